@@ -1,0 +1,1 @@
+export { type CliIo, run } from './run.js';
