@@ -1,0 +1,83 @@
+import { defineService } from '@aalis/core';
+import type { SandboxPolicy } from './sandbox-policy.js';
+
+/** The sandbox backends there are. */
+export const SANDBOX_BACKENDS = ['linux', 'darwin', 'docker'] as const;
+/** One of {@link SANDBOX_BACKENDS}. */
+export type SandboxBackend = (typeof SANDBOX_BACKENDS)[number];
+
+/** One command to run under a policy. The env comes from the credential's `processEnv('sandbox')`. */
+export interface SandboxRunRequest {
+  /** The program and its arguments; never a shell string. */
+  readonly argv: readonly [string, ...string[]];
+  /** A real path the command starts in. */
+  readonly cwd: string;
+  /** The whole environment of the command; nothing else is inherited. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly stdin?: string | Uint8Array;
+  /** Kill the whole process tree after this long. */
+  readonly timeoutMs: number;
+  /** Bytes kept of each of stdout and stderr; the rest is dropped and `truncated` set. */
+  readonly maxOutputBytes?: number;
+  readonly policy: SandboxPolicy;
+  readonly signal?: AbortSignal;
+}
+
+/** What became of a command. */
+export interface SandboxRunResult {
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The exit code, or null when a signal ended it. */
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly timedOut: boolean;
+  /** Output was cut at `maxOutputBytes`. */
+  readonly truncated: boolean;
+  /** The sandbox refused at least one write (detected by the backend, not guessed from the exit code). */
+  readonly writeDenied: boolean;
+  /** The real paths whose writes were refused, where the backend can tell. */
+  readonly deniedWrites: readonly string[];
+}
+
+/** One line of a backend's self-check, for `aalis doctor`. */
+export interface SandboxCheck {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly detail: string;
+  /** The command or step that fixes a failed check. */
+  readonly fix?: string;
+}
+
+/** What a backend found about this machine. */
+export interface SandboxProbe {
+  readonly backend: SandboxBackend;
+  readonly available: boolean;
+  readonly checks: readonly SandboxCheck[];
+}
+
+/** A sandbox backend: runs commands under a {@link SandboxPolicy}, or refuses to run them at all. */
+export interface SandboxService {
+  readonly backend: SandboxBackend;
+  /** What works on this machine. Never throws. */
+  probe(): Promise<SandboxProbe>;
+  /** Runs one command. Throws {@link SandboxUnavailableError} and runs nothing when it cannot enforce the policy. */
+  run(request: SandboxRunRequest): Promise<SandboxRunResult>;
+}
+
+/** The sandbox service descriptor; the deployment decides which backend provides it. */
+export const sandbox = defineService<SandboxService>('sandbox');
+
+/**
+ * The sandbox cannot enforce a policy here, so the command did not run (fail closed).
+ * `reason` says what is missing, `fix` what the user can do about it.
+ */
+export class SandboxUnavailableError extends Error {
+  override readonly name = 'SandboxUnavailableError';
+  constructor(
+    readonly backend: SandboxBackend,
+    readonly reason: string,
+    readonly fix: string,
+  ) {
+    super(`the ${backend} sandbox cannot run this command: ${reason}. Fix: ${fix}`);
+  }
+}

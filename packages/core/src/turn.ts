@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+/** How a turn came to be: a person's own message, a continuation of one, or a subtask it spawned. */
+export const ORIGIN_CATEGORIES = ['own', 'continuation', 'subtask'] as const;
+/** One of {@link ORIGIN_CATEGORIES}. */
+export type OriginCategory = (typeof ORIGIN_CATEGORIES)[number];
+
+/** An identity on one chat platform, as its adapter authenticated it. */
+export const IdentitySchema = z.object({
+  platform: z.string().min(1),
+  userId: z.string().min(1),
+});
+/** An identity on one chat platform. */
+export type Identity = z.infer<typeof IdentitySchema>;
+
+/**
+ * The turn a tool call belongs to: what authority needs to decide the principal and what
+ * reach needs to issue a credential. Continuations and subtasks carry the turn that started
+ * them, whose category and participants they inherit.
+ */
+export interface OriginTurn {
+  /** The conversation (session) the call runs in; `rootId` is the root of a child session. */
+  readonly session: { readonly id: string; readonly rootId?: string };
+  /** The chat platform the turn arrived on. */
+  readonly platform: string;
+  /** Who sent the inbound message, as displayed. */
+  readonly speaker: Identity;
+  /** The identity the adapter authenticated for the speaker; authority trusts only this. */
+  readonly authorised: Identity | null;
+  /** The inbound turn (message) this call answers. */
+  readonly inbound: { readonly id: string };
+  /** How the turn came to be. */
+  readonly category: OriginCategory;
+  /** For continuations and subtasks: the turn that started them. */
+  readonly startedBy?: OriginTurn;
+  /** Everybody else whose input this call acts on (quoted, mentioned, forwarded). */
+  readonly participants?: readonly Identity[];
+  /** Set when a person approved this call: the approver becomes the principal. */
+  readonly approvedBy?: Identity;
+}
+
+/** zod schema for {@link OriginTurn}, for turns that cross a boundary (adapters, HTTP). */
+export const OriginTurnSchema: z.ZodType<OriginTurn> = z.lazy(() =>
+  z
+    .object({
+      session: z.object({ id: z.string().min(1), rootId: z.string().min(1).optional() }),
+      platform: z.string().min(1),
+      speaker: IdentitySchema,
+      authorised: IdentitySchema.nullable(),
+      inbound: z.object({ id: z.string().min(1) }),
+      category: z.enum(ORIGIN_CATEGORIES),
+      startedBy: OriginTurnSchema.optional(),
+      participants: z.array(IdentitySchema).optional(),
+      approvedBy: IdentitySchema.optional(),
+    })
+    .refine((t) => t.category === 'own' || t.startedBy !== undefined, {
+      message: 'a continuation or subtask must carry the turn that started it (startedBy)',
+      path: ['startedBy'],
+    }),
+);
+
+/** The turn whose category decides this one's: follows `startedBy` to a person's own turn. */
+export function originatingTurn(turn: OriginTurn): OriginTurn {
+  let current = turn;
+  const seen = new Set<OriginTurn>();
+  while (current.category !== 'own' && current.startedBy !== undefined) {
+    if (seen.has(current)) break;
+    seen.add(current);
+    current = current.startedBy;
+  }
+  return current;
+}
