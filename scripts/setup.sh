@@ -6,7 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PNPM_VERSION=$(node -p "require('./package.json').packageManager.split('@')[1]")
+# Each package that needs system packages lists them, one a line, in system-packages.txt.
 APT_PACKAGES=(bubblewrap git)
+for list in packages/*/system-packages.txt; do
+  [ -f "$list" ] || continue
+  while read -r p; do [ -n "$p" ] && [ "${p#\#}" = "$p" ] && APT_PACKAGES+=("$p"); done <"$list"
+done
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -27,3 +32,11 @@ fi
 
 echo "setup: installing node packages from the lockfile"
 pnpm install --frozen-lockfile
+
+# Each package that needs a service or an artefact before its tests (a running dockerd, a locally
+# built image) does it in scripts/prepare.sh; these run in name order and must be idempotent.
+for prepare in packages/*/scripts/prepare.sh; do
+  [ -f "$prepare" ] || continue
+  echo "setup: $prepare"
+  bash "$prepare"
+done
