@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { z } from 'zod';
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const TEMP_SUFFIX = '.aalis-tmp';
+
+/** What reading a log found: the records, and lines it had to skip. */
+export interface LogRead<T> {
+  readonly records: T[];
+  /** A last line cut short by a crash (no newline): skipped, never half-parsed. */
+  readonly torn: number;
+  /** Whole lines that were not valid JSON or failed the schema. */
+  readonly invalid: number;
+}
+
+/** Options for {@link DurableStore.open}. */
+export interface StoreOptions {
+  /** fsync every append (default true): an audit line acknowledged is a line on disk. */
+  readonly syncAppends?: boolean;
+}
+
+/**
+ * A small durable store for plugin state in one directory: documents replaced atomically
+ * (temp file, fsync, rename, fsync of the directory) and append-only JSON-lines logs.
+ * After a crash a document is the old or the new version, never a mix, and no log line is torn.
+ */
+export class DurableStore {
+  readonly #queues = new Map<string, Promise<unknown>>();
+
+  private constructor(
+    readonly dir: string,
+    readonly options: Required<StoreOptions>,
+  ) {}
+
+  /** Opens (creating) a store directory and removes temp files a crash left behind. */
+  static async open(dir: string, options: StoreOptions = {}): Promise<DurableStore> {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    for (const entry of await readdir(dir)) {
+      if (entry.endsWith(TEMP_SUFFIX)) await rm(join(dir, entry), { force: true });
+    }
+    return new DurableStore(dir, { syncAppends: options.syncAppends ?? true });
+  }
+
+  /** Reads a document; `undefined` when it was never written. A schema failure is an error naming the file. */
+  async read<T>(name: string, schema?: z.ZodType<T>): Promise<T | undefined> {
+    const file = this.#path(name, '.json');
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    const value: unknown = JSON.parse(text);
+    if (!schema) return value as T;
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      throw new Error(`${file} does not hold what was expected: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    }
+    return parsed.data;
+  }
+
+  /** Replaces a document atomically. Writes to one name are applied in call order. */
+  async write(name: string, value: unknown): Promise<void> {
+    const file = this.#path(name, '.json');
+    const text = `${JSON.stringify(value, null, 2)}\n`;
+    return this.#serial(file, async () => {
+      const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`;
+      const handle = await open(temp, 'wx', 0o600);
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      try {
+        await rename(temp, file);
+      } catch (error) {
+        await rm(temp, { force: true });
+        throw error;
+      }
+      await this.#syncDir();
+    });
+  }
+
+  /** Appends one record as one JSON line, in a single write. */
+  async append(log: string, record: unknown): Promise<void> {
+    const file = this.#path(log, '.jsonl');
+    const line = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
+    return this.#serial(file, async () => {
+      const handle = await open(file, 'a', 0o600);
+      try {
+        let written = 0;
+        while (written < line.length) {
+          const { bytesWritten } = await handle.write(line, written, line.length - written);
+          written += bytesWritten;
+        }
+        if (this.options.syncAppends) await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+    });
+  }
+
+  /** Reads every whole line of a log; a torn last line or an invalid line is counted, not returned. */
+  async readLog<T>(log: string, schema?: z.ZodType<T>): Promise<LogRead<T>> {
+    let text: string;
+    try {
+      text = await readFile(this.#path(log, '.jsonl'), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], torn: 0, invalid: 0 };
+      throw error;
+    }
+    const lines = text.split('\n');
+    const last = lines.pop();
+    const torn = last !== undefined && last !== '' ? 1 : 0;
+    const records: T[] = [];
+    let invalid = 0;
+    for (const line of lines) {
+      if (line === '') continue;
+      try {
+        const value: unknown = JSON.parse(line);
+        if (!schema) {
+          records.push(value as T);
+          continue;
+        }
+        const parsed = schema.safeParse(value);
+        if (parsed.success) records.push(parsed.data);
+        else invalid++;
+      } catch {
+        invalid++;
+      }
+    }
+    return { records, torn, invalid };
+  }
+
+  #path(name: string, extension: string): string {
+    if (!NAME.test(name) || name.endsWith(TEMP_SUFFIX)) {
+      throw new TypeError(
+        `store name '${name}' is refused: use letters, digits, '.', '_' and '-' only (no path separators), at most 128 characters.`,
+      );
+    }
+    return join(this.dir, `${name}${extension}`);
+  }
+
+  async #syncDir(): Promise<void> {
+    const handle = await open(this.dir, 'r');
+    try {
+      await handle.sync();
+    } catch {
+      // Some filesystems refuse fsync on a directory; the rename itself is still atomic.
+    } finally {
+      await handle.close();
+    }
+  }
+
+  #serial(key: string, task: () => Promise<void>): Promise<void> {
+    const previous = this.#queues.get(key) ?? Promise.resolve();
+    const next = previous.then(task, task);
+    this.#queues.set(key, next.catch(() => {}));
+    return next;
+  }
+}
