@@ -1,3 +1,9 @@
+export { REACH_INPUT_PROBLEMS, ReachInputError, type ReachInputProblem } from './errors.js';
+export type { ProtectedLists } from './lists.js';
+export { type CompiledRules, compileRule, compileRules, matchesRule, type PreparedPath, preparePath } from './match.js';
+export { escapePattern, foldPath, foldsCase, slashPath } from './path.js';
+export { checkPattern, validatePattern } from './pattern.js';
+export { withRealRoots } from './real-roots.js';
 export type { PathMatcher, PathRule } from './rule.js';
 export type { SandboxGrants, SandboxPolicy } from './sandbox-policy.js';
 export {

@@ -1,0 +1,18 @@
+/** What kind of input was refused: a rule pattern, a path, or a reach asked for a policy it has none of. */
+export const REACH_INPUT_PROBLEMS = ['pattern', 'path', 'no-sandbox-policy'] as const;
+/** One of {@link REACH_INPUT_PROBLEMS}. */
+export type ReachInputProblem = (typeof REACH_INPUT_PROBLEMS)[number];
+
+/**
+ * Input the reach contract refuses rather than guess at (it fails closed): the message says what
+ * was refused, by which rule, and what the caller can do instead.
+ */
+export class ReachInputError extends Error {
+  override readonly name = 'ReachInputError';
+  constructor(
+    readonly problem: ReachInputProblem,
+    message: string,
+  ) {
+    super(message);
+  }
+}
