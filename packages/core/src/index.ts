@@ -1,10 +1,54 @@
+export { type ApprovalOutcome, APPROVAL_OUTCOMES, type ApprovalRequest, type ApprovalService, type ApprovalSubject, approval } from './approval.js';
+export { type AuthorityConfig, AuthorityConfigSchema, type AuthorityService, authority, authorityPlugin, createAuthority, type Principal } from './authority.js';
+export type { PluginContext } from './context.js';
+export { type ChatMessage, ChatMessageSchema, type Conversation, fingerprintOf, MESSAGE_ROLES, type ModelContext, ModelContextSchema } from './conversation.js';
+export { describeError, KERNEL_ERROR_CODES, KernelError, type KernelErrorCode } from './errors.js';
+export { EventBus, type KernelEventName, type KernelEventPayload, type KernelEvents } from './events.js';
+export { createKernel, Kernel, type KernelOptions, type PluginStatus, type StopReport } from './kernel.js';
+export { type Disposer, definePlugin, type Plugin, type PluginSpec } from './plugin.js';
 export { defineService, sameService, type ServiceDescriptor, type ServiceOf } from './service.js';
+export { Sessions, type SettingsChangedEvent, sessions } from './sessions.js';
+export { sessionsPlugin } from './sessions-plugin.js';
 export {
-  type Identity,
-  IdentitySchema,
-  ORIGIN_CATEGORIES,
-  type OriginCategory,
-  type OriginTurn,
-  OriginTurnSchema,
-  originatingTurn,
-} from './turn.js';
+  ACCESS_TIERS,
+  type AccessTier,
+  AccessTierSchema,
+  APPROVERS,
+  type Approver,
+  ApproverSchema,
+  AXIS_ALIASES,
+  BOUNDARY_POLICIES,
+  type BoundaryPolicy,
+  DEFAULT_SETTINGS,
+  DEPLOYMENTS,
+  type Deployment,
+  execPlaceOf,
+  RUN_MODES,
+  type RunMode,
+  resolveSettings,
+  type SessionSettings,
+  SessionSettingsSchema,
+  type SettingsChange,
+  SettingsChangeSchema,
+  type SettingsResolution,
+} from './settings.js';
+export { DurableStore, type LogRead, type StoreOptions } from './store.js';
+export {
+  type DispatcherOptions,
+  defineTool,
+  RISK_LEVELS,
+  type RiskLevel,
+  TOOL_ERROR_KINDS,
+  type Tool,
+  type ToolCallContext,
+  type ToolCallExtender,
+  type ToolCallExtensions,
+  type ToolCallRequest,
+  ToolDispatcher,
+  ToolError,
+  type ToolErrorKind,
+  type ToolOutcome,
+  tools,
+} from './tools.js';
+export { toolsPlugin } from './tools-plugin.js';
+export { type Identity, IdentitySchema, ORIGIN_CATEGORIES, type OriginCategory, type OriginTurn, OriginTurnSchema, originatingTurn } from './turn.js';

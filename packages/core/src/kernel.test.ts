@@ -51,8 +51,24 @@ describe('ordering', () => {
   it('starts providers before the plugins that inject them, whatever the registration order', async () => {
     const started: string[] = [];
     const kernel = createKernel()
-      .use(definePlugin({ ...provideBeta, apply: (ctx) => (started.push('beta'), provideBeta.apply(ctx, undefined)) }))
-      .use(definePlugin({ ...provideAlpha, apply: (ctx) => (started.push('alpha'), provideAlpha.apply(ctx, undefined)) }));
+      .use(
+        definePlugin({
+          ...provideBeta,
+          apply: (ctx) => {
+            started.push('beta');
+            return provideBeta.apply(ctx, undefined);
+          },
+        }),
+      )
+      .use(
+        definePlugin({
+          ...provideAlpha,
+          apply: (ctx) => {
+            started.push('alpha');
+            return provideAlpha.apply(ctx, undefined);
+          },
+        }),
+      );
     await kernel.start();
     expect(started).toEqual(['alpha', 'beta']);
     expect(kernel.get(beta).twice()).toBe('hihi');

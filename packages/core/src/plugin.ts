@@ -21,6 +21,7 @@ export interface PluginSpec<Schema extends z.ZodType = z.ZodType<unknown>> {
   /** Validated before `apply`; a bad config fails this plugin alone. */
   readonly config?: Schema;
   /** Starts the plugin; may return a disposer or register some with `ctx.onDispose`. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: apply may return nothing, sync or async
   apply(ctx: PluginContext, config: z.output<Schema>): void | Disposer | Promise<void | Disposer>;
 }
 

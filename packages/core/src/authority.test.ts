@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { createAuthority } from './authority.js';
+import type { OriginTurn } from './turn.js';
+
+const owner = { platform: 'qq', userId: 'alice' };
+const stranger = { platform: 'qq', userId: 'mallory' };
+const ownerElsewhere = { platform: 'discord', userId: 'alice' };
+const authority = createAuthority({ owners: { qq: ['alice'] } });
+
+const own = (who: typeof owner | null, extra: Partial<OriginTurn> = {}): OriginTurn => ({
+  session: { id: 's1' },
+  platform: 'qq',
+  speaker: who ?? stranger,
+  authorised: who,
+  inbound: { id: 'm1' },
+  category: 'own',
+  ...extra,
+});
+
+describe('principalOf', () => {
+  it.each<[string, OriginTurn, 'owner' | 'other']>([
+    ["the owner's own turn", own(owner), 'owner'],
+    ["a stranger's own turn", own(stranger), 'other'],
+    ['an owner id on a platform where it is not listed', own(ownerElsewhere), 'other'],
+    ['a turn whose speaker claims to be the owner but was not authenticated', own(null, { speaker: owner }), 'other'],
+    ["the owner's turn acting on a stranger's forwarded message", own(owner, { participants: [stranger] }), 'other'],
+    ["a continuation of the owner's turn", { ...own(null), category: 'continuation', startedBy: own(owner) }, 'owner'],
+    ["a subtask of a stranger's turn", { ...own(owner), category: 'subtask', startedBy: own(stranger) }, 'other'],
+    ["a subtask of a subtask of the owner's turn", { ...own(null), category: 'subtask', startedBy: { ...own(null), category: 'subtask', startedBy: own(owner) } }, 'owner'],
+    ["a continuation of the owner's turn that pulls in a stranger", { ...own(null), category: 'continuation', startedBy: own(owner), participants: [stranger] }, 'other'],
+    ["a stranger's call approved by the owner", own(stranger, { approvedBy: owner }), 'owner'],
+    ["the owner's call approved by a stranger", own(owner, { approvedBy: stranger }), 'other'],
+    ['a continuation that has no own turn at its root', { ...own(owner), category: 'continuation' }, 'other'],
+  ])('%s -> %s', (_name, turn, principal) => {
+    expect(authority.principalOf(turn)).toBe(principal);
+  });
+
+  it('the session audience does not matter: the owner in a group is still the owner', () => {
+    expect(authority.principalOf(own(owner, { session: { id: 'group-42' } }))).toBe('owner');
+  });
+});

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { definePlugin } from './plugin.js';
+import { defineService } from './service.js';
+import { type Identity, type OriginTurn, originatingTurn } from './turn.js';
+
+/** Whose call it is: the owner's has local effect, anybody else's has none. */
+export type Principal = 'owner' | 'other';
+
+/** Decides the principal of a turn. */
+export interface AuthorityService {
+  /**
+   * `owner` only when every identity the call acts for is an owner's: the authenticated
+   * speaker of the turn that started it and everyone taking part. An approved call takes
+   * the approver as principal. Display names are never trusted.
+   */
+  principalOf(turn: OriginTurn): Principal;
+  /** Whether one identity is an owner's. */
+  isOwner(identity: Identity): boolean;
+}
+
+/** The authority service descriptor. */
+export const authority = defineService<AuthorityService>('authority');
+
+/** Config of the default authority: owner identities per platform. */
+export const AuthorityConfigSchema = z.object({
+  owners: z.record(z.string().min(1), z.array(z.string().min(1))).default({}),
+});
+/** Config of the default authority. */
+export type AuthorityConfig = z.infer<typeof AuthorityConfigSchema>;
+
+/** The rules of `004_…` over a fixed list of owner identities. */
+export function createAuthority(config: AuthorityConfig): AuthorityService {
+  const owners = new Map(Object.entries(config.owners).map(([platform, ids]) => [platform, new Set(ids)]));
+  const isOwner = (identity: Identity) => owners.get(identity.platform)?.has(identity.userId) === true;
+  return {
+    isOwner,
+    principalOf(turn) {
+      if (turn.approvedBy !== undefined) return isOwner(turn.approvedBy) ? 'owner' : 'other';
+      const origin = originatingTurn(turn);
+      // A continuation or subtask with no own-turn at its root has nobody to vouch for it.
+      if (origin.category !== 'own' || origin.authorised === null) return 'other';
+      const acting: Identity[] = [origin.authorised, ...(origin.participants ?? [])];
+      if (turn !== origin) acting.push(...(turn.participants ?? []));
+      return acting.every(isOwner) ? 'owner' : 'other';
+    },
+  };
+}
+
+/** Provides the default `authority` from config (`{ owners: { <platform>: [<user id>, …] } }`). */
+export const authorityPlugin = definePlugin({
+  name: 'authority',
+  provides: [authority],
+  config: AuthorityConfigSchema.default({ owners: {} }),
+  apply(ctx, config) {
+    ctx.provide(authority, createAuthority(config));
+  },
+});

@@ -1,0 +1,89 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createKernel } from './kernel.js';
+import { definePlugin } from './plugin.js';
+import type { SettingsChangedEvent } from './sessions.js';
+import { sessions } from './sessions.js';
+import { sessionsPlugin } from './sessions-plugin.js';
+import { DEFAULT_SETTINGS } from './settings.js';
+
+const dirs: string[] = [];
+afterAll(async () => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+async function start(dataDir?: string) {
+  const events: SettingsChangedEvent[] = [];
+  const kernel = createKernel(dataDir ? { dataDir } : {})
+    .use(sessionsPlugin)
+    .use(definePlugin({ name: 'listener', inject: [sessions], apply: (ctx) => ctx.on('session/settings-changed', (e) => void events.push(e)) }));
+  await kernel.start();
+  return { kernel, service: kernel.get(sessions), events };
+}
+
+describe('sessions', () => {
+  it('a new conversation inherits the last used settings', async () => {
+    const { service } = await start();
+    expect(await service.settings('a')).toEqual(DEFAULT_SETTINGS);
+    await service.change('a', { tier: 'readonly', boundary: 'deny' });
+    expect(await service.settings('b')).toMatchObject({ tier: 'readonly', boundary: 'deny' });
+    expect(await service.settings('a')).toMatchObject({ tier: 'readonly' });
+  });
+
+  it('a child session takes its root session settings, now and after a change', async () => {
+    const { service } = await start();
+    await service.open('root');
+    await service.open('child', { rootId: 'root' });
+    await service.change('root', { tier: 'full' });
+    expect((await service.settings('child')).tier).toBe('full');
+    await service.change('child', { tier: 'confirm' });
+    expect((await service.settings('root')).tier).toBe('confirm');
+  });
+
+  it('emits settings-changed with previous and next', async () => {
+    const { service, events } = await start();
+    await service.change('a', { runMode: 'plan' });
+    expect(events).toEqual([
+      { sessionId: 'a', previous: DEFAULT_SETTINGS, next: { ...DEFAULT_SETTINGS, runMode: 'plan', tier: 'readonly', restore: { tier: 'workspace', boundary: 'ask' } } },
+    ]);
+  });
+
+  it('a refused change changes nothing and emits nothing', async () => {
+    const { service, events } = await start();
+    await service.change('a', { runMode: 'plan' });
+    const refused = await service.change('a', { tier: 'full' });
+    expect(refused.ok).toBe(false);
+    expect((await service.settings('a')).tier).toBe('readonly');
+    expect(events).toHaveLength(1);
+  });
+
+  it('rejects a malformed change with the field', async () => {
+    const { service } = await start();
+    await expect(service.change('a', { tier: 'root' as never })).rejects.toThrow(/tier: expected one of/);
+  });
+
+  it('history and context are kernel data: snapshots are frozen copies and the fingerprint follows changes', async () => {
+    const { service } = await start();
+    await service.append('a', { role: 'user', content: 'hello' });
+    const before = await service.fingerprint('a');
+    const snapshot = await service.get('a');
+    expect(Object.isFrozen(snapshot.history)).toBe(true);
+    expect(() => (snapshot.history as unknown[]).push({})).toThrow();
+    expect(await service.fingerprint('a')).toBe(before);
+    await service.setContext('a', { messages: [], notes: ['summary'] });
+    expect(await service.fingerprint('a')).not.toBe(before);
+  });
+
+  it('persists settings, history and the last used settings across a restart', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aalis-sessions-'));
+    dirs.push(dir);
+    const first = await start(dir);
+    await first.service.change('a', { tier: 'full', approver: 'reviewer' });
+    await first.service.append('a', { role: 'user', content: 'kept' });
+    await first.kernel.stop();
+    const second = await start(dir);
+    expect(await second.service.settings('a')).toMatchObject({ tier: 'full', approver: 'reviewer' });
+    expect((await second.service.get('a')).history).toEqual([{ role: 'user', content: 'kept' }]);
+    expect(await second.service.settings('fresh')).toMatchObject({ tier: 'full', approver: 'reviewer' });
+  });
+});

@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { type ChatMessage, ChatMessageSchema, type Conversation, fingerprintOf, type ModelContext, ModelContextSchema } from './conversation.js';
+import { defineService } from './service.js';
+import {
+  DEFAULT_SETTINGS,
+  resolveSettings,
+  type SessionSettings,
+  SessionSettingsSchema,
+  type SettingsChange,
+  SettingsChangeSchema,
+  type SettingsResolution,
+} from './settings.js';
+import type { DurableStore } from './store.js';
+
+/** Payload of `session/settings-changed`. */
+export interface SettingsChangedEvent {
+  readonly sessionId: string;
+  readonly previous: SessionSettings;
+  readonly next: SessionSettings;
+}
+
+declare module './events.js' {
+  interface KernelEvents {
+    'session/settings-changed': (event: SettingsChangedEvent) => void;
+  }
+}
+
+const SessionRecordSchema = z.object({
+  id: z.string(),
+  rootId: z.string().optional(),
+  settings: SessionSettingsSchema,
+  history: z.array(ChatMessageSchema),
+  context: ModelContextSchema,
+});
+type SessionRecord = z.infer<typeof SessionRecordSchema>;
+
+/** Conversations, their history and model context, and their settings; the kernel owns them all. */
+export class Sessions {
+  readonly #records = new Map<string, SessionRecord>();
+  #lastUsed: SessionSettings = DEFAULT_SETTINGS;
+
+  /**
+   * @param store where sessions persist (optional: in memory when absent)
+   * @param onChange called after every settings change (the plugin forwards it as an event)
+   */
+  constructor(
+    private readonly store?: DurableStore,
+    private readonly onChange: (event: SettingsChangedEvent) => void = () => {},
+  ) {}
+
+  /** Loads what the store holds: the last used settings. Sessions load on first use. */
+  async load(): Promise<void> {
+    const last = await this.store?.read('settings-last-used', SessionSettingsSchema);
+    if (last) this.#lastUsed = last;
+  }
+
+  /** Opens a conversation, creating it with the last used settings (a child shares its root's). */
+  async open(id: string, options: { rootId?: string } = {}): Promise<Conversation> {
+    return view(await this.#record(id, options.rootId));
+  }
+
+  /** The settings that apply to a conversation: a child session takes its root's. */
+  async settings(id: string): Promise<SessionSettings> {
+    const record = await this.#record(id);
+    if (record.rootId !== undefined && record.rootId !== id) return (await this.#record(record.rootId)).settings;
+    return record.settings;
+  }
+
+  /** The settings a new conversation would start with. */
+  lastUsed(): SessionSettings {
+    return this.#lastUsed;
+  }
+
+  /** Applies a change through the cross-axis resolver; a refused change leaves everything as it was. */
+  async change(id: string, change: SettingsChange): Promise<SettingsResolution> {
+    const parsed = SettingsChangeSchema.safeParse(change);
+    if (!parsed.success) {
+      throw new TypeError(`settings change refused: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(change)'}: ${i.message}`).join('; ')}`);
+    }
+    const own = await this.#record(id);
+    const record = own.rootId !== undefined && own.rootId !== id ? await this.#record(own.rootId) : own;
+    const resolution = resolveSettings(record.settings, parsed.data);
+    if (!resolution.ok) return resolution;
+    const previous = record.settings;
+    record.settings = resolution.settings;
+    this.#lastUsed = resolution.settings;
+    await this.#persist(record);
+    await this.store?.write('settings-last-used', this.#lastUsed);
+    this.onChange({ sessionId: record.id, previous, next: resolution.settings });
+    return resolution;
+  }
+
+  /** Appends to a conversation's history. */
+  async append(id: string, message: ChatMessage): Promise<void> {
+    const record = await this.#record(id);
+    record.history.push(ChatMessageSchema.parse(message));
+    await this.#persist(record);
+  }
+
+  /** Replaces what the model is shown for a conversation. */
+  async setContext(id: string, context: ModelContext): Promise<void> {
+    const record = await this.#record(id);
+    record.context = ModelContextSchema.parse(context);
+    await this.#persist(record);
+  }
+
+  /** A read-only snapshot of a conversation. */
+  async get(id: string): Promise<Conversation> {
+    return view(await this.#record(id));
+  }
+
+  /** A digest of a conversation's history and context, to show nobody else changed them. */
+  async fingerprint(id: string): Promise<string> {
+    return fingerprintOf(await this.#record(id));
+  }
+
+  async #record(id: string, rootId?: string): Promise<SessionRecord> {
+    if (typeof id !== 'string' || id === '') throw new TypeError('a session id must be a non-empty string');
+    const cached = this.#records.get(id);
+    if (cached) return cached;
+    const stored = await this.store?.read(fileOf(id), SessionRecordSchema);
+    const record: SessionRecord = stored ?? {
+      id,
+      ...(rootId !== undefined ? { rootId } : {}),
+      settings: { ...this.#lastUsed },
+      history: [],
+      context: { messages: [], notes: [] },
+    };
+    this.#records.set(id, record);
+    if (!stored) await this.#persist(record);
+    return record;
+  }
+
+  async #persist(record: SessionRecord): Promise<void> {
+    await this.store?.write(fileOf(record.id), record);
+  }
+}
+
+/** The kernel's sessions, as a service other plugins inject. */
+export const sessions = defineService<Sessions>('sessions');
+
+function fileOf(id: string): string {
+  return `session-${createHash('sha256').update(id).digest('hex').slice(0, 32)}`;
+}
+
+function view(record: SessionRecord): Conversation {
+  return Object.freeze({
+    id: record.id,
+    ...(record.rootId !== undefined ? { rootId: record.rootId } : {}),
+    history: Object.freeze(structuredClone(record.history)),
+    context: Object.freeze(structuredClone(record.context)),
+  });
+}
