@@ -1,0 +1,40 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkImports, checkManifests } from './src/guards.js';
+import { readSourceTree } from './src/source-tree.js';
+
+const repo = join(import.meta.dirname, '..', '..');
+const fixture = (name: string) => join(import.meta.dirname, 'fixtures', name);
+const packagesOf = (root: string) => readdirSync(join(root, 'packages'));
+
+describe('the import direction of DESIGN.md', () => {
+  it('holds in this repository: nothing imports to its right or into another package', () => {
+    const files = readSourceTree(repo);
+    expect(files.length).toBeGreaterThan(20);
+    expect(checkImports(repo, files)).toEqual([]);
+    expect(checkManifests(repo, packagesOf(repo))).toEqual([]);
+  });
+
+  it('catches every kind of violation in the fixture tree', () => {
+    const root = fixture('violations');
+    const found = checkImports(root, readSourceTree(root)).map((v) => `${v.rule} ${v.file}:${v.line}`);
+    expect(found.sort()).toEqual(
+      [
+        'import-direction packages/core/src/up.ts:2',
+        'package-internals packages/plugin-pod/src/internals.ts:2',
+        'package-internals packages/plugin-pod/src/internals.ts:3',
+        'package-internals packages/plugin-pod/src/internals.ts:4',
+        'unknown-package packages/mystery/src/x.ts:2',
+      ].sort(),
+    );
+    expect(checkManifests(root, ['core']).map((v) => v.message)).toEqual([
+      "'@aalis/core' depends on '@aalis/api-reach' (dependencies), which is to its right.",
+    ]);
+  });
+
+  it('leaves allowed imports alone', () => {
+    const root = fixture('clean');
+    expect(checkImports(root, readSourceTree(root))).toEqual([]);
+  });
+});
