@@ -1,0 +1,197 @@
+import { browserProfileDirs } from './browser-profiles.js';
+import { ReachInputError } from './errors.js';
+import type { HostPaths, InstallForm } from './host-paths.js';
+import type { ProtectedLists } from './lists.js';
+import { assertRealPathShape, baseName, escapePattern, foldsCase, joinPath } from './path.js';
+import type { PathRule } from './rule.js';
+
+/** What {@link protectedLists} builds the lists from. Every path is a real, absolute path. */
+export interface ProtectedListsInput {
+  readonly paths: HostPaths;
+  /** The user's home directory; `/` (a container user without a passwd entry) still yields `/.ssh`. */
+  readonly userHome: string;
+  readonly platform: NodeJS.Platform;
+  /** The install's form: `packages/` in source form; a generated project (data inside) in npm form. */
+  readonly form: InstallForm;
+  /** Directories outside the install the daemon loaded code from (plugins linked in, say). */
+  readonly codeDirs: readonly string[];
+  /** The daemon's entry file (the real path of its start script), when it could be told. */
+  readonly entry?: string;
+}
+
+/** Shell rc and profile files in the user's home, for every common shell. */
+export const SHELL_STARTUP_FILES = [
+  '.profile',
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.bash_aliases',
+  '.zshenv',
+  '.zprofile',
+  '.zshrc',
+  '.zlogin',
+  '.zlogout',
+  '.kshrc',
+  '.mkshrc',
+  '.cshrc',
+  '.tcshrc',
+  '.login',
+  '.logout',
+] as const;
+
+/** Credential files and directories in the user's home, on every platform. */
+export const CREDENTIAL_FILES = [
+  '.ssh',
+  '.aws',
+  '.config/gh',
+  '.gnupg',
+  '.npmrc',
+  '.netrc',
+  '.git-credentials',
+  '.docker/config.json',
+  '.kube/config',
+] as const;
+
+const anywhere = (tail: string): PathRule => ({ pattern: `^.*/${tail}$` });
+const exactly = (path: string): PathRule => ({ pattern: `^${escapePattern(path)}$` });
+
+/**
+ * The git items of every repository, by name: `.git` itself (a directory, or the file of a
+ * submodule's or worktree's working tree) and what git executes or takes configuration from in it.
+ */
+export const GIT_LANDINGS: readonly PathRule[] = [
+  anywhere('\\.git'),
+  anywhere('\\.git/hooks(?:/.*)?'),
+  anywhere('\\.git/config'),
+  anywhere('\\.git/config\\.worktree'),
+  anywhere('\\.git/commondir'),
+  anywhere('\\.git/modules(?:/.*)?'),
+  anywhere('\\.git/worktrees(?:/[^/]+)?'),
+  anywhere('\\.git/worktrees/[^/]+/(?:config\\.worktree|commondir)'),
+];
+
+/** Project files that tools (direnv, editors, git hooks, other agents) execute or obey on their own. */
+export const PROJECT_LANDINGS: readonly PathRule[] = [
+  anywhere('\\.envrc'),
+  anywhere('\\.vscode/tasks\\.json'),
+  anywhere('\\.vscode/settings\\.json'),
+  anywhere('[^/]*\\.code-workspace'),
+  anywhere('\\.husky(?:/.*)?'),
+  anywhere('\\.pre-commit-config\\.yaml'),
+  anywhere('\\.claude/settings[^/]*\\.json'),
+  anywhere('\\.mcp\\.json'),
+  anywhere('\\.cursor/(?:hooks\\.json|hooks(?:/.*)?|mcp\\.json|environment\\.json|rules(?:/.*)?)'),
+  anywhere('\\.codex/(?:config\\.toml|rules(?:/.*)?|hooks(?:\\.json)?(?:/.*)?)'),
+  anywhere('AALIS\\.md'),
+  anywhere('AGENTS\\.md'),
+  // The directories holding the items above, themselves: renaming a prepared tree onto one.
+  anywhere('\\.(?:vscode|claude|cursor|codex)'),
+];
+
+/** A segment that does not start with `.env`, so an exempt name inside a `.env*` directory stays denied. */
+const NOT_ENV_SEGMENT = '(?:[^./][^/]*|\\.(?:[^e/][^/]*)?|\\.e(?:[^n/][^/]*)?|\\.en(?:[^v/][^/]*)?)';
+
+/** `.env*` anywhere (a directory so named, whole), except the example, sample and template files. */
+export const ENV_FILES: PathRule = {
+  pattern: '^.*/\\.env[^/]*(?:/.*)?$',
+  except: [{ pattern: `^${NOT_ENV_SEGMENT}?(?:/${NOT_ENV_SEGMENT}?)*/\\.env\\.(?:example|sample|template)$` }],
+};
+
+function projectAalis(data: string, platform: NodeJS.Platform): PathRule[] {
+  const segments = data.split('/');
+  const isAalis = (s: string) => (foldsCase(platform) ? s.toLowerCase() : s) === '.aalis';
+  const rule = anywhere('\\.aalis(?:/.*)?');
+  if (!segments.some(isAalis)) return [rule];
+  // The instance's own data directory named `.aalis` is not a project's; one inside it is.
+  return [
+    { ...rule, except: [{ path: data }] },
+    { pattern: `^${escapePattern(data)}/(?:.*/)?\\.aalis(?:/.*)?$` },
+  ];
+}
+
+function shellAndLogin(home: (rel: string) => string, platform: NodeJS.Platform): PathRule[] {
+  const rules: PathRule[] = SHELL_STARTUP_FILES.map((f) => ({ path: home(f) }));
+  for (const rel of ['.config/fish', '.ssh', '.gitconfig', '.config/git']) rules.push({ path: home(rel) });
+  rules.push(exactly(home('.config')));
+  if (platform === 'darwin') {
+    rules.push({ path: home('Library/LaunchAgents') }, exactly(home('Library')));
+  }
+  if (platform === 'linux') {
+    rules.push({ path: home('.config/systemd/user') }, { path: home('.config/autostart') }, exactly(home('.config/systemd')));
+  }
+  return rules;
+}
+
+function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly string[], entry: string | undefined): PathRule[] {
+  const rules: PathRule[] = [
+    { path: p.data, except: [{ path: p.workspace }, { path: p.tmp }, { path: p.self }] },
+    { path: p.config },
+    { path: p.secrets },
+    { path: joinPath(p.install, 'node_modules') },
+    { path: joinPath(p.install, 'dist') },
+  ];
+  if (input.form === 'source') {
+    rules.push({ pattern: `^${escapePattern(joinPath(p.install, 'packages'))}/[^/]+/(?:dist|node_modules)(?:/.*)?$` });
+  }
+  for (const dir of codeDirs) rules.push({ path: dir });
+  if (input.form === 'npm') {
+    if (entry !== undefined) rules.push({ path: entry });
+    rules.push({ path: joinPath(p.install, 'package.json') });
+  }
+  return rules;
+}
+
+function denyRead(p: HostPaths, home: (rel: string) => string, platform: NodeJS.Platform): PathRule[] {
+  const rules: PathRule[] = [
+    { path: p.data, except: [{ path: p.workspace }, { path: p.self }, { path: p.logs }, { path: p.config }] },
+    { path: p.secrets },
+  ];
+  if (p.deployment !== undefined) {
+    rules.push({ pattern: `^${escapePattern(p.deployment)}/data(?:-[^/]*)?(?:/.*)?$`, except: [{ path: p.data }] });
+  }
+  for (const rel of CREDENTIAL_FILES) rules.push({ path: home(rel) });
+  if (platform === 'darwin') rules.push({ path: home('Library/Keychains') });
+  rules.push(ENV_FILES);
+  for (const rel of browserProfileDirs(platform)) rules.push({ path: home(rel) });
+  return rules;
+}
+
+function checked(path: string, platform: NodeJS.Platform, what: string): string {
+  return assertRealPathShape(path, platform, what);
+}
+
+/**
+ * The three protected lists of this install: the host control plane (never writable), the
+ * persistence and auto-execution landings (writing one asks), and the deny-read list. Paths
+ * are taken as given (real paths); run the result through `withRealRoots` to add the real
+ * roots of linked paths. Throws {@link ReachInputError} for a path that is not absolute.
+ */
+export function protectedLists(input: ProtectedListsInput): ProtectedLists {
+  const { platform } = input;
+  const raw = input.paths;
+  const p: HostPaths = {
+    install: checked(raw.install, platform, 'paths.install'),
+    data: checked(raw.data, platform, 'paths.data'),
+    workspace: checked(raw.workspace, platform, 'paths.workspace'),
+    tmp: checked(raw.tmp, platform, 'paths.tmp'),
+    self: checked(raw.self, platform, 'paths.self'),
+    logs: checked(raw.logs, platform, 'paths.logs'),
+    config: checked(raw.config, platform, 'paths.config'),
+    secrets: checked(raw.secrets, platform, 'paths.secrets'),
+    ...(raw.deployment === undefined ? {} : { deployment: checked(raw.deployment, platform, 'paths.deployment') }),
+  };
+  const userHome = checked(input.userHome, platform, 'userHome');
+  const home = (rel: string) => joinPath(userHome, rel);
+  const codeDirs = input.codeDirs.map((d) => checked(d, platform, 'a code directory'));
+  const entry = input.entry === undefined ? undefined : checked(input.entry, platform, 'entry');
+  if (baseName(p.data) === '') {
+    throw new ReachInputError('path', `paths.data '${raw.data}' is a root directory; give the instance its own data directory.`);
+  }
+  return {
+    platform,
+    control: control(input, p, codeDirs, entry),
+    landing: [{ path: p.self }, ...GIT_LANDINGS, ...shellAndLogin(home, platform), ...PROJECT_LANDINGS, ...projectAalis(p.data, platform)],
+    denyRead: denyRead(p, home, platform),
+  };
+}
