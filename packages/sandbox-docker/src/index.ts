@@ -1,1 +1,25 @@
-export {};
+export { BASE_ENV_ALLOW, CONTAINER_PATH, containerEnv, EnvAllowEntrySchema } from './container-env.js';
+export { type CliResult, DOCKER_CLIENT_ENV, DockerCli, type DockerClientOptions, engineUnreachable } from './docker-cli.js';
+export { type DockerRunRequest, DockerSandbox, type DockerSandboxOptions, type ProfileImages } from './docker-sandbox.js';
+export { deniedWritesInMessages } from './denied-write-messages.js';
+export { LABELS } from './labels.js';
+export { type ContainerMount, deniedWritesAfter, ENGINE_PATHS, type MountMode, type MountPlan, type MountPlanInput, NEVER_MOUNT_TARGETS, planMounts } from './mount-plan.js';
+export { MountPolicyError } from './mount-policy-error.js';
+export {
+  BUILDER_TIMEOUT_MS,
+  type ContainerIdentity,
+  type ContainerProfile,
+  effectiveRiskLevel,
+  PROFILE_PRESETS,
+  RESTRICTED_UID,
+  RISK_LEVELS,
+  type ResolvedProfile,
+  type RiskLevel,
+  resolveProfile,
+  SANDBOX_PROFILES,
+  type SandboxProfileName,
+  type ToolSandboxSpec,
+  ToolSandboxSpecSchema,
+} from './profile.js';
+export { anyRuleCovers, isWithin, ruleCovers } from './rule-match.js';
+export { dockerRunArgs, type RunArgsInput } from './run-args.js';

@@ -1,0 +1,354 @@
+import { randomUUID } from 'node:crypto';
+import { rm, stat } from 'node:fs/promises';
+import { constants } from 'node:os';
+import {
+  type SandboxCheck,
+  type SandboxPolicy,
+  type SandboxProbe,
+  type SandboxRunRequest,
+  type SandboxRunResult,
+  type SandboxService,
+  SandboxUnavailableError,
+} from '@aalis/api-reach';
+import { ZodError } from 'zod';
+import { containerEnv } from './container-env.js';
+import { type DockerClientOptions, DockerCli, engineUnreachable } from './docker-cli.js';
+import { deniedWritesInMessages } from './denied-write-messages.js';
+import { LABELS } from './labels.js';
+import { deniedWritesAfter, type MountPlan, planMounts } from './mount-plan.js';
+import { MountPolicyError } from './mount-policy-error.js';
+import { OutputBuffer } from './output-buffer.js';
+import { type ContainerIdentity, type ContainerProfile, resolveProfile } from './profile.js';
+import { isWithin } from './rule-match.js';
+import { dockerRunArgs } from './run-args.js';
+
+/** The images of the three container profiles; `network` and `builder` fall back to `stdio`. */
+export interface ProfileImages {
+  readonly stdio: string;
+  readonly network?: string;
+  readonly builder?: string;
+}
+
+/** How a {@link DockerSandbox} is set up; fixed for its life. */
+export interface DockerSandboxOptions {
+  readonly images: ProfileImages;
+  /** This daemon instance, stable across restarts: its leftover containers are reaped at start. */
+  readonly instance: string;
+  readonly client?: DockerClientOptions;
+  /** The profile of requests that name none (a tool's `sandbox:` block); `stdio` by default. */
+  readonly defaultSpec?: unknown;
+  /** Readable roots every container gets (toolchains); read-only. */
+  readonly readRoots?: readonly string[];
+  /** Never mounted, nor anything holding them: the daemon's own root and data, besides the engine socket. */
+  readonly neverMount?: readonly string[];
+  /** The writable identity (unrestricted runs); the daemon's own uid:gid by default. */
+  readonly owner?: { readonly uid: number; readonly gid: number };
+  /** Variables passed into every container besides the base allow list and the profile's. */
+  readonly envAllow?: readonly string[];
+  /** The host sandbox that profile `local` runs through; without it `local` is refused. */
+  readonly local?: SandboxService;
+  /** Extra labels on every container (the deployment's user). */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Most entries walked under the mounted roots per run; past it the run is refused. */
+  readonly walkLimit?: number;
+  /** Every mount root must lie inside one of these (a deployment user's data directory). */
+  readonly confineTo?: readonly string[];
+}
+
+/** A run request with what only containers have: the tool's `sandbox:` block and the identity. */
+export interface DockerRunRequest extends SandboxRunRequest {
+  /** The tool's `sandbox:` spec block (`profile`, limits); the provider's default when absent. */
+  readonly sandboxSpec?: unknown;
+  /**
+   * `restricted` runs as uid 10001 so the kernel refuses writes to anything it does not own;
+   * `owner` as the writable identity. By default: restricted when the policy writes nowhere but
+   * its read-back temp (the readonly tier), owner otherwise.
+   */
+  readonly identity?: 'restricted' | 'owner';
+}
+
+const DEFAULT_OUTPUT_BYTES = 1024 * 1024;
+const PREFLIGHT_TTL_MS = 5_000;
+
+const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]));
+
+function unavailable(reason: string, fix: string): SandboxUnavailableError {
+  return new SandboxUnavailableError('docker', reason, fix);
+}
+
+function readOnlyPolicy(policy: SandboxPolicy): boolean {
+  return policy.write.every((root) => policy.readAllowWithin.some((back) => isWithin(root, back)));
+}
+
+/**
+ * The docker sandbox backend: each command in its own hardened one-shot container on the engine
+ * `DOCKER_HOST` names, removed when it ends, times out or is aborted. Engine down, image missing
+ * or a policy it cannot mount: {@link SandboxUnavailableError}, and nothing runs.
+ */
+export class DockerSandbox implements SandboxService {
+  readonly backend = 'docker' as const;
+  /** This process's run of the instance; containers labelled with another run are orphans. */
+  readonly runId = randomUUID();
+  readonly cli: DockerCli;
+  private readonly options: DockerSandboxOptions;
+  private readonly preflightOk = new Map<string, number>();
+  private counter = 0;
+
+  constructor(options: DockerSandboxOptions) {
+    if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/.test(options.instance)) {
+      throw new Error(`docker sandbox instance id ${JSON.stringify(options.instance)} must be 1-63 letters, digits, '_', '.', '-'`);
+    }
+    this.options = options;
+    this.cli = new DockerCli(options.client);
+    resolveProfile(options.defaultSpec ?? { profile: 'stdio' });
+  }
+
+  /** The labels that select this instance's containers. */
+  get instanceFilter(): string[] {
+    const filters = ['--filter', `label=${LABELS.instance}=${this.options.instance}`];
+    for (const [key, value] of Object.entries(this.options.labels ?? {})) filters.push('--filter', `label=${key}=${value}`);
+    return filters;
+  }
+
+  /** Checks the engine, the images and the baseline a container gets. Never throws. */
+  async probe(): Promise<SandboxProbe> {
+    const checks: SandboxCheck[] = [];
+    const version = await this.cli.call(['version', '--format', '{{.Server.Version}} (API {{.Server.APIVersion}})']);
+    const engineOk = version.code === 0;
+    checks.push({
+      name: 'engine',
+      ok: engineOk,
+      detail: engineOk ? `Docker Engine ${version.stdout.trim()} at ${this.cli.engine}` : `no engine answers at ${this.cli.engine}: ${version.stderr.trim().split('\n')[0] ?? ''}`,
+      ...(engineOk ? {} : { fix: 'start the engine (dockerd, or packages/sandbox-docker/scripts/prepare.sh as root), or set DOCKER_HOST to one that runs' }),
+    });
+    for (const image of new Set(Object.values(this.options.images))) {
+      if (!engineOk) {
+        checks.push({ name: `image ${image}`, ok: false, detail: 'not checked: no engine', fix: 'start the engine first' });
+        continue;
+      }
+      const inspect = await this.cli.call(['image', 'inspect', '--format', '{{.Id}}', image]);
+      checks.push({
+        name: `image ${image}`,
+        ok: inspect.code === 0,
+        detail: inspect.code === 0 ? `present (${inspect.stdout.trim().slice(0, 19)})` : 'missing on the engine',
+        ...(inspect.code === 0 ? {} : { fix: `build or load ${image} on the engine (the test image: packages/sandbox-docker/scripts/prepare.sh)` }),
+      });
+    }
+    if (checks.every((c) => c.ok)) {
+      const inside = await this.cli.call([
+        ...['run', '--rm', '--pull', 'never', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--read-only', '--network', 'none'],
+        ...['--user', '10001:10001', '--log-driver', 'none', '--entrypoint', 'cat', this.options.images.stdio, '/proc/self/status'],
+      ]);
+      const capEff = /^CapEff:\s*([0-9a-f]+)$/m.exec(inside.stdout)?.[1];
+      const noNewPrivs = /^NoNewPrivs:\s*(\d)$/m.exec(inside.stdout)?.[1];
+      const ok = inside.code === 0 && capEff !== undefined && /^0+$/.test(capEff) && noNewPrivs === '1';
+      checks.push({
+        name: 'baseline',
+        ok,
+        detail: ok ? 'a container has no effective capabilities and no_new_privs set' : `a test container did not show the baseline: ${inside.stderr.trim() || inside.stdout.trim()}`,
+        ...(ok ? {} : { fix: 'use an engine that honours --cap-drop and no-new-privileges, with an image that has cat' }),
+      });
+    }
+    return { backend: 'docker', available: checks.every((c) => c.ok), checks };
+  }
+
+  /** Runs one command in a fresh container; see {@link DockerRunRequest}. */
+  async run(request: DockerRunRequest): Promise<SandboxRunResult> {
+    validateRequest(request);
+    let resolved: ReturnType<typeof resolveProfile>;
+    try {
+      resolved = resolveProfile(request.sandboxSpec ?? this.options.defaultSpec ?? { profile: 'stdio' });
+    } catch (error) {
+      const detail = error instanceof ZodError ? error.issues.map((i) => `${i.path.join('.') || 'sandbox'}: ${i.message}`).join('; ') : String(error);
+      throw unavailable(`the tool's sandbox spec is invalid (${detail})`, 'fix the sandbox: block of the tool spec');
+    }
+    if (resolved.kind === 'local') {
+      if (this.options.local === undefined) {
+        throw unavailable('profile local runs on the host and no host sandbox was configured', 'give the docker sandbox a host sandbox, or use profile stdio');
+      }
+      const env = containerEnv(request.env, [...(this.options.envAllow ?? []), ...resolved.envAllow]);
+      return this.options.local.run({ ...request, env });
+    }
+    return this.runContainer(request, resolved.profile);
+  }
+
+  private async runContainer(request: DockerRunRequest, profile: ContainerProfile): Promise<SandboxRunResult> {
+    const plan = await this.plan(request);
+    const image = this.options.images[profile.image] ?? this.options.images.stdio;
+    await this.preflight(image);
+    const identity = await this.identityFor(request, profile, plan);
+    let env: Record<string, string>;
+    try {
+      env = containerEnv(request.env, [...(this.options.envAllow ?? []), ...profile.envAllow]);
+    } catch (error) {
+      throw unavailable(error instanceof ZodError ? (error.issues[0]?.message ?? 'bad env allow list') : (error as Error).message, 'fix the env allow list');
+    }
+    this.counter += 1;
+    const name = `aalis-${this.options.instance}-${this.runId.slice(0, 8)}-${this.counter}`.slice(0, 120);
+    const args = dockerRunArgs({
+      name,
+      image,
+      profile,
+      plan,
+      identity,
+      network: profile.network === 'default' && request.policy.network === 'on' ? 'bridge' : 'none',
+      cwd: plan.cwd,
+      envNames: Object.keys(env),
+      labels: { ...this.options.labels, [LABELS.instance]: this.options.instance, [LABELS.run]: this.runId, [LABELS.kind]: 'oneshot' },
+      interactive: request.stdin !== undefined,
+      argv: request.argv,
+    });
+    const timeoutMs = Math.min(request.timeoutMs, profile.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
+    const outcome = await this.spawnContainer(name, args, env, request, timeoutMs);
+
+    if (outcome.code === 125 && /^docker: /m.test(outcome.stderr) && !outcome.timedOut) {
+      this.preflightOk.clear();
+      const first = outcome.stderr.trim().split('\n')[0] ?? '';
+      throw engineUnreachable(outcome.stderr)
+        ? unavailable(`no Docker Engine answers at ${this.cli.engine} (${first})`, 'start the engine or point DOCKER_HOST at one that runs')
+        : unavailable(`the engine refused the container (${first})`, 'check the image and the mounts named above on the engine host');
+    }
+    const leaked = await deniedWritesAfter(plan, this.options.walkLimit);
+    // The mounts could not stop these (the path did not exist, or only a pattern names it): undo them.
+    await Promise.all(leaked.map((path) => rm(path, { recursive: true, force: true })));
+    const reported = deniedWritesInMessages(outcome.stderr, plan.cwd);
+    const deniedWrites = [...new Set([...leaked, ...reported])];
+    const bySignal = outcome.timedOut || outcome.aborted ? 'SIGKILL' : outcome.code !== null && outcome.code > 128 ? SIGNAL_NAMES.get(outcome.code - 128) : undefined;
+    return {
+      stdout: outcome.stdout.text(),
+      stderr: outcome.stderr,
+      exitCode: bySignal !== undefined ? null : outcome.code,
+      signal: bySignal ?? null,
+      timedOut: outcome.timedOut,
+      truncated: outcome.stdout.truncated || outcome.stderrTruncated,
+      writeDenied: deniedWrites.length > 0,
+      deniedWrites,
+    };
+  }
+
+  private async plan(request: DockerRunRequest): Promise<MountPlan> {
+    try {
+      const plan = await planMounts({
+        policy: request.policy,
+        cwd: request.cwd,
+        readRoots: this.options.readRoots ?? [],
+        neverMount: this.options.neverMount ?? [],
+        ...(this.options.walkLimit === undefined ? {} : { walkLimit: this.options.walkLimit }),
+      });
+      const confine = this.options.confineTo;
+      if (confine !== undefined) {
+        const outside = plan.mounts.find((m) => m.kind === 'bind' && !confine.some((root) => isWithin(m.path, root)));
+        if (outside !== undefined) {
+          throw new MountPolicyError('confine', `${outside.path} is outside this user's data directory`, "work inside the user's own workspace");
+        }
+      }
+      return plan;
+    } catch (error) {
+      if (error instanceof MountPolicyError) throw unavailable(`${error.message} (rule: ${error.rule})`, error.fix);
+      throw unavailable(`the policy could not be turned into mounts: ${(error as Error).message}`, 'check the paths of the policy exist and are readable');
+    }
+  }
+
+  private async preflight(image: string): Promise<void> {
+    const at = this.preflightOk.get(image);
+    if (at !== undefined && Date.now() - at < PREFLIGHT_TTL_MS) return;
+    const inspect = await this.cli.call(['image', 'inspect', '--format', '{{.Id}}', image]);
+    if (inspect.code === 0) {
+      this.preflightOk.set(image, Date.now());
+      return;
+    }
+    if (engineUnreachable(inspect.stderr)) {
+      throw unavailable(`no Docker Engine answers at ${this.cli.engine}`, 'start the engine (as root: packages/sandbox-docker/scripts/prepare.sh) or point DOCKER_HOST at one that runs');
+    }
+    throw unavailable(`the image ${image} is not on the engine at ${this.cli.engine}`, `build or load ${image} there; nothing is pulled from a registry`);
+  }
+
+  private async identityFor(request: DockerRunRequest, profile: ContainerProfile, plan: MountPlan): Promise<ContainerIdentity> {
+    if (profile.identity === 'host') {
+      // 002: without CAP_DAC_OVERRIDE the builder writes its build directory as its owner.
+      const dir = plan.writableRoots[0] ?? request.cwd;
+      const owner = await stat(dir);
+      return { kind: 'host', uid: owner.uid, gid: owner.gid };
+    }
+    const wanted = request.identity ?? (readOnlyPolicy(request.policy) ? 'restricted' : 'owner');
+    if (wanted === 'restricted') return { kind: 'restricted' };
+    const owner = this.options.owner ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+    return { kind: 'host', ...owner };
+  }
+
+  private spawnContainer(name: string, args: string[], env: Record<string, string>, request: DockerRunRequest, timeoutMs: number) {
+    const limit = request.maxOutputBytes ?? DEFAULT_OUTPUT_BYTES;
+    const stdout = new OutputBuffer(limit);
+    const stderr = new OutputBuffer(limit);
+    const child = this.cli.spawn(args, env);
+    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.stdin?.on('error', () => {}); // the command may exit without reading its stdin
+    if (request.stdin !== undefined) child.stdin?.end(request.stdin);
+    else child.stdin?.end();
+    let timedOut = false;
+    let aborted = false;
+    let removing: Promise<unknown> | undefined;
+    const removeNow = () => {
+      // `rm -f` kills and removes in one step; the client is killed after it so it cannot recreate state.
+      removing ??= this.cli.call(['rm', '--force', name]).finally(() => child.kill('SIGKILL'));
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      removeNow();
+    }, timeoutMs);
+    const onAbort = () => {
+      aborted = true;
+      removeNow();
+    };
+    request.signal?.addEventListener('abort', onAbort, { once: true });
+    return new Promise<{ code: number | null; stdout: OutputBuffer; stderr: string; stderrTruncated: boolean; timedOut: boolean; aborted: boolean }>((resolve, reject) => {
+      child.on('error', (error) => {
+        clearTimeout(timer);
+        reject(unavailable(`the docker client ${this.cli.binary} could not start (${error.message})`, 'install the docker CLI (apt-get install docker.io) or set its path'));
+      });
+      child.on('close', async (code) => {
+        clearTimeout(timer);
+        request.signal?.removeEventListener('abort', onAbort);
+        if (removing !== undefined) {
+          await removing;
+          // The create may have finished after the first removal: make sure it is gone.
+          await this.cli.call(['rm', '--force', name]);
+        }
+        resolve({ code, stdout, stderr: stderr.text(), stderrTruncated: stderr.truncated, timedOut, aborted });
+      });
+    });
+  }
+
+  /** Ids of this instance's containers on the engine, running or not. */
+  async containers(): Promise<string[]> {
+    const list = await this.cli.call(['ps', '--all', '--quiet', '--no-trunc', ...this.instanceFilter]);
+    if (list.code !== 0) throw unavailable(`cannot list containers at ${this.cli.engine}: ${list.stderr.trim()}`, 'start the engine');
+    return list.stdout.split('\n').filter((line) => line.trim() !== '');
+  }
+
+  /**
+   * Removes this instance's containers left by an earlier run of the daemon (one killed mid-run).
+   * Call it at start; returns how many it removed.
+   */
+  async reapOrphans(): Promise<number> {
+    const list = await this.cli.call(['ps', '--all', '--format', `{{.ID}} {{.Label "${LABELS.run}"}}`, ...this.instanceFilter]);
+    if (list.code !== 0) throw unavailable(`cannot list containers at ${this.cli.engine}: ${list.stderr.trim()}`, 'start the engine');
+    const orphans = list.stdout
+      .split('\n')
+      .map((line) => line.trim().split(' '))
+      .filter(([id, run]) => id !== undefined && id !== '' && run !== this.runId)
+      .map(([id]) => id as string);
+    if (orphans.length > 0) await this.cli.call(['rm', '--force', ...orphans]);
+    return orphans.length;
+  }
+}
+
+function validateRequest(request: SandboxRunRequest): void {
+  const bad = (what: string) => unavailable(`the run request is invalid: ${what}`, 'pass an argv of non-empty strings, an absolute cwd and a positive timeout');
+  if (!Array.isArray(request.argv) || request.argv.length === 0 || request.argv.some((a) => typeof a !== 'string' || a.includes('\0'))) throw bad('argv');
+  if (request.argv[0] === '') throw bad('argv[0] is empty');
+  if (typeof request.cwd !== 'string' || !request.cwd.startsWith('/')) throw bad(`cwd ${String(request.cwd)} is not an absolute path`);
+  if (!(request.timeoutMs > 0) || !Number.isFinite(request.timeoutMs)) throw bad(`timeoutMs ${request.timeoutMs}`);
+  if (request.maxOutputBytes !== undefined && !(request.maxOutputBytes >= 0)) throw bad('maxOutputBytes');
+}

@@ -1,0 +1,238 @@
+import type { Dirent } from 'node:fs';
+import { lstat, readdir, realpath } from 'node:fs/promises';
+import type { PathRule, SandboxPolicy } from '@aalis/api-reach';
+import { MountPolicyError } from './mount-policy-error.js';
+import { anyRuleCovers, isWithin } from './rule-match.js';
+
+/** What a path is in the container: hidden, readable, or readable and writable. */
+export type MountMode = 'masked' | 'ro' | 'rw';
+
+/** One mount of a container, at the same path as on the engine's host. */
+export type ContainerMount =
+  | { readonly kind: 'bind'; readonly path: string; readonly readOnly: boolean }
+  /** An empty read-only tmpfs over a directory the policy hides. */
+  | { readonly kind: 'mask-dir'; readonly path: string }
+  /** `/dev/null` over a file the policy hides. */
+  | { readonly kind: 'mask-file'; readonly path: string };
+
+/** Targets a container never gets from the host: the root and the kernel's own trees. */
+export const NEVER_MOUNT_TARGETS = ['/', '/proc', '/sys', '/dev'] as const;
+
+/** Where the engine's socket and state usually live; never mounted, nor anything holding them. */
+export const ENGINE_PATHS = ['/var/run/docker.sock', '/run/docker.sock', '/run/docker', '/var/lib/docker', '/run/containerd', '/var/run/docker'] as const;
+
+/** What a policy becomes on the engine's host. */
+export interface MountPlan {
+  /** The real working directory, the container's workdir. */
+  readonly cwd: string;
+  readonly mounts: readonly ContainerMount[];
+  /** Whether the container gets its own tmpfs `/tmp` (not when the policy mounts the host's `/tmp`). */
+  readonly tmpfsTmp: boolean;
+  /** Mounted writable roots, for the post-run check of writes the mounts could not stop. */
+  readonly writableRoots: readonly string[];
+  /** Paths under writable roots that were denied and already existed before the run. */
+  readonly deniedBefore: ReadonlySet<string>;
+  /** The mode of any path under the mounted roots. */
+  modeAt(path: string): MountMode;
+  /** Whether the write layers allow a path, regardless of whether it can be read. */
+  writableAt(path: string): boolean;
+}
+
+/** What to plan mounts from. All paths are real paths on the engine's host. */
+export interface MountPlanInput {
+  readonly policy: SandboxPolicy;
+  readonly cwd: string;
+  /** Readable roots besides the cwd and the policy's (toolchains, tool binaries). */
+  readonly readRoots?: readonly string[];
+  /** Paths that are never mounted, nor any root holding or under them: the daemon's own root, the engine socket. */
+  readonly neverMount?: readonly string[];
+  /** Most directory entries walked under the roots; past it the plan fails closed. */
+  readonly walkLimit?: number;
+}
+
+const DEFAULT_WALK_LIMIT = 200_000;
+
+async function realOrUndefined(path: string): Promise<string | undefined> {
+  try {
+    return await realpath(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function uniqueSorted(paths: Iterable<string>): string[] {
+  return [...new Set(paths)].sort((a, b) => depth(a) - depth(b) || a.localeCompare(b));
+}
+
+function depth(path: string): number {
+  return path === '/' ? 0 : path.split('/').length - 1;
+}
+
+function rulePaths(rules: readonly PathRule[]): string[] {
+  const out: string[] = [];
+  for (const rule of rules) {
+    if ('path' in rule) out.push(rule.path);
+    for (const carveOut of rule.except ?? []) if ('path' in carveOut) out.push(carveOut.path);
+  }
+  return out;
+}
+
+function hasPatterns(rules: readonly PathRule[]): boolean {
+  return rules.some((rule) => 'pattern' in rule || (rule.except ?? []).some((c) => 'pattern' in c));
+}
+
+/** Every entry under `root`, depth first, not following symlinks, skipping subtrees `prune` says to. */
+async function walk(root: string, budget: { left: number }, visit: (path: string, entry: Dirent) => boolean): Promise<void> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(root, { withFileTypes: true });
+  } catch {
+    return; // unreadable to the daemon: the container cannot read it either
+  }
+  for (const entry of entries) {
+    budget.left -= 1;
+    if (budget.left < 0) {
+      throw new MountPolicyError(
+        'walk-limit',
+        `the roots to mount hold more entries than the docker sandbox checks against the deny patterns (under ${root})`,
+        'run the command with a smaller workspace or fewer readable roots, or raise walkLimit',
+      );
+    }
+    const path = root === '/' ? `/${entry.name}` : `${root}/${entry.name}`;
+    if (visit(path, entry) && entry.isDirectory()) await walk(path, budget, visit);
+  }
+}
+
+/**
+ * Translates a policy into container mounts, in the policy's layer order: reads are what is
+ * mounted, minus `readDeny` (masked), plus `readAllowWithin`; writes are the `write` roots, minus
+ * `writeDeny`, plus `writeExceptions`, minus `controlDeny`. A path the layers decide differently
+ * from its parent gets its own mount, so deeper mounts carry the later layers. Throws
+ * {@link MountPolicyError} for anything it cannot mount safely.
+ */
+export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
+  const { policy } = input;
+  const cwd = await realOrUndefined(input.cwd);
+  if (cwd === undefined) {
+    throw new MountPolicyError('cwd', `the working directory ${input.cwd} does not exist`, 'run the command in an existing directory');
+  }
+  const writeRoots = uniqueSorted((await Promise.all(policy.write.map(realOrUndefined))).filter((p) => p !== undefined));
+  const allowBack = uniqueSorted((await Promise.all(policy.readAllowWithin.map(realOrUndefined))).filter((p) => p !== undefined));
+  const readRoots = (await Promise.all((input.readRoots ?? []).map(realOrUndefined))).filter((p) => p !== undefined);
+  const roots = uniqueSorted([cwd, ...writeRoots, ...allowBack, ...readRoots]);
+
+  const neverMount = uniqueSorted([...ENGINE_PATHS, ...(input.neverMount ?? [])]);
+  for (const root of roots) {
+    if ((NEVER_MOUNT_TARGETS as readonly string[]).includes(root)) {
+      throw new MountPolicyError('never-mount', `${root} cannot be mounted into a container`, 'use a narrower directory as the workspace or readable root');
+    }
+    const clash = neverMount.find((p) => isWithin(root, p) || isWithin(p, root));
+    if (clash !== undefined) {
+      throw new MountPolicyError(
+        'never-mount',
+        `${root} cannot be mounted into a container: it is or holds ${clash} (the engine socket and the daemon's own files are never mounted)`,
+        'use a directory outside the daemon and the engine as the workspace',
+      );
+    }
+  }
+
+  const writeDenyRules = [...policy.writeDeny, ...policy.controlDeny];
+  const writableAt = (path: string): boolean => {
+    let writable = writeRoots.some((root) => isWithin(path, root));
+    if (writable && anyRuleCovers(policy.writeDeny, path)) writable = false;
+    if (!writable && anyRuleCovers(policy.writeExceptions, path)) writable = true;
+    if (writable && anyRuleCovers(policy.controlDeny, path)) writable = false;
+    return writable;
+  };
+  const modeAt = (path: string): MountMode => {
+    if (!roots.some((root) => isWithin(path, root))) return 'masked';
+    if (anyRuleCovers(policy.readDeny, path) && !allowBack.some((root) => isWithin(path, root))) return 'masked';
+    return writableAt(path) ? 'rw' : 'ro';
+  };
+
+  const baseRoots = roots.filter((root) => !roots.some((other) => other !== root && isWithin(root, other)));
+  const candidates = new Set<string>(roots);
+  const kinds = new Map<string, 'dir' | 'file'>();
+  const allRules = [...policy.readDeny, ...writeDenyRules, ...policy.writeExceptions];
+  for (const path of rulePaths(allRules)) {
+    if (!baseRoots.some((root) => isWithin(path, root))) continue;
+    const stat = await lstat(path).catch(() => undefined);
+    if (stat === undefined || stat.isSymbolicLink()) continue;
+    candidates.add(path);
+    kinds.set(path, stat.isDirectory() ? 'dir' : 'file');
+  }
+
+  // Pattern rules name no path, so every entry under the roots is checked; the same walk notes
+  // which denied paths under writable roots exist before the run.
+  const deniedBefore = new Set<string>();
+  const mustWalk = hasPatterns(allRules) || writeRoots.length > 0;
+  if (mustWalk) {
+    const budget = { left: input.walkLimit ?? DEFAULT_WALK_LIMIT };
+    const patternRules = allRules.filter((r) => 'pattern' in r || (r.except ?? []).some((c) => 'pattern' in c));
+    for (const root of baseRoots) {
+      await walk(root, budget, (path, entry) => {
+        if (!writableAt(path) && writeRoots.some((w) => isWithin(path, w))) deniedBefore.add(path);
+        if (entry.isSymbolicLink()) return false;
+        const mode = modeAt(path);
+        if (patternRules.length > 0 && anyRuleCovers(patternRules, path)) {
+          candidates.add(path);
+          kinds.set(path, entry.isDirectory() ? 'dir' : 'file');
+        }
+        return mode !== 'masked';
+      });
+    }
+  }
+
+  const mounts: ContainerMount[] = [];
+  const emitted: { path: string; mode: MountMode }[] = [];
+  for (const path of uniqueSorted(candidates)) {
+    const mode = modeAt(path);
+    const parent = emitted.filter((m) => isWithin(path, m.path)).at(-1);
+    if (parent?.mode === 'masked') {
+      if (mode === 'masked') continue;
+      throw new MountPolicyError(
+        'reopen-under-mask',
+        `${path} is readable again under ${parent.path}, which the policy hides; the docker sandbox cannot mount it there`,
+        `make ${path} its own readable root outside ${parent.path}`,
+      );
+    }
+    if (parent !== undefined && parent.mode === mode) continue;
+    if (mode === 'masked') {
+      const kind = kinds.get(path) ?? ((await lstat(path)).isDirectory() ? 'dir' : 'file');
+      mounts.push(kind === 'dir' ? { kind: 'mask-dir', path } : { kind: 'mask-file', path });
+    } else {
+      mounts.push({ kind: 'bind', path, readOnly: mode === 'ro' });
+    }
+    emitted.push({ path, mode });
+  }
+
+  return {
+    cwd,
+    mounts,
+    tmpfsTmp: !roots.includes('/tmp'),
+    writableRoots: writeRoots.filter((root) => modeAt(root) !== 'masked'),
+    deniedBefore,
+    modeAt,
+    writableAt,
+  };
+}
+
+/**
+ * Writes that landed where the policy denies them although the mounts allowed the parent (a
+ * denied path that did not exist yet, or one only a pattern names): every entry under the
+ * writable roots that is denied now and was not there before. Topmost paths only.
+ */
+export async function deniedWritesAfter(plan: MountPlan, walkLimit = DEFAULT_WALK_LIMIT): Promise<string[]> {
+  const found: string[] = [];
+  const budget = { left: walkLimit };
+  for (const root of plan.writableRoots) {
+    await walk(root, budget, (path, entry) => {
+      if (!plan.writableAt(path) && !plan.deniedBefore.has(path)) {
+        found.push(path);
+        return false;
+      }
+      return !entry.isSymbolicLink() && plan.modeAt(path) !== 'masked';
+    });
+  }
+  return found;
+}
