@@ -5,7 +5,7 @@ export { type ChatMessage, ChatMessageSchema, type Conversation, fingerprintOf, 
 export { describeError, KERNEL_ERROR_CODES, KernelError, type KernelErrorCode } from './errors.js';
 export { EventBus, type KernelEventName, type KernelEventPayload, type KernelEvents } from './events.js';
 export { createKernel, Kernel, type KernelOptions, type PluginStatus, type StopReport } from './kernel.js';
-export { type Disposer, definePlugin, type Plugin, type PluginSpec } from './plugin.js';
+export { type AnyService, type Disposer, definePlugin, type Plugin, type PluginSpec } from './plugin.js';
 export { defineService, sameService, type ServiceDescriptor, type ServiceOf } from './service.js';
 export { Sessions, type SettingsChangedEvent, sessions } from './sessions.js';
 export { sessionsPlugin } from './sessions-plugin.js';

@@ -5,8 +5,9 @@ import type { ServiceDescriptor } from './service.js';
 /** Undoes what a plugin did; may be async. */
 export type Disposer = () => void | Promise<void>;
 
+/** A descriptor of any service type, as plugin lists hold them. */
 // biome-ignore lint/suspicious/noExplicitAny: descriptors of any service type are accepted in lists
-type AnyService = ServiceDescriptor<any>;
+export type AnyService = ServiceDescriptor<any>;
 
 /** What a plugin declares: its services, its needs, its config schema and how it starts. */
 export interface PluginSpec<Schema extends z.ZodType = z.ZodType<unknown>> {
