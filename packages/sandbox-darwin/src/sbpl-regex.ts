@@ -135,7 +135,7 @@ export function translatePattern(source: string, rule: string): string {
       case '$':
         return { text: ch, single: true, anchor: true };
       case '.':
-        return { text: '[^\n]', single: true, anchor: false };
+        return { text: '[^\n\r]', single: true, anchor: false };
       case '(': {
         if (peek() === '?') {
           if (chars[pos + 1] === ':') pos += 2;
