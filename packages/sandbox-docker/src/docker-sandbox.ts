@@ -232,7 +232,7 @@ export class DockerSandbox implements SandboxService {
         policy: request.policy,
         cwd: request.cwd,
         readRoots: this.options.readRoots ?? [],
-        neverMount: this.options.neverMount ?? [],
+        neverMount: [...(this.options.neverMount ?? []), ...engineSocket(this.cli.clientEnv.DOCKER_HOST)],
         ...(this.options.walkLimit === undefined ? {} : { walkLimit: this.options.walkLimit }),
       });
       const confine = this.options.confineTo;
@@ -342,6 +342,11 @@ export class DockerSandbox implements SandboxService {
     if (orphans.length > 0) await this.cli.call(['rm', '--force', ...orphans]);
     return orphans.length;
   }
+}
+
+/** The socket DOCKER_HOST names, when it is a local unix socket: never mounted either. */
+function engineSocket(host: string | undefined): string[] {
+  return host?.startsWith('unix://') ? [host.slice('unix://'.length)] : [];
 }
 
 function validateRequest(request: SandboxRunRequest): void {

@@ -1,0 +1,205 @@
+import { chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SandboxUnavailableError } from '@aalis/api-reach';
+import { describe, expect, it } from 'vitest';
+import { containersLabelled, engineSkip, policy, TEST_IMAGE, tempDir } from '../test/engine.js';
+import { type DockerRunRequest, DockerSandbox } from './docker-sandbox.js';
+import { LABELS } from './labels.js';
+
+const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-sandbox' });
+
+function sh(script: string, extra: Partial<DockerRunRequest> = {}): DockerRunRequest {
+  return { argv: ['sh', '-c', script], cwd: tempDir(), env: {}, timeoutMs: 20_000, policy: policy(), ...extra };
+}
+
+describe.skipIf(engineSkip)('DockerSandbox on a real engine: the baseline from inside', () => {
+  it('even as root: no effective or bounding capabilities, and no_new_privs set', async () => {
+    const asRoot = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-sandbox', owner: { uid: 0, gid: 0 } });
+    const result = await asRoot.run(sh('id -u; grep -E "^(CapEff|CapBnd|CapPrm|NoNewPrivs)" /proc/self/status', { identity: 'owner' }));
+    expect(result.stdout).toMatch(/^0$/m);
+    expect(result.stdout).toMatch(/^CapEff:\s+0000000000000000$/m);
+    expect(result.stdout).toMatch(/^CapPrm:\s+0000000000000000$/m);
+    expect(result.stdout).toMatch(/^CapBnd:\s+0000000000000000$/m);
+    expect(result.stdout).toMatch(/^NoNewPrivs:\s+1$/m);
+  });
+
+  it('restricted: uid 10001, no capabilities, no_new_privs, a read-only root and a writable /tmp', async () => {
+    const result = await box.run(sh('grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; touch /etc/x; echo ok > /tmp/t && cat /tmp/t; id -u'));
+    expect(result.stdout).toMatch(/^CapEff:\s+0000000000000000$/m);
+    expect(result.stdout).toMatch(/^NoNewPrivs:\s+1$/m);
+    expect(result.stderr).toMatch(/\/etc\/x: Read-only file system/);
+    expect(result.stdout).toMatch(/^ok$/m);
+    expect(result.stdout.trim().split('\n').at(-1)).toBe('10001');
+    expect(result.writeDenied).toBe(true);
+    expect(result.deniedWrites).toContain('/etc/x');
+  });
+
+  it('stops a bounded fork loop at the pids limit', async () => {
+    const result = await box.run(
+      sh('n=0; for i in $(seq 1 40); do sleep 5 & n=$((n+1)); done; echo started; ps | wc -l; kill $(jobs -p) 2>/dev/null; true', {
+        sandboxSpec: { profile: 'stdio', pids_limit: 12 },
+      }),
+    );
+    expect(result.stderr).toMatch(/can't fork|Resource temporarily unavailable/);
+    const processes = Number(result.stdout.trim().split('\n').at(-1));
+    expect(processes).toBeLessThanOrEqual(13);
+  });
+
+  it('kills an allocation past the memory limit, and lets one under it finish', async () => {
+    const grow = (bytes: number) => `awk 'BEGIN { s = "x"; while (length(s) < ${bytes}) s = s s; print length(s) }'`;
+    const under = await box.run(sh(grow(4 * 1024 * 1024), { sandboxSpec: { profile: 'stdio', memory: '64m' } }));
+    expect(under.exitCode).toBe(0);
+    const past = await box.run(sh(grow(512 * 1024 * 1024), { sandboxSpec: { profile: 'stdio', memory: '64m' } }));
+    expect(past.exitCode).toBeNull();
+    expect(past.signal).toBe('SIGKILL');
+    expect(past.stdout).toBe('');
+  });
+
+  it('has no network but loopback unless both the profile and the policy allow it', async () => {
+    const interfaces = 'ls /sys/class/net | sort | tr "\\n" " "';
+    expect((await box.run(sh(interfaces, { policy: policy({ network: 'on' }) }))).stdout.trim()).toBe('lo');
+    expect((await box.run(sh(interfaces, { sandboxSpec: { profile: 'network' } }))).stdout.trim()).toBe('lo');
+    expect((await box.run(sh(interfaces, { sandboxSpec: { profile: 'network' }, policy: policy({ network: 'on' }) }))).stdout.trim()).toBe('eth0 lo');
+    expect((await box.run(sh(interfaces, { sandboxSpec: { profile: 'builder' }, policy: policy({ network: 'on' }) }))).stdout.trim()).toBe('lo');
+  });
+});
+
+describe.skipIf(engineSkip)('DockerSandbox on a real engine: the policy', () => {
+  it('refuses a write as uid 10001 in the read-only tier: EACCES from the kernel, nothing written', async () => {
+    const ws = tempDir();
+    const tmp = tempDir();
+    const result = await box.run(sh(`touch ${ws}/new; echo done`, { cwd: ws, policy: policy({ write: [tmp], readAllowWithin: [tmp] }) }));
+    expect(result.stderr).toMatch(/Read-only file system|Permission denied/);
+    expect(existsSync(join(ws, 'new'))).toBe(false);
+    const owned = await box.run(sh(`touch ${ws}/new`, { cwd: ws, identity: 'restricted', policy: policy({ write: [ws] }) }));
+    expect(owned.stderr).toMatch(new RegExp(`${ws}/new: Permission denied`));
+    expect(owned.deniedWrites).toEqual([`${ws}/new`]);
+    expect(existsSync(join(ws, 'new'))).toBe(false);
+  });
+
+  it('writes into a writable root as the owner; landings and the control plane stay read-only', async () => {
+    const ws = tempDir();
+    mkdirSync(join(ws, '.git', 'hooks'), { recursive: true });
+    mkdirSync(join(ws, 'ctl'));
+    const result = await box.run(
+      sh('echo a > out.txt; echo b > .git/hooks/pre-commit; echo c > ctl/x; echo d > .envrc; cat out.txt', {
+        cwd: ws,
+        policy: policy({ write: [ws], writeDeny: [{ path: join(ws, '.git') }, { pattern: '.*/\\.envrc' }], controlDeny: [{ path: join(ws, 'ctl') }] }),
+      }),
+    );
+    expect(result.stdout).toBe('a\n');
+    expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('a\n');
+    expect(existsSync(join(ws, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(existsSync(join(ws, 'ctl', 'x'))).toBe(false);
+    // .envrc did not exist, so no mount could stop it: the run removed it and reports it.
+    expect(existsSync(join(ws, '.envrc'))).toBe(false);
+    expect(result.writeDenied).toBe(true);
+    expect(result.deniedWrites).toEqual(expect.arrayContaining([join(ws, '.envrc'), join(ws, '.git/hooks/pre-commit'), join(ws, 'ctl/x')]));
+  });
+
+  it('hides deny-read paths: masked files read empty, masked directories are empty, other roots are absent', async () => {
+    const ws = tempDir();
+    writeFileSync(join(ws, '.env'), 'TOKEN=hunter2');
+    mkdirSync(join(ws, 'secrets'));
+    writeFileSync(join(ws, 'secrets', 'key'), 'hunter3');
+    const elsewhere = tempDir();
+    writeFileSync(join(elsewhere, 'f'), 'not mounted');
+    const result = await box.run(
+      sh(`cat .env; ls secrets; cat ${elsewhere}/f; ls /var/run/docker.sock; echo end`, {
+        cwd: ws,
+        policy: policy({ readDeny: [{ pattern: '(.*/)?\\.env[^/]*' }, { path: join(ws, 'secrets') }] }),
+      }),
+    );
+    expect(result.stdout).not.toMatch(/hunter|not mounted/);
+    expect(result.stdout).toMatch(/end/);
+    expect(result.stderr).toMatch(/No such file or directory/);
+  });
+
+  it('passes only allow-listed variables and the stdin envelope', async () => {
+    process.env.AALIS_DAEMON_ONLY = 'daemon-secret';
+    const result = await box.run({
+      ...sh('env | sort; cat'),
+      env: { LANG: 'C.UTF-8', TOOL_FLAG: 'on', UNLISTED: 'x' },
+      sandboxSpec: { profile: 'stdio', env: ['TOOL_FLAG'] },
+      stdin: '{"tool":"t","params":{}}',
+    });
+    expect(result.stdout).toMatch(/^LANG=C\.UTF-8$/m);
+    expect(result.stdout).toMatch(/^TOOL_FLAG=on$/m);
+    expect(result.stdout).not.toMatch(/UNLISTED|daemon-secret|DOCKER_/);
+    expect(result.stdout.endsWith('{"tool":"t","params":{}}')).toBe(true);
+  });
+
+  it('runs the builder as the host uid:gid of its build directory, offline', async () => {
+    const work = tempDir();
+    chownSync(work, 4321, 4322);
+    const result = await box.run(
+      sh('id -u; id -g; echo built > artefact; mkdir target', { cwd: work, sandboxSpec: { profile: 'builder' }, policy: policy({ write: [work], network: 'on' }) }),
+    );
+    expect(result.stdout).toBe('4321\n4322\n');
+    for (const name of ['artefact', 'target']) {
+      const stat = statSync(join(work, name));
+      expect([stat.uid, stat.gid]).toEqual([4321, 4322]);
+    }
+  });
+
+  it('keeps output to maxOutputBytes and reports exit codes', async () => {
+    const result = await box.run(sh('head -c 5000 /dev/zero | tr "\\0" a; exit 3', { maxOutputBytes: 100 }));
+    expect(result.stdout).toBe('a'.repeat(100));
+    expect(result.truncated).toBe(true);
+    expect(result.exitCode).toBe(3);
+  });
+});
+
+describe.skipIf(engineSkip)('DockerSandbox on a real engine: no container outlives its call', () => {
+  const label = `${LABELS.instance}=test-sandbox-life`;
+  const life = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-sandbox-life' });
+
+  it('removes containers after normal runs, a timeout and an abort', async () => {
+    expect(containersLabelled(label)).toEqual([]);
+    await life.run(sh('true'));
+    const started = Date.now();
+    const timedOut = await life.run(sh('sleep 30', { timeoutMs: 1500 }));
+    expect(timedOut.timedOut).toBe(true);
+    expect(timedOut.signal).toBe('SIGKILL');
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(containersLabelled(label)).toEqual([]);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 1000);
+    const aborted = await life.run(sh('sleep 30', { signal: controller.signal }));
+    expect(aborted.signal).toBe('SIGKILL');
+    expect(containersLabelled(label)).toEqual([]);
+  });
+});
+
+describe.skipIf(engineSkip)('DockerSandbox fails closed', () => {
+  it('runs nothing when no engine answers at DOCKER_HOST', async () => {
+    const down = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-down', client: { env: { DOCKER_HOST: 'unix:///nonexistent/docker.sock' } } });
+    const ws = tempDir();
+    const run = down.run(sh(`touch ${ws}/ran`, { cwd: ws, policy: policy({ write: [ws] }) }));
+    await expect(run).rejects.toBeInstanceOf(SandboxUnavailableError);
+    await expect(run).rejects.toThrow(/no Docker Engine answers at unix:\/\/\/nonexistent/);
+    expect(existsSync(join(ws, 'ran'))).toBe(false);
+    const probe = await down.probe();
+    expect(probe.available).toBe(false);
+    expect(probe.checks[0]).toMatchObject({ name: 'engine', ok: false });
+  });
+
+  it('runs nothing when the image is missing, and never pulls it', async () => {
+    const missing = new DockerSandbox({ images: { stdio: 'aalis/no-such-image:never' }, instance: 'test-missing' });
+    const ws = tempDir();
+    await expect(missing.run(sh(`touch ${ws}/ran`, { cwd: ws, policy: policy({ write: [ws] }) }))).rejects.toThrow(/image aalis\/no-such-image:never is not on the engine/);
+    expect(existsSync(join(ws, 'ran'))).toBe(false);
+  });
+
+  it('refuses an invalid tool spec, a local profile without a host sandbox, and mounting the engine socket', async () => {
+    await expect(box.run(sh('true', { sandboxSpec: { profile: 'stdio', read_only: false } }))).rejects.toThrow(/read_only cannot be turned off/);
+    await expect(box.run(sh('true', { sandboxSpec: { profile: 'local' } }))).rejects.toThrow(/profile local runs on the host/);
+    await expect(box.run(sh('true', { policy: policy({ write: ['/run'] }) }))).rejects.toThrow(/never-mount/);
+  });
+
+  it('probes a working engine for doctor', async () => {
+    const probe = await box.probe();
+    expect(probe).toMatchObject({ backend: 'docker', available: true });
+    expect(probe.checks.map((c) => c.name)).toEqual(['engine', `image ${TEST_IMAGE}`, 'baseline']);
+  });
+});

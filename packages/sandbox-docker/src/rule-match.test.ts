@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { isWithin, ruleCovers } from './rule-match.js';
+
+describe('ruleCovers', () => {
+  it.each([
+    [{ path: '/w/.git' }, '/w/.git', true],
+    [{ path: '/w/.git' }, '/w/.git/hooks/pre-commit', true],
+    [{ path: '/w/.git' }, '/w/.github', false],
+    [{ pattern: '(.*/)?\\.env[^/]*(/.*)?' }, '/w/.env', true],
+    [{ pattern: '(.*/)?\\.env[^/]*(/.*)?' }, '/w/sub/.env.local', true],
+    [{ pattern: '\\.env' }, '/w/.env', false],
+    [{ path: '/d', except: [{ path: '/d/workspace' }] }, '/d/workspace/x', false],
+    [{ path: '/d', except: [{ path: '/d/workspace' }] }, '/d/plugins/state', true],
+    [{ pattern: '(.*/)?\\.env[^/]*', except: [{ pattern: '.*/\\.env\\.example' }] }, '/w/.env.example', false],
+  ] as const)('%j covers %s: %s', (rule, path, expected) => {
+    expect(ruleCovers(rule, path)).toBe(expected);
+  });
+
+  it('treats / as holding every absolute path', () => {
+    expect(isWithin('/etc', '/')).toBe(true);
+    expect(isWithin('/', '/')).toBe(true);
+  });
+});
