@@ -1,5 +1,5 @@
-/** What kind of input was refused: a rule pattern, a path, or a reach asked for a policy it has none of. */
-export const REACH_INPUT_PROBLEMS = ['pattern', 'path', 'no-sandbox-policy'] as const;
+/** What kind of input was refused: a rule pattern, a path, a malformed request or reach input, or a policy asked of a reach that has none. */
+export const REACH_INPUT_PROBLEMS = ['pattern', 'path', 'request', 'no-sandbox-policy'] as const;
 /** One of {@link REACH_INPUT_PROBLEMS}. */
 export type ReachInputProblem = (typeof REACH_INPUT_PROBLEMS)[number];
 

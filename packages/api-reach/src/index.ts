@@ -1,6 +1,8 @@
 export { browserProfileDirs } from './browser-profiles.js';
+export { isReachCredential, REACH_CREDENTIAL, type ReachCredential, type ReachVerdict } from './credential.js';
 export { REACH_INPUT_PROBLEMS, ReachInputError, type ReachInputProblem } from './errors.js';
-export { INSTALL_FORMS, type HostPaths, type InstallForm } from './host-paths.js';
+export { type HostPaths, INSTALL_FORMS, type InstallForm } from './host-paths.js';
+export { judgeReach, type ReachAskReason, type ReachDecision, type ReachRequest } from './judge.js';
 export type { ProtectedLists } from './lists.js';
 export { type CompiledRules, compileRule, compileRules, matchesRule, type PreparedPath, preparePath } from './match.js';
 export { escapePattern, foldPath, foldsCase, slashPath } from './path.js';
@@ -14,9 +16,19 @@ export {
   protectedLists,
   SHELL_STARTUP_FILES,
 } from './protected-lists.js';
+export {
+  type CompiledReach,
+  compiledReach,
+  gitDirLandings,
+  type LocalReach,
+  type Reach,
+  type ReachInput,
+  resolveReach,
+} from './reach.js';
 export { withRealRoots } from './real-roots.js';
 export type { PathMatcher, PathRule } from './rule.js';
 export type { SandboxGrants, SandboxPolicy } from './sandbox-policy.js';
+export { sandboxPolicyAllows, sandboxPolicyOf } from './sandbox-policy-of.js';
 export {
   SANDBOX_BACKENDS,
   type SandboxBackend,
@@ -28,3 +40,14 @@ export {
   SandboxUnavailableError,
   sandbox,
 } from './sandbox.js';
+export { type ReachService, reach } from './service.js';
+export {
+  ACCESS_TIERS,
+  type AccessTier,
+  BOUNDARY_POLICIES,
+  type BoundaryPolicy,
+  execOfTier,
+  REACH_PRINCIPALS,
+  type ReachPrincipal,
+} from './tier.js';
+export { toolchainCacheDirs } from './toolchain-caches.js';

@@ -31,26 +31,25 @@ export function isAbsolutePath(slashed: string, platform: NodeJS.Platform): bool
   return slashed.startsWith('/');
 }
 
+const DOT_SEGMENT = /(^|\/)\.\.?(\/|$)/;
+
 /**
  * Refuses a path that is not absolute or still has `.` / `..` segments: rules and requests are
  * real paths, and a relative or unresolved one would be judged against the wrong place.
  */
 export function assertRealPathShape(path: string, platform: NodeJS.Platform, what: string): string {
   const p = slashPath(path, platform);
-  if (p.includes('\0')) {
-    throw new ReachInputError('path', `${what} '${path}' contains a NUL byte; pass the real path of the target.`);
-  }
   if (!isAbsolutePath(p, platform)) {
     throw new ReachInputError(
       'path',
       `${what} '${path}' is not an absolute path; reach compares real paths only: resolve it (realpath of the nearest existing ancestor plus the rest) before asking.`,
     );
   }
-  if (p.split('/').some((segment) => segment === '.' || segment === '..')) {
-    throw new ReachInputError(
-      'path',
-      `${what} '${path}' has '.' or '..' segments; reach compares real paths only: resolve it before asking.`,
-    );
+  if (DOT_SEGMENT.test(p)) {
+    throw new ReachInputError('path', `${what} '${path}' has '.' or '..' segments; reach compares real paths only: resolve it before asking.`);
+  }
+  if (p.includes('\0')) {
+    throw new ReachInputError('path', `${what} '${path}' contains a NUL byte; pass the real path of the target.`);
   }
   return p;
 }

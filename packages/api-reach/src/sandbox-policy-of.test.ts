@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { DATA, HOME, INSTALL, LISTS, PROJECT, reachInput, SESSION_TMP } from '../test/fixture.js';
+import { ReachInputError } from './errors.js';
+import { resolveReach } from './reach.js';
+import type { SandboxGrants, SandboxPolicy } from './sandbox-policy.js';
+import { sandboxPolicyAllows, sandboxPolicyOf } from './sandbox-policy-of.js';
+
+const policy = (tier: 'readonly' | 'workspace', grants?: SandboxGrants, home = PROJECT) =>
+  sandboxPolicyOf(resolveReach(reachInput('owner', tier, 'ask', { place: { home } })), grants);
+const can = (p: SandboxPolicy, effect: 'read' | 'write', path: string) => sandboxPolicyAllows(p, effect, path, 'linux');
+
+describe('sandboxPolicyOf', () => {
+  it('lays the workspace tier out in the layers of the contract', () => {
+    const p = policy('workspace');
+    expect(p.readDeny).toEqual(LISTS.denyRead);
+    expect(p.readAllowWithin).toEqual([SESSION_TMP]);
+    expect(p.write.slice(0, 5)).toEqual([PROJECT, `${HOME}/extra`, `${HOME}/wt/feature`, `${PROJECT}/.git`, '/srv/repos/app.git']);
+    expect(p.write).toContain(`${HOME}/.npm`);
+    expect(p.writeDeny.slice(0, LISTS.landing.length)).toEqual(LISTS.landing);
+    expect(p.writeExceptions).toContainEqual({ pattern: `^${PROJECT}/(?:.*/)?node_modules(?:/.*)?$` });
+    expect(p.controlDeny).toEqual(LISTS.control);
+    expect(p.network).toBe('on');
+    expect(p.localPorts).toEqual([7777]);
+    expect(p.unixSockets).toEqual(p.write);
+  });
+
+  it('the readonly tier writes only the session temp and is offline unless network was granted', () => {
+    const p = policy('readonly');
+    expect(p.write).toEqual([SESSION_TMP]);
+    expect(p.network).toBe('off');
+    expect(policy('readonly', { network: true }).network).toBe('on');
+    expect(p.unixSockets).toEqual([SESSION_TMP]);
+  });
+
+  it.each(['confirm', 'full'] as const)('throws for %s: it runs on the host', (tier) => {
+    expect(() => sandboxPolicyOf(resolveReach(reachInput('owner', tier, 'ask')))).toThrow(ReachInputError);
+    expect(() => sandboxPolicyOf(resolveReach(reachInput('owner', tier, 'ask')))).toThrow(/runs commands on the host/);
+  });
+
+  it('throws for a reach without local effect', () => {
+    expect(() => sandboxPolicyOf(resolveReach(reachInput('other', 'workspace', 'ask')))).toThrow(/no local effect/);
+  });
+
+  it.each<[string, 'read' | 'write', string, boolean]>([
+    ['the main directory', 'write', `${PROJECT}/src/a.ts`, true],
+    ['a landing in it', 'write', `${PROJECT}/.git/hooks/pre-commit`, false],
+    ['the .vscode directory itself', 'write', `${PROJECT}/.vscode`, false],
+    ['a landing inside node_modules of a root', 'write', `${PROJECT}/node_modules/pkg/AGENTS.md`, true],
+    ['a nested node_modules', 'write', `${PROJECT}/packages/a/node_modules/b/.husky/x`, true],
+    ['a lookalike of node_modules', 'write', `${PROJECT}/node_modules_x/AGENTS.md`, false],
+    ['git objects', 'write', `${PROJECT}/.git/objects/ab/cd`, true],
+    ['out of range', 'write', `${HOME}/other/x`, false],
+    ['the control plane', 'write', `${DATA}/plugins/x`, false],
+    ['a toolchain cache', 'write', `${HOME}/.cache/pip/x`, true],
+    ['a credential', 'read', `${HOME}/.ssh/id_rsa`, false],
+    ['.env in the session temp', 'read', `${SESSION_TMP}/.env`, true],
+    ["another session's temp", 'read', `${DATA}/tmp/s2/x`, false],
+    ['.env in the project', 'read', `${PROJECT}/.env`, false],
+    ['an ordinary file', 'read', '/etc/hosts', true],
+  ])('workspace: %s (%s) → %s', (_name, effect, path, expected) => {
+    expect(can(policy('workspace'), effect, path)).toBe(expected);
+  });
+
+  it('the control plane stays denied inside a writable root and its node_modules', () => {
+    const p = policy('workspace', undefined, INSTALL);
+    expect(can(p, 'write', `${INSTALL}/packages/core/src/x.ts`)).toBe(true);
+    expect(can(p, 'write', `${INSTALL}/packages/core/dist/x.js`)).toBe(false);
+    expect(can(p, 'write', `${INSTALL}/node_modules/zod/index.js`)).toBe(false);
+    expect(can(p, 'write', `${INSTALL}/packages/core/node_modules/zod/index.js`)).toBe(false);
+  });
+
+  it('writePaths join the roots without releasing the landings under them', () => {
+    const p = policy('workspace', { writePaths: ['/srv/out'] });
+    expect(p.write).toContain('/srv/out');
+    expect(can(p, 'write', '/srv/out/report.txt')).toBe(true);
+    expect(can(p, 'write', '/srv/out/.git/config')).toBe(false);
+    expect(can(p, 'write', '/srv/out/AGENTS.md')).toBe(false);
+    expect(can(p, 'write', '/srv/out/node_modules/x/AGENTS.md')).toBe(false);
+    expect(p.unixSockets).toContain('/srv/out');
+  });
+
+  it('landingPaths release exactly that path, nothing under it', () => {
+    const p = policy('workspace', { landingPaths: [`${PROJECT}/.husky`, `${HOME}/.bashrc`] });
+    expect(can(p, 'write', `${PROJECT}/.husky`)).toBe(true);
+    expect(can(p, 'write', `${PROJECT}/.husky/pre-commit`)).toBe(false);
+    expect(can(p, 'write', `${HOME}/.bashrc`)).toBe(true);
+    expect(can(p, 'write', `${HOME}/.zshrc`)).toBe(false);
+  });
+
+  it('the control plane cannot be granted', () => {
+    const p = policy('workspace', { writePaths: [`${DATA}/plugins`, `${INSTALL}/node_modules`], landingPaths: [`${DATA}/config.yaml`] });
+    expect(can(p, 'write', `${DATA}/plugins/x`)).toBe(false);
+    expect(can(p, 'write', `${INSTALL}/node_modules/x`)).toBe(false);
+    expect(can(p, 'write', `${DATA}/config.yaml`)).toBe(false);
+  });
+
+  it('refuses relative grants', () => {
+    expect(() => policy('workspace', { writePaths: ['out'] })).toThrow(/a granted write path 'out' is not an absolute path/);
+  });
+});
