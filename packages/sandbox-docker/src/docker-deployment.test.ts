@@ -1,0 +1,87 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SandboxUnavailableError } from '@aalis/api-reach';
+import { afterAll, describe, expect, it } from 'vitest';
+import { containersLabelled, engineSkip, TEST_IMAGE, tempDir } from '../test/engine.js';
+import { DockerDeployment } from './docker-deployment.js';
+import { LABELS } from './labels.js';
+
+const until = async (check: () => boolean) => {
+  const end = Date.now() + 20_000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+describe.skipIf(engineSkip)('the docker deployment with two users', async () => {
+  const deployment = engineSkip ? undefined : await DockerDeployment.start({ dataRoot: tempDir('aalis-deploy-'), images: { stdio: TEST_IMAGE }, instance: 'test-deploy' });
+  afterAll(async () => {
+    await deployment?.stop();
+  });
+
+  it("gives each user their own data directory; neither sees the other's files", async () => {
+    const alice = await deployment!.user('alice');
+    const bob = await deployment!.user('bob');
+    expect(alice.dataDir).not.toBe(bob.dataDir);
+    const write = await alice.sandbox.run({ argv: ['sh', '-c', 'echo alice-secret > notes.txt'], cwd: alice.workspace, env: {}, timeoutMs: 20_000, policy: alice.policy('workspace') });
+    expect(write.exitCode).toBe(0);
+    expect(readFileSync(join(alice.workspace, 'notes.txt'), 'utf8')).toBe('alice-secret\n');
+
+    const peek = await bob.sandbox.run({
+      argv: ['sh', '-c', `cat ${alice.workspace}/notes.txt; ls ${alice.dataDir}; echo end`],
+      cwd: bob.workspace,
+      env: {},
+      timeoutMs: 20_000,
+      policy: bob.policy('workspace'),
+    });
+    expect(peek.stdout).toBe('end\n');
+    expect(peek.stderr).toMatch(/No such file or directory/);
+    // Asking for the other user's workspace in the policy is refused, and nothing runs.
+    await expect(
+      bob.sandbox.run({ argv: ['cat', `${alice.workspace}/notes.txt`], cwd: bob.workspace, env: {}, timeoutMs: 20_000, policy: { ...bob.policy('workspace'), write: [alice.workspace] } }),
+    ).rejects.toThrow(SandboxUnavailableError);
+  });
+
+  it("runs each user's commands in their own containers; neither sees the other's processes", async () => {
+    const alice = await deployment!.user('alice');
+    const bob = await deployment!.user('bob');
+    const long = alice.sandbox.run({ argv: ['sleep', '4'], cwd: alice.workspace, env: {}, timeoutMs: 20_000, policy: alice.policy('readonly') });
+    await until(() => containersLabelled(`${LABELS.user}=alice`).length === 1);
+    expect(containersLabelled(`${LABELS.user}=bob`)).toEqual([]);
+    const ps = await bob.sandbox.run({ argv: ['ps', '-o', 'pid,user,args'], cwd: bob.workspace, env: {}, timeoutMs: 20_000, policy: bob.policy('readonly') });
+    expect(ps.exitCode).toBe(0);
+    expect(ps.stdout).not.toMatch(/sleep/);
+    expect(ps.stdout.trim().split('\n')).toHaveLength(2); // the header and ps itself
+    expect((await long).exitCode).toBe(0);
+    expect(await deployment!.containers()).toEqual([]);
+  });
+
+  it('runs the read-only tier as uid 10001: the kernel refuses writes to the workspace, the temp is writable', async () => {
+    const alice = await deployment!.user('alice');
+    const result = await alice.sandbox.run({
+      argv: ['sh', '-c', `id -u; echo x > ${alice.workspace}/ro.txt; echo y > ${alice.tmp}/scratch && echo tmp-ok`],
+      cwd: alice.workspace,
+      env: {},
+      timeoutMs: 20_000,
+      policy: alice.policy('readonly'),
+    });
+    expect(result.stdout).toBe('10001\ntmp-ok\n');
+    expect(result.stderr).toMatch(/Read-only file system/);
+    expect(result.writeDenied).toBe(true);
+    expect(existsSync(join(alice.workspace, 'ro.txt'))).toBe(false);
+    expect(readFileSync(join(alice.tmp, 'scratch'), 'utf8')).toBe('y\n');
+  });
+
+  it('refuses a user id that is not a safe name', async () => {
+    await expect(deployment!.user('../bob')).rejects.toThrow(/not usable in the docker deployment/);
+  });
+});
+
+describe.skipIf(engineSkip)('starting the docker deployment', () => {
+  it('fails closed when the engine does not answer', async () => {
+    await expect(
+      DockerDeployment.start({ dataRoot: tempDir(), images: { stdio: TEST_IMAGE }, instance: 'test-deploy-down', client: { env: { DOCKER_HOST: 'unix:///nonexistent.sock' } } }),
+    ).rejects.toThrow(/the docker deployment cannot start: engine/);
+  });
+});
