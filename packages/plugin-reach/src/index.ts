@@ -1,1 +1,6 @@
-export {};
+export { type Binding, type ReachBindings, reachBindings } from './bindings.js';
+export { gitDirsOf } from './git-dirs.js';
+export { captureLoginEnv, type LoginEnv, sandboxEnvOf } from './login-env.js';
+export { denialMessage, describeAsk, describeRequest, notApprovedMessage } from './messages.js';
+export { type ReachConfig, ReachConfigSchema, reachPlugin } from './plugin.js';
+export { realPathOf, realPathOfSync } from './real-path.js';

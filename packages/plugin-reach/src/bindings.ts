@@ -1,0 +1,21 @@
+import { defineService } from '@aalis/core';
+
+/** Where a session works: its main directory, extra writable roots, the worktrees its tree made. */
+export interface Binding {
+  readonly home: string;
+  readonly extraRoots: readonly string[];
+  readonly worktrees: readonly string[];
+  /** The git directories of the repository `home` is in (found at bind time). */
+  readonly gitDirs: readonly string[];
+}
+
+/** Binds sessions to places; plugin-reach provides it next to `reach`. */
+export interface ReachBindings {
+  /** Binds a (root) session to a main directory and extra roots; paths become real paths now. */
+  bind(sessionId: string, place: { home: string; extraRoots?: readonly string[]; worktrees?: readonly string[] }): Binding;
+  /** The binding a session's calls use: its own, or the default (the data directory's workspace). */
+  bindingOf(sessionId: string): Binding;
+}
+
+/** The bindings service descriptor. */
+export const reachBindings = defineService<ReachBindings>('reach/bindings');

@@ -1,0 +1,154 @@
+import {
+  judgeReach,
+  matchesRule,
+  REACH_CREDENTIAL,
+  type Reach,
+  type ReachCredential,
+  type ReachRequest,
+  type ReachVerdict,
+  type SandboxPolicy,
+  sandboxPolicyOf,
+} from '@aalis/api-reach';
+import type { ApprovalService, ApprovalSubject, OriginTurn } from '@aalis/core';
+import { sandboxEnvOf } from './login-env.js';
+import { denialMessage, describeAsk, describeRequest, notApprovedMessage } from './messages.js';
+
+/** What a credential is issued from: fixed facts of the call, and how to see its current reach. */
+export interface CredentialSource {
+  readonly turn: OriginTurn;
+  /** Fixed at issue. */
+  readonly exec: 'none' | 'sandbox' | 'host';
+  /** Fixed at issue; absent without local effect. */
+  readonly home?: string;
+  readonly sessionTmp: string;
+  /** The reach under the session's settings right now (a downgrade applies at once). */
+  current(): Reach;
+  approval(): ApprovalService | undefined;
+  /** The owner's login-shell environment. */
+  hostEnv(): Promise<Readonly<Record<string, string>>>;
+}
+
+/** What this call has had approved, once. */
+interface CallGrants {
+  readonly writePaths: Set<string>;
+  readonly landingPaths: Set<string>;
+  readonly workflows: Set<string>;
+  network: boolean;
+  hostExec: boolean;
+}
+
+/**
+ * Issues one call's credential. The only place a credential is built: the brand is an own,
+ * non-enumerable, read-only property, so a copy of the object is no credential.
+ */
+export function issueCredential(source: CredentialSource): ReachCredential {
+  const grants: CallGrants = { writePaths: new Set(), landingPaths: new Set(), workflows: new Set(), network: false, hostExec: false };
+
+  const granted = (request: ReachRequest, reach: Reach): boolean => {
+    if (reach.exec === 'none') return false;
+    switch (request.effect) {
+      case 'write': {
+        if (!('path' in request)) return grants.workflows.has(request.workflow);
+        if (grants.landingPaths.has(request.path)) return true;
+        const decision = judgeReach(reach, request);
+        if (decision.verdict !== 'ask' || decision.reason.kind === 'landing') return false;
+        return [...grants.writePaths].some((root) => matchesRule({ path: root }, request.path, reach.lists.platform));
+      }
+      case 'exec':
+        return request.host && grants.hostExec;
+      case 'network':
+        return grants.network;
+      case 'read':
+        return false;
+    }
+  };
+
+  const credential = {
+    exec: source.exec,
+    ...(source.home !== undefined ? { home: source.home } : {}),
+
+    async require(request: ReachRequest): Promise<ReachVerdict> {
+      const reach = source.current();
+      const decision = judgeReach(reach, request);
+      if (decision.verdict === 'allow') return { allowed: true };
+      const tier = reach.exec === 'none' ? 'none' : reach.tier;
+      if (decision.verdict === 'deny') return { allowed: false, message: denialMessage(request, decision, tier) };
+      if (granted(request, reach)) return { allowed: true };
+      const gate = source.approval();
+      if (!gate) return { allowed: false, message: notApprovedMessage(request, decision.reason, { outcome: 'unavailable' }) };
+      const outcome = await gate.ask({
+        turn: source.turn,
+        subject: subjectOf(request, decision.reason),
+        summary: `${describeRequest(request)}: asked because ${describeAsk(decision.reason)}`,
+        rememberable: true,
+      });
+      if (outcome.outcome !== 'approved') return { allowed: false, message: notApprovedMessage(request, decision.reason, outcome) };
+      record(grants, request, decision.reason.kind === 'landing');
+      return { allowed: true };
+    },
+
+    allows(effect: 'read' | 'write', realPath: string): boolean {
+      const reach = source.current();
+      const request: ReachRequest = { effect, path: realPath };
+      const decision = judgeReach(reach, request);
+      if (decision.verdict === 'allow') return true;
+      if (decision.verdict === 'deny') return false;
+      return granted(request, reach);
+    },
+
+    sandboxPolicy(): SandboxPolicy {
+      if (source.exec !== 'sandbox') {
+        throw new Error(`this call's commands run ${source.exec === 'host' ? 'on the host' : 'nowhere (no local effect)'}, so it has no sandbox policy.`);
+      }
+      return sandboxPolicyOf(source.current(), {
+        writePaths: [...grants.writePaths],
+        landingPaths: [...grants.landingPaths],
+        network: grants.network,
+      });
+    },
+
+    async processEnv(mode: 'sandbox' | 'host'): Promise<Record<string, string>> {
+      if (source.exec === 'none') {
+        throw new Error('this call has no local effect (it acts for someone who is not the owner), so it has no process environment: nothing may run for it.');
+      }
+      const host = await source.hostEnv();
+      return mode === 'host' ? { ...host } : sandboxEnvOf(host, source.sessionTmp);
+    },
+  };
+  Object.defineProperty(credential, REACH_CREDENTIAL, { value: true, enumerable: false, writable: false, configurable: false });
+  return Object.freeze(credential) as unknown as ReachCredential;
+}
+
+function record(grants: CallGrants, request: ReachRequest, landing: boolean): void {
+  switch (request.effect) {
+    case 'write':
+      if (!('path' in request)) grants.workflows.add(request.workflow);
+      else if (landing) grants.landingPaths.add(request.path);
+      else grants.writePaths.add(request.path);
+      return;
+    case 'exec':
+      if (request.host) grants.hostExec = true;
+      return;
+    case 'network':
+      grants.network = true;
+      return;
+    case 'read':
+      return;
+  }
+}
+
+function subjectOf(request: ReachRequest, reason: { kind: 'tier' } | { kind: 'landing' } | { kind: 'boundary' }): ApprovalSubject {
+  const rule = reason.kind === 'tier' ? 'tier' : 'boundary';
+  switch (request.effect) {
+    case 'write':
+      return 'path' in request
+        ? { kind: 'write-path', path: request.path, rule: reason.kind === 'landing' ? 'landing' : rule }
+        : { kind: 'workflow', workflow: request.workflow, rule };
+    case 'exec':
+      return { kind: 'host-exec', command: 'a command outside the sandbox', rule };
+    case 'network':
+      return { kind: 'network', via: request.via, rule };
+    case 'read':
+      return { kind: 'write-path', path: request.path, rule };
+  }
+}

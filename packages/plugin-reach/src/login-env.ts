@@ -1,0 +1,58 @@
+import { execFile } from 'node:child_process';
+
+/** How the owner's environment was obtained. */
+export type LoginEnv =
+  | { readonly source: 'login-shell'; readonly shell: string; readonly env: Readonly<Record<string, string>> }
+  | { readonly source: 'fallback'; readonly reason: string; readonly env: Readonly<Record<string, string>> };
+
+/**
+ * Captures the owner's login-shell environment once (`$SHELL -l -c 'env -0'`), so tools on the host
+ * see the PATH and variables the owner's terminal has, not the daemon's. On a timeout or any
+ * failure it falls back to the daemon's own environment and says why.
+ */
+export function captureLoginEnv(options: { shell?: string; timeoutMs: number; base: NodeJS.ProcessEnv }): Promise<LoginEnv> {
+  const fallback = (reason: string): LoginEnv => ({ source: 'fallback', reason, env: definedOnly(options.base) });
+  const shell = options.shell ?? options.base.SHELL;
+  if (!shell) return Promise.resolve(fallback('SHELL is not set, so there is no login shell to ask'));
+  return new Promise((resolve) => {
+    execFile(
+      shell,
+      ['-l', '-c', 'env -0'],
+      { timeout: options.timeoutMs, killSignal: 'SIGKILL', maxBuffer: 4 * 1024 * 1024, env: definedOnly(options.base), encoding: 'utf8' },
+      (error, stdout) => {
+        if (error) {
+          const timedOut = (error as { killed?: boolean }).killed === true;
+          resolve(fallback(timedOut ? `the login shell ${shell} did not answer within ${options.timeoutMs} ms` : `the login shell ${shell} failed: ${error.message}`));
+          return;
+        }
+        const env: Record<string, string> = {};
+        for (const entry of stdout.split('\0')) {
+          const eq = entry.indexOf('=');
+          if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+        }
+        resolve(Object.keys(env).length > 0 ? { source: 'login-shell', shell, env } : fallback(`the login shell ${shell} printed no environment`));
+      },
+    );
+  });
+}
+
+/** The environment of a sandboxed command: the owner's, minus the daemon's secrets and agent sockets, plus what the sandbox needs. */
+export function sandboxEnvOf(hostEnv: Readonly<Record<string, string>>, sessionTmp: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(hostEnv)) {
+    if (key.startsWith('AALIS_') || key === 'SSH_AUTH_SOCK') continue;
+    env[key] = value;
+  }
+  env.TMPDIR = sessionTmp;
+  env.TMP = sessionTmp;
+  env.TEMP = sessionTmp;
+  // Python writes bytecode next to the source, which is read-only in the sandbox.
+  env.PYTHONPYCACHEPREFIX = `${sessionTmp}/pycache`;
+  return env;
+}
+
+function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) out[key] = value;
+  return out;
+}

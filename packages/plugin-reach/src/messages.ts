@@ -1,0 +1,75 @@
+import type { ReachAskReason, ReachDecision, ReachRequest } from '@aalis/api-reach';
+import type { ApprovalOutcome } from '@aalis/core';
+
+/** What a request wants, as a person reads it. */
+export function describeRequest(request: ReachRequest): string {
+  switch (request.effect) {
+    case 'read':
+      return `reading ${request.path}`;
+    case 'write':
+      return 'path' in request ? `writing ${request.path}` : `writing the workflow '${request.workflow}'`;
+    case 'exec':
+      return request.host ? 'running a command on the host (outside the sandbox)' : 'running a command in the sandbox';
+    case 'network':
+      return `network access (${request.via})`;
+  }
+}
+
+/** Why a request is asked, as a person reads it. */
+export function describeAsk(reason: ReachAskReason): string {
+  switch (reason.kind) {
+    case 'tier':
+      return 'the confirm tier asks before every write and every command';
+    case 'landing':
+      return 'it is a persistence or auto-execution landing (shell startup files, git hooks and config, editor and agent settings, project instructions, self/): what is written there takes effect later on its own';
+    case 'boundary':
+      return reason.target === 'write-path'
+        ? 'it is outside the roots this tier writes without asking'
+        : reason.target === 'host-exec'
+          ? 'this tier runs commands in the sandbox, and this one is to run outside it'
+          : 'this tier has no network without asking';
+  }
+}
+
+/** The message of a denial: what was wanted, why not, and what can be done (or that nothing can). */
+export function denialMessage(request: ReachRequest, decision: Extract<ReachDecision, { verdict: 'deny' }>, tier: string): string {
+  const what = describeRequest(request);
+  switch (decision.rule) {
+    case 'no-local-effect':
+      return `${what} was refused (rule: no-local-effect): this call acts for someone who is not the owner, so it has no effect on this machine. This cannot be requested; the owner can do it in a turn of their own.`;
+    case 'control-plane':
+      return `${what} was refused (rule: control-plane): it is part of the host control plane (the daemon's state, configuration, secrets and loaded code), which no tier may write. This cannot be requested.`;
+    case 'deny-read':
+      return `${what} was refused (rule: deny-read): it is on the deny-read list (credential files, .env files, browser profiles, the daemon's private data, other instances' data). This cannot be requested.`;
+    case 'boundary-policy':
+      return `${what} was refused (rule: boundary-policy): it would be asked because ${describeAsk(decision.reason)}, but the boundary policy of this conversation is 'deny' (tier ${tier}). ${remedy(decision.reason)}`;
+  }
+}
+
+/** The message when an ask was not approved. */
+export function notApprovedMessage(request: ReachRequest, reason: ReachAskReason, outcome: Exclude<ApprovalOutcome, { outcome: 'approved' }> | { outcome: 'unavailable' }): string {
+  const what = `${describeRequest(request)} needs approval because ${describeAsk(reason)}`;
+  switch (outcome.outcome) {
+    case 'rejected':
+      return `${what}, and it was rejected${typeof outcome.by === 'string' ? ` by the ${outcome.by}` : ''}: ${outcome.reason}. Nothing was done; try another way or ask the owner.`;
+    case 'expired':
+      return `${what}, and nobody answered within ${Math.round(outcome.afterMs / 1000)} s, so it expired. Nothing was done.`;
+    case 'unavailable':
+      return `${what}, and there is no approval service here to ask. Nothing was done; ${remedy(reason)}`;
+  }
+}
+
+function remedy(reason: ReachAskReason): string {
+  switch (reason.kind) {
+    case 'boundary':
+      return reason.target === 'write-path'
+        ? 'Write inside the workspace, add a writable root, or set the boundary policy to ask.'
+        : reason.target === 'host-exec'
+          ? 'Run it in the sandbox, or raise the tier to confirm or full.'
+          : 'Set the boundary policy to ask, or use a tier with network.';
+    case 'landing':
+      return 'Set the boundary policy to ask to be asked for it, or write somewhere that is not a landing.';
+    case 'tier':
+      return 'Approve it when asked, or raise the tier.';
+  }
+}

@@ -1,0 +1,189 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isReachCredential, reach, type ReachCredential } from '@aalis/api-reach';
+import {
+  type ApprovalOutcome,
+  type ApprovalRequest,
+  approval,
+  authorityPlugin,
+  createKernel,
+  definePlugin,
+  type OriginTurn,
+  sessions,
+  sessionsPlugin,
+} from '@aalis/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { reachBindings } from './bindings.js';
+import { reachPlugin } from './plugin.js';
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), 'aalis-reach-')));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const home = join(root, 'home');
+const project = join(home, 'project');
+const outside = join(root, 'elsewhere');
+mkdirSync(join(project, '.git', 'hooks'), { recursive: true });
+mkdirSync(join(home, '.ssh'), { recursive: true });
+mkdirSync(outside, { recursive: true });
+
+const owner = { platform: 'cli', userId: 'owner' };
+const stranger = { platform: 'cli', userId: 'stranger' };
+const turnOf = (who: typeof owner, session = 's1'): OriginTurn => ({
+  session: { id: session },
+  platform: 'cli',
+  speaker: who,
+  authorised: who,
+  inbound: { id: 'm' },
+  category: 'own',
+});
+
+/**
+ * The approval service is a scripted stand-in here (the real one is plugin-approval, exercised
+ * end to end in the tools package): it records each ask and answers from a queue.
+ */
+async function start(answers: ApprovalOutcome[] = []) {
+  const asked: ApprovalRequest[] = [];
+  process.env.AALIS_TEST_SECRET = 'must-not-leak';
+  process.env.SSH_AUTH_SOCK = join(root, 'agent.sock');
+  const kernel = createKernel({ dataDir: join(root, `data-${Math.random().toString(36).slice(2)}`) })
+    .use(sessionsPlugin, { persist: false })
+    .use(authorityPlugin, { owners: { cli: ['owner'] } })
+    .use(
+      definePlugin({
+        name: 'scripted-approval',
+        provides: [approval],
+        apply: (ctx) =>
+          ctx.provide(approval, {
+            async ask(request) {
+              asked.push(request);
+              return answers.shift() ?? { outcome: 'expired', afterMs: 1 };
+            },
+          }),
+      }),
+    )
+    .use(reachPlugin, { install: root, form: 'source', userHome: home, loginShell: '/bin/sh' });
+  const status = await kernel.start();
+  expect(status.every((s) => s.state === 'running')).toBe(true);
+  kernel.get(reachBindings).bind('s1', { home: project });
+  return { kernel, asked, reach: kernel.get(reach), sessions: kernel.get(sessions) };
+}
+
+const yes: ApprovalOutcome = { outcome: 'approved', by: owner, remembered: false };
+
+describe('reach plugin', () => {
+  it("issues a branded credential whose brand a copy does not carry", async () => {
+    const { reach } = await start();
+    const credential = await reach.forCall(turnOf(owner));
+    expect(isReachCredential(credential)).toBe(true);
+    expect(Object.keys(credential)).not.toContain(String(Symbol.for('@aalis/api-reach/credential')));
+    expect(isReachCredential({ ...credential })).toBe(false);
+    expect(isReachCredential(Object.assign({}, credential))).toBe(false);
+    expect(credential.exec).toBe('sandbox');
+    expect(credential.home).toBe(project);
+  });
+
+  it('allows writes in the workspace, asks outside it, and remembers the one-shot approval for this call only', async () => {
+    const { reach, asked } = await start([yes]);
+    const credential = await reach.forCall(turnOf(owner));
+    expect(await credential.require({ effect: 'write', path: join(project, 'a.txt') })).toEqual({ allowed: true });
+    const target = join(outside, 'b.txt');
+    expect(credential.allows('write', target)).toBe(false);
+    expect(await credential.require({ effect: 'write', path: target })).toEqual({ allowed: true });
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.subject).toEqual({ kind: 'write-path', path: target, rule: 'boundary' });
+    expect(credential.allows('write', target)).toBe(true);
+    expect(credential.sandboxPolicy().write).toContain(target);
+    // Asking again in the same call does not ask twice.
+    expect(await credential.require({ effect: 'write', path: target })).toEqual({ allowed: true });
+    expect(asked).toHaveLength(1);
+    // The next call starts with no grants.
+    const next = await reach.forCall(turnOf(owner));
+    expect(next.allows('write', target)).toBe(false);
+    expect(next.sandboxPolicy().write).not.toContain(target);
+  });
+
+  it('applies a downgrade at once to a credential already issued', async () => {
+    const { reach, sessions } = await start();
+    const credential = await reach.forCall(turnOf(owner));
+    const file = join(project, 'c.txt');
+    expect(credential.allows('write', file)).toBe(true);
+    await sessions.change('s1', { tier: 'readonly', boundary: 'deny' });
+    expect(credential.allows('write', file)).toBe(false);
+    const verdict = await credential.require({ effect: 'write', path: file });
+    expect(verdict.allowed).toBe(false);
+    expect(!verdict.allowed && verdict.message).toMatch(/rule: boundary-policy.*boundary policy of this conversation is 'deny' \(tier readonly\).*Write inside the workspace/);
+    expect(credential.sandboxPolicy().write).not.toContain(project);
+  });
+
+  it('never asks for the control plane or the deny-read list, and says it cannot be requested', async () => {
+    const { reach, asked, kernel } = await start([yes, yes]);
+    const credential = await reach.forCall(turnOf(owner));
+    const control = join(kernel.dataDir ?? '', 'config.yaml');
+    const write = await credential.require({ effect: 'write', path: control });
+    expect(write).toMatchObject({ allowed: false, message: expect.stringMatching(/rule: control-plane.*cannot be requested/) });
+    const read = await credential.require({ effect: 'read', path: join(home, '.ssh', 'id_ed25519') });
+    expect(read).toMatchObject({ allowed: false, message: expect.stringMatching(/rule: deny-read.*cannot be requested/) });
+    expect(asked).toEqual([]);
+    expect(credential.allows('read', join(project, '.env'))).toBe(false);
+  });
+
+  it('asks for a landing in the workspace and grants exactly that path', async () => {
+    const { reach, asked } = await start([yes]);
+    const credential = await reach.forCall(turnOf(owner));
+    const hook = join(project, '.git', 'hooks', 'pre-commit');
+    expect(await credential.require({ effect: 'write', path: hook })).toEqual({ allowed: true });
+    expect(asked[0]?.subject).toMatchObject({ kind: 'write-path', rule: 'landing' });
+    expect(credential.allows('write', hook)).toBe(true);
+    expect(credential.allows('write', join(project, '.git', 'hooks', 'post-commit'))).toBe(false);
+  });
+
+  it('reports a rejected or expired ask with what was wanted and why', async () => {
+    const { reach } = await start([{ outcome: 'rejected', by: 'reviewer', reason: 'outside the task' }]);
+    const credential = await reach.forCall(turnOf(owner));
+    const rejected = await credential.require({ effect: 'write', path: join(outside, 'x') });
+    expect(rejected).toMatchObject({ allowed: false, message: expect.stringMatching(/needs approval because it is outside the roots.*rejected by the reviewer: outside the task/) });
+    const expired = await credential.require({ effect: 'write', path: join(outside, 'y') });
+    expect(expired).toMatchObject({ allowed: false, message: expect.stringMatching(/expired/) });
+  });
+
+  it("gives another person's call no local effect", async () => {
+    const { reach, asked } = await start([yes]);
+    const credential = await reach.forCall(turnOf(stranger));
+    expect(credential.exec).toBe('none');
+    expect(credential.home).toBeUndefined();
+    expect(await credential.require({ effect: 'read', path: join(project, 'README') })).toMatchObject({ allowed: false, message: expect.stringMatching(/no-local-effect/) });
+    expect(await credential.require({ effect: 'network', via: 'url' })).toEqual({ allowed: true });
+    expect(credential.allows('read', join(project, 'README'))).toBe(false);
+    await expect(credential.processEnv('sandbox')).rejects.toThrow(/no local effect/);
+    expect(() => credential.sandboxPolicy()).toThrow(/nowhere/);
+    expect(asked).toEqual([]);
+  });
+
+  it("builds the sandbox environment from the owner's login shell without AALIS_* or SSH_AUTH_SOCK", async () => {
+    const { reach } = await start();
+    const credential: ReachCredential = await reach.forCall(turnOf(owner));
+    const hostEnv = await credential.processEnv('host');
+    expect(hostEnv.AALIS_TEST_SECRET).toBe('must-not-leak');
+    const env = await credential.processEnv('sandbox');
+    expect(Object.keys(env).filter((k) => k.startsWith('AALIS_') || k === 'SSH_AUTH_SOCK')).toEqual([]);
+    expect(env.TMPDIR).toMatch(/\/tmp\/session-[0-9a-f]+$/);
+    expect(env.PATH).toBeTruthy();
+  });
+
+  it('a session in the confirm tier runs on the host and has no sandbox policy', async () => {
+    const { reach, sessions } = await start([yes]);
+    await sessions.change('s1', { tier: 'confirm' });
+    const credential = await reach.forCall(turnOf(owner));
+    expect(credential.exec).toBe('host');
+    expect(() => credential.sandboxPolicy()).toThrow(/on the host/);
+  });
+
+  it('resolves a symlinked workspace to its real path at bind time', async () => {
+    const { kernel } = await start();
+    const link = join(root, 'link-to-project');
+    symlinkSync(project, link);
+    expect(kernel.get(reachBindings).bind('s2', { home: link }).home).toBe(project);
+    expect(kernel.get(reachBindings).bindingOf('s2').gitDirs).toEqual([join(project, '.git')]);
+  });
+});

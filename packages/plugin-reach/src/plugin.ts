@@ -1,0 +1,175 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, realpathSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type HostPaths,
+  INSTALL_FORMS,
+  type ProtectedLists,
+  protectedLists,
+  type Reach,
+  reach,
+  resolveReach,
+  toolchainCacheDirs,
+  withRealRoots,
+} from '@aalis/api-reach';
+import { approval, authority, definePlugin, type SessionSettings, sessions } from '@aalis/core';
+import { z } from 'zod';
+import { type Binding, reachBindings } from './bindings.js';
+import { issueCredential } from './credential.js';
+import { gitDirsOf } from './git-dirs.js';
+import { captureLoginEnv, type LoginEnv } from './login-env.js';
+import { realPathOfSync } from './real-path.js';
+
+/** Config of the reach plugin. Paths may be relative to the working directory; they become real paths at activation. */
+export const ReachConfigSchema = z.object({
+  /** The install: the source checkout or the create-aalis project. */
+  install: z.string().min(1),
+  form: z.enum(INSTALL_FORMS),
+  /** This instance's data directory; defaults to the kernel's. */
+  data: z.string().min(1).optional(),
+  /** The main config file; defaults to `config.yaml` in the data directory. */
+  configFile: z.string().min(1).optional(),
+  /** The deployment directory holding `data/` and `data-*` of sibling instances. */
+  deployment: z.string().min(1).optional(),
+  /** Directories outside the install the daemon loaded code from (linked plugins). */
+  codeDirs: z.array(z.string().min(1)).default([]),
+  /** The daemon's entry script (npm form). */
+  entry: z.string().min(1).optional(),
+  /** Ports on the loopback the sandbox must not reach (the daemon's own, its console's). */
+  localPorts: z.array(z.number().int().min(1).max(65535)).default([]),
+  /** The owner's home; defaults to the OS's. */
+  userHome: z.string().min(1).optional(),
+  /** The owner's login shell for `processEnv('host')`; defaults to $SHELL. */
+  loginShell: z.string().min(1).optional(),
+  loginShellTimeoutMs: z.number().int().positive().default(3000),
+  platform: z.enum(['linux', 'darwin', 'win32']).optional(),
+});
+/** Config of the reach plugin. */
+export type ReachConfig = z.infer<typeof ReachConfigSchema>;
+
+/**
+ * Provides `reach` (one credential per tool call) and `reach/bindings`. Host paths and protected
+ * lists are built once here, over real paths taken now; every credential's `require`, `allows`
+ * and `sandboxPolicy` then follow the session's settings as they change.
+ */
+export const reachPlugin = definePlugin({
+  name: 'reach',
+  provides: [reach, reachBindings],
+  inject: [authority, sessions],
+  optional: [approval],
+  config: ReachConfigSchema,
+  apply(ctx, config) {
+    const platform = config.platform ?? (process.platform as 'linux' | 'darwin' | 'win32');
+    const dataDir = config.data ?? ctx.dataDir;
+    if (dataDir === undefined) throw new Error("no data directory: set the plugin's 'data' or start the kernel with a dataDir");
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const data = realPathOfSync(dataDir);
+    for (const dir of ['workspace', 'tmp', 'self', 'logs']) mkdirSync(join(data, dir), { recursive: true, mode: 0o700 });
+    const paths: HostPaths = {
+      install: realPathOfSync(config.install),
+      data,
+      workspace: join(data, 'workspace'),
+      tmp: join(data, 'tmp'),
+      self: join(data, 'self'),
+      logs: join(data, 'logs'),
+      config: realPathOfSync(config.configFile ?? join(data, 'config.yaml')),
+      secrets: join(data, 'secrets.yaml'),
+      ...(config.deployment !== undefined ? { deployment: realPathOfSync(config.deployment) } : {}),
+    };
+    const userHome = realPathOfSync(config.userHome ?? homedir());
+    const lists: ProtectedLists = withRealRoots(
+      protectedLists({
+        paths,
+        userHome,
+        platform,
+        form: config.form,
+        codeDirs: config.codeDirs.map((d) => realPathOfSync(d)),
+        ...(config.entry !== undefined ? { entry: realPathOfSync(config.entry) } : {}),
+      }),
+      (path) => {
+        try {
+          return realpathSync.native(path);
+        } catch {
+          return undefined;
+        }
+      },
+    );
+    const toolchainCaches = toolchainCacheDirs(userHome, platform).map((d) => realPathOfSync(d));
+    const auth = ctx.get(authority);
+    const sessionService = ctx.get(sessions);
+
+    let hostEnv: Promise<LoginEnv> | undefined;
+    const loginEnv = () => {
+      hostEnv ??= captureLoginEnv({ ...(config.loginShell ? { shell: config.loginShell } : {}), timeoutMs: config.loginShellTimeoutMs, base: process.env }).then((captured) => {
+        if (captured.source === 'fallback') process.emitWarning(`reach: using the daemon's environment for host commands: ${captured.reason}`);
+        return captured;
+      });
+      return hostEnv;
+    };
+
+    const current = new Map<string, SessionSettings>();
+    ctx.on('session/settings-changed', (event) => current.set(event.sessionId, event.next));
+
+    const bindings = new Map<string, Binding>();
+    const defaultBinding: Binding = Object.freeze({ home: paths.workspace, extraRoots: [], worktrees: [], gitDirs: gitDirsOf(paths.workspace) });
+    ctx.provide(reachBindings, {
+      bind(sessionId, place) {
+        const home = realPathOfSync(place.home);
+        const binding: Binding = Object.freeze({
+          home,
+          extraRoots: Object.freeze((place.extraRoots ?? []).map((r) => realPathOfSync(r))),
+          worktrees: Object.freeze((place.worktrees ?? []).map((w) => realPathOfSync(w))),
+          gitDirs: Object.freeze(gitDirsOf(home)),
+        });
+        bindings.set(sessionId, binding);
+        return binding;
+      },
+      bindingOf: (sessionId) => bindings.get(sessionId) ?? defaultBinding,
+    });
+
+    ctx.provide(reach, {
+      async forCall(turn) {
+        const root = turn.session.rootId ?? turn.session.id;
+        current.set(root, await sessionService.settings(turn.session.id));
+        const principal = auth.principalOf(turn);
+        const binding = bindings.get(root) ?? defaultBinding;
+        const sessionTmp = join(paths.tmp, `session-${createHash('sha256').update(root).digest('hex').slice(0, 24)}`);
+        await mkdir(sessionTmp, { recursive: true, mode: 0o700 });
+        let memo: { tier: string; boundary: string; reach: Reach } | undefined;
+        const currentReach = (): Reach => {
+          const settings = current.get(root);
+          if (settings === undefined) throw new Error(`reach: the settings of session '${root}' are unknown; refusing to judge without them.`);
+          if (memo?.tier !== settings.tier || memo.boundary !== settings.boundary) {
+            const next = resolveReach({
+              principal,
+              tier: settings.tier,
+              onBoundary: settings.boundary,
+              place: { home: binding.home },
+              binding: { extraRoots: binding.extraRoots, worktrees: binding.worktrees },
+              gitDirs: binding.gitDirs,
+              sessionTmp,
+              localPorts: config.localPorts,
+              lists,
+              paths,
+              toolchainCaches,
+            });
+            memo = { tier: settings.tier, boundary: settings.boundary, reach: next };
+          }
+          return memo.reach;
+        };
+        const issued = currentReach();
+        return issueCredential({
+          turn,
+          exec: issued.exec,
+          ...(issued.exec !== 'none' ? { home: binding.home } : {}),
+          sessionTmp,
+          current: currentReach,
+          approval: () => ctx.maybe(approval),
+          hostEnv: async () => (await loginEnv()).env,
+        });
+      },
+    });
+  },
+});
