@@ -1,1 +1,11 @@
-export {};
+export { NAMESPACE_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
+export { type DeniedWrites, deniedWritesOf } from './denied-writes.js';
+export { Layers, PATH_STATES, type PathState } from './layers.js';
+export { DIRECTORY_NAMES, NEW_ENTRY_NAMES, placeholderCandidates } from './new-entries.js';
+export { CHECK_NAMES, MIN_BWRAP, probeHost } from './probe.js';
+export { RunRequestError, RunRequestSchema } from './request.js';
+export { sweepStaleRunDirs } from './run-dir.js';
+export { DEFAULT_PRUNE_NAMES, type EntryKind, type FoundEntry, type HostFacts, hostSockets, ScanLimitError, type ScanOptions, scanHost } from './scan.js';
+export { buildSeccompFilter, DENIED_IOCTLS, DENIED_SYSCALLS, SECCOMP_ARCHES, SeccompBuildError, type SeccompArch } from './seccomp.js';
+export { createLinuxSandbox, DEFAULT_MAX_OUTPUT, LinuxSandbox, type LinuxSandboxOptions } from './service.js';
+export { type PlannedMount, type Placeholder, type Translation, type TranslateOptions, translatePolicy, UntranslatableError } from './translate.js';

@@ -1,0 +1,55 @@
+import { isAbsolute, resolve } from 'node:path';
+
+/**
+ * How a refused write is recognised. Every refusal this sandbox makes is a read-only mount (the
+ * host behind `--ro-bind`, hidden directories remounted read-only, placeholders): the kernel
+ * answers EROFS, which nothing else in the sandbox produces. A program reports it as
+ * strerror(EROFS) ("Read-only file system", Python's "[Errno 30]", Node's "EROFS"); renaming onto
+ * or removing a pinned mount point answers EBUSY, counted only when the path is one the sandbox
+ * mounted. A non-zero exit without such a report is not a refused write.
+ */
+const EROFS_LINE = /read-only file system|\bEROFS\b|\[Errno 30\]/i;
+const EBUSY_LINE = /device or resource busy|\bEBUSY\b|\[Errno 16\]/i;
+const QUOTED = /['"‘“`]([^'"’”`\n]+)['"’”`]/g;
+const BEFORE_ERROR = /([^\s'"‘“:][^:]*?):\s*(?:read-only file system|device or resource busy)/i;
+
+/** What the stderr of a run says about refused writes. */
+export interface DeniedWrites {
+  readonly denied: boolean;
+  /** Real-looking absolute paths named in the refusals, resolved against the cwd. */
+  readonly paths: readonly string[];
+}
+
+function pathsIn(line: string, cwd: string): string[] {
+  const out: string[] = [];
+  for (const m of line.matchAll(QUOTED)) {
+    const s = m[1]!.trim();
+    if (s.includes('/') || s.startsWith('.')) out.push(s);
+  }
+  if (out.length === 0) {
+    const m = BEFORE_ERROR.exec(line);
+    const token = m?.[1]?.trim().split(/\s+/).pop();
+    if (token && (token.includes('/') || token.startsWith('.'))) out.push(token);
+  }
+  return out.map((p) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p)));
+}
+
+/**
+ * Reads refused writes out of a run's stderr. `mounted` are the paths the sandbox mounted: an
+ * EBUSY counts only for one of them.
+ */
+export function deniedWritesOf(stderr: string, cwd: string, mounted: ReadonlySet<string>): DeniedWrites {
+  const paths = new Set<string>();
+  let denied = false;
+  for (const line of stderr.split('\n')) {
+    if (EROFS_LINE.test(line)) {
+      denied = true;
+      for (const p of pathsIn(line, cwd)) paths.add(p);
+    } else if (EBUSY_LINE.test(line)) {
+      const hits = pathsIn(line, cwd).filter((p) => mounted.has(p));
+      if (hits.length > 0) denied = true;
+      for (const p of hits) paths.add(p);
+    }
+  }
+  return { denied, paths: [...paths] };
+}

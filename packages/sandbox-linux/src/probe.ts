@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import type { SandboxCheck, SandboxProbe } from '@aalis/api-reach';
+import { execa } from 'execa';
+import { NAMESPACE_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
+import { findExecutable, userNamespaceFix } from './tools.js';
+
+/** The bubblewrap this package needs: `--disable-userns` and `--remount-ro` came in 0.8. */
+export const MIN_BWRAP = [0, 8, 0] as const;
+
+/** Binaries and the filter a probe checks. */
+export interface ProbeTargets {
+  readonly bwrap: string;
+  readonly slirp4netns: string;
+  readonly filter: Buffer;
+}
+
+/** Names of the checks; `network` is needed only for policies with network `on`. */
+export const CHECK_NAMES = ['bubblewrap', 'user-namespaces', 'seccomp', 'network', 'unix-sockets'] as const;
+
+const BASE = ['--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+
+async function tryBwrap(bwrap: string, args: string[], filter?: Buffer): Promise<{ ok: boolean; message: string }> {
+  try {
+    const r = await execa(bwrap, args, {
+      env: {},
+      extendEnv: false,
+      cwd: '/',
+      reject: false,
+      timeout: 10_000,
+      stdio: filter ? ['ignore', 'pipe', 'pipe', new Uint8Array(filter)] : ['ignore', 'pipe', 'pipe'],
+    });
+    return { ok: r.exitCode === 0, message: String(r.stderr).trim() || `exit ${r.exitCode ?? r.signal}` };
+  } catch (e) {
+    return { ok: false, message: (e as Error).message };
+  }
+}
+
+function versionOk(text: string): boolean {
+  const m = /(\d+)\.(\d+)\.(\d+)/.exec(text);
+  if (!m) return false;
+  const v = [Number(m[1]), Number(m[2]), Number(m[3])];
+  for (let i = 0; i < 3; i++) {
+    if (v[i]! !== MIN_BWRAP[i]) return v[i]! > MIN_BWRAP[i]!;
+  }
+  return true;
+}
+
+/**
+ * Checks, in order, what a run needs: bubblewrap present and recent, user namespaces usable, the
+ * project's seccomp filter loadable, slirp4netns for network `on`, /proc/net/unix readable (the
+ * list of sockets to hide). A failed check stops the ones that depend on it. Never throws.
+ */
+export async function probeHost(t: ProbeTargets): Promise<SandboxProbe> {
+  const checks: SandboxCheck[] = [];
+  const installBwrap = 'sudo apt-get install -y bubblewrap (0.8 or newer)';
+  const bwrap = findExecutable(t.bwrap);
+  let version = '';
+  if (bwrap) {
+    const r = await execa(bwrap, ['--version'], { reject: false, timeout: 5000 }).catch(() => undefined);
+    version = String(r?.stdout ?? '').trim();
+  }
+  if (!bwrap || !versionOk(version)) {
+    checks.push({ name: 'bubblewrap', ok: false, detail: bwrap ? `${bwrap} is "${version}", need ${MIN_BWRAP.join('.')}` : `${t.bwrap} not found`, fix: installBwrap });
+    return { backend: 'linux', available: false, checks };
+  }
+  checks.push({ name: 'bubblewrap', ok: true, detail: `${bwrap}: ${version}` });
+  const ns = await tryBwrap(bwrap, [...NAMESPACE_FLAGS, ...BASE, '--', 'true']);
+  if (!ns.ok) {
+    checks.push({ name: 'user-namespaces', ok: false, detail: `bwrap cannot create its namespaces: ${ns.message}`, fix: userNamespaceFix() });
+    return { backend: 'linux', available: false, checks };
+  }
+  checks.push({ name: 'user-namespaces', ok: true, detail: 'user, pid, net, ipc, uts namespaces; nested user namespaces disabled' });
+  const sc = await tryBwrap(bwrap, [...NAMESPACE_FLAGS, ...BASE, '--seccomp', String(SECCOMP_FD), '--', 'true'], t.filter);
+  checks.push(
+    sc.ok
+      ? { name: 'seccomp', ok: true, detail: `filter of ${t.filter.length / 8} instructions loads` }
+      : { name: 'seccomp', ok: false, detail: `the seccomp filter does not load: ${sc.message}`, fix: 'use a kernel with CONFIG_SECCOMP_FILTER on x86_64 or aarch64' },
+  );
+  const slirp = findExecutable(t.slirp4netns);
+  checks.push(
+    slirp
+      ? { name: 'network', ok: true, detail: `${slirp}: network "on" runs through it; host loopback unreachable` }
+      : { name: 'network', ok: false, detail: `${t.slirp4netns} not found: policies with network "on" cannot run`, fix: 'sudo apt-get install -y slirp4netns' },
+  );
+  let unix = true;
+  try {
+    readFileSync('/proc/net/unix');
+  } catch {
+    unix = false;
+  }
+  checks.push(
+    unix
+      ? { name: 'unix-sockets', ok: true, detail: 'host sockets listed from /proc/net/unix and hidden unless under unixSockets' }
+      : { name: 'unix-sockets', ok: false, detail: '/proc/net/unix is not readable: sockets outside unixSockets cannot be hidden', fix: 'mount /proc' },
+  );
+  const available = checks.every((c) => c.ok || c.name === 'network');
+  return { backend: 'linux', available, checks };
+}

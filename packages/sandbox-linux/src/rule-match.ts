@@ -1,0 +1,18 @@
+import { type CompiledRules, compileRules, type PathRule, preparePath } from '@aalis/api-reach';
+
+/** True when `path` is `root` or lies beneath it (real paths, compared as Linux does: with case). */
+export function isWithin(path: string, root: string): boolean {
+  if (root === '/') return path.startsWith('/');
+  return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
+}
+
+/** Rules compiled once with api-reach's matcher (the contract's semantics: whole-path patterns, `except`). */
+export interface RuleSet {
+  covers(path: string): boolean;
+}
+
+/** Compiles rules for Linux; a pattern outside the contract's subset throws, so nothing is translated. */
+export function ruleSet(rules: readonly PathRule[]): RuleSet {
+  const compiled: CompiledRules = compileRules(rules, 'linux');
+  return { covers: (path) => compiled.test(preparePath(path, 'linux')) };
+}

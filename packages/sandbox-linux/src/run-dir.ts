@@ -1,0 +1,107 @@
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Placeholder } from './translate.js';
+
+/*
+ * A run's host-side leftovers live in one folder, `<tmp>/aalis-sbx-<pid>-<n>`: the empty file
+ * mounted over hidden files, and a journal of the placeholders created in writable roots. The
+ * journal is written before each placeholder is created, so a crash of the daemon mid-run leaves a
+ * complete list; the next sandbox started on the machine sweeps folders whose pid is gone.
+ */
+
+const PREFIX = 'aalis-sbx-';
+let counter = 0;
+
+/** The host-side state of one run. */
+export class RunDir {
+  readonly path: string;
+  private created = false;
+  private readonly placeholders: Placeholder[] = [];
+
+  constructor(readonly parent: string) {
+    counter += 1;
+    this.path = join(parent, `${PREFIX}${process.pid}-${counter}-${Math.random().toString(36).slice(2, 8)}`);
+  }
+
+  /** The empty file for hidden files and sockets. */
+  get emptyFile(): string {
+    return join(this.path, 'empty');
+  }
+
+  private ensure(): void {
+    if (this.created) return;
+    mkdirSync(this.path, { mode: 0o700 });
+    this.created = true;
+  }
+
+  /** Creates the folder and its empty file. */
+  prepareEmptyFile(): void {
+    this.ensure();
+    writeFileSync(this.emptyFile, '', { mode: 0o444, flag: 'wx' });
+  }
+
+  /** Creates one placeholder, journalled first; throws if something appeared there since the scan. */
+  addPlaceholder(p: Placeholder): void {
+    this.ensure();
+    appendFileSync(join(this.path, 'journal'), `${JSON.stringify(p)}\n`);
+    if (p.kind === 'dir') mkdirSync(p.path, { mode: 0o555 });
+    else writeFileSync(p.path, '', { mode: 0o444, flag: 'wx' });
+    this.placeholders.push(p);
+  }
+
+  /** Removes every placeholder (only while still empty: what someone else put there stays) and the folder. */
+  dispose(): void {
+    for (const p of this.placeholders.reverse()) removePlaceholder(p);
+    this.placeholders.length = 0;
+    if (this.created) rmSync(this.path, { recursive: true, force: true });
+    this.created = false;
+  }
+}
+
+function removePlaceholder(p: Placeholder): void {
+  try {
+    if (p.kind === 'dir') rmdirSync(p.path);
+    else if (statSync(p.path).size === 0) unlinkSync(p.path);
+  } catch {
+    // gone already, or no longer empty: not ours to delete
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes the run folders (and their journalled placeholders) of processes that are gone. Returns how many. */
+export function sweepStaleRunDirs(parent: string): number {
+  let swept = 0;
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    if (!name.startsWith(PREFIX)) continue;
+    const pid = Number(name.slice(PREFIX.length).split('-')[0]);
+    if (!Number.isInteger(pid) || pid <= 0 || alive(pid)) continue;
+    const dir = join(parent, name);
+    try {
+      const journal = readFileSync(join(dir, 'journal'), 'utf8');
+      const entries = journal
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Placeholder);
+      for (const p of entries.reverse()) removePlaceholder(p);
+    } catch {
+      // no journal: nothing was placed
+    }
+    rmSync(dir, { recursive: true, force: true });
+    swept += 1;
+  }
+  return swept;
+}

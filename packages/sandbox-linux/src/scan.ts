@@ -1,0 +1,167 @@
+import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import type { PathMatcher, PathRule, SandboxPolicy } from '@aalis/api-reach';
+import { Layers } from './layers.js';
+import { placeholderCandidates } from './new-entries.js';
+import { isWithin, ruleSet } from './rule-match.js';
+
+/** What sits at a path on the host, as far as mounting is concerned. */
+export type EntryKind = 'dir' | 'file';
+
+/** A path a pattern rule matched while walking, or a socket to hide. */
+export interface FoundEntry {
+  /** Where the mount goes: the real path (a symlink's target). */
+  readonly path: string;
+  readonly kind: EntryKind;
+  /** The path the rules matched, when it differs from `path` (a symlink). */
+  readonly via?: string;
+}
+
+/** What the translation needs to know about the host file system; gathered by {@link scanHost}. */
+export interface HostFacts {
+  /** Kind of every path the policy names (roots, rule paths), and of the cwd; missing paths are absent. */
+  readonly kinds: ReadonlyMap<string, EntryKind>;
+  /** Existing paths under the scanned roots that a pattern rule (or an `except`) matched. */
+  readonly found: readonly FoundEntry[];
+  /** Bound pathname unix sockets on the host (from /proc/net/unix), as real paths. */
+  readonly sockets: readonly string[];
+  /** Entries visited by the walk. */
+  readonly visited: number;
+}
+
+/** Limits of the walk that finds pattern matches. */
+export interface ScanOptions {
+  /** Stop and fail closed beyond this many entries. */
+  readonly maxEntries?: number;
+  /** Directory names not descended into (their contents cannot match deny patterns we act on). */
+  readonly pruneNames?: readonly string[];
+}
+
+/** Directories skipped by the walk unless told otherwise: dependency trees and git's object store. */
+export const DEFAULT_PRUNE_NAMES = ['node_modules', 'objects', 'lfs'] as const;
+const PRUNE_ONLY_IN_GIT = new Set(['objects', 'lfs']);
+
+/** Thrown when the host cannot be scanned within the limits: the policy is not translated. */
+export class ScanLimitError extends Error {
+  override readonly name = 'ScanLimitError';
+  constructor(
+    readonly root: string,
+    readonly limit: number,
+  ) {
+    super(`more than ${limit} entries under ${root}`);
+  }
+}
+
+function rules(policy: SandboxPolicy): PathRule[] {
+  return [...policy.readDeny, ...policy.writeDeny, ...policy.writeExceptions, ...policy.controlDeny];
+}
+
+function matchers(policy: SandboxPolicy): PathMatcher[] {
+  return rules(policy).flatMap((r) => [r, ...(r.except ?? [])]);
+}
+
+/** Every concrete path the policy names (roots, `{ path }` rules and their exceptions) and the placeholder candidates. */
+export function namedPaths(policy: SandboxPolicy, cwd: string): string[] {
+  const paths = new Set<string>([...policy.write, ...policy.readAllowWithin, ...policy.unixSockets, cwd]);
+  for (const m of matchers(policy)) if ('path' in m) paths.add(m.path);
+  for (const p of placeholderCandidates(policy, cwd)) paths.add(p);
+  return [...paths];
+}
+
+/** The roots whose contents are walked for pattern matches: what the sandbox can write or read back. */
+export function scanRoots(policy: SandboxPolicy): string[] {
+  const all = [...new Set([...policy.write, ...policy.readAllowWithin])].sort();
+  return all.filter((r) => !all.some((o) => o !== r && isWithin(r, o)));
+}
+
+function kindOf(path: string): EntryKind | undefined {
+  try {
+    return statSync(path).isDirectory() ? 'dir' : 'file';
+  } catch {
+    return undefined;
+  }
+}
+
+/** Listening or bound pathname unix sockets of this network namespace. */
+export function hostSockets(): string[] {
+  let text: string;
+  try {
+    text = readFileSync('/proc/net/unix', 'utf8');
+  } catch (e) {
+    // without the list, sockets outside unixSockets cannot be hidden: refuse rather than guess
+    throw new Error(`cannot list the host's unix sockets (/proc/net/unix): ${(e as Error).message}`);
+  }
+  const out = new Set<string>();
+  for (const line of text.split('\n').slice(1)) {
+    const cols = line.trim().split(/\s+/);
+    const path = cols[7];
+    if (!path?.startsWith('/')) continue;
+    try {
+      if (!lstatSync(path).isSocket()) continue;
+      out.add(realpathSync(path));
+    } catch {
+      // gone since it was bound: nothing to hide
+    }
+  }
+  return [...out];
+}
+
+/**
+ * Looks at the host for what the policy's rules need: kinds of named paths, pattern matches under
+ * the writable and read-back roots (a bounded walk that does not follow symlinks and skips
+ * {@link DEFAULT_PRUNE_NAMES}), and the host's unix sockets.
+ */
+export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOptions = {}): HostFacts {
+  const kinds = new Map<string, EntryKind>();
+  for (const p of namedPaths(policy, cwd)) {
+    const k = kindOf(p);
+    if (k) kinds.set(p, k);
+  }
+  const patterns = matchers(policy).flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
+  const found: FoundEntry[] = [];
+  let visited = 0;
+  if (patterns.length > 0) {
+    const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
+    const layers = new Layers(policy);
+    const limit = options.maxEntries ?? 1_000_000;
+    const prune = new Set(options.pruneNames ?? DEFAULT_PRUNE_NAMES);
+    for (const root of scanRoots(policy)) {
+      if (kinds.get(root) !== 'dir') continue;
+      const stack: string[] = [root];
+      while (stack.length > 0) {
+        const dir = stack.pop()!;
+        let entries: Dirent[];
+        try {
+          entries = readdirSync(dir, { withFileTypes: true });
+        } catch {
+          continue; // unreadable here is unreadable in the sandbox too
+        }
+        visited += entries.length;
+        if (visited > limit) throw new ScanLimitError(root, limit);
+        const inGit = dir.endsWith('/.git');
+        for (const e of entries) {
+          const path = `${dir}/${e.name}`;
+          const hit = any.covers(path);
+          if (e.isSymbolicLink()) {
+            if (hit) {
+              try {
+                const real = realpathSync(path);
+                const k = kindOf(real);
+                if (k) found.push({ path: real, kind: k, via: path });
+              } catch {
+                // dangling: nothing behind it to read or write through
+              }
+            }
+            continue;
+          }
+          const isDir = e.isDirectory();
+          if (hit) found.push({ path, kind: isDir ? 'dir' : 'file' });
+          if (!isDir) continue;
+          if (prune.has(e.name) && (!PRUNE_ONLY_IN_GIT.has(e.name) || inGit)) continue;
+          if (hit && layers.hidden(path)) continue; // hidden whole
+          stack.push(path);
+        }
+      }
+    }
+  }
+  return { kinds, found, sockets: hostSockets(), visited };
+}

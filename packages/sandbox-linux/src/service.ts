@@ -1,0 +1,207 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import type { Readable, Writable } from 'node:stream';
+import {
+  type SandboxPolicy,
+  type SandboxProbe,
+  type SandboxRunRequest,
+  type SandboxRunResult,
+  type SandboxService,
+  SandboxUnavailableError,
+} from '@aalis/api-reach';
+import { execa } from 'execa';
+import { NAMESPACE_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
+import { deniedWritesOf } from './denied-writes.js';
+import { BLOCK_FD, INFO_FD, NETWORK_ON_FLAGS, readChildPid, type Slirp, startSlirp } from './network.js';
+import { BoundedOutput } from './output.js';
+import { probeHost } from './probe.js';
+import { checkRunRequest } from './request.js';
+import { RunDir, sweepStaleRunDirs } from './run-dir.js';
+import { type ScanOptions, scanHost } from './scan.js';
+import { buildSeccompFilter } from './seccomp.js';
+import { findExecutable } from './tools.js';
+import { type Translation, translatePolicy } from './translate.js';
+
+/** How the Linux sandbox is set up. */
+export interface LinuxSandboxOptions {
+  /** bubblewrap: a name looked up on the daemon's PATH, or an absolute path. Default `bwrap`. */
+  readonly bwrap?: string;
+  /** slirp4netns, for network `on`. Default `slirp4netns`. */
+  readonly slirp4netns?: string;
+  /** Where per-run folders go. Default the OS temp directory. */
+  readonly tmpDir?: string;
+  /** Limits of the walk for pattern rules. */
+  readonly scan?: ScanOptions;
+  /** The seccomp program handed to bwrap; default {@link buildSeccompFilter}. For tests of a filter that does not load. */
+  readonly seccompFilter?: Buffer;
+  /** Create write roots that do not exist yet (a toolchain cache never used). Default true. */
+  readonly createMissingWriteRoots?: boolean;
+}
+
+/** Bytes kept of each of stdout and stderr when the request gives no limit. */
+export const DEFAULT_MAX_OUTPUT = 1024 * 1024;
+
+const unavailable = (reason: string, fix: string) => new SandboxUnavailableError('linux', reason, fix);
+
+/** The sandbox service on Linux: bubblewrap with a generated seccomp filter. */
+export class LinuxSandbox implements SandboxService {
+  readonly backend = 'linux' as const;
+  private readonly filter: Buffer;
+  private readonly tmp: string;
+  private ready?: Promise<SandboxProbe>;
+
+  constructor(private readonly options: LinuxSandboxOptions = {}) {
+    this.filter = options.seccompFilter ?? buildSeccompFilter();
+    this.tmp = options.tmpDir ?? tmpdir();
+    sweepStaleRunDirs(this.tmp);
+  }
+
+  /** What works here, for `aalis doctor`. */
+  async probe(): Promise<SandboxProbe> {
+    try {
+      return await probeHost({ bwrap: this.options.bwrap ?? 'bwrap', slirp4netns: this.options.slirp4netns ?? 'slirp4netns', filter: this.filter });
+    } catch (e) {
+      return { backend: 'linux', available: false, checks: [{ name: 'probe', ok: false, detail: (e as Error).message }] };
+    }
+  }
+
+  private async requireReady(policy: SandboxPolicy): Promise<{ bwrap: string; slirp?: string }> {
+    this.ready ??= this.probe();
+    const probe = await this.ready;
+    if (!probe.available) this.ready = undefined; // look again next time: it may have been fixed
+    const failed = probe.checks.find((c) => !c.ok && (c.name !== 'network' || policy.network === 'on'));
+    if (failed) throw unavailable(`${failed.name}: ${failed.detail}`, failed.fix ?? 'see `aalis doctor`');
+    const bwrap = findExecutable(this.options.bwrap ?? 'bwrap');
+    if (!bwrap) throw unavailable('bubblewrap is gone', 'sudo apt-get install -y bubblewrap');
+    if (policy.network !== 'on') return { bwrap };
+    const slirp = findExecutable(this.options.slirp4netns ?? 'slirp4netns');
+    if (!slirp) throw unavailable('slirp4netns is gone', 'sudo apt-get install -y slirp4netns');
+    return { bwrap, slirp };
+  }
+
+  /** Translates without running: the bwrap mount plan for a policy as seen from `cwd` now. */
+  plan(policy: SandboxPolicy, cwd: string, emptyFile = '/nonexistent/empty'): Translation {
+    return translatePolicy(policy, scanHost(policy, cwd, this.options.scan), { cwd, emptyFile });
+  }
+
+  async run(input: SandboxRunRequest): Promise<SandboxRunResult> {
+    let request: SandboxRunRequest;
+    try {
+      request = checkRunRequest(input);
+    } catch (e) {
+      throw unavailable((e as Error).message, 'pass an absolute cwd, a non-empty argv, a positive timeout and a complete SandboxPolicy');
+    }
+    const { policy } = request;
+    const tools = await this.requireReady(policy);
+    sweepStaleRunDirs(this.tmp);
+    const dir = new RunDir(this.tmp);
+    try {
+      let translation: Translation;
+      try {
+        if (this.options.createMissingWriteRoots ?? true) {
+          for (const root of policy.write) mkdirSync(root, { recursive: true, mode: 0o700 });
+        }
+        const facts = scanHost(policy, request.cwd, this.options.scan);
+        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile });
+        if (translation.usesEmptyFile) dir.prepareEmptyFile();
+        for (const p of translation.placeholders) dir.addPlaceholder(p);
+      } catch (e) {
+        throw unavailable(
+          `the policy cannot be enforced here: ${(e as Error).message}`,
+          'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable; nothing was run',
+        );
+      }
+      return await this.spawn(request, translation, tools);
+    } finally {
+      dir.dispose();
+    }
+  }
+
+  private async spawn(request: SandboxRunRequest, translation: Translation, tools: { bwrap: string; slirp?: string }): Promise<SandboxRunResult> {
+    const netOn = request.policy.network === 'on';
+    const args = [
+      ...NAMESPACE_FLAGS,
+      ...(netOn ? NETWORK_ON_FLAGS : []),
+      ...translation.args,
+      '--chdir',
+      request.cwd,
+      '--seccomp',
+      String(SECCOMP_FD),
+      '--',
+      ...request.argv,
+    ];
+    const stdio: (string | Uint8Array)[] = [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', new Uint8Array(this.filter)];
+    if (netOn) stdio.push('pipe', 'pipe');
+    const child = execa(tools.bwrap, args, {
+      env: { ...request.env },
+      extendEnv: false,
+      cwd: '/',
+      reject: false,
+      buffer: false,
+      stripFinalNewline: false,
+      // biome-ignore lint/suspicious/noExplicitAny: execa's stdio tuple type does not accept a computed array
+      stdio: stdio as any,
+    });
+    const limit = request.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+    const out = new BoundedOutput(limit);
+    const err = new BoundedOutput(limit);
+    const fds = child.stdio as unknown as (Readable & Writable)[];
+    out.attach(fds[1]);
+    err.attach(fds[2]);
+    if (request.stdin !== undefined) fds[0]!.end(Buffer.from(request.stdin));
+    let timedOut = false;
+    let killed = false;
+    const kill = () => {
+      killed = true;
+      child.kill('SIGKILL'); // bwrap's death takes the sandbox's pid 1, and so its whole pid namespace, with it
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, request.timeoutMs);
+    const onAbort = () => kill();
+    request.signal?.addEventListener('abort', onAbort);
+    if (request.signal?.aborted) kill();
+    let slirp: Slirp | undefined;
+    let netError: Error | undefined;
+    try {
+      if (netOn) {
+        try {
+          const pid = await readChildPid(fds[INFO_FD]!);
+          slirp = await startSlirp(tools.slirp!, pid);
+          fds[BLOCK_FD]!.end('1');
+        } catch (e) {
+          netError = e as Error;
+          kill();
+        }
+      }
+      const r = await child;
+      const stderr = err.text();
+      if (netError) throw unavailable(`network "on" could not be set up: ${netError.message}`, 'sudo apt-get install -y slirp4netns; see `aalis doctor`');
+      if (!killed && r.exitCode === 1 && stderr.startsWith('bwrap: ')) {
+        throw unavailable(`bubblewrap could not set up the sandbox: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
+      }
+      const mounted = new Set(translation.mounts.map((m) => m.path));
+      const denied = deniedWritesOf(stderr, request.cwd, mounted);
+      return {
+        stdout: out.text(),
+        stderr,
+        exitCode: killed ? null : (r.exitCode ?? null),
+        signal: killed ? 'SIGKILL' : (r.signal ?? null),
+        timedOut,
+        truncated: out.truncated || err.truncated,
+        writeDenied: denied.denied,
+        deniedWrites: denied.paths,
+      };
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener('abort', onAbort);
+      await slirp?.stop();
+    }
+  }
+}
+
+/** A Linux sandbox service; see {@link LinuxSandboxOptions}. */
+export function createLinuxSandbox(options: LinuxSandboxOptions = {}): LinuxSandbox {
+  return new LinuxSandbox(options);
+}

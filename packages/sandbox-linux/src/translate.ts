@@ -1,0 +1,149 @@
+import type { SandboxPolicy } from '@aalis/api-reach';
+import { childOf, Layers, PROBE_CHILD, type PathState } from './layers.js';
+import { placeholderCandidates, placeholderKind } from './new-entries.js';
+import { isWithin } from './rule-match.js';
+import type { EntryKind, HostFacts } from './scan.js';
+
+/** An empty file or directory the runner creates for one run and removes afterwards. */
+export interface Placeholder {
+  readonly path: string;
+  readonly kind: EntryKind;
+}
+
+/** One mount the translation decided on, in bwrap order. */
+export interface PlannedMount {
+  readonly path: string;
+  readonly state: PathState | 'private-tmp';
+  readonly kind: EntryKind;
+  readonly why: 'base' | 'root' | 'rule' | 'found' | 'socket' | 'placeholder' | 'tmp';
+}
+
+/** The bubblewrap mount arguments for one policy, and what the runner must prepare for them. */
+export interface Translation {
+  readonly args: readonly string[];
+  readonly mounts: readonly PlannedMount[];
+  readonly placeholders: readonly Placeholder[];
+  /** Whether `args` refer to `emptyFile`. */
+  readonly usesEmptyFile: boolean;
+}
+
+/** Inputs besides the policy. */
+export interface TranslateOptions {
+  readonly cwd: string;
+  /** An empty regular file on the host, mounted read-only over hidden files and sockets. */
+  readonly emptyFile: string;
+}
+
+/** Policy paths that cannot be expressed as mounts are refused rather than dropped. */
+export class UntranslatableError extends Error {
+  override readonly name = 'UntranslatableError';
+}
+
+const RESTRICTIVENESS: Record<PathState, number> = { rw: 0, ro: 1, hidden: 2 };
+const stricter = (a: PathState, b: PathState): PathState => (RESTRICTIVENESS[a] >= RESTRICTIVENESS[b] ? a : b);
+const KERNEL_FS = ['/proc', '/dev'];
+
+interface Node {
+  path: string;
+  kind: EntryKind;
+  why: PlannedMount['why'];
+  forced?: PathState;
+}
+
+function checkPaths(policy: SandboxPolicy, cwd: string): void {
+  const all = [...policy.write, ...policy.readAllowWithin, ...policy.unixSockets, cwd];
+  for (const p of all) {
+    if (!p.startsWith('/') || p.split('/').some((s) => s === '..' || s === '.') || (p !== '/' && p.endsWith('/'))) {
+      throw new UntranslatableError(`"${p}" is not an absolute, normalised real path`);
+    }
+  }
+}
+
+/**
+ * Translates a policy into bubblewrap mount arguments (pure: host facts come from `scanHost`).
+ * Every path gets the state the policy's layers give it; mounts are emitted parents first, and a
+ * path is mounted only where its state differs from the mount it sits under, or where its own
+ * entry must be pinned (a mount point cannot be renamed, removed or replaced from inside).
+ */
+export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options: TranslateOptions): Translation {
+  checkPaths(policy, options.cwd);
+  const layers = new Layers(policy);
+  const nodes = new Map<string, Node>();
+  const add = (n: Node): void => {
+    if (KERNEL_FS.some((k) => isWithin(n.path, k))) return;
+    const prev = nodes.get(n.path);
+    if (!prev) nodes.set(n.path, n);
+    else if (n.forced) prev.forced = prev.forced ? stricter(prev.forced, n.forced) : n.forced;
+  };
+  const named = [...policy.write, ...policy.readAllowWithin, ...policy.unixSockets, options.cwd];
+  for (const p of named) {
+    const k = facts.kinds.get(p);
+    if (k) add({ path: p, kind: k, why: 'root' });
+  }
+  for (const [p, k] of facts.kinds) add({ path: p, kind: k, why: 'rule' });
+  for (const f of facts.found) {
+    const forced = f.via ? stricter(layers.entry(f.via), layers.entry(f.path)) : undefined;
+    add(forced ? { path: f.path, kind: f.kind, why: 'found', forced } : { path: f.path, kind: f.kind, why: 'found' });
+  }
+  for (const s of facts.sockets) {
+    if (!policy.unixSockets.some((d) => isWithin(s, d))) add({ path: s, kind: 'file', why: 'socket', forced: 'hidden' });
+  }
+  const placeholders: Placeholder[] = [];
+  const deniedMissing = [
+    ...placeholderCandidates(policy, options.cwd),
+    ...[...policy.writeDeny, ...policy.controlDeny].flatMap((r) => ('path' in r ? [r.path] : [])),
+  ];
+  for (const p of new Set(deniedMissing)) {
+    if (facts.kinds.has(p) || p === '/') continue;
+    const parent = p.slice(0, p.lastIndexOf('/')) || '/';
+    if (facts.kinds.get(parent) !== 'dir' || layers.hidden(parent)) continue;
+    // only where the process could otherwise create it, and the policy says it must not
+    if (!layers.writable(childOf(parent, PROBE_CHILD)) || layers.writable(p)) continue;
+    const ph = { path: p, kind: placeholderKind(p) };
+    placeholders.push(ph);
+    add({ ...ph, why: 'placeholder', forced: 'ro' });
+  }
+
+  const rootContents = layers.contents('/', true);
+  const args: string[] = [rootContents === 'rw' ? '--bind' : '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+  const mounts: PlannedMount[] = [{ path: '/', state: rootContents, kind: 'dir', why: 'base' }];
+  const privateTmp = !named.some((p) => p === '/tmp' || p === '/');
+  const remountRo: string[] = [];
+  let usesEmptyFile = false;
+  type Frame = { path: string; contents: PathState | 'private-tmp' };
+  const stack: Frame[] = [{ path: '/', contents: rootContents }];
+  if (privateTmp) nodes.set('/tmp', { path: '/tmp', kind: 'dir', why: 'tmp' });
+  const sorted = [...nodes.values()].filter((n) => n.path !== '/').sort((a, b) => (a.path < b.path ? -1 : 1));
+  for (const n of sorted) {
+    while (!isWithin(n.path, stack[stack.length - 1]!.path)) stack.pop();
+    const parent = stack[stack.length - 1]!;
+    if (n.why === 'tmp') {
+      args.push('--tmpfs', '/tmp');
+      mounts.push({ path: '/tmp', state: 'private-tmp', kind: 'dir', why: 'tmp' });
+      stack.push({ path: '/tmp', contents: 'private-tmp' });
+      continue;
+    }
+    if (parent.contents === 'private-tmp' && !named.some((r) => isWithin(n.path, r))) continue;
+    const isDir = n.kind === 'dir';
+    const entry = n.forced ?? layers.entry(n.path);
+    const contents = n.forced ?? layers.contents(n.path, isDir);
+    const under = parent.contents === 'private-tmp' ? 'hidden' : parent.contents;
+    const needed = n.why === 'root' || n.why === 'placeholder' || contents !== under || entry !== under;
+    if (!needed) continue;
+    if (contents === 'hidden') {
+      if (isDir) {
+        args.push('--tmpfs', n.path);
+        remountRo.push(n.path);
+      } else {
+        args.push('--ro-bind', options.emptyFile, n.path);
+        usesEmptyFile = true;
+      }
+    } else {
+      args.push(contents === 'rw' ? '--bind' : '--ro-bind', n.path, n.path);
+    }
+    mounts.push({ path: n.path, state: contents, kind: n.kind, why: n.why });
+    if (isDir) stack.push({ path: n.path, contents });
+  }
+  for (const p of remountRo) args.push('--remount-ro', p);
+  return { args, mounts, placeholders, usesEmptyFile };
+}
