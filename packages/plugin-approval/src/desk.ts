@@ -1,0 +1,459 @@
+import { randomUUID } from 'node:crypto';
+import type { ApprovalOutcome, ApprovalRequest, ApprovalService, AuthorityService, DurableStore, Identity, KernelEventPayload, Sessions } from '@aalis/core';
+import { defineService, describeError } from '@aalis/core';
+import { AuditLog, turnSummaryOf } from './audit.js';
+import { parseCode } from './code.js';
+import type { ResolutionSource } from './events.js';
+import { type Grant, GrantBook } from './grants.js';
+import { type PendingEntry, type PendingRecord, PendingTable, PendingWriter } from './pending.js';
+import { findLeftPending } from './recovery.js';
+import { type ReplyResult, ReplyRequestSchema } from './reply.js';
+import { type ApprovalReviewer, ReviewVerdictSchema } from './reviewer.js';
+import { ApprovalRequestSchema, scopeOf, scopeSessionOf } from './subject.js';
+
+/** An ask as adapters and tools may list it. */
+export interface PendingView {
+  readonly id: string;
+  readonly code: string;
+  readonly session: string;
+  readonly summary: string;
+  readonly subject: ApprovalRequest['subject'];
+  readonly rememberable: boolean;
+  readonly approver: 'human' | 'reviewer';
+  readonly createdAt: number;
+  readonly expiresAt: number | undefined;
+}
+
+/** What revoking a grant did. */
+export type RevokeResult = { readonly ok: true; readonly grant: Grant; readonly message: string } | { readonly ok: false; readonly message: string };
+
+/** The approval service with what adapters need: replies by code, the pending list, the grants. */
+export interface ApprovalDeskService extends ApprovalService {
+  /** Answers a pending ask by its code; exactly one reply per ask succeeds. Never throws. */
+  reply(reply: unknown): Promise<ReplyResult>;
+  /** The asks waiting for an answer, optionally of one (root) session. */
+  pending(session?: string): readonly PendingView[];
+  readonly grants: {
+    /** The remembered grants of a (root) session. */
+    list(session: string): readonly Grant[];
+    /** Revokes a grant: later asks it would have answered are asked again. */
+    revoke(id: string, by?: Identity): Promise<RevokeResult>;
+  };
+}
+
+/** The approval desk descriptor (`approval-desk`), for adapters and settings UIs. */
+export const approvalDesk = defineService<ApprovalDeskService>('approval-desk');
+
+/** What an {@link ApprovalDesk} needs. */
+export interface DeskOptions {
+  readonly store: DurableStore;
+  readonly sessions: Pick<Sessions, 'settings'>;
+  readonly authority: AuthorityService;
+  readonly reviewer: () => ApprovalReviewer | undefined;
+  /** Where the desk's events go (the plugin passes `ctx.emit`). */
+  readonly emit: <E extends 'approval/requested' | 'approval/resolved'>(event: E, payload: KernelEventPayload<E>) => void;
+  readonly timeoutMs: number;
+  readonly codeLength: number;
+  /** Told about faults that have no caller to answer (a pending-document write that failed). */
+  readonly warn?: (message: string) => void;
+  readonly now?: () => number;
+}
+
+type Answer = { readonly outcome: ApprovalOutcome; readonly via: ResolutionSource; readonly remember?: boolean };
+
+const NOTHING_DONE = 'nothing was approved';
+
+/** The approval gate: asks, codes, replies, the reviewer, grants and the audit log. */
+export class ApprovalDesk implements ApprovalDeskService {
+  readonly #table: PendingTable;
+  readonly #writer: PendingWriter;
+  readonly #audit: AuditLog;
+  readonly #now: () => number;
+  readonly #warn: (message: string) => void;
+  #stopped = false;
+
+  private constructor(
+    private readonly options: DeskOptions,
+    private readonly book: GrantBook,
+  ) {
+    this.#now = options.now ?? Date.now;
+    this.#warn = options.warn ?? ((message) => process.emitWarning(message));
+    this.#audit = new AuditLog(options.store, this.#now);
+    this.#table = new PendingTable(options.codeLength);
+    this.#writer = new PendingWriter(options.store, () => this.#table.entries().map(recordOf));
+  }
+
+  /** Opens the desk; asks a previous run left pending are audited and announced as expired first. */
+  static async open(options: DeskOptions): Promise<ApprovalDesk> {
+    const desk = new ApprovalDesk(options, await GrantBook.open(options.store));
+    await desk.#recover();
+    return desk;
+  }
+
+  readonly grants = {
+    list: (session: string): readonly Grant[] => this.book.list(session),
+    revoke: (id: string, by?: Identity): Promise<RevokeResult> => this.#revoke(id, by),
+  };
+
+  async ask(input: ApprovalRequest): Promise<ApprovalOutcome> {
+    if (this.#stopped) return policyReject(`the approval service is stopping; ${NOTHING_DONE}. Ask again after the daemon restarts.`);
+    const parsed = ApprovalRequestSchema.safeParse(input);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ');
+      return policyReject(`the approval request was malformed (${issues}); ${NOTHING_DONE}.`);
+    }
+    try {
+      return await this.#ask(input);
+    } catch (error) {
+      return policyReject(`the approval service failed (${describeError(error)}); ${NOTHING_DONE}.`);
+    }
+  }
+
+  async reply(input: unknown): Promise<ReplyResult> {
+    const parsed = ReplyRequestSchema.safeParse(input);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(reply)'}: ${i.message}`).join('; ');
+      return { ok: false, refused: 'invalid', message: `the reply was not understood (${issues}); nothing was answered.` };
+    }
+    const reply = parsed.data;
+    const code = parseCode(reply.code);
+    if (!code.ok) return { ok: false, refused: 'invalid', message: code.message };
+    if (this.#stopped) return { ok: false, refused: 'stopped', message: 'the approval service is stopping; its pending asks have expired.' };
+
+    // From the lookup to the claim nothing awaits, so no other answer can come in between.
+    const entry = this.#table.byCode(code.code);
+    if (!entry) {
+      const settled = this.#table.recent(code.code);
+      if (settled) return { ok: false, refused: 'already-answered', id: settled.id, message: `approval ${code.code} was already answered: ${describeSettled(settled)}. This reply changed nothing.` };
+      return { ok: false, refused: 'unknown-code', message: `no approval is waiting with code ${code.code}; check the code in the request (it may have expired long ago).` };
+    }
+    if (entry.state !== 'pending') {
+      return { ok: false, refused: 'already-answered', id: entry.id, message: `approval ${code.code} is already being answered (by another reply, the reviewer or its expiry); this reply changed nothing.` };
+    }
+    if (!this.options.authority.isOwner(reply.by)) {
+      const message = `only the owner may answer approvals; ${reply.by.platform}:${reply.by.userId} is not an owner. Approval ${code.code} stays open for the owner.`;
+      await this.#auditRefusal(entry.id, code.code, reply.by, 'not-owner', message);
+      return { ok: false, refused: 'not-owner', id: entry.id, message };
+    }
+    const remember = reply.decision === 'approve-remember';
+    if (remember && !(entry.request.rememberable && scopeOf(entry.request.subject))) {
+      const message = `approval ${code.code} cannot be remembered: it ${entry.request.subject.kind === 'plan' ? 'is a plan, approved once by its nature' : 'touches the control plane or a rule that is asked every time'}. Reply approve to allow it once, or reject. It stays open.`;
+      await this.#auditRefusal(entry.id, code.code, reply.by, 'not-rememberable', message);
+      return { ok: false, refused: 'not-rememberable', id: entry.id, message };
+    }
+    if (!this.#table.claim(entry)) {
+      return { ok: false, refused: 'already-answered', id: entry.id, message: `approval ${code.code} was answered at the same moment by something else; this reply changed nothing.` };
+    }
+    const outcome: ApprovalOutcome =
+      reply.decision === 'reject'
+        ? { outcome: 'rejected', by: reply.by, reason: reply.reason ?? 'the owner rejected it' }
+        : { outcome: 'approved', by: reply.by, remembered: remember };
+    const { final, grantId } = await this.#finish(entry, { outcome, via: 'human', remember });
+    return {
+      ok: true,
+      id: entry.id,
+      code: entry.code,
+      outcome: final,
+      ...(grantId !== undefined ? { grantId } : {}),
+      message: `approval ${entry.code}: ${describeOutcome(final)}.`,
+    };
+  }
+
+  pending(session?: string): readonly PendingView[] {
+    return this.#table
+      .entries()
+      .filter((e) => e.state === 'pending' && (session === undefined || e.session === session))
+      .map((e) => ({
+        id: e.id,
+        code: e.code,
+        session: e.session,
+        summary: e.request.summary,
+        subject: e.request.subject,
+        rememberable: e.request.rememberable,
+        approver: e.approver,
+        createdAt: e.createdAt,
+        expiresAt: e.expiresAt,
+      }));
+  }
+
+  /** Ends every pending ask as expired (audited, via `shutdown`) and refuses new ones. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    const now = this.#now();
+    const ending = this.#table
+      .entries()
+      .filter((entry) => this.#table.claim(entry))
+      .map((entry) => this.#finish(entry, { outcome: { outcome: 'expired', afterMs: now - entry.createdAt }, via: 'shutdown' }));
+    await Promise.all(ending);
+    await this.#writer.flush().catch((error) => this.#warn(`approval: the pending document could not be written at stop: ${describeError(error)}`));
+  }
+
+  async #ask(request: ApprovalRequest): Promise<ApprovalOutcome> {
+    const id = `apr-${randomUUID()}`;
+    const session = scopeSessionOf(request);
+    const { approver } = await this.options.sessions.settings(request.turn.session.id);
+
+    if (approver === 'none') {
+      const reason = `nobody answers asks in this conversation: its approver is set to 'none', so every ask is refused and ${NOTHING_DONE}. To be asked instead, change the conversation's approver setting to 'human' (or 'reviewer').`;
+      return this.#answerAtOnce(id, request, { outcome: policyReject(reason), via: 'policy' });
+    }
+    const scope = scopeOf(request.subject);
+    if (request.rememberable && scope && this.options.authority.principalOf(request.turn) === 'owner') {
+      const grant = this.book.find(session, scope);
+      if (grant) return this.#answerAtOnce(id, request, { outcome: { outcome: 'approved', by: grant.grantedBy, remembered: true }, via: 'grant' }, grant.id);
+    }
+    const reviewer = approver === 'reviewer' ? this.options.reviewer() : undefined;
+    if (approver === 'reviewer' && !reviewer) {
+      const reason = `the conversation's approver is 'reviewer' but no reviewer is running (no plugin provides 'approval-reviewer'); ${NOTHING_DONE}. Set the approver to 'human', or add a reviewer plugin.`;
+      return this.#answerAtOnce(id, request, { outcome: policyReject(reason), via: 'policy' });
+    }
+    const code = this.#table.freshCode();
+    if (code === undefined) {
+      return this.#answerAtOnce(id, request, { outcome: policyReject(`no free approval code could be found (${this.#table.size} asks are pending); ${NOTHING_DONE}. Answer or let some expire, or raise codeLength.`), via: 'error' });
+    }
+
+    let resolve!: (outcome: ApprovalOutcome) => void;
+    const answered = new Promise<ApprovalOutcome>((r) => {
+      resolve = r;
+    });
+    const entry: PendingEntry = {
+      id,
+      code,
+      request,
+      session,
+      approver,
+      createdAt: this.#now(),
+      expiresAt: undefined,
+      state: 'pending',
+      timer: undefined,
+      abort: new AbortController(),
+      resolve,
+    };
+    this.#table.add(entry);
+    // Both writes start before any await, so the `requested` line precedes any `resolved` one.
+    const recorded = Promise.all([
+      this.#audit.append({
+        event: 'requested',
+        id,
+        code,
+        session,
+        turn: turnSummaryOf(request.turn),
+        subject: request.subject,
+        summary: request.summary,
+        rule: request.subject.rule,
+        approver,
+        rememberable: request.rememberable,
+        expiresAt: entry.createdAt + this.options.timeoutMs,
+      }),
+      this.#writer.flush(),
+    ]);
+    try {
+      await recorded;
+    } catch (error) {
+      if (this.#table.claim(entry)) {
+        await this.#finish(entry, { outcome: policyReject(`the ask could not be recorded (${describeError(error)}); ${NOTHING_DONE}.`), via: 'error' });
+      }
+      return answered;
+    }
+    if (entry.state === 'pending') this.#show(entry, reviewer);
+    return answered;
+  }
+
+  #show(entry: PendingEntry, reviewer: ApprovalReviewer | undefined): void {
+    const shownAt = this.#now();
+    entry.expiresAt = shownAt + this.options.timeoutMs;
+    entry.timer = setTimeout(() => {
+      if (this.#table.claim(entry)) void this.#finish(entry, { outcome: { outcome: 'expired', afterMs: this.#now() - shownAt }, via: 'timeout' });
+    }, this.options.timeoutMs);
+    entry.timer.unref?.();
+    const { turn, subject, summary, rememberable } = entry.request;
+    this.options.emit('approval/requested', {
+      id: entry.id,
+      code: entry.code,
+      session: turn.session,
+      platform: turn.platform,
+      speaker: turn.speaker,
+      inbound: turn.inbound,
+      subject,
+      summary,
+      rememberable,
+      approver: entry.approver,
+      createdAt: entry.createdAt,
+      expiresAt: entry.expiresAt,
+    });
+    if (reviewer) void this.#review(entry, reviewer);
+  }
+
+  async #review(entry: PendingEntry, reviewer: ApprovalReviewer): Promise<void> {
+    let answer: Answer;
+    try {
+      const { turn, subject, summary } = entry.request;
+      const raw: unknown = await reviewer.review({ id: entry.id, turn, subject, summary, signal: entry.abort.signal });
+      const verdict = ReviewVerdictSchema.safeParse(raw);
+      if (!verdict.success) {
+        answer = { outcome: policyReject(`the reviewer answered something that is not a verdict (${verdict.error.issues.map((i) => `${i.path.join('.') || '(verdict)'}: ${i.message}`).join('; ')}); ${NOTHING_DONE}.`), via: 'error' };
+      } else if (verdict.data.decision === 'allow') {
+        answer = { outcome: { outcome: 'approved', by: 'reviewer', remembered: false }, via: 'reviewer' };
+      } else {
+        answer = { outcome: { outcome: 'rejected', by: 'reviewer', reason: verdict.data.reason }, via: 'reviewer' };
+      }
+    } catch (error) {
+      answer = { outcome: policyReject(`the reviewer failed (${describeError(error)}); ${NOTHING_DONE}. Set the approver to 'human' to answer asks yourself.`), via: 'error' };
+    }
+    // A person who answered first, or the expiry, has already claimed it: the verdict is dropped.
+    if (this.#table.claim(entry)) await this.#finish(entry, answer);
+  }
+
+  /** Ends a claimed entry: grant, audit line, release, then the caller's answer and the event. */
+  async #finish(entry: PendingEntry, answer: Answer): Promise<{ final: ApprovalOutcome; grantId?: string }> {
+    entry.abort.abort();
+    let final = answer.outcome;
+    let grantId: string | undefined;
+    let note: string | undefined;
+    const scope = scopeOf(entry.request.subject);
+    if (answer.remember && final.outcome === 'approved' && typeof final.by === 'object' && scope) {
+      try {
+        grantId = (await this.book.add({ session: entry.session, scope, subject: entry.request.subject, grantedBy: final.by, approvalId: entry.id }, this.#now())).id;
+      } catch (error) {
+        final = { ...final, remembered: false };
+        note = `approved once; it could not be remembered (${describeError(error)})`;
+      }
+    }
+    try {
+      await this.#auditResolved(entry.id, entry.code, entry.request, final, answer.via, grantId, note);
+    } catch (error) {
+      if (final.outcome === 'approved') {
+        if (grantId !== undefined) await this.book.remove(grantId).catch(() => {});
+        grantId = undefined;
+        final = policyReject(`the answer could not be written to the audit log (${describeError(error)}); ${NOTHING_DONE}.`);
+      }
+      this.#warn(`approval ${entry.id}: audit write failed: ${describeError(error)}`);
+    }
+    this.#table.release(entry, { id: entry.id, outcome: final.outcome, via: answer.via });
+    this.#writer.flush().catch((error) => this.#warn(`approval: the pending document could not be written: ${describeError(error)}`));
+    entry.resolve(final);
+    this.options.emit('approval/resolved', {
+      id: entry.id,
+      code: entry.code,
+      session: entry.request.turn.session,
+      outcome: final,
+      via: answer.via,
+      ...(grantId !== undefined ? { grantId } : {}),
+    });
+    return grantId !== undefined ? { final, grantId } : { final };
+  }
+
+  /** An ask answered without being shown: by a grant or by policy. Audited; approved only if audited. */
+  async #answerAtOnce(id: string, request: ApprovalRequest, answer: Answer, grantId?: string): Promise<ApprovalOutcome> {
+    let final = answer.outcome;
+    try {
+      await this.#auditResolved(id, null, request, final, answer.via, grantId);
+    } catch (error) {
+      if (final.outcome === 'approved') final = policyReject(`the grant's use could not be written to the audit log (${describeError(error)}); ${NOTHING_DONE}.`);
+      this.#warn(`approval ${id}: audit write failed: ${describeError(error)}`);
+    }
+    this.options.emit('approval/resolved', {
+      id,
+      code: null,
+      session: request.turn.session,
+      outcome: final,
+      via: answer.via,
+      ...(grantId !== undefined ? { grantId } : {}),
+    });
+    return final;
+  }
+
+  #auditResolved(id: string, code: string | null, request: ApprovalRequest, outcome: ApprovalOutcome, via: ResolutionSource, grantId?: string, note?: string): Promise<void> {
+    const reason = outcome.outcome === 'rejected' ? outcome.reason : note;
+    return this.#audit.append({
+      event: 'resolved',
+      id,
+      code,
+      session: scopeSessionOf(request),
+      turn: turnSummaryOf(request.turn),
+      subject: request.subject,
+      rule: request.subject.rule,
+      via,
+      answeredBy: outcome.outcome === 'expired' ? null : outcome.by,
+      outcome: outcome.outcome,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(outcome.outcome === 'approved' ? { remembered: outcome.remembered } : {}),
+      ...(grantId !== undefined ? { grantId } : {}),
+    });
+  }
+
+  async #auditRefusal(id: string, code: string, by: Identity, refused: string, message: string): Promise<void> {
+    await this.#audit.append({ event: 'reply-refused', id, code, by, refused, message }).catch((error) => this.#warn(`approval ${id}: audit write failed: ${describeError(error)}`));
+  }
+
+  async #revoke(id: string, by?: Identity): Promise<RevokeResult> {
+    let grant: Grant | undefined;
+    try {
+      grant = await this.book.remove(id);
+    } catch (error) {
+      return { ok: false, message: `grant ${id} was withdrawn for now but the change could not be saved (${describeError(error)}); it may return after a restart. Revoke it again.` };
+    }
+    if (!grant) return { ok: false, message: `there is no grant ${id}; list the session's grants to see their ids.` };
+    await this.#audit
+      .append({ event: 'grant-revoked', grantId: grant.id, session: grant.session, scope: grant.scope, by: by ?? null })
+      .catch((error) => this.#warn(`approval: audit write failed for revoking ${grant.id}: ${describeError(error)}`));
+    return { ok: true, grant, message: `grant ${grant.id} is revoked: ${grant.scope.kind} ${grant.scope.target} will be asked again.` };
+  }
+
+  async #recover(): Promise<void> {
+    const { left, warnings } = await findLeftPending(this.options.store, this.#audit);
+    for (const warning of warnings) this.#warn(`approval: ${warning}`);
+    const now = this.#now();
+    for (const entry of left) {
+      const outcome: ApprovalOutcome = { outcome: 'expired', afterMs: Math.max(0, now - entry.createdAt) };
+      await this.#audit.append({
+        event: 'resolved',
+        id: entry.id,
+        code: entry.code,
+        session: entry.session,
+        turn: entry.turn,
+        subject: entry.subject,
+        rule: entry.subject.rule,
+        via: 'restart',
+        answeredBy: null,
+        outcome: 'expired',
+        reason: 'the daemon restarted while this ask was pending; nothing was approved',
+      });
+      this.options.emit('approval/resolved', { id: entry.id, code: entry.code, session: { id: entry.session }, outcome, via: 'restart' });
+    }
+    await this.#writer.flush();
+  }
+}
+
+function policyReject(reason: string): ApprovalOutcome {
+  return { outcome: 'rejected', by: 'policy', reason };
+}
+
+function recordOf(entry: PendingEntry): PendingRecord {
+  return { id: entry.id, code: entry.code, session: entry.session, approver: entry.approver, createdAt: entry.createdAt, request: entry.request };
+}
+
+function describeOutcome(outcome: ApprovalOutcome): string {
+  switch (outcome.outcome) {
+    case 'approved':
+      return outcome.remembered ? 'approved and remembered for this conversation' : 'approved once';
+    case 'rejected':
+      return `rejected (${outcome.reason})`;
+    case 'expired':
+      return `expired after ${outcome.afterMs} ms`;
+  }
+}
+
+function describeSettled(settled: { outcome: ApprovalOutcome['outcome']; via: ResolutionSource }): string {
+  const by: Record<ResolutionSource, string> = {
+    human: 'by a reply',
+    reviewer: 'by the reviewer',
+    grant: 'by a remembered grant',
+    policy: 'by policy',
+    timeout: 'because nobody answered in time',
+    restart: 'because the daemon restarted',
+    shutdown: 'because the daemon stopped',
+    error: 'because of an error',
+  };
+  return `${settled.outcome} ${by[settled.via]}`;
+}
