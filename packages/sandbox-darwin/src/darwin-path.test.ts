@@ -13,6 +13,8 @@ describe('darwinPath', () => {
     ['/etc/hosts', '/private/etc/hosts'],
     ['/private/var/folders/x1', '/private/var/folders/x1'],
     ['/tmpfiles', '/tmpfiles'],
+    ['/a//b///', '/a/b'],
+    ['//', '/'],
     ['/variant/x', '/variant/x'],
   ])('%s is spelled %s', (path, spelled) => {
     expect(darwinPath(path, 'write[0]')).toBe(spelled);
@@ -21,9 +23,9 @@ describe('darwinPath', () => {
   it.each([
     ['relative/path', /not an absolute path/],
     ['', /not an absolute path/],
-    ['/a/../b', /not a normalised path/],
-    ['/a/./b', /not a normalised path/],
-    ['/a//b', /not a normalised path/],
+    ['/a/../b', /not a resolved path/],
+    ['/a/./b', /not a resolved path/],
+    ['/..', /not a resolved path/],
   ])('refuses %j', (path, problem) => {
     expect(() => darwinPath(path, 'write[2]')).toThrow(problem);
     expect(() => darwinPath(path, 'write[2]')).toThrow(/write\[2\]/);

@@ -7,23 +7,25 @@ const PRIVATE_ROOTS = ['tmp', 'var', 'etc'] as const;
 
 /**
  * `path` spelled the way the macOS kernel reports it: absolute, no trailing slash, `/tmp`,
- * `/var` and `/etc` under `/private`. Refuses relative and non-normalised paths (`.`, `..`,
- * `//`), since a rule that never matches is a silent hole when the rule is a deny.
+ * `/var` and `/etc` under `/private`, repeated slashes collapsed. Refuses relative paths and `.`
+ * or `..` segments, since a rule that never matches is a silent hole when the rule is a deny.
  */
 export function darwinPath(path: string, rule: string): string {
   if (!path.startsWith('/')) {
     throw new DarwinProfileError(path, rule, 'is not an absolute path', 'pass the real path (resolved, absolute) of the file or directory');
   }
-  const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  // Repeated and trailing slashes are spelling (api-reach collapses them too); `.` and `..` are not.
+  const collapsed = path.replace(/\/{2,}/g, '/');
+  const trimmed = collapsed.length > 1 ? collapsed.replace(/\/$/, '') : collapsed;
   const segments = trimmed.split('/').slice(1);
-  if (trimmed !== '/' && segments.some((segment) => segment === '' || segment === '.' || segment === '..')) {
-    throw new DarwinProfileError(path, rule, 'is not a normalised path (it has an empty, "." or ".." segment)', 'pass the real path, as realpath returns it');
+  if (segments.some((segment) => segment === '.' || segment === '..')) {
+    throw new DarwinProfileError(path, rule, 'is not a resolved path (it has a "." or ".." segment)', 'pass the real path, as realpath returns it');
   }
   const first = segments[0]?.toLowerCase();
   if (first !== undefined && (PRIVATE_ROOTS as readonly string[]).includes(first)) {
     return `/private/${first}${trimmed.slice(1 + first.length)}`;
   }
-  return trimmed === '' ? '/' : trimmed;
+  return trimmed;
 }
 
 /** A pattern's leading `^/tmp/`, `^/var/` or `^/etc/` respelled under `/private`, like {@link darwinPath}. */

@@ -29,9 +29,23 @@ export function pathFilter(path: string, reach: PathReach, rule: string): SbplFi
   return anyOf([exact, { kind: 'regex', value: `^${body}${tail}` }]);
 }
 
-/** The filter for one matcher: `{ path }` covers its subtree, `{ pattern }` is translated. */
+// `^/exact/path$` with nothing but literal characters: "this one path, nothing under it".
+const EXACT_PATTERN = /^\^((?:[^\\^$.|?*+()[\]{}]|\\[./-])+)\$$/;
+
+/** The exact path a pattern names when it is nothing but `^`, literal characters and `$`. */
+export function exactPathOf(pattern: string): string | undefined {
+  const match = EXACT_PATTERN.exec(pattern);
+  return match === null ? undefined : match[1]!.replace(/\\(.)/g, '$1');
+}
+
+/**
+ * The filter for one matcher: `{ path }` covers its subtree; a pattern that names one exact
+ * absolute path becomes a `literal`; any other pattern is translated to a `regex`.
+ */
 export function matcherFilter(matcher: PathMatcher, rule: string): SbplFilter {
   if ('path' in matcher) return pathFilter(matcher.path, 'subtree', rule);
+  const exact = exactPathOf(matcher.pattern);
+  if (exact?.startsWith('/')) return pathFilter(exact, 'exact', rule);
   return { kind: 'regex', value: translatePattern(darwinPatternPrefix(matcher.pattern), rule) };
 }
 

@@ -1,23 +1,16 @@
+import { checkPattern } from '@aalis/api-reach';
 import { DarwinProfileError } from './darwin-profile-error.js';
 
-// SBPL regex is a POSIX-style extended regex over the path's bytes. The policy's patterns are
-// JavaScript regexes in a restricted dialect (anchors, character classes, groups, alternation,
-// quantifiers), matched without case on darwin. This file translates that dialect and nothing
-// else: every construct outside it is refused, because a pattern we half-understand is a deny
-// rule with a hole in it.
+// SBPL regex is a POSIX-style extended regex over the path's bytes, unanchored. The policy's
+// patterns are JavaScript regexes in api-reach's dialect (anchors, character classes, groups,
+// alternation, greedy quantifiers; checked by its checkPattern), matched against the whole path,
+// without case and with `.` matching newlines on darwin. This file translates that dialect and
+// nothing else: every construct it cannot express exactly is refused, because a pattern we
+// half-understand is a deny rule with a hole in it.
 
 const ESCAPED_OUTSIDE = new Set(['.', '[', '(', ')', '*', '+', '?', '{', '|', '^', '$', '\\']);
-const PUNCTUATION_ESCAPES = new Set([...'^$\\.*+?()[]{}|/-,:=!<>#&~%@\'"`;_ ']);
+const PUNCTUATION_ESCAPES = new Set([...'^$\\.*+?()[]{}|/-']);
 const MAX_REPEAT = 32;
-const DIGIT = range('0', '9');
-const WORD = [...range('0', '9'), ...range('A', 'Z'), ...range('a', 'z'), '_'.charCodeAt(0)];
-
-function range(from: string, to: string): number[] {
-  const out: number[] = [];
-  for (let code = from.charCodeAt(0); code <= to.charCodeAt(0); code++) out.push(code);
-  return out;
-}
-
 function isAsciiLetter(code: number): boolean {
   return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a);
 }
@@ -96,32 +89,45 @@ export function translatePattern(source: string, rule: string): string {
   const fail = (problem: string, fix = 'write the pattern with anchors, character classes, groups, alternation and quantifiers only'): never => {
     throw new DarwinProfileError(source, rule, problem, fix);
   };
-  try {
-    new RegExp(source);
-  } catch {
-    fail('is not a valid regular expression', 'fix the pattern so it compiles as a JavaScript regular expression');
-  }
+  const problem = checkPattern(source);
+  if (problem !== undefined) fail(`is refused by the pattern dialect: ${problem}`);
   const chars = [...source];
   let pos = 0;
 
   const peek = (): string | undefined => chars[pos];
 
-  function parseAlternation(depth: number): string {
+  function parseBranches(depth: number): string[] {
     const branches = [parseSequence(depth)];
     while (peek() === '|') {
       pos++;
       branches.push(parseSequence(depth));
     }
     if (branches.some((branch) => branch === '')) fail('has an empty alternative, which SBPL regex does not accept');
-    return branches.join('|');
+    return branches;
   }
+
+  function parseAlternation(depth: number): string {
+    return parseBranches(depth).join('|');
+  }
+
+  // Whether the sequence parsed last began with `^` and ended with `$` (as atoms, not escaped).
+  let anchored = { start: false, end: false };
 
   function parseSequence(depth: number): string {
     let out = '';
+    let first = true;
+    let lastAnchor = false;
+    let startAnchor = false;
     for (;;) {
       const ch = peek();
-      if (ch === undefined || ch === '|' || (ch === ')' && depth > 0)) return out;
+      if (ch === undefined || ch === '|' || (ch === ')' && depth > 0)) {
+        anchored = { start: startAnchor, end: lastAnchor && out.endsWith('$') };
+        return out;
+      }
       const atom = parseAtom(depth);
+      if (first) startAnchor = atom.anchor && atom.text === '^';
+      first = false;
+      lastAnchor = atom.anchor;
       out += parseQuantifier(atom);
     }
   }
@@ -135,7 +141,7 @@ export function translatePattern(source: string, rule: string): string {
       case '$':
         return { text: ch, single: true, anchor: true };
       case '.':
-        return { text: '[^\n\r]', single: true, anchor: false };
+        return { text: '.', single: true, anchor: false };
       case '(': {
         if (peek() === '?') {
           if (chars[pos + 1] === ':') pos += 2;
@@ -168,12 +174,6 @@ export function translatePattern(source: string, rule: string): string {
   function parseEscape(): Atom {
     const ch = chars[pos++];
     if (ch === undefined) return fail('ends in a lone backslash');
-    if (ch === 'd') return { text: '[0-9]', single: true, anchor: false };
-    if (ch === 'D') return { text: '[^0-9]', single: true, anchor: false };
-    if (ch === 'w') return { text: '[0-9A-Z_a-z]', single: true, anchor: false };
-    if (ch === 'W') return { text: '[^0-9A-Z_a-z]', single: true, anchor: false };
-    if (ch === 'n') return { text: '\n', single: true, anchor: false };
-    if (ch === 't') return { text: '\t', single: true, anchor: false };
     if (PUNCTUATION_ESCAPES.has(ch)) return { ...literalUnit(ch), anchor: false };
     return fail(`uses the escape "\\${ch}", which is outside the pattern dialect (anchors, classes, groups, alternation, quantifiers)`);
   }
@@ -184,10 +184,6 @@ export function translatePattern(source: string, rule: string): string {
     if (ch === '\\') {
       const esc = chars[pos++];
       if (esc === undefined) return fail('ends in a lone backslash');
-      if (esc === 'd') return DIGIT;
-      if (esc === 'w') return WORD;
-      if (esc === 'n') return [0x0a];
-      if (esc === 't') return [0x09];
       if (PUNCTUATION_ESCAPES.has(esc)) return [esc.charCodeAt(0)];
       return fail(`uses the escape "\\${esc}" inside a character class, which is outside the pattern dialect`);
     }
@@ -249,14 +245,12 @@ export function translatePattern(source: string, rule: string): string {
       pos++;
       out = unit + ch;
     }
-    // A lazy quantifier matches the same set of paths as a greedy one.
-    if (peek() === '?') pos++;
-    if (peek() === '*' || peek() === '+' || peek() === '{') fail('stacks two quantifiers');
     return out;
   }
 
-  const out = parseAlternation(0);
+  const branches = parseBranches(0);
   if (pos < chars.length) fail(`has an unexpected "${chars[pos]}"`);
-  if (out === '') fail('is empty, which would match every path');
-  return out;
+  // The policy's pattern must match the whole path; an SBPL regex searches, so anchor it.
+  if (branches.length === 1) return `${anchored.start ? '' : '^'}${branches[0]!}${anchored.end ? '' : '$'}`;
+  return `^(${branches.join('|')})$`;
 }

@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { SandboxPolicy } from '@aalis/api-reach';
+import { protectedLists, type SandboxPolicy } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
 import hostile from '../test/fixtures/hostile-paths.json' with { type: 'json' };
 import { readonlyPolicy, workspacePolicy } from '../test/policies.js';
@@ -27,6 +27,31 @@ describe('seatbeltProfile structure', () => {
     ['readonly', readonlyPolicy],
     ['workspace', workspacePolicy],
   ] as const)('the %s profile has every rule of its policy, in layer order', (_name, policy) => {
+    expect(() => checkProfile(policy, seatbeltProfile(policy))).not.toThrow();
+  });
+
+  it("translates every rule of api-reach's own darwin lists", () => {
+    const data = '/Users/ana/.aalis';
+    const lists = protectedLists({
+      paths: {
+        install: '/Users/ana/aalis',
+        data,
+        workspace: `${data}/workspace`,
+        tmp: `${data}/tmp`,
+        self: `${data}/self`,
+        logs: `${data}/logs`,
+        config: `${data}/config.yaml`,
+        secrets: `${data}/secrets.yaml`,
+        deployment: '/Users/ana',
+      },
+      userHome: '/Users/ana',
+      platform: 'darwin',
+      form: 'source',
+      codeDirs: ['/Users/ana/plugins/extra'],
+      entry: '/Users/ana/aalis/bin/aalis.mjs',
+    });
+    const policy: SandboxPolicy = { ...workspacePolicy, readDeny: lists.denyRead, writeDeny: lists.landing, controlDeny: lists.control };
+    expect(lists.landing.length + lists.denyRead.length + lists.control.length).toBeGreaterThan(40);
     expect(() => checkProfile(policy, seatbeltProfile(policy))).not.toThrow();
   });
 

@@ -25,24 +25,27 @@ const CREDENTIALS = ['.ssh', '.aws', '.config/gh', '.gnupg', '.npmrc', '.netrc',
 const readDeny: PathRule[] = [
   { path: DATA, except: [{ path: `${DATA}/workspace` }, { path: `${DATA}/self` }, { path: `${DATA}/logs` }, { path: `${DATA}/config.yaml` }] },
   ...CREDENTIALS.map((tail) => ({ path: `${HOME}/${tail}` })),
-  { pattern: '(^|/)\\.env[^/]*(/|$)', except: [{ pattern: '(^|/)\\.env\\.(example|sample|template)$' }] },
+  { pattern: '^.*/\\.env[^/]*(?:/.*)?$', except: [{ pattern: '^(?:[^/]*/)*\\.env\\.(?:example|sample|template)$' }] },
   ...BROWSERS.map((tail) => ({ path: `${HOME}/${tail}` })),
 ];
 
 const landings: PathRule[] = [
   { path: `${DATA}/self` },
-  { pattern: '(^|/)\\.git$' },
-  { pattern: '(^|/)\\.git/(hooks/.*|config|config\\.worktree|commondir|modules/.*)$' },
-  { pattern: '(^|/)\\.git/worktrees(/[^/]+)?(/(config\\.worktree|commondir))?$' },
+  { pattern: '^.*/\\.git$' },
+  { pattern: '^.*/\\.git/hooks(?:/.*)?$' },
+  { pattern: '^.*/\\.git/(?:config|config\\.worktree|commondir)$' },
+  { pattern: '^.*/\\.git/modules(?:/.*)?$' },
+  { pattern: '^.*/\\.git/worktrees(?:/[^/]+)?(?:/(?:config\\.worktree|commondir))?$' },
   ...['.zshrc', '.zprofile', '.bashrc', '.bash_profile', '.profile', '.config/fish', '.ssh', '.gitconfig', '.config/git', 'Library/LaunchAgents'].map((tail) => ({ path: `${HOME}/${tail}` })),
-  { pattern: '(^|/)(\\.envrc|\\.vscode/(tasks|settings)\\.json|[^/]*\\.code-workspace|\\.pre-commit-config\\.yaml|\\.mcp\\.json)$' },
-  { pattern: '(^|/)\\.husky(/|$)' },
-  { pattern: '(^|/)\\.claude/settings(\\.local)?\\.json$' },
-  { pattern: '(^|/)(AALIS|AGENTS)\\.md$' },
-  { pattern: '(^|/)\\.aalis(/|$)', except: [{ path: DATA }] },
-  { pattern: '(^|/)\\.(vscode|claude|cursor|codex)$' },
-  { path: `${HOME}/.config` },
-  { path: `${HOME}/Library` },
+  { pattern: '^.*/(?:\\.envrc|\\.vscode/(?:tasks|settings)\\.json|[^/]*\\.code-workspace|\\.pre-commit-config\\.yaml|\\.mcp\\.json)$' },
+  { pattern: '^.*/\\.husky(?:/.*)?$' },
+  { pattern: '^.*/\\.claude/settings[^/]*\\.json$' },
+  { pattern: '^.*/(?:AALIS|AGENTS)\\.md$' },
+  { pattern: '^.*/\\.aalis(?:/.*)?$', except: [{ path: DATA }] },
+  { pattern: '^.*/\\.(?:vscode|claude|cursor|codex)$' },
+  // The directories themselves, not what is under them (004: 装着上面这些的目录本身).
+  { pattern: '^/Users/ana/\\.config$' },
+  { pattern: '^/Users/ana/Library$' },
 ];
 
 const control: PathRule[] = [
@@ -73,7 +76,7 @@ export const workspacePolicy: SandboxPolicy = {
   readAllowWithin: [SESSION_TMP],
   write: [PROJECT, `${PROJECT}/.git`, SESSION_TMP, '/var/folders/x1/abc123/T', ...CACHES.map((tail) => `${HOME}/${tail}`)],
   writeDeny: landings,
-  writeExceptions: [{ pattern: '^/Users/ana/src/app/(.*/)?node_modules(/|$)' }, { path: `${PROJECT}/.vscode/settings.json` }],
+  writeExceptions: [{ pattern: '^/Users/ana/src/app/(?:.*/)?node_modules(?:/.*)?$' }, { pattern: '^/Users/ana/src/app/\\.vscode/settings\\.json$' }],
   controlDeny: control,
   network: 'on',
   localPorts: [4680, 4681],

@@ -9,9 +9,11 @@ import { filtersOf, heads, readSbpl, type SbplNode } from './sbpl-reader.js';
 type Expected = { action: 'allow' | 'deny'; first: { kind: string; value: string } | null; excepts: { kind: string; value: string }[] };
 
 function firstOf(matcher: { path: string } | { pattern: string }, where: string): { kind: string; value: string } {
-  return 'path' in matcher
-    ? { kind: 'subpath', value: darwinPath(matcher.path, where) }
-    : { kind: 'regex', value: translatePattern(darwinPatternPrefix(matcher.pattern), where) };
+  if ('path' in matcher) return { kind: 'subpath', value: darwinPath(matcher.path, where) };
+  // A pattern that is only ^, literal characters and $ names one path: expect a literal.
+  const exact = /^\^\/((?:[^\\^$.|?*+()[\]{}]|\\[./-])*)\$$/.exec(matcher.pattern);
+  if (exact !== null) return { kind: 'literal', value: darwinPath(`/${exact[1]!.replace(/\\(.)/g, '$1')}`, where) };
+  return { kind: 'regex', value: translatePattern(darwinPatternPrefix(matcher.pattern), where) };
 }
 
 function fromRules(action: Expected['action'], rules: readonly PathRule[], field: string): Expected[] {

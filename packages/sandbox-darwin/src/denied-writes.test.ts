@@ -1,0 +1,44 @@
+import type { SandboxPolicy } from '@aalis/api-reach';
+import { describe, expect, it } from 'vitest';
+import { deniedWritesIn } from './denied-writes.js';
+
+// Stderr shapes as macOS tools print a Seatbelt refusal (EPERM). The sandbox itself is not run
+// here (no macOS); test:mac checks the same detection against real refusals.
+const policy: SandboxPolicy = {
+  readDeny: [{ path: '/Users/ana/.ssh' }],
+  readAllowWithin: [],
+  write: ['/Users/ana/app'],
+  writeDeny: [{ pattern: '^.*/\\.git/hooks(?:/.*)?$' }],
+  writeExceptions: [],
+  controlDeny: [],
+  network: 'off',
+  localPorts: [],
+  unixSockets: [],
+};
+const cwd = '/Users/ana/app';
+
+describe('deniedWritesIn', () => {
+  it.each([
+    ['touch: /Users/ana/out.txt: Operation not permitted', ['/Users/ana/out.txt']],
+    ['sh: /Users/ana/out.txt: Operation not permitted', ['/Users/ana/out.txt']],
+    ['sh: line 1: /etc/x: Operation not permitted', ['/private/etc/x']],
+    ['bash: ../out.txt: Operation not permitted', ['/Users/ana/out.txt']],
+    ["Error: EPERM: operation not permitted, open '/Users/ana/x.json'", ['/Users/ana/x.json']],
+    ["PermissionError: [Errno 1] Operation not permitted: '/Users/ana/y'", ['/Users/ana/y']],
+    ['zsh:1: operation not permitted: /Users/ana/z', ['/Users/ana/z']],
+    ['mv: rename a to /Users/ana/b: Operation not permitted', ['/Users/ana/b']],
+    ['touch: .git/hooks/pre-commit: Operation not permitted', ['/Users/ana/app/.git/hooks/pre-commit']],
+    ["fatal: could not create work tree dir 'clone': Operation not permitted", []],
+    ['cat: /Users/ana/.ssh/id_rsa: Operation not permitted', []],
+    ['curl: (7) Failed to connect to example.org port 443: Operation not permitted', []],
+    ['touch: /Users/ana/app/ok: No such file or directory', []],
+    ['', []],
+  ])('%j reports %j', (stderr, expected) => {
+    expect(deniedWritesIn(stderr, policy, cwd)).toEqual(expected);
+  });
+
+  it('reports each path once across lines', () => {
+    const stderr = 'touch: /Users/ana/a: Operation not permitted\ntouch: /Users/ana/a: Operation not permitted\nrm: /Users/ana/b: Operation not permitted\n';
+    expect(deniedWritesIn(stderr, policy, cwd)).toEqual(['/Users/ana/a', '/Users/ana/b']);
+  });
+});

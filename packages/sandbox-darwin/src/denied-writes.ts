@@ -1,0 +1,58 @@
+import { posix } from 'node:path';
+import type { SandboxPolicy } from '@aalis/api-reach';
+import { darwinPath } from './darwin-path.js';
+import { policyAllowsRead, policyAllowsWrite } from './policy-verdict.js';
+
+// Seatbelt refuses with EPERM and writes nothing to the command's stderr itself; the command's
+// own message is all there is without reading the unified log (slow, and racy per command).
+// So: every stderr line that says "Operation not permitted" is searched for paths, and a path
+// counts as a refused write when the policy lets it be read but not written: a refused read or
+// a refused connection says the same words, and is left out.
+
+const EPERM_LINE = /operation not permitted/i;
+const QUOTED = /'([^'\n]+)'|"([^"\n]+)"|‘([^’\n]+)’/g;
+const ABSOLUTE = /(?:^|[\s(])(\/[^\s:'",)]*)/g;
+const RENAME = /rename (.+) to (.+): operation not permitted/i;
+const BEFORE = /(?:^|: )([^:\n'"]+): operation not permitted/i;
+const AFTER = /operation not permitted: ([^'"\n]+)$/i;
+// Words that stand where a path would in some tools' messages, never a path.
+const NOT_A_PATH = /^(E[A-Z]+|\[Errno \d+\].*|Error|error|fatal|warning)$/;
+
+function candidates(line: string): string[] {
+  const found = new Set<string>();
+  for (const match of line.matchAll(QUOTED)) found.add((match[1] ?? match[2] ?? match[3])!);
+  for (const match of line.matchAll(ABSOLUTE)) found.add(match[1]!);
+  const rename = RENAME.exec(line);
+  if (rename !== null) {
+    found.add(rename[1]!);
+    found.add(rename[2]!);
+  } else {
+    for (const match of [BEFORE.exec(line), AFTER.exec(line)]) {
+      const text = match?.[1]?.trim();
+      if (text !== undefined && text !== '' && !NOT_A_PATH.test(text)) found.add(text);
+    }
+  }
+  return [...found];
+}
+
+/**
+ * The real paths a command's stderr says were refused for writing, under `policy`. Recognises
+ * the usual shapes (`touch: /p: Operation not permitted`, `sh: line 1: /p: ...`, Node's
+ * `EPERM: operation not permitted, open '/p'`, Python's `[Errno 1] ... : '/p'`); a tool that
+ * reports the refusal without the path is not counted.
+ */
+export function deniedWritesIn(stderr: string, policy: SandboxPolicy, cwd: string): string[] {
+  const denied = new Set<string>();
+  for (const line of stderr.split('\n')) {
+    if (!EPERM_LINE.test(line)) continue;
+    for (const raw of candidates(line)) {
+      try {
+        const path = darwinPath(posix.resolve(cwd, raw), 'stderr');
+        if (policyAllowsRead(policy, path) && !policyAllowsWrite(policy, path)) denied.add(path);
+      } catch {
+        // Not a path we can judge (e.g. a control character): it is not reported as a write.
+      }
+    }
+  }
+  return [...denied];
+}
