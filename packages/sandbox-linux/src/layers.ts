@@ -12,21 +12,11 @@ export type PathState = (typeof PATH_STATES)[number];
  */
 export const PROBE_CHILD = '\u0001aalis-new-entry';
 
-function ancestorsAndSelf(path: string): string[] {
-  const out: string[] = [];
-  let p = path;
-  for (;;) {
-    out.push(p);
-    if (p === '/') return out;
-    const i = p.lastIndexOf('/');
-    p = i <= 0 ? '/' : p.slice(0, i);
-  }
-}
-
 /**
  * The policy's layers evaluated for one real path, later layers winning:
  * reads default → readDeny → readAllowWithin; writes default deny → write → writeDeny →
- * writeExceptions → controlDeny. Hiding is inherited: a path under a hidden directory is hidden.
+ * writeExceptions → controlDeny. Rules cover subtrees themselves (`{ path }`, or a pattern ending in
+ * `(?:/.*)?`), so a carve-out under a hidden directory is put back by its own mount.
  */
 export class Layers {
   private readonly readDeny: RuleSet;
@@ -41,10 +31,10 @@ export class Layers {
     this.controlDeny = ruleSet(policy.controlDeny);
   }
 
-  /** Hidden by readDeny (itself or an ancestor) and not put back by readAllowWithin. */
+  /** Hidden by readDeny and not put back by readAllowWithin. */
   hidden(path: string): boolean {
     if (this.policy.readAllowWithin.some((root) => isWithin(path, root))) return false;
-    return ancestorsAndSelf(path).some((p) => this.readDeny.covers(p));
+    return this.readDeny.covers(path);
   }
 
   /** Writable after every write layer. */

@@ -1,0 +1,83 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ENV_FILES, GIT_LANDINGS, PROJECT_LANDINGS, type SandboxPolicy, type SandboxRunRequest } from '@aalis/api-reach';
+
+/** A throw-away host layout: a fake HOME, a workspace (a git repo with a .env), a data dir with a control plane, a session temp. */
+export interface Scene {
+  readonly root: string;
+  readonly home: string;
+  readonly ws: string;
+  readonly data: string;
+  readonly control: string;
+  readonly sessionTmp: string;
+  cleanup(): void;
+}
+
+/**
+ * Where scenes live: outside /tmp, which is private in the sandbox, so the fake HOME and the
+ * control plane are visible read-only there as a real HOME would be.
+ */
+export const SCENE_PARENT = existsSync('/var/tmp') ? '/var/tmp' : tmpdir();
+
+/** Creates a {@link Scene} (real paths throughout). */
+export function makeScene(): Scene {
+  const root = realpathSync(mkdtempSync(join(SCENE_PARENT, 'aalis-scene-')));
+  const home = join(root, 'home');
+  const ws = join(root, 'ws');
+  const data = join(root, 'data');
+  const control = join(data, 'run');
+  const sessionTmp = join(data, 'tmp', 'session-1');
+  for (const d of [home, join(home, '.ssh'), ws, join(ws, '.git', 'hooks'), join(ws, 'src'), control, sessionTmp]) mkdirSync(d, { recursive: true });
+  writeFileSync(join(home, '.ssh', 'id_ed25519'), 'PRIVATE KEY\n');
+  writeFileSync(join(home, '.bashrc'), '# rc\n');
+  writeFileSync(join(ws, '.env'), 'SECRET=1\n');
+  writeFileSync(join(ws, '.env.example'), 'SECRET=\n');
+  writeFileSync(join(ws, '.git', 'config'), '[core]\n');
+  writeFileSync(join(ws, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  writeFileSync(join(ws, 'src', 'a.txt'), 'a\n');
+  writeFileSync(join(control, 'state.json'), '{}\n');
+  return { root, home, ws, data, control, sessionTmp, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/** The workspace-tier policy for a scene, written by hand in the contract's layer shape. */
+export function workspacePolicy(s: Scene, extra: Partial<SandboxPolicy> = {}): SandboxPolicy {
+  return {
+    readDeny: [ENV_FILES, { path: join(s.home, '.ssh') }, { path: join(s.data, 'tmp') }],
+    readAllowWithin: [s.sessionTmp],
+    write: [s.ws, s.sessionTmp],
+    writeDeny: [...GIT_LANDINGS, ...PROJECT_LANDINGS, ENV_FILES, { path: join(s.home, '.bashrc') }],
+    writeExceptions: [{ path: join(s.ws, 'node_modules') }],
+    controlDeny: [{ path: s.control }],
+    network: 'off',
+    localPorts: [],
+    unixSockets: [s.ws, s.sessionTmp],
+    ...extra,
+  };
+}
+
+/** A request running `argv` in the workspace with a minimal environment. */
+export function req(s: Scene, argv: [string, ...string[]], extra: Partial<SandboxRunRequest> = {}): SandboxRunRequest {
+  return {
+    argv,
+    cwd: s.ws,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: s.home, LANG: 'C' },
+    timeoutMs: 20_000,
+    policy: workspacePolicy(s),
+    ...extra,
+  };
+}
+
+/** Every path under `dir`, sorted (for before/after comparisons). */
+export function listTree(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      out.push(p);
+      if (e.isDirectory()) walk(p);
+    }
+  };
+  walk(dir);
+  return out.sort();
+}

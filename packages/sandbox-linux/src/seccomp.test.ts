@@ -1,0 +1,134 @@
+import { readFileSync } from 'node:fs';
+import { arch } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeScene, req, type Scene } from './scene.testing.js';
+import { buildSeccompFilter } from './seccomp.js';
+import { createLinuxSandbox } from './service.js';
+
+// The control: the same sandbox with a filter that allows everything, so each refusal below is
+// shown to come from our filter and not from the namespaces around it.
+const allowAll = Buffer.alloc(8);
+allowAll.writeUInt16LE(0x06, 0);
+allowAll.writeUInt32LE(0x7fff0000, 4);
+
+const filtered = createLinuxSandbox();
+const control = createLinuxSandbox({ seccompFilter: allowAll });
+let s: Scene;
+beforeAll(() => {
+  s = makeScene();
+});
+afterAll(() => s.cleanup());
+
+const SYSCALLS_PY = `
+import ctypes, os, json, errno, time
+libc = ctypes.CDLL(None, use_errno=True)
+def call(nr, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(nr, *[ctypes.c_long(a) for a in args])
+    e = ctypes.get_errno()
+    if r == 0 and nr == CLONE: os._exit(0)
+    return errno.errorcode.get(e, 'OK') if r < 0 else 'OK'
+X86 = os.uname().machine == 'x86_64'
+PTRACE, PVR, URING, UNSHARE, CLONE, CLONE3 = (101, 310, 425, 272, 56, 435) if X86 else (117, 270, 425, 97, 220, 435)
+params = ctypes.create_string_buffer(120)
+child = os.fork()
+if child == 0:
+    time.sleep(5); os._exit(0)
+out = {
+  'ptrace': call(PTRACE, 16, child, 0, 0),  # PTRACE_ATTACH to our own child: the kernel allows it
+  'process_vm_readv': call(PVR, os.getpid(), 0, 0, 0, 0, 0),
+  'io_uring_setup': call(URING, 1, ctypes.addressof(params)),
+  'unshare_newuser': call(UNSHARE, 0x10000000),
+  'clone_newuser': call(CLONE, 0x10000000 | 17, 0, 0, 0, 0),
+  'clone3': call(CLONE3, 0, 0),
+}
+os.kill(child, 9)
+print(json.dumps(out))
+`;
+
+const TTY_PY = `
+import os, fcntl, termios, json, errno, ctypes
+try:
+    os.setsid()
+except OSError:
+    pass
+m, t = os.openpty()
+fcntl.ioctl(t, termios.TIOCSCTTY, 0)  # our own controlling terminal: the kernel itself would allow TIOCSTI
+def io(req, arg):
+    try:
+        fcntl.ioctl(t, req, arg); return 'OK'
+    except OSError as e:
+        return errno.errorcode[e.errno]
+print(json.dumps({'TIOCSTI': io(termios.TIOCSTI, b'x'), 'TIOCLINUX': io(0x541C, b'\\x0c')}))
+`;
+
+async function py(sb: typeof filtered, code: string): Promise<Record<string, string>> {
+  const r = await sb.run(req(s, ['python3', '-c', code]));
+  expect(r.stderr).toBe('');
+  return JSON.parse(r.stdout);
+}
+
+describe('the seccomp filter, run by real processes', () => {
+  it('refuses ptrace, process_vm_readv, io_uring and new user namespaces with EPERM; clone3 with ENOSYS', async () => {
+    const denied = await py(filtered, SYSCALLS_PY);
+    expect(denied).toEqual({
+      ptrace: 'EPERM',
+      process_vm_readv: 'EPERM',
+      io_uring_setup: 'EPERM',
+      unshare_newuser: 'EPERM',
+      clone_newuser: 'EPERM',
+      clone3: 'ENOSYS',
+    });
+    const allowed = await py(control, SYSCALLS_PY);
+    expect(allowed.ptrace).toBe('OK');
+    expect(allowed.process_vm_readv).toBe('OK');
+    expect(allowed.clone3).not.toBe('ENOSYS');
+    if (readFileSync('/proc/sys/kernel/io_uring_disabled', 'utf8').trim() === '0') expect(allowed.io_uring_setup).toBe('OK');
+  });
+
+  it('refuses TIOCSTI and TIOCLINUX on a terminal the process controls', async () => {
+    expect(await py(filtered, TTY_PY)).toEqual({ TIOCSTI: 'EPERM', TIOCLINUX: 'EPERM' });
+    const allowed = await py(control, TTY_PY);
+    expect(allowed.TIOCSTI).toBe('OK');
+    expect(allowed.TIOCLINUX).not.toBe('EPERM');
+  });
+
+  it('lets ordinary work through', async () => {
+    const r = await filtered.run(req(s, ['sh', '-c', 'ls / >/dev/null && git --version && python3 -c "import threading; t=threading.Thread(target=print); t.start(); t.join()"']));
+    expect(r.exitCode).toBe(0);
+  });
+
+  it.skipIf(arch() !== 'x64')('kills a process that enters through the 32-bit syscall ABI or x32 (arch check)', async () => {
+    const int80 = `
+import mmap, ctypes
+m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+m.write(bytes([0xb8, 0x14, 0, 0, 0, 0xcd, 0x80, 0xc3]))  # mov eax, 20 (i386 getpid); int 0x80; ret
+f = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)))
+print('pid', f())
+`;
+    const x32 = "import ctypes; print('x32', ctypes.CDLL(None).syscall(0x40000000 + 39))";
+    const ok = await control.run(req(s, ['python3', '-c', int80]));
+    if (ok.exitCode === 0) {
+      // the kernel has 32-bit emulation, so only the filter can stop it
+      const r = await filtered.run(req(s, ['python3', '-c', int80]));
+      expect(r.stdout).not.toContain('pid');
+      expect(r.exitCode).toBe(128 + 31); // SIGSYS, reported by bwrap as 128 + signal
+    }
+    const r = await filtered.run(req(s, ['python3', '-c', x32]));
+    expect(r.stdout).not.toContain('x32');
+    expect(r.exitCode).toBe(128 + 31);
+  });
+
+  it('is a well-formed program: every jump lands inside it', () => {
+    const f = buildSeccompFilter();
+    const n = f.length / 8;
+    for (let i = 0; i < n; i++) {
+      const code = f.readUInt16LE(i * 8);
+      if ((code & 0x07) === 0x05) {
+        expect(i + 1 + f.readUInt8(i * 8 + 2)).toBeLessThan(n);
+        expect(i + 1 + f.readUInt8(i * 8 + 3)).toBeLessThan(n);
+      }
+    }
+    expect(f.readUInt16LE((n - 1) * 8)).toBe(0x06); // ends in a return
+  });
+});

@@ -1,0 +1,115 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeScene, req, type Scene } from './scene.testing.js';
+import { createLinuxSandbox } from './service.js';
+
+const sb = createLinuxSandbox();
+let s: Scene;
+beforeAll(() => {
+  s = makeScene();
+});
+afterAll(() => s.cleanup());
+
+function processesWith(marker: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+describe('LinuxSandbox.run', () => {
+  // bwrap always sets PWD to the directory it changed into: the cwd of the request, no daemon data.
+  it('gives the command exactly the request environment (plus PWD, the cwd), nothing of the daemon', async () => {
+    process.env.AALIS_DAEMON_SECRET = 'leak';
+    try {
+      const r = await sb.run(req(s, ['/usr/bin/env'], { env: { ONLY: 'this', PATH: '/usr/bin:/bin' } }));
+      expect(r.stdout.trim().split('\n').sort()).toEqual(['ONLY=this', 'PATH=/usr/bin:/bin', `PWD=${s.ws}`]);
+    } finally {
+      delete process.env.AALIS_DAEMON_SECRET;
+    }
+  });
+
+  it('runs in the cwd, feeds stdin, reports the exit code', async () => {
+    const r = await sb.run(req(s, ['sh', '-c', 'pwd; cat; exit 7'], { stdin: 'from stdin' }));
+    expect(r.stdout).toBe(`${s.ws}\nfrom stdin`);
+    expect(r.exitCode).toBe(7);
+    expect(r.writeDenied).toBe(false);
+  });
+
+  it('keeps only maxOutputBytes of output and says so', async () => {
+    const r = await sb.run(req(s, ['sh', '-c', 'head -c 200000 /dev/zero | tr "\\0" a'], { maxOutputBytes: 1000 }));
+    expect(r.stdout.length).toBe(1000);
+    expect(r.truncated).toBe(true);
+    expect(r.exitCode).toBe(0);
+  });
+
+  it('kills the whole process tree at the timeout', async () => {
+    const marker = `${900000 + Math.floor(Math.random() * 99999)}`;
+    const started = Date.now();
+    const r = await sb.run(req(s, ['sh', '-c', `sleep ${marker} & (sleep ${marker} &) ; sleep ${marker}`], { timeoutMs: 400 }));
+    expect(r.timedOut).toBe(true);
+    expect(r.signal).toBe('SIGKILL');
+    expect(Date.now() - started).toBeLessThan(5000);
+    await new Promise((res) => setTimeout(res, 200));
+    expect(processesWith(`sleep\0${marker}`)).toEqual([]);
+  });
+
+  it('stops on abort', async () => {
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 200);
+    const r = await sb.run(req(s, ['sleep', '30'], { signal: ac.signal }));
+    expect(r.signal).toBe('SIGKILL');
+    expect(r.timedOut).toBe(false);
+  });
+
+  it('has a private /tmp, its own /proc and a minimal /dev', async () => {
+    const r = await sb.run(req(s, ['sh', '-c', 'echo hi > /tmp/private-probe && ls /tmp && cat /proc/1/comm && ls /dev | wc -l']));
+    expect(r.stdout.split('\n').slice(0, 2)).toEqual(['private-probe', 'bwrap']);
+    expect(Number(r.stdout.split('\n')[2])).toBeLessThan(20);
+    expect(existsSync('/tmp/private-probe')).toBe(false);
+  });
+
+  it.each([
+    ['sh', ['sh', '-c', 'echo x > /usr/aalis-denied'], '/usr/aalis-denied'],
+    ['python', ['python3', '-c', "open('/etc/aalis-denied','w')"], '/etc/aalis-denied'],
+    ['node', ['node', '-e', "require('fs').writeFileSync('/etc/aalis-denied','x')"], '/etc/aalis-denied'],
+    ['relative path', ['sh', '-c', 'mkdir -p .git/hooks && echo x > .git/hooks/pre-push'], '.git/hooks/pre-push'],
+  ] as const)('detects a refused write from %s and names the path', async (_, argv, path) => {
+    const r = await sb.run(req(s, [...argv] as [string, ...string[]]));
+    expect(r.exitCode).not.toBe(0);
+    expect(r.writeDenied).toBe(true);
+    expect(r.deniedWrites).toEqual([path.startsWith('/') ? path : `${s.ws}/${path}`]);
+    expect(existsSync(path.startsWith('/') ? path : `${s.ws}/${path}`)).toBe(false);
+  });
+
+  it('does not call a plain failure a refused write', async () => {
+    const r = await sb.run(req(s, ['sh', '-c', 'cat /nonexistent; ls /nope; exit 2']));
+    expect(r.exitCode).toBe(2);
+    expect(r.writeDenied).toBe(false);
+    expect(r.deniedWrites).toEqual([]);
+  });
+
+  it('writes where the policy allows, and the write is on the host', async () => {
+    const r = await sb.run(req(s, ['sh', '-c', 'echo made > src/made.txt']));
+    expect(r.exitCode).toBe(0);
+    expect(readFileSync(`${s.ws}/src/made.txt`, 'utf8')).toBe('made\n');
+  });
+
+  it('honours an approved write grant and an approved landing path', async () => {
+    const outside = `${s.root}/approved`;
+    const base = req(s, ['sh', '-c', `mkdir -p ${outside} && echo g > ${outside}/f && echo l >> ${s.home}/.bashrc`]);
+    const first = await sb.run(base);
+    expect(first.writeDenied).toBe(true);
+    const policy = { ...base.policy, write: [...base.policy.write, outside], writeExceptions: [...base.policy.writeExceptions, { path: `${s.home}/.bashrc` }] };
+    const second = await sb.run({ ...base, policy });
+    expect(second.exitCode).toBe(0);
+    expect(readFileSync(`${outside}/f`, 'utf8')).toBe('g\n');
+    expect(readFileSync(`${s.home}/.bashrc`, 'utf8')).toContain('l\n');
+  });
+});
