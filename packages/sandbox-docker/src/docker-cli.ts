@@ -51,8 +51,8 @@ export class DockerCli {
   }
 
   /** Runs one client command to its end and collects its output (small outputs only). */
-  async call(args: readonly string[], timeoutMs = 30_000): Promise<CliResult> {
-    const child = this.spawn(args, {});
+  async call(args: readonly string[], timeoutMs = 30_000, extraEnv: Readonly<Record<string, string>> = {}): Promise<CliResult> {
+    const child = this.spawn(args, extraEnv);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));

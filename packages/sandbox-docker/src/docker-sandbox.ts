@@ -18,9 +18,11 @@ import { LABELS } from './labels.js';
 import { deniedWritesAfter, type MountPlan, planMounts } from './mount-plan.js';
 import { MountPolicyError } from './mount-policy-error.js';
 import { OutputBuffer } from './output-buffer.js';
-import { type ContainerIdentity, type ContainerProfile, resolveProfile } from './profile.js';
+import { type ContainerIdentity, type ContainerProfile, type ResolvedProfile, resolveProfile } from './profile.js';
 import { isWithin } from './rule-match.js';
 import { dockerRunArgs } from './run-args.js';
+import { SessionContainer } from './session-container.js';
+import { validateRequest } from './validate-request.js';
 
 /** The images of the three container profiles; `network` and `builder` fall back to `stdio`. */
 export interface ProfileImages {
@@ -65,6 +67,19 @@ export interface DockerRunRequest extends SandboxRunRequest {
    * its read-back temp (the readonly tier), owner otherwise.
    */
   readonly identity?: 'restricted' | 'owner';
+}
+
+/** A session's opening: everything of a run request but the command. */
+export type SessionOpenRequest = Pick<DockerRunRequest, 'cwd' | 'env' | 'policy' | 'sandboxSpec' | 'identity'>;
+
+/** How an attached client command ended. */
+export interface AttachOutcome {
+  readonly code: number | null;
+  readonly stdout: OutputBuffer;
+  readonly stderr: string;
+  readonly stderrTruncated: boolean;
+  readonly timedOut: boolean;
+  readonly aborted: boolean;
 }
 
 const DEFAULT_OUTPUT_BYTES = 1024 * 1024;
@@ -155,59 +170,91 @@ export class DockerSandbox implements SandboxService {
   /** Runs one command in a fresh container; see {@link DockerRunRequest}. */
   async run(request: DockerRunRequest): Promise<SandboxRunResult> {
     validateRequest(request);
-    let resolved: ReturnType<typeof resolveProfile>;
-    try {
-      resolved = resolveProfile(request.sandboxSpec ?? this.options.defaultSpec ?? { profile: 'stdio' });
-    } catch (error) {
-      const detail = error instanceof ZodError ? error.issues.map((i) => `${i.path.join('.') || 'sandbox'}: ${i.message}`).join('; ') : String(error);
-      throw unavailable(`the tool's sandbox spec is invalid (${detail})`, 'fix the sandbox: block of the tool spec');
-    }
+    const resolved = this.resolve(request.sandboxSpec);
     if (resolved.kind === 'local') {
       if (this.options.local === undefined) {
         throw unavailable('profile local runs on the host and no host sandbox was configured', 'give the docker sandbox a host sandbox, or use profile stdio');
       }
-      const env = containerEnv(request.env, [...(this.options.envAllow ?? []), ...resolved.envAllow]);
-      return this.options.local.run({ ...request, env });
+      return this.options.local.run({ ...request, env: containerEnv(request.env, [...(this.options.envAllow ?? []), ...resolved.envAllow]) });
     }
     return this.runContainer(request, resolved.profile);
   }
 
   private async runContainer(request: DockerRunRequest, profile: ContainerProfile): Promise<SandboxRunResult> {
+    const prepared = await this.prepare(request, profile, 'oneshot');
+    const args = dockerRunArgs({ ...prepared.args, interactive: request.stdin !== undefined, argv: request.argv });
+    const timeoutMs = Math.min(request.timeoutMs, profile.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
+    const outcome = await this.attach(prepared.args.name, args, prepared.env, request, timeoutMs);
+    if (outcome.code === 125 && /^docker: /m.test(outcome.stderr) && !outcome.timedOut) throw this.refused(outcome.stderr);
+    return this.finish(prepared.plan, outcome);
+  }
+
+  /**
+   * Opens a session container: one container kept running, pinned to the policy, profile and
+   * identity it started with, into which {@link SessionContainer.exec} runs commands with
+   * `docker exec`. For terminals; a timeout in it ends the whole session.
+   */
+  async openSession(request: SessionOpenRequest): Promise<SessionContainer> {
+    const resolved = this.resolve(request.sandboxSpec);
+    if (resolved.kind === 'local') throw unavailable('profile local has no container to keep open', 'use profile stdio or network for a session');
+    const prepared = await this.prepare({ ...request, argv: ['true'], timeoutMs: 1 }, resolved.profile, 'session');
+    const args = dockerRunArgs({ ...prepared.args, interactive: false, detach: true, argv: ['sleep', '2147483647'] });
+    const started = await this.cli.call(args, 30_000, prepared.env);
+    if (started.code !== 0) throw this.refused(started.stderr);
+    return new SessionContainer(this, prepared.args.name, prepared.plan, request.env, resolved.profile);
+  }
+
+  /** Turns a `docker run` that failed before the command started into the error that says why. */
+  refused(stderr: string): SandboxUnavailableError {
+    this.preflightOk.clear();
+    const first = stderr.trim().split('\n')[0] ?? '';
+    return engineUnreachable(stderr)
+      ? unavailable(`no Docker Engine answers at ${this.cli.engine} (${first})`, 'start the engine or point DOCKER_HOST at one that runs')
+      : unavailable(`the engine refused the container (${first})`, 'check the image and the mounts named above on the engine host');
+  }
+
+  private resolve(spec: unknown): ResolvedProfile {
+    try {
+      return resolveProfile(spec ?? this.options.defaultSpec ?? { profile: 'stdio' });
+    } catch (error) {
+      const detail = error instanceof ZodError ? error.issues.map((i) => `${i.path.join('.') || 'sandbox'}: ${i.message}`).join('; ') : String(error);
+      throw unavailable(`the tool's sandbox spec is invalid (${detail})`, 'fix the sandbox: block of the tool spec');
+    }
+  }
+
+  private async prepare(request: DockerRunRequest, profile: ContainerProfile, kind: 'oneshot' | 'session') {
     const plan = await this.plan(request);
     const image = this.options.images[profile.image] ?? this.options.images.stdio;
     await this.preflight(image);
     const identity = await this.identityFor(request, profile, plan);
-    let env: Record<string, string>;
-    try {
-      env = containerEnv(request.env, [...(this.options.envAllow ?? []), ...profile.envAllow]);
-    } catch (error) {
-      throw unavailable(error instanceof ZodError ? (error.issues[0]?.message ?? 'bad env allow list') : (error as Error).message, 'fix the env allow list');
-    }
+    const env = this.envFor(request.env, profile);
     this.counter += 1;
     const name = `aalis-${this.options.instance}-${this.runId.slice(0, 8)}-${this.counter}`.slice(0, 120);
-    const args = dockerRunArgs({
+    const args = {
       name,
       image,
       profile,
       plan,
       identity,
-      network: profile.network === 'default' && request.policy.network === 'on' ? 'bridge' : 'none',
+      network: profile.network === 'default' && request.policy.network === 'on' ? ('bridge' as const) : ('none' as const),
       cwd: plan.cwd,
       envNames: Object.keys(env),
-      labels: { ...this.options.labels, [LABELS.instance]: this.options.instance, [LABELS.run]: this.runId, [LABELS.kind]: 'oneshot' },
-      interactive: request.stdin !== undefined,
-      argv: request.argv,
-    });
-    const timeoutMs = Math.min(request.timeoutMs, profile.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
-    const outcome = await this.spawnContainer(name, args, env, request, timeoutMs);
+      labels: { ...this.options.labels, [LABELS.instance]: this.options.instance, [LABELS.run]: this.runId, [LABELS.kind]: kind },
+    };
+    return { plan, env, args };
+  }
 
-    if (outcome.code === 125 && /^docker: /m.test(outcome.stderr) && !outcome.timedOut) {
-      this.preflightOk.clear();
-      const first = outcome.stderr.trim().split('\n')[0] ?? '';
-      throw engineUnreachable(outcome.stderr)
-        ? unavailable(`no Docker Engine answers at ${this.cli.engine} (${first})`, 'start the engine or point DOCKER_HOST at one that runs')
-        : unavailable(`the engine refused the container (${first})`, 'check the image and the mounts named above on the engine host');
+  /** The container env of a request under a profile; a bad allow list refuses the run. */
+  envFor(requestEnv: Readonly<Record<string, string>>, profile: ContainerProfile): Record<string, string> {
+    try {
+      return containerEnv(requestEnv, [...(this.options.envAllow ?? []), ...profile.envAllow]);
+    } catch (error) {
+      throw unavailable(error instanceof ZodError ? (error.issues[0]?.message ?? 'bad env allow list') : (error as Error).message, 'fix the env allow list');
     }
+  }
+
+  /** After a command: undo the writes the mounts could not stop, and build the result. */
+  async finish(plan: MountPlan, outcome: AttachOutcome): Promise<SandboxRunResult> {
     const leaked = await deniedWritesAfter(plan, this.options.walkLimit);
     // The mounts could not stop these (the path did not exist, or only a pattern names it): undo them.
     await Promise.all(leaked.map((path) => rm(path, { recursive: true, force: true })));
@@ -276,7 +323,11 @@ export class DockerSandbox implements SandboxService {
     return { kind: 'host', ...owner };
   }
 
-  private spawnContainer(name: string, args: string[], env: Record<string, string>, request: DockerRunRequest, timeoutMs: number) {
+  /**
+   * Runs a client command attached, feeding stdin and keeping bounded output; on timeout or abort
+   * the container `name` is killed and removed, and its removal awaited before this resolves.
+   */
+  attach(name: string, args: string[], env: Record<string, string>, request: Pick<SandboxRunRequest, 'stdin' | 'signal' | 'maxOutputBytes'>, timeoutMs: number): Promise<AttachOutcome> {
     const limit = request.maxOutputBytes ?? DEFAULT_OUTPUT_BYTES;
     const stdout = new OutputBuffer(limit);
     const stderr = new OutputBuffer(limit);
@@ -302,7 +353,7 @@ export class DockerSandbox implements SandboxService {
       removeNow();
     };
     request.signal?.addEventListener('abort', onAbort, { once: true });
-    return new Promise<{ code: number | null; stdout: OutputBuffer; stderr: string; stderrTruncated: boolean; timedOut: boolean; aborted: boolean }>((resolve, reject) => {
+    return new Promise<AttachOutcome>((resolve, reject) => {
       child.on('error', (error) => {
         clearTimeout(timer);
         reject(unavailable(`the docker client ${this.cli.binary} could not start (${error.message})`, 'install the docker CLI (apt-get install docker.io) or set its path'));
@@ -347,13 +398,4 @@ export class DockerSandbox implements SandboxService {
 /** The socket DOCKER_HOST names, when it is a local unix socket: never mounted either. */
 function engineSocket(host: string | undefined): string[] {
   return host?.startsWith('unix://') ? [host.slice('unix://'.length)] : [];
-}
-
-function validateRequest(request: SandboxRunRequest): void {
-  const bad = (what: string) => unavailable(`the run request is invalid: ${what}`, 'pass an argv of non-empty strings, an absolute cwd and a positive timeout');
-  if (!Array.isArray(request.argv) || request.argv.length === 0 || request.argv.some((a) => typeof a !== 'string' || a.includes('\0'))) throw bad('argv');
-  if (request.argv[0] === '') throw bad('argv[0] is empty');
-  if (typeof request.cwd !== 'string' || !request.cwd.startsWith('/')) throw bad(`cwd ${String(request.cwd)} is not an absolute path`);
-  if (!(request.timeoutMs > 0) || !Number.isFinite(request.timeoutMs)) throw bad(`timeoutMs ${request.timeoutMs}`);
-  if (request.maxOutputBytes !== undefined && !(request.maxOutputBytes >= 0)) throw bad('maxOutputBytes');
 }

@@ -1,6 +1,7 @@
 export { BASE_ENV_ALLOW, CONTAINER_PATH, containerEnv, EnvAllowEntrySchema } from './container-env.js';
 export { type CliResult, DOCKER_CLIENT_ENV, DockerCli, type DockerClientOptions, engineUnreachable } from './docker-cli.js';
-export { type DockerRunRequest, DockerSandbox, type DockerSandboxOptions, type ProfileImages } from './docker-sandbox.js';
+export { type AttachOutcome, type DockerRunRequest, DockerSandbox, type DockerSandboxOptions, type ProfileImages, type SessionOpenRequest } from './docker-sandbox.js';
+export { SessionContainer, type SessionExecRequest } from './session-container.js';
 export { deniedWritesInMessages } from './denied-write-messages.js';
 export { LABELS } from './labels.js';
 export { type ContainerMount, deniedWritesAfter, ENGINE_PATHS, type MountMode, type MountPlan, type MountPlanInput, NEVER_MOUNT_TARGETS, planMounts } from './mount-plan.js';
@@ -25,3 +26,4 @@ export { anyRuleCovers, isWithin, ruleCovers } from './rule-match.js';
 export { dockerRunArgs, type RunArgsInput } from './run-args.js';
 export { DockerDeployment, type DockerDeploymentOptions, type UserSpace } from './docker-deployment.js';
 export { DEPLOYMENT_MODES, type DeploymentMode, deploymentModeFromEnv } from './deployment-mode.js';
+export { validateRequest } from './validate-request.js';

@@ -16,6 +16,8 @@ export interface RunArgsInput {
   readonly envNames: readonly string[];
   readonly labels: Readonly<Record<string, string>>;
   readonly interactive: boolean;
+  /** Start in the background and print the id (a session container); one-shot runs stay attached. */
+  readonly detach?: boolean;
   readonly argv: readonly [string, ...string[]];
 }
 
@@ -84,6 +86,7 @@ export function dockerRunArgs(input: RunArgsInput): string[] {
   for (const mount of input.plan.mounts) args.push(...mountArgs(mount));
   for (const name of input.envNames) args.push('--env', name);
   if (input.interactive) args.push('--interactive');
+  if (input.detach) args.push('--detach');
   const [program, ...rest] = input.argv;
   args.push('--entrypoint', program, input.image, ...rest);
   return args;
