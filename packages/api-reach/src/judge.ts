@@ -1,6 +1,6 @@
 import { ReachInputError } from './errors.js';
 import { type PreparedPath, preparePath } from './match.js';
-import { assertRealPathShape, isUnder } from './path.js';
+import { isUnder } from './path.js';
 import { compiledReach, type LocalReach, type Reach } from './reach.js';
 
 /** One target of a tool call to judge. Paths are real paths. */
@@ -53,9 +53,7 @@ function ask(reach: LocalReach, reason: ReachAskReason): ReachDecision {
 
 function prepared(reach: LocalReach, path: unknown): PreparedPath {
   if (typeof path !== 'string') throw new ReachInputError('request', `a read or write request needs a path string, got ${typeof path}.`);
-  const { platform } = reach.lists;
-  assertRealPathShape(path, platform, 'the target');
-  return preparePath(path, platform);
+  return preparePath(path, reach.lists.platform, 'the target');
 }
 
 function judgeWrite(reach: LocalReach, path: string): ReachDecision {
@@ -65,8 +63,7 @@ function judgeWrite(reach: LocalReach, path: string): ReachDecision {
   if (c.landing.test(p)) return reach.tier === 'full' ? ALLOW_LANDING : ask(reach, REASONS.landing);
   if (reach.tier === 'full') return ALLOW;
   if (reach.tier === 'confirm') return ask(reach, REASONS.tier);
-  for (const root of c.roots) if (isUnder(p.folded, root)) return ALLOW;
-  return ask(reach, REASONS.writePath);
+  return c.roots.test(p) ? ALLOW : ask(reach, REASONS.writePath);
 }
 
 function judgeRead(reach: LocalReach, path: string): ReachDecision {

@@ -1,4 +1,4 @@
-import { assertRealPathShape, foldPath, foldsCase, isUnder, slashPath } from './path.js';
+import { assertRealPathShape, escapePattern, foldPath, foldsCase } from './path.js';
 import { validatePattern } from './pattern.js';
 import type { PathMatcher, PathRule } from './rule.js';
 
@@ -10,9 +10,12 @@ export interface PreparedPath {
   readonly folded: string;
 }
 
-/** Prepares a path for {@link CompiledRules.test}; the same form the rules were compiled to. */
-export function preparePath(path: string, platform: NodeJS.Platform): PreparedPath {
-  const slashed = slashPath(path, platform);
+/**
+ * Checks a real path (absolute, no `.` / `..` segments, else {@link ReachInputError}) and
+ * prepares it once for many {@link CompiledRules.test} calls, in the form the rules were compiled to.
+ */
+export function preparePath(path: string, platform: NodeJS.Platform, what = 'the path'): PreparedPath {
+  const slashed = assertRealPathShape(path, platform, what);
   return { slashed, folded: foldsCase(platform) ? slashed.toLowerCase() : slashed };
 }
 
@@ -59,21 +62,55 @@ function anywhereTail(pattern: string): string | undefined {
 }
 
 /**
- * Patterns of the form `^.*\/TAIL$` share their prefix, so one regex tries every tail at each
- * slash instead of one regex per rule scanning the whole path: the hot path of every write.
+ * One regex for all the patterns of a list. Patterns of the form `^.*\/TAIL$` share their
+ * prefix, so the regex tries every tail at each slash instead of rescanning the path per rule:
+ * this is the hot path of every write.
  */
-function mergePatterns(patterns: readonly string[], platform: NodeJS.Platform): RegExp[] {
+function mergePatterns(patterns: readonly string[], platform: NodeJS.Platform): RegExp | undefined {
   const tails: string[] = [];
   const rest: string[] = [];
   for (const p of patterns) {
     const tail = anywhereTail(p);
-    if (tail === undefined) rest.push(p);
+    if (tail === undefined) rest.push(`(?:${p})`);
     else tails.push(`(?:${tail})`);
   }
-  const out: RegExp[] = [];
-  if (tails.length > 0) out.push(new RegExp(`^.*/(?:${tails.join('|')})$`, flagsOf(platform)));
-  if (rest.length > 0) out.push(new RegExp(anchored(rest.map((p) => `(?:${p})`).join('|')), flagsOf(platform)));
-  return out;
+  if (tails.length > 0) rest.unshift(`.*/(?:${tails.join('|')})`);
+  return rest.length === 0 ? undefined : new RegExp(anchored(rest.join('|')), flagsOf(platform));
+}
+
+interface TrieNode {
+  end: boolean;
+  next: Map<string, TrieNode>;
+}
+
+function emitTrie(node: TrieNode, first: boolean): string {
+  const branches = [...node.next].map(([segment, child]) => (first ? '' : '/') + escapePattern(segment) + emitTrie(child, false));
+  if (node.end) branches.push('(?:/|$)');
+  return branches.length === 1 ? branches[0]! : `(?:${branches.join('|')})`;
+}
+
+/**
+ * One regex, a trie of the folded roots by segment, that matches a folded path at or under any
+ * of them: shared parents are compared once, however many roots a list has.
+ */
+function mergeRoots(roots: readonly string[]): RegExp | 'all' | undefined {
+  if (roots.length === 0) return undefined;
+  if (roots.includes('/')) return 'all';
+  const top: TrieNode = { end: false, next: new Map() };
+  for (const root of roots) {
+    let node = top;
+    for (const segment of root.split('/')) {
+      let child = node.next.get(segment);
+      if (child === undefined) {
+        child = { end: false, next: new Map() };
+        node.next.set(segment, child);
+      }
+      node = child;
+    }
+    node.end = true;
+  }
+  // Literal roots only: code units compare the same as code points, and the plain flags compile fastest.
+  return new RegExp(`^${emitTrie(top, true)}`);
 }
 
 interface MatcherParts {
@@ -98,13 +135,13 @@ function collect(matchers: readonly PathMatcher[], platform: NodeJS.Platform, wh
 }
 
 function matcherOf(parts: MatcherParts, platform: NodeJS.Platform): (p: PreparedPath) => boolean {
-  const { roots } = parts;
-  const regexes = mergePatterns(parts.patterns, platform);
-  return (p) => {
-    for (const root of roots) if (isUnder(p.folded, root)) return true;
-    for (const re of regexes) if (re.test(p.slashed)) return true;
-    return false;
-  };
+  const roots = mergeRoots(parts.roots);
+  const patterns = mergePatterns(parts.patterns, platform);
+  if (roots === 'all') return () => true;
+  if (roots === undefined && patterns === undefined) return () => false;
+  if (roots === undefined) return (p) => patterns!.test(p.slashed);
+  if (patterns === undefined) return (p) => roots.test(p.folded);
+  return (p) => roots.test(p.folded) || patterns.test(p.slashed);
 }
 
 /**
@@ -115,12 +152,14 @@ function matcherOf(parts: MatcherParts, platform: NodeJS.Platform): (p: Prepared
  */
 export function compileRules(rules: readonly PathRule[], platform: NodeJS.Platform): CompiledRules {
   const plain: PathMatcher[] = [];
+  const carvedMains: PathMatcher[] = [];
   const carved: Array<{ rule: (p: PreparedPath) => boolean; except: (p: PreparedPath) => boolean }> = [];
   for (const rule of rules) {
     const own: PathMatcher = 'path' in rule ? { path: rule.path } : { pattern: rule.pattern };
     if (rule.except === undefined || rule.except.length === 0) {
       plain.push(own);
     } else {
+      carvedMains.push(own);
       carved.push({
         rule: matcherOf(collect([own], platform, 'a rule root'), platform),
         except: matcherOf(collect(rule.except, platform, 'an except root'), platform),
@@ -128,31 +167,62 @@ export function compileRules(rules: readonly PathRule[], platform: NodeJS.Platfo
     }
   }
   const plainMatch = matcherOf(collect(plain, platform, 'a rule root'), platform);
+  // Most paths are in no carved rule: one merged test of their roots and patterns rules them all out.
+  const anyCarved = matcherOf(collect(carvedMains, platform, 'a rule root'), platform);
   return {
     platform,
     test(p) {
       if (plainMatch(p)) return true;
+      if (!anyCarved(p)) return false;
       for (const c of carved) if (c.rule(p) && !c.except(p)) return true;
       return false;
     },
   };
 }
 
-const compiledOne = new WeakMap<PathRule, Map<NodeJS.Platform, CompiledRules>>();
+const compiledLists = new WeakMap<readonly PathRule[], Map<NodeJS.Platform, CompiledRules>>();
 
-/** {@link compileRules} for one rule, cached per rule object and platform. */
-export function compileRule(rule: PathRule, platform: NodeJS.Platform): CompiledRules {
-  let byPlatform = compiledOne.get(rule);
+/**
+ * {@link compileRules}, cached per rules array and platform: lists built once at activation are
+ * compiled once, however many reaches use them. Treat a list handed in here as immutable.
+ */
+export function compileList(rules: readonly PathRule[], platform: NodeJS.Platform): CompiledRules {
+  let byPlatform = compiledLists.get(rules);
   if (byPlatform === undefined) {
     byPlatform = new Map();
-    compiledOne.set(rule, byPlatform);
+    compiledLists.set(rules, byPlatform);
   }
   let compiled = byPlatform.get(platform);
   if (compiled === undefined) {
-    compiled = compileRules([rule], platform);
+    compiled = compileRules(rules, platform);
     byPlatform.set(platform, compiled);
   }
   return compiled;
+}
+
+const compiledOne = new WeakMap<PathRule, CompiledRules[]>();
+
+/** {@link compileRules} for one rule, cached per rule object and platform. */
+export function compileRule(rule: PathRule, platform: NodeJS.Platform): CompiledRules {
+  let all = compiledOne.get(rule);
+  if (all === undefined) {
+    all = [];
+    compiledOne.set(rule, all);
+  }
+  let compiled = all.find((c) => c.platform === platform);
+  if (compiled === undefined) {
+    compiled = compileRules([rule], platform);
+    all.push(compiled);
+  }
+  return compiled;
+}
+
+/** Rules compiled apart, tested as one list (in order, first covering wins). */
+export function unionRules(parts: readonly CompiledRules[], platform: NodeJS.Platform): CompiledRules {
+  return {
+    platform,
+    test: (p) => parts.some((c) => c.test(p)),
+  };
 }
 
 /**
@@ -162,6 +232,5 @@ export function compileRule(rule: PathRule, platform: NodeJS.Platform): Compiled
  * does not count, on win32 backslashes count as slashes. `path` must be a real, absolute path.
  */
 export function matchesRule(rule: PathRule, path: string, platform: NodeJS.Platform): boolean {
-  assertRealPathShape(path, platform, 'the path');
   return compileRule(rule, platform).test(preparePath(path, platform));
 }

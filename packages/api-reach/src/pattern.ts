@@ -105,13 +105,19 @@ export function checkPattern(pattern: string): string | undefined {
   return undefined;
 }
 
+/** Patterns already found valid; the lists repeat the same few on every reach. */
+const VALID = new Set<string>();
+
 /**
  * Throws a {@link ReachInputError} when `pattern` is not a rule pattern (see {@link checkPattern}),
  * so a rule that a sandbox generator could not translate never gets as far as a policy.
  */
 export function validatePattern(pattern: string): void {
+  if (VALID.has(pattern)) return;
   const problem = checkPattern(pattern);
   if (problem !== undefined) {
     throw new ReachInputError('pattern', `the path pattern '${pattern}' is refused: ${problem}; ${ALLOWED}.`);
   }
+  if (VALID.size > 10_000) VALID.clear();
+  VALID.add(pattern);
 }

@@ -1,7 +1,7 @@
 import { ReachInputError } from './errors.js';
 import type { HostPaths } from './host-paths.js';
 import type { ProtectedLists } from './lists.js';
-import { type CompiledRules, compileRules } from './match.js';
+import { type CompiledRules, compileList, compileRules, unionRules } from './match.js';
 import { assertRealPathShape, escapePattern, foldPath } from './path.js';
 import type { PathRule } from './rule.js';
 import { ACCESS_TIERS, type AccessTier, BOUNDARY_POLICIES, type BoundaryPolicy, execOfTier, type ReachPrincipal } from './tier.js';
@@ -63,22 +63,29 @@ export interface CompiledReach {
   readonly control: CompiledRules;
   readonly landing: CompiledRules;
   readonly denyRead: CompiledRules;
-  /** Folded writable roots. */
-  readonly roots: readonly string[];
+  /** The writable roots, as one matcher. */
+  readonly roots: CompiledRules;
   /** The folded session temp. */
   readonly tmp: string;
 }
 
 const compiled = new WeakMap<LocalReach, CompiledReach>();
 
-function compile(reach: LocalReach): CompiledReach {
+function compile(reach: LocalReach, baseLanding: readonly PathRule[] | undefined): CompiledReach {
   const { platform } = reach.lists;
+  const { landing } = reach.lists;
   return {
     platform,
-    control: compileRules(reach.lists.control, platform),
-    landing: compileRules(reach.lists.landing, platform),
-    denyRead: compileRules(reach.lists.denyRead, platform),
-    roots: reach.writableRoots.map((r) => foldPath(r, platform)),
+    control: compileList(reach.lists.control, platform),
+    landing:
+      baseLanding === undefined
+        ? compileRules(landing, platform)
+        : unionRules([compileList(baseLanding, platform), compileRules(landing.slice(baseLanding.length), platform)], platform),
+    denyRead: compileList(reach.lists.denyRead, platform),
+    roots: compileRules(
+      reach.writableRoots.map((path) => ({ path })),
+      platform,
+    ),
     tmp: foldPath(reach.sessionTmp, platform),
   };
 }
@@ -87,7 +94,7 @@ function compile(reach: LocalReach): CompiledReach {
 export function compiledReach(reach: LocalReach): CompiledReach {
   let c = compiled.get(reach);
   if (c === undefined) {
-    c = compile(reach);
+    c = compile(reach, undefined);
     compiled.set(reach, c);
   }
   return c;
@@ -157,11 +164,12 @@ export function resolveReach(input: ReachInput): Reach {
       throw new ReachInputError('request', `local port ${String(port)} is not a TCP port (1-65535).`);
     }
   }
+  // control and denyRead are the input's own arrays, so lists built once compile once (compileList).
   const lists: ProtectedLists = Object.freeze({
     platform,
-    control: Object.freeze([...input.lists.control]),
+    control: input.lists.control,
     landing: Object.freeze([...input.lists.landing, ...gitDirLandings(gitDirs)]),
-    denyRead: Object.freeze([...input.lists.denyRead]),
+    denyRead: input.lists.denyRead,
   });
   const reach: LocalReach = Object.freeze({
     exec: execOfTier(tier),
@@ -175,6 +183,6 @@ export function resolveReach(input: ReachInput): Reach {
     lists,
     paths: input.paths,
   });
-  compiledReach(reach);
+  compiled.set(reach, compile(reach, input.lists.landing));
   return reach;
 }
