@@ -1,6 +1,10 @@
 export { DarwinProfileError } from './darwin-profile-error.js';
+export { type DarwinSandboxOptions, createDarwinSandbox, DEFAULT_MAX_OUTPUT_BYTES, SANDBOX_EXEC } from './darwin-sandbox.js';
 export { darwinPath } from './darwin-path.js';
+export { deniedWritesIn } from './denied-writes.js';
+export { policyAllowsRead, policyAllowsWrite } from './policy-verdict.js';
 export { PROFILE_LAYERS, type ProfileLayer } from './profile-layers.js';
+export { SandboxRunRequestSchema, parseRunRequest } from './run-request-schema.js';
 export { SandboxPolicySchema, parseSandboxPolicy } from './sandbox-policy-schema.js';
 export { type PathReach, type SbplFilter, matcherFilter, pathFilter, renderFilter, ruleFilter } from './sbpl-filter.js';
 export { literalRegex, translatePattern } from './sbpl-regex.js';
