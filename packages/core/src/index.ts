@@ -34,6 +34,7 @@ export {
 } from './settings.js';
 export { DurableStore, type LogRead, type StoreOptions } from './store.js';
 export {
+  type AnyTool,
   type DispatcherOptions,
   defineTool,
   RISK_LEVELS,

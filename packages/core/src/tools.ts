@@ -68,6 +68,10 @@ export interface Tool<P extends z.ZodType = z.ZodType, R = unknown> {
   handler(ctx: ToolCallContext, params: z.output<P>): R | Promise<R>;
 }
 
+/** A tool of any parameter and result type, as lists of tools hold them. */
+// biome-ignore lint/suspicious/noExplicitAny: lists hold tools of every parameter type
+export type AnyTool = Tool<any, any>;
+
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** Declares a tool. */

@@ -7,6 +7,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   'api-reach': 1,
   'plugin-reach': 2,
   'plugin-approval': 2,
+  'plugin-tools': 2,
   'sandbox-linux': 2,
   'sandbox-darwin': 2,
   'sandbox-docker': 2,

@@ -1,0 +1,238 @@
+// End to end through a real kernel: sessions, authority, the real approval plugin (answered by
+// a test adapter that replies by code, as a chat adapter would), the reach plugin, the tool
+// dispatcher, these tools and the real Linux sandbox (bubblewrap). Nothing is mocked.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sandbox } from '@aalis/api-reach';
+import { type AccessTier, authorityPlugin, createKernel, definePlugin, type OriginTurn, sessions, sessionsPlugin, type ToolOutcome, tools, toolsPlugin } from '@aalis/core';
+import { type ApprovalRequestedEvent, approvalDesk, approvalPlugin, approvalReviewer } from '@aalis/plugin-approval';
+import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
+import { createLinuxSandbox } from '@aalis/sandbox-linux';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { builtinToolsPlugin } from './plugin.js';
+
+// Not under /tmp: the sandbox has a private /tmp, so a host path there is not what it sees.
+const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-e2e-')));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const home = join(root, 'home');
+const project = join(home, 'project');
+const outside = join(root, 'outside');
+for (const dir of [join(project, '.git', 'hooks'), join(home, '.ssh'), outside]) mkdirSync(dir, { recursive: true });
+writeFileSync(join(project, 'notes.txt'), 'hello\n');
+writeFileSync(join(home, '.ssh', 'id_ed25519'), 'PRIVATE KEY\n');
+
+const owner = { platform: 'chat', userId: 'owner' };
+const stranger = { platform: 'chat', userId: 'stranger' };
+let turnCounter = 0;
+const turn = (who: typeof owner, session = 'main'): OriginTurn => ({
+  session: { id: session },
+  platform: 'chat',
+  speaker: who,
+  authorised: who,
+  inbound: { id: `m${++turnCounter}` },
+  category: 'own',
+});
+
+type Answer = 'approve' | 'approve-remember' | 'reject' | 'ignore';
+
+async function start(options: { reviewer?: (e: unknown) => { decision: 'allow' | 'deny'; reason: string } } = {}) {
+  const dataDir = mkdtempSync(join(root, 'data-'));
+  const asked: ApprovalRequestedEvent[] = [];
+  let answer: Answer = 'reject';
+  const kernel = createKernel({ dataDir })
+    .use(sessionsPlugin, { persist: false })
+    .use(authorityPlugin, { owners: { chat: ['owner'] } })
+    .use(approvalPlugin, { timeoutMs: 1500 })
+    .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home, loginShell: '/bin/sh' })
+    .use(toolsPlugin)
+    .use(builtinToolsPlugin)
+    .use(definePlugin({ name: 'sandbox-linux', provides: [sandbox], apply: (ctx) => ctx.provide(sandbox, createLinuxSandbox()) }));
+  if (options.reviewer) {
+    const review = options.reviewer;
+    kernel.use(definePlugin({ name: 'test-reviewer', provides: [approvalReviewer], apply: (ctx) => ctx.provide(approvalReviewer, { review: async (r: unknown) => review(r) } as never) }));
+  }
+  kernel.use(
+    definePlugin({
+      name: 'test-adapter',
+      inject: [approvalDesk],
+      apply(ctx) {
+        const desk = ctx.get(approvalDesk);
+        ctx.on('approval/requested', (event) => {
+          asked.push(event);
+          if (answer !== 'ignore') void desk.reply({ code: event.code, decision: answer, by: owner });
+        });
+      },
+    }),
+  );
+  const status = await kernel.start();
+  expect(status.filter((s) => s.state !== 'running')).toEqual([]);
+  kernel.get(reachBindings).bind('main', { home: project });
+  const call = (who: typeof owner, tool: string, params: unknown) => kernel.get(tools).dispatch({ tool, params, turn: turn(who) });
+  return {
+    kernel,
+    asked,
+    call,
+    answer: (next: Answer) => {
+      answer = next;
+    },
+    setTier: (tier: AccessTier, boundary: 'ask' | 'deny' = 'ask') => kernel.get(sessions).change('main', { tier, boundary }),
+  };
+}
+
+type Expect = 'ok' | 'asked-ok' | 'asked-denied' | 'denied';
+const TIERS = ['readonly', 'confirm', 'workspace', 'full'] as const;
+
+// One row per tool target; one column per tier (readonly, confirm, workspace, full) for the
+// owner with boundary ask, the adapter approving when asked. Another person is always denied
+// without an ask. This is the tier table of 004 seen through the tools.
+const TABLE: [string, string, (n: number) => unknown, Record<(typeof TIERS)[number], Expect>][] = [
+  ['read a project file', 'read_file', () => ({ path: 'notes.txt' }), { readonly: 'ok', confirm: 'ok', workspace: 'ok', full: 'ok' }],
+  ['read a private key', 'read_file', () => ({ path: join(home, '.ssh', 'id_ed25519') }), { readonly: 'denied', confirm: 'denied', workspace: 'denied', full: 'denied' }],
+  ['list the project', 'list_dir', () => ({ path: '.' }), { readonly: 'ok', confirm: 'ok', workspace: 'ok', full: 'ok' }],
+  ['write in the project', 'write_file', (n) => ({ path: `new-${n}.txt`, content: 'x' }), { readonly: 'asked-ok', confirm: 'asked-ok', workspace: 'ok', full: 'ok' }],
+  ['write outside', 'write_file', (n) => ({ path: join(outside, `f-${n}.txt`), content: 'x' }), { readonly: 'asked-ok', confirm: 'asked-ok', workspace: 'asked-ok', full: 'ok' }],
+  ['write a git hook (landing)', 'write_file', (n) => ({ path: `.git/hooks/h-${n}`, content: 'x' }), { readonly: 'asked-ok', confirm: 'asked-ok', workspace: 'asked-ok', full: 'ok' }],
+  ['write the control plane', 'write_file', () => ({ path: 'CONTROL', content: 'x' }), { readonly: 'denied', confirm: 'denied', workspace: 'denied', full: 'denied' }],
+  ['edit a project file', 'edit_file', () => ({ path: 'notes.txt', oldText: 'hello', newText: 'hello' }), { readonly: 'asked-ok', confirm: 'asked-ok', workspace: 'ok', full: 'ok' }],
+  ['run a command', 'run_command', () => ({ command: 'echo hi' }), { readonly: 'ok', confirm: 'asked-ok', workspace: 'ok', full: 'ok' }],
+];
+
+describe('the built-in tools at every tier', () => {
+  for (const tier of TIERS) {
+    it(`owner, tier ${tier}, boundary ask: every tool as the tier table says`, async () => {
+      const env = await start();
+      env.answer('approve');
+      await env.setTier(tier);
+      const control = join(env.kernel.dataDir ?? '', 'config.yaml');
+      for (const [name, tool, paramsOf, expected] of TABLE) {
+        const before = env.asked.length;
+        let params = paramsOf(turnCounter);
+        if ((params as { path?: string }).path === 'CONTROL') params = { path: control, content: 'x' };
+        const outcome = await env.call(owner, tool, params);
+        const wasAsked = env.asked.length > before;
+        const got: Expect = outcome.ok ? (wasAsked ? 'asked-ok' : 'ok') : wasAsked ? 'asked-denied' : 'denied';
+        expect({ name, got, message: outcome.ok ? undefined : outcome.message }).toMatchObject({ name, got: expected[tier] });
+      }
+      await env.kernel.stop();
+    }, 60_000);
+  }
+
+  it("another person's calls have no local effect at any tier, and are never asked", async () => {
+    const env = await start();
+    env.answer('approve');
+    for (const tier of TIERS) {
+      await env.setTier(tier);
+      for (const [, tool, paramsOf] of TABLE) {
+        const outcome = await env.call(stranger, tool, paramsOf(turnCounter));
+        expect(outcome).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('no-local-effect') });
+      }
+    }
+    expect(env.asked).toEqual([]);
+    await env.kernel.stop();
+  }, 60_000);
+});
+
+describe('approvals through the tools', () => {
+  let env: Awaited<ReturnType<typeof start>>;
+  beforeEach(async () => {
+    env = await start();
+    await env.setTier('workspace');
+  });
+  afterEach(async () => {
+    await env.kernel.stop();
+  });
+
+  it('a rejected write writes nothing and tells the agent why', async () => {
+    env.answer('reject');
+    const file = join(outside, 'rejected.txt');
+    const outcome = await env.call(owner, 'write_file', { path: file, content: 'x' });
+    expect(outcome).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(/needs approval because it is outside the roots.*rejected/) });
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('an approval is for one call: the next call asks again', async () => {
+    env.answer('approve');
+    const file = join(outside, 'once.txt');
+    expect((await env.call(owner, 'write_file', { path: file, content: '1' })).ok).toBe(true);
+    expect((await env.call(owner, 'write_file', { path: file, content: '2' })).ok).toBe(true);
+    expect(env.asked).toHaveLength(2);
+  });
+
+  it('remember answers later asks for the same target in this session, until revoked', async () => {
+    env.answer('approve-remember');
+    const file = join(outside, 'remembered.txt');
+    expect((await env.call(owner, 'write_file', { path: file, content: '1' })).ok).toBe(true);
+    env.answer('reject');
+    expect((await env.call(owner, 'write_file', { path: file, content: '2' })).ok).toBe(true);
+    expect(env.asked).toHaveLength(1);
+    const desk = env.kernel.get(approvalDesk);
+    const [grant] = desk.grants.list('main');
+    expect(grant).toBeDefined();
+    expect((await desk.grants.revoke(grant?.id ?? '', owner)).ok).toBe(true);
+    expect((await env.call(owner, 'write_file', { path: file, content: '3' })).ok).toBe(false);
+    expect(env.asked).toHaveLength(2);
+  });
+
+  it('an unanswered ask expires and nothing is written', async () => {
+    env.answer('ignore');
+    const file = join(outside, 'expired.txt');
+    const outcome = await env.call(owner, 'write_file', { path: file, content: 'x' });
+    expect(outcome).toMatchObject({ ok: false, message: expect.stringMatching(/expired/) });
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('run_command is read-only first: a refused write is asked for, then retried once with the grant', async () => {
+    env.answer('approve');
+    const file = join(outside, 'from-command.txt');
+    const outcome = (await env.call(owner, 'run_command', { command: `echo made > ${file}` })) as ToolOutcome<{ exitCode: number; grantedWrites: string[] }>;
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0 } });
+    expect(outcome.ok && outcome.value.grantedWrites.length).toBeGreaterThan(0);
+    expect(readFileSync(file, 'utf8')).toBe('made\n');
+    expect(env.asked).toHaveLength(1);
+  }, 30_000);
+
+  it('run_command whose refused write is rejected writes nothing and says why', async () => {
+    env.answer('reject');
+    const file = join(outside, 'never.txt');
+    const outcome = await env.call(owner, 'run_command', { command: `echo x > ${file}` });
+    expect(outcome).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(/rejected/) });
+    expect(existsSync(file)).toBe(false);
+  }, 30_000);
+
+  it('.env and key files are never written in the sandboxed tiers, whatever is approved', async () => {
+    env.answer('approve');
+    expect(await env.call(owner, 'write_file', { path: '.env', content: 'A=1' })).toMatchObject({ ok: false, message: expect.stringContaining('secret-file') });
+    const viaShell = await env.call(owner, 'run_command', { command: 'echo A=1 > .env.local' });
+    expect(viaShell.ok).toBe(false);
+    expect(existsSync(join(project, '.env.local'))).toBe(false);
+    expect(existsSync(join(project, '.env'))).toBe(false);
+  }, 30_000);
+
+  it('a write through a symlink that escapes is judged where it lands', async () => {
+    env.answer('reject');
+    const { symlinkSync } = await import('node:fs');
+    symlinkSync(outside, join(project, 'escape'));
+    const outcome = await env.call(owner, 'write_file', { path: 'escape/through-link.txt', content: 'x' });
+    expect(outcome).toMatchObject({ ok: false, message: expect.stringContaining(join(outside, 'through-link.txt')) });
+    expect(existsSync(join(outside, 'through-link.txt'))).toBe(false);
+  });
+
+  it('renaming a prepared tree onto .vscode asks for the landing', async () => {
+    env.answer('reject');
+    mkdirSync(join(project, 'prepared'));
+    writeFileSync(join(project, 'prepared', 'tasks.json'), '{}');
+    const outcome = await env.call(owner, 'move_path', { from: 'prepared', to: '.vscode' });
+    expect(outcome).toMatchObject({ ok: false, message: expect.stringContaining('landing') });
+    expect(existsSync(join(project, '.vscode'))).toBe(false);
+  });
+});
+
+describe('the reviewer approver', () => {
+  it("a reviewer's denial reaches the agent with its reason", async () => {
+    const env = await start({ reviewer: () => ({ decision: 'deny', reason: 'writes outside the task are not needed' }) });
+    env.answer('ignore');
+    await env.kernel.get(sessions).change('main', { tier: 'workspace', approver: 'reviewer' });
+    const outcome = await env.call(owner, 'write_file', { path: join(outside, 'reviewed.txt'), content: 'x' });
+    expect(outcome).toMatchObject({ ok: false, message: expect.stringContaining('writes outside the task are not needed') });
+  });
+});

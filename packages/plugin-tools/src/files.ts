@@ -1,0 +1,150 @@
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { defineTool, ToolError } from '@aalis/core';
+import { z } from 'zod';
+import { credentialOf, requireOrThrow } from './credential.js';
+import { realPathOf } from '@aalis/plugin-reach';
+import { isNeverWritten, neverWrittenMessage } from './secrets.js';
+
+const MAX_READ = 1024 * 1024;
+const platform = process.platform;
+
+async function target(ctxHome: string | undefined, path: string): Promise<string> {
+  return realPathOf(path, ctxHome ?? process.cwd());
+}
+
+/** Reads a file (at most 1 MiB, from an offset). */
+export const readFileTool = defineTool({
+  name: 'read_file',
+  description: 'Read a text file. Paths are relative to the main directory.',
+  params: z.object({ path: z.string().min(1), offset: z.number().int().min(0).default(0) }).strict(),
+  risk: 'low',
+  async handler(ctx, params) {
+    const credential = credentialOf(ctx);
+    const path = await target(credential.home, params.path);
+    await requireOrThrow(credential, { effect: 'read', path });
+    const handle = await openOrExplain(path, 'r');
+    try {
+      const buffer = Buffer.alloc(MAX_READ + 1);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, params.offset);
+      return { path, content: buffer.subarray(0, Math.min(bytesRead, MAX_READ)).toString('utf8'), truncated: bytesRead > MAX_READ };
+    } finally {
+      await handle.close();
+    }
+  },
+});
+
+/** Lists a directory. */
+export const listDirTool = defineTool({
+  name: 'list_dir',
+  description: 'List the entries of a directory.',
+  params: z.object({ path: z.string().min(1).default('.') }).strict(),
+  risk: 'low',
+  async handler(ctx, params) {
+    const credential = credentialOf(ctx);
+    const path = await target(credential.home, params.path);
+    await requireOrThrow(credential, { effect: 'read', path });
+    const entries = await readdir(path, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+      throw new ToolError('failed', `cannot list ${path}: ${error.code === 'ENOENT' ? 'it does not exist' : error.message}.`);
+    });
+    return {
+      path,
+      entries: entries.map((e) => ({ name: e.name, kind: e.isDirectory() ? 'dir' : e.isSymbolicLink() ? 'symlink' : e.isFile() ? 'file' : 'other' })),
+    };
+  },
+});
+
+async function checkedWriteTarget(ctx: Parameters<typeof readFileTool.handler>[0], rawPath: string): Promise<string> {
+  const credential = credentialOf(ctx);
+  const path = await target(credential.home, rawPath);
+  if (credential.exec !== 'host' && isNeverWritten(path, platform)) throw new ToolError('denied', neverWrittenMessage(path));
+  await requireOrThrow(credential, { effect: 'write', path });
+  return path;
+}
+
+/**
+ * Writes through a temp file in the real parent and a rename onto the real target: a symlink
+ * planted at the target after the check is replaced, never followed.
+ */
+async function writeAtomically(path: string, content: string): Promise<void> {
+  const parent = dirname(path);
+  await mkdir(parent, { recursive: true });
+  const temp = join(parent, `.${basename(path)}.${randomBytes(6).toString('hex')}.aalis-write`);
+  const handle = await open(temp, 'wx', 0o644);
+  try {
+    await handle.writeFile(content, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Writes a whole file, creating its directories. */
+export const writeFileTool = defineTool({
+  name: 'write_file',
+  description: 'Write a whole text file, creating parent directories.',
+  params: z.object({ path: z.string().min(1), content: z.string() }).strict(),
+  risk: 'medium',
+  async handler(ctx, params) {
+    const path = await checkedWriteTarget(ctx, params.path);
+    await writeAtomically(path, params.content);
+    return { path, bytes: Buffer.byteLength(params.content) };
+  },
+});
+
+/** Replaces text in a file: `oldText` must occur exactly once unless `replaceAll`. */
+export const editFileTool = defineTool({
+  name: 'edit_file',
+  description: 'Replace text in a file. oldText must occur exactly once unless replaceAll is set.',
+  params: z.object({ path: z.string().min(1), oldText: z.string().min(1), newText: z.string(), replaceAll: z.boolean().default(false) }).strict(),
+  risk: 'medium',
+  async handler(ctx, params) {
+    const credential = credentialOf(ctx);
+    const path = await checkedWriteTarget(ctx, params.path);
+    await requireOrThrow(credential, { effect: 'read', path });
+    const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw new ToolError('failed', `cannot edit ${path}: ${error.code === 'ENOENT' ? 'it does not exist (use write_file to create it)' : error.message}.`);
+    });
+    const count = text.split(params.oldText).length - 1;
+    if (count === 0) throw new ToolError('failed', `oldText was not found in ${path}; nothing was changed.`);
+    if (count > 1 && !params.replaceAll) throw new ToolError('failed', `oldText occurs ${count} times in ${path}; give more context or set replaceAll. Nothing was changed.`);
+    const next = params.replaceAll ? text.split(params.oldText).join(params.newText) : text.replace(params.oldText, () => params.newText);
+    await writeAtomically(path, next);
+    return { path, replacements: params.replaceAll ? count : 1 };
+  },
+});
+
+/** Moves a file or directory; both the source and the target are checked as writes. */
+export const movePathTool = defineTool({
+  name: 'move_path',
+  description: 'Move or rename a file or directory.',
+  params: z.object({ from: z.string().min(1), to: z.string().min(1) }).strict(),
+  risk: 'medium',
+  async handler(ctx, params) {
+    const from = await checkedWriteTarget(ctx, params.from);
+    const to = await checkedWriteTarget(ctx, params.to);
+    await lstat(from).catch(() => {
+      throw new ToolError('failed', `cannot move ${from}: it does not exist.`);
+    });
+    await mkdir(dirname(to), { recursive: true });
+    await rename(from, to);
+    return { from, to };
+  },
+});
+
+async function openOrExplain(path: string, flags: string) {
+  try {
+    return await open(path, flags);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'it does not exist' : code === 'EISDIR' ? 'it is a directory (use list_dir)' : (error as Error).message;
+    throw new ToolError('failed', `cannot read ${path}: ${why}.`);
+  }
+}

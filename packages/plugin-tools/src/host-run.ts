@@ -1,0 +1,73 @@
+import { spawn } from 'node:child_process';
+
+/** What a host command produced. */
+export interface HostRunResult {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly timedOut: boolean;
+  readonly truncated: boolean;
+}
+
+/**
+ * Runs a command on the host (confirm and full tiers only) in its own process group, so a
+ * timeout kills the whole tree; the environment is exactly the one given.
+ */
+export function runOnHost(options: {
+  argv: readonly [string, ...string[]];
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+  stdin?: string;
+  timeoutMs: number;
+  maxOutputBytes: number;
+}): Promise<HostRunResult> {
+  return new Promise((resolve, reject) => {
+    const [file, ...args] = options.argv;
+    const child = spawn(file, args, { cwd: options.cwd, env: { ...options.env }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let outBytes = 0;
+    let errBytes = 0;
+    let truncated = false;
+    const keep = (chunks: Buffer[], size: number, chunk: Buffer): number => {
+      const room = options.maxOutputBytes - size;
+      if (room <= 0) {
+        truncated = true;
+        return size;
+      }
+      if (chunk.length > room) truncated = true;
+      chunks.push(chunk.subarray(0, room));
+      return size + Math.min(room, chunk.length);
+    };
+    child.stdout.on('data', (chunk: Buffer) => {
+      outBytes = keep(out, outBytes, chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      errBytes = keep(err, errBytes, chunk);
+    });
+    let timedOut = false;
+    const killTree = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killTree();
+    }, options.timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (exitCode, signal) => {
+      clearTimeout(timer);
+      killTree();
+      resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exitCode, signal, timedOut, truncated });
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(options.stdin ?? '');
+  });
+}

@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import { type ReachCredential, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
+import { defineTool, type ToolCallContext, ToolError } from '@aalis/core';
+import { realPathOf } from '@aalis/plugin-reach';
+import { z } from 'zod';
+import { credentialOf, requireOrThrow } from './credential.js';
+import { runOnHost } from './host-run.js';
+import { isNeverWritten, NEVER_WRITTEN, neverWrittenMessage } from './secrets.js';
+
+const MAX_OUTPUT = 1024 * 1024;
+
+/** Parameters of `run_command`: a shell string (run with `/bin/sh -c`) or an argv. */
+export const RunCommandParams = z
+  .object({
+    command: z.union([z.string().min(1), z.array(z.string()).min(1)]),
+    cwd: z.string().min(1).optional(),
+    stdin: z.string().optional(),
+    timeoutMs: z.number().int().positive().max(30 * 60_000).default(120_000),
+  })
+  .strict();
+
+/** What `run_command` returns: the final run only (the read-only-first attempt is not shown). */
+export interface RunCommandResult {
+  readonly where: 'sandbox' | 'host';
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly timedOut: boolean;
+  readonly truncated: boolean;
+  /** Paths approved after the first run was refused them; the command was retried once with them. */
+  readonly grantedWrites: readonly string[];
+}
+
+/** Where run_command finds the sandbox backend. */
+export interface RunDeps {
+  sandbox(): SandboxService | undefined;
+}
+
+function withSecrets(policy: SandboxPolicy): SandboxPolicy {
+  return { ...policy, controlDeny: [...policy.controlDeny, ...NEVER_WRITTEN] };
+}
+
+async function sandboxed(service: SandboxService, request: Parameters<SandboxService['run']>[0]): Promise<SandboxRunResult> {
+  try {
+    return await service.run(request);
+  } catch (error) {
+    if (error instanceof SandboxUnavailableError) throw new ToolError('unavailable', `${error.message}. The command did not run.`);
+    throw new ToolError('unavailable', `the ${service.backend} sandbox failed to start the command, so it did not run: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Runs one command under the call's credential. On the host for confirm and full (after the
+ * exec ask); in the sandbox otherwise, read-only first: when the sandbox refused writes, the
+ * refused paths are asked for (exactly those), and on a yes the command is retried once with
+ * the grant. Only the final run is returned.
+ */
+export async function runCommand(ctx: ToolCallContext, params: z.output<typeof RunCommandParams>, deps: RunDeps): Promise<RunCommandResult> {
+  const credential: ReachCredential = credentialOf(ctx);
+  await requireOrThrow(credential, { effect: 'exec', host: credential.exec === 'host' });
+  const argv: [string, ...string[]] = typeof params.command === 'string' ? ['/bin/sh', '-c', params.command] : (params.command as [string, ...string[]]);
+  const cwd = await realPathOf(params.cwd ?? credential.home ?? process.cwd(), credential.home);
+  await requireOrThrow(credential, { effect: 'read', path: cwd });
+  const common = { argv, cwd, timeoutMs: params.timeoutMs, maxOutputBytes: MAX_OUTPUT, ...(params.stdin !== undefined ? { stdin: params.stdin } : {}) };
+
+  if (credential.exec === 'host') {
+    const result = await runOnHost({ ...common, env: await credential.processEnv('host') });
+    return { where: 'host', ...result, grantedWrites: [] };
+  }
+  const service = deps.sandbox();
+  if (!service) {
+    throw new ToolError('unavailable', 'no sandbox backend is running here, and this tier runs commands only in the sandbox; the command did not run. Run `aalis doctor` to see what is missing.');
+  }
+  const env = await credential.processEnv('sandbox');
+  const run = () => sandboxed(service, { ...common, env, policy: withSecrets(credential.sandboxPolicy()), ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  const first = await run();
+  if (!first.writeDenied) return { where: 'sandbox', ...pick(first), grantedWrites: [] };
+
+  const refused = [...new Set(first.deniedWrites)];
+  const tail = first.stderr.trim().split('\n').slice(-5).join('\n');
+  if (refused.length === 0) {
+    throw new ToolError('denied', `the sandbox refused a write, but could not tell which path, so there is nothing precise to ask for. Output:\n${tail}`);
+  }
+  for (const path of refused) {
+    if (isNeverWritten(path, process.platform)) throw new ToolError('denied', `${neverWrittenMessage(path)} Output:\n${tail}`);
+    const verdict = await credential.require({ effect: 'write', path });
+    if (!verdict.allowed) throw new ToolError('denied', `the command needed to write ${path}: ${verdict.message} Output of the refused run:\n${tail}`);
+  }
+  const second = await run();
+  return { where: 'sandbox', ...pick(second), grantedWrites: refused };
+}
+
+function pick(result: SandboxRunResult) {
+  const { stdout, stderr, exitCode, signal, timedOut, truncated } = result;
+  return { stdout, stderr, exitCode, signal, timedOut, truncated };
+}
+
+/** The shell tools: `run_command`, and a background variant with `command_status`. */
+export function commandTools(deps: RunDeps) {
+  const jobs = new Map<string, { state: 'running' } | { state: 'done'; outcome: { ok: true; value: RunCommandResult } | { ok: false; kind: string; message: string } }>();
+  const run = defineTool({
+    name: 'run_command',
+    description: 'Run a shell command (a string for /bin/sh -c, or an argv) in the main directory, under this tier.',
+    params: RunCommandParams,
+    risk: 'medium',
+    summarize: (p) => (typeof p.command === 'string' ? p.command : p.command.join(' ')),
+    handler: (ctx, params) => runCommand(ctx, params, deps),
+  });
+  const background = defineTool({
+    name: 'run_command_background',
+    description: 'Start run_command in the background; poll it with command_status.',
+    params: RunCommandParams,
+    risk: 'medium',
+    handler(ctx, params) {
+      const id = randomUUID();
+      jobs.set(id, { state: 'running' });
+      runCommand(ctx, params, deps).then(
+        (value) => jobs.set(id, { state: 'done', outcome: { ok: true, value } }),
+        (error: unknown) =>
+          jobs.set(id, {
+            state: 'done',
+            outcome: error instanceof ToolError ? { ok: false, kind: error.kind, message: error.message } : { ok: false, kind: 'failed', message: String(error) },
+          }),
+      );
+      return { jobId: id };
+    },
+  });
+  const status = defineTool({
+    name: 'command_status',
+    description: 'The state of a background command, and its result when done.',
+    params: z.object({ jobId: z.string().uuid() }).strict(),
+    risk: 'low',
+    handler(_ctx, params) {
+      const job = jobs.get(params.jobId);
+      if (!job) throw new ToolError('failed', `there is no background command '${params.jobId}'.`);
+      return job;
+    },
+  });
+  return [run, background, status] as const;
+}
