@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { ReachInputError } from './errors.js';
 import { compileRules, matchesRule, preparePath } from './match.js';
 import { escapePattern } from './path.js';
-import type { PathRule } from './rule.js';
+import { protectedLists } from './protected-lists.js';
+import { gitDirLandings } from './reach.js';
+import type { PathMatcher, PathRule } from './rule.js';
 
 describe('matchesRule', () => {
   it.each<[string, PathRule, string, NodeJS.Platform, boolean]>([
@@ -138,6 +140,59 @@ describe('matchesRule properties', () => {
         expect(matchesRule(rule, rooted(platform, [...root, ...mid, ...rest]), platform)).toBe(false);
         expect(matchesRule(rule, carved, platform)).toBe(false);
       }),
+    );
+  });
+});
+
+/** An independent reference: each rule by the words of the contract, no merging, no trie. */
+function reference(rules: readonly PathRule[], path: string, platform: NodeJS.Platform): boolean {
+  const fold = platform === 'darwin' || platform === 'win32';
+  const norm = (s: string) => {
+    let x = platform === 'win32' ? s.replaceAll('\\', '/') : s;
+    x = x.replace(/\/+/g, '/');
+    if (x.length > 1) x = x.replace(/\/+$/, '');
+    return x;
+  };
+  const covers = (m: PathMatcher) => {
+    if ('path' in m) {
+      const a = fold ? norm(path).toLowerCase() : norm(path);
+      const r = fold ? norm(m.path).toLowerCase() : norm(m.path);
+      return a === r || a.startsWith(r === '/' ? '/' : `${r}/`);
+    }
+    return new RegExp(`^(?:${m.pattern})$`, fold ? 'isu' : 'su').test(norm(path));
+  };
+  return rules.some((r) => covers(r) && !(r.except ?? []).some(covers));
+}
+
+describe('compiled lists agree with the contract, rule by rule', () => {
+  const words = ['home', 'ada', '.aalis', 'workspace', 'tmp', 's1', 'self', '.git', 'hooks', 'HEAD', 'modules', 'worktrees', 'config', 'commondir', '.env', '.env.local', '.env.example', 'node_modules', 'dist', 'packages', 'src', 'aalis', '.ssh', '.config', 'git', 'fish', '.vscode', 'tasks.json', 'AGENTS.md', 'x'];
+  const word = fc.constantFrom(...words);
+  const paths = fc.array(word, { minLength: 1, maxLength: 7 }).map((s) => `/${s.join('/')}`);
+  it.each(['linux', 'darwin'] as const)('on %s', (platform) => {
+    const lists = protectedLists({
+      paths: {
+        install: '/home/ada/src/aalis',
+        data: '/home/ada/.aalis',
+        workspace: '/home/ada/.aalis/workspace',
+        tmp: '/home/ada/.aalis/tmp',
+        self: '/home/ada/.aalis/self',
+        logs: '/home/ada/.aalis/logs',
+        config: '/home/ada/.aalis/config',
+        secrets: '/home/ada/.aalis/secrets.yaml',
+      },
+      userHome: '/home/ada',
+      platform,
+      form: 'source',
+      codeDirs: ['/home/ada/x'],
+    });
+    const all = [...lists.control, ...lists.landing, ...lists.denyRead, ...gitDirLandings(['/home/ada/src/aalis/.git', '/home/ada/x'])];
+    const compiled = compileRules(all, platform);
+    const cased = fc.tuple(paths, fc.boolean()).map(([p, up]) => (up && platform === 'darwin' ? p.toUpperCase() : p));
+    fc.assert(
+      fc.property(cased, (path) => {
+        expect(compiled.test(preparePath(path, platform))).toBe(reference(all, path, platform));
+      }),
+      { numRuns: 2000 },
     );
   });
 });
