@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import {
@@ -40,6 +40,11 @@ export interface LinuxSandboxOptions {
 
 /** Bytes kept of each of stdout and stderr when the request gives no limit. */
 export const DEFAULT_MAX_OUTPUT = 1024 * 1024;
+
+/** Setup attempts when a mount point vanished under us. */
+const MAX_SETUP_ATTEMPTS = 3;
+
+class VanishedMountError extends Error {}
 
 const unavailable = (reason: string, fix: string) => new SandboxUnavailableError('linux', reason, fix);
 
@@ -94,6 +99,22 @@ export class LinuxSandbox implements SandboxService {
     const { policy } = request;
     const tools = await this.requireReady(policy);
     sweepStaleRunDirs(this.tmp);
+    // A socket of another program (a container shim, say) can vanish between the scan and the
+    // mount: bwrap then refuses to set up and nothing has run, so scan again and retry.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.attempt(request, tools);
+      } catch (e) {
+        if (!(e instanceof VanishedMountError) || attempt >= MAX_SETUP_ATTEMPTS) {
+          if (e instanceof VanishedMountError) throw unavailable(`bubblewrap could not set up the sandbox: ${e.message}`, 'see `aalis doctor`; nothing was run');
+          throw e;
+        }
+      }
+    }
+  }
+
+  private async attempt(request: SandboxRunRequest, tools: { bwrap: string; slirp?: string }): Promise<SandboxRunResult> {
+    const { policy } = request;
     const dir = new RunDir(this.tmp);
     try {
       let translation: Translation;
@@ -177,8 +198,14 @@ export class LinuxSandbox implements SandboxService {
       }
       const r = await child;
       const stderr = err.text();
-      if (netError) throw unavailable(`network "on" could not be set up: ${netError.message}`, 'sudo apt-get install -y slirp4netns; see `aalis doctor`');
+      if (netError && stderr.startsWith('bwrap: ')) {
+        const vanished = translation.mounts.find((m) => stderr.includes(m.path) && !existsSync(m.path));
+        if (vanished) throw new VanishedMountError(stderr.trim());
+      }
+      if (netError) throw unavailable(`network "on" could not be set up: ${netError.message}; bwrap: ${stderr.trim()}`, 'sudo apt-get install -y slirp4netns; see `aalis doctor`');
       if (!killed && r.exitCode === 1 && stderr.startsWith('bwrap: ')) {
+        const vanished = translation.mounts.find((m) => stderr.includes(m.path) && !existsSync(m.path));
+        if (vanished) throw new VanishedMountError(stderr.trim());
         throw unavailable(`bubblewrap could not set up the sandbox: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
       }
       const mounted = new Set(translation.mounts.map((m) => m.path));

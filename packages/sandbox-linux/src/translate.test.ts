@@ -76,7 +76,7 @@ describe('translatePolicy', () => {
     [`${WS}/node_modules/.bin/ctl`, 'ro', 'controlDeny after writeExceptions'],
     ['/h/.bashrc', 'rw', 'writeExceptions: an approved landing outside the write roots'],
     ['/run/docker.sock', 'hidden', 'a socket outside unixSockets'],
-  ] as const)('%s is %s (%s)', (path, state) => {
+  ] as const)('%s is %s (%s)', (path, state, _why) => {
     expect(mountOf(path)?.state).toBe(state);
   });
 
