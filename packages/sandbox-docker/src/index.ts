@@ -22,7 +22,7 @@ export {
   type ToolSandboxSpec,
   ToolSandboxSpecSchema,
 } from './profile.js';
-export { anyRuleCovers, isWithin, ruleCovers } from './rule-match.js';
+export { isWithin, rulesCover } from './rule-match.js';
 export { dockerRunArgs, type RunArgsInput } from './run-args.js';
 export { DockerDeployment, type DockerDeploymentOptions, type UserSpace } from './docker-deployment.js';
 export { DEPLOYMENT_MODES, type DeploymentMode, deploymentModeFromEnv } from './deployment-mode.js';

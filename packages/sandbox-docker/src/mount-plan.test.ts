@@ -1,5 +1,6 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sandboxPolicyAllows } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
 import { policy, tempDir } from '../test/engine.js';
 import { deniedWritesAfter, planMounts } from './mount-plan.js';
@@ -48,6 +49,24 @@ describe('planMounts', () => {
     expect(plan.modeAt(join(data, 'run'))).toBe('masked');
     expect(plan.tmpfsTmp).toBe(true);
     expect(plan.deniedBefore).toEqual(new Set([join(ws, '.git'), join(ws, '.git', 'hooks'), join(ws, 'node_modules', 'x')]));
+  });
+
+  it("decides every path under the roots as api-reach's reference sandboxPolicyAllows does", async () => {
+    const { ws, data, tmp } = workspace();
+    const p = policy({
+      write: [ws, tmp],
+      readAllowWithin: [tmp],
+      readDeny: [{ path: data }, ENV_PATTERN],
+      writeDeny: [{ path: join(ws, '.git') }, { pattern: '.*/\\.envrc' }, { path: join(ws, 'node_modules') }],
+      writeExceptions: [{ path: join(ws, 'node_modules', 'x') }, { path: join(ws, '.git', 'hooks') }],
+      controlDeny: [{ path: join(ws, '.git', 'hooks') }],
+    });
+    const plan = await planMounts({ cwd: ws, policy: p });
+    const paths = ['', '/.env', '/.env.example', '/sub/.env.local', '/sub/.envrc', '/.git', '/.git/hooks/pre-commit', '/node_modules/y', '/node_modules/x/z', '/sub/new'].map((s) => ws + s);
+    for (const path of [...paths, tmp, join(tmp, 'f')]) {
+      expect({ path, read: plan.modeAt(path) !== 'masked' }).toEqual({ path, read: sandboxPolicyAllows(p, 'read', path, 'linux') });
+      expect({ path, write: plan.writableAt(path) }).toEqual({ path, write: sandboxPolicyAllows(p, 'write', path, 'linux') });
+    }
   });
 
   it('a read-only policy mounts the cwd read-only and nothing else', async () => {

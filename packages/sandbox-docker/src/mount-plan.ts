@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir, realpath } from 'node:fs/promises';
 import type { PathRule, SandboxPolicy } from '@aalis/api-reach';
 import { MountPolicyError } from './mount-policy-error.js';
-import { anyRuleCovers, isWithin } from './rule-match.js';
+import { isWithin, rulesCover } from './rule-match.js';
 
 /** What a path is in the container: hidden, readable, or readable and writable. */
 export type MountMode = 'masked' | 'ro' | 'rw';
@@ -137,16 +137,20 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   }
 
   const writeDenyRules = [...policy.writeDeny, ...policy.controlDeny];
+  const readDenied = rulesCover(policy.readDeny);
+  const writeDenied = rulesCover(policy.writeDeny);
+  const writeExcepted = rulesCover(policy.writeExceptions);
+  const controlDenied = rulesCover(policy.controlDeny);
   const writableAt = (path: string): boolean => {
     let writable = writeRoots.some((root) => isWithin(path, root));
-    if (writable && anyRuleCovers(policy.writeDeny, path)) writable = false;
-    if (!writable && anyRuleCovers(policy.writeExceptions, path)) writable = true;
-    if (writable && anyRuleCovers(policy.controlDeny, path)) writable = false;
+    if (writable && writeDenied(path)) writable = false;
+    if (!writable && writeExcepted(path)) writable = true;
+    if (writable && controlDenied(path)) writable = false;
     return writable;
   };
   const modeAt = (path: string): MountMode => {
     if (!roots.some((root) => isWithin(path, root))) return 'masked';
-    if (anyRuleCovers(policy.readDeny, path) && !allowBack.some((root) => isWithin(path, root))) return 'masked';
+    if (readDenied(path) && !allowBack.some((root) => isWithin(path, root))) return 'masked';
     return writableAt(path) ? 'rw' : 'ro';
   };
 
@@ -169,12 +173,13 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   if (mustWalk) {
     const budget = { left: input.walkLimit ?? DEFAULT_WALK_LIMIT };
     const patternRules = allRules.filter((r) => 'pattern' in r || (r.except ?? []).some((c) => 'pattern' in c));
+    const patternCovers = rulesCover(patternRules);
     for (const root of baseRoots) {
       await walk(root, budget, (path, entry) => {
         if (!writableAt(path) && writeRoots.some((w) => isWithin(path, w))) deniedBefore.add(path);
         if (entry.isSymbolicLink()) return false;
         const mode = modeAt(path);
-        if (patternRules.length > 0 && anyRuleCovers(patternRules, path)) {
+        if (patternRules.length > 0 && patternCovers(path)) {
           candidates.add(path);
           kinds.set(path, entry.isDirectory() ? 'dir' : 'file');
         }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isWithin, ruleCovers } from './rule-match.js';
+import { isWithin, rulesCover } from './rule-match.js';
 
-describe('ruleCovers', () => {
+describe('rulesCover', () => {
   it.each([
     [{ path: '/w/.git' }, '/w/.git', true],
     [{ path: '/w/.git' }, '/w/.git/hooks/pre-commit', true],
@@ -13,7 +13,7 @@ describe('ruleCovers', () => {
     [{ path: '/d', except: [{ path: '/d/workspace' }] }, '/d/plugins/state', true],
     [{ pattern: '(.*/)?\\.env[^/]*', except: [{ pattern: '.*/\\.env\\.example' }] }, '/w/.env.example', false],
   ] as const)('%j covers %s: %s', (rule, path, expected) => {
-    expect(ruleCovers(rule, path)).toBe(expected);
+    expect(rulesCover([rule])(path)).toBe(expected);
   });
 
   it('treats / as holding every absolute path', () => {
