@@ -2,5 +2,5 @@ export { credentialOf, requireOrThrow } from './credential.js';
 export { editFileTool, listDirTool, movePathTool, readFileTool, writeFileTool } from './files.js';
 export { type HostRunResult, runOnHost } from './host-run.js';
 export { builtinToolsPlugin } from './plugin.js';
-export { commandTools, type RunCommandResult, type RunDeps, RunCommandParams, runCommand } from './run-command.js';
+export { CommandRefusedError, commandTools, type RunCommandResult, type RunDeps, RunCommandParams, runCommand } from './run-command.js';
 export { isNeverWritten, NEVER_WRITTEN, neverWrittenMessage } from './secrets.js';

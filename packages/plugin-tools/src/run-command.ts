@@ -16,8 +16,21 @@ export const RunCommandParams = z
     cwd: z.string().min(1).optional(),
     stdin: z.string().optional(),
     timeoutMs: z.number().int().positive().max(30 * 60_000).default(120_000),
+    /** `off` takes the network away even where the tier has it; `on` asks for it where the tier has none. */
+    network: z.enum(['on', 'off']).optional(),
   })
   .strict();
+
+/** The command ran, was refused a write, and the write was not approved: nothing more ran. */
+export class CommandRefusedError extends ToolError {
+  constructor(
+    message: string,
+    /** The refused (read-only-first) run. */
+    readonly result: SandboxRunResult,
+  ) {
+    super('denied', message);
+  }
+}
 
 /** What `run_command` returns: the final run only (the read-only-first attempt is not shown). */
 export interface RunCommandResult {
@@ -72,20 +85,25 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
   if (!service) {
     throw new ToolError('unavailable', 'no sandbox backend is running here, and this tier runs commands only in the sandbox; the command did not run. Run `aalis doctor` to see what is missing.');
   }
+  if (params.network === 'on') await requireOrThrow(credential, { effect: 'network', via: 'command' });
   const env = await credential.processEnv('sandbox');
-  const run = () => sandboxed(service, { ...common, env, policy: withSecrets(credential.sandboxPolicy()), ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  const policyNow = (): SandboxPolicy => {
+    const policy = withSecrets(credential.sandboxPolicy());
+    return params.network === 'off' ? { ...policy, network: 'off' } : policy;
+  };
+  const run = () => sandboxed(service, { ...common, env, policy: policyNow(), ...(ctx.signal ? { signal: ctx.signal } : {}) });
   const first = await run();
   if (!first.writeDenied) return { where: 'sandbox', ...pick(first), grantedWrites: [] };
 
   const refused = [...new Set(first.deniedWrites)];
   const tail = first.stderr.trim().split('\n').slice(-5).join('\n');
   if (refused.length === 0) {
-    throw new ToolError('denied', `the sandbox refused a write, but could not tell which path, so there is nothing precise to ask for. Output:\n${tail}`);
+    throw new CommandRefusedError(`the sandbox refused a write, but could not tell which path, so there is nothing precise to ask for. Output:\n${tail}`, first);
   }
   for (const path of refused) {
-    if (isNeverWritten(path, process.platform)) throw new ToolError('denied', `${neverWrittenMessage(path)} Output:\n${tail}`);
+    if (isNeverWritten(path, process.platform)) throw new CommandRefusedError(`${neverWrittenMessage(path)} Output:\n${tail}`, first);
     const verdict = await credential.require({ effect: 'write', path });
-    if (!verdict.allowed) throw new ToolError('denied', `the command needed to write ${path}: ${verdict.message} Output of the refused run:\n${tail}`);
+    if (!verdict.allowed) throw new CommandRefusedError(`the command needed to write ${path}: ${verdict.message} Output of the refused run:\n${tail}`, first);
   }
   const second = await run();
   return { where: 'sandbox', ...pick(second), grantedWrites: refused };
