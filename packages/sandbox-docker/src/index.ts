@@ -27,3 +27,4 @@ export { dockerRunArgs, type RunArgsInput } from './run-args.js';
 export { DockerDeployment, type DockerDeploymentOptions, type UserSpace } from './docker-deployment.js';
 export { DEPLOYMENT_MODES, type DeploymentMode, deploymentModeFromEnv } from './deployment-mode.js';
 export { validateRequest } from './validate-request.js';
+export { encodeToolEnvelope, TOOL_ERROR_KINDS, type ToolEnvelope, type ToolErrorKind, type ToolOutcome, toolOutcome } from './tool-envelope.js';
