@@ -1,4 +1,5 @@
-import { defineService } from '@aalis/core';
+import type { Reach } from '@aalis/api-reach';
+import { defineService, type OriginTurn } from '@aalis/core';
 
 /** Where a session works: its main directory, extra writable roots, the worktrees its tree made. */
 export interface Binding {
@@ -19,3 +20,12 @@ export interface ReachBindings {
 
 /** The bindings service descriptor. */
 export const reachBindings = defineService<ReachBindings>('reach/bindings');
+
+/** The resolved reach of a turn, for explaining decisions (`aalis explain`, `aalis policy`). */
+export interface ReachInspector {
+  /** The reach a call of this turn gets under the session's current settings. */
+  reachOf(turn: OriginTurn): Promise<Reach>;
+}
+
+/** The inspector service descriptor; plugin-reach provides it next to `reach`. */
+export const reachInspector = defineService<ReachInspector>('reach/inspect');

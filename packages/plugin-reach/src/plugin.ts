@@ -14,9 +14,9 @@ import {
   toolchainCacheDirs,
   withRealRoots,
 } from '@aalis/api-reach';
-import { approval, authority, definePlugin, type SessionSettings, sessions } from '@aalis/core';
+import { approval, authority, definePlugin, type OriginTurn, type SessionSettings, sessions } from '@aalis/core';
 import { z } from 'zod';
-import { type Binding, reachBindings } from './bindings.js';
+import { type Binding, reachBindings, reachInspector } from './bindings.js';
 import { issueCredential } from './credential.js';
 import { gitDirsOf } from './git-dirs.js';
 import { captureLoginEnv, type LoginEnv } from './login-env.js';
@@ -56,7 +56,7 @@ export type ReachConfig = z.infer<typeof ReachConfigSchema>;
  */
 export const reachPlugin = definePlugin({
   name: 'reach',
-  provides: [reach, reachBindings],
+  provides: [reach, reachBindings, reachInspector],
   inject: [authority, sessions],
   optional: [approval],
   config: ReachConfigSchema,
@@ -129,36 +129,43 @@ export const reachPlugin = definePlugin({
       bindingOf: (sessionId) => bindings.get(sessionId) ?? defaultBinding,
     });
 
+    const prepare = async (turn: OriginTurn) => {
+      const root = turn.session.rootId ?? turn.session.id;
+      current.set(root, await sessionService.settings(turn.session.id));
+      const principal = auth.principalOf(turn);
+      const binding = bindings.get(root) ?? defaultBinding;
+      const sessionTmp = join(paths.tmp, `session-${createHash('sha256').update(root).digest('hex').slice(0, 24)}`);
+      await mkdir(sessionTmp, { recursive: true, mode: 0o700 });
+      let memo: { tier: string; boundary: string; reach: Reach } | undefined;
+      const currentReach = (): Reach => {
+        const settings = current.get(root);
+        if (settings === undefined) throw new Error(`reach: the settings of session '${root}' are unknown; refusing to judge without them.`);
+        if (memo?.tier !== settings.tier || memo.boundary !== settings.boundary) {
+          const next = resolveReach({
+            principal,
+            tier: settings.tier,
+            onBoundary: settings.boundary,
+            place: { home: binding.home },
+            binding: { extraRoots: binding.extraRoots, worktrees: binding.worktrees },
+            gitDirs: binding.gitDirs,
+            sessionTmp,
+            localPorts: config.localPorts,
+            lists,
+            paths,
+            toolchainCaches,
+          });
+          memo = { tier: settings.tier, boundary: settings.boundary, reach: next };
+        }
+        return memo.reach;
+      };
+      return { binding, sessionTmp, currentReach };
+    };
+
+    ctx.provide(reachInspector, { reachOf: async (turn) => (await prepare(turn)).currentReach() });
+
     ctx.provide(reach, {
       async forCall(turn) {
-        const root = turn.session.rootId ?? turn.session.id;
-        current.set(root, await sessionService.settings(turn.session.id));
-        const principal = auth.principalOf(turn);
-        const binding = bindings.get(root) ?? defaultBinding;
-        const sessionTmp = join(paths.tmp, `session-${createHash('sha256').update(root).digest('hex').slice(0, 24)}`);
-        await mkdir(sessionTmp, { recursive: true, mode: 0o700 });
-        let memo: { tier: string; boundary: string; reach: Reach } | undefined;
-        const currentReach = (): Reach => {
-          const settings = current.get(root);
-          if (settings === undefined) throw new Error(`reach: the settings of session '${root}' are unknown; refusing to judge without them.`);
-          if (memo?.tier !== settings.tier || memo.boundary !== settings.boundary) {
-            const next = resolveReach({
-              principal,
-              tier: settings.tier,
-              onBoundary: settings.boundary,
-              place: { home: binding.home },
-              binding: { extraRoots: binding.extraRoots, worktrees: binding.worktrees },
-              gitDirs: binding.gitDirs,
-              sessionTmp,
-              localPorts: config.localPorts,
-              lists,
-              paths,
-              toolchainCaches,
-            });
-            memo = { tier: settings.tier, boundary: settings.boundary, reach: next };
-          }
-          return memo.reach;
-        };
+        const { binding, sessionTmp, currentReach } = await prepare(turn);
         const issued = currentReach();
         return issueCredential({
           turn,
