@@ -32,6 +32,7 @@ describe('deniedWritesIn', () => {
     ['cat: /Users/ana/.ssh/id_rsa: Operation not permitted', []],
     ['curl: (7) Failed to connect to example.org port 443: Operation not permitted', []],
     ['touch: /Users/ana/app/ok: No such file or directory', []],
+    ['sh: /Users/ana/with space/x: Operation not permitted', ['/Users/ana/with space/x']],
     ['', []],
   ])('%j reports %j', (stderr, expected) => {
     expect(deniedWritesIn(stderr, policy, cwd)).toEqual(expected);

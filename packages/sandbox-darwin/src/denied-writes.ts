@@ -18,21 +18,19 @@ const AFTER = /operation not permitted: ([^'"\n]+)$/i;
 // Words that stand where a path would in some tools' messages, never a path.
 const NOT_A_PATH = /^(E[A-Z]+|\[Errno \d+\].*|Error|error|fatal|warning)$/;
 
+// The most specific shape wins: a quoted path, a rename's two ends, the text before or after
+// "Operation not permitted"; bare absolute paths (cut at the first space) only when none of those
+// is there, since a cut path would be reported as a refused write of its parent.
 function candidates(line: string): string[] {
-  const found = new Set<string>();
-  for (const match of line.matchAll(QUOTED)) found.add((match[1] ?? match[2] ?? match[3])!);
-  for (const match of line.matchAll(ABSOLUTE)) found.add(match[1]!);
+  const quoted = [...line.matchAll(QUOTED)].map((match) => (match[1] ?? match[2] ?? match[3])!);
+  if (quoted.length > 0) return quoted;
   const rename = RENAME.exec(line);
-  if (rename !== null) {
-    found.add(rename[1]!);
-    found.add(rename[2]!);
-  } else {
-    for (const match of [BEFORE.exec(line), AFTER.exec(line)]) {
-      const text = match?.[1]?.trim();
-      if (text !== undefined && text !== '' && !NOT_A_PATH.test(text)) found.add(text);
-    }
-  }
-  return [...found];
+  if (rename !== null) return [rename[1]!, rename[2]!];
+  const around = [BEFORE.exec(line), AFTER.exec(line)]
+    .map((match) => match?.[1]?.trim())
+    .filter((text): text is string => text !== undefined && text !== '' && !NOT_A_PATH.test(text));
+  if (around.length > 0) return around;
+  return [...line.matchAll(ABSOLUTE)].map((match) => match[1]!);
 }
 
 /**

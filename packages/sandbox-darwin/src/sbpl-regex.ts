@@ -86,6 +86,19 @@ function foldSet(members: Set<number>): Set<number> {
  * non-ASCII inside a character class, empty alternatives, repeats over {@link MAX_REPEAT}.
  */
 export function translatePattern(source: string, rule: string): string {
+  const cached = translations.get(source);
+  if (cached !== undefined) return cached;
+  const translated = translateUncached(source, rule);
+  // The protected lists are the same patterns for every command; a refused pattern is never cached.
+  if (translations.size >= MAX_CACHED) translations.clear();
+  translations.set(source, translated);
+  return translated;
+}
+
+const translations = new Map<string, string>();
+const MAX_CACHED = 2048;
+
+function translateUncached(source: string, rule: string): string {
   const fail = (problem: string, fix = 'write the pattern with anchors, character classes, groups, alternation and quantifiers only'): never => {
     throw new DarwinProfileError(source, rule, problem, fix);
   };
