@@ -94,8 +94,8 @@ describe.runIf(onMac)('sandbox-exec on this Mac', () => {
     ].join('\n');
     const result = await sh(script, policy, [...writes, ...reads]);
     const said = new Set(result.stdout.split('\n'));
-    writes.forEach((path, i) => expect(said.has(`W${i}`), `write ${path}`).toBe(policyAllowsWrite(policy, path)));
-    reads.forEach((path, i) => expect(said.has(`R${i}`), `read ${path}`).toBe(policyAllowsRead(policy, path)));
+    for (const [i, path] of writes.entries()) expect(said.has(`W${i}`), `write ${path}`).toBe(policyAllowsWrite(policy, path));
+    for (const [i, path] of reads.entries()) expect(said.has(`R${i}`), `read ${path}`).toBe(policyAllowsRead(policy, path));
     expect(said.has('W6')).toBe(false); // .GIT: the deny holds without regard to case
   });
 
