@@ -31,7 +31,8 @@ export const AuditRecordSchema = z.discriminatedUnion('event', [
     rule: z.string(),
     approver: z.enum(['human', 'reviewer']),
     rememberable: z.boolean(),
-    expiresAt: z.number(),
+    /** How long the ask waits once shown. */
+    timeoutMs: z.number(),
   }),
   z.object({
     ...Base,

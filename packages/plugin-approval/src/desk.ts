@@ -5,7 +5,7 @@ import { AuditLog, turnSummaryOf } from './audit.js';
 import { parseCode } from './code.js';
 import type { ResolutionSource } from './events.js';
 import { type Grant, GrantBook } from './grants.js';
-import { type PendingEntry, type PendingRecord, PendingTable, PendingWriter } from './pending.js';
+import { type PendingEntry, PendingTable } from './pending.js';
 import { findLeftPending } from './recovery.js';
 import { type ReplyResult, ReplyRequestSchema } from './reply.js';
 import { type ApprovalReviewer, ReviewVerdictSchema } from './reviewer.js';
@@ -66,7 +66,6 @@ const NOTHING_DONE = 'nothing was approved';
 /** The approval gate: asks, codes, replies, the reviewer, grants and the audit log. */
 export class ApprovalDesk implements ApprovalDeskService {
   readonly #table: PendingTable;
-  readonly #writer: PendingWriter;
   readonly #audit: AuditLog;
   readonly #now: () => number;
   readonly #warn: (message: string) => void;
@@ -80,7 +79,6 @@ export class ApprovalDesk implements ApprovalDeskService {
     this.#warn = options.warn ?? ((message) => process.emitWarning(message));
     this.#audit = new AuditLog(options.store, this.#now);
     this.#table = new PendingTable(options.codeLength);
-    this.#writer = new PendingWriter(options.store, () => this.#table.entries().map(recordOf));
   }
 
   /** Opens the desk; asks a previous run left pending are audited and announced as expired first. */
@@ -185,7 +183,6 @@ export class ApprovalDesk implements ApprovalDeskService {
       .filter((entry) => this.#table.claim(entry))
       .map((entry) => this.#finish(entry, { outcome: { outcome: 'expired', afterMs: now - entry.createdAt }, via: 'shutdown' }));
     await Promise.all(ending);
-    await this.#writer.flush().catch((error) => this.#warn(`approval: the pending document could not be written at stop: ${describeError(error)}`));
   }
 
   async #ask(request: ApprovalRequest): Promise<ApprovalOutcome> {
@@ -230,9 +227,9 @@ export class ApprovalDesk implements ApprovalDeskService {
       resolve,
     };
     this.#table.add(entry);
-    // Both writes start before any await, so the `requested` line precedes any `resolved` one.
-    const recorded = Promise.all([
-      this.#audit.append({
+    // The `requested` line is the durable record of the pending ask: the ask is shown only once
+    // it is on disk. It is appended before any await, so it precedes this ask's `resolved` line.
+    const recorded = this.#audit.append({
         event: 'requested',
         id,
         code,
@@ -243,10 +240,8 @@ export class ApprovalDesk implements ApprovalDeskService {
         rule: request.subject.rule,
         approver,
         rememberable: request.rememberable,
-        expiresAt: entry.createdAt + this.options.timeoutMs,
-      }),
-      this.#writer.flush(),
-    ]);
+        timeoutMs: this.options.timeoutMs,
+      });
     try {
       await recorded;
     } catch (error) {
@@ -330,7 +325,6 @@ export class ApprovalDesk implements ApprovalDeskService {
       this.#warn(`approval ${entry.id}: audit write failed: ${describeError(error)}`);
     }
     this.#table.release(entry, { id: entry.id, outcome: final.outcome, via: answer.via });
-    this.#writer.flush().catch((error) => this.#warn(`approval: the pending document could not be written: ${describeError(error)}`));
     entry.resolve(final);
     this.options.emit('approval/resolved', {
       id: entry.id,
@@ -401,7 +395,7 @@ export class ApprovalDesk implements ApprovalDeskService {
   }
 
   async #recover(): Promise<void> {
-    const { left, warnings } = await findLeftPending(this.options.store, this.#audit);
+    const { left, warnings } = await findLeftPending(this.#audit);
     for (const warning of warnings) this.#warn(`approval: ${warning}`);
     const now = this.#now();
     for (const entry of left) {
@@ -421,16 +415,11 @@ export class ApprovalDesk implements ApprovalDeskService {
       });
       this.options.emit('approval/resolved', { id: entry.id, code: entry.code, session: { id: entry.session }, outcome, via: 'restart' });
     }
-    await this.#writer.flush();
   }
 }
 
 function policyReject(reason: string): ApprovalOutcome {
   return { outcome: 'rejected', by: 'policy', reason };
-}
-
-function recordOf(entry: PendingEntry): PendingRecord {
-  return { id: entry.id, code: entry.code, session: entry.session, approver: entry.approver, createdAt: entry.createdAt, request: entry.request };
 }
 
 function describeOutcome(outcome: ApprovalOutcome): string {

@@ -1,11 +1,6 @@
-import type { ApprovalOutcome, ApprovalRequest, DurableStore } from '@aalis/core';
-import { z } from 'zod';
+import type { ApprovalOutcome, ApprovalRequest } from '@aalis/core';
 import { randomCode } from './code.js';
 import type { ResolutionSource } from './events.js';
-import { ApprovalRequestSchema } from './subject.js';
-
-/** Name of the pending-approvals document in the plugin's store. */
-export const PENDING_DOCUMENT = 'pending';
 
 /** One ask waiting for its answer. */
 export interface PendingEntry {
@@ -35,19 +30,6 @@ export interface SettledCode {
   readonly outcome: ApprovalOutcome['outcome'];
   readonly via: ResolutionSource;
 }
-
-/** The persisted form of a pending ask: enough to audit it as expired after a restart. */
-export const PendingRecordSchema = z.object({
-  id: z.string(),
-  code: z.string(),
-  session: z.string(),
-  approver: z.enum(['human', 'reviewer']),
-  createdAt: z.number(),
-  request: ApprovalRequestSchema,
-});
-/** The persisted form of a pending ask. */
-export type PendingRecord = z.infer<typeof PendingRecordSchema>;
-const PendingDocumentSchema = z.object({ v: z.literal(1), pending: z.array(PendingRecordSchema) });
 
 const RECENT_LIMIT = 4096;
 const CODE_ATTEMPTS = 64;
@@ -124,55 +106,5 @@ export class PendingTable {
 
   get size(): number {
     return this.#byId.size;
-  }
-}
-
-/** Reads the persisted pending asks; a document that does not parse is an error naming it. */
-export async function readPendingDocument(store: DurableStore): Promise<PendingRecord[]> {
-  return (await store.read(PENDING_DOCUMENT, PendingDocumentSchema))?.pending ?? [];
-}
-
-/**
- * Writes the pending asks, coalescing: while one write runs, later changes wait and go out
- * together in the next, so thousands of asks cost a handful of writes. `flush()` resolves
- * once a write started after the call has reached the disk.
- */
-export class PendingWriter {
-  #requested = 0;
-  #written = 0;
-  #running = false;
-  #waiters: { generation: number; resolve: () => void; reject: (error: unknown) => void }[] = [];
-
-  constructor(
-    private readonly store: DurableStore,
-    private readonly snapshot: () => PendingRecord[],
-  ) {}
-
-  flush(): Promise<void> {
-    const generation = ++this.#requested;
-    const done = new Promise<void>((resolve, reject) => this.#waiters.push({ generation, resolve, reject }));
-    if (!this.#running) void this.#loop();
-    return done;
-  }
-
-  async #loop(): Promise<void> {
-    this.#running = true;
-    while (this.#written < this.#requested) {
-      const generation = this.#requested;
-      let failure: { error: unknown } | undefined;
-      try {
-        await this.store.write(PENDING_DOCUMENT, { v: 1, pending: this.snapshot() });
-      } catch (error) {
-        failure = { error };
-      }
-      this.#written = generation;
-      const ready = this.#waiters.filter((w) => w.generation <= generation);
-      this.#waiters = this.#waiters.filter((w) => w.generation > generation);
-      for (const waiter of ready) {
-        if (failure) waiter.reject(failure.error);
-        else waiter.resolve();
-      }
-    }
-    this.#running = false;
   }
 }
