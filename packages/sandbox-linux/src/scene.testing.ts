@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ENV_FILES, GIT_LANDINGS, PROJECT_LANDINGS, type SandboxPolicy, type SandboxRunRequest } from '@aalis/api-reach';
 
-/** A throw-away host layout: a fake HOME, a workspace (a git repo with a .env), a data dir with a control plane, a session temp. */
+/** A throw-away host layout: a fake HOME, a workspace (a `git init` repo with a .env), a data dir with a control plane, a session temp. */
 export interface Scene {
   readonly root: string;
   readonly home: string;
@@ -28,13 +29,12 @@ export function makeScene(): Scene {
   const data = join(root, 'data');
   const control = join(data, 'run');
   const sessionTmp = join(data, 'tmp', 'session-1');
-  for (const d of [home, join(home, '.ssh'), ws, join(ws, '.git', 'hooks'), join(ws, 'src'), control, sessionTmp]) mkdirSync(d, { recursive: true });
+  for (const d of [home, join(home, '.ssh'), ws, join(ws, 'src'), control, sessionTmp]) mkdirSync(d, { recursive: true });
+  execFileSync('git', ['init', '-q', ws], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, GIT_CONFIG_NOSYSTEM: '1' } });
   writeFileSync(join(home, '.ssh', 'id_ed25519'), 'PRIVATE KEY\n');
   writeFileSync(join(home, '.bashrc'), '# rc\n');
   writeFileSync(join(ws, '.env'), 'SECRET=1\n');
   writeFileSync(join(ws, '.env.example'), 'SECRET=\n');
-  writeFileSync(join(ws, '.git', 'config'), '[core]\n');
-  writeFileSync(join(ws, '.git', 'HEAD'), 'ref: refs/heads/main\n');
   writeFileSync(join(ws, 'src', 'a.txt'), 'a\n');
   writeFileSync(join(control, 'state.json'), '{}\n');
   return { root, home, ws, data, control, sessionTmp, cleanup: () => rmSync(root, { recursive: true, force: true }) };
@@ -80,4 +80,14 @@ export function listTree(dir: string): string[] {
   };
   walk(dir);
   return out.sort();
+}
+
+/** Path → content (or `<dir>`, `-> target`) of everything under `dir`: what "nothing written" is checked against. */
+export function snapshot(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of listTree(dir)) {
+    const st = lstatSync(p);
+    out.set(p, st.isDirectory() ? `<dir ${st.mode.toString(8)}>` : st.isSymbolicLink() ? `-> ${readlinkSync(p)}` : `${st.mode.toString(8)} ${readFileSync(p, 'utf8')}`);
+  }
+  return out;
 }
