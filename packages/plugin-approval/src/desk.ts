@@ -395,7 +395,7 @@ export class ApprovalDesk implements ApprovalDeskService {
   }
 
   async #recover(): Promise<void> {
-    const { left, warnings } = await findLeftPending(this.#audit);
+    const { left, warnings } = await findLeftPending(this.#audit, this.options.store.dir);
     for (const warning of warnings) this.#warn(`approval: ${warning}`);
     const now = this.#now();
     for (const entry of left) {

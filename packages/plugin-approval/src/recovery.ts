@@ -1,5 +1,7 @@
+import { appendFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { ApprovalSubject } from '@aalis/core';
-import type { AuditLog, turnSummaryOf } from './audit.js';
+import { AUDIT_LOG, type AuditLog, type turnSummaryOf } from './audit.js';
 
 /** An ask the previous run left pending, as the audit log knows it. */
 export interface LeftPending {
@@ -24,11 +26,15 @@ export interface RecoveryFindings {
  * `resolved` line, so requested-but-never-resolved is exactly what was pending at the crash.
  * Each is then audited as expired once; nothing is ever approved here.
  */
-export async function findLeftPending(audit: AuditLog): Promise<RecoveryFindings> {
+export async function findLeftPending(audit: AuditLog, storeDir: string): Promise<RecoveryFindings> {
   const warnings: string[] = [];
   const log = await audit.read();
   if (log.invalid > 0) warnings.push(`the approval audit log has ${log.invalid} line(s) that do not parse; they were skipped.`);
-  if (log.torn > 0) warnings.push('the approval audit log ends in a line cut short by a crash; it was skipped.');
+  if (log.torn > 0) {
+    // End the torn line, or the next record would be glued to it and lost with it.
+    await appendFile(join(storeDir, `${AUDIT_LOG}.jsonl`), '\n');
+    warnings.push('the approval audit log ended in a line cut short by a crash; it was skipped and closed.');
+  }
 
   const open = new Map<string, LeftPending>();
   for (const record of log.records) {

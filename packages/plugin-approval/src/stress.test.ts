@@ -82,8 +82,7 @@ describe('racing asks, replies and expiries', () => {
     }
 
     // Each caller got the outcome its own ask resolved to.
-    const outcomeOfPath = new Map<string, ApprovalOutcome>();
-    outcomes.forEach((o, i) => outcomeOfPath.set(`/srv/f${i}`, o));
+    const outcomeOfPath = new Map<string, ApprovalOutcome>(outcomes.map((o, i) => [`/srv/f${i}`, o]));
     for (const shown of h.requested) {
       const path = shown.subject.kind === 'write-path' ? shown.subject.path : '';
       expect(outcomeOfPath.get(path)).toEqual(byId.get(shown.id)!.outcome);
