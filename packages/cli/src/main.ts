@@ -1,6 +1,28 @@
+import { createInterface } from 'node:readline/promises';
 import { run } from './run.js';
+
+const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
 
 process.exitCode = await run(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
+  ...(interactive
+    ? {
+        async ask(question: string) {
+          const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+          try {
+            return await rl.question(question);
+          } catch {
+            return undefined;
+          } finally {
+            rl.close();
+          }
+        },
+      }
+    : {}),
+  async readStdin() {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  },
 });

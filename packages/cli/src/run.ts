@@ -1,36 +1,63 @@
-/** Where the CLI writes; passed in so tests read what a person would see. */
-export interface CliIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
+import { execCommand } from './exec.js';
+import { explainCommand } from './explain.js';
+import { type CliIo, UsageError } from './io.js';
 
-const HELP = `aalis: decide and enforce what an agent's tool calls may touch
+export type { CliIo } from './io.js';
+
+const VERSION = '0.1.0';
+
+export const HELP = `aalis: decide and enforce what an agent's tool calls may touch
 
 Usage: aalis <command> [options]
 
-Commands (being built; see the project README):
+Commands:
   exec      run one command under an owner's reach, in the platform sandbox
-  explain   say why a read, write, exec or network request is allowed, asked or denied
+  explain   say why a read, write, exec or network request is allowed, asked or refused
   policy    print the sandbox policy and its translation for a backend
-  doctor    check what works on this machine
-  serve     run the daemon
+  doctor    check what works on this machine, with the command that fixes what does not
+  serve     run the daemon: the HTTP API for adapters and the web console
+
+Run 'aalis <command> --help' for a command's options.
 
 Options:
-  -h, --help     show this help
-  -v, --version  show the version
+  -h, --help     this help
+  -v, --version  the version
 `;
+
+type Command = (argv: readonly string[], io: CliIo) => Promise<number>;
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  exec: async () => execCommand,
+  explain: async () => explainCommand,
+  policy: async () => (await import('./policy.js')).policyCommand,
+  doctor: async () => (await import('./doctor.js')).doctorCommand,
+  serve: async () => (await import('./serve.js')).serveCommand,
+};
 
 /** Runs the CLI with `argv` (without node and the script) and returns the exit status. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  const [first] = argv;
+  const [first, ...rest] = argv;
   if (first === undefined || first === '-h' || first === '--help' || first === 'help') {
     io.stdout(HELP);
     return 0;
   }
   if (first === '-v' || first === '--version') {
-    io.stdout('0.1.0\n');
+    io.stdout(`${VERSION}\n`);
     return 0;
   }
-  io.stderr(`aalis: unknown command '${first}'. Run 'aalis --help' for the commands there are.\n`);
-  return 2;
+  const load = COMMANDS[first];
+  if (!load) {
+    io.stderr(`aalis: unknown command '${first}'. The commands are: ${Object.keys(COMMANDS).join(', ')}. Run 'aalis --help'.\n`);
+    return 2;
+  }
+  try {
+    return await (await load())(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`aalis ${error.command}: ${error.message}\nRun 'aalis ${error.command} --help' for the options.\n`);
+      return 2;
+    }
+    io.stderr(`aalis ${first}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
 }

@@ -1,0 +1,151 @@
+import { realpathSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
+import { resolve } from 'node:path';
+import { reach, SandboxUnavailableError, sandbox } from '@aalis/api-reach';
+import { ToolError } from '@aalis/core';
+import { CommandRefusedError, runCommand } from '@aalis/plugin-tools';
+import { parse } from './args.js';
+import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
+import { dataDirOf } from './install.js';
+import { type CliIo, UsageError } from './io.js';
+import { startLocal } from './runtime.js';
+
+/** The exit status when the sandbox cannot start: nothing ran. */
+export const EXIT_SANDBOX_UNAVAILABLE = 125;
+/** The exit status when a command was refused before it ran (no local effect, exec denied). */
+export const EXIT_REFUSED = 126;
+/** The exit status of a command killed by `--timeout`. */
+export const EXIT_TIMEOUT = 124;
+
+export const EXEC_HELP = `aalis exec: run one command under an owner's reach, in the platform sandbox
+
+Usage: aalis exec [options] -- CMD [ARG...]
+
+The command runs as if the owner asked for it in a conversation whose main directory is the
+current directory (or --cwd). Writes outside the reach are asked at this terminal: approve once,
+remember for this session, or reject. In the sandboxed tiers the command runs read-only first:
+when the sandbox refuses a write, exactly the refused paths are asked for and, on a yes, the
+command runs once more with them. With no terminal every ask is a rejection.
+
+Options:
+  --tier TIER          ${TIER_CHOICES.join(' | ')}  (default workspace)
+                       readonly and workspace run in the sandbox; confirm and full on the host
+  --boundary POLICY    ask | deny: what an out-of-range write becomes (default ask)
+  --network on|off     off takes the network away; on asks for it where the tier has none
+  --allow-write PATH   an extra writable root (repeatable)
+  --cwd DIR            the main directory (default the current directory)
+  --backend NAME       ${BACKEND_CHOICES.join(' | ')}  (default auto: the platform's)
+  --timeout SECONDS    kill the command after this long (default 600)
+  --stdin              pass this process's standard input to the command
+  --data DIR           the data directory (default $AALIS_DATA or ~/.local/share/aalis)
+  -h, --help           this help
+
+Exit status: the command's own; ${EXIT_TIMEOUT} on timeout; ${EXIT_REFUSED} when the reach refused it
+before it ran; ${EXIT_SANDBOX_UNAVAILABLE} when the sandbox cannot start (the reason and the fix are
+printed), so nothing ever runs unsandboxed by accident.
+
+Examples:
+  aalis exec -- make test
+  aalis exec --tier readonly -- git status
+  aalis exec --allow-write ~/.cache/mytool -- ./build.sh
+`;
+
+const FLAGS = {
+  tier: { type: 'string', choices: TIER_CHOICES },
+  boundary: { type: 'string', choices: ['ask', 'deny'] },
+  network: { type: 'string', choices: ['on', 'off'] },
+  'allow-write': { type: 'string', multiple: true },
+  cwd: { type: 'string' },
+  backend: { type: 'string', choices: BACKEND_CHOICES },
+  timeout: { type: 'string' },
+  stdin: { type: 'boolean' },
+  data: { type: 'string' },
+} as const;
+
+function directory(path: string, what: string): string {
+  try {
+    const real = realpathSync(resolve(path));
+    if (!statSync(real).isDirectory()) throw new Error('not a directory');
+    return real;
+  } catch {
+    throw new UsageError(`${what} '${path}' is not an existing directory.`, 'exec');
+  }
+}
+
+/** `aalis exec`. */
+export async function execCommand(argv: readonly string[], io: CliIo): Promise<number> {
+  const { flags, positionals, rest } = parse('exec', argv, FLAGS);
+  if (flags.help) {
+    io.stdout(EXEC_HELP);
+    return 0;
+  }
+  const command = [...positionals, ...rest];
+  if (command.length === 0) throw new UsageError('no command given; put it after --, e.g. aalis exec -- ls -la', 'exec');
+  const tier = tierOf(flags.tier, 'exec');
+  const timeout = flags.timeout === undefined ? 600 : Number(flags.timeout);
+  if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError(`--timeout '${String(flags.timeout)}' is not a positive number of seconds.`, 'exec');
+  const cwd = directory(typeof flags.cwd === 'string' ? flags.cwd : process.cwd(), '--cwd');
+  const allowWrite = ((flags['allow-write'] as string[] | undefined) ?? []).map((p) => directory(p, '--allow-write'));
+  const backend = resolveBackend((flags.backend as BackendChoice | undefined) ?? 'auto');
+  const stdin = flags.stdin ? await io.readStdin?.() : undefined;
+
+  let runtime: Awaited<ReturnType<typeof startLocal>>;
+  try {
+    runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, dataDir: dataDirOf(flags.data as string | undefined), io });
+  } catch (error) {
+    return unavailable(io, error);
+  }
+  try {
+    const service = runtime.kernel.maybe(sandbox);
+    if (service && tier !== 'confirm' && tier !== 'full') {
+      const probe = await service.probe();
+      if (!probe.available) {
+        const failed = probe.checks.filter((c) => !c.ok);
+        io.stderr(`aalis: the ${backend} sandbox cannot start here, so the command did not run:\n${failed.map((c) => `  - ${c.name}: ${c.detail}${c.fix ? `\n    fix: ${c.fix}` : ''}`).join('\n')}\n`);
+        return EXIT_SANDBOX_UNAVAILABLE;
+      }
+    }
+    const credential = await runtime.kernel.get(reach).forCall(runtime.turn);
+    const controller = new AbortController();
+    const result = await runCommand(
+      { turn: runtime.turn, callId: runtime.turn.inbound.id, tool: 'run_command', signal: controller.signal, approved: true, credential },
+      { command, timeoutMs: Math.round(timeout * 1000), ...(flags.network ? { network: flags.network as 'on' | 'off' } : {}), ...(stdin !== undefined ? { stdin } : {}) },
+      { sandbox: () => service },
+    );
+    io.stdout(result.stdout);
+    io.stderr(result.stderr);
+    if (result.truncated) io.stderr('aalis: output was cut at 1 MiB per stream.\n');
+    if (result.timedOut) {
+      io.stderr(`aalis: the command ran past --timeout ${timeout}s and was killed.\n`);
+      return EXIT_TIMEOUT;
+    }
+    return exitStatus(result.exitCode, result.signal);
+  } catch (error) {
+    if (error instanceof CommandRefusedError) {
+      io.stdout(error.result.stdout);
+      io.stderr(error.result.stderr);
+      io.stderr(`aalis: ${error.message.split(' Output')[0]}\n`);
+      return exitStatus(error.result.exitCode, error.result.signal) || 1;
+    }
+    if (error instanceof ToolError && error.kind === 'unavailable') return unavailable(io, error);
+    if (error instanceof ToolError) {
+      io.stderr(`aalis: ${error.message}\n`);
+      return EXIT_REFUSED;
+    }
+    throw error;
+  } finally {
+    await runtime.stop();
+  }
+}
+
+function unavailable(io: CliIo, error: unknown): number {
+  const message = error instanceof SandboxUnavailableError || error instanceof Error ? error.message : String(error);
+  io.stderr(`aalis: the sandbox cannot start, so the command did not run: ${message}\n  Run 'aalis doctor' to see what works on this machine.\n`);
+  return EXIT_SANDBOX_UNAVAILABLE;
+}
+
+function exitStatus(code: number | null, signal: string | null): number {
+  if (code !== null) return code;
+  const number = signal ? (constants.signals as Record<string, number>)[signal] : undefined;
+  return number === undefined ? 1 : 128 + number;
+}

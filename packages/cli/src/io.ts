@@ -1,0 +1,20 @@
+/** Where the CLI writes and reads; passed in so tests see what a person would. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Asks a question on the terminal and returns the answer, or `undefined` without a terminal. */
+  ask?(question: string): Promise<string | undefined>;
+  /** Reads all of standard input (for `exec --stdin`). */
+  readStdin?(): Promise<string>;
+}
+
+/** A usage error: the CLI prints it with a pointer to `--help` and exits 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+  constructor(
+    message: string,
+    readonly command: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,61 @@
+import { mkdirSync } from 'node:fs';
+import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin, toolsPlugin } from '@aalis/core';
+import { approvalPlugin } from '@aalis/plugin-approval';
+import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
+import { builtinToolsPlugin } from '@aalis/plugin-tools';
+import { sandboxPlugin, sandboxOf } from './backends.js';
+import { installOf, terminalIdentity } from './install.js';
+import type { CliIo } from './io.js';
+import { terminalApprover } from './prompt.js';
+
+/** What a one-shot CLI run (`exec`, `explain`, `policy`) needs. */
+export interface LocalOptions {
+  readonly tier: AccessTier;
+  readonly boundary: BoundaryPolicy;
+  /** A real path: the main directory of the turn. */
+  readonly cwd: string;
+  readonly allowWrite: readonly string[];
+  readonly backend: 'linux' | 'darwin' | 'docker' | 'none';
+  readonly dataDir: string;
+  readonly io: CliIo;
+  readonly approvalTimeoutMs?: number;
+}
+
+/** A kernel with the reach stack, one session bound to `cwd`, and the owner's turn in it. */
+export interface LocalRuntime {
+  readonly kernel: Kernel;
+  readonly turn: OriginTurn;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the same plugins the daemon runs, in-process, for one command: sessions (not persisted:
+ * a CLI run does not change the daemon's last used settings), authority with this terminal's user
+ * as owner, approval answered at the terminal, reach, the tools, and the sandbox backend.
+ */
+export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const who = terminalIdentity();
+  const install = installOf();
+  const kernel = createKernel({ dataDir: options.dataDir })
+    .use(sessionsPlugin, { persist: false })
+    .use(authorityPlugin, { owners: { cli: [who.userId] } })
+    .use(approvalPlugin, { timeoutMs: options.approvalTimeoutMs ?? 10 * 60 * 1000 })
+    .use(reachPlugin, { install: install.dir, form: install.form })
+    .use(toolsPlugin)
+    .use(builtinToolsPlugin)
+    .use(terminalApprover(options.io, who));
+  if (options.backend !== 'none') kernel.use(sandboxPlugin(await sandboxOf(options.backend)));
+  const status = await kernel.start();
+  const failed = status.filter((s) => s.state === 'failed');
+  if (failed.length > 0) {
+    await kernel.stop();
+    throw new Error(failed.map((s) => `${s.name}: ${'cause' in s ? s.cause : 'failed'}`).join('; '));
+  }
+  const session = `cli-${process.pid}-${Date.now()}`;
+  const result = await kernel.get(sessions).change(session, { tier: options.tier, boundary: options.boundary, approver: 'human', runMode: 'execute' });
+  if (!result.ok) throw new Error(result.message);
+  kernel.get(reachBindings).bind(session, { home: options.cwd, extraRoots: options.allowWrite });
+  const turn: OriginTurn = { session: { id: session }, platform: 'cli', speaker: who, authorised: who, inbound: { id: `cli-${Date.now()}` }, category: 'own' };
+  return { kernel, turn, stop: async () => void (await kernel.stop()) };
+}
