@@ -1,5 +1,6 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, realpath } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { PathRule, SandboxPolicy } from '@aalis/api-reach';
 import { MountPolicyError } from './mount-policy-error.js';
 import { isWithin, rulesCover } from './rule-match.js';
@@ -166,20 +167,28 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     kinds.set(path, stat.isDirectory() ? 'dir' : 'file');
   }
 
-  // Pattern rules name no path, so every entry under the roots is checked; the same walk notes
-  // which denied paths under writable roots exist before the run.
+  // Pattern rules name no path, so every entry under the roots is checked: an entry whose mode
+  // differs from its directory's is a boundary and gets a mount. The same walk notes which denied
+  // paths under writable roots exist before the run.
   const deniedBefore = new Set<string>();
   const mustWalk = hasPatterns(allRules) || writeRoots.length > 0;
   if (mustWalk) {
     const budget = { left: input.walkLimit ?? DEFAULT_WALK_LIMIT };
-    const patternRules = allRules.filter((r) => 'pattern' in r || (r.except ?? []).some((c) => 'pattern' in c));
-    const patternCovers = rulesCover(patternRules);
+    const dirModes = new Map<string, MountMode>();
+    const modeOfDir = (dir: string): MountMode => {
+      let mode = dirModes.get(dir);
+      if (mode === undefined) {
+        mode = modeAt(dir);
+        dirModes.set(dir, mode);
+      }
+      return mode;
+    };
     for (const root of baseRoots) {
       await walk(root, budget, (path, entry) => {
         if (!writableAt(path) && writeRoots.some((w) => isWithin(path, w))) deniedBefore.add(path);
         if (entry.isSymbolicLink()) return false;
         const mode = modeAt(path);
-        if (patternRules.length > 0 && patternCovers(path)) {
+        if (mode !== modeOfDir(dirname(path))) {
           candidates.add(path);
           kinds.set(path, entry.isDirectory() ? 'dir' : 'file');
         }
