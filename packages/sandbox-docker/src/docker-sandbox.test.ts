@@ -1,4 +1,4 @@
-import { chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
@@ -182,6 +182,15 @@ describe.skipIf(engineSkip)('DockerSandbox fails closed', () => {
     const probe = await down.probe();
     expect(probe.available).toBe(false);
     expect(probe.checks[0]).toMatchObject({ name: 'engine', ok: false });
+  });
+
+  it('reaches the engine DOCKER_HOST names, and never mounts that socket', async () => {
+    const dir = tempDir();
+    symlinkSync(realpathSync('/var/run/docker.sock'), join(dir, 'engine.sock'));
+    const named = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-host', client: { env: { DOCKER_HOST: `unix://${dir}/engine.sock`, PATH: process.env.PATH } } });
+    expect((await named.run(sh('echo via-docker-host'))).stdout).toBe('via-docker-host\n');
+    await expect(named.run(sh('true', { cwd: dir }))).rejects.toThrow(new RegExp(`holds ${dir}/engine.sock`));
+    expect(containersLabelled(`${LABELS.instance}=test-host`)).toEqual([]);
   });
 
   it('runs nothing when the image is missing, and never pulls it', async () => {
