@@ -146,14 +146,14 @@ export class ApprovalDesk implements ApprovalDeskService {
       reply.decision === 'reject'
         ? { outcome: 'rejected', by: reply.by, reason: reply.reason ?? 'the owner rejected it' }
         : { outcome: 'approved', by: reply.by, remembered: remember };
-    const { final, grantId } = await this.#finish(entry, { outcome, via: 'human', remember });
+    const { final, grantId, note } = await this.#finish(entry, { outcome, via: 'human', remember });
     return {
       ok: true,
       id: entry.id,
       code: entry.code,
       outcome: final,
       ...(grantId !== undefined ? { grantId } : {}),
-      message: `approval ${entry.code}: ${describeOutcome(final)}.`,
+      message: `approval ${entry.code}: ${note ?? describeOutcome(final)}.`,
     };
   }
 
@@ -300,7 +300,7 @@ export class ApprovalDesk implements ApprovalDeskService {
   }
 
   /** Ends a claimed entry: grant, audit line, release, then the caller's answer and the event. */
-  async #finish(entry: PendingEntry, answer: Answer): Promise<{ final: ApprovalOutcome; grantId?: string }> {
+  async #finish(entry: PendingEntry, answer: Answer): Promise<{ final: ApprovalOutcome; grantId?: string; note?: string }> {
     entry.abort.abort();
     let final = answer.outcome;
     let grantId: string | undefined;
@@ -334,7 +334,7 @@ export class ApprovalDesk implements ApprovalDeskService {
       via: answer.via,
       ...(grantId !== undefined ? { grantId } : {}),
     });
-    return grantId !== undefined ? { final, grantId } : { final };
+    return { final, ...(grantId !== undefined ? { grantId } : {}), ...(note !== undefined && final.outcome === 'approved' ? { note } : {}) };
   }
 
   /** An ask answered without being shown: by a grant or by policy. Audited; approved only if audited. */
