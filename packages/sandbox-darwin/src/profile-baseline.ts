@@ -33,7 +33,8 @@ export const DNS_SOCKET = '/private/var/run/mDNSResponder';
 export const BASELINE_RULES = [
   '(allow process-exec)',
   '(allow process-fork)',
-  '(allow process-info*)',
+  // Same sandbox only: another process's info includes its arguments and environment (the daemon's).
+  '(allow process-info* (target same-sandbox))',
   '(allow signal (target same-sandbox))',
   '(allow sysctl-read)',
   '(allow user-preference-read)',

@@ -69,7 +69,7 @@ describe.runIf(process.platform === 'darwin')('the escape corpus under real sand
     const s = scene();
     try {
       const fill = (text: string) =>
-        text.replaceAll('{ws}', s.ws).replaceAll('{home}', s.home).replaceAll('{root}', s.root).replaceAll('{control}', s.control).replaceAll('{port}', String(port));
+        text.replaceAll('{ws}', s.ws).replaceAll('{home}', s.home).replaceAll('{root}', s.root).replaceAll('{control}', s.control).replaceAll('{port}', String(port)).replaceAll('{ppid}', String(process.pid));
       const policy: SandboxPolicy = {
         readDeny: s.lists.denyRead,
         readAllowWithin: [s.sessionTmp],
