@@ -19,7 +19,7 @@ describe('readSbpl', () => {
     ['(literal "a\\qb")', /unknown escape/],
     ['(literal "a\nb")', /raw control character/],
     ['(literal "a\u0000b")', /raw control character/],
-    ['(allow file-read* ${x})', /unexpected symbol/],
+    ['(allow file-read* {x})', /unexpected symbol/],
   ])('refuses %j', (text, problem) => {
     expect(() => readSbpl(text)).toThrow(SbplReadError);
     expect(() => readSbpl(text)).toThrow(problem);
