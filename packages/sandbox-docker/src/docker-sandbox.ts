@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { rm, stat } from 'node:fs/promises';
 import { constants } from 'node:os';
 import {
-  type SandboxCheck,
   type SandboxPolicy,
   type SandboxProbe,
   type SandboxRunRequest,
@@ -16,8 +15,9 @@ import { type DockerClientOptions, DockerCli, engineUnreachable } from './docker
 import { deniedWritesInMessages } from './denied-write-messages.js';
 import { LABELS } from './labels.js';
 import { deniedWritesAfter, type MountPlan, planMounts } from './mount-plan.js';
+import { probeEngine } from './probe-engine.js';
+import { type AttachOutcome, type AttachRequest, attachClient } from './attach-client.js';
 import { MountPolicyError } from './mount-policy-error.js';
-import { OutputBuffer } from './output-buffer.js';
 import { type ContainerIdentity, type ContainerProfile, type ResolvedProfile, resolveProfile } from './profile.js';
 import { isWithin } from './rule-match.js';
 import { dockerRunArgs } from './run-args.js';
@@ -72,16 +72,6 @@ export interface DockerRunRequest extends SandboxRunRequest {
 /** A session's opening: everything of a run request but the command. */
 export type SessionOpenRequest = Pick<DockerRunRequest, 'cwd' | 'env' | 'policy' | 'sandboxSpec' | 'identity'>;
 
-/** How an attached client command ended. */
-export interface AttachOutcome {
-  readonly code: number | null;
-  readonly stdout: OutputBuffer;
-  readonly stderr: string;
-  readonly stderrTruncated: boolean;
-  readonly timedOut: boolean;
-  readonly aborted: boolean;
-}
-
 const DEFAULT_OUTPUT_BYTES = 1024 * 1024;
 const PREFLIGHT_TTL_MS = 5_000;
 
@@ -126,45 +116,8 @@ export class DockerSandbox implements SandboxService {
   }
 
   /** Checks the engine, the images and the baseline a container gets. Never throws. */
-  async probe(): Promise<SandboxProbe> {
-    const checks: SandboxCheck[] = [];
-    const version = await this.cli.call(['version', '--format', '{{.Server.Version}} (API {{.Server.APIVersion}})']);
-    const engineOk = version.code === 0;
-    checks.push({
-      name: 'engine',
-      ok: engineOk,
-      detail: engineOk ? `Docker Engine ${version.stdout.trim()} at ${this.cli.engine}` : `no engine answers at ${this.cli.engine}: ${version.stderr.trim().split('\n')[0] ?? ''}`,
-      ...(engineOk ? {} : { fix: 'start the engine (dockerd, or packages/sandbox-docker/scripts/prepare.sh as root), or set DOCKER_HOST to one that runs' }),
-    });
-    for (const image of new Set(Object.values(this.options.images))) {
-      if (!engineOk) {
-        checks.push({ name: `image ${image}`, ok: false, detail: 'not checked: no engine', fix: 'start the engine first' });
-        continue;
-      }
-      const inspect = await this.cli.call(['image', 'inspect', '--format', '{{.Id}}', image]);
-      checks.push({
-        name: `image ${image}`,
-        ok: inspect.code === 0,
-        detail: inspect.code === 0 ? `present (${inspect.stdout.trim().slice(0, 19)})` : 'missing on the engine',
-        ...(inspect.code === 0 ? {} : { fix: `build or load ${image} on the engine (the test image: packages/sandbox-docker/scripts/prepare.sh)` }),
-      });
-    }
-    if (checks.every((c) => c.ok)) {
-      const inside = await this.cli.call([
-        ...['run', '--rm', '--pull', 'never', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--read-only', '--network', 'none'],
-        ...['--user', '10001:10001', '--log-driver', 'none', '--entrypoint', 'cat', this.options.images.stdio, '/proc/self/status'],
-      ]);
-      const capEff = /^CapEff:\s*([0-9a-f]+)$/m.exec(inside.stdout)?.[1];
-      const noNewPrivs = /^NoNewPrivs:\s*(\d)$/m.exec(inside.stdout)?.[1];
-      const ok = inside.code === 0 && capEff !== undefined && /^0+$/.test(capEff) && noNewPrivs === '1';
-      checks.push({
-        name: 'baseline',
-        ok,
-        detail: ok ? 'a container has no effective capabilities and no_new_privs set' : `a test container did not show the baseline: ${inside.stderr.trim() || inside.stdout.trim()}`,
-        ...(ok ? {} : { fix: 'use an engine that honours --cap-drop and no-new-privileges, with an image that has cat' }),
-      });
-    }
-    return { backend: 'docker', available: checks.every((c) => c.ok), checks };
+  probe(): Promise<SandboxProbe> {
+    return probeEngine(this.cli, this.options.images);
   }
 
   /** Runs one command in a fresh container; see {@link DockerRunRequest}. */
@@ -175,7 +128,13 @@ export class DockerSandbox implements SandboxService {
       if (this.options.local === undefined) {
         throw unavailable('profile local runs on the host and no host sandbox was configured', 'give the docker sandbox a host sandbox, or use profile stdio');
       }
-      return this.options.local.run({ ...request, env: containerEnv(request.env, [...(this.options.envAllow ?? []), ...resolved.envAllow]) });
+      let env: Record<string, string>;
+      try {
+        env = containerEnv(request.env, [...(this.options.envAllow ?? []), ...resolved.envAllow]);
+      } catch (error) {
+        throw unavailable(error instanceof ZodError ? (error.issues[0]?.message ?? 'bad env allow list') : (error as Error).message, 'fix the env allow list');
+      }
+      return this.options.local.run({ ...request, env });
     }
     return this.runContainer(request, resolved.profile);
   }
@@ -327,48 +286,8 @@ export class DockerSandbox implements SandboxService {
    * Runs a client command attached, feeding stdin and keeping bounded output; on timeout or abort
    * the container `name` is killed and removed, and its removal awaited before this resolves.
    */
-  attach(name: string, args: string[], env: Record<string, string>, request: Pick<SandboxRunRequest, 'stdin' | 'signal' | 'maxOutputBytes'>, timeoutMs: number): Promise<AttachOutcome> {
-    const limit = request.maxOutputBytes ?? DEFAULT_OUTPUT_BYTES;
-    const stdout = new OutputBuffer(limit);
-    const stderr = new OutputBuffer(limit);
-    const child = this.cli.spawn(args, env);
-    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.stdin?.on('error', () => {}); // the command may exit without reading its stdin
-    if (request.stdin !== undefined) child.stdin?.end(request.stdin);
-    else child.stdin?.end();
-    let timedOut = false;
-    let aborted = false;
-    let removing: Promise<unknown> | undefined;
-    const removeNow = () => {
-      // `rm -f` kills and removes in one step; the client is killed after it so it cannot recreate state.
-      removing ??= this.cli.call(['rm', '--force', name]).finally(() => child.kill('SIGKILL'));
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      removeNow();
-    }, timeoutMs);
-    const onAbort = () => {
-      aborted = true;
-      removeNow();
-    };
-    request.signal?.addEventListener('abort', onAbort, { once: true });
-    return new Promise<AttachOutcome>((resolve, reject) => {
-      child.on('error', (error) => {
-        clearTimeout(timer);
-        reject(unavailable(`the docker client ${this.cli.binary} could not start (${error.message})`, 'install the docker CLI (apt-get install docker.io) or set its path'));
-      });
-      child.on('close', async (code) => {
-        clearTimeout(timer);
-        request.signal?.removeEventListener('abort', onAbort);
-        if (removing !== undefined) {
-          await removing;
-          // The create may have finished after the first removal: make sure it is gone.
-          await this.cli.call(['rm', '--force', name]);
-        }
-        resolve({ code, stdout, stderr: stderr.text(), stderrTruncated: stderr.truncated, timedOut, aborted });
-      });
-    });
+  attach(name: string, args: string[], env: Record<string, string>, request: AttachRequest, timeoutMs: number): Promise<AttachOutcome> {
+    return attachClient(this.cli, name, args, env, request, timeoutMs, request.maxOutputBytes ?? DEFAULT_OUTPUT_BYTES);
   }
 
   /** Ids of this instance's containers on the engine, running or not. */

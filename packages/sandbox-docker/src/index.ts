@@ -1,6 +1,7 @@
 export { BASE_ENV_ALLOW, CONTAINER_PATH, containerEnv, EnvAllowEntrySchema } from './container-env.js';
 export { type CliResult, DOCKER_CLIENT_ENV, DockerCli, type DockerClientOptions, engineUnreachable } from './docker-cli.js';
-export { type AttachOutcome, type DockerRunRequest, DockerSandbox, type DockerSandboxOptions, type ProfileImages, type SessionOpenRequest } from './docker-sandbox.js';
+export { type AttachOutcome, type AttachRequest, attachClient } from './attach-client.js';
+export { type DockerRunRequest, DockerSandbox, type DockerSandboxOptions, type ProfileImages, type SessionOpenRequest } from './docker-sandbox.js';
 export { SessionContainer, type SessionExecRequest } from './session-container.js';
 export { deniedWritesInMessages } from './denied-write-messages.js';
 export { LABELS } from './labels.js';
@@ -28,3 +29,4 @@ export { DockerDeployment, type DockerDeploymentOptions, type UserSpace } from '
 export { DEPLOYMENT_MODES, type DeploymentMode, deploymentModeFromEnv } from './deployment-mode.js';
 export { validateRequest } from './validate-request.js';
 export { encodeToolEnvelope, TOOL_ERROR_KINDS, type ToolEnvelope, type ToolErrorKind, type ToolOutcome, toolOutcome } from './tool-envelope.js';
+export { probeEngine } from './probe-engine.js';

@@ -1,0 +1,64 @@
+import { type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
+import type { DockerCli } from './docker-cli.js';
+import { OutputBuffer } from './output-buffer.js';
+
+/** What an attached command takes from its request. */
+export type AttachRequest = Pick<SandboxRunRequest, 'stdin' | 'signal' | 'maxOutputBytes'>;
+
+/** How an attached client command ended. */
+export interface AttachOutcome {
+  readonly code: number | null;
+  readonly stdout: OutputBuffer;
+  readonly stderr: string;
+  readonly stderrTruncated: boolean;
+  readonly timedOut: boolean;
+  readonly aborted: boolean;
+}
+
+/**
+ * Runs a docker client command (`run` or `exec`) attached: stdin fed, output kept to `limit`
+ * bytes a stream. On timeout or abort the container `name` is killed and removed (`rm --force`),
+ * the client killed, and the removal repeated after the client exits, before this resolves.
+ */
+export function attachClient(cli: DockerCli, name: string, args: string[], env: Record<string, string>, request: AttachRequest, timeoutMs: number, limit: number): Promise<AttachOutcome> {
+  const stdout = new OutputBuffer(limit);
+  const stderr = new OutputBuffer(limit);
+  const child = cli.spawn(args, env);
+  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+  child.stdin?.on('error', () => {}); // the command may exit without reading its stdin
+  if (request.stdin !== undefined) child.stdin?.end(request.stdin);
+  else child.stdin?.end();
+  let timedOut = false;
+  let aborted = false;
+  let removing: Promise<unknown> | undefined;
+  const removeNow = () => {
+    // `rm -f` kills and removes in one step; the client is killed after it so it cannot recreate state.
+    removing ??= cli.call(['rm', '--force', name]).finally(() => child.kill('SIGKILL'));
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    removeNow();
+  }, timeoutMs);
+  const onAbort = () => {
+    aborted = true;
+    removeNow();
+  };
+  request.signal?.addEventListener('abort', onAbort, { once: true });
+  return new Promise<AttachOutcome>((resolve, reject) => {
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new SandboxUnavailableError('docker', `the docker client ${cli.binary} could not start (${error.message})`, 'install the docker CLI (apt-get install docker.io) or set its path'));
+    });
+    child.on('close', async (code) => {
+      clearTimeout(timer);
+      request.signal?.removeEventListener('abort', onAbort);
+      if (removing !== undefined) {
+        await removing;
+        // The create may have finished after the first removal: make sure it is gone.
+        await cli.call(['rm', '--force', name]);
+      }
+      resolve({ code, stdout, stderr: stderr.text(), stderrTruncated: stderr.truncated, timedOut, aborted });
+    });
+  });
+}
