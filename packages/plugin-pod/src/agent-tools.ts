@@ -1,0 +1,263 @@
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join, relative } from 'node:path';
+import { type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
+import { realPathOf } from '@aalis/plugin-reach';
+import { z } from 'zod';
+import type { PodToolName } from './config.js';
+import type { ModelTool } from './model-client.js';
+import type { TaskDirs } from './task.js';
+
+const MAX_READ = 256 * 1024;
+const MAX_COPY_BYTES = 256 * 1024 * 1024;
+const MAX_RUN_OUTPUT = 1024 * 1024;
+const platform = process.platform;
+
+/** What a tool handler gets about the task it works for. */
+export interface AgentToolContext {
+  readonly dirs: TaskDirs;
+  readonly policy: SandboxPolicy;
+  readonly env: Readonly<Record<string, string>>;
+  readonly sandbox: SandboxService;
+  readonly commandTimeoutMs: number;
+  readonly signal: AbortSignal;
+}
+
+/** A tool's outcome: a value (and the run, for code), or a refusal or failure the agent is told about. */
+export type AgentToolOutcome =
+  | { readonly ok: true; readonly value: unknown; readonly run?: SandboxRunResult }
+  | { readonly ok: false; readonly refused: boolean; readonly rule: string; readonly message: string; readonly run?: SandboxRunResult };
+
+/** One of the agent's tools. */
+export interface AgentTool {
+  readonly name: PodToolName | 'finish';
+  readonly description: string;
+  readonly params: z.ZodType;
+  run(ctx: AgentToolContext, params: unknown): Promise<AgentToolOutcome>;
+}
+
+class Refusal extends Error {
+  constructor(
+    readonly rule: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function tool<P extends z.ZodType>(name: AgentTool['name'], description: string, params: P, run: (ctx: AgentToolContext, p: z.output<P>) => Promise<AgentToolOutcome | unknown>): AgentTool {
+  return {
+    name,
+    description,
+    params,
+    async run(ctx, raw) {
+      const parsed = params.safeParse(raw);
+      if (!parsed.success) {
+        const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(params)'}: ${i.message}`).join('; ');
+        return { ok: false, refused: false, rule: 'invalid-params', message: `tool '${name}' refused its parameters, nothing ran: ${issues}` };
+      }
+      try {
+        const result = await run(ctx, parsed.data);
+        if (isOutcome(result)) return result;
+        return { ok: true, value: result };
+      } catch (error) {
+        if (error instanceof Refusal) return { ok: false, refused: true, rule: error.rule, message: error.message };
+        return { ok: false, refused: false, rule: 'failed', message: `tool '${name}' failed: ${(error as Error).message}` };
+      }
+    },
+  };
+}
+
+function isOutcome(value: unknown): value is AgentToolOutcome {
+  return typeof value === 'object' && value !== null && 'ok' in value && typeof (value as { ok: unknown }).ok === 'boolean' && ('value' in value || 'rule' in value);
+}
+
+async function readable(ctx: AgentToolContext, raw: string): Promise<string> {
+  const path = await realPathOf(raw, ctx.dirs.work);
+  if (!sandboxPolicyAllows(ctx.policy, 'read', path, platform)) {
+    throw new Refusal('deny-read', `${path} is on the deny-read list (credentials, secrets, the daemon's private state), which no task may read; it cannot be requested.`);
+  }
+  return path;
+}
+
+async function writable(ctx: AgentToolContext, raw: string): Promise<string> {
+  const path = await realPathOf(raw, ctx.dirs.work);
+  if (!sandboxPolicyAllows(ctx.policy, 'write', path, platform)) {
+    const inside = path.startsWith(`${ctx.dirs.work}/`) || path === ctx.dirs.work;
+    const why = inside
+      ? `${path} is a protected name (a landing such as .git/hooks, a .env or key file) or writes are switched off for this pod`
+      : `${path} is outside this task's directory; a pod task writes only inside ${ctx.dirs.work}`;
+    throw new Refusal('outside-sandbox', `the write was refused: ${why}. Write the file under ${ctx.dirs.work} instead (a relative path does that).`);
+  }
+  return path;
+}
+
+async function writeAtomically(path: string, content: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.pod-write`);
+  const handle = await open(temp, 'wx', 0o644);
+  try {
+    await handle.writeFile(content, 'utf8');
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+async function sandboxed(ctx: AgentToolContext, argv: [string, ...string[]], stdin: string | undefined, timeoutMs: number | undefined): Promise<AgentToolOutcome> {
+  let run: SandboxRunResult;
+  try {
+    run = await ctx.sandbox.run({
+      argv,
+      cwd: ctx.dirs.work,
+      env: ctx.env,
+      ...(stdin !== undefined ? { stdin } : {}),
+      timeoutMs: Math.min(timeoutMs ?? ctx.commandTimeoutMs, ctx.commandTimeoutMs),
+      maxOutputBytes: MAX_RUN_OUTPUT,
+      policy: ctx.policy,
+      signal: ctx.signal,
+    });
+  } catch (error) {
+    const message = error instanceof SandboxUnavailableError ? error.message : `the sandbox failed to start the command: ${(error as Error).message}`;
+    return { ok: false, refused: true, rule: 'sandbox-unavailable', message: `${message}. The command did not run.` };
+  }
+  if (run.writeDenied) {
+    const where = run.deniedWrites.length > 0 ? run.deniedWrites.join(', ') : 'a path outside the task directory';
+    return {
+      ok: false,
+      refused: true,
+      rule: 'outside-sandbox',
+      message: `the sandbox refused a write to ${where}: a pod task writes only inside ${ctx.dirs.work}. Write there instead (relative paths do).`,
+      run,
+    };
+  }
+  return { ok: true, value: { exitCode: run.exitCode, signal: run.signal, timedOut: run.timedOut }, run };
+}
+
+const timeoutMs = z.number().int().positive().optional();
+const CodeParams = z.object({ code: z.string().min(1).max(1_000_000), timeoutMs }).strict();
+const CommandParams = z.object({ command: z.string().min(1).max(1_000_000), timeoutMs }).strict();
+
+/** Every tool of the agent, by name. Which of them a task gets is the user's list (§4.3.5). */
+export const AGENT_TOOLS: Readonly<Record<AgentTool['name'], AgentTool>> = {
+  read_file: tool(
+    'read_file',
+    'Read a text file anywhere on this machine (relative paths are taken from your working directory). Returns at most 256 KiB from `offset`.',
+    z.object({ path: z.string().min(1), offset: z.number().int().min(0).default(0) }).strict(),
+    async (ctx, p) => {
+      const path = await readable(ctx, p.path);
+      const handle = await open(path, 'r');
+      try {
+        const buffer = Buffer.alloc(MAX_READ + 1);
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, p.offset);
+        return { path, content: buffer.subarray(0, Math.min(bytesRead, MAX_READ)).toString('utf8'), truncated: bytesRead > MAX_READ };
+      } finally {
+        await handle.close();
+      }
+    },
+  ),
+  list_dir: tool(
+    'list_dir',
+    'List a directory anywhere on this machine.',
+    z.object({ path: z.string().min(1).default('.') }).strict(),
+    async (ctx, p) => {
+      const path = await readable(ctx, p.path);
+      const entries = await readdir(path, { withFileTypes: true });
+      return { path, entries: entries.slice(0, 2000).map((e) => ({ name: e.name, kind: e.isDirectory() ? 'dir' : e.isSymbolicLink() ? 'symlink' : 'file' })) };
+    },
+  ),
+  write_file: tool(
+    'write_file',
+    'Write a whole text file inside your working directory (the only place you can write).',
+    z.object({ path: z.string().min(1), content: z.string() }).strict(),
+    async (ctx, p) => {
+      const path = await writable(ctx, p.path);
+      await writeAtomically(path, p.content);
+      return { path, bytes: Buffer.byteLength(p.content) };
+    },
+  ),
+  copy_into_sandbox: tool(
+    'copy_into_sandbox',
+    'Copy a file or directory from anywhere (read-only) into your working directory. `to` is relative to it (default: the source name).',
+    z.object({ from: z.string().min(1), to: z.string().min(1).optional() }).strict(),
+    async (ctx, p) => {
+      const from = await readable(ctx, p.from);
+      const to = await writable(ctx, p.to ?? basename(from));
+      const copied = await copyTree(ctx, from, to, { bytes: 0, files: 0, skipped: [] as string[] });
+      return { from, to, files: copied.files, bytes: copied.bytes, skipped: copied.skipped };
+    },
+  ),
+  run_python: tool('run_python', 'Run Python 3 code in the sandbox, in your working directory. Returns exit code, stdout and stderr.', CodeParams, (ctx, p) =>
+    sandboxed(ctx, ['python3', '-'], p.code, p.timeoutMs),
+  ),
+  run_node: tool('run_node', 'Run Node.js code in the sandbox, in your working directory. Returns exit code, stdout and stderr.', CodeParams, (ctx, p) =>
+    sandboxed(ctx, ['node', '-'], p.code, p.timeoutMs),
+  ),
+  run_shell: tool('run_shell', 'Run a shell command (/bin/sh -c) in the sandbox, in your working directory.', CommandParams, (ctx, p) =>
+    sandboxed(ctx, ['/bin/sh', '-c', p.command], undefined, p.timeoutMs),
+  ),
+  finish: tool(
+    'finish',
+    'End the task: your conclusion (the answer), a one-line summary, and whether it succeeded.',
+    z.object({ conclusion: z.string().min(1), summary: z.string().min(1).optional(), success: z.boolean().default(true) }).strict(),
+    async (_ctx, p) => p,
+  ),
+};
+
+async function copyTree(ctx: AgentToolContext, from: string, to: string, acc: { bytes: number; files: number; skipped: string[] }) {
+  const stat = await lstat(from);
+  if (stat.isSymbolicLink()) {
+    acc.skipped.push(`${from} (symlink)`);
+    return acc;
+  }
+  if (stat.isDirectory()) {
+    await mkdir(to, { recursive: true });
+    for (const entry of await readdir(from)) {
+      const source = join(from, entry);
+      if (!sandboxPolicyAllows(ctx.policy, 'read', source, platform)) {
+        acc.skipped.push(`${source} (deny-read)`);
+        continue;
+      }
+      await copyTree(ctx, source, await writable(ctx, join(to, entry)), acc);
+    }
+    return acc;
+  }
+  if (!stat.isFile()) {
+    acc.skipped.push(`${from} (not a regular file)`);
+    return acc;
+  }
+  if (acc.bytes + stat.size > MAX_COPY_BYTES) throw new Refusal('copy-too-large', `copying more than ${MAX_COPY_BYTES} bytes into the sandbox is refused; copy less.`);
+  // Read then write: the source is opened read-only and never modified, moved or removed.
+  const content = await readFile(from);
+  await mkdir(dirname(to), { recursive: true });
+  const handle = await open(to, 'w', 0o644);
+  try {
+    await handle.writeFile(content);
+  } finally {
+    await handle.close();
+  }
+  acc.bytes += stat.size;
+  acc.files++;
+  return acc;
+}
+
+/** The tools offered to the model for a task, as JSON Schema. */
+export function modelToolsOf(names: readonly AgentTool['name'][]): ModelTool[] {
+  return names.map((name) => {
+    const t = AGENT_TOOLS[name];
+    const schema = z.toJSONSchema(t.params, { io: 'input' }) as Record<string, unknown>;
+    delete schema.$schema;
+    return { name, description: t.description, parameters: schema };
+  });
+}
+
+/** A path relative to the work directory, for display. */
+export function shown(dirs: TaskDirs, path: string): string {
+  const rel = relative(dirs.work, path);
+  return rel.startsWith('..') ? path : rel || '.';
+}

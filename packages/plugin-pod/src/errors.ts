@@ -1,0 +1,42 @@
+/** The rules a pod refusal can name; the CLI and HTTP API report them as `code`. */
+export const POD_ERROR_CODES = [
+  'no-sandbox-root',
+  'bad-sandbox-root',
+  'root-in-workspace',
+  'root-in-control-plane',
+  'no-model',
+  'no-sandbox',
+  'bad-input',
+  'not-found',
+  'not-finished',
+  'still-running',
+  'return-kind-off',
+  'export-disabled',
+  'export-target',
+  'export-source',
+  'export-clash',
+  'export-token',
+  'remember-off',
+  'undo-refused',
+] as const;
+/** One of {@link POD_ERROR_CODES}. */
+export type PodErrorCode = (typeof POD_ERROR_CODES)[number];
+
+/** A refusal of the pod: `code` says which rule, the message what was refused and what to do. */
+export class PodError extends Error {
+  override readonly name = 'PodError';
+  constructor(
+    readonly code: PodErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The HTTP status a refusal maps to. */
+export function httpStatusOf(code: PodErrorCode): number {
+  if (code === 'not-found') return 404;
+  if (code === 'bad-input') return 400;
+  if (code === 'still-running' || code === 'not-finished' || code === 'export-clash') return 409;
+  return 403;
+}

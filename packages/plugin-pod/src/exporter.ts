@@ -1,0 +1,316 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { copyFile, lstat, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { basename, dirname, extname, isAbsolute, join, relative } from 'node:path';
+import { compileRules, type ProtectedLists, preparePath } from '@aalis/api-reach';
+import type { DurableStore } from '@aalis/core';
+import { realPathOf } from '@aalis/plugin-reach';
+import { PodError } from './errors.js';
+import {
+  type ClashChoice,
+  type ExportGrant,
+  type ExportLogRecord,
+  ExportLogRecordSchema,
+  type ExportPlan,
+  type ExportRecord,
+  type ExportRequest,
+  ExportRequestSchema,
+  type ExportStart,
+  type PlannedItem,
+  type UndoRecord,
+} from './export-types.js';
+import { within } from './places.js';
+import type { TaskRecord } from './task.js';
+
+const LOG = 'exports';
+const MAX_EXPORT_FILES = 10_000;
+
+/** What the exporter needs from the pod. */
+export interface ExporterDeps {
+  readonly store: DurableStore;
+  readonly backupsDir: string;
+  readonly lists: ProtectedLists;
+  readonly task: (id: string) => TaskRecord;
+  readonly workspacesOf: (session: string) => readonly string[];
+  readonly enabled: boolean;
+  readonly allowRemember: boolean;
+  readonly confirmTtlMs: number;
+  readonly now?: () => number;
+}
+
+interface Pending {
+  readonly plan: ExportPlan;
+  readonly expiresAt: number;
+}
+
+/**
+ * Exports from a task's directory to the workspace, only as the user confirms: a plan first, a
+ * single-use code to confirm it, a log of what went where and when, and undo that puts back what
+ * was there. A remembered choice exists only when enabled and explicitly ticked, and is revocable.
+ */
+export class Exporter {
+  readonly #pending = new Map<string, Pending>();
+  readonly #grants = new Map<string, ExportGrant>();
+  readonly #now: () => number;
+
+  constructor(private readonly deps: ExporterDeps) {
+    this.#now = deps.now ?? Date.now;
+  }
+
+  /** Plans an export. Under a remembered choice for this target it runs at once; otherwise it awaits confirmation. */
+  async start(raw: ExportRequest): Promise<ExportStart> {
+    if (!this.deps.enabled) throw new PodError('export-disabled', "export to the workspace is switched off in the pod's config (export.enabled).");
+    const parsed = ExportRequestSchema.safeParse(raw);
+    if (!parsed.success) throw new PodError('bad-input', `the export request was refused: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ')}.`);
+    const request = parsed.data;
+    const plan = await this.#plan(request.taskId, request.files, request.to, request.mode, request.onClash, request.outsideWorkspace);
+    const grant = this.deps.allowRemember ? [...this.#grants.values()].find((g) => g.session === plan.session && g.to === plan.to) : undefined;
+    if (grant && (plan.clashes === 0 || plan.onClash !== undefined)) {
+      return { state: 'done', record: await this.#execute(plan, plan.onClash, 'remembered', grant.id) };
+    }
+    this.#sweep();
+    const token = randomBytes(6).toString('base64url');
+    const expiresAt = this.#now() + this.deps.confirmTtlMs;
+    this.#pending.set(token, { plan, expiresAt });
+    return { state: 'needs-confirmation', token, expiresAt, plan, rememberAllowed: this.deps.allowRemember };
+  }
+
+  /** Confirms one planned export, once. `remember` needs `export.allowRemember` and is for this target and session only. */
+  async confirm(input: { token: string; onClash?: ClashChoice; remember?: boolean }): Promise<ExportRecord> {
+    this.#sweep();
+    const pending = this.#pending.get(input.token);
+    if (!pending) {
+      throw new PodError('export-token', `there is no export waiting for the code '${input.token}': it was used already, expired or never issued. Start the export again; every export is confirmed on its own.`);
+    }
+    const onClash = input.onClash ?? pending.plan.onClash;
+    if (pending.plan.clashes > 0 && onClash === undefined) {
+      throw new PodError('export-clash', `${pending.plan.clashes} target file(s) already exist; choose overwrite, skip or rename to confirm. Nothing was written.`);
+    }
+    if (input.remember === true && !this.deps.allowRemember) {
+      throw new PodError('remember-off', '"remember this choice" is switched off in the pod\'s config (export.allowRemember); confirm without it. Nothing was written.');
+    }
+    this.#pending.delete(input.token);
+    let grantId: string | undefined;
+    if (input.remember === true) {
+      const grant: ExportGrant = { id: `grant-${randomBytes(4).toString('hex')}`, session: pending.plan.session, to: pending.plan.to, createdAt: this.#now() };
+      this.#grants.set(grant.id, grant);
+      grantId = grant.id;
+    }
+    return this.#execute(pending.plan, onClash, 'confirmed', grantId);
+  }
+
+  /** Drops a planned export without writing anything. */
+  cancel(token: string): boolean {
+    return this.#pending.delete(token);
+  }
+
+  /** The remembered choices in force. */
+  grants(): ExportGrant[] {
+    return [...this.#grants.values()];
+  }
+
+  /** Revokes a remembered choice: later exports to its target are confirmed one by one again. */
+  revoke(id: string): boolean {
+    return this.#grants.delete(id);
+  }
+
+  /** The export log, oldest first, with whether each export was undone. */
+  async log(): Promise<(ExportRecord & { undoneAt?: number })[]> {
+    const { records } = await this.deps.store.readLog<ExportLogRecord>(LOG, ExportLogRecordSchema);
+    const undone = new Map(records.filter((r) => r.kind === 'undo').map((r) => [r.exportId, r.at]));
+    return records.filter((r) => r.kind === 'export').map((r) => (undone.has(r.id) ? { ...r, undoneAt: undone.get(r.id)! } : r));
+  }
+
+  /**
+   * Undoes one export: files it created are removed, files it overwrote get their old content
+   * back, moved files go back into the task's directory. A target changed since is left alone.
+   */
+  async undo(exportId: string): Promise<UndoRecord> {
+    const all = await this.log();
+    const record = all.find((r) => r.id === exportId);
+    if (!record) throw new PodError('not-found', `there is no export '${exportId}'; \`aalis pod exports\` lists them.`);
+    if (record.undoneAt !== undefined) throw new PodError('undo-refused', `export '${exportId}' was already undone at ${new Date(record.undoneAt).toISOString()}.`);
+    const items: UndoRecord['items'] = [];
+    for (const item of [...record.items].reverse()) {
+      if (item.action === 'skipped') {
+        items.push({ target: item.target, action: 'nothing' });
+        continue;
+      }
+      const current = await hashOf(item.target);
+      if (current !== item.sha256) {
+        items.push({ target: item.target, action: 'kept', note: current === undefined ? 'it is gone already' : 'it changed after the export, so it was left as it is' });
+        continue;
+      }
+      if (record.mode === 'move') {
+        await mkdir(dirname(item.source), { recursive: true });
+        await copyFile(item.target, item.source);
+      }
+      if (item.action === 'overwritten' && item.backup !== undefined) {
+        await copyFile(item.backup, item.target);
+        items.push({ target: item.target, action: 'restored' });
+      } else {
+        await rm(item.target, { force: true });
+        items.push({ target: item.target, action: 'removed' });
+      }
+    }
+    for (const dir of [...record.createdDirs].sort((a, b) => b.length - a.length)) {
+      await rmdir(dir).catch(() => {}); // only if empty: anything the user put there stays
+    }
+    const undo: UndoRecord = { kind: 'undo', exportId, at: this.#now(), items };
+    await this.deps.store.append(LOG, undo);
+    return undo;
+  }
+
+  #sweep(): void {
+    const now = this.#now();
+    for (const [token, p] of this.#pending) if (p.expiresAt <= now) this.#pending.delete(token);
+  }
+
+  async #plan(taskId: string, files: readonly string[], to: string, mode: ExportPlan['mode'], onClash: ClashChoice | undefined, outside: boolean): Promise<ExportPlan> {
+    const task = this.deps.task(taskId);
+    if (task.cleanedAt !== undefined) throw new PodError('export-source', `task '${taskId}' was cleaned up; its files are gone.`);
+    const workspaces = this.deps.workspacesOf(task.session);
+    if (!isAbsolute(to) && workspaces.length === 0) throw new PodError('export-target', `the target '${to}' is relative but no workspace is known; give an absolute folder.`);
+    const target = await realPathOf(to, workspaces[0]);
+    const inWorkspace = workspaces.some((w) => within(target, w));
+    if (!inWorkspace && !outside) {
+      throw new PodError(
+        'export-target',
+        `the target ${target} is outside the workspace (${workspaces.join(', ') || 'none known'}); the pod exports only into the workspace unless you say you mean another folder (--outside-workspace). Nothing was written.`,
+      );
+    }
+    if (within(target, task.dirs.base) || within(task.dirs.base, target)) throw new PodError('export-target', `the target ${target} overlaps the task's own directory; choose a folder in the workspace.`);
+    this.#checkTarget(target);
+    const items: PlannedItem[] = [];
+    for (const file of files) {
+      const source = await realPathOf(file, task.dirs.work);
+      if (!within(source, task.dirs.work) || source === task.dirs.work) {
+        throw new PodError('export-source', `'${file}' is not a file or folder inside the task's directory ${task.dirs.work}; only what the task made can be exported.`);
+      }
+      const info = await lstat(source).catch(() => undefined);
+      if (!info) throw new PodError('export-source', `'${file}' does not exist in the task's directory.`);
+      const base = join(target, basename(source));
+      if (info.isDirectory()) {
+        for (const f of await walk(source)) items.push(await this.#item(task, f, join(base, relative(source, f))));
+      } else if (info.isFile()) {
+        items.push(await this.#item(task, source, base));
+      } else {
+        throw new PodError('export-source', `'${file}' is not a regular file or folder (a symlink?); it is not exported.`);
+      }
+      if (items.length > MAX_EXPORT_FILES) throw new PodError('export-source', `more than ${MAX_EXPORT_FILES} files; export fewer at a time.`);
+    }
+    if (items.length === 0) throw new PodError('export-source', 'there is nothing to export: the chosen folders are empty.');
+    return { taskId, session: task.session, to: target, mode, ...(onClash !== undefined ? { onClash } : {}), items, clashes: items.filter((i) => i.clash).length };
+  }
+
+  async #item(task: TaskRecord, source: string, target: string): Promise<PlannedItem> {
+    this.#checkTarget(target);
+    const info = await stat(source);
+    const clash = (await lstat(target).catch(() => undefined)) !== undefined;
+    return { relative: relative(task.dirs.work, source), source, target, size: info.size, clash };
+  }
+
+  #checkTarget(target: string): void {
+    const { lists } = this.deps;
+    const p = preparePath(target, lists.platform);
+    if (compileRules(lists.control, lists.platform).test(p)) throw new PodError('export-target', `${target} is in the daemon's control plane, which nothing writes; it cannot be requested.`);
+    if (compileRules(lists.denyRead, lists.platform).test(p)) throw new PodError('export-target', `${target} is on the deny-read list (credentials, secrets); the pod does not write there.`);
+    if (compileRules(lists.landing, lists.platform).test(p)) {
+      throw new PodError('export-target', `${target} is a place other tools execute or obey on their own (a git hook, a shell profile, .envrc, …); the pod does not export there. Choose another name or folder.`);
+    }
+  }
+
+  async #execute(plan: ExportPlan, onClash: ClashChoice | undefined, via: 'confirmed' | 'remembered', grantId: string | undefined): Promise<ExportRecord> {
+    const id = `exp-${randomBytes(4).toString('hex')}`;
+    const backups = join(this.deps.backupsDir, id);
+    const createdDirs: string[] = [];
+    const done: ExportRecord['items'] = [];
+    for (const [index, item] of plan.items.entries()) {
+      // Judge again where the target really is now: a symlink may have appeared since the plan.
+      const now = await realPathOf(item.target);
+      if (now !== item.target) throw new PodError('export-target', `${item.target} now resolves to ${now}; the export stopped there (${done.length} file(s) done, listed in the export log).`);
+      if ((await realPathOf(item.source)) !== item.source) throw new PodError('export-source', `${item.source} changed under the export (a symlink?); the export stopped there.`);
+      await mkdirTracked(dirname(item.target), createdDirs);
+      const exists = (await lstat(item.target).catch(() => undefined)) !== undefined;
+      let target = item.target;
+      let action: ExportRecord['items'][number]['action'] = 'created';
+      let backup: string | undefined;
+      if (exists) {
+        if (onClash === 'skip' || onClash === undefined) {
+          done.push({ source: item.source, target, action: 'skipped' });
+          continue;
+        }
+        if (onClash === 'rename') {
+          target = await freeName(item.target);
+          action = 'renamed';
+        } else {
+          await mkdir(backups, { recursive: true, mode: 0o700 });
+          backup = join(backups, String(index));
+          await copyFile(item.target, backup);
+          action = 'overwritten';
+        }
+      }
+      const temp = `${target}.${randomBytes(4).toString('hex')}.pod-export`;
+      await copyFile(item.source, temp);
+      await rename(temp, target);
+      const sha256 = await hashOf(target);
+      if (plan.mode === 'move') await rm(item.source, { force: true });
+      done.push({ source: item.source, target, action, ...(backup !== undefined ? { backup } : {}), ...(sha256 !== undefined ? { sha256 } : {}) });
+    }
+    const record: ExportRecord = {
+      kind: 'export',
+      id,
+      at: this.#now(),
+      taskId: plan.taskId,
+      session: plan.session,
+      mode: plan.mode,
+      to: plan.to,
+      via,
+      ...(grantId !== undefined ? { grantId } : {}),
+      items: done,
+      createdDirs,
+    };
+    await this.deps.store.append(LOG, record);
+    return record;
+  }
+}
+
+async function walk(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await walk(p)));
+    else if (entry.isFile()) out.push(p);
+  }
+  return out;
+}
+
+async function mkdirTracked(dir: string, created: string[]): Promise<void> {
+  const missing: string[] = [];
+  let current = dir;
+  while ((await lstat(current).catch(() => undefined)) === undefined) {
+    missing.push(current);
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  await mkdir(dir, { recursive: true });
+  created.push(...missing);
+}
+
+async function freeName(path: string): Promise<string> {
+  const ext = extname(path);
+  const stem = path.slice(0, path.length - ext.length);
+  for (let n = 1; n < 10_000; n++) {
+    const candidate = `${stem} (${n})${ext}`;
+    if ((await lstat(candidate).catch(() => undefined)) === undefined) return candidate;
+  }
+  throw new PodError('export-clash', `no free name next to ${path}; choose overwrite or skip.`);
+}
+
+async function hashOf(path: string): Promise<string | undefined> {
+  try {
+    return createHash('sha256').update(await readFile(path)).digest('hex');
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,74 @@
+import { mkdir } from 'node:fs/promises';
+import { isAbsolute, join, sep } from 'node:path';
+import { compileRules, type ProtectedLists, preparePath } from '@aalis/api-reach';
+import { realPathOf } from '@aalis/plugin-reach';
+import { PodError } from './errors.js';
+import type { TaskDirs } from './task.js';
+
+/** Whether real path `path` is `root` or below it. */
+export function within(path: string, root: string): boolean {
+  if (path === root) return true;
+  const prefix = root.endsWith(sep) ? root : root + sep;
+  return path.startsWith(prefix);
+}
+
+/** What a sandbox root is checked against. */
+export interface RootContext {
+  /** The workspace and project directories (real paths): never a sandbox root, nor above a task's directory. */
+  readonly workspaces: readonly string[];
+  /** The daemon's own directories a root may not be in: its data directory and install. */
+  readonly daemonDirs: readonly string[];
+  readonly lists: ProtectedLists;
+}
+
+const HOW_TO_SET =
+  "Set 'sandboxRoot' in the pod's config (or `aalis pod root PATH`, or the panel's settings) to a directory of your choosing outside the workspace and the project, e.g. ~/aalis-pod.";
+
+/**
+ * Checks a configured sandbox root (§4.4.1-3, §4.4.10): set, absolute, not inside a workspace or
+ * project, not in the daemon's own directories or the control plane. Returns its real path.
+ */
+export async function checkRoot(configured: string | undefined, context: RootContext): Promise<string> {
+  if (configured === undefined || configured.trim() === '') {
+    throw new PodError('no-sandbox-root', `no sandbox root is configured, so the pod refused the task; it never picks one itself. ${HOW_TO_SET}`);
+  }
+  if (!isAbsolute(configured)) {
+    throw new PodError('bad-sandbox-root', `the sandbox root '${configured}' is not an absolute path, so the pod refused the task. ${HOW_TO_SET}`);
+  }
+  const root = await realPathOf(configured);
+  if (root === sep) throw new PodError('bad-sandbox-root', `the sandbox root may not be '/'. ${HOW_TO_SET}`);
+  for (const ws of context.workspaces) {
+    if (within(root, ws)) {
+      throw new PodError('root-in-workspace', `the sandbox root ${root} is inside the workspace or project ${ws}, so the pod refused the task: a task's files must not land in the workspace. ${HOW_TO_SET}`);
+    }
+  }
+  for (const dir of context.daemonDirs) {
+    if (within(root, dir)) {
+      throw new PodError('root-in-control-plane', `the sandbox root ${root} is inside the daemon's own directory ${dir}, so the pod refused the task. ${HOW_TO_SET}`);
+    }
+  }
+  const prepared = preparePath(root, context.lists.platform);
+  if (compileRules(context.lists.control, context.lists.platform).test(prepared) || compileRules(context.lists.denyRead, context.lists.platform).test(prepared)) {
+    throw new PodError('root-in-control-plane', `the sandbox root ${root} is in the control plane or the deny-read list, so the pod refused the task. ${HOW_TO_SET}`);
+  }
+  return root;
+}
+
+/** The directories of a new task under a checked root; creates them and checks the real result again. */
+export async function makeTaskDirs(root: string, subdir: string | undefined, id: string, context: RootContext): Promise<TaskDirs> {
+  const wanted = subdir === undefined ? join(root, id) : join(root, ...subdir.split('/'), id);
+  await mkdir(wanted, { recursive: true, mode: 0o700 });
+  // A symlink in the subdirectory path could lead elsewhere: judge where it really landed.
+  const base = await realPathOf(wanted);
+  if (!within(base, root)) {
+    throw new PodError('bad-sandbox-root', `the task directory ${wanted} resolves to ${base}, outside the sandbox root ${root} (a symlink?); the pod refused the task. Choose another subdirectory.`);
+  }
+  for (const ws of context.workspaces) {
+    if (within(base, ws) || within(ws, base)) {
+      throw new PodError('root-in-workspace', `the task directory ${base} overlaps the workspace ${ws}; the pod refused the task. Choose a sandbox root or subdirectory away from it.`);
+    }
+  }
+  const dirs: TaskDirs = { base, work: join(base, 'work'), scratch: join(base, '.pod', 'scratch'), meta: join(base, '.pod') };
+  for (const d of [dirs.work, join(dirs.scratch, 'tmp'), join(dirs.scratch, 'home'), join(dirs.scratch, 'cache')]) await mkdir(d, { recursive: true, mode: 0o700 });
+  return dirs;
+}

@@ -1,0 +1,65 @@
+import { join } from 'node:path';
+import { sandbox } from '@aalis/api-reach';
+import { DurableStore, definePlugin, sessions } from '@aalis/core';
+import { reachBindings } from '@aalis/plugin-reach';
+import { createLinuxSandbox } from '@aalis/sandbox-linux';
+import { type PodConfig, PodConfigSchema } from './config.js';
+import { podHostOf } from './host-lists.js';
+import { createChatCompletionsClient, type ModelProvider } from './model-client.js';
+import { PodService, pod } from './service.js';
+
+/** The default model provider of a config: the OpenAI-compatible client, or none when not configured. */
+export function modelOf(config: PodConfig['model'], env: NodeJS.ProcessEnv = process.env): ModelProvider | undefined {
+  if (config.baseURL === undefined || config.model === undefined) return undefined;
+  const apiKey = config.apiKey ?? (config.apiKeyEnv !== undefined ? env[config.apiKeyEnv] : undefined);
+  return createChatCompletionsClient({
+    baseURL: config.baseURL,
+    model: config.model,
+    requestTimeoutMs: config.requestTimeoutMs,
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+  });
+}
+
+/**
+ * The Isolation Pod as one plugin (§4.9.1): provides `pod`. Code runs in the kernel's `sandbox`
+ * service when one runs, else in a Linux bubblewrap sandbox of its own; on a machine with
+ * neither, tasks are refused. Its state lives under `<dataDir>/pod/`, each task's log in the
+ * task's own directory.
+ */
+export const podPlugin = definePlugin({
+  name: 'pod',
+  provides: [pod],
+  inject: [sessions],
+  optional: [sandbox, reachBindings],
+  config: PodConfigSchema,
+  async apply(ctx, config) {
+    if (ctx.dataDir === undefined) throw new Error('the pod needs the kernel to have a data directory (createKernel({ dataDir })) for its task list and export log.');
+    const host = podHostOf(config.host, ctx.dataDir);
+    const store = await DurableStore.open(join(ctx.dataDir, 'pod'));
+    let own: ReturnType<typeof createLinuxSandbox> | undefined;
+    const service = await PodService.open({
+      config,
+      host,
+      store,
+      sessions: ctx.get(sessions),
+      bindings: () => ctx.maybe(reachBindings),
+      sandbox: () => {
+        const shared = ctx.maybe(sandbox);
+        if (shared) return shared;
+        if (process.platform !== 'linux') return undefined;
+        own ??= createLinuxSandbox();
+        return own;
+      },
+      model: modelOf(config.model),
+    });
+    ctx.provide(pod, service);
+    if (config.cleanup.policy === 'expire') {
+      const timer = setInterval(() => void service.expire().catch(() => {}), config.cleanup.intervalMinutes * 60_000);
+      timer.unref();
+      void service.expire().catch(() => {});
+      ctx.onDispose(() => clearInterval(timer));
+    }
+    ctx.onDispose(() => service.stop());
+  },
+});
