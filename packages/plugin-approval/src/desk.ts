@@ -1,48 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { ApprovalOutcome, ApprovalRequest, ApprovalService, AuthorityService, DurableStore, Identity, KernelEventPayload, Sessions } from '@aalis/core';
-import { defineService, describeError } from '@aalis/core';
+import type { ApprovalOutcome, ApprovalRequest, AuthorityService, DurableStore, Identity, KernelEventPayload, Sessions } from '@aalis/core';
+import { describeError } from '@aalis/core';
 import { AuditLog, turnSummaryOf } from './audit.js';
 import { parseCode } from './code.js';
 import type { ResolutionSource } from './events.js';
 import { type Grant, GrantBook } from './grants.js';
+import type { ApprovalDeskService, PendingView, RevokeResult } from './desk-service.js';
+import { describeOutcome, describeSettled, NOTHING_DONE, policyReject } from './messages.js';
 import { type PendingEntry, PendingTable } from './pending.js';
 import { findLeftPending } from './recovery.js';
 import { type ReplyResult, ReplyRequestSchema } from './reply.js';
 import { type ApprovalReviewer, ReviewVerdictSchema } from './reviewer.js';
 import { ApprovalRequestSchema, scopeOf, scopeSessionOf } from './subject.js';
-
-/** An ask as adapters and tools may list it. */
-export interface PendingView {
-  readonly id: string;
-  readonly code: string;
-  readonly session: string;
-  readonly summary: string;
-  readonly subject: ApprovalRequest['subject'];
-  readonly rememberable: boolean;
-  readonly approver: 'human' | 'reviewer';
-  readonly createdAt: number;
-  readonly expiresAt: number | undefined;
-}
-
-/** What revoking a grant did. */
-export type RevokeResult = { readonly ok: true; readonly grant: Grant; readonly message: string } | { readonly ok: false; readonly message: string };
-
-/** The approval service with what adapters need: replies by code, the pending list, the grants. */
-export interface ApprovalDeskService extends ApprovalService {
-  /** Answers a pending ask by its code; exactly one reply per ask succeeds. Never throws. */
-  reply(reply: unknown): Promise<ReplyResult>;
-  /** The asks waiting for an answer, optionally of one (root) session. */
-  pending(session?: string): readonly PendingView[];
-  readonly grants: {
-    /** The remembered grants of a (root) session. */
-    list(session: string): readonly Grant[];
-    /** Revokes a grant: later asks it would have answered are asked again. */
-    revoke(id: string, by?: Identity): Promise<RevokeResult>;
-  };
-}
-
-/** The approval desk descriptor (`approval-desk`), for adapters and settings UIs. */
-export const approvalDesk = defineService<ApprovalDeskService>('approval-desk');
 
 /** What an {@link ApprovalDesk} needs. */
 export interface DeskOptions {
@@ -60,8 +29,6 @@ export interface DeskOptions {
 }
 
 type Answer = { readonly outcome: ApprovalOutcome; readonly via: ResolutionSource; readonly remember?: boolean };
-
-const NOTHING_DONE = 'nothing was approved';
 
 /** The approval gate: asks, codes, replies, the reviewer, grants and the audit log. */
 export class ApprovalDesk implements ApprovalDeskService {
@@ -416,33 +383,4 @@ export class ApprovalDesk implements ApprovalDeskService {
       this.options.emit('approval/resolved', { id: entry.id, code: entry.code, session: { id: entry.session }, outcome, via: 'restart' });
     }
   }
-}
-
-function policyReject(reason: string): ApprovalOutcome {
-  return { outcome: 'rejected', by: 'policy', reason };
-}
-
-function describeOutcome(outcome: ApprovalOutcome): string {
-  switch (outcome.outcome) {
-    case 'approved':
-      return outcome.remembered ? 'approved and remembered for this conversation' : 'approved once';
-    case 'rejected':
-      return `rejected (${outcome.reason})`;
-    case 'expired':
-      return `expired after ${outcome.afterMs} ms`;
-  }
-}
-
-function describeSettled(settled: { outcome: ApprovalOutcome['outcome']; via: ResolutionSource }): string {
-  const by: Record<ResolutionSource, string> = {
-    human: 'by a reply',
-    reviewer: 'by the reviewer',
-    grant: 'by a remembered grant',
-    policy: 'by policy',
-    timeout: 'because nobody answered in time',
-    restart: 'because the daemon restarted',
-    shutdown: 'because the daemon stopped',
-    error: 'because of an error',
-  };
-  return `${settled.outcome} ${by[settled.via]}`;
 }

@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { approval, authority, DurableStore, definePlugin, sessions } from '@aalis/core';
 import { z } from 'zod';
 import { CODE_LENGTH_RANGE } from './code.js';
-import { ApprovalDesk, approvalDesk } from './desk.js';
+import { ApprovalDesk } from './desk.js';
+import { approvalDesk } from './desk-service.js';
 import { approvalReviewer } from './reviewer.js';
 
 /** Config of {@link approvalPlugin}. */

@@ -1,0 +1,37 @@
+import type { ApprovalRequest, ApprovalService, Identity } from '@aalis/core';
+import { defineService } from '@aalis/core';
+import type { Grant } from './grants.js';
+import type { ReplyResult } from './reply.js';
+
+/** An ask as adapters and tools may list it. */
+export interface PendingView {
+  readonly id: string;
+  readonly code: string;
+  readonly session: string;
+  readonly summary: string;
+  readonly subject: ApprovalRequest['subject'];
+  readonly rememberable: boolean;
+  readonly approver: 'human' | 'reviewer';
+  readonly createdAt: number;
+  readonly expiresAt: number | undefined;
+}
+
+/** What revoking a grant did. */
+export type RevokeResult = { readonly ok: true; readonly grant: Grant; readonly message: string } | { readonly ok: false; readonly message: string };
+
+/** The approval service with what adapters need: replies by code, the pending list, the grants. */
+export interface ApprovalDeskService extends ApprovalService {
+  /** Answers a pending ask by its code; exactly one reply per ask succeeds. Never throws. */
+  reply(reply: unknown): Promise<ReplyResult>;
+  /** The asks waiting for an answer, optionally of one (root) session. */
+  pending(session?: string): readonly PendingView[];
+  readonly grants: {
+    /** The remembered grants of a (root) session. */
+    list(session: string): readonly Grant[];
+    /** Revokes a grant: later asks it would have answered are asked again. */
+    revoke(id: string, by?: Identity): Promise<RevokeResult>;
+  };
+}
+
+/** The approval desk descriptor (`approval-desk`), for adapters and settings UIs. */
+export const approvalDesk = defineService<ApprovalDeskService>('approval-desk');
