@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { type ReachCredential, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
 import { defineTool, type ToolCallContext, ToolError } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
@@ -100,13 +102,30 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
   if (refused.length === 0) {
     throw new CommandRefusedError(`the sandbox refused a write, but could not tell which path, so there is nothing precise to ask for. Output:\n${tail}`, first);
   }
-  for (const path of refused) {
-    if (isNeverWritten(path, process.platform)) throw new CommandRefusedError(`${neverWrittenMessage(path)} Output:\n${tail}`, first);
+  const secret = refused.find((path) => isNeverWritten(path, process.platform));
+  if (secret !== undefined) throw new CommandRefusedError(`${neverWrittenMessage(secret)} Output:\n${tail}`, first);
+  const targets = [...new Set(refused.map(grantTarget))];
+  for (const path of targets) {
     const verdict = await credential.require({ effect: 'write', path });
     if (!verdict.allowed) throw new CommandRefusedError(`the command needed to write ${path}: ${verdict.message} Output of the refused run:\n${tail}`, first);
   }
   const second = await run();
-  return { where: 'sandbox', ...pick(second), grantedWrites: refused };
+  return { where: 'sandbox', ...pick(second), grantedWrites: targets };
+}
+
+/**
+ * What to ask for when a write was refused: the path itself when it exists (a file or directory
+ * the sandbox can bind), else the nearest existing directory above it, where the new entry is
+ * to be made. A grant never releases the landings under it, and the control plane stays denied.
+ */
+function grantTarget(path: string): string {
+  let current = path;
+  while (!existsSync(current)) {
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  return current;
 }
 
 function pick(result: SandboxRunResult) {

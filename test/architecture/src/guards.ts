@@ -159,11 +159,25 @@ function namesCredential(type: ts.TypeNode | undefined): boolean {
 function buildsCredential(node: ts.Node): boolean {
   if (ts.isAsExpression(node) || ts.isTypeAssertionExpression(node) || ts.isSatisfiesExpression(node)) return namesCredential(node.type);
   if (ts.isVariableDeclaration(node)) return namesCredential(node.type) && node.initializer !== undefined && isFresh(node.initializer);
-  if (ts.isFunctionLike(node) && !ts.isFunctionTypeNode(node) && !ts.isMethodSignature(node)) return namesCredential(node.type) && 'body' in node && node.body !== undefined;
+  if (ts.isFunctionLike(node) && !ts.isFunctionTypeNode(node) && !ts.isMethodSignature(node)) {
+    // A function typed to return a credential builds one if what it returns is fresh; handing on one it was given is fine.
+    return namesCredential(node.type) && 'body' in node && node.body !== undefined && returnsFresh(node.body);
+  }
   if (ts.isClassLike(node)) {
     return (node.heritageClauses ?? []).some((clause) => clause.types.some((t) => ts.isIdentifier(t.expression) && t.expression.text === 'ReachCredential'));
   }
   return false;
+}
+
+function returnsFresh(body: ts.Node): boolean {
+  if (!ts.isBlock(body)) return isFresh(body as ts.Expression);
+  let fresh = false;
+  const walk = (node: ts.Node): void => {
+    if (ts.isReturnStatement(node) && node.expression && isFresh(node.expression)) fresh = true;
+    if (!ts.isFunctionLike(node)) ts.forEachChild(node, walk);
+  };
+  ts.forEachChild(body, walk);
+  return fresh;
 }
 
 function isFresh(node: ts.Expression): boolean {

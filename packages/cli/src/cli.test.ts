@@ -1,0 +1,160 @@
+// The real `aalis` binary in real sandboxes (bubblewrap), with real terminal prompts through a
+// pseudo-terminal. Workspaces live under /var/tmp: the sandbox gives commands a private /tmp.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const bin = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
+const pty = join(import.meta.dirname, 'fixtures', 'pty-answer.py');
+const root = realpathSync(mkdtempSync('/var/tmp/aalis-cli-'));
+const data = join(root, 'data');
+const workspace = join(root, 'workspace');
+const outside = join(root, 'outside');
+mkdirSync(workspace);
+mkdirSync(outside);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function aalis(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
+  const result = spawnSync(process.execPath, [bin, ...args], {
+    cwd: options.cwd ?? workspace,
+    env: { ...process.env, AALIS_DATA: data, ...options.env },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 120_000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('aalis', () => {
+  it('--help lists the commands; an unknown command is a clear error', () => {
+    const help = aalis(['--help']);
+    expect(help.status).toBe(0);
+    for (const command of ['exec', 'explain', 'policy', 'doctor', 'serve']) expect(help.stdout).toContain(command);
+    const unknown = aalis(['frobnicate']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain("unknown command 'frobnicate'. The commands are: exec, explain");
+  });
+
+  it.each([
+    [['exec', '--tier', 'root', '--', 'true'], "--tier 'root' is not accepted; use one of: readonly, confirm, workspace, full, read-only"],
+    [['exec', '--colour', '--', 'true'], "Unknown option '--colour'"],
+    [['exec'], 'no command given'],
+    [['explain', 'delete', 'x'], "('delete' is none of them)"],
+  ])('%j is refused with what is accepted', (args, message) => {
+    const result = aalis(args);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(message);
+  });
+
+  it('every command answers --help', () => {
+    for (const command of ['exec', 'explain', 'policy', 'doctor']) {
+      const result = aalis([command, '--help']);
+      expect(result.status).toBe(0);
+      expect(result.stdout).toMatch(new RegExp(`^aalis ${command}:`));
+    }
+  });
+});
+
+describe('aalis exec', () => {
+  it("runs in the sandbox and exits with the command's own status", () => {
+    const result = aalis(['exec', '--', 'sh', '-c', 'echo made > in-workspace.txt; echo out; exit 7']);
+    expect(result.status).toBe(7);
+    expect(result.stdout).toBe('out\n');
+    expect(readFileSync(join(workspace, 'in-workspace.txt'), 'utf8')).toBe('made\n');
+  }, 60_000);
+
+  it('a write outside the workspace is refused by the kernel when nobody can be asked', () => {
+    const target = join(outside, 'refused.txt');
+    const result = aalis(['exec', '--', 'sh', '-c', `echo x > ${target}`]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('Read-only file system');
+    expect(result.stderr).toContain('no terminal to ask on');
+    expect(existsSync(target)).toBe(false);
+  }, 60_000);
+
+  it('the same write approved at the terminal prompt runs again with the grant and the file is there', () => {
+    const target = join(outside, 'approved.txt');
+    const result = spawnSync('python3', [pty, process.execPath, bin, 'exec', '--', 'sh', '-c', `echo approved > ${target}`], {
+      cwd: workspace,
+      env: { ...process.env, AALIS_DATA: data, ANSWER: 'o' },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    // The file does not exist yet, so the ask is for the directory it is to be made in.
+    expect(result.stdout).toContain(`writing ${outside}: asked because it is outside the roots`);
+    expect(result.stdout).toContain('[o] approve once  [r] remember for this session  [n] reject');
+    expect(result.status).toBe(0);
+    expect(readFileSync(target, 'utf8')).toBe('approved\n');
+  }, 120_000);
+
+  it('rejecting at the prompt writes nothing', () => {
+    const target = join(outside, 'rejected.txt');
+    const result = spawnSync('python3', [pty, process.execPath, bin, 'exec', '--', 'sh', '-c', `echo no > ${target}`], {
+      cwd: workspace,
+      env: { ...process.env, AALIS_DATA: data, ANSWER: 'n' },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(result.status).not.toBe(0);
+    expect(result.stdout).toContain('rejected at the terminal');
+    expect(existsSync(target)).toBe(false);
+  }, 120_000);
+
+  it('exits 125 and runs nothing when the chosen sandbox cannot start', () => {
+    const marker = join(workspace, 'docker-ran.txt');
+    const result = aalis(['exec', '--backend', 'docker', '--', 'sh', '-c', `touch ${marker}`], { env: { AALIS_DOCKER_IMAGE: '' } });
+    expect(result.status).toBe(125);
+    expect(result.stderr).toMatch(/the sandbox cannot start, so the command did not run: .*no image is configured.*AALIS_DOCKER_IMAGE/s);
+    expect(existsSync(marker)).toBe(false);
+    const darwin = aalis(['exec', '--backend', 'darwin', '--', 'sh', '-c', `touch ${marker}`]);
+    expect(darwin.status).toBe(125);
+    expect(darwin.stderr).toContain('Seatbelt exists only on macOS');
+    expect(existsSync(marker)).toBe(false);
+  }, 60_000);
+});
+
+describe('aalis explain', () => {
+  it('names the landing for .git/hooks/pre-commit', () => {
+    const result = aalis(['explain', 'write', '.git/hooks/pre-commit']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('verdict:  ask (landing)');
+    expect(result.stdout).toContain('source:   persistence and auto-execution landing');
+    expect(result.stdout).toMatch(/matched: {2}pattern .*hooks/);
+  }, 60_000);
+
+  it('says the control plane and the deny-read list cannot be requested, as JSON for tools', () => {
+    const config = aalis(['explain', 'write', join(data, 'config.yaml'), '--json']);
+    const parsed = JSON.parse(config.stdout) as { decision: unknown; match: { source: string }; advice: string };
+    expect(parsed.decision).toEqual({ verdict: 'deny', rule: 'control-plane' });
+    expect(parsed.match.source).toBe('host control plane');
+    expect(parsed.advice).toContain('cannot be requested');
+    const env = JSON.parse(aalis(['explain', 'read', '.env', '--json']).stdout) as { decision: unknown };
+    expect(env.decision).toEqual({ verdict: 'deny', rule: 'deny-read' });
+  }, 60_000);
+
+  it('explains exec per tier', () => {
+    expect(aalis(['explain', 'exec', '--tier', 'confirm']).stdout).toContain('verdict:  ask (tier)');
+    expect(aalis(['explain', 'exec', '--tier', 'workspace']).stdout).toContain('verdict:  allow');
+  }, 60_000);
+});
+
+describe('aalis doctor and policy', () => {
+  it('doctor reports bubblewrap working here and exits 0 for the linux backend', () => {
+    const result = aalis(['doctor']);
+    expect(result.stdout).toContain('linux (configured): works');
+    expect(result.stdout).toMatch(/ok {3}bubblewrap: .*bubblewrap/);
+    expect(result.stdout).toContain('darwin: not available');
+    expect(result.status).toBe(0);
+    expect(aalis(['doctor', '--backend', 'darwin']).status).toBe(1);
+  }, 60_000);
+
+  it('policy prints the layers and the bubblewrap arguments', () => {
+    const result = aalis(['policy', '--tier', 'readonly']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('Sandbox policy (tier readonly)');
+    expect(result.stdout).toContain('network: off');
+    expect(result.stdout).toMatch(/bwrap --ro-bind \/ \/ /);
+    expect(aalis(['policy', '--tier', 'full']).stderr).toContain('runs commands on the host, so it has no sandbox policy');
+  }, 60_000);
+});
