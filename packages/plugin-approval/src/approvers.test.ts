@@ -39,6 +39,10 @@ describe("approver 'none'", () => {
     expect(h.resolved).toEqual([expect.objectContaining({ code: null, via: 'policy' })]);
     expect(await h.audit()).toEqual([expect.objectContaining({ event: 'resolved', via: 'policy', answeredBy: 'policy', outcome: 'rejected', session: 'quiet' })]);
 
+    // A subtask's child session follows its root conversation's setting.
+    expect(await h.gate.ask(writeAsk('/tmp/a', { turn: turnOf(OWNER, 'quiet-subtask', 'quiet') }))).toMatchObject({ outcome: 'rejected', by: 'policy' });
+    expect(h.requested).toEqual([]);
+
     // The setting is read at every ask: back to human, the next ask is shown.
     await h.kernel.get(sessions).change('quiet', { approver: 'human' });
     const asked = h.gate.ask(writeAsk('/tmp/a', { turn: turnOf(OWNER, 'quiet') }));

@@ -155,7 +155,8 @@ export class ApprovalDesk implements ApprovalDeskService {
   async #ask(request: ApprovalRequest): Promise<ApprovalOutcome> {
     const id = `apr-${randomUUID()}`;
     const session = scopeSessionOf(request);
-    const { approver } = await this.options.sessions.settings(request.turn.session.id);
+    // A child session's turn answers to its root conversation's approver, as its grants do.
+    const { approver } = await this.options.sessions.settings(session);
 
     if (approver === 'none') {
       const reason = `nobody answers asks in this conversation: its approver is set to 'none', so every ask is refused and ${NOTHING_DONE}. To be asked instead, change the conversation's approver setting to 'human' (or 'reviewer').`;

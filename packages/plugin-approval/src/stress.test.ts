@@ -55,6 +55,8 @@ describe('racing asks, replies and expiries', () => {
     expect(h.resolved).toHaveLength(ASKS);
     expect(byId.size).toBe(ASKS);
     expect(new Set(h.requested.map((e) => e.id)).size).toBe(ASKS);
+    // Codes are unique among pending and recently settled asks (4096 > ASKS: none reused here).
+    expect(new Set(h.requested.map((e) => e.code)).size).toBe(ASKS);
 
     const tally = { approved: 0, rejected: 0, expired: 0, lateReplies: 0, strangerRefused: 0, doubleBothTried: 0 };
     for (const shown of h.requested) {
