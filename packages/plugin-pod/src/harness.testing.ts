@@ -3,7 +3,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { sandbox } from '@aalis/api-reach';
-import { authorityPlugin, createKernel, definePlugin, type Kernel, sessions, sessionsPlugin } from '@aalis/core';
+import { authorityPlugin, createKernel, definePlugin, EventBus, type Kernel, sessions, sessionsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
 import { createLinuxSandbox } from '@aalis/sandbox-linux';
@@ -47,10 +47,10 @@ export interface PodEnv {
 }
 
 /** Starts a kernel with the pod; `config` overrides the pod's config (host and model are filled in). */
-export async function startPod(place: Place, config: Partial<PodConfigInput> & { baseURL?: string }, options: { dataDir?: string; seed?: boolean } = {}): Promise<PodEnv> {
+export async function startPod(place: Place, config: Partial<PodConfigInput> & { baseURL?: string }, options: { dataDir?: string; seed?: boolean; events?: EventBus } = {}): Promise<PodEnv> {
   const dataDir = options.dataDir ?? mkdtempSync(join(place.root, 'data-'));
   const { baseURL, ...rest } = config;
-  const kernel = createKernel({ dataDir })
+  const kernel = createKernel({ dataDir, ...(options.events ? { events: options.events } : {}) })
     .use(sessionsPlugin, { persist: true })
     .use(authorityPlugin, { owners: { chat: ['owner'] } })
     .use(approvalPlugin, { timeoutMs: 2000 })
@@ -86,4 +86,13 @@ export function snapshot(dir: string): Record<string, string> {
   };
   visit(dir);
   return out;
+}
+
+/** An event bus that records every event emitted on it, by name. */
+export class RecordingBus extends EventBus {
+  readonly seen: string[] = [];
+  override emit(...args: Parameters<EventBus['emit']>): void {
+    this.seen.push(args[0]);
+    super.emit(...args);
+  }
 }
