@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { type SandboxPolicy, sandboxPolicyOf } from '@aalis/api-reach';
 import { reachInspector } from '@aalis/plugin-reach';
 import { seatbeltProfile } from '@aalis/sandbox-darwin';
+import { dockerRunArgs, planMounts, resolveProfile } from '@aalis/sandbox-docker';
 import { scanHost, translatePolicy } from '@aalis/sandbox-linux';
 import { parse } from './args.js';
 import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
@@ -17,7 +18,8 @@ Usage: aalis policy [--tier TIER] [--boundary ask|deny] [--backend ${BACKEND_CHO
 
 Prints the SandboxPolicy an owner's command gets in a conversation whose main directory is the
 current directory (or --cwd), in its layers (later layers win), then what the backend makes of
-it: the bubblewrap arguments on linux, the Seatbelt profile on darwin. Only the sandboxed tiers
+it: the bubblewrap arguments on linux, the Seatbelt profile on darwin, the docker run
+arguments (as the unprivileged uid restricted tiers run as) for docker. Only the sandboxed tiers
 (readonly, workspace) have a policy; confirm and full run on the host.
 
 Options:
@@ -44,7 +46,7 @@ function layers(policy: SandboxPolicy): string {
   ].join('\n');
 }
 
-function translate(backend: 'linux' | 'darwin' | 'docker', policy: SandboxPolicy, cwd: string): string {
+async function translate(backend: 'linux' | 'darwin' | 'docker', policy: SandboxPolicy, cwd: string): Promise<string> {
   switch (backend) {
     case 'linux': {
       const dir = mkdtempSync(join(tmpdir(), 'aalis-policy-'));
@@ -52,16 +54,37 @@ function translate(backend: 'linux' | 'darwin' | 'docker', policy: SandboxPolicy
         const emptyFile = join(dir, 'empty');
         writeFileSync(emptyFile, '');
         const { args } = translatePolicy(policy, scanHost(policy, cwd), { cwd, emptyFile });
-        return `bwrap ${args.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`)).join(' ')} -- CMD...`;
+        return `bwrap ${args.map(quote).join(' ')} -- CMD...`;
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
     }
     case 'darwin':
       return seatbeltProfile(policy);
-    case 'docker':
-      return 'the docker backend plans its mounts per run against the engine; run `aalis exec --backend docker` with AALIS_DOCKER_IMAGE set to see them applied.';
+    case 'docker': {
+      const resolved = resolveProfile({ profile: policy.network === 'on' ? 'network' : 'stdio' });
+      if (resolved.kind !== 'container') throw new Error('the docker profile did not resolve to a container');
+      const plan = await planMounts({ policy, cwd });
+      const args = dockerRunArgs({
+        name: 'aalis-policy-preview',
+        image: process.env.AALIS_DOCKER_IMAGE || '<image>',
+        profile: resolved.profile,
+        plan,
+        identity: { kind: 'restricted' },
+        network: policy.network === 'on' && resolved.profile.network !== 'none' ? 'bridge' : 'none',
+        cwd: plan.cwd,
+        envNames: [],
+        labels: {},
+        interactive: false,
+        argv: ['CMD...'],
+      });
+      return `docker ${args.map(quote).join(' ')}`;
+    }
   }
+}
+
+function quote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
 }
 
 /** `aalis policy`. */
@@ -87,7 +110,7 @@ export async function policyCommand(argv: readonly string[], io: CliIo): Promise
   const runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend: 'none', dataDir: dataDirOf(flags.data as string | undefined), io });
   try {
     const policy = sandboxPolicyOf(await runtime.kernel.get(reachInspector).reachOf(runtime.turn));
-    const translation = translate(backend, policy, cwd);
+    const translation = await translate(backend, policy, cwd);
     if (flags.json) {
       io.stdout(`${JSON.stringify({ tier, backend, policy, translation }, null, 2)}\n`);
     } else {

@@ -47,6 +47,14 @@ describe('DurableStore', () => {
     expect(await store.readLog('log')).toEqual({ records: [{ n: 1 }, { n: 2 }], torn: 1, invalid: 1 });
   });
 
+  it('seals a torn last line before appending, so the new record is whole', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'log.jsonl'), '{"n":1}\n{"n":');
+    const store = await DurableStore.open(dir);
+    await store.append('log', { n: 3 });
+    expect(await store.readLog('log')).toEqual({ records: [{ n: 1 }, { n: 3 }], torn: 0, invalid: 1 });
+  });
+
   it('applies concurrent writes to one document in call order', async () => {
     const store = await DurableStore.open(await tempDir());
     await Promise.all(Array.from({ length: 50 }, (_, i) => store.write('doc', { i })));

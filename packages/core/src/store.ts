@@ -28,6 +28,8 @@ export interface StoreOptions {
  */
 export class DurableStore {
   readonly #queues = new Map<string, Promise<unknown>>();
+  /** Logs whose end this process has checked: a line a crash cut short is sealed before the next append. */
+  readonly #sealed = new Set<string>();
 
   private constructor(
     readonly dir: string,
@@ -90,8 +92,18 @@ export class DurableStore {
     const file = this.#path(log, '.jsonl');
     const line = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
     return this.#serial(file, async () => {
-      const handle = await open(file, 'a', 0o600);
+      const handle = await open(file, 'a+', 0o600);
       try {
+        if (!this.#sealed.has(file)) {
+          // A torn last line would swallow this record too; end it first so only it is lost.
+          const { size } = await handle.stat();
+          if (size > 0) {
+            const last = Buffer.alloc(1);
+            await handle.read(last, 0, 1, size - 1);
+            if (last[0] !== 0x0a) await handle.write('\n');
+          }
+          this.#sealed.add(file);
+        }
         let written = 0;
         while (written < line.length) {
           const { bytesWritten } = await handle.write(line, written, line.length - written);
