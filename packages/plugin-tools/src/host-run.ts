@@ -1,14 +1,8 @@
+import type { SandboxRunResult } from '@aalis/api-reach';
 import { spawn } from 'node:child_process';
 
-/** What a host command produced. */
-export interface HostRunResult {
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly exitCode: number | null;
-  readonly signal: string | null;
-  readonly timedOut: boolean;
-  readonly truncated: boolean;
-}
+/** What a host command produced: a sandbox result without the sandbox's own findings. */
+export type HostRunResult = Omit<SandboxRunResult, 'writeDenied' | 'deniedWrites'>;
 
 /**
  * Runs a command on the host (confirm and full tiers only) in its own process group, so a

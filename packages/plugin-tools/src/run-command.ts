@@ -6,7 +6,7 @@ import { defineTool, type ToolCallContext, ToolError } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
-import { runOnHost } from './host-run.js';
+import { type HostRunResult, runOnHost } from './host-run.js';
 import { isNeverWritten, NEVER_WRITTEN, neverWrittenMessage } from './secrets.js';
 
 const MAX_OUTPUT = 1024 * 1024;
@@ -35,17 +35,11 @@ export class CommandRefusedError extends ToolError {
 }
 
 /** What `run_command` returns: the final run only (the read-only-first attempt is not shown). */
-export interface RunCommandResult {
+export type RunCommandResult = HostRunResult & {
   readonly where: 'sandbox' | 'host';
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly exitCode: number | null;
-  readonly signal: string | null;
-  readonly timedOut: boolean;
-  readonly truncated: boolean;
   /** Paths approved after the first run was refused them; the command was retried once with them. */
   readonly grantedWrites: readonly string[];
-}
+};
 
 /** Where run_command finds the sandbox backend. */
 export interface RunDeps {
@@ -128,7 +122,7 @@ function grantTarget(path: string): string {
   return current;
 }
 
-function pick(result: SandboxRunResult) {
+function pick(result: SandboxRunResult): HostRunResult {
   const { stdout, stderr, exitCode, signal, timedOut, truncated } = result;
   return { stdout, stderr, exitCode, signal, timedOut, truncated };
 }
