@@ -1,7 +1,121 @@
-import type { CliIo } from './io.js';
+import { DEPLOYMENTS, type Deployment } from '@aalis/core';
+import { parse } from './args.js';
+import { ConfigError } from './daemon/config.js';
+import { type RunningDaemon, startDaemon } from './daemon/daemon.js';
+import { type CliIo, UsageError } from './io.js';
+
+export const SERVE_HELP = `aalis serve: run the daemon (the HTTP API for chat adapters and the web console)
+
+Usage: aalis serve [--dir DEPLOYMENT_DIR] [--data DIR] [--port N] [--host ADDR]
+                   [--deployment host|docker] [--config FILE]
+
+Starts the kernel with the reach stack (sessions, authority, approval, reach, the tools, the
+sandbox backend, and the Isolation Pod when it is installed), then serves:
+  - the API under /api/ for chat-platform adapters: submit turns and tool calls, receive events
+    (Server-Sent Events), answer approvals by code, grants, conversation settings, the audit log;
+  - the web console at /console, on the loopback only: the approval inbox, remembered grants,
+    each conversation's four settings, the audit log.
+Every API call needs 'Authorization: Bearer <token>'. The token is printed at start (inside the
+console's address), written to <data>/daemon/token (mode 0600), and is new at every start
+unless AALIS_TOKEN (at least 32 characters) sets it.
+
+Options:
+  --dir DIR            the deployment directory (default the current directory): the config
+                       file aalis.config.json is read there, and data/ is kept there
+  --data DIR           the data directory (default DIR/data)
+  --port N             the port (default the config's server.port, else 8787; 0 picks a free one)
+  --host ADDR          the address to listen on (default 127.0.0.1). The console answers only
+                       requests from the loopback whatever this is
+  --deployment MODE    ${DEPLOYMENTS.join(' | ')}: where commands run, fixed until the daemon stops
+                       (default AALIS_DEPLOYMENT, else the config's deployment, else host)
+  --config FILE        read this config file instead of DIR/aalis.config.json
+  -h, --help           this help
+
+The config file (JSON; every key optional, unknown keys are errors):
+  { "owners": { "qq": ["12345"] },            owner identities per chat platform
+    "deployment": "host",                     host | docker
+    "approval": { "timeoutMs": 300000 },      how long an ask waits; codeLength
+    "server": { "port": 8787, "host": "127.0.0.1" },
+    "sandbox": { "backend": "auto" },         auto | linux | darwin (host deployment)
+    "docker": { "image": "<tag>", "instance": "daemon" },   the docker deployment's image
+    "console": { "as": { "platform": "cli", "userId": "me" } },  whom the console answers as
+    "pod": { ... } }                          the Isolation Pod's config, when it is installed
+
+Stops cleanly on SIGINT or SIGTERM: running commands are killed, pending approvals end as
+expired (recorded in the audit log), the plugins stop. See packages/cli/DAEMON.md for the API.
+
+Examples:
+  aalis serve --dir ~/aalis
+  AALIS_DEPLOYMENT=docker AALIS_DOCKER_IMAGE=aalis/sandbox-test:latest aalis serve --port 0
+`;
+
+const FLAGS = {
+  dir: { type: 'string' },
+  data: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  deployment: { type: 'string', choices: DEPLOYMENTS },
+  config: { type: 'string' },
+} as const;
+
+function portOf(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!/^\d+$/.test(String(value)) || port > 65535) throw new UsageError(`--port '${String(value)}' is not a port; use a whole number from 0 to 65535 (0 picks a free one).`, 'serve');
+  return port;
+}
+
+/** Waits for SIGINT or SIGTERM, then stops the daemon; resolves with the exit status. */
+function untilSignal(daemon: RunningDaemon, io: CliIo): Promise<number> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      io.stderr(`aalis serve: ${signal} received\n`);
+      daemon.stop(`the daemon received ${signal}`).then(
+        () => resolve(0),
+        (error: unknown) => {
+          io.stderr(`aalis serve: the stop did not finish cleanly: ${error instanceof Error ? error.message : String(error)}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
 
 /** `aalis serve`: the daemon. */
-export async function serveCommand(_argv: readonly string[], io: CliIo): Promise<number> {
-  io.stderr('aalis serve: the daemon is not built yet.\n');
-  return 1;
+export async function serveCommand(argv: readonly string[], io: CliIo): Promise<number> {
+  const { flags, positionals, rest } = parse('serve', argv, FLAGS);
+  if (flags.help) {
+    io.stdout(SERVE_HELP);
+    return 0;
+  }
+  if (positionals.length > 0 || rest.length > 0) throw new UsageError(`serve takes no arguments (got '${[...positionals, ...rest].join(' ')}'); the deployment directory goes in --dir.`, 'serve');
+  const progress = (line: string) => io.stderr(`aalis serve: ${line}\n`);
+  let daemon: RunningDaemon;
+  try {
+    daemon = await startDaemon({
+      deploymentDir: typeof flags.dir === 'string' ? flags.dir : process.cwd(),
+      ...(typeof flags.data === 'string' ? { dataDir: flags.data } : {}),
+      ...(flags.port !== undefined ? { port: portOf(flags.port) as number } : {}),
+      ...(typeof flags.host === 'string' ? { host: flags.host } : {}),
+      ...(flags.deployment !== undefined ? { deployment: flags.deployment as Deployment } : {}),
+      ...(typeof flags.config === 'string' ? { configFile: flags.config } : {}),
+      progress,
+    });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr(`aalis serve: the config is not usable, so the daemon did not start:\n  ${error.message}\n`);
+      return 2;
+    }
+    io.stderr(`aalis serve: the daemon did not start: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+  progress(`deployment ${daemon.deployment.mode} (from ${daemon.deployment.source}), data in ${daemon.dataDir}`);
+  progress(`API on ${daemon.url}/api/ (Authorization: Bearer <token>)`);
+  // The one line a person needs, on stdout so a script can take it: the console with its token.
+  io.stdout(`console: ${daemon.consoleUrl}\n`);
+  return untilSignal(daemon, io);
 }

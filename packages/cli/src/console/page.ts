@@ -1,0 +1,52 @@
+import { ACCESS_TIERS, APPROVERS, BOUNDARY_POLICIES, RUN_MODES } from '@aalis/core';
+import { CONSOLE_SCRIPT } from './script.js';
+import { CONSOLE_STYLE } from './style.js';
+
+const choices = JSON.stringify({ tier: ACCESS_TIERS, boundary: BOUNDARY_POLICIES, approver: APPROVERS, runMode: RUN_MODES });
+
+/**
+ * The web console: one self-contained page (inline style and script, nothing loaded from
+ * elsewhere) that talks to the daemon's API with the token from its URL fragment.
+ */
+export const CONSOLE_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>aalis console</title>
+<style>${CONSOLE_STYLE}</style>
+</head>
+<body>
+<header>
+  <h1>aalis</h1>
+  <span id="status" class="muted">connecting…</span>
+  <a id="pod-link" href="/pod" hidden>Isolation Pod</a>
+  <span id="live" class="badge off" title="live event stream">offline</span>
+</header>
+<main>
+  <p id="notice" class="notice" hidden></p>
+  <section id="inbox-section" aria-labelledby="inbox-title">
+    <h2 id="inbox-title">Approval inbox <span id="inbox-count" class="count">0</span></h2>
+    <p class="muted">What a tool call wants, why it was asked, and the rule that asked. Approve once, remember it for the conversation, or reject.</p>
+    <div id="inbox" class="cards"></div>
+  </section>
+  <section aria-labelledby="grants-title">
+    <h2 id="grants-title">Remembered grants</h2>
+    <table><thead><tr><th>conversation</th><th>what</th><th>rule</th><th>granted by</th><th>when</th><th></th></tr></thead><tbody id="grants"></tbody></table>
+  </section>
+  <section aria-labelledby="sessions-title">
+    <h2 id="sessions-title">Conversations</h2>
+    <p class="muted">Each conversation's four settings. The daemon applies the cross-axis rules (plan runs read-only; the tier cannot be raised while planning) and shows its refusal here.</p>
+    <div id="sessions" class="cards"></div>
+  </section>
+  <section aria-labelledby="audit-title">
+    <h2 id="audit-title">Audit log</h2>
+    <table><thead><tr><th>time</th><th>event</th><th>conversation</th><th>what</th><th>rule</th><th>result</th><th>by</th></tr></thead><tbody id="audit"></tbody></table>
+  </section>
+</main>
+<script>const CHOICES = ${choices};
+${CONSOLE_SCRIPT}</script>
+</body>
+</html>
+`;

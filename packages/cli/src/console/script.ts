@@ -1,0 +1,275 @@
+/**
+ * The console's script (inline in the page; `CHOICES` is defined before it). Plain ES2020, no
+ * template literals, so it sits in a TypeScript string as it is.
+ */
+export const CONSOLE_SCRIPT = String.raw`
+'use strict';
+const RULES = {
+  tier: "the conversation's access tier does not cover it",
+  boundary: "it lies outside the conversation's reach, and the boundary policy is 'ask'",
+  landing: 'it writes a landing file (something that runs later, like a git hook), which is asked every time',
+  'high-risk': 'the tool is high-risk: it is asked before it runs',
+  plan: 'a plan is waiting to be approved',
+};
+const $ = (id) => document.getElementById(id);
+
+function takeToken() {
+  const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (match) {
+    sessionStorage.setItem('aalis-token', decodeURIComponent(match[1]));
+    history.replaceState(null, '', location.pathname);
+  }
+  return sessionStorage.getItem('aalis-token');
+}
+const TOKEN = takeToken();
+// The pod's panel cannot send the header; this same-site cookie lets it in (and only it).
+if (TOKEN) document.cookie = 'aalis_token=' + encodeURIComponent(TOKEN) + '; path=/; SameSite=Strict';
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c));
+  return el;
+}
+
+function notice(text) {
+  const el = $('notice');
+  el.textContent = text || '';
+  el.hidden = !text;
+}
+
+async function api(method, path, body) {
+  const res = await fetch(path, {
+    method,
+    headers: Object.assign({ authorization: 'Bearer ' + TOKEN }, body ? { 'content-type': 'application/json' } : {}),
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const data = await res.json().catch(() => ({ error: { kind: 'bad-response', message: 'the daemon answered ' + res.status + ' without JSON' } }));
+  if (!res.ok) {
+    const err = new Error((data.error && data.error.message) || 'HTTP ' + res.status);
+    err.kind = data.error && data.error.kind;
+    err.status = res.status;
+    throw err;
+  }
+  return data;
+}
+
+function what(subject) {
+  switch (subject.kind) {
+    case 'write-path': return ['write ', h('code', {}, subject.path)];
+    case 'host-exec': return ['run on the host, outside the sandbox: ', h('code', {}, subject.command)];
+    case 'network': return ['use the network (' + subject.via + ')'];
+    case 'workflow': return ['run the workflow ', h('code', {}, subject.workflow)];
+    case 'tool': return ['run the tool ', h('code', {}, subject.tool), subject.summary ? [' ', h('code', {}, subject.summary)] : ''];
+    case 'plan': return ['approve the plan: ' + subject.summary];
+    default: return [JSON.stringify(subject)];
+  }
+}
+
+function when(ms) {
+  if (!ms) return '';
+  const d = new Date(ms);
+  return d.toLocaleTimeString();
+}
+
+function left(expiresAt) {
+  if (!expiresAt) return '';
+  const s = Math.max(0, Math.round((expiresAt - Date.now()) / 1000));
+  return s >= 120 ? Math.round(s / 60) + ' min left' : s + ' s left';
+}
+
+async function reply(card, p, decision) {
+  const msg = card.querySelector('.msg');
+  for (const b of card.querySelectorAll('button')) b.disabled = true;
+  const reason = decision === 'reject' ? (card.querySelector('input').value.trim() || undefined) : undefined;
+  try {
+    const r = await api('POST', '/api/approvals/reply', { code: p.code, decision, reason });
+    msg.className = 'msg ok';
+    msg.textContent = r.message;
+    setTimeout(refreshAll, 600);
+  } catch (e) {
+    msg.className = 'msg bad';
+    msg.textContent = e.message;
+    for (const b of card.querySelectorAll('button')) b.disabled = false;
+  }
+}
+
+function pendingCard(p) {
+  const card = h('article', { class: 'card pending', 'data-code': p.code, 'data-id': p.id },
+    h('h3', {}, what(p.subject)),
+    h('div', { class: 'row' }, h('span', { class: 'label' }, 'why'), p.summary),
+    h('div', { class: 'row' }, h('span', { class: 'label' }, 'rule'), h('code', {}, p.subject.rule), RULES[p.subject.rule] || ''),
+    h('div', { class: 'row muted' }, 'conversation ', h('code', {}, p.session), ' · code ', h('code', { class: 'code' }, p.code), ' · asked ' + when(p.createdAt), p.expiresAt ? ' · ' + left(p.expiresAt) : '', p.approver === 'reviewer' ? ' · the AI reviewer is deciding; your answer wins' : ''),
+  );
+  const reason = h('input', { type: 'text', placeholder: 'reason (optional, for reject)', 'aria-label': 'reason' });
+  card.append(h('div', { class: 'row' },
+    h('button', { class: 'primary', onclick: () => reply(card, p, 'approve') }, 'Approve once'),
+    p.rememberable ? h('button', { onclick: () => reply(card, p, 'approve-remember'), title: 'approve, and answer the same ask in this conversation by itself from now on' }, 'Remember for this conversation') : h('span', { class: 'muted' }, 'asked every time: cannot be remembered'),
+    h('button', { class: 'danger', onclick: () => reply(card, p, 'reject') }, 'Reject'),
+    reason,
+  ), h('div', { class: 'msg', role: 'status' }));
+  return card;
+}
+
+async function refreshInbox() {
+  const { pending } = await api('GET', '/api/approvals/pending');
+  $('inbox-count').textContent = String(pending.length);
+  const box = $('inbox');
+  // Do not replace a card whose reason is being typed.
+  if (box.contains(document.activeElement) && document.activeElement.tagName === 'INPUT' && pending.some((p) => p.id === document.activeElement.closest('.card').dataset.id)) return;
+  box.replaceChildren(...(pending.length ? pending.map(pendingCard) : [h('p', { class: 'muted' }, 'Nothing is waiting for an answer.')]));
+}
+
+async function refreshGrants() {
+  const { grants } = await api('GET', '/api/grants');
+  const body = $('grants');
+  if (!grants.length) return body.replaceChildren(h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No remembered grants.')));
+  body.replaceChildren(...grants.map((g) => {
+    const msg = h('span', { class: 'msg' });
+    return h('tr', { 'data-grant': g.id },
+      h('td', {}, h('code', {}, g.session)),
+      h('td', {}, what(g.subject)),
+      h('td', {}, h('code', {}, g.scope.rule)),
+      h('td', {}, g.grantedBy.platform + ':' + g.grantedBy.userId),
+      h('td', {}, new Date(g.grantedAt).toLocaleString()),
+      h('td', {}, h('button', { class: 'danger', onclick: async () => {
+        try { await api('POST', '/api/grants/revoke', { id: g.id }); refreshAll(); }
+        catch (e) { msg.className = 'msg bad'; msg.textContent = e.message; }
+      } }, 'Revoke'), msg));
+  }));
+}
+
+function sessionCard(s) {
+  const selects = {};
+  const fields = [['tier', 'tier'], ['boundary', 'boundary'], ['approver', 'approver'], ['runMode', 'run mode']].map(([key, name]) => {
+    const sel = h('select', { name: key, 'aria-label': name }, CHOICES[key].map((v) => h('option', { value: v, selected: s.settings[key] === v }, v)));
+    selects[key] = sel;
+    return h('label', {}, h('span', { class: 'label' }, name), sel);
+  });
+  const msg = h('div', { class: 'msg', role: 'status' });
+  const apply = h('button', { class: 'primary', onclick: async () => {
+    const change = {};
+    for (const [key, sel] of Object.entries(selects)) if (sel.value !== s.settings[key]) change[key] = sel.value;
+    if (!Object.keys(change).length) { msg.className = 'msg'; msg.textContent = 'Nothing changed.'; return; }
+    try {
+      const r = await api('POST', '/api/sessions/' + encodeURIComponent(s.id) + '/settings', change);
+      s.settings = r.settings;
+      for (const [key, sel] of Object.entries(selects)) sel.value = r.settings[key];
+      msg.className = 'msg ok';
+      msg.textContent = 'Applied: tier ' + r.settings.tier + ', boundary ' + r.settings.boundary + ', approver ' + r.settings.approver + ', run mode ' + r.settings.runMode + (r.settings.restore ? ' (plan keeps ' + r.settings.restore.tier + ' to restore)' : '') + '.';
+    } catch (e) {
+      for (const [key, sel] of Object.entries(selects)) sel.value = s.settings[key];
+      msg.className = 'msg bad';
+      msg.textContent = 'Refused' + (e.kind ? ' (' + e.kind + ')' : '') + ': ' + e.message;
+    }
+  } }, 'Apply');
+  return h('article', { class: 'card session', 'data-session': s.id },
+    h('h3', {}, s.id),
+    h('div', { class: 'row muted' }, 'from ' + s.platform + ' · last used ' + new Date(s.lastSeen).toLocaleString() + ' · ' + s.pending + ' pending · ' + s.grants + ' grants'),
+    h('div', { class: 'settings' }, fields, apply), msg);
+}
+
+async function refreshSessions() {
+  const { sessions } = await api('GET', '/api/sessions');
+  const box = $('sessions');
+  // Do not replace a card the person is editing.
+  if (box.contains(document.activeElement) && document.activeElement.tagName === 'SELECT') return;
+  box.replaceChildren(...(sessions.length ? sessions.map(sessionCard) : [h('p', { class: 'muted' }, 'No conversation has reached the daemon yet.')]));
+}
+
+function auditResult(r) {
+  if (r.event === 'resolved') return h('span', { class: 'outcome-' + r.outcome }, r.outcome + ' via ' + r.via + (r.remembered ? ' (remembered)' : '') + (r.reason ? ': ' + r.reason : ''));
+  if (r.event === 'requested') return 'asked (code ' + r.code + ')';
+  if (r.event === 'reply-refused') return h('span', { class: 'outcome-rejected' }, 'reply refused: ' + r.message);
+  if (r.event === 'grant-revoked') return 'grant ' + r.grantId + ' revoked';
+  return '';
+}
+
+function auditBy(r) {
+  const who = r.answeredBy || r.by;
+  if (!who) return r.turn ? 'asked by ' + r.turn.speaker.platform + ':' + r.turn.speaker.userId : '';
+  return typeof who === 'string' ? who : who.platform + ':' + who.userId;
+}
+
+async function refreshAudit() {
+  const { records } = await api('GET', '/api/audit?limit=200');
+  const body = $('audit');
+  if (!records.length) return body.replaceChildren(h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'The audit log is empty.')));
+  body.replaceChildren(...records.slice().reverse().map((r) => h('tr', { 'data-event': r.event },
+    h('td', {}, new Date(r.at).toLocaleString()),
+    h('td', {}, r.event),
+    h('td', {}, r.session ? h('code', {}, r.session) : ''),
+    h('td', {}, r.subject ? what(r.subject) : r.scope ? r.scope.kind + ' ' + r.scope.target : ''),
+    h('td', {}, r.rule || (r.scope && r.scope.rule) || ''),
+    h('td', {}, auditResult(r)),
+    h('td', {}, auditBy(r)))));
+}
+
+async function refreshStatus() {
+  const s = await api('GET', '/api/status');
+  $('pod-link').hidden = !s.pod;
+  $('status').textContent = 'deployment ' + s.deployment + ' · sandbox ' + s.backend + (s.sandboxWorks ? ' (works)' : ' (NOT working: sandboxed commands will not run)') + ' · answering as ' + s.console.as.platform + ':' + s.console.as.userId;
+}
+
+let refreshing = false;
+let again = false;
+async function refreshAll() {
+  if (refreshing) { again = true; return; }
+  refreshing = true;
+  try {
+    do {
+      again = false;
+      await Promise.all([refreshStatus(), refreshInbox(), refreshGrants(), refreshSessions(), refreshAudit()]);
+    } while (again);
+    notice('');
+  } catch (e) {
+    notice(e.status === 401 ? 'The token was refused. Open the console with the address aalis serve printed.' : 'The daemon did not answer: ' + e.message);
+  } finally {
+    refreshing = false;
+  }
+}
+
+async function listen() {
+  const live = $('live');
+  for (let delay = 1000; ; delay = Math.min(delay * 2, 15000)) {
+    try {
+      const res = await fetch('/api/events', { headers: { authorization: 'Bearer ' + TOKEN } });
+      if (!res.ok || !res.body) throw new Error('HTTP ' + res.status);
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let cut;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const name = (/^event: (.*)$/m.exec(frame) || [])[1];
+          if (name === 'ready') { live.textContent = 'live'; live.className = 'badge on'; delay = 1000; refreshAll(); }
+          else if (name === 'stopping') notice('The daemon is stopping.');
+          else if (name) refreshAll();
+        }
+      }
+    } catch (e) {
+      // fall through to the retry below
+    }
+    live.textContent = 'offline';
+    live.className = 'badge off';
+    await new Promise((r) => setTimeout(r, delay));
+  }
+}
+
+if (!TOKEN) {
+  notice('No token: open the console with the address aalis serve printed (it ends in #token=…).');
+} else {
+  refreshAll();
+  listen();
+  setInterval(refreshAll, 10000);
+}
+`;

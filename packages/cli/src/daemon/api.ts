@@ -1,0 +1,226 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  ChatMessageSchema,
+  type Identity,
+  IdentitySchema,
+  type Kernel,
+  type OriginTurn,
+  OriginTurnSchema,
+  type Sessions,
+  SettingsChangeSchema,
+  type ToolDispatcher,
+  authority,
+  sessions,
+  tools,
+} from '@aalis/core';
+import { type ApprovalDeskService, type AuditLog, approvalDesk, REPLY_DECISIONS } from '@aalis/plugin-approval';
+import { z } from 'zod';
+import type { CallTracker } from './calls.js';
+import type { EventHub } from './events.js';
+import { ApiError, bodyOf, sendJson } from './http.js';
+import type { SessionIndex } from './session-index.js';
+
+/** What the API handlers use. */
+export interface ApiContext {
+  readonly kernel: Kernel;
+  readonly audit: AuditLog;
+  readonly index: SessionIndex;
+  readonly hub: EventHub;
+  readonly calls: CallTracker;
+  /** Whom the console answers as, when a reply names nobody. */
+  readonly consoleIdentity: Identity;
+  /** Binds a conversation to where it works before its first call (the docker deployment's user space). */
+  readonly place: (turn: OriginTurn) => Promise<void>;
+  readonly status: () => unknown;
+}
+
+const TurnBody = z.object({ turn: OriginTurnSchema, message: ChatMessageSchema.shape.content.optional() }).strict();
+const CallBody = z
+  .object({
+    tool: z.string().min(1),
+    params: z.unknown(),
+    turn: OriginTurnSchema,
+    callId: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+const ReplyBody = z
+  .object({
+    code: z.string().min(1).max(64),
+    decision: z.enum(REPLY_DECISIONS, { error: () => `expected one of ${REPLY_DECISIONS.join(', ')}` }),
+    by: IdentitySchema.optional(),
+    reason: z.string().trim().max(2000).optional(),
+  })
+  .strict();
+const RevokeBody = z.object({ id: z.string().min(1), by: IdentitySchema.optional() }).strict();
+
+type Handler = (ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL, params: string[]) => Promise<void>;
+
+interface Route {
+  readonly method: 'GET' | 'POST';
+  readonly path: RegExp;
+  readonly handler: Handler;
+}
+
+function desk(ctx: ApiContext): ApprovalDeskService {
+  return ctx.kernel.get(approvalDesk);
+}
+
+function sessionsOf(ctx: ApiContext): Sessions {
+  return ctx.kernel.get(sessions);
+}
+
+function dispatcher(ctx: ApiContext): ToolDispatcher {
+  return ctx.kernel.get(tools);
+}
+
+async function settingsView(ctx: ApiContext, id: string) {
+  const all = desk(ctx);
+  return {
+    session: id,
+    settings: await sessionsOf(ctx).settings(id),
+    pending: all.pending(id).length,
+    grants: all.grants.list(id).length,
+  };
+}
+
+const ROUTES: readonly Route[] = [
+  {
+    method: 'GET',
+    path: /^\/api\/status$/,
+    handler: async (ctx, _req, res) => sendJson(res, 200, ctx.status()),
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/tools$/,
+    handler: async (ctx, _req, res) => sendJson(res, 200, { tools: dispatcher(ctx).list() }),
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/turns$/,
+    async handler(ctx, req, res) {
+      const { turn, message } = await bodyOf(req, TurnBody);
+      const root = turn.session.rootId ?? turn.session.id;
+      await ctx.place(turn);
+      const service = sessionsOf(ctx);
+      await service.open(turn.session.id, turn.session.rootId !== undefined ? { rootId: turn.session.rootId } : {});
+      if (message !== undefined) await service.append(turn.session.id, { role: 'user', content: message, ...(turn.authorised ? { from: turn.authorised } : {}) });
+      await ctx.index.seen(root, turn.platform);
+      sendJson(res, 200, { session: root, principal: ctx.kernel.get(authority).principalOf(turn), settings: await service.settings(turn.session.id) });
+    },
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/tools\/call$/,
+    async handler(ctx, req, res) {
+      const body = await bodyOf(req, CallBody);
+      const root = body.turn.session.rootId ?? body.turn.session.id;
+      await ctx.place(body.turn);
+      await ctx.index.seen(root, body.turn.platform);
+      const outcome = await ctx.calls.run(res, (signal, callId) =>
+        dispatcher(ctx).dispatch({ tool: body.tool, params: body.params, turn: body.turn, callId, signal }),
+        body.callId,
+      );
+      if (!res.destroyed) sendJson(res, 200, outcome);
+    },
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/events$/,
+    handler: async (ctx, _req, res, url) => ctx.hub.add(res, url.searchParams.get('session') ?? undefined),
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/approvals\/pending$/,
+    handler: async (ctx, _req, res, url) => sendJson(res, 200, { pending: desk(ctx).pending(url.searchParams.get('session') ?? undefined) }),
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/approvals\/reply$/,
+    async handler(ctx, req, res) {
+      const body = await bodyOf(req, ReplyBody);
+      const result = await desk(ctx).reply({ ...body, by: body.by ?? ctx.consoleIdentity });
+      if (result.ok) return sendJson(res, 200, result);
+      const status = { invalid: 400, 'unknown-code': 404, 'already-answered': 409, 'not-owner': 403, 'not-rememberable': 409, stopped: 503 }[result.refused];
+      throw new ApiError(result.refused, result.message, status);
+    },
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/grants$/,
+    handler: async (ctx, _req, res, url) => {
+      const one = url.searchParams.get('session');
+      const ids = one !== null ? [one] : ctx.index.list().map((s) => s.id);
+      sendJson(res, 200, { grants: ids.flatMap((id) => desk(ctx).grants.list(id)) });
+    },
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/grants\/revoke$/,
+    async handler(ctx, req, res) {
+      const body = await bodyOf(req, RevokeBody);
+      const result = await desk(ctx).grants.revoke(body.id, body.by ?? ctx.consoleIdentity);
+      if (!result.ok) throw new ApiError('not-found', result.message);
+      sendJson(res, 200, result);
+    },
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/sessions$/,
+    async handler(ctx, _req, res) {
+      const list = await Promise.all(ctx.index.list().map(async (s) => ({ ...s, ...(await settingsView(ctx, s.id)) })));
+      sendJson(res, 200, { sessions: list, lastUsed: sessionsOf(ctx).lastUsed() });
+    },
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/sessions\/([^/]+)\/settings$/,
+    handler: async (ctx, _req, res, _url, [id = '']) => sendJson(res, 200, await settingsView(ctx, id)),
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/sessions\/([^/]+)\/settings$/,
+    async handler(ctx, req, res, _url, [id = '']) {
+      const change = await bodyOf(req, SettingsChangeSchema);
+      // The kernel's resolver is the one place the cross-axis rules live; its refusal is passed on.
+      const resolution = await sessionsOf(ctx).change(id, change);
+      if (!resolution.ok) throw new ApiError(resolution.rule, resolution.message, 409);
+      if (!ctx.index.has(id)) await ctx.index.seen(id, 'console');
+      sendJson(res, 200, await settingsView(ctx, id));
+    },
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/audit$/,
+    async handler(ctx, _req, res, url) {
+      const limit = Number(url.searchParams.get('limit') ?? 200);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new ApiError('bad-request', `limit must be a whole number from 1 to 10000 (got '${url.searchParams.get('limit')}').`);
+      const session = url.searchParams.get('session');
+      const log = await ctx.audit.read();
+      const records = session === null ? log.records : log.records.filter((r) => 'session' in r && r.session === session);
+      sendJson(res, 200, { records: records.slice(-limit), total: records.length, torn: log.torn, invalid: log.invalid });
+    },
+  },
+];
+
+/** Answers one `/api/` request, or throws an {@link ApiError}. */
+export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  let pathMatched = false;
+  for (const route of ROUTES) {
+    const match = route.path.exec(url.pathname);
+    if (!match) continue;
+    pathMatched = true;
+    if (route.method !== req.method) continue;
+    let params: string[];
+    try {
+      params = match.slice(1).map((p) => decodeURIComponent(p));
+    } catch {
+      throw new ApiError('bad-request', `the path ${url.pathname} is not properly encoded.`);
+    }
+    return route.handler(ctx, req, res, url, params);
+  }
+  if (pathMatched) {
+    const allowed = ROUTES.filter((r) => r.path.test(url.pathname)).map((r) => r.method);
+    throw new ApiError('method-not-allowed', `${req.method} is not accepted on ${url.pathname}; use ${allowed.join(' or ')}.`);
+  }
+  throw new ApiError('not-found', `there is no API route ${url.pathname}; see packages/cli/DAEMON.md for the routes.`);
+}

@@ -1,0 +1,219 @@
+import { mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join, resolve } from 'node:path';
+import { type Deployment, DurableStore, type Identity, type OriginTurn } from '@aalis/core';
+import { AuditLog } from '@aalis/plugin-approval';
+import { reachBindings } from '@aalis/plugin-reach';
+import { CONSOLE_PAGE } from '../console/page.js';
+import { terminalIdentity } from '../install.js';
+import { handleApi } from './api.js';
+import { CallTracker } from './calls.js';
+import { loadConfig } from './config.js';
+import { type ChosenDeployment, chooseDeployment } from './deployment.js';
+import { EventHub } from './events.js';
+import { ApiError, sendError, sendJson } from './http.js';
+import { type DaemonKernel, startKernel } from './kernel.js';
+import type { PodRouteHandler } from './pod.js';
+import { SessionIndex } from './session-index.js';
+import { bearerMatches, cookieMatches, isLoopback, newToken } from './token.js';
+
+/** How to start the daemon. */
+export interface DaemonOptions {
+  /** The deployment directory: the config file and (by default) `data/` are there. */
+  readonly deploymentDir: string;
+  readonly dataDir?: string;
+  /** 0 picks a free port. Default: the config's, else 8787. */
+  readonly port?: number;
+  /** Default: the config's, else 127.0.0.1. */
+  readonly host?: string;
+  readonly deployment?: Deployment;
+  readonly configFile?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Progress lines for long steps (the CLI prints them on stderr). */
+  readonly progress?: (line: string) => void;
+}
+
+/** A running daemon. */
+export interface RunningDaemon {
+  /** `http://host:port` of the API. */
+  readonly url: string;
+  /** The console's address with the token in its fragment (never sent to the server by browsers). */
+  readonly consoleUrl: string;
+  readonly token: string;
+  readonly port: number;
+  readonly deployment: ChosenDeployment;
+  readonly dataDir: string;
+  readonly configFile: string | undefined;
+  readonly kernel: DaemonKernel['kernel'];
+  /** Stops: running commands are killed, pending approvals end as expired (audited), the kernel stops. */
+  stop(reason?: string): Promise<void>;
+}
+
+const DEFAULT_PORT = 8787;
+/** How long a stop waits for aborted calls to answer their callers before closing connections. */
+const STOP_GRACE_MS = 5_000;
+
+function directory(path: string, what: string): string {
+  let real: string;
+  try {
+    real = realpathSync(resolve(path));
+  } catch {
+    throw new Error(`${what} '${path}' does not exist; create it, or point ${what} at an existing directory.`);
+  }
+  if (!statSync(real).isDirectory()) throw new Error(`${what} '${path}' is not a directory.`);
+  return real;
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      if (error.code === 'EADDRINUSE') reject(new Error(`port ${port} on ${host} is already in use; stop what listens there or pick another with --port (0 picks a free one).`));
+      else if (error.code === 'EADDRNOTAVAIL') reject(new Error(`${host} is not an address of this machine; use --host 127.0.0.1 (the default).`));
+      else if (error.code === 'EACCES') reject(new Error(`port ${port} needs privileges to listen on; pick a port above 1023 with --port.`));
+      else reject(error);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      const address = server.address();
+      resolvePort(typeof address === 'object' && address ? address.port : port);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+/** A name the docker deployment accepts for the user behind a turn. */
+function userIdOf(identity: Identity): string {
+  const raw = `${identity.platform}-${identity.userId}`;
+  const safe = raw.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[^A-Za-z0-9]/, 'u');
+  return safe.slice(0, 64);
+}
+
+/**
+ * Starts the daemon: reads the config, binds the port (so the sandbox can be told to keep off
+ * it), starts the kernel, then serves the API and the console. Throws with a message a person
+ * can act on when any step fails; nothing is left listening then.
+ */
+export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
+  const env = options.env ?? process.env;
+  const progress = options.progress ?? (() => {});
+  const deploymentDir = directory(options.deploymentDir, '--dir');
+  const { file: configFile, config } = loadConfig(deploymentDir, options.configFile);
+  progress(configFile ? `config: ${configFile}` : `no aalis.config.json in ${deploymentDir}: using the defaults`);
+  const deployment = chooseDeployment(options.deployment, config.deployment, env);
+  const dataDir = resolve(options.dataDir ?? join(deploymentDir, 'data'));
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const consoleIdentity = config.console.as ?? terminalIdentity();
+  const host = options.host ?? config.server.host ?? '127.0.0.1';
+  const token = env.AALIS_TOKEN && env.AALIS_TOKEN.length >= 32 ? env.AALIS_TOKEN : newToken();
+  if (env.AALIS_TOKEN && env.AALIS_TOKEN.length < 32) progress('WARNING: AALIS_TOKEN is shorter than 32 characters, so it is not used; a new token was made');
+
+  let ready: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
+  let stopping = false;
+  const server = createServer((req, res) => {
+    if (stopping) return sendError(res, new ApiError('stopping', 'the daemon is stopping; try again after it restarts.'));
+    if (!ready) return sendError(res, new ApiError('stopping', 'the daemon is still starting; try again in a moment.', 503));
+    ready(req, res).catch((error: unknown) => sendError(res, error instanceof ApiError ? error : new ApiError('internal', `the daemon failed to answer: ${error instanceof Error ? error.message : String(error)}`)));
+  });
+  server.requestTimeout = 0; // tool calls wait for approvals and commands; each has its own timeout
+  progress(`listening on ${host}…`);
+  const port = await listen(server, options.port ?? config.server.port ?? DEFAULT_PORT, host);
+
+  let started: DaemonKernel;
+  try {
+    started = await startKernel({ dataDir, deploymentDir, configFile, config, deployment, port, consoleIdentity, env, progress });
+  } catch (error) {
+    await new Promise<void>((r) => server.close(() => r()));
+    throw error;
+  }
+  const { kernel } = started;
+  const audit = new AuditLog(await DurableStore.open(join(dataDir, 'approval')));
+  const daemonDir = join(dataDir, 'daemon');
+  const index = await SessionIndex.open(daemonDir);
+  // For adapters on this machine; the data directory is outside every sandboxed tier's reads.
+  writeFileSync(join(daemonDir, 'token'), `${token}\n`, { mode: 0o600 });
+  const hub = new EventHub(kernel.events);
+  const calls = new CallTracker();
+  const placed = new Set<string>();
+  const podRoutes: PodRouteHandler | undefined = started.pod?.routes(kernel);
+
+  const place = async (turn: OriginTurn) => {
+    if (started.docker === undefined) return;
+    const root = turn.session.rootId ?? turn.session.id;
+    if (placed.has(root)) return;
+    const who = turn.authorised ?? turn.speaker;
+    const space = await started.docker.user(userIdOf(who)).catch((error: unknown) => {
+      throw new ApiError('bad-request', `the docker deployment has no space for ${who.platform}:${who.userId}: ${(error as Error).message}`);
+    });
+    kernel.get(reachBindings).bind(root, { home: space.workspace });
+    placed.add(root);
+  };
+  const status = () => ({
+    deployment: deployment.mode,
+    deploymentSource: deployment.source,
+    backend: started.backend,
+    sandboxWorks: started.probe.available,
+    sandboxChecks: started.probe.checks,
+    plugins: kernel.status(),
+    pod: podRoutes !== undefined,
+    console: { as: consoleIdentity },
+    pid: process.pid,
+  });
+  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status };
+
+  ready = async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://daemon.invalid');
+    const isPod = url.pathname === '/pod' || url.pathname === '/pod/' || url.pathname.startsWith('/api/pod/');
+    if (url.pathname === '/' || url.pathname === '/console' || url.pathname === '/console/' || isPod) {
+      // The console and the pod's panel are for this machine only, whatever address the API listens on.
+      if (!isLoopback(req.socket.remoteAddress)) throw new ApiError('forbidden', 'the console is served on the loopback only; open it on the machine the daemon runs on.');
+    }
+    if (url.pathname === '/' || url.pathname === '/console' || url.pathname === '/console/') {
+      if (req.method !== 'GET') throw new ApiError('method-not-allowed', `${req.method} is not accepted on ${url.pathname}; use GET.`);
+      res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+        'content-security-policy': "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+      });
+      res.end(CONSOLE_PAGE);
+      return;
+    }
+    if (url.pathname === '/healthz') return sendJson(res, 200, { ok: true });
+    if (!url.pathname.startsWith('/api/') && !isPod) throw new ApiError('not-found', `there is nothing at ${url.pathname}; the API is under /api/ and the console at /console.`);
+    // The pod's panel cannot send the header, so there the console's same-site cookie counts too.
+    if (!bearerMatches(req, token) && !(isPod && cookieMatches(req, token))) {
+      res.setHeader('www-authenticate', 'Bearer realm="aalis"');
+      throw new ApiError('unauthorized', "this needs the daemon's token: send 'Authorization: Bearer <token>' (printed at start, and in <data>/daemon/token).");
+    }
+    if (isPod) {
+      if (podRoutes && (await podRoutes(req, res, url))) return;
+      throw new ApiError('not-found', started.pod ? `the Isolation Pod did not start, or has no route ${url.pathname}.` : 'the Isolation Pod (@aalis/plugin-pod) is not installed in this daemon.');
+    }
+    await handleApi(ctx, req, res, url);
+  };
+
+  let stopped: Promise<void> | undefined;
+  const stop = (reason = 'the daemon is stopping') => {
+    stopped ??= (async () => {
+      stopping = true;
+      progress('stopping: killing running commands, expiring pending approvals…');
+      calls.abortAll(reason);
+      await started.stop();
+      await calls.settled(STOP_GRACE_MS);
+      hub.close();
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
+      progress('stopped.');
+    })();
+    return stopped;
+  };
+
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return { url, consoleUrl: `${url}/console#token=${token}`, token, port, deployment, dataDir, configFile, kernel, stop };
+}

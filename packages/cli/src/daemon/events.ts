@@ -1,0 +1,74 @@
+import type { ServerResponse } from 'node:http';
+import type { EventBus } from '@aalis/core';
+import type { ApprovalRequestedEvent, ApprovalResolvedEvent } from '@aalis/plugin-approval';
+
+/** The kernel events the API streams to adapters, in this order of interest. */
+export const STREAMED_EVENTS = ['approval/requested', 'approval/resolved', 'session/settings-changed'] as const;
+/** One of {@link STREAMED_EVENTS}. */
+export type StreamedEvent = (typeof STREAMED_EVENTS)[number];
+
+interface Client {
+  readonly res: ServerResponse;
+  /** Only events of this (root) session, when set. */
+  readonly session: string | undefined;
+}
+
+const KEEPALIVE_MS = 15_000;
+
+function sessionOf(name: StreamedEvent, payload: unknown): string {
+  if (name === 'session/settings-changed') return (payload as { sessionId: string }).sessionId;
+  const { session } = payload as ApprovalRequestedEvent | ApprovalResolvedEvent;
+  return session.rootId ?? session.id;
+}
+
+/** Streams kernel events to Server-Sent-Events clients. */
+export class EventHub {
+  readonly #clients = new Set<Client>();
+  readonly #unsubscribe: (() => void)[] = [];
+  readonly #keepalive: NodeJS.Timeout;
+  #seq = 0;
+
+  constructor(bus: EventBus) {
+    for (const name of STREAMED_EVENTS) {
+      const handler = (payload: unknown) => this.#broadcast(name, payload);
+      this.#unsubscribe.push(bus.on(name, handler as never));
+    }
+    this.#keepalive = setInterval(() => {
+      for (const client of this.#clients) client.res.write(': keepalive\n\n');
+    }, KEEPALIVE_MS);
+    this.#keepalive.unref();
+  }
+
+  /** Adds a client: the response becomes an event stream, starting with a `ready` event. */
+  add(res: ServerResponse, session: string | undefined): void {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    const client: Client = { res, session };
+    this.#clients.add(client);
+    res.on('close', () => this.#clients.delete(client));
+    res.write(`event: ready\ndata: ${JSON.stringify({ events: STREAMED_EVENTS, ...(session ? { session } : {}) })}\n\n`);
+  }
+
+  /** How many clients are listening. */
+  get size(): number {
+    return this.#clients.size;
+  }
+
+  /** Ends every stream (after a last `stopping` event) and stops listening to the kernel. */
+  close(): void {
+    clearInterval(this.#keepalive);
+    for (const off of this.#unsubscribe) off();
+    for (const client of this.#clients) {
+      client.res.write('event: stopping\ndata: {}\n\n');
+      client.res.end();
+    }
+    this.#clients.clear();
+  }
+
+  #broadcast(name: StreamedEvent, payload: unknown): void {
+    const session = sessionOf(name, payload);
+    const frame = `event: ${name}\nid: ${++this.#seq}\ndata: ${JSON.stringify(payload)}\n\n`;
+    for (const client of this.#clients) {
+      if (client.session === undefined || client.session === session) client.res.write(frame);
+    }
+  }
+}
