@@ -1,9 +1,9 @@
-import { matchesRule, type PathRule, type SandboxPolicy } from '@aalis/api-reach';
+import { type PathRule, type SandboxPolicy, sandboxPolicyAllows } from '@aalis/api-reach';
 import { darwinPath, darwinPatternPrefix } from './darwin-path.js';
 
-// The same layers as the profile, evaluated with api-reach's matchesRule on darwin (whole-path
-// patterns, no case): what the generated profile decides for one path. Used to tell a refused
-// write from a refused read in a command's stderr, and by test:mac to check the kernel agrees.
+// The same layers as the profile, evaluated by api-reach's reference evaluator on darwin: what
+// the generated profile decides for one path. Used to tell a refused write from a refused read
+// in a command's stderr, and by test:mac to check the kernel agrees.
 // Paths and pattern prefixes are respelled as the profile spells them (/tmp → /private/tmp).
 
 const respelled = new WeakMap<PathRule, PathRule>();
@@ -19,44 +19,34 @@ function spell(rule: PathRule): PathRule {
   return out;
 }
 
-function ruleCovers(rule: PathRule, path: string): boolean {
-  return matchesRule(spell(rule), path, 'darwin');
+const respelledPolicies = new WeakMap<SandboxPolicy, SandboxPolicy>();
+
+/** The policy with every path and pattern prefix spelled as the profile spells it. */
+function respell(policy: SandboxPolicy): SandboxPolicy {
+  let out = respelledPolicies.get(policy);
+  if (out === undefined) {
+    const paths = (list: readonly string[]) => list.map((p) => darwinPath(p, 'verdict'));
+    out = {
+      ...policy,
+      readDeny: policy.readDeny.map(spell),
+      readAllowWithin: paths(policy.readAllowWithin),
+      write: paths(policy.write),
+      writeDeny: policy.writeDeny.map(spell),
+      writeExceptions: policy.writeExceptions.map(spell),
+      controlDeny: policy.controlDeny.map(spell),
+      unixSockets: paths(policy.unixSockets),
+    };
+    respelledPolicies.set(policy, out);
+  }
+  return out;
 }
-
-type Layer = { allow: boolean; rules: readonly PathRule[] };
-
-function decide(layers: readonly Layer[], initial: boolean, path: string): boolean {
-  let verdict = initial;
-  for (const layer of layers) if (layer.rules.some((rule) => ruleCovers(rule, path))) verdict = layer.allow;
-  return verdict;
-}
-
-const roots = (paths: readonly string[]): PathRule[] => paths.map((path) => ({ path }));
 
 /** Whether the profile for `policy` lets a command read `path` (a real path). */
 export function policyAllowsRead(policy: SandboxPolicy, path: string): boolean {
-  const spelled = darwinPath(path, 'verdict');
-  return decide(
-    [
-      { allow: false, rules: policy.readDeny },
-      { allow: true, rules: roots(policy.readAllowWithin) },
-    ],
-    true,
-    spelled,
-  );
+  return sandboxPolicyAllows(respell(policy), 'read', darwinPath(path, 'verdict'), 'darwin');
 }
 
 /** Whether the profile for `policy` lets a command write `path` (a real path). */
 export function policyAllowsWrite(policy: SandboxPolicy, path: string): boolean {
-  const spelled = darwinPath(path, 'verdict');
-  return decide(
-    [
-      { allow: true, rules: roots(policy.write) },
-      { allow: false, rules: policy.writeDeny },
-      { allow: true, rules: policy.writeExceptions },
-      { allow: false, rules: policy.controlDeny },
-    ],
-    false,
-    spelled,
-  );
+  return sandboxPolicyAllows(respell(policy), 'write', darwinPath(path, 'verdict'), 'darwin');
 }
