@@ -179,7 +179,7 @@ describe('clean-up', () => {
     writeFileSync(stray, 'not the pod’s\n');
     const extra = await env.pod.wait((await env.pod.start({ task: 'make files', subdir: 'b' })).id);
     expect(await env.pod.expire(Date.now())).toEqual({ cleaned: [], skipped: [] });
-    expect((await env.pod.expire(Date.now() + 8 * 24 * 3_600_000)).cleaned.sort()).toEqual([task.id, extra.id].sort());
+    expect([...(await env.pod.expire(Date.now() + 8 * 24 * 3_600_000)).cleaned].sort()).toEqual([task.id, extra.id].sort());
     expect(existsSync(task.dirs.base)).toBe(false);
     expect(env.pod.show(task.id).cleanedAt).toEqual(expect.any(Number));
     expect(await env.pod.files(task.id)).toEqual([]);

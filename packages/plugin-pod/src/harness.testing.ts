@@ -3,7 +3,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { sandbox } from '@aalis/api-reach';
-import { authorityPlugin, createKernel, definePlugin, EventBus, type Kernel, sessions, sessionsPlugin } from '@aalis/core';
+import { authorityPlugin, createKernel, definePlugin, EventBus, type Kernel, type KernelEventName, type KernelEventPayload, sessions, sessionsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
 import { createLinuxSandbox } from '@aalis/sandbox-linux';
@@ -91,8 +91,8 @@ export function snapshot(dir: string): Record<string, string> {
 /** An event bus that records every event emitted on it, by name. */
 export class RecordingBus extends EventBus {
   readonly seen: string[] = [];
-  override emit(...args: Parameters<EventBus['emit']>): void {
-    this.seen.push(args[0]);
-    super.emit(...args);
+  override emit<E extends KernelEventName>(event: E, payload: KernelEventPayload<E>): void {
+    this.seen.push(event);
+    super.emit(event, payload);
   }
 }
