@@ -13,6 +13,7 @@ export const PANEL_HTML = `<!doctype html>
 <style>
   :root { font: 14px/1.4 system-ui, sans-serif; color: #1d232a; background: #f6f7f9; }
   body { margin: 0; }
+  [hidden] { display: none !important; }
   header { background: #24303c; color: #fff; padding: 10px 16px; display: flex; gap: 16px; align-items: baseline; flex-wrap: wrap; }
   header h1 { font-size: 17px; margin: 0; }
   main { display: grid; grid-template-columns: minmax(320px, 1fr) 2fr; gap: 12px; padding: 12px; }
