@@ -34,7 +34,15 @@ afterAll(async () => {
 async function cli(...argv: string[]) {
   let stdout = '';
   let stderr = '';
-  const code = await podCommand(argv, { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s) }, env.pod);
+  const io = {
+    stdout(s: string) {
+      stdout += s;
+    },
+    stderr(s: string) {
+      stderr += s;
+    },
+  };
+  const code = await podCommand(argv, io, env.pod);
   return { code, stdout, stderr };
 }
 
