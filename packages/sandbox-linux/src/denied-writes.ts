@@ -5,13 +5,15 @@ import { isAbsolute, resolve } from 'node:path';
  * host behind `--ro-bind`, hidden directories remounted read-only, placeholders): the kernel
  * answers EROFS, which nothing else in the sandbox produces. A program reports it as
  * strerror(EROFS) ("Read-only file system", Python's "[Errno 30]", Node's "EROFS"); renaming onto
- * or removing a pinned mount point answers EBUSY, counted only when the path is one the sandbox
- * mounted. A non-zero exit without such a report is not a refused write.
+ * or removing a pinned mount point answers EBUSY, and a placeholder file makes creating a
+ * directory of its name fail with EEXIST or a file under it with ENOTDIR: those count only when
+ * the path named is one the sandbox mounted (or lies under a placeholder). A non-zero exit without
+ * such a report is not a refused write.
  */
 const EROFS_LINE = /read-only file system|\bEROFS\b|\[Errno 30\]/i;
-const EBUSY_LINE = /device or resource busy|\bEBUSY\b|\[Errno 16\]/i;
+const MOUNT_LINE = /device or resource busy|\bEBUSY\b|\[Errno 16\]|file exists|\bEEXIST\b|\[Errno 17\]|not a directory|\bENOTDIR\b|\[Errno 20\]/i;
 const QUOTED = /['"‘“`]([^'"’”`\n]+)['"’”`]/g;
-const BEFORE_ERROR = /([^\s'"‘“:][^:]*?):\s*(?:read-only file system|device or resource busy)/i;
+const BEFORE_ERROR = /([^\s'"‘“:][^:]*?):\s*(?:read-only file system|device or resource busy|file exists|not a directory)/i;
 
 /** What the stderr of a run says about refused writes. */
 export interface DeniedWrites {
@@ -35,18 +37,18 @@ function pathsIn(line: string, cwd: string): string[] {
 }
 
 /**
- * Reads refused writes out of a run's stderr. `mounted` are the paths the sandbox mounted: an
- * EBUSY counts only for one of them.
+ * Reads refused writes out of a run's stderr. `mounted` are the paths the sandbox mounted (an
+ * EBUSY, EEXIST or ENOTDIR counts only for one of them), `placeholders` those it created.
  */
-export function deniedWritesOf(stderr: string, cwd: string, mounted: ReadonlySet<string>): DeniedWrites {
+export function deniedWritesOf(stderr: string, cwd: string, mounted: ReadonlySet<string>, placeholders: ReadonlySet<string> = new Set()): DeniedWrites {
   const paths = new Set<string>();
   let denied = false;
   for (const line of stderr.split('\n')) {
     if (EROFS_LINE.test(line)) {
       denied = true;
       for (const p of pathsIn(line, cwd)) paths.add(p);
-    } else if (EBUSY_LINE.test(line)) {
-      const hits = pathsIn(line, cwd).filter((p) => mounted.has(p));
+    } else if (MOUNT_LINE.test(line)) {
+      const hits = pathsIn(line, cwd).filter((p) => mounted.has(p) || [...mounted].some((m) => p.startsWith(`${m}/`) && placeholders.has(m)));
       if (hits.length > 0) denied = true;
       for (const p of hits) paths.add(p);
     }

@@ -1,7 +1,7 @@
 export { NAMESPACE_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 export { type DeniedWrites, deniedWritesOf } from './denied-writes.js';
 export { Layers, PATH_STATES, type PathState } from './layers.js';
-export { DIRECTORY_NAMES, NEW_ENTRY_NAMES, placeholderCandidates } from './new-entries.js';
+export { NEW_ENTRY_NAMES, placeholderBases, placeholderCandidates } from './new-entries.js';
 export { CHECK_NAMES, MIN_BWRAP, probeHost } from './probe.js';
 export { RunRequestError, RunRequestSchema } from './request.js';
 export { sweepStaleRunDirs } from './run-dir.js';

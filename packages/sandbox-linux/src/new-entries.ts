@@ -4,8 +4,12 @@ import type { SandboxPolicy } from '@aalis/api-reach';
  * Names whose creation inside a writable root is refused when the policy denies writing them:
  * the landings of the reach contract and the never-written secrets of the sandbox spec. A mount
  * can only cover a name that exists, so for each of these that is missing and denied, the runner
- * creates an empty placeholder for the run and mounts it read-only. Patterns cannot be enumerated,
- * so a name not listed here (say `sub/dir/new.pem`) is protected only if it exists before the run.
+ * creates an empty placeholder file for the run (a hard link to the run's empty file where it can:
+ * creating inodes is what costs) and mounts it read-only. A placeholder file also blocks a
+ * directory of that name (`mkdir .vscode` fails with EEXIST, `.vscode/tasks.json` with ENOTDIR).
+ * Patterns cannot be enumerated, so a name not listed here (say `sub/dir/new.pem`), or one in a
+ * directory other than those of {@link placeholderCandidates}, is protected only if it exists
+ * before the run.
  */
 export const NEW_ENTRY_NAMES = [
   '.env',
@@ -40,31 +44,27 @@ export const NEW_ENTRY_NAMES = [
   '.config',
 ] as const;
 
-/** Names that are directories where they exist; their placeholder is an empty directory. */
-export const DIRECTORY_NAMES: ReadonlySet<string> = new Set([
-  '.vscode',
-  '.claude',
-  '.cursor',
-  '.codex',
-  '.husky',
-  '.aalis',
-  'hooks',
-  'modules',
-  '.ssh',
-  '.config',
-  '.git',
-]);
-
-/** The placeholder kind for a missing path, by its last segment. */
-export function placeholderKind(path: string): 'dir' | 'file' {
-  const name = path.slice(path.lastIndexOf('/') + 1);
-  return DIRECTORY_NAMES.has(name) ? 'dir' : 'file';
+/**
+ * The candidate paths for new-entry placeholders: each listed name in the cwd and in each of its
+ * ancestors up to the outermost writable root holding it (the project the command works in).
+ * Other writable roots (toolchain caches, the session temp) get none: a dozen roots times these
+ * names would be hundreds of mounts on every run.
+ */
+export function placeholderBases(policy: SandboxPolicy, cwd: string): string[] {
+  const roots = policy.write.filter((r) => cwd === r || cwd.startsWith(r === '/' ? '/' : `${r}/`));
+  if (roots.length === 0) return [];
+  const top = roots.reduce((a, b) => (a.length <= b.length ? a : b));
+  const bases: string[] = [];
+  for (let p = cwd; ; p = p.slice(0, p.lastIndexOf('/')) || '/') {
+    bases.push(p);
+    if (p === top || p === '/') return bases;
+  }
 }
 
-/** The candidate paths for new-entry placeholders: each listed name under each writable root and the cwd. */
+/** Every path a placeholder may be needed at, with the parents that must exist for it. */
 export function placeholderCandidates(policy: SandboxPolicy, cwd: string): string[] {
   const out = new Set<string>();
-  for (const base of new Set([...policy.write, cwd])) {
+  for (const base of placeholderBases(policy, cwd)) {
     for (const name of NEW_ENTRY_NAMES) {
       const p = base === '/' ? `/${name}` : `${base}/${name}`;
       out.add(p);

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Placeholder } from './translate.js';
 
@@ -16,6 +16,8 @@ let counter = 0;
 export class RunDir {
   readonly path: string;
   private created = false;
+  private journal = false;
+  private empty = false;
   private readonly placeholders: Placeholder[] = [];
 
   constructor(readonly parent: string) {
@@ -36,32 +38,50 @@ export class RunDir {
 
   /** Creates the folder and its empty file. */
   prepareEmptyFile(): void {
+    if (this.empty) return;
     this.ensure();
-    writeFileSync(this.emptyFile, '', { mode: 0o444, flag: 'wx' });
+    closeSync(openSync(this.emptyFile, 'wx', 0o444));
+    this.empty = true;
   }
 
-  /** Creates one placeholder, journalled first; throws if something appeared there since the scan. */
-  addPlaceholder(p: Placeholder): void {
+  /**
+   * Creates the placeholders, journalled first (one write for all); throws if something appeared
+   * at one of them since the scan, so the run does not go ahead on a stale plan.
+   */
+  addPlaceholders(list: readonly Placeholder[]): void {
+    if (list.length === 0) return;
     this.ensure();
-    appendFileSync(join(this.path, 'journal'), `${JSON.stringify(p)}\n`);
-    if (p.kind === 'dir') mkdirSync(p.path, { mode: 0o555 });
-    else writeFileSync(p.path, '', { mode: 0o444, flag: 'wx' });
-    this.placeholders.push(p);
+    appendFileSync(join(this.path, 'journal'), list.map((p) => `${JSON.stringify(p)}\n`).join(''));
+    this.journal = true;
+    if (!this.empty) this.prepareEmptyFile();
+    for (const p of list) {
+      try {
+        linkSync(this.emptyFile, p.path); // no new inode: far cheaper than creating a file
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+        closeSync(openSync(p.path, 'wx', 0o444)); // another file system
+      }
+      this.placeholders.push(p);
+    }
   }
 
   /** Removes every placeholder (only while still empty: what someone else put there stays) and the folder. */
   dispose(): void {
     for (const p of this.placeholders.reverse()) removePlaceholder(p);
     this.placeholders.length = 0;
-    if (this.created) rmSync(this.path, { recursive: true, force: true });
-    this.created = false;
+    if (!this.created) return;
+    // only what this object put there, so no recursive delete is needed on the hot path
+    if (this.empty) unlinkSync(this.emptyFile);
+    if (this.journal) unlinkSync(join(this.path, 'journal'));
+    rmdirSync(this.path);
+    this.created = this.empty = this.journal = false;
   }
 }
 
 function removePlaceholder(p: Placeholder): void {
   try {
-    if (p.kind === 'dir') rmdirSync(p.path);
-    else if (statSync(p.path).size === 0) unlinkSync(p.path);
+    const st = lstatSync(p.path);
+    if (st.isFile() && st.size === 0) unlinkSync(p.path);
   } catch {
     // gone already, or no longer empty: not ours to delete
   }

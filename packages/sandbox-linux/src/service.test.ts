@@ -23,7 +23,7 @@ function processesWith(marker: string): number[] {
     .map(Number);
 }
 
-describe('LinuxSandbox.run', () => {
+describe('LinuxSandbox.run', { timeout: 60_000 }, () => {
   // bwrap always sets PWD to the directory it changed into: the cwd of the request, no daemon data.
   it('gives the command exactly the request environment (plus PWD, the cwd), nothing of the daemon', async () => {
     process.env.AALIS_DAEMON_SECRET = 'leak';

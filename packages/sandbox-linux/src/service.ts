@@ -125,7 +125,7 @@ export class LinuxSandbox implements SandboxService {
         const facts = scanHost(policy, request.cwd, this.options.scan);
         translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile });
         if (translation.usesEmptyFile) dir.prepareEmptyFile();
-        for (const p of translation.placeholders) dir.addPlaceholder(p);
+        dir.addPlaceholders(translation.placeholders);
       } catch (e) {
         throw unavailable(
           `the policy cannot be enforced here: ${(e as Error).message}`,
@@ -209,7 +209,7 @@ export class LinuxSandbox implements SandboxService {
         throw unavailable(`bubblewrap could not set up the sandbox: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
       }
       const mounted = new Set(translation.mounts.map((m) => m.path));
-      const denied = deniedWritesOf(stderr, request.cwd, mounted);
+      const denied = deniedWritesOf(stderr, request.cwd, mounted, new Set(translation.placeholders.map((p) => p.path)));
       return {
         stdout: out.text(),
         stderr,

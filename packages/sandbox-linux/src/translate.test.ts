@@ -112,7 +112,7 @@ describe('translatePolicy', () => {
     expect(names).toContain(`${WS}/.vscode/settings.json`);
     expect(names).toContain(`${WS}/AGENTS.md`);
     expect(names).not.toContain(`${WS}/.vscode`); // exists
-    expect(plan.placeholders.find((p) => p.path === `${WS}/.husky`)?.kind).toBe('dir');
+    expect(names).toContain(`${WS}/.husky`);
     expect(mountOf(`${WS}/.envrc`)?.state).toBe('ro');
   });
 

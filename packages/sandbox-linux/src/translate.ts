@@ -1,13 +1,12 @@
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { childOf, Layers, PROBE_CHILD, type PathState } from './layers.js';
-import { placeholderCandidates, placeholderKind } from './new-entries.js';
+import { placeholderBases, placeholderCandidates } from './new-entries.js';
 import { isWithin } from './rule-match.js';
 import type { EntryKind, HostFacts } from './scan.js';
 
-/** An empty file or directory the runner creates for one run and removes afterwards. */
+/** An empty file the runner creates for one run and removes afterwards. */
 export interface Placeholder {
   readonly path: string;
-  readonly kind: EntryKind;
 }
 
 /** One mount the translation decided on, in bwrap order. */
@@ -23,7 +22,7 @@ export interface Translation {
   readonly args: readonly string[];
   readonly mounts: readonly PlannedMount[];
   readonly placeholders: readonly Placeholder[];
-  /** Whether `args` refer to `emptyFile`. */
+  /** Whether `args` refer to `emptyFile` (placeholders are links to it, so they count). */
   readonly usesEmptyFile: boolean;
 }
 
@@ -89,9 +88,13 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     if (!policy.unixSockets.some((d) => isWithin(s, d))) add({ path: s, kind: 'file', why: 'socket', forced: 'hidden' });
   }
   const placeholders: Placeholder[] = [];
+  // denied `{ path }` rules count too, but only in the directories the name list covers
+  const bases = placeholderBases(policy, options.cwd);
   const deniedMissing = [
     ...placeholderCandidates(policy, options.cwd),
-    ...[...policy.writeDeny, ...policy.controlDeny].flatMap((r) => ('path' in r ? [r.path] : [])),
+    ...[...policy.writeDeny, ...policy.controlDeny].flatMap((r) =>
+      'path' in r && bases.some((b) => isWithin(r.path, b) && r.path.split('/').length - b.split('/').length <= 2) ? [r.path] : [],
+    ),
   ];
   for (const p of new Set(deniedMissing)) {
     if (facts.kinds.has(p) || p === '/') continue;
@@ -99,9 +102,8 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     if (facts.kinds.get(parent) !== 'dir' || layers.hidden(parent)) continue;
     // only where the process could otherwise create it, and the policy says it must not
     if (!layers.writable(childOf(parent, PROBE_CHILD)) || layers.writable(p)) continue;
-    const ph = { path: p, kind: placeholderKind(p) };
-    placeholders.push(ph);
-    add({ ...ph, why: 'placeholder', forced: 'ro' });
+    placeholders.push({ path: p });
+    add({ path: p, kind: 'file', why: 'placeholder', forced: 'ro' });
   }
 
   const rootContents = layers.contents('/', true);
@@ -145,5 +147,5 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     if (isDir) stack.push({ path: n.path, contents });
   }
   for (const p of remountRo) args.push('--remount-ro', p);
-  return { args, mounts, placeholders, usesEmptyFile };
+  return { args, mounts, placeholders, usesEmptyFile: usesEmptyFile || placeholders.length > 0 };
 }

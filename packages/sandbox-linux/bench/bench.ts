@@ -1,0 +1,100 @@
+/*
+ * `pnpm bench`: the cost of running under the sandbox, side by side in one run.
+ *   1. a bare `true` spawned with execa (the baseline);
+ *   2. `true` under our sandbox (network off, and on through slirp4netns);
+ *   3. `true` under Anthropic's sandbox-runtime with an equivalent policy, when it can start here;
+ *   4. the time to build the mount plan (scan + translate) for a workspace of 100,000 files,
+ *      against a bare readdir walk of the same tree.
+ */
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { makeScene, req, workspacePolicy } from '../src/scene.testing.js';
+import { createLinuxSandbox, scanHost, translatePolicy } from '../src/index.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 60);
+const FILES = Number(process.env.BENCH_FILES ?? 100_000);
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function time(runs: number, fn: () => Promise<unknown> | unknown): Promise<number> {
+  await fn(); // warm-up
+  const xs: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await fn();
+    xs.push(performance.now() - t);
+  }
+  return median(xs);
+}
+
+const ms = (x: number) => `${x.toFixed(2)} ms`;
+const s = makeScene();
+const sb = createLinuxSandbox();
+const rows: [string, number][] = [];
+
+const bare = await time(RUNS, () => execa('true'));
+rows.push(['bare true (execa)', bare]);
+rows.push(['true in our sandbox, network off', await time(RUNS, () => sb.run(req(s, ['true'])))]);
+rows.push(['true in our sandbox, network on', await time(Math.ceil(RUNS / 3), () => sb.run(req(s, ['true'], { policy: workspacePolicy(s, { network: 'on' }) })))]);
+
+let srtNote = '';
+try {
+  const { SandboxManager } = await import('@anthropic-ai/sandbox-runtime');
+  await SandboxManager.initialize({
+    network: { allowedDomains: [], deniedDomains: [] },
+    filesystem: {
+      denyRead: [join(s.home, '.ssh'), join(s.ws, '.env'), join(s.data, 'tmp')],
+      allowWrite: [s.ws, s.sessionTmp],
+      denyWrite: [join(s.ws, '.git/hooks'), join(s.ws, '.git/config'), join(s.ws, '.vscode'), s.control],
+    },
+  });
+  const srt = await time(RUNS, async () => {
+    const cmd = await SandboxManager.wrapWithSandbox('true');
+    await execa(cmd, { shell: true, cwd: s.ws });
+    SandboxManager.cleanupAfterCommand();
+  });
+  rows.push(['true in sandbox-runtime', srt]);
+  await SandboxManager.reset();
+} catch (e) {
+  srtNote = `sandbox-runtime could not run here: ${(e as Error).message.split('\n')[0]}`;
+}
+
+console.log(`sandbox overhead, median of ${RUNS} runs`);
+for (const [name, v] of rows) console.log(`  ${name.padEnd(36)} ${ms(v).padStart(10)}   ${(v / bare).toFixed(1)}x bare   +${ms(v - bare)}`);
+if (srtNote) console.log(`  ${srtNote}`);
+
+// a workspace of FILES files in 100-file folders, a .env in every 50th folder, a node_modules tree
+const big = join(s.root, 'big');
+for (let d = 0; d < FILES / 100; d++) {
+  const dir = join(big, `pkg${d % 50}`, `dir${d}`);
+  mkdirSync(dir, { recursive: true });
+  for (let f = 0; f < 100; f++) writeFileSync(join(dir, `f${f}.ts`), '');
+  if (d % 50 === 0) writeFileSync(join(dir, '.env'), 'X=1');
+}
+mkdirSync(join(big, 'node_modules', 'dep'), { recursive: true });
+const policy = workspacePolicy(s, { write: [big, s.sessionTmp] });
+let entries = 0;
+const walk = await time(5, () => {
+  entries = 0;
+  const stack = [big];
+  while (stack.length) {
+    for (const e of readdirSync(stack.pop()!, { withFileTypes: true })) {
+      entries++;
+      if (e.isDirectory()) stack.push(join(e.parentPath, e.name));
+    }
+  }
+});
+let mounts = 0;
+const plan = await time(5, () => {
+  const facts = scanHost(policy, big);
+  mounts = translatePolicy(policy, facts, { cwd: big, emptyFile: '/x/empty' }).mounts.length;
+});
+console.log(`policy to bwrap arguments for a workspace of ${entries} entries, median of 5`);
+console.log(`  bare readdir walk                    ${ms(walk).padStart(10)}`);
+console.log(`  scan + translate (${mounts} mounts)       ${ms(plan).padStart(10)}   ${(plan / walk).toFixed(1)}x walk`);
+s.cleanup();
+process.exit(0);

@@ -1,0 +1,17 @@
+/*
+ * The "daemon" that leftovers.test.ts kills mid-run: starts a long sandboxed command (which first
+ * drops a marker in the workspace) under the scene's policy, with run folders in `tmpDir`.
+ */
+import { createLinuxSandbox } from './service.js';
+import { workspacePolicy } from './scene.testing.js';
+
+const [scene, tmpDir, marker] = process.argv.slice(2) as [string, string, string];
+const s = JSON.parse(scene);
+const sb = createLinuxSandbox({ tmpDir });
+await sb.run({
+  argv: ['sh', '-c', `touch ${marker}; exec sleep 600`],
+  cwd: s.ws,
+  env: { PATH: '/usr/bin:/bin' },
+  timeoutMs: 600_000,
+  policy: workspacePolicy(s, { network: 'on' }),
+});

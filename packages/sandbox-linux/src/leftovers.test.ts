@@ -1,0 +1,95 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listTree, makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
+import { createLinuxSandbox } from './service.js';
+
+let s: Scene;
+let tmpDir: string;
+
+beforeAll(() => {
+  s = makeScene();
+  tmpDir = join(s.root, 'daemon-tmp'); // the run folders' parent, watched on its own
+  mkdirSync(tmpDir);
+});
+afterAll(() => s.cleanup());
+
+/** What must be the same before and after: the run-folder parent, the workspace, the host's mounts. */
+function state() {
+  return {
+    tmp: readdirSync(tmpDir).sort(),
+    ws: listTree(s.ws).filter((p) => !p.includes('/.git/objects/')),
+    mounts: readFileSync('/proc/self/mountinfo', 'utf8'),
+  };
+}
+
+function pidsOf(name: string, needle: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((pid) => {
+      try {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        return cmd.startsWith(name) && cmd.includes(needle);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** slirp4netns processes whose sandbox is gone: what a leak would look like (others' live runs do not count). */
+function orphanedSlirps(): number[] {
+  return pidsOf('slirp4netns', '').filter((pid) => {
+    const m = /--userns-path=\/proc\/(\d+)\//.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+    return m !== null && !existsSync(`/proc/${m[1]}`);
+  });
+}
+
+const waitFor = async (cond: () => boolean, ms: number) => {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  return cond();
+};
+
+describe('nothing is left behind on the host', { timeout: 60_000 }, () => {
+  // placeholders in the workspace, the empty file for hidden files, and slirp for network on
+  const policy = () => workspacePolicy(s, { network: 'on' });
+
+  it('after a run that used placeholders, hidden files and the network', async () => {
+    const sb = createLinuxSandbox({ tmpDir });
+    const before = state();
+    const r = await sb.run(req(s, ['sh', '-c', 'ls -a; cat .env; ls /tmp'], { policy: policy() }));
+    expect(r.stdout).toContain('.envrc'); // a placeholder was there during the run
+    expect(state()).toEqual(before);
+    expect(existsSync(join(s.ws, '.envrc'))).toBe(false);
+  });
+
+  it('after a timeout', async () => {
+    const sb = createLinuxSandbox({ tmpDir });
+    const before = state();
+    const r = await sb.run(req(s, ['sleep', '30'], { policy: policy(), timeoutMs: 300 }));
+    expect(r.timedOut).toBe(true);
+    expect(state()).toEqual(before);
+    expect(await waitFor(() => orphanedSlirps().length === 0, 3000)).toBe(true);
+  });
+
+  it('after the daemon is killed mid-run: the sandbox dies with it, the next start sweeps', async () => {
+    const before = state();
+    const marker = join(s.ws, 'x-started');
+    const child = execa(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'leftovers.child.testing.ts'), JSON.stringify(s), tmpDir, marker], {
+      cwd: join(import.meta.dirname, '..'),
+      reject: false,
+    });
+    expect(await waitFor(() => existsSync(marker), 15_000)).toBe(true);
+    expect(pidsOf('sleep', '600').length).toBe(1);
+    child.kill('SIGKILL');
+    await child;
+    // --die-with-parent: bwrap and everything in the sandbox go; slirp4netns sees its exit fd close
+    expect(await waitFor(() => pidsOf('sleep', '600').length === 0 && orphanedSlirps().length === 0, 5000)).toBe(true);
+    rmSync(marker);
+    expect(state().tmp).not.toEqual(before.tmp); // the killed daemon's run folder and placeholders are still there
+    createLinuxSandbox({ tmpDir }); // the next daemon start
+    expect(state()).toEqual(before);
+  });
+});
