@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import { type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
@@ -151,8 +152,10 @@ export const AGENT_TOOLS: Readonly<Record<AgentTool['name'], AgentTool>> = {
     z.object({ path: z.string().min(1), offset: z.number().int().min(0).default(0) }).strict(),
     async (ctx, p) => {
       const path = await readable(ctx, p.path);
-      const handle = await open(path, 'r');
+      // Non-blocking: a FIFO the task's code planted must not hang the pod.
+      const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
       try {
+        if (!(await handle.stat()).isFile()) throw new Refusal('not-a-file', `${path} is not a regular file (use list_dir for a directory).`);
         const buffer = Buffer.alloc(MAX_READ + 1);
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, p.offset);
         return { path, content: buffer.subarray(0, Math.min(bytesRead, MAX_READ)).toString('utf8'), truncated: bytesRead > MAX_READ };

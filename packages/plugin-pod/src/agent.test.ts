@@ -39,6 +39,15 @@ const scripts = (): Script[] => [
     match: 'network',
     steps: [{ call: 'run_python', args: { code: "import socket\nprint(sorted(n for _, n in socket.if_nameindex()))" } }, { say: 'ok' }],
   },
+  {
+    match: 'hostile',
+    steps: [
+      { call: 'run_shell', args: { command: `mkfifo pipe; mkdir dir; echo ok > dir/real.txt; ln -s ${place.home}/.ssh/id_ed25519 key; ln -s ${place.home}/.ssh/id_ed25519 dir/key` } },
+      { call: 'read_file', args: { path: 'pipe' } },
+      { call: 'read_file', args: { path: 'key' } },
+      { say: 'planted' },
+    ],
+  },
   { match: 'long', steps: [{ call: 'run_python', args: { code: 'import time\ntime.sleep(30)' } }] },
 ];
 
@@ -116,6 +125,24 @@ describe('the agent', () => {
       const t = await pod.wait((await pod.start({ task: 'network' })).id);
       const run = (await pod.logs(t.id)).find((e) => e.kind === 'tool-result' && e.tool === 'run_python');
       expect(run).toMatchObject({ run: { exitCode: 0, stdout: "['lo']\n" } });
+    }));
+
+  it('is not fooled by what its code planted: a FIFO does not hang it, symlinks out are not read or exported', () =>
+    withPod({ tools: ['read_file', 'run_shell'] }, async ({ pod }) => {
+      const t = await pod.wait((await pod.start({ task: 'hostile' })).id);
+      expect(t.state).toBe('succeeded');
+      const refused = (await pod.logs(t.id)).filter((e) => e.kind === 'refused');
+      expect(refused.map((e) => (e.kind === 'refused' ? e.rule : ''))).toEqual(['not-a-file', 'deny-read']);
+      expect(await pod.exportFiles({ taskId: t.id, files: ['key'], to: place.project }).catch((e: unknown) => e)).toMatchObject({ code: 'export-source' });
+      const started = await pod.exportFiles({ taskId: t.id, files: ['dir'], to: place.project });
+      expect(started.state === 'needs-confirmation' && started.plan.items.map((i) => i.relative)).toEqual(['dir/real.txt']);
+    }));
+
+  it('exports nothing of a task that is still running', () =>
+    withPod({}, async ({ pod }) => {
+      const t = await pod.start({ task: 'long three' });
+      expect(await pod.exportFiles({ taskId: t.id, files: ['x'], to: place.project }).catch((e: unknown) => e)).toMatchObject({ code: 'still-running' });
+      await pod.cancel(t.id);
     }));
 
   it('runs at most maxConcurrent tasks; a cancelled one leaves the conversation as it was', () =>

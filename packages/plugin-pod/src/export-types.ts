@@ -70,6 +70,8 @@ export const ExportLogRecordSchema = z.discriminatedUnion('kind', [
     grantId: z.string().optional(),
     items: z.array(ExportItemSchema),
     createdDirs: z.array(z.string()),
+    /** Set when the export stopped part-way: what is in `items` was written. */
+    error: z.string().optional(),
   }),
   z.object({
     kind: z.literal('undo'),

@@ -19,7 +19,7 @@ import {
   type UndoRecord,
 } from './export-types.js';
 import { within } from './places.js';
-import type { TaskRecord } from './task.js';
+import { FINAL_STATES, type TaskRecord } from './task.js';
 
 const LOG = 'exports';
 const MAX_EXPORT_FILES = 10_000;
@@ -168,6 +168,8 @@ export class Exporter {
   async #plan(taskId: string, files: readonly string[], to: string, mode: ExportPlan['mode'], onClash: ClashChoice | undefined, outside: boolean): Promise<ExportPlan> {
     const task = this.deps.task(taskId);
     if (task.cleanedAt !== undefined) throw new PodError('export-source', `task '${taskId}' was cleaned up; its files are gone.`);
+    // While the task's code may still run, its files can change under the export: wait for it to end.
+    if (!FINAL_STATES.has(task.state)) throw new PodError('still-running', `task '${taskId}' is still ${task.state}; export its files once it has ended.`);
     const workspaces = this.deps.workspacesOf(task.session);
     if (!isAbsolute(to) && workspaces.length === 0) throw new PodError('export-target', `the target '${to}' is relative but no workspace is known; give an absolute folder.`);
     const target = await realPathOf(to, workspaces[0]);
@@ -220,10 +222,38 @@ export class Exporter {
   }
 
   async #execute(plan: ExportPlan, onClash: ClashChoice | undefined, via: 'confirmed' | 'remembered', grantId: string | undefined): Promise<ExportRecord> {
+    if (this.deps.task(plan.taskId).cleanedAt !== undefined) throw new PodError('export-source', `task '${plan.taskId}' was cleaned up after the plan; nothing was written.`);
     const id = `exp-${randomBytes(4).toString('hex')}`;
     const backups = join(this.deps.backupsDir, id);
     const createdDirs: string[] = [];
     const done: ExportRecord['items'] = [];
+    const record = (error?: string): ExportRecord => ({
+      kind: 'export',
+      id,
+      at: this.#now(),
+      taskId: plan.taskId,
+      session: plan.session,
+      mode: plan.mode,
+      to: plan.to,
+      via,
+      ...(grantId !== undefined ? { grantId } : {}),
+      items: done,
+      createdDirs,
+      ...(error !== undefined ? { error } : {}),
+    });
+    try {
+      await this.#copyAll(plan, onClash, backups, createdDirs, done);
+    } catch (error) {
+      // What was written before the failure is logged, so it can be seen and undone.
+      if (done.length > 0 || createdDirs.length > 0) await this.deps.store.append(LOG, record((error as Error).message));
+      throw error;
+    }
+    const finished = record();
+    await this.deps.store.append(LOG, finished);
+    return finished;
+  }
+
+  async #copyAll(plan: ExportPlan, onClash: ClashChoice | undefined, backups: string, createdDirs: string[], done: ExportRecord['items']): Promise<void> {
     for (const [index, item] of plan.items.entries()) {
       // Judge again where the target really is now: a symlink may have appeared since the plan.
       const now = await realPathOf(item.target);
@@ -256,21 +286,6 @@ export class Exporter {
       if (plan.mode === 'move') await rm(item.source, { force: true });
       done.push({ source: item.source, target, action, ...(backup !== undefined ? { backup } : {}), ...(sha256 !== undefined ? { sha256 } : {}) });
     }
-    const record: ExportRecord = {
-      kind: 'export',
-      id,
-      at: this.#now(),
-      taskId: plan.taskId,
-      session: plan.session,
-      mode: plan.mode,
-      to: plan.to,
-      via,
-      ...(grantId !== undefined ? { grantId } : {}),
-      items: done,
-      createdDirs,
-    };
-    await this.deps.store.append(LOG, record);
-    return record;
   }
 }
 

@@ -86,9 +86,18 @@ export function podRoutes(service: PodService): PodRouteHandler {
       return true;
     }
     if (!path.startsWith('/api/pod/')) return false;
-    const parts = path.slice('/api/pod/'.length).split('/').map(decodeURIComponent);
     const method = req.method ?? 'GET';
     try {
+      const parts = path
+        .slice('/api/pod/'.length)
+        .split('/')
+        .map((p) => {
+          try {
+            return decodeURIComponent(p);
+          } catch {
+            throw new PodError('bad-input', `the path segment '${p}' is not valid percent-encoding.`);
+          }
+        });
       if (method !== 'GET' && !sameOrigin(req)) throw new PodError('bad-input', 'requests that change the pod must come from the console itself (same origin).');
       const body = method === 'POST' ? await jsonBody(req) : undefined;
       const result = await route(service, method, parts, url, body);

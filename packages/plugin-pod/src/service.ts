@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { lstat, open, readdir, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { SandboxService } from '@aalis/api-reach';
@@ -224,7 +225,7 @@ export class PodService {
     const task = this.#task(id);
     const real = await realPathOf(path, task.dirs.work);
     if (!within(real, task.dirs.work) || real === task.dirs.work) throw new PodError('bad-input', `'${path}' is not a file in the task's directory.`);
-    const handle = await open(real, 'r').catch(() => {
+    const handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => {
       throw new PodError('not-found', `'${path}' does not exist in the task's directory.`);
     });
     try {
