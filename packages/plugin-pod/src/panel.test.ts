@@ -129,4 +129,42 @@ describe('the pod panel in Chromium', () => {
 
     expect(requests.every((u) => u.startsWith(server.url))).toBe(true);
   }, 60_000);
+
+  it('offers "remember this choice" only when enabled, applies it only when ticked, and revokes it', async () => {
+    const env2 = await startPod(place, { baseURL: model.baseURL, sandboxRoot: join(place.root, 'box2'), export: { allowRemember: true } });
+    const server2 = await servePod(env2.pod);
+    const page2 = await browser.newPage();
+    try {
+      const task = await env2.pod.wait((await env2.pod.start({ task: 'generate a CSV with Python' })).id);
+      await page2.goto(`${server2.url}/pod`);
+      await page2.click(`tr.task[data-id="${task.id}"]`);
+      await expect.poll(() => page2.textContent('#files')).toContain('data.csv');
+      const exportTo = async (folder: string) => {
+        await page2.click('#open-export');
+        await page2.check('.export-file[value="data.csv"]');
+        await page2.fill('#export-to', join(place.project, folder));
+        await page2.click('#export-plan');
+      };
+      await exportTo('r');
+      await expect.poll(() => page2.locator('#export-remember-row').isVisible()).toBe(true);
+      expect(await page2.isChecked('#export-remember')).toBe(false);
+      await page2.check('#export-remember');
+      await page2.click('#export-confirm');
+      await expect.poll(() => page2.textContent('#grants')).toContain(join(place.project, 'r'));
+      expect(env2.pod.grants()).toHaveLength(1);
+      // Under the remembered choice the next export to that folder needs no confirmation (the clash is skipped by choice).
+      await env2.pod.exportFiles({ taskId: task.id, files: ['data.csv'], to: join(place.project, 'r'), onClash: 'skip' });
+      expect((await env2.pod.exports()).at(-1)).toMatchObject({ via: 'remembered' });
+      await page2.click('#grants button');
+      await expect.poll(() => page2.locator('#grants-box').isVisible()).toBe(false);
+      expect(env2.pod.grants()).toEqual([]);
+      await exportTo('r');
+      await expect.poll(() => page2.locator('#export-plan-box').isVisible()).toBe(true);
+      expect(await page2.locator('#export-confirm').isVisible()).toBe(true);
+    } finally {
+      await page2.close();
+      await server2.close();
+      await env2.kernel.stop();
+    }
+  }, 60_000);
 });
