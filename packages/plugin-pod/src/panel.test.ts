@@ -17,6 +17,9 @@ let server: Awaited<ReturnType<typeof servePod>>;
 let browser: Browser;
 let page: Page;
 
+// The panel polls once a second; give every wait room for a loaded machine.
+const poll = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: 15_000, interval: 100 });
+
 beforeAll(async () => {
   place = makePlace();
   model = await startFakeModel([
@@ -55,28 +58,28 @@ describe('the pod panel in Chromium', () => {
     await page.goto(`${server.url}/pod`);
 
     // No sandbox root yet: the panel says so, and a task is refused with the reason.
-    await expect.poll(() => page.locator('#no-root').isVisible()).toBe(true);
+    await poll(() => page.locator('#no-root').isVisible()).toBe(true);
     await page.fill('#task-input', 'generate a CSV with Python');
     await page.click('#run');
-    await expect.poll(() => page.textContent('#start-error')).toContain('no sandbox root is configured');
+    await poll(() => page.textContent('#start-error')).toContain('no sandbox root is configured');
     await page.fill('#root-input', place.project);
     await page.click('#root-set');
-    await expect.poll(() => page.textContent('#start-error')).toContain('inside the workspace or project');
+    await poll(() => page.textContent('#start-error')).toContain('inside the workspace or project');
     await page.fill('#root-input', join(place.root, 'box'));
     await page.click('#root-set');
-    await expect.poll(() => page.textContent('#root-line')).toBe(`sandbox root: ${join(place.root, 'box')}`);
+    await poll(() => page.textContent('#root-line')).toBe(`sandbox root: ${join(place.root, 'box')}`);
 
     await page.fill('#task-input', 'generate a CSV with Python');
     await page.fill('#subdir-input', 'ui');
     await page.click('#run');
-    await expect.poll(() => page.textContent('#detail-state'), { timeout: 15_000 }).toBe('succeeded');
-    await expect.poll(() => page.locator('tr.task .state').first().textContent()).toBe('succeeded');
-    await expect.poll(() => page.textContent('#log')).toContain('stdout: rows written: 2');
+    await poll(() => page.textContent('#detail-state')).toBe('succeeded');
+    await poll(() => page.locator('tr.task .state').first().textContent()).toBe('succeeded');
+    await poll(() => page.textContent('#log')).toContain('stdout: rows written: 2');
     const log = (await page.textContent('#log')) ?? '';
     expect(log).toContain('call run_python');
     expect(log).toContain('exit code 0');
     expect(log).toContain('finished: succeeded');
-    await expect.poll(() => page.textContent('#files')).toContain('data.csv');
+    await poll(() => page.textContent('#files')).toContain('data.csv');
     expect(await page.textContent('#detail-conclusion')).toBe('data.csv holds the sales by region.');
     expect(await conversation.fingerprint('main')).toBe(print);
 
@@ -85,7 +88,7 @@ describe('the pod panel in Chromium', () => {
     await page.click('#open-return');
     await page.selectOption('#return-kind', 'summary');
     await page.click('#return-confirm');
-    await expect.poll(() => page.textContent('#action-message')).toContain('Returned one message');
+    await poll(() => page.textContent('#action-message')).toContain('Returned one message');
     const history = (await conversation.get('main')).history;
     expect(history).toHaveLength(before + 1);
     expect(history.at(-1)!.content).toMatch(/^\[Isolation Pod task pod-[0-9a-f]+, summary\] sales CSV, 1 region$/);
@@ -96,11 +99,11 @@ describe('the pod panel in Chromium', () => {
     await page.check('.export-file[value="data.csv"]');
     await page.fill('#export-to', place.project);
     await page.click('#export-plan');
-    await expect.poll(() => page.textContent('#export-items')).toContain(join(place.project, 'data.csv'));
+    await poll(() => page.textContent('#export-items')).toContain(join(place.project, 'data.csv'));
     expect(await page.locator('#export-remember-row').isVisible()).toBe(false);
     expect(existsSync(join(place.project, 'data.csv'))).toBe(false);
     await page.click('#export-confirm');
-    await expect.poll(() => page.textContent('#action-message')).toContain('Exported 1 file(s)');
+    await poll(() => page.textContent('#action-message')).toContain('Exported 1 file(s)');
     expect(readFileSync(join(place.project, 'data.csv'), 'utf8')).toBe('region,sales\r\nnorth,10\r\n');
     expect((await conversation.get('main')).history).toHaveLength(before + 1);
 
@@ -109,23 +112,23 @@ describe('the pod panel in Chromium', () => {
     await page.check('.export-file[value="data.csv"]');
     await page.fill('#export-to', place.project);
     await page.click('#export-plan');
-    await expect.poll(() => page.locator('#export-clash-row').isVisible()).toBe(true);
+    await poll(() => page.locator('#export-clash-row').isVisible()).toBe(true);
     await page.click('#export-confirm');
-    await expect.poll(() => page.textContent('#export-error')).toContain('choose overwrite, skip or rename');
+    await poll(() => page.textContent('#export-error')).toContain('choose overwrite, skip or rename');
     await page.click('#export-close');
     expect((await env.pod.exports()).length).toBe(1);
 
     // Undo from the export log.
     await page.click('#exports button.undo');
-    await expect.poll(() => page.textContent('#action-message')).toContain('undone');
+    await poll(() => page.textContent('#action-message')).toContain('undone');
     expect(existsSync(join(place.project, 'data.csv'))).toBe(false);
 
     // Clean up the task.
     const [task] = env.pod.list();
     await page.click('#clean-task');
-    await expect.poll(() => page.textContent('#action-message')).toContain(`Cleaned ${task!.id}`);
+    await poll(() => page.textContent('#action-message')).toContain(`Cleaned ${task!.id}`);
     expect(existsSync(task!.dirs.base)).toBe(false);
-    await expect.poll(() => page.textContent('#files')).toContain('no files');
+    await poll(() => page.textContent('#files')).toContain('no files');
 
     expect(requests.every((u) => u.startsWith(server.url))).toBe(true);
   }, 60_000);
@@ -138,7 +141,7 @@ describe('the pod panel in Chromium', () => {
       const task = await env2.pod.wait((await env2.pod.start({ task: 'generate a CSV with Python' })).id);
       await page2.goto(`${server2.url}/pod`);
       await page2.click(`tr.task[data-id="${task.id}"]`);
-      await expect.poll(() => page2.textContent('#files')).toContain('data.csv');
+      await poll(() => page2.textContent('#files')).toContain('data.csv');
       const exportTo = async (folder: string) => {
         await page2.click('#open-export');
         await page2.check('.export-file[value="data.csv"]');
@@ -146,20 +149,20 @@ describe('the pod panel in Chromium', () => {
         await page2.click('#export-plan');
       };
       await exportTo('r');
-      await expect.poll(() => page2.locator('#export-remember-row').isVisible()).toBe(true);
+      await poll(() => page2.locator('#export-remember-row').isVisible()).toBe(true);
       expect(await page2.isChecked('#export-remember')).toBe(false);
       await page2.check('#export-remember');
       await page2.click('#export-confirm');
-      await expect.poll(() => page2.textContent('#grants')).toContain(join(place.project, 'r'));
+      await poll(() => page2.textContent('#grants')).toContain(join(place.project, 'r'));
       expect(env2.pod.grants()).toHaveLength(1);
       // Under the remembered choice the next export to that folder needs no confirmation (the clash is skipped by choice).
       await env2.pod.exportFiles({ taskId: task.id, files: ['data.csv'], to: join(place.project, 'r'), onClash: 'skip' });
       expect((await env2.pod.exports()).at(-1)).toMatchObject({ via: 'remembered' });
       await page2.click('#grants button');
-      await expect.poll(() => page2.locator('#grants-box').isVisible()).toBe(false);
+      await poll(() => page2.locator('#grants-box').isVisible()).toBe(false);
       expect(env2.pod.grants()).toEqual([]);
       await exportTo('r');
-      await expect.poll(() => page2.locator('#export-plan-box').isVisible()).toBe(true);
+      await poll(() => page2.locator('#export-plan-box').isVisible()).toBe(true);
       expect(await page2.locator('#export-confirm').isVisible()).toBe(true);
     } finally {
       await page2.close();
