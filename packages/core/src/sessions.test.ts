@@ -74,6 +74,14 @@ describe('sessions', () => {
     expect(await service.fingerprint('a')).not.toBe(before);
   });
 
+  it('peek reads a conversation without creating one', async () => {
+    const { service } = await start();
+    expect(await service.peek('never-opened')).toBeUndefined();
+    expect(await service.peek('never-opened')).toBeUndefined();
+    await service.append('opened', { role: 'user', content: 'hi' });
+    expect((await service.peek('opened'))?.history).toEqual([{ role: 'user', content: 'hi' }]);
+  });
+
   it('persists settings, history and the last used settings across a restart', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'aalis-sessions-'));
     dirs.push(dir);

@@ -110,6 +110,16 @@ export class Sessions {
     return view(await this.#record(id));
   }
 
+  /** A snapshot of a conversation if it exists, without creating it (for readers such as side tasks). */
+  async peek(id: string): Promise<Conversation | undefined> {
+    const cached = this.#records.get(id);
+    if (cached) return view(cached);
+    const stored = await this.store?.read(fileOf(id), SessionRecordSchema);
+    if (!stored) return undefined;
+    this.#records.set(id, stored);
+    return view(stored);
+  }
+
   /** A digest of a conversation's history and context, to show nobody else changed them. */
   async fingerprint(id: string): Promise<string> {
     return fingerprintOf(await this.#record(id));

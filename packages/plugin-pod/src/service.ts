@@ -424,8 +424,8 @@ export class PodService {
       await log.append({ kind: 'started', task: task.task, dir: task.dirs.work, tools: [...c.tools] });
       let context: string | undefined;
       if (c.readContext) {
-        // A read-only snapshot: Sessions.get hands out a frozen copy, never the record itself.
-        const read = finishedTurns(await this.deps.sessions.get(task.session), c.contextMaxChars);
+        // A read-only snapshot: Sessions.peek hands out a frozen copy and never creates a conversation.
+        const read = finishedTurns((await this.deps.sessions.peek(task.session)) ?? { history: [] }, c.contextMaxChars);
         context = read.text;
         await log.append({ kind: 'context', enabled: true, messages: read.messages, chars: read.text.length });
       } else {
