@@ -1,4 +1,5 @@
 import type { Reach } from '@aalis/api-reach';
+import type { ReachHost } from './host.js';
 import { defineService, type OriginTurn } from '@aalis/core';
 
 /** Where a session works: its main directory, extra writable roots, the worktrees its tree made. */
@@ -23,6 +24,8 @@ export const reachBindings = defineService<ReachBindings>('reach/bindings');
 
 /** The resolved reach of a turn, for explaining decisions (`aalis explain`, `aalis policy`). */
 export interface ReachInspector {
+  /** This instance's paths and protected lists, as the reach plugin built them at activation. */
+  host(): ReachHost;
   /** The reach a call of this turn gets under the session's current settings. */
   reachOf(turn: OriginTurn): Promise<Reach>;
 }

@@ -1,24 +1,13 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import {
-  type HostPaths,
-  INSTALL_FORMS,
-  type ProtectedLists,
-  protectedLists,
-  type Reach,
-  reach,
-  resolveReach,
-  toolchainCacheDirs,
-  withRealRoots,
-} from '@aalis/api-reach';
+import { INSTALL_FORMS, type Reach, reach, resolveReach } from '@aalis/api-reach';
 import { approval, authority, definePlugin, type OriginTurn, type SessionSettings, sessions } from '@aalis/core';
 import { z } from 'zod';
 import { type Binding, reachBindings, reachInspector } from './bindings.js';
 import { issueCredential } from './credential.js';
 import { gitDirsOf } from './git-dirs.js';
+import { reachHostOf } from './host.js';
 import { captureLoginEnv, type LoginEnv } from './login-env.js';
 import { realPathOfSync } from './real-path.js';
 
@@ -61,42 +50,8 @@ export const reachPlugin = definePlugin({
   optional: [approval],
   config: ReachConfigSchema,
   apply(ctx, config) {
-    const platform = config.platform ?? (process.platform as 'linux' | 'darwin' | 'win32');
-    const dataDir = config.data ?? ctx.dataDir;
-    if (dataDir === undefined) throw new Error("no data directory: set the plugin's 'data' or start the kernel with a dataDir");
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    const data = realPathOfSync(dataDir);
-    for (const dir of ['workspace', 'tmp', 'self', 'logs']) mkdirSync(join(data, dir), { recursive: true, mode: 0o700 });
-    const paths: HostPaths = {
-      install: realPathOfSync(config.install),
-      data,
-      workspace: join(data, 'workspace'),
-      tmp: join(data, 'tmp'),
-      self: join(data, 'self'),
-      logs: join(data, 'logs'),
-      config: realPathOfSync(config.configFile ?? join(data, 'config.yaml')),
-      secrets: join(data, 'secrets.yaml'),
-      ...(config.deployment !== undefined ? { deployment: realPathOfSync(config.deployment) } : {}),
-    };
-    const userHome = realPathOfSync(config.userHome ?? homedir());
-    const lists: ProtectedLists = withRealRoots(
-      protectedLists({
-        paths,
-        userHome,
-        platform,
-        form: config.form,
-        codeDirs: config.codeDirs.map((d) => realPathOfSync(d)),
-        ...(config.entry !== undefined ? { entry: realPathOfSync(config.entry) } : {}),
-      }),
-      (path) => {
-        try {
-          return realpathSync.native(path);
-        } catch {
-          return undefined;
-        }
-      },
-    );
-    const toolchainCaches = toolchainCacheDirs(userHome, platform).map((d) => realPathOfSync(d));
+    const host = reachHostOf(config, ctx.dataDir);
+    const { paths, lists, toolchainCaches } = host;
     const auth = ctx.get(authority);
     const sessionService = ctx.get(sessions);
 
@@ -161,7 +116,7 @@ export const reachPlugin = definePlugin({
       return { binding, sessionTmp, currentReach };
     };
 
-    ctx.provide(reachInspector, { reachOf: async (turn) => (await prepare(turn)).currentReach() });
+    ctx.provide(reachInspector, { host: () => host, reachOf: async (turn) => (await prepare(turn)).currentReach() });
 
     ctx.provide(reach, {
       async forCall(turn) {

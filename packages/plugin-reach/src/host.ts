@@ -1,0 +1,61 @@
+import { mkdirSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { type HostPaths, type ProtectedLists, protectedLists, toolchainCacheDirs, withRealRoots } from '@aalis/api-reach';
+import type { ReachConfig } from './plugin.js';
+import { realPathOfSync } from './real-path.js';
+
+/** This instance's paths and protected lists, as real paths taken once at activation. */
+export interface ReachHost {
+  readonly platform: 'linux' | 'darwin' | 'win32';
+  readonly paths: HostPaths;
+  readonly userHome: string;
+  readonly lists: ProtectedLists;
+  /** The toolchain caches writable in the workspace tier. */
+  readonly toolchainCaches: readonly string[];
+}
+
+/**
+ * Lays out the data directory (`workspace/`, `tmp/`, `self/`, `logs/`), takes the real paths of
+ * everything the lists are built from, and builds the three protected lists with
+ * `withRealRoots`. Later symlink changes are not followed, as the contract says.
+ */
+export function reachHostOf(config: ReachConfig, kernelDataDir: string | undefined): ReachHost {
+  const platform = config.platform ?? (process.platform as 'linux' | 'darwin' | 'win32');
+  const dataDir = config.data ?? kernelDataDir;
+  if (dataDir === undefined) throw new Error("no data directory: set the plugin's 'data' or start the kernel with a dataDir");
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const data = realPathOfSync(dataDir);
+  for (const dir of ['workspace', 'tmp', 'self', 'logs']) mkdirSync(join(data, dir), { recursive: true, mode: 0o700 });
+  const paths: HostPaths = {
+    install: realPathOfSync(config.install),
+    data,
+    workspace: join(data, 'workspace'),
+    tmp: join(data, 'tmp'),
+    self: join(data, 'self'),
+    logs: join(data, 'logs'),
+    config: realPathOfSync(config.configFile ?? join(data, 'config.yaml')),
+    secrets: join(data, 'secrets.yaml'),
+    ...(config.deployment !== undefined ? { deployment: realPathOfSync(config.deployment) } : {}),
+  };
+  const userHome = realPathOfSync(config.userHome ?? homedir());
+  const lists = withRealRoots(
+    protectedLists({
+      paths,
+      userHome,
+      platform,
+      form: config.form,
+      codeDirs: config.codeDirs.map((d) => realPathOfSync(d)),
+      ...(config.entry !== undefined ? { entry: realPathOfSync(config.entry) } : {}),
+    }),
+    (path) => {
+      try {
+        return realpathSync.native(path);
+      } catch {
+        return undefined;
+      }
+    },
+  );
+  const toolchainCaches = toolchainCacheDirs(userHome, platform).map((d) => realPathOfSync(d));
+  return { platform, paths, userHome, lists, toolchainCaches };
+}
