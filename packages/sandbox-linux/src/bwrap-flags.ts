@@ -1,13 +1,12 @@
 /**
- * Namespaces and process flags of every run: a new user namespace in which no further user
- * namespace can be made (`--disable-userns`, and the seccomp filter besides), new ipc, pid, uts,
+ * Namespaces and process flags of every run: a new user namespace (in which the seccomp filter
+ * refuses further ones, and `--disable-userns` too where the network is off), new ipc, pid, uts,
  * cgroup and network namespaces (network `on` gets its connectivity from slirp4netns, never the
  * host's namespace), the sandbox killed with its parent, and a new session so the command has no
  * controlling terminal to inject keystrokes into.
  */
 export const NAMESPACE_FLAGS = [
   '--unshare-user',
-  '--disable-userns',
   '--unshare-ipc',
   '--unshare-pid',
   '--unshare-net',
@@ -19,3 +18,6 @@ export const NAMESPACE_FLAGS = [
 
 /** The fd on which bubblewrap reads the seccomp program. */
 export const SECCOMP_FD = 3;
+
+/** With network off, bwrap also caps nested user namespaces at zero (see NETWORK_ON_FLAGS for why not with on). */
+export const NETWORK_OFF_FLAGS = ['--disable-userns'] as const;

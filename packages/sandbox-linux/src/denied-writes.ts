@@ -12,6 +12,7 @@ import { isAbsolute, resolve } from 'node:path';
  */
 const EROFS_LINE = /read-only file system|\bEROFS\b|\[Errno 30\]/i;
 const MOUNT_LINE = /device or resource busy|\bEBUSY\b|\[Errno 16\]|file exists|\bEEXIST\b|\[Errno 17\]|not a directory|\bENOTDIR\b|\[Errno 20\]/i;
+const ERRNO_NAME = /^E[A-Z0-9]+$/;
 const QUOTED = /['"‘“`]([^'"’”`\n]+)['"’”`]/g;
 const BEFORE_ERROR = /([^\s'"‘“:][^:]*?):\s*(?:read-only file system|device or resource busy|file exists|not a directory)/i;
 
@@ -26,12 +27,12 @@ function pathsIn(line: string, cwd: string): string[] {
   const out: string[] = [];
   for (const m of line.matchAll(QUOTED)) {
     const s = m[1]!.trim();
-    if (s.includes('/') || s.startsWith('.')) out.push(s);
+    if (s && !s.includes(': ') && !ERRNO_NAME.test(s)) out.push(s);
   }
   if (out.length === 0) {
     const m = BEFORE_ERROR.exec(line);
     const token = m?.[1]?.trim().split(/\s+/).pop();
-    if (token && (token.includes('/') || token.startsWith('.'))) out.push(token);
+    if (token) out.push(token);
   }
   return out.map((p) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p)));
 }

@@ -1,4 +1,4 @@
-export { NAMESPACE_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
+export { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 export { type DeniedWrites, deniedWritesOf } from './denied-writes.js';
 export { Layers, PATH_STATES, type PathState } from './layers.js';
 export { NEW_ENTRY_NAMES, placeholderBases, placeholderCandidates } from './new-entries.js';

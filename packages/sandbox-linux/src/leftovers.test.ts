@@ -41,8 +41,9 @@ function pidsOf(name: string, needle: string): number[] {
 /** slirp4netns processes whose sandbox is gone: what a leak would look like (others' live runs do not count). */
 function orphanedSlirps(): number[] {
   return pidsOf('slirp4netns', '').filter((pid) => {
-    const m = /--userns-path=\/proc\/(\d+)\//.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-    return m !== null && !existsSync(`/proc/${m[1]}`);
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const target = args[args.indexOf('tap0') - 1]; // slirp4netns ... <sandbox pid> tap0
+    return target !== undefined && !existsSync(`/proc/${target}`);
   });
 }
 

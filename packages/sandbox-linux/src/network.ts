@@ -15,7 +15,12 @@ export const INFO_FD = 4;
 /** bwrap waits on this fd before starting the command, until slirp4netns is ready. */
 export const BLOCK_FD = 5;
 
-/** bwrap arguments for the handshake. */
+/**
+ * bwrap arguments for the handshake. bwrap's `--disable-userns` is left out with network on: it
+ * moves the sandbox into a nested user namespace during setup, so slirp4netns could enter the
+ * wrong one and be refused the network namespace. New user namespaces stay refused by the
+ * seccomp filter (clone/unshare with CLONE_NEWUSER, clone3).
+ */
 export const NETWORK_ON_FLAGS = ['--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD)] as const;
 
 /** A running slirp4netns for one sandbox. */
@@ -52,7 +57,17 @@ export function readChildPid(info: Readable, timeoutMs = 5000): Promise<number> 
 export async function startSlirp(slirp4netns: string, pid: number, timeoutMs = 5000): Promise<Slirp> {
   const proc = execa(
     slirp4netns,
-    ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', '--exit-fd=4', `--userns-path=/proc/${pid}/ns/user`, String(pid), 'tap0'],
+    [
+      '--configure',
+      '--mtu=65520',
+      '--disable-host-loopback',
+      '--ready-fd=3',
+      '--exit-fd=4',
+      // the user namespace that owns the sandbox's network namespace (see NETWORK_ON_FLAGS)
+      `--userns-path=/proc/${pid}/ns/user`,
+      String(pid),
+      'tap0',
+    ],
     { env: {}, extendEnv: false, cwd: '/', reject: false, stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], buffer: false },
   );
   const fds = proc.stdio as unknown as (Readable & Writable)[];
@@ -64,7 +79,7 @@ export async function startSlirp(slirp4netns: string, pid: number, timeoutMs = 5
   });
   const stop = async () => {
     exit.end();
-    proc.kill('SIGTERM');
+    proc.kill('SIGKILL');
     await proc;
   };
   try {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { SandboxCheck, SandboxProbe } from '@aalis/api-reach';
 import { execa } from 'execa';
-import { NAMESPACE_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
+import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { findExecutable, userNamespaceFix } from './tools.js';
 
 /** The bubblewrap this package needs: `--disable-userns` and `--remount-ro` came in 0.8. */
@@ -64,7 +64,7 @@ export async function probeHost(t: ProbeTargets): Promise<SandboxProbe> {
     return { backend: 'linux', available: false, checks };
   }
   checks.push({ name: 'bubblewrap', ok: true, detail: `${bwrap}: ${version}` });
-  const ns = await tryBwrap(bwrap, [...NAMESPACE_FLAGS, ...BASE, '--', 'true']);
+  const ns = await tryBwrap(bwrap, [...NAMESPACE_FLAGS, ...NETWORK_OFF_FLAGS, ...BASE, '--', 'true']);
   if (!ns.ok) {
     checks.push({ name: 'user-namespaces', ok: false, detail: `bwrap cannot create its namespaces: ${ns.message}`, fix: userNamespaceFix() });
     return { backend: 'linux', available: false, checks };

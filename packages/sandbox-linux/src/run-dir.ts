@@ -82,6 +82,7 @@ function removePlaceholder(p: Placeholder): void {
   try {
     const st = lstatSync(p.path);
     if (st.isFile() && st.size === 0) unlinkSync(p.path);
+    else if (st.isDirectory()) rmdirSync(p.path); // journals of older versions had directory placeholders; only an empty one goes
   } catch {
     // gone already, or no longer empty: not ours to delete
   }

@@ -113,3 +113,19 @@ describe('LinuxSandbox.run', { timeout: 60_000 }, () => {
     expect(readFileSync(`${s.home}/.bashrc`, 'utf8')).toContain('l\n');
   });
 });
+
+describe('new files the policy denies, inside a writable root', { timeout: 60_000 }, () => {
+  it.each([
+    ['a new .env.local', 'echo S=1 > .env.local', '.env.local'],
+    ['a new .envrc', 'echo x > .envrc', '.envrc'],
+    ['a new .vscode directory', 'mkdir .vscode', '.vscode'],
+    ['a new .vscode/tasks.json', 'mkdir -p .vscode; echo {} > .vscode/tasks.json', '.vscode'],
+    ['a new AGENTS.md', 'echo x > AGENTS.md', 'AGENTS.md'],
+  ])('refuses %s and reports it as a refused write', async (_, cmd, name) => {
+    const r = await sb.run(req(s, ['sh', '-c', cmd]));
+    expect(r.exitCode).not.toBe(0);
+    expect(r.writeDenied).toBe(true);
+    expect(r.deniedWrites.some((p) => p === `${s.ws}/${name}` || p.startsWith(`${s.ws}/${name}/`))).toBe(true);
+    expect(existsSync(`${s.ws}/${name}`)).toBe(false); // and the placeholder is gone afterwards
+  });
+});

@@ -10,7 +10,7 @@ import {
   SandboxUnavailableError,
 } from '@aalis/api-reach';
 import { execa } from 'execa';
-import { NAMESPACE_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
+import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { deniedWritesOf } from './denied-writes.js';
 import { BLOCK_FD, INFO_FD, NETWORK_ON_FLAGS, readChildPid, type Slirp, startSlirp } from './network.js';
 import { BoundedOutput } from './output.js';
@@ -44,7 +44,17 @@ export const DEFAULT_MAX_OUTPUT = 1024 * 1024;
 /** Setup attempts when a mount point vanished under us. */
 const MAX_SETUP_ATTEMPTS = 3;
 
+/** bwrap failed to set up for a reason that a fresh attempt does not share; nothing ran. */
 class VanishedMountError extends Error {}
+
+/**
+ * A mount point that vanished since the scan (a container shim's socket), or bwrap's loopback
+ * setup losing a netlink race with slirp4netns configuring the same namespace.
+ */
+function transientSetupFailure(stderr: string, translation: Translation): boolean {
+  if (/^bwrap: loopback: /m.test(stderr)) return true;
+  return translation.mounts.some((m) => stderr.includes(m.path) && !existsSync(m.path));
+}
 
 const unavailable = (reason: string, fix: string) => new SandboxUnavailableError('linux', reason, fix);
 
@@ -101,6 +111,7 @@ export class LinuxSandbox implements SandboxService {
     sweepStaleRunDirs(this.tmp);
     // A socket of another program (a container shim, say) can vanish between the scan and the
     // mount: bwrap then refuses to set up and nothing has run, so scan again and retry.
+    // (See transientSetupFailure for the other case.)
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.attempt(request, tools);
@@ -142,7 +153,7 @@ export class LinuxSandbox implements SandboxService {
     const netOn = request.policy.network === 'on';
     const args = [
       ...NAMESPACE_FLAGS,
-      ...(netOn ? NETWORK_ON_FLAGS : []),
+      ...(netOn ? NETWORK_ON_FLAGS : NETWORK_OFF_FLAGS),
       ...translation.args,
       '--chdir',
       request.cwd,
@@ -198,14 +209,10 @@ export class LinuxSandbox implements SandboxService {
       }
       const r = await child;
       const stderr = err.text();
-      if (netError && stderr.startsWith('bwrap: ')) {
-        const vanished = translation.mounts.find((m) => stderr.includes(m.path) && !existsSync(m.path));
-        if (vanished) throw new VanishedMountError(stderr.trim());
-      }
+      if (netError && stderr.startsWith('bwrap: ') && transientSetupFailure(stderr, translation)) throw new VanishedMountError(stderr.trim());
       if (netError) throw unavailable(`network "on" could not be set up: ${netError.message}; bwrap: ${stderr.trim()}`, 'sudo apt-get install -y slirp4netns; see `aalis doctor`');
       if (!killed && r.exitCode === 1 && stderr.startsWith('bwrap: ')) {
-        const vanished = translation.mounts.find((m) => stderr.includes(m.path) && !existsSync(m.path));
-        if (vanished) throw new VanishedMountError(stderr.trim());
+        if (transientSetupFailure(stderr, translation)) throw new VanishedMountError(stderr.trim());
         throw unavailable(`bubblewrap could not set up the sandbox: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
       }
       const mounted = new Set(translation.mounts.map((m) => m.path));
