@@ -68,15 +68,26 @@ function portOf(value: unknown): number | undefined {
 /** Waits for SIGINT or SIGTERM, then stops the daemon; resolves with the exit status. */
 function untilSignal(daemon: RunningDaemon, io: CliIo): Promise<number> {
   return new Promise((resolve) => {
+    let stopping = false;
+    // The handlers stay until the stop is done: other listeners (execa's child clean-up) re-raise
+    // the signal, killing the process mid-stop, when they find themselves the only listener.
     const onSignal = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      if (stopping) {
+        io.stderr(`aalis serve: ${signal} received again; already stopping\n`);
+        return;
+      }
+      stopping = true;
       io.stderr(`aalis serve: ${signal} received\n`);
+      const done = (status: number) => {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        resolve(status);
+      };
       daemon.stop(`the daemon received ${signal}`).then(
-        () => resolve(0),
+        () => done(0),
         (error: unknown) => {
           io.stderr(`aalis serve: the stop did not finish cleanly: ${error instanceof Error ? error.message : String(error)}\n`);
-          resolve(1);
+          done(1);
         },
       );
     };
@@ -117,5 +128,11 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
   progress(`API on ${daemon.url}/api/ (Authorization: Bearer <token>)`);
   // The one line a person needs, on stdout so a script can take it: the console with its token.
   io.stdout(`console: ${daemon.consoleUrl}\n`);
-  return untilSignal(daemon, io);
+  const status = await untilSignal(daemon, io);
+  // Everything is stopped; a handle some backend left open must not keep the process alive.
+  setTimeout(() => {
+    io.stderr('aalis serve: something was still open after the stop; exiting anyway.\n');
+    process.exit(status);
+  }, 2_000).unref();
+  return status;
 }

@@ -196,7 +196,9 @@ const ROUTES: readonly Route[] = [
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new ApiError('bad-request', `limit must be a whole number from 1 to 10000 (got '${url.searchParams.get('limit')}').`);
       const session = url.searchParams.get('session');
       const log = await ctx.audit.read();
-      const records = session === null ? log.records : log.records.filter((r) => 'session' in r && r.session === session);
+      // A refused reply names its ask, not the session: it belongs to the session of its ask.
+      const asks = new Set(log.records.flatMap((r) => (r.event === 'requested' && r.session === session ? [r.id] : [])));
+      const records = session === null ? log.records : log.records.filter((r) => ('session' in r ? r.session === session : r.id !== null && asks.has(r.id)));
       sendJson(res, 200, { records: records.slice(-limit), total: records.length, torn: log.torn, invalid: log.invalid });
     },
   },

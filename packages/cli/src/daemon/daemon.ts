@@ -9,6 +9,7 @@ import { terminalIdentity } from '../install.js';
 import { handleApi } from './api.js';
 import { CallTracker } from './calls.js';
 import { loadConfig } from './config.js';
+import { descendantsOf, killSurvivors, sandboxesUnder } from './descendants.js';
 import { type ChosenDeployment, chooseDeployment } from './deployment.js';
 import { EventHub } from './events.js';
 import { ApiError, sendError, sendJson } from './http.js';
@@ -50,6 +51,8 @@ export interface RunningDaemon {
 }
 
 const DEFAULT_PORT = 8787;
+/** How long aborted commands get to end by themselves before their processes are killed. */
+const ABORT_GRACE_MS = 1_000;
 /** How long a stop waits for aborted calls to answer their callers before closing connections. */
 const STOP_GRACE_MS = 5_000;
 
@@ -201,7 +204,12 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     stopped ??= (async () => {
       stopping = true;
       progress('stopping: killing running commands, expiring pending approvals…');
+      const running = descendantsOf(process.pid);
       calls.abortAll(reason);
+      // Each backend kills its command on abort; whatever still runs a moment later is killed here.
+      await calls.settled(ABORT_GRACE_MS);
+      const survivors = killSurvivors([...running, ...sandboxesUnder(realpathSync(dataDir))]);
+      if (survivors > 0) progress(`killed ${survivors} process(es) of aborted commands that outlived their abort`);
       await started.stop();
       await calls.settled(STOP_GRACE_MS);
       hub.close();

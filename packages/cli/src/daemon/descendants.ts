@@ -1,0 +1,95 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** A process as /proc shows it: its id and its start time (to tell a reused id apart). */
+export interface ProcessRef {
+  readonly pid: number;
+  readonly start: string;
+}
+
+function stat(pid: number): { ppid: number; start: string } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name is in parentheses and may itself hold spaces or parentheses.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const ppid = Number(fields[1]);
+    const start = fields[19];
+    return Number.isFinite(ppid) && start !== undefined ? { ppid, start } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every live descendant of `root` (Linux `/proc`; empty elsewhere). */
+export function descendantsOf(root: number = process.pid): ProcessRef[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const children = new Map<number, ProcessRef[]>();
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    const info = stat(pid);
+    if (!info) continue;
+    const list = children.get(info.ppid) ?? [];
+    list.push({ pid, start: info.start });
+    children.set(info.ppid, list);
+  }
+  const found: ProcessRef[] = [];
+  const queue = [...(children.get(root) ?? [])];
+  while (queue.length > 0) {
+    const next = queue.shift() as ProcessRef;
+    found.push(next);
+    queue.push(...(children.get(next.pid) ?? []));
+  }
+  return found;
+}
+
+/**
+ * SIGKILLs the processes of a snapshot that still run (same id, same start time). The daemon
+ * takes the snapshot before it aborts its calls: a sandbox whose monitor is killed can leave its
+ * inner process reparented away from the daemon, out of reach of a later look.
+ */
+export function killSurvivors(snapshot: readonly ProcessRef[]): number {
+  let killed = 0;
+  for (const ref of snapshot) {
+    if (stat(ref.pid)?.start !== ref.start) continue;
+    try {
+      process.kill(ref.pid, 'SIGKILL');
+      killed++;
+    } catch {
+      // it ended meanwhile
+    }
+  }
+  return killed;
+}
+
+/**
+ * Live bubblewrap processes whose arguments name a path under `dataDir`: every sandbox this
+ * daemon started binds its session temp from there. A monitor killed early can leave its
+ * sandbox reparented to init, out of the daemon's process tree; this finds it all the same.
+ */
+export function sandboxesUnder(dataDir: string): ProcessRef[] {
+  const prefix = `${dataDir.replace(/\/+$/, '')}/`;
+  const found: ProcessRef[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (!argv[0]?.endsWith('bwrap') || !argv.some((a) => a.startsWith(prefix))) continue;
+      const info = stat(Number(entry));
+      if (info) found.push({ pid: Number(entry), start: info.start });
+    } catch {
+      // it ended meanwhile
+    }
+  }
+  return found;
+}

@@ -1,0 +1,172 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The real `aalis` binary of this checkout. */
+export const BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'bin', 'aalis.mjs');
+
+/** A fresh deployment directory under /var/tmp (the sandbox has a private /tmp), with a config if given. */
+export function deploymentDir(config?: unknown): string {
+  const dir = mkdtempSync('/var/tmp/aalis-serve-test-');
+  if (config !== undefined) writeFileSync(join(dir, 'aalis.config.json'), typeof config === 'string' ? config : JSON.stringify(config, null, 2));
+  return dir;
+}
+
+/** A JSON answer as tests read it, field by field. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read JSON answers field by field and assert on them
+export type Json = any;
+
+/** A daemon started as the real binary. */
+export interface ServeProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly token: string;
+  readonly consoleUrl: string;
+  stderr(): string;
+  /** Sends a signal and waits for the exit status. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  readonly exited: Promise<number | null>;
+  /** A JSON API call with the token (or `token: null` for none). */
+  api(method: string, path: string, body?: unknown, token?: string | null): Promise<{ status: number; body: Json }>;
+}
+
+/** Runs `aalis serve` to its end (for start-up failures): exit status and output. */
+export function serveOnce(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [BIN, 'serve', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Starts `aalis serve --dir DIR --port 0` and waits for the console line on stdout. */
+export async function startServe(dir: string, extra: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--dir', dir, '--port', '0', ...extra], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr?.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const line = await new Promise<string>((resolveLine, reject) => {
+    const timer = setTimeout(() => reject(new Error(`aalis serve did not print its console line in 45 s; stderr:\n${stderr}`)), 45_000);
+    child.stdout?.on('data', (d) => {
+      stdout += d;
+      const match = /^console: (\S+)$/m.exec(stdout);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolveLine(match[1]);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`aalis serve exited (${code}) before it was ready; stderr:\n${stderr}`));
+    });
+  });
+  const consoleUrl = line;
+  const url = consoleUrl.slice(0, consoleUrl.indexOf('/console'));
+  const token = consoleUrl.slice(consoleUrl.indexOf('#token=') + 7);
+  return {
+    child,
+    url,
+    token,
+    consoleUrl,
+    exited,
+    stderr: () => stderr,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+    async api(method, path, body, useToken = token) {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: { ...(useToken !== null ? { authorization: `Bearer ${useToken}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      const text = await res.text();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+      return { status: res.status, body: parsed };
+    },
+  };
+}
+
+/** A Server-Sent-Events subscription: the events seen so far, and a wait for the next matching one. */
+export interface EventStream {
+  readonly events: { name: string; data: Json }[];
+  next(name: string, where?: (data: Json) => boolean, timeoutMs?: number): Promise<Json>;
+  close(): void;
+}
+
+/** Subscribes to `/api/events` and resolves once the stream's `ready` event arrived. */
+export async function subscribe(url: string, token: string, query = ''): Promise<EventStream> {
+  const controller = new AbortController();
+  const res = await fetch(`${url}/api/events${query}`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
+  if (!res.ok || !res.body) throw new Error(`/api/events answered ${res.status}`);
+  const events: { name: string; data: Json }[] = [];
+  const waiters: { name: string; where: (d: Json) => boolean; resolve: (d: Json) => void; from: number }[] = [];
+  let ready!: () => void;
+  const isReady = new Promise<void>((r) => (ready = r));
+  const check = () => {
+    for (const w of [...waiters]) {
+      const hit = events.slice(w.from).find((e) => e.name === w.name && w.where(e.data));
+      if (hit) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(hit.data);
+      }
+    }
+  };
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+          const frame = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const name = /^event: (.*)$/m.exec(frame)?.[1];
+          const data = /^data: (.*)$/m.exec(frame)?.[1];
+          if (!name) continue;
+          if (name === 'ready') ready();
+          events.push({ name, data: data ? JSON.parse(data) : undefined });
+          check();
+        }
+      }
+    } catch {
+      // aborted by close()
+    }
+  })();
+  await isReady;
+  return {
+    events,
+    next(name, where = () => true, timeoutMs = 30_000) {
+      return new Promise((resolveEvent, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no '${name}' event within ${timeoutMs} ms; saw: ${events.map((e) => e.name).join(', ')}`)), timeoutMs);
+        waiters.push({ name, where, from: 0, resolve: (d) => {
+          clearTimeout(timer);
+          resolveEvent(d);
+        },
+        });
+        check();
+      });
+    },
+    close: () => controller.abort(),
+  };
+}
+
+/** An owner's turn on the `chat` platform in conversation `session`. */
+export function ownerTurn(session: string, userId = 'alice', inbound = `m-${Date.now()}`) {
+  const who = { platform: 'chat', userId };
+  return { session: { id: session }, platform: 'chat', speaker: who, authorised: who, inbound: { id: inbound }, category: 'own' as const };
+}

@@ -1,0 +1,242 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe, subscribe } from './serve-process.testing.js';
+
+const CONFIG = { owners: { chat: ['alice'] }, approval: { timeoutMs: 60_000 } };
+
+describe('aalis serve: a bad config names the file, the field and the expectation', () => {
+  const cases = [
+    { name: 'a wrong type', config: { owners: { chat: [123] } }, field: 'owners.chat.0', expected: /expected string/ },
+    { name: 'an unknown key', config: { ownrs: {} }, field: 'ownrs', expected: /not a known setting; the keys here are: owners, deployment/ },
+    { name: 'a bad nested value', config: { approval: { timeoutMs: -1 } }, field: 'approval.timeoutMs', expected: />=10/ },
+    { name: 'a bad deployment', config: { deployment: 'cloud' }, field: 'deployment', expected: /host.*docker/ },
+    { name: 'not JSON', config: '{ "owners": ', field: '(file)', expected: /not readable JSON/ },
+  ];
+  it.each(cases)('$name', async ({ config, field, expected }) => {
+    const dir = deploymentDir(config);
+    try {
+      const result = await serveOnce(['--dir', dir, '--port', '0']);
+      expect(result.code).toBe(2);
+      const file = join(dir, 'aalis.config.json');
+      expect(result.stderr).toContain(`${file}: ${field}: `);
+      expect(result.stderr).toMatch(expected);
+      expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+      expect(result.stdout).not.toContain('console:');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a bad flag value lists what is accepted', async () => {
+    const result = await serveOnce(['--deployment', 'cloud']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--deployment 'cloud' is not accepted; use one of: host, docker");
+  });
+});
+
+describe('aalis serve: the API', () => {
+  let dir: string;
+  let daemon: ServeProcess;
+  let outside: string;
+
+  beforeAll(async () => {
+    dir = deploymentDir(CONFIG);
+    outside = join(dir, '..', `${dir.split('/').pop()}-outside`);
+    mkdirSync(outside, { recursive: true });
+    daemon = await startServe(dir);
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
+  });
+
+  it('prints progress for the long steps on stderr', () => {
+    expect(daemon.stderr()).toContain('probing the linux sandbox');
+    expect(daemon.stderr()).toContain('starting plugins');
+    expect(daemon.stderr()).toContain(`config: ${join(dir, 'aalis.config.json')}`);
+  });
+
+  it('refuses a request without the token, or with a wrong one, with 401 and a JSON error', async () => {
+    for (const token of [null, 'wrong-token', `${daemon.token}x`]) {
+      const res = await daemon.api('GET', '/api/approvals/pending', undefined, token);
+      expect(res.status).toBe(401);
+      expect(res.body.error.kind).toBe('unauthorized');
+      expect(res.body.error.message).toContain('Authorization: Bearer');
+    }
+    const events = await fetch(`${daemon.url}/api/events`);
+    expect(events.status).toBe(401);
+    expect((await daemon.api('GET', '/api/approvals/pending')).status).toBe(200);
+  });
+
+  it('refuses a bad body with 400 naming the field, and an unknown route with 404', async () => {
+    const bad = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: {}, turn: { session: {} } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.kind).toBe('invalid-body');
+    expect(bad.body.error.message).toMatch(/turn\.session\.id/);
+    const missing = await daemon.api('GET', '/api/nothing');
+    expect(missing.status).toBe(404);
+    const method = await daemon.api('GET', '/api/tools/call');
+    expect(method.status).toBe(405);
+    expect(method.body.error.message).toContain('use POST');
+  });
+
+  it('a write outside the workspace is asked, shows as pending and as an SSE event, is approved by code, and the call finishes', async () => {
+    const target = join(outside, 'approved.txt');
+    const stream = await subscribe(daemon.url, daemon.token);
+    try {
+      const turn = ownerTurn('chat-approve');
+      const call = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo from-the-sandbox > ${target}` }, turn });
+      const requested = await stream.next('approval/requested', (e) => e.session.id === 'chat-approve');
+      // A new file is a write to its directory: that is what the sandbox refused and what is asked.
+      expect(requested.subject).toMatchObject({ kind: 'write-path', path: outside, rule: 'boundary' });
+      expect(existsSync(target)).toBe(false); // the read-only first run was refused
+
+      const pending = await daemon.api('GET', '/api/approvals/pending?session=chat-approve');
+      expect(pending.body.pending).toEqual([expect.objectContaining({ code: requested.code, session: 'chat-approve', subject: requested.subject })]);
+
+      const stranger = await daemon.api('POST', '/api/approvals/reply', { code: requested.code, decision: 'approve', by: { platform: 'chat', userId: 'mallory' } });
+      expect(stranger.status).toBe(403);
+      expect(stranger.body.error.kind).toBe('not-owner');
+
+      const reply = await daemon.api('POST', '/api/approvals/reply', { code: requested.code, decision: 'approve', by: { platform: 'chat', userId: 'alice' } });
+      expect(reply.status).toBe(200);
+      expect(reply.body.outcome.outcome).toBe('approved');
+      const resolved = await stream.next('approval/resolved', (e) => e.id === requested.id);
+      expect(resolved).toMatchObject({ via: 'human', outcome: { outcome: 'approved' } });
+
+      const result = await call;
+      expect(result.status).toBe(200);
+      expect(result.body).toMatchObject({ ok: true, value: { where: 'sandbox', exitCode: 0, grantedWrites: [outside] } });
+      expect(readFileSync(target, 'utf8')).toBe('from-the-sandbox\n');
+
+      const again = await daemon.api('POST', '/api/approvals/reply', { code: requested.code, decision: 'approve', by: { platform: 'chat', userId: 'alice' } });
+      expect(again.status).toBe(409);
+      const audit = await daemon.api('GET', '/api/audit?session=chat-approve');
+      expect(audit.body.records.map((r: { event: string }) => r.event)).toEqual(['requested', 'reply-refused', 'resolved']);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('a rejected ask ends the call with the reason and nothing written', async () => {
+    const target = join(outside, 'rejected.txt');
+    const stream = await subscribe(daemon.url, daemon.token, '?session=chat-reject');
+    try {
+      const call = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo no > ${target}` }, turn: ownerTurn('chat-reject') });
+      const requested = await stream.next('approval/requested');
+      const reply = await daemon.api('POST', '/api/approvals/reply', { code: requested.code, decision: 'reject', reason: 'not there', by: { platform: 'chat', userId: 'alice' } });
+      expect(reply.status).toBe(200);
+      const result = await call;
+      expect(result.body).toMatchObject({ ok: false, kind: 'denied' });
+      expect(result.body.message).toContain('not there');
+      expect(existsSync(target)).toBe(false);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('a remembered grant answers the next ask by itself, is listed, and is revoked', async () => {
+    const target = join(outside, 'remembered.txt');
+    const stream = await subscribe(daemon.url, daemon.token, '?session=chat-grant');
+    try {
+      const turn = ownerTurn('chat-grant');
+      const first = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo 1 > ${target}` }, turn });
+      const requested = await stream.next('approval/requested');
+      expect((await daemon.api('POST', '/api/approvals/reply', { code: requested.code, decision: 'approve-remember', by: turn.authorised })).status).toBe(200);
+      expect((await first).body.ok).toBe(true);
+      const grants = await daemon.api('GET', '/api/grants?session=chat-grant');
+      expect(grants.body.grants).toEqual([expect.objectContaining({ session: 'chat-grant', scope: { kind: 'write-path', rule: 'boundary', target: outside } })]);
+      // Another new file in the same directory: the same write, so the grant answers it.
+      const second = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo 2 > ${target}-2` }, turn });
+      expect(second.body.ok).toBe(true);
+      expect(readFileSync(`${target}-2`, 'utf8')).toBe('2\n');
+      expect(stream.events.filter((e) => e.name === 'approval/requested')).toHaveLength(1);
+      const revoked = await daemon.api('POST', '/api/grants/revoke', { id: grants.body.grants[0].id });
+      expect(revoked.status).toBe(200);
+      expect((await daemon.api('GET', '/api/grants?session=chat-grant')).body.grants).toEqual([]);
+      expect((await daemon.api('POST', '/api/grants/revoke', { id: grants.body.grants[0].id })).status).toBe(404);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it("settings change through the kernel's rules: plan forces readonly, raising the tier in plan is refused with 409", async () => {
+    const stream = await subscribe(daemon.url, daemon.token, '?session=chat-settings');
+    try {
+      const turn = await daemon.api('POST', '/api/turns', { turn: ownerTurn('chat-settings'), message: 'hello' });
+      expect(turn.body).toMatchObject({ session: 'chat-settings', principal: 'owner' });
+      const plan = await daemon.api('POST', '/api/sessions/chat-settings/settings', { runMode: 'plan' });
+      expect(plan.status).toBe(200);
+      expect(plan.body.settings).toMatchObject({ runMode: 'plan', tier: 'readonly' });
+      const changed = await stream.next('session/settings-changed');
+      expect(changed.next.tier).toBe('readonly');
+      const refused = await daemon.api('POST', '/api/sessions/chat-settings/settings', { tier: 'full' });
+      expect(refused.status).toBe(409);
+      expect(refused.body.error.kind).toBe('plan-locks-tier');
+      expect((await daemon.api('GET', '/api/sessions/chat-settings/settings')).body.settings.tier).toBe('readonly');
+      const alias = await daemon.api('POST', '/api/sessions/chat-settings/settings', { runMode: 'execute', tier: 'workspace-write' });
+      expect(alias.body.settings).toMatchObject({ runMode: 'execute', tier: 'workspace' });
+      const bad = await daemon.api('POST', '/api/sessions/chat-settings/settings', { colour: 'red' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.message).toContain('colour');
+      const listed = await daemon.api('GET', '/api/sessions');
+      expect(listed.body.sessions.map((s: { id: string }) => s.id)).toContain('chat-settings');
+    } finally {
+      stream.close();
+    }
+  });
+});
+
+function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return found;
+}
+
+describe('aalis serve: SIGTERM stops cleanly', () => {
+  it('kills a running sandboxed command, ends a pending ask as expired in the audit log, and exits 0', async () => {
+    const dir = deploymentDir(CONFIG);
+    const outside = `${dir}-outside`;
+    mkdirSync(outside);
+    let daemon: ServeProcess | undefined;
+    try {
+      daemon = await startServe(dir);
+      const marker = `aalis-stop-marker-${process.pid}-${Date.now()}`;
+      const stream = await subscribe(daemon.url, daemon.token);
+      const running = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `sleep 300; echo ${marker}` }, turn: ownerTurn('chat-stop-run') });
+      const asking = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo x > ${outside}/never.txt` }, turn: ownerTurn('chat-stop-ask') });
+      const requested = await stream.next('approval/requested');
+      for (let i = 0; i < 100 && processesWith(marker).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(processesWith(marker).length).toBeGreaterThan(0);
+
+      expect(await daemon.stop('SIGTERM')).toBe(0);
+      expect(daemon.stderr()).toContain('SIGTERM received');
+      expect(processesWith(marker)).toEqual([]);
+      const ran = await running;
+      expect(ran.body).toMatchObject({ ok: true, value: { signal: 'SIGKILL', exitCode: null } });
+      const asked = await asking;
+      expect(asked.body.ok).toBe(false);
+      expect(existsSync(join(outside, 'never.txt'))).toBe(false);
+
+      const audit = readFileSync(join(dir, 'data', 'approval', 'audit.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(audit).toContainEqual(expect.objectContaining({ event: 'resolved', id: requested.id, outcome: 'expired', via: 'shutdown' }));
+      stream.close();
+    } finally {
+      daemon?.child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+});
