@@ -144,28 +144,35 @@ async function refreshGrants() {
   }));
 }
 
+// The last message of each conversation's card, kept across re-renders.
+const sessionMessages = {};
+
 function sessionCard(s) {
   const selects = {};
   const fields = [['tier', 'tier'], ['boundary', 'boundary'], ['approver', 'approver'], ['runMode', 'run mode']].map(([key, name]) => {
-    const sel = h('select', { name: key, 'aria-label': name }, CHOICES[key].map((v) => h('option', { value: v, selected: s.settings[key] === v }, v)));
+    const sel = h('select', { name: key, 'aria-label': name, 'data-current': s.settings[key] }, CHOICES[key].map((v) => h('option', { value: v, selected: s.settings[key] === v }, v)));
     selects[key] = sel;
     return h('label', {}, h('span', { class: 'label' }, name), sel);
   });
   const msg = h('div', { class: 'msg', role: 'status' });
+  const say = (cls, text) => {
+    sessionMessages[s.id] = { cls, text };
+    msg.className = 'msg ' + cls;
+    msg.textContent = text;
+  };
+  if (sessionMessages[s.id]) say(sessionMessages[s.id].cls, sessionMessages[s.id].text);
   const apply = h('button', { class: 'primary', onclick: async () => {
     const change = {};
     for (const [key, sel] of Object.entries(selects)) if (sel.value !== s.settings[key]) change[key] = sel.value;
-    if (!Object.keys(change).length) { msg.className = 'msg'; msg.textContent = 'Nothing changed.'; return; }
+    if (!Object.keys(change).length) return say('', 'Nothing changed.');
     try {
       const r = await api('POST', '/api/sessions/' + encodeURIComponent(s.id) + '/settings', change);
       s.settings = r.settings;
-      for (const [key, sel] of Object.entries(selects)) sel.value = r.settings[key];
-      msg.className = 'msg ok';
-      msg.textContent = 'Applied: tier ' + r.settings.tier + ', boundary ' + r.settings.boundary + ', approver ' + r.settings.approver + ', run mode ' + r.settings.runMode + (r.settings.restore ? ' (plan keeps ' + r.settings.restore.tier + ' to restore)' : '') + '.';
+      for (const [key, sel] of Object.entries(selects)) { sel.value = r.settings[key]; sel.dataset.current = r.settings[key]; }
+      say('ok', 'Applied: tier ' + r.settings.tier + ', boundary ' + r.settings.boundary + ', approver ' + r.settings.approver + ', run mode ' + r.settings.runMode + (r.settings.restore ? ' (plan keeps ' + r.settings.restore.tier + ' to restore)' : '') + '.');
     } catch (e) {
       for (const [key, sel] of Object.entries(selects)) sel.value = s.settings[key];
-      msg.className = 'msg bad';
-      msg.textContent = 'Refused' + (e.kind ? ' (' + e.kind + ')' : '') + ': ' + e.message;
+      say('bad', 'Refused' + (e.kind ? ' (' + e.kind + ')' : '') + ': ' + e.message);
     }
   } }, 'Apply');
   return h('article', { class: 'card session', 'data-session': s.id },
@@ -177,8 +184,9 @@ function sessionCard(s) {
 async function refreshSessions() {
   const { sessions } = await api('GET', '/api/sessions');
   const box = $('sessions');
-  // Do not replace a card the person is editing.
-  if (box.contains(document.activeElement) && document.activeElement.tagName === 'SELECT') return;
+  // Do not replace a card the person is editing (a changed choice not yet applied).
+  const editing = [...box.querySelectorAll('article.session')].some((card) => [...card.querySelectorAll('select')].some((sel) => sel.value !== sel.dataset.current));
+  if (editing || (box.contains(document.activeElement) && document.activeElement.tagName === 'SELECT')) return;
   box.replaceChildren(...(sessions.length ? sessions.map(sessionCard) : [h('p', { class: 'muted' }, 'No conversation has reached the daemon yet.')]));
 }
 

@@ -1,0 +1,98 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../daemon/serve-process.testing.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+// A real browser against the real daemon: Debian's chromium driven by playwright-core.
+describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web console in chromium', () => {
+  let dir: string;
+  let outside: string;
+  let profile: string;
+  let daemon: ServeProcess;
+  let browser: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    dir = deploymentDir({ owners: { chat: ['alice'] }, approval: { timeoutMs: 120_000 } });
+    outside = `${dir}-outside`;
+    mkdirSync(outside);
+    profile = mkdtempSync('/var/tmp/aalis-console-profile-');
+    daemon = await startServe(dir);
+    // A fresh profile directory: playwright passes it as --user-data-dir.
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      viewport: { width: 1280, height: 1000 },
+    });
+    page = await browser.newPage();
+    const external: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(daemon.url)) external.push(request.url());
+    });
+    await page.goto(daemon.consoleUrl);
+    await page.locator('#live.on').waitFor({ timeout: 15_000 });
+    expect(external).toEqual([]); // nothing is loaded from elsewhere
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await daemon?.stop();
+    for (const path of [dir, outside, profile]) if (path) rmSync(path, { recursive: true, force: true });
+  });
+
+  it('takes the token out of the address bar and shows the deployment', async () => {
+    expect(page.url()).not.toContain('token=');
+    await expect.poll(() => page.locator('#status').textContent()).toContain('deployment host');
+  });
+
+  it('approves in the inbox an ask raised by a running run_command, and the command finishes with the file written', async () => {
+    const target = join(outside, 'from-the-console.txt');
+    const call = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo approved-in-the-browser > ${target}; echo done` }, turn: ownerTurn('chat-console') });
+    const card = page.locator('article.pending', { hasText: outside });
+    await card.waitFor({ timeout: 20_000 });
+    await expect.poll(() => card.textContent()).toContain('boundary');
+    expect(await card.textContent()).toContain('chat-console');
+    expect(existsSync(target)).toBe(false);
+    if (process.env.AALIS_CONSOLE_SCREENSHOT) await page.screenshot({ path: process.env.AALIS_CONSOLE_SCREENSHOT, fullPage: true });
+
+    await card.getByRole('button', { name: 'Approve once' }).click();
+    const result = await call;
+    expect(result.body).toMatchObject({ ok: true, value: { exitCode: 0, stdout: 'done\n', grantedWrites: [outside] } });
+    expect(readFileSync(target, 'utf8')).toBe('approved-in-the-browser\n');
+    await expect.poll(() => page.locator('article.pending').count(), { timeout: 15_000 }).toBe(0);
+    await expect.poll(() => page.locator('#audit').textContent(), { timeout: 15_000 }).toContain('approved via human');
+  });
+
+  it('remembers a grant from the inbox, lists it, and revokes it', async () => {
+    const call = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo x > ${outside}/remembered.txt` }, turn: ownerTurn('chat-console') });
+    const card = page.locator('article.pending', { hasText: outside });
+    await card.waitFor({ timeout: 20_000 });
+    await card.getByRole('button', { name: 'Remember for this conversation' }).click();
+    expect((await call).body.ok).toBe(true);
+    const row = page.locator('#grants tr[data-grant]', { hasText: outside });
+    await row.waitFor({ timeout: 15_000 });
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await expect.poll(() => page.locator('#grants tr[data-grant]').count(), { timeout: 15_000 }).toBe(0);
+    expect((await daemon.api('GET', '/api/grants?session=chat-console')).body.grants).toEqual([]);
+  });
+
+  it("edits a conversation's settings, and shows the kernel's refusal of a cross-axis change", async () => {
+    const session = page.locator('article.session[data-session="chat-console"]');
+    await session.waitFor({ timeout: 15_000 });
+    await session.locator('select[name="runMode"]').selectOption('plan');
+    await session.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => session.locator('.msg').textContent()).toContain('Applied: tier readonly');
+    expect(await session.locator('select[name="tier"]').inputValue()).toBe('readonly');
+
+    await session.locator('select[name="tier"]').selectOption('full');
+    await session.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => session.locator('.msg').textContent()).toContain('Refused (plan-locks-tier)');
+    expect(await session.locator('.msg').textContent()).toContain('while the conversation is in plan mode');
+    expect(await session.locator('select[name="tier"]').inputValue()).toBe('readonly');
+    expect((await daemon.api('GET', '/api/sessions/chat-console/settings')).body.settings).toMatchObject({ tier: 'readonly', runMode: 'plan' });
+  });
+});
