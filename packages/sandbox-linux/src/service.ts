@@ -41,6 +41,9 @@ export interface LinuxSandboxOptions {
 /** Bytes kept of each of stdout and stderr when the request gives no limit. */
 export const DEFAULT_MAX_OUTPUT = 1024 * 1024;
 
+/** How often a running service looks for run folders of dead daemons (it also does at start). */
+const SWEEP_INTERVAL_MS = 60_000;
+
 /** Setup attempts when a mount point vanished under us. */
 const MAX_SETUP_ATTEMPTS = 3;
 
@@ -64,11 +67,13 @@ export class LinuxSandbox implements SandboxService {
   private readonly filter: Buffer;
   private readonly tmp: string;
   private ready?: Promise<SandboxProbe>;
+  private sweptAt = 0;
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
     this.filter = options.seccompFilter ?? buildSeccompFilter();
     this.tmp = options.tmpDir ?? tmpdir();
     sweepStaleRunDirs(this.tmp);
+    this.sweptAt = Date.now();
   }
 
   /** What works here, for `aalis doctor`. */
@@ -108,7 +113,10 @@ export class LinuxSandbox implements SandboxService {
     }
     const { policy } = request;
     const tools = await this.requireReady(policy);
-    sweepStaleRunDirs(this.tmp);
+    if (Date.now() - this.sweptAt > SWEEP_INTERVAL_MS) {
+      sweepStaleRunDirs(this.tmp);
+      this.sweptAt = Date.now();
+    }
     // A socket of another program (a container shim, say) can vanish between the scan and the
     // mount: bwrap then refuses to set up and nothing has run, so scan again and retry.
     // (See transientSetupFailure for the other case.)

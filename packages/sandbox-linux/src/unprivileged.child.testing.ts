@@ -3,12 +3,12 @@
  * Prints what each probe command did, as JSON.
  */
 import { createLinuxSandbox } from './service.js';
-import { req, type Scene } from './scene.testing.js';
+import { req, type Scene, workspacePolicy } from './scene.testing.js';
 
 const s = JSON.parse(process.argv[2]!) as Scene;
 const sb = createLinuxSandbox();
-const run = async (cmd: string) => {
-  const r = await sb.run(req(s, ['sh', '-c', cmd], { env: { PATH: '/usr/bin:/bin', HOME: s.home, LANG: 'C' } }));
+const run = async (cmd: string, network: 'off' | 'on' = 'off') => {
+  const r = await sb.run(req(s, ['sh', '-c', cmd], { env: { PATH: '/usr/bin:/bin', HOME: s.home, LANG: 'C' }, policy: workspacePolicy(s, { network }) }));
   return { out: r.stdout.trim(), exit: r.exitCode, denied: r.writeDenied };
 };
 const out = {
@@ -19,5 +19,6 @@ const out = {
   env: await run('cat .env'),
   key: await run(`cat ${s.home}/.ssh/id_ed25519`),
   envrc: await run('echo x > .envrc'),
+  network: await run('ip -o link | grep -c tap0', 'on'),
 };
 process.stdout.write(JSON.stringify(out));

@@ -34,5 +34,6 @@ describe.skipIf(!canSwitch)('as an unprivileged user (nobody)', { timeout: 60_00
     expect(out.key.out).toBe('');
     expect(out.envrc).toMatchObject({ denied: true });
     expect(existsSync(join(s.ws, '.envrc'))).toBe(false);
+    expect(out.network).toMatchObject({ out: '1', exit: 0 }); // slirp4netns entered the sandbox's namespaces as nobody
   });
 });
