@@ -5,7 +5,19 @@ export { NEW_ENTRY_NAMES, placeholderBases, placeholderCandidates } from './new-
 export { CHECK_NAMES, MIN_BWRAP, probeHost } from './probe.js';
 export { RunRequestError, RunRequestSchema } from './request.js';
 export { sweepStaleRunDirs } from './run-dir.js';
-export { DEFAULT_PRUNE_NAMES, type EntryKind, type FoundEntry, type HostFacts, hostSockets, ScanLimitError, type ScanOptions, scanHost } from './scan.js';
+export {
+  DEFAULT_PRUNE_NAMES,
+  type EntryKind,
+  type FoundEntry,
+  type HostFacts,
+  hostSockets,
+  isToolchainCache,
+  ScanLimitError,
+  type ScanOptions,
+  scanHost,
+  scanRoots,
+  TOOLCHAIN_CACHE_SUFFIXES,
+} from './scan.js';
 export { buildSeccompFilter, DENIED_IOCTLS, DENIED_SYSCALLS, SECCOMP_ARCHES, SeccompBuildError, type SeccompArch } from './seccomp.js';
 export { createLinuxSandbox, DEFAULT_MAX_OUTPUT, LinuxSandbox, type LinuxSandboxOptions } from './service.js';
 export { type PlannedMount, type Placeholder, type Translation, type TranslateOptions, translatePolicy, UntranslatableError } from './translate.js';

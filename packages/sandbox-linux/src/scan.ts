@@ -1,5 +1,5 @@
 import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import type { PathMatcher, PathRule, SandboxPolicy } from '@aalis/api-reach';
+import { type PathMatcher, type PathRule, type SandboxPolicy, toolchainCacheDirs } from '@aalis/api-reach';
 import { Layers } from './layers.js';
 import { placeholderCandidates } from './new-entries.js';
 import { isWithin, ruleSet } from './rule-match.js';
@@ -67,9 +67,22 @@ export function namedPaths(policy: SandboxPolicy, cwd: string): string[] {
   return [...paths];
 }
 
-/** The roots whose contents are walked for pattern matches: what the sandbox can write or read back. */
+/** The toolchain caches of api-reach's allow list, as suffixes a writable root can end in (`/.npm`, `/.cache`, …). */
+export const TOOLCHAIN_CACHE_SUFFIXES: readonly string[] = toolchainCacheDirs('/', 'linux').map((p) => (p.startsWith('/') ? p : `/${p}`));
+
+/** Whether a writable root is one of the toolchain caches (under any home). */
+export function isToolchainCache(root: string): boolean {
+  return TOOLCHAIN_CACHE_SUFFIXES.some((s) => root.endsWith(s));
+}
+
+/**
+ * The roots whose contents are walked for pattern matches: what the sandbox can write or read
+ * back, less the toolchain caches (content stores of hundreds of thousands of files, walked on
+ * every run they would make every command slow or trip the scan limit; what they hold is not
+ * searched for `.env` files or landings).
+ */
 export function scanRoots(policy: SandboxPolicy): string[] {
-  const all = [...new Set([...policy.write, ...policy.readAllowWithin])].sort();
+  const all = [...new Set([...policy.write, ...policy.readAllowWithin])].filter((r) => !isToolchainCache(r)).sort();
   return all.filter((r) => !all.some((o) => o !== r && isWithin(r, o)));
 }
 
