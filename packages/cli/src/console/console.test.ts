@@ -95,4 +95,21 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     expect(await session.locator('select[name="tier"]').inputValue()).toBe('readonly');
     expect((await daemon.api('GET', '/api/sessions/chat-console/settings')).body.settings).toMatchObject({ tier: 'readonly', runMode: 'plan' });
   });
+
+  it("opens the Isolation Pod's panel from the console, and the panel reaches its API with the console's cookie", async () => {
+    const link = page.locator('#pod-link');
+    await expect.poll(() => link.isVisible()).toBe(true);
+    const answers: { url: string; status: number }[] = [];
+    page.on('response', (response) => {
+      if (response.url().includes('/api/pod/')) answers.push({ url: response.url(), status: response.status() });
+    });
+    await link.click();
+    await page.waitForURL(`${daemon.url}/pod`);
+    await expect.poll(() => answers.length, { timeout: 15_000 }).toBeGreaterThan(0);
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    // Without the token (no header, no cookie) the pod's API is closed like the rest.
+    const bare = await fetch(`${daemon.url}/api/pod/settings`);
+    expect(bare.status).toBe(401);
+    await page.goBack();
+  });
 });

@@ -9,7 +9,7 @@ import { terminalIdentity } from '../install.js';
 import { handleApi } from './api.js';
 import { CallTracker } from './calls.js';
 import { loadConfig } from './config.js';
-import { descendantsOf, killSurvivors, sandboxesUnder } from './descendants.js';
+import { killSurvivors, sandboxedDescendantsOf, sandboxesUnder } from './descendants.js';
 import { type ChosenDeployment, chooseDeployment } from './deployment.js';
 import { EventHub } from './events.js';
 import { ApiError, sendError, sendJson } from './http.js';
@@ -204,7 +204,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     stopped ??= (async () => {
       stopping = true;
       progress('stopping: killing running commands, expiring pending approvals…');
-      const running = descendantsOf(process.pid);
+      const running = sandboxedDescendantsOf(process.pid);
       calls.abortAll(reason);
       // Each backend kills its command on abort; whatever still runs a moment later is killed here.
       await calls.settled(ABORT_GRACE_MS);

@@ -19,8 +19,27 @@ function stat(pid: number): { ppid: number; start: string } | undefined {
   }
 }
 
-/** Every live descendant of `root` (Linux `/proc`; empty elsewhere). */
-export function descendantsOf(root: number = process.pid): ProcessRef[] {
+const SANDBOX_TOOLS = new Set(['bwrap', 'slirp4netns', 'sandbox-exec']);
+
+function programOf(pid: number): string {
+  try {
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    return argv0.slice(argv0.lastIndexOf('/') + 1);
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * The live descendants of `root` that are sandboxes (bubblewrap, slirp4netns) or run inside one
+ * (Linux `/proc`; empty elsewhere). The daemon's other children (a compiler service) are left be.
+ */
+export function sandboxedDescendantsOf(root: number = process.pid): ProcessRef[] {
+  return descendantsOf(root, (pid) => SANDBOX_TOOLS.has(programOf(pid)));
+}
+
+/** Every live descendant of `root`, or only the subtrees whose top process passes `top`. */
+export function descendantsOf(root: number = process.pid, top: (pid: number) => boolean = () => true): ProcessRef[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
@@ -38,11 +57,12 @@ export function descendantsOf(root: number = process.pid): ProcessRef[] {
     children.set(info.ppid, list);
   }
   const found: ProcessRef[] = [];
-  const queue = [...(children.get(root) ?? [])];
+  const queue = (children.get(root) ?? []).map((ref) => ({ ref, inside: false }));
   while (queue.length > 0) {
-    const next = queue.shift() as ProcessRef;
-    found.push(next);
-    queue.push(...(children.get(next.pid) ?? []));
+    const { ref, inside } = queue.shift() as { ref: ProcessRef; inside: boolean };
+    const keep = inside || top(ref.pid);
+    if (keep) found.push(ref);
+    queue.push(...(children.get(ref.pid) ?? []).map((child) => ({ ref: child, inside: keep })));
   }
   return found;
 }

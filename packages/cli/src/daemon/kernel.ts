@@ -72,7 +72,9 @@ async function dockerSandbox(plan: KernelPlan, installDir: string): Promise<{ se
   const images = { stdio: image, network: plan.env.AALIS_DOCKER_NETWORK_IMAGE ?? plan.config.docker.networkImage ?? image };
   const common = { images, instance: plan.config.docker.instance, neverMount: [installDir] };
   plan.progress('starting the docker deployment (engine, image, leftover containers)…');
-  const deployment = await DockerDeployment.start({ ...common, dataRoot: join(plan.dataDir, 'docker') });
+  // Inside the data directory's workspace: the rest of the data directory is the daemon's private
+  // data, which reach never lets a command read.
+  const deployment = await DockerDeployment.start({ ...common, dataRoot: join(plan.dataDir, 'workspace') });
   return { service: new DockerSandbox({ ...common, defaultSpec: { profile: 'network' } }), deployment };
 }
 

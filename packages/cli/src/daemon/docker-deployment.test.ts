@@ -1,0 +1,68 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe } from './serve-process.testing.js';
+
+// The image packages/sandbox-docker/scripts/prepare.sh builds (also tagged :latest).
+const IMAGE = 'aalis/sandbox-test:latest';
+
+function engineMissing(): string | undefined {
+  try {
+    execFileSync('docker', ['image', 'inspect', IMAGE], { stdio: 'ignore', timeout: 20_000 });
+    return undefined;
+  } catch {
+    return `no Docker Engine answers, or it has no ${IMAGE} (bash packages/sandbox-docker/scripts/prepare.sh builds it)`;
+  }
+}
+const missing = engineMissing();
+if (missing && process.env.CI !== 'true') console.warn(`skipping the docker deployment tests: ${missing}`);
+
+describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis serve: the docker deployment', () => {
+  let dir: string;
+  let daemon: ServeProcess;
+  const env = { AALIS_DEPLOYMENT: 'docker', AALIS_DOCKER_IMAGE: IMAGE };
+
+  beforeAll(async () => {
+    dir = deploymentDir({ owners: { chat: ['bob', 'carol'] } });
+    daemon = await startServe(dir, [], env);
+  }, 90_000);
+  afterAll(async () => {
+    await daemon?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is fixed at start from AALIS_DEPLOYMENT and says so', async () => {
+    expect(daemon.stderr()).toContain('deployment docker (from AALIS_DEPLOYMENT)');
+    expect((await daemon.api('GET', '/api/status')).body).toMatchObject({ deployment: 'docker', backend: 'docker', sandboxWorks: true });
+  });
+
+  it("runs each user's commands in a container, in that user's own workspace, which the other user cannot see", async () => {
+    const bob = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'pwd; echo bobs > note.txt; cat /proc/1/cmdline | tr "\\0" " "' }, turn: ownerTurn('docker-bob', 'bob') });
+    expect(bob.body).toMatchObject({ ok: true, value: { where: 'sandbox', exitCode: 0 } });
+    const bobWorkspace = join(dir, 'data', 'workspace', 'users', 'chat-bob', 'workspace');
+    expect(bob.body.value.stdout.split('\n')[0]).toBe(bobWorkspace);
+    expect(readFileSync(join(bobWorkspace, 'note.txt'), 'utf8')).toBe('bobs\n');
+    // pid 1 is the container's command, not the host's init.
+    expect(bob.body.value.stdout).not.toMatch(/systemd|\/sbin\/init/);
+
+    const carol = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `pwd; cat ${bobWorkspace}/note.txt` }, turn: ownerTurn('docker-carol', 'carol') });
+    expect(carol.body.ok).toBe(true);
+    expect(carol.body.value.stdout.split('\n')[0]).toBe(join(dir, 'data', 'workspace', 'users', 'chat-carol', 'workspace'));
+    expect(carol.body.value.exitCode).not.toBe(0);
+    expect(carol.body.value.stdout).not.toContain('bobs');
+  });
+
+  it('does not start without an image, and says how to get one (fail closed)', async () => {
+    const bare = deploymentDir({});
+    try {
+      const result = await serveOnce(['--dir', bare, '--port', '0', '--deployment', 'docker'], { AALIS_DOCKER_IMAGE: '' });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('the docker deployment has no image');
+      expect(result.stderr).toContain('AALIS_DOCKER_IMAGE');
+      expect(existsSync(join(bare, 'data', 'daemon', 'token'))).toBe(false);
+    } finally {
+      rmSync(bare, { recursive: true, force: true });
+    }
+  });
+});
