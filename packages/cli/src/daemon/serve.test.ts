@@ -28,6 +28,19 @@ describe('aalis serve: a bad config names the file, the field and the expectatio
     }
   });
 
+  it('--help answers fully and exits 0', async () => {
+    const result = await serveOnce(['--help']);
+    expect(result.code).toBe(0);
+    for (const flag of ['--dir', '--data', '--port', '--host', '--deployment', '--config']) expect(result.stdout).toContain(flag);
+    expect(result.stdout).toContain('SIGINT or SIGTERM');
+  });
+
+  it('an unknown flag is a clear error', async () => {
+    const result = await serveOnce(['--prot', '1']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/Unknown option '--prot'.*'serve' accepts: --help, --dir, --data, --port/);
+  });
+
   it('a bad flag value lists what is accepted', async () => {
     const result = await serveOnce(['--deployment', 'cloud']);
     expect(result.code).toBe(2);
