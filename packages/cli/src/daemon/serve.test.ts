@@ -175,6 +175,17 @@ describe('aalis serve: the API', () => {
     }
   });
 
+  it("a sandboxed command cannot reach the daemon's own port", async () => {
+    const port = new URL(daemon.url).port;
+    const probe = `require('net').connect(${port}, '127.0.0.1').on('connect', () => { console.log('reached'); process.exit(0); }).on('error', (e) => { console.log('refused ' + e.code); process.exit(0); })`;
+    const result = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: [process.execPath, '-e', probe], network: 'on' }, turn: ownerTurn('chat-port') });
+    expect(result.body.ok).toBe(true);
+    expect(result.body.value.stdout).toMatch(/^refused /);
+    // The same probe from here does reach it: the refusal above is the sandbox's.
+    const { execFileSync } = await import('node:child_process');
+    expect(execFileSync(process.execPath, ['-e', probe], { encoding: 'utf8' })).toBe('reached\n');
+  });
+
   it("settings change through the kernel's rules: plan forces readonly, raising the tier in plan is refused with 409", async () => {
     const stream = await subscribe(daemon.url, daemon.token, '?session=chat-settings');
     try {
