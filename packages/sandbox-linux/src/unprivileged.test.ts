@@ -6,19 +6,35 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeScene, type Scene } from './scene.testing.js';
 
 const NOBODY = 65534;
-const canSwitch = process.getuid?.() === 0 && existsSync('/usr/bin/setpriv');
-let s: Scene;
-beforeAll(() => {
-  s = makeScene();
-  if (canSwitch) execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, s.root]);
-});
-afterAll(() => s.cleanup());
+const child = join(import.meta.dirname, 'unprivileged.child.testing.ts');
+const asNobody = (...argv: string[]) => ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...argv];
 
-// CI runs as root; the daemon usually does not. The same checks as another user, switched with setpriv.
-describe.skipIf(!canSwitch)('as an unprivileged user (nobody)', { timeout: 60_000 }, () => {
+/** Root with setpriv, and a checkout that `nobody` can read (a clone under a private home cannot be). */
+function canSwitch(): boolean {
+  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/setpriv')) return false;
+  try {
+    const [cmd, ...args] = asNobody('test', '-r', child);
+    execFileSync(cmd!, args);
+    return true;
+  } catch {
+    return false;
+  }
+}
+let s: Scene;
+const able = canSwitch();
+beforeAll(() => {
+  if (!able) return;
+  s = makeScene();
+  execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, s.root]);
+});
+afterAll(() => s?.cleanup());
+
+// CI runs as root; the daemon usually does not. The same checks as another user, switched with
+// setpriv; skipped (and so reported) where that user cannot read this checkout.
+describe.skipIf(!able)('as an unprivileged user (nobody)', { timeout: 60_000 }, () => {
   it('runs, writes where allowed, and refuses the landings and the deny-read list', async () => {
-    const child = join(import.meta.dirname, 'unprivileged.child.testing.ts');
-    const r = await execa('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, '--import', 'tsx', child, JSON.stringify(s)], {
+    const [cmd, ...args] = asNobody(process.execPath, '--import', 'tsx', child, JSON.stringify(s));
+    const r = await execa(cmd!, args, {
       cwd: join(import.meta.dirname, '..'),
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' },
       extendEnv: false,
