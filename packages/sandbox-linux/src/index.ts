@@ -19,5 +19,6 @@ export {
   TOOLCHAIN_CACHE_SUFFIXES,
 } from './scan.js';
 export { buildSeccompFilter, DENIED_IOCTLS, DENIED_SYSCALLS, SECCOMP_ARCHES, SeccompBuildError, type SeccompArch } from './seccomp.js';
+export { LinuxSandboxConfigSchema, linuxSandboxPlugin } from './plugin.js';
 export { createLinuxSandbox, DEFAULT_MAX_OUTPUT, LinuxSandbox, type LinuxSandboxOptions } from './service.js';
 export { type PlannedMount, type Placeholder, type Translation, type TranslateOptions, translatePolicy, UntranslatableError } from './translate.js';

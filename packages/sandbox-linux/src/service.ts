@@ -104,6 +104,10 @@ export class LinuxSandbox implements SandboxService {
     return translatePolicy(policy, scanHost(policy, cwd, this.options.scan), { cwd, emptyFile });
   }
 
+  /**
+   * Runs one command under its policy. Throws {@link SandboxUnavailableError} (and runs nothing)
+   * when the policy cannot be enforced here; otherwise resolves with the result, whatever the exit.
+   */
   async run(input: SandboxRunRequest): Promise<SandboxRunResult> {
     let request: SandboxRunRequest;
     try {

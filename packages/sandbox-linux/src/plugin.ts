@@ -1,0 +1,36 @@
+import { sandbox } from '@aalis/api-reach';
+import { definePlugin } from '@aalis/core';
+import { z } from 'zod';
+import { createLinuxSandbox } from './service.js';
+
+/** Plugin config: where the tools are and how far a scan may go. */
+export const LinuxSandboxConfigSchema = z
+  .object({
+    bwrap: z.string().min(1).optional(),
+    slirp4netns: z.string().min(1).optional(),
+    tmpDir: z.string().startsWith('/').optional(),
+    maxScanEntries: z.number().int().positive().optional(),
+  })
+  .strict()
+  .default({});
+
+/**
+ * Provides the `sandbox` service with this backend. It does not probe at start: a machine
+ * without bubblewrap still starts, and every run there fails closed with the fix in the error.
+ */
+export const linuxSandboxPlugin = definePlugin({
+  name: 'sandbox-linux',
+  provides: [sandbox],
+  config: LinuxSandboxConfigSchema,
+  apply(ctx, config) {
+    ctx.provide(
+      sandbox,
+      createLinuxSandbox({
+        ...(config.bwrap ? { bwrap: config.bwrap } : {}),
+        ...(config.slirp4netns ? { slirp4netns: config.slirp4netns } : {}),
+        ...(config.tmpDir ? { tmpDir: config.tmpDir } : {}),
+        ...(config.maxScanEntries ? { scan: { maxEntries: config.maxScanEntries } } : {}),
+      }),
+    );
+  },
+});
