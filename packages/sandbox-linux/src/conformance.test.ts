@@ -28,7 +28,7 @@ beforeAll(() => {
 });
 afterAll(() => s.cleanup());
 
-describe('the sandbox agrees with the reference evaluation of the policy', { timeout: 60_000 }, () => {
+describe('the sandbox agrees with the reference evaluation of the policy', { timeout: 120_000 }, () => {
   it('for every file of the scene, reads and writes', async () => {
     const policy = workspacePolicy(s);
     const files = listTree(s.root).filter((p) => lstatSync(p).isFile() && lstatSync(p).size > 0);

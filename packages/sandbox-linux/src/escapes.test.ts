@@ -40,7 +40,7 @@ const fill = (cmd: string) =>
     .replaceAll('{port}', String(port))
     .replaceAll('{ppid}', String(process.pid));
 
-describe('escape corpus: each attempt is refused and nothing is written', { timeout: 60_000 }, () => {
+describe('escape corpus: each attempt is refused and nothing is written', { timeout: 120_000 }, () => {
   it.each(ESCAPES.map((e) => [e.id, e] as const))('%s', async (_, attempt) => {
     const before = snapshot(s.root);
     // the environment a credential gives a sandboxed command: the daemon's, less AALIS_* and SSH_AUTH_SOCK
@@ -54,7 +54,7 @@ describe('escape corpus: each attempt is refused and nothing is written', { time
   });
 });
 
-describe('the corpus check itself', { timeout: 60_000 }, () => {
+describe('the corpus check itself', { timeout: 120_000 }, () => {
   it('sees a write and a leaked secret when the policy does let them through', async () => {
     const before = snapshot(s.root);
     const open = { ...workspacePolicy(s), readDeny: [], write: [s.root], writeDeny: [], controlDeny: [] };

@@ -24,7 +24,7 @@ async function refused(run: Promise<unknown>): Promise<SandboxUnavailableError> 
   return e as SandboxUnavailableError;
 }
 
-describe('fail closed: the command does not run', { timeout: 60_000 }, () => {
+describe('fail closed: the command does not run', { timeout: 120_000 }, () => {
   it('without bubblewrap, and the error says how to install it', async () => {
     const sb = createLinuxSandbox({ bwrap: '/nonexistent/bwrap' });
     const e = await refused(sb.run(req(s, ['touch', marker])));

@@ -53,7 +53,7 @@ const waitFor = async (cond: () => boolean, ms: number) => {
   return cond();
 };
 
-describe('nothing is left behind on the host', { timeout: 60_000 }, () => {
+describe('nothing is left behind on the host', { timeout: 120_000 }, () => {
   // placeholders in the workspace, the empty file for hidden files, and slirp for network on
   const policy = () => workspacePolicy(s, { network: 'on' });
 

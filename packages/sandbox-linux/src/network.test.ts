@@ -42,7 +42,7 @@ afterAll(() => {
   s.cleanup();
 });
 
-describe('network', { timeout: 60_000 }, () => {
+describe('network', { timeout: 120_000 }, () => {
   it('off: no network at all, not even the host loopback', async () => {
     const lo = await listen({ host: '127.0.0.1' });
     const r = await sb.run(req(s, connect(`tcp|127.0.0.1|${lo}`)));
@@ -68,7 +68,7 @@ describe('network', { timeout: 60_000 }, () => {
   });
 });
 
-describe('unix sockets', { timeout: 60_000 }, () => {
+describe('unix sockets', { timeout: 120_000 }, () => {
   it('connects only to sockets under unixSockets; one elsewhere is refused though its directory is readable', async () => {
     const outsideDir = join(s.root, 'agent');
     mkdirSync(outsideDir);

@@ -69,7 +69,7 @@ async function py(sb: typeof filtered, code: string): Promise<Record<string, str
   return JSON.parse(r.stdout);
 }
 
-describe('the seccomp filter, run by real processes', { timeout: 60_000 }, () => {
+describe('the seccomp filter, run by real processes', { timeout: 120_000 }, () => {
   it('refuses ptrace, process_vm_readv, io_uring and new user namespaces with EPERM; clone3 with ENOSYS', async () => {
     const denied = await py(filtered, SYSCALLS_PY);
     expect(denied).toEqual({

@@ -23,7 +23,7 @@ function processesWith(marker: string): number[] {
     .map(Number);
 }
 
-describe('LinuxSandbox.run', { timeout: 60_000 }, () => {
+describe('LinuxSandbox.run', { timeout: 120_000 }, () => {
   // bwrap always sets PWD to the directory it changed into: the cwd of the request, no daemon data.
   it('gives the command exactly the request environment (plus PWD, the cwd), nothing of the daemon', async () => {
     process.env.AALIS_DAEMON_SECRET = 'leak';
@@ -114,7 +114,7 @@ describe('LinuxSandbox.run', { timeout: 60_000 }, () => {
   });
 });
 
-describe('new files the policy denies, inside a writable root', { timeout: 60_000 }, () => {
+describe('new files the policy denies, inside a writable root', { timeout: 120_000 }, () => {
   it.each([
     ['a new .env.local', 'echo S=1 > .env.local', '.env.local'],
     ['a new .envrc', 'echo x > .envrc', '.envrc'],

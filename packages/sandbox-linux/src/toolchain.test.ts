@@ -41,7 +41,7 @@ function installPolicy() {
   return workspacePolicy(s, { write: [...base.write, ...caches, ...pipUser], unixSockets: [...base.unixSockets] });
 }
 
-describe('toolchain caches writable in the workspace tier', { timeout: 60_000 }, () => {
+describe('toolchain caches writable in the workspace tier', { timeout: 120_000 }, () => {
   it('pnpm install of a local tarball succeeds inside the sandbox (offline)', async () => {
     const dep = join(s.root, 'dep');
     mkdirSync(dep);

@@ -31,7 +31,7 @@ afterAll(() => s?.cleanup());
 
 // CI runs as root; the daemon usually does not. The same checks as another user, switched with
 // setpriv; skipped (and so reported) where that user cannot read this checkout.
-describe.skipIf(!able)('as an unprivileged user (nobody)', { timeout: 60_000 }, () => {
+describe.skipIf(!able)('as an unprivileged user (nobody)', { timeout: 120_000 }, () => {
   it('runs, writes where allowed, and refuses the landings and the deny-read list', async () => {
     const [cmd, ...args] = asNobody(process.execPath, '--import', 'tsx', child, JSON.stringify(s));
     const r = await execa(cmd!, args, {
