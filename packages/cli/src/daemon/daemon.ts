@@ -9,7 +9,7 @@ import { terminalIdentity } from '../install.js';
 import { handleApi } from './api.js';
 import { CallTracker } from './calls.js';
 import { loadConfig } from './config.js';
-import { killSurvivors, sandboxedDescendantsOf, sandboxesUnder } from './descendants.js';
+import { commandDescendantsOf, killSurvivors, sandboxesUnder } from './descendants.js';
 import { type ChosenDeployment, chooseDeployment } from './deployment.js';
 import { EventHub } from './events.js';
 import { ApiError, sendError, sendJson } from './http.js';
@@ -204,12 +204,13 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     stopped ??= (async () => {
       stopping = true;
       progress('stopping: killing running commands, expiring pending approvals…');
-      const running = sandboxedDescendantsOf(process.pid);
+      const running = commandDescendantsOf(process.pid);
       calls.abortAll(reason);
-      // Each backend kills its command on abort; whatever still runs a moment later is killed here.
+      // Each sandbox kills its command on abort; whatever still runs a moment later (a host
+      // command, which has no abort) is killed here.
       await calls.settled(ABORT_GRACE_MS);
       const survivors = killSurvivors([...running, ...sandboxesUnder(realpathSync(dataDir))]);
-      if (survivors > 0) progress(`killed ${survivors} process(es) of aborted commands that outlived their abort`);
+      if (survivors > 0) progress(`killed ${survivors} process(es) of commands that were still running`);
       await started.stop();
       await calls.settled(STOP_GRACE_MS);
       hub.close();

@@ -6,14 +6,15 @@ export interface ProcessRef {
   readonly start: string;
 }
 
-function stat(pid: number): { ppid: number; start: string } | undefined {
+function stat(pid: number): { ppid: number; session: number; start: string } | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name is in parentheses and may itself hold spaces or parentheses.
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     const ppid = Number(fields[1]);
+    const session = Number(fields[3]);
     const start = fields[19];
-    return Number.isFinite(ppid) && start !== undefined ? { ppid, start } : undefined;
+    return Number.isFinite(ppid) && start !== undefined ? { ppid, session, start } : undefined;
   } catch {
     return undefined;
   }
@@ -31,11 +32,13 @@ function programOf(pid: number): string {
 }
 
 /**
- * The live descendants of `root` that are sandboxes (bubblewrap, slirp4netns) or run inside one
- * (Linux `/proc`; empty elsewhere). The daemon's other children (a compiler service) are left be.
+ * The live descendants of `root` that run commands, with everything under them (Linux `/proc`;
+ * empty elsewhere): sandboxes (bubblewrap, slirp4netns) and host commands, which are started in
+ * a session of their own. The daemon's other children (a compiler service) are left be.
  */
-export function sandboxedDescendantsOf(root: number = process.pid): ProcessRef[] {
-  return descendantsOf(root, (pid) => SANDBOX_TOOLS.has(programOf(pid)));
+export function commandDescendantsOf(root: number = process.pid): ProcessRef[] {
+  const own = stat(root)?.session;
+  return descendantsOf(root, (pid) => SANDBOX_TOOLS.has(programOf(pid)) || (own !== undefined && stat(pid)?.session !== own));
 }
 
 /** Every live descendant of `root`, or only the subtrees whose top process passes `top`. */

@@ -227,24 +227,34 @@ function processesWith(marker: string): number[] {
 }
 
 describe('aalis serve: SIGTERM stops cleanly', () => {
-  it('kills a running sandboxed command, ends a pending ask as expired in the audit log, and exits 0', async () => {
+  it('kills running commands (sandboxed and on the host), ends a pending ask as expired in the audit log, and exits 0', async () => {
     const dir = deploymentDir(CONFIG);
     const outside = `${dir}-outside`;
     mkdirSync(outside);
     let daemon: ServeProcess | undefined;
+    const marker = `aalis-stop-marker-${process.pid}-${Date.now()}`;
     try {
       daemon = await startServe(dir);
-      const marker = `aalis-stop-marker-${process.pid}-${Date.now()}`;
       const stream = await subscribe(daemon.url, daemon.token);
+      // A host command (tier full) has no abort of its own: the stop kills it all the same. Each
+      // conversation's tier is set first, as a new one would inherit the last used settings.
+      const hostMarker = `${marker}-host`;
+      for (const [session, tier] of [['chat-stop-host', 'full'], ['chat-stop-run', 'workspace'], ['chat-stop-ask', 'workspace']]) {
+        expect((await daemon.api('POST', `/api/sessions/${session}/settings`, { tier })).status).toBe(200);
+      }
       const running = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `sleep 300; echo ${marker}` }, turn: ownerTurn('chat-stop-run') });
       const asking = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo x > ${outside}/never.txt` }, turn: ownerTurn('chat-stop-ask') });
+      const onHost = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `sleep 300; echo ${hostMarker}` }, turn: ownerTurn('chat-stop-host') });
       const requested = await stream.next('approval/requested');
-      for (let i = 0; i < 100 && processesWith(marker).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 100 && (processesWith(marker).length === 0 || processesWith(hostMarker).length === 0); i++) await new Promise((r) => setTimeout(r, 100));
       expect(processesWith(marker).length).toBeGreaterThan(0);
+      expect(processesWith(hostMarker).length).toBeGreaterThan(0);
 
       expect(await daemon.stop('SIGTERM')).toBe(0);
       expect(daemon.stderr()).toContain('SIGTERM received');
       expect(processesWith(marker)).toEqual([]);
+      expect(processesWith(hostMarker)).toEqual([]);
+      expect((await onHost).body).toMatchObject({ ok: true, value: { where: 'host', signal: 'SIGKILL' } });
       const ran = await running;
       expect(ran.body).toMatchObject({ ok: true, value: { signal: 'SIGKILL', exitCode: null } });
       const asked = await asking;
@@ -259,6 +269,8 @@ describe('aalis serve: SIGTERM stops cleanly', () => {
       stream.close();
     } finally {
       daemon?.child.kill('SIGKILL');
+      // A failed run must not leave its commands behind.
+      for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL');
       rmSync(dir, { recursive: true, force: true });
       rmSync(outside, { recursive: true, force: true });
     }
