@@ -56,6 +56,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     await card.waitFor({ timeout: 20_000 });
     await expect.poll(() => card.textContent()).toContain('boundary');
     expect(await card.textContent()).toContain('chat-console');
+    expect(await card.textContent()).toContain(`run_command echo approved-in-the-browser > ${target}`);
     expect(existsSync(target)).toBe(false);
     if (process.env.AALIS_CONSOLE_SCREENSHOT) await page.screenshot({ path: process.env.AALIS_CONSOLE_SCREENSHOT, fullPage: true });
 

@@ -104,6 +104,7 @@ function pendingCard(p) {
     h('h3', {}, what(p.subject)),
     h('div', { class: 'row' }, h('span', { class: 'label' }, 'why'), p.summary),
     h('div', { class: 'row' }, h('span', { class: 'label' }, 'rule'), h('code', {}, p.subject.rule), RULES[p.subject.rule] || ''),
+    (p.running || []).length ? h('div', { class: 'row' }, h('span', { class: 'label' }, 'running'), (p.running || []).map((c) => h('code', { title: 'a call running in this conversation' }, c.summary))) : '',
     h('div', { class: 'row muted' }, 'conversation ', h('code', {}, p.session), ' · code ', h('code', { class: 'code' }, p.code), ' · asked ' + when(p.createdAt), p.expiresAt ? ' · ' + left(p.expiresAt) : '', p.approver === 'reviewer' ? ' · the AI reviewer is deciding; your answer wins' : ''),
   );
   const reason = h('input', { type: 'text', placeholder: 'reason (optional, for reject)', 'aria-label': 'reason' });

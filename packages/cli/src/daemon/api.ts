@@ -116,7 +116,7 @@ const ROUTES: readonly Route[] = [
       const root = body.turn.session.rootId ?? body.turn.session.id;
       await ctx.place(body.turn);
       await ctx.index.seen(root, body.turn.platform);
-      const outcome = await ctx.calls.run(res, (signal, callId) =>
+      const outcome = await ctx.calls.run(res, { session: root, tool: body.tool, params: body.params }, (signal, callId) =>
         dispatcher(ctx).dispatch({ tool: body.tool, params: body.params, turn: body.turn, callId, signal }),
         body.callId,
       );
@@ -131,7 +131,9 @@ const ROUTES: readonly Route[] = [
   {
     method: 'GET',
     path: /^\/api\/approvals\/pending$/,
-    handler: async (ctx, _req, res, url) => sendJson(res, 200, { pending: desk(ctx).pending(url.searchParams.get('session') ?? undefined) }),
+    // Each ask comes with the calls running in its conversation: the one that raised it is among them.
+    handler: async (ctx, _req, res, url) =>
+      sendJson(res, 200, { pending: desk(ctx).pending(url.searchParams.get('session') ?? undefined).map((p) => ({ ...p, running: ctx.calls.runningIn(p.session) })) }),
   },
   {
     method: 'POST',

@@ -108,6 +108,7 @@ describe('aalis serve: the API', () => {
 
       const pending = await daemon.api('GET', '/api/approvals/pending?session=chat-approve');
       expect(pending.body.pending).toEqual([expect.objectContaining({ code: requested.code, session: 'chat-approve', subject: requested.subject })]);
+      expect(pending.body.pending[0].running).toEqual([expect.objectContaining({ tool: 'run_command', summary: `run_command echo from-the-sandbox > ${target}` })]);
 
       const stranger = await daemon.api('POST', '/api/approvals/reply', { code: requested.code, decision: 'approve', by: { platform: 'chat', userId: 'mallory' } });
       expect(stranger.status).toBe(403);
