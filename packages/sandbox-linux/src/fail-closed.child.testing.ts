@@ -23,4 +23,4 @@ try {
   const err = e as { name: string; reason?: string; fix?: string };
   run = { name: err.name, reason: err.reason, fix: err.fix };
 }
-process.stdout.write(JSON.stringify({ probe, run, markerWritten: existsSync(marker) }));
+process.stdout.write(JSON.stringify({ probe, run, markerWritten: existsSync(marker) }), () => process.exit(0));

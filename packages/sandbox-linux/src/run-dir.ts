@@ -121,8 +121,12 @@ export function sweepStaleRunDirs(parent: string): number {
     } catch {
       // no journal: nothing was placed
     }
-    rmSync(dir, { recursive: true, force: true });
-    swept += 1;
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      swept += 1;
+    } catch {
+      // another user's folder: theirs to sweep
+    }
   }
   return swept;
 }

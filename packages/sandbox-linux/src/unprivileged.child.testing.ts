@@ -21,4 +21,4 @@ const out = {
   envrc: await run('echo x > .envrc'),
   network: await run('ip -o link | grep -c tap0', 'on'),
 };
-process.stdout.write(JSON.stringify(out));
+process.stdout.write(JSON.stringify(out), () => process.exit(0));

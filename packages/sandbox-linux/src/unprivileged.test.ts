@@ -39,6 +39,7 @@ describe.skipIf(!able)('as an unprivileged user (nobody)', { timeout: 120_000 },
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' },
       extendEnv: false,
       reject: false,
+      timeout: 100_000, // under the test's own timeout, so a hang shows its stderr
     });
     expect(r.stderr).toBe('');
     const out = JSON.parse(r.stdout);
