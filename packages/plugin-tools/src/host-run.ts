@@ -15,6 +15,8 @@ export function runOnHost(options: {
   stdin?: string;
   timeoutMs: number;
   maxOutputBytes: number;
+  /** Aborting kills the whole tree, as a timeout does. */
+  signal?: AbortSignal;
 }): Promise<HostRunResult> {
   return new Promise((resolve, reject) => {
     const [file, ...args] = options.argv;
@@ -52,12 +54,15 @@ export function runOnHost(options: {
       timedOut = true;
       killTree();
     }, options.timeoutMs);
+    options.signal?.addEventListener('abort', killTree, { once: true });
+    if (options.signal?.aborted) killTree();
     child.once('error', (error) => {
       clearTimeout(timer);
       reject(error);
     });
     child.once('close', (exitCode, signal) => {
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', killTree);
       killTree();
       resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exitCode, signal, timedOut, truncated });
     });

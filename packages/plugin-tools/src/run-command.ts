@@ -74,7 +74,7 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
   const common = { argv, cwd, timeoutMs: params.timeoutMs, maxOutputBytes: MAX_OUTPUT, ...(params.stdin !== undefined ? { stdin: params.stdin } : {}) };
 
   if (credential.exec === 'host') {
-    const result = await runOnHost({ ...common, env: await credential.processEnv('host') });
+    const result = await runOnHost({ ...common, env: await credential.processEnv('host'), signal: ctx.signal });
     return { where: 'host', ...result, grantedWrites: [] };
   }
   const service = deps.sandbox();
