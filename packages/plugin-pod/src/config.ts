@@ -1,4 +1,3 @@
-import { INSTALL_FORMS } from '@aalis/api-reach';
 import { z } from 'zod';
 
 /** The agent's tools a user can allow; `finish` is always offered (it only ends the task). */
@@ -21,21 +20,6 @@ export const SubdirSchema = z
   .string()
   .regex(SUBDIR, "a sandbox subdirectory is one to four names of letters, digits, '.', '_' and '-' joined by '/' (no '..', no leading '/')")
   .refine((s) => !s.split('/').some((seg) => seg === '.' || seg === '..' || seg === '.pod'), "a sandbox subdirectory may not contain '.', '..' or '.pod'");
-
-/** Where the daemon lives, so the pod can build the same protected lists as the reach plugin. */
-export const PodHostSchema = z.object({
-  /** The install (source checkout or create-aalis project), as given to the reach plugin. */
-  install: z.string().min(1),
-  form: z.enum(INSTALL_FORMS),
-  /** The instance's data directory; defaults to the kernel's. */
-  data: z.string().min(1).optional(),
-  configFile: z.string().min(1).optional(),
-  deployment: z.string().min(1).optional(),
-  codeDirs: z.array(z.string().min(1)).default([]),
-  entry: z.string().min(1).optional(),
-  /** The owner's home; defaults to the OS's. */
-  userHome: z.string().min(1).optional(),
-});
 
 /** The model service the agent talks to: any OpenAI-compatible chat-completions endpoint. */
 export const PodModelSchema = z
@@ -133,7 +117,6 @@ export const PodConfigSchema = z
     /** Tasks running at once; the rest wait in order. */
     maxConcurrent: z.number().int().min(1).max(32).default(2),
     model: PodModelSchema,
-    host: PodHostSchema,
   })
   .strict();
 

@@ -57,7 +57,6 @@ export async function startPod(place: Place, config: Partial<PodConfigInput> & {
     .use(reachPlugin, { install: place.install, form: 'source', userHome: place.home, loginShell: '/bin/sh' })
     .use(definePlugin({ name: 'sandbox-linux', provides: [sandbox], apply: (ctx) => ctx.provide(sandbox, createLinuxSandbox()) }))
     .use(podPlugin, {
-      host: { install: place.install, form: 'source', userHome: place.home },
       ...(baseURL !== undefined ? { model: { baseURL, model: 'scripted', apiKey: 'test-key', requestTimeoutMs: 10_000 } } : {}),
       ...rest,
     });

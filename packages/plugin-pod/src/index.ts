@@ -6,7 +6,6 @@ export {
   type PodConfig,
   type PodConfigInput,
   PodConfigSchema,
-  PodHostSchema,
   PodModelSchema,
   type PodToolName,
   RETURN_KINDS,
@@ -30,7 +29,6 @@ export {
   type UndoRecord,
 } from './export-types.js';
 export { Exporter, type ExporterDeps } from './exporter.js';
-export { type PodHost, podHostOf } from './host-lists.js';
 export {
   type AgentMessage,
   type ChatCompletionsOptions,

@@ -1,10 +1,9 @@
 import { join } from 'node:path';
 import { sandbox } from '@aalis/api-reach';
 import { DurableStore, definePlugin, sessions } from '@aalis/core';
-import { reachBindings } from '@aalis/plugin-reach';
+import { reachBindings, reachInspector } from '@aalis/plugin-reach';
 import { createLinuxSandbox } from '@aalis/sandbox-linux';
 import { type PodConfig, PodConfigSchema } from './config.js';
-import { podHostOf } from './host-lists.js';
 import { createChatCompletionsClient, type ModelProvider } from './model-client.js';
 import { PodService, pod } from './service.js';
 
@@ -30,12 +29,13 @@ export function modelOf(config: PodConfig['model'], env: NodeJS.ProcessEnv = pro
 export const podPlugin = definePlugin({
   name: 'pod',
   provides: [pod],
-  inject: [sessions],
+  inject: [sessions, reachInspector],
   optional: [sandbox, reachBindings],
   config: PodConfigSchema,
   async apply(ctx, config) {
     if (ctx.dataDir === undefined) throw new Error('the pod needs the kernel to have a data directory (createKernel({ dataDir })) for its task list and export log.');
-    const host = podHostOf(config.host, ctx.dataDir);
+    // The same paths and protected lists the reach plugin built, so the pod reads where reach lets reads go.
+    const host = ctx.get(reachInspector).host();
     const store = await DurableStore.open(join(ctx.dataDir, 'pod'));
     let own: ReturnType<typeof createLinuxSandbox> | undefined;
     const service = await PodService.open({

@@ -13,7 +13,7 @@ import { finishedTurns } from './conversation-context.js';
 import { PodError } from './errors.js';
 import type { ClashChoice, ExportGrant, ExportRecord, ExportRequest, ExportStart, UndoRecord } from './export-types.js';
 import { Exporter } from './exporter.js';
-import type { PodHost } from './host-lists.js';
+import type { ReachHost } from '@aalis/plugin-reach';
 import { ModelError, type ModelProvider } from './model-client.js';
 import { checkRoot, makeTaskDirs, type RootContext, within } from './places.js';
 import { podEnvOf, podPolicyOf } from './policy.js';
@@ -37,7 +37,8 @@ export const StartTaskSchema = z
 /** What the pod service is built from. */
 export interface PodServiceDeps {
   readonly config: PodConfig;
-  readonly host: PodHost;
+  /** The reach plugin's paths and protected lists. */
+  readonly host: ReachHost;
   readonly store: DurableStore;
   readonly sessions: Sessions;
   readonly bindings?: () => ReachBindings | undefined;

@@ -38,21 +38,11 @@ export interface DaemonKernel {
   stop(): Promise<void>;
 }
 
-/** The pod's config: the config file's `pod` section plus where the daemon lives and its port. */
-function podConfigOf(plan: KernelPlan, install: { dir: string; form: 'source' | 'npm' }): Record<string, unknown> {
+/** The pod's config: the config file's `pod` section plus the daemon's own port (kept off the sandbox). */
+function podConfigOf(plan: KernelPlan): Record<string, unknown> {
   const own = plan.config.pod ?? {};
   const ports = Array.isArray(own.localPorts) ? own.localPorts : [];
-  return {
-    ...own,
-    localPorts: [...ports, plan.port],
-    host: {
-      install: install.dir,
-      form: install.form,
-      deployment: plan.deploymentDir,
-      ...(plan.configFile !== undefined ? { configFile: plan.configFile } : {}),
-      ...(typeof own.host === 'object' && own.host !== null ? own.host : {}),
-    },
-  };
+  return { ...own, localPorts: [...ports, plan.port] };
 }
 
 /** The owners of the config plus the console's identity. */
@@ -121,7 +111,7 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
   const pod = await loadPod();
   if (pod) {
     plan.progress('the Isolation Pod (@aalis/plugin-pod) is installed: starting it too');
-    kernel.use(pod.plugin as Plugin, podConfigOf(plan, install));
+    kernel.use(pod.plugin as Plugin, podConfigOf(plan));
   } else if (plan.config.pod !== undefined) {
     plan.progress('WARNING: the config has "pod" settings but @aalis/plugin-pod provides no podPlugin in this version; they are ignored');
   }
