@@ -16,6 +16,7 @@ Commands:
   policy    print the sandbox policy and its translation for a backend
   doctor    check what works on this machine, with the command that fixes what does not
   serve     run the daemon: the HTTP API for adapters and the web console
+  pod       the Isolation Pod of a running daemon: side tasks, returns, exports
 
 Run 'aalis <command> --help' for a command's options.
 
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   policy: async () => (await import('./policy.js')).policyCommand,
   doctor: async () => (await import('./doctor.js')).doctorCommand,
   serve: async () => (await import('./serve.js')).serveCommand,
+  pod: async () => (await import('./pod.js')).podCliCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script) and returns the exit status. */

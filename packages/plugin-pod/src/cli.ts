@@ -152,11 +152,27 @@ function printRecord(io: PodIO, r: ExportRecord): void {
   io.stdout(`undo with: aalis pod undo ${r.id}\n`);
 }
 
+type Awaitable<T> = T | Promise<T>;
+
+/**
+ * What `podCommand` needs of the pod: the service in-process, or a client of the daemon's
+ * `/api/pod/…` routes (where every answer is async).
+ */
+export type PodCommandService = Pick<
+  PodService,
+  'start' | 'wait' | 'logs' | 'files' | 'returnToConversation' | 'exportFiles' | 'confirmExport' | 'exports' | 'undo' | 'clean' | 'expire' | 'setSandboxRoot'
+> & {
+  list(): Awaitable<ReturnType<PodService['list']>>;
+  show(id: string): Awaitable<ReturnType<PodService['show']>>;
+  grants(): Awaitable<ReturnType<PodService['grants']>>;
+  revokeGrant(id: string): Awaitable<boolean>;
+};
+
 /**
  * `aalis pod …`: runs one subcommand against the pod service. Exit codes: 0 done, 1 refused
  * (the message says which rule and what to do), 2 usage error.
  */
-export async function podCommand(argv: string[], io: PodIO, service: PodService): Promise<number> {
+export async function podCommand(argv: string[], io: PodIO, service: PodCommandService): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     io.stdout(`${HELP.pod}\n`);
@@ -187,12 +203,12 @@ export async function podCommand(argv: string[], io: PodIO, service: PodService)
         return p.flags.has('--wait') && t.state !== 'succeeded' ? 1 : 0;
       }
       case 'list': {
-        const tasks = service.list();
+        const tasks = await service.list();
         out(tasks, () => (tasks.length === 0 ? 'no pod tasks' : tasks.map(taskLine).join('\n')));
         return 0;
       }
       case 'show': {
-        const t = service.show(id());
+        const t = await service.show(id());
         out(t, () =>
           [`${t.id}: ${t.state} (${t.steps} step(s))`, `task: ${t.task}`, `directory: ${t.dirs.work}${t.cleanedAt ? ' (cleaned up)' : ''}`, t.conclusion && `conclusion: ${t.conclusion}`, t.error && `error: ${t.error}`]
             .filter(Boolean)
@@ -268,12 +284,12 @@ export async function podCommand(argv: string[], io: PodIO, service: PodService)
         return 0;
       }
       case 'grants': {
-        const grants = service.grants();
+        const grants = await service.grants();
         out(grants, () => (grants.length === 0 ? 'no remembered export choices' : grants.map((g) => `${g.id}  ${g.to}  (conversation ${g.session})`).join('\n')));
         return 0;
       }
       case 'revoke': {
-        service.revokeGrant(id());
+        await service.revokeGrant(id());
         out({ revoked: p.positional[0] }, () => `revoked ${p.positional[0]}; exports to its folder are confirmed one by one again`);
         return 0;
       }

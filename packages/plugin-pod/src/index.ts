@@ -46,6 +46,6 @@ export { returnMessage, shorten, statusOf, summaryOf } from './return-message.js
 export { type CleanReport, PodService, type PodServiceDeps, type PodSettingsView, pod, StartTaskSchema } from './service.js';
 export { FINAL_STATES, type LogEntry, LogEntrySchema, type NewLogEntry, TASK_STATES, type TaskDirs, type TaskFile, type TaskRecord, TaskRecordSchema, type TaskState } from './task.js';
 export { TaskLog } from './task-log.js';
-export { type PodIO, podCommand } from './cli.js';
+export { type PodCommandService, type PodIO, podCommand } from './cli.js';
 export { type PodRouteHandler, podRoutes } from './http.js';
 export { PANEL_HTML } from './panel.js';

@@ -137,6 +137,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const index = await SessionIndex.open(daemonDir);
   // For adapters on this machine; the data directory is outside every sandboxed tier's reads.
   writeFileSync(join(daemonDir, 'token'), `${token}\n`, { mode: 0o600 });
+  // Where `aalis pod` and other local clients find this daemon.
+  writeFileSync(join(daemonDir, 'url'), `http://${host.includes(':') ? `[${host}]` : host}:${port}\n`, { mode: 0o600 });
   const hub = new EventHub(kernel.events);
   const calls = new CallTracker();
   const placed = new Set<string>();

@@ -1,0 +1,56 @@
+import { PodError, type PodCommandService, type PodErrorCode } from '@aalis/plugin-pod';
+
+/**
+ * The pod service of a running daemon, through its `/api/pod/…` routes: what `aalis pod` uses,
+ * so tasks run in the daemon that owns them and the CLI never writes the pod's state itself.
+ */
+export function podClient(baseUrl: string, token: string): PodCommandService {
+  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
+    let response: Response;
+    try {
+      response = await fetch(new URL(`/api/pod/${path}`, baseUrl), {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    } catch (error) {
+      throw new Error(`the daemon at ${baseUrl} does not answer (${(error as Error).message}); start it with 'aalis serve'.`);
+    }
+    const text = await response.text();
+    const parsed = text === '' ? undefined : (JSON.parse(text) as unknown);
+    if (!response.ok) {
+      const error = (parsed as { error?: { code?: string; kind?: string; message?: string } } | undefined)?.error;
+      throw new PodError((error?.code ?? error?.kind ?? 'bad-input') as PodErrorCode, error?.message ?? `the daemon answered ${response.status}`);
+    }
+    return parsed as T;
+  };
+  const enc = encodeURIComponent;
+  const client: PodCommandService = {
+    start: (input) => call('POST', 'tasks', input),
+    async wait(id) {
+      for (;;) {
+        const task = await client.show(id);
+        if (task.state !== 'queued' && task.state !== 'running') return task;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    },
+    list: () => call('GET', 'tasks'),
+    show: (id) => call('GET', `tasks/${enc(id)}`),
+    logs: (id, after = 0) => call('GET', `tasks/${enc(id)}/logs?after=${after}`),
+    files: (id) => call('GET', `tasks/${enc(id)}/files`),
+    returnToConversation: (id, input) => call('POST', `tasks/${enc(id)}/return`, input),
+    exportFiles: (request) => {
+      const { taskId, ...rest } = request;
+      return call('POST', `tasks/${enc(taskId)}/export`, rest);
+    },
+    confirmExport: (input) => call('POST', 'exports/confirm', input),
+    exports: () => call('GET', 'exports'),
+    undo: (id) => call('POST', `exports/${enc(id)}/undo`, {}),
+    grants: () => call('GET', 'grants'),
+    revokeGrant: async (id) => (await call<{ revoked: boolean }>('POST', `grants/${enc(id)}/revoke`, {})).revoked,
+    clean: (target) => call('POST', 'clean', target),
+    expire: () => call('POST', 'expire', {}),
+    setSandboxRoot: async (path) => (await call<{ sandboxRoot: string }>('POST', 'settings/root', { path })).sandboxRoot,
+  };
+  return client;
+}

@@ -1,0 +1,55 @@
+// `aalis pod` against a real daemon (the real binary, `aalis serve`) through its /api/pod routes.
+// No model is configured here, so a task is refused for that: what is tested is that the CLI
+// reaches the daemon's pod, reads its address and token from the data directory, and reports
+// the pod's own refusals. The pod's agent is tested end to end in @aalis/plugin-pod.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, deploymentDir, type ServeProcess, startServe } from './daemon/serve-process.testing.js';
+
+const dir = deploymentDir({ pod: { sandboxRoot: '/var/tmp' } });
+const box = join(dir, 'box');
+mkdirSync(box);
+let daemon: ServeProcess;
+beforeAll(async () => {
+  daemon = await startServe(dir, ['--port', '0']);
+}, 120_000);
+afterAll(async () => {
+  await daemon?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function pod(args: string[], cwd = dir) {
+  const result = spawnSync(process.execPath, [BIN, 'pod', ...args], { cwd, encoding: 'utf8', timeout: 60_000, env: { ...process.env, AALIS_TOKEN: '' } });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('aalis pod', () => {
+  it('finds the daemon from the deployment directory and lists its tasks', () => {
+    const result = pod(['list', '--json']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual([]);
+  });
+
+  it("sets the sandbox root through the daemon and reports the pod's refusals with their rule", () => {
+    const root = pod(['root', box]);
+    expect(root.status).toBe(0);
+    expect(root.stdout).toContain(box);
+    const run = pod(['run', 'make a CSV']);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/refused \(no-model\)/);
+  });
+
+  it('says how to start the daemon when there is none', () => {
+    const elsewhere = deploymentDir();
+    try {
+      const result = pod(['list'], elsewhere);
+      expect(result.status).toBe(2);
+      expect(result.stderr).toContain("is 'aalis serve' running for this deployment?");
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+});
