@@ -52,4 +52,4 @@ export {
   tools,
 } from './tools.js';
 export { toolsPlugin } from './tools-plugin.js';
-export { type Identity, IdentitySchema, ORIGIN_CATEGORIES, type OriginCategory, type OriginTurn, OriginTurnSchema, originatingTurn } from './turn.js';
+export { type Identity, IdentitySchema, ORIGIN_CATEGORIES, type OriginCategory, type OriginTurn, OriginTurnSchema, originatingTurn, settingsScopeOf } from './turn.js';

@@ -30,6 +30,16 @@ describe('sessions', () => {
     expect(await service.settings('a')).toMatchObject({ tier: 'readonly' });
   });
 
+  it("one person's settings are never another person's starting point", async () => {
+    const { service } = await start();
+    await service.open('alice-dm', { scope: 'qq:alice' });
+    await service.change('alice-dm', { tier: 'full' });
+    expect(await service.settings('alice-later', { scope: 'qq:alice' })).toMatchObject({ tier: 'full' });
+    expect(await service.settings('group-chat', { scope: 'qq:bob' })).toEqual(DEFAULT_SETTINGS);
+    expect(service.lastUsed('qq:bob')).toEqual(DEFAULT_SETTINGS);
+    expect(service.lastUsed()).toEqual(DEFAULT_SETTINGS);
+  });
+
   it('a child session takes its root session settings, now and after a change', async () => {
     const { service } = await start();
     await service.open('root');

@@ -29,16 +29,21 @@ declare module './events.js' {
 const SessionRecordSchema = z.object({
   id: z.string(),
   rootId: z.string().optional(),
+  /** Whose last used settings this conversation started from, and updates when they change. */
+  scope: z.string().optional(),
   settings: SessionSettingsSchema,
   history: z.array(ChatMessageSchema),
   context: ModelContextSchema,
 });
 type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
+const LastUsedSchema = z.record(z.string(), SessionSettingsSchema);
+
 /** Conversations, their history and model context, and their settings; the kernel owns them all. */
 export class Sessions {
   readonly #records = new Map<string, SessionRecord>();
-  #lastUsed: SessionSettings = DEFAULT_SETTINGS;
+  /** Last used settings per scope (a person); a scope never used starts from the defaults. */
+  readonly #lastUsed = new Map<string, SessionSettings>();
 
   /**
    * @param store where sessions persist (optional: in memory when absent)
@@ -51,25 +56,29 @@ export class Sessions {
 
   /** Loads what the store holds: the last used settings. Sessions load on first use. */
   async load(): Promise<void> {
-    const last = await this.store?.read('settings-last-used', SessionSettingsSchema);
-    if (last) this.#lastUsed = last;
+    const last = await this.store?.read('settings-last-used', LastUsedSchema);
+    for (const [scope, settings] of Object.entries(last ?? {})) this.#lastUsed.set(scope, settings);
   }
 
-  /** Opens a conversation, creating it with the last used settings (a child shares its root's). */
-  async open(id: string, options: { rootId?: string } = {}): Promise<Conversation> {
-    return view(await this.#record(id, options.rootId));
+  /**
+   * Opens a conversation, creating it with the last used settings of `scope` (the person who
+   * starts it, e.g. `qq:12345`), so one person's choice never becomes another's starting point.
+   * A child shares its root's settings.
+   */
+  async open(id: string, options: { rootId?: string; scope?: string } = {}): Promise<Conversation> {
+    return view(await this.#record(id, options.rootId, options.scope));
   }
 
-  /** The settings that apply to a conversation: a child session takes its root's. */
-  async settings(id: string): Promise<SessionSettings> {
-    const record = await this.#record(id);
+  /** The settings that apply to a conversation (created as {@link Sessions.open} would): a child session takes its root's. */
+  async settings(id: string, options: { scope?: string } = {}): Promise<SessionSettings> {
+    const record = await this.#record(id, undefined, options.scope);
     if (record.rootId !== undefined && record.rootId !== id) return (await this.#record(record.rootId)).settings;
     return record.settings;
   }
 
-  /** The settings a new conversation would start with. */
-  lastUsed(): SessionSettings {
-    return this.#lastUsed;
+  /** The settings a new conversation of `scope` would start with. */
+  lastUsed(scope = ''): SessionSettings {
+    return this.#lastUsed.get(scope) ?? DEFAULT_SETTINGS;
   }
 
   /** Applies a change through the cross-axis resolver; a refused change leaves everything as it was. */
@@ -84,9 +93,9 @@ export class Sessions {
     if (!resolution.ok) return resolution;
     const previous = record.settings;
     record.settings = resolution.settings;
-    this.#lastUsed = resolution.settings;
+    this.#lastUsed.set(record.scope ?? '', resolution.settings);
     await this.#persist(record);
-    await this.store?.write('settings-last-used', this.#lastUsed);
+    await this.store?.write('settings-last-used', Object.fromEntries(this.#lastUsed));
     this.onChange({ sessionId: record.id, previous, next: resolution.settings });
     return resolution;
   }
@@ -125,7 +134,7 @@ export class Sessions {
     return fingerprintOf(await this.#record(id));
   }
 
-  async #record(id: string, rootId?: string): Promise<SessionRecord> {
+  async #record(id: string, rootId?: string, scope?: string): Promise<SessionRecord> {
     if (typeof id !== 'string' || id === '') throw new TypeError('a session id must be a non-empty string');
     const cached = this.#records.get(id);
     if (cached) return cached;
@@ -133,7 +142,8 @@ export class Sessions {
     const record: SessionRecord = stored ?? {
       id,
       ...(rootId !== undefined ? { rootId } : {}),
-      settings: { ...this.#lastUsed },
+      ...(scope !== undefined ? { scope } : {}),
+      settings: { ...this.lastUsed(scope) },
       history: [],
       context: { messages: [], notes: [] },
     };

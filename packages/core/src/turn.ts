@@ -70,3 +70,13 @@ export function originatingTurn(turn: OriginTurn): OriginTurn {
   }
   return current;
 }
+
+/**
+ * The person a turn's conversation settings are remembered for: the authenticated identity of
+ * the turn that started it (`platform:userId`), or `anonymous`. New conversations start from
+ * this person's last used settings, never from somebody else's.
+ */
+export function settingsScopeOf(turn: OriginTurn): string {
+  const who = originatingTurn(turn).authorised;
+  return who ? `${who.platform}:${who.userId}` : 'anonymous';
+}

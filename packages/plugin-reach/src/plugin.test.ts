@@ -48,7 +48,7 @@ async function start(answers: ApprovalOutcome[] = []) {
   process.env.SSH_AUTH_SOCK = join(root, 'agent.sock');
   const kernel = createKernel({ dataDir: join(root, `data-${Math.random().toString(36).slice(2)}`) })
     .use(sessionsPlugin, { persist: false })
-    .use(authorityPlugin, { owners: { cli: ['owner'] } })
+    .use(authorityPlugin, { owners: { cli: ['owner', 'second-owner'] } })
     .use(
       definePlugin({
         name: 'scripted-approval',
@@ -177,6 +177,17 @@ describe('reach plugin', () => {
     const credential = await reach.forCall(turnOf(owner));
     expect(credential.exec).toBe('host');
     expect(() => credential.sandboxPolicy()).toThrow(/on the host/);
+  });
+
+  it("a new conversation starts from its own person's last used tier, not from another's", async () => {
+    const { reach, sessions } = await start();
+    await reach.forCall(turnOf(owner, 'owner-dm'));
+    await sessions.change('owner-dm', { tier: 'full' });
+    expect((await reach.forCall(turnOf(owner, 'owner-new'))).exec).toBe('host');
+    const second = { platform: 'cli', userId: 'second-owner' };
+    const fresh = await reach.forCall(turnOf(second, 'second-new'));
+    expect(fresh.exec).toBe('sandbox');
+    expect(await sessions.settings('second-new')).toMatchObject({ tier: 'workspace' });
   });
 
   it('resolves a symlinked workspace to its real path at bind time', async () => {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { INSTALL_FORMS, type Reach, reach, resolveReach } from '@aalis/api-reach';
-import { approval, authority, definePlugin, type OriginTurn, type SessionSettings, sessions } from '@aalis/core';
+import { approval, authority, definePlugin, type OriginTurn, type SessionSettings, sessions, settingsScopeOf } from '@aalis/core';
 import { z } from 'zod';
 import { type Binding, reachBindings, reachInspector } from './bindings.js';
 import { issueCredential } from './credential.js';
@@ -86,7 +86,7 @@ export const reachPlugin = definePlugin({
 
     const prepare = async (turn: OriginTurn) => {
       const root = turn.session.rootId ?? turn.session.id;
-      current.set(root, await sessionService.settings(turn.session.id));
+      current.set(root, await sessionService.settings(turn.session.id, { scope: settingsScopeOf(turn) }));
       const principal = auth.principalOf(turn);
       const binding = bindings.get(root) ?? defaultBinding;
       const sessionTmp = join(paths.tmp, `session-${createHash('sha256').update(root).digest('hex').slice(0, 24)}`);
