@@ -227,6 +227,26 @@ describe('approvals through the tools', () => {
   });
 });
 
+describe('moves never carry deny-read contents to a readable name', () => {
+  it('refuses moving a file or a directory holding one off the deny-read list, even in full', async () => {
+    const env = await start();
+    env.answer('approve');
+    await env.setTier('full');
+    mkdirSync(join(home, '.config', 'gh'), { recursive: true });
+    writeFileSync(join(home, '.config', 'gh', 'hosts.yml'), 'token: secret\n');
+    const file = await env.call(owner, 'move_path', { from: join(home, '.ssh', 'id_ed25519'), to: 'key.txt' });
+    expect(file).toMatchObject({ ok: false, message: expect.stringContaining('deny-read') });
+    const dir = await env.call(owner, 'move_path', { from: join(home, '.config'), to: 'config-copy' });
+    expect(dir).toMatchObject({ ok: false, message: expect.stringContaining(join(home, '.config', 'gh')) });
+    expect(existsSync(join(home, '.ssh', 'id_ed25519'))).toBe(true);
+    expect(existsSync(join(project, 'config-copy'))).toBe(false);
+    const fine = await env.call(owner, 'move_path', { from: 'notes.txt', to: 'notes-moved.txt' });
+    expect(fine.ok).toBe(true);
+    await env.call(owner, 'move_path', { from: 'notes-moved.txt', to: 'notes.txt' });
+    await env.kernel.stop();
+  });
+});
+
 describe('the reviewer approver', () => {
   it("a reviewer's denial reaches the agent with its reason", async () => {
     const env = await start({ reviewer: () => ({ decision: 'deny', reason: 'writes outside the task are not needed' }) });

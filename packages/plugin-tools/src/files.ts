@@ -128,16 +128,44 @@ export const movePathTool = defineTool({
   params: z.object({ from: z.string().min(1), to: z.string().min(1) }).strict(),
   risk: 'medium',
   async handler(ctx, params) {
+    const credential = credentialOf(ctx);
     const from = await checkedWriteTarget(ctx, params.from);
     const to = await checkedWriteTarget(ctx, params.to);
-    await lstat(from).catch(() => {
+    const stat = await lstat(from).catch(() => {
       throw new ToolError('failed', `cannot move ${from}: it does not exist.`);
     });
+    // A move carries the contents to a new name, where the deny-read rules of the old one no
+    // longer hold: everything moved must be readable where it is.
+    await requireOrThrow(credential, { effect: 'read', path: from });
+    if (stat.isDirectory()) {
+      const hidden = await firstUnreadable(from, (path) => credential.allows('read', path));
+      if (hidden !== undefined) {
+        throw new ToolError('denied', `moving ${from} was refused (rule: deny-read): it holds ${hidden}, which is on the deny-read list and would become readable under the new name. This cannot be requested; move the other entries one by one.`);
+      }
+    }
     await mkdir(dirname(to), { recursive: true });
     await rename(from, to);
     return { from, to };
   },
 });
+
+const MOVE_WALK_LIMIT = 20_000;
+
+/** The first entry under `dir` that may not be read, walking at most {@link MOVE_WALK_LIMIT} entries (past that: refused). */
+async function firstUnreadable(dir: string, readable: (path: string) => boolean): Promise<string | undefined> {
+  const queue = [dir];
+  let seen = 0;
+  while (queue.length > 0) {
+    const current = queue.pop() as string;
+    for (const entry of await readdir(current, { withFileTypes: true })) {
+      const path = join(current, entry.name);
+      if (++seen > MOVE_WALK_LIMIT) throw new ToolError('denied', `moving ${dir} was refused: it holds more than ${MOVE_WALK_LIMIT} entries, too many to check against the deny-read list. Move smaller parts.`);
+      if (!readable(path)) return path;
+      if (entry.isDirectory()) queue.push(path);
+    }
+  }
+  return undefined;
+}
 
 async function openOrExplain(path: string, flags: string) {
   try {
