@@ -101,6 +101,27 @@ describe('LinuxSandbox.run', { timeout: 120_000 }, () => {
     expect(readFileSync(`${s.ws}/src/made.txt`, 'utf8')).toBe('made\n');
   });
 
+  it('undoes new landings and secret files anywhere under a writable root, and reports them as refused writes', async () => {
+    const script = [
+      'mkdir -p deep/er/.vscode deep/.husky',
+      'echo x > deep/er/.envrc',
+      "echo '{}' > deep/er/.vscode/tasks.json",
+      'echo x > deep/.husky/pre-commit',
+      'echo S=1 > deep/er/.env.production',
+      'echo fine > deep/er/ok.txt',
+    ].join(' && ');
+    const r = await sb.run(req(s, ['sh', '-c', script]));
+    expect(r.exitCode).toBe(0);
+    expect(r.writeDenied).toBe(true);
+    for (const rel of ['deep/er/.envrc', 'deep/er/.vscode', 'deep/.husky', 'deep/er/.env.production']) {
+      expect(existsSync(`${s.ws}/${rel}`), rel).toBe(false);
+      expect(r.deniedWrites).toContain(`${s.ws}/${rel}`);
+    }
+    expect(readFileSync(`${s.ws}/deep/er/ok.txt`, 'utf8')).toBe('fine\n');
+    // What existed before the run is never touched by the sweep.
+    expect(readFileSync(`${s.ws}/.env`, 'utf8')).toBe('SECRET=1\n');
+  });
+
   it('honours an approved write grant and an approved landing path', async () => {
     const outside = `${s.root}/approved`;
     const base = req(s, ['sh', '-c', `mkdir -p ${outside} && echo g > ${outside}/f && echo l >> ${s.home}/.bashrc`]);

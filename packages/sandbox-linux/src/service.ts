@@ -17,7 +17,8 @@ import { BoundedOutput } from './output.js';
 import { probeHost } from './probe.js';
 import { checkRunRequest } from './request.js';
 import { RunDir, sweepStaleRunDirs } from './run-dir.js';
-import { type ScanOptions, scanHost } from './scan.js';
+import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
+import { undoNewForbidden } from './undo-new.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
@@ -141,11 +142,12 @@ export class LinuxSandbox implements SandboxService {
     const dir = new RunDir(this.tmp);
     try {
       let translation: Translation;
+      let facts: HostFacts;
       try {
         if (this.options.createMissingWriteRoots ?? true) {
           for (const root of policy.write) mkdirSync(root, { recursive: true, mode: 0o700 });
         }
-        const facts = scanHost(policy, request.cwd, this.options.scan);
+        facts = scanHost(policy, request.cwd, this.options.scan);
         translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile });
         if (translation.usesEmptyFile) dir.prepareEmptyFile();
         dir.addPlaceholders(translation.placeholders);
@@ -155,7 +157,14 @@ export class LinuxSandbox implements SandboxService {
           'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable; nothing was run',
         );
       }
-      return await this.spawn(request, translation, tools);
+      const result = await this.spawn(request, translation, tools);
+      dir.dispose();
+      const undo = undoNewForbidden(policy, request.cwd, facts, this.options.scan);
+      if (undo.skipped !== undefined) {
+        return { ...result, stderr: `${result.stderr}aalis: new files under the writable roots could not be checked against the deny rules (${undo.skipped})\n` };
+      }
+      if (undo.removed.length === 0) return result;
+      return { ...result, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...undo.removed])] };
     } finally {
       dir.dispose();
     }
