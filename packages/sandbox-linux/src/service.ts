@@ -46,7 +46,7 @@ export const DEFAULT_MAX_OUTPUT = 1024 * 1024;
 const SWEEP_INTERVAL_MS = 60_000;
 
 /** Setup attempts when a mount point vanished under us. */
-const MAX_SETUP_ATTEMPTS = 3;
+const MAX_SETUP_ATTEMPTS = 5;
 
 /** bwrap failed to set up for a reason that a fresh attempt does not share; nothing ran. */
 class VanishedMountError extends Error {}
@@ -204,9 +204,19 @@ export class LinuxSandbox implements SandboxService {
     if (request.stdin !== undefined) fds[0]!.end(Buffer.from(request.stdin));
     let timedOut = false;
     let killed = false;
+    let sandboxPid: number | undefined;
     const kill = () => {
       killed = true;
       child.kill('SIGKILL'); // bwrap's death takes the sandbox's pid 1, and so its whole pid namespace, with it
+      // ...once that pid 1 has set its parent-death signal. Still waiting on --block-fd (network
+      // setup failed) it has not, and would hold the output pipes open for ever: kill it by pid.
+      if (sandboxPid !== undefined) {
+        try {
+          process.kill(sandboxPid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -221,7 +231,8 @@ export class LinuxSandbox implements SandboxService {
       if (netOn) {
         try {
           const pid = await readChildPid(fds[INFO_FD]!);
-          slirp = await startSlirp(tools.slirp!, pid);
+          sandboxPid = pid;
+          slirp = await slirpWithRetry(tools.slirp!, pid);
           fds[BLOCK_FD]!.end('1');
         } catch (e) {
           netError = e as Error;
@@ -231,6 +242,9 @@ export class LinuxSandbox implements SandboxService {
       const r = await child;
       const stderr = err.text();
       if (netError && stderr.startsWith('bwrap: ') && transientSetupFailure(stderr, translation)) throw new VanishedMountError(stderr.trim());
+      // Unprivileged, slirp4netns is now and then refused the sandbox's namespaces however long it
+      // waits; a fresh sandbox gets them. Nothing ran: the command was still blocked on --block-fd.
+      if (netError && /setns\(CLONE_NEWNET\): Operation not permitted/.test(netError.message)) throw new VanishedMountError(netError.message);
       if (netError) throw unavailable(`network "on" could not be set up: ${netError.message}; bwrap: ${stderr.trim()}`, 'sudo apt-get install -y slirp4netns; see `aalis doctor`');
       if (!killed && r.exitCode === 1 && stderr.startsWith('bwrap: ')) {
         if (transientSetupFailure(stderr, translation)) throw new VanishedMountError(stderr.trim());
@@ -252,6 +266,23 @@ export class LinuxSandbox implements SandboxService {
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', onAbort);
       await slirp?.stop();
+    }
+  }
+}
+
+/**
+ * bubblewrap reports the sandbox's pid before it has finished mapping the ids of its user
+ * namespace when it runs unprivileged; slirp4netns joining in that window is refused
+ * (`setns(CLONE_NEWNET): Operation not permitted`). The sandbox waits on --block-fd meanwhile, so
+ * trying again a little later is safe; anything else fails at once.
+ */
+async function slirpWithRetry(slirp4netns: string, pid: number): Promise<Slirp> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startSlirp(slirp4netns, pid);
+    } catch (e) {
+      if (attempt >= 6 || !/setns\(CLONE_NEWNET\): Operation not permitted/.test((e as Error).message)) throw e;
+      await new Promise((r) => setTimeout(r, 25 * attempt));
     }
   }
 }
