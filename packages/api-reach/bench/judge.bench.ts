@@ -3,23 +3,12 @@
 // once-per-call cost of protectedLists + resolveReach. Baseline in the same run: the same
 // judgment with the rules compiled per call instead of once per reach.
 import { compileRules, judgeReach, type LocalReach, preparePath, protectedLists, type ReachInput, resolveReach, toolchainCacheDirs } from '../src/index.js';
+import { DATA, HOME, PATHS } from '../test/fixture.js';
 
-const HOME = '/home/ada';
-const DATA = `${HOME}/.aalis`;
-const INSTALL = `${HOME}/src/aalis`;
 const PROJECT = `${HOME}/code/shop`;
 
 function input(): ReachInput {
-  const paths = {
-    install: INSTALL,
-    data: DATA,
-    workspace: `${DATA}/workspace`,
-    tmp: `${DATA}/tmp`,
-    self: `${DATA}/self`,
-    logs: `${DATA}/logs`,
-    config: `${DATA}/config.yaml`,
-    secrets: `${DATA}/secrets.yaml`,
-  };
+  const paths = PATHS;
   const lists = protectedLists({ paths, userHome: HOME, platform: 'linux', form: 'source', codeDirs: [`${HOME}/plugins/linked`] });
   return {
     principal: 'owner',
