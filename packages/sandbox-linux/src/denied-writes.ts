@@ -5,16 +5,16 @@ import { isAbsolute, resolve } from 'node:path';
  * host behind `--ro-bind`, hidden directories remounted read-only, placeholders): the kernel
  * answers EROFS, which nothing else in the sandbox produces. A program reports it as
  * strerror(EROFS) ("Read-only file system", Python's "[Errno 30]", Node's "EROFS"); renaming onto
- * or removing a pinned mount point answers EBUSY, and a placeholder file makes creating a
- * directory of its name fail with EEXIST or a file under it with ENOTDIR: those count only when
+ * or removing a pinned mount point answers EBUSY, and a placeholder directory makes writing its
+ * name fail with EISDIR and creating a directory of its name with EEXIST: those count only when
  * the path named is one the sandbox mounted (or lies under a placeholder). A non-zero exit without
  * such a report is not a refused write.
  */
 const EROFS_LINE = /read-only file system|\bEROFS\b|\[Errno 30\]/i;
-const MOUNT_LINE = /device or resource busy|\bEBUSY\b|\[Errno 16\]|file exists|\bEEXIST\b|\[Errno 17\]|not a directory|\bENOTDIR\b|\[Errno 20\]/i;
+const MOUNT_LINE = /device or resource busy|\bEBUSY\b|\[Errno 16\]|file exists|\bEEXIST\b|\[Errno 17\]|not a directory|\bENOTDIR\b|\[Errno 20\]|is a directory|\bEISDIR\b|\[Errno 21\]/i;
 const ERRNO_NAME = /^E[A-Z0-9]+$/;
 const QUOTED = /['"‘“`]([^'"’”`\n]+)['"’”`]/g;
-const BEFORE_ERROR = /([^\s'"‘“:][^:]*?):\s*(?:read-only file system|device or resource busy|file exists|not a directory)/i;
+const BEFORE_ERROR = /([^\s'"‘“:][^:]*?):\s*(?:read-only file system|device or resource busy|file exists|not a directory|is a directory)/i;
 
 /** What the stderr of a run says about refused writes. */
 export interface DeniedWrites {

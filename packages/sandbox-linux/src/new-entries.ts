@@ -4,9 +4,10 @@ import type { SandboxPolicy } from '@aalis/api-reach';
  * Names whose creation inside a writable root is refused when the policy denies writing them:
  * the landings of the reach contract and the never-written secrets of the sandbox spec. A mount
  * can only cover a name that exists, so for each of these that is missing and denied, the runner
- * creates an empty placeholder file for the run (a hard link to the run's empty file where it can:
- * creating inodes is what costs) and mounts it read-only. A placeholder file also blocks a
- * directory of that name (`mkdir .vscode` fails with EEXIST, `.vscode/tasks.json` with ENOTDIR).
+ * creates an empty placeholder directory for the run and mounts it read-only: writing the name
+ * fails with EISDIR, `mkdir` with EEXIST, anything under it with EROFS. A directory, not a file,
+ * because an empty directory is invisible to git: `git add -A` in the sandbox must not commit
+ * placeholders (with empty files it did).
  * Patterns cannot be enumerated, so a name not listed here (say `sub/dir/new.pem`), or one in a
  * directory other than those of {@link placeholderCandidates}, is protected only if it exists
  * before the run.

@@ -1,10 +1,10 @@
-import { appendFileSync, closeSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
+import { appendFileSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Placeholder } from './translate.js';
 
 /*
  * A run's host-side leftovers live in one folder, `<tmp>/aalis-sbx-<pid>-<n>`: the empty file
- * mounted over hidden files, and a journal of the placeholders created in writable roots. The
+ * mounted over hidden files, and a journal of the placeholder directories created in writable roots. The
  * journal is written before each placeholder is created, so a crash of the daemon mid-run leaves a
  * complete list; the next sandbox started on the machine sweeps folders whose pid is gone.
  */
@@ -45,22 +45,17 @@ export class RunDir {
   }
 
   /**
-   * Creates the placeholders, journalled first (one write for all); throws if something appeared
-   * at one of them since the scan, so the run does not go ahead on a stale plan.
+   * Creates the placeholders (empty directories), journalled first (one write for all); throws if
+   * something appeared at one of them since the scan, so the run does not go ahead on a stale plan.
    */
   addPlaceholders(list: readonly Placeholder[]): void {
     if (list.length === 0) return;
     this.ensure();
     appendFileSync(join(this.path, 'journal'), list.map((p) => `${JSON.stringify(p)}\n`).join(''));
     this.journal = true;
-    if (!this.empty) this.prepareEmptyFile();
     for (const p of list) {
-      try {
-        linkSync(this.emptyFile, p.path); // no new inode: far cheaper than creating a file
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
-        closeSync(openSync(p.path, 'wx', 0o444)); // another file system
-      }
+      // 0555: a host program cannot drop a file into it while the run lasts either
+      mkdirSync(p.path, { mode: 0o555 });
       this.placeholders.push(p);
     }
   }
@@ -81,8 +76,8 @@ export class RunDir {
 function removePlaceholder(p: Placeholder): void {
   try {
     const st = lstatSync(p.path);
-    if (st.isFile() && st.size === 0) unlinkSync(p.path);
-    else if (st.isDirectory()) rmdirSync(p.path); // journals of older versions had directory placeholders; only an empty one goes
+    if (st.isDirectory()) rmdirSync(p.path); // only an empty one goes
+    else if (st.isFile() && st.size === 0) unlinkSync(p.path); // journals of older versions had file placeholders
   } catch {
     // gone already, or no longer empty: not ours to delete
   }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeScene, req, type Scene } from './scene.testing.js';
@@ -148,5 +149,15 @@ describe('new files the policy denies, inside a writable root', { timeout: 120_0
     expect(r.writeDenied).toBe(true);
     expect(r.deniedWrites.some((p) => p === `${s.ws}/${name}` || p.startsWith(`${s.ws}/${name}/`))).toBe(true);
     expect(existsSync(`${s.ws}/${name}`)).toBe(false); // and the placeholder is gone afterwards
+  });
+
+  it('leaves git nothing to commit: `git add -A` in the sandbox sees no placeholder', async () => {
+    const git = 'git -c user.email=a@example.invalid -c user.name=a';
+    // what the workspace really holds, as git on the host sees it (the hidden .env among it)
+    const onHost = execFileSync('git', ['-C', s.ws, 'ls-files', '--others', '--cached'], { encoding: 'utf8' }).trim().split('\n').sort();
+    const r = await sb.run(req(s, ['sh', '-c', `${git} add -A && ${git} commit -qm x && git show --name-only --format= HEAD`]));
+    expect(r.exitCode).toBe(0);
+    expect(onHost).toContain('src/a.txt');
+    expect(r.stdout.trim().split('\n').sort()).toEqual(onHost);
   });
 });

@@ -4,7 +4,7 @@ import { placeholderBases, placeholderCandidates } from './new-entries.js';
 import { isWithin } from './rule-match.js';
 import type { EntryKind, HostFacts } from './scan.js';
 
-/** An empty file the runner creates for one run and removes afterwards. */
+/** An empty directory the runner creates for one run, mounted read-only, and removes afterwards. */
 export interface Placeholder {
   readonly path: string;
 }
@@ -22,7 +22,7 @@ export interface Translation {
   readonly args: readonly string[];
   readonly mounts: readonly PlannedMount[];
   readonly placeholders: readonly Placeholder[];
-  /** Whether `args` refer to `emptyFile` (placeholders are links to it, so they count). */
+  /** Whether `args` refer to `emptyFile`. */
   readonly usesEmptyFile: boolean;
 }
 
@@ -103,7 +103,7 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     // only where the process could otherwise create it, and the policy says it must not
     if (!layers.writable(childOf(parent, PROBE_CHILD)) || layers.writable(p)) continue;
     placeholders.push({ path: p });
-    add({ path: p, kind: 'file', why: 'placeholder', forced: 'ro' });
+    add({ path: p, kind: 'dir', why: 'placeholder', forced: 'ro' });
   }
 
   const rootContents = layers.contents('/', true);
@@ -147,5 +147,5 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     if (isDir) stack.push({ path: n.path, contents });
   }
   for (const p of remountRo) args.push('--remount-ro', p);
-  return { args, mounts, placeholders, usesEmptyFile: usesEmptyFile || placeholders.length > 0 };
+  return { args, mounts, placeholders, usesEmptyFile };
 }
