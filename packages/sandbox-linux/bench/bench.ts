@@ -10,6 +10,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { makeScene, req, workspacePolicy } from '../src/scene.testing.js';
+import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS } from '../src/bwrap-flags.js';
 import { createLinuxSandbox, scanHost, translatePolicy } from '../src/index.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 60);
@@ -40,6 +41,8 @@ const sb = createLinuxSandbox();
 type Candidate = { name: string; every: number; fn: () => Promise<unknown> };
 const candidates: Candidate[] = [
   { name: 'bare true (execa)', every: 1, fn: () => execa('true') },
+  // bubblewrap's own floor: our namespaces, /proc and /dev, no policy mounts, no seccomp
+  { name: 'bwrap alone, no policy', every: 1, fn: () => execa('bwrap', [...NAMESPACE_FLAGS, ...NETWORK_OFF_FLAGS, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true']) },
   { name: 'true in our sandbox, network off', every: 1, fn: () => sb.run(req(s, ['true'])) },
   { name: 'true in our sandbox, network on', every: 3, fn: () => sb.run(req(s, ['true'], { policy: workspacePolicy(s, { network: 'on' }) })) },
 ];
@@ -85,6 +88,11 @@ const bare = rows[0]![1];
 console.log(`sandbox overhead, median of ${RUNS} runs`);
 for (const [name, v] of rows) console.log(`  ${name.padEnd(36)} ${ms(v).padStart(10)}   ${(v / bare).toFixed(1)}x bare   +${ms(v - bare)}`);
 if (srtNote) console.log(`  ${srtNote}`);
+{
+  const plan = sb.plan(workspacePolicy(s), s.ws);
+  const binds = plan.mounts.filter((m) => m.why !== 'base' && !(m.state === 'private-tmp' || (m.state === 'hidden' && m.kind === 'dir'))).length;
+  console.log(`  (the scene's policy mounts: ${plan.mounts.length - 1}, of which ${binds} bind mounts; ${plan.placeholders.length} placeholders)`);
+}
 
 // a workspace of FILES files in 100-file folders, a .env in every 50th folder, a node_modules tree
 const big = join(s.root, 'big');

@@ -65,3 +65,15 @@ export class Layers {
 export function childOf(dir: string, name: string): string {
   return dir === '/' ? `/${name}` : `${dir}/${name}`;
 }
+
+const cache = new WeakMap<SandboxPolicy, Layers>();
+
+/** The {@link Layers} of a policy object, compiled once however many steps of a run ask for them. */
+export function layersOf(policy: SandboxPolicy): Layers {
+  let layers = cache.get(policy);
+  if (!layers) {
+    layers = new Layers(policy);
+    cache.set(policy, layers);
+  }
+  return layers;
+}

@@ -1,6 +1,6 @@
 import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { type PathMatcher, type PathRule, type SandboxPolicy, toolchainCacheDirs } from '@aalis/api-reach';
-import { Layers } from './layers.js';
+import { layersOf } from './layers.js';
 import { placeholderCandidates } from './new-entries.js';
 import { isWithin, ruleSet } from './rule-match.js';
 
@@ -88,7 +88,9 @@ export function scanRoots(policy: SandboxPolicy): string[] {
 
 function kindOf(path: string): EntryKind | undefined {
   try {
-    return statSync(path).isDirectory() ? 'dir' : 'file';
+    // most named paths are placeholder candidates that do not exist: no exception for those
+    const st = statSync(path, { throwIfNoEntry: false });
+    return st === undefined ? undefined : st.isDirectory() ? 'dir' : 'file';
   } catch {
     return undefined;
   }
@@ -105,14 +107,15 @@ export function hostSockets(): string[] {
   }
   const out = new Set<string>();
   for (const line of text.split('\n').slice(1)) {
-    const cols = line.trim().split(/\s+/);
-    const path = cols[7];
-    if (!path?.startsWith('/')) continue;
+    // the path is the last column, and the only one that starts with a slash
+    const at = line.indexOf(' /');
+    if (at < 0) continue;
+    const path = line.slice(at + 1).trimEnd();
     try {
-      if (!lstatSync(path).isSocket()) continue;
-      out.add(realpathSync(path));
+      if (!lstatSync(path, { throwIfNoEntry: false })?.isSocket()) continue; // gone since it was bound
+      out.add(realpathSync.native(path));
     } catch {
-      // gone since it was bound: nothing to hide
+      // unreachable from here: nothing to hide
     }
   }
   return [...out];
@@ -129,52 +132,60 @@ export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOption
     const k = kindOf(p);
     if (k) kinds.set(p, k);
   }
+  const { found, visited } = findPatternMatches(policy, options);
+  return { kinds, found, sockets: hostSockets(), visited };
+}
+
+/**
+ * The pattern half of {@link scanHost}: existing entries under the scanned roots that a pattern
+ * rule or carve-out matches. The look after a run needs only this part.
+ */
+export function findPatternMatches(policy: SandboxPolicy, options: ScanOptions = {}): { found: FoundEntry[]; visited: number } {
   const patterns = matchers(policy).flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
   const found: FoundEntry[] = [];
   let visited = 0;
-  if (patterns.length > 0) {
-    const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
-    const layers = new Layers(policy);
-    const limit = options.maxEntries ?? 1_000_000;
-    const prune = new Set(options.pruneNames ?? DEFAULT_PRUNE_NAMES);
-    for (const root of scanRoots(policy)) {
-      if (kinds.get(root) !== 'dir') continue;
-      const stack: string[] = [root];
-      while (stack.length > 0) {
-        const dir = stack.pop()!;
-        let entries: Dirent[];
-        try {
-          entries = readdirSync(dir, { withFileTypes: true });
-        } catch {
-          continue; // unreadable here is unreadable in the sandbox too
-        }
-        visited += entries.length;
-        if (visited > limit) throw new ScanLimitError(root, limit);
-        const inGit = dir.endsWith('/.git');
-        for (const e of entries) {
-          const path = `${dir}/${e.name}`;
-          const hit = any.covers(path);
-          if (e.isSymbolicLink()) {
-            if (hit) {
-              try {
-                const real = realpathSync(path);
-                const k = kindOf(real);
-                if (k) found.push({ path: real, kind: k, via: path });
-              } catch {
-                // dangling: nothing behind it to read or write through
-              }
+  if (patterns.length === 0) return { found, visited };
+  const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
+  const layers = layersOf(policy);
+  const limit = options.maxEntries ?? 1_000_000;
+  const prune = new Set(options.pruneNames ?? DEFAULT_PRUNE_NAMES);
+  for (const root of scanRoots(policy)) {
+    if (kindOf(root) !== 'dir') continue;
+    const stack: string[] = [root];
+    while (stack.length > 0) {
+      const dir = stack.pop()!;
+      let entries: Dirent[];
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        continue; // unreadable here is unreadable in the sandbox too
+      }
+      visited += entries.length;
+      if (visited > limit) throw new ScanLimitError(root, limit);
+      const inGit = dir.endsWith('/.git');
+      for (const e of entries) {
+        const path = `${dir}/${e.name}`;
+        const hit = any.covers(path);
+        if (e.isSymbolicLink()) {
+          if (hit) {
+            try {
+              const real = realpathSync(path);
+              const k = kindOf(real);
+              if (k) found.push({ path: real, kind: k, via: path });
+            } catch {
+              // dangling: nothing behind it to read or write through
             }
-            continue;
           }
-          const isDir = e.isDirectory();
-          if (hit) found.push({ path, kind: isDir ? 'dir' : 'file' });
-          if (!isDir) continue;
-          if (prune.has(e.name) && (!PRUNE_ONLY_IN_GIT.has(e.name) || inGit)) continue;
-          if (hit && layers.hidden(path)) continue; // hidden whole
-          stack.push(path);
+          continue;
         }
+        const isDir = e.isDirectory();
+        if (hit) found.push({ path, kind: isDir ? 'dir' : 'file' });
+        if (!isDir) continue;
+        if (prune.has(e.name) && (!PRUNE_ONLY_IN_GIT.has(e.name) || inGit)) continue;
+        if (hit && layers.hidden(path)) continue; // hidden whole
+        stack.push(path);
       }
     }
   }
-  return { kinds, found, sockets: hostSockets(), visited };
+  return { found, visited };
 }

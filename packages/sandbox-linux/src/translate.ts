@@ -1,5 +1,5 @@
 import type { SandboxPolicy } from '@aalis/api-reach';
-import { childOf, Layers, PROBE_CHILD, type PathState } from './layers.js';
+import { childOf, layersOf, PROBE_CHILD, type PathState } from './layers.js';
 import { placeholderBases, placeholderCandidates } from './new-entries.js';
 import { isWithin } from './rule-match.js';
 import type { EntryKind, HostFacts } from './scan.js';
@@ -66,7 +66,7 @@ function checkPaths(policy: SandboxPolicy, cwd: string): void {
  */
 export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options: TranslateOptions): Translation {
   checkPaths(policy, options.cwd);
-  const layers = new Layers(policy);
+  const layers = layersOf(policy);
   const nodes = new Map<string, Node>();
   const add = (n: Node): void => {
     if (KERNEL_FS.some((k) => isWithin(n.path, k))) return;

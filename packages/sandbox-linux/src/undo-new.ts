@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
 import type { SandboxPolicy } from '@aalis/api-reach';
-import { Layers } from './layers.js';
+import { layersOf } from './layers.js';
 import { isWithin } from './rule-match.js';
-import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
+import { type FoundEntry, findPatternMatches, type HostFacts, type ScanOptions } from './scan.js';
 
 /** What the look after a run found: the entries it removed, and whether it could look at all. */
 export interface UndoReport {
@@ -18,13 +18,13 @@ export interface UndoReport {
  * writes) is found by walking the same roots again after the run and removed, and reported as a
  * refused write: undone, not prevented, which the README says plainly.
  */
-export function undoNewForbidden(policy: SandboxPolicy, cwd: string, before: HostFacts, options: ScanOptions | undefined): UndoReport {
-  const layers = new Layers(policy);
+export function undoNewForbidden(policy: SandboxPolicy, before: HostFacts, options: ScanOptions | undefined): UndoReport {
+  const layers = layersOf(policy);
   const existed = new Set<string>([...before.kinds.keys()]);
   for (const f of before.found) existed.add(f.via ?? f.path);
-  let after: HostFacts;
+  let after: { found: readonly FoundEntry[] };
   try {
-    after = scanHost(policy, cwd, options);
+    after = findPatternMatches(policy, options);
   } catch (e) {
     return { removed: [], skipped: (e as Error).message };
   }
