@@ -159,7 +159,7 @@ export class LinuxSandbox implements SandboxService {
       }
       const result = await this.spawn(request, translation, tools);
       dir.dispose();
-      const undo = undoNewForbidden(policy, request.cwd, facts, this.options.scan);
+      const undo = undoNewForbidden(policy, facts, this.options.scan);
       if (undo.skipped !== undefined) {
         return { ...result, stderr: `${result.stderr}aalis: new files under the writable roots could not be checked against the deny rules (${undo.skipped})\n` };
       }
