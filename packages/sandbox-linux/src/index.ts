@@ -9,15 +9,19 @@ export {
   DEFAULT_PRUNE_NAMES,
   type EntryKind,
   type FoundEntry,
+  findPatternMatches,
   type HostFacts,
   hostSockets,
   isToolchainCache,
+  KEEP_READABLE,
+  keepReadablePaths,
   ScanLimitError,
   type ScanOptions,
   scanHost,
   scanRoots,
   TOOLCHAIN_CACHE_SUFFIXES,
 } from './scan.js';
+export { GROUP_MIN_SOCKETS, groupSockets, runtimeDirOf, type SocketHiding } from './socket-groups.js';
 export { buildSeccompFilter, DENIED_IOCTLS, DENIED_SYSCALLS, SECCOMP_ARCHES, SeccompBuildError, type SeccompArch } from './seccomp.js';
 export { LinuxSandboxConfigSchema, linuxSandboxPlugin } from './plugin.js';
 export { createLinuxSandbox, DEFAULT_MAX_OUTPUT, LinuxSandbox, type LinuxSandboxOptions } from './service.js';

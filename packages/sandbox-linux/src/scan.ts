@@ -24,6 +24,8 @@ export interface HostFacts {
   readonly found: readonly FoundEntry[];
   /** Bound pathname unix sockets on the host (from /proc/net/unix), as real paths. */
   readonly sockets: readonly string[];
+  /** Real paths of system files that must stay readable whatever is hidden around them (see {@link KEEP_READABLE}). */
+  readonly keepReadable?: readonly string[];
   /** Entries visited by the walk. */
   readonly visited: number;
 }
@@ -96,6 +98,26 @@ function kindOf(path: string): EntryKind | undefined {
   }
 }
 
+/**
+ * System files that are often symlinks into a runtime directory (`/run/systemd/resolve`,
+ * `/run/NetworkManager`, `/run/resolvconf`): hiding such a directory whole would break name
+ * resolution in the sandbox.
+ */
+export const KEEP_READABLE = ['/etc/resolv.conf', '/etc/hosts', '/etc/localtime'] as const;
+
+/** The real paths behind {@link KEEP_READABLE}. */
+export function keepReadablePaths(): string[] {
+  const out: string[] = [];
+  for (const p of KEEP_READABLE) {
+    try {
+      out.push(realpathSync.native(p));
+    } catch {
+      // missing, or dangling: nothing to keep
+    }
+  }
+  return out;
+}
+
 /** Listening or bound pathname unix sockets of this network namespace. */
 export function hostSockets(): string[] {
   let text: string;
@@ -133,7 +155,7 @@ export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOption
     if (k) kinds.set(p, k);
   }
   const { found, visited } = findPatternMatches(policy, options);
-  return { kinds, found, sockets: hostSockets(), visited };
+  return { kinds, found, sockets: hostSockets(), keepReadable: keepReadablePaths(), visited };
 }
 
 /**

@@ -2,6 +2,7 @@ import type { SandboxPolicy } from '@aalis/api-reach';
 import { childOf, layersOf, PROBE_CHILD, type PathState } from './layers.js';
 import { placeholderBases, placeholderCandidates } from './new-entries.js';
 import { isWithin } from './rule-match.js';
+import { groupSockets } from './socket-groups.js';
 import type { EntryKind, HostFacts } from './scan.js';
 
 /** An empty directory the runner creates for one run, mounted read-only, and removes afterwards. */
@@ -84,9 +85,12 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     const forced = f.via ? stricter(layers.entry(f.via), layers.entry(f.path)) : undefined;
     add(forced ? { path: f.path, kind: f.kind, why: 'found', forced } : { path: f.path, kind: f.kind, why: 'found' });
   }
-  for (const s of facts.sockets) {
-    if (!policy.unixSockets.some((d) => isWithin(s, d))) add({ path: s, kind: 'file', why: 'socket', forced: 'hidden' });
-  }
+  const toHide = facts.sockets.filter((s) => !policy.unixSockets.some((d) => isWithin(s, d)));
+  // a group's tmpfs must not cover anything another node would put back
+  const inUse = [...named, ...facts.kinds.keys(), ...facts.found.map((f) => f.path)];
+  const sockets = groupSockets(toHide, inUse, facts.keepReadable ?? []);
+  for (const d of sockets.dirs) add({ path: d, kind: 'dir', why: 'socket', forced: 'hidden' });
+  for (const f of sockets.files) add({ path: f, kind: 'file', why: 'socket', forced: 'hidden' });
   const placeholders: Placeholder[] = [];
   // denied `{ path }` rules count too, but only in the directories the name list covers
   const bases = placeholderBases(policy, options.cwd);
