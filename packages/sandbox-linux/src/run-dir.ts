@@ -12,6 +12,21 @@ import type { Placeholder } from './translate.js';
 const PREFIX = 'aalis-sbx-';
 let counter = 0;
 
+/**
+ * Placeholders of this process's runs now going on, with how many runs rely on each. Two runs in
+ * one workspace (a dev server in the background, a command beside it) share a placeholder: the
+ * scan of the second sees it as missing (see {@link livePlaceholders}), so the second plans the
+ * same placeholder and takes a share of it. Removing it on the host when the first run ends would
+ * lift the second run's mount (the kernel detaches a mount whose directory is removed in another
+ * namespace), so the last run relying on it removes it.
+ */
+const live = new Map<string, number>();
+
+/** The placeholders of this process's runs now going on: to the host scan they are not there, and no look for landings may remove them. */
+export function livePlaceholders(): ReadonlySet<string> {
+  return new Set(live.keys());
+}
+
 /** The host-side state of one run. */
 export class RunDir {
   readonly path: string;
@@ -54,15 +69,25 @@ export class RunDir {
     appendFileSync(join(this.path, 'journal'), list.map((p) => `${JSON.stringify(p)}\n`).join(''));
     this.journal = true;
     for (const p of list) {
+      const shared = live.get(p.path);
       // 0555: a host program cannot drop a file into it while the run lasts either
-      mkdirSync(p.path, { mode: 0o555 });
+      if (shared === undefined) mkdirSync(p.path, { mode: 0o555 });
+      live.set(p.path, (shared ?? 0) + 1);
       this.placeholders.push(p);
     }
   }
 
   /** Removes every placeholder (only while still empty: what someone else put there stays) and the folder. */
   dispose(): void {
-    for (const p of this.placeholders.reverse()) removePlaceholder(p);
+    for (const p of this.placeholders.reverse()) {
+      const n = (live.get(p.path) ?? 1) - 1;
+      if (n > 0) {
+        live.set(p.path, n);
+        continue;
+      }
+      live.delete(p.path);
+      removePlaceholder(p);
+    }
     this.placeholders.length = 0;
     if (!this.created) return;
     // only what this object put there, so no recursive delete is needed on the hot path

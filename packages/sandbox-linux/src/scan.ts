@@ -146,15 +146,17 @@ export function hostSockets(): string[] {
 /**
  * Looks at the host for what the policy's rules need: kinds of named paths, pattern matches under
  * the writable and read-back roots (a bounded walk that does not follow symlinks and skips
- * {@link DEFAULT_PRUNE_NAMES}), and the host's unix sockets.
+ * {@link DEFAULT_PRUNE_NAMES}), and the host's unix sockets. `placeholders` are those of runs now
+ * going on (empty directories this process made): they count as missing.
  */
-export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOptions = {}): HostFacts {
+export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOptions = {}, placeholders: ReadonlySet<string> = new Set()): HostFacts {
   const kinds = new Map<string, EntryKind>();
   for (const p of namedPaths(policy, cwd)) {
+    if (placeholders.has(p)) continue; // another run's placeholder: this run plans (and shares) its own
     const k = kindOf(p);
     if (k) kinds.set(p, k);
   }
-  const { found, visited } = findPatternMatches(policy, options);
+  const { found, visited } = findPatternMatches(policy, options, placeholders);
   return { kinds, found, sockets: hostSockets(), keepReadable: keepReadablePaths(), visited };
 }
 
@@ -162,7 +164,7 @@ export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOption
  * The pattern half of {@link scanHost}: existing entries under the scanned roots that a pattern
  * rule or carve-out matches. The look after a run needs only this part.
  */
-export function findPatternMatches(policy: SandboxPolicy, options: ScanOptions = {}): { found: FoundEntry[]; visited: number } {
+export function findPatternMatches(policy: SandboxPolicy, options: ScanOptions = {}, skip: ReadonlySet<string> = new Set()): { found: FoundEntry[]; visited: number } {
   const patterns = matchers(policy).flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
   const found: FoundEntry[] = [];
   let visited = 0;
@@ -187,6 +189,7 @@ export function findPatternMatches(policy: SandboxPolicy, options: ScanOptions =
       const inGit = dir.endsWith('/.git');
       for (const e of entries) {
         const path = `${dir}/${e.name}`;
+        if (skip.has(path)) continue;
         const hit = any.covers(path);
         if (e.isSymbolicLink()) {
           if (hit) {

@@ -160,4 +160,29 @@ describe('new files the policy denies, inside a writable root', { timeout: 120_0
     expect(onHost).toContain('src/a.txt');
     expect(r.stdout.trim().split('\n').sort()).toEqual(onHost);
   });
+
+  it('removes a landing made deeper in the tree while the command still runs, not only at its end', async () => {
+    const watched = createLinuxSandbox({ landingSweepMs: 100 });
+    const cmd = 'mkdir -p deep/.vscode && echo {} > deep/.vscode/tasks.json; for i in $(seq 1 40); do [ -e deep/.vscode ] || break; sleep 0.1; done; [ -e deep/.vscode ] && echo still there || echo removed';
+    const r = await watched.run(req(s, ['sh', '-c', cmd]));
+    expect(r.stdout.trim()).toBe('removed');
+    expect(r.writeDenied).toBe(true);
+    expect(r.deniedWrites).toContain(`${s.ws}/deep/.vscode`);
+    // the placeholders of the run are never taken for landings: they held while it ran
+    const held = await watched.run(req(s, ['sh', '-c', 'sleep 0.5; mkdir .claude 2>&1; test -d .claude && echo pinned']));
+    expect(held.stdout).toContain('File exists');
+    expect(existsSync(`${s.ws}/.claude`)).toBe(false);
+  });
+
+  it('keeps a placeholder two runs share until the last of them ends', async () => {
+    const first = sb.run(req(s, ['sleep', '0.5']));
+    await new Promise((r) => setTimeout(r, 150)); // the first has made its placeholders and is running
+    const cmd = 'sleep 1; echo x > .claude/settings.json; test -f .claude/settings.json && echo written || echo refused';
+    const second = await sb.run(req(s, ['sh', '-c', cmd]));
+    expect((await first).exitCode).toBe(0);
+    expect(second.stdout).toContain('refused');
+    expect(second.stderr).toContain('Read-only file system');
+    expect(second.writeDenied).toBe(true);
+    expect(existsSync(`${s.ws}/.claude`)).toBe(false);
+  });
 });

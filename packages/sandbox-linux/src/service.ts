@@ -16,9 +16,9 @@ import { BLOCK_FD, INFO_FD, NETWORK_ON_FLAGS, readChildPid, type Slirp, startSli
 import { BoundedOutput } from './output.js';
 import { probeHost } from './probe.js';
 import { checkRunRequest } from './request.js';
-import { RunDir, sweepStaleRunDirs } from './run-dir.js';
+import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
-import { undoNewForbidden } from './undo-new.js';
+import { LandingSweeper } from './undo-new.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
@@ -37,7 +37,15 @@ export interface LinuxSandboxOptions {
   readonly seccompFilter?: Buffer;
   /** Create write roots that do not exist yet (a toolchain cache never used). Default true. */
   readonly createMissingWriteRoots?: boolean;
+  /**
+   * How often a running command's writable roots are looked at for new entries a deny layer covers
+   * (removed then, not only after the run); 0 looks only after the run. Default {@link DEFAULT_LANDING_SWEEP_MS}.
+   */
+  readonly landingSweepMs?: number;
 }
+
+/** The least pause between two looks for new landings while a command runs. */
+export const DEFAULT_LANDING_SWEEP_MS = 2000;
 
 /** Bytes kept of each of stdout and stderr when the request gives no limit. */
 export const DEFAULT_MAX_OUTPUT = 1024 * 1024;
@@ -102,7 +110,7 @@ export class LinuxSandbox implements SandboxService {
 
   /** Translates without running: the bwrap mount plan for a policy as seen from `cwd` now. */
   plan(policy: SandboxPolicy, cwd: string, emptyFile = '/nonexistent/empty'): Translation {
-    return translatePolicy(policy, scanHost(policy, cwd, this.options.scan), { cwd, emptyFile });
+    return translatePolicy(policy, scanHost(policy, cwd, this.options.scan, livePlaceholders()), { cwd, emptyFile });
   }
 
   /**
@@ -147,7 +155,7 @@ export class LinuxSandbox implements SandboxService {
         if (this.options.createMissingWriteRoots ?? true) {
           for (const root of policy.write) mkdirSync(root, { recursive: true, mode: 0o700 });
         }
-        facts = scanHost(policy, request.cwd, this.options.scan);
+        facts = scanHost(policy, request.cwd, this.options.scan, livePlaceholders());
         translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile });
         if (translation.usesEmptyFile) dir.prepareEmptyFile();
         dir.addPlaceholders(translation.placeholders);
@@ -157,9 +165,15 @@ export class LinuxSandbox implements SandboxService {
           'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable; nothing was run',
         );
       }
-      const result = await this.spawn(request, translation, tools);
-      dir.dispose();
-      const undo = undoNewForbidden(policy, facts, this.options.scan);
+      const sweeper = new LandingSweeper(policy, facts, this.options.scan, this.options.landingSweepMs ?? DEFAULT_LANDING_SWEEP_MS, livePlaceholders);
+      sweeper.start();
+      let result: SandboxRunResult;
+      try {
+        result = await this.spawn(request, translation, tools);
+      } finally {
+        dir.dispose();
+      }
+      const undo = sweeper.finish();
       if (undo.skipped !== undefined) {
         return { ...result, stderr: `${result.stderr}aalis: new files under the writable roots could not be checked against the deny rules (${undo.skipped})\n` };
       }

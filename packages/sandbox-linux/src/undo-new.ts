@@ -18,10 +18,11 @@ export interface UndoReport {
  * writes) is found by walking the same roots again after the run and removed, and reported as a
  * refused write: undone, not prevented, which the README says plainly.
  */
-export function undoNewForbidden(policy: SandboxPolicy, before: HostFacts, options: ScanOptions | undefined): UndoReport {
+export function undoNewForbidden(policy: SandboxPolicy, before: HostFacts, options: ScanOptions | undefined, keep: ReadonlySet<string> = new Set()): UndoReport {
   const layers = layersOf(policy);
   const existed = new Set<string>([...before.kinds.keys()]);
   for (const f of before.found) existed.add(f.via ?? f.path);
+  for (const p of keep) existed.add(p);
   let after: { found: readonly FoundEntry[] };
   try {
     after = findPatternMatches(policy, options);
@@ -37,4 +38,59 @@ export function undoNewForbidden(policy: SandboxPolicy, before: HostFacts, optio
     removed.push(path);
   }
   return { removed };
+}
+
+/**
+ * The look of {@link undoNewForbidden}, repeated while a command runs, so that a long command (a
+ * dev server, a watcher in the background) cannot keep a landing in place for its whole life: the
+ * next look removes it. The pause between looks grows with what a look costs (at least 50 times
+ * as long), so a large workspace is not walked over and over.
+ */
+export class LandingSweeper {
+  private readonly removed = new Set<string>();
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(
+    private readonly policy: SandboxPolicy,
+    private readonly before: HostFacts,
+    private readonly options: ScanOptions | undefined,
+    private readonly everyMs: number,
+    /** The placeholders of the runs going on when it looks: removing one on the host would lift its mount in the sandbox. */
+    private readonly keep: () => ReadonlySet<string>,
+  ) {}
+
+  /** Starts looking every `everyMs` (nothing happens for a non-positive interval). */
+  start(): void {
+    if (this.everyMs > 0) this.schedule(this.everyMs);
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => {
+      const t = performance.now();
+      const report = this.look();
+      if (!this.stopped && report.skipped === undefined) this.schedule(Math.max(this.everyMs, 50 * (performance.now() - t)));
+    }, ms);
+    this.timer.unref();
+  }
+
+  private look(): UndoReport {
+    try {
+      const report = undoNewForbidden(this.policy, this.before, this.options, this.keep());
+      for (const p of report.removed) this.removed.add(p);
+      return report;
+    } catch (e) {
+      // the command may be writing in what is being removed: the next look, or the last, takes it
+      return { removed: [], skipped: (e as Error).message };
+    }
+  }
+
+  /** Stops the looks and takes the last one, after the command has ended: everything removed, or why it could not look. */
+  finish(): UndoReport {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    const last = this.look();
+    const removed = [...this.removed].sort();
+    return last.skipped === undefined ? { removed } : { removed, skipped: last.skipped };
+  }
 }
