@@ -1,8 +1,9 @@
 export { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 export { type DeniedWrites, deniedWritesOf } from './denied-writes.js';
+export { FILTER_TABLE, type HostAddresses, hostAddresses, loopbackFilterRules, SLIRP_NETWORK } from './loopback-filter.js';
 export { Layers, PATH_STATES, type PathState } from './layers.js';
 export { NEW_ENTRY_NAMES, placeholderBases, placeholderCandidates } from './new-entries.js';
-export { CHECK_NAMES, MIN_BWRAP, probeHost } from './probe.js';
+export { ADVISORY_CHECKS, CHECK_NAMES, MIN_BWRAP, probeHost } from './probe.js';
 export { RunRequestError, RunRequestSchema } from './request.js';
 export { sweepStaleRunDirs } from './run-dir.js';
 export {
@@ -22,7 +23,7 @@ export {
   TOOLCHAIN_CACHE_SUFFIXES,
 } from './scan.js';
 export { GROUP_MIN_SOCKETS, groupSockets, runtimeDirOf, type SocketHiding } from './socket-groups.js';
-export { buildSeccompFilter, DENIED_IOCTLS, DENIED_SYSCALLS, SECCOMP_ARCHES, SeccompBuildError, type SeccompArch } from './seccomp.js';
+export { buildSeccompFilter, DENIED_IOCTLS, DENIED_SOCKETS, DENIED_SYSCALLS, SECCOMP_ARCHES, SeccompBuildError, type SeccompArch } from './seccomp.js';
 export { LinuxSandboxConfigSchema, linuxSandboxPlugin } from './plugin.js';
 export { createLinuxSandbox, DEFAULT_LANDING_SWEEP_MS, DEFAULT_MAX_OUTPUT, LinuxSandbox, type LinuxSandboxOptions } from './service.js';
 export { type PlannedMount, type Placeholder, type Translation, type TranslateOptions, translatePolicy, UntranslatableError } from './translate.js';

@@ -1,14 +1,20 @@
-import { mkdirSync } from 'node:fs';
+import { createSocket, type Socket } from 'node:dgram';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
+import { SandboxUnavailableError } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findSystemTool } from './loopback-filter.js';
 import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
 const sb = createLinuxSandbox();
+/** The same service on a machine without nft. */
+const noNft = createLinuxSandbox({ nft: '/nonexistent/nft' });
+const nft = findSystemTool('nft');
 let s: Scene;
-const servers: Server[] = [];
+const servers: (Server | Socket)[] = [];
 
 function listen(where: string | { host: string }): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -18,6 +24,47 @@ function listen(where: string | { host: string }): Promise<number> {
     if (typeof where === 'string') srv.listen(where, () => resolve(0));
     else srv.listen(0, where.host, () => resolve((srv.address() as { port: number }).port));
   });
+}
+
+/** A UDP listener on 127.0.0.1 that answers every datagram with `hello`. */
+function listenUdp(): Promise<number> {
+  return new Promise((resolve) => {
+    const sock = createSocket('udp4');
+    servers.push(sock);
+    sock.on('message', (_m, from) => sock.send('hello\n', from.port, from.address));
+    sock.bind(0, '127.0.0.1', () => resolve(sock.address().port));
+  });
+}
+
+/**
+ * Python that first serves `hello` on its own 127.0.0.1:`ownPort` (unless 0), then tries each
+ * `tcp|host|port` or `udp|host|port` target and prints what each answered (or the error's class)
+ * as JSON. One run for many targets: a sandbox start is the slow part.
+ */
+function probe(ownPort: number, targets: string[]): [string, ...string[]] {
+  const code = `
+import json, socket, sys, threading
+own = int(sys.argv[1])
+if own:
+    l = socket.socket(); l.bind(('127.0.0.1', own)); l.listen(8)
+    def serve():
+        while True:
+            c, _ = l.accept(); c.sendall(b'hello\\n'); c.close()
+    threading.Thread(target=serve, daemon=True).start()
+out = {}
+for t in sys.argv[2:]:
+    kind, host, port = t.split('|')
+    try:
+        if kind == 'tcp':
+            c = socket.create_connection((host, int(port)), timeout=3)
+        else:
+            c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); c.settimeout(3); c.connect((host, int(port))); c.send(b'x')
+        out[t] = c.recv(10).decode().strip()
+    except Exception as e:
+        out[t] = type(e).__name__
+print(json.dumps(out))
+`;
+  return ['python3', '-c', code, String(ownPort), ...targets];
 }
 
 /** A python one-liner that connects and prints what it got, or the error's class. */
@@ -53,18 +100,88 @@ describe('network', { timeout: 120_000 }, () => {
 
   // "Outbound" is a listener on this machine's non-loopback address: the only non-loopback
   // target this workplace allows. Without such an address the outbound half cannot be shown.
-  it.skipIf(!external)('on: outbound IP works, the localPorts on the host loopback are refused', async () => {
+  it.skipIf(!external || !nft)('on: outbound IP works; only the localPorts on the host are refused, the rest of its loopback answers', async () => {
+    const out = await listen({ host: external! });
+    const denied = await listen({ host: '127.0.0.1' });
+    const deniedEverywhere = await listen({ host: '0.0.0.0' }); // reachable at the host's LAN address too
+    const other = await listen({ host: '127.0.0.1' });
+    const udpDenied = await listenUdp();
+    const udpOther = await listenUdp();
+    const policy = workspacePolicy(s, { network: 'on', localPorts: [denied, deniedEverywhere, udpDenied] });
+    const t = {
+      outbound: `tcp|${external}|${out}`,
+      denied: `tcp|10.0.2.2|${denied}`,
+      deniedAtGateway: `tcp|10.0.2.2|${deniedEverywhere}`,
+      deniedAtLan: `tcp|${external}|${deniedEverywhere}`,
+      other: `tcp|10.0.2.2|${other}`,
+      udpDenied: `udp|10.0.2.2|${udpDenied}`,
+      udpOther: `udp|10.0.2.2|${udpOther}`,
+      // a localPort number on the sandbox's own loopback, served by the command itself
+      own: `tcp|127.0.0.1|${denied}`,
+    };
+    const r = await sb.run(req(s, probe(denied, Object.values(t)), { policy }));
+    expect(r.stderr).toBe('');
+    const got = JSON.parse(r.stdout);
+    // a rejected datagram of our own fails its send() with EPERM (the ICMP error comes after)
+    expect(got[t.udpDenied]).toMatch(/^(ConnectionRefusedError|PermissionError)$/);
+    expect({ ...got, [t.udpDenied]: 'refused' }).toEqual({
+      [t.outbound]: 'hello',
+      [t.denied]: 'ConnectionRefusedError',
+      [t.deniedAtGateway]: 'ConnectionRefusedError',
+      [t.deniedAtLan]: 'ConnectionRefusedError',
+      [t.other]: 'hello',
+      [t.udpDenied]: 'refused',
+      [t.udpOther]: 'hello',
+      [t.own]: 'hello',
+    });
+  });
+
+  it.skipIf(!nft)('on: the command cannot read or remove the rules, as root, even with a seccomp filter that allows all', async () => {
+    const denied = await listen({ host: '127.0.0.1' });
+    const policy = workspacePolicy(s, { network: 'on', localPorts: [denied] });
+    const allowAll = Buffer.alloc(8);
+    allowAll.writeUInt16LE(0x06, 0);
+    allowAll.writeUInt32LE(0x7fff0000, 4);
+    // the default filter refuses the netlink socket; the control shows the capabilities alone suffice
+    for (const service of [sb, createLinuxSandbox({ seccompFilter: allowAll })]) {
+      const script = `${nft} list ruleset; echo list=$?; ${nft} flush ruleset; echo flush=$?; grep CapEff /proc/self/status; "$@"`;
+      const r = await service.run(req(s, ['sh', '-c', script, 'sh', ...probe(0, [`tcp|10.0.2.2|${denied}`])], { policy }));
+      const lines = r.stdout.trim().split('\n');
+      expect(lines.slice(0, 3)).toEqual([expect.stringMatching(/^list=[1-9]/), expect.stringMatching(/^flush=[1-9]/), 'CapEff:\t0000000000000000']);
+      expect(r.stderr).toContain('Operation not permitted');
+      expect(JSON.parse(lines[3]!)).toEqual({ [`tcp|10.0.2.2|${denied}`]: 'ConnectionRefusedError' });
+    }
+  });
+
+  it.skipIf(!external)('on without nft: the host loopback is closed entirely, outbound works; with no localPorts it is open', async () => {
     const out = await listen({ host: external! });
     const denied = await listen({ host: '127.0.0.1' });
     const other = await listen({ host: '127.0.0.1' });
-    const policy = workspacePolicy(s, { network: 'on', localPorts: [denied] });
-    const run = (t: string) => sb.run(req(s, connect(t), { policy })).then((r) => r.stdout.trim());
-    expect(await run(`tcp|${external}|${out}`)).toBe('hello');
-    // the host loopback is reached only through slirp's gateway, which is switched off
-    expect(await run(`tcp|10.0.2.2|${denied}`)).toMatch(/OSError|ConnectionRefusedError/);
-    expect(await run(`tcp|127.0.0.1|${denied}`)).toBe('ConnectionRefusedError');
-    // stricter than the contract: a loopback port outside localPorts is unreachable as well
-    expect(await run(`tcp|10.0.2.2|${other}`)).toMatch(/OSError|ConnectionRefusedError/);
+    const targets = [`tcp|${external}|${out}`, `tcp|10.0.2.2|${denied}`, `tcp|10.0.2.2|${other}`];
+    const closed = await noNft.run(req(s, probe(0, targets), { policy: workspacePolicy(s, { network: 'on', localPorts: [denied] }) }));
+    expect(closed.exitCode).toBe(0);
+    const got = JSON.parse(closed.stdout);
+    expect(got[targets[0]!]).toBe('hello');
+    expect(got[targets[1]!]).toMatch(/^(ConnectionRefusedError|OSError)$/);
+    expect(got[targets[2]!]).toMatch(/^(ConnectionRefusedError|OSError)$/); // stricter than the policy
+    // nothing to filter: the loopback is opened without nft
+    const open = await noNft.run(req(s, probe(0, targets.slice(2)), { policy: workspacePolicy(s, { network: 'on', localPorts: [] }) }));
+    expect(JSON.parse(open.stdout)).toEqual({ [targets[2]!]: 'hello' });
+    const check = (await noNft.probe()).checks.find((c) => c.name === 'loopback-filter');
+    expect(check).toMatchObject({ ok: false, fix: 'sudo apt-get install -y nftables' });
+    expect(check?.detail).toContain('closes the host loopback entirely');
+    expect((await noNft.probe()).available).toBe(true);
+  });
+
+  it('on: an nft that fails stops the run before the command starts (fail closed, the fix named)', async () => {
+    const marker = join(s.ws, 'ran-with-failed-filter');
+    const broken = createLinuxSandbox({ nft: '/bin/false' });
+    const policy = workspacePolicy(s, { network: 'on', localPorts: [5432] });
+    const err = await broken.run(req(s, ['sh', '-c', `touch ${marker}`], { policy })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SandboxUnavailableError);
+    expect((err as SandboxUnavailableError).message).toContain('nft could not install the localPorts filter');
+    expect((err as SandboxUnavailableError).fix).toContain('nf_tables');
+    expect(existsSync(marker)).toBe(false);
   });
 });
 

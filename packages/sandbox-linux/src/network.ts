@@ -1,27 +1,76 @@
 import type { Readable, Writable } from 'node:stream';
+import type { SandboxPolicy } from '@aalis/api-reach';
 import { execa } from 'execa';
+import { type FilterTools, findFilterTools, hostAddresses, loopbackFilterRules } from './loopback-filter.js';
 
 /**
- * Network `on` without the host's network namespace: the sandbox keeps its own namespace and
- * slirp4netns, a userspace TCP/IP stack, gives it a tap device whose traffic leaves through
- * ordinary sockets of the host. `--disable-host-loopback` refuses the gateway's mapping to the
- * host's 127.0.0.1, so no port on the host's loopback (the policy's `localPorts` among them) can
- * be reached; the sandbox's own 127.0.0.1 is its own. Abstract unix sockets are per network
- * namespace, so the host's are out of reach too.
+ * Network `on` without the host's network namespace: the sandbox keeps its own namespace (its
+ * 127.0.0.1 is its own, so a test suite's servers work) and slirp4netns, a userspace TCP/IP
+ * stack, gives it a tap device whose traffic leaves through ordinary sockets of the host. slirp's
+ * gateway 10.0.2.2 is the host's 127.0.0.1, which the contract allows except for `localPorts`:
+ * those are refused by nftables rules in the sandbox's namespace (loopback-filter.ts), put there
+ * from the host before the command starts. Without nft, slirp4netns gets
+ * `--disable-host-loopback` and the whole host loopback is closed (stricter, fail closed).
+ * Abstract unix sockets are per network namespace, so the host's are out of reach either way.
+ *
+ * The handshake: bwrap reports the sandbox's pid on {@link INFO_FD}, then, setting up, blocks
+ * reading {@link SETUP_SYNC_FD} until it is closed. While it waits the sandbox is still in its
+ * first user namespace, the one that owns its network namespace, with its id maps written and
+ * its loopback up; after setup, run unprivileged, bwrap moves it into a nested user namespace
+ * (it maps the uid to 0 for `--dev`, then back), from which neither slirp4netns nor nsenter
+ * could configure the network namespace. So slirp4netns and nft do their work inside that wait,
+ * and nothing of the command has run yet.
  */
 
 /** bwrap writes `{"child-pid": N}` here once the sandbox exists. */
 export const INFO_FD = 4;
-/** bwrap waits on this fd before starting the command, until slirp4netns is ready. */
-export const BLOCK_FD = 5;
+/** bwrap reads this fd to its end during setup (see {@link NETWORK_ON_FLAGS}); closed once the network is ready. */
+export const SETUP_SYNC_FD = 5;
+/**
+ * Where bwrap writes what it read from {@link SETUP_SYNC_FD}: an empty file on its own setup
+ * tmpfs, which the translation's `/` bind then covers, so the command never sees it.
+ */
+const SYNC_FILE = '/.aalis-network-sync';
 
 /**
- * bwrap arguments for the handshake. bwrap's `--disable-userns` is left out with network on: it
- * moves the sandbox into a nested user namespace during setup, so slirp4netns could enter the
- * wrong one and be refused the network namespace. New user namespaces stay refused by the
- * seccomp filter (clone/unshare with CLONE_NEWUSER, clone3).
+ * bwrap arguments for the handshake; they must come before the translation, whose first mount is
+ * `/`. `--file` makes bwrap wait, mid-setup, for the network (see the module comment).
+ * `--cap-drop ALL`: bwrap run by root otherwise leaves the command every capability in its user
+ * namespace, CAP_NET_ADMIN over its network namespace among them, with which it could delete
+ * the localPorts rules. bwrap's `--disable-userns` is left out: it moves the sandbox into a
+ * nested user namespace during setup too. New user namespaces stay refused by the seccomp filter
+ * (clone/unshare with CLONE_NEWUSER, clone3).
  */
-export const NETWORK_ON_FLAGS = ['--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD)] as const;
+export const NETWORK_ON_FLAGS = ['--cap-drop', 'ALL', '--info-fd', String(INFO_FD), '--file', String(SETUP_SYNC_FD), SYNC_FILE] as const;
+
+/** How network `on` is set up for one policy. */
+export interface NetworkPlan {
+  /** slirp4netns maps its gateway to the host's 127.0.0.1 (no `--disable-host-loopback`). */
+  readonly hostLoopback: boolean;
+  /** The localPorts filter to install before the command runs; absent when nothing is filtered. */
+  readonly filter?: { readonly tools: FilterTools; readonly rules: string };
+}
+
+/**
+ * No `localPorts`: nothing to refuse, so the host loopback is open and nft is not needed. With
+ * `localPorts` and nft (and nsenter) found: the loopback is open and the filter refuses those
+ * ports. Without nft: the whole host loopback is closed, which refuses the localPorts and more.
+ * `nft` is the `nft` option of LinuxSandboxOptions; the host's addresses are read now, per run.
+ */
+export function planNetwork(policy: Pick<SandboxPolicy, 'localPorts'>, nft: string): NetworkPlan {
+  if (policy.localPorts.length === 0) return { hostLoopback: true };
+  const tools = findFilterTools(nft);
+  if (!tools) return { hostLoopback: false };
+  return { hostLoopback: true, filter: { tools, rules: loopbackFilterRules(policy.localPorts, hostAddresses()) } };
+}
+
+/**
+ * slirp4netns or nsenter refused the sandbox's namespaces. Nothing has run (the sandbox is still
+ * in its setup), so a fresh sandbox may be tried; see `spawn()` in service.ts.
+ */
+export function namespaceRefused(message: string): boolean {
+  return /setns\(CLONE_NEWNET\): Operation not permitted|reassociate to namespace '[a-z/]+' failed: Operation not permitted/.test(message);
+}
 
 /** A running slirp4netns for one sandbox. */
 export interface Slirp {
@@ -53,17 +102,20 @@ export function readChildPid(info: Readable, timeoutMs = 5000): Promise<number> 
   });
 }
 
-/** Starts slirp4netns for the sandbox whose pid-1 is `pid` and waits until its device is configured. */
-export async function startSlirp(slirp4netns: string, pid: number, timeoutMs = 5000): Promise<Slirp> {
+/**
+ * Starts slirp4netns for the sandbox whose pid-1 is `pid` and waits until its device is
+ * configured. `hostLoopback` false adds `--disable-host-loopback` (see {@link planNetwork}).
+ */
+export async function startSlirp(slirp4netns: string, pid: number, hostLoopback: boolean, timeoutMs = 5000): Promise<Slirp> {
   const proc = execa(
     slirp4netns,
     [
       '--configure',
       '--mtu=65520',
-      '--disable-host-loopback',
+      ...(hostLoopback ? [] : ['--disable-host-loopback']),
       '--ready-fd=3',
       '--exit-fd=4',
-      // the user namespace that owns the sandbox's network namespace (see NETWORK_ON_FLAGS)
+      // the user namespace that owns the sandbox's network namespace, while bwrap waits in setup
       `--userns-path=/proc/${pid}/ns/user`,
       String(pid),
       'tap0',

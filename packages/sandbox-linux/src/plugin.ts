@@ -8,6 +8,7 @@ export const LinuxSandboxConfigSchema = z
   .object({
     bwrap: z.string().min(1).optional(),
     slirp4netns: z.string().min(1).optional(),
+    nft: z.string().min(1).optional(),
     tmpDir: z.string().startsWith('/').optional(),
     maxScanEntries: z.number().int().positive().optional(),
   })
@@ -28,6 +29,7 @@ export const linuxSandboxPlugin = definePlugin({
       createLinuxSandbox({
         ...(config.bwrap ? { bwrap: config.bwrap } : {}),
         ...(config.slirp4netns ? { slirp4netns: config.slirp4netns } : {}),
+        ...(config.nft ? { nft: config.nft } : {}),
         ...(config.tmpDir ? { tmpDir: config.tmpDir } : {}),
         ...(config.maxScanEntries ? { scan: { maxEntries: config.maxScanEntries } } : {}),
       }),

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { SandboxCheck, SandboxProbe } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
+import { findFilterTools, findSystemTool, INSTALL_NFT } from './loopback-filter.js';
 import { findExecutable, userNamespaceFix } from './tools.js';
 
 /** The bubblewrap this package needs: `--disable-userns` and `--remount-ro` came in 0.8. */
@@ -11,11 +12,20 @@ export const MIN_BWRAP = [0, 8, 0] as const;
 export interface ProbeTargets {
   readonly bwrap: string;
   readonly slirp4netns: string;
+  /** nft, for the localPorts filter of network `on`. */
+  readonly nft: string;
   readonly filter: Buffer;
 }
 
 /** Names of the checks; `network` is needed only for policies with network `on`. */
-export const CHECK_NAMES = ['bubblewrap', 'user-namespaces', 'seccomp', 'network', 'unix-sockets'] as const;
+export const CHECK_NAMES = ['bubblewrap', 'user-namespaces', 'seccomp', 'network', 'loopback-filter', 'unix-sockets'] as const;
+
+/**
+ * Checks whose failure leaves the sandbox working, only stricter than the policy, so they never
+ * stop a run: without nft, network `on` closes the whole host loopback instead of the localPorts.
+ * They still fail in `aalis doctor`, which prints their fix.
+ */
+export const ADVISORY_CHECKS: readonly string[] = ['loopback-filter'];
 
 const BASE = ['--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
 
@@ -47,8 +57,9 @@ function versionOk(text: string): boolean {
 
 /**
  * Checks, in order, what a run needs: bubblewrap present and recent, user namespaces usable, the
- * project's seccomp filter loadable, slirp4netns for network `on`, /proc/net/unix readable (the
- * list of sockets to hide). A failed check stops the ones that depend on it. Never throws.
+ * project's seccomp filter loadable, slirp4netns for network `on`, nft for its localPorts filter
+ * (advisory: without it the whole host loopback is closed), /proc/net/unix readable (the list of
+ * sockets to hide). A failed check stops the ones that depend on it. Never throws.
  */
 export async function probeHost(t: ProbeTargets): Promise<SandboxProbe> {
   const checks: SandboxCheck[] = [];
@@ -79,8 +90,20 @@ export async function probeHost(t: ProbeTargets): Promise<SandboxProbe> {
   const slirp = findExecutable(t.slirp4netns);
   checks.push(
     slirp
-      ? { name: 'network', ok: true, detail: `${slirp}: network "on" runs through it; host loopback unreachable` }
+      ? { name: 'network', ok: true, detail: `${slirp}: network "on" runs through it; the host loopback is at 10.0.2.2, minus the policy's localPorts` }
       : { name: 'network', ok: false, detail: `${t.slirp4netns} not found: policies with network "on" cannot run`, fix: 'sudo apt-get install -y slirp4netns' },
+  );
+  const nft = findFilterTools(t.nft);
+  const nsenter = findSystemTool('nsenter');
+  checks.push(
+    nft
+      ? { name: 'loopback-filter', ok: true, detail: `${nft.nft} (through ${nft.nsenter}): network "on" refuses only the policy's localPorts on the host` }
+      : {
+          name: 'loopback-filter',
+          ok: false,
+          detail: `${nsenter ? t.nft : 'nsenter'} not found: network "on" with localPorts closes the host loopback entirely (stricter than the policy: a dev server on the host is unreachable too)`,
+          fix: nsenter ? INSTALL_NFT : 'sudo apt-get install -y util-linux',
+        },
   );
   let unix = true;
   try {
@@ -93,6 +116,6 @@ export async function probeHost(t: ProbeTargets): Promise<SandboxProbe> {
       ? { name: 'unix-sockets', ok: true, detail: 'host sockets listed from /proc/net/unix and hidden unless under unixSockets' }
       : { name: 'unix-sockets', ok: false, detail: '/proc/net/unix is not readable: sockets outside unixSockets cannot be hidden', fix: 'mount /proc' },
   );
-  const available = checks.every((c) => c.ok || c.name === 'network');
+  const available = checks.every((c) => c.ok || c.name === 'network' || ADVISORY_CHECKS.includes(c.name));
   return { backend: 'linux', available, checks };
 }

@@ -94,6 +94,28 @@ describe('the seccomp filter, run by real processes', { timeout: 120_000 }, () =
     expect(allowed.TIOCLINUX).not.toBe('EPERM');
   });
 
+  it('refuses a NETLINK_NETFILTER socket (nftables) with EPERM; NETLINK_ROUTE and inet sockets open', async () => {
+    const code = `
+import socket, json, errno
+def mk(family, kind, proto):
+    try:
+        socket.socket(family, kind, proto).close(); return 'OK'
+    except OSError as e:
+        return errno.errorcode[e.errno]
+print(json.dumps({
+  'netfilter': mk(socket.AF_NETLINK, socket.SOCK_RAW, 12),
+  'netfilter_dgram': mk(socket.AF_NETLINK, socket.SOCK_DGRAM, 12),
+  'route': mk(socket.AF_NETLINK, socket.SOCK_RAW, 0),
+  'inet': mk(socket.AF_INET, socket.SOCK_STREAM, 0),
+}))
+`;
+    expect(await py(filtered, code)).toEqual({ netfilter: 'EPERM', netfilter_dgram: 'EPERM', route: 'OK', inet: 'OK' });
+    expect((await py(control, code)).netfilter).toBe('OK');
+    const ip = await filtered.run(req(s, ['ip', '-o', 'link'])); // iproute2 speaks NETLINK_ROUTE
+    expect(ip.exitCode).toBe(0);
+    expect(ip.stdout).toContain(' lo:');
+  });
+
   it('lets ordinary work through', async () => {
     const r = await filtered.run(req(s, ['sh', '-c', 'ls / >/dev/null && git --version && python3 -c "import threading; t=threading.Thread(target=print); t.start(); t.join()"']));
     expect(r.exitCode).toBe(0);

@@ -23,7 +23,7 @@ const SYSCALLS: Record<SeccompArch, Record<string, number>> = {
     keyctl: 250, add_key: 248, request_key: 249, userfaultfd: 323, mount: 165, umount2: 166, pivot_root: 155,
     open_by_handle_at: 304, name_to_handle_at: 303, init_module: 175, finit_module: 313, delete_module: 176,
     kexec_load: 246, kexec_file_load: 320, reboot: 169, acct: 163, fsopen: 430, fsmount: 432, move_mount: 429,
-    open_tree: 428,
+    open_tree: 428, socket: 41,
   },
   aarch64: {
     ioctl: 29, ptrace: 117, process_vm_readv: 270, process_vm_writev: 271, unshare: 97, clone: 220, clone3: 435,
@@ -31,7 +31,7 @@ const SYSCALLS: Record<SeccompArch, Record<string, number>> = {
     keyctl: 219, add_key: 217, request_key: 218, userfaultfd: 282, mount: 40, umount2: 39, pivot_root: 41,
     open_by_handle_at: 265, name_to_handle_at: 264, init_module: 105, finit_module: 273, delete_module: 106,
     kexec_load: 104, kexec_file_load: 294, reboot: 142, acct: 89, fsopen: 430, fsmount: 432, move_mount: 429,
-    open_tree: 428,
+    open_tree: 428, socket: 198,
   },
 };
 
@@ -46,6 +46,12 @@ export const DENIED_SYSCALLS = [
 /** ioctl requests refused: keystroke injection into a terminal (TIOCSTI) and the Linux console's TIOCLINUX. */
 export const DENIED_IOCTLS = { TIOCSTI: 0x5412, TIOCLINUX: 0x541c } as const;
 const CLONE_NEWUSER = 0x10000000;
+/**
+ * socket(AF_NETLINK, *, NETLINK_NETFILTER) is refused: it is how nftables rules are read and
+ * changed, and with network `on` the sandbox's own namespace holds the rules refusing its
+ * localPorts. A second wall (the command has no CAP_NET_ADMIN either); NETLINK_ROUTE (`ip`) stays.
+ */
+export const DENIED_SOCKETS = { AF_NETLINK: 16, NETLINK_NETFILTER: 12 } as const;
 const X32_SYSCALL_BIT = 0x40000000;
 
 const RET_KILL_PROCESS = 0x80000000;
@@ -134,7 +140,9 @@ function archBlock(arch: SeccompArch): Insn[] {
     { op: 'label', name: l('b') },
     { op: 'jeq', k: nr.clone!, jt: 'flags0', jf: l('c') },
     { op: 'label', name: l('c') },
-    { op: 'jeq', k: nr.unshare!, jt: 'flags0', jf: 'allow' },
+    { op: 'jeq', k: nr.unshare!, jt: 'flags0', jf: l('e') },
+    { op: 'label', name: l('e') },
+    { op: 'jeq', k: nr.socket!, jt: 'socket', jf: 'allow' },
     { op: 'label', name: l('ioctl') },
     { op: 'ld', offset: argLow(1) }, // the kernel takes the request as unsigned int: the low word decides
     { op: 'jeq', k: DENIED_IOCTLS.TIOCSTI, jt: 'eperm', jf: l('d') },
@@ -148,7 +156,8 @@ function archBlock(arch: SeccompArch): Insn[] {
  * The filter: on an architecture other than x86_64 and aarch64 (or the x32 ABI, or a 32-bit
  * syscall entry on x86_64) the process is killed; ptrace, process_vm_*, io_uring and kernel/mount
  * surfaces fail with EPERM; ioctl TIOCSTI/TIOCLINUX fail with EPERM; clone/unshare with
- * CLONE_NEWUSER fail with EPERM; clone3 fails with ENOSYS; everything else is allowed.
+ * CLONE_NEWUSER fail with EPERM; a NETLINK_NETFILTER socket fails with EPERM; clone3 fails with
+ * ENOSYS; everything else is allowed.
  */
 export function buildSeccompFilter(): Buffer {
   const program: Insn[] = [
@@ -158,6 +167,12 @@ export function buildSeccompFilter(): Buffer {
     { op: 'jeq', k: SECCOMP_ARCHES.aarch64, jt: 'aarch64:start', jf: 'kill' },
     ...archBlock('x86_64'),
     ...archBlock('aarch64'),
+    { op: 'label', name: 'socket' }, // domain and protocol are ints: the low words decide
+    { op: 'ld', offset: argLow(0) },
+    { op: 'jeq', k: DENIED_SOCKETS.AF_NETLINK, jt: 'netlink', jf: 'allow' },
+    { op: 'label', name: 'netlink' },
+    { op: 'ld', offset: argLow(2) },
+    { op: 'jeq', k: DENIED_SOCKETS.NETLINK_NETFILTER, jt: 'eperm', jf: 'allow' },
     { op: 'label', name: 'flags0' },
     { op: 'ld', offset: argLow(0) },
     { op: 'jset', k: CLONE_NEWUSER, jt: 'eperm', jf: 'allow' },

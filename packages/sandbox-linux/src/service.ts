@@ -12,9 +12,10 @@ import {
 import { execa } from 'execa';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { deniedWritesOf } from './denied-writes.js';
-import { BLOCK_FD, INFO_FD, NETWORK_ON_FLAGS, readChildPid, type Slirp, startSlirp } from './network.js';
+import { installLoopbackFilter, LoopbackFilterError } from './loopback-filter.js';
+import { INFO_FD, NETWORK_ON_FLAGS, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp } from './network.js';
 import { BoundedOutput } from './output.js';
-import { probeHost } from './probe.js';
+import { ADVISORY_CHECKS, probeHost } from './probe.js';
 import { checkRunRequest } from './request.js';
 import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
@@ -29,6 +30,12 @@ export interface LinuxSandboxOptions {
   readonly bwrap?: string;
   /** slirp4netns, for network `on`. Default `slirp4netns`. */
   readonly slirp4netns?: string;
+  /**
+   * nft (nftables), with which network `on` refuses just the policy's `localPorts` on the host.
+   * Default `nft` on PATH, then in /usr/sbin and /sbin. Where it is missing, network `on` closes
+   * the whole host loopback instead (stricter); a path that does not exist shows that.
+   */
+  readonly nft?: string;
   /** Where per-run folders go. Default the OS temp directory. */
   readonly tmpDir?: string;
   /** Limits of the walk for pattern rules. */
@@ -88,7 +95,12 @@ export class LinuxSandbox implements SandboxService {
   /** What works here, for `aalis doctor`. */
   async probe(): Promise<SandboxProbe> {
     try {
-      return await probeHost({ bwrap: this.options.bwrap ?? 'bwrap', slirp4netns: this.options.slirp4netns ?? 'slirp4netns', filter: this.filter });
+      return await probeHost({
+        bwrap: this.options.bwrap ?? 'bwrap',
+        slirp4netns: this.options.slirp4netns ?? 'slirp4netns',
+        nft: this.options.nft ?? 'nft',
+        filter: this.filter,
+      });
     } catch (e) {
       return { backend: 'linux', available: false, checks: [{ name: 'probe', ok: false, detail: (e as Error).message }] };
     }
@@ -98,7 +110,7 @@ export class LinuxSandbox implements SandboxService {
     this.ready ??= this.probe();
     const probe = await this.ready;
     if (!probe.available) this.ready = undefined; // look again next time: it may have been fixed
-    const failed = probe.checks.find((c) => !c.ok && (c.name !== 'network' || policy.network === 'on'));
+    const failed = probe.checks.find((c) => !c.ok && !ADVISORY_CHECKS.includes(c.name) && (c.name !== 'network' || policy.network === 'on'));
     if (failed) throw unavailable(`${failed.name}: ${failed.detail}`, failed.fix ?? 'see `aalis doctor`');
     const bwrap = findExecutable(this.options.bwrap ?? 'bwrap');
     if (!bwrap) throw unavailable('bubblewrap is gone', 'sudo apt-get install -y bubblewrap');
@@ -186,6 +198,7 @@ export class LinuxSandbox implements SandboxService {
 
   private async spawn(request: SandboxRunRequest, translation: Translation, tools: { bwrap: string; slirp?: string }): Promise<SandboxRunResult> {
     const netOn = request.policy.network === 'on';
+    const net = netOn ? planNetwork(request.policy, this.options.nft ?? 'nft') : undefined;
     const args = [
       ...NAMESPACE_FLAGS,
       ...(netOn ? NETWORK_ON_FLAGS : NETWORK_OFF_FLAGS),
@@ -222,8 +235,8 @@ export class LinuxSandbox implements SandboxService {
     const kill = () => {
       killed = true;
       child.kill('SIGKILL'); // bwrap's death takes the sandbox's pid 1, and so its whole pid namespace, with it
-      // ...once that pid 1 has set its parent-death signal. Still waiting on --block-fd (network
-      // setup failed) it has not, and would hold the output pipes open for ever: kill it by pid.
+      // ...once that pid 1 has set its parent-death signal. Still in setup, waiting on the sync fd
+      // (network setup failed), it has not, and would hold the output pipes open for ever: kill it by pid.
       if (sandboxPid !== undefined) {
         try {
           process.kill(sandboxPid, 'SIGKILL');
@@ -242,12 +255,19 @@ export class LinuxSandbox implements SandboxService {
     let slirp: Slirp | undefined;
     let netError: Error | undefined;
     try {
-      if (netOn) {
+      if (net) {
         try {
           const pid = await readChildPid(fds[INFO_FD]!);
           sandboxPid = pid;
-          slirp = await slirpWithRetry(tools.slirp!, pid);
-          fds[BLOCK_FD]!.end('1');
+          // slirp4netns and nft side by side; until the sync fd closes nothing of the command has run
+          const [started, filtered] = await Promise.allSettled([
+            slirpWithRetry(tools.slirp!, pid, net.hostLoopback),
+            net.filter ? installLoopbackFilter(net.filter.tools, pid, net.filter.rules) : undefined,
+          ]);
+          if (started.status === 'fulfilled') slirp = started.value;
+          else throw started.reason;
+          if (filtered.status === 'rejected') throw filtered.reason; // nft exits 0 only with every rule in place
+          fds[SETUP_SYNC_FD]!.end();
         } catch (e) {
           netError = e as Error;
           kill();
@@ -256,10 +276,13 @@ export class LinuxSandbox implements SandboxService {
       const r = await child;
       const stderr = err.text();
       if (netError && stderr.startsWith('bwrap: ') && transientSetupFailure(stderr, translation)) throw new VanishedMountError(stderr.trim());
-      // Unprivileged, slirp4netns is now and then refused the sandbox's namespaces however long it
-      // waits; a fresh sandbox gets them. Nothing ran: the command was still blocked on --block-fd.
-      if (netError && /setns\(CLONE_NEWNET\): Operation not permitted/.test(netError.message)) throw new VanishedMountError(netError.message);
-      if (netError) throw unavailable(`network "on" could not be set up: ${netError.message}; bwrap: ${stderr.trim()}`, 'sudo apt-get install -y slirp4netns; see `aalis doctor`');
+      // Refused the sandbox's namespaces (a bwrap that nests its user namespace before the sync
+      // point would do that; see network.ts): a fresh sandbox may get them. Nothing ran yet.
+      if (netError && namespaceRefused(netError.message)) throw new VanishedMountError(netError.message);
+      if (netError) {
+        const fix = netError instanceof LoopbackFilterError ? netError.fix : 'sudo apt-get install -y slirp4netns; see `aalis doctor`';
+        throw unavailable(`network "on" could not be set up: ${netError.message}; bwrap: ${stderr.trim()}`, fix);
+      }
       if (!killed && r.exitCode === 1 && stderr.startsWith('bwrap: ')) {
         if (transientSetupFailure(stderr, translation)) throw new VanishedMountError(stderr.trim());
         throw unavailable(`bubblewrap could not set up the sandbox: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
@@ -287,13 +310,13 @@ export class LinuxSandbox implements SandboxService {
 /**
  * bubblewrap reports the sandbox's pid before it has finished mapping the ids of its user
  * namespace when it runs unprivileged; slirp4netns joining in that window is refused
- * (`setns(CLONE_NEWNET): Operation not permitted`). The sandbox waits on --block-fd meanwhile, so
- * trying again a little later is safe; anything else fails at once.
+ * (`setns(CLONE_NEWNET): Operation not permitted`). The sandbox waits in its setup meanwhile (see
+ * SETUP_SYNC_FD), so trying again a little later is safe; anything else fails at once.
  */
-async function slirpWithRetry(slirp4netns: string, pid: number): Promise<Slirp> {
+async function slirpWithRetry(slirp4netns: string, pid: number, hostLoopback: boolean): Promise<Slirp> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startSlirp(slirp4netns, pid);
+      return await startSlirp(slirp4netns, pid, hostLoopback);
     } catch (e) {
       if (attempt >= 6 || !/setns\(CLONE_NEWNET\): Operation not permitted/.test((e as Error).message)) throw e;
       await new Promise((r) => setTimeout(r, 25 * attempt));

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,18 +23,31 @@ function canSwitch(): boolean {
 }
 let s: Scene;
 const able = canSwitch();
+const servers: Server[] = [];
+/** A listener on the host's 127.0.0.1 answering `hello`. */
+function listen(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer((c) => c.end('hello\n'));
+    servers.push(srv);
+    srv.listen(0, '127.0.0.1', () => resolve((srv.address() as { port: number }).port));
+  });
+}
 beforeAll(() => {
   if (!able) return;
   s = makeScene();
   execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, s.root]);
 });
-afterAll(() => s?.cleanup());
+afterAll(() => {
+  for (const srv of servers) srv.close();
+  s?.cleanup();
+});
 
 // CI runs as root; the daemon usually does not. The same checks as another user, switched with
 // setpriv; skipped (and so reported) where that user cannot read this checkout.
 describe.skipIf(!able)('as an unprivileged user (nobody)', { timeout: 120_000 }, () => {
-  it('runs, writes where allowed, and refuses the landings and the deny-read list', async () => {
-    const [cmd, ...args] = asNobody(process.execPath, '--import', 'tsx', child, JSON.stringify(s));
+  it('runs, writes where allowed, refuses the landings and the deny-read list, and filters the localPorts', async () => {
+    const ports = { denied: await listen(), other: await listen() };
+    const [cmd, ...args] = asNobody(process.execPath, '--import', 'tsx', child, JSON.stringify(s), JSON.stringify(ports));
     const r = await execa(cmd!, args, {
       cwd: join(import.meta.dirname, '..'),
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' },
@@ -52,5 +66,7 @@ describe.skipIf(!able)('as an unprivileged user (nobody)', { timeout: 120_000 },
     expect(out.envrc).toMatchObject({ denied: true });
     expect(existsSync(join(s.ws, '.envrc'))).toBe(false);
     expect(out.network).toMatchObject({ out: '1', exit: 0 }); // slirp4netns entered the sandbox's namespaces as nobody
+    // nft put the localPorts filter in place as nobody, and the command could not remove it
+    expect(out.filter.out).toMatch(/^flush=[1-9]\d*\nConnectionRefusedError\nhello$/);
   });
 });

@@ -1,0 +1,163 @@
+import { readFileSync } from 'node:fs';
+import { isIPv4, isIPv6 } from 'node:net';
+import { type NetworkInterfaceInfo, networkInterfaces } from 'node:os';
+import { execa } from 'execa';
+import { findExecutable } from './tools.js';
+
+/*
+ * Network `on` keeps the host's loopback reachable at slirp4netns's gateway, as the contract
+ * wants (`on` = outbound IP minus `localPorts`), and refuses the policy's `localPorts` with an
+ * nftables rule set installed in the sandbox's own network namespace before its command runs.
+ * The command cannot take the rules down: bwrap runs it without capabilities (`--cap-drop ALL`;
+ * unprivileged it is also in a nested user namespace that owns nothing), and the seccomp filter
+ * refuses it a NETLINK_NETFILTER socket.
+ */
+
+/**
+ * slirp4netns's virtual network (its default `--cidr`). Its gateway 10.0.2.2 is the host's
+ * 127.0.0.1; the whole range is refused for the `localPorts` so that no other alias a later
+ * libslirp may map to the host stays open. The sandbox's own address in it (10.0.2.100) is local
+ * and goes over `lo`, which the rules let through.
+ */
+export const SLIRP_NETWORK = '10.0.2.0/24';
+
+/** The nftables table the rules live in (inside the sandbox's network namespace only). */
+export const FILTER_TABLE = 'aalis_sandbox';
+
+/** The fix named when `nft` is missing: network `on` then closes the whole host loopback. */
+export const INSTALL_NFT = 'sudo apt-get install -y nftables';
+
+/** The host's own addresses: a daemon listening on all of them is reachable at each through slirp. */
+export interface HostAddresses {
+  readonly v4: readonly string[];
+  readonly v6: readonly string[];
+}
+
+/**
+ * The host's non-loopback addresses, from `os.networkInterfaces()` (the daemon's network
+ * namespace, which is the one slirp4netns connects from). Loopback ones are left out: in the
+ * sandbox 127.0.0.1 and ::1 are its own. Anything that is not a literal address is dropped, so
+ * nothing but addresses reaches the rule text.
+ */
+export function hostAddresses(interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces()): HostAddresses {
+  const v4 = new Set<string>();
+  const v6 = new Set<string>();
+  for (const info of Object.values(interfaces).flat()) {
+    if (!info || info.internal) continue;
+    if (info.family === 'IPv4' && isIPv4(info.address)) v4.add(info.address);
+    else if (info.family === 'IPv6' && isIPv6(info.address)) v6.add(info.address);
+  }
+  return { v4: [...v4].sort(), v6: [...v6].sort() };
+}
+
+/** A port list nft accepts: integers 1 to 65535, sorted, without repeats. Throws on anything else. */
+function portSet(ports: readonly number[]): string {
+  for (const p of ports) {
+    if (!Number.isInteger(p) || p < 1 || p > 65535) throw new RangeError(`not a port: ${String(p)}`);
+  }
+  return `{ ${[...new Set(ports)].sort((a, b) => a - b).join(', ')} }`;
+}
+
+/**
+ * The nft script (`nft -f -`) for one sandbox: an `inet` table whose output chain lets the
+ * sandbox's own `lo` through, then rejects TCP (with a reset) and UDP (with ICMP port
+ * unreachable) to `localPorts` at slirp's network and at every host address. Everything else is
+ * accepted. Pure, so its text is unit-tested; `localPorts` must not be empty.
+ */
+export function loopbackFilterRules(localPorts: readonly number[], host: HostAddresses): string {
+  if (localPorts.length === 0) throw new RangeError('no localPorts: there is nothing to filter');
+  const ports = portSet(localPorts);
+  const v4 = `{ ${[SLIRP_NETWORK, ...host.v4].join(', ')} }`;
+  const lines = [
+    `ip daddr ${v4} tcp dport ${ports} reject with tcp reset`,
+    `ip daddr ${v4} udp dport ${ports} reject with icmp type port-unreachable`,
+  ];
+  // slirp4netns runs without --enable-ipv6, so IPv6 has no way out today; refused all the same
+  if (host.v6.length > 0) {
+    const v6 = `{ ${host.v6.join(', ')} }`;
+    lines.push(`ip6 daddr ${v6} tcp dport ${ports} reject with tcp reset`, `ip6 daddr ${v6} udp dport ${ports} reject with icmpv6 type port-unreachable`);
+  }
+  return [
+    `table inet ${FILTER_TABLE} {`,
+    '\tchain output {',
+    '\t\ttype filter hook output priority 0; policy accept;',
+    '\t\toifname "lo" accept',
+    ...lines.map((l) => `\t\t${l}`),
+    '\t}',
+    '}',
+    '',
+  ].join('\n');
+}
+
+/** Where system tools live when the daemon's PATH (an ordinary user's) has no sbin directories. */
+const SYSTEM_PATH = '/usr/local/sbin:/usr/sbin:/sbin:/usr/local/bin:/usr/bin:/bin';
+
+/** An executable by name on PATH, then in the system directories; an absolute path as it is. */
+export function findSystemTool(name: string): string | undefined {
+  return findExecutable(name) ?? (name.includes('/') ? undefined : findExecutable(name, SYSTEM_PATH));
+}
+
+/** What installing the filter needs: nft, and nsenter (util-linux) to run it in the sandbox's namespaces. */
+export interface FilterTools {
+  readonly nft: string;
+  readonly nsenter: string;
+}
+
+/** nft and nsenter if both are there; `nft` is the `nft` option of LinuxSandboxOptions. */
+export function findFilterTools(nft: string): FilterTools | undefined {
+  const n = findSystemTool(nft);
+  const e = findSystemTool('nsenter');
+  return n && e ? { nft: n, nsenter: e } : undefined;
+}
+
+/** nft could not install the rules: the run fails closed, and this is the fix it names. */
+export class LoopbackFilterError extends Error {
+  override readonly name = 'LoopbackFilterError';
+  readonly fix = `load nf_tables (\`sudo modprobe nf_tables\`) and check \`nft\` works; without nft installed, network "on" closes the whole host loopback instead; see \`aalis doctor\``;
+}
+
+/**
+ * Resolves once bwrap has written the uid map of the sandbox's user namespace, which it does just
+ * after reporting the pid. Before that the daemon's uid means nothing there, and nft, run through
+ * nsenter, would lose the capabilities it gets there on exec.
+ */
+async function idsMapped(pid: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let map: string;
+    try {
+      map = readFileSync(`/proc/${pid}/uid_map`, 'utf8');
+    } catch {
+      throw new LoopbackFilterError('the sandbox ended before its user namespace was set up');
+    }
+    if (map.trim() !== '') return;
+    if (Date.now() > deadline) throw new LoopbackFilterError('bubblewrap did not map the ids of the sandbox user namespace');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+/**
+ * Installs `rules` in the network namespace of the sandbox whose pid 1 is `pid`, from the host,
+ * while bwrap waits in its setup (see network.ts); safe to run alongside slirp4netns. `nsenter`
+ * joins the sandbox's user namespace (it owns the network namespace; the daemon's uid is 0 there,
+ * unprivileged too, since bwrap maps it to 0 for `--dev` during setup) and its network namespace,
+ * keeping the daemon's credentials, and runs nft with the script on stdin. nft applies a script as
+ * one transaction: it exits 0 only with every rule in place. Rejects with
+ * {@link LoopbackFilterError} otherwise.
+ */
+export async function installLoopbackFilter(tools: FilterTools, pid: number, rules: string, timeoutMs = 5000): Promise<void> {
+  await idsMapped(pid, timeoutMs);
+  const r = await execa(tools.nsenter, ['--preserve-credentials', `--user=/proc/${pid}/ns/user`, `--net=/proc/${pid}/ns/net`, tools.nft, '-f', '-'], {
+    input: rules,
+    env: {},
+    extendEnv: false,
+    cwd: '/',
+    reject: false,
+    timeout: timeoutMs,
+    stdout: 'ignore',
+  });
+  if (r.exitCode !== 0) {
+    const why = String(r.stderr).trim() || (r.timedOut ? 'timed out' : `exit ${r.exitCode ?? r.signal}`);
+    throw new LoopbackFilterError(`nft could not install the localPorts filter: ${why}`);
+  }
+}
