@@ -2,8 +2,8 @@
  * Namespaces and process flags of every run: a new user namespace (in which the seccomp filter
  * refuses further ones, and `--disable-userns` too where the network is off), new ipc, pid, uts,
  * cgroup and network namespaces (network `on` gets its connectivity from slirp4netns, never the
- * host's namespace), the sandbox killed with its parent, and a new session so the command has no
- * controlling terminal to inject keystrokes into.
+ * host's namespace), the sandbox killed with its parent, a new session so the command has no
+ * controlling terminal to inject keystrokes into, and no capabilities (run as root, bwrap keeps them).
  */
 export const NAMESPACE_FLAGS = [
   '--unshare-user',
@@ -14,6 +14,9 @@ export const NAMESPACE_FLAGS = [
   '--unshare-cgroup-try',
   '--die-with-parent',
   '--new-session',
+  // bwrap run by root otherwise leaves the command every capability in its user namespace
+  '--cap-drop',
+  'ALL',
 ] as const;
 
 /** The fd on which bubblewrap reads the seccomp program. */

@@ -35,13 +35,13 @@ const SYNC_FILE = '/.aalis-network-sync';
 /**
  * bwrap arguments for the handshake; they must come before the translation, whose first mount is
  * `/`. `--file` makes bwrap wait, mid-setup, for the network (see the module comment).
- * `--cap-drop ALL`: bwrap run by root otherwise leaves the command every capability in its user
- * namespace, CAP_NET_ADMIN over its network namespace among them, with which it could delete
+ * `--cap-drop ALL` (in NAMESPACE_FLAGS, for every run) matters here most: run by root, bwrap
+ * would leave the command CAP_NET_ADMIN over its network namespace, with which it could delete
  * the localPorts rules. bwrap's `--disable-userns` is left out: it moves the sandbox into a
  * nested user namespace during setup too. New user namespaces stay refused by the seccomp filter
  * (clone/unshare with CLONE_NEWUSER, clone3).
  */
-export const NETWORK_ON_FLAGS = ['--cap-drop', 'ALL', '--info-fd', String(INFO_FD), '--file', String(SETUP_SYNC_FD), SYNC_FILE] as const;
+export const NETWORK_ON_FLAGS = ['--info-fd', String(INFO_FD), '--file', String(SETUP_SYNC_FD), SYNC_FILE] as const;
 
 /** How network `on` is set up for one policy. */
 export interface NetworkPlan {
