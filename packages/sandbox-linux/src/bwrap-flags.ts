@@ -22,5 +22,5 @@ export const NAMESPACE_FLAGS = [
 /** The fd on which bubblewrap reads the seccomp program. */
 export const SECCOMP_FD = 3;
 
-/** With network off, bwrap also caps nested user namespaces at zero (see NETWORK_ON_FLAGS for why not with on). */
+/** With network off, bwrap also caps nested user namespaces at zero (network.ts says why not with on). */
 export const NETWORK_OFF_FLAGS = ['--disable-userns'] as const;

@@ -20,28 +20,31 @@ import { type FilterTools, findFilterTools, hostAddresses, loopbackFilterRules }
  * (it maps the uid to 0 for `--dev`, then back), from which neither slirp4netns nor nsenter
  * could configure the network namespace. So slirp4netns and nft do their work inside that wait,
  * and nothing of the command has run yet.
+ *
+ * `--cap-drop ALL` (in NAMESPACE_FLAGS, for every run) matters here most: run by root, bwrap
+ * would leave the command CAP_NET_ADMIN over its network namespace, with which it could delete
+ * the localPorts rules. bwrap's `--disable-userns` is left out with network on: it moves the
+ * sandbox into a nested user namespace during setup too. New user namespaces stay refused by the
+ * seccomp filter (clone/unshare with CLONE_NEWUSER, clone3).
  */
 
 /** bwrap writes `{"child-pid": N}` here once the sandbox exists. */
 export const INFO_FD = 4;
-/** bwrap reads this fd to its end during setup (see {@link NETWORK_ON_FLAGS}); closed once the network is ready. */
+/** bwrap reads this fd to its end during setup (see {@link SETUP_SYNC_FLAGS}); closed once the host side is ready. */
 export const SETUP_SYNC_FD = 5;
 /**
  * Where bwrap writes what it read from {@link SETUP_SYNC_FD}: an empty file on its own setup
  * tmpfs, which the translation's `/` bind then covers, so the command never sees it.
  */
-const SYNC_FILE = '/.aalis-network-sync';
+const SYNC_FILE = '/.aalis-setup-sync';
 
 /**
- * bwrap arguments for the handshake; they must come before the translation, whose first mount is
- * `/`. `--file` makes bwrap wait, mid-setup, for the network (see the module comment).
- * `--cap-drop ALL` (in NAMESPACE_FLAGS, for every run) matters here most: run by root, bwrap
- * would leave the command CAP_NET_ADMIN over its network namespace, with which it could delete
- * the localPorts rules. bwrap's `--disable-userns` is left out: it moves the sandbox into a
- * nested user namespace during setup too. New user namespaces stay refused by the seccomp filter
- * (clone/unshare with CLONE_NEWUSER, clone3).
+ * Every run: bwrap reports the sandbox's pid, and waits at the start of its setup, before the
+ * first mount, until {@link SETUP_SYNC_FD} is closed. Meanwhile the host side makes the run's
+ * placeholders (their mkdirs overlap bwrap's start) and, with network `on`, sets up the network.
+ * They must come before the translation, whose first mount is `/`.
  */
-export const NETWORK_ON_FLAGS = ['--info-fd', String(INFO_FD), '--file', String(SETUP_SYNC_FD), SYNC_FILE] as const;
+export const SETUP_SYNC_FLAGS = ['--info-fd', String(INFO_FD), '--file', String(SETUP_SYNC_FD), SYNC_FILE] as const;
 
 /** How network `on` is set up for one policy. */
 export interface NetworkPlan {

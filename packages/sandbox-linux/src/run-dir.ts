@@ -33,6 +33,7 @@ export class RunDir {
   private created = false;
   private journal = false;
   private empty = false;
+  private void = false;
   private readonly placeholders: Placeholder[] = [];
 
   constructor(readonly parent: string) {
@@ -43,6 +44,19 @@ export class RunDir {
   /** The empty file for hidden files and sockets. */
   get emptyFile(): string {
     return join(this.path, 'empty');
+  }
+
+  /** The empty directory mounted at placeholders. */
+  get emptyDir(): string {
+    return join(this.path, 'void');
+  }
+
+  /** Creates the folder and its empty directory. */
+  prepareEmptyDir(): void {
+    if (this.void) return;
+    this.ensure();
+    mkdirSync(this.emptyDir, { mode: 0o555 });
+    this.void = true;
   }
 
   private ensure(): void {
@@ -92,9 +106,10 @@ export class RunDir {
     if (!this.created) return;
     // only what this object put there, so no recursive delete is needed on the hot path
     if (this.empty) unlinkSync(this.emptyFile);
+    if (this.void) rmdirSync(this.emptyDir);
     if (this.journal) unlinkSync(join(this.path, 'journal'));
     rmdirSync(this.path);
-    this.created = this.empty = this.journal = false;
+    this.created = this.empty = this.void = this.journal = false;
   }
 }
 

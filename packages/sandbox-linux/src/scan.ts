@@ -24,6 +24,8 @@ export interface HostFacts {
   readonly found: readonly FoundEntry[];
   /** Bound pathname unix sockets on the host (from /proc/net/unix), as real paths. */
   readonly sockets: readonly string[];
+  /** Named paths that exist only as dangling symlinks: neither mountable nor free for a placeholder. */
+  readonly dangling?: readonly string[];
   /** Real paths of system files that must stay readable whatever is hidden around them (see {@link KEEP_READABLE}). */
   readonly keepReadable?: readonly string[];
   /** Entries visited by the walk. */
@@ -118,6 +120,14 @@ export function keepReadablePaths(): string[] {
   return out;
 }
 
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
+  } catch {
+    return false; // ENOTDIR, EACCES: nothing there to mount or to make
+  }
+}
+
 /** Listening or bound pathname unix sockets of this network namespace. */
 export function hostSockets(): string[] {
   let text: string;
@@ -151,13 +161,15 @@ export function hostSockets(): string[] {
  */
 export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOptions = {}, placeholders: ReadonlySet<string> = new Set()): HostFacts {
   const kinds = new Map<string, EntryKind>();
+  const dangling: string[] = [];
   for (const p of namedPaths(policy, cwd)) {
     if (placeholders.has(p)) continue; // another run's placeholder: this run plans (and shares) its own
     const k = kindOf(p);
     if (k) kinds.set(p, k);
+    else if (isSymlink(p)) dangling.push(p);
   }
   const { found, visited } = findPatternMatches(policy, options, placeholders);
-  return { kinds, found, sockets: hostSockets(), keepReadable: keepReadablePaths(), visited };
+  return { kinds, found, sockets: hostSockets(), keepReadable: keepReadablePaths(), dangling, visited };
 }
 
 /**

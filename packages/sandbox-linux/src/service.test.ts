@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeScene, req, type Scene } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
@@ -184,5 +184,42 @@ describe('new files the policy denies, inside a writable root', { timeout: 120_0
     expect(second.stderr).toContain('Read-only file system');
     expect(second.writeDenied).toBe(true);
     expect(existsSync(`${s.ws}/.claude`)).toBe(false);
+  });
+});
+
+describe('placeholders that cannot be made', { timeout: 60_000 }, () => {
+  let t: Scene;
+  beforeAll(() => {
+    t = makeScene();
+  });
+  afterAll(() => t.cleanup());
+
+  it('a dangling symlink at a landing name is no reason to refuse the run: its target is judged instead', async () => {
+    symlinkSync(`${t.root}/outside-target`, `${t.ws}/.envrc`);
+    const r = await sb.run(req(t, ['sh', '-c', 'echo ran; echo x > .envrc']));
+    expect(r.stdout).toBe('ran\n');
+    expect(r.writeDenied).toBe(true); // the target is outside every writable root
+    expect(existsSync(`${t.root}/outside-target`)).toBe(false);
+    rmSync(`${t.ws}/.envrc`);
+  });
+
+  // A write root on a read-only mount: the placeholders fail while bwrap waits before its first
+  // mount, so the run fails closed and the command never starts. Mounting needs root.
+  it.skipIf(process.getuid?.() !== 0)('fails closed, with nothing run and nothing left, when a placeholder cannot be made', async () => {
+    const ro = `${t.root}/ro-ws`;
+    mkdirSync(ro);
+    execFileSync('mount', ['--bind', ro, ro]);
+    try {
+      execFileSync('mount', ['-o', 'remount,ro,bind', ro, ro]);
+      const marker = `${t.root}/ran`;
+      const policy = { ...req(t, ['true']).policy, write: [ro, t.sessionTmp], unixSockets: [ro] };
+      const before = readdirSync('/tmp').filter((n) => n.startsWith('aalis-sbx-'));
+      await expect(sb.run({ ...req(t, ['sh', '-c', `touch ${marker}`]), cwd: ro, policy })).rejects.toThrow(/placeholders could not be made.*nothing was run/);
+      expect(existsSync(marker)).toBe(false);
+      expect(readdirSync(ro)).toEqual([]);
+      expect(readdirSync('/tmp').filter((n) => n.startsWith('aalis-sbx-'))).toEqual(before);
+    } finally {
+      execFileSync('umount', [ro]);
+    }
   });
 });

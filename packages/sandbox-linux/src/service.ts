@@ -13,7 +13,7 @@ import { execa } from 'execa';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { deniedWritesOf } from './denied-writes.js';
 import { installLoopbackFilter, LoopbackFilterError } from './loopback-filter.js';
-import { INFO_FD, NETWORK_ON_FLAGS, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp } from './network.js';
+import { INFO_FD, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, SETUP_SYNC_FLAGS, type Slirp, startSlirp } from './network.js';
 import { BoundedOutput } from './output.js';
 import { ADVISORY_CHECKS, probeHost } from './probe.js';
 import { checkRunRequest } from './request.js';
@@ -168,9 +168,10 @@ export class LinuxSandbox implements SandboxService {
           for (const root of policy.write) mkdirSync(root, { recursive: true, mode: 0o700 });
         }
         facts = scanHost(policy, request.cwd, this.options.scan, livePlaceholders());
-        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile });
+        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir });
+        // bwrap looks up every mount source as it starts
         if (translation.usesEmptyFile) dir.prepareEmptyFile();
-        dir.addPlaceholders(translation.placeholders);
+        if (translation.placeholders.length > 0) dir.prepareEmptyDir();
       } catch (e) {
         throw unavailable(
           `the policy cannot be enforced here: ${(e as Error).message}`,
@@ -181,7 +182,9 @@ export class LinuxSandbox implements SandboxService {
       sweeper.start();
       let result: SandboxRunResult;
       try {
-        result = await this.spawn(request, translation, tools);
+        // made while bwrap starts, which waits for them before its first mount
+        const prepare = () => dir.addPlaceholders(translation.placeholders);
+        result = await this.spawn(request, translation, tools, prepare);
       } finally {
         dir.dispose();
       }
@@ -196,12 +199,18 @@ export class LinuxSandbox implements SandboxService {
     }
   }
 
-  private async spawn(request: SandboxRunRequest, translation: Translation, tools: { bwrap: string; slirp?: string }): Promise<SandboxRunResult> {
+  private async spawn(
+    request: SandboxRunRequest,
+    translation: Translation,
+    tools: { bwrap: string; slirp?: string },
+    prepare: () => void,
+  ): Promise<SandboxRunResult> {
     const netOn = request.policy.network === 'on';
     const net = netOn ? planNetwork(request.policy, this.options.nft ?? 'nft') : undefined;
     const args = [
       ...NAMESPACE_FLAGS,
-      ...(netOn ? NETWORK_ON_FLAGS : NETWORK_OFF_FLAGS),
+      ...SETUP_SYNC_FLAGS,
+      ...(netOn ? [] : NETWORK_OFF_FLAGS),
       ...translation.args,
       '--chdir',
       request.cwd,
@@ -210,8 +219,7 @@ export class LinuxSandbox implements SandboxService {
       '--',
       ...request.argv,
     ];
-    const stdio: (string | Uint8Array)[] = [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', new Uint8Array(this.filter)];
-    if (netOn) stdio.push('pipe', 'pipe');
+    const stdio: (string | Uint8Array)[] = [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', new Uint8Array(this.filter), 'pipe', 'pipe'];
     const child = execa(tools.bwrap, args, {
       env: { ...request.env },
       extendEnv: false,
@@ -254,8 +262,25 @@ export class LinuxSandbox implements SandboxService {
     if (request.signal?.aborted) kill();
     let slirp: Slirp | undefined;
     let netError: Error | undefined;
+    let prepareError: Error | undefined;
     try {
-      if (net) {
+      try {
+        prepare();
+      } catch (e) {
+        // bwrap is still waiting before its first mount: kill it, and its sandbox by pid, before
+        // anything runs (the sync fd stays open until both are dead)
+        prepareError = e as Error;
+        killed = true;
+        child.kill('SIGKILL');
+        try {
+          sandboxPid = await readChildPid(fds[INFO_FD]!, 2000);
+        } catch {
+          // bwrap died before it made the sandbox
+        }
+        kill();
+      }
+      if (!prepareError && !net) fds[SETUP_SYNC_FD]!.end();
+      if (!prepareError && net) {
         try {
           const pid = await readChildPid(fds[INFO_FD]!);
           sandboxPid = pid;
@@ -275,6 +300,9 @@ export class LinuxSandbox implements SandboxService {
       }
       const r = await child;
       const stderr = err.text();
+      if (prepareError) {
+        throw unavailable(`the run's placeholders could not be made: ${prepareError.message}`, 'something appeared where the sandbox needed an empty name since the scan; run it again; nothing was run');
+      }
       if (netError && stderr.startsWith('bwrap: ') && transientSetupFailure(stderr, translation)) throw new VanishedMountError(stderr.trim());
       // Refused the sandbox's namespaces (a bwrap that nests its user namespace before the sync
       // point would do that; see network.ts): a fresh sandbox may get them. Nothing ran yet.
@@ -302,6 +330,7 @@ export class LinuxSandbox implements SandboxService {
     } finally {
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', onAbort);
+      fds[SETUP_SYNC_FD]?.destroy(); // bwrap is gone by now: nothing reads it any more
       await slirp?.stop();
     }
   }

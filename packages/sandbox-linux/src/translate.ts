@@ -23,7 +23,7 @@ export interface Translation {
   readonly args: readonly string[];
   readonly mounts: readonly PlannedMount[];
   readonly placeholders: readonly Placeholder[];
-  /** Whether `args` refer to `emptyFile`. */
+  /** Whether `args` refer to `emptyFile` (`emptyDir` they refer to when there are placeholders). */
   readonly usesEmptyFile: boolean;
 }
 
@@ -32,6 +32,8 @@ export interface TranslateOptions {
   readonly cwd: string;
   /** An empty regular file on the host, mounted read-only over hidden files and sockets. */
   readonly emptyFile: string;
+  /** An empty directory on the host, mounted read-only at each placeholder. Default `<emptyFile>.dir`. */
+  readonly emptyDir?: string;
 }
 
 /** Policy paths that cannot be expressed as mounts are refused rather than dropped. */
@@ -100,8 +102,10 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
       'path' in r && bases.some((b) => isWithin(r.path, b) && r.path.split('/').length - b.split('/').length <= 2) ? [r.path] : [],
     ),
   ];
+  const dangling = new Set(facts.dangling ?? []);
   for (const p of new Set(deniedMissing)) {
-    if (facts.kinds.has(p) || p === '/') continue;
+    // a dangling symlink leads where its target's own state decides
+    if (facts.kinds.has(p) || dangling.has(p) || p === '/') continue;
     const parent = p.slice(0, p.lastIndexOf('/')) || '/';
     if (facts.kinds.get(parent) !== 'dir' || layers.hidden(parent)) continue;
     // only where the process could otherwise create it, and the policy says it must not
@@ -116,6 +120,7 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
   const privateTmp = !named.some((p) => p === '/tmp' || p === '/');
   const remountRo: string[] = [];
   let usesEmptyFile = false;
+  const emptyDir = options.emptyDir ?? `${options.emptyFile}.dir`;
   type Frame = { path: string; contents: PathState | 'private-tmp' };
   const stack: Frame[] = [{ path: '/', contents: rootContents }];
   if (privateTmp) nodes.set('/tmp', { path: '/tmp', kind: 'dir', why: 'tmp' });
@@ -144,6 +149,9 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
         args.push('--ro-bind', options.emptyFile, n.path);
         usesEmptyFile = true;
       }
+    } else if (n.why === 'placeholder') {
+      // the source must exist when bwrap starts; the placeholder itself is made while it starts
+      args.push('--ro-bind', emptyDir, n.path);
     } else {
       args.push(contents === 'rw' ? '--bind' : '--ro-bind', n.path, n.path);
     }
