@@ -69,6 +69,16 @@ describe('LinuxSandbox.run', { timeout: 120_000 }, () => {
     expect(r.timedOut).toBe(false);
   });
 
+  it.each(['off', 'on'] as const)('never starts a command aborted before it runs, and leaves no process behind (network %s)', async (network) => {
+    const marker = `${s.root}/aborted-ran-${network}`;
+    const base = req(s, ['sh', '-c', `touch ${marker}`]);
+    const r = await sb.run({ ...base, policy: { ...base.policy, network }, signal: AbortSignal.abort() });
+    expect(r.signal).toBe('SIGKILL');
+    await new Promise((done) => setTimeout(done, 300)); // what is left would have run by now
+    expect(existsSync(marker)).toBe(false);
+    expect(processesMentioning(marker)).toEqual([]);
+  });
+
   it('has a private /tmp, its own /proc and a minimal /dev', async () => {
     const r = await sb.run(req(s, ['sh', '-c', 'echo hi > /tmp/private-probe && ls /tmp && cat /proc/1/comm && ls /dev | wc -l']));
     expect(r.stdout.split('\n').slice(0, 2)).toEqual(['private-probe', 'bwrap']);
@@ -187,6 +197,20 @@ describe('new files the policy denies, inside a writable root', { timeout: 120_0
   });
 });
 
+/** Pids of live processes whose command line names `text` (a sandbox left waiting would). */
+function processesMentioning(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
 describe('placeholders that cannot be made', { timeout: 60_000 }, () => {
   let t: Scene;
   beforeAll(() => {
@@ -218,6 +242,7 @@ describe('placeholders that cannot be made', { timeout: 60_000 }, () => {
       expect(existsSync(marker)).toBe(false);
       expect(readdirSync(ro)).toEqual([]);
       expect(readdirSync('/tmp').filter((n) => n.startsWith('aalis-sbx-'))).toEqual(before);
+      expect(processesMentioning(marker)).toEqual([]); // the sandbox waiting in its setup was killed too
     } finally {
       execFileSync('umount', [ro]);
     }

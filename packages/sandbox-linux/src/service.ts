@@ -267,23 +267,25 @@ export class LinuxSandbox implements SandboxService {
       try {
         prepare();
       } catch (e) {
-        // bwrap is still waiting before its first mount: kill it, and its sandbox by pid, before
-        // anything runs (the sync fd stays open until both are dead)
         prepareError = e as Error;
-        killed = true;
-        child.kill('SIGKILL');
-        try {
-          sandboxPid = await readChildPid(fds[INFO_FD]!, 2000);
-        } catch {
-          // bwrap died before it made the sandbox
-        }
-        kill();
       }
-      if (!prepareError && !net) fds[SETUP_SYNC_FD]!.end();
-      if (!prepareError && net) {
+      // The sandbox's pid before anything else: bwrap killed while its sandbox waits on the sync
+      // fd leaves that sandbox behind, and an end of the fd, even ours at exit, lets it go on to
+      // run the command (tested). So it is released only once its pid is known and nothing has
+      // killed the run meanwhile, and otherwise killed by that pid.
+      let pidError: Error | undefined;
+      try {
+        sandboxPid = await readChildPid(fds[INFO_FD]!);
+      } catch (e) {
+        pidError = e as Error; // bwrap ended before it made the sandbox: its stderr says why
+      }
+      if (prepareError || killed) kill();
+      else if (pidError) {
+        // bwrap is ending on its own, before the sandbox existed: nothing to release or kill
+      } else if (!net) fds[SETUP_SYNC_FD]!.end();
+      else {
+        const pid = sandboxPid!;
         try {
-          const pid = await readChildPid(fds[INFO_FD]!);
-          sandboxPid = pid;
           // slirp4netns and nft side by side; until the sync fd closes nothing of the command has run
           const [started, filtered] = await Promise.allSettled([
             slirpWithRetry(tools.slirp!, pid, net.hostLoopback),
@@ -292,12 +294,13 @@ export class LinuxSandbox implements SandboxService {
           if (started.status === 'fulfilled') slirp = started.value;
           else throw started.reason;
           if (filtered.status === 'rejected') throw filtered.reason; // nft exits 0 only with every rule in place
-          fds[SETUP_SYNC_FD]!.end();
+          if (!killed) fds[SETUP_SYNC_FD]!.end();
         } catch (e) {
           netError = e as Error;
           kill();
         }
       }
+      if (net && pidError && !prepareError) netError = pidError;
       const r = await child;
       const stderr = err.text();
       if (prepareError) {
