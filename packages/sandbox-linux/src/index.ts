@@ -25,5 +25,5 @@ export {
 export { GROUP_MIN_SOCKETS, groupSockets, runtimeDirOf, type SocketHiding } from './socket-groups.js';
 export { buildSeccompFilter, DENIED_IOCTLS, DENIED_SOCKETS, DENIED_SYSCALLS, SECCOMP_ARCHES, SeccompBuildError, type SeccompArch } from './seccomp.js';
 export { LinuxSandboxConfigSchema, linuxSandboxPlugin } from './plugin.js';
-export { createLinuxSandbox, DEFAULT_LANDING_SWEEP_MS, DEFAULT_MAX_OUTPUT, LinuxSandbox, type LinuxSandboxOptions } from './service.js';
+export { createLinuxSandbox, DEFAULT_LANDING_SWEEP_MS, defaultUndoneDir, DEFAULT_MAX_OUTPUT, LinuxSandbox, type LinuxSandboxOptions } from './service.js';
 export { type PlannedMount, type Placeholder, type Translation, type TranslateOptions, translatePolicy, UntranslatableError } from './translate.js';

@@ -10,6 +10,7 @@ export const LinuxSandboxConfigSchema = z
     slirp4netns: z.string().min(1).optional(),
     nft: z.string().min(1).optional(),
     tmpDir: z.string().startsWith('/').optional(),
+    undoneDir: z.string().startsWith('/').optional(),
     maxScanEntries: z.number().int().positive().optional(),
   })
   .strict()
@@ -31,6 +32,7 @@ export const linuxSandboxPlugin = definePlugin({
         ...(config.slirp4netns ? { slirp4netns: config.slirp4netns } : {}),
         ...(config.nft ? { nft: config.nft } : {}),
         ...(config.tmpDir ? { tmpDir: config.tmpDir } : {}),
+        ...(config.undoneDir ? { undoneDir: config.undoneDir } : {}),
         ...(config.maxScanEntries ? { scan: { maxEntries: config.maxScanEntries } } : {}),
       }),
     );

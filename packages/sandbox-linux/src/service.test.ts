@@ -121,13 +121,19 @@ describe('LinuxSandbox.run', { timeout: 120_000 }, () => {
       'echo S=1 > deep/er/.env.production',
       'echo fine > deep/er/ok.txt',
     ].join(' && ');
-    const r = await sb.run(req(s, ['sh', '-c', script]));
+    const undone = `${s.root}/undone`;
+    const r = await createLinuxSandbox({ undoneDir: undone }).run(req(s, ['sh', '-c', script]));
     expect(r.exitCode).toBe(0);
     expect(r.writeDenied).toBe(true);
     for (const rel of ['deep/er/.envrc', 'deep/er/.vscode', 'deep/.husky', 'deep/er/.env.production']) {
       expect(existsSync(`${s.ws}/${rel}`), rel).toBe(false);
       expect(r.deniedWrites).toContain(`${s.ws}/${rel}`);
     }
+    // moved out of the way, not deleted: a host program may have made one of them during the run
+    const [run] = readdirSync(undone);
+    expect(r.stderr).toContain(`moved out of the way, under ${undone}/${run}`);
+    expect(readFileSync(`${undone}/${run}${s.ws}/deep/er/.vscode/tasks.json`, 'utf8')).toBe('{}\n');
+    expect(readFileSync(`${undone}/${run}${s.ws}/deep/er/.env.production`, 'utf8')).toBe('S=1\n');
     expect(readFileSync(`${s.ws}/deep/er/ok.txt`, 'utf8')).toBe('fine\n');
     // What existed before the run is never touched by the sweep.
     expect(readFileSync(`${s.ws}/.env`, 'utf8')).toBe('SECRET=1\n');

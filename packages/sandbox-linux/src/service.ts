@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import {
   type SandboxPolicy,
@@ -49,6 +50,18 @@ export interface LinuxSandboxOptions {
    * (removed then, not only after the run); 0 looks only after the run. Default {@link DEFAULT_LANDING_SWEEP_MS}.
    */
   readonly landingSweepMs?: number;
+  /**
+   * Where new entries a deny layer covers go when a look takes them away (a folder per run, their
+   * whole path under it): moved, not deleted, since a host program may have made them during the
+   * run. Default `$XDG_STATE_HOME/aalis/undone` (`~/.local/state/aalis/undone`).
+   */
+  readonly undoneDir?: string;
+}
+
+/** The default {@link LinuxSandboxOptions.undoneDir}. */
+export function defaultUndoneDir(env: NodeJS.ProcessEnv = process.env): string {
+  const state = env.XDG_STATE_HOME?.startsWith('/') ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  return join(state, 'aalis', 'undone');
 }
 
 /** The least pause between two looks for new landings while a command runs. */
@@ -82,12 +95,14 @@ export class LinuxSandbox implements SandboxService {
   readonly backend = 'linux' as const;
   private readonly filter: Buffer;
   private readonly tmp: string;
+  private readonly undoneDir: string;
   private ready?: Promise<SandboxProbe>;
   private sweptAt = 0;
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
     this.filter = options.seccompFilter ?? buildSeccompFilter();
     this.tmp = options.tmpDir ?? tmpdir();
+    this.undoneDir = options.undoneDir ?? defaultUndoneDir();
     sweepStaleRunDirs(this.tmp);
     this.sweptAt = Date.now();
   }
@@ -178,7 +193,8 @@ export class LinuxSandbox implements SandboxService {
           'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable; nothing was run',
         );
       }
-      const sweeper = new LandingSweeper(policy, facts, this.options.scan, this.options.landingSweepMs ?? DEFAULT_LANDING_SWEEP_MS, livePlaceholders);
+      const aside = join(this.undoneDir, basename(dir.path));
+      const sweeper = new LandingSweeper(policy, facts, this.options.scan, this.options.landingSweepMs ?? DEFAULT_LANDING_SWEEP_MS, livePlaceholders, aside);
       sweeper.start();
       let result: SandboxRunResult;
       try {
@@ -189,11 +205,12 @@ export class LinuxSandbox implements SandboxService {
         dir.dispose();
       }
       const undo = sweeper.finish();
-      if (undo.skipped !== undefined) {
-        return { ...result, stderr: `${result.stderr}aalis: new files under the writable roots could not be checked against the deny rules (${undo.skipped})\n` };
-      }
-      if (undo.removed.length === 0) return result;
-      return { ...result, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...undo.removed])] };
+      let notes = '';
+      if (undo.movedTo) notes += `aalis: new entries this command may not make were moved out of the way, under ${undo.movedTo}\n`;
+      if (undo.deleted) notes += `aalis: new entries this command may not make could not be moved aside and were deleted: ${undo.deleted.join(', ')}\n`;
+      if (undo.skipped !== undefined) notes += `aalis: new files under the writable roots could not be checked against the deny rules (${undo.skipped})\n`;
+      if (undo.removed.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
+      return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...undo.removed])] };
     } finally {
       dir.dispose();
     }
