@@ -70,7 +70,7 @@ describe('LinuxSandbox.run', { timeout: 120_000 }, () => {
   });
 
   it.each(['off', 'on'] as const)('never starts a command aborted before it runs, and leaves no process behind (network %s)', async (network) => {
-    const marker = `${s.root}/aborted-ran-${network}`;
+    const marker = `${s.ws}/aborted-ran-${network}`; // writable: the command would make it if it ran
     const base = req(s, ['sh', '-c', `touch ${marker}`]);
     const r = await sb.run({ ...base, policy: { ...base.policy, network }, signal: AbortSignal.abort() });
     expect(r.signal).toBe('SIGKILL');
@@ -241,7 +241,7 @@ describe('placeholders that cannot be made', { timeout: 60_000 }, () => {
     execFileSync('mount', ['--bind', ro, ro]);
     try {
       execFileSync('mount', ['-o', 'remount,ro,bind', ro, ro]);
-      const marker = `${t.root}/ran`;
+      const marker = `${t.sessionTmp}/ran`; // writable: the command would make it if it ran
       const policy = { ...req(t, ['true']).policy, write: [ro, t.sessionTmp], unixSockets: [ro] };
       const before = readdirSync('/tmp').filter((n) => n.startsWith('aalis-sbx-'));
       await expect(sb.run({ ...req(t, ['sh', '-c', `touch ${marker}`]), cwd: ro, policy })).rejects.toThrow(/placeholders could not be made.*nothing was run/);

@@ -257,8 +257,12 @@ export class LinuxSandbox implements SandboxService {
     let timedOut = false;
     let killed = false;
     let sandboxPid: number | undefined;
+    // Until the sandbox's pid is known a kill waits for it: bwrap killed sooner would leave its
+    // sandbox waiting in its setup, unknown to us (see below).
+    let pidKnown = false;
     const kill = () => {
       killed = true;
+      if (!pidKnown) return;
       child.kill('SIGKILL'); // bwrap's death takes the sandbox's pid 1, and so its whole pid namespace, with it
       // ...once that pid 1 has set its parent-death signal. Still in setup, waiting on the sync fd
       // (network setup failed), it has not, and would hold the output pipes open for ever: kill it by pid.
@@ -296,6 +300,7 @@ export class LinuxSandbox implements SandboxService {
       } catch (e) {
         pidError = e as Error; // bwrap ended before it made the sandbox: its stderr says why
       }
+      pidKnown = true;
       if (prepareError || killed) kill();
       else if (pidError) {
         // bwrap is ending on its own, before the sandbox existed: nothing to release or kill
@@ -313,11 +318,12 @@ export class LinuxSandbox implements SandboxService {
           if (filtered.status === 'rejected') throw filtered.reason; // nft exits 0 only with every rule in place
           if (!killed) fds[SETUP_SYNC_FD]!.end();
         } catch (e) {
-          netError = e as Error;
+          // after a timeout or an abort this is only the consequence of the kill
+          if (!killed) netError = e as Error;
           kill();
         }
       }
-      if (net && pidError && !prepareError) netError = pidError;
+      if (net && pidError && !prepareError && !killed) netError = pidError;
       const r = await child;
       const stderr = err.text();
       if (prepareError) {
