@@ -290,10 +290,10 @@ export class LinuxSandbox implements SandboxService {
       } catch (e) {
         prepareError = e as Error;
       }
-      // bwrap killed while its sandbox waits on the sync fd leaves that sandbox behind, and an end
-      // of the fd, even ours at exit, lets it go on to run the command (tested). So a kill waits
-      // for the sandbox's pid (see kill), and a run that must not go on is never released.
-      if (!net && !prepareError && !killed) fds[SETUP_SYNC_FD]!.end();
+      // The sandbox's pid before anything else: bwrap killed while its sandbox waits on the sync
+      // fd leaves that sandbox behind, and an end of the fd, even ours at exit, lets it go on to
+      // run the command (tested). So it is released only once its pid is known and nothing has
+      // killed the run meanwhile, and otherwise killed by that pid.
       let pidError: Error | undefined;
       try {
         sandboxPid = await readChildPid(fds[INFO_FD]!);
@@ -304,7 +304,8 @@ export class LinuxSandbox implements SandboxService {
       if (prepareError || killed) kill();
       else if (pidError) {
         // bwrap is ending on its own, before the sandbox existed: nothing to release or kill
-      } else if (net) {
+      } else if (!net) fds[SETUP_SYNC_FD]!.end();
+      else {
         const pid = sandboxPid!;
         try {
           // slirp4netns and nft side by side; until the sync fd closes nothing of the command has run
