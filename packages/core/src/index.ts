@@ -7,6 +7,26 @@ export { EventBus, type KernelEventName, type KernelEventPayload, type KernelEve
 export { createKernel, Kernel, type KernelOptions, type PluginStatus, type StopReport } from './kernel.js';
 export { type AnyService, type Disposer, definePlugin, type Plugin, type PluginSpec } from './plugin.js';
 export { defineService, sameService, type ServiceDescriptor, type ServiceOf } from './service.js';
+export { HAS_PROC_FD, type SafePath } from './dir-anchor.js';
+export {
+  cleanStaleTemps,
+  copyFileAtomic,
+  isTempName,
+  makeDirs,
+  moveAside,
+  openForAppend,
+  openForRead,
+  readFileNoFollow,
+  type RenameOptions,
+  removeEmptyDir,
+  removeFile,
+  renameNoFollow,
+  TEMP_SUFFIX,
+  type TempRecorder,
+  type WriteOptions,
+  writeFileAtomic,
+} from './safe-file.js';
+export { isSafeFileError, SAFE_FILE_ERROR_CODES, SafeFileError, type SafeFileErrorCode } from './safe-file-error.js';
 export { Sessions, type SettingsChangedEvent, sessions } from './sessions.js';
 export { sessionsPlugin } from './sessions-plugin.js';
 export {
@@ -51,5 +71,6 @@ export {
   type ToolOutcome,
   tools,
 } from './tools.js';
+export { TempJournal } from './temp-journal.js';
 export { toolsPlugin } from './tools-plugin.js';
 export { type Identity, IdentitySchema, ORIGIN_CATEGORIES, type OriginCategory, type OriginTurn, OriginTurnSchema, originatingTurn, settingsScopeOf } from './turn.js';

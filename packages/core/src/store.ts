@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
+import { realDirOf } from './dir-anchor.js';
+import { cleanStaleTemps, makeDirs, openForAppend, TEMP_SUFFIX, writeFileAtomic } from './safe-file.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const TEMP_SUFFIX = '.aalis-tmp';
 
 /** What reading a log found: the records, and lines it had to skip. */
 export interface LogRead<T> {
@@ -23,7 +23,8 @@ export interface StoreOptions {
 
 /**
  * A small durable store for plugin state in one directory: documents replaced atomically
- * (temp file, fsync, rename, fsync of the directory) and append-only JSON-lines logs.
+ * (temp file, fsync, rename, fsync of the directory, through the safe file layer: no symlink in
+ * the directory is followed) and append-only JSON-lines logs.
  * After a crash a document is the old or the new version, never a mix, and no log line is torn.
  */
 export class DurableStore {
@@ -38,11 +39,10 @@ export class DurableStore {
 
   /** Opens (creating) a store directory and removes temp files a crash left behind. */
   static async open(dir: string, options: StoreOptions = {}): Promise<DurableStore> {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    for (const entry of await readdir(dir)) {
-      if (entry.endsWith(TEMP_SUFFIX)) await rm(join(dir, entry), { force: true });
-    }
-    return new DurableStore(dir, { syncAppends: options.syncAppends ?? true });
+    const real = await realDirOf(dir);
+    await makeDirs(real, { mode: 0o700 });
+    await cleanStaleTemps(real);
+    return new DurableStore(real, { syncAppends: options.syncAppends ?? true });
   }
 
   /** Reads a document; `undefined` when it was never written. A schema failure is an error naming the file. */
@@ -68,23 +68,7 @@ export class DurableStore {
   async write(name: string, value: unknown): Promise<void> {
     const file = this.#path(name, '.json');
     const text = `${JSON.stringify(value, null, 2)}\n`;
-    return this.#serial(file, async () => {
-      const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`;
-      const handle = await open(temp, 'wx', 0o600);
-      try {
-        await handle.writeFile(text, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      try {
-        await rename(temp, file);
-      } catch (error) {
-        await rm(temp, { force: true });
-        throw error;
-      }
-      await this.#syncDir();
-    });
+    return this.#serial(file, () => writeFileAtomic(file, text, { mode: 0o600 }));
   }
 
   /** Appends one record as one JSON line, in a single write. */
@@ -92,7 +76,7 @@ export class DurableStore {
     const file = this.#path(log, '.jsonl');
     const line = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
     return this.#serial(file, async () => {
-      const handle = await open(file, 'a+', 0o600);
+      const handle = await openForAppend(file, { mode: 0o600 });
       try {
         if (!this.#sealed.has(file)) {
           // A torn last line would swallow this record too; end it first so only it is lost.
@@ -155,17 +139,6 @@ export class DurableStore {
       );
     }
     return join(this.dir, `${name}${extension}`);
-  }
-
-  async #syncDir(): Promise<void> {
-    const handle = await open(this.dir, 'r');
-    try {
-      await handle.sync();
-    } catch {
-      // Some filesystems refuse fsync on a directory; the rename itself is still atomic.
-    } finally {
-      await handle.close();
-    }
   }
 
   #serial(key: string, task: () => Promise<void>): Promise<void> {

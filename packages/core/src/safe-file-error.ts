@@ -1,0 +1,63 @@
+/** The rules the safe file layer refuses by; `SafeFileError.code` is one of them. */
+export const SAFE_FILE_ERROR_CODES = [
+  /** The path is not absolute and normalised (no `.`, `..`, empty segment or NUL). */
+  'bad-path',
+  /** Longer than PATH_MAX (4096 bytes), or one name longer than NAME_MAX (255 bytes). */
+  'path-too-long',
+  /** A symlink sits at the final name, where the judged path expected none. */
+  'final-symlink',
+  /** A parent directory resolves somewhere other than the judged path (a symlinked or swapped parent). */
+  'parent-elsewhere',
+  /** What was opened is not at the judged path (a swap during the operation). */
+  'opened-elsewhere',
+  /** A parent directory that must exist does not. */
+  'missing-parent',
+  /** A parent is not a directory. */
+  'not-a-directory',
+  /** The final name is not a regular file (a directory, a FIFO, a device). */
+  'not-a-file',
+  /** The final name is missing where it must exist. */
+  'missing',
+  /** The final name exists where it must not. */
+  'exists',
+  /** Any other error of the operating system, named in the message. */
+  'io',
+] as const;
+/** One of {@link SAFE_FILE_ERROR_CODES}. */
+export type SafeFileErrorCode = (typeof SAFE_FILE_ERROR_CODES)[number];
+
+const RULES: Readonly<Record<SafeFileErrorCode, string>> = {
+  'bad-path': 'the path must be absolute and normalised',
+  'path-too-long': 'the path is longer than the system allows',
+  'final-symlink': 'a symlink at the final name',
+  'parent-elsewhere': 'the parent resolves outside the judged path',
+  'opened-elsewhere': 'the file opened is not at the judged path',
+  'missing-parent': 'the parent directory does not exist',
+  'not-a-directory': 'a parent is not a directory',
+  'not-a-file': 'the final name is not a regular file',
+  missing: 'the file does not exist',
+  exists: 'the final name exists already',
+  io: 'the operating system refused',
+};
+
+/**
+ * A refusal of the safe file layer: `code` says which rule, `path` what was refused, `fix` what
+ * the user can do. Nothing was written when it is thrown before the write (every rule but `io`
+ * during a write, where the temp file is removed and the target left as it was).
+ */
+export class SafeFileError extends Error {
+  override readonly name = 'SafeFileError';
+  constructor(
+    readonly code: SafeFileErrorCode,
+    readonly path: string,
+    detail: string,
+    readonly fix?: string,
+  ) {
+    super(`${path}: refused (${RULES[code]}): ${detail}${fix ? ` ${fix}` : ''}`);
+  }
+}
+
+/** Whether a value is a {@link SafeFileError}. */
+export function isSafeFileError(error: unknown): error is SafeFileError {
+  return error instanceof SafeFileError;
+}

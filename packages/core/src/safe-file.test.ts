@@ -1,0 +1,287 @@
+// Real files and real processes: symlinks planted at the final name and in the parents, a racer
+// process swapping directories for symlinks, hard links, names that are not UTF-8, paths over
+// PATH_MAX, and writers killed with SIGKILL. After each, nothing outside the judged path changed.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  cleanStaleTemps,
+  copyFileAtomic,
+  makeDirs,
+  moveAside,
+  openForAppend,
+  readFileNoFollow,
+  removeFile,
+  renameNoFollow,
+  writeFileAtomic,
+} from './safe-file.js';
+import { SafeFileError, type SafeFileErrorCode } from './safe-file-error.js';
+import { TempJournal } from './temp-journal.js';
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), 'aalis-safe-file-')));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+let ws: string;
+let home: string;
+let hooks: string;
+beforeEach(() => {
+  const run = mkdtempSync(join(root, 'run-'));
+  ws = join(run, 'ws');
+  home = join(run, 'home');
+  hooks = join(ws, '.git', 'hooks');
+  mkdirSync(hooks, { recursive: true });
+  mkdirSync(home);
+  writeFileSync(join(home, '.bashrc'), 'export OK=1\n');
+  writeFileSync(join(hooks, 'pre-commit.sample'), '#!/bin/sh\n');
+});
+
+/** Every entry under `dir` (names as bytes, shown latin1): kind, mode, and content hash or link target. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const visit = (path: Buffer) => {
+    const key = path.toString('latin1');
+    const info = lstatSync(path);
+    if (info.isSymbolicLink()) out[key] = `link ${readlinkSync(path, { encoding: 'buffer' }).toString('latin1')}`;
+    else if (info.isFile()) out[key] = `file ${info.mode} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`;
+    else if (info.isDirectory()) {
+      out[key] = `dir ${info.mode}`;
+      for (const name of readdirSync(path, { encoding: 'buffer' })) visit(Buffer.concat([path, Buffer.from('/'), name]));
+    }
+  };
+  visit(Buffer.from(dir));
+  return out;
+}
+
+async function refusal(promise: Promise<unknown>): Promise<SafeFileError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof SafeFileError) return error;
+    throw new Error(`expected a SafeFileError, got ${String(error)}`);
+  }
+  throw new Error('expected a refusal, the operation succeeded');
+}
+
+function spawnFixture(name: string, args: string[]): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', name), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout?.once('data', () => resolve(child));
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`${name} exited early (${code})`)));
+  });
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+describe('safe file layer: a symlink at the final name', () => {
+  const plants: [string, () => string][] = [
+    ['to a new file in HOME', () => join(home, 'planted')],
+    ['to an existing file in HOME', () => join(home, '.bashrc')],
+    ['to a new git hook', () => join(hooks, 'pre-commit')],
+  ];
+  const operations: [string, (target: string) => Promise<unknown>, SafeFileErrorCode][] = [
+    ['writeFileAtomic', (t) => writeFileAtomic(t, 'evil\n'), 'final-symlink'],
+    ['writeFileAtomic with createParents', (t) => writeFileAtomic(t, 'evil\n', { createParents: true }), 'final-symlink'],
+    ['copyFileAtomic', (t) => copyFileAtomic(join(home, '.bashrc'), t), 'final-symlink'],
+    ['openForAppend', (t) => openForAppend(t).then((h) => h.close()), 'final-symlink'],
+    ['renameNoFollow onto it', (t) => renameNoFollow(join(ws, 'source.txt'), t), 'final-symlink'],
+    ['readFileNoFollow', (t) => readFileNoFollow(t), 'final-symlink'],
+  ];
+  for (const [plantName, pointsTo] of plants) {
+    for (const [opName, op, code] of operations) {
+      it(`${opName} refuses a symlink ${plantName} (${code}) and changes nothing outside`, async () => {
+        writeFileSync(join(ws, 'source.txt'), 'mine\n');
+        const target = join(ws, 'out.txt');
+        symlinkSync(pointsTo(), target);
+        const before = { home: snapshot(home), hooks: snapshot(hooks) };
+        const error = await refusal(op(target));
+        expect(error.code).toBe(code);
+        expect(error.message).toContain(target);
+        expect(error.message).toMatch(/symlink/);
+        expect({ home: snapshot(home), hooks: snapshot(hooks) }).toEqual(before);
+        expect(lstatSync(target).isSymbolicLink()).toBe(true);
+        expect(readdirSync(ws).filter((n) => n.endsWith('.aalis-tmp'))).toEqual([]);
+      });
+    }
+  }
+});
+
+describe('safe file layer: parents', () => {
+  it('refuses a symlinked parent leading outside, for every operation, and makes no directory anywhere', async () => {
+    symlinkSync(home, join(ws, 'link'));
+    const before = { home: snapshot(home), ws: snapshot(ws) };
+    const cases: [string, () => Promise<unknown>][] = [
+      ['write', () => writeFileAtomic(join(ws, 'link', 'f.txt'), 'x')],
+      ['write deep', () => writeFileAtomic(join(ws, 'link', 'new', 'deeper', 'f.txt'), 'x', { createParents: true })],
+      ['makeDirs', () => makeDirs(join(ws, 'link', 'new', 'deeper'))],
+      ['append', () => openForAppend(join(ws, 'link', '.bashrc')).then((h) => h.close())],
+      ['read', () => readFileNoFollow(join(ws, 'link', '.bashrc'))],
+      ['remove', () => removeFile(join(ws, 'link', '.bashrc'))],
+      ['rename', () => renameNoFollow(join(ws, 'link', '.bashrc'), join(ws, 'stolen'))],
+    ];
+    for (const [name, op] of cases) {
+      const error = await refusal(op());
+      expect([name, error.code]).toEqual([name, expect.stringMatching(/^(parent-elsewhere|opened-elsewhere)$/)]);
+    }
+    expect({ home: snapshot(home), ws: snapshot(ws) }).toEqual(before);
+  });
+
+  it('refuses a dangling symlink on the way of makeDirs before making anything', async () => {
+    symlinkSync(join(home, 'not-yet'), join(ws, 'dangling'));
+    const before = { home: snapshot(home), ws: snapshot(ws) };
+    expect((await refusal(makeDirs(join(ws, 'dangling', 'a', 'b')))).code).toBe('parent-elsewhere');
+    expect((await refusal(writeFileAtomic(join(ws, 'dangling', 'f'), 'x', { createParents: true }))).code).toBe('parent-elsewhere');
+    expect({ home: snapshot(home), ws: snapshot(ws) }).toEqual(before);
+  });
+
+  it('makes missing directories one by one and says which it made', async () => {
+    mkdirSync(join(ws, 'a'));
+    expect(await makeDirs(join(ws, 'a', 'b', 'c'))).toEqual([join(ws, 'a', 'b'), join(ws, 'a', 'b', 'c')]);
+    expect(await makeDirs(join(ws, 'a', 'b', 'c'))).toEqual([]);
+    await writeFileAtomic(join(ws, 'x', 'y', 'z.txt'), 'z', { createParents: true });
+    expect(readFileSync(join(ws, 'x', 'y', 'z.txt'), 'utf8')).toBe('z');
+    expect((await refusal(writeFileAtomic(join(ws, 'missing', 'z.txt'), 'z'))).code).toBe('missing-parent');
+  });
+});
+
+describe('safe file layer: what it writes', () => {
+  it('replaces a hard-linked target: the other name (outside) keeps its content', async () => {
+    linkSync(join(home, '.bashrc'), join(ws, 'linked'));
+    const before = snapshot(home);
+    await writeFileAtomic(join(ws, 'linked'), 'new\n');
+    expect(readFileSync(join(ws, 'linked'), 'utf8')).toBe('new\n');
+    expect(snapshot(home)).toEqual(before);
+    await copyFileAtomic(join(ws, 'linked'), join(ws, 'copy'));
+    expect(readFileSync(join(ws, 'copy'), 'utf8')).toBe('new\n');
+  });
+
+  it('keeps the mode of a replaced file', async () => {
+    writeFileSync(join(ws, 'run.sh'), 'old', { mode: 0o750 });
+    await writeFileAtomic(join(ws, 'run.sh'), 'new');
+    expect(lstatSync(join(ws, 'run.sh')).mode & 0o777).toBe(0o750);
+  });
+
+  it('writes and refuses names that are not UTF-8, as bytes, and never writes elsewhere', async () => {
+    const wsBytes = Buffer.from(ws);
+    const odd = Buffer.concat([wsBytes, Buffer.from('/d\xff', 'latin1')]);
+    mkdirSync(odd);
+    const file = Buffer.concat([odd, Buffer.from('/f\xfe.txt', 'latin1')]);
+    await writeFileAtomic(file, 'bytes\n');
+    expect(readFileSync(file, 'utf8')).toBe('bytes\n');
+    // The same name as text (U+FFFD where the bytes were) is another name: missing, not a write there.
+    const before = snapshot(ws);
+    expect((await refusal(writeFileAtomic(`${ws}/d\ufffd/f.txt`, 'x'))).code).toBe('missing-parent');
+    // A dangling symlink with a name that is not UTF-8, pointing to HOME.
+    const link = Buffer.concat([wsBytes, Buffer.from('/l\xff', 'latin1')]);
+    symlinkSync(join(home, 'planted'), link);
+    const beforeHome = snapshot(home);
+    expect((await refusal(writeFileAtomic(link, 'evil'))).code).toBe('final-symlink');
+    expect(snapshot(home)).toEqual(beforeHome);
+    expect(Object.keys(snapshot(ws)).length).toBe(Object.keys(before).length + 1);
+    // Moved aside as bytes, without following.
+    const aside = await moveAside(link, join(ws, '.aside'));
+    expect(Buffer.isBuffer(aside)).toBe(true);
+    expect(lstatSync(aside).isSymbolicLink()).toBe(true);
+  });
+
+  it('refuses a path over PATH_MAX and a name over NAME_MAX with a clear error, writing nothing', async () => {
+    const before = snapshot(ws);
+    const long = `${ws}/${Array.from({ length: 40 }, () => 'd'.repeat(120)).join('/')}/f.txt`;
+    const error = await refusal(writeFileAtomic(long, 'x', { createParents: true }));
+    expect(error.code).toBe('path-too-long');
+    expect(error.message).toMatch(/PATH_MAX/);
+    expect((await refusal(writeFileAtomic(`${ws}/${'n'.repeat(300)}`, 'x'))).code).toBe('path-too-long');
+    expect((await refusal(writeFileAtomic('relative/f.txt', 'x'))).code).toBe('bad-path');
+    expect((await refusal(writeFileAtomic(`${ws}/../escape.txt`, 'x'))).code).toBe('bad-path');
+    expect(snapshot(ws)).toEqual(before);
+  });
+
+  it('moves aside without following and without replacing', async () => {
+    writeFileSync(join(ws, 'a'), '1');
+    writeFileSync(join(ws, 'b'), '2');
+    const aside = join(ws, '.aside');
+    const first = await moveAside(join(ws, 'a'), aside, 'x');
+    const second = await moveAside(join(ws, 'b'), aside, 'x');
+    expect([first, second]).toEqual([join(aside, 'x'), join(aside, 'x~1')]);
+    expect(readFileSync(join(aside, 'x'), 'utf8')).toBe('1');
+    expect(readFileSync(join(aside, 'x~1'), 'utf8')).toBe('2');
+  });
+
+  it('cleans stale temp files of a directory and only those', async () => {
+    writeFileSync(join(ws, '.doc.json.0123456789ab.aalis-tmp'), 'stale');
+    writeFileSync(join(ws, '.notes.txt.abcdefabcdef.aalis-write'), 'stale');
+    writeFileSync(join(ws, 'keep.aalis-tmp'), 'not ours');
+    symlinkSync(join(home, '.bashrc'), join(ws, '.x.0123456789ab.aalis-tmp'));
+    expect((await cleanStaleTemps(ws)).sort()).toEqual([join(ws, '.doc.json.0123456789ab.aalis-tmp'), join(ws, '.notes.txt.abcdefabcdef.aalis-write')]);
+    expect(readdirSync(ws).sort()).toEqual(['.git', '.x.0123456789ab.aalis-tmp', 'keep.aalis-tmp']);
+    expect(readFileSync(join(home, '.bashrc'), 'utf8')).toBe('export OK=1\n');
+  });
+});
+
+describe('safe file layer: races and kills', () => {
+  it('a racer swapping a parent for a symlink and the target for a dangling symlink never gets a write outside', async () => {
+    const outside = home;
+    const before = snapshot(outside);
+    const racer = await spawnFixture('swapper.ts', [ws, outside]);
+    let written = 0;
+    const refused = new Map<string, number>();
+    try {
+      for (let round = 0; round < 400; round++) {
+        const ops = [
+          writeFileAtomic(join(ws, 'sub', 'f.txt'), `round ${round}\n`),
+          writeFileAtomic(join(ws, 'sub', 'new', `d${round}`, 'f.txt'), 'x', { createParents: true }),
+          writeFileAtomic(join(ws, 'swapped.txt'), `round ${round}\n`),
+          openForAppend(join(ws, 'sub', 'log.txt')).then((h) => h.write('line\n').finally(() => h.close())),
+        ];
+        for (const result of await Promise.allSettled(ops)) {
+          if (result.status === 'fulfilled') written++;
+          else {
+            expect(result.reason).toBeInstanceOf(SafeFileError);
+            const code = (result.reason as SafeFileError).code;
+            refused.set(code, (refused.get(code) ?? 0) + 1);
+          }
+        }
+      }
+    } finally {
+      await kill(racer);
+    }
+    expect(snapshot(outside)).toEqual(before);
+    // The race was real: both outcomes happened many times.
+    expect(written).toBeGreaterThan(20);
+    expect([...refused.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(20);
+    expect(refused.get('io')).toBeUndefined();
+  }, 120_000);
+
+  it('a writer killed at random points leaves each target old or new, and the next start removes its temps', async () => {
+    const journalDir = join(ws, '..', 'journal');
+    for (let round = 0; round < 8; round++) {
+      const writer = await spawnFixture('safe-writer.ts', [journalDir, ws]);
+      await new Promise((r) => setTimeout(r, 50 + Math.floor(Math.random() * 400)));
+      await kill(writer);
+      const journal = await TempJournal.open(journalDir);
+      const leftovers = (dir: string): string[] =>
+        readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? leftovers(join(dir, e.name)) : e.name.endsWith('.aalis-tmp') ? [join(dir, e.name)] : []));
+      expect(leftovers(ws)).toEqual([]);
+      for (const target of [join(ws, 'a.txt'), join(ws, 'deep', 'b.txt'), join(ws, 'deep', 'deeper', 'c.txt')]) {
+        let text: string;
+        try {
+          text = readFileSync(target, 'utf8');
+        } catch {
+          continue; // killed before its first write
+        }
+        const [version, length, body] = text.split('\n');
+        expect(Number(version)).toBeGreaterThan(0);
+        expect(body?.length).toBe(Number(length));
+        expect(body).toBe('x'.repeat(Number(length)));
+      }
+      expect(journal.cleaned.every((t) => t.endsWith('.aalis-tmp'))).toBe(true);
+    }
+  }, 120_000);
+});
