@@ -1,14 +1,39 @@
-import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { defineTool, ToolError } from '@aalis/core';
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { defineTool, openForRead, readFileNoFollow, renameNoFollow, SafeFileError, type TempJournal, ToolError, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { realPathOf } from '@aalis/plugin-reach';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
 
 const MAX_READ = 1024 * 1024;
+const MAX_EDIT = 64 * 1024 * 1024;
 const platform = process.platform;
+
+declare module '@aalis/core' {
+  interface ToolCallExtensions {
+    /** Where the file tools record their temp files, so a start after a crash removes them. */
+    tempJournal?: TempJournal;
+  }
+}
+
+/** The rules of the safe file layer that are refusals (the judged path is not what is there), not failures. */
+const REFUSED = new Set(['final-symlink', 'parent-elsewhere', 'opened-elsewhere', 'bad-path', 'path-too-long', 'not-a-file']);
+
+/**
+ * Runs a host-side file operation through core's safe file layer and turns its refusal into a
+ * tool error naming the path and the rule. Nothing is written when it refuses.
+ */
+async function safely<T>(doing: string, operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (error instanceof SafeFileError) {
+      throw new ToolError(REFUSED.has(error.code) ? 'denied' : 'failed', `${doing} was refused (rule: ${error.code}): ${error.message}`);
+    }
+    throw error;
+  }
+}
 
 async function target(ctxHome: string | undefined, path: string): Promise<string> {
   return realPathOf(path, ctxHome ?? process.cwd());
@@ -24,7 +49,7 @@ export const readFileTool = defineTool({
     const credential = credentialOf(ctx);
     const path = await target(credential.home, params.path);
     await requireOrThrow(credential, { effect: 'read', path });
-    const handle = await openOrExplain(path, 'r');
+    const handle = await openOrExplain(path);
     try {
       const buffer = Buffer.alloc(MAX_READ + 1);
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, params.offset);
@@ -63,29 +88,6 @@ async function checkedWriteTarget(ctx: Parameters<typeof readFileTool.handler>[0
   return path;
 }
 
-/**
- * Writes through a temp file in the real parent and a rename onto the real target: a symlink
- * planted at the target after the check is replaced, never followed.
- */
-async function writeAtomically(path: string, content: string): Promise<void> {
-  const parent = dirname(path);
-  await mkdir(parent, { recursive: true });
-  const temp = join(parent, `.${basename(path)}.${randomBytes(6).toString('hex')}.aalis-write`);
-  const handle = await open(temp, 'wx', 0o644);
-  try {
-    await handle.writeFile(content, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
-}
-
 /** Writes a whole file, creating its directories. */
 export const writeFileTool = defineTool({
   name: 'write_file',
@@ -94,7 +96,8 @@ export const writeFileTool = defineTool({
   risk: 'medium',
   async handler(ctx, params) {
     const path = await checkedWriteTarget(ctx, params.path);
-    await writeAtomically(path, params.content);
+    // The judged path, and only it: no symlink followed, no directory made before its parent is verified.
+    await safely(`writing ${path}`, () => writeFileAtomic(path, params.content, { createParents: true, journal: ctx.tempJournal }));
     return { path, bytes: Buffer.byteLength(params.content) };
   },
 });
@@ -109,14 +112,17 @@ export const editFileTool = defineTool({
     const credential = credentialOf(ctx);
     const path = await checkedWriteTarget(ctx, params.path);
     await requireOrThrow(credential, { effect: 'read', path });
-    const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw new ToolError('failed', `cannot edit ${path}: ${error.code === 'ENOENT' ? 'it does not exist (use write_file to create it)' : error.message}.`);
-    });
+    const text = (
+      await readFileNoFollow(path, MAX_EDIT).catch((error: unknown) => {
+        if (error instanceof SafeFileError && error.code === 'missing') throw new ToolError('failed', `cannot edit ${path}: it does not exist (use write_file to create it).`);
+        return safely(`reading ${path}`, () => Promise.reject(error));
+      })
+    ).toString('utf8');
     const count = text.split(params.oldText).length - 1;
     if (count === 0) throw new ToolError('failed', `oldText was not found in ${path}; nothing was changed.`);
     if (count > 1 && !params.replaceAll) throw new ToolError('failed', `oldText occurs ${count} times in ${path}; give more context or set replaceAll. Nothing was changed.`);
     const next = params.replaceAll ? text.split(params.oldText).join(params.newText) : text.replace(params.oldText, () => params.newText);
-    await writeAtomically(path, next);
+    await safely(`writing ${path}`, () => writeFileAtomic(path, next, { journal: ctx.tempJournal }));
     return { path, replacements: params.replaceAll ? count : 1 };
   },
 });
@@ -143,8 +149,7 @@ export const movePathTool = defineTool({
         throw new ToolError('denied', `moving ${from} was refused (rule: deny-read): it holds ${hidden}, which is on the deny-read list and would become readable under the new name. This cannot be requested; move the other entries one by one.`);
       }
     }
-    await mkdir(dirname(to), { recursive: true });
-    await rename(from, to);
+    await safely(`moving ${from} to ${to}`, () => renameNoFollow(from, to, { createParents: true }));
     return { from, to };
   },
 });
@@ -167,12 +172,12 @@ async function firstUnreadable(dir: string, readable: (path: string) => boolean)
   return undefined;
 }
 
-async function openOrExplain(path: string, flags: string) {
+async function openOrExplain(path: string) {
   try {
-    return await open(path, flags);
+    return await openForRead(path);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'it does not exist' : code === 'EISDIR' ? 'it is a directory (use list_dir)' : (error as Error).message;
-    throw new ToolError('failed', `cannot read ${path}: ${why}.`);
+    const code = error instanceof SafeFileError ? error.code : undefined;
+    const why = code === 'missing' ? 'it does not exist' : code === 'not-a-file' ? 'it is not a regular file (use list_dir for a directory)' : (error as Error).message;
+    throw new ToolError(code !== undefined && REFUSED.has(code) && code !== 'not-a-file' ? 'denied' : 'failed', `cannot read ${path}: ${why}.`);
   }
 }

@@ -1,21 +1,25 @@
 import { reach, sandbox } from '@aalis/api-reach';
-import { type AnyTool, definePlugin, tools } from '@aalis/core';
+import { join } from 'node:path';
+import { type AnyTool, definePlugin, TempJournal, tools } from '@aalis/core';
 import { editFileTool, listDirTool, movePathTool, readFileTool, writeFileTool } from './files.js';
 import { commandTools } from './run-command.js';
 
 /**
  * Registers the built-in tools and gives every tool call its credential: an extender on the
  * dispatcher asks `reach.forCall` for each call's turn. Shell commands use whichever backend
- * provides `sandbox`; without one, sandboxed tiers refuse to run commands.
+ * provides `sandbox`; without one, sandboxed tiers refuse to run commands. The file tools write
+ * through core's safe file layer, their temp files journalled under `<dataDir>/builtin-tools`.
  */
 export const builtinToolsPlugin = definePlugin({
   name: 'builtin-tools',
   inject: [tools, reach],
   optional: [sandbox],
-  apply(ctx) {
+  async apply(ctx) {
     const dispatcher = ctx.get(tools);
     const reachService = ctx.get(reach);
-    ctx.onDispose(dispatcher.extend(async (call) => ({ credential: await reachService.forCall(call.turn) })));
+    // Temp files a killed daemon left anywhere in a workspace are removed here, before any call.
+    const tempJournal = ctx.dataDir === undefined ? undefined : await TempJournal.open(join(ctx.dataDir, 'builtin-tools'));
+    ctx.onDispose(dispatcher.extend(async (call) => ({ credential: await reachService.forCall(call.turn), ...(tempJournal ? { tempJournal } : {}) })));
     const all: AnyTool[] = [readFileTool, listDirTool, writeFileTool, editFileTool, movePathTool, ...commandTools({ sandbox: () => ctx.maybe(sandbox) })];
     for (const tool of all) ctx.onDispose(dispatcher.register(tool));
   },

@@ -1,0 +1,48 @@
+// A real kernel with the file tools, for the safe-writes tests and their killed child: sessions,
+// authority, the approval plugin answered by a test adapter that rejects every ask, the reach
+// plugin and the dispatcher. Nothing is mocked; there is no sandbox (the file tools need none).
+import { join } from 'node:path';
+import { type AccessTier, authorityPlugin, createKernel, definePlugin, type Kernel, type OriginTurn, sessions, sessionsPlugin, type ToolOutcome, tools, toolsPlugin } from '@aalis/core';
+import { approvalDesk, approvalPlugin } from '@aalis/plugin-approval';
+import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
+import { builtinToolsPlugin } from './plugin.js';
+
+/** A running kernel and a way to call a tool as its owner. */
+export interface ToolsKernel {
+  readonly kernel: Kernel;
+  call(tool: string, params: unknown): Promise<ToolOutcome>;
+}
+
+let counter = 0;
+
+/** Starts a kernel whose session `main` is bound to `project` at `tier`; every ask is rejected. */
+export async function startToolsKernel(options: { dataDir: string; home: string; project: string; install: string; tier: AccessTier }): Promise<ToolsKernel> {
+  const owner = { platform: 'chat', userId: 'owner' };
+  const kernel = createKernel({ dataDir: options.dataDir })
+    .use(sessionsPlugin, { persist: false })
+    .use(authorityPlugin, { owners: { chat: ['owner'] } })
+    .use(approvalPlugin, { timeoutMs: 1500 })
+    .use(reachPlugin, { install: options.install, form: 'source', userHome: options.home, loginShell: '/bin/sh' })
+    .use(toolsPlugin)
+    .use(builtinToolsPlugin)
+    .use(
+      definePlugin({
+        name: 'test-adapter',
+        inject: [approvalDesk],
+        apply(ctx) {
+          const desk = ctx.get(approvalDesk);
+          ctx.on('approval/requested', (event) => void desk.reply({ code: event.code, decision: 'reject', by: owner }));
+        },
+      }),
+    );
+  const status = await kernel.start();
+  const failed = status.filter((s) => s.state !== 'running');
+  if (failed.length > 0) throw new Error(`plugins did not start: ${JSON.stringify(failed)}`);
+  kernel.get(reachBindings).bind('main', { home: options.project });
+  await kernel.get(sessions).change('main', { tier: options.tier, boundary: 'ask' });
+  const turn = (): OriginTurn => ({ session: { id: 'main' }, platform: 'chat', speaker: owner, authorised: owner, inbound: { id: `m${++counter}` }, category: 'own' });
+  return { kernel, call: (tool, params) => kernel.get(tools).dispatch({ tool, params, turn: turn() }) };
+}
+
+/** The install directory the tests give the reach plugin, under `root`. */
+export const installOf = (root: string): string => join(root, 'install');
