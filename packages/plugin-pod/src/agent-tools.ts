@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join, relative } from 'node:path';
+import { lstat, readdir } from 'node:fs/promises';
+import { basename, join, relative } from 'node:path';
 import { type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
+import { copyFileAtomic, makeDirs, openForRead, SafeFileError, type TempRecorder, writeFileAtomic } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import type { PodToolName } from './config.js';
@@ -22,6 +21,8 @@ export interface AgentToolContext {
   readonly sandbox: SandboxService;
   readonly commandTimeoutMs: number;
   readonly signal: AbortSignal;
+  /** Where host-side writes record their temp files, so the pod's next start removes what a kill left. */
+  readonly journal?: TempRecorder;
 }
 
 /** A tool's outcome: a value (and the run, for code), or a refusal or failure the agent is told about. */
@@ -63,6 +64,10 @@ function tool<P extends z.ZodType>(name: AgentTool['name'], description: string,
         return { ok: true, value: result };
       } catch (error) {
         if (error instanceof Refusal) return { ok: false, refused: true, rule: error.rule, message: error.message };
+        // The safe file layer refused: what is at the name is not what was judged (a symlink the task's code planted, a swap).
+        if (error instanceof SafeFileError) {
+          return { ok: false, refused: true, rule: error.code, message: `the host-side write was refused, nothing was written there: ${error.message}` };
+        }
         return { ok: false, refused: false, rule: 'failed', message: `tool '${name}' failed: ${(error as Error).message}` };
       }
     },
@@ -91,23 +96,6 @@ async function writable(ctx: AgentToolContext, raw: string): Promise<string> {
     throw new Refusal('outside-sandbox', `the write was refused: ${why}. Write the file under ${ctx.dirs.work} instead (a relative path does that).`);
   }
   return path;
-}
-
-async function writeAtomically(path: string, content: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.pod-write`);
-  const handle = await open(temp, 'wx', 0o644);
-  try {
-    await handle.writeFile(content, 'utf8');
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
 }
 
 async function sandboxed(ctx: AgentToolContext, argv: [string, ...string[]], stdin: string | undefined, timeoutMs: number | undefined): Promise<AgentToolOutcome> {
@@ -152,10 +140,12 @@ export const AGENT_TOOLS: Readonly<Record<AgentTool['name'], AgentTool>> = {
     z.object({ path: z.string().min(1), offset: z.number().int().min(0).default(0) }).strict(),
     async (ctx, p) => {
       const path = await readable(ctx, p.path);
-      // Non-blocking: a FIFO the task's code planted must not hang the pod.
-      const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+      // Non-blocking (a FIFO the task's code planted must not hang the pod), no symlink followed past the check.
+      const handle = await openForRead(path).catch((error: unknown) => {
+        if (error instanceof SafeFileError && error.code === 'not-a-file') throw new Refusal('not-a-file', `${path} is not a regular file (use list_dir for a directory).`);
+        throw error;
+      });
       try {
-        if (!(await handle.stat()).isFile()) throw new Refusal('not-a-file', `${path} is not a regular file (use list_dir for a directory).`);
         const buffer = Buffer.alloc(MAX_READ + 1);
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, p.offset);
         return { path, content: buffer.subarray(0, Math.min(bytesRead, MAX_READ)).toString('utf8'), truncated: bytesRead > MAX_READ };
@@ -180,7 +170,7 @@ export const AGENT_TOOLS: Readonly<Record<AgentTool['name'], AgentTool>> = {
     z.object({ path: z.string().min(1), content: z.string() }).strict(),
     async (ctx, p) => {
       const path = await writable(ctx, p.path);
-      await writeAtomically(path, p.content);
+      await writeFileAtomic(path, p.content, { createParents: true, journal: ctx.journal });
       return { path, bytes: Buffer.byteLength(p.content) };
     },
   ),
@@ -212,6 +202,11 @@ export const AGENT_TOOLS: Readonly<Record<AgentTool['name'], AgentTool>> = {
   ),
 };
 
+/**
+ * Copies into the work directory through core's safe file layer: a name the task's code made a
+ * symlink (dangling or not) is refused, never followed; directories are made only inside
+ * verified parents; each file lands atomically. The source is opened read-only, never followed.
+ */
 async function copyTree(ctx: AgentToolContext, from: string, to: string, acc: { bytes: number; files: number; skipped: string[] }) {
   const stat = await lstat(from);
   if (stat.isSymbolicLink()) {
@@ -219,8 +214,13 @@ async function copyTree(ctx: AgentToolContext, from: string, to: string, acc: { 
     return acc;
   }
   if (stat.isDirectory()) {
-    await mkdir(to, { recursive: true });
-    for (const entry of await readdir(from)) {
+    await makeDirs(to, { mode: 0o755 });
+    for (const raw of await readdir(from, { encoding: 'buffer' })) {
+      const entry = raw.toString('utf8');
+      if (!Buffer.from(entry, 'utf8').equals(raw)) {
+        acc.skipped.push(`${join(from, entry)} (its name is not UTF-8)`);
+        continue;
+      }
       const source = join(from, entry);
       if (!sandboxPolicyAllows(ctx.policy, 'read', source, platform)) {
         acc.skipped.push(`${source} (deny-read)`);
@@ -235,16 +235,7 @@ async function copyTree(ctx: AgentToolContext, from: string, to: string, acc: { 
     return acc;
   }
   if (acc.bytes + stat.size > MAX_COPY_BYTES) throw new Refusal('copy-too-large', `copying more than ${MAX_COPY_BYTES} bytes into the sandbox is refused; copy less.`);
-  // Read then write: the source is opened read-only and never modified, moved or removed.
-  const content = await readFile(from);
-  await mkdir(dirname(to), { recursive: true });
-  const handle = await open(to, 'w', 0o644);
-  try {
-    await handle.writeFile(content);
-  } finally {
-    await handle.close();
-  }
-  acc.bytes += stat.size;
+  acc.bytes += await copyFileAtomic(from, to, { createParents: true, journal: ctx.journal, maxBytes: MAX_COPY_BYTES - acc.bytes });
   acc.files++;
   return acc;
 }

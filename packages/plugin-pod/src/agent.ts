@@ -1,4 +1,5 @@
 import type { SandboxPolicy, SandboxService } from '@aalis/api-reach';
+import type { TempRecorder } from '@aalis/core';
 import { AGENT_TOOLS, type AgentTool, modelToolsOf } from './agent-tools.js';
 import type { AgentMessage, ModelProvider } from './model-client.js';
 import type { NewLogEntry, TaskDirs, TaskState } from './task.js';
@@ -19,6 +20,8 @@ export interface AgentRun {
   readonly env: Readonly<Record<string, string>>;
   readonly commandTimeoutMs: number;
   readonly signal: AbortSignal;
+  /** Where host-side writes record their temp files. */
+  readonly journal?: TempRecorder;
   readonly log: (entry: NewLogEntry) => Promise<void>;
   readonly step: (steps: number, progress: string) => void;
 }
@@ -84,7 +87,7 @@ export async function runAgent(run: AgentRun): Promise<AgentResult> {
       }
       const tool = AGENT_TOOLS[name as AgentTool['name']];
       const outcome = await tool.run(
-        { dirs: run.dirs, policy: run.policy, env: run.env, sandbox: run.sandbox, commandTimeoutMs: run.commandTimeoutMs, signal: run.signal },
+        { dirs: run.dirs, policy: run.policy, env: run.env, sandbox: run.sandbox, commandTimeoutMs: run.commandTimeoutMs, signal: run.signal, ...(run.journal ? { journal: run.journal } : {}) },
         params,
       );
       const runLog = outcome.run

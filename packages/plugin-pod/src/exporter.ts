@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFile, lstat, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { lstat, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, join, relative } from 'node:path';
 import { compileRules, type ProtectedLists, preparePath } from '@aalis/api-reach';
-import type { DurableStore } from '@aalis/core';
+import { copyFileAtomic, type DurableStore, makeDirs, openForRead, removeEmptyDir, removeFile, SafeFileError, type TempRecorder } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { PodError } from './errors.js';
 import {
@@ -35,6 +35,8 @@ export interface ExporterDeps {
   readonly allowRemember: boolean;
   readonly confirmTtlMs: number;
   readonly now?: () => number;
+  /** Where the copies record their temp files. */
+  readonly journal?: TempRecorder;
 }
 
 interface Pending {
@@ -140,24 +142,28 @@ export class Exporter {
         items.push({ target: item.target, action: 'kept', note: current === undefined ? 'it is gone already' : 'it changed after the export, so it was left as it is' });
         continue;
       }
-      if (record.mode === 'move') {
-        await mkdir(dirname(item.source), { recursive: true });
-        await copyFile(item.target, item.source);
-      }
-      if (item.action === 'overwritten' && item.backup !== undefined) {
-        await copyFile(item.backup, item.target);
-        items.push({ target: item.target, action: 'restored' });
-      } else {
-        await rm(item.target, { force: true });
-        items.push({ target: item.target, action: 'removed' });
-      }
+      // Through the safe file layer: a symlink planted at a name since the export is refused, never followed.
+      await fileStep(`undoing export '${exportId}'`, async () => {
+        if (record.mode === 'move') await copyFileAtomic(item.target, item.source, { createParents: true, ...this.#journal() });
+        if (item.action === 'overwritten' && item.backup !== undefined) {
+          await copyFileAtomic(item.backup, item.target, this.#journal());
+          items.push({ target: item.target, action: 'restored' });
+        } else {
+          await removeFile(item.target);
+          items.push({ target: item.target, action: 'removed' });
+        }
+      });
     }
     for (const dir of [...record.createdDirs].sort((a, b) => b.length - a.length)) {
-      await rmdir(dir).catch(() => {}); // only if empty: anything the user put there stays
+      await removeEmptyDir(dir).catch(() => false); // only if empty: anything the user put there stays
     }
     const undo: UndoRecord = { kind: 'undo', exportId, at: this.#now(), items };
     await this.deps.store.append(LOG, undo);
     return undo;
+  }
+
+  #journal(): { journal?: TempRecorder } {
+    return this.deps.journal ? { journal: this.deps.journal } : {};
   }
 
   #sweep(): void {
@@ -259,7 +265,7 @@ export class Exporter {
       const now = await realPathOf(item.target);
       if (now !== item.target) throw new PodError('export-target', `${item.target} now resolves to ${now}; the export stopped there (${done.length} file(s) done, listed in the export log).`);
       if ((await realPathOf(item.source)) !== item.source) throw new PodError('export-source', `${item.source} changed under the export (a symlink?); the export stopped there.`);
-      await mkdirTracked(dirname(item.target), createdDirs);
+      await fileStep(`exporting to ${item.target}`, async () => createdDirs.push(...(await makeDirs(dirname(item.target)))));
       const exists = (await lstat(item.target).catch(() => undefined)) !== undefined;
       let target = item.target;
       let action: ExportRecord['items'][number]['action'] = 'created';
@@ -273,17 +279,18 @@ export class Exporter {
           target = await freeName(item.target);
           action = 'renamed';
         } else {
-          await mkdir(backups, { recursive: true, mode: 0o700 });
           backup = join(backups, String(index));
-          await copyFile(item.target, backup);
+          const from = item.target;
+          const to = backup;
+          await fileStep(`backing up ${item.target}`, () => copyFileAtomic(from, to, { createParents: true, mode: 0o600 }));
           action = 'overwritten';
         }
       }
-      const temp = `${target}.${randomBytes(4).toString('hex')}.pod-export`;
-      await copyFile(item.source, temp);
-      await rename(temp, target);
+      // The target is written at its judged path only: a symlink there is refused, the copy atomic.
+      const to = target;
+      await fileStep(`exporting to ${target}`, () => copyFileAtomic(item.source, to, this.#journal()));
       const sha256 = await hashOf(target);
-      if (plan.mode === 'move') await rm(item.source, { force: true });
+      if (plan.mode === 'move') await fileStep(`moving ${item.source}`, () => removeFile(item.source));
       done.push({ source: item.source, target, action, ...(backup !== undefined ? { backup } : {}), ...(sha256 !== undefined ? { sha256 } : {}) });
     }
   }
@@ -299,17 +306,14 @@ async function walk(dir: string): Promise<string[]> {
   return out;
 }
 
-async function mkdirTracked(dir: string, created: string[]): Promise<void> {
-  const missing: string[] = [];
-  let current = dir;
-  while ((await lstat(current).catch(() => undefined)) === undefined) {
-    missing.push(current);
-    const parent = dirname(current);
-    if (parent === current) break;
-    current = parent;
+/** Runs a step of the safe file layer; its refusal becomes the export's refusal, naming the rule. */
+async function fileStep<T>(doing: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof SafeFileError) throw new PodError('export-target', `${doing} was refused (rule: ${error.code}): ${error.message}`);
+    throw error;
   }
-  await mkdir(dir, { recursive: true });
-  created.push(...missing);
 }
 
 async function freeName(path: string): Promise<string> {
@@ -322,10 +326,26 @@ async function freeName(path: string): Promise<string> {
   throw new PodError('export-clash', `no free name next to ${path}; choose overwrite or skip.`);
 }
 
+/** The SHA-256 of the regular file at `path` (never followed through a symlink); undefined when there is none. */
 async function hashOf(path: string): Promise<string | undefined> {
+  let handle: Awaited<ReturnType<typeof openForRead>>;
   try {
-    return createHash('sha256').update(await readFile(path)).digest('hex');
+    handle = await openForRead(path);
   } catch {
     return undefined;
+  }
+  try {
+    const hash = createHash('sha256');
+    const buffer = Buffer.alloc(1024 * 1024);
+    for (let at = 0; ; ) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, at);
+      if (bytesRead === 0) return hash.digest('hex');
+      hash.update(buffer.subarray(0, bytesRead));
+      at += bytesRead;
+    }
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
   }
 }

@@ -1,6 +1,6 @@
-import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, sep } from 'node:path';
 import { compileRules, type ProtectedLists, preparePath } from '@aalis/api-reach';
+import { makeDirs, SafeFileError } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { PodError } from './errors.js';
 import type { TaskDirs } from './task.js';
@@ -54,21 +54,31 @@ export async function checkRoot(configured: string | undefined, context: RootCon
   return root;
 }
 
-/** The directories of a new task under a checked root; creates them and checks the real result again. */
+/**
+ * The directories of a new task under a checked root. Where they would land is judged first (the
+ * real path of the nearest existing ancestor, so a symlinked subdirectory is judged where it
+ * leads); only then are they made, one at a time through core's safe file layer, which refuses a
+ * symlink that appears on the way. A refused task leaves no directory anywhere.
+ */
 export async function makeTaskDirs(root: string, subdir: string | undefined, id: string, context: RootContext): Promise<TaskDirs> {
   const wanted = subdir === undefined ? join(root, id) : join(root, ...subdir.split('/'), id);
-  await mkdir(wanted, { recursive: true, mode: 0o700 });
-  // A symlink in the subdirectory path could lead elsewhere: judge where it really landed.
   const base = await realPathOf(wanted);
-  if (!within(base, root)) {
-    throw new PodError('bad-sandbox-root', `the task directory ${wanted} resolves to ${base}, outside the sandbox root ${root} (a symlink?); the pod refused the task. Choose another subdirectory.`);
+  if (!within(base, root) || base === root) {
+    throw new PodError('bad-sandbox-root', `the task directory ${wanted} resolves to ${base}, outside the sandbox root ${root} (a symlink?); the pod refused the task and made no directory. Choose another subdirectory.`);
   }
   for (const ws of context.workspaces) {
     if (within(base, ws) || within(ws, base)) {
-      throw new PodError('root-in-workspace', `the task directory ${base} overlaps the workspace ${ws}; the pod refused the task. Choose a sandbox root or subdirectory away from it.`);
+      throw new PodError('root-in-workspace', `the task directory ${base} overlaps the workspace ${ws}; the pod refused the task and made no directory. Choose a sandbox root or subdirectory away from it.`);
     }
   }
   const dirs: TaskDirs = { base, work: join(base, 'work'), scratch: join(base, '.pod', 'scratch'), meta: join(base, '.pod') };
-  for (const d of [dirs.work, join(dirs.scratch, 'tmp'), join(dirs.scratch, 'home'), join(dirs.scratch, 'cache')]) await mkdir(d, { recursive: true, mode: 0o700 });
+  try {
+    for (const d of [dirs.work, join(dirs.scratch, 'tmp'), join(dirs.scratch, 'home'), join(dirs.scratch, 'cache')]) await makeDirs(d, { mode: 0o700 });
+  } catch (error) {
+    if (error instanceof SafeFileError) {
+      throw new PodError('bad-sandbox-root', `the task directory ${base} changed while it was made (${error.message}); the pod refused the task. Choose another subdirectory.`);
+    }
+    throw error;
+  }
   return dirs;
 }

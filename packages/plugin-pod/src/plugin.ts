@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { sandbox } from '@aalis/api-reach';
-import { DurableStore, definePlugin, sessions } from '@aalis/core';
+import { DurableStore, definePlugin, sessions, TempJournal } from '@aalis/core';
 import { reachBindings, reachInspector } from '@aalis/plugin-reach';
 import { createLinuxSandbox } from '@aalis/sandbox-linux';
 import { type PodConfig, PodConfigSchema } from './config.js';
@@ -37,6 +37,8 @@ export const podPlugin = definePlugin({
     // The same paths and protected lists the reach plugin built, so the pod reads where reach lets reads go.
     const host = ctx.get(reachInspector).host();
     const store = await DurableStore.open(join(ctx.dataDir, 'pod'));
+    // Temp files a killed daemon left in task directories or export targets are removed before anything runs.
+    const journal = await TempJournal.open(store.dir);
     let own: ReturnType<typeof createLinuxSandbox> | undefined;
     const service = await PodService.open({
       config,
@@ -52,6 +54,7 @@ export const podPlugin = definePlugin({
         return own;
       },
       model: modelOf(config.model),
+      journal,
     });
     ctx.provide(pod, service);
     if (config.cleanup.policy === 'expire') {

@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { lstat, open, readdir, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { SandboxService } from '@aalis/api-reach';
-import { type DurableStore, defineService, type Sessions } from '@aalis/core';
+import { type DurableStore, defineService, type Sessions, type TempRecorder } from '@aalis/core';
 import type { ReachBindings } from '@aalis/plugin-reach';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
@@ -45,6 +45,8 @@ export interface PodServiceDeps {
   readonly sandbox: () => SandboxService | undefined;
   /** The model; by default the OpenAI-compatible client of `config.model` (undefined: tasks are refused). */
   readonly model: ModelProvider | undefined;
+  /** Where host-side writes (the agent's tools, exports) record their temp files, so a start after a kill removes them. */
+  readonly journal?: TempRecorder;
 }
 
 /** The user-facing settings the panel and CLI show. */
@@ -94,6 +96,7 @@ export class PodService {
       enabled: deps.config.export.enabled,
       allowRemember: deps.config.export.allowRemember,
       confirmTtlMs: deps.config.export.confirmTtlMs,
+      ...(deps.journal ? { journal: deps.journal } : {}),
     });
   }
 
@@ -446,6 +449,7 @@ export class PodService {
         env: podEnvOf(task.dirs, c.path),
         commandTimeoutMs: c.commandTimeoutMs,
         signal: controller.signal,
+        ...(this.deps.journal ? { journal: this.deps.journal } : {}),
         log: async (entry) => {
           await log.append(entry);
         },
