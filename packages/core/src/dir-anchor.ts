@@ -14,9 +14,10 @@ const SLASH = 0x2f;
  * Linux names an open descriptor's directory at `/proc/self/fd/N`: a path through it reaches that
  * very directory, whatever was swapped in at its name since (an `openat` without native code).
  * Elsewhere (macOS has no such link) the layer falls back to names and re-checks them: weaker, a
- * swap between the check and the use remains possible there.
+ * swap between the check and the use remains possible there. `AALIS_SAFE_FILE_PORTABLE=1` forces
+ * that fallback on Linux, so its tests run here.
  */
-export const HAS_PROC_FD = process.platform === 'linux';
+export const HAS_PROC_FD = process.platform === 'linux' && process.env.AALIS_SAFE_FILE_PORTABLE !== '1';
 
 /** The bytes of a path. */
 export function bytesOf(path: SafePath): Buffer {
@@ -83,6 +84,7 @@ export function refusalOf(error: unknown, path: Buffer, doing: string): SafeFile
   if (code === 'ELOOP') return new SafeFileError('final-symlink', shown, `${doing} found a symlink where a file or directory was judged; it was not followed.`, 'Remove the symlink, or name the place it points to (it is judged there).');
   if (code === 'ENOTDIR') return new SafeFileError('not-a-directory', shown, `${doing} failed: a parent is not a directory.`);
   if (code === 'ENOENT') return new SafeFileError('missing-parent', shown, `${doing} failed: it or a parent does not exist.`);
+  if (code === 'EACCES' || code === 'EPERM') return new SafeFileError('permission', shown, `${doing} failed: the system denied access to the daemon's user (${code}); nothing was written.`, 'Choose a place this user may write, or change its permissions.');
   if (code === 'EEXIST') return new SafeFileError('exists', shown, `${doing} failed: something exists at that name already.`);
   return new SafeFileError('io', shown, `${doing} failed: ${(error as Error).message}`);
 }

@@ -20,6 +20,8 @@ export const SAFE_FILE_ERROR_CODES = [
   'missing',
   /** The final name exists where it must not. */
   'exists',
+  /** The operating system denied access (EACCES, EPERM): the daemon's user may not write there. */
+  'permission',
   /** Any other error of the operating system, named in the message. */
   'io',
 ] as const;
@@ -37,6 +39,7 @@ const RULES: Readonly<Record<SafeFileErrorCode, string>> = {
   'not-a-file': 'the final name is not a regular file',
   missing: 'the file does not exist',
   exists: 'the final name exists already',
+  permission: 'the daemon may not write there',
   io: 'the operating system refused',
 };
 

@@ -1,9 +1,9 @@
 // Real files and real processes: symlinks planted at the final name and in the parents, a racer
 // process swapping directories for symlinks, hard links, names that are not UTF-8, paths over
 // PATH_MAX, and writers killed with SIGKILL. After each, nothing outside the judged path changed.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
@@ -284,4 +284,37 @@ describe('safe file layer: races and kills', () => {
       expect(journal.cleaned.every((t) => t.endsWith('.aalis-tmp'))).toBe(true);
     }
   }, 120_000);
+});
+
+const NOBODY = 65534;
+const asNobody = ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'];
+function canSwitch(): boolean {
+  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/setpriv')) return false;
+  try {
+    execFileSync(asNobody[0]!, [...asNobody.slice(1), 'test', '-r', join(import.meta.dirname, 'fixtures', 'unprivileged-safe.ts')]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// The daemon usually runs unprivileged: the same refusals as nobody, switched with setpriv;
+// skipped (and so reported) where that user cannot read this checkout.
+describe.skipIf(!canSwitch())('safe file layer as an unprivileged user (nobody)', () => {
+  it('writes where it may, refuses planted and parent symlinks, and reports a directory it may not enter', () => {
+    const run = join(ws, '..');
+    symlinkSync(join(home, 'planted'), join(ws, 'dangling'));
+    symlinkSync(home, join(ws, 'link'));
+    mkdirSync(join(run, 'root-only'), { mode: 0o700 });
+    for (const path of [run, ws, home]) chownSync(path, NOBODY, NOBODY);
+    chownSync(root, NOBODY, NOBODY);
+    const before = snapshot(home);
+    const out = execFileSync(asNobody[0]!, [...asNobody.slice(1), process.execPath, '--import', 'tsx', join(import.meta.dirname, 'fixtures', 'unprivileged-safe.ts'), ws], {
+      cwd: join(import.meta.dirname, '..'),
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' },
+    });
+    expect(JSON.parse(out.toString())).toEqual({ uid: NOBODY, write: 'ok', dangling: 'final-symlink', parent: 'parent-elsewhere', dirs: 'parent-elsewhere', foreign: 'permission' });
+    expect(readFileSync(join(ws, 'new', 'f.txt'), 'utf8')).toBe('mine\n');
+    expect(snapshot(home)).toEqual(before);
+  }, 60_000);
 });
