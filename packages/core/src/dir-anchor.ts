@@ -84,6 +84,7 @@ export function refusalOf(error: unknown, path: Buffer, doing: string): SafeFile
   if (code === 'ELOOP') return new SafeFileError('final-symlink', shown, `${doing} found a symlink where a file or directory was judged; it was not followed.`, 'Remove the symlink, or name the place it points to (it is judged there).');
   if (code === 'ENOTDIR') return new SafeFileError('not-a-directory', shown, `${doing} failed: a parent is not a directory.`);
   if (code === 'ENOENT') return new SafeFileError('missing-parent', shown, `${doing} failed: it or a parent does not exist.`);
+  if (code === 'EXDEV') return new SafeFileError('cross-device', shown, `${doing} failed: source and target are on different file systems; nothing was moved.`, 'Copy it instead.');
   if (code === 'EACCES' || code === 'EPERM') return new SafeFileError('permission', shown, `${doing} failed: the system denied access to the daemon's user (${code}); nothing was written.`, 'Choose a place this user may write, or change its permissions.');
   if (code === 'EEXIST') return new SafeFileError('exists', shown, `${doing} failed: something exists at that name already.`);
   return new SafeFileError('io', shown, `${doing} failed: ${(error as Error).message}`);

@@ -26,6 +26,7 @@ export {
   type WriteOptions,
   writeFileAtomic,
 } from './safe-file.js';
+export { makeDirsSync, moveAsideSync, removeFileSync, renameNoFollowSync } from './safe-file-sync.js';
 export { isSafeFileError, SAFE_FILE_ERROR_CODES, SafeFileError, type SafeFileErrorCode } from './safe-file-error.js';
 export { Sessions, type SettingsChangedEvent, sessions } from './sessions.js';
 export { sessionsPlugin } from './sessions-plugin.js';

@@ -20,6 +20,8 @@ export const SAFE_FILE_ERROR_CODES = [
   'missing',
   /** The final name exists where it must not. */
   'exists',
+  /** A rename across file systems (EXDEV): the caller copies and removes instead, if it wants. */
+  'cross-device',
   /** The operating system denied access (EACCES, EPERM): the daemon's user may not write there. */
   'permission',
   /** Any other error of the operating system, named in the message. */
@@ -40,6 +42,7 @@ const RULES: Readonly<Record<SafeFileErrorCode, string>> = {
   missing: 'the file does not exist',
   exists: 'the final name exists already',
   permission: 'the daemon may not write there',
+  'cross-device': 'a rename cannot cross file systems',
   io: 'the operating system refused',
 };
 

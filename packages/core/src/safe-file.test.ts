@@ -19,6 +19,7 @@ import {
   writeFileAtomic,
 } from './safe-file.js';
 import { SafeFileError, type SafeFileErrorCode } from './safe-file-error.js';
+import { makeDirsSync, moveAsideSync, removeFileSync, renameNoFollowSync } from './safe-file-sync.js';
 import { TempJournal } from './temp-journal.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aalis-safe-file-')));
@@ -283,6 +284,72 @@ describe('safe file layer: races and kills', () => {
       }
       expect(journal.cleaned.every((t) => t.endsWith('.aalis-tmp'))).toBe(true);
     }
+  }, 120_000);
+});
+
+describe('safe file layer, synchronous side (for the sandbox looks)', () => {
+  it('moves aside without following, refuses symlinked parents, and says when a move crosses file systems', () => {
+    symlinkSync(home, join(ws, 'link'));
+    symlinkSync(join(home, '.bashrc'), join(ws, 'to-bashrc'));
+    writeFileSync(join(ws, 'made.txt'), 'made\n');
+    const aside = join(ws, '..', 'aside');
+    const before = snapshot(home);
+    expect(moveAsideSync(join(ws, 'to-bashrc'), join(aside, 'deep'))).toBe(join(aside, 'deep', 'to-bashrc'));
+    expect(lstatSync(join(aside, 'deep', 'to-bashrc')).isSymbolicLink()).toBe(true);
+    expect(moveAsideSync(join(ws, 'made.txt'), aside, 'x')).toBe(join(aside, 'x'));
+    writeFileSync(join(ws, 'made.txt'), 'again\n');
+    expect(moveAsideSync(join(ws, 'made.txt'), aside, 'x')).toBe(join(aside, 'x~1'));
+    const codeOf = (f: () => unknown) => {
+      try {
+        f();
+        return 'ok';
+      } catch (error) {
+        return error instanceof SafeFileError ? error.code : String(error);
+      }
+    };
+    expect(codeOf(() => moveAsideSync(join(ws, 'link', '.bashrc'), aside))).toBe('parent-elsewhere');
+    expect(codeOf(() => moveAsideSync(join(ws, 'made.txt'), join(ws, 'link', 'stolen')))).toBe('parent-elsewhere');
+    expect(codeOf(() => makeDirsSync(join(ws, 'link', 'a')))).toBe('parent-elsewhere');
+    expect(codeOf(() => removeFileSync(join(ws, 'link', '.bashrc')))).toBe('parent-elsewhere');
+    expect(codeOf(() => renameNoFollowSync(join(aside, 'x'), join(ws, 'link')))).toBe('final-symlink');
+    expect(snapshot(home)).toEqual(before);
+    if (existsSync('/dev/shm') && lstatSync('/dev/shm').dev !== lstatSync(ws).dev) {
+      writeFileSync(join(ws, 'far.txt'), 'far');
+      const shm = realpathSync(mkdtempSync('/dev/shm/aalis-safe-'));
+      try {
+        expect(codeOf(() => moveAsideSync(join(ws, 'far.txt'), shm))).toBe('cross-device');
+      } finally {
+        rmSync(shm, { recursive: true, force: true });
+      }
+    }
+  });
+
+  it('a racer swapping the parent for a symlink never makes moveAsideSync take an entry from outside', async () => {
+    writeFileSync(join(home, 'victim'), 'not yours\n');
+    const before = snapshot(home);
+    const racer = await spawnFixture('swapper.ts', [ws, home]);
+    const aside = join(ws, '..', 'aside');
+    let moved = 0;
+    let refused = 0;
+    try {
+      for (let round = 0; round < 1500; round++) {
+        // Made through the layer too: a plain write would itself follow the racer's symlink.
+        await writeFileAtomic(join(ws, 'sub', 'victim'), 'mine\n').catch(() => {});
+        try {
+          moveAsideSync(join(ws, 'sub', 'victim'), aside);
+          moved++;
+        } catch (error) {
+          expect(error).toBeInstanceOf(SafeFileError);
+          refused++;
+        }
+      }
+    } finally {
+      await kill(racer);
+    }
+    expect(snapshot(home)).toEqual(before);
+    expect(moved).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+    for (const name of readdirSync(aside)) expect(readFileSync(join(aside, name), 'utf8')).toBe('mine\n');
   }, 120_000);
 });
 
