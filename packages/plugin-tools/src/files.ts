@@ -29,7 +29,9 @@ async function safely<T>(doing: string, operation: () => Promise<T>): Promise<T>
     return await operation();
   } catch (error) {
     if (error instanceof SafeFileError) {
-      throw new ToolError(REFUSED.has(error.code) ? 'denied' : 'failed', `${doing} was refused (rule: ${error.code}): ${error.message}`);
+      const what = doing.length > 240 ? `${doing.slice(0, 160)}…${doing.slice(-60)}` : doing;
+      const detail = error.message.length > 600 ? `${error.message.slice(0, 200)}…${error.message.slice(-300)}` : error.message;
+      throw new ToolError(REFUSED.has(error.code) ? 'denied' : 'failed', `${what} was refused (rule: ${error.code}): ${detail}`);
     }
     throw error;
   }

@@ -97,6 +97,10 @@ describe('write_file never follows a symlink it did not judge', () => {
       }
       const nested = await env.call('write_file', { path: 'to-outside.txt/inner.txt', content: 'x' });
       expect(nested.ok).toBe(false);
+      // Longer than PATH_MAX: a clear refusal, nothing made on the way.
+      const long = await env.call('write_file', { path: `${Array.from({ length: 40 }, () => 'd'.repeat(120)).join('/')}/f.txt`, content: 'x' });
+      expect(long).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(/rule: path-too-long.*PATH_MAX/) });
+      if (!long.ok) expect(long.message.length).toBeLessThan(1000);
       expect(snapshot(l.base, (p) => p.startsWith(l.dataDir))).toEqual(before);
     } finally {
       await env.kernel.stop();
