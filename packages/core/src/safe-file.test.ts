@@ -226,6 +226,34 @@ describe('safe file layer: what it writes', () => {
   });
 });
 
+describe('temp journal', () => {
+  it("removes the temps of processes gone, never those of a process still running", async () => {
+    const journalDir = join(ws, '..', 'journal');
+    mkdirSync(journalDir);
+    const live = spawn('sleep', ['30']);
+    const dead = spawn('true');
+    await new Promise((r) => dead.once('exit', r));
+    const tempOf = (tag: string) => join(ws, `.file.${tag.padEnd(12, '0')}.aalis-tmp`);
+    for (const [tag, pid] of [['aaaa', live.pid], ['bbbb', dead.pid]] as const) {
+      writeFileSync(tempOf(tag), 'half');
+      writeFileSync(join(journalDir, `.safe-file-temps.${pid}`), `${Buffer.from(tempOf(tag)).toString('hex')}\n`);
+    }
+    // A record that is not a temp name is never removed, whatever the journal says.
+    writeFileSync(join(ws, 'precious.txt'), 'keep');
+    writeFileSync(join(journalDir, '.safe-file-temps.1999999'), `${Buffer.from(join(ws, 'precious.txt')).toString('hex')}\n0a0b`);
+    try {
+      const journal = await TempJournal.open(journalDir);
+      expect(journal.cleaned).toEqual([tempOf('bbbb')]);
+      expect(existsSync(tempOf('aaaa'))).toBe(true);
+      expect(existsSync(tempOf('bbbb'))).toBe(false);
+      expect(readFileSync(join(ws, 'precious.txt'), 'utf8')).toBe('keep');
+      expect(readdirSync(journalDir).sort()).toEqual([`.safe-file-temps.${live.pid}`, `.safe-file-temps.${process.pid}`].sort());
+    } finally {
+      live.kill('SIGKILL');
+    }
+  });
+});
+
 describe('safe file layer: races and kills', () => {
   it('a racer swapping a parent for a symlink and the target for a dangling symlink never gets a write outside', async () => {
     const outside = home;

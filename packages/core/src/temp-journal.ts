@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { checkedPath, realDirOf, splitPath } from './dir-anchor.js';
 import { isTempName, makeDirs, openForAppend, readFileNoFollow, removeFile, type TempRecorder, writeFileAtomic } from './safe-file.js';
 import { SafeFileError } from './safe-file-error.js';
@@ -24,29 +25,22 @@ export class TempJournal implements TempRecorder {
     readonly cleaned: readonly string[],
   ) {}
 
-  /** Opens the journal in `dir` (the daemon's own; made when missing), removing the temps a killed run left. */
+  /**
+   * Opens this process's journal in `dir` (the daemon's own; made when missing) and removes the
+   * temps that processes now gone left: each process journals to `.safe-file-temps.<pid>`, so a
+   * second process on the same data directory never removes a temp the first is still writing.
+   */
   static async open(dir: string): Promise<TempJournal> {
     const real = await realDirOf(dir);
     await makeDirs(real, { mode: 0o700 });
-    const file = `${real}/${FILE}`;
     const cleaned: string[] = [];
-    let text = '';
-    try {
-      text = (await readFileNoFollow(file)).toString('latin1');
-    } catch (error) {
-      if (!(error instanceof SafeFileError && error.code === 'missing')) throw error;
+    for (const name of await readdir(real)) {
+      const pid = journalPid(name);
+      if (pid === undefined || (pid !== process.pid && alive(pid))) continue;
+      cleaned.push(...(await removeRecorded(`${real}/${name}`)));
+      if (pid !== process.pid) await removeFile(`${real}/${name}`);
     }
-    for (const line of text.split('\n')) {
-      // A torn last line is an incomplete record: its temp was never made (record comes first).
-      if (!/^(?:[0-9a-f]{2})+$/.test(line)) continue;
-      const temp = Buffer.from(line, 'hex');
-      try {
-        if (!isTempName(splitPath(checkedPath(temp)).name)) continue;
-        if (await removeFile(temp)) cleaned.push(temp.toString('utf8'));
-      } catch {
-        // Its directory is gone or moved, or it is not a file: nothing of ours to remove there.
-      }
-    }
+    const file = `${real}/${FILE}.${process.pid}`;
     await writeFileAtomic(file, '', { mode: 0o600 });
     return new TempJournal(file, cleaned);
   }
@@ -81,4 +75,46 @@ export class TempJournal implements TempRecorder {
     this.#queue = next.catch(() => {});
     return next;
   }
+}
+
+/** The pid a journal file belongs to (the legacy name without one counts as a process gone). */
+function journalPid(name: string): number | undefined {
+  if (name === FILE) return 0;
+  const match = /^\.safe-file-temps\.(\d+)$/.exec(name);
+  return match ? Number(match[1]) : undefined;
+}
+
+function alive(pid: number): boolean {
+  if (pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, owned by someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes every temp a journal file records (regular files with a temp name only, never followed). */
+async function removeRecorded(file: string): Promise<string[]> {
+  const removed: string[] = [];
+  let text = '';
+  try {
+    text = (await readFileNoFollow(file)).toString('latin1');
+  } catch (error) {
+    if (error instanceof SafeFileError && error.code === 'missing') return removed;
+    throw error;
+  }
+  for (const line of text.split('\n')) {
+    // A torn last line is an incomplete record: its temp was never made (record comes first).
+    if (!/^(?:[0-9a-f]{2})+$/.test(line)) continue;
+    const temp = Buffer.from(line, 'hex');
+    try {
+      if (!isTempName(splitPath(checkedPath(temp)).name)) continue;
+      if (await removeFile(temp)) removed.push(temp.toString('utf8'));
+    } catch {
+      // Its directory is gone or moved, or it is not a file: nothing of ours to remove there.
+    }
+  }
+  return removed;
 }
