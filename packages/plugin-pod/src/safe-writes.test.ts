@@ -3,7 +3,7 @@
 // workspace and to .git/hooks, then the agent copies and writes onto those names; a subdirectory
 // through a symlink leaves no directory behind; an export onto a planted symlink is refused.
 // A real kernel, real files; the model is the scripted stand-in.
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeModel, startFakeModel } from './fake-model.testing.js';
@@ -28,6 +28,10 @@ beforeAll(async () => {
   place = makePlace();
   mkdirSync(join(place.project, '.git', 'hooks'), { recursive: true });
   mkdirSync(join(place.project, 'tree'));
+  // A folder with a name that is not UTF-8 beside a plain one.
+  mkdirSync(join(place.project, 'odd'));
+  writeFileSync(Buffer.concat([Buffer.from(join(place.project, 'odd')), Buffer.from('/n\xff.txt', 'latin1')]), 'odd\n');
+  writeFileSync(join(place.project, 'odd', 'plain.txt'), 'plain\n');
   const sales = join(place.project, 'sales.txt');
   const scripts = [
     {
@@ -40,6 +44,7 @@ beforeAll(async () => {
         { call: 'write_file', args: { path: 'to-hook', content: '#!/bin/sh\necho pwned\n' } },
         { call: 'copy_into_sandbox', args: { from: sales, to: 'tree/sales.txt' } },
         { call: 'copy_into_sandbox', args: { from: sales, to: 'copied.txt' } },
+        { call: 'copy_into_sandbox', args: { from: join(place.project, 'odd') } },
         { call: 'finish', args: { conclusion: 'done' } },
       ],
     },
@@ -73,6 +78,10 @@ describe('host-side writes of the pod', () => {
     // The plant itself ran (the links are there, still links), and the legitimate copy landed.
     for (const name of ['to-home.txt', 'to-workspace.txt', 'to-hook', 'tree/sales.txt']) expect(lstatSync(join(done.dirs.work, name)).isSymbolicLink()).toBe(true);
     expect(readFileSync(join(done.dirs.work, 'copied.txt'), 'utf8')).toBe('north 10\nsouth 20\n');
+    // A name that is not UTF-8 is skipped and said so; the rest of the folder is copied.
+    expect(readdirSync(join(done.dirs.work, 'odd'))).toEqual(['plain.txt']);
+    const oddCopy = logs.filter((e) => e.kind === 'tool-result' && e.tool === 'copy_into_sandbox' && e.ok).at(-1);
+    expect(JSON.stringify(oddCopy)).toContain('its name is not UTF-8');
     expect(existsSync(join(place.home, '.bashrc-planted'))).toBe(false);
     expect(existsSync(join(place.project, 'planted.txt'))).toBe(false);
     expect(readdirSync(join(place.project, '.git', 'hooks'))).toEqual([]);
