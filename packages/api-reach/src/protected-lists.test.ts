@@ -92,7 +92,8 @@ const CASES: readonly Case[] = [
   ['landing', '~/proj/.git/index', false],
   ['landing', '~/proj/.git/objects/ab/cdef', false],
   ['landing', '~/proj/.git/refs/heads/main', false],
-  ['landing', '~/proj/.github/workflows/ci.yml', false],
+  ['landing', '~/proj/.github/workflows/ci.yml', true],
+  ['landing', '~/proj/.github/CODEOWNERS', false],
   ['landing', '~/proj/.gitignore', false],
   // landings: shell and login
   ['landing', '~/.bashrc', true],
