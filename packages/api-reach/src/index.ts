@@ -55,4 +55,4 @@ export {
   REACH_PRINCIPALS,
   type ReachPrincipal,
 } from './tier.js';
-export { toolchainCacheDirs } from './toolchain-caches.js';
+export { linkedStoreDirs, sandboxStoreEnv, toolchainCacheDirs } from './toolchain-caches.js';

@@ -5,6 +5,7 @@ import { type ExtraLanding, landingRules } from './landing-rules.js';
 import type { ProtectedLists } from './lists.js';
 import { assertRealPathShape, baseName, escapePattern, joinPath } from './path.js';
 import type { PathRule } from './rule.js';
+import { linkedStoreDirs } from './toolchain-caches.js';
 
 /** What {@link protectedLists} builds the lists from. Every path is a real, absolute path. */
 export interface ProtectedListsInput {
@@ -46,8 +47,10 @@ export const ENV_FILES: PathRule = {
   except: [{ pattern: `^${NOT_ENV_SEGMENT}?(?:/${NOT_ENV_SEGMENT}?)*/\\.env\\.(?:example|sample|template)$` }],
 };
 
-function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly string[], entry: string | undefined): PathRule[] {
+function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly string[], entry: string | undefined, userHome: string): PathRule[] {
   const rules: PathRule[] = [
+    // the same inodes as the install's node_modules: the daemon's code by another name
+    ...linkedStoreDirs(userHome, input.platform).map((path) => ({ path })),
     { path: p.data, except: [{ path: p.workspace }, { path: p.tmp }, { path: p.self }] },
     { path: p.config },
     { path: p.secrets },
@@ -113,7 +116,7 @@ export function protectedLists(input: ProtectedListsInput): ProtectedLists {
   }
   return {
     platform,
-    control: control(input, p, codeDirs, entry),
+    control: control(input, p, codeDirs, entry, userHome),
     landing: landingRules({
       platform,
       home: userHome,

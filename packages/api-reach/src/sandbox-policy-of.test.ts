@@ -4,6 +4,7 @@ import { ReachInputError } from './errors.js';
 import { resolveReach } from './reach.js';
 import type { SandboxGrants, SandboxPolicy } from './sandbox-policy.js';
 import { sandboxPolicyAllows, sandboxPolicyOf } from './sandbox-policy-of.js';
+import { sandboxStoreEnv } from './toolchain-caches.js';
 
 const policy = (tier: 'readonly' | 'workspace', grants?: SandboxGrants, home = PROJECT) =>
   sandboxPolicyOf(resolveReach(reachInput('owner', tier, 'ask', { place: { home } })), grants);
@@ -53,6 +54,13 @@ describe('sandboxPolicyOf', () => {
     ['out of range', 'write', `${HOME}/other/x`, false],
     ['the control plane', 'write', `${DATA}/plugins/x`, false],
     ['a toolchain cache', 'write', `${HOME}/.cache/pip/x`, true],
+    ["pnpm's store, hard-linked into node_modules", 'write', `${HOME}/.local/share/pnpm/store/v11/files/ab/cd`, false],
+    ["bun's cache, hard-linked into node_modules", 'write', `${HOME}/.bun/install/cache/x`, false],
+    ["the sandbox's own pnpm store", 'write', `${HOME}/.cache/aalis-sandbox/pnpm-store/v11/files/ab/cd`, true],
+    ['npx packages', 'write', `${HOME}/.npm/_npx/abc/node_modules/x/cli.js`, false],
+    ["npm's content cache", 'write', `${HOME}/.npm/_cacache/index-v5/x`, true],
+    ["powerlevel10k's instant prompt", 'write', `${HOME}/.cache/p10k-instant-prompt-ada.zsh`, false],
+    ['a hook repository of pre-commit', 'write', `${HOME}/.cache/pre-commit/repo1/hook.py`, false],
     ['a credential', 'read', `${HOME}/.ssh/id_rsa`, false],
     ['.env in the session temp', 'read', `${SESSION_TMP}/.env`, true],
     ["another session's temp", 'read', `${DATA}/tmp/s2/x`, false],
@@ -89,6 +97,17 @@ describe('sandboxPolicyOf', () => {
     expect(can(p, 'write', '/srv/tools/node_modules/x')).toBe(false);
     expect(can(p, 'write', '/srv/app/node_modules/x/.taskrc')).toBe(true);
     expect(can(p, 'write', '/srv/app/node_modules/x/y')).toBe(true);
+  });
+
+  it("the linked stores stay denied even with the workspace at home, and sandboxStoreEnv points into a writable cache", () => {
+    const p = policy('workspace', undefined, HOME);
+    expect(can(p, 'write', `${HOME}/.local/share/pnpm/store/v11/files/ab/cd`)).toBe(false);
+    expect(can(p, 'write', `${HOME}/notes.txt`)).toBe(true);
+    const env = sandboxStoreEnv(HOME, 'linux');
+    for (const dir of [env.pnpm_config_store_dir, env.npm_config_store_dir, env.BUN_INSTALL_CACHE_DIR]) {
+      expect(dir).toBeDefined();
+      expect(can(policy('workspace'), 'write', `${dir}/v11/files/x`)).toBe(true);
+    }
   });
 
   it('the control plane stays denied inside a writable root and its node_modules', () => {

@@ -127,6 +127,7 @@ export const reachPlugin = definePlugin({
           exec: issued.exec,
           ...(issued.exec !== 'none' ? { home: binding.home } : {}),
           sessionTmp,
+          userHome: host.userHome,
           current: currentReach,
           approval: () => ctx.maybe(approval),
           hostEnv: async () => (await loginEnv()).env,

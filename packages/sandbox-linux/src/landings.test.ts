@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type HostPaths, protectedLists, resolveReach, type SandboxPolicy, sandboxPolicyAllows, sandboxPolicyOf, toolchainCacheDirs } from '@aalis/api-reach';
+import { type SandboxPolicy, sandboxPolicyAllows } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reachPolicyOf } from './reach-policy.testing.js';
 import { makeScene, req, type Scene } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
@@ -12,36 +13,9 @@ const sb = createLinuxSandbox();
 let s: Scene;
 let policy: SandboxPolicy;
 
-function scenePolicy(scene: Scene): SandboxPolicy {
-  const paths: HostPaths = {
-    install: join(scene.root, 'install'),
-    data: scene.data,
-    workspace: join(scene.data, 'workspace'),
-    tmp: join(scene.data, 'tmp'),
-    self: join(scene.data, 'self'),
-    logs: join(scene.data, 'logs'),
-    config: join(scene.data, 'config.yaml'),
-    secrets: join(scene.data, 'secrets.yaml'),
-  };
-  const lists = protectedLists({ paths, userHome: scene.home, platform: 'linux', form: 'source', codeDirs: [], userName: 'ada' });
-  const reach = resolveReach({
-    principal: 'owner',
-    tier: 'workspace',
-    onBoundary: 'ask',
-    place: { home: scene.ws },
-    gitDirs: [join(scene.ws, '.git')],
-    sessionTmp: scene.sessionTmp,
-    localPorts: [],
-    lists,
-    paths,
-    toolchainCaches: toolchainCacheDirs(scene.home, 'linux'),
-  });
-  return sandboxPolicyOf(reach);
-}
-
 beforeAll(() => {
   s = makeScene();
-  policy = scenePolicy(s);
+  policy = reachPolicyOf(s);
 });
 afterAll(() => s.cleanup());
 
