@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { ReachInputError } from './errors.js';
 import { landingRules, rulesOfEntry } from './landing-rules.js';
 import { LANDING_TABLE, type LandingEntry, type LandingId, landingNames } from './landing-table.js';
+import { judgeReach } from './judge.js';
 import { matchesRule } from './match.js';
+import { protectedLists } from './protected-lists.js';
+import { resolveReach } from './reach.js';
+import { sandboxPolicyAllows, sandboxPolicyOf } from './sandbox-policy-of.js';
+import { toolchainCacheDirs } from './toolchain-caches.js';
 
 const HOME = { linux: '/home/ada', darwin: '/Users/ada', win32: 'C:/Users/ada' } as const;
 type Platform = keyof typeof HOME;
@@ -133,5 +138,39 @@ describe('extra landings from configuration', () => {
   ])('refuses %j with a clear error', (extra, message) => {
     expect(() => landingRules({ ...base, extra: [extra] })).toThrow(ReachInputError);
     expect(() => landingRules({ ...base, extra: [extra] })).toThrow(message);
+  });
+});
+
+describe('the tool boundary and the sandbox agree on every landing of the table', () => {
+  // `aalis explain` answers with judgeReach; the sandbox enforces sandboxPolicyOf. With the
+  // workspace at home (every example under a writable root), each covered example asks at the
+  // boundary and is not writable in the sandbox, and each uncovered one in the workspace is writable.
+  const D = '/home/ada/.aalis';
+  const PATHS = { install: '/opt/aalis', data: D, workspace: `${D}/workspace`, tmp: `${D}/tmp`, self: `${D}/self`, logs: `${D}/logs`, config: `${D}/config.yaml`, secrets: `${D}/secrets.yaml` };
+  const lists = protectedLists({
+    paths: PATHS,
+    userHome: HOME.linux,
+    platform: 'linux',
+    form: 'npm',
+    codeDirs: [],
+    userName: 'ada',
+  });
+  const reach = resolveReach({
+    principal: 'owner',
+    tier: 'workspace',
+    onBoundary: 'ask',
+    place: { home: HOME.linux },
+    gitDirs: [],
+    sessionTmp: '/home/ada/.aalis/tmp/s1',
+    localPorts: [],
+    lists,
+    paths: PATHS,
+    toolchainCaches: toolchainCacheDirs(HOME.linux, 'linux'),
+  });
+  const policy = sandboxPolicyOf(reach);
+  const linuxEntries = ENTRIES.filter((e) => platformOf(e) === 'linux');
+  it.each(linuxEntries.map((e) => [e.id, expand('linux', EXAMPLES[e.id as LandingId][0]).replace(/^\/srv\/p/, '/home/ada/p')] as const))('%s: %s asks and is not writable in the sandbox', (_id, path) => {
+    expect(judgeReach(reach, { effect: 'write', path })).toEqual({ verdict: 'ask', reason: { kind: 'landing' } });
+    expect(sandboxPolicyAllows(policy, 'write', path, 'linux')).toBe(false);
   });
 });
