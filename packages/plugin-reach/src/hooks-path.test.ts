@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { reach } from '@aalis/api-reach';
 import { authorityPlugin, createKernel, type OriginTurn, sessionsPlugin } from '@aalis/core';
@@ -36,6 +36,15 @@ describe('core.hooksPath names a landing', { timeout: 60_000 }, () => {
   it('found from the repository and the global config, includes followed', () => {
     expect(hooksPathDirs(ws, noSystem).sort()).toEqual([join(ws, '.githooks'), join(ws, 'shared-hooks')]);
     expect(hooksPathDirs(join(ws, 'sub-dir-not-there'), noSystem).sort()).toEqual([join(ws, '.githooks'), join(ws, 'shared-hooks')]);
+  });
+
+  it('a hooks directory behind a symlink is a landing by its name and by its target', () => {
+    const other = join(root, 'other-repo');
+    execFileSync('git', ['init', '-q', other], { env: gitEnv });
+    mkdirSync(join(other, 'real-hooks'));
+    symlinkSync('real-hooks', join(other, 'hooks-link'));
+    execFileSync('git', ['-C', other, 'config', 'core.hooksPath', 'hooks-link'], { env: gitEnv });
+    expect(hooksPathDirs(other, noSystem)).toEqual(expect.arrayContaining([join(other, 'hooks-link'), join(other, 'real-hooks')]));
   });
 
   it('a sandboxed write there is refused by the kernel, and the tool boundary asks', async () => {

@@ -19,7 +19,8 @@ export interface GitConfigPlaces {
  * counts, not only the one git would use last: each is a place git may run hooks from. A relative
  * value is taken from the top of the working tree (where git runs hooks), `~/` from the home.
  * Outside a repository only the system and global values count, relative ones from `start`.
- * Real paths, for landings (`{ path }`: the directory and everything in it).
+ * The path as named and its real path (they differ behind a symlink), for landings (`{ path }`:
+ * the directory and everything in it).
  */
 export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] {
   const home = places.userHome;
@@ -36,7 +37,11 @@ export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] 
     for (const value of gitConfigValues(file, 'core', 'hookspath', home)) {
       if (value === '') continue;
       const expanded = expandHome(value, home);
-      dirs.add(realPathOfSync(isAbsolute(expanded) ? expanded : resolve(top, expanded)));
+      const named = isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded);
+      // the name git will look up, and where it leads now: replacing a symlink there with a
+      // directory of one's own must be a landing write too
+      dirs.add(named);
+      dirs.add(realPathOfSync(named));
     }
   }
   return [...dirs];
