@@ -7,15 +7,20 @@ export type { ProtectedLists } from './lists.js';
 export { type CompiledRules, compileRule, compileRules, matchesRule, type PreparedPath, preparePath } from './match.js';
 export { escapePattern, foldPath, foldsCase, slashPath } from './path.js';
 export { checkPattern, validatePattern } from './pattern.js';
+export { type ExtraLanding, GIT_LANDINGS, type LandingRulesInput, landingRules, PROJECT_LANDINGS, rulesOfEntry } from './landing-rules.js';
 export {
-  CREDENTIAL_FILES,
-  ENV_FILES,
-  GIT_LANDINGS,
-  PROJECT_LANDINGS,
-  type ProtectedListsInput,
-  protectedLists,
+  BARE_REPO_HEAD_PATTERN,
+  LANDING_GROUPS,
+  LANDING_TABLE,
+  type LandingEntry,
+  type LandingGroup,
+  type LandingId,
+  type LandingPlace,
+  landingNames,
   SHELL_STARTUP_FILES,
-} from './protected-lists.js';
+} from './landing-table.js';
+export { nodeModulesException, patternBody } from './node-modules-exception.js';
+export { CREDENTIAL_FILES, ENV_FILES, type ProtectedListsInput, protectedLists } from './protected-lists.js';
 export {
   type CompiledReach,
   compiledReach,
@@ -50,4 +55,4 @@ export {
   REACH_PRINCIPALS,
   type ReachPrincipal,
 } from './tier.js';
-export { toolchainCacheDirs } from './toolchain-caches.js';
+export { linkedStoreDirs, sandboxStoreEnv, toolchainCacheDirs } from './toolchain-caches.js';

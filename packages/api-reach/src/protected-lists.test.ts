@@ -67,6 +67,11 @@ const CASES: readonly Case[] = [
   ['control', '%/bin/aalis.mjs', false],
   ['control', '~/plugins/linked/index.js', true],
   ['control', '~/plugins/linked-other/index.js', false],
+  // control plane: stores hard-linked into node_modules (the install's among them)
+  ['control', '~/.local/share/pnpm/store/v11/files/ab/cdef', true, 'linux'],
+  ['control', '~/Library/pnpm/store/v11/files/ab/cdef', true, 'darwin'],
+  ['control', '~/.bun/install/cache/zod@3/index.js', true],
+  ['control', '~/.local/share/pnpm/global/5/node_modules/x', false],
   // landings: self/
   ['landing', '@/self', true],
   ['landing', '@/self/skills/deploy.md', true],
@@ -92,7 +97,8 @@ const CASES: readonly Case[] = [
   ['landing', '~/proj/.git/index', false],
   ['landing', '~/proj/.git/objects/ab/cdef', false],
   ['landing', '~/proj/.git/refs/heads/main', false],
-  ['landing', '~/proj/.github/workflows/ci.yml', false],
+  ['landing', '~/proj/.github/workflows/ci.yml', true],
+  ['landing', '~/proj/.github/CODEOWNERS', false],
   ['landing', '~/proj/.gitignore', false],
   // landings: shell and login
   ['landing', '~/.bashrc', true],

@@ -1,9 +1,11 @@
 import { browserProfileDirs } from './browser-profiles.js';
 import { ReachInputError } from './errors.js';
 import type { HostPaths, InstallForm } from './host-paths.js';
+import { type ExtraLanding, landingRules } from './landing-rules.js';
 import type { ProtectedLists } from './lists.js';
-import { assertRealPathShape, baseName, escapePattern, foldsCase, joinPath } from './path.js';
+import { assertRealPathShape, baseName, escapePattern, joinPath } from './path.js';
 import type { PathRule } from './rule.js';
+import { linkedStoreDirs } from './toolchain-caches.js';
 
 /** What {@link protectedLists} builds the lists from. Every path is a real, absolute path. */
 export interface ProtectedListsInput {
@@ -17,28 +19,11 @@ export interface ProtectedListsInput {
   readonly codeDirs: readonly string[];
   /** The daemon's entry file (the real path of its start script), when it could be told. */
   readonly entry?: string;
+  /** The user's login name, for landings named after it (powerlevel10k's instant prompt); left out when unknown. */
+  readonly userName?: string;
+  /** Landings added by configuration (the reach plugin's `landings`), after the table's. */
+  readonly extraLandings?: readonly ExtraLanding[];
 }
-
-/** Shell rc and profile files in the user's home, for every common shell. */
-export const SHELL_STARTUP_FILES = [
-  '.profile',
-  '.bashrc',
-  '.bash_profile',
-  '.bash_login',
-  '.bash_logout',
-  '.bash_aliases',
-  '.zshenv',
-  '.zprofile',
-  '.zshrc',
-  '.zlogin',
-  '.zlogout',
-  '.kshrc',
-  '.mkshrc',
-  '.cshrc',
-  '.tcshrc',
-  '.login',
-  '.logout',
-] as const;
 
 /** Credential files and directories in the user's home, on every platform. */
 export const CREDENTIAL_FILES = [
@@ -53,42 +38,6 @@ export const CREDENTIAL_FILES = [
   '.kube/config',
 ] as const;
 
-const anywhere = (tail: string): PathRule => ({ pattern: `^.*/${tail}$` });
-const exactly = (path: string): PathRule => ({ pattern: `^${escapePattern(path)}$` });
-
-/**
- * The git items of every repository, by name: `.git` itself (a directory, or the file of a
- * submodule's or worktree's working tree) and what git executes or takes configuration from in it.
- */
-export const GIT_LANDINGS: readonly PathRule[] = [
-  anywhere('\\.git'),
-  anywhere('\\.git/hooks(?:/.*)?'),
-  anywhere('\\.git/config'),
-  anywhere('\\.git/config\\.worktree'),
-  anywhere('\\.git/commondir'),
-  anywhere('\\.git/modules(?:/.*)?'),
-  anywhere('\\.git/worktrees(?:/[^/]+)?'),
-  anywhere('\\.git/worktrees/[^/]+/(?:config\\.worktree|commondir)'),
-];
-
-/** Project files that tools (direnv, editors, git hooks, other agents) execute or obey on their own. */
-export const PROJECT_LANDINGS: readonly PathRule[] = [
-  anywhere('\\.envrc'),
-  anywhere('\\.vscode/tasks\\.json'),
-  anywhere('\\.vscode/settings\\.json'),
-  anywhere('[^/]*\\.code-workspace'),
-  anywhere('\\.husky(?:/.*)?'),
-  anywhere('\\.pre-commit-config\\.yaml'),
-  anywhere('\\.claude/settings[^/]*\\.json'),
-  anywhere('\\.mcp\\.json'),
-  anywhere('\\.cursor/(?:hooks\\.json|hooks(?:/.*)?|mcp\\.json|environment\\.json|rules(?:/.*)?)'),
-  anywhere('\\.codex/(?:config\\.toml|rules(?:/.*)?|hooks(?:\\.json)?(?:/.*)?)'),
-  anywhere('AALIS\\.md'),
-  anywhere('AGENTS\\.md'),
-  // The directories holding the items above, themselves: renaming a prepared tree onto one.
-  anywhere('\\.(?:vscode|claude|cursor|codex)'),
-];
-
 /** A segment that does not start with `.env`, so an exempt name inside a `.env*` directory stays denied. */
 const NOT_ENV_SEGMENT = '(?:[^./][^/]*|\\.(?:[^e/][^/]*)?|\\.e(?:[^n/][^/]*)?|\\.en(?:[^v/][^/]*)?)';
 
@@ -98,33 +47,10 @@ export const ENV_FILES: PathRule = {
   except: [{ pattern: `^${NOT_ENV_SEGMENT}?(?:/${NOT_ENV_SEGMENT}?)*/\\.env\\.(?:example|sample|template)$` }],
 };
 
-function projectAalis(data: string, platform: NodeJS.Platform): PathRule[] {
-  const segments = data.split('/');
-  const isAalis = (s: string) => (foldsCase(platform) ? s.toLowerCase() : s) === '.aalis';
-  const rule = anywhere('\\.aalis(?:/.*)?');
-  if (!segments.some(isAalis)) return [rule];
-  // The instance's own data directory named `.aalis` is not a project's; one inside it is.
-  return [
-    { ...rule, except: [{ path: data }] },
-    { pattern: `^${escapePattern(data)}/(?:.*/)?\\.aalis(?:/.*)?$` },
-  ];
-}
-
-function shellAndLogin(home: (rel: string) => string, platform: NodeJS.Platform): PathRule[] {
-  const rules: PathRule[] = SHELL_STARTUP_FILES.map((f) => ({ path: home(f) }));
-  for (const rel of ['.config/fish', '.ssh', '.gitconfig', '.config/git']) rules.push({ path: home(rel) });
-  rules.push(exactly(home('.config')));
-  if (platform === 'darwin') {
-    rules.push({ path: home('Library/LaunchAgents') }, exactly(home('Library')));
-  }
-  if (platform === 'linux') {
-    rules.push({ path: home('.config/systemd/user') }, { path: home('.config/autostart') }, exactly(home('.config/systemd')));
-  }
-  return rules;
-}
-
-function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly string[], entry: string | undefined): PathRule[] {
+function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly string[], entry: string | undefined, userHome: string): PathRule[] {
   const rules: PathRule[] = [
+    // the same inodes as the install's node_modules: the daemon's code by another name
+    ...linkedStoreDirs(userHome, input.platform).map((path) => ({ path })),
     { path: p.data, except: [{ path: p.workspace }, { path: p.tmp }, { path: p.self }] },
     { path: p.config },
     { path: p.secrets },
@@ -190,8 +116,15 @@ export function protectedLists(input: ProtectedListsInput): ProtectedLists {
   }
   return {
     platform,
-    control: control(input, p, codeDirs, entry),
-    landing: [{ path: p.self }, ...GIT_LANDINGS, ...shellAndLogin(home, platform), ...PROJECT_LANDINGS, ...projectAalis(p.data, platform)],
+    control: control(input, p, codeDirs, entry, userHome),
+    landing: landingRules({
+      platform,
+      home: userHome,
+      self: p.self,
+      data: p.data,
+      ...(input.userName === undefined ? {} : { userName: input.userName }),
+      extra: input.extraLandings ?? [],
+    }),
     denyRead: denyRead(p, home, platform),
   };
 }

@@ -4,6 +4,7 @@ import { ReachInputError } from './errors.js';
 import { resolveReach } from './reach.js';
 import type { SandboxGrants, SandboxPolicy } from './sandbox-policy.js';
 import { sandboxPolicyAllows, sandboxPolicyOf } from './sandbox-policy-of.js';
+import { sandboxStoreEnv } from './toolchain-caches.js';
 
 const policy = (tier: 'readonly' | 'workspace', grants?: SandboxGrants, home = PROJECT) =>
   sandboxPolicyOf(resolveReach(reachInput('owner', tier, 'ask', { place: { home } })), grants);
@@ -17,7 +18,8 @@ describe('sandboxPolicyOf', () => {
     expect(p.write.slice(0, 5)).toEqual([PROJECT, `${HOME}/extra`, `${HOME}/wt/feature`, `${PROJECT}/.git`, '/srv/repos/app.git']);
     expect(p.write).toContain(`${HOME}/.npm`);
     expect(p.writeDeny.slice(0, LISTS.landing.length)).toEqual(LISTS.landing);
-    expect(p.writeExceptions).toContainEqual({ pattern: `^${PROJECT}/(?:.*/)?node_modules(?:/.*)?$` });
+    const nm = p.writeExceptions[0];
+    expect(nm !== undefined && 'pattern' in nm && nm.pattern.startsWith(`^(?:${PROJECT}|`)).toBe(true);
     expect(p.controlDeny).toEqual(LISTS.control);
     expect(p.network).toBe('on');
     expect(p.localPorts).toEqual([7777]);
@@ -52,6 +54,13 @@ describe('sandboxPolicyOf', () => {
     ['out of range', 'write', `${HOME}/other/x`, false],
     ['the control plane', 'write', `${DATA}/plugins/x`, false],
     ['a toolchain cache', 'write', `${HOME}/.cache/pip/x`, true],
+    ["pnpm's store, hard-linked into node_modules", 'write', `${HOME}/.local/share/pnpm/store/v11/files/ab/cd`, false],
+    ["bun's cache, hard-linked into node_modules", 'write', `${HOME}/.bun/install/cache/x`, false],
+    ["the sandbox's own pnpm store", 'write', `${HOME}/.cache/aalis-sandbox/pnpm-store/v11/files/ab/cd`, true],
+    ['npx packages', 'write', `${HOME}/.npm/_npx/abc/node_modules/x/cli.js`, false],
+    ["npm's content cache", 'write', `${HOME}/.npm/_cacache/index-v5/x`, true],
+    ["powerlevel10k's instant prompt", 'write', `${HOME}/.cache/p10k-instant-prompt-ada.zsh`, false],
+    ['a hook repository of pre-commit', 'write', `${HOME}/.cache/pre-commit/repo1/hook.py`, false],
     ['a credential', 'read', `${HOME}/.ssh/id_rsa`, false],
     ['.env in the session temp', 'read', `${SESSION_TMP}/.env`, true],
     ["another session's temp", 'read', `${DATA}/tmp/s2/x`, false],
@@ -59,6 +68,46 @@ describe('sandboxPolicyOf', () => {
     ['an ordinary file', 'read', '/etc/hosts', true],
   ])('workspace: %s (%s) → %s', (_name, effect, path, expected) => {
     expect(can(policy('workspace'), effect, path)).toBe(expected);
+  });
+
+  // The node_modules exception lifts only landings that lie inside a node_modules directory.
+  it.each<[string, string, boolean, string?]>([
+    ['a package file', `${PROJECT}/node_modules/pkg/index.js`, true],
+    ["a package's AGENTS.md", `${PROJECT}/node_modules/pkg/AGENTS.md`, true],
+    ["a package's workflow", `${PROJECT}/node_modules/pkg/.github/workflows/ci.yml`, true],
+    ["a package's .husky under a nested node_modules", `${PROJECT}/a/node_modules/b/node_modules/c/.husky/x`, true],
+    ["a git dependency's HEAD inside its .git", `${PROJECT}/node_modules/pkg/.git/HEAD`, true],
+    ['node_modules under .git/hooks', `${PROJECT}/.git/hooks/node_modules/x`, false],
+    ['node_modules under .husky', `${PROJECT}/.husky/node_modules/x/y`, false],
+    ['node_modules under a git directory outside the project', '/srv/repos/app.git/hooks/node_modules/x', false],
+    ['a bare-repository HEAD disguise in node_modules', `${PROJECT}/node_modules/pkg/HEAD`, false],
+    ["a package's .git hooks", `${PROJECT}/node_modules/pkg/.git/hooks/post-checkout`, false],
+    ["a package's .git config", `${PROJECT}/node_modules/pkg/.git/config`, false],
+    ['node_modules under self/, the workspace at home', `${DATA}/self/skills/node_modules/x/y.md`, false, HOME],
+    ['node_modules under ~/.config/nvim, the workspace at home', `${HOME}/.config/nvim/node_modules/x.lua`, false, HOME],
+    ['node_modules under ~/.npm/_npx, a toolchain cache', `${HOME}/.npm/_npx/abc/node_modules/x/cli.js`, false],
+    ['node_modules in the workspace at home', `${HOME}/app/node_modules/pkg/AGENTS.md`, true, HOME],
+  ])('node_modules exception: %s → %s', (_name, path, expected, home) => {
+    expect(can(policy('workspace', undefined, home ?? PROJECT), 'write', path)).toBe(expected);
+  });
+
+  it('the node_modules exception keeps extra landing patterns from config above node_modules', () => {
+    const lists = { ...LISTS, landing: [...LISTS.landing, { pattern: '^/srv/tools(?:/.*)?$|^.*/\\.taskrc$' }] };
+    const p = sandboxPolicyOf(resolveReach(reachInput('owner', 'workspace', 'ask', { lists, place: { home: '/srv' } })));
+    expect(can(p, 'write', '/srv/tools/node_modules/x')).toBe(false);
+    expect(can(p, 'write', '/srv/app/node_modules/x/.taskrc')).toBe(true);
+    expect(can(p, 'write', '/srv/app/node_modules/x/y')).toBe(true);
+  });
+
+  it("the linked stores stay denied even with the workspace at home, and sandboxStoreEnv points into a writable cache", () => {
+    const p = policy('workspace', undefined, HOME);
+    expect(can(p, 'write', `${HOME}/.local/share/pnpm/store/v11/files/ab/cd`)).toBe(false);
+    expect(can(p, 'write', `${HOME}/notes.txt`)).toBe(true);
+    const env = sandboxStoreEnv(HOME, 'linux');
+    for (const dir of [env.pnpm_config_store_dir, env.npm_config_store_dir, env.BUN_INSTALL_CACHE_DIR]) {
+      expect(dir).toBeDefined();
+      expect(can(policy('workspace'), 'write', `${dir}/v11/files/x`)).toBe(true);
+    }
   });
 
   it('the control plane stays denied inside a writable root and its node_modules', () => {

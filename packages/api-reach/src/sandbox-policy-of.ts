@@ -1,8 +1,8 @@
 import { ReachInputError } from './errors.js';
 import { compileRules, preparePath } from './match.js';
+import { nodeModulesException } from './node-modules-exception.js';
 import { assertRealPathShape, escapePattern, foldPath, isUnder } from './path.js';
 import type { Reach } from './reach.js';
-import type { PathRule } from './rule.js';
 import type { SandboxGrants, SandboxPolicy } from './sandbox-policy.js';
 
 function unique(paths: readonly string[], platform: NodeJS.Platform): string[] {
@@ -15,19 +15,14 @@ function unique(paths: readonly string[], platform: NodeJS.Platform): string[] {
   });
 }
 
-/** `node_modules` trees anchored under a writable root: package contents that happen to look like landings. */
-function nodeModulesUnder(root: string): PathRule {
-  const base = root.endsWith('/') ? root.slice(0, -1) : root;
-  return { pattern: `^${escapePattern(base)}/(?:.*/)?node_modules(?:/.*)?$` };
-}
-
 /**
  * The sandbox policy of a reach that runs commands in the sandbox (readonly, workspace), with
  * what was approved for this one command. Layers, later winning, in the order every backend
  * translates them: reads default → `readDeny` (the deny-read list) → `readAllowWithin` (the
  * session temp); writes default deny → `write` (the writable roots plus `grants.writePaths`) →
- * `writeDeny` (the landings, also under granted paths) → `writeExceptions` (`node_modules` under
- * each of the reach's own writable roots, and each `grants.landingPaths` exactly, nothing under
+ * `writeDeny` (the landings, also under granted paths) → `writeExceptions` (landings inside a
+ * `node_modules` under the reach's own writable roots, never one at or above that `node_modules`
+ * nor git's, see `nodeModulesException`; and each `grants.landingPaths` exactly, nothing under
  * it) → `controlDeny` (the control plane, which no grant releases). Network is on in
  * `workspace`, off in `readonly` unless `grants.network`. Throws {@link ReachInputError} for a
  * reach that runs on the host or has no local effect: it has no sandbox policy.
@@ -44,13 +39,14 @@ export function sandboxPolicyOf(reach: Reach, grants: SandboxGrants = {}): Sandb
   const writePaths = (grants.writePaths ?? []).map((p) => assertRealPathShape(p, platform, 'a granted write path'));
   const landingPaths = (grants.landingPaths ?? []).map((p) => assertRealPathShape(p, platform, 'a granted landing path'));
   const write = unique([...reach.writableRoots, ...writePaths], platform);
+  const nodeModules = nodeModulesException(unique(reach.writableRoots, platform), reach.lists.landing, platform);
   return Object.freeze({
     readDeny: reach.lists.denyRead,
     readAllowWithin: Object.freeze([reach.sessionTmp]),
     write: Object.freeze(write),
     writeDeny: reach.lists.landing,
     writeExceptions: Object.freeze([
-      ...unique(reach.writableRoots, platform).map(nodeModulesUnder),
+      ...(nodeModules === undefined ? [] : [nodeModules]),
       ...landingPaths.map((p) => ({ pattern: `^${escapePattern(p)}$` })),
     ]),
     controlDeny: reach.lists.control,

@@ -9,6 +9,8 @@ export interface Binding {
   readonly worktrees: readonly string[];
   /** The git directories of the repository `home` is in (found at bind time). */
   readonly gitDirs: readonly string[];
+  /** The directories `core.hooksPath` names for that repository (found at bind time): landings. */
+  readonly hooksDirs: readonly string[];
 }
 
 /** Binds sessions to places; plugin-reach provides it next to `reach`. */

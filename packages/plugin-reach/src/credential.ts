@@ -21,6 +21,8 @@ export interface CredentialSource {
   /** Fixed at issue; absent without local effect. */
   readonly home?: string;
   readonly sessionTmp: string;
+  /** The owner's home, whose caches hold the sandbox's own package stores; `HOME` when absent. */
+  readonly userHome?: string;
   /** The reach under the session's settings right now (a downgrade applies at once). */
   current(): Reach;
   approval(): ApprovalService | undefined;
@@ -112,7 +114,7 @@ export function issueCredential(source: CredentialSource): ReachCredential {
         throw new Error('this call has no local effect (it acts for someone who is not the owner), so it has no process environment: nothing may run for it.');
       }
       const host = await source.hostEnv();
-      return mode === 'host' ? { ...host } : sandboxEnvOf(host, source.sessionTmp);
+      return mode === 'host' ? { ...host } : sandboxEnvOf(host, source.sessionTmp, source.userHome);
     },
   };
   Object.defineProperty(credential, REACH_CREDENTIAL, { value: true, enumerable: false, writable: false, configurable: false });

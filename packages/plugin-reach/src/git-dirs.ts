@@ -2,27 +2,44 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { realPathOfSync } from './real-path.js';
 
+/** A repository as git finds it from a directory: the top of its working tree and its git directories. */
+export interface RepoDirs {
+  /** The directory holding `.git`: where git runs hooks of a non-bare repository. */
+  readonly top: string;
+  /** The worktree's own git directory. */
+  readonly gitDir: string;
+  /** The common directory, when `commondir` names another (a linked worktree). */
+  readonly commonDir?: string;
+}
+
 /**
- * The git directories (common dirs) of the repository `start` is in, found the way git finds
- * them: the nearest `.git` upwards, a `.git` file's `gitdir:` line (worktrees, submodules,
- * `--separate-git-dir`), and that directory's `commondir`. Returns the worktree's own git dir and
- * the common dir when they differ. Real paths; empty outside a repository.
+ * The repository `start` is in, found the way git finds it: the nearest `.git` upwards, a `.git`
+ * file's `gitdir:` line (worktrees, submodules, `--separate-git-dir`), and that directory's
+ * `commondir`. Real paths; undefined outside a repository.
  */
-export function gitDirsOf(start: string): string[] {
+export function repoOf(start: string): RepoDirs | undefined {
   let dir = realPathOfSync(start);
   for (;;) {
-    const dotGit = join(dir, '.git');
-    const found = gitDirAt(dotGit);
+    const found = gitDirAt(join(dir, '.git'));
     if (found !== undefined) {
-      const dirs = new Set([found]);
       const common = readLine(join(found, 'commondir'));
-      if (common !== undefined) dirs.add(realPathOfSync(resolve(found, common)));
-      return [...dirs];
+      const commonDir = common === undefined ? undefined : realPathOfSync(resolve(found, common));
+      return commonDir === undefined || commonDir === found ? { top: dir, gitDir: found } : { top: dir, gitDir: found, commonDir };
     }
     const parent = dirname(dir);
-    if (parent === dir) return [];
+    if (parent === dir) return undefined;
     dir = parent;
   }
+}
+
+/**
+ * The git directories (common dirs) of the repository `start` is in (see {@link repoOf}): the
+ * worktree's own git dir and the common dir when they differ. Real paths; empty outside a repository.
+ */
+export function gitDirsOf(start: string): string[] {
+  const repo = repoOf(start);
+  if (repo === undefined) return [];
+  return repo.commonDir === undefined ? [repo.gitDir] : [repo.gitDir, repo.commonDir];
 }
 
 function gitDirAt(dotGit: string): string | undefined {

@@ -1,5 +1,5 @@
 import { mkdirSync, realpathSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { type HostPaths, type ProtectedLists, protectedLists, toolchainCacheDirs, withRealRoots } from '@aalis/api-reach';
 import type { ReachConfig } from './plugin.js';
@@ -47,6 +47,8 @@ export function reachHostOf(config: ReachConfig, kernelDataDir: string | undefin
       form: config.form,
       codeDirs: config.codeDirs.map((d) => realPathOfSync(d)),
       ...(config.entry !== undefined ? { entry: realPathOfSync(config.entry) } : {}),
+      ...userNameOf(),
+      extraLandings: config.landings.map((l) => ('path' in l ? { path: realPathOfSync(l.path) } : l)),
     }),
     (path) => {
       try {
@@ -58,4 +60,13 @@ export function reachHostOf(config: ReachConfig, kernelDataDir: string | undefin
   );
   const toolchainCaches = toolchainCacheDirs(userHome, platform).map((d) => realPathOfSync(d));
   return { platform, paths, userHome, lists, toolchainCaches };
+}
+
+/** The login name, for landings named after it; none when the process has no passwd entry. */
+function userNameOf(): { userName?: string } {
+  try {
+    return { userName: userInfo().username };
+  } catch {
+    return {};
+  }
 }

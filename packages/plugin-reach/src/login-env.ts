@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { isAbsolute } from 'node:path';
+import { sandboxStoreEnv } from '@aalis/api-reach';
 
 /** How the owner's environment was obtained. */
 export type LoginEnv =
@@ -37,7 +39,7 @@ export function captureLoginEnv(options: { shell?: string; timeoutMs: number; ba
 }
 
 /** The environment of a sandboxed command: the owner's, minus the daemon's secrets and agent sockets, plus what the sandbox needs. */
-export function sandboxEnvOf(hostEnv: Readonly<Record<string, string>>, sessionTmp: string): Record<string, string> {
+export function sandboxEnvOf(hostEnv: Readonly<Record<string, string>>, sessionTmp: string, userHome?: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(hostEnv)) {
     if (key.startsWith('AALIS_') || key === 'SSH_AUTH_SOCK') continue;
@@ -48,6 +50,11 @@ export function sandboxEnvOf(hostEnv: Readonly<Record<string, string>>, sessionT
   env.TEMP = sessionTmp;
   // Python writes bytecode next to the source, which is read-only in the sandbox.
   env.PYTHONPYCACHEPREFIX = `${sessionTmp}/pycache`;
+  // pnpm's and bun's stores share inodes with installed node_modules and are not writable: the
+  // command's installs use stores of their own, in the owner's writable caches (without a home
+  // they fail on the read-only store).
+  const home = userHome ?? env.HOME;
+  if (home !== undefined && isAbsolute(home)) Object.assign(env, sandboxStoreEnv(home, process.platform));
   return env;
 }
 

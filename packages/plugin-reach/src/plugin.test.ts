@@ -169,6 +169,9 @@ describe('reach plugin', () => {
     expect(Object.keys(env).filter((k) => k.startsWith('AALIS_') || k === 'SSH_AUTH_SOCK')).toEqual([]);
     expect(env.TMPDIR).toMatch(/\/tmp\/session-[0-9a-f]+$/);
     expect(env.PATH).toBeTruthy();
+    // installs use a pnpm store of their own, inside a writable cache, never the hard-linked one
+    expect(env.pnpm_config_store_dir).toBe(`${home}/.cache/aalis-sandbox/pnpm-store`);
+    expect(credential.allows('write', `${env.pnpm_config_store_dir}/v11/files/x`)).toBe(true);
   });
 
   it('a session in the confirm tier runs on the host and has no sandbox policy', async () => {

@@ -1,15 +1,28 @@
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { INSTALL_FORMS, type Reach, reach, resolveReach } from '@aalis/api-reach';
+import { checkPattern, INSTALL_FORMS, type ProtectedLists, type Reach, reach, resolveReach } from '@aalis/api-reach';
 import { approval, authority, definePlugin, type OriginTurn, type SessionSettings, sessions, settingsScopeOf } from '@aalis/core';
 import { z } from 'zod';
 import { type Binding, reachBindings, reachInspector } from './bindings.js';
 import { issueCredential } from './credential.js';
 import { gitDirsOf } from './git-dirs.js';
+import { hooksPathDirs } from './hooks-path.js';
 import { reachHostOf } from './host.js';
 import { captureLoginEnv, type LoginEnv } from './login-env.js';
 import { realPathOfSync } from './real-path.js';
+
+/** One extra landing of the config: a path, or a pattern every sandbox backend can translate. */
+export const LandingConfigSchema = z.union([
+  z.strictObject({ path: z.string().min(1), reason: z.string().min(1).optional() }),
+  z.strictObject({
+    pattern: z.string().superRefine((pattern, ctx) => {
+      const problem = checkPattern(pattern);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `the pattern '${pattern}' cannot be a landing: ${problem}` });
+    }),
+    reason: z.string().min(1).optional(),
+  }),
+]);
 
 /** Config of the reach plugin. Paths may be relative to the working directory; they become real paths at activation. */
 export const ReachConfigSchema = z.object({
@@ -34,6 +47,11 @@ export const ReachConfigSchema = z.object({
   loginShell: z.string().min(1).optional(),
   loginShellTimeoutMs: z.number().int().positive().default(3000),
   platform: z.enum(['linux', 'darwin', 'win32']).optional(),
+  /**
+   * Extra landings (writing one asks), after api-reach's table: a path (relative to the working
+   * directory; it and everything under it) or a whole-path pattern in api-reach's subset.
+   */
+  landings: z.array(LandingConfigSchema).default([]),
 });
 /** Config of the reach plugin. */
 export type ReachConfig = z.infer<typeof ReachConfigSchema>;
@@ -67,8 +85,27 @@ export const reachPlugin = definePlugin({
     const current = new Map<string, SessionSettings>();
     ctx.on('session/settings-changed', (event) => current.set(event.sessionId, event.next));
 
+    // The landings of a binding: the host's, and the hooks directories its repository names.
+    const bindingLists = new WeakMap<Binding, ProtectedLists>();
+    const listsOf = (binding: Binding): ProtectedLists => {
+      if (binding.hooksDirs.length === 0) return lists;
+      let own = bindingLists.get(binding);
+      if (own === undefined) {
+        own = Object.freeze({ ...lists, landing: Object.freeze([...lists.landing, ...binding.hooksDirs.map((path) => ({ path }))]) });
+        bindingLists.set(binding, own);
+      }
+      return own;
+    };
+
     const bindings = new Map<string, Binding>();
-    const defaultBinding: Binding = Object.freeze({ home: paths.workspace, extraRoots: [], worktrees: [], gitDirs: gitDirsOf(paths.workspace) });
+    const gitConfig = { userHome: host.userHome, ...(process.env.XDG_CONFIG_HOME ? { xdgConfigHome: process.env.XDG_CONFIG_HOME } : {}) };
+    const defaultBinding: Binding = Object.freeze({
+      home: paths.workspace,
+      extraRoots: [],
+      worktrees: [],
+      gitDirs: gitDirsOf(paths.workspace),
+      hooksDirs: hooksPathDirs(paths.workspace, gitConfig),
+    });
     ctx.provide(reachBindings, {
       bind(sessionId, place) {
         const home = realPathOfSync(place.home);
@@ -77,6 +114,7 @@ export const reachPlugin = definePlugin({
           extraRoots: Object.freeze((place.extraRoots ?? []).map((r) => realPathOfSync(r))),
           worktrees: Object.freeze((place.worktrees ?? []).map((w) => realPathOfSync(w))),
           gitDirs: Object.freeze(gitDirsOf(home)),
+          hooksDirs: Object.freeze(hooksPathDirs(home, gitConfig)),
         });
         bindings.set(sessionId, binding);
         return binding;
@@ -105,7 +143,7 @@ export const reachPlugin = definePlugin({
             gitDirs: binding.gitDirs,
             sessionTmp,
             localPorts: config.localPorts,
-            lists,
+            lists: listsOf(binding),
             paths,
             toolchainCaches,
           });
@@ -127,6 +165,7 @@ export const reachPlugin = definePlugin({
           exec: issued.exec,
           ...(issued.exec !== 'none' ? { home: binding.home } : {}),
           sessionTmp,
+          userHome: host.userHome,
           current: currentReach,
           approval: () => ctx.maybe(approval),
           hostEnv: async () => (await loginEnv()).env,

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { toolchainCacheDirs } from '@aalis/api-reach';
+import { existsSync, linkSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { sandboxStoreEnv, toolchainCacheDirs } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reachPolicyOf } from './reach-policy.testing.js';
 import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
@@ -49,13 +50,36 @@ describe('toolchain caches writable in the workspace tier', { timeout: 120_000 }
     writeFileSync(join(dep, 'index.js'), 'module.exports = 42;\n');
     execFileSync('npm', ['pack', '--silent', '--pack-destination', s.ws], { cwd: dep, stdio: 'ignore' });
     writeFileSync(join(s.ws, 'package.json'), JSON.stringify({ name: 'ws', private: true, dependencies: { 'aalis-local-dep': 'file:./aalis-local-dep-1.0.0.tgz' } }));
-    const env = { PATH: process.env.PATH!, HOME: s.home, LANG: 'C', CI: 'true', npm_config_update_notifier: 'false' };
-    const r = await sb.run(req(s, ['pnpm', 'install', '--offline', '--config.confirmModulesPurge=false'], { env, policy: installPolicy(), timeoutMs: 60_000 }));
+    // the environment the reach plugin gives sandboxed commands: pnpm's store of their own
+    const env = { PATH: process.env.PATH!, HOME: s.home, LANG: 'C', CI: 'true', npm_config_update_notifier: 'false', ...sandboxStoreEnv(s.home, 'linux') };
+    const r = await sb.run(req(s, ['pnpm', 'install', '--offline', '--config.confirmModulesPurge=false'], { env, policy: reachPolicyOf(s), timeoutMs: 60_000 }));
     expect(r.stderr + r.stdout).not.toMatch(/EROFS|Read-only file system/);
     expect(r.exitCode).toBe(0);
     const check = await sb.run(req(s, ['node', '-e', "console.log(require('aalis-local-dep'))"], { env }));
     expect(check.stdout.trim()).toBe('42');
-    expect(existsSync(join(s.home, '.local/share/pnpm/store'))).toBe(true);
+    expect(existsSync(join(s.home, '.cache/aalis-sandbox/pnpm-store'))).toBe(true);
+    expect(existsSync(join(s.home, '.local/share/pnpm/store'))).toBe(false);
+  });
+
+  it("a write to pnpm's store is refused: its files are the protected node_modules' inodes", async () => {
+    const installed = join(s.root, 'install/node_modules/zod/index.js');
+    const stored = join(s.home, '.local/share/pnpm/store/v11/files/ab/cdef-index.js');
+    mkdirSync(dirname(installed), { recursive: true });
+    mkdirSync(dirname(stored), { recursive: true });
+    writeFileSync(installed, 'module.exports = "original";\n');
+    linkSync(installed, stored);
+    const policy = reachPolicyOf(s);
+    for (const argv of [
+      ['sh', '-c', 'echo "module.exports = 1;" > "$1"', 'sh', stored],
+      ['sh', '-c', 'echo "module.exports = 1;" >> "$1"', 'sh', stored],
+      ['truncate', '-s', '0', stored],
+      ['sh', '-c', 'rm -f "$1" && echo x > "$1"', 'sh', stored],
+    ] as [string, ...string[]][]) {
+      const r = await sb.run(req(s, argv, { policy }));
+      expect(r.exitCode, argv.join(' ')).not.toBe(0);
+    }
+    expect(readFileSync(installed, 'utf8')).toBe('module.exports = "original";\n');
+    expect(statSync(stored).ino).toBe(statSync(installed).ino);
   });
 
   it('pip install --user of a local package succeeds inside the sandbox', async () => {

@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest';
+import { ReachInputError } from './errors.js';
+import { landingRules, rulesOfEntry } from './landing-rules.js';
+import { LANDING_TABLE, type LandingEntry, type LandingId, landingNames } from './landing-table.js';
+import { judgeReach } from './judge.js';
+import { matchesRule } from './match.js';
+import { protectedLists } from './protected-lists.js';
+import { resolveReach } from './reach.js';
+import { sandboxPolicyAllows, sandboxPolicyOf } from './sandbox-policy-of.js';
+import { toolchainCacheDirs } from './toolchain-caches.js';
+
+const HOME = { linux: '/home/ada', darwin: '/Users/ada', win32: 'C:/Users/ada' } as const;
+type Platform = keyof typeof HOME;
+const input = (platform: Platform) => ({ platform, home: HOME[platform], self: `${HOME[platform]}/.aalis/self`, data: `${HOME[platform]}/.aalis`, userName: 'ada' });
+// `~` the home, `@` the data directory; anything else is taken as it is.
+const expand = (platform: Platform, t: string) => t.replace(/^~/, HOME[platform]).replace(/^@/, `${HOME[platform]}/.aalis`);
+
+/** For every entry: a path it must cover and one it must not (on the entry's first platform, else linux). */
+const EXAMPLES = {
+  self: ['@/self/skills/x.md', '@/selfish'],
+  'git-dir': ['/srv/p/.git', '/srv/p/.gitignore'],
+  'git-hooks': ['/srv/p/.git/hooks/pre-commit', '/srv/p/.git/hooksx'],
+  'git-config': ['/srv/p/.git/config', '/srv/p/.git/config.lock'],
+  'git-config-worktree': ['/srv/p/.git/config.worktree', '/srv/p/.git/config.worktrees'],
+  'git-commondir': ['/srv/p/.git/commondir', '/srv/p/commondir'],
+  'git-modules': ['/srv/p/.git/modules/a/hooks/x', '/srv/p/modules/x'],
+  'git-worktrees': ['/srv/p/.git/worktrees/wt1', '/srv/p/.git/worktrees/wt1/HEAD'],
+  'git-worktree-config': ['/srv/p/.git/worktrees/wt1/commondir', '/srv/p/.git/worktrees/wt1/index'],
+  'shell-startup': ['~/.zshrc', '/srv/p/.zshrc'],
+  fish: ['~/.config/fish/conf.d/x.fish', '~/.config/fishy'],
+  ssh: ['~/.ssh/authorized_keys', '/srv/p/.ssh/authorized_keys'],
+  gitconfig: ['~/.gitconfig', '/srv/p/.gitconfig'],
+  'git-xdg': ['~/.config/git/config', '~/.config/gitx'],
+  'config-dir': ['~/.config', '~/.config/htop/htoprc'],
+  'local-bin': ['~/.local/bin/git', '~/.local/lib/x'],
+  'home-bin': ['~/bin/ls', '~/binary'],
+  'launch-agents': ['~/Library/LaunchAgents/x.plist', '~/Library/Preferences/x.plist'],
+  'library-dir': ['~/Library', '~/Library/Preferences'],
+  'systemd-user': ['~/.config/systemd/user/x.service', '~/.config/systemd/other'],
+  'systemd-dir': ['~/.config/systemd', '~/.config/systemd/other'],
+  autostart: ['~/.config/autostart/x.desktop', '~/.config/autostarter'],
+  vim: ['~/.vim/plugin/x.vim', '/srv/p/.vimrc'],
+  'nvim-config': ['~/.config/nvim/init.lua', '~/.config/nvimx'],
+  'nvim-data': ['~/.local/share/nvim/lazy/x/plugin/x.lua', '~/.local/share/other'],
+  emacs: ['~/.emacs.d/init.el', '~/.emacs.bak'],
+  helix: ['~/.config/helix/languages.toml', '/srv/p/.config/helix/x'],
+  'vscode-extensions': ['~/.vscode/extensions/x/ext.js', '~/.vscode/argv.json'],
+  'vscode-user': ['~/.config/Code/User/settings.json', '~/.config/Code/logs/x'],
+  'vscode-user-mac': ['~/Library/Application Support/Code/User/tasks.json', '~/Library/Application Support/Code/Cache/x'],
+  npx: ['~/.npm/_npx/abc/node_modules/x/cli.js', '~/.npm/_cacache/x'],
+  'npx-win': ['~/AppData/Local/npm-cache/_npx/abc/x.js', '~/AppData/Local/npm-cache/_cacache/x'],
+  p10k: ['~/.cache/p10k-instant-prompt-bob.zsh', '~/.cache/pip/p10k-x'],
+  'p10k-named': ['~/.cache/p10k-instant-prompt-ada.zsh', '~/.cache/p10k-instant-prompt-bob.zsh'],
+  'p10k-named-zwc': ['~/.cache/p10k-instant-prompt-ada.zsh.zwc', '~/.cache/p10k-instant-prompt-ada.zsh.zw'],
+  gitstatus: ['~/.cache/gitstatus/gitstatusd-linux-x86_64', '~/.cache/gitstatusx'],
+  'zsh-plugin-caches': ['~/.cache/antidote/x/x.plugin.zsh', '~/.cache/pip/antidote'],
+  'pre-commit-cache': ['~/.cache/pre-commit/repoabc/hook.py', '~/.cache/pre-commit-x'],
+  envrc: ['/srv/p/.envrc', '/srv/p/envrc'],
+  'vscode-tasks': ['/srv/p/.vscode/tasks.json', '/srv/p/.vscode/launch.json'],
+  'vscode-settings': ['/srv/p/.vscode/settings.json', '/srv/p/vscode/settings.json'],
+  'code-workspace': ['/srv/p/app.code-workspace', '/srv/p/app.code-workspace.bak'],
+  husky: ['/srv/p/.husky/_/h', '/srv/p/husky/x'],
+  'pre-commit-config': ['/srv/p/.pre-commit-config.yaml', '/srv/p/.pre-commit-config.yml'],
+  lefthook: ['/srv/p/.lefthook/pre-commit/lint.sh', '/srv/p/lefthook.md'],
+  github: ['/srv/p/.github/workflows/ci.yml', '/srv/p/.github/dependabot.yml'],
+  mise: ['/srv/p/.config/mise/config.toml', '/srv/p/mise.lock'],
+  devcontainer: ['/srv/p/.devcontainer/devcontainer.json', '/srv/p/devcontainer.json'],
+  idea: ['/srv/p/.idea/workspace.xml', '/srv/p/idea/x'],
+  'package-manager-rc': ['/srv/p/.pnpmfile.cjs', '/srv/p/pnpmfile.cjs'],
+  'claude-settings': ['/srv/p/.claude/settings.local.json', '/srv/p/.claude/agents/x.md'],
+  mcp: ['/srv/p/.mcp.json', '/srv/p/mcp.json'],
+  cursor: ['/srv/p/.cursor/rules/x.mdc', '/srv/p/.cursor/notes.txt'],
+  codex: ['/srv/p/.codex/hooks/stop.sh', '/srv/p/.codex/sessions/x.jsonl'],
+  gemini: ['/srv/p/.gemini/settings.json', '/srv/p/gemini/settings.json'],
+  'agent-instructions': ['/srv/p/docs/CLAUDE.md', '/srv/p/README.md'],
+  'tool-dirs': ['/srv/p/.github', '/srv/p/.github/ISSUE_TEMPLATE/bug.md'],
+  'project-aalis': ['/srv/p/.aalis/plan.md', '@/plugins/x'],
+} as const satisfies Record<LandingId, readonly [string, string]>;
+
+const ENTRIES = LANDING_TABLE as readonly LandingEntry[];
+const platformOf = (e: LandingEntry): Platform => (e.platforms?.[0] as Platform | undefined) ?? 'linux';
+const covers = (e: LandingEntry, path: string) => {
+  const platform = platformOf(e);
+  return rulesOfEntry(e, input(platform)).some((r) => matchesRule(r, expand(platform, path), platform));
+};
+
+describe('the landing table', () => {
+  it('has unique ids, a reason and a tool for every entry, and examples for each', () => {
+    const ids = ENTRIES.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const e of ENTRIES) {
+      expect(e.reason.length, e.id).toBeGreaterThan(5);
+      expect(e.tool.length, e.id).toBeGreaterThan(1);
+    }
+    expect(Object.keys(EXAMPLES).sort()).toEqual([...ids].sort());
+  });
+
+  it.each(ENTRIES.map((e) => [e.id, ...EXAMPLES[e.id as LandingId]] as const))('%s covers %s, not %s', (id, yes, no) => {
+    const e = ENTRIES.find((x) => x.id === id)!;
+    expect(covers(e, yes)).toBe(true);
+    expect(covers(e, no)).toBe(false);
+  });
+
+  it.each(ENTRIES.flatMap((e) => (e.names ?? []).map((n) => [e.id, n] as const)))('%s: its placeholder name %s is covered where it is placed', (id, name) => {
+    const e = ENTRIES.find((x) => x.id === id)!;
+    const dir = 'anywhere' in e.place ? '/srv/p' : '~';
+    expect(covers(e, `${dir}/${name}`)).toBe(true);
+  });
+
+  it('gives the placeholder names once each, in table order', () => {
+    const names = landingNames();
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual(expect.arrayContaining(['.git/hooks', '.envrc', 'CLAUDE.md', '.gemini', '.devcontainer', '.idea', 'lefthook.yml', 'mise.toml', '.mise.toml', '.github/workflows']));
+  });
+
+  it('leaves out the entries named after the user when the name is unknown or not a plain name', () => {
+    const e = ENTRIES.find((x) => x.id === 'p10k-named')!;
+    const { userName: _, ...noUser } = input('linux');
+    expect(rulesOfEntry(e, noUser)).toEqual([]);
+    expect(rulesOfEntry(e, { ...noUser, userName: '../x' })).toEqual([]);
+  });
+});
+
+describe('extra landings from configuration', () => {
+  const base = input('linux');
+  it('are added after the table, paths and patterns', () => {
+    const rules = landingRules({ ...base, extra: [{ path: '/srv/tools/bin', reason: 'on PATH' }, { pattern: '^.*/\\.taskfile\\.ya?ml$' }] });
+    const covered = (p: string) => rules.some((r) => matchesRule(r, p, 'linux'));
+    expect(covered('/srv/tools/bin/make')).toBe(true);
+    expect(covered('/srv/p/.taskfile.yml')).toBe(true);
+    expect(covered('/srv/p/taskfile.yml')).toBe(false);
+  });
+
+  it.each([
+    [{ path: 'bin' }, /landings\[0\] is refused: landings\[0\] 'bin' is not an absolute path.*'landings' config/],
+    [{ pattern: '(?=x)' }, /landings\[0\] is refused: the path pattern '\(\?=x\)' is refused: the group '\(\?=' .*'landings' config/],
+    [{ pattern: '^/a$/b' }, /landings\[0\] is refused: the landing pattern '\^\/a\$\/b' has an anchor/],
+  ])('refuses %j with a clear error', (extra, message) => {
+    expect(() => landingRules({ ...base, extra: [extra] })).toThrow(ReachInputError);
+    expect(() => landingRules({ ...base, extra: [extra] })).toThrow(message);
+  });
+});
+
+describe('the tool boundary and the sandbox agree on every landing of the table', () => {
+  // `aalis explain` answers with judgeReach; the sandbox enforces sandboxPolicyOf. With the
+  // workspace at home (every example under a writable root), each covered example asks at the
+  // boundary and is not writable in the sandbox, and each uncovered one in the workspace is writable.
+  const D = '/home/ada/.aalis';
+  const PATHS = { install: '/opt/aalis', data: D, workspace: `${D}/workspace`, tmp: `${D}/tmp`, self: `${D}/self`, logs: `${D}/logs`, config: `${D}/config.yaml`, secrets: `${D}/secrets.yaml` };
+  const lists = protectedLists({
+    paths: PATHS,
+    userHome: HOME.linux,
+    platform: 'linux',
+    form: 'npm',
+    codeDirs: [],
+    userName: 'ada',
+  });
+  const reach = resolveReach({
+    principal: 'owner',
+    tier: 'workspace',
+    onBoundary: 'ask',
+    place: { home: HOME.linux },
+    gitDirs: [],
+    sessionTmp: '/home/ada/.aalis/tmp/s1',
+    localPorts: [],
+    lists,
+    paths: PATHS,
+    toolchainCaches: toolchainCacheDirs(HOME.linux, 'linux'),
+  });
+  const policy = sandboxPolicyOf(reach);
+  const linuxEntries = ENTRIES.filter((e) => platformOf(e) === 'linux');
+  it.each(linuxEntries.map((e) => [e.id, expand('linux', EXAMPLES[e.id as LandingId][0]).replace(/^\/srv\/p/, '/home/ada/p')] as const))('%s: %s asks and is not writable in the sandbox', (_id, path) => {
+    expect(judgeReach(reach, { effect: 'write', path })).toEqual({ verdict: 'ask', reason: { kind: 'landing' } });
+    expect(sandboxPolicyAllows(policy, 'write', path, 'linux')).toBe(false);
+  });
+});

@@ -1,0 +1,49 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { gitConfigValues, parseGitConfig } from './git-config.js';
+
+const root = mkdtempSync(join(tmpdir(), 'aalis-gitconfig-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('parseGitConfig', () => {
+  it.each<[string, string, string | undefined]>([
+    ['[core]\n\thooksPath = .githooks', 'core.hookspath', '.githooks'],
+    ['[CORE]\n\tHooksPath=x', 'core.hookspath', 'x'],
+    ['[core] hooksPath = same-line', 'core.hookspath', 'same-line'],
+    ['[core]\n  hooksPath = "with space/and \\"quote\\"" # comment', 'core.hookspath', 'with space/and "quote"'],
+    ['[core]\n  hooksPath = plain ; comment', 'core.hookspath', 'plain'],
+    ['[core]\n  hooksPath = a\\\nb', 'core.hookspath', 'ab'],
+    ['[core]\n  bare', 'core.bare', undefined],
+  ])('%j gives %s = %s', (text, name, value) => {
+    const [section, key] = name.split('.');
+    const entry = parseGitConfig(text).find((e) => e.section === section && e.key === key);
+    expect(entry).toBeDefined();
+    expect(entry?.value).toBe(value);
+  });
+
+  it('keeps subsections apart from the section itself', () => {
+    const entries = parseGitConfig('[core "x"]\nhooksPath = no\n[core.y]\nhooksPath = no2\n[core]\nhooksPath = yes');
+    expect(entries.filter((e) => e.subsection === undefined).map((e) => e.value)).toEqual(['yes']);
+  });
+});
+
+describe('gitConfigValues', () => {
+  it('follows include and includeIf paths, relative and from the home, whatever the condition', () => {
+    const home = join(root, 'home');
+    mkdirSync(join(home, 'conf.d'), { recursive: true });
+    writeFileSync(join(home, '.gitconfig'), '[include]\n\tpath = conf.d/a\n[includeIf "gitdir:~/never/"]\n\tpath = ~/conf.d/b\n[core]\n\thooksPath = /top\n');
+    writeFileSync(join(home, 'conf.d', 'a'), '[core]\n\thooksPath = /from-a\n[include]\n\tpath = a\n'); // includes itself: the depth limit stops it
+    writeFileSync(join(home, 'conf.d', 'b'), '[core]\n\thooksPath = ~/from-b\n');
+    const values = gitConfigValues(join(home, '.gitconfig'), 'core', 'hookspath', home);
+    expect(values[0]).toBe('/from-a');
+    expect(values).toContain('~/from-b');
+    expect(values.at(-1)).toBe('/top');
+    expect(values.filter((v) => v === '/from-a')).toHaveLength(10);
+  });
+
+  it('is empty for a file that cannot be read', () => {
+    expect(gitConfigValues(join(root, 'missing'), 'core', 'hookspath', root)).toEqual([]);
+  });
+});

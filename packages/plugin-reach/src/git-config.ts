@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+
+/** One `section[.subsection].key` of a git config file, names folded as git folds them. */
+interface Entry {
+  readonly section: string;
+  readonly subsection: string | undefined;
+  readonly key: string;
+  readonly value: string | undefined;
+}
+
+/** A value's text: quotes removed, escapes read, an unquoted comment cut, outer blanks trimmed. */
+function valueText(raw: string): string {
+  let out = '';
+  let quoted = false;
+  let pendingBlank = '';
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (c === '\\') {
+      const n = raw[++i];
+      out += pendingBlank + (n === 'n' ? '\n' : n === 't' ? '\t' : n === 'b' ? '\b' : (n ?? ''));
+      pendingBlank = '';
+    } else if (c === '"') {
+      quoted = !quoted;
+      out += pendingBlank;
+      pendingBlank = '';
+    } else if (!quoted && (c === '#' || c === ';')) {
+      break;
+    } else if (!quoted && (c === ' ' || c === '\t')) {
+      if (out.length > 0) pendingBlank += c;
+    } else {
+      out += pendingBlank + c;
+      pendingBlank = '';
+    }
+  }
+  return out;
+}
+
+/** The entries of a git config text, in order (a line ending in `\` continues on the next). */
+export function parseGitConfig(text: string): Entry[] {
+  const entries: Entry[] = [];
+  let section = '';
+  let subsection: string | undefined;
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    let line = lines[i]!;
+    while (/(^|[^\\])(\\\\)*\\$/.test(line) && i + 1 < lines.length) line = line.slice(0, -1) + lines[++i];
+    let rest = line.trim();
+    const header = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]/.exec(rest);
+    if (header) {
+      const name = header[1]!;
+      const dot = name.indexOf('.');
+      section = (dot < 0 ? name : name.slice(0, dot)).toLowerCase();
+      subsection = header[2] !== undefined ? header[2].replace(/\\(.)/g, '$1') : dot < 0 ? undefined : name.slice(dot + 1).toLowerCase();
+      rest = rest.slice(header[0].length).trim();
+    }
+    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$/.exec(rest);
+    if (kv && section !== '') entries.push({ section, subsection, key: kv[1]!.toLowerCase(), value: kv[2] === undefined ? undefined : valueText(kv[2]) });
+  }
+  return entries;
+}
+
+/** `~/…` and `~` as the home; anything else as it is. */
+export function expandHome(path: string, home: string): string {
+  if (path === '~') return home;
+  return path.startsWith('~/') ? join(home, path.slice(2)) : path;
+}
+
+/**
+ * Every value of `section.key` (no subsection) in a config file and the files it includes
+ * (`include.path` and every `includeIf.*.path`, taken whatever their condition: a landing too
+ * many is safer than one missed), in the order git reads them. Files that cannot be read are
+ * skipped; includes deeper than git's own limit (10) are not followed.
+ */
+export function gitConfigValues(file: string, section: string, key: string, home: string, depth = 0): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const e of parseGitConfig(text)) {
+    if (e.value === undefined) continue;
+    if (e.section === section && e.subsection === undefined && e.key === key) out.push(e.value);
+    if (e.key === 'path' && (e.section === 'include' || e.section === 'includeif') && depth < 10) {
+      const target = expandHome(e.value, home);
+      out.push(...gitConfigValues(isAbsolute(target) ? target : resolve(dirname(file), target), section, key, home, depth + 1));
+    }
+  }
+  return out;
+}

@@ -1,0 +1,78 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { reach } from '@aalis/api-reach';
+import { authorityPlugin, createKernel, type OriginTurn, sessionsPlugin } from '@aalis/core';
+import { createLinuxSandbox } from '@aalis/sandbox-linux';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reachBindings } from './bindings.js';
+import { hooksPathDirs } from './hooks-path.js';
+import { reachPlugin } from './plugin.js';
+
+// Outside /tmp, which is private in the sandbox: the workspace must be the host's own.
+const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-hookspath-')));
+const home = join(root, 'home');
+const ws = join(home, 'proj');
+const gitEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, GIT_CONFIG_NOSYSTEM: '1' };
+const noSystem = { userHome: home, systemConfig: join(root, 'no-system-config') };
+
+beforeAll(() => {
+  mkdirSync(join(home, 'conf.d'), { recursive: true });
+  mkdirSync(join(root, 'install'));
+  execFileSync('git', ['init', '-q', ws], { env: gitEnv });
+  // the repository's own hooksPath, relative (taken from the top of the working tree), set by git itself
+  execFileSync('git', ['-C', ws, 'config', 'core.hooksPath', '.githooks'], { env: gitEnv });
+  // a global one, through an include, pointing into the workspace
+  writeFileSync(join(home, '.gitconfig'), '[include]\n\tpath = conf.d/hooks\n');
+  writeFileSync(join(home, 'conf.d', 'hooks'), `[core]\n\thooksPath = ${ws}/shared-hooks\n`);
+  mkdirSync(join(ws, 'shared-hooks'));
+  writeFileSync(join(ws, 'shared-hooks', 'pre-commit'), '#!/bin/sh\nexit 0\n');
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const turn: OriginTurn = { session: { id: 's1' }, platform: 'cli', speaker: { platform: 'cli', userId: 'owner' }, authorised: { platform: 'cli', userId: 'owner' }, inbound: { id: 'm' }, category: 'own' };
+
+describe('core.hooksPath names a landing', { timeout: 60_000 }, () => {
+  it('found from the repository and the global config, includes followed', () => {
+    expect(hooksPathDirs(ws, noSystem).sort()).toEqual([join(ws, '.githooks'), join(ws, 'shared-hooks')]);
+    expect(hooksPathDirs(join(ws, 'sub-dir-not-there'), noSystem).sort()).toEqual([join(ws, '.githooks'), join(ws, 'shared-hooks')]);
+  });
+
+  it('a hooks directory behind a symlink is a landing by its name and by its target', () => {
+    const other = join(root, 'other-repo');
+    execFileSync('git', ['init', '-q', other], { env: gitEnv });
+    mkdirSync(join(other, 'real-hooks'));
+    symlinkSync('real-hooks', join(other, 'hooks-link'));
+    execFileSync('git', ['-C', other, 'config', 'core.hooksPath', 'hooks-link'], { env: gitEnv });
+    expect(hooksPathDirs(other, noSystem)).toEqual(expect.arrayContaining([join(other, 'hooks-link'), join(other, 'real-hooks')]));
+  });
+
+  it('a sandboxed write there is refused by the kernel, and the tool boundary asks', async () => {
+    const kernel = createKernel({ dataDir: join(root, 'data') })
+      .use(sessionsPlugin, { persist: false })
+      .use(authorityPlugin, { owners: { cli: ['owner'] } })
+      .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home, loginShell: '/bin/sh' });
+    await kernel.start();
+    kernel.get(reachBindings).bind('s1', { home: ws });
+    const credential = await kernel.get(reach).forCall(turn);
+    const hook = join(ws, '.githooks', 'pre-commit');
+    const shared = join(ws, 'shared-hooks', 'pre-commit');
+    // no approval service: an ask is a refusal that names the landing
+    expect(await credential.require({ effect: 'write', path: hook })).toMatchObject({ allowed: false });
+    expect(credential.allows('write', hook)).toBe(false);
+    expect(credential.allows('write', join(ws, 'src.txt'))).toBe(true);
+
+    const policy = credential.sandboxPolicy();
+    const env = { PATH: gitEnv.PATH, HOME: home, LANG: 'C' };
+    const run = (script: string) => createLinuxSandbox().run({ argv: ['sh', '-c', script], cwd: ws, env, policy, timeoutMs: 20_000 });
+    const made = await run(`mkdir -p .githooks && printf '#!/bin/sh\\necho pwned\\n' > ${hook}`);
+    expect(made.exitCode).not.toBe(0);
+    expect(existsSync(hook)).toBe(false);
+    const changed = await run(`echo 'echo pwned' >> ${shared}`);
+    expect(changed.exitCode).not.toBe(0);
+    expect(readFileSync(shared, 'utf8')).toBe('#!/bin/sh\nexit 0\n');
+    const ordinary = await run(`echo ok > ${join(ws, 'src.txt')}`);
+    expect(ordinary.exitCode).toBe(0);
+    await kernel.stop();
+  });
+});

@@ -1,0 +1,48 @@
+import { isAbsolute, join, resolve } from 'node:path';
+import { expandHome, gitConfigValues } from './git-config.js';
+import { repoOf } from './git-dirs.js';
+import { realPathOfSync } from './real-path.js';
+
+/** Where the daemon looks for git's system and global config (the defaults; `GIT_CONFIG_*` overrides are not followed). */
+export interface GitConfigPlaces {
+  readonly userHome: string;
+  /** `$XDG_CONFIG_HOME`, when set. */
+  readonly xdgConfigHome?: string;
+  /** The system config file; default `/etc/gitconfig`. */
+  readonly systemConfig?: string;
+}
+
+/**
+ * The directories `core.hooksPath` names for the repository `start` is in: read from the system,
+ * global (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`) and repository config (`config` of the
+ * common dir, `config.worktree` of the worktree's git dir), following includes. Every value found
+ * counts, not only the one git would use last: each is a place git may run hooks from. A relative
+ * value is taken from the top of the working tree (where git runs hooks), `~/` from the home.
+ * Outside a repository only the system and global values count, relative ones from `start`.
+ * The path as named and its real path (they differ behind a symlink), for landings (`{ path }`:
+ * the directory and everything in it).
+ */
+export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] {
+  const home = places.userHome;
+  const repo = repoOf(start);
+  const files = [
+    places.systemConfig ?? '/etc/gitconfig',
+    join(places.xdgConfigHome ?? join(home, '.config'), 'git', 'config'),
+    join(home, '.gitconfig'),
+    ...(repo === undefined ? [] : [join(repo.commonDir ?? repo.gitDir, 'config'), join(repo.gitDir, 'config.worktree')]),
+  ];
+  const top = repo?.top ?? realPathOfSync(start);
+  const dirs = new Set<string>();
+  for (const file of files) {
+    for (const value of gitConfigValues(file, 'core', 'hookspath', home)) {
+      if (value === '') continue;
+      const expanded = expandHome(value, home);
+      const named = isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded);
+      // the name git will look up, and where it leads now: replacing a symlink there with a
+      // directory of one's own must be a landing write too
+      dirs.add(named);
+      dirs.add(realPathOfSync(named));
+    }
+  }
+  return [...dirs];
+}
