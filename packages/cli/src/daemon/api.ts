@@ -11,6 +11,7 @@ import {
   type ToolDispatcher,
   authority,
   sessions,
+  settingsScopeOf,
   tools,
 } from '@aalis/core';
 import { type ApprovalDeskService, type AuditLog, approvalDesk, REPLY_DECISIONS } from '@aalis/plugin-approval';
@@ -34,12 +35,37 @@ export interface ApiContext {
   readonly status: () => unknown;
 }
 
-const TurnBody = z.object({ turn: OriginTurnSchema, message: ChatMessageSchema.shape.content.optional() }).strict();
+/**
+ * Fields of a turn only the daemon may set: an adapter vouches for the identity it authenticated
+ * (`authorised`, `by`), never for an approval. `approvedBy` makes the approver the principal, so
+ * taking it from an adapter would let any adapter's word run a non-owner's call as the owner's.
+ */
+export const DAEMON_ONLY_TURN_FIELDS = ['approvedBy'] as const;
+
+function daemonOnlyFieldsOf(raw: unknown, path: readonly string[] = []): string[][] {
+  if (typeof raw !== 'object' || raw === null) return [];
+  const here = DAEMON_ONLY_TURN_FIELDS.filter((f) => f in raw).map((f) => [...path, f]);
+  return [...here, ...daemonOnlyFieldsOf((raw as { startedBy?: unknown }).startedBy, [...path, 'startedBy'])];
+}
+
+/** A turn as an adapter may send it: {@link OriginTurnSchema} without the daemon-only fields (refused, not dropped). */
+export const AdapterTurnSchema = z.unknown().transform((raw, ctx) => {
+  for (const path of daemonOnlyFieldsOf(raw)) {
+    ctx.addIssue({
+      code: 'custom',
+      path,
+      message: 'only the daemon sets this (when an owner answers an ask); an adapter vouches only for the identity it authenticated (turn.authorised), so leave it out',
+    });
+  }
+  return raw;
+}).pipe(OriginTurnSchema);
+
+const TurnBody = z.object({ turn: AdapterTurnSchema, message: ChatMessageSchema.shape.content.optional() }).strict();
 const CallBody = z
   .object({
     tool: z.string().min(1),
     params: z.unknown(),
-    turn: OriginTurnSchema,
+    turn: AdapterTurnSchema,
     callId: z.string().min(1).max(200).optional(),
   })
   .strict();
@@ -73,6 +99,12 @@ function dispatcher(ctx: ApiContext): ToolDispatcher {
   return ctx.kernel.get(tools);
 }
 
+/** Refuses a conversation the daemon has never seen: reading or changing its settings must not create it. */
+async function known(ctx: ApiContext, id: string): Promise<void> {
+  if (await sessionsOf(ctx).has(id)) return;
+  throw new ApiError('not-found', `there is no conversation '${id}'; a conversation begins with its first turn (POST /api/turns) or tool call.`);
+}
+
 async function settingsView(ctx: ApiContext, id: string) {
   const all = desk(ctx);
   return {
@@ -102,10 +134,13 @@ const ROUTES: readonly Route[] = [
       const root = turn.session.rootId ?? turn.session.id;
       await ctx.place(turn);
       const service = sessionsOf(ctx);
-      await service.open(turn.session.id, turn.session.rootId !== undefined ? { rootId: turn.session.rootId } : {});
+      // A new conversation starts from the last used settings of the person who started it, never
+      // from somebody else's: the same scope reach uses when it opens one for a call.
+      const scope = settingsScopeOf(turn);
+      await service.open(turn.session.id, { scope, ...(turn.session.rootId !== undefined ? { rootId: turn.session.rootId } : {}) });
       if (message !== undefined) await service.append(turn.session.id, { role: 'user', content: message, ...(turn.authorised ? { from: turn.authorised } : {}) });
       await ctx.index.seen(root, turn.platform);
-      sendJson(res, 200, { session: root, principal: ctx.kernel.get(authority).principalOf(turn), settings: await service.settings(turn.session.id) });
+      sendJson(res, 200, { session: root, principal: ctx.kernel.get(authority).principalOf(turn), settings: await service.settings(turn.session.id, { scope }) });
     },
   },
   {
@@ -115,6 +150,8 @@ const ROUTES: readonly Route[] = [
       const body = await bodyOf(req, CallBody);
       const root = body.turn.session.rootId ?? body.turn.session.id;
       await ctx.place(body.turn);
+      // Opened here in its starter's scope, as POST /api/turns does, before anything can create it unscoped.
+      await sessionsOf(ctx).open(body.turn.session.id, { scope: settingsScopeOf(body.turn), ...(body.turn.session.rootId !== undefined ? { rootId: body.turn.session.rootId } : {}) });
       await ctx.index.seen(root, body.turn.platform);
       const outcome = await ctx.calls.run(res, { session: root, tool: body.tool, params: body.params }, (signal, callId) =>
         dispatcher(ctx).dispatch({ tool: body.tool, params: body.params, turn: body.turn, callId, signal }),
@@ -170,23 +207,26 @@ const ROUTES: readonly Route[] = [
     path: /^\/api\/sessions$/,
     async handler(ctx, _req, res) {
       const list = await Promise.all(ctx.index.list().map(async (s) => ({ ...s, ...(await settingsView(ctx, s.id)) })));
-      sendJson(res, 200, { sessions: list, lastUsed: sessionsOf(ctx).lastUsed() });
+      sendJson(res, 200, { sessions: list, lastUsed: sessionsOf(ctx).lastUsedByScope() });
     },
   },
   {
     method: 'GET',
     path: /^\/api\/sessions\/([^/]+)\/settings$/,
-    handler: async (ctx, _req, res, _url, [id = '']) => sendJson(res, 200, await settingsView(ctx, id)),
+    async handler(ctx, _req, res, _url, [id = '']) {
+      await known(ctx, id);
+      sendJson(res, 200, await settingsView(ctx, id));
+    },
   },
   {
     method: 'POST',
     path: /^\/api\/sessions\/([^/]+)\/settings$/,
     async handler(ctx, req, res, _url, [id = '']) {
       const change = await bodyOf(req, SettingsChangeSchema);
+      await known(ctx, id);
       // The kernel's resolver is the one place the cross-axis rules live; its refusal is passed on.
       const resolution = await sessionsOf(ctx).change(id, change);
       if (!resolution.ok) throw new ApiError(resolution.rule, resolution.message, 409);
-      if (!ctx.index.has(id)) await ctx.index.seen(id, 'console');
       sendJson(res, 200, await settingsView(ctx, id));
     },
   },

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe, subscribe } from './serve-process.testing.js';
 
-const CONFIG = { owners: { chat: ['alice'] }, approval: { timeoutMs: 60_000 } };
+const CONFIG = { owners: { chat: ['alice', 'bob'] }, approval: { timeoutMs: 60_000 } };
 
 describe('aalis serve: a bad config names the file, the field and the expectation', () => {
   const cases = [
@@ -187,6 +187,56 @@ describe('aalis serve: the API', () => {
     expect(execFileSync(process.execPath, ['-e', probe], { encoding: 'utf8' })).toBe('reached\n');
   });
 
+  it("one person's last used settings are never another's starting point, and a settings change to an unknown conversation is 404", async () => {
+    const open = async (session: string, userId: string) => (await daemon.api('POST', '/api/turns', { turn: ownerTurn(session, userId) })).body;
+    expect((await open('scope-alice-1', 'alice')).settings.tier).toBe('workspace');
+    expect((await daemon.api('POST', '/api/sessions/scope-alice-1/settings', { tier: 'full' })).status).toBe(200);
+    // Another owner's, and a non-owner's, new conversations start from their own (the defaults).
+    expect(await open('scope-bob-1', 'bob')).toMatchObject({ principal: 'owner', settings: { tier: 'workspace' } });
+    expect(await open('scope-mallory-1', 'mallory')).toMatchObject({ principal: 'other', settings: { tier: 'workspace' } });
+    // A tool call's new conversation too: mallory's command runs in the sandbox, not on the host.
+    const call = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'echo hi' }, turn: ownerTurn('scope-mallory-2', 'mallory') });
+    expect((await daemon.api('GET', '/api/sessions/scope-mallory-2/settings')).body.settings.tier).toBe('workspace');
+    expect(call.body.value?.where ?? call.body.kind).not.toBe('host');
+    // The person who chose full gets it again in their next conversation.
+    expect((await open('scope-alice-2', 'alice')).settings.tier).toBe('full');
+    const lastUsed = (await daemon.api('GET', '/api/sessions')).body.lastUsed;
+    expect(lastUsed['chat:alice'].tier).toBe('full');
+    expect(lastUsed['chat:bob']).toBeUndefined();
+
+    for (const [method, body] of [['POST', { tier: 'full' }], ['GET', undefined]] as const) {
+      const unknown = await daemon.api(method, '/api/sessions/never-opened/settings', body);
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error.kind).toBe('not-found');
+      expect(unknown.body.error.message).toContain("no conversation 'never-opened'");
+    }
+    expect((await daemon.api('GET', '/api/sessions')).body.sessions.map((s: { id: string }) => s.id)).not.toContain('never-opened');
+    // Nor did the refused change become anybody's last used settings.
+    expect((await open('scope-bob-2', 'bob')).settings.tier).toBe('workspace');
+  });
+
+  it('refuses approvedBy from an adapter with 400, in a turn and in the turn that started it; nothing runs', async () => {
+    const alice = { platform: 'chat', userId: 'alice' };
+    const marker = join(dir, 'data', 'workspace', 'approved-by-adapter.txt');
+    const mallory = ownerTurn('chat-vouch', 'mallory');
+    const turns = [
+      { ...mallory, approvedBy: alice },
+      { ...mallory, category: 'continuation', startedBy: { ...ownerTurn('chat-vouch', 'mallory'), approvedBy: alice } },
+    ];
+    const paths = ['turn.approvedBy', 'turn.startedBy.approvedBy'];
+    for (const [i, turn] of turns.entries()) {
+      const call = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo ran > ${marker}` }, turn });
+      expect(call.status).toBe(400);
+      expect(call.body.error.kind).toBe('invalid-body');
+      expect(call.body.error.message).toContain(`${paths[i]}: only the daemon sets this`);
+      const opened = await daemon.api('POST', '/api/turns', { turn });
+      expect(opened.status).toBe(400);
+      expect(opened.body.error.message).toContain(paths[i]);
+    }
+    expect(existsSync(marker)).toBe(false);
+    expect((await daemon.api('GET', '/api/sessions/chat-vouch/settings')).status).toBe(404);
+  });
+
   it("settings change through the kernel's rules: plan forces readonly, raising the tier in plan is refused with 409", async () => {
     const stream = await subscribe(daemon.url, daemon.token, '?session=chat-settings');
     try {
@@ -241,6 +291,7 @@ describe('aalis serve: SIGTERM stops cleanly', () => {
       // conversation's tier is set first, as a new one would inherit the last used settings.
       const hostMarker = `${marker}-host`;
       for (const [session, tier] of [['chat-stop-host', 'full'], ['chat-stop-run', 'workspace'], ['chat-stop-ask', 'workspace']]) {
+        expect((await daemon.api('POST', '/api/turns', { turn: ownerTurn(session as string) })).status).toBe(200);
         expect((await daemon.api('POST', `/api/sessions/${session}/settings`, { tier })).status).toBe(200);
       }
       const running = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `sleep 300; echo ${marker}` }, turn: ownerTurn('chat-stop-run') });
