@@ -33,6 +33,8 @@ export interface ApiContext {
   /** Binds a conversation to where it works before its first call (the docker deployment's user space). */
   readonly place: (turn: OriginTurn) => Promise<void>;
   readonly status: () => unknown;
+  /** A capability that opens only the pod's API, for the pod's panel; throws when there is no pod. */
+  readonly podCapability: () => { capability: string; expiresAt: number };
 }
 
 /**
@@ -120,6 +122,12 @@ const ROUTES: readonly Route[] = [
     method: 'GET',
     path: /^\/api\/status$/,
     handler: async (ctx, _req, res) => sendJson(res, 200, ctx.status()),
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/console\/pod-capability$/,
+    // The console opens the pod's panel with this in the address's fragment: never the token itself.
+    handler: async (ctx, _req, res) => sendJson(res, 200, ctx.podCapability()),
   },
   {
     method: 'GET',

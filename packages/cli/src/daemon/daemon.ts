@@ -16,7 +16,8 @@ import { ApiError, sendError, sendJson } from './http.js';
 import { type DaemonKernel, startKernel } from './kernel.js';
 import type { PodRouteHandler } from './pod.js';
 import { SessionIndex } from './session-index.js';
-import { bearerMatches, cookieMatches, isLoopback, newToken } from './token.js';
+import { PodCapabilities } from './pod-capability.js';
+import { bearerMatches, isLoopback, newToken } from './token.js';
 
 /** How to start the daemon. */
 export interface DaemonOptions {
@@ -143,6 +144,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const calls = new CallTracker();
   const placed = new Set<string>();
   const podRoutes: PodRouteHandler | undefined = started.pod?.routes(kernel);
+  const podCapabilities = new PodCapabilities();
 
   const place = async (turn: OriginTurn) => {
     if (started.docker === undefined) return;
@@ -166,7 +168,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     console: { as: consoleIdentity },
     pid: process.pid,
   });
-  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status };
+  const podCapability = () => {
+    if (podRoutes === undefined) throw new ApiError('not-found', started.pod ? 'the Isolation Pod did not start, so there is no panel to open.' : 'the Isolation Pod (@aalis/plugin-pod) is not installed in this daemon.');
+    return podCapabilities.issue();
+  };
+  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, podCapability };
 
   ready = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://daemon.invalid');
@@ -189,14 +195,21 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     }
     if (url.pathname === '/healthz') return sendJson(res, 200, { ok: true });
     if (!url.pathname.startsWith('/api/') && !isPod) throw new ApiError('not-found', `there is nothing at ${url.pathname}; the API is under /api/ and the console at /console.`);
-    // The pod's panel cannot send the header, so there the console's same-site cookie counts too.
-    if (!bearerMatches(req, token) && !(isPod && cookieMatches(req, token))) {
-      res.setHeader('www-authenticate', 'Bearer realm="aalis"');
-      throw new ApiError('unauthorized', "this needs the daemon's token: send 'Authorization: Bearer <token>' (printed at start, and in <data>/daemon/token).");
-    }
     if (isPod) {
+      // The panel's page holds no data (like the console's); its API takes the owner's token or a
+      // pod capability the console handed the panel in the address's fragment. No cookie counts:
+      // a cookie is not tied to a port, so every other server on 127.0.0.1 would receive it.
+      const page = url.pathname === '/pod' || url.pathname === '/pod/';
+      if (!page && !bearerMatches(req, token) && !podCapabilities.matches(req)) {
+        res.setHeader('www-authenticate', 'Bearer realm="aalis-pod"');
+        throw new ApiError('unauthorized', "the pod's API needs 'Authorization: Bearer <token>' or a pod capability: open the pod's panel from the console (cookies are not accepted).");
+      }
       if (podRoutes && (await podRoutes(req, res, url))) return;
       throw new ApiError('not-found', started.pod ? `the Isolation Pod did not start, or has no route ${url.pathname}.` : 'the Isolation Pod (@aalis/plugin-pod) is not installed in this daemon.');
+    }
+    if (!bearerMatches(req, token)) {
+      res.setHeader('www-authenticate', 'Bearer realm="aalis"');
+      throw new ApiError('unauthorized', "this needs the daemon's token: send 'Authorization: Bearer <token>' (printed at start, and in <data>/daemon/token).");
     }
     await handleApi(ctx, req, res, url);
   };

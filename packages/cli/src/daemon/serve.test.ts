@@ -83,6 +83,23 @@ describe('aalis serve: the API', () => {
     expect((await daemon.api('GET', '/api/approvals/pending')).status).toBe(200);
   });
 
+  it("sets no cookie anywhere; the pod's API refuses the old token cookie and takes a capability that opens only the pod", async () => {
+    for (const path of ['/console', '/pod', '/healthz', '/api/status', '/api/pod/settings']) {
+      const res = await fetch(`${daemon.url}${path}`, { headers: { authorization: `Bearer ${daemon.token}` } });
+      expect(res.headers.get('set-cookie')).toBeNull();
+      await res.body?.cancel();
+    }
+    const cookie = await fetch(`${daemon.url}/api/pod/settings`, { headers: { cookie: `aalis_token=${encodeURIComponent(daemon.token)}` } });
+    expect(cookie.status).toBe(401);
+    expect(((await cookie.json()) as { error: { message: string } }).error.message).toContain('cookies are not accepted');
+    const pass = await daemon.api('POST', '/api/console/pod-capability');
+    expect(pass.status).toBe(200);
+    expect(pass.body.capability).not.toContain(daemon.token);
+    expect((await daemon.api('GET', '/api/pod/settings', undefined, pass.body.capability)).status).toBe(200);
+    expect((await daemon.api('GET', '/api/status', undefined, pass.body.capability)).status).toBe(401);
+    expect((await daemon.api('POST', '/api/console/pod-capability', undefined, pass.body.capability)).status).toBe(401);
+  });
+
   it('refuses a bad body with 400 naming the field, and an unknown route with 404', async () => {
     const bad = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: {}, turn: { session: {} } });
     expect(bad.status).toBe(400);
