@@ -5,6 +5,8 @@ import { type Deployment, DurableStore, type Identity, type OriginTurn } from '@
 import { AuditLog } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
 import { CONSOLE_PAGE } from '../console/page.js';
+import { registerDaemon } from '../daemon-registry.js';
+import { chooseDataDir, deploymentDirOf, otherInstances } from '../data-dir.js';
 import { terminalIdentity } from '../install.js';
 import { handleApi } from './api.js';
 import { CallTracker } from './calls.js';
@@ -21,8 +23,11 @@ import { bearerMatches, isLoopback, newToken } from './token.js';
 
 /** How to start the daemon. */
 export interface DaemonOptions {
-  /** The deployment directory: the config file and (by default) `data/` are there. */
-  readonly deploymentDir: string;
+  /**
+   * The deployment directory (`--dir`): the config file and (by default) `data/` are there.
+   * Without it, the nearest of the current directory and its ancestors holding `aalis.config.json`.
+   */
+  readonly deploymentDir?: string;
   readonly dataDir?: string;
   /** 0 picks a free port. Default: the config's, else 8787. */
   readonly port?: number;
@@ -103,11 +108,14 @@ function userIdOf(identity: Identity): string {
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const env = options.env ?? process.env;
   const progress = options.progress ?? (() => {});
-  const deploymentDir = directory(options.deploymentDir, '--dir');
-  const { file: configFile, config } = loadConfig(deploymentDir, options.configFile);
-  progress(configFile ? `config: ${configFile}` : `no aalis.config.json in ${deploymentDir}: using the defaults`);
+  const found = options.deploymentDir !== undefined ? directory(options.deploymentDir, '--dir') : deploymentDirOf(process.cwd());
+  const configDir = found ?? process.cwd();
+  const { file: configFile, config } = loadConfig(configDir, options.configFile);
+  progress(configFile ? `config: ${configFile}` : `no aalis.config.json in ${configDir}: using the defaults`);
   const deployment = chooseDeployment(options.deployment, config.deployment, env);
-  const dataDir = resolve(options.dataDir ?? join(deploymentDir, 'data'));
+  // The same rule as every other command's, so `aalis exec` run here knows this data directory.
+  const data = chooseDataDir({ data: options.dataDir, dir: found, env });
+  const dataDir = data.dataDir;
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const consoleIdentity = config.console.as ?? terminalIdentity();
   const host = options.host ?? config.server.host ?? '127.0.0.1';
@@ -125,10 +133,14 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   progress(`listening on ${host}…`);
   const port = await listen(server, options.port ?? config.server.port ?? DEFAULT_PORT, host);
 
+  // Noted before the kernel starts, so a command run meanwhile already keeps off this data and port.
+  const unregister = registerDaemon({ dataDir: realpathSync(dataDir), port }, env);
+  const others = otherInstances(data, env);
   let started: DaemonKernel;
   try {
-    started = await startKernel({ dataDir, deploymentDir, configFile, config, deployment, port, consoleIdentity, env, progress });
+    started = await startKernel({ dataDir, deploymentDir: data.deployment, otherData: others.otherData, localPorts: [port, ...others.ports], configFile, config, deployment, port, consoleIdentity, env, progress });
   } catch (error) {
+    unregister();
     await new Promise<void>((r) => server.close(() => r()));
     throw error;
   }
@@ -233,6 +245,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         server.close(() => r());
         server.closeAllConnections();
       });
+      unregister();
       progress('stopped.');
     })();
     return stopped;
