@@ -1,24 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  ChatMessageSchema,
-  type Identity,
-  IdentitySchema,
-  type Kernel,
-  type OriginTurn,
-  OriginTurnSchema,
-  type Sessions,
-  SettingsChangeSchema,
-  type ToolDispatcher,
-  authority,
-  sessions,
-  settingsScopeOf,
-  tools,
-} from '@aalis/core';
-import { type ApprovalDeskService, type AuditLog, approvalDesk, REPLY_DECISIONS } from '@aalis/plugin-approval';
-import { z } from 'zod';
+import { type Identity, type Kernel, type OriginTurn, type Sessions, SettingsChangeSchema, type ToolDispatcher, authority, sessions, settingsScopeOf, tools } from '@aalis/core';
+import { type ApprovalDeskService, type AuditLog, approvalDesk } from '@aalis/plugin-approval';
 import type { CallTracker } from './calls.js';
 import type { EventHub } from './events.js';
 import { ApiError, bodyOf, sendJson } from './http.js';
+import { CallBody, jsonSchemaOf, ReplyBody, RevokeBody, SettingsViewSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
 import type { SessionIndex } from './session-index.js';
 
 /** What the API handlers use. */
@@ -36,50 +22,6 @@ export interface ApiContext {
   /** A capability that opens only the pod's API, for the pod's panel; throws when there is no pod. */
   readonly podCapability: () => { capability: string; expiresAt: number };
 }
-
-/**
- * Fields of a turn only the daemon may set: an adapter vouches for the identity it authenticated
- * (`authorised`, `by`), never for an approval. `approvedBy` makes the approver the principal, so
- * taking it from an adapter would let any adapter's word run a non-owner's call as the owner's.
- */
-export const DAEMON_ONLY_TURN_FIELDS = ['approvedBy'] as const;
-
-function daemonOnlyFieldsOf(raw: unknown, path: readonly string[] = []): string[][] {
-  if (typeof raw !== 'object' || raw === null) return [];
-  const here = DAEMON_ONLY_TURN_FIELDS.filter((f) => f in raw).map((f) => [...path, f]);
-  return [...here, ...daemonOnlyFieldsOf((raw as { startedBy?: unknown }).startedBy, [...path, 'startedBy'])];
-}
-
-/** A turn as an adapter may send it: {@link OriginTurnSchema} without the daemon-only fields (refused, not dropped). */
-export const AdapterTurnSchema = z.unknown().transform((raw, ctx) => {
-  for (const path of daemonOnlyFieldsOf(raw)) {
-    ctx.addIssue({
-      code: 'custom',
-      path,
-      message: 'only the daemon sets this (when an owner answers an ask); an adapter vouches only for the identity it authenticated (turn.authorised), so leave it out',
-    });
-  }
-  return raw;
-}).pipe(OriginTurnSchema);
-
-const TurnBody = z.object({ turn: AdapterTurnSchema, message: ChatMessageSchema.shape.content.optional() }).strict();
-const CallBody = z
-  .object({
-    tool: z.string().min(1),
-    params: z.unknown(),
-    turn: AdapterTurnSchema,
-    callId: z.string().min(1).max(200).optional(),
-  })
-  .strict();
-const ReplyBody = z
-  .object({
-    code: z.string().min(1).max(64),
-    decision: z.enum(REPLY_DECISIONS, { error: () => `expected one of ${REPLY_DECISIONS.join(', ')}` }),
-    by: IdentitySchema.optional(),
-    reason: z.string().trim().max(2000).optional(),
-  })
-  .strict();
-const RevokeBody = z.object({ id: z.string().min(1), by: IdentitySchema.optional() }).strict();
 
 type Handler = (ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL, params: string[]) => Promise<void>;
 
@@ -109,12 +51,12 @@ async function known(ctx: ApiContext, id: string): Promise<void> {
 
 async function settingsView(ctx: ApiContext, id: string) {
   const all = desk(ctx);
-  return {
+  return SettingsViewSchema.parse({
     session: id,
     settings: await sessionsOf(ctx).settings(id),
     pending: all.pending(id).length,
     grants: all.grants.list(id).length,
-  };
+  });
 }
 
 const ROUTES: readonly Route[] = [
@@ -132,7 +74,14 @@ const ROUTES: readonly Route[] = [
   {
     method: 'GET',
     path: /^\/api\/tools$/,
-    handler: async (ctx, _req, res) => sendJson(res, 200, { tools: dispatcher(ctx).list() }),
+    handler: async (ctx, _req, res) => {
+      const all = dispatcher(ctx);
+      const list = all.list().map((t) => {
+        const params = all.parametersOf(t.name);
+        return { ...t, parameters: params ? jsonSchemaOf(params) : {} };
+      });
+      sendJson(res, 200, ToolsAnswerSchema.parse({ tools: list }));
+    },
   },
   {
     method: 'POST',
@@ -148,7 +97,7 @@ const ROUTES: readonly Route[] = [
       await service.open(turn.session.id, { scope, ...(turn.session.rootId !== undefined ? { rootId: turn.session.rootId } : {}) });
       if (message !== undefined) await service.append(turn.session.id, { role: 'user', content: message, ...(turn.authorised ? { from: turn.authorised } : {}) });
       await ctx.index.seen(root, turn.platform);
-      sendJson(res, 200, { session: root, principal: ctx.kernel.get(authority).principalOf(turn), settings: await service.settings(turn.session.id, { scope }) });
+      sendJson(res, 200, TurnAnswerSchema.parse({ session: root, principal: ctx.kernel.get(authority).principalOf(turn), settings: await service.settings(turn.session.id, { scope }) }));
     },
   },
   {

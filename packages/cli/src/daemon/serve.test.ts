@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApprovalResolvedEventSchema, ReadyEventSchema, SettingsChangedEventSchema, SettingsViewSchema, ToolOutcomeSchema, ToolsAnswerSchema, TurnAnswerSchema } from './payloads.js';
 import { deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe, subscribe } from './serve-process.testing.js';
 
 const CONFIG = { owners: { chat: ['alice', 'bob'] }, approval: { timeoutMs: 60_000 } };
@@ -98,6 +99,30 @@ describe('aalis serve: the API', () => {
     expect((await daemon.api('GET', '/api/pod/settings', undefined, pass.body.capability)).status).toBe(200);
     expect((await daemon.api('GET', '/api/status', undefined, pass.body.capability)).status).toBe(401);
     expect((await daemon.api('POST', '/api/console/pod-capability', undefined, pass.body.capability)).status).toBe(401);
+  });
+
+  it("GET /api/tools publishes each tool's parameters as JSON Schema, and the answers and events have DAEMON.md's shapes", async () => {
+    const listed = await daemon.api('GET', '/api/tools');
+    const { tools } = ToolsAnswerSchema.strict().parse(listed.body);
+    const run = tools.find((t) => t.name === 'run_command');
+    expect(run?.parameters).toMatchObject({ type: 'object', properties: { command: expect.any(Object) }, required: expect.arrayContaining(['command']) });
+    for (const tool of tools) expect(tool.parameters.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+
+    const stream = await subscribe(daemon.url, daemon.token, '?session=chat-shapes');
+    try {
+      expect(ReadyEventSchema.strict().parse(stream.events[0]?.data)).toMatchObject({ session: 'chat-shapes' });
+      TurnAnswerSchema.strict().parse((await daemon.api('POST', '/api/turns', { turn: ownerTurn('chat-shapes'), message: 'hi' })).body);
+      SettingsViewSchema.strict().parse((await daemon.api('POST', '/api/sessions/chat-shapes/settings', { boundary: 'deny' })).body);
+      SettingsChangedEventSchema.strict().parse(await stream.next('session/settings-changed'));
+      expect((await daemon.api('POST', '/api/sessions/chat-shapes/settings', { boundary: 'ask' })).status).toBe(200);
+      const call = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo x > ${outside}/shapes.txt` }, turn: ownerTurn('chat-shapes') });
+      const { code } = await stream.next('approval/requested');
+      expect((await daemon.api('POST', '/api/approvals/reply', { code, decision: 'reject', by: { platform: 'chat', userId: 'alice' } })).status).toBe(200);
+      expect(ToolOutcomeSchema.parse((await call).body)).toMatchObject({ ok: false, kind: 'denied' });
+      expect(ApprovalResolvedEventSchema.strict().parse(await stream.next('approval/resolved'))).toMatchObject({ outcome: { outcome: 'rejected' }, via: 'human' });
+    } finally {
+      stream.close();
+    }
   });
 
   it('refuses a bad body with 400 naming the field, and an unknown route with 404', async () => {
