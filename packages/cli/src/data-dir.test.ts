@@ -69,6 +69,24 @@ describe("a sandboxed aalis exec never reads a daemon's data or reaches its port
     expect(result.stderr).toMatch(/Permission denied|No such file/);
   });
 
+  it("another daemon's tool calls cannot read this daemon's data or reach its port", async () => {
+    const other = realpathSync(deploymentDir({ owners: { chat: ['alice'] } }));
+    const second = await startServe(other, [], env);
+    try {
+      const turn = { session: { id: 'chat-other' }, platform: 'chat', speaker: { platform: 'chat', userId: 'alice' }, authorised: { platform: 'chat', userId: 'alice' }, inbound: { id: 'm1' }, category: 'own' };
+      const read = await second.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: ['cat', join(dir, 'data', 'daemon', 'token')] }, turn });
+      expect(JSON.stringify(read.body)).not.toContain(daemon.token);
+      expect(read.body.value?.exitCode ?? 1).not.toBe(0);
+      const port = new URL(daemon.url).port;
+      const probe = `require('net').connect(${port}, '10.0.2.2').on('connect', () => { console.log('reached'); process.exit(0); }).on('error', (e) => { console.log('refused ' + e.code); process.exit(0); })`;
+      const reach = await second.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: [process.execPath, '-e', probe], network: 'on' }, turn });
+      expect(reach.body).toMatchObject({ ok: true, value: { stdout: expect.stringMatching(/^refused /) } });
+    } finally {
+      await second.stop();
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
   it("the daemon's port is refused with --network on, from another directory", () => {
     const port = new URL(daemon.url).port;
     // In the sandbox with network on, the host's 127.0.0.1 is slirp's gateway 10.0.2.2.

@@ -5,7 +5,7 @@ import { type Deployment, DurableStore, type Identity, type OriginTurn } from '@
 import { AuditLog } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
 import { CONSOLE_PAGE } from '../console/page.js';
-import { registerDaemon } from '../daemon-registry.js';
+import { registerDaemon, registryDir } from '../daemon-registry.js';
 import { chooseDataDir, deploymentDirOf, otherInstances } from '../data-dir.js';
 import { terminalIdentity } from '../install.js';
 import { handleApi } from './api.js';
@@ -134,7 +134,14 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const port = await listen(server, options.port ?? config.server.port ?? DEFAULT_PORT, host);
 
   // Noted before the kernel starts, so a command run meanwhile already keeps off this data and port.
-  const unregister = registerDaemon({ dataDir: realpathSync(dataDir), port }, env);
+  let unregister = () => {};
+  try {
+    unregister = registerDaemon({ dataDir: realpathSync(dataDir), port }, env);
+  } catch (error) {
+    // Commands run from the deployment directory still know this data directory by the shared
+    // rule; commands run elsewhere do not, so say so.
+    progress(`WARNING: could not note this daemon in ${registryDir(env)} (${(error as Error).message}); aalis commands run outside ${data.deployment ?? dataDir} will not know its data directory and port`);
+  }
   const others = otherInstances(data, env);
   let started: DaemonKernel;
   try {

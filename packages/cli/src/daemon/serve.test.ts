@@ -220,13 +220,17 @@ describe('aalis serve: the API', () => {
 
   it("a sandboxed command cannot reach the daemon's own port", async () => {
     const port = new URL(daemon.url).port;
-    const probe = `require('net').connect(${port}, '127.0.0.1').on('connect', () => { console.log('reached'); process.exit(0); }).on('error', (e) => { console.log('refused ' + e.code); process.exit(0); })`;
-    const result = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: [process.execPath, '-e', probe], network: 'on' }, turn: ownerTurn('chat-port') });
-    expect(result.body.ok).toBe(true);
-    expect(result.body.value.stdout).toMatch(/^refused /);
+    const probe = (host: string) =>
+      `require('net').connect(${port}, '${host}').on('connect', () => { console.log('reached'); process.exit(0); }).on('error', (e) => { console.log('refused ' + e.code); process.exit(0); })`;
+    // In the sandbox, 127.0.0.1 is its own loopback; the host's is slirp's gateway 10.0.2.2.
+    for (const host of ['127.0.0.1', '10.0.2.2']) {
+      const result = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: [process.execPath, '-e', probe(host)], network: 'on' }, turn: ownerTurn('chat-port') });
+      expect(result.body.ok).toBe(true);
+      expect(result.body.value.stdout).toMatch(/^refused /);
+    }
     // The same probe from here does reach it: the refusal above is the sandbox's.
     const { execFileSync } = await import('node:child_process');
-    expect(execFileSync(process.execPath, ['-e', probe], { encoding: 'utf8' })).toBe('reached\n');
+    expect(execFileSync(process.execPath, ['-e', probe('127.0.0.1')], { encoding: 'utf8' })).toBe('reached\n');
   });
 
   it("one person's last used settings are never another's starting point, and a settings change to an unknown conversation is 404", async () => {
