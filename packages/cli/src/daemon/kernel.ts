@@ -43,11 +43,11 @@ export interface DaemonKernel {
   stop(): Promise<void>;
 }
 
-/** The pod's config: the config file's `pod` section plus the daemon's own port (kept off the sandbox). */
+/** The pod's config: the config file's `pod` section plus the daemon's own port and every other running daemon's (kept off the sandbox). */
 function podConfigOf(plan: KernelPlan): Record<string, unknown> {
   const own = plan.config.pod ?? {};
   const ports = Array.isArray(own.localPorts) ? own.localPorts : [];
-  return { ...own, localPorts: [...ports, plan.port] };
+  return { ...own, localPorts: [...new Set([...ports, plan.port, ...plan.localPorts])] };
 }
 
 /** The owners of the config plus the console's identity. */
