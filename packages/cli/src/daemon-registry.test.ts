@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { knownDaemons, registerDaemon, registryDir } from './daemon-registry.js';
@@ -27,6 +27,17 @@ describe('the daemons registry', () => {
     const others = otherInstances(own, env);
     expect(others.otherData).toEqual(expect.arrayContaining([data, join(env.XDG_DATA_HOME, 'aalis'), registryDir(env)]));
     expect(others.ports).toEqual([]);
+  });
+
+  it('refuses a registry directory that is a symlink, and writes nothing through it', () => {
+    const state = join(root, 'state-link');
+    const target = join(root, 'elsewhere');
+    mkdirSync(join(state, 'aalis'), { recursive: true });
+    mkdirSync(target);
+    symlinkSync(target, join(state, 'aalis', 'daemons'));
+    expect(() => registerDaemon({ dataDir: root, port: 41236 }, { XDG_STATE_HOME: state })).toThrow(/not a directory of this user/);
+    expect(readdirSync(target)).toEqual([]);
+    expect(existsSync(join(state, 'aalis', 'daemons'))).toBe(true);
   });
 
   it.each([

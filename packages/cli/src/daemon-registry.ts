@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 
 const EntrySchema = z.object({
@@ -45,17 +45,34 @@ function alive(pid: number): boolean {
 export function registerDaemon(entry: { dataDir: string; port: number }, env: NodeJS.ProcessEnv = process.env): () => void {
   const dir = registryDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // A command that could write in the user's home before any daemon ran may have put a symlink
+  // here: the registry's own directories must be real directories of this user.
+  for (const path of [dirname(dir), dir]) {
+    const stat = lstatSync(path);
+    if (!stat.isDirectory() || (process.getuid !== undefined && stat.uid !== process.getuid())) {
+      throw new Error(`${path} is not a directory of this user (a symlink, or somebody else's); remove it`);
+    }
+  }
   const file = fileOf(dir, entry.dataDir);
   const record = { v: 1, dataDir: entry.dataDir, pid: process.pid, port: entry.port, startedAt: new Date().toISOString() };
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
-  renameSync(temp, file);
+  const write = (value: object) => {
+    const temp = `${file}.${process.pid}.tmp`;
+    rmSync(temp, { force: true });
+    // Created afresh (O_EXCL never follows a symlink), then renamed over the entry.
+    const fd = openSync(temp, 'wx', 0o600);
+    try {
+      writeFileSync(fd, `${JSON.stringify(value)}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  };
+  write(record);
   // At the stop the data directory is still there: the entry stays, without a pid, so later
   // commands keep it unreadable.
   return () => {
     try {
-      writeFileSync(temp, `${JSON.stringify({ ...record, pid: null })}\n`, { mode: 0o600 });
-      renameSync(temp, file);
+      write({ ...record, pid: null });
     } catch {
       // the registry went away: nothing to update
     }
