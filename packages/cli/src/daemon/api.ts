@@ -1,10 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Identity, type Kernel, type OriginTurn, type Sessions, SettingsChangeSchema, type ToolDispatcher, authority, sessions, settingsScopeOf, tools } from '@aalis/core';
-import { type ApprovalDeskService, type AuditLog, approvalDesk } from '@aalis/plugin-approval';
+import {
+  type Identity,
+  IdentitySchema,
+  type Kernel,
+  type OriginTurn,
+  type Sessions,
+  SettingsChangeSchema,
+  type ToolDispatcher,
+  authority,
+  sessions,
+  settingsScopeOf,
+  tools,
+} from '@aalis/core';
+import { type ApprovalDeskService, type AuditLog, approvalDesk, REPLY_DECISIONS } from '@aalis/plugin-approval';
+import { z } from 'zod';
 import type { CallTracker } from './calls.js';
 import type { EventHub } from './events.js';
 import { ApiError, bodyOf, sendJson } from './http.js';
-import { CallBody, jsonSchemaOf, ReplyBody, RevokeBody, SettingsViewSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
+import { CallBody, jsonSchemaOf, SettingsViewSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
 import type { SessionIndex } from './session-index.js';
 
 /** What the API handlers use. */
@@ -22,6 +35,16 @@ export interface ApiContext {
   /** A capability that opens only the pod's API, for the pod's panel; throws when there is no pod. */
   readonly podCapability: () => { capability: string; expiresAt: number };
 }
+
+const ReplyBody = z
+  .object({
+    code: z.string().min(1).max(64),
+    decision: z.enum(REPLY_DECISIONS, { error: () => `expected one of ${REPLY_DECISIONS.join(', ')}` }),
+    by: IdentitySchema.optional(),
+    reason: z.string().trim().max(2000).optional(),
+  })
+  .strict();
+const RevokeBody = z.object({ id: z.string().min(1), by: IdentitySchema.optional() }).strict();
 
 type Handler = (ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL, params: string[]) => Promise<void>;
 
@@ -225,3 +248,6 @@ export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: Serv
   }
   throw new ApiError('not-found', `there is no API route ${url.pathname}; see packages/cli/DAEMON.md for the routes.`);
 }
+
+/** The approval routes' bodies, for DAEMON.md's generated tables. */
+export { ReplyBody, RevokeBody };

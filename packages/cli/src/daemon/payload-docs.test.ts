@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PAYLOADS_BEGIN, PAYLOADS_END, payloadTables, withPayloadTables } from './payload-docs.js';
-import { DOCUMENTED_PAYLOADS } from './payloads.js';
+import { DOCUMENTED_PAYLOADS } from './payload-docs.js';
 
 const DAEMON_MD = join(import.meta.dirname, '..', '..', 'DAEMON.md');
 

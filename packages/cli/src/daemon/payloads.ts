@@ -1,5 +1,5 @@
-import { ChatMessageSchema, IdentitySchema, OriginTurnSchema, RISK_LEVELS, SessionSettingsSchema, SettingsChangeSchema } from '@aalis/core';
-import { REPLY_DECISIONS, RESOLUTION_SOURCES } from '@aalis/plugin-approval';
+import { ChatMessageSchema, IdentitySchema, OriginTurnSchema, RISK_LEVELS, SessionSettingsSchema } from '@aalis/core';
+import { RESOLUTION_SOURCES } from '@aalis/plugin-approval';
 import { z } from 'zod';
 import { STREAMED_EVENTS } from './events.js';
 
@@ -56,19 +56,6 @@ export const CallBody = z
     callId: z.string().min(1).max(200).optional().describe('your id for the call; shown beside its asks'),
   })
   .strict();
-
-/** `POST /api/approvals/reply`. */
-export const ReplyBody = z
-  .object({
-    code: z.string().min(1).max(64).describe('the code of the ask (approval/requested)'),
-    decision: z.enum(REPLY_DECISIONS, { error: () => `expected one of ${REPLY_DECISIONS.join(', ')}` }),
-    by: IdentitySchema.optional().describe('the identity the adapter authenticated for the person who replied; without it, the console'),
-    reason: z.string().trim().max(2000).optional().describe('shown with a rejection'),
-  })
-  .strict();
-
-/** `POST /api/grants/revoke`. */
-export const RevokeBody = z.object({ id: z.string().min(1).describe('a grant id'), by: IdentitySchema.optional().describe('who revokes; without it, the console') }).strict();
 
 /** The answer of `POST /api/turns`. */
 export const TurnAnswerSchema = z.object({
@@ -131,23 +118,6 @@ export const SettingsChangedEventSchema = z.object({
   previous: SessionSettingsSchema,
   next: SessionSettingsSchema,
 });
-
-/** The payloads DAEMON.md documents, in its order: a title and the schema of each. */
-export const DOCUMENTED_PAYLOADS = [
-  ['OriginTurn (`turn` in a body)', OriginTurnSchema],
-  ['`POST /api/turns` body', TurnBody],
-  ['`POST /api/turns` answer', TurnAnswerSchema],
-  ['`POST /api/tools/call` body', CallBody],
-  ['`POST /api/tools/call` answer', ToolOutcomeSchema],
-  ['`GET /api/tools` answer', ToolsAnswerSchema],
-  ['`POST /api/approvals/reply` body', ReplyBody],
-  ['`POST /api/grants/revoke` body', RevokeBody],
-  ['`GET`/`POST /api/sessions/:id/settings` answer', SettingsViewSchema],
-  ['`POST /api/sessions/:id/settings` body', SettingsChangeSchema],
-  ['`ready` event', ReadyEventSchema],
-  ['`approval/resolved` event', ApprovalResolvedEventSchema],
-  ['`session/settings-changed` event', SettingsChangedEventSchema],
-] as const satisfies readonly (readonly [string, z.ZodType])[];
 
 /** A schema as JSON Schema (its input side: what a sender must send); a part JSON Schema cannot say becomes `{}` (any). */
 export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
