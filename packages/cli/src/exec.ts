@@ -6,7 +6,7 @@ import { ToolError } from '@aalis/core';
 import { CommandRefusedError, runCommand } from '@aalis/plugin-tools';
 import { parse } from './args.js';
 import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
-import { dataDirOf } from './install.js';
+import { chooseDataDir } from './data-dir.js';
 import { type CliIo, UsageError } from './io.js';
 import { startLocal } from './runtime.js';
 
@@ -37,7 +37,8 @@ Options:
   --backend NAME       ${BACKEND_CHOICES.join(' | ')}  (default auto: the platform's)
   --timeout SECONDS    kill the command after this long (default 600)
   --stdin              pass this process's standard input to the command
-  --data DIR           the data directory (default $AALIS_DATA or ~/.local/share/aalis)
+  --data DIR           the data directory (default $AALIS_DATA, else data/ beside the nearest
+                       aalis.config.json, else ~/.local/share/aalis)
   -h, --help           this help
 
 Exit status: the command's own; ${EXIT_TIMEOUT} on timeout; ${EXIT_REFUSED} when the reach refused it
@@ -91,7 +92,7 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
 
   let runtime: Awaited<ReturnType<typeof startLocal>>;
   try {
-    runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, dataDir: dataDirOf(flags.data as string | undefined), io });
+    runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, data: chooseDataDir({ data: flags.data as string | undefined }), io });
   } catch (error) {
     return unavailable(io, error);
   }

@@ -5,7 +5,7 @@ import { execPlaceOf } from '@aalis/core';
 import { denialMessage, describeAsk, describeRequest, reachInspector, realPathOf } from '@aalis/plugin-reach';
 import { parse } from './args.js';
 import { boundaryOf, TIER_CHOICES, tierOf } from './choices.js';
-import { dataDirOf } from './install.js';
+import { chooseDataDir } from './data-dir.js';
 import { type CliIo, UsageError } from './io.js';
 import { startLocal } from './runtime.js';
 
@@ -25,7 +25,8 @@ Options:
   --allow-write PATH   an extra writable root (repeatable)
   --host               for exec: a command outside the sandbox (default: where the tier runs it)
   --via KIND           for network: url | command | provider (default command)
-  --data DIR           the data directory (default $AALIS_DATA or ~/.local/share/aalis)
+  --data DIR           the data directory (default $AALIS_DATA, else data/ beside the nearest
+                       aalis.config.json, else ~/.local/share/aalis)
   --json               machine-readable output
   -h, --help           this help
 
@@ -116,7 +117,7 @@ export async function explainCommand(argv: readonly string[], io: CliIo): Promis
   const boundary = boundaryOf(flags.boundary);
   const cwd = realpathSync(resolve(typeof flags.cwd === 'string' ? flags.cwd : process.cwd()));
   const allowWrite = ((flags['allow-write'] as string[] | undefined) ?? []).map((p) => realpathSync(resolve(p)));
-  const runtime = await startLocal({ tier, boundary, cwd, allowWrite, backend: 'none', dataDir: dataDirOf(flags.data as string | undefined), io });
+  const runtime = await startLocal({ tier, boundary, cwd, allowWrite, backend: 'none', data: chooseDataDir({ data: flags.data as string | undefined }), io });
   try {
     const reach = await runtime.kernel.get(reachInspector).reachOf(runtime.turn);
     if (reach.exec === 'none') throw new Error('this terminal user is not the owner; nothing has local effect');

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { podCommand } from '@aalis/plugin-pod';
+import { chooseDataDir } from './data-dir.js';
 import type { CliIo } from './io.js';
 import { podClient } from './pod-client.js';
 
@@ -45,7 +46,7 @@ export async function podCliCommand(argv: readonly string[], io: CliIo): Promise
     const dir = take(args, '--dir');
     const data = take(args, '--data');
     const given = take(args, '--url');
-    const dataDir = resolve(data ?? join(dir ?? process.cwd(), 'data'));
+    const { dataDir } = chooseDataDir({ data, dir });
     url = given ?? readOr(join(dataDir, 'daemon', 'url'), "daemon address");
     token = process.env.AALIS_TOKEN || readOr(join(dataDir, 'daemon', 'token'), 'daemon token');
   } catch (error) {

@@ -8,7 +8,7 @@ import { dockerRunArgs, planMounts, resolveProfile } from '@aalis/sandbox-docker
 import { scanHost, translatePolicy } from '@aalis/sandbox-linux';
 import { parse } from './args.js';
 import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
-import { dataDirOf } from './install.js';
+import { chooseDataDir } from './data-dir.js';
 import { type CliIo, UsageError } from './io.js';
 import { startLocal } from './runtime.js';
 
@@ -107,7 +107,7 @@ export async function policyCommand(argv: readonly string[], io: CliIo): Promise
   const backend = resolveBackend((flags.backend as BackendChoice | undefined) ?? 'auto');
   const cwd = realpathSync(resolve(typeof flags.cwd === 'string' ? flags.cwd : process.cwd()));
   const allowWrite = ((flags['allow-write'] as string[] | undefined) ?? []).map((p) => realpathSync(resolve(p)));
-  const runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend: 'none', dataDir: dataDirOf(flags.data as string | undefined), io });
+  const runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend: 'none', data: chooseDataDir({ data: flags.data as string | undefined }), io });
   try {
     const policy = sandboxPolicyOf(await runtime.kernel.get(reachInspector).reachOf(runtime.turn));
     const translation = await translate(backend, policy, cwd);

@@ -4,6 +4,7 @@ import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
 import { sandboxPlugin, sandboxOf } from './backends.js';
+import { type DataDirChoice, otherInstances } from './data-dir.js';
 import { installOf, terminalIdentity } from './install.js';
 import type { CliIo } from './io.js';
 import { terminalApprover } from './prompt.js';
@@ -16,7 +17,8 @@ export interface LocalOptions {
   readonly cwd: string;
   readonly allowWrite: readonly string[];
   readonly backend: 'linux' | 'darwin' | 'docker' | 'none';
-  readonly dataDir: string;
+  /** The data directory as {@link chooseDataDir} chose it. */
+  readonly data: DataDirChoice;
   readonly io: CliIo;
   readonly approvalTimeoutMs?: number;
 }
@@ -34,14 +36,23 @@ export interface LocalRuntime {
  * as owner, approval answered at the terminal, reach, the tools, and the sandbox backend.
  */
 export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
-  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  mkdirSync(options.data.dataDir, { recursive: true, mode: 0o700 });
   const who = terminalIdentity();
   const install = installOf();
-  const kernel = createKernel({ dataDir: options.dataDir })
+  // Every other data directory this command can know of is unreadable, and every running daemon's
+  // port unreachable: a daemon's token must never be read by a command run from here.
+  const others = otherInstances(options.data);
+  const kernel = createKernel({ dataDir: options.data.dataDir })
     .use(sessionsPlugin, { persist: false })
     .use(authorityPlugin, { owners: { cli: [who.userId] } })
     .use(approvalPlugin, { timeoutMs: options.approvalTimeoutMs ?? 10 * 60 * 1000 })
-    .use(reachPlugin, { install: install.dir, form: install.form })
+    .use(reachPlugin, {
+      install: install.dir,
+      form: install.form,
+      ...(options.data.deployment !== undefined ? { deployment: options.data.deployment } : {}),
+      otherData: others.otherData,
+      localPorts: others.ports,
+    })
     .use(toolsPlugin)
     .use(builtinToolsPlugin)
     .use(terminalApprover(options.io, who));

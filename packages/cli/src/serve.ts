@@ -20,9 +20,11 @@ console's address), written to <data>/daemon/token (mode 0600), and is new at ev
 unless AALIS_TOKEN (at least 32 characters) sets it.
 
 Options:
-  --dir DIR            the deployment directory (default the current directory): the config
-                       file aalis.config.json is read there, and data/ is kept there
-  --data DIR           the data directory (default DIR/data)
+  --dir DIR            the deployment directory: the config file aalis.config.json is read
+                       there, and data/ is kept there (default: the nearest of the current
+                       directory and its ancestors holding aalis.config.json)
+  --data DIR           the data directory (default $AALIS_DATA, else DIR/data, else
+                       ~/.local/share/aalis): the same rule as every aalis command's
   --port N             the port (default the config's server.port, else 8787; 0 picks a free one)
   --host ADDR          the address to listen on (default 127.0.0.1). The console answers only
                        requests from the loopback whatever this is
@@ -108,7 +110,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
   let daemon: RunningDaemon;
   try {
     daemon = await startDaemon({
-      deploymentDir: typeof flags.dir === 'string' ? flags.dir : process.cwd(),
+      ...(typeof flags.dir === 'string' ? { deploymentDir: flags.dir } : {}),
       ...(typeof flags.data === 'string' ? { dataDir: flags.data } : {}),
       ...(flags.port !== undefined ? { port: portOf(flags.port) as number } : {}),
       ...(typeof flags.host === 'string' ? { host: flags.host } : {}),

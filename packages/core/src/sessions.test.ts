@@ -40,6 +40,21 @@ describe('sessions', () => {
     expect(service.lastUsed()).toEqual(DEFAULT_SETTINGS);
   });
 
+  it("a child opened before its root puts the root in the child's scope, not the shared one", async () => {
+    const { service } = await start();
+    await service.open('alice-dm', { scope: 'qq:alice' });
+    await service.change('alice-dm', { tier: 'full' });
+    await service.open('bob-child', { rootId: 'bob-root', scope: 'qq:bob' });
+    expect((await service.settings('bob-root')).tier).toBe('workspace');
+    await service.change('bob-child', { tier: 'readonly' });
+    expect(service.lastUsed('qq:bob').tier).toBe('readonly');
+    expect(service.lastUsed('qq:alice').tier).toBe('full');
+    expect(service.lastUsed()).toEqual(DEFAULT_SETTINGS);
+    expect(service.lastUsedByScope()).toEqual({ 'qq:alice': expect.objectContaining({ tier: 'full' }), 'qq:bob': expect.objectContaining({ tier: 'readonly' }) });
+    expect(await service.has('bob-root')).toBe(true);
+    expect(await service.has('nobody')).toBe(false);
+  });
+
   it('a child session takes its root session settings, now and after a change', async () => {
     const { service } = await start();
     await service.open('root');

@@ -66,7 +66,15 @@ export class Sessions {
    * A child shares its root's settings.
    */
   async open(id: string, options: { rootId?: string; scope?: string } = {}): Promise<Conversation> {
+    // The root is opened first, in the same scope: a child opened before its root must not leave
+    // the root to be created later from nobody's (the shared) last used settings.
+    if (options.rootId !== undefined && options.rootId !== id) await this.#record(options.rootId, undefined, options.scope);
     return view(await this.#record(id, options.rootId, options.scope));
+  }
+
+  /** Whether a conversation exists (in memory or in the store), without creating it. */
+  async has(id: string): Promise<boolean> {
+    return (await this.peek(id)) !== undefined;
   }
 
   /** The settings that apply to a conversation (created as {@link Sessions.open} would): a child session takes its root's. */
@@ -79,6 +87,11 @@ export class Sessions {
   /** The settings a new conversation of `scope` would start with. */
   lastUsed(scope = ''): SessionSettings {
     return this.#lastUsed.get(scope) ?? DEFAULT_SETTINGS;
+  }
+
+  /** Every scope's last used settings (`''` is the unscoped one of a single-person kernel). */
+  lastUsedByScope(): Record<string, SessionSettings> {
+    return Object.fromEntries(this.#lastUsed);
   }
 
   /** Applies a change through the cross-axis resolver; a refused change leaves everything as it was. */

@@ -130,6 +130,11 @@ export class ToolDispatcher {
     return [...this.#tools.values()].map(({ name, description, risk }) => ({ name, description, risk }));
   }
 
+  /** A registered tool's parameter schema (to publish it, e.g. as JSON Schema); `undefined` for an unknown name. */
+  parametersOf(name: string): z.ZodType | undefined {
+    return this.#tools.get(name)?.params;
+  }
+
   /**
    * Runs one call. The parameters are validated first (nothing runs on a bad one); a high-risk
    * tool then passes the one approval gate, whatever its output type; the handler runs last.

@@ -111,8 +111,21 @@ export const PANEL_HTML = `<!doctype html>
 (() => {
   const $ = (id) => document.getElementById(id);
   let selected = null, lastSeq = 0, settings = null, plan = null, files = [];
+  // The daemon's console opens this page as /pod#cap=…: a capability that opens only the pod's API,
+  // sent back as a header (never a cookie). It is kept in this tab's storage and taken out of the
+  // address bar, like the console's own token.
+  const CAP = (() => {
+    const match = /(?:^#|&)cap=([^&]+)/.exec(location.hash);
+    if (match) {
+      sessionStorage.setItem('aalis-pod-cap', decodeURIComponent(match[1]));
+      history.replaceState(null, '', location.pathname);
+    }
+    return sessionStorage.getItem('aalis-pod-cap');
+  })();
+  const auth = CAP ? { authorization: 'Bearer ' + CAP } : {};
   const api = async (method, path, body) => {
-    const res = await fetch('/api/pod/' + path, method === 'GET' ? {} : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body || {}) });
+    const res = await fetch('/api/pod/' + path, method === 'GET' ? { headers: auth } : { method, headers: Object.assign({ 'content-type': 'application/json' }, auth), body: JSON.stringify(body || {}) });
+    if (res.status === 401) throw new Error('The pod refused this page: open the Isolation Pod again from the console (its pass expires).');
     const data = await res.json();
     if (!res.ok) throw new Error(data.error ? data.error.message : 'HTTP ' + res.status);
     return data;

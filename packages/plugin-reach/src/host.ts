@@ -1,6 +1,6 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type HostPaths, type ProtectedLists, protectedLists, toolchainCacheDirs, withRealRoots } from '@aalis/api-reach';
 import type { ReachConfig } from './plugin.js';
 import { realPathOfSync } from './real-path.js';
@@ -39,17 +39,19 @@ export function reachHostOf(config: ReachConfig, kernelDataDir: string | undefin
     ...(config.deployment !== undefined ? { deployment: realPathOfSync(config.deployment) } : {}),
   };
   const userHome = realPathOfSync(config.userHome ?? homedir());
-  const lists = withRealRoots(
-    protectedLists({
+  const others = otherDataDirs(config.otherData, data);
+  const base = protectedLists({
       paths,
       userHome,
-      platform,
-      form: config.form,
-      codeDirs: config.codeDirs.map((d) => realPathOfSync(d)),
+    platform,
+    form: config.form,
+    codeDirs: config.codeDirs.map((d) => realPathOfSync(d)),
       ...(config.entry !== undefined ? { entry: realPathOfSync(config.entry) } : {}),
-      ...userNameOf(),
-      extraLandings: config.landings.map((l) => ('path' in l ? { path: realPathOfSync(l.path) } : l)),
-    }),
+    ...userNameOf(),
+    extraLandings: config.landings.map((l) => ('path' in l ? { path: realPathOfSync(l.path) } : l)),
+  });
+  const lists = withRealRoots(
+    { ...base, control: [...base.control, ...others.map((path) => ({ path }))], denyRead: [...base.denyRead, ...others.map((path) => ({ path }))] },
     (path) => {
       try {
         return realpathSync.native(path);
@@ -69,4 +71,25 @@ function userNameOf(): { userName?: string } {
   } catch {
     return {};
   }
+}
+
+/**
+ * The other data directories, as real paths: those that exist, are not this instance's own (which
+ * has its own rules) and do not hold it (denying one of those whole would take this instance's
+ * workspace away).
+ */
+function otherDataDirs(given: readonly string[], own: string): string[] {
+  const out = new Set<string>();
+  for (const dir of given) {
+    let real: string;
+    try {
+      real = realpathSync(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // nothing there to read
+      real = resolve(dir); // fail closed: a directory that cannot be resolved is denied as given
+    }
+    if (real === own || own.startsWith(`${real}/`) || real === '/') continue;
+    out.add(real);
+  }
+  return [...out];
 }

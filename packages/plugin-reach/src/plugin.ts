@@ -35,6 +35,12 @@ export const ReachConfigSchema = z.object({
   configFile: z.string().min(1).optional(),
   /** The deployment directory holding `data/` and `data-*` of sibling instances. */
   deployment: z.string().min(1).optional(),
+  /**
+   * Other instances' data directories this one knows of (running daemons', the default one): never
+   * readable, never writable, whole. Paths that do not exist, or that hold this instance's own data
+   * directory, are left out.
+   */
+  otherData: z.array(z.string().min(1)).default([]),
   /** Directories outside the install the daemon loaded code from (linked plugins). */
   codeDirs: z.array(z.string().min(1)).default([]),
   /** The daemon's entry script (npm form). */

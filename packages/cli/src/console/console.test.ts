@@ -97,20 +97,38 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     expect((await daemon.api('GET', '/api/sessions/chat-console/settings')).body.settings).toMatchObject({ tier: 'readonly', runMode: 'plan' });
   });
 
-  it("opens the Isolation Pod's panel from the console, and the panel reaches its API with the console's cookie", async () => {
+  it("opens the Isolation Pod's panel with a capability that opens only the pod; no cookie ever carries the token", async () => {
     const link = page.locator('#pod-link');
     await expect.poll(() => link.isVisible()).toBe(true);
-    const answers: { url: string; status: number }[] = [];
-    page.on('response', (response) => {
-      if (response.url().includes('/api/pod/')) answers.push({ url: response.url(), status: response.status() });
-    });
+    const answers: { url: string; status: number; auth: string | undefined }[] = [];
+    const setCookies: string[] = [];
+    const onResponse = async (response: import('playwright-core').Response) => {
+      const cookie = await response.headerValue('set-cookie');
+      if (cookie !== null) setCookies.push(cookie);
+      if (response.url().includes('/api/pod/')) answers.push({ url: response.url(), status: response.status(), auth: response.request().headers().authorization });
+    };
+    page.on('response', onResponse);
     await link.click();
-    await page.waitForURL(`${daemon.url}/pod`);
+    await page.waitForURL((u) => u.pathname === '/pod');
     await expect.poll(() => answers.length, { timeout: 15_000 }).toBeGreaterThan(0);
     expect(answers.every((a) => a.status === 200)).toBe(true);
-    // Without the token (no header, no cookie) the pod's API is closed like the rest.
-    const bare = await fetch(`${daemon.url}/api/pod/settings`);
-    expect(bare.status).toBe(401);
+    // The panel sent the capability, never the owner's token, and took it out of the address bar.
+    const sent = answers[0]?.auth ?? '';
+    expect(sent).toMatch(/^Bearer pod_/);
+    expect(sent).not.toContain(daemon.token);
+    await expect.poll(() => page.url()).toBe(`${daemon.url}/pod`);
+    // No cookie anywhere: not set by a header, not by a script.
+    expect(setCookies).toEqual([]);
+    expect(await browser.cookies()).toEqual([]);
+    expect(await page.evaluate('document.cookie')).toBe('');
+    // The capability opens the pod's API and nothing else.
+    const capability = sent.slice('Bearer '.length);
+    expect((await fetch(`${daemon.url}/api/pod/settings`, { headers: { authorization: `Bearer ${capability}` } })).status).toBe(200);
+    for (const path of ['/api/status', '/api/approvals/pending', '/api/events']) expect((await fetch(`${daemon.url}${path}`, { headers: { authorization: `Bearer ${capability}` } })).status).toBe(401);
+    // Without the token or a capability the pod's API is closed like the rest; the old cookie is refused.
+    expect((await fetch(`${daemon.url}/api/pod/settings`)).status).toBe(401);
+    expect((await fetch(`${daemon.url}/api/pod/settings`, { headers: { cookie: `aalis_token=${encodeURIComponent(daemon.token)}` } })).status).toBe(401);
+    page.off('response', onResponse);
     await page.goBack();
   });
 });

@@ -22,8 +22,8 @@ function takeToken() {
   return sessionStorage.getItem('aalis-token');
 }
 const TOKEN = takeToken();
-// The pod's panel cannot send the header; this same-site cookie lets it in (and only it).
-if (TOKEN) document.cookie = 'aalis_token=' + encodeURIComponent(TOKEN) + '; path=/; SameSite=Strict';
+// Nothing else ever gets the token: no cookie (cookies are not tied to a port, so every server on
+// 127.0.0.1 would receive it). The pod's panel gets a capability that opens only the pod (openPod).
 
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -218,6 +218,17 @@ async function refreshAudit() {
     h('td', {}, auditResult(r)),
     h('td', {}, auditBy(r)))));
 }
+
+async function openPod(event) {
+  event.preventDefault();
+  try {
+    const pass = await api('POST', '/api/console/pod-capability');
+    location.assign('/pod#cap=' + encodeURIComponent(pass.capability));
+  } catch (e) {
+    notice('The Isolation Pod could not be opened: ' + e.message);
+  }
+}
+$('pod-link').addEventListener('click', openPod);
 
 async function refreshStatus() {
   const s = await api('GET', '/api/status');

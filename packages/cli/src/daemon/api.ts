@@ -1,16 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  ChatMessageSchema,
   type Identity,
   IdentitySchema,
   type Kernel,
   type OriginTurn,
-  OriginTurnSchema,
   type Sessions,
   SettingsChangeSchema,
   type ToolDispatcher,
   authority,
   sessions,
+  settingsScopeOf,
   tools,
 } from '@aalis/core';
 import { type ApprovalDeskService, type AuditLog, approvalDesk, REPLY_DECISIONS } from '@aalis/plugin-approval';
@@ -18,6 +17,7 @@ import { z } from 'zod';
 import type { CallTracker } from './calls.js';
 import type { EventHub } from './events.js';
 import { ApiError, bodyOf, sendJson } from './http.js';
+import { CallBody, jsonSchemaOf, SettingsViewSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
 import type { SessionIndex } from './session-index.js';
 
 /** What the API handlers use. */
@@ -32,17 +32,10 @@ export interface ApiContext {
   /** Binds a conversation to where it works before its first call (the docker deployment's user space). */
   readonly place: (turn: OriginTurn) => Promise<void>;
   readonly status: () => unknown;
+  /** A capability that opens only the pod's API, for the pod's panel; throws when there is no pod. */
+  readonly podCapability: () => { capability: string; expiresAt: number };
 }
 
-const TurnBody = z.object({ turn: OriginTurnSchema, message: ChatMessageSchema.shape.content.optional() }).strict();
-const CallBody = z
-  .object({
-    tool: z.string().min(1),
-    params: z.unknown(),
-    turn: OriginTurnSchema,
-    callId: z.string().min(1).max(200).optional(),
-  })
-  .strict();
 const ReplyBody = z
   .object({
     code: z.string().min(1).max(64),
@@ -73,14 +66,20 @@ function dispatcher(ctx: ApiContext): ToolDispatcher {
   return ctx.kernel.get(tools);
 }
 
+/** Refuses a conversation the daemon has never seen: reading or changing its settings must not create it. */
+async function known(ctx: ApiContext, id: string): Promise<void> {
+  if (await sessionsOf(ctx).has(id)) return;
+  throw new ApiError('not-found', `there is no conversation '${id}'; a conversation begins with its first turn (POST /api/turns) or tool call.`);
+}
+
 async function settingsView(ctx: ApiContext, id: string) {
   const all = desk(ctx);
-  return {
+  return SettingsViewSchema.parse({
     session: id,
     settings: await sessionsOf(ctx).settings(id),
     pending: all.pending(id).length,
     grants: all.grants.list(id).length,
-  };
+  });
 }
 
 const ROUTES: readonly Route[] = [
@@ -90,9 +89,22 @@ const ROUTES: readonly Route[] = [
     handler: async (ctx, _req, res) => sendJson(res, 200, ctx.status()),
   },
   {
+    method: 'POST',
+    path: /^\/api\/console\/pod-capability$/,
+    // The console opens the pod's panel with this in the address's fragment: never the token itself.
+    handler: async (ctx, _req, res) => sendJson(res, 200, ctx.podCapability()),
+  },
+  {
     method: 'GET',
     path: /^\/api\/tools$/,
-    handler: async (ctx, _req, res) => sendJson(res, 200, { tools: dispatcher(ctx).list() }),
+    handler: async (ctx, _req, res) => {
+      const all = dispatcher(ctx);
+      const list = all.list().map((t) => {
+        const params = all.parametersOf(t.name);
+        return { ...t, parameters: params ? jsonSchemaOf(params) : {} };
+      });
+      sendJson(res, 200, ToolsAnswerSchema.parse({ tools: list }));
+    },
   },
   {
     method: 'POST',
@@ -102,10 +114,13 @@ const ROUTES: readonly Route[] = [
       const root = turn.session.rootId ?? turn.session.id;
       await ctx.place(turn);
       const service = sessionsOf(ctx);
-      await service.open(turn.session.id, turn.session.rootId !== undefined ? { rootId: turn.session.rootId } : {});
+      // A new conversation starts from the last used settings of the person who started it, never
+      // from somebody else's: the same scope reach uses when it opens one for a call.
+      const scope = settingsScopeOf(turn);
+      await service.open(turn.session.id, { scope, ...(turn.session.rootId !== undefined ? { rootId: turn.session.rootId } : {}) });
       if (message !== undefined) await service.append(turn.session.id, { role: 'user', content: message, ...(turn.authorised ? { from: turn.authorised } : {}) });
       await ctx.index.seen(root, turn.platform);
-      sendJson(res, 200, { session: root, principal: ctx.kernel.get(authority).principalOf(turn), settings: await service.settings(turn.session.id) });
+      sendJson(res, 200, TurnAnswerSchema.parse({ session: root, principal: ctx.kernel.get(authority).principalOf(turn), settings: await service.settings(turn.session.id, { scope }) }));
     },
   },
   {
@@ -115,6 +130,8 @@ const ROUTES: readonly Route[] = [
       const body = await bodyOf(req, CallBody);
       const root = body.turn.session.rootId ?? body.turn.session.id;
       await ctx.place(body.turn);
+      // Opened here in its starter's scope, as POST /api/turns does, before anything can create it unscoped.
+      await sessionsOf(ctx).open(body.turn.session.id, { scope: settingsScopeOf(body.turn), ...(body.turn.session.rootId !== undefined ? { rootId: body.turn.session.rootId } : {}) });
       await ctx.index.seen(root, body.turn.platform);
       const outcome = await ctx.calls.run(res, { session: root, tool: body.tool, params: body.params }, (signal, callId) =>
         dispatcher(ctx).dispatch({ tool: body.tool, params: body.params, turn: body.turn, callId, signal }),
@@ -170,23 +187,26 @@ const ROUTES: readonly Route[] = [
     path: /^\/api\/sessions$/,
     async handler(ctx, _req, res) {
       const list = await Promise.all(ctx.index.list().map(async (s) => ({ ...s, ...(await settingsView(ctx, s.id)) })));
-      sendJson(res, 200, { sessions: list, lastUsed: sessionsOf(ctx).lastUsed() });
+      sendJson(res, 200, { sessions: list, lastUsed: sessionsOf(ctx).lastUsedByScope() });
     },
   },
   {
     method: 'GET',
     path: /^\/api\/sessions\/([^/]+)\/settings$/,
-    handler: async (ctx, _req, res, _url, [id = '']) => sendJson(res, 200, await settingsView(ctx, id)),
+    async handler(ctx, _req, res, _url, [id = '']) {
+      await known(ctx, id);
+      sendJson(res, 200, await settingsView(ctx, id));
+    },
   },
   {
     method: 'POST',
     path: /^\/api\/sessions\/([^/]+)\/settings$/,
     async handler(ctx, req, res, _url, [id = '']) {
       const change = await bodyOf(req, SettingsChangeSchema);
+      await known(ctx, id);
       // The kernel's resolver is the one place the cross-axis rules live; its refusal is passed on.
       const resolution = await sessionsOf(ctx).change(id, change);
       if (!resolution.ok) throw new ApiError(resolution.rule, resolution.message, 409);
-      if (!ctx.index.has(id)) await ctx.index.seen(id, 'console');
       sendJson(res, 200, await settingsView(ctx, id));
     },
   },
@@ -228,3 +248,6 @@ export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: Serv
   }
   throw new ApiError('not-found', `there is no API route ${url.pathname}; see packages/cli/DAEMON.md for the routes.`);
 }
+
+/** The approval routes' bodies, for DAEMON.md's generated tables. */
+export { ReplyBody, RevokeBody };

@@ -5,6 +5,8 @@ import { type Deployment, DurableStore, type Identity, type OriginTurn } from '@
 import { AuditLog } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
 import { CONSOLE_PAGE } from '../console/page.js';
+import { registerDaemon, registryDir } from '../daemon-registry.js';
+import { chooseDataDir, deploymentDirOf, otherInstances } from '../data-dir.js';
 import { terminalIdentity } from '../install.js';
 import { handleApi } from './api.js';
 import { CallTracker } from './calls.js';
@@ -16,12 +18,16 @@ import { ApiError, sendError, sendJson } from './http.js';
 import { type DaemonKernel, startKernel } from './kernel.js';
 import type { PodRouteHandler } from './pod.js';
 import { SessionIndex } from './session-index.js';
-import { bearerMatches, cookieMatches, isLoopback, newToken } from './token.js';
+import { PodCapabilities } from './pod-capability.js';
+import { bearerMatches, isLoopback, newToken } from './token.js';
 
 /** How to start the daemon. */
 export interface DaemonOptions {
-  /** The deployment directory: the config file and (by default) `data/` are there. */
-  readonly deploymentDir: string;
+  /**
+   * The deployment directory (`--dir`): the config file and (by default) `data/` are there.
+   * Without it, the nearest of the current directory and its ancestors holding `aalis.config.json`.
+   */
+  readonly deploymentDir?: string;
   readonly dataDir?: string;
   /** 0 picks a free port. Default: the config's, else 8787. */
   readonly port?: number;
@@ -102,11 +108,14 @@ function userIdOf(identity: Identity): string {
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const env = options.env ?? process.env;
   const progress = options.progress ?? (() => {});
-  const deploymentDir = directory(options.deploymentDir, '--dir');
-  const { file: configFile, config } = loadConfig(deploymentDir, options.configFile);
-  progress(configFile ? `config: ${configFile}` : `no aalis.config.json in ${deploymentDir}: using the defaults`);
+  const found = options.deploymentDir !== undefined ? directory(options.deploymentDir, '--dir') : deploymentDirOf(process.cwd());
+  const configDir = found ?? process.cwd();
+  const { file: configFile, config } = loadConfig(configDir, options.configFile);
+  progress(configFile ? `config: ${configFile}` : `no aalis.config.json in ${configDir}: using the defaults`);
   const deployment = chooseDeployment(options.deployment, config.deployment, env);
-  const dataDir = resolve(options.dataDir ?? join(deploymentDir, 'data'));
+  // The same rule as every other command's, so `aalis exec` run here knows this data directory.
+  const data = chooseDataDir({ data: options.dataDir, dir: found, env });
+  const dataDir = data.dataDir;
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const consoleIdentity = config.console.as ?? terminalIdentity();
   const host = options.host ?? config.server.host ?? '127.0.0.1';
@@ -124,10 +133,21 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   progress(`listening on ${host}…`);
   const port = await listen(server, options.port ?? config.server.port ?? DEFAULT_PORT, host);
 
+  // Noted before the kernel starts, so a command run meanwhile already keeps off this data and port.
+  let unregister = () => {};
+  try {
+    unregister = registerDaemon({ dataDir: realpathSync(dataDir), port }, env);
+  } catch (error) {
+    // Commands run from the deployment directory still know this data directory by the shared
+    // rule; commands run elsewhere do not, so say so.
+    progress(`WARNING: could not note this daemon in ${registryDir(env)} (${(error as Error).message}); aalis commands run outside ${data.deployment ?? dataDir} will not know its data directory and port`);
+  }
+  const others = otherInstances(data, env);
   let started: DaemonKernel;
   try {
-    started = await startKernel({ dataDir, deploymentDir, configFile, config, deployment, port, consoleIdentity, env, progress });
+    started = await startKernel({ dataDir, deploymentDir: data.deployment, otherData: others.otherData, localPorts: [port, ...others.ports], configFile, config, deployment, port, consoleIdentity, env, progress });
   } catch (error) {
+    unregister();
     await new Promise<void>((r) => server.close(() => r()));
     throw error;
   }
@@ -143,6 +163,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const calls = new CallTracker();
   const placed = new Set<string>();
   const podRoutes: PodRouteHandler | undefined = started.pod?.routes(kernel);
+  const podCapabilities = new PodCapabilities();
 
   const place = async (turn: OriginTurn) => {
     if (started.docker === undefined) return;
@@ -166,7 +187,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     console: { as: consoleIdentity },
     pid: process.pid,
   });
-  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status };
+  const podCapability = () => {
+    if (podRoutes === undefined) throw new ApiError('not-found', started.pod ? 'the Isolation Pod did not start, so there is no panel to open.' : 'the Isolation Pod (@aalis/plugin-pod) is not installed in this daemon.');
+    return podCapabilities.issue();
+  };
+  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, podCapability };
 
   ready = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://daemon.invalid');
@@ -189,14 +214,21 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     }
     if (url.pathname === '/healthz') return sendJson(res, 200, { ok: true });
     if (!url.pathname.startsWith('/api/') && !isPod) throw new ApiError('not-found', `there is nothing at ${url.pathname}; the API is under /api/ and the console at /console.`);
-    // The pod's panel cannot send the header, so there the console's same-site cookie counts too.
-    if (!bearerMatches(req, token) && !(isPod && cookieMatches(req, token))) {
-      res.setHeader('www-authenticate', 'Bearer realm="aalis"');
-      throw new ApiError('unauthorized', "this needs the daemon's token: send 'Authorization: Bearer <token>' (printed at start, and in <data>/daemon/token).");
-    }
     if (isPod) {
+      // The panel's page holds no data (like the console's); its API takes the owner's token or a
+      // pod capability the console handed the panel in the address's fragment. No cookie counts:
+      // a cookie is not tied to a port, so every other server on 127.0.0.1 would receive it.
+      const page = url.pathname === '/pod' || url.pathname === '/pod/';
+      if (!page && !bearerMatches(req, token) && !podCapabilities.matches(req)) {
+        res.setHeader('www-authenticate', 'Bearer realm="aalis-pod"');
+        throw new ApiError('unauthorized', "the pod's API needs 'Authorization: Bearer <token>' or a pod capability: open the pod's panel from the console (cookies are not accepted).");
+      }
       if (podRoutes && (await podRoutes(req, res, url))) return;
       throw new ApiError('not-found', started.pod ? `the Isolation Pod did not start, or has no route ${url.pathname}.` : 'the Isolation Pod (@aalis/plugin-pod) is not installed in this daemon.');
+    }
+    if (!bearerMatches(req, token)) {
+      res.setHeader('www-authenticate', 'Bearer realm="aalis"');
+      throw new ApiError('unauthorized', "this needs the daemon's token: send 'Authorization: Bearer <token>' (printed at start, and in <data>/daemon/token).");
     }
     await handleApi(ctx, req, res, url);
   };
@@ -220,6 +252,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         server.close(() => r());
         server.closeAllConnections();
       });
+      unregister();
       progress('stopped.');
     })();
     return stopped;

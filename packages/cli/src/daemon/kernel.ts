@@ -15,7 +15,12 @@ import { type PodModule, loadPod } from './pod.js';
 /** What the daemon's kernel is built from. */
 export interface KernelPlan {
   readonly dataDir: string;
-  readonly deploymentDir: string;
+  /** The deployment directory, when there is one: its `data/` and `data-*` are unreadable. */
+  readonly deploymentDir: string | undefined;
+  /** Every other data directory the daemon knows of (the default, running daemons'): unreadable, unwritable. */
+  readonly otherData: readonly string[];
+  /** Ports the sandbox must not reach: the daemon's own and every other running daemon's. */
+  readonly localPorts: readonly number[];
   readonly configFile: string | undefined;
   readonly config: DaemonConfig;
   readonly deployment: ChosenDeployment;
@@ -38,11 +43,11 @@ export interface DaemonKernel {
   stop(): Promise<void>;
 }
 
-/** The pod's config: the config file's `pod` section plus the daemon's own port (kept off the sandbox). */
+/** The pod's config: the config file's `pod` section plus the daemon's own port and every other running daemon's (kept off the sandbox). */
 function podConfigOf(plan: KernelPlan): Record<string, unknown> {
   const own = plan.config.pod ?? {};
   const ports = Array.isArray(own.localPorts) ? own.localPorts : [];
-  return { ...own, localPorts: [...ports, plan.port] };
+  return { ...own, localPorts: [...new Set([...ports, plan.port, ...plan.localPorts])] };
 }
 
 /** The owners of the config plus the console's identity. */
@@ -101,9 +106,10 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
     .use(reachPlugin, {
       install: install.dir,
       form: install.form,
-      deployment: plan.deploymentDir,
+      ...(plan.deploymentDir !== undefined ? { deployment: plan.deploymentDir } : {}),
       ...(plan.configFile !== undefined ? { configFile: plan.configFile } : {}),
-      localPorts: [plan.port],
+      otherData: [...plan.otherData],
+      localPorts: [...plan.localPorts],
     })
     .use(toolsPlugin)
     .use(builtinToolsPlugin)

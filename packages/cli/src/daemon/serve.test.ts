@@ -1,9 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApprovalResolvedEventSchema, ReadyEventSchema, SettingsChangedEventSchema, SettingsViewSchema, ToolOutcomeSchema, ToolsAnswerSchema, TurnAnswerSchema } from './payloads.js';
 import { deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe, subscribe } from './serve-process.testing.js';
 
-const CONFIG = { owners: { chat: ['alice'] }, approval: { timeoutMs: 60_000 } };
+const CONFIG = { owners: { chat: ['alice', 'bob'] }, approval: { timeoutMs: 60_000 } };
 
 describe('aalis serve: a bad config names the file, the field and the expectation', () => {
   const cases = [
@@ -81,6 +82,47 @@ describe('aalis serve: the API', () => {
     const events = await fetch(`${daemon.url}/api/events`);
     expect(events.status).toBe(401);
     expect((await daemon.api('GET', '/api/approvals/pending')).status).toBe(200);
+  });
+
+  it("sets no cookie anywhere; the pod's API refuses the old token cookie and takes a capability that opens only the pod", async () => {
+    for (const path of ['/console', '/pod', '/healthz', '/api/status', '/api/pod/settings']) {
+      const res = await fetch(`${daemon.url}${path}`, { headers: { authorization: `Bearer ${daemon.token}` } });
+      expect(res.headers.get('set-cookie')).toBeNull();
+      await res.body?.cancel();
+    }
+    const cookie = await fetch(`${daemon.url}/api/pod/settings`, { headers: { cookie: `aalis_token=${encodeURIComponent(daemon.token)}` } });
+    expect(cookie.status).toBe(401);
+    expect(((await cookie.json()) as { error: { message: string } }).error.message).toContain('cookies are not accepted');
+    const pass = await daemon.api('POST', '/api/console/pod-capability');
+    expect(pass.status).toBe(200);
+    expect(pass.body.capability).not.toContain(daemon.token);
+    expect((await daemon.api('GET', '/api/pod/settings', undefined, pass.body.capability)).status).toBe(200);
+    expect((await daemon.api('GET', '/api/status', undefined, pass.body.capability)).status).toBe(401);
+    expect((await daemon.api('POST', '/api/console/pod-capability', undefined, pass.body.capability)).status).toBe(401);
+  });
+
+  it("GET /api/tools publishes each tool's parameters as JSON Schema, and the answers and events have DAEMON.md's shapes", async () => {
+    const listed = await daemon.api('GET', '/api/tools');
+    const { tools } = ToolsAnswerSchema.strict().parse(listed.body);
+    const run = tools.find((t) => t.name === 'run_command');
+    expect(run?.parameters).toMatchObject({ type: 'object', properties: { command: expect.any(Object) }, required: expect.arrayContaining(['command']) });
+    for (const tool of tools) expect(tool.parameters.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+
+    const stream = await subscribe(daemon.url, daemon.token, '?session=chat-shapes');
+    try {
+      expect(ReadyEventSchema.strict().parse(stream.events[0]?.data)).toMatchObject({ session: 'chat-shapes' });
+      TurnAnswerSchema.strict().parse((await daemon.api('POST', '/api/turns', { turn: ownerTurn('chat-shapes'), message: 'hi' })).body);
+      SettingsViewSchema.strict().parse((await daemon.api('POST', '/api/sessions/chat-shapes/settings', { boundary: 'deny' })).body);
+      SettingsChangedEventSchema.strict().parse(await stream.next('session/settings-changed'));
+      expect((await daemon.api('POST', '/api/sessions/chat-shapes/settings', { boundary: 'ask' })).status).toBe(200);
+      const call = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo x > ${outside}/shapes.txt` }, turn: ownerTurn('chat-shapes') });
+      const { code } = await stream.next('approval/requested');
+      expect((await daemon.api('POST', '/api/approvals/reply', { code, decision: 'reject', by: { platform: 'chat', userId: 'alice' } })).status).toBe(200);
+      expect(ToolOutcomeSchema.parse((await call).body)).toMatchObject({ ok: false, kind: 'denied' });
+      expect(ApprovalResolvedEventSchema.strict().parse(await stream.next('approval/resolved'))).toMatchObject({ outcome: { outcome: 'rejected' }, via: 'human' });
+    } finally {
+      stream.close();
+    }
   });
 
   it('refuses a bad body with 400 naming the field, and an unknown route with 404', async () => {
@@ -178,13 +220,67 @@ describe('aalis serve: the API', () => {
 
   it("a sandboxed command cannot reach the daemon's own port", async () => {
     const port = new URL(daemon.url).port;
-    const probe = `require('net').connect(${port}, '127.0.0.1').on('connect', () => { console.log('reached'); process.exit(0); }).on('error', (e) => { console.log('refused ' + e.code); process.exit(0); })`;
-    const result = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: [process.execPath, '-e', probe], network: 'on' }, turn: ownerTurn('chat-port') });
-    expect(result.body.ok).toBe(true);
-    expect(result.body.value.stdout).toMatch(/^refused /);
+    const probe = (host: string) =>
+      `require('net').connect(${port}, '${host}').on('connect', () => { console.log('reached'); process.exit(0); }).on('error', (e) => { console.log('refused ' + e.code); process.exit(0); })`;
+    // In the sandbox, 127.0.0.1 is its own loopback; the host's is slirp's gateway 10.0.2.2.
+    for (const host of ['127.0.0.1', '10.0.2.2']) {
+      const result = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: [process.execPath, '-e', probe(host)], network: 'on' }, turn: ownerTurn('chat-port') });
+      expect(result.body.ok).toBe(true);
+      expect(result.body.value.stdout).toMatch(/^refused /);
+    }
     // The same probe from here does reach it: the refusal above is the sandbox's.
     const { execFileSync } = await import('node:child_process');
-    expect(execFileSync(process.execPath, ['-e', probe], { encoding: 'utf8' })).toBe('reached\n');
+    expect(execFileSync(process.execPath, ['-e', probe('127.0.0.1')], { encoding: 'utf8' })).toBe('reached\n');
+  });
+
+  it("one person's last used settings are never another's starting point, and a settings change to an unknown conversation is 404", async () => {
+    const open = async (session: string, userId: string) => (await daemon.api('POST', '/api/turns', { turn: ownerTurn(session, userId) })).body;
+    expect((await open('scope-alice-1', 'alice')).settings.tier).toBe('workspace');
+    expect((await daemon.api('POST', '/api/sessions/scope-alice-1/settings', { tier: 'full' })).status).toBe(200);
+    // Another owner's, and a non-owner's, new conversations start from their own (the defaults).
+    expect(await open('scope-bob-1', 'bob')).toMatchObject({ principal: 'owner', settings: { tier: 'workspace' } });
+    expect(await open('scope-mallory-1', 'mallory')).toMatchObject({ principal: 'other', settings: { tier: 'workspace' } });
+    // A tool call's new conversation too: mallory's command runs in the sandbox, not on the host.
+    const call = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'echo hi' }, turn: ownerTurn('scope-mallory-2', 'mallory') });
+    expect((await daemon.api('GET', '/api/sessions/scope-mallory-2/settings')).body.settings.tier).toBe('workspace');
+    expect(call.body.value?.where ?? call.body.kind).not.toBe('host');
+    // The person who chose full gets it again in their next conversation.
+    expect((await open('scope-alice-2', 'alice')).settings.tier).toBe('full');
+    const lastUsed = (await daemon.api('GET', '/api/sessions')).body.lastUsed;
+    expect(lastUsed['chat:alice'].tier).toBe('full');
+    expect(lastUsed['chat:bob']).toBeUndefined();
+
+    for (const [method, body] of [['POST', { tier: 'full' }], ['GET', undefined]] as const) {
+      const unknown = await daemon.api(method, '/api/sessions/never-opened/settings', body);
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error.kind).toBe('not-found');
+      expect(unknown.body.error.message).toContain("no conversation 'never-opened'");
+    }
+    expect((await daemon.api('GET', '/api/sessions')).body.sessions.map((s: { id: string }) => s.id)).not.toContain('never-opened');
+    // Nor did the refused change become anybody's last used settings.
+    expect((await open('scope-bob-2', 'bob')).settings.tier).toBe('workspace');
+  });
+
+  it('refuses approvedBy from an adapter with 400, in a turn and in the turn that started it; nothing runs', async () => {
+    const alice = { platform: 'chat', userId: 'alice' };
+    const marker = join(dir, 'data', 'workspace', 'approved-by-adapter.txt');
+    const mallory = ownerTurn('chat-vouch', 'mallory');
+    const turns = [
+      { ...mallory, approvedBy: alice },
+      { ...mallory, category: 'continuation', startedBy: { ...ownerTurn('chat-vouch', 'mallory'), approvedBy: alice } },
+    ];
+    const paths = ['turn.approvedBy', 'turn.startedBy.approvedBy'];
+    for (const [i, turn] of turns.entries()) {
+      const call = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo ran > ${marker}` }, turn });
+      expect(call.status).toBe(400);
+      expect(call.body.error.kind).toBe('invalid-body');
+      expect(call.body.error.message).toContain(`${paths[i]}: only the daemon sets this`);
+      const opened = await daemon.api('POST', '/api/turns', { turn });
+      expect(opened.status).toBe(400);
+      expect(opened.body.error.message).toContain(paths[i]);
+    }
+    expect(existsSync(marker)).toBe(false);
+    expect((await daemon.api('GET', '/api/sessions/chat-vouch/settings')).status).toBe(404);
   });
 
   it("settings change through the kernel's rules: plan forces readonly, raising the tier in plan is refused with 409", async () => {
@@ -241,6 +337,7 @@ describe('aalis serve: SIGTERM stops cleanly', () => {
       // conversation's tier is set first, as a new one would inherit the last used settings.
       const hostMarker = `${marker}-host`;
       for (const [session, tier] of [['chat-stop-host', 'full'], ['chat-stop-run', 'workspace'], ['chat-stop-ask', 'workspace']]) {
+        expect((await daemon.api('POST', '/api/turns', { turn: ownerTurn(session as string) })).status).toBe(200);
         expect((await daemon.api('POST', `/api/sessions/${session}/settings`, { tier })).status).toBe(200);
       }
       const running = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `sleep 300; echo ${marker}` }, turn: ownerTurn('chat-stop-run') });

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { bearerMatches, cookieMatches, isLoopback, newToken } from './token.js';
+import { POD_CAPABILITY_MS, PodCapabilities } from './pod-capability.js';
+import { bearerMatches, isLoopback, newToken } from './token.js';
 
 const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 
@@ -37,12 +38,22 @@ describe('the token', () => {
   ])('header %j matches: %s', (headers, expected) => {
     expect(bearerMatches(request(headers), token)).toBe(expected);
   });
-  it.each([
-    [`aalis_token=${encodeURIComponent(token)}`, true],
-    [`a=1; aalis_token=${token}; b=2`, true],
-    [`aalis_token=${token}x`, false],
-    [`other=${token}`, false],
-  ])('cookie %s matches: %s', (cookie, expected) => {
-    expect(cookieMatches(request({ cookie }), token)).toBe(expected);
+});
+
+describe('pod capabilities', () => {
+  it('open only while they live, and are not the token', () => {
+    let now = 1_000;
+    const caps = new PodCapabilities(() => now);
+    const { capability, expiresAt } = caps.issue();
+    expect(expiresAt).toBe(1_000 + POD_CAPABILITY_MS);
+    expect(capability).toMatch(/^pod_[A-Za-z0-9_-]{43}$/);
+    const bearer = (value: string) => request({ authorization: `Bearer ${value}` });
+    expect(caps.matches(bearer(capability))).toBe(true);
+    expect(caps.matches(bearer(`${capability}x`))).toBe(false);
+    expect(caps.matches(request({ cookie: `aalis_token=${capability}` }))).toBe(false);
+    now = expiresAt - 1;
+    expect(caps.matches(bearer(capability))).toBe(true);
+    now = expiresAt;
+    expect(caps.matches(bearer(capability))).toBe(false);
   });
 });

@@ -6,31 +6,23 @@ export function newToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** The cookie the console sets so the pod's panel (which cannot send the header) is let in. */
-export const TOKEN_COOKIE = 'aalis_token';
-
-function same(given: string, token: string): boolean {
+/** Compares two secrets in constant time (over their digests, so lengths do not show). */
+export function same(given: string, token: string): boolean {
   const digest = (s: string) => createHash('sha256').update(s).digest();
   return timingSafeEqual(digest(given), digest(token));
 }
 
-/** Whether the request carries `Authorization: Bearer <token>`; compared in constant time. */
-export function bearerMatches(req: IncomingMessage, token: string): boolean {
+/** The value of `Authorization: Bearer <value>`, if the request carries one. */
+export function bearerOf(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
-  if (typeof header !== 'string') return false;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1] !== undefined && same(match[1], token);
+  if (typeof header !== 'string') return undefined;
+  return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
 }
 
-/** Whether the request carries the console's cookie with the token. */
-export function cookieMatches(req: IncomingMessage, token: string): boolean {
-  const header = req.headers.cookie;
-  if (typeof header !== 'string') return false;
-  for (const part of header.split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name === TOKEN_COOKIE && same(decodeURIComponent(value.join('=')), token)) return true;
-  }
-  return false;
+/** Whether the request carries `Authorization: Bearer <token>`; compared in constant time. */
+export function bearerMatches(req: IncomingMessage, token: string): boolean {
+  const given = bearerOf(req);
+  return given !== undefined && same(given, token);
 }
 
 /** Whether an address is on the loopback (127.0.0.0/8, ::1, or either mapped). */

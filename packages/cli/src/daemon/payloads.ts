@@ -1,0 +1,129 @@
+import { ChatMessageSchema, IdentitySchema, OriginTurnSchema, RISK_LEVELS, SessionSettingsSchema } from '@aalis/core';
+import { RESOLUTION_SOURCES } from '@aalis/plugin-approval';
+import { z } from 'zod';
+import { STREAMED_EVENTS } from './events.js';
+
+// The shapes an adapter author meets, as zod schemas: the routes validate bodies and build answers
+// with them, and DAEMON.md's payload tables are generated from them (`pnpm --filter @aalis/cli
+// docs:daemon`), so the documentation cannot drift from what the daemon does.
+
+/**
+ * Fields of a turn only the daemon may set: an adapter vouches for the identity it authenticated
+ * (`authorised`, `by`), never for an approval. `approvedBy` makes the approver the principal, so
+ * taking it from an adapter would let any adapter's word run a non-owner's call as the owner's.
+ */
+export const DAEMON_ONLY_TURN_FIELDS = ['approvedBy'] as const;
+
+function daemonOnlyFieldsOf(raw: unknown, path: readonly string[] = []): string[][] {
+  if (typeof raw !== 'object' || raw === null) return [];
+  const here = DAEMON_ONLY_TURN_FIELDS.filter((f) => f in raw).map((f) => [...path, f]);
+  return [...here, ...daemonOnlyFieldsOf((raw as { startedBy?: unknown }).startedBy, [...path, 'startedBy'])];
+}
+
+/** A turn as an adapter may send it: core's `OriginTurnSchema`, with the daemon-only fields refused (not dropped). */
+export const AdapterTurnSchema = z
+  .unknown()
+  .transform((raw, ctx) => {
+    for (const path of daemonOnlyFieldsOf(raw)) {
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: 'only the daemon sets this (when an owner answers an ask); an adapter vouches only for the identity it authenticated (turn.authorised), so leave it out',
+      });
+    }
+    return raw;
+  })
+  .pipe(OriginTurnSchema)
+  .meta({ id: 'OriginTurn', description: 'the turn (see the OriginTurn table)' });
+
+const Session = z.string().describe('the root conversation id');
+const SessionRef = z.object({ id: z.string(), rootId: z.string().optional() }).describe('the conversation (a child session names its root)');
+
+/** `POST /api/turns`. */
+export const TurnBody = z
+  .object({
+    turn: AdapterTurnSchema,
+    message: ChatMessageSchema.shape.content.optional().describe("appended to the conversation's history"),
+  })
+  .strict();
+
+/** `POST /api/tools/call`. */
+export const CallBody = z
+  .object({
+    tool: z.string().min(1).describe('a name from GET /api/tools'),
+    params: z.unknown().describe("the tool's parameters, as its JSON Schema in GET /api/tools says"),
+    turn: AdapterTurnSchema,
+    callId: z.string().min(1).max(200).optional().describe('your id for the call; shown beside its asks'),
+  })
+  .strict();
+
+/** The answer of `POST /api/turns`. */
+export const TurnAnswerSchema = z.object({
+  session: Session,
+  principal: z.enum(['owner', 'other']).describe("owner only when every identity the turn acts for is an owner's"),
+  settings: SessionSettingsSchema.describe("the conversation's settings"),
+});
+
+/** The answer of `POST /api/tools/call`: the tool's outcome (a refusal is not an API error). */
+export const ToolOutcomeSchema = z.union([
+  z.object({ ok: z.literal(true), value: z.unknown().describe("the tool's result (run_command: where, stdout, stderr, exitCode, signal, timedOut, truncated, grantedWrites)") }),
+  z.object({ ok: z.literal(false), kind: z.string().describe('why: denied, invalid-params, unavailable, …'), message: z.string().describe('for the model to read') }),
+]);
+
+/** The answer of `GET /api/tools`. */
+export const ToolsAnswerSchema = z.object({
+  tools: z.array(
+    z.object({
+      name: z.string(),
+      description: z.string(),
+      risk: z.enum(RISK_LEVELS).describe('high-risk tools are asked before they run'),
+      parameters: z.record(z.string(), z.unknown()).describe("the parameters' JSON Schema (draft 2020-12), as the daemon validates them"),
+    }),
+  ),
+});
+
+/** The answer of `GET` and `POST /api/sessions/:id/settings`. */
+export const SettingsViewSchema = z.object({
+  session: Session,
+  settings: SessionSettingsSchema,
+  pending: z.number().int().describe('asks waiting in it'),
+  grants: z.number().int().describe('remembered grants in it'),
+});
+
+/** The `ready` event: the first of every stream. */
+export const ReadyEventSchema = z.object({
+  events: z.array(z.enum(STREAMED_EVENTS)).describe('the event names this stream carries'),
+  session: z.string().optional().describe('the ?session= filter, when given'),
+});
+
+/** The `approval/resolved` event. */
+export const ApprovalResolvedEventSchema = z.object({
+  id: z.string(),
+  code: z.string().nullable().describe('null when the ask was answered without being shown (a grant, the none approver)'),
+  session: SessionRef,
+  outcome: z
+    .union([
+      z.object({ outcome: z.literal('approved'), by: z.union([IdentitySchema, z.literal('reviewer')]), remembered: z.boolean() }),
+      z.object({ outcome: z.literal('rejected'), by: z.union([IdentitySchema, z.enum(['reviewer', 'policy'])]), reason: z.string() }),
+      z.object({ outcome: z.literal('expired'), afterMs: z.number() }),
+    ])
+    .describe('how it ended: the outcome itself is outcome.outcome'),
+  via: z.enum(RESOLUTION_SOURCES),
+  grantId: z.string().optional().describe('when a grant answered it, or a reply made one'),
+});
+
+/** The `session/settings-changed` event. */
+export const SettingsChangedEventSchema = z.object({
+  sessionId: z.string().describe('the root conversation id (a string here, where approval events carry a session object)'),
+  previous: SessionSettingsSchema,
+  next: SessionSettingsSchema,
+});
+
+/** A schema as JSON Schema (its input side: what a sender must send); a part JSON Schema cannot say becomes `{}` (any). */
+export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  try {
+    return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  } catch (error) {
+    return { description: `not representable as JSON Schema (${error instanceof Error ? error.message : String(error)}); the daemon still validates it` };
+  }
+}
