@@ -67,6 +67,22 @@ export const AuditRecordSchema = z.discriminatedUnion('event', [
     scope: ScopeSchema,
     by: IdentitySchema.nullable(),
   }),
+  z.object({
+    ...Base,
+    event: z.literal('revoke-refused'),
+    grantId: z.string(),
+    by: IdentitySchema,
+    message: z.string(),
+  }),
+  z.object({
+    ...Base,
+    event: z.literal('grant-dropped'),
+    grantId: z.string(),
+    session: z.string(),
+    scope: ScopeSchema,
+    /** Why the grant is not (or no longer) in force. */
+    reason: z.string(),
+  }),
 ]);
 /** One line of the audit log. */
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
