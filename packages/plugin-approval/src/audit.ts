@@ -71,6 +71,8 @@ export const AuditRecordSchema = z.discriminatedUnion('event', [
     ...Base,
     event: z.literal('revoke-refused'),
     grantId: z.string(),
+    /** The grant's session, when the grant exists (the refusal does not tell the caller). */
+    session: z.string().nullable(),
     by: IdentitySchema,
     message: z.string(),
   }),

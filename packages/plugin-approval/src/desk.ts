@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApprovalOutcome, ApprovalRequest, AuthorityService, DurableStore, Identity, KernelEventPayload, Sessions } from '@aalis/core';
 import { describeError } from '@aalis/core';
 import { AuditLog, turnSummaryOf } from './audit.js';
+import { currentCallSignal } from './call-scope.js';
 import { parseCode } from './code.js';
 import type { ResolutionSource } from './events.js';
 import { type Grant, GrantBook } from './grants.js';
@@ -26,6 +27,11 @@ export interface DeskOptions {
   /** Told about faults that have no caller to answer (a pending-document write that failed). */
   readonly warn?: (message: string) => void;
   readonly now?: () => number;
+}
+
+/** The answer for an ask whose call ended before anybody answered. */
+function cancelled(call: AbortSignal): ApprovalOutcome {
+  return policyReject(`the tool call that asked ended before an answer (${describeError(call.reason)}); ${NOTHING_DONE}, and nothing will be done for it later. Ask again in a new call.`);
 }
 
 type Answer = { readonly outcome: ApprovalOutcome; readonly via: ResolutionSource; readonly remember?: boolean };
@@ -68,7 +74,7 @@ export class ApprovalDesk implements ApprovalDeskService {
       return policyReject(`the approval request was malformed (${issues}); ${NOTHING_DONE}.`);
     }
     try {
-      return await this.#ask(input);
+      return await this.#ask(input, currentCallSignal());
     } catch (error) {
       return policyReject(`the approval service failed (${describeError(error)}); ${NOTHING_DONE}.`);
     }
@@ -152,9 +158,10 @@ export class ApprovalDesk implements ApprovalDeskService {
     await Promise.all(ending);
   }
 
-  async #ask(request: ApprovalRequest): Promise<ApprovalOutcome> {
+  async #ask(request: ApprovalRequest, call: AbortSignal | undefined): Promise<ApprovalOutcome> {
     const id = `apr-${randomUUID()}`;
     const session = scopeSessionOf(request);
+    if (call?.aborted) return this.#answerAtOnce(id, request, { outcome: cancelled(call), via: 'cancelled' });
     // A child session's turn answers to its root conversation's approver, as its grants do.
     const { approver } = await this.options.sessions.settings(session);
 
@@ -210,6 +217,15 @@ export class ApprovalDesk implements ApprovalDeskService {
         rememberable: request.rememberable,
         timeoutMs: this.options.timeoutMs,
       });
+    // The call that asked ended (its caller hung up, the daemon stops): so does the ask, and
+    // nothing it would have allowed is done later. Wired after the `requested` line is queued,
+    // so a cancellation's `resolved` line always follows it.
+    const onCallEnd = () => {
+      if (call && this.#table.claim(entry)) void this.#finish(entry, { outcome: cancelled(call), via: 'cancelled' });
+    };
+    if (call?.aborted) onCallEnd();
+    call?.addEventListener('abort', onCallEnd, { once: true });
+    void answered.then(() => call?.removeEventListener('abort', onCallEnd));
     try {
       await recorded;
     } catch (error) {
@@ -372,7 +388,7 @@ export class ApprovalDesk implements ApprovalDeskService {
   async #revoke(id: string, by: Identity): Promise<RevokeResult> {
     if (!this.options.authority.isOwner(by)) {
       const message = `only the owner may revoke grants; ${by.platform}:${by.userId} is not an owner. Grant ${id} was not touched; ask the owner to revoke it.`;
-      await this.#audit.append({ event: 'revoke-refused', grantId: id, by, message }).catch((error) => this.#warn(`approval: audit write failed for a refused revocation of ${id}: ${describeError(error)}`));
+      await this.#audit.append({ event: 'revoke-refused', grantId: id, session: this.book.get(id)?.session ?? null, by, message }).catch((error) => this.#warn(`approval: audit write failed for a refused revocation of ${id}: ${describeError(error)}`));
       return { ok: false, refused: 'not-owner', message };
     }
     const grant = this.book.get(id);

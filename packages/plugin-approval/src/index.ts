@@ -1,4 +1,5 @@
 export { AUDIT_LOG, type AuditEntry, AuditLog, type AuditRecord, AuditRecordSchema } from './audit.js';
+export { currentCallSignal, withinCall } from './call-scope.js';
 export { CODE_ALPHABET, CODE_LENGTH_RANGE, type ParsedCode, parseCode, randomCode } from './code.js';
 export { ApprovalDesk, type DeskOptions } from './desk.js';
 export { type ApprovalDeskService, approvalDesk, type PendingView, REVOKE_REFUSALS, type RevokeRefusal, type RevokeResult } from './desk-service.js';

@@ -13,7 +13,7 @@ import {
   sessions,
   tools,
 } from '@aalis/core';
-import { type ApprovalDeskService, type AuditLog, approvalDesk, REPLY_DECISIONS } from '@aalis/plugin-approval';
+import { type ApprovalDeskService, type AuditLog, approvalDesk, REPLY_DECISIONS, type RevokeRefusal, withinCall } from '@aalis/plugin-approval';
 import { z } from 'zod';
 import type { CallTracker } from './calls.js';
 import type { EventHub } from './events.js';
@@ -52,6 +52,8 @@ const ReplyBody = z
   })
   .strict();
 const RevokeBody = z.object({ id: z.string().min(1), by: IdentitySchema.optional() }).strict();
+
+const REVOKE_STATUS: Record<RevokeRefusal, number> = { 'not-owner': 403, 'unknown-grant': 404, 'not-saved': 500 };
 
 type Handler = (ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL, params: string[]) => Promise<void>;
 
@@ -116,8 +118,10 @@ const ROUTES: readonly Route[] = [
       const root = body.turn.session.rootId ?? body.turn.session.id;
       await ctx.place(body.turn);
       await ctx.index.seen(root, body.turn.platform);
+      // Inside `withinCall`, every ask the call makes ends when the caller hangs up (cancelled,
+      // audited), so nothing is done for a call nobody waits for.
       const outcome = await ctx.calls.run(res, { session: root, tool: body.tool, params: body.params }, (signal, callId) =>
-        dispatcher(ctx).dispatch({ tool: body.tool, params: body.params, turn: body.turn, callId, signal }),
+        withinCall(signal, () => dispatcher(ctx).dispatch({ tool: body.tool, params: body.params, turn: body.turn, callId, signal })),
         body.callId,
       );
       if (!res.destroyed) sendJson(res, 200, outcome);
@@ -160,8 +164,9 @@ const ROUTES: readonly Route[] = [
     path: /^\/api\/grants\/revoke$/,
     async handler(ctx, req, res) {
       const body = await bodyOf(req, RevokeBody);
+      // `by` is the identity the adapter authenticated; the desk checks it is an owner.
       const result = await desk(ctx).grants.revoke(body.id, body.by ?? ctx.consoleIdentity);
-      if (!result.ok) throw new ApiError('not-found', result.message);
+      if (!result.ok) throw new ApiError(result.refused, result.message, REVOKE_STATUS[result.refused]);
       sendJson(res, 200, result);
     },
   },
