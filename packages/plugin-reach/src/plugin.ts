@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { INSTALL_FORMS, type Reach, reach, resolveReach } from '@aalis/api-reach';
+import { checkEnvPattern, INSTALL_FORMS, type Reach, reach, resolveReach } from '@aalis/api-reach';
 import { approval, authority, definePlugin, type OriginTurn, type SessionSettings, sessions, settingsScopeOf } from '@aalis/core';
 import { z } from 'zod';
 import { type Binding, reachBindings, reachInspector } from './bindings.js';
@@ -10,6 +10,11 @@ import { gitDirsOf } from './git-dirs.js';
 import { reachHostOf } from './host.js';
 import { captureLoginEnv, type LoginEnv } from './login-env.js';
 import { realPathOfSync } from './real-path.js';
+
+const EnvPatternSchema = z.string().superRefine((pattern, ctx) => {
+  const problem = checkEnvPattern(pattern);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** Config of the reach plugin. Paths may be relative to the working directory; they become real paths at activation. */
 export const ReachConfigSchema = z.object({
@@ -34,6 +39,18 @@ export const ReachConfigSchema = z.object({
   loginShell: z.string().min(1).optional(),
   loginShellTimeoutMs: z.number().int().positive().default(3000),
   platform: z.enum(['linux', 'darwin', 'win32']).optional(),
+  /**
+   * The sandboxed command's environment: variables named like credentials (api-reach's
+   * `SECRET_ENV_RULES`) are removed; `allow` lets names or patterns through anyway (never
+   * `AALIS_*`), `deny` removes more.
+   */
+  env: z
+    .object({
+      allow: z.array(EnvPatternSchema).default([]),
+      deny: z.array(EnvPatternSchema).default([]),
+    })
+    .strict()
+    .default({ allow: [], deny: [] }),
 });
 /** Config of the reach plugin. */
 export type ReachConfig = z.infer<typeof ReachConfigSchema>;
@@ -116,7 +133,7 @@ export const reachPlugin = definePlugin({
       return { binding, sessionTmp, currentReach };
     };
 
-    ctx.provide(reachInspector, { host: () => host, reachOf: async (turn) => (await prepare(turn)).currentReach() });
+    ctx.provide(reachInspector, { host: () => host, reachOf: async (turn) => (await prepare(turn)).currentReach(), secretEnv: () => config.env });
 
     ctx.provide(reach, {
       async forCall(turn) {
@@ -130,6 +147,7 @@ export const reachPlugin = definePlugin({
           current: currentReach,
           approval: () => ctx.maybe(approval),
           hostEnv: async () => (await loginEnv()).env,
+          secretEnv: config.env,
         });
       },
     });
