@@ -104,6 +104,7 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
       deployment: plan.deploymentDir,
       ...(plan.configFile !== undefined ? { configFile: plan.configFile } : {}),
       localPorts: [plan.port],
+      ...(plan.config.reach ? { env: plan.config.reach.env } : {}),
     })
     .use(toolsPlugin)
     .use(builtinToolsPlugin)
