@@ -8,6 +8,8 @@ const callSignal = new AsyncLocalStorage<AbortSignal>();
  * cancelled (audited) and an ask made after that is refused at once. Held in the call's async
  * context rather than passed along, so an ask made by any plugin (core's high-risk gate,
  * reach's credential, a third-party tool) is tied to its call without each one threading it.
+ * Work a call leaves running after it answers keeps this context; a signal aborts only while
+ * its call runs (the daemon drops it after the answer), so such work is never cancelled late.
  */
 export function withinCall<T>(signal: AbortSignal, run: () => T): T {
   return callSignal.run(signal, run);
