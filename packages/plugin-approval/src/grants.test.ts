@@ -129,6 +129,30 @@ describe('grants', () => {
     await h.kernel.stop();
   });
 
+  it('two answers remembering the same scope at once leave one grant, and the audit log says which', async () => {
+    const h = await startKernel();
+    const first = h.gate.ask(writeAsk('/srv/twice'));
+    const second = h.gate.ask(writeAsk('/srv/twice'));
+    const codes = [(await h.nextRequest()).code, (await h.nextRequest()).code];
+    const replies = await Promise.all(codes.map((code) => h.desk.reply({ code, decision: 'approve-remember', by: OWNER })));
+    expect(await first).toMatchObject({ outcome: 'approved', remembered: true });
+    expect(await second).toMatchObject({ outcome: 'approved', remembered: true });
+    const [grant] = h.desk.grants.list('s1');
+    expect(h.desk.grants.list('s1')).toHaveLength(1);
+    expect(replies.map((r) => r.ok && r.grantId)).toEqual([grant!.id, grant!.id]);
+    const audit = await h.audit();
+    const named = audit.flatMap((r) => (r.event === 'resolved' && r.grantId !== undefined ? [r.grantId] : []));
+    const dropped = audit.filter((r) => r.event === 'grant-dropped');
+    // Each answer's line named a grant before it was written; the one never written is dropped in the log.
+    expect(dropped).toHaveLength(1);
+    expect(new Set(named).size).toBe(2);
+    expect(dropped.every((r) => r.event === 'grant-dropped' && r.grantId !== grant!.id && /already covers the same scope/.test(r.reason))).toBe(true);
+    await h.kernel.stop();
+    const again = await startKernel({ dir: h.dir });
+    expect(again.desk.grants.list('s1').map((g) => g.id)).toEqual([grant!.id]);
+    await again.kernel.stop();
+  });
+
   it('survive a restart, and so does a revocation', async () => {
     const first = await startKernel();
     await askAndReply(first, writeAsk('/srv/kept'), 'approve-remember');
