@@ -30,6 +30,7 @@ describe('the sandbox environment filter', () => {
     ['AZURE_CLIENT_SECRET', '*SECRET*'],
     ['SESSION_COOKIE', '*COOKIE*'],
     ['SENTRY_DSN', '*_DSN'],
+    ['SLACK_WEBHOOK_URL', '*WEBHOOK*'],
     ['DATABASE_URL', '*DATABASE_URL*'],
     ['TOKEN', 'TOKEN'],
     ['CI_JOB_TOKEN', '*_TOKEN'],

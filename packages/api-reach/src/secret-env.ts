@@ -37,6 +37,7 @@ export const SECRET_ENV_RULES: readonly SecretEnvRule[] = [
   { pattern: '*PASSPHRASE*', reason: 'a passphrase', allowable: true },
   { pattern: '*CREDENTIAL*', reason: 'credentials or the file holding them (GOOGLE_APPLICATION_CREDENTIALS, …)', allowable: true },
   { pattern: '*COOKIE*', reason: 'a session cookie', allowable: true },
+  { pattern: '*WEBHOOK*', reason: 'a webhook URL: posting to it needs no other credential (SLACK_WEBHOOK_URL, …)', allowable: true },
   { pattern: '*_DSN', reason: 'a connection string, which carries its password (SENTRY_DSN, …)', allowable: true },
   { pattern: '*DATABASE_URL*', reason: 'a database URL, which carries its password', allowable: true },
   { pattern: 'AWS_*', reason: 'AWS credentials and the profile that selects them', allowable: true },
