@@ -45,6 +45,17 @@ export {
   SandboxUnavailableError,
   sandbox,
 } from './sandbox.js';
+export {
+  checkEnvPattern,
+  envNameMatches,
+  filterSecretEnv,
+  SECRET_ENV_RULES,
+  type SecretEnvConfig,
+  type SecretEnvDecision,
+  type SecretEnvResult,
+  type SecretEnvRule,
+  secretEnvRuleOf,
+} from './secret-env.js';
 export { type ReachService, reach } from './service.js';
 export {
   ACCESS_TIERS,

@@ -3,6 +3,7 @@ import { parse } from './args.js';
 import { sandboxOf } from './backends.js';
 import { BACKEND_CHOICES, type BackendChoice, resolveBackend } from './choices.js';
 import type { CliIo } from './io.js';
+import { describeSecretEnv, type SecretEnvView, secretEnvView } from './secret-env-view.js';
 
 export const DOCTOR_HELP = `aalis doctor: what works on this machine
 
@@ -11,6 +12,9 @@ Usage: aalis doctor [--backend ${BACKEND_CHOICES.join('|')}] [--json]
 Checks every sandbox backend (bubblewrap, user namespaces and the AppArmor restriction, seccomp;
 the Docker engine and image; sandbox-exec) and prints each check with the command that fixes it.
 Exits 0 only when the configured backend (--backend, default the platform's) works.
+Last it lists the environment filter of sandboxed commands: the variables removed (names that
+look like credentials) and the allow and deny lists of the daemon config (reach.env in
+aalis.config.json of the current directory, or --config FILE).
 `;
 
 async function probeOf(backend: 'linux' | 'darwin' | 'docker'): Promise<SandboxProbe> {
@@ -24,7 +28,7 @@ async function probeOf(backend: 'linux' | 'darwin' | 'docker'): Promise<SandboxP
 
 /** `aalis doctor`. */
 export async function doctorCommand(argv: readonly string[], io: CliIo): Promise<number> {
-  const { flags } = parse('doctor', argv, { backend: { type: 'string', choices: BACKEND_CHOICES }, json: { type: 'boolean' } });
+  const { flags } = parse('doctor', argv, { backend: { type: 'string', choices: BACKEND_CHOICES }, config: { type: 'string' }, json: { type: 'boolean' } });
   if (flags.help) {
     io.stdout(DOCTOR_HELP);
     return 0;
@@ -33,8 +37,15 @@ export async function doctorCommand(argv: readonly string[], io: CliIo): Promise
   io.stderr('aalis doctor: probing the sandbox backends…\n');
   const probes = await Promise.all((['linux', 'darwin', 'docker'] as const).map(probeOf));
   const ok = probes.find((p) => p.backend === configured)?.available === true;
+  // A config that cannot be read is reported, not thrown: the rest of the report still helps.
+  let environment: SecretEnvView | { error: string };
+  try {
+    environment = secretEnvView(process.cwd(), flags.config as string | undefined);
+  } catch (error) {
+    environment = { error: error instanceof Error ? error.message : String(error) };
+  }
   if (flags.json) {
-    io.stdout(`${JSON.stringify({ configured, ok, probes }, null, 2)}\n`);
+    io.stdout(`${JSON.stringify({ configured, ok, probes, environment }, null, 2)}\n`);
     return ok ? 0 : 1;
   }
   for (const probe of probes) {
@@ -45,6 +56,7 @@ export async function doctorCommand(argv: readonly string[], io: CliIo): Promise
       if (!check.ok && check.fix) io.stdout(`       fix: ${check.fix}\n`);
     }
   }
+  io.stdout(`\n${'error' in environment ? `environment of sandboxed commands: FAIL the config could not be read (${environment.error}); the daemon will not start with it` : describeSecretEnv(environment)}\n`);
   io.stdout(ok ? `\nThe configured backend (${configured}) works.\n` : `\nThe configured backend (${configured}) does not work here: commands in the sandboxed tiers will not run.\n`);
   return ok ? 0 : 1;
 }

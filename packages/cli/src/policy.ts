@@ -11,6 +11,7 @@ import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_C
 import { chooseDataDir } from './data-dir.js';
 import { type CliIo, UsageError } from './io.js';
 import { startLocal } from './runtime.js';
+import { describeSecretEnv, secretEnvView } from './secret-env-view.js';
 
 export const POLICY_HELP = `aalis policy: the sandbox policy of a tier, and its translation for a backend
 
@@ -22,8 +23,13 @@ it: the bubblewrap arguments on linux, the Seatbelt profile on darwin, the docke
 arguments (as the unprivileged uid restricted tiers run as) for docker. Only the sandboxed tiers
 (readonly, workspace) have a policy; confirm and full run on the host.
 
+Last comes the environment filter: the variables a sandboxed command does not get (names that
+look like credentials, each with its reason), and the allow and deny lists of the daemon config
+(reach.env in aalis.config.json of the current directory, or --config FILE).
+
 Options:
   --tier TIER          ${TIER_CHOICES.join(' | ')}  (default workspace)
+  --config FILE        the daemon config whose reach.env lists to show
   --json               the policy and translation as JSON
   -h, --help           this help
 `;
@@ -96,6 +102,7 @@ export async function policyCommand(argv: readonly string[], io: CliIo): Promise
     cwd: { type: 'string' },
     'allow-write': { type: 'string', multiple: true },
     data: { type: 'string' },
+    config: { type: 'string' },
     json: { type: 'boolean' },
   });
   if (flags.help) {
@@ -107,14 +114,15 @@ export async function policyCommand(argv: readonly string[], io: CliIo): Promise
   const backend = resolveBackend((flags.backend as BackendChoice | undefined) ?? 'auto');
   const cwd = realpathSync(resolve(typeof flags.cwd === 'string' ? flags.cwd : process.cwd()));
   const allowWrite = ((flags['allow-write'] as string[] | undefined) ?? []).map((p) => realpathSync(resolve(p)));
+  const environment = secretEnvView(process.cwd(), flags.config as string | undefined);
   const runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend: 'none', data: chooseDataDir({ data: flags.data as string | undefined }), io });
   try {
     const policy = sandboxPolicyOf(await runtime.kernel.get(reachInspector).reachOf(runtime.turn));
     const translation = await translate(backend, policy, cwd);
     if (flags.json) {
-      io.stdout(`${JSON.stringify({ tier, backend, policy, translation }, null, 2)}\n`);
+      io.stdout(`${JSON.stringify({ tier, backend, policy, translation, environment }, null, 2)}\n`);
     } else {
-      io.stdout(`Sandbox policy (tier ${tier}):\n${layers(policy)}\n\nTranslation for ${backend}:\n${translation}\n`);
+      io.stdout(`Sandbox policy (tier ${tier}):\n${layers(policy)}\n\nTranslation for ${backend}:\n${translation}\n\n${describeSecretEnv(environment)}\n`);
     }
     return 0;
   } finally {

@@ -67,6 +67,24 @@ export const AuditRecordSchema = z.discriminatedUnion('event', [
     scope: ScopeSchema,
     by: IdentitySchema.nullable(),
   }),
+  z.object({
+    ...Base,
+    event: z.literal('revoke-refused'),
+    grantId: z.string(),
+    /** The grant's session, when the grant exists (the refusal does not tell the caller). */
+    session: z.string().nullable(),
+    by: IdentitySchema,
+    message: z.string(),
+  }),
+  z.object({
+    ...Base,
+    event: z.literal('grant-dropped'),
+    grantId: z.string(),
+    session: z.string(),
+    scope: ScopeSchema,
+    /** Why the grant is not (or no longer) in force. */
+    reason: z.string(),
+  }),
 ]);
 /** One line of the audit log. */
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;

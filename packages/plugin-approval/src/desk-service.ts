@@ -16,8 +16,15 @@ export interface PendingView {
   readonly expiresAt: number | undefined;
 }
 
-/** What revoking a grant did. */
-export type RevokeResult = { readonly ok: true; readonly grant: Grant; readonly message: string } | { readonly ok: false; readonly message: string };
+/** Why a revocation was refused: not an owner, no such grant, or the removal could not be saved. */
+export const REVOKE_REFUSALS = ['not-owner', 'unknown-grant', 'not-saved'] as const;
+/** One of {@link REVOKE_REFUSALS}. */
+export type RevokeRefusal = (typeof REVOKE_REFUSALS)[number];
+
+/** What revoking a grant did; `message` is always meant for the person. */
+export type RevokeResult =
+  | { readonly ok: true; readonly grant: Grant; readonly message: string }
+  | { readonly ok: false; readonly refused: RevokeRefusal; readonly message: string };
 
 /** The approval service with what adapters need: replies by code, the pending list, the grants. */
 export interface ApprovalDeskService extends ApprovalService {
@@ -28,8 +35,11 @@ export interface ApprovalDeskService extends ApprovalService {
   readonly grants: {
     /** The remembered grants of a (root) session. */
     list(session: string): readonly Grant[];
-    /** Revokes a grant: later asks it would have answered are asked again. */
-    revoke(id: string, by?: Identity): Promise<RevokeResult>;
+    /**
+     * Revokes a grant: later asks it would have answered are asked again. `by` is the identity
+     * the caller authenticated; only an owner may revoke (audited either way).
+     */
+    revoke(id: string, by: Identity): Promise<RevokeResult>;
   };
 }
 

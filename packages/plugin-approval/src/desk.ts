@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApprovalOutcome, ApprovalRequest, AuthorityService, DurableStore, Identity, KernelEventPayload, Sessions } from '@aalis/core';
 import { describeError } from '@aalis/core';
 import { AuditLog, turnSummaryOf } from './audit.js';
+import { currentCallSignal } from './call-scope.js';
 import { parseCode } from './code.js';
 import type { ResolutionSource } from './events.js';
 import { type Grant, GrantBook } from './grants.js';
@@ -11,7 +12,7 @@ import { type PendingEntry, PendingTable } from './pending.js';
 import { findLeftPending } from './recovery.js';
 import { type ReplyResult, ReplyRequestSchema } from './reply.js';
 import { type ApprovalReviewer, ReviewVerdictSchema } from './reviewer.js';
-import { ApprovalRequestSchema, scopeOf, scopeSessionOf } from './subject.js';
+import { ApprovalRequestSchema, type GrantScope, sameScope, scopeOf, scopeSessionOf } from './subject.js';
 
 /** What an {@link ApprovalDesk} needs. */
 export interface DeskOptions {
@@ -26,6 +27,11 @@ export interface DeskOptions {
   /** Told about faults that have no caller to answer (a pending-document write that failed). */
   readonly warn?: (message: string) => void;
   readonly now?: () => number;
+}
+
+/** The answer for an ask whose call ended before anybody answered. */
+function cancelled(call: AbortSignal): ApprovalOutcome {
+  return policyReject(`the tool call that asked ended before an answer (${describeError(call.reason)}); ${NOTHING_DONE}, and nothing will be done for it later. Ask again in a new call.`);
 }
 
 type Answer = { readonly outcome: ApprovalOutcome; readonly via: ResolutionSource; readonly remember?: boolean };
@@ -57,7 +63,7 @@ export class ApprovalDesk implements ApprovalDeskService {
 
   readonly grants = {
     list: (session: string): readonly Grant[] => this.book.list(session),
-    revoke: (id: string, by?: Identity): Promise<RevokeResult> => this.#revoke(id, by),
+    revoke: (id: string, by: Identity): Promise<RevokeResult> => this.#revoke(id, by),
   };
 
   async ask(input: ApprovalRequest): Promise<ApprovalOutcome> {
@@ -68,7 +74,7 @@ export class ApprovalDesk implements ApprovalDeskService {
       return policyReject(`the approval request was malformed (${issues}); ${NOTHING_DONE}.`);
     }
     try {
-      return await this.#ask(input);
+      return await this.#ask(input, currentCallSignal());
     } catch (error) {
       return policyReject(`the approval service failed (${describeError(error)}); ${NOTHING_DONE}.`);
     }
@@ -152,9 +158,10 @@ export class ApprovalDesk implements ApprovalDeskService {
     await Promise.all(ending);
   }
 
-  async #ask(request: ApprovalRequest): Promise<ApprovalOutcome> {
+  async #ask(request: ApprovalRequest, call: AbortSignal | undefined): Promise<ApprovalOutcome> {
     const id = `apr-${randomUUID()}`;
     const session = scopeSessionOf(request);
+    if (call?.aborted) return this.#answerAtOnce(id, request, { outcome: cancelled(call), via: 'cancelled' });
     // A child session's turn answers to its root conversation's approver, as its grants do.
     const { approver } = await this.options.sessions.settings(session);
 
@@ -210,6 +217,15 @@ export class ApprovalDesk implements ApprovalDeskService {
         rememberable: request.rememberable,
         timeoutMs: this.options.timeoutMs,
       });
+    // The call that asked ended (its caller hung up, the daemon stops): so does the ask, and
+    // nothing it would have allowed is done later. Wired after the `requested` line is queued,
+    // so a cancellation's `resolved` line always follows it.
+    const onCallEnd = () => {
+      if (call && this.#table.claim(entry)) void this.#finish(entry, { outcome: cancelled(call), via: 'cancelled' });
+    };
+    if (call?.aborted) onCallEnd();
+    call?.addEventListener('abort', onCallEnd, { once: true });
+    void answered.then(() => call?.removeEventListener('abort', onCallEnd));
     try {
       await recorded;
     } catch (error) {
@@ -267,30 +283,42 @@ export class ApprovalDesk implements ApprovalDeskService {
     if (this.#table.claim(entry)) await this.#finish(entry, answer);
   }
 
-  /** Ends a claimed entry: grant, audit line, release, then the caller's answer and the event. */
+  /**
+   * Ends a claimed entry: audit line, then grant, release, then the caller's answer and the
+   * event. The `resolved` line (naming the grant) is on disk before the grant is written: a
+   * crash in between leaves an audited grant that was never saved, which a restart records as
+   * dropped, never a grant the audit log does not show.
+   */
   async #finish(entry: PendingEntry, answer: Answer): Promise<{ final: ApprovalOutcome; grantId?: string; note?: string }> {
     entry.abort.abort();
     let final = answer.outcome;
-    let grantId: string | undefined;
     let note: string | undefined;
     const scope = scopeOf(entry.request.subject);
-    if (answer.remember && final.outcome === 'approved' && typeof final.by === 'object' && scope) {
-      try {
-        grantId = (await this.book.add({ session: entry.session, scope, subject: entry.request.subject, grantedBy: final.by, approvalId: entry.id }, this.#now())).id;
-      } catch (error) {
-        final = { ...final, remembered: false };
-        note = `approved once; it could not be remembered (${describeError(error)})`;
-      }
-    }
+    const by = final.outcome === 'approved' ? final.by : undefined;
+    const remembering = answer.remember === true && typeof by === 'object' && scope !== undefined;
+    // A grant already covering this scope answers for it; it is never written again (a revocation
+    // that comes in meanwhile must win), so only a fresh grant is added below.
+    const existing = remembering ? this.book.find(entry.session, scope) : undefined;
+    let grantId = remembering ? (existing?.id ?? GrantBook.newId()) : undefined;
     try {
-      await this.#auditResolved(entry.id, entry.code, entry.request, final, answer.via, grantId, note);
+      await this.#auditResolved(entry.id, entry.code, entry.request, final, answer.via, grantId);
     } catch (error) {
-      if (final.outcome === 'approved') {
-        if (grantId !== undefined) await this.book.remove(grantId).catch(() => {});
-        grantId = undefined;
-        final = policyReject(`the answer could not be written to the audit log (${describeError(error)}); ${NOTHING_DONE}.`);
-      }
+      grantId = undefined;
+      if (final.outcome === 'approved') final = policyReject(`the answer could not be written to the audit log (${describeError(error)}); ${NOTHING_DONE}.`);
       this.#warn(`approval ${entry.id}: audit write failed: ${describeError(error)}`);
+    }
+    if (grantId !== undefined && existing === undefined && typeof by === 'object' && scope !== undefined && final.outcome === 'approved') {
+      try {
+        const grant = await this.book.add({ id: grantId, session: entry.session, scope, subject: entry.request.subject, grantedBy: by, approvalId: entry.id }, this.#now());
+        // Another answer remembered the same scope at the same moment: its grant stands, this id never will.
+        if (grant.id !== grantId) await this.#dropInAudit(grantId, entry.session, scope, `grant ${grant.id} already covers the same scope`);
+        grantId = grant.id;
+      } catch (error) {
+        note = `approved once; it could not be remembered (${describeError(error)})`;
+        await this.#dropInAudit(grantId, entry.session, scope, `the grant could not be saved (${describeError(error)}); the approval counted once`);
+        final = { ...final, remembered: false };
+        grantId = undefined;
+      }
     }
     this.#table.release(entry, { id: entry.id, outcome: final.outcome, via: answer.via });
     entry.resolve(final);
@@ -344,27 +372,60 @@ export class ApprovalDesk implements ApprovalDeskService {
     });
   }
 
+  async #dropInAudit(grantId: string, session: string, scope: GrantScope, reason: string): Promise<void> {
+    await this.#audit.append({ event: 'grant-dropped', grantId, session, scope, reason }).catch((error) => this.#warn(`approval: audit write failed for dropping ${grantId}: ${describeError(error)}`));
+  }
+
   async #auditRefusal(id: string, code: string, by: Identity, refused: string, message: string): Promise<void> {
     await this.#audit.append({ event: 'reply-refused', id, code, by, refused, message }).catch((error) => this.#warn(`approval ${id}: audit write failed: ${describeError(error)}`));
   }
 
-  async #revoke(id: string, by?: Identity): Promise<RevokeResult> {
-    let grant: Grant | undefined;
-    try {
-      grant = await this.book.remove(id);
-    } catch (error) {
-      return { ok: false, message: `grant ${id} was withdrawn for now but the change could not be saved (${describeError(error)}); it may return after a restart. Revoke it again.` };
+  /**
+   * Revokes a grant for an owner. The revocation's audit line goes first: if the removal cannot
+   * be saved, the restart drops the grant from that line. A line that cannot be written does
+   * not stop the revocation (taking a permission away never waits for the log).
+   */
+  async #revoke(id: string, by: Identity): Promise<RevokeResult> {
+    if (!this.options.authority.isOwner(by)) {
+      const message = `only the owner may revoke grants; ${by.platform}:${by.userId} is not an owner. Grant ${id} was not touched; ask the owner to revoke it.`;
+      await this.#audit.append({ event: 'revoke-refused', grantId: id, session: this.book.get(id)?.session ?? null, by, message }).catch((error) => this.#warn(`approval: audit write failed for a refused revocation of ${id}: ${describeError(error)}`));
+      return { ok: false, refused: 'not-owner', message };
     }
-    if (!grant) return { ok: false, message: `there is no grant ${id}; list the session's grants to see their ids.` };
-    await this.#audit
-      .append({ event: 'grant-revoked', grantId: grant.id, session: grant.session, scope: grant.scope, by: by ?? null })
-      .catch((error) => this.#warn(`approval: audit write failed for revoking ${grant.id}: ${describeError(error)}`));
+    const grant = this.book.get(id);
+    if (!grant) return { ok: false, refused: 'unknown-grant', message: `there is no grant ${id}; list the session's grants to see their ids.` };
+    const audited = await this.#audit
+      .append({ event: 'grant-revoked', grantId: grant.id, session: grant.session, scope: grant.scope, by })
+      .then(() => true)
+      .catch((error) => {
+        this.#warn(`approval: audit write failed for revoking ${grant.id}: ${describeError(error)}`);
+        return false;
+      });
+    try {
+      await this.book.remove(id);
+    } catch (error) {
+      const after = audited ? 'it stays revoked after a restart' : 'it may return after a restart; revoke it again';
+      return { ok: false, refused: 'not-saved', message: `grant ${id} is withdrawn for now but the change could not be saved (${describeError(error)}); ${after}.` };
+    }
     return { ok: true, grant, message: `grant ${grant.id} is revoked: ${grant.scope.kind} ${grant.scope.target} will be asked again.` };
   }
 
   async #recover(): Promise<void> {
-    const { left, warnings } = await findLeftPending(this.#audit, this.options.store.dir);
+    const { left, grants, warnings } = await findLeftPending(this.#audit, this.options.store.dir);
     for (const warning of warnings) this.#warn(`approval: ${warning}`);
+    // Only grants the audit log shows in force are honoured; the rest never happened as far as
+    // anybody can check (a crash between writing a grant and its line, or an edited file).
+    const dropped = await this.book.retain((grant) => {
+      const audited = grants.get(grant.id);
+      return audited !== undefined && audited.session === grant.session && audited.approvalId === grant.approvalId && sameScope(audited.scope, grant.scope);
+    });
+    for (const grant of dropped) {
+      this.#warn(`approval: grant ${grant.id} (${grant.scope.kind} ${grant.scope.target}) is not in force in the audit log (never audited, or revoked) and is dropped; its asks will be shown again.`);
+      await this.#audit.append({ event: 'grant-dropped', grantId: grant.id, session: grant.session, scope: grant.scope, reason: 'no audit line shows this grant given (or it was revoked); it is not honoured' });
+    }
+    for (const audited of grants.values()) {
+      if (this.book.get(audited.id)?.approvalId === audited.approvalId) continue;
+      await this.#audit.append({ event: 'grant-dropped', grantId: audited.id, session: audited.session, scope: audited.scope, reason: 'the daemon stopped before this grant was saved; the approval counted once' });
+    }
     const now = this.#now();
     for (const entry of left) {
       const outcome: ApprovalOutcome = { outcome: 'expired', afterMs: Math.max(0, now - entry.createdAt) };

@@ -1,7 +1,7 @@
 import type { ApprovalOutcome, ApprovalSubject, Identity } from '@aalis/core';
 
-/** Who or what ended an ask. */
-export const RESOLUTION_SOURCES = ['human', 'reviewer', 'grant', 'policy', 'timeout', 'restart', 'shutdown', 'error'] as const;
+/** Who or what ended an ask (`cancelled`: the tool call that asked ended first, see `withinCall`). */
+export const RESOLUTION_SOURCES = ['human', 'reviewer', 'grant', 'policy', 'timeout', 'restart', 'shutdown', 'cancelled', 'error'] as const;
 /** One of {@link RESOLUTION_SOURCES}. */
 export type ResolutionSource = (typeof RESOLUTION_SOURCES)[number];
 

@@ -46,7 +46,10 @@ describe('when the store fails', () => {
     });
     expect(await asked).toEqual({ outcome: 'approved', by: OWNER, remembered: false });
     expect(h.desk.grants.list('s1')).toEqual([]);
-    expect((await h.audit()).at(-1)).toMatchObject({ event: 'resolved', remembered: false, reason: expect.stringMatching(/approved once; it could not be remembered/) });
+    // Audit first: the approval's line names the grant, and the next line says it was never saved.
+    const [resolved, dropped] = (await h.audit()).slice(-2);
+    expect(resolved).toMatchObject({ event: 'resolved', outcome: 'approved', grantId: expect.any(String) });
+    expect(dropped).toMatchObject({ event: 'grant-dropped', grantId: resolved?.event === 'resolved' ? resolved.grantId : '', reason: expect.stringMatching(/could not be saved .*counted once/) });
     // Nothing was remembered: the next ask is shown again.
     const again = h.gate.ask(writeAsk('/srv/z'));
     await h.nextRequest();

@@ -68,7 +68,7 @@ describe('grants', () => {
     const revoked = await h.desk.grants.revoke(grant!.id, OWNER);
     expect(revoked).toMatchObject({ ok: true, message: expect.stringMatching(/host-exec make deploy will be asked again/) });
     expect(h.desk.grants.list('s1')).toEqual([]);
-    expect(await h.desk.grants.revoke(grant!.id)).toEqual({ ok: false, message: `there is no grant ${grant!.id}; list the session's grants to see their ids.` });
+    expect(await h.desk.grants.revoke(grant!.id, OWNER)).toEqual({ ok: false, refused: 'unknown-grant', message: `there is no grant ${grant!.id}; list the session's grants to see their ids.` });
 
     const asked = h.gate.ask(askOf({ kind: 'host-exec', command: 'make deploy', rule: 'tier' }));
     const { code } = await h.nextRequest();
@@ -112,12 +112,53 @@ describe('grants', () => {
     await h.kernel.stop();
   });
 
+  it("are the owner's: a non-owner's revocation is refused, audited, and the grant keeps answering", async () => {
+    const h = await startKernel();
+    await askAndReply(h, writeAsk('/srv/owned'), 'approve-remember');
+    const [grant] = h.desk.grants.list('s1');
+    const refused = await h.desk.grants.revoke(grant!.id, STRANGER);
+    expect(refused).toEqual({ ok: false, refused: 'not-owner', message: expect.stringMatching(/only the owner may revoke grants; chat:stranger is not an owner/) });
+    expect(h.desk.grants.list('s1')).toEqual([grant]);
+    expect(await h.gate.ask(writeAsk('/srv/owned'))).toMatchObject({ outcome: 'approved', remembered: true });
+    // Refused before looking the grant up: a stranger learns nothing about which ids exist.
+    expect(await h.desk.grants.revoke('grant-none', STRANGER)).toMatchObject({ ok: false, refused: 'not-owner' });
+    expect((await h.audit()).filter((r) => r.event === 'revoke-refused')).toEqual([
+      expect.objectContaining({ grantId: grant!.id, by: STRANGER }),
+      expect.objectContaining({ grantId: 'grant-none', by: STRANGER }),
+    ]);
+    await h.kernel.stop();
+  });
+
+  it('two answers remembering the same scope at once leave one grant, and the audit log says which', async () => {
+    const h = await startKernel();
+    const first = h.gate.ask(writeAsk('/srv/twice'));
+    const second = h.gate.ask(writeAsk('/srv/twice'));
+    const codes = [(await h.nextRequest()).code, (await h.nextRequest()).code];
+    const replies = await Promise.all(codes.map((code) => h.desk.reply({ code, decision: 'approve-remember', by: OWNER })));
+    expect(await first).toMatchObject({ outcome: 'approved', remembered: true });
+    expect(await second).toMatchObject({ outcome: 'approved', remembered: true });
+    const [grant] = h.desk.grants.list('s1');
+    expect(h.desk.grants.list('s1')).toHaveLength(1);
+    expect(replies.map((r) => r.ok && r.grantId)).toEqual([grant!.id, grant!.id]);
+    const audit = await h.audit();
+    const named = audit.flatMap((r) => (r.event === 'resolved' && r.grantId !== undefined ? [r.grantId] : []));
+    const dropped = audit.filter((r) => r.event === 'grant-dropped');
+    // Each answer's line named a grant before it was written; the one never written is dropped in the log.
+    expect(dropped).toHaveLength(1);
+    expect(new Set(named).size).toBe(2);
+    expect(dropped.every((r) => r.event === 'grant-dropped' && r.grantId !== grant!.id && /already covers the same scope/.test(r.reason))).toBe(true);
+    await h.kernel.stop();
+    const again = await startKernel({ dir: h.dir });
+    expect(again.desk.grants.list('s1').map((g) => g.id)).toEqual([grant!.id]);
+    await again.kernel.stop();
+  });
+
   it('survive a restart, and so does a revocation', async () => {
     const first = await startKernel();
     await askAndReply(first, writeAsk('/srv/kept'), 'approve-remember');
     await askAndReply(first, writeAsk('/srv/dropped'), 'approve-remember');
     const dropped = first.desk.grants.list('s1').find((g) => g.scope.target === '/srv/dropped')!;
-    await first.desk.grants.revoke(dropped.id);
+    await first.desk.grants.revoke(dropped.id, OWNER);
     await first.kernel.stop();
 
     const second = await startKernel({ dir: first.dir });

@@ -62,16 +62,29 @@ export class GrantBook {
     return undefined;
   }
 
+  /** The grant with this id, if it is in force. */
+  get(id: string): Grant | undefined {
+    return this.#grants.get(id);
+  }
+
   /** A session's grants, oldest first. */
   list(session: string): readonly Grant[] {
     return [...this.#grants.values()].filter((g) => g.session === session);
   }
 
-  /** Adds a grant and persists it; an existing grant for the same scope is kept and returned. */
-  async add(entry: Omit<Grant, 'id' | 'grantedAt'>, now: number): Promise<Grant> {
+  /** A fresh grant id: chosen before the grant exists, so its audit line can name it first. */
+  static newId(): string {
+    return `grant-${randomUUID()}`;
+  }
+
+  /**
+   * Adds a grant under the id its audit line already names, and persists it; an existing grant
+   * for the same scope is kept and returned.
+   */
+  async add(entry: Omit<Grant, 'grantedAt'>, now: number): Promise<Grant> {
     const existing = this.find(entry.session, entry.scope);
     if (existing) return existing;
-    const grant: Grant = Object.freeze({ ...entry, id: `grant-${randomUUID()}`, grantedAt: new Date(now).toISOString() });
+    const grant: Grant = Object.freeze({ ...entry, grantedAt: new Date(now).toISOString() });
     this.#grants.set(grant.id, grant);
     try {
       await this.#persist();
@@ -89,6 +102,15 @@ export class GrantBook {
     this.#grants.delete(id);
     await this.#persist();
     return grant;
+  }
+
+  /** Keeps only the grants `keep` accepts; what it drops is gone on disk when this resolves. */
+  async retain(keep: (grant: Grant) => boolean): Promise<Grant[]> {
+    const dropped = [...this.#grants.values()].filter((g) => !keep(g));
+    if (dropped.length === 0) return [];
+    for (const grant of dropped) this.#grants.delete(grant.id);
+    await this.#persist();
+    return dropped;
   }
 
   #persist(): Promise<void> {

@@ -1,7 +1,8 @@
 export { AUDIT_LOG, type AuditEntry, AuditLog, type AuditRecord, AuditRecordSchema } from './audit.js';
+export { currentCallSignal, withinCall } from './call-scope.js';
 export { CODE_ALPHABET, CODE_LENGTH_RANGE, type ParsedCode, parseCode, randomCode } from './code.js';
 export { ApprovalDesk, type DeskOptions } from './desk.js';
-export { type ApprovalDeskService, approvalDesk, type PendingView, type RevokeResult } from './desk-service.js';
+export { type ApprovalDeskService, approvalDesk, type PendingView, REVOKE_REFUSALS, type RevokeRefusal, type RevokeResult } from './desk-service.js';
 export { type ApprovalRequestedEvent, type ApprovalResolvedEvent, RESOLUTION_SOURCES, type ResolutionSource } from './events.js';
 export { GRANTS_DOCUMENT, type Grant } from './grants.js';
 export { type ApprovalConfig, ApprovalConfigSchema, approvalPlugin } from './plugin.js';

@@ -31,6 +31,7 @@ export function describeSettled(settled: { outcome: ApprovalOutcome['outcome']; 
     timeout: 'because nobody answered in time',
     restart: 'because the daemon restarted',
     shutdown: 'because the daemon stopped',
+    cancelled: 'because the call that asked ended',
     error: 'because of an error',
   };
   return `${settled.outcome} ${by[settled.via]}`;

@@ -2,6 +2,7 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ApprovalSubject } from '@aalis/core';
 import { AUDIT_LOG, type AuditLog, type turnSummaryOf } from './audit.js';
+import { type GrantScope, scopeOf } from './subject.js';
 
 /** An ask the previous run left pending, as the audit log knows it. */
 export interface LeftPending {
@@ -13,9 +14,20 @@ export interface LeftPending {
   readonly subject: ApprovalSubject;
 }
 
+/** A grant the audit log shows in force: created by an approval's `resolved` line, never revoked or dropped since. */
+export interface AuditedGrant {
+  readonly id: string;
+  readonly session: string;
+  readonly scope: GrantScope;
+  /** The approval whose `resolved` line created it. */
+  readonly approvalId: string;
+}
+
 /** What recovery found, and what it could not read. */
 export interface RecoveryFindings {
   readonly left: LeftPending[];
+  /** The grants the audit log shows in force, by id: the only grants a restart may honour. */
+  readonly grants: Map<string, AuditedGrant>;
   /** Problems that did not stop recovery (skipped log lines). */
   readonly warnings: string[];
 }
@@ -25,6 +37,10 @@ export interface RecoveryFindings {
  * ask is shown only after its `requested` line is on disk, and every answer writes one
  * `resolved` line, so requested-but-never-resolved is exactly what was pending at the crash.
  * Each is then audited as expired once; nothing is ever approved here.
+ *
+ * It also finds the grants the log shows in force. A grant's `resolved` line is written (and
+ * fsync'd) before the grant, and a revocation's line before the grant is removed, so a grant
+ * on disk that is not among these was never audited (or was revoked) and is dropped.
  */
 export async function findLeftPending(audit: AuditLog, storeDir: string): Promise<RecoveryFindings> {
   const warnings: string[] = [];
@@ -37,7 +53,14 @@ export async function findLeftPending(audit: AuditLog, storeDir: string): Promis
   }
 
   const open = new Map<string, LeftPending>();
+  const grants = new Map<string, AuditedGrant>();
   for (const record of log.records) {
+    if (record.event === 'resolved' && record.outcome === 'approved' && record.via !== 'grant' && record.grantId !== undefined) {
+      const scope = scopeOf(record.subject);
+      // The first line naming a grant created it; later ones are approvals it already covered.
+      if (scope && !grants.has(record.grantId)) grants.set(record.grantId, { id: record.grantId, session: record.session, scope, approvalId: record.id });
+    }
+    if (record.event === 'grant-revoked' || record.event === 'grant-dropped') grants.delete(record.grantId);
     if (record.event === 'requested') {
       open.set(record.id, {
         id: record.id,
@@ -50,5 +73,5 @@ export async function findLeftPending(audit: AuditLog, storeDir: string): Promis
     }
     if (record.event === 'resolved') open.delete(record.id);
   }
-  return { left: [...open.values()], warnings };
+  return { left: [...open.values()], grants, warnings };
 }

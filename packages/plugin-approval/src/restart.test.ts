@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { appendFile } from 'node:fs/promises';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OWNER, removeTempDirs, startKernel, tempDir, writeAsk } from '../test/harness.js';
@@ -72,6 +72,45 @@ describe('a restart', () => {
     expect(again.resolved).toEqual([]);
     await again.kernel.stop();
   }, 60_000);
+
+  it('honours only grants the audit log shows in force, and says so for the rest', async () => {
+    const first = await startKernel();
+    for (const path of ['/srv/audited', '/srv/revoked', '/srv/unsaved']) {
+      const asked = first.gate.ask(writeAsk(path));
+      await first.desk.reply({ code: (await first.nextRequest()).code, decision: 'approve-remember', by: OWNER });
+      await asked;
+    }
+    await first.kernel.stop();
+    const grantsFile = join(first.dir, 'approval', 'grants.json');
+    const doc = JSON.parse(await readFile(grantsFile, 'utf8')) as { v: 1; grants: { id: string; scope: { target: string } }[] };
+    const byTarget = (t: string) => doc.grants.find((g) => g.scope.target === t)!;
+    // What a kill leaves: a grant written with no audit line (the old order), a revocation
+    // audited but not yet removed, and an audited grant that was never saved.
+    const forged = { ...byTarget('/srv/audited'), id: 'grant-never-audited', scope: { ...byTarget('/srv/audited').scope, target: '/srv/forged' }, subject: { kind: 'write-path', path: '/srv/forged', rule: 'boundary' } };
+    const revoked = byTarget('/srv/revoked');
+    const unsaved = byTarget('/srv/unsaved');
+    await appendFile(join(first.dir, 'approval', 'audit.jsonl'), `${JSON.stringify({ v: 1, at: new Date().toISOString(), event: 'grant-revoked', grantId: revoked.id, session: 's1', scope: revoked.scope, by: OWNER })}\n`);
+    await writeFile(grantsFile, JSON.stringify({ v: 1, grants: [...doc.grants.filter((g) => g !== unsaved), forged] }));
+
+    const after = await startKernel({ dir: first.dir });
+    expect(after.desk.grants.list('s1').map((g) => g.scope.target)).toEqual(['/srv/audited']);
+    const audit = await after.audit();
+    expect(audit.filter((r) => r.event === 'grant-dropped')).toEqual([
+      expect.objectContaining({ grantId: revoked.id, reason: expect.stringMatching(/no audit line shows this grant given \(or it was revoked\)/) }),
+      expect.objectContaining({ grantId: 'grant-never-audited' }),
+      expect.objectContaining({ grantId: unsaved.id, reason: expect.stringMatching(/stopped before this grant was saved/) }),
+    ]);
+    // The forged grant does not answer: its ask is shown.
+    const asked = after.gate.ask(writeAsk('/srv/forged'));
+    expect((await after.nextRequest()).subject).toMatchObject({ path: '/srv/forged' });
+    await after.kernel.stop();
+    expect(await asked).toMatchObject({ outcome: 'expired' });
+
+    // Reconciled once: a second restart drops nothing more.
+    const again = await startKernel({ dir: first.dir });
+    expect((await again.audit()).filter((r) => r.event === 'grant-dropped')).toHaveLength(3);
+    await again.kernel.stop();
+  });
 
   it('after an orderly stop: pending asks end as expired for their callers, and nothing is left', async () => {
     const h = await startKernel();

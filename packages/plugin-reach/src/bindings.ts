@@ -1,4 +1,4 @@
-import type { Reach } from '@aalis/api-reach';
+import type { Reach, SecretEnvConfig } from '@aalis/api-reach';
 import type { ReachHost } from './host.js';
 import { defineService, type OriginTurn } from '@aalis/core';
 
@@ -30,6 +30,8 @@ export interface ReachInspector {
   host(): ReachHost;
   /** The reach a call of this turn gets under the session's current settings. */
   reachOf(turn: OriginTurn): Promise<Reach>;
+  /** The config's allow and deny lists of the sandbox's environment filter. */
+  secretEnv(): SecretEnvConfig;
 }
 
 /** The inspector service descriptor; plugin-reach provides it next to `reach`. */

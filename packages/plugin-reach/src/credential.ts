@@ -7,6 +7,7 @@ import {
   type ReachRequest,
   type ReachVerdict,
   type SandboxPolicy,
+  type SecretEnvConfig,
   sandboxPolicyOf,
 } from '@aalis/api-reach';
 import type { ApprovalService, ApprovalSubject, OriginTurn } from '@aalis/core';
@@ -28,6 +29,8 @@ export interface CredentialSource {
   approval(): ApprovalService | undefined;
   /** The owner's login-shell environment. */
   hostEnv(): Promise<Readonly<Record<string, string>>>;
+  /** What the config allows through (and adds to) the sandbox's environment filter. */
+  readonly secretEnv: SecretEnvConfig;
 }
 
 /** What this call has had approved, once. */
@@ -114,7 +117,7 @@ export function issueCredential(source: CredentialSource): ReachCredential {
         throw new Error('this call has no local effect (it acts for someone who is not the owner), so it has no process environment: nothing may run for it.');
       }
       const host = await source.hostEnv();
-      return mode === 'host' ? { ...host } : sandboxEnvOf(host, source.sessionTmp, source.userHome);
+      return mode === 'host' ? { ...host } : sandboxEnvOf(host, source.sessionTmp, source.secretEnv, source.userHome);
     },
   };
   Object.defineProperty(credential, REACH_CREDENTIAL, { value: true, enumerable: false, writable: false, configurable: false });

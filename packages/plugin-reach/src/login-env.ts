@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { isAbsolute } from 'node:path';
-import { sandboxStoreEnv } from '@aalis/api-reach';
+import { filterSecretEnv, type SecretEnvConfig, sandboxStoreEnv } from '@aalis/api-reach';
 
 /** How the owner's environment was obtained. */
 export type LoginEnv =
@@ -38,13 +38,18 @@ export function captureLoginEnv(options: { shell?: string; timeoutMs: number; ba
   });
 }
 
-/** The environment of a sandboxed command: the owner's, minus the daemon's secrets and agent sockets, plus what the sandbox needs. */
-export function sandboxEnvOf(hostEnv: Readonly<Record<string, string>>, sessionTmp: string, userHome?: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(hostEnv)) {
-    if (key.startsWith('AALIS_') || key === 'SSH_AUTH_SOCK') continue;
-    env[key] = value;
-  }
+/**
+ * The environment of a sandboxed command: the owner's, minus the variables api-reach's
+ * {@link filterSecretEnv} removes (credentials by name, the daemon's own `AALIS_*`, agent
+ * sockets) unless the config allows them, plus what the sandbox needs.
+ */
+export function sandboxEnvOf(
+  hostEnv: Readonly<Record<string, string>>,
+  sessionTmp: string,
+  secrets: SecretEnvConfig = { allow: [], deny: [] },
+  userHome?: string,
+): Record<string, string> {
+  const { env } = filterSecretEnv(hostEnv, secrets);
   env.TMPDIR = sessionTmp;
   env.TMP = sessionTmp;
   env.TEMP = sessionTmp;

@@ -174,6 +174,23 @@ describe('reach plugin', () => {
     expect(credential.allows('write', `${env.pnpm_config_store_dir}/v11/files/x`)).toBe(true);
   });
 
+  it.each([
+    [{ allow: ['A B'] }, /env\.allow\.0.*not a variable name/],
+    [{ allow: ['*'] }, /env\.allow\.0.*would match every variable/],
+    [{ deny: ['X=1'] }, /env\.deny\.0.*not a variable name/],
+    [{ allow: [], extra: true }, /extra/],
+  ])('refuses a bad environment allow or deny list %j, naming the field (the plugin does not start)', async (env, expected) => {
+    const kernel = createKernel({ dataDir: join(root, `data-${Math.random().toString(36).slice(2)}`) })
+      .use(sessionsPlugin, { persist: false })
+      .use(authorityPlugin, { owners: { cli: ['owner'] } })
+      .use(reachPlugin, { install: root, form: 'source', userHome: home, loginShell: '/bin/sh', env } as never);
+    const status = await kernel.start();
+    const failed = status.find((s) => s.name === 'reach');
+    expect(failed?.state).toBe('failed');
+    expect(failed && 'cause' in failed ? String(failed.cause) : '').toMatch(expected);
+    await kernel.stop();
+  });
+
   it('a session in the confirm tier runs on the host and has no sandbox policy', async () => {
     const { reach, sessions } = await start([yes]);
     await sessions.change('s1', { tier: 'confirm' });

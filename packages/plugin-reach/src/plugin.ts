@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { checkPattern, INSTALL_FORMS, type ProtectedLists, type Reach, reach, resolveReach } from '@aalis/api-reach';
+import { checkEnvPattern, checkPattern, INSTALL_FORMS, type ProtectedLists, type Reach, reach, resolveReach } from '@aalis/api-reach';
 import { approval, authority, definePlugin, type OriginTurn, type SessionSettings, sessions, settingsScopeOf } from '@aalis/core';
 import { z } from 'zod';
 import { type Binding, reachBindings, reachInspector } from './bindings.js';
@@ -23,6 +23,11 @@ export const LandingConfigSchema = z.union([
     reason: z.string().min(1).optional(),
   }),
 ]);
+
+const EnvPatternSchema = z.string().superRefine((pattern, ctx) => {
+  const problem = checkEnvPattern(pattern);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** Config of the reach plugin. Paths may be relative to the working directory; they become real paths at activation. */
 export const ReachConfigSchema = z.object({
@@ -58,6 +63,18 @@ export const ReachConfigSchema = z.object({
    * directory; it and everything under it) or a whole-path pattern in api-reach's subset.
    */
   landings: z.array(LandingConfigSchema).default([]),
+  /**
+   * The sandboxed command's environment: variables named like credentials (api-reach's
+   * `SECRET_ENV_RULES`) are removed; `allow` lets names or patterns through anyway (never
+   * `AALIS_*`), `deny` removes more.
+   */
+  env: z
+    .object({
+      allow: z.array(EnvPatternSchema).default([]),
+      deny: z.array(EnvPatternSchema).default([]),
+    })
+    .strict()
+    .default({ allow: [], deny: [] }),
 });
 /** Config of the reach plugin. */
 export type ReachConfig = z.infer<typeof ReachConfigSchema>;
@@ -160,7 +177,7 @@ export const reachPlugin = definePlugin({
       return { binding, sessionTmp, currentReach };
     };
 
-    ctx.provide(reachInspector, { host: () => host, reachOf: async (turn) => (await prepare(turn)).currentReach() });
+    ctx.provide(reachInspector, { host: () => host, reachOf: async (turn) => (await prepare(turn)).currentReach(), secretEnv: () => config.env });
 
     ctx.provide(reach, {
       async forCall(turn) {
@@ -175,6 +192,7 @@ export const reachPlugin = definePlugin({
           current: currentReach,
           approval: () => ctx.maybe(approval),
           hostEnv: async () => (await loginEnv()).env,
+          secretEnv: config.env,
         });
       },
     });

@@ -12,7 +12,7 @@ import {
   settingsScopeOf,
   tools,
 } from '@aalis/core';
-import { type ApprovalDeskService, type AuditLog, approvalDesk, REPLY_DECISIONS } from '@aalis/plugin-approval';
+import { type ApprovalDeskService, type AuditLog, approvalDesk, REPLY_DECISIONS, type RevokeRefusal, withinCall } from '@aalis/plugin-approval';
 import { z } from 'zod';
 import type { CallTracker } from './calls.js';
 import type { EventHub } from './events.js';
@@ -45,6 +45,8 @@ const ReplyBody = z
   })
   .strict();
 const RevokeBody = z.object({ id: z.string().min(1), by: IdentitySchema.optional() }).strict();
+
+const REVOKE_STATUS: Record<RevokeRefusal, number> = { 'not-owner': 403, 'unknown-grant': 404, 'not-saved': 500 };
 
 type Handler = (ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL, params: string[]) => Promise<void>;
 
@@ -133,8 +135,10 @@ const ROUTES: readonly Route[] = [
       // Opened here in its starter's scope, as POST /api/turns does, before anything can create it unscoped.
       await sessionsOf(ctx).open(body.turn.session.id, { scope: settingsScopeOf(body.turn), ...(body.turn.session.rootId !== undefined ? { rootId: body.turn.session.rootId } : {}) });
       await ctx.index.seen(root, body.turn.platform);
+      // Inside `withinCall`, every ask the call makes ends when the caller hangs up (cancelled,
+      // audited), so nothing is done for a call nobody waits for.
       const outcome = await ctx.calls.run(res, { session: root, tool: body.tool, params: body.params }, (signal, callId) =>
-        dispatcher(ctx).dispatch({ tool: body.tool, params: body.params, turn: body.turn, callId, signal }),
+        withinCall(signal, () => dispatcher(ctx).dispatch({ tool: body.tool, params: body.params, turn: body.turn, callId, signal })),
         body.callId,
       );
       if (!res.destroyed) sendJson(res, 200, outcome);
@@ -177,8 +181,9 @@ const ROUTES: readonly Route[] = [
     path: /^\/api\/grants\/revoke$/,
     async handler(ctx, req, res) {
       const body = await bodyOf(req, RevokeBody);
+      // `by` is the identity the adapter authenticated; the desk checks it is an owner.
       const result = await desk(ctx).grants.revoke(body.id, body.by ?? ctx.consoleIdentity);
-      if (!result.ok) throw new ApiError('not-found', result.message);
+      if (!result.ok) throw new ApiError(result.refused, result.message, REVOKE_STATUS[result.refused]);
       sendJson(res, 200, result);
     },
   },

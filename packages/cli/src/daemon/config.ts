@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DEPLOYMENTS, IdentitySchema } from '@aalis/core';
 import { ApprovalConfigSchema } from '@aalis/plugin-approval';
+import { ReachConfigSchema } from '@aalis/plugin-reach';
 import { z } from 'zod';
 
 /** The file names `aalis serve` looks for in the deployment directory, in order. */
@@ -49,6 +50,8 @@ export const DaemonConfigSchema = z
       })
       .strict()
       .default({}),
+    /** The reach plugin's settings: `env.allow` / `env.deny`, the sandboxed command's environment filter. */
+    reach: z.object({ env: ReachConfigSchema.shape.env }).strict().optional(),
     /** Config of `@aalis/plugin-pod` when it is installed; passed through, the plugin validates it. */
     pod: z.record(z.string(), z.unknown()).optional(),
   })

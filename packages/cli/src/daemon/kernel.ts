@@ -110,6 +110,7 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
       ...(plan.configFile !== undefined ? { configFile: plan.configFile } : {}),
       otherData: [...plan.otherData],
       localPorts: [...plan.localPorts],
+      ...(plan.config.reach ? { env: plan.config.reach.env } : {}),
     })
     .use(toolsPlugin)
     .use(builtinToolsPlugin)

@@ -324,7 +324,7 @@ function processesWith(marker: string): number[] {
 }
 
 describe('aalis serve: SIGTERM stops cleanly', () => {
-  it('kills running commands (sandboxed and on the host), ends a pending ask as expired in the audit log, and exits 0', async () => {
+  it('kills running commands (sandboxed and on the host), ends a pending ask with its call (cancelled) in the audit log, and exits 0', async () => {
     const dir = deploymentDir(CONFIG);
     const outside = `${dir}-outside`;
     mkdirSync(outside);
@@ -363,7 +363,7 @@ describe('aalis serve: SIGTERM stops cleanly', () => {
         .trim()
         .split('\n')
         .map((l) => JSON.parse(l));
-      expect(audit).toContainEqual(expect.objectContaining({ event: 'resolved', id: requested.id, outcome: 'expired', via: 'shutdown' }));
+      expect(audit).toContainEqual(expect.objectContaining({ event: 'resolved', id: requested.id, outcome: 'rejected', via: 'cancelled', reason: expect.stringMatching(/ended before an answer \(the daemon received SIGTERM\)/) }));
       stream.close();
     } finally {
       daemon?.child.kill('SIGKILL');
