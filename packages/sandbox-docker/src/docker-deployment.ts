@@ -112,9 +112,12 @@ export class DockerDeployment {
     return this.engine.containers();
   }
 
-  /** Removes every container of this deployment (daemon shutdown); returns how many. */
+  /**
+   * Removes every container this process started for the deployment (daemon shutdown); returns
+   * how many. Another daemon's containers, even of the same instance name, are never touched.
+   */
   async stop(): Promise<number> {
-    const ids = await this.engine.containers();
+    const ids = await this.engine.ownContainers();
     if (ids.length > 0) await this.engine.cli.call(['rm', '--force', ...ids]);
     return ids.length;
   }
