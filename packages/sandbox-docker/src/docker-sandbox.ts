@@ -93,6 +93,8 @@ const DEFAULT_SESSION_MAX_MS = 12 * 60 * 60_000;
 const DEADLINE_GRACE_S = 5;
 /** How long past its deadline a container still counts as maybe running (an engine slow to kill it). */
 const DEADLINE_SLACK_MS = 30_000;
+/** How long past a container's deadline a run that lost the engine waits before judging its writes. */
+const SUPERVISE_SLACK_MS = 3_000;
 /** Container names are unique within the process run. */
 let containerCounter = 0;
 const PREFLIGHT_TTL_MS = 5_000;
@@ -142,7 +144,7 @@ export class DockerSandbox implements SandboxService {
   }
 
   /** Runs one command in a fresh container; see {@link DockerRunRequest}. */
-  async run(request: DockerRunRequest): Promise<SandboxRunResult> {
+  async run(request: DockerRunRequest): Promise<DockerRunResult> {
     validateRequest(request);
     const resolved = this.resolve(request.sandboxSpec);
     if (resolved.kind === 'local') {
@@ -181,15 +183,19 @@ export class DockerSandbox implements SandboxService {
    * was the command's.
    */
   async supervise(name: string, outcome: AttachOutcome, deadlineAt: number, kind: 'oneshot' | 'session' = 'oneshot'): Promise<EngineLoss | undefined> {
-    if (outcome.timedOut || outcome.aborted || (outcome.code !== 125 && outcome.code !== null)) return undefined;
+    if (outcome.timedOut || outcome.aborted) {
+      if (outcome.removal !== 'failed') return undefined; // removed on the timeout or abort, as always
+    } else if (outcome.code !== 125 && outcome.code !== null) {
+      return undefined;
+    }
     // A session container runs on after its commands, so only the client's own words tell a
     // lost engine from a command that exited 125.
     if (kind === 'session' && outcome.code === 125 && !clientLostEngine(outcome.stderr)) return undefined;
     for (;;) {
       const rm = await this.cli.call(['rm', '--force', name], 15_000);
       if (rm.code === 0) return 'stopped'; // it was still there: the client had lost it
-      if (/No such container/i.test(rm.stderr)) return outcome.code === null ? 'stopped' : undefined; // it had ended: 125 was the command's
-      if (Date.now() > deadlineAt + DEADLINE_SLACK_MS) return 'unconfirmed';
+      if (/No such container/i.test(rm.stderr)) return outcome.code === 125 && !outcome.timedOut && !outcome.aborted ? undefined : 'stopped'; // it had ended: 125 was the command's
+      if (Date.now() > deadlineAt + SUPERVISE_SLACK_MS) return 'unconfirmed';
       await new Promise((r) => setTimeout(r, 500));
     }
   }
@@ -420,9 +426,14 @@ function labelsOf(json: string): Record<string, string> | undefined {
   return labels;
 }
 
-/** What the docker client prints when its connection to the engine broke mid-command. */
+/** What the docker client prints when a connection it had to the engine broke while the command ran. */
+function lostMidRun(stderr: string): boolean {
+  return /error waiting for container|unexpected EOF|connection reset by peer|broken pipe/i.test(stderr);
+}
+
+/** What the docker client prints when it lost the engine, or could not reach it, for a command. */
 function clientLostEngine(stderr: string): boolean {
-  return /error waiting for container|unexpected EOF|error during connect|connection reset by peer|broken pipe|Cannot connect to the Docker daemon/i.test(stderr);
+  return lostMidRun(stderr) || /error during connect|Cannot connect to the Docker daemon/i.test(stderr);
 }
 
 /** Whole seconds of a container's own deadline: the caller's time plus a grace, so the host-side kill comes first. */
@@ -435,7 +446,7 @@ function deadlineSecondsOf(lifeMs: number): number {
  * `docker: …`), or the runtime could not exec the entry (126/127 with an OCI error).
  */
 function startFailed(outcome: AttachOutcome): boolean {
-  if (outcome.code === 125) return /^docker: /m.test(outcome.stderr);
+  if (outcome.code === 125) return /^docker: /m.test(outcome.stderr) && !lostMidRun(outcome.stderr);
   if (outcome.code === 126 || outcome.code === 127) return /^docker: Error response from daemon: .*OCI runtime/m.test(outcome.stderr);
   return false;
 }
