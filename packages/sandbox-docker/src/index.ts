@@ -27,7 +27,9 @@ export {
 } from './profile.js';
 export { isWithin, rulesCover } from './rule-match.js';
 export { DEADLINE_PROGRAM, dockerRunArgs, type RunArgsInput, withDeadline } from './run-args.js';
-export { DockerDeployment, type DockerDeploymentOptions, type UserSpace } from './docker-deployment.js';
+export { DockerDeployment, type DockerDeploymentOptions } from './docker-deployment.js';
+export { DeploymentSandbox, type DeploymentSpaces } from './deployment-sandbox.js';
+export type { UserSpace } from './user-space.js';
 export { DEPLOYMENT_MODES, type DeploymentMode, deploymentModeFromEnv } from './deployment-mode.js';
 export { validateRequest } from './validate-request.js';
 export { encodeToolEnvelope, TOOL_ERROR_KINDS, type ToolEnvelope, type ToolErrorKind, type ToolOutcome, toolOutcome } from './tool-envelope.js';

@@ -4,7 +4,7 @@ import { authorityPlugin, createKernel, type Identity, type Kernel, type Plugin,
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachPlugin } from '@aalis/plugin-reach';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
-import { DockerDeployment, DockerSandbox, instanceNameOf } from '@aalis/sandbox-docker';
+import { DockerDeployment, instanceNameOf } from '@aalis/sandbox-docker';
 import { sandboxOf, sandboxPlugin } from '../backends.js';
 import { resolveBackend } from '../choices.js';
 import { installOf } from '../install.js';
@@ -65,8 +65,9 @@ async function dockerSandbox(plan: KernelPlan, installDir: string): Promise<{ se
   plan.progress('starting the docker deployment (engine, image, leftover containers)…');
   // Inside the data directory's workspace: the rest of the data directory is the daemon's private
   // data, which reach never lets a command read.
-  const deployment = await DockerDeployment.start({ ...common, dataRoot: join(plan.dataDir, 'workspace') });
-  return { service: new DockerSandbox({ ...common, defaultSpec: { profile: 'network' } }), deployment };
+  const deployment = await DockerDeployment.start({ ...common, defaultSpec: { profile: 'network' }, dataRoot: join(plan.dataDir, 'workspace') });
+  // Every command runs as the user whose space holds its directory, confined to that space.
+  return { service: deployment.sandbox, deployment };
 }
 
 /**
