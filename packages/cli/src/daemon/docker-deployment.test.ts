@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { instanceNameOf } from '@aalis/sandbox-docker';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -104,6 +105,32 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis serve
     const read = await daemon.api('POST', '/api/tools/call', { tool: 'read_file', params: { path: 'shared-note.txt' }, turn: ownerTurn(conversation, 'carol') });
     expect(read.body.ok).toBe(false);
   });
+
+  it("shares the engine with a second daemon (another data directory, the default config): neither's start or stop touches the other's containers", async () => {
+    const instanceA = instanceNameOf(join(dir, 'data'));
+    const running = () =>
+      execFileSync('docker', ['ps', '--quiet', '--filter', 'status=running', '--filter', `label=dev.aalis.instance=${instanceA}`], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.trim() !== '');
+    const started = await daemon.api('POST', '/api/tools/call', { tool: 'run_command_background', params: { command: 'sleep 40' }, turn: ownerTurn('docker-side-by-side', 'bob') });
+    expect(started.body.ok).toBe(true);
+    const end = Date.now() + 30_000;
+    while (running().length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+    const [mine] = running();
+    expect(mine).toBeDefined();
+
+    const dirB = deploymentDir({ owners: { chat: ['bob'] } });
+    try {
+      const second = await startServe(dirB, [], env);
+      expect(running()).toEqual([mine]); // its start reaped nothing of ours
+      const other = await second.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'echo b' }, turn: ownerTurn('docker-b', 'bob') });
+      expect(other.body).toMatchObject({ ok: true, value: { stdout: 'b\n' } });
+      expect(await second.stop()).toBe(0);
+      expect(running()).toEqual([mine]); // nor did its stop
+    } finally {
+      rmSync(dirB, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('does not start without an image, and says how to get one (fail closed)', async () => {
     const bare = deploymentDir({});
