@@ -19,7 +19,9 @@ import { type AttachOutcome, type AttachRequest, attachClient } from './attach-c
 import { MountPolicyError } from './mount-policy-error.js';
 import { type ContainerIdentity, type ContainerProfile, type ResolvedProfile, resolveProfile } from './profile.js';
 import { isWithin } from './rule-match.js';
-import { currentOwner, ownerLabels, ownerStateOf, PROCESS_RUN } from './owner.js';
+import { ownerLabels, PROCESS_RUN } from './owner.js';
+import { orphansIn, REAP_FORMAT } from './orphans.js';
+import { clientLostEngine, missingDeadlineProgram, startFailed } from './client-outcome.js';
 import { dockerRunArgs } from './run-args.js';
 import { SessionContainer } from './session-container.js';
 import { validateRequest } from './validate-request.js';
@@ -91,8 +93,6 @@ const DEFAULT_OUTPUT_BYTES = 1024 * 1024;
 const DEFAULT_SESSION_MAX_MS = 12 * 60 * 60_000;
 /** Seconds the container's own deadline lies past the caller's timeout: the host-side kill comes first. */
 const DEADLINE_GRACE_S = 5;
-/** How long past its deadline a container still counts as maybe running (an engine slow to kill it). */
-const DEADLINE_SLACK_MS = 30_000;
 /** How long past a container's deadline a run that lost the engine waits before judging its writes. */
 const SUPERVISE_SLACK_MS = 3_000;
 /** Container names are unique within the process run. */
@@ -220,7 +220,7 @@ export class DockerSandbox implements SandboxService {
   refused(stderr: string): SandboxUnavailableError {
     this.preflightOk.clear();
     const first = stderr.trim().split('\n')[0] ?? '';
-    if (/exec: "timeout": executable file not found/.test(stderr)) {
+    if (missingDeadlineProgram(stderr)) {
       return unavailable(`the image has no timeout program, which enforces every container's own deadline (${first})`, 'use an image with busybox or coreutils (timeout on its PATH)');
     }
     return engineUnreachable(stderr)
@@ -389,66 +389,17 @@ export class DockerSandbox implements SandboxService {
    * cannot judge (another host), is left alone. Call it at start; returns how many it removed.
    */
   async reapOrphans(): Promise<number> {
-    const format = `{{.ID}}\t{{json .Labels}}`;
-    const list = await this.cli.call(['ps', '--all', '--no-trunc', '--format', format, ...this.instanceFilter]);
+    const list = await this.cli.call(['ps', '--all', '--no-trunc', '--format', REAP_FORMAT, ...this.instanceFilter]);
     if (list.code !== 0) throw unavailable(`cannot list containers at ${this.cli.engine}: ${list.stderr.trim()}`, 'start the engine');
-    const here = currentOwner();
-    const orphans: string[] = [];
-    for (const line of list.stdout.split('\n')) {
-      const tab = line.indexOf('\t');
-      if (tab <= 0) continue;
-      const labels = labelsOf(line.slice(tab + 1));
-      if (labels === undefined || labels[LABELS.run] === this.runId) continue;
-      const deadline = Number(labels[LABELS.deadline]);
-      const pastDeadline = Number.isFinite(deadline) && deadline > 0 && Date.now() > deadline + DEADLINE_SLACK_MS;
-      if (pastDeadline || ownerStateOf(labels, here) === 'dead') orphans.push(line.slice(0, tab));
-    }
+    const orphans = orphansIn(list.stdout, this.runId);
     if (orphans.length > 0) await this.cli.call(['rm', '--force', ...orphans]);
     return orphans.length;
   }
 }
 
-/** `{{json .Labels}}` of `docker ps`: a comma-joined `k=v` string on engine 20.10, an object elsewhere. */
-function labelsOf(json: string): Record<string, string> | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch {
-    return undefined;
-  }
-  if (typeof parsed === 'object' && parsed !== null) return parsed as Record<string, string>;
-  if (typeof parsed !== 'string') return undefined;
-  const labels: Record<string, string> = {};
-  for (const pair of parsed.split(',')) {
-    const eq = pair.indexOf('=');
-    if (eq > 0) labels[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  return labels;
-}
-
-/** What the docker client prints when a connection it had to the engine broke while the command ran. */
-function lostMidRun(stderr: string): boolean {
-  return /error waiting for container|unexpected EOF|connection reset by peer|broken pipe/i.test(stderr);
-}
-
-/** What the docker client prints when it lost the engine, or could not reach it, for a command. */
-function clientLostEngine(stderr: string): boolean {
-  return lostMidRun(stderr) || /error during connect|Cannot connect to the Docker daemon/i.test(stderr);
-}
-
 /** Whole seconds of a container's own deadline: the caller's time plus a grace, so the host-side kill comes first. */
 function deadlineSecondsOf(lifeMs: number): number {
   return Math.ceil(lifeMs / 1000) + DEADLINE_GRACE_S;
-}
-
-/**
- * Whether the client failed before the command ran: the engine refused the container (125 with
- * `docker: …`), or the runtime could not exec the entry (126/127 with an OCI error).
- */
-function startFailed(outcome: AttachOutcome): boolean {
-  if (outcome.code === 125) return /^docker: /m.test(outcome.stderr) && !lostMidRun(outcome.stderr);
-  if (outcome.code === 126 || outcome.code === 127) return /^docker: Error response from daemon: .*OCI runtime/m.test(outcome.stderr);
-  return false;
 }
 
 /** The socket DOCKER_HOST names, when it is a local unix socket: never mounted either. */

@@ -8,6 +8,7 @@ import { DockerDeployment } from './docker-deployment.js';
 import { DockerSandbox } from './docker-sandbox.js';
 import { instanceNameOf } from './instance-name.js';
 import { LABELS } from './labels.js';
+import { DEADLINE_SLACK_MS, orphansIn } from './orphans.js';
 import { currentOwner, ownerLabels, ownerStateOf } from './owner.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -47,6 +48,29 @@ describe('whether a container owner is alive', () => {
   it.each(cases)('%s', (_what, labels, state) => {
     expect(ownerStateOf(labels, me)).toBe(state);
   });
+});
+
+describe('which listed containers are orphans', () => {
+  const me = currentOwner();
+  const now = 1_000_000_000_000;
+  const line = (id: string, labels: Record<string, string>, form: 'string' | 'object') =>
+    `${id}\t${JSON.stringify(form === 'object' ? labels : Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(','))}`;
+  const dead = { ...ownerLabels(me), [LABELS.ownerPid]: '4194303', [LABELS.run]: 'old' };
+  const elsewhere = { ...dead, [LABELS.ownerHost]: 'another-host' };
+  const cases: [string, Record<string, string>, boolean][] = [
+    ['owner dead', { ...dead, [LABELS.deadline]: String(now + 60_000) }, true],
+    ['owner alive (this process, another run label)', { ...ownerLabels(me), [LABELS.run]: 'old', [LABELS.deadline]: String(now + 60_000) }, false],
+    ['this run', { ...dead, [LABELS.run]: 'this-run' }, false],
+    ['owner on another host, deadline ahead', { ...elsewhere, [LABELS.deadline]: String(now + 60_000) }, false],
+    ['owner on another host, deadline long past', { ...elsewhere, [LABELS.deadline]: String(now - DEADLINE_SLACK_MS - 1) }, true],
+    ['owner on another host, deadline just past (the engine may still be killing it)', { ...elsewhere, [LABELS.deadline]: String(now - 1) }, false],
+    ['no labels at all', {}, false],
+  ];
+  for (const form of ['string', 'object'] as const) {
+    it.each(cases)(`%s (labels as ${form})`, (_what, labels, orphan) => {
+      expect(orphansIn(line('c1', labels, form), 'this-run', now, me)).toEqual(orphan ? ['c1'] : []);
+    });
+  }
 });
 
 describe('instance names', () => {
