@@ -15,7 +15,7 @@ import { deniedWritesInMessages } from './denied-write-messages.js';
 import { LABELS } from './labels.js';
 import { deniedWritesAfter, type MountPlan, planMounts } from './mount-plan.js';
 import { probeEngine } from './probe-engine.js';
-import { type AttachOutcome, type AttachRequest, attachClient } from './attach-client.js';
+import { type AttachOutcome, type AttachRequest, attachClient, removedOrGone } from './attach-client.js';
 import { MountPolicyError } from './mount-policy-error.js';
 import { type ContainerIdentity, type ContainerProfile, type ResolvedProfile, resolveProfile } from './profile.js';
 import { isWithin } from './rule-match.js';
@@ -191,10 +191,16 @@ export class DockerSandbox implements SandboxService {
     // A session container runs on after its commands, so only the client's own words tell a
     // lost engine from a command that exited 125.
     if (kind === 'session' && outcome.code === 125 && !clientLostEngine(outcome.stderr)) return undefined;
+    const clientEnded = !outcome.timedOut && !outcome.aborted;
     for (;;) {
-      const rm = await this.cli.call(['rm', '--force', name], 15_000);
-      if (rm.code === 0) return 'stopped'; // it was still there: the client had lost it
-      if (/No such container/i.test(rm.stderr)) return outcome.code === 125 && !outcome.timedOut && !outcome.aborted ? undefined : 'stopped'; // it had ended: 125 was the command's
+      if (kind === 'oneshot' && clientEnded) {
+        // The command's own 125 leaves an ended container (removed or being removed); a lost
+        // client leaves it running.
+        const state = await this.cli.call(['inspect', '--format', '{{.State.Status}}', name], 15_000);
+        const status = state.code === 0 ? state.stdout.trim() : /No such (container|object)/i.test(state.stderr) ? 'gone' : undefined;
+        if (status !== undefined && ['exited', 'dead', 'removing', 'gone'].includes(status)) return outcome.code === 125 ? undefined : 'stopped';
+      }
+      if (removedOrGone(await this.cli.call(['rm', '--force', name], 15_000))) return 'stopped';
       if (Date.now() > deadlineAt + SUPERVISE_SLACK_MS) return 'unconfirmed';
       await new Promise((r) => setTimeout(r, 500));
     }

@@ -49,6 +49,17 @@ const until = async (check: () => boolean, timeoutMs: number) => {
   }
 };
 
+describe.skipIf(engineSkip)('a command that exits 125 itself', () => {
+  it('gets its own status back, not a lost engine', async () => {
+    const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-exit-125' });
+    for (let round = 0; round < 3; round += 1) {
+      const result = await box.run({ argv: ['sh', '-c', 'echo out; exit 125'], cwd: tempDir(), env: {}, timeoutMs: 20_000, policy: policy() });
+      expect(result).toMatchObject({ exitCode: 125, signal: null, stdout: 'out\n' });
+      expect(result.engineLost).toBeUndefined();
+    }
+  }, 60_000);
+});
+
 describe.skipIf(engineSkip || !existsSync(engineSocket))('a docker client that loses the engine mid-run (DOCKER_HOST over TCP, connection cut)', () => {
   let proxy: EngineProxy;
   afterEach(async () => {
