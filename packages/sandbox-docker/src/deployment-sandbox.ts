@@ -1,5 +1,6 @@
-import { realpath } from 'node:fs/promises';
-import { relative, sep } from 'node:path';
+import { constants } from 'node:fs';
+import { type FileHandle, open, readlink, realpath } from 'node:fs/promises';
+import { isAbsolute, relative, sep } from 'node:path';
 import { type SandboxProbe, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
 import type { DockerRunRequest, DockerRunResult } from './docker-sandbox.js';
 import type { UserSpace } from './user-space.js';
@@ -51,6 +52,38 @@ export class DeploymentSandbox implements SandboxService {
 
   async run(request: DockerRunRequest): Promise<DockerRunResult> {
     const space = await this.spaceFor(request.cwd);
+    for (const root of request.policy.write) {
+      if (isStrictlyWithin(root, space.tmp)) await openToBoth(root);
+    }
     return space.sandbox.run({ ...request, env: { ...request.env, HOME: space.home } });
+  }
+}
+
+function isStrictlyWithin(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+}
+
+/**
+ * Makes a session temp in the user's temp writable by both identities a user's commands run as
+ * (the owner, and uid 10001 in the read-only tier, which could not write the daemon-made `0700`
+ * directory). Opened without following a final symlink and checked to be the directory named:
+ * the user's temp is writable from their containers, so the name may have been swapped.
+ */
+async function openToBoth(dir: string): Promise<void> {
+  let handle: FileHandle;
+  try {
+    handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return; // nothing to mount, nothing to open
+    throw refuse(`the session temp ${dir} is not a plain directory (${(error as Error).message})`, 'remove it; the daemon makes it again');
+  }
+  try {
+    const real = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+    if (real !== dir) throw refuse(`the session temp ${dir} is not where it was named (it is ${real ?? 'unknown'})`, 'remove it; the daemon makes it again');
+    // Sticky: each identity keeps its own files.
+    await handle.chmod(0o1777);
+  } finally {
+    await handle.close();
   }
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -108,6 +108,23 @@ describe.skipIf(engineSkip)('the docker deployment with two users', async () => 
     await expect(
       deployment!.sandbox.run({ argv: ['true'], cwd: bob.workspace, env: {}, timeoutMs: 20_000, policy: { ...bob.policy('workspace'), write: [bob.workspace, ...alice.caches] } }),
     ).rejects.toThrow(SandboxUnavailableError);
+  });
+
+  it("lets the read-only tier (uid 10001) write the session temp the daemon made, and never follows a swapped name", async () => {
+    const alice = await deployment!.user('alice');
+    const session = join(alice.tmp, 'session-made-by-the-daemon');
+    mkdirSync(session, { mode: 0o700 });
+    const readonly = { ...alice.policy('readonly'), write: [session], readAllowWithin: [session] };
+    const result = await deployment!.sandbox.run({ argv: ['sh', '-c', `id -u; echo x > ${session}/y && echo tmp-ok`], cwd: alice.workspace, env: {}, timeoutMs: 20_000, policy: readonly });
+    expect(result.stdout).toBe('10001\ntmp-ok\n');
+    // The name swapped for a symlink (the user's temp is writable from their containers).
+    const swapped = join(alice.tmp, 'session-swapped');
+    symlinkSync(alice.workspace, swapped);
+    const before = statSync(alice.workspace).mode;
+    await expect(
+      deployment!.sandbox.run({ argv: ['true'], cwd: alice.workspace, env: {}, timeoutMs: 20_000, policy: { ...readonly, write: [swapped], readAllowWithin: [swapped] } }),
+    ).rejects.toThrow(/not a plain directory/);
+    expect(statSync(alice.workspace).mode).toBe(before);
   });
 
   it('refuses a user id that is not a safe name', async () => {

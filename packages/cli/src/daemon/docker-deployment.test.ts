@@ -106,6 +106,14 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis serve
     expect(read.body.ok).toBe(false);
   });
 
+  it('runs the read-only tier as uid 10001, which can write its session temp', async () => {
+    const turn = ownerTurn('docker-readonly', 'bob');
+    await daemon.api('POST', '/api/turns', { turn });
+    expect((await daemon.api('POST', '/api/sessions/docker-readonly/settings', { tier: 'readonly' })).status).toBe(200);
+    const result = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'id -u; echo x > "$TMPDIR/y" && echo tmp-ok' }, turn });
+    expect(result.body).toMatchObject({ ok: true, value: { where: 'sandbox', exitCode: 0, stdout: '10001\ntmp-ok\n', stderr: '' } });
+  });
+
   it("shares the engine with a second daemon (another data directory, the default config): neither's start or stop touches the other's containers", async () => {
     const instanceA = instanceNameOf(join(dir, 'data'));
     const running = () =>
