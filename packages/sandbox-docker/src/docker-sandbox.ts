@@ -93,8 +93,8 @@ const DEFAULT_OUTPUT_BYTES = 1024 * 1024;
 const DEFAULT_SESSION_MAX_MS = 12 * 60 * 60_000;
 /** Seconds the container's own deadline lies past the caller's timeout: the host-side kill comes first. */
 const DEADLINE_GRACE_S = 5;
-/** How long past a container's deadline a run that lost the engine waits before judging its writes. */
-const SUPERVISE_SLACK_MS = 3_000;
+/** How long past a container's deadline (taken before it was created) a run that lost the engine waits before judging its writes. */
+const SUPERVISE_SLACK_MS = 5_000;
 /** Container names are unique within the process run. */
 let containerCounter = 0;
 const PREFLIGHT_TTL_MS = 5_000;
