@@ -12,7 +12,7 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
       return createDarwinSandbox();
     case 'docker': {
       const { dockerSandboxFromEnv } = await import('./docker-backend.js');
-      return dockerSandboxFromEnv(env);
+      return await dockerSandboxFromEnv(env);
     }
   }
 }

@@ -83,6 +83,7 @@ async function translate(backend: 'linux' | 'darwin' | 'docker', policy: Sandbox
         labels: {},
         interactive: false,
         argv: ['CMD...'],
+        deadlineSeconds: 605, // the default --timeout of 600 s, plus the grace the sandbox adds
       });
       return `docker ${args.map(quote).join(' ')}`;
     }

@@ -11,12 +11,31 @@ export interface Binding {
   readonly gitDirs: readonly string[];
   /** The directories `core.hooksPath` names for that repository (found at bind time): landings. */
   readonly hooksDirs: readonly string[];
+  /** Where the session temp is made instead of the data directory's `tmp/` (a deployment user's own). */
+  readonly tmp?: string;
+  /** The toolchain caches writable in the workspace tier instead of the owner's (a deployment user's own). */
+  readonly caches?: readonly string[];
+}
+
+/** Where a session works, as given to {@link ReachBindings.bind}. */
+export interface Place {
+  readonly home: string;
+  readonly extraRoots?: readonly string[];
+  readonly worktrees?: readonly string[];
+  readonly tmp?: string;
+  readonly caches?: readonly string[];
+  /**
+   * The person (`settingsScopeOf(turn)`) this binding is for: their turns in the session use it
+   * before the session's own binding. The docker deployment binds each person of a shared
+   * conversation to their own space.
+   */
+  readonly person?: string;
 }
 
 /** Binds sessions to places; plugin-reach provides it next to `reach`. */
 export interface ReachBindings {
-  /** Binds a (root) session to a main directory and extra roots; paths become real paths now. */
-  bind(sessionId: string, place: { home: string; extraRoots?: readonly string[]; worktrees?: readonly string[] }): Binding;
+  /** Binds a (root) session, or one person in it, to a main directory and extra roots; paths become real paths now. */
+  bind(sessionId: string, place: Place): Binding;
   /** The binding a session's calls use: its own, or the default (the data directory's workspace). */
   bindingOf(sessionId: string): Binding;
 }

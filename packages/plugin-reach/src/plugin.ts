@@ -29,6 +29,11 @@ const EnvPatternSchema = z.string().superRefine((pattern, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
 });
 
+/** The key of one person's binding in a session. */
+function personKey(sessionId: string, person: string): string {
+  return `${sessionId}\u0000${person}`;
+}
+
 /** Config of the reach plugin. Paths may be relative to the working directory; they become real paths at activation. */
 export const ReachConfigSchema = z.object({
   /** The install: the source checkout or the create-aalis project. */
@@ -138,8 +143,10 @@ export const reachPlugin = definePlugin({
           worktrees: Object.freeze((place.worktrees ?? []).map((w) => realPathOfSync(w))),
           gitDirs: Object.freeze(gitDirsOf(home)),
           hooksDirs: Object.freeze(hooksPathDirs(home, gitConfig)),
+          ...(place.tmp !== undefined ? { tmp: realPathOfSync(place.tmp) } : {}),
+          ...(place.caches !== undefined ? { caches: Object.freeze(place.caches.map((c) => realPathOfSync(c))) } : {}),
         });
-        bindings.set(sessionId, binding);
+        bindings.set(place.person === undefined ? sessionId : personKey(sessionId, place.person), binding);
         return binding;
       },
       bindingOf: (sessionId) => bindings.get(sessionId) ?? defaultBinding,
@@ -149,8 +156,9 @@ export const reachPlugin = definePlugin({
       const root = turn.session.rootId ?? turn.session.id;
       current.set(root, await sessionService.settings(turn.session.id, { scope: settingsScopeOf(turn) }));
       const principal = auth.principalOf(turn);
-      const binding = bindings.get(root) ?? defaultBinding;
-      const sessionTmp = join(paths.tmp, `session-${createHash('sha256').update(root).digest('hex').slice(0, 24)}`);
+      // A person's own binding in the session first (the docker deployment's user space), then the session's.
+      const binding = bindings.get(personKey(root, settingsScopeOf(turn))) ?? bindings.get(root) ?? defaultBinding;
+      const sessionTmp = join(binding.tmp ?? paths.tmp, `session-${createHash('sha256').update(root).digest('hex').slice(0, 24)}`);
       await mkdir(sessionTmp, { recursive: true, mode: 0o700 });
       let memo: { tier: string; boundary: string; reach: Reach } | undefined;
       const currentReach = (): Reach => {
@@ -168,7 +176,7 @@ export const reachPlugin = definePlugin({
             localPorts: config.localPorts,
             lists: listsOf(binding),
             paths,
-            toolchainCaches,
+            toolchainCaches: binding.caches ?? toolchainCaches,
           });
           memo = { tier: settings.tier, boundary: settings.boundary, reach: next };
         }

@@ -1,5 +1,5 @@
 import { type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
-import type { DockerCli } from './docker-cli.js';
+import type { CliResult, DockerCli } from './docker-cli.js';
 import { OutputBuffer } from './output-buffer.js';
 
 /** What an attached command takes from its request. */
@@ -13,6 +13,16 @@ export interface AttachOutcome {
   readonly stderrTruncated: boolean;
   readonly timedOut: boolean;
   readonly aborted: boolean;
+  /**
+   * After a timeout or abort: whether the container was removed (`done`, or it was already gone)
+   * or the engine could not be told (`failed`: the container may still run).
+   */
+  readonly removal?: 'done' | 'failed';
+}
+
+/** Whether an `rm --force` removed the container or found it already gone. */
+export function removedOrGone(result: CliResult): boolean {
+  return result.code === 0 || /No such container/i.test(result.stderr);
 }
 
 /**
@@ -31,7 +41,7 @@ export function attachClient(cli: DockerCli, name: string, args: string[], env: 
   else child.stdin?.end();
   let timedOut = false;
   let aborted = false;
-  let removing: Promise<unknown> | undefined;
+  let removing: Promise<CliResult> | undefined;
   const removeNow = () => {
     // `rm -f` kills and removes in one step; the client is killed after it so it cannot recreate state.
     removing ??= cli.call(['rm', '--force', name]).finally(() => child.kill('SIGKILL'));
@@ -53,12 +63,14 @@ export function attachClient(cli: DockerCli, name: string, args: string[], env: 
     child.on('close', async (code) => {
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', onAbort);
+      let removal: 'done' | 'failed' | undefined;
       if (removing !== undefined) {
-        await removing;
+        const first = await removing;
         // The create may have finished after the first removal: make sure it is gone.
-        await cli.call(['rm', '--force', name]);
+        const again = await cli.call(['rm', '--force', name]);
+        removal = [first, again].some(removedOrGone) ? 'done' : 'failed';
       }
-      resolve({ code, stdout, stderr: stderr.text(), stderrTruncated: stderr.truncated, timedOut, aborted });
+      resolve({ code, stdout, stderr: stderr.text(), stderrTruncated: stderr.truncated, timedOut, aborted, ...(removal !== undefined ? { removal } : {}) });
     });
   });
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -52,7 +52,9 @@ describe.skipIf(engineSkip)('the docker deployment with two users', async () => 
     const ps = await bob.sandbox.run({ argv: ['ps', '-o', 'pid,user,args'], cwd: bob.workspace, env: {}, timeoutMs: 20_000, policy: bob.policy('readonly') });
     expect(ps.exitCode).toBe(0);
     expect(ps.stdout).not.toMatch(/sleep/);
-    expect(ps.stdout.trim().split('\n')).toHaveLength(2); // the header and ps itself
+    // The header, the engine's init, the deadline's watcher and ps itself: nothing of alice's.
+    const others = ps.stdout.trim().split('\n').slice(1).filter((line) => !/docker-init -- timeout|timeout -s KILL \d+ ps|\bps -o pid/.test(line));
+    expect(others).toEqual([]);
     expect((await long).exitCode).toBe(0);
     expect(await deployment!.containers()).toEqual([]);
   });
@@ -71,6 +73,58 @@ describe.skipIf(engineSkip)('the docker deployment with two users', async () => 
     expect(result.writeDenied).toBe(true);
     expect(existsSync(join(alice.workspace, 'ro.txt'))).toBe(false);
     expect(readFileSync(join(alice.tmp, 'scratch'), 'utf8')).toBe('y\n');
+  });
+
+  it("runs the deployment's commands as the user whose space holds the directory, with that user's own HOME and caches", async () => {
+    const alice = await deployment!.user('alice');
+    const bob = await deployment!.user('bob');
+    const write = await deployment!.sandbox.run({
+      argv: ['sh', '-c', 'echo "$HOME"; echo alice-cache > "$HOME/.cache/x"'],
+      cwd: alice.workspace,
+      env: { HOME: '/root' }, // the daemon's HOME, as reach passes it: never the one a user gets
+      timeoutMs: 20_000,
+      policy: alice.policy('workspace'),
+    });
+    expect(write.stdout).toBe(`${alice.home}\n`);
+    expect(readFileSync(join(alice.home, '.cache', 'x'), 'utf8')).toBe('alice-cache\n');
+    const peek = await deployment!.sandbox.run({
+      argv: ['sh', '-c', `cat "$HOME/.cache/x" ${alice.home}/.cache/x; echo end`],
+      cwd: bob.workspace,
+      env: {},
+      timeoutMs: 20_000,
+      policy: bob.policy('workspace'),
+    });
+    expect(peek.stdout).toBe('end\n');
+    // A directory in nobody's space (the deployment's root itself) is refused, and nothing runs.
+    await expect(deployment!.sandbox.run({ argv: ['true'], cwd: deployment!.dataRoot, env: {}, timeoutMs: 20_000, policy: bob.policy('workspace') })).rejects.toThrow(
+      /in no user's space/,
+    );
+    // A symlink in bob's workspace into alice's: the real directory is alice's, bob's policy is not.
+    symlinkSync(alice.workspace, join(bob.workspace, 'to-alice'));
+    await expect(
+      deployment!.sandbox.run({ argv: ['cat', 'notes.txt'], cwd: join(bob.workspace, 'to-alice'), env: {}, timeoutMs: 20_000, policy: bob.policy('workspace') }),
+    ).rejects.toThrow(/outside this user's data directory/);
+    // A policy naming another user's cache from one's own directory is refused too.
+    await expect(
+      deployment!.sandbox.run({ argv: ['true'], cwd: bob.workspace, env: {}, timeoutMs: 20_000, policy: { ...bob.policy('workspace'), write: [bob.workspace, ...alice.caches] } }),
+    ).rejects.toThrow(SandboxUnavailableError);
+  });
+
+  it("lets the read-only tier (uid 10001) write the session temp the daemon made, and never follows a swapped name", async () => {
+    const alice = await deployment!.user('alice');
+    const session = join(alice.tmp, 'session-made-by-the-daemon');
+    mkdirSync(session, { mode: 0o700 });
+    const readonly = { ...alice.policy('readonly'), write: [session], readAllowWithin: [session] };
+    const result = await deployment!.sandbox.run({ argv: ['sh', '-c', `id -u; echo x > ${session}/y && echo tmp-ok`], cwd: alice.workspace, env: {}, timeoutMs: 20_000, policy: readonly });
+    expect(result.stdout).toBe('10001\ntmp-ok\n');
+    // The name swapped for a symlink (the user's temp is writable from their containers).
+    const swapped = join(alice.tmp, 'session-swapped');
+    symlinkSync(alice.workspace, swapped);
+    const before = statSync(alice.workspace).mode;
+    await expect(
+      deployment!.sandbox.run({ argv: ['true'], cwd: alice.workspace, env: {}, timeoutMs: 20_000, policy: { ...readonly, write: [swapped], readAllowWithin: [swapped] } }),
+    ).rejects.toThrow(/not a plain directory/);
+    expect(statSync(alice.workspace).mode).toBe(before);
   });
 
   it('refuses a user id that is not a safe name', async () => {

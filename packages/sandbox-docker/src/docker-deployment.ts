@@ -1,28 +1,16 @@
 import { chmod, chown, mkdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type SandboxPolicy, SandboxUnavailableError } from '@aalis/api-reach';
+import { type SandboxPolicy, SandboxUnavailableError, toolchainCacheDirs } from '@aalis/api-reach';
+import { DeploymentSandbox } from './deployment-sandbox.js';
 import { DockerSandbox, type DockerSandboxOptions } from './docker-sandbox.js';
 import { LABELS } from './labels.js';
 import { RESTRICTED_UID } from './profile.js';
+import type { UserSpace } from './user-space.js';
 
 /** How the docker deployment is set up at daemon start; it does not change while running. */
 export interface DockerDeploymentOptions extends Omit<DockerSandboxOptions, 'labels' | 'confineTo' | 'local'> {
   /** The host directory holding every user's own data directory (`users/<id>/`). */
   readonly dataRoot: string;
-}
-
-/** One user's corner of the docker deployment: their own data directory and their own containers. */
-export interface UserSpace {
-  readonly userId: string;
-  /** `<dataRoot>/users/<id>`: nothing outside it is ever mounted into this user's containers. */
-  readonly dataDir: string;
-  readonly workspace: string;
-  /** The user's temp, writable by the restricted uid 10001. */
-  readonly tmp: string;
-  /** Runs this user's commands, each in its own container labelled with the user. */
-  readonly sandbox: DockerSandbox;
-  /** The user's base policy: `readonly` writes only the temp (and runs as uid 10001), `workspace` the workspace too. */
-  policy(access: 'readonly' | 'workspace'): SandboxPolicy;
 }
 
 const USER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -35,6 +23,11 @@ const USER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 export class DockerDeployment {
   readonly mode = 'docker' as const;
   private readonly users = new Map<string, Promise<UserSpace>>();
+  /**
+   * The deployment's one sandbox service, for the daemon's tools: each command runs as the user
+   * whose space holds its working directory (see {@link DeploymentSandbox}).
+   */
+  readonly sandbox: DeploymentSandbox;
 
   private constructor(
     readonly options: DockerDeploymentOptions,
@@ -43,6 +36,8 @@ export class DockerDeployment {
     private readonly engine: DockerSandbox,
   ) {
     Object.freeze(this.options);
+    const usersDir = join(dataRoot, 'users');
+    this.sandbox = new DeploymentSandbox({ usersDir, spaceOf: (id) => this.users.get(id), probe: () => engine.probe() });
   }
 
   /**
@@ -81,11 +76,16 @@ export class DockerDeployment {
     const dataDir = join(this.dataRoot, 'users', userId);
     const workspace = join(dataDir, 'workspace');
     const tmp = join(dataDir, 'tmp');
+    const home = join(dataDir, 'home');
+    const caches = toolchainCacheDirs(home, 'linux');
     // The data directory keeps other host users out; inside a container only the workspace and
     // the temp are mounted, and the restricted uid must be able to read the workspace.
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     await mkdir(workspace, { recursive: true, mode: 0o755 });
     await mkdir(tmp, { recursive: true, mode: 0o700 });
+    // The user's own caches: only what exists can be mounted, and no user ever gets the daemon's.
+    await mkdir(home, { recursive: true, mode: 0o755 });
+    for (const cache of caches) await mkdir(cache, { recursive: true, mode: 0o700 });
     try {
       // Restricted runs are uid 10001; the user's temp is the one host place they may write.
       await chown(tmp, RESTRICTED_UID, RESTRICTED_UID);
@@ -99,11 +99,13 @@ export class DockerDeployment {
       dataDir,
       workspace,
       tmp,
+      home,
+      caches: Object.freeze([...caches]),
       sandbox,
       policy: (access: 'readonly' | 'workspace'): SandboxPolicy =>
         access === 'readonly'
           ? { ...base, write: [tmp], readAllowWithin: [tmp], network: 'off' }
-          : { ...base, write: [workspace, tmp], readAllowWithin: [tmp], network: 'on' },
+          : { ...base, write: [workspace, ...caches, tmp], readAllowWithin: [tmp], network: 'on' },
     });
   }
 
@@ -112,9 +114,12 @@ export class DockerDeployment {
     return this.engine.containers();
   }
 
-  /** Removes every container of this deployment (daemon shutdown); returns how many. */
+  /**
+   * Removes every container this process started for the deployment (daemon shutdown); returns
+   * how many. Another daemon's containers, even of the same instance name, are never touched.
+   */
   async stop(): Promise<number> {
-    const ids = await this.engine.containers();
+    const ids = await this.engine.ownContainers();
     if (ids.length > 0) await this.engine.cli.call(['rm', '--force', ...ids]);
     return ids.length;
   }

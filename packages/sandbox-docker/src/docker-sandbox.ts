@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { rm, stat } from 'node:fs/promises';
 import { constants } from 'node:os';
 import {
@@ -16,10 +15,13 @@ import { deniedWritesInMessages } from './denied-write-messages.js';
 import { LABELS } from './labels.js';
 import { deniedWritesAfter, type MountPlan, planMounts } from './mount-plan.js';
 import { probeEngine } from './probe-engine.js';
-import { type AttachOutcome, type AttachRequest, attachClient } from './attach-client.js';
+import { type AttachOutcome, type AttachRequest, attachClient, removedOrGone } from './attach-client.js';
 import { MountPolicyError } from './mount-policy-error.js';
 import { type ContainerIdentity, type ContainerProfile, type ResolvedProfile, resolveProfile } from './profile.js';
 import { isWithin } from './rule-match.js';
+import { ownerLabels, PROCESS_RUN } from './owner.js';
+import { orphansIn, REAP_FORMAT } from './orphans.js';
+import { clientLostEngine, missingDeadlineProgram, startFailed } from './client-outcome.js';
 import { dockerRunArgs } from './run-args.js';
 import { SessionContainer } from './session-container.js';
 import { validateRequest } from './validate-request.js';
@@ -55,6 +57,8 @@ export interface DockerSandboxOptions {
   readonly walkLimit?: number;
   /** Every mount root must lie inside one of these (a deployment user's data directory). */
   readonly confineTo?: readonly string[];
+  /** The longest a session container lives (its own hard deadline); 12 hours by default. */
+  readonly sessionMaxMs?: number;
 }
 
 /** A run request with what only containers have: the tool's `sandbox:` block and the identity. */
@@ -72,7 +76,27 @@ export interface DockerRunRequest extends SandboxRunRequest {
 /** A session's opening: everything of a run request but the command. */
 export type SessionOpenRequest = Pick<DockerRunRequest, 'cwd' | 'env' | 'policy' | 'sandboxSpec' | 'identity'>;
 
+/**
+ * What a run became when the docker client lost the engine mid-run: `stopped` when the container
+ * was then removed (its writes judged after), `unconfirmed` when the engine stayed out of reach
+ * and the writes were judged once the container's own deadline had passed.
+ */
+export type EngineLoss = 'stopped' | 'unconfirmed';
+
+/** A run's result, with what only containers can say. */
+export interface DockerRunResult extends SandboxRunResult {
+  /** Set when the client lost the engine mid-run; the result is then reported as killed. */
+  readonly engineLost?: EngineLoss;
+}
+
 const DEFAULT_OUTPUT_BYTES = 1024 * 1024;
+const DEFAULT_SESSION_MAX_MS = 12 * 60 * 60_000;
+/** Seconds the container's own deadline lies past the caller's timeout: the host-side kill comes first. */
+const DEADLINE_GRACE_S = 5;
+/** How long past a container's deadline (taken before it was created) a run that lost the engine waits before judging its writes. */
+const SUPERVISE_SLACK_MS = 5_000;
+/** Container names are unique within the process run. */
+let containerCounter = 0;
 const PREFLIGHT_TTL_MS = 5_000;
 
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]));
@@ -92,12 +116,11 @@ function readOnlyPolicy(policy: SandboxPolicy): boolean {
  */
 export class DockerSandbox implements SandboxService {
   readonly backend = 'docker' as const;
-  /** This process's run of the instance; containers labelled with another run are orphans. */
-  readonly runId = randomUUID();
+  /** This process's run (shared by its sandboxes); containers of other runs are reaped once their owner is dead. */
+  readonly runId = PROCESS_RUN;
   readonly cli: DockerCli;
   private readonly options: DockerSandboxOptions;
   private readonly preflightOk = new Map<string, number>();
-  private counter = 0;
 
   constructor(options: DockerSandboxOptions) {
     if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/.test(options.instance)) {
@@ -121,7 +144,7 @@ export class DockerSandbox implements SandboxService {
   }
 
   /** Runs one command in a fresh container; see {@link DockerRunRequest}. */
-  async run(request: DockerRunRequest): Promise<SandboxRunResult> {
+  async run(request: DockerRunRequest): Promise<DockerRunResult> {
     validateRequest(request);
     const resolved = this.resolve(request.sandboxSpec);
     if (resolved.kind === 'local') {
@@ -139,13 +162,48 @@ export class DockerSandbox implements SandboxService {
     return this.runContainer(request, resolved.profile);
   }
 
-  private async runContainer(request: DockerRunRequest, profile: ContainerProfile): Promise<SandboxRunResult> {
-    const prepared = await this.prepare(request, profile, 'oneshot');
-    const args = dockerRunArgs({ ...prepared.args, interactive: request.stdin !== undefined, argv: request.argv });
+  private async runContainer(request: DockerRunRequest, profile: ContainerProfile): Promise<DockerRunResult> {
     const timeoutMs = Math.min(request.timeoutMs, profile.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
+    const prepared = await this.prepare(request, profile, 'oneshot', timeoutMs);
+    const args = dockerRunArgs({ ...prepared.args, interactive: request.stdin !== undefined, argv: request.argv });
     const outcome = await this.attach(prepared.args.name, args, prepared.env, request, timeoutMs);
-    if (outcome.code === 125 && /^docker: /m.test(outcome.stderr) && !outcome.timedOut) throw this.refused(outcome.stderr);
-    return this.finish(prepared.plan, outcome);
+    if (!outcome.timedOut && !outcome.aborted && startFailed(outcome)) {
+      await this.cli.call(['rm', '--force', prepared.args.name]); // a create that half happened
+      throw this.refused(outcome.stderr);
+    }
+    const lost = await this.supervise(prepared.args.name, outcome, prepared.deadlineAt);
+    return this.finish(prepared.plan, outcome, lost);
+  }
+
+  /**
+   * After a client that ended without the command's exit status (the engine connection dropped:
+   * status 125 with no refusal, or the client killed): makes sure the container is stopped before
+   * its writes are judged. It is removed as soon as the engine answers again; while it does not,
+   * this waits until the container's own deadline has killed it. Undefined when the client's end
+   * was the command's.
+   */
+  async supervise(name: string, outcome: AttachOutcome, deadlineAt: number, kind: 'oneshot' | 'session' = 'oneshot'): Promise<EngineLoss | undefined> {
+    if (outcome.timedOut || outcome.aborted) {
+      if (outcome.removal !== 'failed') return undefined; // removed on the timeout or abort, as always
+    } else if (outcome.code !== 125 && outcome.code !== null) {
+      return undefined;
+    }
+    // A session container runs on after its commands, so only the client's own words tell a
+    // lost engine from a command that exited 125.
+    if (kind === 'session' && outcome.code === 125 && !clientLostEngine(outcome.stderr)) return undefined;
+    const clientEnded = !outcome.timedOut && !outcome.aborted;
+    for (;;) {
+      if (kind === 'oneshot' && clientEnded) {
+        // The command's own 125 leaves an ended container (removed or being removed); a lost
+        // client leaves it running.
+        const state = await this.cli.call(['inspect', '--format', '{{.State.Status}}', name], 15_000);
+        const status = state.code === 0 ? state.stdout.trim() : /No such (container|object)/i.test(state.stderr) ? 'gone' : undefined;
+        if (status !== undefined && ['exited', 'dead', 'removing', 'gone'].includes(status)) return outcome.code === 125 ? undefined : 'stopped';
+      }
+      if (removedOrGone(await this.cli.call(['rm', '--force', name], 15_000))) return 'stopped';
+      if (Date.now() > deadlineAt + SUPERVISE_SLACK_MS) return 'unconfirmed';
+      await new Promise((r) => setTimeout(r, 500));
+    }
   }
 
   /**
@@ -156,8 +214,9 @@ export class DockerSandbox implements SandboxService {
   async openSession(request: SessionOpenRequest): Promise<SessionContainer> {
     const resolved = this.resolve(request.sandboxSpec);
     if (resolved.kind === 'local') throw unavailable('profile local has no container to keep open', 'use profile stdio or network for a session');
-    const prepared = await this.prepare({ ...request, argv: ['true'], timeoutMs: 1 }, resolved.profile, 'session');
-    const args = dockerRunArgs({ ...prepared.args, interactive: false, detach: true, argv: ['sleep', '2147483647'] });
+    const lifeMs = this.options.sessionMaxMs ?? DEFAULT_SESSION_MAX_MS;
+    const prepared = await this.prepare({ ...request, argv: ['true'], timeoutMs: 1 }, resolved.profile, 'session', lifeMs);
+    const args = dockerRunArgs({ ...prepared.args, interactive: false, detach: true, argv: ['sleep', String(prepared.args.deadlineSeconds)] });
     const started = await this.cli.call(args, 30_000, prepared.env);
     if (started.code !== 0) throw this.refused(started.stderr);
     return new SessionContainer(this, prepared.args.name, prepared.plan, request.env, resolved.profile);
@@ -167,6 +226,9 @@ export class DockerSandbox implements SandboxService {
   refused(stderr: string): SandboxUnavailableError {
     this.preflightOk.clear();
     const first = stderr.trim().split('\n')[0] ?? '';
+    if (missingDeadlineProgram(stderr)) {
+      return unavailable(`the image has no timeout program, which enforces every container's own deadline (${first})`, 'use an image with busybox or coreutils (timeout on its PATH)');
+    }
     return engineUnreachable(stderr)
       ? unavailable(`no Docker Engine answers at ${this.cli.engine} (${first})`, 'start the engine or point DOCKER_HOST at one that runs')
       : unavailable(`the engine refused the container (${first})`, 'check the image and the mounts named above on the engine host');
@@ -181,14 +243,16 @@ export class DockerSandbox implements SandboxService {
     }
   }
 
-  private async prepare(request: DockerRunRequest, profile: ContainerProfile, kind: 'oneshot' | 'session') {
+  private async prepare(request: DockerRunRequest, profile: ContainerProfile, kind: 'oneshot' | 'session', lifeMs: number) {
     const plan = await this.plan(request);
     const image = this.options.images[profile.image] ?? this.options.images.stdio;
     await this.preflight(image);
     const identity = await this.identityFor(request, profile, plan);
     const env = this.envFor(request.env, profile);
-    this.counter += 1;
-    const name = `aalis-${this.options.instance}-${this.runId.slice(0, 8)}-${this.counter}`.slice(0, 120);
+    containerCounter += 1;
+    const name = `aalis-${this.options.instance}-${this.runId.slice(0, 8)}-${containerCounter}`.slice(0, 120);
+    const deadlineSeconds = deadlineSecondsOf(lifeMs);
+    const deadlineAt = Date.now() + deadlineSeconds * 1000;
     const args = {
       name,
       image,
@@ -198,9 +262,17 @@ export class DockerSandbox implements SandboxService {
       network: profile.network === 'default' && request.policy.network === 'on' ? ('bridge' as const) : ('none' as const),
       cwd: plan.cwd,
       envNames: Object.keys(env),
-      labels: { ...this.options.labels, [LABELS.instance]: this.options.instance, [LABELS.run]: this.runId, [LABELS.kind]: kind },
+      deadlineSeconds,
+      labels: {
+        ...this.options.labels,
+        ...ownerLabels(),
+        [LABELS.instance]: this.options.instance,
+        [LABELS.run]: this.runId,
+        [LABELS.kind]: kind,
+        [LABELS.deadline]: String(deadlineAt),
+      },
     };
-    return { plan, env, args };
+    return { plan, env, args, deadlineAt };
   }
 
   /** The container env of a request under a profile; a bad allow list refuses the run. */
@@ -212,17 +284,29 @@ export class DockerSandbox implements SandboxService {
     }
   }
 
-  /** After a command: undo the writes the mounts could not stop, and build the result. */
-  async finish(plan: MountPlan, outcome: AttachOutcome): Promise<SandboxRunResult> {
+  /**
+   * After a command (and after its container is known to be stopped): undo the writes the mounts
+   * could not stop, and build the result. A run whose client lost the engine is reported as
+   * killed, with a line on stderr saying what happened.
+   */
+  async finish(plan: MountPlan, outcome: AttachOutcome, lost?: EngineLoss): Promise<DockerRunResult> {
     const leaked = await deniedWritesAfter(plan, this.options.walkLimit);
     // The mounts could not stop these (the path did not exist, or only a pattern names it): undo them.
     await Promise.all(leaked.map((path) => rm(path, { recursive: true, force: true })));
     const reported = deniedWritesInMessages(outcome.stderr, plan.cwd);
     const deniedWrites = [...new Set([...leaked, ...reported])];
-    const bySignal = outcome.timedOut || outcome.aborted ? 'SIGKILL' : outcome.code !== null && outcome.code > 128 ? SIGNAL_NAMES.get(outcome.code - 128) : undefined;
+    const bySignal =
+      outcome.timedOut || outcome.aborted || lost !== undefined ? 'SIGKILL' : outcome.code !== null && outcome.code > 128 ? SIGNAL_NAMES.get(outcome.code - 128) : undefined;
+    const note =
+      lost === 'stopped'
+        ? `aalis: the docker client lost the engine at ${this.cli.engine} mid-run; the container was stopped and its writes were checked as after any run.\n`
+        : lost === 'unconfirmed'
+          ? `aalis: the docker client lost the engine at ${this.cli.engine} mid-run and it did not answer again; the container's own deadline has passed, and its writes were checked then. The run was unsupervised after the loss.\n`
+          : '';
     return {
+      ...(lost !== undefined ? { engineLost: lost } : {}),
       stdout: outcome.stdout.text(),
-      stderr: outcome.stderr,
+      stderr: outcome.stderr + note,
       exitCode: bySignal !== undefined ? null : outcome.code,
       signal: bySignal ?? null,
       timedOut: outcome.timedOut,
@@ -297,21 +381,31 @@ export class DockerSandbox implements SandboxService {
     return list.stdout.split('\n').filter((line) => line.trim() !== '');
   }
 
+  /** Ids of this instance's containers that this process started (its own runs and sessions). */
+  async ownContainers(): Promise<string[]> {
+    const list = await this.cli.call(['ps', '--all', '--quiet', '--no-trunc', ...this.instanceFilter, '--filter', `label=${LABELS.run}=${this.runId}`]);
+    if (list.code !== 0) throw unavailable(`cannot list containers at ${this.cli.engine}: ${list.stderr.trim()}`, 'start the engine');
+    return list.stdout.split('\n').filter((line) => line.trim() !== '');
+  }
+
   /**
-   * Removes this instance's containers left by an earlier run of the daemon (one killed mid-run).
-   * Call it at start; returns how many it removed.
+   * Removes this instance's orphans: containers of another process run whose owner is provably
+   * dead (same machine, boot and pid namespace, no process with that pid and start time), or
+   * whose own deadline has passed. A container of a live owner, or of an owner this machine
+   * cannot judge (another host), is left alone. Call it at start; returns how many it removed.
    */
   async reapOrphans(): Promise<number> {
-    const list = await this.cli.call(['ps', '--all', '--format', `{{.ID}} {{.Label "${LABELS.run}"}}`, ...this.instanceFilter]);
+    const list = await this.cli.call(['ps', '--all', '--no-trunc', '--format', REAP_FORMAT, ...this.instanceFilter]);
     if (list.code !== 0) throw unavailable(`cannot list containers at ${this.cli.engine}: ${list.stderr.trim()}`, 'start the engine');
-    const orphans = list.stdout
-      .split('\n')
-      .map((line) => line.trim().split(' '))
-      .filter(([id, run]) => id !== undefined && id !== '' && run !== this.runId)
-      .map(([id]) => id as string);
+    const orphans = orphansIn(list.stdout, this.runId);
     if (orphans.length > 0) await this.cli.call(['rm', '--force', ...orphans]);
     return orphans.length;
   }
+}
+
+/** Whole seconds of a container's own deadline: the caller's time plus a grace, so the host-side kill comes first. */
+function deadlineSecondsOf(lifeMs: number): number {
+  return Math.ceil(lifeMs / 1000) + DEADLINE_GRACE_S;
 }
 
 /** The socket DOCKER_HOST names, when it is a local unix socket: never mounted either. */

@@ -1,7 +1,9 @@
 export { BASE_ENV_ALLOW, CONTAINER_PATH, containerEnv, EnvAllowEntrySchema } from './container-env.js';
 export { type CliResult, DOCKER_CLIENT_ENV, DockerCli, type DockerClientOptions, engineUnreachable } from './docker-cli.js';
 export { type AttachOutcome, type AttachRequest, attachClient } from './attach-client.js';
-export { type DockerRunRequest, DockerSandbox, type DockerSandboxOptions, type ProfileImages, type SessionOpenRequest } from './docker-sandbox.js';
+export { type DockerRunRequest, type DockerRunResult, DockerSandbox, type DockerSandboxOptions, type EngineLoss, type ProfileImages, type SessionOpenRequest } from './docker-sandbox.js';
+export { instanceNameOf } from './instance-name.js';
+export { currentOwner, type OwnerIdentity, type OwnerState, ownerLabels, ownerStateOf } from './owner.js';
 export { SessionContainer, type SessionExecRequest } from './session-container.js';
 export { deniedWritesInMessages } from './denied-write-messages.js';
 export { LABELS } from './labels.js';
@@ -24,8 +26,10 @@ export {
   ToolSandboxSpecSchema,
 } from './profile.js';
 export { isWithin, rulesCover } from './rule-match.js';
-export { dockerRunArgs, type RunArgsInput } from './run-args.js';
-export { DockerDeployment, type DockerDeploymentOptions, type UserSpace } from './docker-deployment.js';
+export { DEADLINE_PROGRAM, dockerRunArgs, type RunArgsInput, withDeadline } from './run-args.js';
+export { DockerDeployment, type DockerDeploymentOptions } from './docker-deployment.js';
+export { DeploymentSandbox, type DeploymentSpaces } from './deployment-sandbox.js';
+export type { UserSpace } from './user-space.js';
 export { DEPLOYMENT_MODES, type DeploymentMode, deploymentModeFromEnv } from './deployment-mode.js';
 export { validateRequest } from './validate-request.js';
 export { encodeToolEnvelope, TOOL_ERROR_KINDS, type ToolEnvelope, type ToolErrorKind, type ToolOutcome, toolOutcome } from './tool-envelope.js';

@@ -2,12 +2,20 @@
 export const LABELS = {
   /** Marks a container as an Aalis sandbox container. */
   sandbox: 'dev.aalis.sandbox',
-  /** The daemon instance (stable across restarts): its containers are reaped at its next start. */
+  /** The daemon instance (unique per data directory, stable across restarts). */
   instance: 'dev.aalis.instance',
-  /** The daemon process run (new at every start): containers of other runs are orphans. */
+  /** The process run (new at every start): containers of other runs are reaped once their owner is dead. */
   run: 'dev.aalis.run',
   /** The deployment user a container belongs to. */
   user: 'dev.aalis.user',
   /** `oneshot` or `session`. */
   kind: 'dev.aalis.kind',
+  /** When the container's own `timeout` kills it (ms since the epoch): past it, it is gone or reapable. */
+  deadline: 'dev.aalis.deadline',
+  /** The owner process: host name, boot id, pid namespace, pid and start time (see owner.ts). */
+  ownerHost: 'dev.aalis.owner.host',
+  ownerBoot: 'dev.aalis.owner.boot',
+  ownerPidns: 'dev.aalis.owner.pidns',
+  ownerPid: 'dev.aalis.owner.pid',
+  ownerStart: 'dev.aalis.owner.start',
 } as const;

@@ -32,7 +32,9 @@ export async function probeEngine(cli: DockerCli, images: { readonly stdio: stri
   if (checks.every((c) => c.ok)) {
     const inside = await cli.call([
       ...['run', '--rm', '--pull', 'never', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--read-only', '--network', 'none'],
-      ...['--user', '10001:10001', '--log-driver', 'none', '--entrypoint', 'cat', images.stdio, '/proc/self/status'],
+      // Through the same entry as every container (init, then its own deadline): an image without
+      // timeout fails here, not at the first command.
+      ...['--user', '10001:10001', '--log-driver', 'none', '--init', '--entrypoint', 'timeout', images.stdio, '-s', 'KILL', '30', 'cat', '/proc/self/status'],
     ]);
     const capEff = /^CapEff:\s*([0-9a-f]+)$/m.exec(inside.stdout)?.[1];
     const noNewPrivs = /^NoNewPrivs:\s*(\d)$/m.exec(inside.stdout)?.[1];
@@ -41,7 +43,7 @@ export async function probeEngine(cli: DockerCli, images: { readonly stdio: stri
       name: 'baseline',
       ok,
       detail: ok ? 'a container has no effective capabilities and no_new_privs set' : `a test container did not show the baseline: ${inside.stderr.trim() || inside.stdout.trim()}`,
-      ...(ok ? {} : { fix: 'use an engine that honours --cap-drop and no-new-privileges, with an image that has cat' }),
+      ...(ok ? {} : { fix: 'use an engine that honours --cap-drop and no-new-privileges and has its init (docker-init), with an image that has cat and timeout (busybox or coreutils)' }),
     });
   }
   return { backend: 'docker', available: checks.every((c) => c.ok), checks };

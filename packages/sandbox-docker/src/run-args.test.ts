@@ -21,6 +21,7 @@ async function args(overrides: Partial<Parameters<typeof dockerRunArgs>[0]> = {}
       labels: { a: 'b' },
       interactive: false,
       argv: ['sh', '-c', 'echo $LANG'],
+      deadlineSeconds: 35,
       ...overrides,
     }),
   };
@@ -47,7 +48,8 @@ describe('dockerRunArgs', () => {
     expect(flag(argv, '--user')).toBe('10001:10001');
     expect(flag(argv, '--pull')).toBe('never');
     expect(flag(argv, '--mount')).toBe(`type=bind,source=${ws},target=${ws}`);
-    expect(argv.slice(-5)).toEqual(['--entrypoint', 'sh', 'img', '-c', 'echo $LANG']);
+    expect(argv).toContain('--init');
+    expect(argv.slice(-9)).toEqual(['--entrypoint', 'timeout', 'img', '-s', 'KILL', '35', 'sh', '-c', 'echo $LANG']);
   });
 
   it('passes env names only, never values, and never mounts the engine socket', async () => {

@@ -19,6 +19,21 @@ export interface RunArgsInput {
   /** Start in the background and print the id (a session container); one-shot runs stay attached. */
   readonly detach?: boolean;
   readonly argv: readonly [string, ...string[]];
+  /**
+   * The container's hard deadline, in whole seconds: the entry is `timeout -s KILL <s> argv…`
+   * under the engine's init, so the container kills its own command then, whatever happens to the
+   * process that started it (killed, engine connection lost).
+   */
+  readonly deadlineSeconds: number;
+}
+
+/** The program inside the container that enforces its deadline (busybox and coreutils both have it). */
+export const DEADLINE_PROGRAM = 'timeout';
+
+/** `timeout -s KILL <s> argv…`: the argv with the container's own hard deadline in front. */
+export function withDeadline(argv: readonly [string, ...string[]], seconds: number): [string, ...string[]] {
+  if (!Number.isInteger(seconds) || seconds < 1) throw new Error(`a container deadline must be a whole number of seconds above 0, not ${seconds}`);
+  return [DEADLINE_PROGRAM, '-s', 'KILL', String(seconds), ...argv];
 }
 
 /** A `--mount` value; fields are CSV, so each is quoted to keep commas and quotes in paths literal. */
@@ -41,7 +56,8 @@ function mountArgs(mount: ContainerMount): string[] {
  * The argv after `docker` for one hardened one-shot container (002 baseline): removed when it
  * ends, every capability dropped, no new privileges, read-only root with a tmpfs `/tmp`, memory
  * (without swap), cpu and pid limits, no network unless allowed, the policy's mounts, the image's
- * entrypoint replaced so the argv runs as given, never through a shell.
+ * entrypoint replaced so the argv runs as given, never through a shell, under the container's own
+ * hard deadline ({@link withDeadline}).
  */
 export function dockerRunArgs(input: RunArgsInput): string[] {
   const { profile, identity } = input;
@@ -72,6 +88,9 @@ export function dockerRunArgs(input: RunArgsInput): string[] {
     user,
     '--ipc',
     'private',
+    // The engine's init as pid 1: the kernel ignores SIGKILL sent to a namespace's init from
+    // inside, so the deadline's KILL must reach a command that is not pid 1.
+    '--init',
     // Output is returned to the caller; the engine keeps no copy of it.
     '--log-driver',
     'none',
@@ -87,7 +106,7 @@ export function dockerRunArgs(input: RunArgsInput): string[] {
   for (const name of input.envNames) args.push('--env', name);
   if (input.interactive) args.push('--interactive');
   if (input.detach) args.push('--detach');
-  const [program, ...rest] = input.argv;
+  const [program, ...rest] = withDeadline(input.argv, input.deadlineSeconds);
   args.push('--entrypoint', program, input.image, ...rest);
   return args;
 }

@@ -1,8 +1,11 @@
-import { type SandboxRunRequest, type SandboxRunResult, SandboxUnavailableError } from '@aalis/api-reach';
-import type { DockerSandbox } from './docker-sandbox.js';
+import { type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
+import type { DockerRunResult, DockerSandbox } from './docker-sandbox.js';
 import type { MountPlan } from './mount-plan.js';
 import type { ContainerProfile } from './profile.js';
+import { withDeadline } from './run-args.js';
 import { validateRequest } from './validate-request.js';
+
+const EXEC_DEADLINE_GRACE_S = 5;
 
 /** One command in a session: the policy, profile and identity are the session's. */
 export type SessionExecRequest = Pick<SandboxRunRequest, 'argv' | 'stdin' | 'timeoutMs' | 'maxOutputBytes' | 'signal'> & {
@@ -35,15 +38,23 @@ export class SessionContainer {
   }
 
   /** Runs one command in the session. Throws {@link SandboxUnavailableError} once the session is closed. */
-  async exec(request: SessionExecRequest): Promise<SandboxRunResult> {
+  async exec(request: SessionExecRequest): Promise<DockerRunResult> {
     if (this.closed) throw new SandboxUnavailableError('docker', `the session container ${this.name} is closed`, 'open a new session');
     validateRequest({ ...request, cwd: this.plan.cwd });
     const env = this.sandbox.envFor(request.env ?? this.env, this.profile);
     const args = ['exec', '--workdir', this.plan.cwd, ...Object.keys(env).flatMap((name) => ['--env', name])];
     if (request.stdin !== undefined) args.push('--interactive');
-    args.push(this.name, ...request.argv);
     const timeoutMs = Math.min(request.timeoutMs, this.profile.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
+    // The exec'd command has its own hard deadline too: it dies then even if this process does not.
+    const seconds = Math.ceil(timeoutMs / 1000) + EXEC_DEADLINE_GRACE_S;
+    const deadlineAt = Date.now() + seconds * 1000;
+    args.push(this.name, ...withDeadline(request.argv, seconds));
     const outcome = await this.sandbox.attach(this.name, args, env, request, timeoutMs);
+    const lost = await this.sandbox.supervise(this.name, outcome, deadlineAt, 'session');
+    if (lost !== undefined) {
+      this.closed = true; // supervise removed it, or it could not be reached: no more commands in it
+      return this.sandbox.finish(this.plan, outcome, lost);
+    }
     if (outcome.timedOut || outcome.aborted) this.closed = true;
     else if (/^Error response from daemon: (No such container|Container .* is not running)/m.test(outcome.stderr)) {
       this.closed = true;

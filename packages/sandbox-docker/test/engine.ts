@@ -41,8 +41,9 @@ export function tempDir(prefix = 'aalis-docker-'): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 }
 
-/** The ids of containers with a label, straight from the engine. */
-export function containersLabelled(label: string): string[] {
-  const out = execFileSync('docker', ['ps', '--all', '--quiet', '--filter', `label=${label}`], { encoding: 'utf8' });
+/** The ids of containers with a label (all, or only those in `status`), straight from the engine. */
+export function containersLabelled(label: string, status?: 'running'): string[] {
+  const which = status === undefined ? ['--all'] : ['--filter', `status=${status}`];
+  const out = execFileSync('docker', ['ps', ...which, '--quiet', '--filter', `label=${label}`], { encoding: 'utf8' });
   return out.split('\n').filter((l) => l.trim() !== '');
 }

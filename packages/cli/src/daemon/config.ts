@@ -35,10 +35,10 @@ export const DaemonConfigSchema = z
         /** The image of the stdio profile; `AALIS_DOCKER_IMAGE` wins over it. */
         image: z.string().min(1).optional(),
         networkImage: z.string().min(1).optional(),
-        /** This daemon instance's name, stable across restarts (its leftover containers are reaped). */
+        /** The prefix of this daemon's instance name; the name itself ends in a hash of the data directory, so it is unique per data directory. */
         instance: z
           .string()
-          .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'use 1-64 lower-case letters, digits, _ . -')
+          .regex(/^[a-z0-9][a-z0-9_.-]{0,49}$/, 'use 1-50 lower-case letters, digits, _ . -')
           .default('daemon'),
       })
       .strict()

@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
-import { type Deployment, DurableStore, type Identity, type OriginTurn } from '@aalis/core';
+import { type Deployment, DurableStore } from '@aalis/core';
 import { AuditLog } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
 import { CONSOLE_PAGE } from '../console/page.js';
@@ -12,6 +12,7 @@ import { handleApi } from './api.js';
 import { CallTracker } from './calls.js';
 import { loadConfig } from './config.js';
 import { commandDescendantsOf, killSurvivors, sandboxesUnder } from './descendants.js';
+import { dockerPlacer } from './docker-place.js';
 import { type ChosenDeployment, chooseDeployment } from './deployment.js';
 import { EventHub } from './events.js';
 import { ApiError, sendError, sendJson } from './http.js';
@@ -93,13 +94,6 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
-/** A name the docker deployment accepts for the user behind a turn. */
-function userIdOf(identity: Identity): string {
-  const raw = `${identity.platform}-${identity.userId}`;
-  const safe = raw.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[^A-Za-z0-9]/, 'u');
-  return safe.slice(0, 64);
-}
-
 /**
  * Starts the daemon: reads the config, binds the port (so the sandbox can be told to keep off
  * it), starts the kernel, then serves the API and the console. Throws with a message a person
@@ -161,21 +155,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   writeFileSync(join(daemonDir, 'url'), `http://${host.includes(':') ? `[${host}]` : host}:${port}\n`, { mode: 0o600 });
   const hub = new EventHub(kernel.events);
   const calls = new CallTracker();
-  const placed = new Set<string>();
   const podRoutes: PodRouteHandler | undefined = started.pod?.routes(kernel);
   const podCapabilities = new PodCapabilities();
-
-  const place = async (turn: OriginTurn) => {
-    if (started.docker === undefined) return;
-    const root = turn.session.rootId ?? turn.session.id;
-    if (placed.has(root)) return;
-    const who = turn.authorised ?? turn.speaker;
-    const space = await started.docker.user(userIdOf(who)).catch((error: unknown) => {
-      throw new ApiError('bad-request', `the docker deployment has no space for ${who.platform}:${who.userId}: ${(error as Error).message}`);
-    });
-    kernel.get(reachBindings).bind(root, { home: space.workspace });
-    placed.add(root);
-  };
+  // The docker deployment: each person of a conversation works in their own space.
+  const place = started.docker === undefined ? async () => {} : dockerPlacer(started.docker, () => kernel.get(reachBindings));
   const status = () => ({
     deployment: deployment.mode,
     deploymentSource: deployment.source,

@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { instanceNameOf } from '@aalis/sandbox-docker';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe } from './serve-process.testing.js';
@@ -52,6 +54,91 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis serve
     expect(carol.body.value.exitCode).not.toBe(0);
     expect(carol.body.value.stdout).not.toContain('bobs');
   });
+
+  it("gives each user their own toolchain caches and session temp, inside their own space; one user's cache is invisible to another", async () => {
+    const name = `aalis-cache-probe-${process.pid}-${Date.now()}`;
+    const daemonCache = join(homedir(), '.cache', name);
+    try {
+      const bob = await daemon.api('POST', '/api/tools/call', {
+        tool: 'run_command',
+        params: { command: `mkdir -p "$HOME/.cache" && echo bobs-cache > "$HOME/.cache/${name}" && echo "$TMPDIR"` },
+        turn: ownerTurn('docker-cache-bob', 'bob'),
+      });
+      expect(bob.body).toMatchObject({ ok: true, value: { exitCode: 0 } });
+      const bobSpace = join(dir, 'data', 'workspace', 'users', 'chat-bob');
+
+      const carol = await daemon.api('POST', '/api/tools/call', {
+        tool: 'run_command',
+        params: { command: `cat "$HOME/.cache/${name}" ${daemonCache} ${bobSpace}/home/.cache/${name}; echo end` },
+        turn: ownerTurn('docker-cache-carol', 'carol'),
+      });
+      expect(carol.body.ok).toBe(true);
+      expect(carol.body.value.stdout).toBe('end\n');
+      expect(carol.body.value.stderr).toMatch(/No such file or directory/);
+      expect(existsSync(daemonCache)).toBe(false); // the daemon's own cache is nobody's
+      // The session temp is the user's own, not the daemon's tmp/ every user shares.
+      expect(bob.body.value.stdout.trim().startsWith(`${bobSpace}/tmp/session-`)).toBe(true);
+    } finally {
+      rmSync(daemonCache, { force: true });
+    }
+  });
+
+  it("runs each person's command in a shared conversation in that person's own space, not the first speaker's", async () => {
+    const conversation = 'docker-shared';
+    const bob = await daemon.api('POST', '/api/tools/call', {
+      tool: 'run_command',
+      params: { command: 'echo bob-secret > shared-note.txt; echo bob-temp > "$TMPDIR/bob-temp"; pwd' },
+      turn: ownerTurn(conversation, 'bob'),
+    });
+    expect(bob.body).toMatchObject({ ok: true, value: { exitCode: 0 } });
+    const bobWorkspace = join(dir, 'data', 'workspace', 'users', 'chat-bob', 'workspace');
+    expect(bob.body.value.stdout.trim()).toBe(bobWorkspace);
+
+    const carol = await daemon.api('POST', '/api/tools/call', {
+      tool: 'run_command',
+      params: { command: `pwd; cat shared-note.txt ${bobWorkspace}/shared-note.txt "$TMPDIR/bob-temp"; echo end` },
+      turn: ownerTurn(conversation, 'carol'),
+    });
+    expect(carol.body.ok).toBe(true);
+    expect(carol.body.value.stdout).toBe(`${join(dir, 'data', 'workspace', 'users', 'chat-carol', 'workspace')}\nend\n`);
+    // The file tools follow the same person: carol's read_file of the note finds none in her workspace.
+    const read = await daemon.api('POST', '/api/tools/call', { tool: 'read_file', params: { path: 'shared-note.txt' }, turn: ownerTurn(conversation, 'carol') });
+    expect(read.body.ok).toBe(false);
+  });
+
+  it('runs the read-only tier as uid 10001, which can write its session temp', async () => {
+    const turn = ownerTurn('docker-readonly', 'bob');
+    await daemon.api('POST', '/api/turns', { turn });
+    expect((await daemon.api('POST', '/api/sessions/docker-readonly/settings', { tier: 'readonly' })).status).toBe(200);
+    const result = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'id -u; echo x > "$TMPDIR/y" && echo tmp-ok' }, turn });
+    expect(result.body).toMatchObject({ ok: true, value: { where: 'sandbox', exitCode: 0, stdout: '10001\ntmp-ok\n', stderr: '' } });
+  });
+
+  it("shares the engine with a second daemon (another data directory, the default config): neither's start or stop touches the other's containers", async () => {
+    const instanceA = instanceNameOf(join(dir, 'data'));
+    const running = () =>
+      execFileSync('docker', ['ps', '--quiet', '--filter', 'status=running', '--filter', `label=dev.aalis.instance=${instanceA}`], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.trim() !== '');
+    const started = await daemon.api('POST', '/api/tools/call', { tool: 'run_command_background', params: { command: 'sleep 40' }, turn: ownerTurn('docker-side-by-side', 'bob') });
+    expect(started.body.ok).toBe(true);
+    const end = Date.now() + 30_000;
+    while (running().length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+    const [mine] = running();
+    expect(mine).toBeDefined();
+
+    const dirB = deploymentDir({ owners: { chat: ['bob'] } });
+    try {
+      const second = await startServe(dirB, [], env);
+      expect(running()).toEqual([mine]); // its start reaped nothing of ours
+      const other = await second.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'echo b' }, turn: ownerTurn('docker-b', 'bob') });
+      expect(other.body).toMatchObject({ ok: true, value: { stdout: 'b\n' } });
+      expect(await second.stop()).toBe(0);
+      expect(running()).toEqual([mine]); // nor did its stop
+    } finally {
+      rmSync(dirB, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('does not start without an image, and says how to get one (fail closed)', async () => {
     const bare = deploymentDir({});

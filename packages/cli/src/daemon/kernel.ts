@@ -4,7 +4,7 @@ import { authorityPlugin, createKernel, type Identity, type Kernel, type Plugin,
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachPlugin } from '@aalis/plugin-reach';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
-import { DockerDeployment, DockerSandbox } from '@aalis/sandbox-docker';
+import { DockerDeployment, instanceNameOf } from '@aalis/sandbox-docker';
 import { sandboxOf, sandboxPlugin } from '../backends.js';
 import { resolveBackend } from '../choices.js';
 import { installOf } from '../install.js';
@@ -65,12 +65,14 @@ async function dockerSandbox(plan: KernelPlan, installDir: string): Promise<{ se
     throw new SandboxUnavailableError('docker', 'the docker deployment has no image', 'build one (bash packages/sandbox-docker/scripts/prepare.sh prints its tag) and set AALIS_DOCKER_IMAGE=<tag> or "docker": { "image": "<tag>" } in the config');
   }
   const images = { stdio: image, network: plan.env.AALIS_DOCKER_NETWORK_IMAGE ?? plan.config.docker.networkImage ?? image };
-  const common = { images, instance: plan.config.docker.instance, neverMount: [installDir] };
+  // Unique per data directory: two daemons never share an instance, whatever their configs say.
+  const common = { images, instance: instanceNameOf(plan.dataDir, plan.config.docker.instance), neverMount: [installDir] };
   plan.progress('starting the docker deployment (engine, image, leftover containers)…');
   // Inside the data directory's workspace: the rest of the data directory is the daemon's private
   // data, which reach never lets a command read.
-  const deployment = await DockerDeployment.start({ ...common, dataRoot: join(plan.dataDir, 'workspace') });
-  return { service: new DockerSandbox({ ...common, defaultSpec: { profile: 'network' } }), deployment };
+  const deployment = await DockerDeployment.start({ ...common, defaultSpec: { profile: 'network' }, dataRoot: join(plan.dataDir, 'workspace') });
+  // Every command runs as the user whose space holds its directory, confined to that space.
+  return { service: deployment.sandbox, deployment };
 }
 
 /**
