@@ -13,6 +13,7 @@ import {
 import { execa } from 'execa';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { deniedWritesOf } from './denied-writes.js';
+import { kernelSurface } from './kernel-surface.js';
 import { installLoopbackFilter, LoopbackFilterError } from './loopback-filter.js';
 import { INFO_FD, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, SETUP_SYNC_FLAGS, type Slirp, startSlirp } from './network.js';
 import { BoundedOutput } from './output.js';
@@ -137,7 +138,7 @@ export class LinuxSandbox implements SandboxService {
 
   /** Translates without running: the bwrap mount plan for a policy as seen from `cwd` now. */
   plan(policy: SandboxPolicy, cwd: string, emptyFile = '/nonexistent/empty'): Translation {
-    return translatePolicy(policy, scanHost(policy, cwd, this.options.scan, livePlaceholders()), { cwd, emptyFile });
+    return translatePolicy(policy, scanHost(policy, cwd, this.options.scan, livePlaceholders()), { cwd, emptyFile, kernel: kernelSurface() });
   }
 
   /**
@@ -183,7 +184,7 @@ export class LinuxSandbox implements SandboxService {
           for (const root of policy.write) mkdirSync(root, { recursive: true, mode: 0o700 });
         }
         facts = scanHost(policy, request.cwd, this.options.scan, livePlaceholders());
-        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir });
+        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface() });
         // bwrap looks up every mount source as it starts
         if (translation.usesEmptyFile) dir.prepareEmptyFile();
         if (translation.placeholders.length > 0) dir.prepareEmptyDir();
@@ -206,6 +207,7 @@ export class LinuxSandbox implements SandboxService {
       }
       const undo = sweeper.finish();
       let notes = '';
+      if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
       if (undo.movedTo) notes += `aalis: new entries this command may not make were moved out of the way, under ${undo.movedTo}\n`;
       if (undo.deleted) notes += `aalis: new entries this command may not make could not be moved aside and were deleted: ${undo.deleted.join(', ')}\n`;
       if (undo.skipped !== undefined) notes += `aalis: new files under the writable roots could not be checked against the deny rules (${undo.skipped})\n`;
@@ -238,7 +240,7 @@ export class LinuxSandbox implements SandboxService {
     ];
     const stdio: (string | Uint8Array)[] = [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', new Uint8Array(this.filter), 'pipe', 'pipe'];
     const child = execa(tools.bwrap, args, {
-      env: { ...request.env },
+      env: { ...request.env, ...tmpEnv(request.policy.tmp) },
       extendEnv: false,
       cwd: '/',
       reject: false,
@@ -377,6 +379,15 @@ async function slirpWithRetry(slirp4netns: string, pid: number, hostLoopback: bo
       await new Promise((r) => setTimeout(r, 25 * attempt));
     }
   }
+}
+
+/**
+ * The temp variables inside the sandbox: the session temp (also at `/tmp` there), so a file a
+ * tool puts in its temp dir survives the command at a path the host sees too. Set whatever the
+ * request's environment says, which could otherwise point somewhere that vanishes.
+ */
+function tmpEnv(tmp: string | undefined): Record<string, string> {
+  return tmp === undefined ? {} : { TMPDIR: tmp, TMP: tmp, TEMP: tmp };
 }
 
 /** A Linux sandbox service; see {@link LinuxSandboxOptions}. */
