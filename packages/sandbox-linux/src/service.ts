@@ -14,6 +14,7 @@ import { execa } from 'execa';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { deniedWritesOf } from './denied-writes.js';
 import { kernelSurface } from './kernel-surface.js';
+import { type AppliedPidLimit, applyPidLimit, choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, sweepStalePidCgroups } from './pid-limit.js';
 import { installLoopbackFilter, LoopbackFilterError } from './loopback-filter.js';
 import { INFO_FD, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, SETUP_SYNC_FLAGS, type Slirp, startSlirp } from './network.js';
 import { BoundedOutput } from './output.js';
@@ -57,6 +58,13 @@ export interface LinuxSandboxOptions {
    * run. Default `$XDG_STATE_HOME/aalis/undone` (`~/.local/state/aalis/undone`).
    */
   readonly undoneDir?: string;
+  /**
+   * Most tasks (processes and threads) one sandbox may have; a fork beyond fails with EAGAIN.
+   * Default {@link DEFAULT_PID_LIMIT}; 0 runs without a limit. Enforced by RLIMIT_NPROC when the
+   * daemon is an ordinary user, by a pids cgroup when it is root (pid-limit.ts); where neither
+   * works every run fails closed.
+   */
+  readonly pidLimit?: number;
 }
 
 /** The default {@link LinuxSandboxOptions.undoneDir}. */
@@ -98,6 +106,7 @@ export class LinuxSandbox implements SandboxService {
   private readonly tmp: string;
   private readonly undoneDir: string;
   private ready?: Promise<SandboxProbe>;
+  private pids?: PidLimitMechanism;
   private sweptAt = 0;
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
@@ -105,7 +114,16 @@ export class LinuxSandbox implements SandboxService {
     this.tmp = options.tmpDir ?? tmpdir();
     this.undoneDir = options.undoneDir ?? defaultUndoneDir();
     sweepStaleRunDirs(this.tmp);
+    try {
+      sweepStalePidCgroups(choosePidLimit(this.pidLimit));
+    } catch {
+      // no pid limit here: the first run says why and fails closed
+    }
     this.sweptAt = Date.now();
+  }
+
+  private get pidLimit(): number {
+    return this.options.pidLimit ?? DEFAULT_PID_LIMIT;
   }
 
   /** What works here, for `aalis doctor`. */
@@ -116,6 +134,7 @@ export class LinuxSandbox implements SandboxService {
         slirp4netns: this.options.slirp4netns ?? 'slirp4netns',
         nft: this.options.nft ?? 'nft',
         filter: this.filter,
+        pidLimit: this.pidLimit,
       });
     } catch (e) {
       return { backend: 'linux', available: false, checks: [{ name: 'probe', ok: false, detail: (e as Error).message }] };
@@ -128,6 +147,14 @@ export class LinuxSandbox implements SandboxService {
     if (!probe.available) this.ready = undefined; // look again next time: it may have been fixed
     const failed = probe.checks.find((c) => !c.ok && !ADVISORY_CHECKS.includes(c.name) && (c.name !== 'network' || policy.network === 'on'));
     if (failed) throw unavailable(`${failed.name}: ${failed.detail}`, failed.fix ?? 'see `aalis doctor`');
+    if (!this.pids) {
+      try {
+        this.pids = choosePidLimit(this.pidLimit);
+      } catch (e) {
+        throw unavailable(`pid limit: ${(e as Error).message}`, e instanceof PidLimitError ? e.fix : 'see `aalis doctor`');
+      }
+      sweepStalePidCgroups(this.pids);
+    }
     const bwrap = findExecutable(this.options.bwrap ?? 'bwrap');
     if (!bwrap) throw unavailable('bubblewrap is gone', 'sudo apt-get install -y bubblewrap');
     if (policy.network !== 'on') return { bwrap };
@@ -201,7 +228,7 @@ export class LinuxSandbox implements SandboxService {
       try {
         // made while bwrap starts, which waits for them before its first mount
         const prepare = () => dir.addPlaceholders(translation.placeholders);
-        result = await this.spawn(request, translation, tools, prepare);
+        result = await this.spawn(request, translation, tools, prepare, basename(dir.path));
       } finally {
         dir.dispose();
       }
@@ -223,6 +250,7 @@ export class LinuxSandbox implements SandboxService {
     translation: Translation,
     tools: { bwrap: string; slirp?: string },
     prepare: () => void,
+    runName: string,
   ): Promise<SandboxRunResult> {
     const netOn = request.policy.network === 'on';
     const net = netOn ? planNetwork(request.policy, this.options.nft ?? 'nft') : undefined;
@@ -286,6 +314,8 @@ export class LinuxSandbox implements SandboxService {
     let slirp: Slirp | undefined;
     let netError: Error | undefined;
     let prepareError: Error | undefined;
+    let pidLimited: AppliedPidLimit | undefined;
+    let pidLimitError: Error | undefined;
     try {
       try {
         prepare();
@@ -303,7 +333,15 @@ export class LinuxSandbox implements SandboxService {
         pidError = e as Error; // bwrap ended before it made the sandbox: its stderr says why
       }
       pidKnown = true;
-      if (prepareError || killed) kill();
+      if (!prepareError && !killed && !pidError) {
+        // before anything of the command runs: its first process waits on the sync fd
+        try {
+          pidLimited = await applyPidLimit(this.pids!, this.pidLimit, sandboxPid!, runName);
+        } catch (e) {
+          pidLimitError = e as Error;
+        }
+      }
+      if (prepareError || pidLimitError || killed) kill();
       else if (pidError) {
         // bwrap is ending on its own, before the sandbox existed: nothing to release or kill
       } else if (!net) fds[SETUP_SYNC_FD]!.end();
@@ -330,6 +368,9 @@ export class LinuxSandbox implements SandboxService {
       const stderr = err.text();
       if (prepareError) {
         throw unavailable(`the run's placeholders could not be made: ${prepareError.message}`, 'something appeared where the sandbox needed an empty name since the scan; run it again; nothing was run');
+      }
+      if (pidLimitError) {
+        throw unavailable(`the sandbox's pid limit could not be applied: ${pidLimitError.message}`, pidLimitError instanceof PidLimitError ? pidLimitError.fix : 'see `aalis doctor`; nothing was run');
       }
       if (netError && stderr.startsWith('bwrap: ') && transientSetupFailure(stderr, translation)) throw new VanishedMountError(stderr.trim());
       // Refused the sandbox's namespaces (a bwrap that nests its user namespace before the sync
@@ -360,6 +401,7 @@ export class LinuxSandbox implements SandboxService {
       request.signal?.removeEventListener('abort', onAbort);
       fds[SETUP_SYNC_FD]?.destroy(); // bwrap is gone by now: nothing reads it any more
       await slirp?.stop();
+      await pidLimited?.release();
     }
   }
 }
