@@ -3,7 +3,6 @@ import { childOf, layersOf, PROBE_CHILD, type PathState } from './layers.js';
 import { placeholderBases, placeholderCandidates } from './new-entries.js';
 import { isWithin } from './rule-match.js';
 import { type KernelPath, kernelSurfaceArgs } from './kernel-surface.js';
-import { groupSockets } from './socket-groups.js';
 import type { EntryKind, HostFacts } from './scan.js';
 
 /** An empty directory the runner creates for one run, mounted read-only, and removes afterwards. */
@@ -16,7 +15,7 @@ export interface PlannedMount {
   readonly path: string;
   readonly state: PathState | 'private-tmp';
   readonly kind: EntryKind;
-  readonly why: 'base' | 'root' | 'rule' | 'found' | 'socket' | 'placeholder' | 'tmp';
+  readonly why: 'base' | 'root' | 'rule' | 'found' | 'socket' | 'socket-home' | 'keep' | 'placeholder' | 'tmp';
 }
 
 /** The bubblewrap mount arguments for one policy, and what the runner must prepare for them. */
@@ -28,6 +27,8 @@ export interface Translation {
   readonly usesEmptyFile: boolean;
   /** What `/tmp` is inside: see {@link TmpPlan}. */
   readonly tmp: TmpPlan;
+  /** What the run should say on stderr: host sockets it could not hide, and why. */
+  readonly notes: readonly string[];
 }
 
 /**
@@ -106,12 +107,8 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     const forced = f.via ? stricter(layers.entry(f.via), layers.entry(f.path)) : undefined;
     add(forced ? { path: f.path, kind: f.kind, why: 'found', forced } : { path: f.path, kind: f.kind, why: 'found' });
   }
-  const toHide = facts.sockets.filter((s) => !policy.unixSockets.some((d) => isWithin(s, d)));
-  // a group's tmpfs must not cover anything another node would put back
-  const inUse = [...named, ...facts.kinds.keys(), ...facts.found.map((f) => f.path)];
-  const sockets = groupSockets(toHide, inUse, facts.keepReadable ?? []);
-  for (const d of sockets.dirs) add({ path: d, kind: 'dir', why: 'socket', forced: 'hidden' });
-  for (const f of sockets.files) add({ path: f, kind: 'file', why: 'socket', forced: 'hidden' });
+  const sockets = hideSockets(policy, facts, named);
+  for (const n of sockets.nodes) add(n);
   const placeholders: Placeholder[] = [];
   // denied `{ path }` rules count too, but only in the directories the name list covers
   const bases = placeholderBases(policy, options.cwd);
@@ -150,6 +147,15 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
   for (const n of sorted) {
     while (!isWithin(n.path, stack[stack.length - 1]!.path)) stack.pop();
     const parent = stack[stack.length - 1]!;
+    if (n.why === 'socket-home') {
+      // hidden whole; its top-level symlinks (not sockets, and followed to wherever they lead) are made again
+      args.push('--tmpfs', n.path);
+      remountRo.push(n.path);
+      for (const [name, target] of sockets.symlinks.get(n.path) ?? []) args.push('--symlink', target, `${n.path}/${name}`);
+      mounts.push({ path: n.path, state: 'hidden', kind: 'dir', why: n.why });
+      stack.push({ path: n.path, contents: 'hidden' });
+      continue;
+    }
     if (n.why === 'tmp') {
       if (tmp.kind === 'session') {
         const state = layers.contents(tmp.path, true);
@@ -189,7 +195,39 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     if (isDir) stack.push({ path: n.path, contents });
   }
   for (const p of remountRo) args.push('--remount-ro', p);
-  return { args, mounts, placeholders, usesEmptyFile, tmp };
+  return { args, mounts, placeholders, usesEmptyFile, tmp, notes: sockets.notes };
+}
+
+/**
+ * The mounts that keep host sockets out of reach unless under `unixSockets` (host-sockets.ts
+ * says how they are found): each socket home a read-only tmpfs, with the resolver files bound
+ * back into it; each socket found at its name the empty file; the directory of each socket no
+ * longer at its name a tmpfs, unless the policy needs something in it (then, like a socket that
+ * cannot be placed, it is said on stderr).
+ */
+function hideSockets(policy: SandboxPolicy, facts: HostFacts, named: readonly string[]): { nodes: Node[]; symlinks: Map<string, readonly (readonly [string, string])[]>; notes: string[] } {
+  const allowed = (p: string) => policy.unixSockets.some((d) => isWithin(p, d));
+  const nodes: Node[] = [];
+  const symlinks = new Map<string, readonly (readonly [string, string])[]>();
+  const notes: string[] = [];
+  const homes = (facts.socketHomes ?? []).filter((h) => !allowed(h.path));
+  for (const h of homes) {
+    nodes.push({ path: h.path, kind: 'dir', why: 'socket-home', forced: 'hidden' });
+    symlinks.set(h.path, h.symlinks);
+  }
+  for (const k of facts.keepReadable ?? []) if (homes.some((h) => isWithin(k, h.path))) nodes.push({ path: k, kind: 'file', why: 'keep', forced: 'ro' });
+  for (const f of facts.sockets) if (!allowed(f)) nodes.push({ path: f, kind: 'file', why: 'socket', forced: 'hidden' });
+  // a directory's tmpfs must not cover anything another node would put back
+  const inUse = [...named, ...facts.kinds.keys(), ...facts.found.map((f) => f.path), ...(facts.keepReadable ?? [])];
+  for (const d of facts.socketDirs ?? []) {
+    const hostTmp = named.some((p) => p === '/tmp' || p === '/');
+    if (allowed(d) || homes.some((h) => isWithin(d, h.path)) || (isWithin(d, '/tmp') && !hostTmp)) continue; // allowed, or not there already
+    const needed = inUse.find((p) => isWithin(p, d));
+    if (needed === undefined) nodes.push({ path: d, kind: 'dir', why: 'socket', forced: 'hidden' });
+    else notes.push(`aalis: a host socket was moved or renamed after it was bound in ${d}; that directory is not hidden (the policy needs ${needed}), so the socket may be reachable\n`);
+  }
+  for (const u of facts.unplacedSockets ?? []) notes.push(`aalis: a host socket could not be located, so it is not hidden: ${u}\n`);
+  return { nodes, symlinks, notes };
 }
 
 /**
