@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import { findSystemTool } from './loopback-filter.js';
 
@@ -92,33 +93,52 @@ export function choosePidLimit(limit: number, uid = process.geteuid?.() ?? 0): P
   return { kind: 'cgroup', base };
 }
 
-/** The limit as applied to one run; {@link release} after the run. */
-export interface AppliedPidLimit {
+/** The limit for one run: {@link enter} once the sandbox's first process exists, {@link release} after the run. */
+export interface RunPidLimit {
+  /** Applies the limit to the sandbox whose first process is `pid`, before it runs anything (it waits at the start of its setup). */
+  enter(pid: number): Promise<void>;
   release(): Promise<void>;
 }
 
 /**
- * Applies the limit to the sandbox whose first process is `pid`, before it runs anything (it
- * waits at the start of its setup). `name` names the run's cgroup. Throws where it cannot; the
- * caller then kills the sandbox and nothing runs.
+ * Gets the limit of one run ready. The cgroup (`name`) is made and given its `pids.max` off the
+ * daemon's thread, while bwrap starts; moving the sandbox into it is what {@link RunPidLimit.enter}
+ * leaves for when its pid is known. Rejects (and leaves nothing) where the limit cannot be set;
+ * the caller then runs nothing.
  */
-export async function applyPidLimit(m: PidLimitMechanism, limit: number, pid: number, name: string): Promise<AppliedPidLimit> {
-  if (m.kind === 'none') return { release: async () => {} };
+export async function preparePidLimit(m: PidLimitMechanism, limit: number, name: string): Promise<RunPidLimit> {
+  if (m.kind === 'none') return { enter: async () => {}, release: async () => {} };
   if (m.kind === 'rlimit') {
-    const r = await execa(m.prlimit, ['--pid', String(pid), `--nproc=${limit}:${limit}`], { reject: false, env: {}, extendEnv: false, timeout: 5000 });
-    if (r.exitCode !== 0) throw new PidLimitError(`prlimit could not limit the sandbox's processes: ${String(r.stderr).trim()}`, FIX);
-    return { release: async () => {} };
+    return {
+      enter: async (pid) => {
+        const r = await execa(m.prlimit, ['--pid', String(pid), `--nproc=${limit}:${limit}`], { reject: false, env: {}, extendEnv: false, timeout: 5000 });
+        if (r.exitCode !== 0) throw new PidLimitError(`prlimit could not limit the sandbox's processes: ${String(r.stderr).trim()}`, FIX);
+      },
+      release: async () => {},
+    };
   }
   const dir = join(m.base, name);
-  mkdirSync(dir);
   try {
-    writeFileSync(join(dir, 'pids.max'), String(limit));
-    writeFileSync(join(dir, 'cgroup.procs'), String(pid));
+    await mkdir(dir);
+  } catch (e) {
+    throw new PidLimitError(`the pids cgroup ${dir} cannot be made: ${(e as Error).message}`, FIX);
+  }
+  try {
+    await writeFile(join(dir, 'pids.max'), String(limit));
   } catch (e) {
     await removeCgroup(dir);
-    throw new PidLimitError(`the sandbox could not be put in its pids cgroup ${dir}: ${(e as Error).message}`, FIX);
+    throw new PidLimitError(`the pids cgroup ${dir} refused its limit: ${(e as Error).message}`, FIX);
   }
-  return { release: () => removeCgroup(dir) };
+  return {
+    enter: async (pid) => {
+      try {
+        await writeFile(join(dir, 'cgroup.procs'), String(pid));
+      } catch (e) {
+        throw new PidLimitError(`the sandbox could not be put in its pids cgroup ${dir}: ${(e as Error).message}`, FIX);
+      }
+    },
+    release: () => removeCgroup(dir),
+  };
 }
 
 /** Removes a run's cgroup once its tasks are gone (a dying pid namespace can take a moment to empty); one still busy after a second is left for the sweep. */

@@ -14,7 +14,7 @@ import { execa } from 'execa';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { deniedWritesOf } from './denied-writes.js';
 import { kernelSurface } from './kernel-surface.js';
-import { type AppliedPidLimit, applyPidLimit, choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, sweepStalePidCgroups } from './pid-limit.js';
+import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, preparePidLimit, type RunPidLimit, sweepStalePidCgroups } from './pid-limit.js';
 import { installLoopbackFilter, LoopbackFilterError } from './loopback-filter.js';
 import { INFO_FD, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, SETUP_SYNC_FLAGS, type Slirp, startSlirp } from './network.js';
 import { BoundedOutput } from './output.js';
@@ -267,6 +267,9 @@ export class LinuxSandbox implements SandboxService {
       ...request.argv,
     ];
     const stdio: (string | Uint8Array)[] = [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', new Uint8Array(this.filter), 'pipe', 'pipe'];
+    // the run's cgroup is made while bwrap starts
+    const pidReady = preparePidLimit(this.pids!, this.pidLimit, runName);
+    pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
     const child = execa(tools.bwrap, args, {
       env: { ...request.env, ...tmpEnv(request.policy.tmp) },
       extendEnv: false,
@@ -314,7 +317,7 @@ export class LinuxSandbox implements SandboxService {
     let slirp: Slirp | undefined;
     let netError: Error | undefined;
     let prepareError: Error | undefined;
-    let pidLimited: AppliedPidLimit | undefined;
+    let pidLimited: RunPidLimit | undefined;
     let pidLimitError: Error | undefined;
     try {
       try {
@@ -333,14 +336,17 @@ export class LinuxSandbox implements SandboxService {
         pidError = e as Error; // bwrap ended before it made the sandbox: its stderr says why
       }
       pidKnown = true;
-      if (!prepareError && !killed && !pidError) {
-        // before anything of the command runs: its first process waits on the sync fd
+      // the pid limit before anything of the command runs (its first process waits on the sync
+      // fd); with network on, beside slirp4netns and nft
+      const limit = async () => {
         try {
-          pidLimited = await applyPidLimit(this.pids!, this.pidLimit, sandboxPid!, runName);
+          pidLimited = await pidReady;
+          await pidLimited.enter(sandboxPid!);
         } catch (e) {
           pidLimitError = e as Error;
         }
-      }
+      };
+      if (!prepareError && !killed && !pidError && !net) await limit();
       if (prepareError || pidLimitError || killed) kill();
       else if (pidError) {
         // bwrap is ending on its own, before the sandbox existed: nothing to release or kill
@@ -352,11 +358,13 @@ export class LinuxSandbox implements SandboxService {
           const [started, filtered] = await Promise.allSettled([
             slirpWithRetry(tools.slirp!, pid, net.hostLoopback),
             net.filter ? installLoopbackFilter(net.filter.tools, pid, net.filter.rules) : undefined,
+            limit(),
           ]);
           if (started.status === 'fulfilled') slirp = started.value;
           else throw started.reason;
           if (filtered.status === 'rejected') throw filtered.reason; // nft exits 0 only with every rule in place
-          if (!killed) fds[SETUP_SYNC_FD]!.end();
+          if (pidLimitError) kill();
+          else if (!killed) fds[SETUP_SYNC_FD]!.end();
         } catch (e) {
           // after a timeout or an abort this is only the consequence of the kill
           if (!killed) netError = e as Error;
@@ -401,7 +409,7 @@ export class LinuxSandbox implements SandboxService {
       request.signal?.removeEventListener('abort', onAbort);
       fds[SETUP_SYNC_FD]?.destroy(); // bwrap is gone by now: nothing reads it any more
       await slirp?.stop();
-      await pidLimited?.release();
+      await (pidLimited ?? (await pidReady.catch(() => undefined)))?.release();
     }
   }
 }
