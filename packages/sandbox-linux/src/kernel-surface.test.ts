@@ -59,6 +59,19 @@ describe('kernel surface', { timeout: 60_000 }, () => {
     expect(readFileSync(RATELIMIT, 'utf8')).toBe(before);
   });
 
+  it('mounts /sys and every submount of it read-only, and /proc/sys too', async () => {
+    const r = await sb.run(req(s, ['cat', '/proc/self/mountinfo']));
+    const mounts = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '))
+      .map((f) => ({ at: f[4]!, opts: f[5]!.split(',') }));
+    const sys = mounts.filter((m) => m.at === '/sys' || m.at.startsWith('/sys/') || m.at === '/proc/sys');
+    expect(sys.map((m) => m.at)).toContain('/sys');
+    expect(sys.map((m) => m.at)).toContain('/proc/sys');
+    expect(sys.filter((m) => !m.opts.includes('ro'))).toEqual([]);
+  });
+
   it('finds the entries this kernel has', () => {
     for (const p of kernelSurface()) expect(existsSync(p.path)).toBe(true);
     expect(kernelSurface().map((p) => p.path)).toContain('/proc/sys');
