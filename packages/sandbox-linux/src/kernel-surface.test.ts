@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,6 +70,14 @@ describe('kernel surface', { timeout: 60_000 }, () => {
     expect(sys.map((m) => m.at)).toContain('/sys');
     expect(sys.map((m) => m.at)).toContain('/proc/sys');
     expect(sys.filter((m) => !m.opts.includes('ro'))).toEqual([]);
+  });
+
+  it.skipIf(!isRoot)('as root: doctor says plainly that commands run as the host uid 0, as they do', async () => {
+    const check = (await sb.probe()).checks.find((c) => c.name === 'host-uid');
+    expect(check).toMatchObject({ ok: false, fix: expect.stringMatching(/ordinary user/) });
+    expect(check?.detail).toMatch(/run as the host's uid 0/);
+    await sb.run(req(s, ['sh', '-c', 'echo x > made-by-root']));
+    expect(statSync(join(s.ws, 'made-by-root')).uid).toBe(0);
   });
 
   it('finds the entries this kernel has', () => {
