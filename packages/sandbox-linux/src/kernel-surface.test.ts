@@ -42,7 +42,7 @@ describe('kernel surface', { timeout: 60_000 }, () => {
     const r = await sb.run(req(s, ['python3', '-c', KERNEL_PROBE, otherValue()]));
     expect(r.exitCode, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as Record<string, string | number>;
-    expect(kernelProbeHeld(out)).toEqual([]);
+    expect(kernelProbeHeld(out), `${r.stdout}${r.stderr}`).toEqual([]);
     expect(out[`w:${RATELIMIT}`]).toBe('EROFS');
     expect(out['w:/proc/sys/kernel/core_pattern']).toBe('EROFS');
     expect(out['w:/sys/kernel/mm/ksm/run']).toBe('EROFS');
