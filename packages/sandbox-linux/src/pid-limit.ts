@@ -112,6 +112,7 @@ export async function preparePidLimit(m: PidLimitMechanism, limit: number, name:
     return {
       enter: async (pid) => {
         const r = await execa(m.prlimit, ['--pid', String(pid), `--nproc=${limit}:${limit}`], { reject: false, env: {}, extendEnv: false, timeout: 5000 });
+        if (r.exitCode !== 0 && /No such process/.test(String(r.stderr))) return; // gone already, as below
         if (r.exitCode !== 0) throw new PidLimitError(`prlimit could not limit the sandbox's processes: ${String(r.stderr).trim()}`, FIX);
       },
       release: async () => {},
@@ -134,6 +135,8 @@ export async function preparePidLimit(m: PidLimitMechanism, limit: number, name:
       try {
         await writeFile(join(dir, 'cgroup.procs'), String(pid));
       } catch (e) {
+        // gone already: bwrap's setup failed on its own, and its stderr says why; nothing ran
+        if ((e as NodeJS.ErrnoException).code === 'ESRCH') return;
         throw new PidLimitError(`the sandbox could not be put in its pids cgroup ${dir}: ${(e as Error).message}`, FIX);
       }
     },
