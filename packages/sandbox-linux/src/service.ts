@@ -280,6 +280,10 @@ export class LinuxSandbox implements SandboxService {
       // biome-ignore lint/suspicious/noExplicitAny: execa's stdio tuple type does not accept a computed array
       stdio: stdio as any,
     });
+    if (child.pid !== undefined) {
+      const bwrapPid = child.pid;
+      pidReady.then((l) => l.adopt(bwrapPid)).catch(() => {});
+    }
     const limit = request.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
     const out = new BoundedOutput(limit);
     const err = new BoundedOutput(limit);
