@@ -29,7 +29,7 @@ export interface HostSocketFacts {
    * likely beside it, so the directory is hidden whole (where the policy lets it be).
    */
   readonly socketDirs?: readonly string[];
-  /** Listed sockets that could not be placed at all (bound by a relative name, a name that is not UTF-8): reported with every run. */
+  /** Listed sockets that could not be placed at all (a relative name no visible process holds, a name that is not UTF-8 in a directory that is not either): reported with every run. */
   readonly unplacedSockets?: readonly string[];
   /** Network namespaces whose socket lists were read. */
   readonly netnsRead?: number;
@@ -174,7 +174,7 @@ export function socketHomes(): SocketHome[] {
  * Every pathname socket listed in any network namespace we can read, sorted by what it is now:
  * inside a socket home (nothing more to do), a socket at its listed name (hidden one by one),
  * not a socket there any more while its socket is alive (renamed or moved after `bind`, or the
- * name reused: its directory is hidden), or a name that cannot be placed (relative, not UTF-8:
+ * name reused: its directory is hidden; a name that is not UTF-8: its directory), or one that cannot be placed (relative and unheld:
  * reported). `/proc/net/unix`'s inode column is the socket's own (sockfs) inode, not the bound
  * file's, so it cannot confirm that the file at a name is that socket; a name two unconnected
  * sockets are listed with shows one no longer there, and is treated as moved.
@@ -207,7 +207,17 @@ export function hostSocketFacts(): HostSocketFacts {
   for (const [raw, n] of count) {
     const name = decodeName(raw);
     if (name === undefined) {
-      unplaced.add(`${Buffer.from(raw, 'latin1').toString('utf8')} (not UTF-8)`);
+      // bwrap takes its arguments as text: such a name cannot be mounted over, its directory can
+      const dir = decodeName(raw.slice(0, raw.lastIndexOf('/')) || '/');
+      let realDir: string | undefined;
+      try {
+        realDir = dir?.startsWith('/') ? realpathSync.native(dir) : undefined;
+      } catch {
+        realDir = undefined;
+      }
+      if (realDir !== undefined && realDir !== '/') {
+        if (!homes.some((h) => isUnder(realDir!, h.path))) dirs.add(realDir);
+      } else unplaced.add(`${Buffer.from(raw, 'latin1').toString('utf8')} (not UTF-8)`);
       continue;
     }
     let real: string | undefined;

@@ -121,6 +121,21 @@ describe('host unix sockets, found by what they are', { timeout: 60_000 }, () =>
     expect(r.stderr).not.toMatch(/could not be located/);
   });
 
+  it('a socket whose name is not UTF-8 has its directory hidden', async () => {
+    const dir = join(s.root, 'sock-bytes');
+    mkdirSync(dir);
+    const name = Buffer.concat([Buffer.from(`${dir}/`), Buffer.from([0xff, 0x61]), Buffer.from('.sock')]);
+    // the name's bytes as they are (argv would be UTF-8): handed over in hex
+    const code = SERVER.replace('s.bind(sys.argv[2])', 's.bind(bytes.fromhex(sys.argv[2]))');
+    const p = spawn('python3', ['-c', code, dir, name.toString('hex')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    daemons.push(p);
+    await new Promise((resolve) => p.stdout!.once('data', resolve));
+    writeFileSync(join(dir, 'beside'), 'x\n');
+    expect(readFileSync('/proc/self/net/unix').includes(name)).toBe(true);
+    const r = await sb.run(req(s, ['ls', '-A', dir]));
+    expect(r.stdout).toBe('');
+  });
+
   it.skipIf(!isRoot)('a socket bound in another network namespace (unshare -n) is hidden too', async () => {
     const dir = join(s.root, 'sock-netns');
     mkdirSync(dir);
