@@ -53,6 +53,7 @@ export function sandboxPolicyOf(reach: Reach, grants: SandboxGrants = {}): Sandb
     network: reach.tier === 'workspace' || grants.network === true ? 'on' : 'off',
     localPorts: reach.localPorts,
     unixSockets: Object.freeze(unique([...write, reach.sessionTmp], platform)),
+    tmp: reach.sessionTmp,
   });
 }
 

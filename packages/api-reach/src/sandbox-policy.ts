@@ -24,6 +24,11 @@ export interface SandboxPolicy {
   readonly localPorts: readonly number[];
   /** Directories whose unix sockets the sandbox may connect to. */
   readonly unixSockets: readonly string[];
+  /**
+   * The session temp: what `/tmp` is inside the sandbox, and where `TMPDIR` points, so a write
+   * there survives the command. Optional: a backend given none says its `/tmp` is discarded.
+   */
+  readonly tmp?: string;
 }
 
 /** What was approved for one command, kept apart by the reason it was approved for. */

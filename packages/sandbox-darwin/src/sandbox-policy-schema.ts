@@ -19,6 +19,8 @@ export const SandboxPolicySchema = z.strictObject({
   network: z.enum(['off', 'on']),
   localPorts: z.array(z.number().int().min(1).max(65535)),
   unixSockets: z.array(z.string()),
+  // the session temp (api-reach's optional `tmp`); Seatbelt has no /tmp of its own to put it at
+  tmp: z.string().optional(),
 });
 
 /** `value` as a policy, or a {@link DarwinProfileError} naming the first field that is wrong. */

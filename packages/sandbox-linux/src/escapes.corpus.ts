@@ -40,7 +40,6 @@ export const ESCAPES: readonly EscapeAttempt[] = [
   { id: 'write the control plane', run: 'echo pwned > {control}/state.json; echo pwned > {control}/new.json; rm -f {control}/state.json' },
   { id: 'chmod a protected file', run: 'chmod 777 {ws}/.git/config {home}/.bashrc' },
   { id: 'write outside every root', run: 'echo pwned > /etc/aalis-escape; echo pwned > /var/tmp/aalis-escape', outside: ['/etc/aalis-escape', '/var/tmp/aalis-escape'] },
-  { id: 'write /tmp (private, never the host one)', run: 'echo pwned > /tmp/aalis-escape-tmp', outside: ['/tmp/aalis-escape-tmp'] },
   { id: 'environment leakage of AALIS_* and SSH_AUTH_SOCK', run: 'env; cat /proc/1/environ' },
   { id: "connect to the daemon's own port, network off", run: "python3 -c \"import socket; s=socket.create_connection(('127.0.0.1',{port}),2); print(s.recv(64))\"" },
   { id: "connect to the daemon's own port, network on", network: 'on', run: "for h in 127.0.0.1 10.0.2.2 10.0.2.3; do python3 -c \"import socket; s=socket.create_connection(('$h',{port}),2); print(s.recv(64))\"; done" },

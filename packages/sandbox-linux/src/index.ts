@@ -12,7 +12,6 @@ export {
   type FoundEntry,
   findPatternMatches,
   type HostFacts,
-  hostSockets,
   isToolchainCache,
   KEEP_READABLE,
   keepReadablePaths,
@@ -22,8 +21,10 @@ export {
   scanRoots,
   TOOLCHAIN_CACHE_SUFFIXES,
 } from './scan.js';
-export { GROUP_MIN_SOCKETS, groupSockets, runtimeDirOf, type SocketHiding } from './socket-groups.js';
+export { type HostSocketFacts, hostSocketFacts, hostSockets, listedSockets, SOCKET_HOMES, type SocketHome, socketHomes } from './host-sockets.js';
+export { KERNEL_SURFACE, type KernelPath, kernelSurface } from './kernel-surface.js';
+export { DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism } from './pid-limit.js';
 export { buildSeccompFilter, DENIED_IOCTLS, DENIED_SOCKETS, DENIED_SYSCALLS, SECCOMP_ARCHES, SeccompBuildError, type SeccompArch } from './seccomp.js';
 export { LinuxSandboxConfigSchema, linuxSandboxPlugin } from './plugin.js';
 export { createLinuxSandbox, DEFAULT_LANDING_SWEEP_MS, defaultUndoneDir, DEFAULT_MAX_OUTPUT, LinuxSandbox, type LinuxSandboxOptions } from './service.js';
-export { type PlannedMount, type Placeholder, type Translation, type TranslateOptions, translatePolicy, UntranslatableError } from './translate.js';
+export { type PlannedMount, type Placeholder, type TmpPlan, type Translation, type TranslateOptions, translatePolicy, UntranslatableError } from './translate.js';

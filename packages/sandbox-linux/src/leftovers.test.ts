@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findPidsCgroup } from './pid-limit.js';
 import { listTree, makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
@@ -15,9 +16,20 @@ beforeAll(() => {
 });
 afterAll(() => s.cleanup());
 
-/** What must be the same before and after: the run-folder parent, the workspace, the host's mounts. */
+/** Per-run pids cgroups (a root daemon's pid limit) of dead daemons: there must be none. */
+function deadRunCgroups(): string[] {
+  const base = findPidsCgroup();
+  if (!base || !existsSync(base)) return [];
+  return readdirSync(base).filter((n) => {
+    const pid = /^aalis-sbx-(\d+)-/.exec(n)?.[1];
+    return pid !== undefined && !existsSync(`/proc/${pid}`);
+  });
+}
+
+/** What must be the same before and after: the run-folder parent, the workspace, the host's mounts, dead runs' cgroups. */
 function state() {
   return {
+    cgroups: deadRunCgroups(),
     tmp: readdirSync(tmpDir).sort(),
     ws: listTree(s.ws).filter((p) => !p.includes('/.git/objects/')),
     mounts: readFileSync('/proc/self/mountinfo', 'utf8'),

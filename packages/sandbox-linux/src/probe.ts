@@ -3,6 +3,7 @@ import type { SandboxCheck, SandboxProbe } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { findFilterTools, findSystemTool, INSTALL_NFT } from './loopback-filter.js';
+import { choosePidLimit, PidLimitError } from './pid-limit.js';
 import { findExecutable, userNamespaceFix } from './tools.js';
 
 /** The bubblewrap this package needs: `--disable-userns` and `--remount-ro` came in 0.8. */
@@ -15,17 +16,30 @@ export interface ProbeTargets {
   /** nft, for the localPorts filter of network `on`. */
   readonly nft: string;
   readonly filter: Buffer;
+  /** The pid limit runs will have (0: none). */
+  readonly pidLimit: number;
+  /** The daemon's effective uid; default this process's. */
+  readonly uid?: number;
 }
 
 /** Names of the checks; `network` is needed only for policies with network `on`. */
-export const CHECK_NAMES = ['bubblewrap', 'user-namespaces', 'seccomp', 'network', 'loopback-filter', 'unix-sockets'] as const;
+export const CHECK_NAMES = ['bubblewrap', 'user-namespaces', 'seccomp', 'network', 'loopback-filter', 'unix-sockets', 'pid-limit', 'host-uid'] as const;
 
 /**
  * Checks whose failure leaves the sandbox working, only stricter than the policy, so they never
  * stop a run: without nft, network `on` closes the whole host loopback instead of the localPorts.
  * They still fail in `aalis doctor`, which prints their fix.
  */
-export const ADVISORY_CHECKS: readonly string[] = ['loopback-filter'];
+export const ADVISORY_CHECKS: readonly string[] = ['loopback-filter', 'host-uid'];
+
+/**
+ * Said by `doctor` whenever the daemon is root: bubblewrap 0.8 maps the sandbox's uid to the
+ * caller's, so commands run as the host's uid 0 (without capabilities, behind read-only kernel
+ * knobs, but owning every root-owned file the policy lets them write). Measured reasons in the
+ * README ("The command's host uid").
+ */
+export const HOST_ROOT_DETAIL =
+  'the daemon runs as root, so sandboxed commands run as the host\'s uid 0: without capabilities, with /proc/sys and /sys read-only, but any root-owned file a writable root holds is theirs to change, and RLIMIT_NPROC does not apply to root (a pids cgroup limits them instead)';
 
 const BASE = ['--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
 
@@ -116,6 +130,23 @@ export async function probeHost(t: ProbeTargets): Promise<SandboxProbe> {
       ? { name: 'unix-sockets', ok: true, detail: 'host sockets listed from /proc/net/unix and hidden unless under unixSockets' }
       : { name: 'unix-sockets', ok: false, detail: '/proc/net/unix is not readable: sockets outside unixSockets cannot be hidden', fix: 'mount /proc' },
   );
+  const uid = t.uid ?? process.geteuid?.() ?? 0;
+  checks.push(
+    uid === 0
+      ? { name: 'host-uid', ok: false, detail: HOST_ROOT_DETAIL, fix: 'run the daemon as an ordinary user (the owner of the workspace): the sandbox then runs as that uid' }
+      : { name: 'host-uid', ok: true, detail: `sandboxed commands run as host uid ${uid}, never root` },
+  );
+  try {
+    const m = choosePidLimit(t.pidLimit, uid);
+    const how = m.kind === 'rlimit' ? 'RLIMIT_NPROC, counted in the sandbox\'s user namespace' : m.kind === 'cgroup' ? `a pids cgroup under ${m.base}` : '';
+    checks.push(
+      m.kind === 'none'
+        ? { name: 'pid-limit', ok: true, detail: 'none: pidLimit is 0, so a sandboxed command can fork without limit' }
+        : { name: 'pid-limit', ok: true, detail: `at most ${t.pidLimit} tasks per sandbox, through ${how}` },
+    );
+  } catch (e) {
+    checks.push({ name: 'pid-limit', ok: false, detail: (e as Error).message, fix: e instanceof PidLimitError ? e.fix : 'see the README' });
+  }
   const available = checks.every((c) => c.ok || c.name === 'network' || ADVISORY_CHECKS.includes(c.name));
   return { backend: 'linux', available, checks };
 }

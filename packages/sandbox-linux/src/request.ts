@@ -26,6 +26,7 @@ export const RunRequestSchema = z.object({
     network: z.enum(['off', 'on']),
     localPorts: z.array(z.number().int().min(1).max(65535)),
     unixSockets: z.array(absolute),
+    tmp: absolute.optional(),
   }),
 });
 

@@ -1,5 +1,6 @@
-import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { type Dirent, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { type PathMatcher, type PathRule, type SandboxPolicy, toolchainCacheDirs } from '@aalis/api-reach';
+import { type HostSocketFacts, hostSocketFacts } from './host-sockets.js';
 import { layersOf } from './layers.js';
 import { placeholderCandidates } from './new-entries.js';
 import { isWithin, ruleSet } from './rule-match.js';
@@ -17,13 +18,11 @@ export interface FoundEntry {
 }
 
 /** What the translation needs to know about the host file system; gathered by {@link scanHost}. */
-export interface HostFacts {
+export interface HostFacts extends HostSocketFacts {
   /** Kind of every path the policy names (roots, rule paths), and of the cwd; missing paths are absent. */
   readonly kinds: ReadonlyMap<string, EntryKind>;
   /** Existing paths under the scanned roots that a pattern rule (or an `except`) matched. */
   readonly found: readonly FoundEntry[];
-  /** Bound pathname unix sockets on the host (from /proc/net/unix), as real paths. */
-  readonly sockets: readonly string[];
   /** Named paths that exist only as dangling symlinks: neither mountable nor free for a placeholder. */
   readonly dangling?: readonly string[];
   /** Real paths of system files that must stay readable whatever is hidden around them (see {@link KEEP_READABLE}). */
@@ -128,31 +127,6 @@ function isSymlink(path: string): boolean {
   }
 }
 
-/** Listening or bound pathname unix sockets of this network namespace. */
-export function hostSockets(): string[] {
-  let text: string;
-  try {
-    text = readFileSync('/proc/net/unix', 'utf8');
-  } catch (e) {
-    // without the list, sockets outside unixSockets cannot be hidden: refuse rather than guess
-    throw new Error(`cannot list the host's unix sockets (/proc/net/unix): ${(e as Error).message}`);
-  }
-  const out = new Set<string>();
-  for (const line of text.split('\n').slice(1)) {
-    // the path is the last column, and the only one that starts with a slash
-    const at = line.indexOf(' /');
-    if (at < 0) continue;
-    const path = line.slice(at + 1).trimEnd();
-    try {
-      if (!lstatSync(path, { throwIfNoEntry: false })?.isSocket()) continue; // gone since it was bound
-      out.add(realpathSync.native(path));
-    } catch {
-      // unreachable from here: nothing to hide
-    }
-  }
-  return [...out];
-}
-
 /**
  * Looks at the host for what the policy's rules need: kinds of named paths, pattern matches under
  * the writable and read-back roots (a bounded walk that does not follow symlinks and skips
@@ -169,7 +143,7 @@ export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOption
     else if (isSymlink(p)) dangling.push(p);
   }
   const { found, visited } = findPatternMatches(policy, options, placeholders);
-  return { kinds, found, sockets: hostSockets(), keepReadable: keepReadablePaths(), dangling, visited };
+  return { kinds, found, ...hostSocketFacts(), keepReadable: keepReadablePaths(), dangling, visited };
 }
 
 /**

@@ -52,6 +52,7 @@ export function workspacePolicy(s: Scene, extra: Partial<SandboxPolicy> = {}): S
     network: 'off',
     localPorts: [],
     unixSockets: [s.ws, s.sessionTmp],
+    tmp: s.sessionTmp,
     ...extra,
   };
 }

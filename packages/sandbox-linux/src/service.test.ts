@@ -26,11 +26,12 @@ function processesWith(marker: string): number[] {
 
 describe('LinuxSandbox.run', { timeout: 120_000 }, () => {
   // bwrap always sets PWD to the directory it changed into: the cwd of the request, no daemon data.
-  it('gives the command exactly the request environment (plus PWD, the cwd), nothing of the daemon', async () => {
+  it('gives the command exactly the request environment (plus PWD, the cwd, and the temp variables naming the session temp), nothing of the daemon', async () => {
     process.env.AALIS_DAEMON_SECRET = 'leak';
     try {
       const r = await sb.run(req(s, ['/usr/bin/env'], { env: { ONLY: 'this', PATH: '/usr/bin:/bin' } }));
-      expect(r.stdout.trim().split('\n').sort()).toEqual(['ONLY=this', 'PATH=/usr/bin:/bin', `PWD=${s.ws}`]);
+      const tmp = [`TEMP=${s.sessionTmp}`, `TMP=${s.sessionTmp}`, `TMPDIR=${s.sessionTmp}`];
+      expect(r.stdout.trim().split('\n').sort()).toEqual(['ONLY=this', 'PATH=/usr/bin:/bin', `PWD=${s.ws}`, ...tmp]);
     } finally {
       delete process.env.AALIS_DAEMON_SECRET;
     }

@@ -13,6 +13,8 @@ import {
 import { execa } from 'execa';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { deniedWritesOf } from './denied-writes.js';
+import { kernelSurface } from './kernel-surface.js';
+import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, preparePidLimit, type RunPidLimit, sweepStalePidCgroups } from './pid-limit.js';
 import { installLoopbackFilter, LoopbackFilterError } from './loopback-filter.js';
 import { INFO_FD, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, SETUP_SYNC_FLAGS, type Slirp, startSlirp } from './network.js';
 import { BoundedOutput } from './output.js';
@@ -56,6 +58,13 @@ export interface LinuxSandboxOptions {
    * run. Default `$XDG_STATE_HOME/aalis/undone` (`~/.local/state/aalis/undone`).
    */
   readonly undoneDir?: string;
+  /**
+   * Most tasks (processes and threads) one sandbox may have; a fork beyond fails with EAGAIN.
+   * Default {@link DEFAULT_PID_LIMIT}; 0 runs without a limit. Enforced by RLIMIT_NPROC when the
+   * daemon is an ordinary user, by a pids cgroup when it is root (pid-limit.ts); where neither
+   * works every run fails closed.
+   */
+  readonly pidLimit?: number;
 }
 
 /** The default {@link LinuxSandboxOptions.undoneDir}. */
@@ -97,6 +106,7 @@ export class LinuxSandbox implements SandboxService {
   private readonly tmp: string;
   private readonly undoneDir: string;
   private ready?: Promise<SandboxProbe>;
+  private pids?: PidLimitMechanism;
   private sweptAt = 0;
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
@@ -104,7 +114,16 @@ export class LinuxSandbox implements SandboxService {
     this.tmp = options.tmpDir ?? tmpdir();
     this.undoneDir = options.undoneDir ?? defaultUndoneDir();
     sweepStaleRunDirs(this.tmp);
+    try {
+      sweepStalePidCgroups(choosePidLimit(this.pidLimit));
+    } catch {
+      // no pid limit here: the first run says why and fails closed
+    }
     this.sweptAt = Date.now();
+  }
+
+  private get pidLimit(): number {
+    return this.options.pidLimit ?? DEFAULT_PID_LIMIT;
   }
 
   /** What works here, for `aalis doctor`. */
@@ -115,6 +134,7 @@ export class LinuxSandbox implements SandboxService {
         slirp4netns: this.options.slirp4netns ?? 'slirp4netns',
         nft: this.options.nft ?? 'nft',
         filter: this.filter,
+        pidLimit: this.pidLimit,
       });
     } catch (e) {
       return { backend: 'linux', available: false, checks: [{ name: 'probe', ok: false, detail: (e as Error).message }] };
@@ -127,6 +147,14 @@ export class LinuxSandbox implements SandboxService {
     if (!probe.available) this.ready = undefined; // look again next time: it may have been fixed
     const failed = probe.checks.find((c) => !c.ok && !ADVISORY_CHECKS.includes(c.name) && (c.name !== 'network' || policy.network === 'on'));
     if (failed) throw unavailable(`${failed.name}: ${failed.detail}`, failed.fix ?? 'see `aalis doctor`');
+    if (!this.pids) {
+      try {
+        this.pids = choosePidLimit(this.pidLimit);
+      } catch (e) {
+        throw unavailable(`pid limit: ${(e as Error).message}`, e instanceof PidLimitError ? e.fix : 'see `aalis doctor`');
+      }
+      sweepStalePidCgroups(this.pids);
+    }
     const bwrap = findExecutable(this.options.bwrap ?? 'bwrap');
     if (!bwrap) throw unavailable('bubblewrap is gone', 'sudo apt-get install -y bubblewrap');
     if (policy.network !== 'on') return { bwrap };
@@ -137,7 +165,7 @@ export class LinuxSandbox implements SandboxService {
 
   /** Translates without running: the bwrap mount plan for a policy as seen from `cwd` now. */
   plan(policy: SandboxPolicy, cwd: string, emptyFile = '/nonexistent/empty'): Translation {
-    return translatePolicy(policy, scanHost(policy, cwd, this.options.scan, livePlaceholders()), { cwd, emptyFile });
+    return translatePolicy(policy, scanHost(policy, cwd, this.options.scan, livePlaceholders()), { cwd, emptyFile, kernel: kernelSurface() });
   }
 
   /**
@@ -183,7 +211,7 @@ export class LinuxSandbox implements SandboxService {
           for (const root of policy.write) mkdirSync(root, { recursive: true, mode: 0o700 });
         }
         facts = scanHost(policy, request.cwd, this.options.scan, livePlaceholders());
-        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir });
+        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface() });
         // bwrap looks up every mount source as it starts
         if (translation.usesEmptyFile) dir.prepareEmptyFile();
         if (translation.placeholders.length > 0) dir.prepareEmptyDir();
@@ -200,12 +228,13 @@ export class LinuxSandbox implements SandboxService {
       try {
         // made while bwrap starts, which waits for them before its first mount
         const prepare = () => dir.addPlaceholders(translation.placeholders);
-        result = await this.spawn(request, translation, tools, prepare);
+        result = await this.spawn(request, translation, tools, prepare, basename(dir.path));
       } finally {
         dir.dispose();
       }
       const undo = sweeper.finish();
-      let notes = '';
+      let notes = translation.notes.join('');
+      if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
       if (undo.movedTo) notes += `aalis: new entries this command may not make were moved out of the way, under ${undo.movedTo}\n`;
       if (undo.deleted) notes += `aalis: new entries this command may not make could not be moved aside and were deleted: ${undo.deleted.join(', ')}\n`;
       if (undo.skipped !== undefined) notes += `aalis: new files under the writable roots could not be checked against the deny rules (${undo.skipped})\n`;
@@ -221,6 +250,7 @@ export class LinuxSandbox implements SandboxService {
     translation: Translation,
     tools: { bwrap: string; slirp?: string },
     prepare: () => void,
+    runName: string,
   ): Promise<SandboxRunResult> {
     const netOn = request.policy.network === 'on';
     const net = netOn ? planNetwork(request.policy, this.options.nft ?? 'nft') : undefined;
@@ -237,8 +267,11 @@ export class LinuxSandbox implements SandboxService {
       ...request.argv,
     ];
     const stdio: (string | Uint8Array)[] = [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', new Uint8Array(this.filter), 'pipe', 'pipe'];
+    // the run's cgroup is made while bwrap starts
+    const pidReady = preparePidLimit(this.pids!, this.pidLimit, runName);
+    pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
     const child = execa(tools.bwrap, args, {
-      env: { ...request.env },
+      env: { ...request.env, ...tmpEnv(request.policy.tmp) },
       extendEnv: false,
       cwd: '/',
       reject: false,
@@ -247,6 +280,10 @@ export class LinuxSandbox implements SandboxService {
       // biome-ignore lint/suspicious/noExplicitAny: execa's stdio tuple type does not accept a computed array
       stdio: stdio as any,
     });
+    if (child.pid !== undefined) {
+      const bwrapPid = child.pid;
+      pidReady.then((l) => l.adopt(bwrapPid)).catch(() => {});
+    }
     const limit = request.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
     const out = new BoundedOutput(limit);
     const err = new BoundedOutput(limit);
@@ -284,6 +321,8 @@ export class LinuxSandbox implements SandboxService {
     let slirp: Slirp | undefined;
     let netError: Error | undefined;
     let prepareError: Error | undefined;
+    let pidLimited: RunPidLimit | undefined;
+    let pidLimitError: Error | undefined;
     try {
       try {
         prepare();
@@ -301,7 +340,18 @@ export class LinuxSandbox implements SandboxService {
         pidError = e as Error; // bwrap ended before it made the sandbox: its stderr says why
       }
       pidKnown = true;
-      if (prepareError || killed) kill();
+      // the pid limit before anything of the command runs (its first process waits on the sync
+      // fd); with network on, beside slirp4netns and nft
+      const limit = async () => {
+        try {
+          pidLimited = await pidReady;
+          await pidLimited.enter(sandboxPid!);
+        } catch (e) {
+          pidLimitError = e as Error;
+        }
+      };
+      if (!prepareError && !killed && !pidError && !net) await limit();
+      if (prepareError || pidLimitError || killed) kill();
       else if (pidError) {
         // bwrap is ending on its own, before the sandbox existed: nothing to release or kill
       } else if (!net) fds[SETUP_SYNC_FD]!.end();
@@ -312,11 +362,13 @@ export class LinuxSandbox implements SandboxService {
           const [started, filtered] = await Promise.allSettled([
             slirpWithRetry(tools.slirp!, pid, net.hostLoopback),
             net.filter ? installLoopbackFilter(net.filter.tools, pid, net.filter.rules) : undefined,
+            limit(),
           ]);
           if (started.status === 'fulfilled') slirp = started.value;
           else throw started.reason;
           if (filtered.status === 'rejected') throw filtered.reason; // nft exits 0 only with every rule in place
-          if (!killed) fds[SETUP_SYNC_FD]!.end();
+          if (pidLimitError) kill();
+          else if (!killed) fds[SETUP_SYNC_FD]!.end();
         } catch (e) {
           // after a timeout or an abort this is only the consequence of the kill
           if (!killed) netError = e as Error;
@@ -328,6 +380,9 @@ export class LinuxSandbox implements SandboxService {
       const stderr = err.text();
       if (prepareError) {
         throw unavailable(`the run's placeholders could not be made: ${prepareError.message}`, 'something appeared where the sandbox needed an empty name since the scan; run it again; nothing was run');
+      }
+      if (pidLimitError) {
+        throw unavailable(`the sandbox's pid limit could not be applied: ${pidLimitError.message}`, pidLimitError instanceof PidLimitError ? pidLimitError.fix : 'see `aalis doctor`; nothing was run');
       }
       if (netError && stderr.startsWith('bwrap: ') && transientSetupFailure(stderr, translation)) throw new VanishedMountError(stderr.trim());
       // Refused the sandbox's namespaces (a bwrap that nests its user namespace before the sync
@@ -358,6 +413,7 @@ export class LinuxSandbox implements SandboxService {
       request.signal?.removeEventListener('abort', onAbort);
       fds[SETUP_SYNC_FD]?.destroy(); // bwrap is gone by now: nothing reads it any more
       await slirp?.stop();
+      await (pidLimited ?? (await pidReady.catch(() => undefined)))?.release();
     }
   }
 }
@@ -377,6 +433,15 @@ async function slirpWithRetry(slirp4netns: string, pid: number, hostLoopback: bo
       await new Promise((r) => setTimeout(r, 25 * attempt));
     }
   }
+}
+
+/**
+ * The temp variables inside the sandbox: the session temp (also at `/tmp` there), so a file a
+ * tool puts in its temp dir survives the command at a path the host sees too. Set whatever the
+ * request's environment says, which could otherwise point somewhere that vanishes.
+ */
+function tmpEnv(tmp: string | undefined): Record<string, string> {
+  return tmp === undefined ? {} : { TMPDIR: tmp, TMP: tmp, TEMP: tmp };
 }
 
 /** A Linux sandbox service; see {@link LinuxSandboxOptions}. */

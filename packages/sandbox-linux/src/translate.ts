@@ -2,7 +2,7 @@ import type { SandboxPolicy } from '@aalis/api-reach';
 import { childOf, layersOf, PROBE_CHILD, type PathState } from './layers.js';
 import { placeholderBases, placeholderCandidates } from './new-entries.js';
 import { isWithin } from './rule-match.js';
-import { groupSockets } from './socket-groups.js';
+import { type KernelPath, kernelSurfaceArgs } from './kernel-surface.js';
 import type { EntryKind, HostFacts } from './scan.js';
 
 /** An empty directory the runner creates for one run, mounted read-only, and removes afterwards. */
@@ -15,7 +15,7 @@ export interface PlannedMount {
   readonly path: string;
   readonly state: PathState | 'private-tmp';
   readonly kind: EntryKind;
-  readonly why: 'base' | 'root' | 'rule' | 'found' | 'socket' | 'placeholder' | 'tmp';
+  readonly why: 'base' | 'root' | 'rule' | 'found' | 'socket' | 'socket-home' | 'keep' | 'placeholder' | 'tmp';
 }
 
 /** The bubblewrap mount arguments for one policy, and what the runner must prepare for them. */
@@ -25,7 +25,23 @@ export interface Translation {
   readonly placeholders: readonly Placeholder[];
   /** Whether `args` refer to `emptyFile` (`emptyDir` they refer to when there are placeholders). */
   readonly usesEmptyFile: boolean;
+  /** What `/tmp` is inside: see {@link TmpPlan}. */
+  readonly tmp: TmpPlan;
+  /** What the run should say on stderr: host sockets it could not hide, and why. */
+  readonly notes: readonly string[];
 }
+
+/**
+ * What `/tmp` is inside the sandbox. `session`: the policy's session temp bound there (it
+ * survives the command, on the host at `path`). `private`: an empty tmpfs, gone after the
+ * command, with `reason` saying why (no session temp in the policy, or a root the policy names
+ * lies under the host's `/tmp`, and bwrap would have to make its mount point in the session temp
+ * on the host). `host`: the policy names `/tmp` or `/` itself, which decides.
+ */
+export type TmpPlan =
+  | { readonly kind: 'session'; readonly path: string }
+  | { readonly kind: 'private'; readonly reason: string }
+  | { readonly kind: 'host' };
 
 /** Inputs besides the policy. */
 export interface TranslateOptions {
@@ -34,6 +50,8 @@ export interface TranslateOptions {
   readonly emptyFile: string;
   /** An empty directory on the host, mounted read-only at each placeholder. Default `<emptyFile>.dir`. */
   readonly emptyDir?: string;
+  /** The kernel files made read-only or masked (`kernelSurface()` of kernel-surface.ts); default none. */
+  readonly kernel?: readonly KernelPath[];
 }
 
 /** Policy paths that cannot be expressed as mounts are refused rather than dropped. */
@@ -44,6 +62,8 @@ export class UntranslatableError extends Error {
 const RESTRICTIVENESS: Record<PathState, number> = { rw: 0, ro: 1, hidden: 2 };
 const stricter = (a: PathState, b: PathState): PathState => (RESTRICTIVENESS[a] >= RESTRICTIVENESS[b] ? a : b);
 const KERNEL_FS = ['/proc', '/dev'];
+/** Never writable, whatever the policy says: sysfs writes go to the host kernel. */
+const READ_ONLY_FS = '/sys';
 
 interface Node {
   path: string;
@@ -53,7 +73,7 @@ interface Node {
 }
 
 function checkPaths(policy: SandboxPolicy, cwd: string): void {
-  const all = [...policy.write, ...policy.readAllowWithin, ...policy.unixSockets, cwd];
+  const all = [...policy.write, ...policy.readAllowWithin, ...policy.unixSockets, cwd, ...(policy.tmp === undefined ? [] : [policy.tmp])];
   for (const p of all) {
     if (!p.startsWith('/') || p.split('/').some((s) => s === '..' || s === '.') || (p !== '/' && p.endsWith('/'))) {
       throw new UntranslatableError(`"${p}" is not an absolute, normalised real path`);
@@ -87,12 +107,8 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     const forced = f.via ? stricter(layers.entry(f.via), layers.entry(f.path)) : undefined;
     add(forced ? { path: f.path, kind: f.kind, why: 'found', forced } : { path: f.path, kind: f.kind, why: 'found' });
   }
-  const toHide = facts.sockets.filter((s) => !policy.unixSockets.some((d) => isWithin(s, d)));
-  // a group's tmpfs must not cover anything another node would put back
-  const inUse = [...named, ...facts.kinds.keys(), ...facts.found.map((f) => f.path)];
-  const sockets = groupSockets(toHide, inUse, facts.keepReadable ?? []);
-  for (const d of sockets.dirs) add({ path: d, kind: 'dir', why: 'socket', forced: 'hidden' });
-  for (const f of sockets.files) add({ path: f, kind: 'file', why: 'socket', forced: 'hidden' });
+  const sockets = hideSockets(policy, facts, named);
+  for (const n of sockets.nodes) add(n);
   const placeholders: Placeholder[] = [];
   // denied `{ path }` rules count too, but only in the directories the name list covers
   const bases = placeholderBases(policy, options.cwd);
@@ -116,10 +132,13 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
 
   const rootContents = layers.contents('/', true);
   const args: string[] = [rootContents === 'rw' ? '--bind' : '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+  const kernel = kernelSurfaceArgs(options.kernel ?? [], options.emptyFile, rootContents === 'rw');
+  args.push(...kernel.args);
   const mounts: PlannedMount[] = [{ path: '/', state: rootContents, kind: 'dir', why: 'base' }];
-  const privateTmp = !named.some((p) => p === '/tmp' || p === '/');
-  const remountRo: string[] = [];
-  let usesEmptyFile = false;
+  const tmp = tmpPlanOf(policy, named, layers);
+  const privateTmp = tmp.kind !== 'host';
+  const remountRo: string[] = [...kernel.remountRo];
+  let usesEmptyFile = kernel.usesEmptyFile;
   const emptyDir = options.emptyDir ?? `${options.emptyFile}.dir`;
   type Frame = { path: string; contents: PathState | 'private-tmp' };
   const stack: Frame[] = [{ path: '/', contents: rootContents }];
@@ -128,36 +147,99 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
   for (const n of sorted) {
     while (!isWithin(n.path, stack[stack.length - 1]!.path)) stack.pop();
     const parent = stack[stack.length - 1]!;
+    if (n.why === 'socket-home') {
+      // hidden whole; its top-level symlinks (not sockets, and followed to wherever they lead) are made again
+      args.push('--tmpfs', n.path);
+      remountRo.push(n.path);
+      for (const [name, target] of sockets.symlinks.get(n.path) ?? []) args.push('--symlink', target, `${n.path}/${name}`);
+      mounts.push({ path: n.path, state: 'hidden', kind: 'dir', why: n.why });
+      stack.push({ path: n.path, contents: 'hidden' });
+      continue;
+    }
     if (n.why === 'tmp') {
-      args.push('--tmpfs', '/tmp');
+      if (tmp.kind === 'session') {
+        const state = layers.contents(tmp.path, true);
+        args.push(state === 'rw' ? '--bind' : '--ro-bind', tmp.path, '/tmp');
+      } else args.push('--tmpfs', '/tmp');
       mounts.push({ path: '/tmp', state: 'private-tmp', kind: 'dir', why: 'tmp' });
       stack.push({ path: '/tmp', contents: 'private-tmp' });
       continue;
     }
     if (parent.contents === 'private-tmp' && !named.some((r) => isWithin(n.path, r))) continue;
     const isDir = n.kind === 'dir';
-    const entry = n.forced ?? layers.entry(n.path);
-    const contents = n.forced ?? layers.contents(n.path, isDir);
+    const cap = (st: PathState): PathState => (isWithin(n.path, READ_ONLY_FS) ? stricter(st, 'ro') : st);
+    const entry = cap(n.forced ?? layers.entry(n.path));
+    const contents = cap(n.forced ?? layers.contents(n.path, isDir));
     const under = parent.contents === 'private-tmp' ? 'hidden' : parent.contents;
     const needed = n.why === 'root' || n.why === 'placeholder' || contents !== under || entry !== under;
     if (!needed) continue;
-    if (contents === 'hidden') {
-      if (isDir) {
-        args.push('--tmpfs', n.path);
-        remountRo.push(n.path);
+    // what the session temp holds is also at /tmp: the same mounts there
+    const dests = tmp.kind === 'session' && n.path !== tmp.path && isWithin(n.path, tmp.path) ? [n.path, `/tmp${n.path.slice(tmp.path.length)}`] : [n.path];
+    for (const dest of dests) {
+      if (contents === 'hidden') {
+        if (isDir) {
+          args.push('--tmpfs', dest);
+          remountRo.push(dest);
+        } else {
+          args.push('--ro-bind', options.emptyFile, dest);
+          usesEmptyFile = true;
+        }
+      } else if (n.why === 'placeholder') {
+        // the source must exist when bwrap starts; the placeholder itself is made while it starts
+        args.push('--ro-bind', emptyDir, dest);
       } else {
-        args.push('--ro-bind', options.emptyFile, n.path);
-        usesEmptyFile = true;
+        args.push(contents === 'rw' ? '--bind' : '--ro-bind', n.path, dest);
       }
-    } else if (n.why === 'placeholder') {
-      // the source must exist when bwrap starts; the placeholder itself is made while it starts
-      args.push('--ro-bind', emptyDir, n.path);
-    } else {
-      args.push(contents === 'rw' ? '--bind' : '--ro-bind', n.path, n.path);
     }
     mounts.push({ path: n.path, state: contents, kind: n.kind, why: n.why });
     if (isDir) stack.push({ path: n.path, contents });
   }
   for (const p of remountRo) args.push('--remount-ro', p);
-  return { args, mounts, placeholders, usesEmptyFile };
+  return { args, mounts, placeholders, usesEmptyFile, tmp, notes: sockets.notes };
+}
+
+/**
+ * The mounts that keep host sockets out of reach unless under `unixSockets` (host-sockets.ts
+ * says how they are found): each socket home a read-only tmpfs, with the resolver files bound
+ * back into it; each socket found at its name the empty file; the directory of each socket no
+ * longer at its name a tmpfs, unless the policy needs something in it (then, like a socket that
+ * cannot be placed, it is said on stderr).
+ */
+function hideSockets(policy: SandboxPolicy, facts: HostFacts, named: readonly string[]): { nodes: Node[]; symlinks: Map<string, readonly (readonly [string, string])[]>; notes: string[] } {
+  const allowed = (p: string) => policy.unixSockets.some((d) => isWithin(p, d));
+  const nodes: Node[] = [];
+  const symlinks = new Map<string, readonly (readonly [string, string])[]>();
+  const notes: string[] = [];
+  const homes = (facts.socketHomes ?? []).filter((h) => !allowed(h.path));
+  for (const h of homes) {
+    nodes.push({ path: h.path, kind: 'dir', why: 'socket-home', forced: 'hidden' });
+    symlinks.set(h.path, h.symlinks);
+  }
+  for (const k of facts.keepReadable ?? []) if (homes.some((h) => isWithin(k, h.path))) nodes.push({ path: k, kind: 'file', why: 'keep', forced: 'ro' });
+  for (const f of facts.sockets) if (!allowed(f)) nodes.push({ path: f, kind: 'file', why: 'socket', forced: 'hidden' });
+  // a directory's tmpfs must not cover anything another node would put back
+  const inUse = [...named, ...facts.kinds.keys(), ...facts.found.map((f) => f.path), ...(facts.keepReadable ?? [])];
+  for (const d of facts.socketDirs ?? []) {
+    const hostTmp = named.some((p) => p === '/tmp' || p === '/');
+    if (allowed(d) || homes.some((h) => isWithin(d, h.path)) || (isWithin(d, '/tmp') && !hostTmp)) continue; // allowed, or not there already
+    const needed = inUse.find((p) => isWithin(p, d));
+    if (needed === undefined) nodes.push({ path: d, kind: 'dir', why: 'socket', forced: 'hidden' });
+    else notes.push(`aalis: a host socket was moved or renamed after it was bound in ${d}; that directory is not hidden (the policy needs ${needed}), so the socket may be reachable\n`);
+  }
+  for (const u of facts.unplacedSockets ?? []) notes.push(`aalis: a host socket could not be located, so it is not hidden: ${u}\n`);
+  return { nodes, symlinks, notes };
+}
+
+/**
+ * Where `/tmp` comes from (see {@link TmpPlan}). A session temp the layers hide is a policy that
+ * contradicts itself: refused.
+ */
+function tmpPlanOf(policy: SandboxPolicy, named: readonly string[], layers: ReturnType<typeof layersOf>): TmpPlan {
+  if (named.some((p) => p === '/tmp' || p === '/')) return { kind: 'host' };
+  if (policy.tmp === undefined) return { kind: 'private', reason: 'the policy names no session temp' };
+  if (layers.contents(policy.tmp, true) === 'hidden') throw new UntranslatableError(`the session temp "${policy.tmp}" is hidden by the policy's own read rules`);
+  // a root under the host's /tmp needs a mount point inside /tmp: bwrap would make it in the session temp, on the host
+  const under = named.find((p) => isWithin(p, '/tmp'));
+  if (under !== undefined) return { kind: 'private', reason: `"${under}" lies under the host's /tmp` };
+  return { kind: 'session', path: policy.tmp };
 }

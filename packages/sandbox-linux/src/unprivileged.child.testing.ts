@@ -29,6 +29,7 @@ const nft = findSystemTool('nft') ?? 'nft';
 const out = {
   available: (await sb.probe()).available,
   id: await run('id -u'),
+  tmp: await run('echo kept > /tmp/nobody-tmp; echo "$TMPDIR"'),
   write: await run('echo ok > src/nobody.txt && cat src/nobody.txt'),
   hook: await run('echo x > .git/hooks/pre-commit'),
   env: await run('cat .env'),

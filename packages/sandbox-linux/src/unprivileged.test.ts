@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -59,6 +59,9 @@ describe.skipIf(!able)('as an unprivileged user (nobody)', { timeout: 120_000 },
     const out = JSON.parse(r.stdout);
     expect(out.available).toBe(true);
     expect(out.id.out).toBe(String(NOBODY));
+    // /tmp is the session temp, and what the command made there belongs to nobody on the host, not root
+    expect(out.tmp.out).toBe(s.sessionTmp);
+    expect(statSync(join(s.sessionTmp, 'nobody-tmp')).uid).toBe(NOBODY);
     expect(out.write).toMatchObject({ out: 'ok', exit: 0 });
     expect(out.hook).toMatchObject({ denied: true });
     expect(out.env.out).toBe('');

@@ -1,0 +1,79 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { choosePidLimit, findPidsCgroup, PidLimitError } from './pid-limit.js';
+import { BUILD_LIKE, FORK_LOOP } from './pid-limit.probe.testing.js';
+import { makeScene, req, type Scene } from './scene.testing.js';
+import { createLinuxSandbox } from './service.js';
+
+const NOBODY = 65534;
+const isRoot = process.getuid?.() === 0;
+const child = join(import.meta.dirname, 'pid-limit.child.testing.ts');
+const asNobody = (...argv: string[]) => ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...argv];
+let s: Scene;
+beforeAll(() => {
+  s = makeScene();
+});
+afterAll(() => s?.cleanup());
+
+describe('pid limit', { timeout: 90_000 }, () => {
+  it.each([
+    ['cgroup v1 pids', '40 31 0:36 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids', '8:pids:/svc\n0::/', '/sys/fs/cgroup/pids/svc/aalis'],
+    ['cgroup v2', '40 31 0:36 / /nonexistent/cg rw - cgroup2 cgroup2 rw', '0::/svc', undefined], // no pids in its cgroup.controllers
+    ['none', '40 31 0:36 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu', '0::/', undefined],
+  ])('finds the pids hierarchy: %s', (_, mountinfo, own, base) => {
+    expect(findPidsCgroup(mountinfo, own)).toBe(base);
+  });
+
+  it('uses RLIMIT_NPROC for an ordinary user and nothing when asked for 0', () => {
+    expect(choosePidLimit(64, 1000).kind).toBe('rlimit');
+    expect(choosePidLimit(0, 0).kind).toBe('none');
+  });
+
+  it.skipIf(!isRoot || findPidsCgroup() !== undefined)('fails closed as root without a pids cgroup', () => {
+    expect(() => choosePidLimit(64, 0)).toThrow(PidLimitError);
+  });
+
+  it.skipIf(!isRoot || findPidsCgroup() === undefined)('as root: a fork loop stops at the limit with EAGAIN, the host still forks, the run cgroup goes', async () => {
+    const sb = createLinuxSandbox({ pidLimit: 64 });
+    const r = await sb.run(req(s, ['python3', '-c', FORK_LOOP, '300']));
+    expect(r.exitCode, r.stderr).toBe(0);
+    const [, n, err] = r.stdout.trim().split(' ');
+    expect(err).toBe('EAGAIN');
+    expect(Number(n)).toBeGreaterThan(50); // the sandbox's own bwrap and python count too
+    expect(Number(n)).toBeLessThan(64);
+    expect(execFileSync('sh', ['-c', 'for i in 1 2 3 4 5 6 7 8; do true & done; wait; echo ok']).toString()).toBe('ok\n');
+    const base = findPidsCgroup()!;
+    expect(readdirSync(base).filter((d) => d.startsWith('aalis-sbx-'))).toEqual([]);
+  });
+
+  it('runs a build-like load (40 processes of 8 threads at once) under the default limit', async () => {
+    const r = await createLinuxSandbox().run(req(s, ['python3', '-c', BUILD_LIKE]));
+    expect(r.stdout, r.stderr).toBe('built 40\n');
+  });
+
+  const canSwitch = isRoot && existsSync('/usr/bin/setpriv');
+  it.skipIf(!canSwitch)('as nobody: the limit counts only the sandbox, not the 80 processes nobody already has on the host', async () => {
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, s.root]);
+    const sleepers: ChildProcess[] = [];
+    try {
+      for (let i = 0; i < 80; i++) {
+        const [cmd, ...args] = asNobody('sleep', '60');
+        sleepers.push(spawn(cmd!, args, { stdio: 'ignore' }));
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      const [cmd, ...args] = asNobody(process.execPath, '--import', 'tsx', child, JSON.stringify(s), '300', '64');
+      const r = await execa(cmd!, args, { cwd: join(import.meta.dirname, '..'), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' }, extendEnv: false, reject: false, timeout: 60_000 });
+      expect(r.stderr).toBe('');
+      const [, n, err] = r.stdout.trim().split(' ');
+      expect(err, r.stdout).toBe('EAGAIN');
+      expect(Number(n)).toBeGreaterThan(50);
+      expect(Number(n)).toBeLessThan(64);
+      expect(sleepers.every((p) => p.exitCode === null)).toBe(true); // the host's own processes of that user are untouched
+    } finally {
+      for (const p of sleepers) p.kill('SIGKILL');
+    }
+  });
+});

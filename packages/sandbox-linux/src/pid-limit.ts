@@ -1,0 +1,193 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { execa } from 'execa';
+import { findSystemTool } from './loopback-filter.js';
+
+/**
+ * How many tasks (processes and threads: the kernel counts both) one sandbox may have. A fork
+ * bomb stops there with EAGAIN. Threads count, so the default leaves room for a parallel build on
+ * a big machine (`cargo build -j64`: each rustc up to ~18 threads, ~1,200 tasks; a `pnpm install`
+ * or a test runner's node workers ~11 threads each) and stays far below any `pid_max` (32,768 at
+ * the least, 4,194,304 on systemd machines), so the host keeps its pids.
+ */
+export const DEFAULT_PID_LIMIT = 4096;
+
+/**
+ * How the limit is enforced. `rlimit`: RLIMIT_NPROC set on the sandbox's first process from the
+ * host while it waits at the start of its setup. Since Linux 5.14 the kernel counts it per user
+ * namespace (ucounts), so only the sandbox's own tasks count, not the daemon user's others
+ * (tested). The kernel never enforces RLIMIT_NPROC for the host's uid 0 (measured: 200 forks
+ * went through a limit of 50), so a root daemon uses `cgroup`: a pids cgroup per run
+ * (`pids.max`), the sandbox moved into it while it waits. `none`: `pidLimit: 0`, asked for.
+ */
+export type PidLimitMechanism =
+  | { readonly kind: 'rlimit'; readonly prlimit: string }
+  | { readonly kind: 'cgroup'; readonly base: string }
+  | { readonly kind: 'none' };
+
+/** No way to apply the limit here: the run fails closed; `fix` says what the user can do. */
+export class PidLimitError extends Error {
+  override readonly name = 'PidLimitError';
+  constructor(
+    message: string,
+    readonly fix: string,
+  ) {
+    super(message);
+  }
+}
+
+const FIX =
+  'run the daemon as an ordinary user (RLIMIT_NPROC then limits the sandbox), or give it a writable cgroup with the pids controller, or set the sandbox option pidLimit to 0 to run without a limit';
+
+/** The directory under which this process makes its per-run pids cgroups, or why there is none. */
+export function findPidsCgroup(mountinfo = safeRead('/proc/self/mountinfo'), own = safeRead('/proc/self/cgroup')): string | undefined {
+  for (const line of mountinfo.split('\n')) {
+    const [before, after] = line.split(' - ');
+    if (!before || !after) continue;
+    const [fstype, , superOpts = ''] = after.split(' ');
+    const mountPoint = before.split(' ')[4];
+    if (!mountPoint) continue;
+    if (fstype === 'cgroup' && superOpts.split(',').includes('pids')) {
+      // v1: under this process's own cgroup in the pids hierarchy
+      const mine = own.split('\n').find((l) => l.split(':')[1]?.split(',').includes('pids'));
+      const path = mine?.split(':').slice(2).join(':') ?? '/';
+      return join(mountPoint, path, 'aalis');
+    }
+    if (fstype === 'cgroup2' && safeRead(join(mountPoint, 'cgroup.controllers')).split(/\s+/).includes('pids')) {
+      // v2: a cgroup of our own beside the service's (no process may sit in a cgroup whose children get controllers)
+      return join(mountPoint, 'aalis');
+    }
+  }
+  return undefined;
+}
+
+function safeRead(p: string): string {
+  try {
+    return readFileSync(p, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Chooses the mechanism for `limit` on this machine as this user, and checks it can work (a
+ * cgroup base that can be made and written). Throws {@link PidLimitError} where none can.
+ */
+export function choosePidLimit(limit: number, uid = process.geteuid?.() ?? 0): PidLimitMechanism {
+  if (limit === 0) return { kind: 'none' };
+  if (uid !== 0) {
+    const prlimit = findSystemTool('prlimit');
+    if (!prlimit) throw new PidLimitError('prlimit (util-linux) is missing: the sandbox pid limit cannot be set', 'sudo apt-get install -y util-linux');
+    return { kind: 'rlimit', prlimit };
+  }
+  const base = findPidsCgroup();
+  if (!base) throw new PidLimitError('the daemon runs as root, for which the kernel does not enforce RLIMIT_NPROC, and no cgroup pids controller is mounted', FIX);
+  try {
+    mkdirSync(base, { recursive: true, mode: 0o755 });
+    const v2 = existsSync(join(base, 'cgroup.subtree_control'));
+    if (v2 && !safeRead(join(base, 'cgroup.subtree_control')).split(/\s+/).includes('pids')) writeFileSync(join(base, 'cgroup.subtree_control'), '+pids');
+  } catch (e) {
+    throw new PidLimitError(`the pids cgroup ${base} cannot be used: ${(e as Error).message}`, FIX);
+  }
+  return { kind: 'cgroup', base };
+}
+
+/** The limit for one run: {@link enter} once the sandbox's first process exists, {@link release} after the run. */
+export interface RunPidLimit {
+  /**
+   * Starts moving bwrap itself (`pid`) into the run's cgroup as soon as it is spawned, so the
+   * sandbox it forks is born there: a move waits for an RCU grace period (~20 ms under load
+   * here), which then overlaps bwrap's start instead of delaying the command. Optional: `enter`
+   * checks and moves the sandbox itself when bwrap forked it first.
+   */
+  adopt(pid: number): void;
+  /** Applies the limit to the sandbox whose first process is `pid`, before it runs anything (it waits at the start of its setup). */
+  enter(pid: number): Promise<void>;
+  release(): Promise<void>;
+}
+
+/**
+ * Gets the limit of one run ready. The cgroup (`name`) is made and given its `pids.max` off the
+ * daemon's thread, while bwrap starts; moving the sandbox into it is what {@link RunPidLimit.enter}
+ * leaves for when its pid is known. Rejects (and leaves nothing) where the limit cannot be set;
+ * the caller then runs nothing.
+ */
+export async function preparePidLimit(m: PidLimitMechanism, limit: number, name: string): Promise<RunPidLimit> {
+  if (m.kind === 'none') return { adopt: () => {}, enter: async () => {}, release: async () => {} };
+  if (m.kind === 'rlimit') {
+    return {
+      adopt: () => {}, // RLIMIT_NPROC set on bwrap would count in the daemon's user namespace: set on the sandbox only
+      enter: async (pid) => {
+        const r = await execa(m.prlimit, ['--pid', String(pid), `--nproc=${limit}:${limit}`], { reject: false, env: {}, extendEnv: false, timeout: 5000 });
+        if (r.exitCode !== 0 && /No such process/.test(String(r.stderr))) return; // gone already, as below
+        if (r.exitCode !== 0) throw new PidLimitError(`prlimit could not limit the sandbox's processes: ${String(r.stderr).trim()}`, FIX);
+      },
+      release: async () => {},
+    };
+  }
+  const dir = join(m.base, name);
+  try {
+    await mkdir(dir);
+  } catch (e) {
+    throw new PidLimitError(`the pids cgroup ${dir} cannot be made: ${(e as Error).message}`, FIX);
+  }
+  try {
+    await writeFile(join(dir, 'pids.max'), String(limit));
+  } catch (e) {
+    await removeCgroup(dir);
+    throw new PidLimitError(`the pids cgroup ${dir} refused its limit: ${(e as Error).message}`, FIX);
+  }
+  const procs = join(dir, 'cgroup.procs');
+  let adopted: Promise<unknown> = Promise.resolve();
+  return {
+    adopt: (pid) => {
+      adopted = writeFile(procs, String(pid)).catch(() => {}); // enter() checks what it achieved
+    },
+    enter: async (pid) => {
+      await adopted;
+      try {
+        if ((await readFile(procs, 'utf8')).split('\n').includes(String(pid))) return; // born inside
+        await writeFile(procs, String(pid));
+      } catch (e) {
+        // gone already: bwrap's setup failed on its own, and its stderr says why; nothing ran
+        if ((e as NodeJS.ErrnoException).code === 'ESRCH') return;
+        throw new PidLimitError(`the sandbox could not be put in its pids cgroup ${dir}: ${(e as Error).message}`, FIX);
+      }
+    },
+    release: () => removeCgroup(dir),
+  };
+}
+
+/** Removes a run's cgroup once its tasks are gone (a dying pid namespace can take a moment to empty); one still busy after a second is left for the sweep. */
+async function removeCgroup(dir: string): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    try {
+      rmdirSync(dir);
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EBUSY') return; // gone, or not ours to remove
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+/** Removes the cgroups of runs whose daemon is gone (named `aalis-sbx-<pid>-…` like the run folders). */
+export function sweepStalePidCgroups(m: PidLimitMechanism): void {
+  if (m.kind !== 'cgroup') return;
+  let names: string[];
+  try {
+    names = readdirSync(m.base);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const pid = /^aalis-sbx-(\d+)-/.exec(n)?.[1];
+    if (!pid || Number(pid) === process.pid || existsSync(`/proc/${pid}`)) continue;
+    try {
+      rmdirSync(join(m.base, n));
+    } catch {
+      // still has tasks, or not ours to remove
+    }
+  }
+}
