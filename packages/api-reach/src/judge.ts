@@ -8,9 +8,15 @@ export type ReachRequest =
   | { readonly effect: 'read' | 'write'; readonly path: string }
   /** Writing an orchestration definition, by id: it persists and runs later, so it is a landing. */
   | { readonly effect: 'write'; readonly workflow: string }
-  /** `host`: the command is to run outside the sandbox. */
-  | { readonly effect: 'exec'; readonly host: boolean }
+  /** `host`: the command is to run outside the sandbox; `command`: which one, so an ask can name it. */
+  | { readonly effect: 'exec'; readonly host: boolean; readonly command?: ExecCommand }
   | { readonly effect: 'network'; readonly via: 'url' | 'command' | 'provider' };
+
+/** A command as it is to run: exactly its argv (a shell string is `['/bin/sh', '-c', string]`) and the real path it starts in. */
+export interface ExecCommand {
+  readonly argv: readonly string[];
+  readonly cwd: string;
+}
 
 /** Why a target is asked: the confirm tier, a boundary (out of range), or a landing. */
 export type ReachAskReason =

@@ -1,0 +1,183 @@
+// run_command's read-only-first retry and its exec ask, end to end through a real kernel: the
+// real approval desk (answered by a test adapter by code), the reach plugin, the dispatcher and
+// the real Linux sandbox (bubblewrap). Nothing is mocked.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sandbox } from '@aalis/api-reach';
+import { type AccessTier, authorityPlugin, createKernel, definePlugin, type OriginTurn, sessions, sessionsPlugin, type ToolOutcome, tools, toolsPlugin } from '@aalis/core';
+import { type ApprovalRequestedEvent, approvalDesk, approvalPlugin } from '@aalis/plugin-approval';
+import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
+import { createLinuxSandbox } from '@aalis/sandbox-linux';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { builtinToolsPlugin } from './plugin.js';
+import type { RunCommandResult } from './run-command.js';
+
+// Not under /tmp: the sandbox has a private /tmp, so a host path there is not what it sees.
+const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-run-command-')));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const home = join(root, 'home');
+const outside = join(root, 'outside');
+mkdirSync(outside, { recursive: true });
+
+const owner = { platform: 'chat', userId: 'owner' };
+let counter = 0;
+const turn = (): OriginTurn => ({ session: { id: 'main' }, platform: 'chat', speaker: owner, authorised: owner, inbound: { id: `m${++counter}` }, category: 'own' });
+
+type Decision = 'approve' | 'approve-remember' | 'reject';
+
+/** A kernel whose adapter answers every ask with `answer(event)`; each project is a fresh directory. */
+async function start(tier: AccessTier) {
+  const project = join(home, `project-${++counter}`);
+  mkdirSync(join(project, '.git', 'hooks'), { recursive: true });
+  const asked: ApprovalRequestedEvent[] = [];
+  const replies: { ok: boolean; refused?: string }[] = [];
+  let answer: (event: ApprovalRequestedEvent) => Decision[] = () => ['reject'];
+  const kernel = createKernel({ dataDir: mkdtempSync(join(root, 'data-')) })
+    .use(sessionsPlugin, { persist: false })
+    .use(authorityPlugin, { owners: { chat: ['owner'] } })
+    .use(approvalPlugin, { timeoutMs: 3000 })
+    .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home, loginShell: '/bin/sh' })
+    .use(toolsPlugin)
+    .use(builtinToolsPlugin)
+    .use(definePlugin({ name: 'sandbox-linux', provides: [sandbox], apply: (ctx) => ctx.provide(sandbox, createLinuxSandbox()) }))
+    .use(
+      definePlugin({
+        name: 'test-adapter',
+        inject: [approvalDesk],
+        apply(ctx) {
+          const desk = ctx.get(approvalDesk);
+          ctx.on('approval/requested', (event) => {
+            asked.push(event);
+            void (async () => {
+              // Tries each decision in turn until one is taken (a refused remember, then approve).
+              for (const decision of answer(event)) {
+                const reply = await desk.reply({ code: event.code, decision, by: owner });
+                replies.push(reply);
+                if (reply.ok) return;
+              }
+            })();
+          });
+        },
+      }),
+    );
+  await kernel.start();
+  kernel.get(reachBindings).bind('main', { home: project });
+  await kernel.get(sessions).change('main', { tier, boundary: 'ask' });
+  return {
+    kernel,
+    project,
+    asked,
+    replies,
+    answer: (fn: (event: ApprovalRequestedEvent) => Decision[]) => {
+      answer = fn;
+    },
+    run: async (params: Record<string, unknown>) => (await kernel.get(tools).dispatch({ tool: 'run_command', params, turn: turn() })) as ToolOutcome<RunCommandResult>,
+  };
+}
+
+const countIn = (project: string) => readFileSync(join(project, 'count.txt'), 'utf8').split('\n').filter((l) => l === 'run').length;
+
+describe('run_command: a refused write is asked for exactly, and retried only when the grant lets it through', () => {
+  let env: Awaited<ReturnType<typeof start>>;
+  beforeEach(async () => {
+    env = await start('workspace');
+  });
+  afterEach(async () => {
+    await env.kernel.stop();
+  });
+
+  it('a refused landing is asked for as that exact path; on a yes the command runs twice and the landing is written', async () => {
+    env.answer(() => ['approve']);
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > .envrc' });
+    const envrc = join(env.project, '.envrc');
+    expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: envrc, rule: 'landing' }]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [envrc], refusedWrites: [] } });
+    expect(countIn(env.project)).toBe(2);
+    expect(readFileSync(envrc, 'utf8')).toBe('x\n');
+  }, 30_000);
+
+  it('a refused landing in a subdirectory (undone after the run) is asked for as that exact path too', async () => {
+    env.answer(() => ['approve']);
+    mkdirSync(join(env.project, 'sub'));
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > sub/.envrc' });
+    const envrc = join(env.project, 'sub', '.envrc');
+    expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: envrc, rule: 'landing' }]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [envrc] } });
+    expect(countIn(env.project)).toBe(2);
+    expect(readFileSync(envrc, 'utf8')).toBe('x\n');
+  }, 30_000);
+
+  it('a rejected landing: the command ran once, nothing more, and the agent is told why', async () => {
+    env.answer(() => ['reject']);
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > .envrc' });
+    expect(outcome).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(/\.envrc.*rejected.*ran once/s) });
+    expect(countIn(env.project)).toBe(1);
+    expect(existsSync(join(env.project, '.envrc'))).toBe(false);
+  }, 30_000);
+
+  it('a write to a mount point the sandbox pins (renaming the git dir) is not asked for: a grant would change nothing, it runs once', async () => {
+    // `.git` is a landing and the repository's git dir a writable root: the sandbox mounts it,
+    // and a mount point cannot be renamed from inside (EBUSY), whatever is granted.
+    env.answer(() => ['approve']);
+    const outcome = await env.run({ command: 'echo run >> count.txt; mv .git .git-old' });
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({
+      ok: true,
+      value: { runs: 1, grantedWrites: [], refusedWrites: [{ path: join(env.project, '.git'), rule: 'no-grant-helps' }], note: expect.stringContaining('not run again') },
+    });
+    expect(countIn(env.project)).toBe(1);
+    expect(existsSync(join(env.project, '.git', 'hooks'))).toBe(true);
+  }, 30_000);
+
+  it('an existing landing that is also hidden (.envrc) is not asked for: its grant would change nothing', async () => {
+    writeFileSync(join(env.project, '.envrc'), 'export A=1\n');
+    env.answer(() => ['approve']);
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > .envrc' });
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, refusedWrites: [{ path: join(env.project, '.envrc'), rule: 'no-grant-helps' }] } });
+    expect(countIn(env.project)).toBe(1);
+    expect(readFileSync(join(env.project, '.envrc'), 'utf8')).toBe('export A=1\n');
+  }, 30_000);
+
+  it('a never-written secret is the command result (rule secret-file), never asked, never re-run', async () => {
+    env.answer(() => ['approve']);
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo A=1 > .env.local' });
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, refusedWrites: [{ path: join(env.project, '.env.local'), rule: 'secret-file' }] } });
+    expect(countIn(env.project)).toBe(1);
+    expect(existsSync(join(env.project, '.env.local'))).toBe(false);
+  }, 30_000);
+
+  it('the control plane is the command result (rule control-plane), never asked, never re-run', async () => {
+    env.answer(() => ['approve']);
+    const control = join(env.kernel.dataDir ?? '', 'config.yaml');
+    const outcome = await env.run({ command: `echo run >> count.txt; echo x > ${control}` });
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, refusedWrites: [{ path: control, rule: 'control-plane' }] } });
+    expect(countIn(env.project)).toBe(1);
+    expect(existsSync(control)).toBe(false);
+  }, 30_000);
+
+  it('a new file outside the roots is asked for by the directory it is made in, and retried once', async () => {
+    env.answer(() => ['approve']);
+    const dir = mkdtempSync(join(outside, 'd-'));
+    const outcome = await env.run({ command: `echo run >> count.txt; echo made > ${dir}/new.txt` });
+    expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: dir, rule: 'boundary' }]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [dir] } });
+    expect(readFileSync(join(dir, 'new.txt'), 'utf8')).toBe('made\n');
+    expect(countIn(env.project)).toBe(2);
+  }, 30_000);
+
+  it('a landing outside the roots needs its directory and then the name: two asks, each exact, one retry', async () => {
+    env.answer(() => ['approve']);
+    const dir = mkdtempSync(join(outside, 'l-'));
+    const outcome = await env.run({ command: `echo run >> count.txt; echo x > ${dir}/.envrc` });
+    expect(env.asked.map((e) => e.subject)).toEqual([
+      { kind: 'write-path', path: dir, rule: 'boundary' },
+      { kind: 'write-path', path: join(dir, '.envrc'), rule: 'landing' },
+    ]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2 } });
+    expect(readFileSync(join(dir, '.envrc'), 'utf8')).toBe('x\n');
+    expect(countIn(env.project)).toBe(2);
+  }, 30_000);
+});

@@ -1,0 +1,116 @@
+import { lstat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { compileRules, escapePattern, foldPath, preparePath, type SandboxPolicy, sandboxPolicyAllows } from '@aalis/api-reach';
+import { isNeverWritten, neverWrittenMessage } from './secrets.js';
+
+/** Why a write the sandbox refused was not asked for, or was refused again after a retry. */
+export const REFUSAL_RULES = ['control-plane', 'secret-file', 'no-grant-helps', 'refused-again'] as const;
+/** One of {@link REFUSAL_RULES}. */
+export type RefusalRule = (typeof REFUSAL_RULES)[number];
+
+/** A write the sandbox refused (and undid) in the run that is returned, and why it stays refused. */
+export interface RefusedWrite {
+  readonly path: string;
+  readonly rule: RefusalRule;
+  readonly message: string;
+}
+
+/**
+ * What a refused write needs before a retry can succeed: nothing more (the policy already lets
+ * the sandbox make it, so a retry would be refused the same way), one exact path to ask for, or
+ * a reason no grant can help.
+ */
+export type WriteNeed =
+  | { readonly kind: 'ask'; readonly path: string }
+  | { readonly kind: 'unaskable'; readonly refusal: RefusedWrite }
+  | { readonly kind: 'writable' };
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The nearest existing ancestor of a missing path, and the missing paths from below it down to the path. */
+async function missingChain(path: string): Promise<{ ancestor: string; missing: string[] }> {
+  const missing: string[] = [];
+  let current = path;
+  while (!(await exists(current))) {
+    missing.unshift(current);
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  return { ancestor: current, missing };
+}
+
+function within(path: string, roots: readonly string[], platform: NodeJS.Platform): boolean {
+  const p = foldPath(path, platform);
+  return roots.some((root) => {
+    const r = foldPath(root, platform);
+    return p === r || p.startsWith(r === '/' ? '/' : `${r}/`);
+  });
+}
+
+/**
+ * Whether a sandbox under `policy` can make this write. An existing entry: its write layers allow
+ * it and it is not hidden (a hidden entry is a read-only stand-in inside, whatever the write
+ * layers say). A new entry: the sandbox can only bind what exists, so its nearest existing
+ * ancestor must lie in a writable root and be visible, and every entry to be created down to it
+ * must be allowed by the write layers.
+ */
+async function sandboxCanWrite(policy: SandboxPolicy, path: string, platform: NodeJS.Platform): Promise<boolean> {
+  const { ancestor, missing } = await missingChain(path);
+  if (missing.length === 0) return sandboxPolicyAllows(policy, 'write', path, platform) && sandboxPolicyAllows(policy, 'read', path, platform);
+  if (!within(ancestor, policy.write, platform) || !sandboxPolicyAllows(policy, 'read', ancestor, platform)) return false;
+  return missing.every((entry) => sandboxPolicyAllows(policy, 'write', entry, platform));
+}
+
+/**
+ * Judges one refused write (a real path) against the policy the command ran under. Asked for,
+ * exactly: an existing entry itself; a new entry itself when its directory is writable already
+ * (only a layer on the name refused it, a landing); otherwise the nearest existing directory,
+ * because the sandbox cannot bind a name that does not exist (a second call then asks for the
+ * name itself if a layer still refuses it). Never asked for: the control plane, the never-written
+ * secrets, a root the sandbox mounts (a mount point cannot be renamed or removed from inside),
+ * and anything no grant could let the sandbox write (the upper bound of every grant is tried
+ * first). `writable` means the policy already allows the write: a grant would change nothing.
+ */
+export async function needOf(policy: SandboxPolicy, path: string, platform: NodeJS.Platform): Promise<WriteNeed> {
+  if (isNeverWritten(path, platform)) return unaskable(path, 'secret-file', neverWrittenMessage(path));
+  const { ancestor, missing } = await missingChain(path);
+  const control = compileRules(policy.controlDeny, platform);
+  if ([path, ...missing].some((p) => control.test(preparePath(p, platform)))) {
+    return unaskable(path, 'control-plane', `writing ${path} was refused (rule: control-plane): it is part of the host control plane (the daemon's state, configuration, secrets and loaded code), which no grant releases. This cannot be requested.`);
+  }
+  const folded = foldPath(path, platform);
+  if ([...policy.write, ...policy.readAllowWithin, ...policy.unixSockets].some((root) => foldPath(root, platform) === folded)) {
+    return unaskable(
+      path,
+      'no-grant-helps',
+      `${path} is a root the sandbox mounts, and a mount point cannot be renamed, removed or replaced from inside, whatever is granted; nothing was asked. Do that outside the agent if it is needed.`,
+    );
+  }
+  if (await sandboxCanWrite(policy, path, platform)) return { kind: 'writable' };
+  const dirFirst = missing.length > 0 && !within(ancestor, policy.write, platform);
+  const widest: SandboxPolicy = {
+    ...policy,
+    write: [...policy.write, dirFirst ? ancestor : path],
+    writeExceptions: [...policy.writeExceptions, ...[path, ...missing].map((p) => ({ pattern: `^${escapePattern(p)}$` }))],
+  };
+  if (!(await sandboxCanWrite(widest, path, platform))) {
+    return unaskable(
+      path,
+      'no-grant-helps',
+      `writing ${path} was refused by the sandbox, and no grant can change that: it is on the deny-read list or under a directory the sandbox hides, and what the sandbox hides it cannot write either. Nothing was asked; write it yourself, outside the agent, if it is needed.`,
+    );
+  }
+  return { kind: 'ask', path: dirFirst ? ancestor : path };
+}
+
+function unaskable(path: string, rule: RefusalRule, message: string): WriteNeed {
+  return { kind: 'unaskable', refusal: { path, rule, message } };
+}
