@@ -11,7 +11,7 @@ import {
 } from '@aalis/api-reach';
 import type { ApprovalService, ApprovalSubject, OriginTurn } from '@aalis/core';
 import { sandboxEnvOf } from './login-env.js';
-import { denialMessage, describeAsk, describeRequest, notApprovedMessage } from './messages.js';
+import { commandLine, denialMessage, describeAsk, describeRequest, notApprovedMessage } from './messages.js';
 
 /** What a credential is issued from: fixed facts of the call, and how to see its current reach. */
 export interface CredentialSource {
@@ -76,11 +76,15 @@ export function issueCredential(source: CredentialSource): ReachCredential {
       if (granted(request, reach)) return { allowed: true };
       const gate = source.approval();
       if (!gate) return { allowed: false, message: notApprovedMessage(request, decision.reason, { outcome: 'unavailable' }) };
+      // A host command in confirm is asked every time (004); elsewhere one is remembered only by
+      // its exact argv and cwd, and one the caller did not name is never remembered.
+      const everyTime = request.effect === 'exec' && (decision.reason.kind === 'tier' || request.command === undefined);
+      const remember = request.effect !== 'exec' ? '' : everyTime ? ' (asked every time; it cannot be remembered)' : ' ("remember" covers exactly this command in this directory)';
       const outcome = await gate.ask({
         turn: source.turn,
         subject: subjectOf(request, decision.reason),
-        summary: `${describeRequest(request)}: asked because ${describeAsk(decision.reason)}`,
-        rememberable: true,
+        summary: `${describeRequest(request)}: asked because ${describeAsk(decision.reason)}${remember}`,
+        rememberable: !everyTime,
       });
       if (outcome.outcome !== 'approved') return { allowed: false, message: notApprovedMessage(request, decision.reason, outcome) };
       record(grants, request, decision.reason.kind === 'landing');
@@ -145,7 +149,9 @@ function subjectOf(request: ReachRequest, reason: { kind: 'tier' } | { kind: 'la
         ? { kind: 'write-path', path: request.path, rule: reason.kind === 'landing' ? 'landing' : rule }
         : { kind: 'workflow', workflow: request.workflow, rule };
     case 'exec':
-      return { kind: 'host-exec', command: 'a command outside the sandbox', rule };
+      return request.command
+        ? { kind: 'host-exec', command: commandLine(request.command.argv), argv: [...request.command.argv], cwd: request.command.cwd, rule }
+        : { kind: 'host-exec', command: 'a command outside the sandbox (not named by the caller)', rule };
     case 'network':
       return { kind: 'network', via: request.via, rule };
     case 'read':
