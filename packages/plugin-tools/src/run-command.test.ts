@@ -158,6 +158,16 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
     expect(existsSync(control)).toBe(false);
   }, 30_000);
 
+  it('a command naming more refused writes than can be asked one by one gets no ask and no re-run', async () => {
+    env.answer(() => ['approve']);
+    // stderr is the command's own: it can claim any number of refusals, and none floods the person with asks.
+    const spoof = Array.from({ length: 20 }, (_, i) => `echo "x: cannot create '${outside}/f${i}': Read-only file system" >&2`).join('; ');
+    const outcome = await env.run({ command: `echo run >> count.txt; ${spoof}` });
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, note: expect.stringMatching(/20 writes.*too many to ask/) } });
+    expect(countIn(env.project)).toBe(1);
+  }, 30_000);
+
   it('a new file outside the roots is asked for by the directory it is made in, and retried once', async () => {
     env.answer(() => ['approve']);
     const dir = mkdtempSync(join(outside, 'd-'));

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { type HostRunResult, runOnHost } from './host-run.js';
 import { NEVER_WRITTEN } from './secrets.js';
-import { needOf, type RefusedWrite } from './write-retry.js';
+import { grantRefusedWrites, type RefusedWrite } from './write-retry.js';
 
 const MAX_OUTPUT = 1024 * 1024;
 
@@ -67,7 +67,7 @@ async function sandboxed(service: SandboxService, request: Parameters<SandboxSer
 /**
  * Runs one command under the call's credential. On the host for confirm and full (after the
  * exec ask, which names the command and its cwd); in the sandbox otherwise, read-only first:
- * when the sandbox refused writes, each refused path is asked for exactly (see {@link needOf}),
+ * when the sandbox refused writes, each refused path is asked for exactly (see {@link grantRefusedWrites}),
  * and the command is retried once only when every grant makes its refused write one the new
  * policy lets the sandbox make. A refusal that cannot be asked for, or that a grant would not
  * change, is returned as the command's result (`refusedWrites`, `note`): it never re-runs.
@@ -111,44 +111,15 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
   if (first.deniedWrites.length === 0) {
     return onceOnly([], 'The sandbox refused a write but could not tell which path, so there was nothing precise to ask for.');
   }
-  const platform = process.platform;
-  let refused: string[];
-  try {
-    refused = [...new Set(await Promise.all(first.deniedWrites.map((p) => realPathOf(p, cwd))))];
-  } catch (error) {
-    return onceOnly([], `The sandbox refused writes, but their real paths could not be taken (${(error as Error).message}), so nothing was asked.`);
+  const plan = await grantRefusedWrites({ deniedWrites: first.deniedWrites, cwd, policy: firstPolicy, policyNow, credential, platform: process.platform });
+  if (plan.kind === 'once') return onceOnly(plan.refusals, plan.why);
+  if (plan.kind === 'not-approved') {
+    throw new CommandRefusedError(
+      `the command needed to write ${plan.path}: ${plan.message} The command ran once without that write (undone); everything else it did stays, and it was not run again. Output of that run:\n${tail}`,
+      first,
+    );
   }
-
-  // Every refusal is judged before anyone is asked: if one cannot be granted, a retry could not
-  // succeed, so nobody is asked for the others either.
-  const cannot: RefusedWrite[] = [];
-  for (const path of refused) {
-    const need = await needOf(firstPolicy, path, platform);
-    if (need.kind === 'unaskable') cannot.push(need.refusal);
-    if (need.kind === 'writable') cannot.push(alreadyAllowed(path));
-  }
-  if (cannot.length > 0) return onceOnly(cannot, cannot.map((r) => r.message).join(' '));
-
-  const granted: string[] = [];
-  for (const path of refused) {
-    // At most two grants a path: the directory a new entry is to be made in, then the name.
-    for (let step = 0; ; step++) {
-      const need = await needOf(policyNow(), path, platform);
-      if (need.kind === 'writable') break;
-      if (need.kind === 'unaskable') return onceOnly([need.refusal], need.refusal.message);
-      if (step === 2 || granted.includes(need.path)) {
-        return onceOnly([noChange(path, need.path)], noChange(path, need.path).message);
-      }
-      const verdict = await credential.require({ effect: 'write', path: need.path });
-      if (!verdict.allowed) {
-        throw new CommandRefusedError(
-          `the command needed to write ${path}: ${verdict.message} The command ran once without that write (undone); everything else it did stays, and it was not run again. Output of that run:\n${tail}`,
-          first,
-        );
-      }
-      granted.push(need.path);
-    }
-  }
+  const { refused, granted } = plan;
   const second = await run(policyNow());
   const again = second.writeDenied ? await refusedAgain(second, cwd) : [];
   return {
@@ -160,22 +131,6 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
     ...(second.writeDenied
       ? { note: `The command ran twice: once refused ${refused.join(', ')}, then again with ${granted.join(', ')} approved, and the second run was refused ${again.length > 0 ? again.map((r) => r.path).join(', ') : 'a write it could not name'}. It is not retried again; ask for those writes another way.` }
       : {}),
-  };
-}
-
-function alreadyAllowed(path: string): RefusedWrite {
-  return {
-    path,
-    rule: 'no-grant-helps',
-    message: `writing ${path} was refused by the sandbox although its policy allows that write (a mount point it pins, such as a writable root or .git itself, cannot be renamed or removed from inside); a grant would change nothing, so nothing was asked.`,
-  };
-}
-
-function noChange(path: string, asked: string): RefusedWrite {
-  return {
-    path,
-    rule: 'no-grant-helps',
-    message: `writing ${path} was refused by the sandbox, and the grant of ${asked} did not make it writable under the new policy; a retry would be refused the same way.`,
   };
 }
 

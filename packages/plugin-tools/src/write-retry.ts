@@ -1,6 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { compileRules, escapePattern, foldPath, preparePath, type SandboxPolicy, sandboxPolicyAllows } from '@aalis/api-reach';
+import { compileRules, escapePattern, foldPath, preparePath, type ReachCredential, type SandboxPolicy, sandboxPolicyAllows } from '@aalis/api-reach';
+import { realPathOf } from '@aalis/plugin-reach';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
 
 /** Why a write the sandbox refused was not asked for, or was refused again after a retry. */
@@ -25,12 +26,15 @@ export type WriteNeed =
   | { readonly kind: 'unaskable'; readonly refusal: RefusedWrite }
   | { readonly kind: 'writable' };
 
+/** Whether an entry is there (a symlink counts as itself); anything but "missing" is an error: it cannot be judged. */
 async function exists(path: string): Promise<boolean> {
   try {
     await lstat(path);
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
+    throw error;
   }
 }
 
@@ -113,4 +117,82 @@ export async function needOf(policy: SandboxPolicy, path: string, platform: Node
 
 function unaskable(path: string, rule: RefusalRule, message: string): WriteNeed {
   return { kind: 'unaskable', refusal: { path, rule, message } };
+}
+
+/** Refused paths past this many are not asked one by one: a command's stderr could name any number. */
+export const MAX_REFUSED_ASKS = 12;
+
+/** What came of the refused writes: retry with these grants, run once only, or a no. */
+export type RetryPlan =
+  | { readonly kind: 'retry'; readonly refused: readonly string[]; readonly granted: readonly string[] }
+  | { readonly kind: 'once'; readonly refusals: readonly RefusedWrite[]; readonly why: string }
+  | { readonly kind: 'not-approved'; readonly path: string; readonly message: string };
+
+/**
+ * Asks for what the refused writes need, exactly (see {@link needOf}), and says whether a retry
+ * can succeed. Every refusal is judged before anyone is asked: if one cannot be granted, a retry
+ * could not succeed, so nobody is asked for the others either. After each approval the policy is
+ * rebuilt and judged again; a grant that changed nothing ends it. Fails closed: a path that cannot
+ * be judged (an error taking its real path or looking at it) means no retry.
+ */
+export async function grantRefusedWrites(input: {
+  readonly deniedWrites: readonly string[];
+  readonly cwd: string;
+  /** The policy the refused run ran under. */
+  readonly policy: SandboxPolicy;
+  /** The policy with this call's grants so far, rebuilt. */
+  readonly policyNow: () => SandboxPolicy;
+  readonly credential: ReachCredential;
+  readonly platform: NodeJS.Platform;
+}): Promise<RetryPlan> {
+  const { platform } = input;
+  try {
+    const refused = [...new Set(await Promise.all(input.deniedWrites.map((p) => realPathOf(p, input.cwd))))];
+    if (refused.length > MAX_REFUSED_ASKS) {
+      return { kind: 'once', refusals: [], why: `The sandbox refused ${refused.length} writes (${refused.slice(0, 3).join(', ')}, …): more than ${MAX_REFUSED_ASKS}, too many to ask for one by one, so nothing was asked. Run it in a tier or with roots that cover what it writes.` };
+    }
+    const cannot: RefusedWrite[] = [];
+    for (const path of refused) {
+      const need = await needOf(input.policy, path, platform);
+      if (need.kind === 'unaskable') cannot.push(need.refusal);
+      if (need.kind === 'writable') cannot.push(alreadyAllowed(path));
+    }
+    if (cannot.length > 0) return { kind: 'once', refusals: cannot, why: cannot.map((r) => r.message).join(' ') };
+
+    const granted: string[] = [];
+    for (const path of refused) {
+      // At most two grants a path: the directory a new entry is to be made in, then the name.
+      for (let step = 0; ; step++) {
+        const need = await needOf(input.policyNow(), path, platform);
+        if (need.kind === 'writable') break;
+        if (need.kind === 'unaskable') return { kind: 'once', refusals: [need.refusal], why: need.refusal.message };
+        if (step === 2 || granted.includes(need.path)) {
+          const refusal = noChange(path, granted.at(-1) ?? need.path);
+          return { kind: 'once', refusals: [refusal], why: refusal.message };
+        }
+        const verdict = await input.credential.require({ effect: 'write', path: need.path });
+        if (!verdict.allowed) return { kind: 'not-approved', path, message: verdict.message };
+        granted.push(need.path);
+      }
+    }
+    return { kind: 'retry', refused, granted };
+  } catch (error) {
+    return { kind: 'once', refusals: [], why: `The sandbox refused writes, but they could not be judged (${(error as Error).message}), so nothing was asked.` };
+  }
+}
+
+function alreadyAllowed(path: string): RefusedWrite {
+  return {
+    path,
+    rule: 'no-grant-helps',
+    message: `writing ${path} was refused by the sandbox although its policy allows that write; a grant would change nothing, so nothing was asked.`,
+  };
+}
+
+function noChange(path: string, asked: string): RefusedWrite {
+  return {
+    path,
+    rule: 'no-grant-helps',
+    message: `writing ${path} was refused by the sandbox, and the grant of ${asked} did not make it writable under the new policy; a retry would be refused the same way.`,
+  };
 }
