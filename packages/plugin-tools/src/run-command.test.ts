@@ -168,6 +168,16 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
     expect(countIn(env.project)).toBe(1);
   }, 30_000);
 
+  it('a refused write in a directory whose name is not UTF-8 is not asked for (it cannot be named exactly) and runs once', async () => {
+    env.answer(() => ['approve']);
+    const dir = mkdtempSync(join(outside, 'n-'));
+    mkdirSync(Buffer.concat([Buffer.from(`${dir}/`), Buffer.from([0xff])]));
+    const outcome = await env.run({ command: `echo run >> count.txt; echo x > ${dir}/$(printf '\\377')/new.txt` });
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, refusedWrites: [{ rule: 'not-utf8' }] } });
+    expect(countIn(env.project)).toBe(1);
+  }, 30_000);
+
   it('a new file outside the roots is asked for by the directory it is made in, and retried once', async () => {
     env.answer(() => ['approve']);
     const dir = mkdtempSync(join(outside, 'd-'));

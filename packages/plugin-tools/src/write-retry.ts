@@ -5,7 +5,7 @@ import { realPathOf } from '@aalis/plugin-reach';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
 
 /** Why a write the sandbox refused was not asked for, or was refused again after a retry. */
-export const REFUSAL_RULES = ['control-plane', 'secret-file', 'no-grant-helps', 'refused-again'] as const;
+export const REFUSAL_RULES = ['control-plane', 'secret-file', 'no-grant-helps', 'not-utf8', 'refused-again'] as const;
 /** One of {@link REFUSAL_RULES}. */
 export type RefusalRule = (typeof REFUSAL_RULES)[number];
 
@@ -84,6 +84,11 @@ async function sandboxCanWrite(policy: SandboxPolicy, path: string, platform: No
  * first). `writable` means the policy already allows the write: a grant would change nothing.
  */
 export async function needOf(policy: SandboxPolicy, path: string, platform: NodeJS.Platform): Promise<WriteNeed> {
+  // The path came through text (the command's stderr): a name that was not UTF-8 arrives as
+  // U+FFFD and names some other entry, or none, so it cannot be asked for exactly.
+  if (path.includes('\uFFFD')) {
+    return unaskable(path, 'not-utf8', `writing ${path} was refused by the sandbox, but its name is not valid UTF-8 (shown with U+FFFD), so it cannot be named exactly in an ask; nothing was asked. Use a UTF-8 name, or write it outside the agent.`);
+  }
   if (isNeverWritten(path, platform)) return unaskable(path, 'secret-file', neverWrittenMessage(path));
   const { ancestor, missing } = await missingChain(path);
   const control = compileRules(policy.controlDeny, platform);
