@@ -12,10 +12,11 @@ export type ReachRequest =
   | { readonly effect: 'exec'; readonly host: boolean; readonly command?: ExecCommand }
   | { readonly effect: 'network'; readonly via: 'url' | 'command' | 'provider' };
 
-/** A command as it is to run: exactly its argv (a shell string is `['/bin/sh', '-c', string]`) and the real path it starts in. */
+/** A command as it is to run: exactly its argv (a shell string is `['/bin/sh', '-c', string]`), the real path it starts in, and its standard input (a script piped to a shell is the command). */
 export interface ExecCommand {
   readonly argv: readonly string[];
   readonly cwd: string;
+  readonly stdin?: string;
 }
 
 /** Why a target is asked: the confirm tier, a boundary (out of range), or a landing. */

@@ -12,6 +12,8 @@ export type ApprovalSubject =
       readonly argv?: readonly string[];
       /** The real path it starts in; absent when the caller did not name it. */
       readonly cwd?: string;
+      /** What is piped to it, when anything is: a script fed to `sh` is the command as much as its argv. */
+      readonly stdin?: string;
       readonly rule: 'tier' | 'boundary';
     }
   | { readonly kind: 'network'; readonly via: 'url' | 'command' | 'provider'; readonly rule: 'tier' | 'boundary' }

@@ -26,6 +26,23 @@ describe('host-exec grants cover exactly one command in one directory', () => {
     await h.kernel.stop();
   });
 
+  it('the input piped to it is part of the command: remember on `sh` fed one script does not cover another', async () => {
+    const h = await startKernel();
+    const sh = (stdin?: string) => askOf({ kind: 'host-exec', command: 'sh', argv: ['sh'], cwd: '/p', ...(stdin !== undefined ? { stdin } : {}), rule: 'boundary' });
+    const first = h.gate.ask(sh('echo safe'));
+    const { code } = await h.nextRequest();
+    await h.desk.reply({ code, decision: 'approve-remember', by: OWNER });
+    expect(await first).toMatchObject({ outcome: 'approved', remembered: true });
+    expect(await h.gate.ask(sh('echo safe'))).toMatchObject({ outcome: 'approved', remembered: true });
+    for (const other of [sh('rm -rf ~'), sh()]) {
+      const asked = h.gate.ask(other);
+      const shown = await h.nextRequest();
+      await h.desk.reply({ code: shown.code, decision: 'reject', by: OWNER });
+      expect(await asked).toMatchObject({ outcome: 'rejected' });
+    }
+    await h.kernel.stop();
+  });
+
   it('an ask that does not name its command (no argv or cwd) cannot be remembered', async () => {
     const h = await startKernel();
     const asked = h.gate.ask(exec(['a command outside the sandbox'], undefined));

@@ -10,6 +10,7 @@ export const ApprovalSubjectSchema: z.ZodType<ApprovalSubject> = z.discriminated
     command: z.string().min(1),
     argv: z.array(z.string()).min(1).optional(),
     cwd: z.string().min(1).optional(),
+    stdin: z.string().optional(),
     rule: z.enum(['tier', 'boundary']),
   }),
   z.object({ kind: z.literal('network'), via: z.enum(['url', 'command', 'provider']), rule: z.enum(['tier', 'boundary']) }),
@@ -44,9 +45,11 @@ export function scopeOf(subject: ApprovalSubject): GrantScope | undefined {
     case 'write-path':
       return { kind: subject.kind, rule: subject.rule, target: subject.path };
     case 'host-exec':
-      // Exactly this argv in exactly this directory: a grant for `echo a` never covers `echo b`,
-      // and a command the ask does not name cannot be remembered at all.
-      return subject.argv && subject.cwd !== undefined ? { kind: subject.kind, rule: subject.rule, target: JSON.stringify({ argv: subject.argv, cwd: subject.cwd }) } : undefined;
+      // Exactly this argv in exactly this directory with exactly this input: a grant for `echo a`
+      // never covers `echo b`, and a command the ask does not name cannot be remembered at all.
+      return subject.argv && subject.cwd !== undefined
+        ? { kind: subject.kind, rule: subject.rule, target: JSON.stringify({ argv: subject.argv, cwd: subject.cwd, ...(subject.stdin !== undefined ? { stdin: subject.stdin } : {}) }) }
+        : undefined;
     case 'network':
       return { kind: subject.kind, rule: subject.rule, target: subject.via };
     case 'workflow':

@@ -150,7 +150,14 @@ function subjectOf(request: ReachRequest, reason: { kind: 'tier' } | { kind: 'la
         : { kind: 'workflow', workflow: request.workflow, rule };
     case 'exec':
       return request.command
-        ? { kind: 'host-exec', command: commandLine(request.command.argv), argv: [...request.command.argv], cwd: request.command.cwd, rule }
+        ? {
+            kind: 'host-exec',
+            command: commandLine(request.command.argv),
+            argv: [...request.command.argv],
+            cwd: request.command.cwd,
+            ...(request.command.stdin !== undefined ? { stdin: request.command.stdin } : {}),
+            rule,
+          }
         : { kind: 'host-exec', command: 'a command outside the sandbox (not named by the caller)', rule };
     case 'network':
       return { kind: 'network', via: request.via, rule };

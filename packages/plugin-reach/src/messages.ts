@@ -9,7 +9,9 @@ export function describeRequest(request: ReachRequest): string {
     case 'write':
       return 'path' in request ? `writing ${request.path}` : `writing the workflow '${request.workflow}'`;
     case 'exec': {
-      const named = request.command ? ` \`${oneLine(commandLine(request.command.argv))}\` in ${oneLine(request.command.cwd)}` : ' a command';
+      const { command } = request;
+      const input = command?.stdin ? `, with its input \`${oneLine(command.stdin)}\`` : '';
+      const named = command ? ` \`${oneLine(commandLine(command.argv))}\` in ${oneLine(command.cwd)}${input}` : ' a command';
       return request.host ? `running${named} on the host (outside the sandbox)` : `running${named} in the sandbox`;
     }
     case 'network':

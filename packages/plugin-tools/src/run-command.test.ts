@@ -242,6 +242,16 @@ describe('run_command in confirm: the exec ask names the command and is asked ev
     expect(env.kernel.get(approvalDesk).grants.list('main')).toEqual([]);
   }, 30_000);
 
+  it('a script piped to a shell is part of the ask: its stdin is shown and is what was approved', async () => {
+    env.answer(() => ['approve']);
+    const outcome = await env.run({ command: ['sh'], stdin: 'echo from-stdin' });
+    expect(outcome).toMatchObject({ ok: true, value: { stdout: 'from-stdin\n' } });
+    expect(env.asked[0]).toMatchObject({
+      subject: { kind: 'host-exec', command: 'sh', argv: ['sh'], cwd: env.project, stdin: 'echo from-stdin', rule: 'tier' },
+      summary: expect.stringContaining('with its input `echo from-stdin`'),
+    });
+  }, 30_000);
+
   it('a rejected exec ask runs nothing', async () => {
     env.answer(() => ['reject']);
     const outcome = await env.run({ command: 'echo run >> count.txt' });

@@ -76,7 +76,8 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
   const credential: ReachCredential = credentialOf(ctx);
   const argv: [string, ...string[]] = typeof params.command === 'string' ? ['/bin/sh', '-c', params.command] : (params.command as [string, ...string[]]);
   const cwd = await realPathOf(params.cwd ?? credential.home ?? process.cwd(), credential.home);
-  await requireOrThrow(credential, { effect: 'exec', host: credential.exec === 'host', command: { argv, cwd } });
+  const command = { argv, cwd, ...(params.stdin !== undefined ? { stdin: params.stdin } : {}) };
+  await requireOrThrow(credential, { effect: 'exec', host: credential.exec === 'host', command });
   await requireOrThrow(credential, { effect: 'read', path: cwd });
   const common = { argv, cwd, timeoutMs: params.timeoutMs, maxOutputBytes: MAX_OUTPUT, ...(params.stdin !== undefined ? { stdin: params.stdin } : {}) };
 
