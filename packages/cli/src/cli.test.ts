@@ -73,6 +73,15 @@ describe('aalis exec', () => {
     expect(existsSync(target)).toBe(false);
   }, 60_000);
 
+  it('a write no grant can lift (a .env file) is never asked, the command runs once, and exec says so and fails', () => {
+    const result = aalis(['exec', '--', 'sh', '-c', 'echo run >> once.txt; echo A=1 > .env.local; true']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/secret-file.*not run again/s);
+    expect(result.stderr).not.toContain('approval needed');
+    expect(readFileSync(join(workspace, 'once.txt'), 'utf8')).toBe('run\n');
+    expect(existsSync(join(workspace, '.env.local'))).toBe(false);
+  }, 60_000);
+
   it('the same write approved at the terminal prompt runs again with the grant and the file is there', () => {
     const target = join(outside, 'approved.txt');
     const result = spawnSync('python3', [pty, process.execPath, bin, 'exec', '--', 'sh', '-c', `echo approved > ${target}`], {
