@@ -71,7 +71,8 @@ async function start(tier: AccessTier) {
     answer: (fn: (event: ApprovalRequestedEvent) => Decision[]) => {
       answer = fn;
     },
-    run: async (params: Record<string, unknown>) => (await kernel.get(tools).dispatch({ tool: 'run_command', params, turn: turn() })) as ToolOutcome<RunCommandResult>,
+    run: async (params: Record<string, unknown>, signal?: AbortSignal) =>
+      (await kernel.get(tools).dispatch({ tool: 'run_command', params, turn: turn(), ...(signal ? { signal } : {}) })) as ToolOutcome<RunCommandResult>,
   };
 }
 
@@ -176,6 +177,20 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
     expect(env.asked).toEqual([]);
     expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, refusedWrites: [{ rule: 'not-utf8' }] } });
     expect(countIn(env.project)).toBe(1);
+  }, 30_000);
+
+  it('a call cancelled while the command runs is not asked for its refused writes and not run again', async () => {
+    env.answer(() => ['approve']);
+    const dir = mkdtempSync(join(outside, 'c-'));
+    const controller = new AbortController();
+    const running = env.run({ command: `echo run >> count.txt; echo x > ${dir}/new.txt; sleep 30` }, controller.signal);
+    await new Promise((r) => setTimeout(r, 1500));
+    controller.abort();
+    const outcome = await running;
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, signal: 'SIGKILL', note: expect.stringContaining('cancelled') } });
+    expect(countIn(env.project)).toBe(1);
+    expect(existsSync(join(dir, 'new.txt'))).toBe(false);
   }, 30_000);
 
   it('a new file outside the roots is asked for by the directory it is made in, and retried once', async () => {

@@ -109,6 +109,7 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
     refusedWrites,
     note: `${why} The command ran once, without ${refusedWrites.length === 1 ? 'that write' : 'those writes'} (undone); everything else it did stays. It was not run again.`,
   });
+  if (ctx.signal?.aborted) return onceOnly([], 'The call was cancelled, so its refused writes were not asked for.');
   if (first.deniedWrites.length === 0) {
     return onceOnly([], 'The sandbox refused a write but could not tell which path, so there was nothing precise to ask for.');
   }
