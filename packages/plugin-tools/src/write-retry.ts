@@ -76,7 +76,8 @@ async function sandboxCanWrite(policy: SandboxPolicy, path: string, platform: No
 /**
  * Judges one refused write (a real path) against the policy the command ran under. Asked for,
  * exactly: an existing entry itself; a new entry itself when its directory is writable already
- * (only a layer on the name refused it, a landing); otherwise the nearest existing directory,
+ * (only a layer on the name refused it, a landing), or first the entry above it to be made that a
+ * layer refuses (`.vscode` for a new `.vscode/tasks.json`); otherwise the nearest existing directory,
  * because the sandbox cannot bind a name that does not exist (a second call then asks for the
  * name itself if a layer still refuses it). Never asked for: the control plane, the never-written
  * secrets, a root the sandbox mounts (a mount point cannot be renamed or removed from inside),
@@ -117,7 +118,10 @@ export async function needOf(policy: SandboxPolicy, path: string, platform: Node
       `writing ${path} was refused by the sandbox, and no grant can change that: it is on the deny-read list or under a directory the sandbox hides, and what the sandbox hides it cannot write either. Nothing was asked; write it yourself, outside the agent, if it is needed.`,
     );
   }
-  return { kind: 'ask', path: dirFirst ? ancestor : path };
+  if (dirFirst) return { kind: 'ask', path: ancestor };
+  // The first entry on the way down that a layer refuses (a landing directory such as `.vscode`
+  // to be made for `.vscode/tasks.json`), then, on the next call, the next one.
+  return { kind: 'ask', path: missing.find((entry) => !sandboxPolicyAllows(policy, 'write', entry, platform)) ?? path };
 }
 
 function unaskable(path: string, rule: RefusalRule, message: string): WriteNeed {
@@ -126,6 +130,9 @@ function unaskable(path: string, rule: RefusalRule, message: string): WriteNeed 
 
 /** Refused paths past this many are not asked one by one: a command's stderr could name any number. */
 export const MAX_REFUSED_ASKS = 12;
+
+/** Grants one refused path may need: its directory, and the names below it that layers refuse. */
+const MAX_GRANTS_PER_PATH = 4;
 
 /** What came of the refused writes: retry with these grants, run once only, or a no. */
 export type RetryPlan =
@@ -166,12 +173,13 @@ export async function grantRefusedWrites(input: {
 
     const granted: string[] = [];
     for (const path of refused) {
-      // At most two grants a path: the directory a new entry is to be made in, then the name.
+      // A few grants a path at most: the directory a new entry is to be made in, then each name
+      // on the way down that a layer refuses; each must be a new path.
       for (let step = 0; ; step++) {
         const need = await needOf(input.policyNow(), path, platform);
         if (need.kind === 'writable') break;
         if (need.kind === 'unaskable') return { kind: 'once', refusals: [need.refusal], why: need.refusal.message };
-        if (step === 2 || granted.includes(need.path)) {
+        if (step === MAX_GRANTS_PER_PATH || granted.includes(need.path)) {
           const refusal = noChange(path, granted.at(-1) ?? need.path);
           return { kind: 'once', refusals: [refusal], why: refusal.message };
         }
