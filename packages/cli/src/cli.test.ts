@@ -97,6 +97,21 @@ describe('aalis exec', () => {
     expect(readFileSync(target, 'utf8')).toBe('approved\n');
   }, 120_000);
 
+  it('--tier confirm: the terminal prompt names the command and its directory, and offers no remember', () => {
+    const result = spawnSync('python3', [pty, process.execPath, bin, 'exec', '--tier', 'confirm', '--', 'sh', '-c', 'echo on-the-host'], {
+      cwd: workspace,
+      env: { ...process.env, AALIS_DATA: data, ANSWER: 'o' },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(result.stdout).toContain(`running \`sh -c 'echo on-the-host'\` in ${workspace} on the host (outside the sandbox)`);
+    expect(result.stdout).toContain('asked every time; it cannot be remembered');
+    expect(result.stdout).toContain('[o] approve once  [n] reject');
+    expect(result.stdout).not.toContain('[r] remember');
+    expect(result.stdout).toContain('on-the-host');
+    expect(result.status).toBe(0);
+  }, 120_000);
+
   it('rejecting at the prompt writes nothing', () => {
     const target = join(outside, 'rejected.txt');
     const result = spawnSync('python3', [pty, process.execPath, bin, 'exec', '--', 'sh', '-c', `echo no > ${target}`], {
