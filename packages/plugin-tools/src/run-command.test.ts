@@ -1,82 +1,9 @@
-// run_command's read-only-first retry and its exec ask, end to end through a real kernel: the
-// real approval desk (answered by a test adapter by code), the reach plugin, the dispatcher and
-// the real Linux sandbox (bubblewrap). Nothing is mocked.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+// run_command's read-only-first retry with the real Linux sandbox: a refused write is asked for
+// exactly, and the command is re-run only when the grant lets that write through.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sandbox } from '@aalis/api-reach';
-import { type AccessTier, authorityPlugin, createKernel, definePlugin, type OriginTurn, sessions, sessionsPlugin, type ToolOutcome, tools, toolsPlugin } from '@aalis/core';
-import { type ApprovalRequestedEvent, approvalDesk, approvalPlugin } from '@aalis/plugin-approval';
-import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
-import { createLinuxSandbox } from '@aalis/sandbox-linux';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { builtinToolsPlugin } from './plugin.js';
-import type { RunCommandResult } from './run-command.js';
-
-// Not under /tmp: the sandbox has a private /tmp, so a host path there is not what it sees.
-const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-run-command-')));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-const home = join(root, 'home');
-const outside = join(root, 'outside');
-mkdirSync(outside, { recursive: true });
-
-const owner = { platform: 'chat', userId: 'owner' };
-let counter = 0;
-const turn = (): OriginTurn => ({ session: { id: 'main' }, platform: 'chat', speaker: owner, authorised: owner, inbound: { id: `m${++counter}` }, category: 'own' });
-
-type Decision = 'approve' | 'approve-remember' | 'reject';
-
-/** A kernel whose adapter answers every ask with `answer(event)`; each project is a fresh directory. */
-async function start(tier: AccessTier) {
-  const project = join(home, `project-${++counter}`);
-  mkdirSync(join(project, '.git', 'hooks'), { recursive: true });
-  const asked: ApprovalRequestedEvent[] = [];
-  const replies: { ok: boolean; refused?: string }[] = [];
-  let answer: (event: ApprovalRequestedEvent) => Decision[] = () => ['reject'];
-  const kernel = createKernel({ dataDir: mkdtempSync(join(root, 'data-')) })
-    .use(sessionsPlugin, { persist: false })
-    .use(authorityPlugin, { owners: { chat: ['owner'] } })
-    .use(approvalPlugin, { timeoutMs: 3000 })
-    .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home, loginShell: '/bin/sh' })
-    .use(toolsPlugin)
-    .use(builtinToolsPlugin)
-    .use(definePlugin({ name: 'sandbox-linux', provides: [sandbox], apply: (ctx) => ctx.provide(sandbox, createLinuxSandbox()) }))
-    .use(
-      definePlugin({
-        name: 'test-adapter',
-        inject: [approvalDesk],
-        apply(ctx) {
-          const desk = ctx.get(approvalDesk);
-          ctx.on('approval/requested', (event) => {
-            asked.push(event);
-            void (async () => {
-              // Tries each decision in turn until one is taken (a refused remember, then approve).
-              for (const decision of answer(event)) {
-                const reply = await desk.reply({ code: event.code, decision, by: owner });
-                replies.push(reply);
-                if (reply.ok) return;
-              }
-            })();
-          });
-        },
-      }),
-    );
-  await kernel.start();
-  kernel.get(reachBindings).bind('main', { home: project });
-  await kernel.get(sessions).change('main', { tier, boundary: 'ask' });
-  return {
-    kernel,
-    project,
-    asked,
-    replies,
-    answer: (fn: (event: ApprovalRequestedEvent) => Decision[]) => {
-      answer = fn;
-    },
-    run: async (params: Record<string, unknown>, signal?: AbortSignal) =>
-      (await kernel.get(tools).dispatch({ tool: 'run_command', params, turn: turn(), ...(signal ? { signal } : {}) })) as ToolOutcome<RunCommandResult>,
-  };
-}
-
-const countIn = (project: string) => readFileSync(join(project, 'count.txt'), 'utf8').split('\n').filter((l) => l === 'run').length;
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { countIn, outside, start } from './run-command.testing.js';
 
 describe('run_command: a refused write is asked for exactly, and retried only when the grant lets it through', () => {
   let env: Awaited<ReturnType<typeof start>>;
@@ -235,63 +162,5 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
     expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2 } });
     expect(readFileSync(join(dir, '.envrc'), 'utf8')).toBe('x\n');
     expect(countIn(env.project)).toBe(2);
-  }, 30_000);
-});
-
-describe('run_command in confirm: the exec ask names the command and is asked every time', () => {
-  let env: Awaited<ReturnType<typeof start>>;
-  beforeEach(async () => {
-    env = await start('confirm');
-  });
-  afterEach(async () => {
-    await env.kernel.stop();
-  });
-
-  it('the pending ask carries the command (shell string, argv) and its cwd, and says it cannot be remembered', async () => {
-    env.answer(() => []);
-    const running = env.run({ command: 'echo a' });
-    while (env.asked.length === 0) await new Promise((r) => setTimeout(r, 10));
-    const desk = env.kernel.get(approvalDesk);
-    const [pending] = desk.pending('main');
-    const subject = { kind: 'host-exec', command: 'echo a', argv: ['/bin/sh', '-c', 'echo a'], cwd: env.project, rule: 'tier' };
-    expect(pending).toMatchObject({ subject, rememberable: false, summary: expect.stringContaining(`\`echo a\` in ${env.project} on the host`) });
-    expect(pending?.summary).toContain('asked every time');
-    expect(env.asked[0]).toMatchObject({ subject, rememberable: false });
-    await desk.reply({ code: pending?.code ?? '', decision: 'approve', by: owner });
-    expect(await running).toMatchObject({ ok: true, value: { where: 'host', stdout: 'a\n' } });
-  }, 30_000);
-
-  it('"remember" on `echo a` is refused, and `echo a` again, `echo b` and `echo a` in another cwd are each asked', async () => {
-    env.answer(() => ['approve-remember', 'approve']);
-    mkdirSync(join(env.project, 'sub'));
-    expect(await env.run({ command: 'echo a' })).toMatchObject({ ok: true, value: { stdout: 'a\n' } });
-    expect(env.replies[0]).toMatchObject({ ok: false, refused: 'not-rememberable' });
-    expect(await env.run({ command: 'echo a' })).toMatchObject({ ok: true });
-    expect(await env.run({ command: 'echo b' })).toMatchObject({ ok: true, value: { stdout: 'b\n' } });
-    expect(await env.run({ command: ['echo', 'a'], cwd: 'sub' })).toMatchObject({ ok: true });
-    expect(env.asked.map((e) => [e.subject, e.rememberable])).toEqual([
-      [{ kind: 'host-exec', command: 'echo a', argv: ['/bin/sh', '-c', 'echo a'], cwd: env.project, rule: 'tier' }, false],
-      [{ kind: 'host-exec', command: 'echo a', argv: ['/bin/sh', '-c', 'echo a'], cwd: env.project, rule: 'tier' }, false],
-      [{ kind: 'host-exec', command: 'echo b', argv: ['/bin/sh', '-c', 'echo b'], cwd: env.project, rule: 'tier' }, false],
-      [{ kind: 'host-exec', command: 'echo a', argv: ['echo', 'a'], cwd: join(env.project, 'sub'), rule: 'tier' }, false],
-    ]);
-    expect(env.kernel.get(approvalDesk).grants.list('main')).toEqual([]);
-  }, 30_000);
-
-  it('a script piped to a shell is part of the ask: its stdin is shown and is what was approved', async () => {
-    env.answer(() => ['approve']);
-    const outcome = await env.run({ command: ['sh'], stdin: 'echo from-stdin' });
-    expect(outcome).toMatchObject({ ok: true, value: { stdout: 'from-stdin\n' } });
-    expect(env.asked[0]).toMatchObject({
-      subject: { kind: 'host-exec', command: 'sh', argv: ['sh'], cwd: env.project, stdin: 'echo from-stdin', rule: 'tier' },
-      summary: expect.stringContaining('with its input `echo from-stdin`'),
-    });
-  }, 30_000);
-
-  it('a rejected exec ask runs nothing', async () => {
-    env.answer(() => ['reject']);
-    const outcome = await env.run({ command: 'echo run >> count.txt' });
-    expect(outcome).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('`echo run >> count.txt`') });
-    expect(existsSync(join(env.project, 'count.txt'))).toBe(false);
   }, 30_000);
 });
