@@ -5,7 +5,8 @@ import { compiledReach, type LocalReach, type Reach } from './reach.js';
 
 /** One target of a tool call to judge. Paths are real paths. */
 export type ReachRequest =
-  | { readonly effect: 'read' | 'write'; readonly path: string }
+  /** `toMake` (writes only): the new entry below `path` a command was refused; the sandbox can only grant it through `path`, its nearest existing directory. */
+  | { readonly effect: 'read' | 'write'; readonly path: string; readonly toMake?: string }
   /** Writing an orchestration definition, by id: it persists and runs later, so it is a landing. */
   | { readonly effect: 'write'; readonly workflow: string }
   /** `host`: the command is to run outside the sandbox; `command`: which one, so an ask can name it. */

@@ -90,8 +90,9 @@ describe('aalis exec', () => {
       encoding: 'utf8',
       timeout: 120_000,
     });
-    // The file does not exist yet, so the ask is for the directory it is to be made in.
-    expect(result.stdout).toContain(`writing ${outside}: asked because it is outside the roots`);
+    // The file does not exist yet, so the ask is for the directory it is to be made in, and says for what.
+    expect(result.stdout).toContain(`writing in ${outside}, to make ${target} there`);
+    expect(result.stdout).toContain('asked because it is outside the roots');
     expect(result.stdout).toContain('[o] approve once  [r] remember for this session  [n] reject');
     expect(result.status).toBe(0);
     expect(readFileSync(target, 'utf8')).toBe('approved\n');

@@ -3,7 +3,13 @@ import type { Identity, OriginTurn } from './turn.js';
 
 /** Why something is asked: the reach rule that asked, or the high-risk gate of a tool. */
 export type ApprovalSubject =
-  | { readonly kind: 'write-path'; readonly path: string; readonly rule: 'tier' | 'boundary' | 'landing' }
+  | {
+      readonly kind: 'write-path';
+      readonly path: string;
+      /** The new entry below `path` a command was refused, when `path` is asked as the directory to make it in. */
+      readonly toMake?: string;
+      readonly rule: 'tier' | 'boundary' | 'landing';
+    }
   | {
       readonly kind: 'host-exec';
       /** The command as a person reads it: the shell string as given, or the argv quoted. */

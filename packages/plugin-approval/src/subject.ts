@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 /** zod schema of core's `ApprovalSubject`: asks cross a plugin boundary, so they are checked. */
 export const ApprovalSubjectSchema: z.ZodType<ApprovalSubject> = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('write-path'), path: z.string().min(1), rule: z.enum(['tier', 'boundary', 'landing']) }),
+  z.object({ kind: z.literal('write-path'), path: z.string().min(1), toMake: z.string().min(1).optional(), rule: z.enum(['tier', 'boundary', 'landing']) }),
   z.object({
     kind: z.literal('host-exec'),
     command: z.string().min(1),

@@ -146,7 +146,7 @@ function subjectOf(request: ReachRequest, reason: { kind: 'tier' } | { kind: 'la
   switch (request.effect) {
     case 'write':
       return 'path' in request
-        ? { kind: 'write-path', path: request.path, rule: reason.kind === 'landing' ? 'landing' : rule }
+        ? { kind: 'write-path', path: request.path, ...(request.toMake !== undefined ? { toMake: request.toMake } : {}), rule: reason.kind === 'landing' ? 'landing' : rule }
         : { kind: 'workflow', workflow: request.workflow, rule };
     case 'exec':
       return request.command

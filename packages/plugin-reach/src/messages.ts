@@ -7,7 +7,10 @@ export function describeRequest(request: ReachRequest): string {
     case 'read':
       return `reading ${request.path}`;
     case 'write':
-      return 'path' in request ? `writing ${request.path}` : `writing the workflow '${request.workflow}'`;
+      if (!('path' in request)) return `writing the workflow '${request.workflow}'`;
+      return request.toMake === undefined
+        ? `writing ${request.path}`
+        : `writing in ${request.path}, to make ${oneLine(request.toMake)} there (a command was refused it; the sandbox can only grant a new entry through its directory)`;
     case 'exec': {
       const { command } = request;
       const input = command?.stdin ? `, with its input \`${oneLine(command.stdin)}\`` : '';

@@ -145,7 +145,8 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
     env.answer(() => ['approve']);
     const dir = mkdtempSync(join(outside, 'd-'));
     const outcome = await env.run({ command: `echo run >> count.txt; echo made > ${dir}/new.txt` });
-    expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: dir, rule: 'boundary' }]);
+    expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: dir, toMake: join(dir, 'new.txt'), rule: 'boundary' }]);
+    expect(env.asked[0]?.summary).toContain(`writing in ${dir}, to make ${join(dir, 'new.txt')} there`);
     expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [dir] } });
     expect(readFileSync(join(dir, 'new.txt'), 'utf8')).toBe('made\n');
     expect(countIn(env.project)).toBe(2);
@@ -156,7 +157,7 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
     const dir = mkdtempSync(join(outside, 'l-'));
     const outcome = await env.run({ command: `echo run >> count.txt; echo x > ${dir}/.envrc` });
     expect(env.asked.map((e) => e.subject)).toEqual([
-      { kind: 'write-path', path: dir, rule: 'boundary' },
+      { kind: 'write-path', path: dir, toMake: join(dir, '.envrc'), rule: 'boundary' },
       { kind: 'write-path', path: join(dir, '.envrc'), rule: 'landing' },
     ]);
     expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2 } });

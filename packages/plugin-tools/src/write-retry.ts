@@ -22,7 +22,7 @@ export interface RefusedWrite {
  * a reason no grant can help.
  */
 export type WriteNeed =
-  | { readonly kind: 'ask'; readonly path: string }
+  | { readonly kind: 'ask'; readonly path: string; readonly toMake?: string }
   | { readonly kind: 'unaskable'; readonly refusal: RefusedWrite }
   | { readonly kind: 'writable' };
 
@@ -118,7 +118,7 @@ export async function needOf(policy: SandboxPolicy, path: string, platform: Node
       `writing ${path} was refused by the sandbox, and no grant can change that: it is on the deny-read list or under a directory the sandbox hides, and what the sandbox hides it cannot write either. Nothing was asked; write it yourself, outside the agent, if it is needed.`,
     );
   }
-  if (dirFirst) return { kind: 'ask', path: ancestor };
+  if (dirFirst) return { kind: 'ask', path: ancestor, toMake: path };
   // The first entry on the way down that a layer refuses (a landing directory such as `.vscode`
   // to be made for `.vscode/tasks.json`), then, on the next call, the next one.
   return { kind: 'ask', path: missing.find((entry) => !sandboxPolicyAllows(policy, 'write', entry, platform)) ?? path };
@@ -183,7 +183,7 @@ export async function grantRefusedWrites(input: {
           const refusal = noChange(path, granted.at(-1) ?? need.path);
           return { kind: 'once', refusals: [refusal], why: refusal.message };
         }
-        const verdict = await input.credential.require({ effect: 'write', path: need.path });
+        const verdict = await input.credential.require({ effect: 'write', path: need.path, ...(need.toMake !== undefined ? { toMake: need.toMake } : {}) });
         if (!verdict.allowed) return { kind: 'not-approved', path, message: verdict.message };
         granted.push(need.path);
       }

@@ -61,7 +61,7 @@ async function api(method, path, body) {
 
 function what(subject) {
   switch (subject.kind) {
-    case 'write-path': return ['write ', h('code', {}, subject.path)];
+    case 'write-path': return ['write ', h('code', {}, subject.path), ...(subject.toMake ? [', to make ', h('code', {}, subject.toMake), ' there'] : [])];
     case 'host-exec': return ['run on the host, outside the sandbox: ', h('code', {}, subject.command), ...(subject.cwd ? [' in ', h('code', {}, subject.cwd)] : []), ...(subject.stdin ? [', with its input ', h('code', {}, subject.stdin)] : [])];
     case 'network': return ['use the network (' + subject.via + ')'];
     case 'workflow': return ['run the workflow ', h('code', {}, subject.workflow)];
