@@ -2,7 +2,7 @@ export { browserProfileDirs } from './browser-profiles.js';
 export { isReachCredential, REACH_CREDENTIAL, type ReachCredential, type ReachVerdict } from './credential.js';
 export { REACH_INPUT_PROBLEMS, ReachInputError, type ReachInputProblem } from './errors.js';
 export { type HostPaths, INSTALL_FORMS, type InstallForm } from './host-paths.js';
-export { judgeReach, type ReachAskReason, type ReachDecision, type ReachRequest } from './judge.js';
+export { type ExecCommand, judgeReach, type ReachAskReason, type ReachDecision, type ReachRequest } from './judge.js';
 export type { ProtectedLists } from './lists.js';
 export { type CompiledRules, compileRule, compileRules, matchesRule, type PreparedPath, preparePath } from './match.js';
 export { escapePattern, foldPath, foldsCase, slashPath } from './path.js';

@@ -5,12 +5,20 @@ import { compiledReach, type LocalReach, type Reach } from './reach.js';
 
 /** One target of a tool call to judge. Paths are real paths. */
 export type ReachRequest =
-  | { readonly effect: 'read' | 'write'; readonly path: string }
+  /** `toMake` (writes only): the new entry below `path` a command was refused; the sandbox can only grant it through `path`, its nearest existing directory. */
+  | { readonly effect: 'read' | 'write'; readonly path: string; readonly toMake?: string }
   /** Writing an orchestration definition, by id: it persists and runs later, so it is a landing. */
   | { readonly effect: 'write'; readonly workflow: string }
-  /** `host`: the command is to run outside the sandbox. */
-  | { readonly effect: 'exec'; readonly host: boolean }
+  /** `host`: the command is to run outside the sandbox; `command`: which one, so an ask can name it. */
+  | { readonly effect: 'exec'; readonly host: boolean; readonly command?: ExecCommand }
   | { readonly effect: 'network'; readonly via: 'url' | 'command' | 'provider' };
+
+/** A command as it is to run: exactly its argv (a shell string is `['/bin/sh', '-c', string]`), the real path it starts in, and its standard input (a script piped to a shell is the command). */
+export interface ExecCommand {
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  readonly stdin?: string;
+}
 
 /** Why a target is asked: the confirm tier, a boundary (out of range), or a landing. */
 export type ReachAskReason =

@@ -73,6 +73,15 @@ describe('aalis exec', () => {
     expect(existsSync(target)).toBe(false);
   }, 60_000);
 
+  it('a write no grant can lift (a .env file) is never asked, the command runs once, and exec says so and fails', () => {
+    const result = aalis(['exec', '--', 'sh', '-c', 'echo run >> once.txt; echo A=1 > .env.local; true']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/secret-file.*not run again/s);
+    expect(result.stderr).not.toContain('approval needed');
+    expect(readFileSync(join(workspace, 'once.txt'), 'utf8')).toBe('run\n');
+    expect(existsSync(join(workspace, '.env.local'))).toBe(false);
+  }, 60_000);
+
   it('the same write approved at the terminal prompt runs again with the grant and the file is there', () => {
     const target = join(outside, 'approved.txt');
     const result = spawnSync('python3', [pty, process.execPath, bin, 'exec', '--', 'sh', '-c', `echo approved > ${target}`], {
@@ -81,11 +90,27 @@ describe('aalis exec', () => {
       encoding: 'utf8',
       timeout: 120_000,
     });
-    // The file does not exist yet, so the ask is for the directory it is to be made in.
-    expect(result.stdout).toContain(`writing ${outside}: asked because it is outside the roots`);
+    // The file does not exist yet, so the ask is for the directory it is to be made in, and says for what.
+    expect(result.stdout).toContain(`writing in ${outside}, to make ${target} there`);
+    expect(result.stdout).toContain('asked because it is outside the roots');
     expect(result.stdout).toContain('[o] approve once  [r] remember for this session  [n] reject');
     expect(result.status).toBe(0);
     expect(readFileSync(target, 'utf8')).toBe('approved\n');
+  }, 120_000);
+
+  it('--tier confirm: the terminal prompt names the command and its directory, and offers no remember', () => {
+    const result = spawnSync('python3', [pty, process.execPath, bin, 'exec', '--tier', 'confirm', '--', 'sh', '-c', 'echo on-the-host'], {
+      cwd: workspace,
+      env: { ...process.env, AALIS_DATA: data, ANSWER: 'o' },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(result.stdout).toContain(`running \`sh -c 'echo on-the-host'\` in ${workspace} on the host (outside the sandbox)`);
+    expect(result.stdout).toContain('asked every time; it cannot be remembered');
+    expect(result.stdout).toContain('[o] approve once  [n] reject');
+    expect(result.stdout).not.toContain('[r] remember');
+    expect(result.stdout).toContain('on-the-host');
+    expect(result.status).toBe(0);
   }, 120_000);
 
   it('rejecting at the prompt writes nothing', () => {

@@ -116,11 +116,14 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
     io.stdout(result.stdout);
     io.stderr(result.stderr);
     if (result.truncated) io.stderr('aalis: output was cut at 1 MiB per stream.\n');
+    // Writes refused (and undone) that no grant could lift: said, and never a success.
+    if (result.note !== undefined) io.stderr(`aalis: ${result.note}\n`);
     if (result.timedOut) {
       io.stderr(`aalis: the command ran past --timeout ${timeout}s and was killed.\n`);
       return EXIT_TIMEOUT;
     }
-    return exitStatus(result.exitCode, result.signal);
+    const status = exitStatus(result.exitCode, result.signal);
+    return result.note !== undefined ? status || 1 : status;
   } catch (error) {
     if (error instanceof CommandRefusedError) {
       io.stdout(error.result.stdout);

@@ -3,8 +3,25 @@ import type { Identity, OriginTurn } from './turn.js';
 
 /** Why something is asked: the reach rule that asked, or the high-risk gate of a tool. */
 export type ApprovalSubject =
-  | { readonly kind: 'write-path'; readonly path: string; readonly rule: 'tier' | 'boundary' | 'landing' }
-  | { readonly kind: 'host-exec'; readonly command: string; readonly rule: 'tier' | 'boundary' }
+  | {
+      readonly kind: 'write-path';
+      readonly path: string;
+      /** The new entry below `path` a command was refused, when `path` is asked as the directory to make it in. */
+      readonly toMake?: string;
+      readonly rule: 'tier' | 'boundary' | 'landing';
+    }
+  | {
+      readonly kind: 'host-exec';
+      /** The command as a person reads it: the shell string as given, or the argv quoted. */
+      readonly command: string;
+      /** Exactly what runs (a shell string is `['/bin/sh', '-c', string]`); absent when the caller did not name it. */
+      readonly argv?: readonly string[];
+      /** The real path it starts in; absent when the caller did not name it. */
+      readonly cwd?: string;
+      /** What is piped to it, when anything is: a script fed to `sh` is the command as much as its argv. */
+      readonly stdin?: string;
+      readonly rule: 'tier' | 'boundary';
+    }
   | { readonly kind: 'network'; readonly via: 'url' | 'command' | 'provider'; readonly rule: 'tier' | 'boundary' }
   | { readonly kind: 'workflow'; readonly workflow: string; readonly rule: 'tier' | 'boundary' }
   | { readonly kind: 'tool'; readonly tool: string; readonly summary: string; readonly rule: 'high-risk' }

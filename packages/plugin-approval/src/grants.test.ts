@@ -63,18 +63,19 @@ describe('grants', () => {
 
   it('revoked: stop answering at once, and asks come back', async () => {
     const h = await startKernel();
-    await askAndReply(h, askOf({ kind: 'host-exec', command: 'make deploy', rule: 'tier' }), 'approve-remember');
+    const deploy = askOf({ kind: 'host-exec', command: 'make deploy', argv: ['make', 'deploy'], cwd: '/srv/site', rule: 'boundary' });
+    await askAndReply(h, deploy, 'approve-remember');
     const [grant] = h.desk.grants.list('s1');
     const revoked = await h.desk.grants.revoke(grant!.id, OWNER);
-    expect(revoked).toMatchObject({ ok: true, message: expect.stringMatching(/host-exec make deploy will be asked again/) });
+    expect(revoked).toMatchObject({ ok: true, message: expect.stringMatching(/host-exec .*"make","deploy".* will be asked again/) });
     expect(h.desk.grants.list('s1')).toEqual([]);
     expect(await h.desk.grants.revoke(grant!.id, OWNER)).toEqual({ ok: false, refused: 'unknown-grant', message: `there is no grant ${grant!.id}; list the session's grants to see their ids.` });
 
-    const asked = h.gate.ask(askOf({ kind: 'host-exec', command: 'make deploy', rule: 'tier' }));
+    const asked = h.gate.ask(deploy);
     const { code } = await h.nextRequest();
     await h.desk.reply({ code, decision: 'approve', by: OWNER });
     expect(await asked).toEqual({ outcome: 'approved', by: OWNER, remembered: false });
-    expect((await h.audit()).find((r) => r.event === 'grant-revoked')).toMatchObject({ grantId: grant!.id, by: OWNER, scope: { target: 'make deploy' } });
+    expect((await h.audit()).find((r) => r.event === 'grant-revoked')).toMatchObject({ grantId: grant!.id, by: OWNER, scope: { target: grant!.scope.target } });
     await h.kernel.stop();
   });
 

@@ -12,7 +12,7 @@ import {
 } from '@aalis/api-reach';
 import type { ApprovalService, ApprovalSubject, OriginTurn } from '@aalis/core';
 import { sandboxEnvOf } from './login-env.js';
-import { denialMessage, describeAsk, describeRequest, notApprovedMessage } from './messages.js';
+import { commandLine, denialMessage, describeAsk, describeRequest, notApprovedMessage } from './messages.js';
 
 /** What a credential is issued from: fixed facts of the call, and how to see its current reach. */
 export interface CredentialSource {
@@ -81,11 +81,15 @@ export function issueCredential(source: CredentialSource): ReachCredential {
       if (granted(request, reach)) return { allowed: true };
       const gate = source.approval();
       if (!gate) return { allowed: false, message: notApprovedMessage(request, decision.reason, { outcome: 'unavailable' }) };
+      // A host command in confirm is asked every time (004); elsewhere one is remembered only by
+      // its exact argv and cwd, and one the caller did not name is never remembered.
+      const everyTime = request.effect === 'exec' && (decision.reason.kind === 'tier' || request.command === undefined);
+      const remember = request.effect !== 'exec' ? '' : everyTime ? ' (asked every time; it cannot be remembered)' : ' ("remember" covers exactly this command in this directory)';
       const outcome = await gate.ask({
         turn: source.turn,
         subject: subjectOf(request, decision.reason),
-        summary: `${describeRequest(request)}: asked because ${describeAsk(decision.reason)}`,
-        rememberable: true,
+        summary: `${describeRequest(request)}: asked because ${describeAsk(decision.reason)}${remember}`,
+        rememberable: !everyTime,
       });
       if (outcome.outcome !== 'approved') return { allowed: false, message: notApprovedMessage(request, decision.reason, outcome) };
       record(grants, request, decision.reason.kind === 'landing');
@@ -147,10 +151,19 @@ function subjectOf(request: ReachRequest, reason: { kind: 'tier' } | { kind: 'la
   switch (request.effect) {
     case 'write':
       return 'path' in request
-        ? { kind: 'write-path', path: request.path, rule: reason.kind === 'landing' ? 'landing' : rule }
+        ? { kind: 'write-path', path: request.path, ...(request.toMake !== undefined ? { toMake: request.toMake } : {}), rule: reason.kind === 'landing' ? 'landing' : rule }
         : { kind: 'workflow', workflow: request.workflow, rule };
     case 'exec':
-      return { kind: 'host-exec', command: 'a command outside the sandbox', rule };
+      return request.command
+        ? {
+            kind: 'host-exec',
+            command: commandLine(request.command.argv),
+            argv: [...request.command.argv],
+            cwd: request.command.cwd,
+            ...(request.command.stdin !== undefined ? { stdin: request.command.stdin } : {}),
+            rule,
+          }
+        : { kind: 'host-exec', command: 'a command outside the sandbox (not named by the caller)', rule };
     case 'network':
       return { kind: 'network', via: request.via, rule };
     case 'read':

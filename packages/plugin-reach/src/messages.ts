@@ -7,9 +7,16 @@ export function describeRequest(request: ReachRequest): string {
     case 'read':
       return `reading ${request.path}`;
     case 'write':
-      return 'path' in request ? `writing ${request.path}` : `writing the workflow '${request.workflow}'`;
-    case 'exec':
-      return request.host ? 'running a command on the host (outside the sandbox)' : 'running a command in the sandbox';
+      if (!('path' in request)) return `writing the workflow '${request.workflow}'`;
+      return request.toMake === undefined
+        ? `writing ${request.path}`
+        : `writing in ${request.path}, to make ${oneLine(request.toMake)} there (a command was refused it; the sandbox can only grant a new entry through its directory)`;
+    case 'exec': {
+      const { command } = request;
+      const input = command?.stdin ? `, with its input \`${oneLine(command.stdin)}\`` : '';
+      const named = command ? ` \`${oneLine(commandLine(command.argv))}\` in ${oneLine(command.cwd)}${input}` : ' a command';
+      return request.host ? `running${named} on the host (outside the sandbox)` : `running${named} in the sandbox`;
+    }
     case 'network':
       return `network access (${request.via})`;
   }
@@ -72,4 +79,16 @@ function remedy(reason: ReachAskReason): string {
     case 'tier':
       return 'Approve it when asked, or raise the tier.';
   }
+}
+
+/** A command as a person reads it: the shell string of `/bin/sh -c`, or the argv quoted for a POSIX shell. */
+export function commandLine(argv: readonly string[]): string {
+  if (argv.length === 3 && argv[0] === '/bin/sh' && argv[1] === '-c') return argv[2] ?? '';
+  return argv.map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`)).join(' ');
+}
+
+/** At most 400 characters on one line: control characters shown escaped, so a summary stays one line. */
+function oneLine(text: string): string {
+  const escaped = text.replace(/[\u0000-\u001f\u007f]/g, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+  return escaped.length > 400 ? `${escaped.slice(0, 400)}… (${escaped.length} characters; the ask's subject holds it whole)` : escaped;
 }

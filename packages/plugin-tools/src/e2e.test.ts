@@ -202,8 +202,9 @@ describe('approvals through the tools', () => {
   it('.env and key files are never written in the sandboxed tiers, whatever is approved', async () => {
     env.answer('approve');
     expect(await env.call(owner, 'write_file', { path: '.env', content: 'A=1' })).toMatchObject({ ok: false, message: expect.stringContaining('secret-file') });
+    // The command ran once; the refusal is its result, never asked for, never re-run.
     const viaShell = await env.call(owner, 'run_command', { command: 'echo A=1 > .env.local' });
-    expect(viaShell.ok).toBe(false);
+    expect(viaShell).toMatchObject({ ok: true, value: { runs: 1, refusedWrites: [{ rule: 'secret-file' }] } });
     expect(existsSync(join(project, '.env.local'))).toBe(false);
     expect(existsSync(join(project, '.env'))).toBe(false);
   }, 30_000);

@@ -26,4 +26,11 @@ describe('runOnHost', () => {
     expect(result.stdout.length).toBe(1000);
     expect(result.truncated).toBe(true);
   });
+
+  it('a program that cannot be started is a clear failure that says it did not run', async () => {
+    const missing = runOnHost({ argv: ['aalis-no-such-program'], cwd: '/', env, timeoutMs: 10_000, maxOutputBytes: 1000 });
+    await expect(missing).rejects.toMatchObject({ kind: 'failed', message: expect.stringMatching(/'aalis-no-such-program' was not found.*It did not run/) });
+    const gone = runOnHost({ argv: ['/bin/true'], cwd: '/var/tmp/aalis-no-such-dir', env, timeoutMs: 10_000, maxOutputBytes: 1000 });
+    await expect(gone).rejects.toMatchObject({ kind: 'failed', message: expect.stringContaining('/var/tmp/aalis-no-such-dir does not exist') });
+  });
 });

@@ -1,12 +1,28 @@
-import type { SandboxRunResult } from '@aalis/api-reach';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { SandboxRunResult } from '@aalis/api-reach';
+import { ToolError } from '@aalis/core';
 
 /** What a host command produced: a sandbox result without the sandbox's own findings. */
 export type HostRunResult = Omit<SandboxRunResult, 'writeDenied' | 'deniedWrites'>;
 
+/** Why a program could not be started, said plainly: it did not run. */
+function startFailure(file: string, cwd: string, error: NodeJS.ErrnoException): ToolError {
+  const why =
+    error.code === 'ENOENT'
+      ? existsSync(cwd)
+        ? `'${file}' was not found (not on the PATH of the owner's login environment, or no such file)`
+        : `its directory ${cwd} does not exist (any more)`
+      : error.code === 'EACCES'
+        ? `'${file}' is not executable, or ${cwd} cannot be entered`
+        : `${error.code ?? 'error'}: ${error.message}`;
+  return new ToolError('failed', `the command could not be started on the host: ${why}. It did not run.`);
+}
+
 /**
  * Runs a command on the host (confirm and full tiers only) in its own process group, so a
- * timeout kills the whole tree; the environment is exactly the one given.
+ * timeout kills the whole tree; the environment is exactly the one given. A program that cannot
+ * be started rejects with a `failed` {@link ToolError} saying why (not found, not executable).
  */
 export function runOnHost(options: {
   argv: readonly [string, ...string[]];
@@ -58,7 +74,7 @@ export function runOnHost(options: {
     if (options.signal?.aborted) killTree();
     child.once('error', (error) => {
       clearTimeout(timer);
-      reject(error);
+      reject(startFailure(file, options.cwd, error as NodeJS.ErrnoException));
     });
     child.once('close', (exitCode, signal) => {
       clearTimeout(timer);

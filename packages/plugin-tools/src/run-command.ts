@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { type ReachCredential, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
 import { defineTool, type ToolCallContext, ToolError } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { type HostRunResult, runOnHost } from './host-run.js';
-import { isNeverWritten, NEVER_WRITTEN, neverWrittenMessage } from './secrets.js';
+import { NEVER_WRITTEN } from './secrets.js';
+import { grantRefusedWrites, type RefusedWrite } from './write-retry.js';
 
 const MAX_OUTPUT = 1024 * 1024;
 
@@ -37,8 +36,14 @@ export class CommandRefusedError extends ToolError {
 /** What `run_command` returns: the final run only (the read-only-first attempt is not shown). */
 export type RunCommandResult = HostRunResult & {
   readonly where: 'sandbox' | 'host';
+  /** How many times the command ran: 2 only when refused writes were granted and it was retried. */
+  readonly runs: 1 | 2;
   /** Paths approved after the first run was refused them; the command was retried once with them. */
   readonly grantedWrites: readonly string[];
+  /** Writes the sandbox refused and undid in the run returned, each with why it stays refused. */
+  readonly refusedWrites: readonly RefusedWrite[];
+  /** Present when writes were refused: what happened, in words, for the agent. */
+  readonly note?: string;
 };
 
 /** Where run_command finds the sandbox backend. */
@@ -61,21 +66,24 @@ async function sandboxed(service: SandboxService, request: Parameters<SandboxSer
 
 /**
  * Runs one command under the call's credential. On the host for confirm and full (after the
- * exec ask); in the sandbox otherwise, read-only first: when the sandbox refused writes, the
- * refused paths are asked for (exactly those), and on a yes the command is retried once with
- * the grant. Only the final run is returned.
+ * exec ask, which names the command and its cwd); in the sandbox otherwise, read-only first:
+ * when the sandbox refused writes, each refused path is asked for exactly (see {@link grantRefusedWrites}),
+ * and the command is retried once only when every grant makes its refused write one the new
+ * policy lets the sandbox make. A refusal that cannot be asked for, or that a grant would not
+ * change, is returned as the command's result (`refusedWrites`, `note`): it never re-runs.
  */
 export async function runCommand(ctx: ToolCallContext, params: z.output<typeof RunCommandParams>, deps: RunDeps): Promise<RunCommandResult> {
   const credential: ReachCredential = credentialOf(ctx);
-  await requireOrThrow(credential, { effect: 'exec', host: credential.exec === 'host' });
   const argv: [string, ...string[]] = typeof params.command === 'string' ? ['/bin/sh', '-c', params.command] : (params.command as [string, ...string[]]);
   const cwd = await realPathOf(params.cwd ?? credential.home ?? process.cwd(), credential.home);
+  const command = { argv, cwd, ...(params.stdin !== undefined ? { stdin: params.stdin } : {}) };
+  await requireOrThrow(credential, { effect: 'exec', host: credential.exec === 'host', command });
   await requireOrThrow(credential, { effect: 'read', path: cwd });
   const common = { argv, cwd, timeoutMs: params.timeoutMs, maxOutputBytes: MAX_OUTPUT, ...(params.stdin !== undefined ? { stdin: params.stdin } : {}) };
 
   if (credential.exec === 'host') {
     const result = await runOnHost({ ...common, env: await credential.processEnv('host'), signal: ctx.signal });
-    return { where: 'host', ...result, grantedWrites: [] };
+    return { where: 'host', ...result, runs: 1, grantedWrites: [], refusedWrites: [] };
   }
   const service = deps.sandbox();
   if (!service) {
@@ -87,39 +95,50 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
     const policy = withSecrets(credential.sandboxPolicy());
     return params.network === 'off' ? { ...policy, network: 'off' } : policy;
   };
-  const run = () => sandboxed(service, { ...common, env, policy: policyNow(), ...(ctx.signal ? { signal: ctx.signal } : {}) });
-  const first = await run();
-  if (!first.writeDenied) return { where: 'sandbox', ...pick(first), grantedWrites: [] };
+  const run = (policy: SandboxPolicy) => sandboxed(service, { ...common, env, policy, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  const firstPolicy = policyNow();
+  const first = await run(firstPolicy);
+  if (!first.writeDenied) return { where: 'sandbox', ...pick(first), runs: 1, grantedWrites: [], refusedWrites: [] };
 
-  const refused = [...new Set(first.deniedWrites)];
   const tail = first.stderr.trim().split('\n').slice(-5).join('\n');
-  if (refused.length === 0) {
-    throw new CommandRefusedError(`the sandbox refused a write, but could not tell which path, so there is nothing precise to ask for. Output:\n${tail}`, first);
+  const onceOnly = (refusedWrites: readonly RefusedWrite[], why: string): RunCommandResult => ({
+    where: 'sandbox',
+    ...pick(first),
+    runs: 1,
+    grantedWrites: [],
+    refusedWrites,
+    note: `${why} The command ran once, without ${refusedWrites.length === 1 ? 'that write' : 'those writes'} (undone); everything else it did stays. It was not run again.`,
+  });
+  if (ctx.signal?.aborted) return onceOnly([], 'The call was cancelled, so its refused writes were not asked for.');
+  if (first.deniedWrites.length === 0) {
+    return onceOnly([], 'The sandbox refused a write but could not tell which path, so there was nothing precise to ask for.');
   }
-  const secret = refused.find((path) => isNeverWritten(path, process.platform));
-  if (secret !== undefined) throw new CommandRefusedError(`${neverWrittenMessage(secret)} Output:\n${tail}`, first);
-  const targets = [...new Set(refused.map(grantTarget))];
-  for (const path of targets) {
-    const verdict = await credential.require({ effect: 'write', path });
-    if (!verdict.allowed) throw new CommandRefusedError(`the command needed to write ${path}: ${verdict.message} Output of the refused run:\n${tail}`, first);
+  const plan = await grantRefusedWrites({ deniedWrites: first.deniedWrites, cwd, policy: firstPolicy, policyNow, credential, platform: process.platform });
+  if (plan.kind === 'once') return onceOnly(plan.refusals, plan.why);
+  if (plan.kind === 'not-approved') {
+    throw new CommandRefusedError(
+      `the command needed to write ${plan.path}: ${plan.message} The command ran once without that write (undone); everything else it did stays, and it was not run again. Output of that run:\n${tail}`,
+      first,
+    );
   }
-  const second = await run();
-  return { where: 'sandbox', ...pick(second), grantedWrites: targets };
+  const { refused, granted } = plan;
+  const second = await run(policyNow());
+  const again = second.writeDenied ? await refusedAgain(second, cwd) : [];
+  return {
+    where: 'sandbox',
+    ...pick(second),
+    runs: 2,
+    grantedWrites: granted,
+    refusedWrites: again,
+    ...(second.writeDenied
+      ? { note: `The command ran twice: once refused ${refused.join(', ')}, then again with ${granted.join(', ')} approved, and the second run was refused ${again.length > 0 ? again.map((r) => r.path).join(', ') : 'a write it could not name'}. It is not retried again; ask for those writes another way.` }
+      : {}),
+  };
 }
 
-/**
- * What to ask for when a write was refused: the path itself when it exists (a file or directory
- * the sandbox can bind), else the nearest existing directory above it, where the new entry is
- * to be made. A grant never releases the landings under it, and the control plane stays denied.
- */
-function grantTarget(path: string): string {
-  let current = path;
-  while (!existsSync(current)) {
-    const parent = dirname(current);
-    if (parent === current) break;
-    current = parent;
-  }
-  return current;
+async function refusedAgain(result: SandboxRunResult, cwd: string): Promise<RefusedWrite[]> {
+  const paths = [...new Set(await Promise.all(result.deniedWrites.map((p) => realPathOf(p, cwd).catch(() => p))))];
+  return paths.map((path) => ({ path, rule: 'refused-again', message: `the retry was refused writing ${path} too; it was undone.` }));
 }
 
 function pick(result: SandboxRunResult): HostRunResult {

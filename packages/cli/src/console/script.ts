@@ -61,8 +61,8 @@ async function api(method, path, body) {
 
 function what(subject) {
   switch (subject.kind) {
-    case 'write-path': return ['write ', h('code', {}, subject.path)];
-    case 'host-exec': return ['run on the host, outside the sandbox: ', h('code', {}, subject.command)];
+    case 'write-path': return ['write ', h('code', {}, subject.path), ...(subject.toMake ? [', to make ', h('code', {}, subject.toMake), ' there'] : [])];
+    case 'host-exec': return ['run on the host, outside the sandbox: ', h('code', {}, subject.command), ...(subject.cwd ? [' in ', h('code', {}, subject.cwd)] : []), ...(subject.stdin ? [', with its input ', h('code', {}, subject.stdin)] : [])];
     case 'network': return ['use the network (' + subject.via + ')'];
     case 'workflow': return ['run the workflow ', h('code', {}, subject.workflow)];
     case 'tool': return ['run the tool ', h('code', {}, subject.tool), subject.summary ? [' ', h('code', {}, subject.summary)] : ''];

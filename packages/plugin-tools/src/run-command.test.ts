@@ -1,0 +1,167 @@
+// run_command's read-only-first retry with the real Linux sandbox: a refused write is asked for
+// exactly, and the command is re-run only when the grant lets that write through.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { countIn, outside, start } from './run-command.testing.js';
+
+describe('run_command: a refused write is asked for exactly, and retried only when the grant lets it through', () => {
+  let env: Awaited<ReturnType<typeof start>>;
+  beforeEach(async () => {
+    env = await start('workspace');
+  });
+  afterEach(async () => {
+    await env.kernel.stop();
+  });
+
+  it('a refused landing is asked for as that exact path; on a yes the command runs twice and the landing is written', async () => {
+    env.answer(() => ['approve']);
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > .envrc' });
+    const envrc = join(env.project, '.envrc');
+    expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: envrc, rule: 'landing' }]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [envrc], refusedWrites: [] } });
+    expect(countIn(env.project)).toBe(2);
+    expect(readFileSync(envrc, 'utf8')).toBe('x\n');
+  }, 30_000);
+
+  it('a refused landing in a subdirectory (undone after the run) is asked for as that exact path too', async () => {
+    env.answer(() => ['approve']);
+    mkdirSync(join(env.project, 'sub'));
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > sub/.envrc' });
+    const envrc = join(env.project, 'sub', '.envrc');
+    expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: envrc, rule: 'landing' }]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [envrc] } });
+    expect(countIn(env.project)).toBe(2);
+    expect(readFileSync(envrc, 'utf8')).toBe('x\n');
+  }, 30_000);
+
+  it('a rejected landing: the command ran once, nothing more, and the agent is told why', async () => {
+    env.answer(() => ['reject']);
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > .envrc' });
+    expect(outcome).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(/\.envrc.*rejected.*ran once/s) });
+    expect(countIn(env.project)).toBe(1);
+    expect(existsSync(join(env.project, '.envrc'))).toBe(false);
+  }, 30_000);
+
+  it('a write to a mount point the sandbox pins (renaming the git dir) is not asked for: a grant would change nothing, it runs once', async () => {
+    // `.git` is a landing and the repository's git dir a writable root: the sandbox mounts it,
+    // and a mount point cannot be renamed from inside (EBUSY), whatever is granted.
+    env.answer(() => ['approve']);
+    const outcome = await env.run({ command: 'echo run >> count.txt; mv .git .git-old' });
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({
+      ok: true,
+      value: { runs: 1, grantedWrites: [], refusedWrites: [{ path: join(env.project, '.git'), rule: 'no-grant-helps' }], note: expect.stringContaining('not run again') },
+    });
+    expect(countIn(env.project)).toBe(1);
+    expect(existsSync(join(env.project, '.git', 'hooks'))).toBe(true);
+  }, 30_000);
+
+  it('an existing landing that is also hidden (.envrc) is not asked for: its grant would change nothing', async () => {
+    writeFileSync(join(env.project, '.envrc'), 'export A=1\n');
+    env.answer(() => ['approve']);
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > .envrc' });
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, refusedWrites: [{ path: join(env.project, '.envrc'), rule: 'no-grant-helps' }] } });
+    expect(countIn(env.project)).toBe(1);
+    expect(readFileSync(join(env.project, '.envrc'), 'utf8')).toBe('export A=1\n');
+  }, 30_000);
+
+  it('a never-written secret is the command result (rule secret-file), never asked, never re-run', async () => {
+    env.answer(() => ['approve']);
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo A=1 > .env.local' });
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, refusedWrites: [{ path: join(env.project, '.env.local'), rule: 'secret-file' }] } });
+    expect(countIn(env.project)).toBe(1);
+    expect(existsSync(join(env.project, '.env.local'))).toBe(false);
+  }, 30_000);
+
+  it('the control plane is the command result (rule control-plane), never asked, never re-run', async () => {
+    env.answer(() => ['approve']);
+    const control = join(env.kernel.dataDir ?? '', 'config.yaml');
+    const outcome = await env.run({ command: `echo run >> count.txt; echo x > ${control}` });
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, refusedWrites: [{ path: control, rule: 'control-plane' }] } });
+    expect(countIn(env.project)).toBe(1);
+    expect(existsSync(control)).toBe(false);
+  }, 30_000);
+
+  it('a command naming more refused writes than can be asked one by one gets no ask and no re-run', async () => {
+    env.answer(() => ['approve']);
+    // stderr is the command's own: it can claim any number of refusals, and none floods the person with asks.
+    const spoof = Array.from({ length: 20 }, (_, i) => `echo "x: cannot create '${outside}/f${i}': Read-only file system" >&2`).join('; ');
+    const outcome = await env.run({ command: `echo run >> count.txt; ${spoof}` });
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, note: expect.stringMatching(/20 writes.*too many to ask/) } });
+    expect(countIn(env.project)).toBe(1);
+  }, 30_000);
+
+  it('a refused write in a directory whose name is not UTF-8 is not asked for (it cannot be named exactly) and runs once', async () => {
+    env.answer(() => ['approve']);
+    const dir = mkdtempSync(join(outside, 'n-'));
+    mkdirSync(Buffer.concat([Buffer.from(`${dir}/`), Buffer.from([0xff])]));
+    const outcome = await env.run({ command: `echo run >> count.txt; echo x > ${dir}/$(printf '\\377')/new.txt` });
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, refusedWrites: [{ rule: 'not-utf8' }] } });
+    expect(countIn(env.project)).toBe(1);
+  }, 30_000);
+
+  it('a call cancelled while the command runs is not asked for its refused writes and not run again', async () => {
+    env.answer(() => ['approve']);
+    const dir = mkdtempSync(join(outside, 'c-'));
+    const controller = new AbortController();
+    const running = env.run({ command: `echo run >> count.txt; echo x > ${dir}/new.txt; sleep 30` }, controller.signal);
+    await new Promise((r) => setTimeout(r, 1500));
+    controller.abort();
+    const outcome = await running;
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, signal: 'SIGKILL', note: expect.stringContaining('cancelled') } });
+    expect(countIn(env.project)).toBe(1);
+    expect(existsSync(join(dir, 'new.txt'))).toBe(false);
+  }, 30_000);
+
+  it('a landing file in a new landing directory: the retry refused again is said, never a silent success; the next call asks for the file exactly', async () => {
+    // The look takes the new `.vscode` away whole and reports only it: the retry with `.vscode`
+    // granted is refused `tasks.json` under it. That is returned as such, and not retried again.
+    env.answer(() => ['approve']);
+    mkdirSync(join(env.project, 'sub'));
+    const command = 'echo run >> count.txt; mkdir -p sub/.vscode && echo {} > sub/.vscode/tasks.json';
+    const dir = join(env.project, 'sub', '.vscode');
+    const tasks = join(dir, 'tasks.json');
+    const first = await env.run({ command });
+    expect(first, JSON.stringify(first)).toMatchObject({ ok: true, value: { runs: 2, grantedWrites: [dir], refusedWrites: [{ path: tasks, rule: 'refused-again' }], note: expect.stringContaining('not retried again') } });
+    expect(existsSync(tasks)).toBe(false);
+    const second = await env.run({ command });
+    expect(env.asked.map((e) => e.subject)).toEqual([
+      { kind: 'write-path', path: dir, rule: 'landing' },
+      { kind: 'write-path', path: tasks, rule: 'landing' },
+    ]);
+    expect(second, JSON.stringify(second)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [tasks], refusedWrites: [] } });
+    expect(readFileSync(tasks, 'utf8')).toBe('{}\n');
+    expect(countIn(env.project)).toBe(4);
+  }, 30_000);
+
+  it('a new file outside the roots is asked for by the directory it is made in, and retried once', async () => {
+    env.answer(() => ['approve']);
+    const dir = mkdtempSync(join(outside, 'd-'));
+    const outcome = await env.run({ command: `echo run >> count.txt; echo made > ${dir}/new.txt` });
+    expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: dir, toMake: join(dir, 'new.txt'), rule: 'boundary' }]);
+    expect(env.asked[0]?.summary).toContain(`writing in ${dir}, to make ${join(dir, 'new.txt')} there`);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [dir] } });
+    expect(readFileSync(join(dir, 'new.txt'), 'utf8')).toBe('made\n');
+    expect(countIn(env.project)).toBe(2);
+  }, 30_000);
+
+  it('a landing outside the roots needs its directory and then the name: two asks, each exact, one retry', async () => {
+    env.answer(() => ['approve']);
+    const dir = mkdtempSync(join(outside, 'l-'));
+    const outcome = await env.run({ command: `echo run >> count.txt; echo x > ${dir}/.envrc` });
+    expect(env.asked.map((e) => e.subject)).toEqual([
+      { kind: 'write-path', path: dir, toMake: join(dir, '.envrc'), rule: 'boundary' },
+      { kind: 'write-path', path: join(dir, '.envrc'), rule: 'landing' },
+    ]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2 } });
+    expect(readFileSync(join(dir, '.envrc'), 'utf8')).toBe('x\n');
+    expect(countIn(env.project)).toBe(2);
+  }, 30_000);
+});
