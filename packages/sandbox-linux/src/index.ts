@@ -7,11 +7,12 @@ export { ADVISORY_CHECKS, CHECK_NAMES, MIN_BWRAP, probeHost } from './probe.js';
 export { RunRequestError, RunRequestSchema } from './request.js';
 export { sweepStaleRunDirs } from './run-dir.js';
 export {
-  DEFAULT_PRUNE_NAMES,
   type EntryKind,
   type FoundEntry,
   findPatternMatches,
+  HOME_DEPTH,
   type HostFacts,
+  type PatternMatches,
   hostSockets,
   isToolchainCache,
   KEEP_READABLE,
@@ -20,6 +21,8 @@ export {
   type ScanOptions,
   scanHost,
   scanRoots,
+  type ScanWalk,
+  scanWalks,
   TOOLCHAIN_CACHE_SUFFIXES,
 } from './scan.js';
 export { GROUP_MIN_SOCKETS, groupSockets, runtimeDirOf, type SocketHiding } from './socket-groups.js';

@@ -13,6 +13,7 @@ import {
 import { execa } from 'execa';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { deniedWritesOf } from './denied-writes.js';
+import { encodePath, hasRawBytes, printablePath } from './host-names.js';
 import { installLoopbackFilter, LoopbackFilterError } from './loopback-filter.js';
 import { INFO_FD, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, SETUP_SYNC_FLAGS, type Slirp, startSlirp } from './network.js';
 import { BoundedOutput } from './output.js';
@@ -72,6 +73,9 @@ export const DEFAULT_MAX_OUTPUT = 1024 * 1024;
 
 /** How often a running service looks for run folders of dead daemons (it also does at start). */
 const SWEEP_INTERVAL_MS = 60_000;
+
+/** The fd bwrap reads its mount arguments from (`--args`) when a path in them is not UTF-8. */
+const ARGS_FD = 6;
 
 /** Setup attempts when a mount point vanished under us. */
 const MAX_SETUP_ATTEMPTS = 5;
@@ -209,6 +213,7 @@ export class LinuxSandbox implements SandboxService {
       if (undo.movedTo) notes += `aalis: new entries this command may not make were moved out of the way, under ${undo.movedTo}\n`;
       if (undo.deleted) notes += `aalis: new entries this command may not make could not be moved aside and were deleted: ${undo.deleted.join(', ')}\n`;
       if (undo.skipped !== undefined) notes += `aalis: new files under the writable roots could not be checked against the deny rules (${undo.skipped})\n`;
+      if (undo.unreadable) notes += `aalis: directories under the writable roots could not be listed, so what is in them was not checked against the deny rules: ${undo.unreadable.map(printablePath).join(', ')}\n`;
       if (undo.removed.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
       return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...undo.removed])] };
     } finally {
@@ -228,7 +233,8 @@ export class LinuxSandbox implements SandboxService {
       ...NAMESPACE_FLAGS,
       ...SETUP_SYNC_FLAGS,
       ...(netOn ? [] : NETWORK_OFF_FLAGS),
-      ...translation.args,
+      // names that are not UTF-8 cannot be argv strings: bwrap reads them, as bytes, from ARGS_FD
+      ...(translation.args.some(hasRawBytes) ? ['--args', String(ARGS_FD)] : translation.args),
       '--chdir',
       request.cwd,
       '--seccomp',
@@ -237,6 +243,7 @@ export class LinuxSandbox implements SandboxService {
       ...request.argv,
     ];
     const stdio: (string | Uint8Array)[] = [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', new Uint8Array(this.filter), 'pipe', 'pipe'];
+    if (translation.args.some(hasRawBytes)) stdio[ARGS_FD] = new Uint8Array(Buffer.concat(translation.args.map((a) => Buffer.concat([encodePath(a), Buffer.of(0)]))));
     const child = execa(tools.bwrap, args, {
       env: { ...request.env },
       extendEnv: false,
