@@ -112,3 +112,39 @@ while time.time() < end:
     expect(readdirSync(join(t.root, 'undone')).length).toBeGreaterThan(0);
   });
 });
+
+const NOBODY = 65534;
+const child = join(import.meta.dirname, 'host-model.child.testing.ts');
+const asNobody = (...argv: string[]) => ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...argv];
+/** Root with setpriv, and a checkout `nobody` can read (as unprivileged.test.ts decides). */
+function canSwitch(): boolean {
+  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/setpriv')) return false;
+  try {
+    const [cmd, ...args] = asNobody('test', '-r', child);
+    execFileSync(cmd!, args);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe.skipIf(!canSwitch())('what the walk cannot list, as an unprivileged user (nobody)', { timeout: 120_000 }, () => {
+  it('hides a directory it cannot list whole, and says when the look could not see into one', async () => {
+    const u = makeScene();
+    try {
+      mkdirSync(join(u.ws, 'locked'));
+      writeFileSync(join(u.ws, 'locked/.env'), 'SECRET=locked\n');
+      execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, u.root]);
+      execFileSync('chmod', ['0311', join(u.ws, 'locked')]);
+      const [cmd, ...args] = asNobody(process.execPath, '--import', 'tsx', child, JSON.stringify(u));
+      const r = await execa(cmd!, args, { cwd: join(import.meta.dirname, '..'), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' }, extendEnv: false, reject: false, timeout: 100_000 });
+      expect(r.stderr).toBe('');
+      const out = JSON.parse(r.stdout);
+      expect(out.locked.out).not.toContain('SECRET');
+      expect(out.look.out).toBe('made');
+      expect(out.look.err).toMatch(/could not be listed, so what is in them was not checked against the deny rules: .*\/ws\/sealed/);
+    } finally {
+      execFileSync('rm', ['-rf', u.root]);
+    }
+  });
+});
