@@ -22,6 +22,7 @@ import { checkRunRequest } from './request.js';
 import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { LandingSweeper } from './undo-new.js';
+import { HostThread } from './host-thread.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
@@ -101,6 +102,8 @@ export class LinuxSandbox implements SandboxService {
   private readonly tmp: string;
   private readonly undoneDir: string;
   private ready?: Promise<SandboxProbe>;
+  /** The scan and the looks for landings, off the event loop. */
+  private readonly host = new HostThread();
   private sweptAt = 0;
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
@@ -186,7 +189,8 @@ export class LinuxSandbox implements SandboxService {
         if (this.options.createMissingWriteRoots ?? true) {
           for (const root of policy.write) mkdirSync(root, { recursive: true, mode: 0o700 });
         }
-        facts = scanHost(policy, request.cwd, this.options.scan, livePlaceholders());
+        // off the event loop: a large tree takes seconds to walk
+        facts = await this.host.run({ op: 'scan', policy, cwd: request.cwd, options: this.options.scan, skip: [...livePlaceholders()] });
         translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir });
         // bwrap looks up every mount source as it starts
         if (translation.usesEmptyFile) dir.prepareEmptyFile();
@@ -198,7 +202,7 @@ export class LinuxSandbox implements SandboxService {
         );
       }
       const aside = join(this.undoneDir, basename(dir.path));
-      const sweeper = new LandingSweeper(policy, facts, this.options.scan, this.options.landingSweepMs ?? DEFAULT_LANDING_SWEEP_MS, livePlaceholders, aside);
+      const sweeper = new LandingSweeper(policy, facts, this.options.scan, this.options.landingSweepMs ?? DEFAULT_LANDING_SWEEP_MS, livePlaceholders, aside, this.host);
       sweeper.start();
       let result: SandboxRunResult;
       try {
@@ -208,7 +212,7 @@ export class LinuxSandbox implements SandboxService {
       } finally {
         dir.dispose();
       }
-      const undo = sweeper.finish();
+      const undo = await sweeper.finish();
       let notes = '';
       if (undo.movedTo) notes += `aalis: new entries this command may not make were moved out of the way, under ${undo.movedTo}\n`;
       if (undo.deleted) notes += `aalis: new entries this command may not make could not be moved aside and were deleted: ${undo.deleted.join(', ')}\n`;

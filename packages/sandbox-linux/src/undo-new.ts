@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { encodePath } from './host-names.js';
+import type { HostThread } from './host-thread.js';
 import { walkTree } from './host-walk.js';
 import { layersOf } from './layers.js';
 import { isWithin, ruleSet } from './rule-match.js';
@@ -130,7 +131,8 @@ function moveAside(dirFd: number, name: Buffer, path: string, aside: string): bo
  * The look of {@link undoNewForbidden}, repeated while a command runs, so that a long command (a
  * dev server, a watcher in the background) cannot keep a landing in place for its whole life: the
  * next look removes it. The pause between looks grows with what a look costs (at least 50 times
- * as long), so a large workspace is not walked over and over.
+ * as long), so a large workspace is not walked over and over. The looks run on the sandbox's host
+ * thread (host-thread.ts), off the daemon's event loop, when one is given.
  */
 export class LandingSweeper {
   private readonly removed = new Set<string>();
@@ -138,6 +140,7 @@ export class LandingSweeper {
   private moved = false;
   private timer?: NodeJS.Timeout;
   private stopped = false;
+  private inFlight?: Promise<UndoReport>;
 
   constructor(
     private readonly policy: SandboxPolicy,
@@ -148,6 +151,8 @@ export class LandingSweeper {
     private readonly keep: () => ReadonlySet<string>,
     /** This run's folder for what is moved aside. */
     private readonly aside?: string,
+    /** Where the looks run; on the calling thread without one. */
+    private readonly thread?: HostThread,
   ) {}
 
   /** Starts looking every `everyMs` (nothing happens for a non-positive interval). */
@@ -156,32 +161,38 @@ export class LandingSweeper {
   }
 
   private schedule(ms: number): void {
-    this.timer = setTimeout(() => {
+    this.timer = setTimeout(async () => {
       const t = performance.now();
-      const report = this.look();
+      const report = await this.look();
       if (!this.stopped && report.skipped === undefined) this.schedule(Math.max(this.everyMs, 50 * (performance.now() - t)));
     }, ms);
     this.timer.unref();
   }
 
-  private look(): UndoReport {
-    try {
-      const report = undoNewForbidden(this.policy, this.before, this.options, this.keep(), this.aside);
-      for (const p of report.removed) this.removed.add(p);
-      for (const p of report.deleted ?? []) this.deleted.add(p);
-      if (report.movedTo) this.moved = true;
-      return report;
-    } catch (e) {
+  private look(): Promise<UndoReport> {
+    const keep = [...this.keep()];
+    const job = this.thread
+      ? this.thread.run({ op: 'look', policy: this.policy, before: this.before, options: this.options, keep, aside: this.aside })
+      : Promise.resolve().then(() => undoNewForbidden(this.policy, this.before, this.options, new Set(keep), this.aside));
+    this.inFlight = job.then(
+      (report) => {
+        for (const p of report.removed) this.removed.add(p);
+        for (const p of report.deleted ?? []) this.deleted.add(p);
+        if (report.movedTo) this.moved = true;
+        return report;
+      },
       // the command may be writing in what is being removed: the next look, or the last, takes it
-      return { removed: [], skipped: (e as Error).message };
-    }
+      (e: Error) => ({ removed: [], skipped: e.message }),
+    );
+    return this.inFlight;
   }
 
   /** Stops the looks and takes the last one, after the command has ended: everything removed, or why it could not look. */
-  finish(): UndoReport {
+  async finish(): Promise<UndoReport> {
     this.stopped = true;
     clearTimeout(this.timer);
-    const last = this.look();
+    await this.inFlight; // a look under way finishes first: two never walk at once
+    const last = await this.look();
     const removed = [...this.removed].sort();
     return {
       removed,
