@@ -68,6 +68,22 @@ describe('deny-read holds wherever the contract says', { timeout: 120_000 }, () 
   });
 });
 
+describe('the cost of hiding many files', { timeout: 120_000 }, () => {
+  it('groups hidden files past the cap into their directories, and they stay unreadable', async () => {
+    for (let i = 0; i < 300; i++) {
+      mkdirSync(join(t.ws, `many/d${i}`), { recursive: true });
+      writeFileSync(join(t.ws, `many/d${i}/.env.a`), 'SECRET=a\n');
+      writeFileSync(join(t.ws, `many/d${i}/.env.b`), 'SECRET=b\n');
+    }
+    writeFileSync(join(t.ws, 'many/d7/code.js'), 'ok\n');
+    // 600 hidden files would be 600 bind mounts, each re-reading the mount table in bwrap
+    const plan = sb.plan(workspacePolicy(t), t.ws);
+    expect(plan.mounts.filter((m) => m.path.startsWith(join(t.ws, 'many/'))).length).toBeLessThanOrEqual(256);
+    const r = await sb.run(req(t, ['sh', '-c', 'cat many/d7/.env.a many/d299/.env.b many/d7/code.js 2>&1; true']));
+    expect(r.stdout).not.toContain('SECRET');
+  });
+});
+
 describe('the landing look', { timeout: 120_000 }, () => {
   it('never moves anything outside the writable roots while a directory is swapped for a symlink under it', async () => {
     const outside = join(t.root, 'outside');
