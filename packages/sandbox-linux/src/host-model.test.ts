@@ -68,6 +68,21 @@ describe('deny-read holds wherever the contract says', { timeout: 120_000 }, () 
   });
 });
 
+describe('listings kept between walks', { timeout: 120_000 }, () => {
+  it('a directory changed since the last walk is read again: a new .env is hidden, a new landing taken away', async () => {
+    mkdirSync(join(t.ws, 'kept/sub'), { recursive: true });
+    writeFileSync(join(t.ws, 'kept/sub/a.txt'), 'a\n');
+    await new Promise((r) => setTimeout(r, 2_200)); // long enough unchanged for its listing to be trusted
+    const first = await sb.run(req(t, ['cat', 'kept/sub/a.txt']));
+    expect(first.stdout).toBe('a\n');
+    writeFileSync(join(t.ws, 'kept/sub/.env'), 'SECRET=kept\n');
+    const second = await sb.run(req(t, ['sh', '-c', 'cat kept/sub/.env 2>&1; echo x > kept/sub/.envrc; true']));
+    expect(second.stdout).not.toContain('SECRET');
+    expect(existsSync(join(t.ws, 'kept/sub/.envrc'))).toBe(false);
+    expect(second.deniedWrites).toContain(join(t.ws, 'kept/sub/.envrc'));
+  });
+});
+
 describe('the cost of hiding many files', { timeout: 120_000 }, () => {
   it('groups hidden files past the cap into their directories, and they stay unreadable', async () => {
     for (let i = 0; i < 300; i++) {

@@ -1,4 +1,4 @@
-import { closeSync, constants, type Dirent, openSync, readdirSync } from 'node:fs';
+import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync } from 'node:fs';
 import { decodeName, encodePath } from './host-names.js';
 
 /*
@@ -62,23 +62,96 @@ export function openDir(path: Buffer | string): number | undefined {
   }
 }
 
+/** One entry as the walk keeps it: its name and type (the full path is built on the way down). */
+interface Listed {
+  readonly name: Buffer;
+  readonly type: EntryType;
+}
+
 interface Frame {
   readonly fd: number;
   readonly path: string;
-  readonly entries: Dirent<Buffer>[];
+  readonly entries: readonly Listed[];
   i: number;
   readonly depth: number;
+}
+
+interface CachedListing {
+  readonly dev: bigint;
+  readonly ino: bigint;
+  readonly ctime: bigint;
+  /** Whether a later change is sure to show in the ctime (see {@link ListingCache}). */
+  readonly settled: boolean;
+  readonly entries: readonly Listed[];
+  readonly count: number;
+}
+
+/** How long a directory must have been unchanged when it was listed for its ctime to tell every later change (clock ticks, clock skew). */
+const SETTLED_NS = 2_000_000_000n;
+
+/**
+ * Listings kept between walks, for one `keep` predicate: a directory whose device, inode and
+ * ctime are what they were when it was listed has the same entries, and is not read again (one
+ * open and fstat instead of a readdir and a match per entry). The ctime, not the mtime: no
+ * unprivileged program can set it back. The kernel stamps it with a coarse clock, so a directory
+ * changed shortly before it was listed could change again within the same tick unnoticed: such a
+ * listing (ctime less than {@link SETTLED_NS} before the listing) is not trusted and read again
+ * next time. Only the entries `keep` wants are kept (the directories, and the pattern matches).
+ */
+export class ListingCache {
+  private readonly map = new Map<string, CachedListing>();
+  constructor(readonly keep: (path: string, type: EntryType) => boolean) {}
+
+  /** The listing of `path` if it is still what the directory open at `fd` holds. */
+  get(path: string, st: { dev: bigint; ino: bigint; ctimeNs: bigint }): CachedListing | undefined {
+    const c = this.map.get(path);
+    if (!c?.settled || c.dev !== st.dev || c.ino !== st.ino || c.ctime !== st.ctimeNs) return undefined;
+    return c;
+  }
+
+  set(path: string, listing: CachedListing): void {
+    this.map.set(path, listing);
+  }
+
+  /** Directories kept. */
+  get size(): number {
+    return this.map.size;
+  }
 }
 
 /**
  * Walks the tree under `root` (a real path), depth first, down to `maxDepth` levels. Returns the
  * number of entries met. A directory that cannot be opened or listed for lack of permission is
  * reported to {@link Walker.unreadable}; any other error (out of descriptors, I/O) throws, so no
- * caller goes on with half a walk.
+ * caller goes on with half a walk. With a {@link ListingCache}, only the entries it keeps reach
+ * the walker, and unchanged directories are not read again.
  */
-export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIVE_INFINITY): number {
+export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIVE_INFINITY, cache?: ListingCache): number {
   let visited = 0;
   const stack: Frame[] = [];
+  const list = (fd: number, path: string): readonly Listed[] => {
+    if (!cache) {
+      const all = readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer', withFileTypes: true }).map((e) => ({ name: e.name, type: typeOf(e) }));
+      visited += all.length;
+      return all;
+    }
+    const st = fstatSync(fd, { bigint: true });
+    const hit = cache.get(path, st);
+    if (hit) {
+      visited += hit.count;
+      return hit.entries;
+    }
+    const now = BigInt(Date.now()) * 1_000_000n; // before the listing: a change after it has a later ctime
+    const all = readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer', withFileTypes: true });
+    const entries: Listed[] = [];
+    for (const e of all) {
+      const type = typeOf(e);
+      if (type === 'dir' || cache.keep(childPath(path, e.name), type)) entries.push({ name: e.name, type });
+    }
+    cache.set(path, { dev: st.dev, ino: st.ino, ctime: st.ctimeNs, settled: st.ctimeNs < now - SETTLED_NS, entries, count: all.length });
+    visited += all.length;
+    return entries;
+  };
   const enter = (path: string, open: () => number | undefined, depth: number): void => {
     let fd: number | undefined;
     try {
@@ -90,9 +163,9 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
       return;
     }
     if (fd === undefined) return;
-    let entries: Dirent<Buffer>[];
+    let entries: readonly Listed[];
     try {
-      entries = readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer', withFileTypes: true });
+      entries = list(fd, path);
     } catch (e) {
       closeSync(fd);
       const code = (e as NodeJS.ErrnoException).code ?? '';
@@ -113,15 +186,33 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
         continue;
       }
       const e = top.entries[top.i++]!;
-      visited += 1;
-      const path = top.path === '/' ? `/${decodeName(e.name)}` : `${top.path}/${decodeName(e.name)}`;
-      const type = typeOf(e);
+      const path = childPath(top.path, e.name);
       const depth = top.depth + 1;
-      const descend = walker.entry({ dirFd: top.fd, name: e.name, path, type, depth });
-      if (descend && type === 'dir' && depth < maxDepth) enter(path, () => openDir(atFd(top.fd, e.name)), depth);
+      const descend = walker.entry({ dirFd: top.fd, name: e.name, path, type: e.type, depth });
+      if (descend && e.type === 'dir' && depth < maxDepth) enter(path, () => openDir(atFd(top.fd, e.name)), depth);
     }
   } finally {
     for (const f of stack) closeSync(f.fd);
   }
   return visited;
+}
+
+function childPath(dir: string, name: Buffer): string {
+  return dir === '/' ? `/${decodeName(name)}` : `${dir}/${decodeName(name)}`;
+}
+
+const caches = new Map<string, ListingCache>();
+
+/**
+ * The {@link ListingCache} of this thread for a set of patterns (the scan and the looks of one
+ * policy share it). A few are kept; the oldest goes when a fifth set of patterns comes.
+ */
+export function listingCacheFor(key: string, keep: (path: string, type: EntryType) => boolean): ListingCache {
+  let c = caches.get(key);
+  if (!c) {
+    if (caches.size >= 4) caches.delete(caches.keys().next().value!);
+    c = new ListingCache(keep);
+    caches.set(key, c);
+  }
+  return c;
 }

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { type PathMatcher, type PathRule, type SandboxPolicy, toolchainCacheDirs } from '@aalis/api-reach';
 import { layersOf } from './layers.js';
 import { decodeName, encodePath } from './host-names.js';
-import { atFd, type WalkEntry, walkTree } from './host-walk.js';
+import { atFd, listingCacheFor, type WalkEntry, walkTree } from './host-walk.js';
 import { NEW_ENTRY_NAMES, placeholderCandidates } from './new-entries.js';
 import { isWithin, ruleSet } from './rule-match.js';
 
@@ -44,12 +44,14 @@ export interface HostFacts {
 
 /** How far the walk looks, beyond the roots it walks whole. */
 export interface ScanOptions {
-  /** Stop and fail closed beyond this many entries. No limit unless set. */
+  /** Stop and fail closed beyond this many entries looked at (directories and matches). No limit unless set. */
   readonly maxEntries?: number;
   /** The user's home, walked to {@link ScanOptions.homeDepth} levels for deny-read matches. Default `os.homedir()`. */
   readonly home?: string;
   /** How many levels under the home (and under a toolchain cache outside it) are walked. Default {@link HOME_DEPTH}. */
   readonly homeDepth?: number;
+  /** Read every directory on every walk, keeping no listings between walks (see `ListingCache`). */
+  readonly noCache?: boolean;
   /** Hidden matches past which they are grouped into directories hidden whole. Default {@link MAX_HIDDEN_MOUNTS}. */
   readonly maxHiddenMounts?: number;
 }
@@ -251,6 +253,7 @@ export function findPatternMatches(
   let visited = 0;
   if (patterns.length === 0) return { found, unreadable, visited };
   const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
+  const cache = options.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
   const layers = layersOf(policy);
   const limit = options.maxEntries ?? Number.POSITIVE_INFINITY;
   const walks = scanWalks(policy, cwd, options);
@@ -265,9 +268,10 @@ export function findPatternMatches(
     found.push(f);
   };
   for (const walk of walks) {
+    let met = 0;
     const visit = (e: WalkEntry): boolean => {
-      visited += 1;
-      if (visited > limit) throw new ScanLimitError(walk.root, limit);
+      met += 1;
+      if (met > limit) throw new ScanLimitError(walk.root, limit);
       if (skip.has(e.path)) return false;
       const hit = any.covers(e.path);
       if (e.type === 'symlink') {
@@ -282,7 +286,7 @@ export function findPatternMatches(
       // hidden whole: nothing under it is visible, unless a named path (a carve-out, a root) is mounted back
       return !(layers.hidden(e.path) && !named.some((n) => n !== e.path && isWithin(n, e.path)));
     };
-    walkTree(
+    visited += walkTree(
       walk.root,
       {
         entry: visit,
@@ -297,6 +301,7 @@ export function findPatternMatches(
         },
       },
       walk.depth,
+      cache,
     );
   }
   const keepVisible = [...named, ...(cwd ? [cwd] : [])];

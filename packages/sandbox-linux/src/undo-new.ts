@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { encodePath } from './host-names.js';
 import type { HostThread } from './host-thread.js';
-import { walkTree } from './host-walk.js';
+import { listingCacheFor, walkTree } from './host-walk.js';
 import { layersOf } from './layers.js';
 import { isWithin, ruleSet } from './rule-match.js';
 import { dirId, liesUnder, moveAt, removeAt } from './safe-move.js';
@@ -43,7 +43,7 @@ export function lookRoots(policy: SandboxPolicy): string[] {
 export function undoNewForbidden(
   policy: SandboxPolicy,
   before: HostFacts,
-  _options: ScanOptions | undefined,
+  options: ScanOptions | undefined,
   keep: ReadonlySet<string> = new Set(),
   aside?: string,
 ): UndoReport {
@@ -52,6 +52,8 @@ export function undoNewForbidden(
     .flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
   if (patterns.length === 0) return { removed: [] };
   const any = ruleSet(patterns);
+  // the scan's listings: only directories that changed since are read again
+  const cache = options?.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
   const layers = layersOf(policy);
   const existed = new Set<string>([...before.kinds.keys()]);
   for (const f of before.found) existed.add(f.via ?? f.path);
@@ -81,7 +83,7 @@ export function undoNewForbidden(
           }
           return e.type === 'dir' && !(hit && layers.hidden(e.path));
         },
-      });
+      }, Number.POSITIVE_INFINITY, cache);
     }
   } catch (e) {
     return report(removed, deleted, unreadable, aside, (e as Error).message);
