@@ -96,6 +96,9 @@ describe('the cost of hiding many files', { timeout: 120_000 }, () => {
     expect(plan.mounts.filter((m) => m.path.startsWith(join(t.ws, 'many/'))).length).toBeLessThanOrEqual(256);
     const r = await sb.run(req(t, ['sh', '-c', 'cat many/d7/.env.a many/d299/.env.b many/d7/code.js 2>&1; true']));
     expect(r.stdout).not.toContain('SECRET');
+    // and the look after the run knew them as existing: nothing of the user's moved
+    expect(readFileSync(join(t.ws, 'many/d7/.env.a'), 'utf8')).toBe('SECRET=a\n');
+    expect(r.deniedWrites).toEqual([]);
   });
 });
 

@@ -36,6 +36,8 @@ export interface HostFacts {
   readonly dangling?: readonly string[];
   /** Real paths of system files that must stay readable whatever is hidden around them (see {@link KEEP_READABLE}). */
   readonly keepReadable?: readonly string[];
+  /** Every path a pattern matched (symlinks by their own path), before grouping: what existed, for the looks. */
+  readonly matched?: readonly string[];
   /** Directories the walk could not list (hidden whole, see {@link FoundEntry.hide}), for the report. */
   readonly unreadable?: readonly string[];
   /** Entries visited by the walk. */
@@ -220,8 +222,8 @@ export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOption
     if (k) kinds.set(p, k);
     else if (isSymlink(p)) dangling.push(p);
   }
-  const { found, unreadable, visited } = findPatternMatches(policy, options, placeholders, cwd);
-  return { kinds, found, sockets: hostSockets(), keepReadable: keepReadablePaths(), dangling, unreadable, visited };
+  const { found, matched, unreadable, visited } = findPatternMatches(policy, options, placeholders, cwd);
+  return { kinds, found, matched, sockets: hostSockets(), keepReadable: keepReadablePaths(), dangling, unreadable, visited };
 }
 
 /** The names of `.env` files probed in an ancestor that cannot be listed (see {@link findPatternMatches}). */
@@ -230,6 +232,8 @@ const ENV_NAMES = NEW_ENTRY_NAMES.filter((n) => n.startsWith('.env'));
 /** What {@link findPatternMatches} found. */
 export interface PatternMatches {
   readonly found: FoundEntry[];
+  /** Every matched path, also those grouped into a directory hidden whole. */
+  readonly matched: string[];
   readonly unreadable: string[];
   readonly visited: number;
 }
@@ -251,7 +255,7 @@ export function findPatternMatches(
   const found: FoundEntry[] = [];
   const unreadable: string[] = [];
   let visited = 0;
-  if (patterns.length === 0) return { found, unreadable, visited };
+  if (patterns.length === 0) return { found, matched: [], unreadable, visited };
   const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
   const cache = options.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
   const layers = layersOf(policy);
@@ -305,7 +309,7 @@ export function findPatternMatches(
     );
   }
   const keepVisible = [...named, ...(cwd ? [cwd] : [])];
-  return { found: groupHidden(found, layers, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), unreadable, visited };
+  return { found: groupHidden(found, layers, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, visited };
 }
 
 /**

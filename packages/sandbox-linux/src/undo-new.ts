@@ -57,6 +57,7 @@ export function undoNewForbidden(
   const layers = layersOf(policy);
   const existed = new Set<string>([...before.kinds.keys()]);
   for (const f of before.found) existed.add(f.via ?? f.path);
+  for (const p of before.matched ?? []) existed.add(p); // also those grouped into a directory hidden whole
   for (const p of before.dangling ?? []) existed.add(p);
   for (const p of keep) existed.add(p);
   const removed: string[] = [];
