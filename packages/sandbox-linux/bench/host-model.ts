@@ -121,7 +121,7 @@ for (const name of ['shallow', 'deep'] as const) {
   };
   walk(ws);
   const bare = performance.now() - t;
-  console.log(`  ${name.padEnd(8)} cold ${ms(cold)}   warm ${ms(warm)}   (${facts.visited} entries)   bare readdir walk ${ms(bare)}`);
+  console.log(`  ${name.padEnd(8)} cold ${ms(cold)}   warm ${ms(warm)}   (${facts.visited} entries)   bare readdir walk ${ms(bare)} (${n} entries)`);
 }
 
 const realHome = homedir();
