@@ -1,6 +1,7 @@
 export { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 export { type DeniedWrites, deniedWritesOf } from './denied-writes.js';
 export { FILTER_TABLE, type HostAddresses, hostAddresses, loopbackFilterRules, SLIRP_NETWORK } from './loopback-filter.js';
+export { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
 export { Layers, PATH_STATES, type PathState } from './layers.js';
 export { NEW_ENTRY_NAMES, placeholderBases, placeholderCandidates } from './new-entries.js';
 export { ADVISORY_CHECKS, CHECK_NAMES, MIN_BWRAP, probeHost } from './probe.js';
@@ -16,6 +17,7 @@ export {
   hostSockets,
   isToolchainCache,
   KEEP_READABLE,
+  MAX_MOUNT_PATH,
   keepReadablePaths,
   ScanLimitError,
   type ScanOptions,
