@@ -127,6 +127,15 @@ while time.time() < end:
     expect(readFileSync(join(outside, '.envrc'), 'utf8')).toBe('export X=1\n');
   });
 
+  it('never moves a landing into a folder the command can write in (it could hold its symlinks)', async () => {
+    const undone = join(t.ws, 'state/undone'); // a workspace that holds the daemon's state: HOME, say
+    const r = await createLinuxSandbox({ scan: { home: t.home }, undoneDir: undone }).run(req(t, ['sh', '-c', 'mkdir -p state/undone/x && mkdir -p z/.vscode && echo {} > z/.vscode/tasks.json']));
+    expect(r.writeDenied).toBe(true);
+    expect(existsSync(join(t.ws, 'z/.vscode'))).toBe(false);
+    expect(readdirSync(undone)).toEqual(['x']); // nothing went there
+    expect(r.stderr).toContain('could not be moved aside and were deleted');
+  });
+
   it('takes away a landing made in a directory whose name is not UTF-8', async () => {
     const r = await sb.run(req(t, PY("import os\nos.makedirs(b'new-\\xfe/.vscode', exist_ok=True)\nopen(b'new-\\xfe/.vscode/tasks.json','w').write('{}')\nopen(b'new-\\xfe/.envrc','w').write('x')")));
     expect(r.exitCode).toBe(0);

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { encodePath } from './host-names.js';
@@ -45,8 +45,11 @@ export function undoNewForbidden(
   before: HostFacts,
   options: ScanOptions | undefined,
   keep: ReadonlySet<string> = new Set(),
-  aside?: string,
+  asideDir?: string,
 ): UndoReport {
+  // a folder the command can write in could hold its symlinks: moving there would put the
+  // command's landing wherever they point, as the daemon
+  const aside = asideDir !== undefined && !reachableBy(policy, asideDir) ? asideDir : undefined;
   const patterns = [...policy.readDeny, ...policy.writeDeny, ...policy.writeExceptions, ...policy.controlDeny]
     .flatMap((r) => [r, ...(r.except ?? [])])
     .flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
@@ -90,6 +93,22 @@ export function undoNewForbidden(
     return report(removed, deleted, unreadable, aside, (e as Error).message);
   }
   return report(removed, deleted, unreadable, aside);
+}
+
+/** Whether `path` (or the real path of its nearest existing ancestor) lies under a write root. */
+function reachableBy(policy: SandboxPolicy, path: string): boolean {
+  let p = path;
+  let rest = '';
+  for (;;) {
+    try {
+      const real = realpathSync(p) + rest;
+      return policy.write.some((r) => isWithin(path, r) || isWithin(real, r));
+    } catch {
+      if (p === '/') return true;
+      rest = p.slice(p.lastIndexOf('/')) + rest;
+      p = p.slice(0, p.lastIndexOf('/')) || '/';
+    }
+  }
 }
 
 function report(removed: string[], deleted: string[], unreadable: string[], aside: string | undefined, skipped?: string): UndoReport {
