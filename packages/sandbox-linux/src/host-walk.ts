@@ -86,6 +86,9 @@ interface CachedListing {
   readonly count: number;
 }
 
+/** Directories one {@link ListingCache} keeps at most. */
+const MAX_KEPT_DIRS = 300_000;
+
 /** How long a directory must have been unchanged when it was listed for its ctime to tell every later change (clock ticks, clock skew). */
 const SETTLED_NS = 2_000_000_000n;
 
@@ -110,6 +113,8 @@ export class ListingCache {
   }
 
   set(path: string, listing: CachedListing): void {
+    // a bound on memory (about 110 MB for 177,000 directories): past it, start again
+    if (this.map.size >= MAX_KEPT_DIRS && !this.map.has(path)) this.map.clear();
     this.map.set(path, listing);
   }
 
