@@ -1,4 +1,4 @@
-import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync } from 'node:fs';
+import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync } from 'node:fs';
 import { decodeName, encodePath } from './host-names.js';
 
 /*
@@ -105,6 +105,23 @@ export class ListingCache {
   private readonly map = new Map<string, CachedListing>();
   constructor(readonly keep: (path: string, type: EntryType) => boolean) {}
 
+  /**
+   * Entries counted in `path` when it is a directory the walk need not open at all: its kept
+   * listing holds nothing (no subdirectory, no match) and `lstat` through its parent's descriptor
+   * still shows the same device, inode and ctime. Undefined otherwise (open and list it).
+   */
+  emptyLeaf(path: string, parentFd: number, name: Buffer): number | undefined {
+    const c = this.map.get(path);
+    if (!c?.settled || c.entries.length > 0) return undefined;
+    let st: { dev: bigint; ino: bigint; ctimeNs: bigint };
+    try {
+      st = lstatSync(atFd(parentFd, name), { bigint: true });
+    } catch {
+      return undefined; // gone or unreachable: opening it says which
+    }
+    return this.get(path, st) ? c.count : undefined;
+  }
+
   /** The listing of `path` if it is still what the directory open at `fd` holds. */
   get(path: string, st: { dev: bigint; ino: bigint; ctimeNs: bigint }): CachedListing | undefined {
     const c = this.map.get(path);
@@ -194,7 +211,10 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
       const path = childPath(top.path, e.name);
       const depth = top.depth + 1;
       const descend = walker.entry({ dirFd: top.fd, name: e.name, path, type: e.type, depth });
-      if (descend && e.type === 'dir' && depth < maxDepth) enter(path, () => openDir(atFd(top.fd, e.name)), depth);
+      if (!descend || e.type !== 'dir' || depth >= maxDepth) continue;
+      const leaf = cache?.emptyLeaf(path, top.fd, e.name); // one lstat instead of open, fstat, close
+      if (leaf !== undefined) visited += leaf;
+      else enter(path, () => openDir(atFd(top.fd, e.name)), depth);
     }
   } finally {
     for (const f of stack) closeSync(f.fd);
