@@ -1,24 +1,29 @@
 export { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 export { type DeniedWrites, deniedWritesOf } from './denied-writes.js';
 export { FILTER_TABLE, type HostAddresses, hostAddresses, loopbackFilterRules, SLIRP_NETWORK } from './loopback-filter.js';
+export { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
 export { Layers, PATH_STATES, type PathState } from './layers.js';
 export { NEW_ENTRY_NAMES, placeholderBases, placeholderCandidates } from './new-entries.js';
 export { ADVISORY_CHECKS, CHECK_NAMES, MIN_BWRAP, probeHost } from './probe.js';
 export { RunRequestError, RunRequestSchema } from './request.js';
 export { sweepStaleRunDirs } from './run-dir.js';
 export {
-  DEFAULT_PRUNE_NAMES,
   type EntryKind,
   type FoundEntry,
   findPatternMatches,
+  HOME_DEPTH,
   type HostFacts,
+  type PatternMatches,
   isToolchainCache,
   KEEP_READABLE,
+  MAX_MOUNT_PATH,
   keepReadablePaths,
   ScanLimitError,
   type ScanOptions,
   scanHost,
   scanRoots,
+  type ScanWalk,
+  scanWalks,
   TOOLCHAIN_CACHE_SUFFIXES,
 } from './scan.js';
 export { type HostSocketFacts, hostSocketFacts, hostSockets, listedSockets, SOCKET_HOMES, type SocketHome, socketHomes } from './host-sockets.js';

@@ -20,22 +20,28 @@ beforeAll(() => {
 afterAll(() => s.cleanup());
 
 describe('scanHost', () => {
-  it('finds pattern matches at any depth, prunes node_modules and hidden directories, follows matching symlinks to their target', () => {
+  it('finds pattern matches at any depth, node_modules included, does not descend into hidden directories, follows matching symlinks to their target', () => {
     const facts = scanHost(workspacePolicy(s), s.ws);
     const found = facts.found.map((f) => f.path);
     expect(found).toContain(join(s.ws, 'a/b/.env'));
     expect(found).toContain(join(s.ws, 'a/b/.env.d'));
     expect(found).not.toContain(join(s.ws, 'a/b/.env.d/inner')); // hidden whole, not descended
-    expect(found).not.toContain(join(s.ws, 'node_modules/pkg/.env'));
+    expect(found).toContain(join(s.ws, 'node_modules/pkg/.env'));
     expect(facts.found.find((f) => f.via === join(s.ws, 'a/.env.link'))?.path).toBe(join(s.ws, 'link-target/real.txt'));
     expect(found.some((p) => p.includes('dangling'))).toBe(false);
     expect(facts.kinds.get(s.ws)).toBe('dir');
   });
 
-  it('does not walk toolchain caches', () => {
+  it('walks toolchain caches only to the home depth', () => {
+    mkdirSync(join(s.home, '.npm', 'a/b/c/d'), { recursive: true });
+    writeFileSync(join(s.home, '.npm', 'a/b/c/d/.env'), 'X=1');
+    writeFileSync(join(s.home, '.npm', 'a/b/.env'), 'X=1'); // level 4 under the home
     const policy = workspacePolicy(s, { write: [s.ws, join(s.home, '.npm')] });
     expect(scanRoots(policy)).not.toContain(join(s.home, '.npm'));
-    expect(scanHost(policy, s.ws).found.map((f) => f.path)).not.toContain(join(s.home, '.npm', '.env'));
+    const found = scanHost(policy, s.ws, { home: s.home }).found.map((f) => f.path);
+    expect(found).toContain(join(s.home, '.npm', '.env'));
+    expect(found).toContain(join(s.home, '.npm', 'a/b/.env'));
+    expect(found).not.toContain(join(s.home, '.npm', 'a/b/c/d/.env'));
   });
 
   it('stops at the entry limit', () => {

@@ -1,8 +1,12 @@
-import { type Dirent, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { type PathMatcher, type PathRule, type SandboxPolicy, toolchainCacheDirs } from '@aalis/api-reach';
 import { type HostSocketFacts, hostSocketFacts } from './host-sockets.js';
 import { layersOf } from './layers.js';
-import { placeholderCandidates } from './new-entries.js';
+import { decodeName, encodePath } from './host-names.js';
+import { atFd, listingCacheFor, type WalkEntry, walkTree } from './host-walk.js';
+import { NEW_ENTRY_NAMES, placeholderCandidates } from './new-entries.js';
+import { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
 import { isWithin, ruleSet } from './rule-match.js';
 
 /** What sits at a path on the host, as far as mounting is concerned. */
@@ -15,6 +19,11 @@ export interface FoundEntry {
   readonly kind: EntryKind;
   /** The path the rules matched, when it differs from `path` (a symlink). */
   readonly via?: string;
+  /**
+   * Hidden whole whatever the rules say: a directory the walk could not list (it may hide
+   * anything), or the deepest mountable ancestor of a match deeper than PATH_MAX (`via` the match).
+   */
+  readonly hide?: true;
 }
 
 /** What the translation needs to know about the host file system; gathered by {@link scanHost}. */
@@ -27,21 +36,34 @@ export interface HostFacts extends HostSocketFacts {
   readonly dangling?: readonly string[];
   /** Real paths of system files that must stay readable whatever is hidden around them (see {@link KEEP_READABLE}). */
   readonly keepReadable?: readonly string[];
+  /** Every path a pattern matched (symlinks by their own path), before grouping: what existed, for the looks. */
+  readonly matched?: readonly string[];
+  /** Directories the walk could not list (hidden whole, see {@link FoundEntry.hide}), for the report. */
+  readonly unreadable?: readonly string[];
   /** Entries visited by the walk. */
   readonly visited: number;
 }
 
-/** Limits of the walk that finds pattern matches. */
+/** How far the walk looks, beyond the roots it walks whole. */
 export interface ScanOptions {
-  /** Stop and fail closed beyond this many entries. */
+  /** Stop and fail closed beyond this many entries looked at (directories and matches). No limit unless set. */
   readonly maxEntries?: number;
-  /** Directory names not descended into (their contents cannot match deny patterns we act on). */
-  readonly pruneNames?: readonly string[];
+  /** The user's home, walked to {@link ScanOptions.homeDepth} levels for deny-read matches. Default `os.homedir()`. */
+  readonly home?: string;
+  /** How many levels under the home (and under a toolchain cache outside it) are walked. Default {@link HOME_DEPTH}. */
+  readonly homeDepth?: number;
+  /** Read every directory on every walk, keeping no listings between walks (see `ListingCache`). */
+  readonly noCache?: boolean;
+  /** Hidden matches past which they are grouped into directories hidden whole. Default {@link MAX_HIDDEN_MOUNTS}. */
+  readonly maxHiddenMounts?: number;
 }
 
-/** Directories skipped by the walk unless told otherwise: dependency trees and git's object store. */
-export const DEFAULT_PRUNE_NAMES = ['node_modules', 'objects', 'lfs'] as const;
-const PRUNE_ONLY_IN_GIT = new Set(['objects', 'lfs']);
+/**
+ * Levels of the home walked for `.env*` and other pattern matches: `~/code/org/project/.env` is at
+ * level 4. Deeper trees under the home that are not the workspace are not walked on every run
+ * (a home holds caches and other checkouts of millions of files); the README gives the cost.
+ */
+export const HOME_DEPTH = 4;
 
 /** Thrown when the host cannot be scanned within the limits: the policy is not translated. */
 export class ScanLimitError extends Error {
@@ -78,15 +100,49 @@ export function isToolchainCache(root: string): boolean {
   return TOOLCHAIN_CACHE_SUFFIXES.some((s) => root.endsWith(s));
 }
 
+/** One walk of the scan: a tree walked whole, a home or cache walked to a depth, or an ancestor listed alone. */
+export interface ScanWalk {
+  readonly root: string;
+  readonly depth: number;
+  readonly why: 'tree' | 'home' | 'ancestor';
+}
+
 /**
- * The roots whose contents are walked for pattern matches: what the sandbox can write or read
- * back, less the toolchain caches (content stores of hundreds of thousands of files, walked on
- * every run they would make every command slow or trip the scan limit; what they hold is not
- * searched for `.env` files or landings).
+ * The roots walked whole: what the sandbox can write or read back, and the cwd (in the readonly
+ * tier the workspace is no write root, yet its `.env` files must be hidden), less the toolchain
+ * caches (content stores of millions of files, walked to the home's depth instead) and `/`.
  */
-export function scanRoots(policy: SandboxPolicy): string[] {
-  const all = [...new Set([...policy.write, ...policy.readAllowWithin])].filter((r) => !isToolchainCache(r)).sort();
+export function scanRoots(policy: SandboxPolicy, cwd?: string): string[] {
+  const all = [...new Set([...policy.write, ...policy.readAllowWithin, ...(cwd ? [cwd] : [])])].filter((r) => r !== '/' && !isToolchainCache(r)).sort();
   return all.filter((r) => !all.some((o) => o !== r && isWithin(r, o)));
+}
+
+function ancestorsOf(path: string): string[] {
+  const out: string[] = [];
+  for (let p = path; p !== '/'; ) {
+    p = p.slice(0, p.lastIndexOf('/')) || '/';
+    out.push(p);
+  }
+  return out;
+}
+
+/**
+ * Every walk of the scan, in the order taken: the trees walked whole ({@link scanRoots}); the
+ * home, and the toolchain caches outside it, to `homeDepth` levels; every ancestor of those,
+ * listed one level (a monorepo root's `.env`, `/home/.env`).
+ */
+export function scanWalks(policy: SandboxPolicy, cwd: string | undefined, options: ScanOptions = {}): ScanWalk[] {
+  const trees = scanRoots(policy, cwd);
+  const depth = options.homeDepth ?? HOME_DEPTH;
+  const home = options.home ?? homedir();
+  const shallow = [home, ...policy.write.filter(isToolchainCache)].filter((r) => r !== '/' && !trees.some((t) => isWithin(r, t)));
+  const outer = [...new Set(shallow)].filter((r, _, all) => !all.some((o) => o !== r && isWithin(r, o)));
+  const walks: ScanWalk[] = [...trees.map((root) => ({ root, depth: Number.POSITIVE_INFINITY, why: 'tree' as const })), ...outer.map((root) => ({ root, depth, why: 'home' as const }))];
+  const covered = (p: string) => walks.some((w) => w.why !== 'ancestor' && isWithin(p, w.root) && p.split('/').length - w.root.split('/').length < w.depth);
+  const ancestors = new Set<string>();
+  for (const w of [...walks]) for (const a of ancestorsOf(w.root)) if (!covered(a)) ancestors.add(a);
+  for (const root of [...ancestors].sort()) walks.push({ root, depth: 1, why: 'ancestor' });
+  return walks;
 }
 
 function kindOf(path: string): EntryKind | undefined {
@@ -128,9 +184,8 @@ function isSymlink(path: string): boolean {
 }
 
 /**
- * Looks at the host for what the policy's rules need: kinds of named paths, pattern matches under
- * the writable and read-back roots (a bounded walk that does not follow symlinks and skips
- * {@link DEFAULT_PRUNE_NAMES}), and the host's unix sockets. `placeholders` are those of runs now
+ * Looks at the host for what the policy's rules need: kinds of named paths, pattern matches in the
+ * walks of {@link scanWalks} (see {@link findPatternMatches}), and the host's unix sockets. `placeholders` are those of runs now
  * going on (empty directories this process made): they count as missing.
  */
 export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOptions = {}, placeholders: ReadonlySet<string> = new Set()): HostFacts {
@@ -142,61 +197,118 @@ export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOption
     if (k) kinds.set(p, k);
     else if (isSymlink(p)) dangling.push(p);
   }
-  const { found, visited } = findPatternMatches(policy, options, placeholders);
-  return { kinds, found, ...hostSocketFacts(), keepReadable: keepReadablePaths(), dangling, visited };
+  const { found, matched, unreadable, visited } = findPatternMatches(policy, options, placeholders, cwd);
+  return { kinds, found, matched, ...hostSocketFacts(), keepReadable: keepReadablePaths(), dangling, unreadable, visited };
+}
+
+/** The names of `.env` files probed in an ancestor that cannot be listed (see {@link findPatternMatches}). */
+const ENV_NAMES = NEW_ENTRY_NAMES.filter((n) => n.startsWith('.env'));
+
+/** What {@link findPatternMatches} found. */
+export interface PatternMatches {
+  readonly found: FoundEntry[];
+  /** Every matched path, also those grouped into a directory hidden whole. */
+  readonly matched: string[];
+  readonly unreadable: string[];
+  readonly visited: number;
 }
 
 /**
- * The pattern half of {@link scanHost}: existing entries under the scanned roots that a pattern
- * rule or carve-out matches. The look after a run needs only this part.
+ * The pattern half of {@link scanHost}: existing entries that a pattern rule or carve-out matches,
+ * in every walk of {@link scanWalks}. The walk never follows a symlink (a matching one is reported
+ * at its target, with the link as `via`), does not descend into a directory hidden whole, and
+ * treats a directory it cannot list as hiding something: hidden whole (`hide`). An ancestor that
+ * cannot be listed holds the workspace and cannot be hidden: its `.env` names are probed one by one.
  */
-export function findPatternMatches(policy: SandboxPolicy, options: ScanOptions = {}, skip: ReadonlySet<string> = new Set()): { found: FoundEntry[]; visited: number } {
+export function findPatternMatches(
+  policy: SandboxPolicy,
+  options: ScanOptions = {},
+  skip: ReadonlySet<string> = new Set(),
+  cwd?: string,
+): PatternMatches {
   const patterns = matchers(policy).flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
   const found: FoundEntry[] = [];
+  const unreadable: string[] = [];
   let visited = 0;
-  if (patterns.length === 0) return { found, visited };
+  if (patterns.length === 0) return { found, matched: [], unreadable, visited };
   const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
+  const cache = options.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
   const layers = layersOf(policy);
-  const limit = options.maxEntries ?? 1_000_000;
-  const prune = new Set(options.pruneNames ?? DEFAULT_PRUNE_NAMES);
-  for (const root of scanRoots(policy)) {
-    if (kindOf(root) !== 'dir') continue;
-    const stack: string[] = [root];
-    while (stack.length > 0) {
-      const dir = stack.pop()!;
-      let entries: Dirent[];
-      try {
-        entries = readdirSync(dir, { withFileTypes: true });
-      } catch {
-        continue; // unreadable here is unreadable in the sandbox too
-      }
-      visited += entries.length;
-      if (visited > limit) throw new ScanLimitError(root, limit);
-      const inGit = dir.endsWith('/.git');
-      for (const e of entries) {
-        const path = `${dir}/${e.name}`;
-        if (skip.has(path)) continue;
-        const hit = any.covers(path);
-        if (e.isSymbolicLink()) {
-          if (hit) {
-            try {
-              const real = realpathSync(path);
-              const k = kindOf(real);
-              if (k) found.push({ path: real, kind: k, via: path });
-            } catch {
-              // dangling: nothing behind it to read or write through
-            }
-          }
-          continue;
+  const limit = options.maxEntries ?? Number.POSITIVE_INFINITY;
+  const walks = scanWalks(policy, cwd, options);
+  const walkedWhole = new Set(walks.filter((w) => w.why !== 'ancestor').map((w) => w.root));
+  const named = [...policy.write, ...policy.readAllowWithin, ...rules(policy).flatMap((r) => ('path' in r ? [r.path] : []))];
+  const seen = new Set<string>();
+  const add = (entry: FoundEntry) => {
+    const f = mountable(entry);
+    const key = f.via ?? f.path;
+    if (seen.has(key)) return;
+    seen.add(key);
+    found.push(f);
+  };
+  for (const walk of walks) {
+    let met = 0;
+    const visit = (e: WalkEntry): boolean => {
+      met += 1;
+      if (met > limit) throw new ScanLimitError(walk.root, limit);
+      if (skip.has(e.path)) return false;
+      const hit = any.covers(e.path);
+      if (e.type === 'symlink') {
+        if (hit) {
+          const real = realTarget(atFd(e.dirFd, e.name));
+          if (real) add({ path: real.path, kind: real.kind, via: e.path });
         }
-        const isDir = e.isDirectory();
-        if (hit) found.push({ path, kind: isDir ? 'dir' : 'file' });
-        if (!isDir) continue;
-        if (prune.has(e.name) && (!PRUNE_ONLY_IN_GIT.has(e.name) || inGit)) continue;
-        if (hit && layers.hidden(path)) continue; // hidden whole
-        stack.push(path);
+        return false;
       }
-    }
+      if (hit) add({ path: e.path, kind: e.type === 'dir' ? 'dir' : 'file' });
+      if (e.type !== 'dir' || walkedWhole.has(e.path)) return false; // a root of its own walk
+      // hidden whole: nothing under it is visible, unless a named path (a carve-out, a root) is mounted back
+      return !(layers.hidden(e.path) && !named.some((n) => n !== e.path && isWithin(n, e.path)));
+    };
+    visited += walkTree(
+      walk.root,
+      {
+        entry: visit,
+        unreadable: (path) => {
+          unreadable.push(path);
+          if (path === walk.root && walk.why === 'ancestor') {
+            for (const n of ENV_NAMES) {
+              const k = kindOf(`${path === '/' ? '' : path}/${n}`);
+              if (k) add({ path: `${path === '/' ? '' : path}/${n}`, kind: k });
+            }
+          } else add({ path, kind: 'dir', hide: true });
+        },
+      },
+      walk.depth,
+      cache,
+    );
   }
-  return { found, visited };
+  const keepVisible = [...named, ...(cwd ? [cwd] : [])];
+  return { found: groupHidden(found, layers, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, visited };
+}
+
+/** Bytes a mount point's path may have: bubblewrap prefixes it (`/newroot`), and the kernel's PATH_MAX is 4096 with the NUL. */
+export const MAX_MOUNT_PATH = 4000;
+
+/**
+ * A match too long for a mount point (deeper than PATH_MAX) cannot be hidden by its own mount:
+ * its deepest ancestor that can be mounted is hidden whole instead (stricter, so fail closed).
+ */
+function mountable(f: FoundEntry): FoundEntry {
+  if (encodePath(f.path).length <= MAX_MOUNT_PATH) return f;
+  let p = f.path;
+  while (encodePath(p).length > MAX_MOUNT_PATH) p = p.slice(0, p.lastIndexOf('/'));
+  return { path: p, kind: 'dir', hide: true, via: f.via ?? f.path };
+}
+
+/** The real path and kind behind a matching symlink; undefined when it leads nowhere this process can reach. */
+function realTarget(link: Buffer): { path: string; kind: EntryKind } | undefined {
+  try {
+    const real = realpathSync.native(link, { encoding: 'buffer' });
+    const st = statSync(real);
+    return { path: decodeName(real), kind: st.isDirectory() ? 'dir' : 'file' };
+  } catch (e) {
+    if (['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES'].includes((e as NodeJS.ErrnoException).code ?? '')) return undefined; // dangling: nothing behind it to read or write through
+    throw e;
+  }
 }

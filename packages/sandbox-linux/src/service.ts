@@ -15,6 +15,7 @@ import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js
 import { deniedWritesOf } from './denied-writes.js';
 import { kernelSurface } from './kernel-surface.js';
 import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, preparePidLimit, type RunPidLimit, sweepStalePidCgroups } from './pid-limit.js';
+import { encodePath, hasRawBytes, printablePath } from './host-names.js';
 import { installLoopbackFilter, LoopbackFilterError } from './loopback-filter.js';
 import { INFO_FD, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, SETUP_SYNC_FLAGS, type Slirp, startSlirp } from './network.js';
 import { BoundedOutput } from './output.js';
@@ -23,6 +24,7 @@ import { checkRunRequest } from './request.js';
 import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { LandingSweeper } from './undo-new.js';
+import { HostThread } from './host-thread.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
@@ -82,6 +84,9 @@ export const DEFAULT_MAX_OUTPUT = 1024 * 1024;
 /** How often a running service looks for run folders of dead daemons (it also does at start). */
 const SWEEP_INTERVAL_MS = 60_000;
 
+/** The fd bwrap reads its mount arguments from (`--args`) when a path in them is not UTF-8. */
+const ARGS_FD = 6;
+
 /** Setup attempts when a mount point vanished under us. */
 const MAX_SETUP_ATTEMPTS = 5;
 
@@ -107,6 +112,8 @@ export class LinuxSandbox implements SandboxService {
   private readonly undoneDir: string;
   private ready?: Promise<SandboxProbe>;
   private pids?: PidLimitMechanism;
+  /** The scan and the looks for landings, off the event loop. */
+  private readonly host = new HostThread();
   private sweptAt = 0;
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
@@ -210,7 +217,8 @@ export class LinuxSandbox implements SandboxService {
         if (this.options.createMissingWriteRoots ?? true) {
           for (const root of policy.write) mkdirSync(root, { recursive: true, mode: 0o700 });
         }
-        facts = scanHost(policy, request.cwd, this.options.scan, livePlaceholders());
+        // off the event loop: a large tree takes seconds to walk
+        facts = await this.host.run({ op: 'scan', policy, cwd: request.cwd, options: this.options.scan, skip: [...livePlaceholders()] });
         translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface() });
         // bwrap looks up every mount source as it starts
         if (translation.usesEmptyFile) dir.prepareEmptyFile();
@@ -222,7 +230,7 @@ export class LinuxSandbox implements SandboxService {
         );
       }
       const aside = join(this.undoneDir, basename(dir.path));
-      const sweeper = new LandingSweeper(policy, facts, this.options.scan, this.options.landingSweepMs ?? DEFAULT_LANDING_SWEEP_MS, livePlaceholders, aside);
+      const sweeper = new LandingSweeper(policy, facts, this.options.scan, this.options.landingSweepMs ?? DEFAULT_LANDING_SWEEP_MS, livePlaceholders, aside, this.host);
       sweeper.start();
       let result: SandboxRunResult;
       try {
@@ -232,12 +240,13 @@ export class LinuxSandbox implements SandboxService {
       } finally {
         dir.dispose();
       }
-      const undo = sweeper.finish();
+      const undo = await sweeper.finish();
       let notes = translation.notes.join('');
       if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
       if (undo.movedTo) notes += `aalis: new entries this command may not make were moved out of the way, under ${undo.movedTo}\n`;
       if (undo.deleted) notes += `aalis: new entries this command may not make could not be moved aside and were deleted: ${undo.deleted.join(', ')}\n`;
       if (undo.skipped !== undefined) notes += `aalis: new files under the writable roots could not be checked against the deny rules (${undo.skipped})\n`;
+      if (undo.unreadable) notes += `aalis: directories under the writable roots could not be listed, so what is in them was not checked against the deny rules: ${undo.unreadable.map(printablePath).join(', ')}\n`;
       if (undo.removed.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
       return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...undo.removed])] };
     } finally {
@@ -258,7 +267,8 @@ export class LinuxSandbox implements SandboxService {
       ...NAMESPACE_FLAGS,
       ...SETUP_SYNC_FLAGS,
       ...(netOn ? [] : NETWORK_OFF_FLAGS),
-      ...translation.args,
+      // names that are not UTF-8 cannot be argv strings: bwrap reads them, as bytes, from ARGS_FD
+      ...(translation.args.some(hasRawBytes) ? ['--args', String(ARGS_FD)] : translation.args),
       '--chdir',
       request.cwd,
       '--seccomp',
@@ -270,6 +280,7 @@ export class LinuxSandbox implements SandboxService {
     // the run's cgroup is made while bwrap starts
     const pidReady = preparePidLimit(this.pids!, this.pidLimit, runName);
     pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
+    if (translation.args.some(hasRawBytes)) stdio[ARGS_FD] = new Uint8Array(Buffer.concat(translation.args.map((a) => Buffer.concat([encodePath(a), Buffer.of(0)]))));
     const child = execa(tools.bwrap, args, {
       env: { ...request.env, ...tmpEnv(request.policy.tmp) },
       extendEnv: false,

@@ -104,7 +104,7 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
   }
   for (const [p, k] of facts.kinds) add({ path: p, kind: k, why: 'rule' });
   for (const f of facts.found) {
-    const forced = f.via ? stricter(layers.entry(f.via), layers.entry(f.path)) : undefined;
+    const forced = f.hide ? 'hidden' : f.via ? stricter(layers.entry(f.via), layers.entry(f.path)) : undefined;
     add(forced ? { path: f.path, kind: f.kind, why: 'found', forced } : { path: f.path, kind: f.kind, why: 'found' });
   }
   const sockets = hideSockets(policy, facts, named);

@@ -1,9 +1,13 @@
-import { cpSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
+import { encodePath } from './host-names.js';
+import type { HostThread } from './host-thread.js';
+import { listingCacheFor, walkTree } from './host-walk.js';
 import { layersOf } from './layers.js';
-import { isWithin } from './rule-match.js';
-import { type FoundEntry, findPatternMatches, type HostFacts, type ScanOptions } from './scan.js';
+import { isWithin, ruleSet } from './rule-match.js';
+import { dirId, liesUnder, moveAt, removeAt } from './safe-move.js';
+import { type HostFacts, isToolchainCache, type ScanOptions } from './scan.js';
 
 /** What the look after a run found: the entries it took away, and whether it could look at all. */
 export interface UndoReport {
@@ -12,65 +16,132 @@ export interface UndoReport {
   readonly movedTo?: string;
   /** Entries that could not be moved aside and were deleted instead. */
   readonly deleted?: readonly string[];
-  /** Set when the roots could not be walked again (the limit): nothing was removed then. */
+  /** Directories under the writable roots the look could not list: what is in them was not checked. */
+  readonly unreadable?: readonly string[];
+  /** Set when the roots could not be walked again: nothing more was removed then. */
   readonly skipped?: string;
+}
+
+/** The writable roots a look walks: every write root but the toolchain caches, nested ones once. */
+export function lookRoots(policy: SandboxPolicy): string[] {
+  const all = [...new Set(policy.write)].filter((r) => !isToolchainCache(r)).sort();
+  return all.filter((r) => !all.some((o) => o !== r && isWithin(r, o)));
 }
 
 /**
  * Mounts can only protect what exists when the sandbox starts, and the placeholders only the
  * names on the command's own path. A new entry elsewhere under a writable root that a deny layer
  * covers (a `.envrc` or `.vscode/tasks.json` in a subdirectory, a `.env` the tool layer never
- * writes) is found by walking the same roots again after the run and removed, and reported as a
- * refused write: undone, not prevented, which the README says plainly.
+ * writes) is found by walking the writable roots again after the run and taken away, and reported
+ * as a refused write: undone, not prevented, which the README says plainly.
+ *
+ * The walk is host-walk's: it never follows a symlink, and every entry is moved relative to the
+ * open directory that was listed (checked first to still lie under a writable root), so a
+ * directory swapped for a symlink mid-look leads nowhere, and nothing outside the writable roots
+ * is ever moved or deleted. Any name, any depth.
  */
 export function undoNewForbidden(
   policy: SandboxPolicy,
   before: HostFacts,
   options: ScanOptions | undefined,
   keep: ReadonlySet<string> = new Set(),
-  aside?: string,
+  asideDir?: string,
 ): UndoReport {
+  // a folder the command can write in could hold its symlinks: moving there would put the
+  // command's landing wherever they point, as the daemon
+  const aside = asideDir !== undefined && !reachableBy(policy, asideDir) ? asideDir : undefined;
+  const patterns = [...policy.readDeny, ...policy.writeDeny, ...policy.writeExceptions, ...policy.controlDeny]
+    .flatMap((r) => [r, ...(r.except ?? [])])
+    .flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
+  if (patterns.length === 0) return { removed: [] };
+  const any = ruleSet(patterns);
+  // the scan's listings: only directories that changed since are read again
+  const cache = options?.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
   const layers = layersOf(policy);
   const existed = new Set<string>([...before.kinds.keys()]);
   for (const f of before.found) existed.add(f.via ?? f.path);
+  for (const p of before.matched ?? []) existed.add(p); // also those grouped into a directory hidden whole
+  for (const p of before.dangling ?? []) existed.add(p);
   for (const p of keep) existed.add(p);
-  let after: { found: readonly FoundEntry[] };
-  try {
-    after = findPatternMatches(policy, options);
-  } catch (e) {
-    return { removed: [], skipped: (e as Error).message };
-  }
   const removed: string[] = [];
   const deleted: string[] = [];
-  const entries = after.found.map((f) => f.via ?? f.path).sort();
-  for (const path of entries) {
-    if (existed.has(path) || removed.some((r) => isWithin(path, r))) continue;
-    if (!policy.write.some((root) => isWithin(path, root)) || layers.writable(path)) continue;
-    if (!aside || !moveAside(path, join(aside, path))) {
-      rmSync(path, { recursive: true, force: true });
-      deleted.push(path);
+  const unreadable: string[] = [];
+  const roots = lookRoots(policy);
+  try {
+    for (const root of roots) {
+      const rootId = dirId(root);
+      walkTree(root, {
+        unreadable: (path) => unreadable.push(path),
+        entry: (e) => {
+          const hit = any.covers(e.path);
+          if (hit && !existed.has(e.path) && !layers.writable(e.path)) {
+            // the directory listed is the one open at dirFd; if a host program moved it out of the
+            // writable roots meanwhile, its entries are not ours to touch
+            if (!liesUnder(e.dirFd, e.depth - 1, rootId)) return false;
+            if (!aside || !moveAside(e.dirFd, e.name, e.path, aside)) {
+              removeAt(e.dirFd, e.name);
+              deleted.push(e.path);
+            }
+            removed.push(e.path);
+            return false;
+          }
+          return e.type === 'dir' && !(hit && layers.hidden(e.path));
+        },
+      }, Number.POSITIVE_INFINITY, cache);
     }
-    removed.push(path);
+  } catch (e) {
+    return report(removed, deleted, unreadable, aside, (e as Error).message);
   }
-  const moved = removed.length > deleted.length;
-  return { removed, ...(moved && aside ? { movedTo: aside } : {}), ...(deleted.length > 0 ? { deleted } : {}) };
+  return report(removed, deleted, unreadable, aside);
 }
+
+/** Whether `path` (or the real path of its nearest existing ancestor) lies under a write root. */
+function reachableBy(policy: SandboxPolicy, path: string): boolean {
+  let p = path;
+  let rest = '';
+  for (;;) {
+    try {
+      const real = realpathSync(p) + rest;
+      return policy.write.some((r) => isWithin(path, r) || isWithin(real, r));
+    } catch {
+      if (p === '/') return true;
+      rest = p.slice(p.lastIndexOf('/')) + rest;
+      p = p.slice(0, p.lastIndexOf('/')) || '/';
+    }
+  }
+}
+
+function report(removed: string[], deleted: string[], unreadable: string[], aside: string | undefined, skipped?: string): UndoReport {
+  const moved = removed.length > deleted.length;
+  return {
+    removed,
+    ...(moved && aside ? { movedTo: aside } : {}),
+    ...(deleted.length > 0 ? { deleted } : {}),
+    ...(unreadable.length > 0 ? { unreadable } : {}),
+    ...(skipped === undefined ? {} : { skipped }),
+  };
+}
+
+let longNames = 0;
 
 /**
  * Moves an undone entry out of the way rather than deleting it: a host program (the user's editor)
- * may have made it during the run, and nothing of theirs may be lost. Across file systems it is
- * copied, then removed. False when it could not be moved; the caller deletes it then (a landing
- * never stays).
+ * may have made it during the run, and nothing of theirs may be lost. It goes under `aside` with
+ * its whole path; a path too long for that goes to `aside/long/<n>-<name>`. False when it could
+ * not be moved; the caller deletes it then (a landing never stays).
  */
-function moveAside(path: string, dest: string): boolean {
+function moveAside(dirFd: number, name: Buffer, path: string, aside: string): boolean {
   try {
-    mkdirSync(dirname(dest), { recursive: true, mode: 0o700 });
+    const dest = join(aside, path);
     try {
-      renameSync(path, dest);
+      mkdirSync(encodePath(dirname(dest)), { recursive: true, mode: 0o700 });
+      moveAt(dirFd, name, encodePath(dest));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
-      cpSync(path, dest, { recursive: true, verbatimSymlinks: true, errorOnExist: true });
-      rmSync(path, { recursive: true, force: true });
+      if ((e as NodeJS.ErrnoException).code !== 'ENAMETOOLONG') throw e;
+      const long = join(aside, 'long');
+      mkdirSync(long, { recursive: true, mode: 0o700 });
+      longNames += 1;
+      moveAt(dirFd, name, Buffer.concat([encodePath(`${long}/${longNames}-`), name]));
     }
     return true;
   } catch {
@@ -82,7 +153,8 @@ function moveAside(path: string, dest: string): boolean {
  * The look of {@link undoNewForbidden}, repeated while a command runs, so that a long command (a
  * dev server, a watcher in the background) cannot keep a landing in place for its whole life: the
  * next look removes it. The pause between looks grows with what a look costs (at least 50 times
- * as long), so a large workspace is not walked over and over.
+ * as long), so a large workspace is not walked over and over. The looks run on the sandbox's host
+ * thread (host-thread.ts), off the daemon's event loop, when one is given.
  */
 export class LandingSweeper {
   private readonly removed = new Set<string>();
@@ -90,6 +162,7 @@ export class LandingSweeper {
   private moved = false;
   private timer?: NodeJS.Timeout;
   private stopped = false;
+  private inFlight?: Promise<UndoReport>;
 
   constructor(
     private readonly policy: SandboxPolicy,
@@ -100,6 +173,8 @@ export class LandingSweeper {
     private readonly keep: () => ReadonlySet<string>,
     /** This run's folder for what is moved aside. */
     private readonly aside?: string,
+    /** Where the looks run; on the calling thread without one. */
+    private readonly thread?: HostThread,
   ) {}
 
   /** Starts looking every `everyMs` (nothing happens for a non-positive interval). */
@@ -108,37 +183,44 @@ export class LandingSweeper {
   }
 
   private schedule(ms: number): void {
-    this.timer = setTimeout(() => {
+    this.timer = setTimeout(async () => {
       const t = performance.now();
-      const report = this.look();
+      const report = await this.look();
       if (!this.stopped && report.skipped === undefined) this.schedule(Math.max(this.everyMs, 50 * (performance.now() - t)));
     }, ms);
     this.timer.unref();
   }
 
-  private look(): UndoReport {
-    try {
-      const report = undoNewForbidden(this.policy, this.before, this.options, this.keep(), this.aside);
-      for (const p of report.removed) this.removed.add(p);
-      for (const p of report.deleted ?? []) this.deleted.add(p);
-      if (report.movedTo) this.moved = true;
-      return report;
-    } catch (e) {
+  private look(): Promise<UndoReport> {
+    const keep = [...this.keep()];
+    const job = this.thread
+      ? this.thread.run({ op: 'look', policy: this.policy, before: this.before, options: this.options, keep, aside: this.aside })
+      : Promise.resolve().then(() => undoNewForbidden(this.policy, this.before, this.options, new Set(keep), this.aside));
+    this.inFlight = job.then(
+      (report) => {
+        for (const p of report.removed) this.removed.add(p);
+        for (const p of report.deleted ?? []) this.deleted.add(p);
+        if (report.movedTo) this.moved = true;
+        return report;
+      },
       // the command may be writing in what is being removed: the next look, or the last, takes it
-      return { removed: [], skipped: (e as Error).message };
-    }
+      (e: Error) => ({ removed: [], skipped: e.message }),
+    );
+    return this.inFlight;
   }
 
   /** Stops the looks and takes the last one, after the command has ended: everything removed, or why it could not look. */
-  finish(): UndoReport {
+  async finish(): Promise<UndoReport> {
     this.stopped = true;
     clearTimeout(this.timer);
-    const last = this.look();
+    await this.inFlight; // a look under way finishes first: two never walk at once
+    const last = await this.look();
     const removed = [...this.removed].sort();
     return {
       removed,
       ...(this.moved && this.aside ? { movedTo: this.aside } : {}),
       ...(this.deleted.size > 0 ? { deleted: [...this.deleted].sort() } : {}),
+      ...(last.unreadable && last.unreadable.length > 0 ? { unreadable: last.unreadable } : {}),
       ...(last.skipped === undefined ? {} : { skipped: last.skipped }),
     };
   }

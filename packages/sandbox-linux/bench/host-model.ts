@@ -1,0 +1,133 @@
+/*
+ * `pnpm --filter @aalis/sandbox-linux bench:host`: what the host model costs for the size of the
+ * workspace (issue 13). Trees are made once under /tmp/h8-look/ (BENCH_DIR) and kept:
+ *   small    1,000 files;
+ *   shallow  1,000,000 files, 1,000 directories of 1,000;
+ *   deep     1,000,000 files, 8 levels of 4 directories with 15 files in each leaf;
+ * a quarter of each under node_modules. Per round, interleaved: `true` in each workspace through
+ * LinuxSandbox.run (scan, mounts, look after the run), with the longest event-loop stall seen while
+ * it ran (the first round, which fills the listings kept between walks, is not counted). Then one
+ * scan of each 1M tree on this thread, cold and warm, against a bare readdir walk, and the walk of
+ * this machine's home to the depth the scan uses.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { ENV_FILES, GIT_LANDINGS, PROJECT_LANDINGS, type SandboxPolicy } from '@aalis/api-reach';
+import { walkTree } from '../src/host-walk.js';
+import { createLinuxSandbox, HOME_DEPTH, scanHost } from '../src/index.js';
+
+const DIR = process.env.BENCH_DIR ?? '/tmp/h8-look';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const MAKE = `
+import os, sys
+root, shape, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def fill(base, count, deep):
+    made = 0
+    if not deep:
+        per = 1000 if count >= 1000 else count
+        d = 0
+        while made < count:
+            p = os.path.join(base, 'd%d' % d); os.makedirs(p, exist_ok=True)
+            for i in range(min(per, count - made)):
+                os.close(os.open(os.path.join(p, 'f%d.txt' % i), os.O_CREAT | os.O_WRONLY)); made += 1
+            d += 1
+        return
+    leaf = 0
+    while made < count:
+        x, parts = leaf, []
+        for _ in range(8): parts.append('l%d' % (x % 4)); x //= 4
+        p = os.path.join(base, *parts, 'x%d' % (leaf // 65536)); os.makedirs(p, exist_ok=True)
+        for i in range(min(15, count - made)):
+            os.close(os.open(os.path.join(p, 'f%d.txt' % i), os.O_CREAT | os.O_WRONLY)); made += 1
+        leaf += 1
+os.makedirs(root, exist_ok=True)
+fill(os.path.join(root, 'src'), n * 3 // 4, shape == 'deep')
+fill(os.path.join(root, 'node_modules'), n - n * 3 // 4, shape == 'deep')
+open(os.path.join(root, '.ready'), 'w').close()
+`;
+
+function tree(name: string, shape: 'shallow' | 'deep', files: number): string {
+  const root = join(DIR, `ws-${name}`);
+  if (!existsSync(join(root, '.ready'))) {
+    const t = performance.now();
+    execFileSync('python3', ['-c', MAKE, root, shape, String(files)]);
+    console.log(`made ${name} (${files} files) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  }
+  return root;
+}
+
+const home = join(DIR, 'home');
+const data = join(DIR, 'data');
+const sessionTmp = join(data, 'tmp', 'session-1');
+for (const d of [home, join(data, 'run'), sessionTmp]) mkdirSync(d, { recursive: true });
+writeFileSync(join(data, 'run', 'state.json'), '{}\n');
+const policyOf = (ws: string): SandboxPolicy => ({
+  readDeny: [ENV_FILES, { path: join(home, '.ssh') }, { path: join(data, 'tmp') }],
+  readAllowWithin: [sessionTmp],
+  write: [ws, sessionTmp],
+  writeDeny: [...GIT_LANDINGS, ...PROJECT_LANDINGS, ENV_FILES],
+  writeExceptions: [{ path: join(ws, 'node_modules') }],
+  controlDeny: [{ path: join(data, 'run') }],
+  network: 'off',
+  localPorts: [],
+  unixSockets: [ws, sessionTmp],
+});
+const workspaces = { small: tree('small', 'shallow', 1_000), shallow: tree('1m-shallow', 'shallow', 1_000_000), deep: tree('1m-deep', 'deep', 1_000_000) };
+const sb = createLinuxSandbox({ scan: { home }, landingSweepMs: 0 });
+const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C' };
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const times: Record<string, number[]> = { small: [], shallow: [], deep: [] };
+const stalls: Record<string, number[]> = { small: [], shallow: [], deep: [] };
+for (let round = 0; round <= ROUNDS; round++) {
+  for (const [name, ws] of Object.entries(workspaces)) {
+    const h = monitorEventLoopDelay({ resolution: 5 });
+    h.enable();
+    const t = performance.now();
+    const r = await sb.run({ argv: ['true'], cwd: ws, env, timeoutMs: 600_000, policy: policyOf(ws) });
+    const took = performance.now() - t;
+    h.disable();
+    if (r.exitCode !== 0) throw new Error(`true failed in ${name}: ${r.stderr}`);
+    if (round === 0) continue; // warm-up: page cache, the worker thread
+    times[name]!.push(took);
+    stalls[name]!.push(h.max / 1e6);
+  }
+}
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+console.log(`\n\`true\` through LinuxSandbox.run, median of ${ROUNDS} interleaved rounds (longest event-loop stall while it ran):`);
+for (const name of Object.keys(times)) console.log(`  ${name.padEnd(8)} ${ms(median(times[name]!)).padStart(9)}   stall ${ms(Math.max(...stalls[name]!))}`);
+console.log(`  ratio 1M shallow / 1k: ${(median(times.shallow!) / median(times.small!)).toFixed(2)}x   1M deep / 1k: ${(median(times.deep!) / median(times.small!)).toFixed(2)}x   (target <= 1.25x)`);
+
+console.log('\none scan on this thread: cold (every directory read), warm (listings kept), and a bare readdir walk:');
+for (const name of ['shallow', 'deep'] as const) {
+  const ws = workspaces[name];
+  let t = performance.now();
+  const facts = scanHost(policyOf(ws), ws, { home, noCache: true });
+  const cold = performance.now() - t;
+  scanHost(policyOf(ws), ws, { home }); // fills this thread's listings
+  t = performance.now();
+  scanHost(policyOf(ws), ws, { home });
+  const warm = performance.now() - t;
+  t = performance.now();
+  let n = 0;
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      n += 1;
+      if (e.isDirectory()) walk(join(d, e.name));
+    }
+  };
+  walk(ws);
+  const bare = performance.now() - t;
+  console.log(`  ${name.padEnd(8)} cold ${ms(cold)}   warm ${ms(warm)}   (${facts.visited} entries)   bare readdir walk ${ms(bare)} (${n} entries)`);
+}
+
+const realHome = homedir();
+for (const depth of [HOME_DEPTH, Number.POSITIVE_INFINITY]) {
+  const t = performance.now();
+  const n = walkTree(realHome, { entry: () => true, unreadable: () => {} }, depth);
+  console.log(`walk of ${realHome} to depth ${depth}: ${ms(performance.now() - t)} (${n} entries)`);
+}
+process.exit(0);

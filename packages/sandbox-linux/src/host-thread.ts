@@ -1,0 +1,117 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { SandboxPolicy } from '@aalis/api-reach';
+import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
+import { type UndoReport, undoNewForbidden } from './undo-new.js';
+
+/** One walk of the host, as a message to the host thread. */
+export type HostJob =
+  | { readonly op: 'scan'; readonly policy: SandboxPolicy; readonly cwd: string; readonly options?: ScanOptions; readonly skip: readonly string[] }
+  | {
+      readonly op: 'look';
+      readonly policy: SandboxPolicy;
+      readonly before: HostFacts;
+      readonly options?: ScanOptions;
+      readonly keep: readonly string[];
+      readonly aside?: string;
+    };
+
+/** What each job answers. */
+export type HostAnswer<J extends HostJob> = J extends { op: 'scan' } ? HostFacts : UndoReport;
+
+/** An error the host thread threw, rebuilt on this side with its name and message. */
+export class HostWalkError extends Error {
+  constructor(
+    override readonly name: string,
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The same job, on the calling thread: what the host thread does, and the fallback when it cannot start. */
+export function runHostJob(job: HostJob): HostFacts | UndoReport {
+  return job.op === 'scan'
+    ? scanHost(job.policy, job.cwd, job.options, new Set(job.skip))
+    : undoNewForbidden(job.policy, job.before, job.options, new Set(job.keep), job.aside);
+}
+
+/** The worker's entry: built JavaScript beside this file, or (in the checkout's tests) the TypeScript through tsx. */
+function startWorker(): Worker {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) return new Worker(new URL('./host-thread.worker.js', here));
+  // the ESM entry of tsx's API (require.resolve would give the CommonJS one)
+  const pkg = createRequire(here).resolve('tsx/package.json');
+  const api = (JSON.parse(readFileSync(pkg, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports['./esm/api']!.import.default;
+  const tsx = pathToFileURL(join(dirname(pkg), api)).href;
+  const entry = new URL('./host-thread.worker.ts', here).href;
+  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
+}
+
+/**
+ * The scan before a run and the looks for landings walk trees of up to millions of entries; done
+ * on the daemon's thread they would stop it answering (a 1M-file workspace: seconds). They run on
+ * one worker thread per sandbox service instead, one job at a time in order. If the worker cannot
+ * start or dies, the job runs on the calling thread: slower for the daemon, never skipped.
+ */
+export class HostThread {
+  private worker?: Worker;
+  private failed = false;
+  private next = 1;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+
+  /** Runs one job on the host thread. */
+  run<J extends HostJob>(job: J): Promise<HostAnswer<J>> {
+    const worker = this.ensure();
+    if (!worker) return Promise.resolve().then(() => runHostJob(job) as HostAnswer<J>);
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      if (this.pending.size === 1) worker.ref();
+      worker.postMessage({ id, job });
+    });
+  }
+
+  private ensure(): Worker | undefined {
+    if (this.worker || this.failed) return this.worker;
+    let worker: Worker;
+    try {
+      worker = startWorker();
+    } catch {
+      this.failed = true;
+      return undefined;
+    }
+    worker.unref();
+    worker.on('message', (msg: { id: number; value?: unknown; error?: { name: string; message: string; code?: string } }) => {
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      if (this.pending.size === 0) worker.unref();
+      if (msg.error) p.reject(new HostWalkError(msg.error.name, msg.error.message, msg.error.code));
+      else p.resolve(msg.value);
+    });
+    const die = (e: Error) => {
+      // every job in flight fails (their callers fail closed); later ones run on the calling thread
+      this.failed = true;
+      this.worker = undefined;
+      for (const p of this.pending.values()) p.reject(new HostWalkError('HostWalkError', `the host walk thread stopped: ${e.message}`));
+      this.pending.clear();
+    };
+    worker.on('error', die);
+    worker.on('exit', (code) => die(new Error(`exit ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  /** Stops the worker (jobs in flight fail). */
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    this.failed = true;
+    await w?.terminate();
+  }
+}

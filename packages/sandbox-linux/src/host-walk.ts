@@ -1,0 +1,243 @@
+import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync } from 'node:fs';
+import { decodeName, encodePath } from './host-names.js';
+
+/*
+ * The one walk of the host that the scan and the looks share. It never follows a symlink and never
+ * resolves a long path: every directory is opened relative to its parent's open descriptor
+ * (`/proc/self/fd/<fd>/<name>` with O_NOFOLLOW|O_DIRECTORY, the openat(2) Node lacks), so a
+ * directory swapped for a symlink mid-walk is not entered (the open fails), a directory moved
+ * elsewhere is still the one judged (the descriptor follows the inode), and depth is limited by
+ * nothing but open descriptors, never by PATH_MAX. Names are bytes, decoded reversibly
+ * (host-names.ts).
+ */
+
+/** What a directory entry is, as far as the walk is concerned (symlinks are never followed). */
+export const ENTRY_TYPES = ['dir', 'file', 'symlink', 'other'] as const;
+/** One of {@link ENTRY_TYPES}. */
+export type EntryType = (typeof ENTRY_TYPES)[number];
+
+/** One entry the walk met; `dirFd` is valid only during the callback. */
+export interface WalkEntry {
+  /** The open directory holding the entry: act on the entry through {@link atFd}, never by `path`. */
+  readonly dirFd: number;
+  readonly name: Buffer;
+  /** The whole path, names decoded by `decodeName` (for the rules and for mounts). */
+  readonly path: string;
+  readonly type: EntryType;
+  /** 1 for a child of the root. */
+  readonly depth: number;
+}
+
+/** What the walk asks of its user. */
+export interface Walker {
+  /** Every entry, parents before children; return true to descend into a directory. */
+  entry(e: WalkEntry): boolean;
+  /** A directory the walk could not open or list (no permission): it may hide anything. */
+  unreadable(path: string, code: string): void;
+}
+
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+/** Errors that mean "not a directory any more" (swapped for a symlink or a file, or gone) rather than "cannot look". */
+const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
+const DENIED = new Set(['EACCES', 'EPERM']);
+
+/** `name` inside the directory open at `fd`, as a path the kernel resolves from that descriptor. */
+export function atFd(fd: number, name: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), name]);
+}
+
+function typeOf(e: Dirent<Buffer>): EntryType {
+  if (e.isDirectory()) return 'dir';
+  if (e.isSymbolicLink()) return 'symlink';
+  return e.isFile() ? 'file' : 'other';
+}
+
+/** Opens a directory without following a symlink at its last component; undefined when it is not a directory (any more). */
+export function openDir(path: Buffer | string): number | undefined {
+  try {
+    return openSync(path, DIR_FLAGS);
+  } catch (e) {
+    if (GONE.has((e as NodeJS.ErrnoException).code ?? '')) return undefined;
+    throw e;
+  }
+}
+
+/** One entry as the walk keeps it: its name and type (the full path is built on the way down). */
+interface Listed {
+  readonly name: Buffer;
+  readonly type: EntryType;
+}
+
+interface Frame {
+  readonly fd: number;
+  readonly path: string;
+  readonly entries: readonly Listed[];
+  i: number;
+  readonly depth: number;
+}
+
+interface CachedListing {
+  readonly dev: bigint;
+  readonly ino: bigint;
+  readonly ctime: bigint;
+  /** Whether a later change is sure to show in the ctime (see {@link ListingCache}). */
+  readonly settled: boolean;
+  readonly entries: readonly Listed[];
+  readonly count: number;
+}
+
+/** Directories one {@link ListingCache} keeps at most. */
+const MAX_KEPT_DIRS = 300_000;
+
+/** How long a directory must have been unchanged when it was listed for its ctime to tell every later change (clock ticks, clock skew). */
+const SETTLED_NS = 2_000_000_000n;
+
+/**
+ * Listings kept between walks, for one `keep` predicate: a directory whose device, inode and
+ * ctime are what they were when it was listed has the same entries, and is not read again (one
+ * open and fstat instead of a readdir and a match per entry). The ctime, not the mtime: no
+ * unprivileged program can set it back. The kernel stamps it with a coarse clock, so a directory
+ * changed shortly before it was listed could change again within the same tick unnoticed: such a
+ * listing (ctime less than {@link SETTLED_NS} before the listing) is not trusted and read again
+ * next time. Only the entries `keep` wants are kept (the directories, and the pattern matches).
+ */
+export class ListingCache {
+  private readonly map = new Map<string, CachedListing>();
+  constructor(readonly keep: (path: string, type: EntryType) => boolean) {}
+
+  /**
+   * Entries counted in `path` when it is a directory the walk need not open at all: its kept
+   * listing holds nothing (no subdirectory, no match) and `lstat` through its parent's descriptor
+   * still shows the same device, inode and ctime. Undefined otherwise (open and list it).
+   */
+  emptyLeaf(path: string, parentFd: number, name: Buffer): number | undefined {
+    const c = this.map.get(path);
+    if (!c?.settled || c.entries.length > 0) return undefined;
+    let st: { dev: bigint; ino: bigint; ctimeNs: bigint };
+    try {
+      st = lstatSync(atFd(parentFd, name), { bigint: true });
+    } catch {
+      return undefined; // gone or unreachable: opening it says which
+    }
+    return this.get(path, st) ? c.count : undefined;
+  }
+
+  /** The listing of `path` if it is still what the directory open at `fd` holds. */
+  get(path: string, st: { dev: bigint; ino: bigint; ctimeNs: bigint }): CachedListing | undefined {
+    const c = this.map.get(path);
+    if (!c?.settled || c.dev !== st.dev || c.ino !== st.ino || c.ctime !== st.ctimeNs) return undefined;
+    return c;
+  }
+
+  set(path: string, listing: CachedListing): void {
+    // a bound on memory (about 110 MB for 177,000 directories): past it, start again
+    if (this.map.size >= MAX_KEPT_DIRS && !this.map.has(path)) this.map.clear();
+    this.map.set(path, listing);
+  }
+
+  /** Directories kept. */
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+/**
+ * Walks the tree under `root` (a real path), depth first, down to `maxDepth` levels. Returns the
+ * number of entries met. A directory that cannot be opened or listed for lack of permission is
+ * reported to {@link Walker.unreadable}; any other error (out of descriptors, I/O) throws, so no
+ * caller goes on with half a walk. With a {@link ListingCache}, only the entries it keeps reach
+ * the walker, and unchanged directories are not read again.
+ */
+export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIVE_INFINITY, cache?: ListingCache): number {
+  let visited = 0;
+  const stack: Frame[] = [];
+  const list = (fd: number, path: string): readonly Listed[] => {
+    if (!cache) {
+      const all = readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer', withFileTypes: true }).map((e) => ({ name: e.name, type: typeOf(e) }));
+      visited += all.length;
+      return all;
+    }
+    const st = fstatSync(fd, { bigint: true });
+    const hit = cache.get(path, st);
+    if (hit) {
+      visited += hit.count;
+      return hit.entries;
+    }
+    const now = BigInt(Date.now()) * 1_000_000n; // before the listing: a change after it has a later ctime
+    const all = readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer', withFileTypes: true });
+    const entries: Listed[] = [];
+    for (const e of all) {
+      const type = typeOf(e);
+      if (type === 'dir' || cache.keep(childPath(path, e.name), type)) entries.push({ name: e.name, type });
+    }
+    cache.set(path, { dev: st.dev, ino: st.ino, ctime: st.ctimeNs, settled: st.ctimeNs < now - SETTLED_NS, entries, count: all.length });
+    visited += all.length;
+    return entries;
+  };
+  const enter = (path: string, open: () => number | undefined, depth: number): void => {
+    let fd: number | undefined;
+    try {
+      fd = open();
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? '';
+      if (!DENIED.has(code)) throw e;
+      walker.unreadable(path, code);
+      return;
+    }
+    if (fd === undefined) return;
+    let entries: readonly Listed[];
+    try {
+      entries = list(fd, path);
+    } catch (e) {
+      closeSync(fd);
+      const code = (e as NodeJS.ErrnoException).code ?? '';
+      if (GONE.has(code)) return; // removed while open
+      if (!DENIED.has(code)) throw e;
+      walker.unreadable(path, code);
+      return;
+    }
+    stack.push({ fd, path, entries, i: 0, depth });
+  };
+  enter(root, () => openDir(encodePath(root)), 0);
+  try {
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      if (top.i >= top.entries.length) {
+        closeSync(top.fd);
+        stack.pop();
+        continue;
+      }
+      const e = top.entries[top.i++]!;
+      const path = childPath(top.path, e.name);
+      const depth = top.depth + 1;
+      const descend = walker.entry({ dirFd: top.fd, name: e.name, path, type: e.type, depth });
+      if (!descend || e.type !== 'dir' || depth >= maxDepth) continue;
+      const leaf = cache?.emptyLeaf(path, top.fd, e.name); // one lstat instead of open, fstat, close
+      if (leaf !== undefined) visited += leaf;
+      else enter(path, () => openDir(atFd(top.fd, e.name)), depth);
+    }
+  } finally {
+    for (const f of stack) closeSync(f.fd);
+  }
+  return visited;
+}
+
+function childPath(dir: string, name: Buffer): string {
+  return dir === '/' ? `/${decodeName(name)}` : `${dir}/${decodeName(name)}`;
+}
+
+const caches = new Map<string, ListingCache>();
+
+/**
+ * The {@link ListingCache} of this thread for a set of patterns (the scan and the looks of one
+ * policy share it). A few are kept; the oldest goes when a fifth set of patterns comes.
+ */
+export function listingCacheFor(key: string, keep: (path: string, type: EntryType) => boolean): ListingCache {
+  let c = caches.get(key);
+  if (!c) {
+    if (caches.size >= 4) caches.delete(caches.keys().next().value!);
+    c = new ListingCache(keep);
+    caches.set(key, c);
+  }
+  return c;
+}
