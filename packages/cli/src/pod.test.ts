@@ -20,8 +20,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function pod(args: string[], cwd = dir) {
-  const result = spawnSync(process.execPath, [BIN, 'pod', ...args], { cwd, encoding: 'utf8', timeout: 60_000, env: { ...process.env, AALIS_TOKEN: '' } });
+function pod(args: string[], cwd = dir, env: NodeJS.ProcessEnv = {}) {
+  const result = spawnSync(process.execPath, [BIN, 'pod', ...args], { cwd, encoding: 'utf8', timeout: 60_000, env: { ...process.env, AALIS_TOKEN: '', ...env } });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -45,7 +45,10 @@ describe('aalis pod', () => {
   it('says how to start the daemon when there is none', () => {
     const elsewhere = deploymentDir();
     try {
-      const result = pod(['list'], elsewhere);
+      // a home of its own: the default data directory of the machine's user may hold a daemon's address
+      const home = join(elsewhere, 'home');
+      mkdirSync(home);
+      const result = pod(['list'], elsewhere, { HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_DATA_HOME: join(home, 'data'), AALIS_DATA: '' });
       expect(result.status).toBe(2);
       expect(result.stderr).toContain("is 'aalis serve' running for this deployment?");
     } finally {
