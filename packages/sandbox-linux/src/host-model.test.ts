@@ -5,6 +5,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
+import { asNobody, canRunAsNobody, NOBODY } from './nobody.testing.js';
 
 /*
  * The host model as an attacker and a user meet it (issue 13): the walk behind deny-read and the
@@ -156,22 +157,9 @@ while time.time() < end:
   });
 });
 
-const NOBODY = 65534;
 const child = join(import.meta.dirname, 'host-model.child.testing.ts');
-const asNobody = (...argv: string[]) => ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...argv];
-/** Root with setpriv, and a checkout `nobody` can read (as unprivileged.test.ts decides). */
-function canSwitch(): boolean {
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/setpriv')) return false;
-  try {
-    const [cmd, ...args] = asNobody('test', '-r', child);
-    execFileSync(cmd!, args);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
-describe.skipIf(!canSwitch())('what the walk cannot list, as an unprivileged user (nobody)', { timeout: 120_000 }, () => {
+describe.skipIf(!canRunAsNobody(child))('what the walk cannot list, as an unprivileged user (nobody)', { timeout: 120_000 }, () => {
   it('hides a directory it cannot list whole, and says when the look could not see into one', async () => {
     const u = makeScene();
     try {

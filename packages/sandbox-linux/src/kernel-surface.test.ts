@@ -7,11 +7,10 @@ import { KERNEL_SURFACE, kernelSurface, kernelSurfaceArgs } from './kernel-surfa
 import { KERNEL_PROBE, kernelProbeHeld } from './kernel-surface.probe.testing.js';
 import { makeScene, req, type Scene } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
+import { asNobody, canRunAsNobody, NOBODY } from './nobody.testing.js';
 
 const RATELIMIT = '/proc/sys/kernel/printk_ratelimit';
-const NOBODY = 65534;
 const child = join(import.meta.dirname, 'kernel-surface.child.testing.ts');
-const asNobody = (...argv: string[]) => ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...argv];
 const isRoot = process.getuid?.() === 0;
 const sb = createLinuxSandbox();
 let s: Scene;
@@ -85,7 +84,7 @@ describe('kernel surface', { timeout: 60_000 }, () => {
     expect(kernelSurface().map((p) => p.path)).toContain('/proc/sys');
   });
 
-  const canSwitch = isRoot && existsSync('/usr/bin/setpriv');
+  const canSwitch = canRunAsNobody(child);
   it.skipIf(!canSwitch)('as nobody: the same writes are refused and the host keeps its value', async () => {
     execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, s.root]);
     const before = readFileSync(RATELIMIT, 'utf8');

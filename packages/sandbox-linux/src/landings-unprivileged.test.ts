@@ -4,23 +4,11 @@ import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeScene, type Scene } from './scene.testing.js';
+import { asNobody, canRunAsNobody, NOBODY } from './nobody.testing.js';
 
-const NOBODY = 65534;
 const child = join(import.meta.dirname, 'landings-unprivileged.child.testing.ts');
-const asNobody = (...argv: string[]) => ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...argv];
 
-/** Root with setpriv, and a checkout that `nobody` can read. */
-function canSwitch(): boolean {
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/setpriv')) return false;
-  try {
-    const [cmd, ...args] = asNobody('test', '-r', child);
-    execFileSync(cmd!, args);
-    return true;
-  } catch {
-    return false;
-  }
-}
-const able = canSwitch();
+const able = canRunAsNobody(child);
 let s: Scene;
 let installed: string;
 let stored: string;

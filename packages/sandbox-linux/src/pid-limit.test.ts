@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,11 +7,10 @@ import { choosePidLimit, findPidsCgroup, PidLimitError } from './pid-limit.js';
 import { BUILD_LIKE, FORK_LOOP } from './pid-limit.probe.testing.js';
 import { makeScene, req, type Scene } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
+import { asNobody, canRunAsNobody, NOBODY } from './nobody.testing.js';
 
-const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
 const child = join(import.meta.dirname, 'pid-limit.child.testing.ts');
-const asNobody = (...argv: string[]) => ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...argv];
 let s: Scene;
 beforeAll(() => {
   s = makeScene();
@@ -54,7 +53,7 @@ describe('pid limit', { timeout: 90_000 }, () => {
     expect(r.stdout, r.stderr).toBe('built 40\n');
   });
 
-  const canSwitch = isRoot && existsSync('/usr/bin/setpriv');
+  const canSwitch = canRunAsNobody(child);
   it.skipIf(!canSwitch)('as nobody: the limit counts only the sandbox, not the 80 processes nobody already has on the host', async () => {
     execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, s.root]);
     const sleepers: ChildProcess[] = [];

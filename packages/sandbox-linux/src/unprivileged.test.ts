@@ -5,24 +5,12 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeScene, type Scene } from './scene.testing.js';
+import { asNobody, canRunAsNobody, NOBODY } from './nobody.testing.js';
 
-const NOBODY = 65534;
 const child = join(import.meta.dirname, 'unprivileged.child.testing.ts');
-const asNobody = (...argv: string[]) => ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...argv];
 
-/** Root with setpriv, and a checkout that `nobody` can read (a clone under a private home cannot be). */
-function canSwitch(): boolean {
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/setpriv')) return false;
-  try {
-    const [cmd, ...args] = asNobody('test', '-r', child);
-    execFileSync(cmd!, args);
-    return true;
-  } catch {
-    return false;
-  }
-}
 let s: Scene;
-const able = canSwitch();
+const able = canRunAsNobody(child);
 const servers: Server[] = [];
 /** A listener on the host's 127.0.0.1 answering `hello`. */
 function listen(): Promise<number> {
