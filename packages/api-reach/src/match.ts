@@ -1,5 +1,5 @@
 import { assertRealPathShape, escapePattern, foldPath, foldsCase } from './path.js';
-import { validatePattern } from './pattern.js';
+import { topLevelAlternatives, validatePattern } from './pattern.js';
 import type { PathMatcher, PathRule } from './rule.js';
 
 /** A path prepared once for many rule tests: slashed for patterns, folded for `{ path }` roots. */
@@ -36,25 +36,9 @@ function anchored(pattern: string): string {
 
 const ANYWHERE = '^.*/';
 
-/** Whether `|` appears outside every group and class, where it would split a merged pattern. */
-function hasTopLevelAlternation(pattern: string): boolean {
-  let depth = 0;
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\') i++;
-    else if (inClass) inClass = c !== ']';
-    else if (c === '[') inClass = true;
-    else if (c === '(') depth++;
-    else if (c === ')') depth--;
-    else if (c === '|' && depth === 0) return true;
-  }
-  return false;
-}
-
 /** The part after `^.*\/` and before `$` when a pattern has exactly that shape, else undefined. */
 function anywhereTail(pattern: string): string | undefined {
-  if (!pattern.startsWith(ANYWHERE) || !pattern.endsWith('$') || hasTopLevelAlternation(pattern)) return undefined;
+  if (!pattern.startsWith(ANYWHERE) || !pattern.endsWith('$') || topLevelAlternatives(pattern).length > 1) return undefined;
   const tail = pattern.slice(ANYWHERE.length, -1);
   // An escaped '$' or a quantifier right after the slash would change meaning when cut out.
   if (tail.length === 0 || /^[*+?{]/.test(tail) || /(^|[^\\])(\\\\)*\\$/.test(tail)) return undefined;

@@ -1,29 +1,8 @@
 import { ReachInputError } from './errors.js';
 import { BARE_REPO_HEAD_PATTERN, LANDING_TABLE, type LandingEntry } from './landing-table.js';
 import { escapePattern, slashPath } from './path.js';
+import { topLevelAlternatives } from './pattern.js';
 import type { PathMatcher, PathRule } from './rule.js';
-
-/** Splits a pattern at its top-level `|` (outside groups and classes). */
-function alternatives(pattern: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let inClass = false;
-  let start = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\') i++;
-    else if (inClass) inClass = c !== ']';
-    else if (c === '[') inClass = true;
-    else if (c === '(') depth++;
-    else if (c === ')') depth--;
-    else if (c === '|' && depth === 0) {
-      out.push(pattern.slice(start, i));
-      start = i + 1;
-    }
-  }
-  out.push(pattern.slice(start));
-  return out;
-}
 
 /** Whether an unescaped `^` or `$` is left outside every character class. */
 function hasAnchor(body: string): boolean {
@@ -44,7 +23,7 @@ function hasAnchor(body: string): boolean {
  * a pattern cannot be extended, so the node_modules exception could not be kept from lifting it.
  */
 export function patternBody(pattern: string): string {
-  const bodies = alternatives(pattern).map((alt) => {
+  const bodies = topLevelAlternatives(pattern).map((alt) => {
     let b = alt.startsWith('^') ? alt.slice(1) : alt;
     if (b.endsWith('$') && !/(^|[^\\])(\\\\)*\\\$$/.test(b)) b = b.slice(0, -1);
     if (hasAnchor(b)) {

@@ -121,3 +121,25 @@ export function validatePattern(pattern: string): void {
   if (VALID.size > 10_000) VALID.clear();
   VALID.add(pattern);
 }
+
+/** Splits a pattern at its top-level `|` (outside groups and classes). */
+export function topLevelAlternatives(pattern: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let start = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') i++;
+    else if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === '|' && depth === 0) {
+      out.push(pattern.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(pattern.slice(start));
+  return out;
+}
