@@ -310,17 +310,22 @@ export async function moveAside(path: SafePath, intoDir: SafePath, name?: SafePa
   throw new SafeFileError('exists', shownPath(path), `no free name in ${shownPath(intoDir)} to move it to.`);
 }
 
+/** The verified parent, or undefined when it does not exist (nothing to remove there). */
+async function anchorUnlessMissing(parent: Buffer): Promise<DirAnchor | undefined> {
+  try {
+    return await DirAnchor.open(parent);
+  } catch (error) {
+    if (error instanceof SafeFileError && error.code === 'missing-parent') return undefined;
+    throw error;
+  }
+}
+
 /** Removes a file or symlink (never followed, never a directory) in a verified parent. Returns false when nothing was there. */
 export async function removeFile(path: SafePath): Promise<boolean> {
   const bytes = checkedPath(path);
   const { parent, name } = splitPath(bytes);
-  let anchor: DirAnchor;
-  try {
-    anchor = await DirAnchor.open(parent);
-  } catch (error) {
-    if (error instanceof SafeFileError && error.code === 'missing-parent') return false;
-    throw error;
-  }
+  const anchor = await anchorUnlessMissing(parent);
+  if (anchor === undefined) return false;
   try {
     const current = await lstatOrUndefined(anchor.entry(name));
     if (current === undefined) return false;
@@ -339,13 +344,8 @@ export async function removeFile(path: SafePath): Promise<boolean> {
 export async function removeEmptyDir(path: SafePath): Promise<boolean> {
   const bytes = checkedPath(path);
   const { parent, name } = splitPath(bytes);
-  let anchor: DirAnchor;
-  try {
-    anchor = await DirAnchor.open(parent);
-  } catch (error) {
-    if (error instanceof SafeFileError && error.code === 'missing-parent') return false;
-    throw error;
-  }
+  const anchor = await anchorUnlessMissing(parent);
+  if (anchor === undefined) return false;
   try {
     await rmdir(anchor.entry(name));
     return true;
