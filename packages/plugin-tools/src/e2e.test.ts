@@ -3,13 +3,11 @@
 // dispatcher, these tools and the real Linux sandbox (bubblewrap). Nothing is mocked.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sandbox } from '@aalis/api-reach';
-import { type AccessTier, authorityPlugin, createKernel, definePlugin, type OriginTurn, sessions, sessionsPlugin, type ToolOutcome, tools, toolsPlugin } from '@aalis/core';
-import { type ApprovalRequestedEvent, approvalDesk, approvalPlugin, approvalReviewer } from '@aalis/plugin-approval';
-import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
-import { createLinuxSandbox } from '@aalis/sandbox-linux';
+import { type AccessTier, definePlugin, type OriginTurn, sessions, type ToolOutcome, tools } from '@aalis/core';
+import { type ApprovalRequestedEvent, approvalDesk, approvalReviewer } from '@aalis/plugin-approval';
+import { reachBindings } from '@aalis/plugin-reach';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { builtinToolsPlugin } from './plugin.js';
+import { toolsKernelOf } from './tools-kernel.testing.js';
 
 // Not under /tmp: the sandbox has a private /tmp, so a host path there is not what it sees.
 const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-e2e-')));
@@ -39,31 +37,21 @@ async function start(options: { reviewer?: (e: unknown) => { decision: 'allow' |
   const dataDir = mkdtempSync(join(root, 'data-'));
   const asked: ApprovalRequestedEvent[] = [];
   let answer: Answer = 'reject';
-  const kernel = createKernel({ dataDir })
-    .use(sessionsPlugin, { persist: false })
-    .use(authorityPlugin, { owners: { chat: ['owner'] } })
-    .use(approvalPlugin, { timeoutMs: 1500 })
-    .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home, loginShell: '/bin/sh' })
-    .use(toolsPlugin)
-    .use(builtinToolsPlugin)
-    .use(definePlugin({ name: 'sandbox-linux', provides: [sandbox], apply: (ctx) => ctx.provide(sandbox, createLinuxSandbox()) }));
+  const kernel = toolsKernelOf({
+    dataDir,
+    home,
+    install: join(root, 'install'),
+    approvalTimeoutMs: 1500,
+    linuxSandbox: true,
+    onAsk: (event, desk) => {
+      asked.push(event);
+      if (answer !== 'ignore') void desk.reply({ code: event.code, decision: answer, by: owner });
+    },
+  });
   if (options.reviewer) {
     const review = options.reviewer;
     kernel.use(definePlugin({ name: 'test-reviewer', provides: [approvalReviewer], apply: (ctx) => ctx.provide(approvalReviewer, { review: async (r: unknown) => review(r) } as never) }));
   }
-  kernel.use(
-    definePlugin({
-      name: 'test-adapter',
-      inject: [approvalDesk],
-      apply(ctx) {
-        const desk = ctx.get(approvalDesk);
-        ctx.on('approval/requested', (event) => {
-          asked.push(event);
-          if (answer !== 'ignore') void desk.reply({ code: event.code, decision: answer, by: owner });
-        });
-      },
-    }),
-  );
   const status = await kernel.start();
   expect(status.filter((s) => s.state !== 'running')).toEqual([]);
   kernel.get(reachBindings).bind('main', { home: project });

@@ -3,14 +3,12 @@
 // mocked. Each test file that imports this gets its own root under /var/tmp.
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { sandbox } from '@aalis/api-reach';
-import { type AccessTier, authorityPlugin, createKernel, definePlugin, type OriginTurn, sessions, sessionsPlugin, type ToolOutcome, tools, toolsPlugin } from '@aalis/core';
-import { type ApprovalRequestedEvent, approvalDesk, approvalPlugin } from '@aalis/plugin-approval';
-import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
-import { createLinuxSandbox } from '@aalis/sandbox-linux';
+import { type AccessTier, type OriginTurn, sessions, type ToolOutcome, tools } from '@aalis/core';
+import type { ApprovalRequestedEvent } from '@aalis/plugin-approval';
+import { reachBindings } from '@aalis/plugin-reach';
 import { afterAll } from 'vitest';
-import { builtinToolsPlugin } from './plugin.js';
 import type { RunCommandResult } from './run-command.js';
+import { toolsKernelOf } from './tools-kernel.testing.js';
 
 // Not under /tmp: the sandbox has a private /tmp, so a host path there is not what it sees.
 const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-run-command-')));
@@ -35,34 +33,24 @@ export async function start(tier: AccessTier) {
   const asked: ApprovalRequestedEvent[] = [];
   const replies: { ok: boolean; refused?: string }[] = [];
   let answer: (event: ApprovalRequestedEvent) => Decision[] = () => ['reject'];
-  const kernel = createKernel({ dataDir: mkdtempSync(join(root, 'data-')) })
-    .use(sessionsPlugin, { persist: false })
-    .use(authorityPlugin, { owners: { chat: ['owner'] } })
-    .use(approvalPlugin, { timeoutMs: 3000 })
-    .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home, loginShell: '/bin/sh' })
-    .use(toolsPlugin)
-    .use(builtinToolsPlugin)
-    .use(definePlugin({ name: 'sandbox-linux', provides: [sandbox], apply: (ctx) => ctx.provide(sandbox, createLinuxSandbox()) }))
-    .use(
-      definePlugin({
-        name: 'test-adapter',
-        inject: [approvalDesk],
-        apply(ctx) {
-          const desk = ctx.get(approvalDesk);
-          ctx.on('approval/requested', (event) => {
-            asked.push(event);
-            void (async () => {
-              // Tries each decision in turn until one is taken (a refused remember, then approve).
-              for (const decision of answer(event)) {
-                const reply = await desk.reply({ code: event.code, decision, by: owner });
-                replies.push(reply);
-                if (reply.ok) return;
-              }
-            })();
-          });
-        },
-      }),
-    );
+  const kernel = toolsKernelOf({
+    dataDir: mkdtempSync(join(root, 'data-')),
+    home,
+    install: join(root, 'install'),
+    approvalTimeoutMs: 3000,
+    linuxSandbox: true,
+    onAsk: (event, desk) => {
+      asked.push(event);
+      void (async () => {
+        // Tries each decision in turn until one is taken (a refused remember, then approve).
+        for (const decision of answer(event)) {
+          const reply = await desk.reply({ code: event.code, decision, by: owner });
+          replies.push(reply);
+          if (reply.ok) return;
+        }
+      })();
+    },
+  });
   await kernel.start();
   kernel.get(reachBindings).bind('main', { home: project });
   await kernel.get(sessions).change('main', { tier, boundary: 'ask' });

@@ -2,10 +2,51 @@
 // authority, the approval plugin answered by a test adapter that rejects every ask, the reach
 // plugin and the dispatcher. Nothing is mocked; there is no sandbox (the file tools need none).
 import { join } from 'node:path';
+import { sandbox } from '@aalis/api-reach';
 import { type AccessTier, authorityPlugin, createKernel, definePlugin, type Kernel, type OriginTurn, sessions, sessionsPlugin, type ToolOutcome, tools, toolsPlugin } from '@aalis/core';
-import { approvalDesk, approvalPlugin } from '@aalis/plugin-approval';
+import { type ApprovalDeskService, type ApprovalRequestedEvent, approvalDesk, approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
+import { createLinuxSandbox } from '@aalis/sandbox-linux';
 import { builtinToolsPlugin } from './plugin.js';
+
+/** What {@link toolsKernelOf} builds a kernel from. */
+export interface ToolsKernelOptions {
+  readonly dataDir: string;
+  readonly home: string;
+  readonly install: string;
+  /** How long an ask waits for its answer. */
+  readonly approvalTimeoutMs: number;
+  /** Whether `run_command` gets the real Linux sandbox (bubblewrap). */
+  readonly linuxSandbox?: boolean;
+  /** The test adapter: called for every ask, with the desk to answer it on. */
+  readonly onAsk: (event: ApprovalRequestedEvent, desk: ApprovalDeskService) => void;
+}
+
+/**
+ * The kernel every plugin-tools test runs through, not yet started: sessions, authority (owner
+ * `chat:owner`), the approval desk answered by `onAsk`, the reach plugin, the dispatcher and the
+ * built-in tools; the real Linux sandbox when asked for. Add plugins (a reviewer) before starting it.
+ */
+export function toolsKernelOf(options: ToolsKernelOptions): Kernel {
+  const kernel = createKernel({ dataDir: options.dataDir })
+    .use(sessionsPlugin, { persist: false })
+    .use(authorityPlugin, { owners: { chat: ['owner'] } })
+    .use(approvalPlugin, { timeoutMs: options.approvalTimeoutMs })
+    .use(reachPlugin, { install: options.install, form: 'source', userHome: options.home, loginShell: '/bin/sh' })
+    .use(toolsPlugin)
+    .use(builtinToolsPlugin);
+  if (options.linuxSandbox) kernel.use(definePlugin({ name: 'sandbox-linux', provides: [sandbox], apply: (ctx) => ctx.provide(sandbox, createLinuxSandbox()) }));
+  return kernel.use(
+    definePlugin({
+      name: 'test-adapter',
+      inject: [approvalDesk],
+      apply(ctx) {
+        const desk = ctx.get(approvalDesk);
+        ctx.on('approval/requested', (event) => options.onAsk(event, desk));
+      },
+    }),
+  );
+}
 
 /** A running kernel and a way to call a tool as its owner. */
 export interface ToolsKernel {
@@ -18,23 +59,13 @@ let counter = 0;
 /** Starts a kernel whose session `main` is bound to `project` at `tier`; every ask is rejected. */
 export async function startToolsKernel(options: { dataDir: string; home: string; project: string; install: string; tier: AccessTier }): Promise<ToolsKernel> {
   const owner = { platform: 'chat', userId: 'owner' };
-  const kernel = createKernel({ dataDir: options.dataDir })
-    .use(sessionsPlugin, { persist: false })
-    .use(authorityPlugin, { owners: { chat: ['owner'] } })
-    .use(approvalPlugin, { timeoutMs: 1500 })
-    .use(reachPlugin, { install: options.install, form: 'source', userHome: options.home, loginShell: '/bin/sh' })
-    .use(toolsPlugin)
-    .use(builtinToolsPlugin)
-    .use(
-      definePlugin({
-        name: 'test-adapter',
-        inject: [approvalDesk],
-        apply(ctx) {
-          const desk = ctx.get(approvalDesk);
-          ctx.on('approval/requested', (event) => void desk.reply({ code: event.code, decision: 'reject', by: owner }));
-        },
-      }),
-    );
+  const kernel = toolsKernelOf({
+    dataDir: options.dataDir,
+    home: options.home,
+    install: options.install,
+    approvalTimeoutMs: 1500,
+    onAsk: (event, desk) => void desk.reply({ code: event.code, decision: 'reject', by: owner }),
+  });
   const status = await kernel.start();
   const failed = status.filter((s) => s.state !== 'running');
   if (failed.length > 0) throw new Error(`plugins did not start: ${JSON.stringify(failed)}`);
