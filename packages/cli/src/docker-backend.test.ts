@@ -25,7 +25,9 @@ mkdirSync(workspace);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const instance = `test-cli-${process.pid}`;
-const env = { ...process.env, AALIS_DATA: join(root, 'data'), AALIS_DOCKER_IMAGE: IMAGE, AALIS_INSTANCE: instance };
+// CI starts without SHELL; so does this test, wherever it runs (the run must stay quiet then too).
+const { SHELL: _shell, ...inherited } = process.env;
+const env = { ...inherited, AALIS_DATA: join(root, 'data'), AALIS_DOCKER_IMAGE: IMAGE, AALIS_INSTANCE: instance };
 
 function containers(status?: 'running'): string[] {
   const which = status === undefined ? ['--all'] : ['--filter', `status=${status}`];

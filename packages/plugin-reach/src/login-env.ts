@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { userInfo } from 'node:os';
 import { isAbsolute } from 'node:path';
 import { filterSecretEnv, type SecretEnvConfig, sandboxStoreEnv } from '@aalis/api-reach';
 
@@ -9,13 +10,14 @@ export type LoginEnv =
 
 /**
  * Captures the owner's login-shell environment once (`$SHELL -l -c 'env -0'`), so tools on the host
- * see the PATH and variables the owner's terminal has, not the daemon's. On a timeout or any
- * failure it falls back to the daemon's own environment and says why.
+ * see the PATH and variables the owner's terminal has, not the daemon's. Without `SHELL` (a
+ * service manager, CI) the shell is the account's login shell from the user database. On a
+ * timeout or any failure it falls back to the daemon's own environment and says why.
  */
 export function captureLoginEnv(options: { shell?: string; timeoutMs: number; base: NodeJS.ProcessEnv }): Promise<LoginEnv> {
   const fallback = (reason: string): LoginEnv => ({ source: 'fallback', reason, env: definedOnly(options.base) });
-  const shell = options.shell ?? options.base.SHELL;
-  if (!shell) return Promise.resolve(fallback('SHELL is not set, so there is no login shell to ask'));
+  const shell = options.shell ?? (options.base.SHELL || accountShell());
+  if (!shell) return Promise.resolve(fallback('SHELL is not set and the account has no login shell'));
   return new Promise((resolve) => {
     execFile(
       shell,
@@ -61,6 +63,18 @@ export function sandboxEnvOf(
   const home = userHome ?? env.HOME;
   if (home !== undefined && isAbsolute(home)) Object.assign(env, sandboxStoreEnv(home, process.platform));
   return env;
+}
+
+/** The account's login shell from the user database, unless it is one that refuses logins. */
+function accountShell(): string | undefined {
+  let shell: string | null;
+  try {
+    shell = userInfo().shell;
+  } catch {
+    return undefined;
+  }
+  if (!shell || !isAbsolute(shell) || /\/(nologin|false)$/.test(shell)) return undefined;
+  return shell;
 }
 
 function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
