@@ -110,8 +110,11 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
     env.answer(() => ['approve']);
     const dir = mkdtempSync(join(outside, 'c-'));
     const controller = new AbortController();
-    const running = env.run({ command: `echo run >> count.txt; echo x > ${dir}/new.txt; sleep 30` }, controller.signal);
-    await new Promise((r) => setTimeout(r, 1500));
+    // The refused write comes first and count.txt marks that it was tried: under load the sandbox's
+    // start can take longer than any fixed wait.
+    const running = env.run({ command: `echo x > ${dir}/new.txt; echo run >> count.txt; sleep 30` }, controller.signal);
+    const started = Date.now();
+    while (!existsSync(join(env.project, 'count.txt')) && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 50));
     controller.abort();
     const outcome = await running;
     expect(env.asked).toEqual([]);
