@@ -21,6 +21,7 @@ export {
 } from './landing-table.js';
 export { nodeModulesException, patternBody } from './node-modules-exception.js';
 export { CREDENTIAL_FILES, ENV_FILES, type ProtectedListsInput, protectedLists } from './protected-lists.js';
+export { systemSecretPaths } from './system-secrets.js';
 export {
   type CompiledReach,
   compiledReach,

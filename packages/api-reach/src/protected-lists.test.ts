@@ -27,9 +27,10 @@ const fixtures = {
   darwin: { home: '/Users/ada', install: '/Users/ada/src/aalis' },
 } as const;
 
-function listsFor(platform: 'linux' | 'darwin', form: 'source' | 'npm' = 'source'): ProtectedLists {
+function listsFor(platform: 'linux' | 'darwin', form: 'source' | 'npm' = 'source', otherHomes: readonly string[] = []): ProtectedLists {
   const { home, install } = fixtures[platform];
   return protectedLists({
+    otherHomes,
     paths: hostPaths(`${home}/.aalis`, install),
     userHome: home,
     platform,
@@ -226,6 +227,18 @@ const CASES: readonly Case[] = [
   ['denyRead', '~/Library/Application Support/BraveSoftware/Brave-Browser/x', true, 'darwin'],
   ['denyRead', '~/Library/Safari/History.db', true, 'darwin'],
   ['denyRead', '~/Library/Application Support/Code/User/settings.json', false, 'darwin'],
+  // the machine's own secrets: readable to a root daemon's commands (uid 0 without capabilities)
+  ['denyRead', '/etc/shadow', true, 'linux'],
+  ['denyRead', '/etc/gshadow-', true, 'linux'],
+  ['denyRead', '/etc/sudoers.d/90-cloud', true, 'linux'],
+  ['denyRead', '/etc/ssh/ssh_host_ed25519_key', true, 'linux'],
+  ['denyRead', '/etc/ssh/ssh_host_ed25519_key.pub', false, 'linux'],
+  ['denyRead', '/etc/ssl/private/site.key', true, 'linux'],
+  ['denyRead', '/etc/passwd', false, 'linux'],
+  ['denyRead', '/private/etc/master.passwd', true, 'darwin'],
+  ['denyRead', '/private/var/db/dslocal/nodes/Default/users/ada.plist', true, 'darwin'],
+  ['denyRead', '/private/etc/ssh/ssh_host_rsa_key', true, 'darwin'],
+  ['denyRead', '/private/etc/hosts', false, 'darwin'],
 ];
 
 const expand = (platform: 'linux' | 'darwin', template: string) => {
@@ -261,6 +274,15 @@ describe.each(['linux', 'darwin'] as const)('protectedLists on %s', (platform) =
 });
 
 describe('protectedLists edge cases', () => {
+  it("other accounts' credential files are denied like the user's own; the rest of their homes is not, nor the user's own home twice", () => {
+    const { home } = fixtures.linux;
+    const lists = listsFor('linux', 'source', ['/home/bob', home, '/']);
+    expect(inList(lists, 'denyRead', '/home/bob/.ssh/id_ed25519')).toBe(true);
+    expect(inList(lists, 'denyRead', '/home/bob/.aws/credentials')).toBe(true);
+    expect(inList(lists, 'denyRead', '/home/bob/notes.txt')).toBe(false);
+    expect(inList(lists, 'denyRead', '/.ssh/x')).toBe(false);
+  });
+
   it('a home of / still yields /.ssh and the like', () => {
     const lists = protectedLists({ paths: hostPaths('/data', '/app'), userHome: '/', platform: 'linux', form: 'npm', codeDirs: [] });
     expect(inList(lists, 'denyRead', '/.ssh/id_rsa')).toBe(true);

@@ -5,6 +5,7 @@ import { type ExtraLanding, landingRules } from './landing-rules.js';
 import type { ProtectedLists } from './lists.js';
 import { assertRealPathShape, baseName, escapePattern, joinPath } from './path.js';
 import type { PathRule } from './rule.js';
+import { systemSecretPaths } from './system-secrets.js';
 import { linkedStoreDirs } from './toolchain-caches.js';
 
 /** What {@link protectedLists} builds the lists from. Every path is a real, absolute path. */
@@ -23,6 +24,11 @@ export interface ProtectedListsInput {
   readonly userName?: string;
   /** Landings added by configuration (the reach plugin's `landings`), after the table's. */
   readonly extraLandings?: readonly ExtraLanding[];
+  /**
+   * The home directories of the machine's other accounts (real paths): their credential files
+   * are denied like the user's own, which matters when the daemon is root and could read them.
+   */
+  readonly otherHomes?: readonly string[];
 }
 
 /** Credential files and directories in the user's home, on every platform. */
@@ -68,7 +74,7 @@ function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly st
   return rules;
 }
 
-function denyRead(p: HostPaths, home: (rel: string) => string, platform: NodeJS.Platform): PathRule[] {
+function denyRead(p: HostPaths, home: (rel: string) => string, platform: NodeJS.Platform, otherHomes: readonly string[]): PathRule[] {
   const rules: PathRule[] = [
     { path: p.data, except: [{ path: p.workspace }, { path: p.self }, { path: p.logs }, { path: p.config }] },
     { path: p.secrets },
@@ -78,6 +84,11 @@ function denyRead(p: HostPaths, home: (rel: string) => string, platform: NodeJS.
   }
   for (const rel of CREDENTIAL_FILES) rules.push({ path: home(rel) });
   if (platform === 'darwin') rules.push({ path: home('Library/Keychains') });
+  for (const other of otherHomes) {
+    for (const rel of CREDENTIAL_FILES) rules.push({ path: joinPath(other, rel) });
+    if (platform === 'darwin') rules.push({ path: joinPath(other, 'Library/Keychains') });
+  }
+  for (const path of systemSecretPaths(platform)) rules.push({ path });
   rules.push(ENV_FILES);
   for (const rel of browserProfileDirs(platform)) rules.push({ path: home(rel) });
   return rules;
@@ -125,6 +136,11 @@ export function protectedLists(input: ProtectedListsInput): ProtectedLists {
       ...(input.userName === undefined ? {} : { userName: input.userName }),
       extra: input.extraLandings ?? [],
     }),
-    denyRead: denyRead(p, home, platform),
+    denyRead: denyRead(
+      p,
+      home,
+      platform,
+      (input.otherHomes ?? []).map((d) => checked(d, platform, 'another account\'s home')).filter((d) => d !== userHome && baseName(d) !== ''),
+    ),
   };
 }

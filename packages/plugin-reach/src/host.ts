@@ -2,6 +2,7 @@ import { mkdirSync, realpathSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type HostPaths, type ProtectedLists, protectedLists, toolchainCacheDirs, withRealRoots } from '@aalis/api-reach';
+import { otherHomesOf } from './other-homes.js';
 import type { ReachConfig } from './plugin.js';
 import { realPathOfSync } from './real-path.js';
 
@@ -49,6 +50,7 @@ export function reachHostOf(config: ReachConfig, kernelDataDir: string | undefin
       ...(config.entry !== undefined ? { entry: realPathOfSync(config.entry) } : {}),
     ...userNameOf(),
     extraLandings: config.landings.map((l) => ('path' in l ? { path: realPathOfSync(l.path) } : l)),
+    otherHomes: otherHomesOf(userHome, platform),
   });
   const lists = withRealRoots(
     { ...base, control: [...base.control, ...others.map((path) => ({ path }))], denyRead: [...base.denyRead, ...others.map((path) => ({ path }))] },

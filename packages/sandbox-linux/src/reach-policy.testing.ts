@@ -21,9 +21,9 @@ export function scenePaths(scene: Scene): HostPaths {
  * builds it (protectedLists → resolveReach → sandboxPolicyOf), with the toolchain caches writable
  * and the user named `ada`.
  */
-export function reachPolicyOf(scene: Scene, over: { readonly gitDirs?: readonly string[]; readonly extraLandings?: readonly { path: string }[] } = {}): SandboxPolicy {
+export function reachPolicyOf(scene: Scene, over: { readonly gitDirs?: readonly string[]; readonly extraLandings?: readonly { path: string }[]; readonly otherHomes?: readonly string[] } = {}): SandboxPolicy {
   const paths = scenePaths(scene);
-  const lists = protectedLists({ paths, userHome: scene.home, platform: 'linux', form: 'source', codeDirs: [], userName: 'ada', extraLandings: over.extraLandings ?? [] });
+  const lists = protectedLists({ paths, userHome: scene.home, platform: 'linux', form: 'source', codeDirs: [], userName: 'ada', extraLandings: over.extraLandings ?? [], otherHomes: over.otherHomes ?? [] });
   const reach = resolveReach({
     principal: 'owner',
     tier: 'workspace',
