@@ -68,3 +68,13 @@ export {
   type ReachPrincipal,
 } from './tier.js';
 export { linkedStoreDirs, sandboxStoreEnv, toolchainCacheDirs } from './toolchain-caches.js';
+export {
+  CLONE_NEWUSER,
+  CREATING_OPEN_FLAGS,
+  DENIED_IOCTLS,
+  DENIED_SOCKETS,
+  DENIED_SYSCALLS,
+  FALLBACK_SYSCALLS,
+  MODE_SYSCALLS,
+  SET_ID_BITS,
+} from './syscall-policy.js';

@@ -23,6 +23,19 @@ describe.skipIf(engineSkip)('DockerSandbox on a real engine: the baseline from i
     expect(result.stdout).toMatch(/^NoNewPrivs:\s+1$/m);
   });
 
+  it("even as root: api-reach's syscall policy holds (no set-user-id file on the host, no new user namespace)", async () => {
+    const ws = tempDir();
+    const asRoot = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-sandbox', owner: { uid: 0, gid: 0 } });
+    const script = 'cp /bin/sh rootsh; chmod u+s rootsh; echo chmod=$?; chmod g+s rootsh; echo sgid=$?; chmod 755 rootsh; echo plain=$?; unshare -U true 2>/dev/null; echo unshare=$?';
+    const result = await asRoot.run(sh(script, { identity: 'owner', cwd: ws, policy: policy({ write: [ws] }) }));
+    expect(result.stdout).toMatch(/^chmod=1$/m);
+    expect(result.stdout).toMatch(/^sgid=1$/m);
+    expect(result.stdout).toMatch(/^plain=0$/m);
+    expect(result.stdout).not.toMatch(/^unshare=0$/m);
+    expect(statSync(join(ws, 'rootsh')).mode & 0o6000).toBe(0);
+    expect(statSync(join(ws, 'rootsh')).uid).toBe(0);
+  });
+
   it('restricted: uid 10001, no capabilities, no_new_privs, a read-only root and a writable /tmp', async () => {
     const result = await box.run(sh('grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; touch /etc/x; echo ok > /tmp/t && cat /tmp/t; id -u'));
     expect(result.stdout).toMatch(/^CapEff:\s+0000000000000000$/m);

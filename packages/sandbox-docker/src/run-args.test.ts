@@ -38,6 +38,7 @@ describe('dockerRunArgs', () => {
     expect(argv.slice(0, 2)).toEqual(['run', '--rm']);
     expect(flag(argv, '--cap-drop')).toBe('ALL');
     expect(flag(argv, '--security-opt')).toBe('no-new-privileges');
+    expect(argv.filter((a) => a.startsWith('seccomp='))).toHaveLength(1);
     expect(argv).toContain('--read-only');
     expect(flag(argv, '--tmpfs')).toMatch(/^\/tmp:rw,nosuid,nodev,size=64m/);
     expect(flag(argv, '--memory')).toBe('256m');

@@ -1,6 +1,7 @@
 import { LABELS } from './labels.js';
 import type { ContainerMount, MountPlan } from './mount-plan.js';
 import { type ContainerIdentity, type ContainerProfile, RESTRICTED_UID } from './profile.js';
+import { dockerSeccompProfileFile } from './seccomp-profile.js';
 
 /** Everything one hardened `docker run` is made from. */
 export interface RunArgsInput {
@@ -25,6 +26,8 @@ export interface RunArgsInput {
    * process that started it (killed, engine connection lost).
    */
   readonly deadlineSeconds: number;
+  /** The seccomp profile file; default the one {@link dockerSeccompProfileFile} writes for this process. */
+  readonly seccompProfile?: string;
 }
 
 /** The program inside the container that enforces its deadline (busybox and coreutils both have it). */
@@ -57,7 +60,7 @@ function mountArgs(mount: ContainerMount): string[] {
  * ends, every capability dropped, no new privileges, read-only root with a tmpfs `/tmp`, memory
  * (without swap), cpu and pid limits, no network unless allowed, the policy's mounts, the image's
  * entrypoint replaced so the argv runs as given, never through a shell, under the container's own
- * hard deadline ({@link withDeadline}).
+ * hard deadline ({@link withDeadline}), and api-reach's syscall policy as its seccomp profile.
  */
 export function dockerRunArgs(input: RunArgsInput): string[] {
   const { profile, identity } = input;
@@ -73,6 +76,9 @@ export function dockerRunArgs(input: RunArgsInput): string[] {
     'ALL',
     '--security-opt',
     'no-new-privileges',
+    // the syscall policy the Linux backend enforces too (seccomp-profile.ts)
+    '--security-opt',
+    `seccomp=${input.seccompProfile ?? dockerSeccompProfileFile()}`,
     '--read-only',
     '--memory',
     profile.memory,

@@ -29,7 +29,7 @@ export {
 export { type HostSocketFacts, hostSocketFacts, hostSockets, listedSockets, SOCKET_HOMES, type SocketHome, socketHomes } from './host-sockets.js';
 export { KERNEL_SURFACE, type KernelPath, kernelSurface } from './kernel-surface.js';
 export { DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism } from './pid-limit.js';
-export { buildSeccompFilter, DENIED_IOCTLS, DENIED_SOCKETS, DENIED_SYSCALLS, SECCOMP_ARCHES, SeccompBuildError, type SeccompArch } from './seccomp.js';
+export { buildSeccompFilter, SECCOMP_ARCHES, SeccompBuildError, type SeccompArch } from './seccomp.js';
 export { LinuxSandboxConfigSchema, linuxSandboxPlugin } from './plugin.js';
 export { createLinuxSandbox, DEFAULT_LANDING_SWEEP_MS, defaultUndoneDir, DEFAULT_MAX_OUTPUT, LinuxSandbox, type LinuxSandboxOptions } from './service.js';
 export { type PlannedMount, type Placeholder, type TmpPlan, type Translation, type TranslateOptions, translatePolicy, UntranslatableError } from './translate.js';

@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { arch } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeScene, req, type Scene } from './scene.testing.js';
 import { buildSeccompFilter } from './seccomp.js';
@@ -114,6 +115,68 @@ print(json.dumps({
     const ip = await filtered.run(req(s, ['ip', '-o', 'link'])); // iproute2 speaks NETLINK_ROUTE
     expect(ip.exitCode).toBe(0);
     expect(ip.stdout).toContain(' lo:');
+  });
+
+  it('refuses a set-user-id or set-group-id mode in every call that sets one; other modes, and opens that create nothing, go through', async () => {
+    const code = `
+import os, json, errno, stat, ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def t(f):
+    try:
+        f(); return 'OK'
+    except OSError as e:
+        return errno.errorcode[e.errno]
+def sys(nr, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(nr, *args)
+    return errno.errorcode.get(ctypes.get_errno(), 'OK') if r < 0 else 'OK'
+X86 = os.uname().machine == 'x86_64'
+for n in ('plain', 'new1', 'new2', 'node1'):
+    try: os.unlink(n)
+    except FileNotFoundError: pass
+open('plain', 'w').close()
+how = (ctypes.c_uint64 * 3)(0o100 | 0o1, 0o4755, 0)  # struct open_how: O_CREAT|O_WRONLY, mode
+print(json.dumps({
+  'chmod_suid': t(lambda: os.chmod('plain', 0o4755)),
+  'chmod_sgid': t(lambda: os.chmod('plain', 0o2755)),
+  'fchmod_suid': t(lambda: os.fchmod(os.open('plain', os.O_RDONLY), 0o4755)),
+  'chmod_syscall_suid': sys(90, b'plain', 0o4755) if X86 else 'EPERM',
+  'open_creat_suid': t(lambda: os.close(os.open('new1', os.O_CREAT | os.O_WRONLY, 0o4755))),
+  'mknod_suid': t(lambda: os.mknod('node1', stat.S_IFREG | 0o4755)),
+  'openat2_creat_suid': sys(437, -100, b'new1', ctypes.byref(how), 24),
+  'chmod_plain': t(lambda: os.chmod('plain', 0o755)),
+  'chmod_sticky': t(lambda: os.chmod('plain', 0o1755)),
+  'open_creat_plain': t(lambda: os.close(os.open('new2', os.O_CREAT | os.O_WRONLY, 0o755))),
+  'open_read_any_mode': t(lambda: os.close(os.open('plain', os.O_RDONLY, 0o6777))),
+  'new1_exists': str(os.path.exists('new1')),
+}))
+`;
+    expect(await py(filtered, code)).toEqual({
+      chmod_suid: 'EPERM',
+      chmod_sgid: 'EPERM',
+      fchmod_suid: 'EPERM',
+      chmod_syscall_suid: 'EPERM',
+      open_creat_suid: 'EPERM',
+      mknod_suid: 'EPERM',
+      openat2_creat_suid: 'ENOSYS',
+      chmod_plain: 'OK',
+      chmod_sticky: 'OK',
+      open_creat_plain: 'OK',
+      open_read_any_mode: 'OK',
+      new1_exists: 'False',
+    });
+    const allowed = await py(control, code);
+    expect([allowed.chmod_suid, allowed.open_creat_suid, allowed.openat2_creat_suid]).toEqual(['OK', 'OK', 'OK']);
+  });
+
+  it('leaves no set-user-id copy of a shell on the host (cp /bin/sh x; chmod u+s x; install -m 4755)', async () => {
+    for (const name of ['rootsh', 'rootsh2']) rmSync(join(s.ws, name), { force: true });
+    const r = await filtered.run(req(s, ['sh', '-c', 'cp /bin/sh rootsh; chmod u+s rootsh; chmod g+s rootsh; install -m 4755 /bin/sh rootsh2; true']));
+    expect(r.exitCode).toBe(0);
+    expect(statSync(join(s.ws, 'rootsh')).mode & 0o6000).toBe(0);
+    expect(existsSync(join(s.ws, 'rootsh2')) ? statSync(join(s.ws, 'rootsh2')).mode & 0o6000 : 0).toBe(0);
+    await control.run(req(s, ['sh', '-c', 'chmod u+s rootsh']));
+    expect(statSync(join(s.ws, 'rootsh')).mode & 0o4000).toBe(0o4000); // the control shows the check can fail
   });
 
   it('lets ordinary work through', async () => {

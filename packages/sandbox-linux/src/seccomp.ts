@@ -1,8 +1,10 @@
 import { endianness } from 'node:os';
+import { CLONE_NEWUSER, CREATING_OPEN_FLAGS, DENIED_IOCTLS, DENIED_SOCKETS, DENIED_SYSCALLS, MODE_SYSCALLS, SET_ID_BITS } from '@aalis/api-reach';
 
 /*
  * A classic-BPF seccomp filter, assembled here (no libseccomp, no native addon) and handed to
- * bubblewrap as raw `struct sock_filter` records through `--seccomp FD`.
+ * bubblewrap as raw `struct sock_filter` records through `--seccomp FD`, from api-reach's
+ * syscall policy (the docker backend translates the same data into the engine's profile).
  * struct seccomp_data: nr @0 (u32), arch @4 (u32), ip @8, args[i] @16+8i (u64, low word first on
  * the little-endian architectures we support).
  */
@@ -24,6 +26,7 @@ const SYSCALLS: Record<SeccompArch, Record<string, number>> = {
     open_by_handle_at: 304, name_to_handle_at: 303, init_module: 175, finit_module: 313, delete_module: 176,
     kexec_load: 246, kexec_file_load: 320, reboot: 169, acct: 163, fsopen: 430, fsmount: 432, move_mount: 429,
     open_tree: 428, socket: 41,
+    chmod: 90, fchmod: 91, fchmodat: 268, fchmodat2: 452, open: 2, creat: 85, openat: 257, openat2: 437, mknod: 133, mknodat: 259,
   },
   aarch64: {
     ioctl: 29, ptrace: 117, process_vm_readv: 270, process_vm_writev: 271, unshare: 97, clone: 220, clone3: 435,
@@ -32,26 +35,10 @@ const SYSCALLS: Record<SeccompArch, Record<string, number>> = {
     open_by_handle_at: 265, name_to_handle_at: 264, init_module: 105, finit_module: 273, delete_module: 106,
     kexec_load: 104, kexec_file_load: 294, reboot: 142, acct: 89, fsopen: 430, fsmount: 432, move_mount: 429,
     open_tree: 428, socket: 198,
+    fchmod: 52, fchmodat: 53, fchmodat2: 452, openat: 56, openat2: 437, mknodat: 33,
   },
 };
 
-/** Refused outright with EPERM: tracing other processes, io_uring (its ops bypass seccomp), kernel and mount surfaces. */
-export const DENIED_SYSCALLS = [
-  'ptrace', 'process_vm_readv', 'process_vm_writev', 'io_uring_setup', 'io_uring_enter', 'io_uring_register',
-  'setns', 'bpf', 'perf_event_open', 'keyctl', 'add_key', 'request_key', 'userfaultfd', 'mount', 'umount2',
-  'pivot_root', 'open_by_handle_at', 'name_to_handle_at', 'init_module', 'finit_module', 'delete_module',
-  'kexec_load', 'kexec_file_load', 'reboot', 'acct', 'fsopen', 'fsmount', 'move_mount', 'open_tree',
-] as const;
-
-/** ioctl requests refused: keystroke injection into a terminal (TIOCSTI) and the Linux console's TIOCLINUX. */
-export const DENIED_IOCTLS = { TIOCSTI: 0x5412, TIOCLINUX: 0x541c } as const;
-const CLONE_NEWUSER = 0x10000000;
-/**
- * socket(AF_NETLINK, *, NETLINK_NETFILTER) is refused: it is how nftables rules are read and
- * changed, and with network `on` the sandbox's own namespace holds the rules refusing its
- * localPorts. A second wall (the command has no CAP_NET_ADMIN either); NETLINK_ROUTE (`ip`) stays.
- */
-export const DENIED_SOCKETS = { AF_NETLINK: 16, NETLINK_NETFILTER: 12 } as const;
 const X32_SYSCALL_BIT = 0x40000000;
 
 const RET_KILL_PROCESS = 0x80000000;
@@ -142,6 +129,12 @@ function archBlock(arch: SeccompArch): Insn[] {
     { op: 'label', name: l('c') },
     { op: 'jeq', k: nr.unshare!, jt: 'flags0', jf: l('e') },
     { op: 'label', name: l('e') },
+    { op: 'jeq', k: nr.openat2!, jt: 'enosys', jf: l('f') }, // the mode sits behind a pointer: make callers fall back to openat
+    { op: 'label', name: l('f') },
+  );
+  const modes = MODE_SYSCALLS.filter(([name]) => nr[name] !== undefined);
+  for (const [name] of modes) p.push({ op: 'jeq', k: nr[name]!, jt: l(`mode-${name}`), jf: l(`not-${name}`) }, { op: 'label', name: l(`not-${name}`) });
+  p.push(
     { op: 'jeq', k: nr.socket!, jt: 'socket', jf: 'allow' },
     { op: 'label', name: l('ioctl') },
     { op: 'ld', offset: argLow(1) }, // the kernel takes the request as unsigned int: the low word decides
@@ -149,6 +142,13 @@ function archBlock(arch: SeccompArch): Insn[] {
     { op: 'label', name: l('d') },
     { op: 'jeq', k: DENIED_IOCTLS.TIOCLINUX, jt: 'eperm', jf: 'allow' },
   );
+  for (const [name, modeArg, flagsArg] of modes) {
+    p.push({ op: 'label', name: l(`mode-${name}`) });
+    if (flagsArg !== undefined) {
+      p.push({ op: 'ld', offset: argLow(flagsArg) }, { op: 'jset', k: CREATING_OPEN_FLAGS[0] | CREATING_OPEN_FLAGS[1], jt: l(`creating-${name}`), jf: 'allow' }, { op: 'label', name: l(`creating-${name}`) });
+    }
+    p.push({ op: 'ld', offset: argLow(modeArg) }, { op: 'jset', k: SET_ID_BITS[0] | SET_ID_BITS[1], jt: 'eperm', jf: 'allow' });
+  }
   return p;
 }
 
@@ -156,8 +156,9 @@ function archBlock(arch: SeccompArch): Insn[] {
  * The filter: on an architecture other than x86_64 and aarch64 (or the x32 ABI, or a 32-bit
  * syscall entry on x86_64) the process is killed; ptrace, process_vm_*, io_uring and kernel/mount
  * surfaces fail with EPERM; ioctl TIOCSTI/TIOCLINUX fail with EPERM; clone/unshare with
- * CLONE_NEWUSER fail with EPERM; a NETLINK_NETFILTER socket fails with EPERM; clone3 fails with
- * ENOSYS; everything else is allowed.
+ * CLONE_NEWUSER fail with EPERM; a NETLINK_NETFILTER socket fails with EPERM; a mode with the
+ * set-user-id or set-group-id bit fails with EPERM ({@link MODE_SYSCALLS}); clone3 and openat2 fail
+ * with ENOSYS; everything else is allowed.
  */
 export function buildSeccompFilter(): Buffer {
   const program: Insn[] = [
