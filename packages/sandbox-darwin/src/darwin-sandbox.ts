@@ -17,6 +17,7 @@ import { parseRunRequest } from './run-request-schema.js';
 import { runSandboxExec } from './sandbox-exec-process.js';
 import { sbplString } from './sbpl-string.js';
 import { seatbeltProfile } from './seatbelt-profile.js';
+import { type DarwinUserDirs, findUserDirs } from './user-dirs.js';
 
 /** Where sandbox-exec lives on every macOS. */
 export const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
@@ -31,6 +32,11 @@ export interface DarwinSandboxOptions {
   readonly sandboxExec?: string;
   /** The platform to assume; `process.platform` unless a test says otherwise. */
   readonly platform?: NodeJS.Platform;
+  /**
+   * This user's temp and cache folders; asked of `getconf` once per service unless given (null:
+   * none). Granted only where the policy grants the owner's caches; see the README.
+   */
+  readonly userDirs?: DarwinUserDirs | null;
 }
 
 async function executable(path: string): Promise<boolean> {
@@ -76,6 +82,7 @@ export function createDarwinSandbox(options: DarwinSandboxOptions = {}): Sandbox
   const sandboxExec = options.sandboxExec ?? SANDBOX_EXEC;
   const platform = options.platform ?? process.platform;
   let verified: SandboxProbe | undefined;
+  let userDirs: Promise<DarwinUserDirs | undefined> | undefined;
 
   async function probe(): Promise<SandboxProbe> {
     if (verified !== undefined) return verified;
@@ -113,7 +120,9 @@ export function createDarwinSandbox(options: DarwinSandboxOptions = {}): Sandbox
       throw new SandboxUnavailableError('darwin', failed?.detail ?? 'the probe failed', failed?.fix ?? 'run `aalis doctor` to see what is missing');
     }
     const checked = parseRunRequest(request);
-    const profile = seatbeltProfile(checked.policy);
+    userDirs ??= options.userDirs === undefined ? findUserDirs() : Promise.resolve(options.userDirs ?? undefined);
+    const dirs = await userDirs;
+    const profile = seatbeltProfile(checked.policy, dirs === undefined ? {} : { userDirs: dirs });
     if (Buffer.byteLength(profile) > MAX_PROFILE_BYTES) {
       throw new SandboxUnavailableError('darwin', `the profile is ${Buffer.byteLength(profile)} bytes, over the ${MAX_PROFILE_BYTES} a command line can carry`, 'shorten the policy: fewer writable roots or protected paths');
     }
