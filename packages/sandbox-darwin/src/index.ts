@@ -10,5 +10,6 @@ export { SandboxPolicySchema, parseSandboxPolicy } from './sandbox-policy-schema
 export { type PathReach, type SbplFilter, matcherFilter, pathFilter, renderFilter, ruleFilter } from './sbpl-filter.js';
 export { literalRegex, translatePattern } from './sbpl-regex.js';
 export { sbplString } from './sbpl-string.js';
-export { PROFILE_PREAMBLE, type SeatbeltHost, seatbeltProfile } from './seatbelt-profile.js';
+export { defineArgs, inlineQuote, ProfileParams, type SbplQuote } from './profile-params.js';
+export { PROFILE_PREAMBLE, type SeatbeltHost, type SeatbeltInvocation, seatbeltInvocation, seatbeltProfile } from './seatbelt-profile.js';
 export { type DarwinUserDirs, checkUserDirs, findUserDirs } from './user-dirs.js';

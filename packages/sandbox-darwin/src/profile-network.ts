@@ -1,6 +1,7 @@
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { darwinPath } from './darwin-path.js';
 import { DNS_SOCKET, NETWORK_MACH_SERVICES } from './profile-baseline.js';
+import type { SbplQuote } from './profile-params.js';
 import { sbplString } from './sbpl-string.js';
 
 /**
@@ -10,12 +11,12 @@ import { sbplString } from './sbpl-string.js';
  * (`*:PORT`: `localhost:PORT` misses ::ffff:127.0.0.1 and the Mac's own addresses), for
  * connecting and for binding (a command must not stand in for the daemon on its port).
  */
-export function networkLines(policy: SandboxPolicy): string[] {
+export function networkLines(policy: SandboxPolicy, quote: SbplQuote): string[] {
   const lines = ['', ';; unix sockets: only under unixSockets', '(allow system-socket (socket-domain AF_UNIX))'];
   policy.unixSockets.forEach((dir, index) => {
     // Exact spelling only (no case-folded regex): erring narrow on an allow costs a connection, not isolation.
     const where = `unixSockets[${index}]`;
-    const quoted = sbplString(darwinPath(dir, where), where);
+    const quoted = quote(darwinPath(dir, where), where);
     lines.push(`(allow network-outbound (remote unix-socket (subpath ${quoted})))`);
     lines.push(`(allow network-bind network-inbound (local unix-socket (subpath ${quoted})))`);
   });

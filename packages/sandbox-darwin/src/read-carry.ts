@@ -1,6 +1,7 @@
 import type { PathRule } from '@aalis/api-reach';
 import { darwinPath, darwinPatternPrefix } from './darwin-path.js';
 import { CARRY_OPERATIONS } from './profile-layers.js';
+import type { SbplQuote } from './profile-params.js';
 import { exactPathOf, pathFilter, renderFilter, ruleFilter, type SbplFilter } from './sbpl-filter.js';
 
 // A read deny is a rule about a name. Inside a writable root, `mv .env notes.txt`, `ln .env
@@ -76,20 +77,20 @@ export function foldersAbove(rule: PathRule, where: string): string[] {
  * The `readDeny.carry` rules: per read deny, no rename, link or clone of what it denies (minus
  * `readAllowWithin`, readable again); then one rule for the folders above every denied path.
  */
-export function carryLines(readDeny: readonly PathRule[], readAllowWithin: readonly string[]): string[] {
+export function carryLines(readDeny: readonly PathRule[], readAllowWithin: readonly string[], quote: SbplQuote): string[] {
   const readable = readAllowWithin.map((root, index) => ({ kind: 'require-not', item: pathFilter(root, 'subtree', `readAllowWithin[${index}]`) }) as const);
   const lines = readDeny.map((rule, index) => {
     const where = `readDeny[${index}]`;
     const denied = ruleFilter(rule, where);
     const filter: SbplFilter = readable.length === 0 ? denied : { kind: 'require-all', items: [denied, ...readable] };
-    return `(deny ${CARRY_OPERATIONS} ${renderFilter(filter, where)})`;
+    return `(deny ${CARRY_OPERATIONS} ${renderFilter(filter, where, quote)})`;
   });
   const folders = new Map<string, string>();
   readDeny.forEach((rule, index) => {
     for (const folder of foldersAbove(rule, `readDeny[${index}]`)) if (!folders.has(folder)) folders.set(folder, `readDeny[${index}]`);
   });
   if (folders.size > 0) {
-    const filters = [...folders].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([folder, where]) => renderFilter(pathFilter(folder, 'exact', where), where));
+    const filters = [...folders].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([folder, where]) => renderFilter(pathFilter(folder, 'exact', where), where, quote));
     lines.push(`(deny ${CARRY_OPERATIONS} ${filters.join(' ')})`);
   }
   return lines;

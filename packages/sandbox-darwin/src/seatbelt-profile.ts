@@ -2,6 +2,7 @@ import type { PathRule, SandboxPolicy } from '@aalis/api-reach';
 import { BASE_WRITABLE_DEVICES, OTHER_TERMINALS_REGEX, OWN_DESCRIPTORS_REGEX, PTY_EXTENSION, PTY_MASTER } from './profile-baseline.js';
 import { layerHeading, PROFILE_LAYERS, type ProfileLayer } from './profile-layers.js';
 import { networkLines } from './profile-network.js';
+import { inlineQuote, ProfileParams, type SbplQuote } from './profile-params.js';
 import { systemLines } from './profile-system.js';
 import { carryLines } from './read-carry.js';
 import { parseSandboxPolicy } from './sandbox-policy-schema.js';
@@ -22,21 +23,17 @@ function layer(id: ProfileLayer['id']): ProfileLayer {
   return PROFILE_LAYERS.find((entry) => entry.id === id)!;
 }
 
-function ruleLines(entry: ProfileLayer, rules: readonly PathRule[]): string[] {
-  return rules.map((rule, index) => {
-    const where = `${entry.field}[${index}]`;
-    return `(${entry.action} ${entry.operation} ${renderFilter(ruleFilter(rule, where), where)})`;
-  });
-}
-
-function rootLines(entry: ProfileLayer, roots: readonly string[], field: string = entry.field ?? ''): string[] {
-  return roots.map((root, index) => {
-    const where = `${field}[${index}]`;
-    return `(${entry.action} ${entry.operation} ${renderFilter(pathFilter(root, 'subtree', where), where)})`;
-  });
-}
-
-function fileLayers(policy: SandboxPolicy, userDirs: DarwinUserDirs | undefined): string[] {
+function fileLayers(policy: SandboxPolicy, userDirs: DarwinUserDirs | undefined, quote: SbplQuote): string[] {
+  const ruleLines = (entry: ProfileLayer, rules: readonly PathRule[]): string[] =>
+    rules.map((rule, index) => {
+      const where = `${entry.field}[${index}]`;
+      return `(${entry.action} ${entry.operation} ${renderFilter(ruleFilter(rule, where), where, quote)})`;
+    });
+  const rootLines = (entry: ProfileLayer, roots: readonly string[], field: string = entry.field ?? ''): string[] =>
+    roots.map((root, index) => {
+      const where = `${field}[${index}]`;
+      return `(${entry.action} ${entry.operation} ${renderFilter(pathFilter(root, 'subtree', where), where, quote)})`;
+    });
   const lines: string[] = [];
   const open = (id: ProfileLayer['id']): ProfileLayer => {
     const entry = layer(id);
@@ -60,7 +57,7 @@ function fileLayers(policy: SandboxPolicy, userDirs: DarwinUserDirs | undefined)
   lines.push(...ruleLines(open('write.writeExceptions'), policy.writeExceptions));
   lines.push(...ruleLines(open('write.controlDeny'), policy.controlDeny));
   open('readDeny.carry');
-  lines.push(...carryLines(policy.readDeny, policy.readAllowWithin));
+  lines.push(...carryLines(policy.readDeny, policy.readAllowWithin, quote));
   return lines;
 }
 
@@ -71,8 +68,32 @@ function fileLayers(policy: SandboxPolicy, userDirs: DarwinUserDirs | undefined)
  * the dialect, user folders that are not per-user folders. Nothing is dropped.
  */
 export function seatbeltProfile(policy: SandboxPolicy, host: SeatbeltHost = {}): string {
+  return buildProfile(policy, host, inlineQuote);
+}
+
+/** A profile whose policy strings travel as `sandbox-exec -D` parameters; see {@link seatbeltInvocation}. */
+export interface SeatbeltInvocation {
+  /** The profile text: fixed words and `(param "Pn")` references, no path of the policy. */
+  readonly profile: string;
+  /** The parameters, `Pn` to its value, for `-D Pn=value`. */
+  readonly params: Readonly<Record<string, string>>;
+}
+
+/**
+ * The profile {@link seatbeltProfile} writes, with every string of the policy and host passed as
+ * a parameter instead of escaped into the text, for running: no path is ever read as SBPL, and
+ * each reaches the kernel byte for byte. Substituting the parameters back (escaped) gives exactly
+ * {@link seatbeltProfile}'s text. Same refusals, same errors.
+ */
+export function seatbeltInvocation(policy: SandboxPolicy, host: SeatbeltHost = {}): SeatbeltInvocation {
+  const params = new ProfileParams();
+  const profile = buildProfile(policy, host, params.quote);
+  return { profile, params: params.values() };
+}
+
+function buildProfile(policy: SandboxPolicy, host: SeatbeltHost, quote: SbplQuote): string {
   const checked = parseSandboxPolicy(policy);
   const userDirs = host.userDirs === undefined ? undefined : checkUserDirs(host.userDirs);
-  const lines = ['(version 1)', PROFILE_PREAMBLE, '(deny default)', '', ...systemLines(), ...fileLayers(checked, userDirs), ...networkLines(checked)];
+  const lines = ['(version 1)', PROFILE_PREAMBLE, '(deny default)', '', ...systemLines(), ...fileLayers(checked, userDirs, quote), ...networkLines(checked, quote)];
   return `${lines.join('\n')}\n`;
 }
