@@ -2,7 +2,7 @@ import type { PathRule } from '@aalis/api-reach';
 import { darwinPath, darwinPatternPrefix } from './darwin-path.js';
 import { CARRY_OPERATIONS } from './profile-layers.js';
 import type { SbplQuote } from './profile-params.js';
-import { exactPathOf, pathFilter, renderFilter, ruleFilter, type SbplFilter } from './sbpl-filter.js';
+import { exactPathOf, pathFilter, renderFilter } from './sbpl-filter.js';
 
 // A read deny is a rule about a name. Inside a writable root, `mv .env notes.txt`, `ln .env
 // notes.txt` or `cp -c .env notes.txt` gives the same bytes a name no rule denies, and renaming
@@ -76,15 +76,11 @@ export function foldersAbove(rule: PathRule, where: string): string[] {
 /**
  * The `readDeny.carry` rules: per read deny, no rename, link or clone of what it denies (minus
  * `readAllowWithin`, readable again); then one rule for the folders above every denied path.
+ * `denied[i]` is `readDeny[i]`'s filter as already written for the read layer (rendered once).
  */
-export function carryLines(readDeny: readonly PathRule[], readAllowWithin: readonly string[], quote: SbplQuote): string[] {
-  const readable = readAllowWithin.map((root, index) => ({ kind: 'require-not', item: pathFilter(root, 'subtree', `readAllowWithin[${index}]`) }) as const);
-  const lines = readDeny.map((rule, index) => {
-    const where = `readDeny[${index}]`;
-    const denied = ruleFilter(rule, where);
-    const filter: SbplFilter = readable.length === 0 ? denied : { kind: 'require-all', items: [denied, ...readable] };
-    return `(deny ${CARRY_OPERATIONS} ${renderFilter(filter, where, quote)})`;
-  });
+export function carryLines(readDeny: readonly PathRule[], denied: readonly string[], readAllowWithin: readonly string[], quote: SbplQuote): string[] {
+  const readable = readAllowWithin.map((root, index) => `(require-not ${renderFilter(pathFilter(root, 'subtree', `readAllowWithin[${index}]`), `readAllowWithin[${index}]`, quote)})`).join(' ');
+  const lines = denied.map((filter) => `(deny ${CARRY_OPERATIONS} ${readable === '' ? filter : `(require-all ${filter} ${readable})`})`);
   const folders = new Map<string, string>();
   readDeny.forEach((rule, index) => {
     for (const folder of foldersAbove(rule, `readDeny[${index}]`)) if (!folders.has(folder)) folders.set(folder, `readDeny[${index}]`);

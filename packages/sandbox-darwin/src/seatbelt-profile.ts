@@ -24,11 +24,14 @@ function layer(id: ProfileLayer['id']): ProfileLayer {
 }
 
 function fileLayers(policy: SandboxPolicy, userDirs: DarwinUserDirs | undefined, quote: SbplQuote): string[] {
-  const ruleLines = (entry: ProfileLayer, rules: readonly PathRule[]): string[] =>
+  const filtersOf = (field: string, rules: readonly PathRule[]): string[] =>
     rules.map((rule, index) => {
-      const where = `${entry.field}[${index}]`;
-      return `(${entry.action} ${entry.operation} ${renderFilter(ruleFilter(rule, where), where, quote)})`;
+      const where = `${field}[${index}]`;
+      return renderFilter(ruleFilter(rule, where), where, quote);
     });
+  const ruleLines = (entry: ProfileLayer, rules: readonly PathRule[], filters = filtersOf(entry.field ?? '', rules)): string[] =>
+    filters.map((filter) => `(${entry.action} ${entry.operation} ${filter})`);
+  const readDenied = filtersOf('readDeny', policy.readDeny);
   const rootLines = (entry: ProfileLayer, roots: readonly string[], field: string = entry.field ?? ''): string[] =>
     roots.map((root, index) => {
       const where = `${field}[${index}]`;
@@ -45,7 +48,7 @@ function fileLayers(policy: SandboxPolicy, userDirs: DarwinUserDirs | undefined,
   const ownPty = `(literal ${q(PTY_MASTER)}) (require-all (regex ${q(OTHER_TERMINALS_REGEX)}) (extension ${q(PTY_EXTENSION)}))`;
   open('read.default');
   lines.push('(allow file-read*)', `(deny file-read* (regex ${q(OTHER_TERMINALS_REGEX)}))`, `(allow file-read* ${ownPty})`);
-  lines.push(...ruleLines(open('read.readDeny'), policy.readDeny));
+  lines.push(...ruleLines(open('read.readDeny'), policy.readDeny, readDenied));
   lines.push(...rootLines(open('read.readAllowWithin'), policy.readAllowWithin));
   const writeDefault = open('write.default');
   const devices = BASE_WRITABLE_DEVICES.map((device) => `(literal ${q(device)})`).join(' ');
@@ -57,7 +60,7 @@ function fileLayers(policy: SandboxPolicy, userDirs: DarwinUserDirs | undefined,
   lines.push(...ruleLines(open('write.writeExceptions'), policy.writeExceptions));
   lines.push(...ruleLines(open('write.controlDeny'), policy.controlDeny));
   open('readDeny.carry');
-  lines.push(...carryLines(policy.readDeny, policy.readAllowWithin, quote));
+  lines.push(...carryLines(policy.readDeny, readDenied, policy.readAllowWithin, quote));
   return lines;
 }
 
