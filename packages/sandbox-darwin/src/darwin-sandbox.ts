@@ -91,9 +91,9 @@ async function enforcementCheck(sandboxExec: string): Promise<SandboxCheck> {
 
 /**
  * The macOS sandbox service: each command runs under `sandbox-exec -D … -p PROFILE`, the profile
- * and its parameters built from the request's policy by {@link seatbeltInvocation}. Anywhere but macOS, or on a Mac without a
- * working sandbox-exec, {@link SandboxService.probe} says why and `run` throws
- * {@link SandboxUnavailableError} without running anything.
+ * and its parameters built from the request's policy by {@link seatbeltInvocation}. Anywhere but
+ * macOS, or on a Mac without a working sandbox-exec, {@link SandboxService.probe} says why and
+ * `run` throws {@link SandboxUnavailableError} without running anything.
  */
 export function createDarwinSandbox(options: DarwinSandboxOptions = {}): SandboxService {
   const sandboxExec = options.sandboxExec ?? SANDBOX_EXEC;
