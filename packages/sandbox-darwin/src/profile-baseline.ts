@@ -7,8 +7,9 @@
 
 /**
  * Mach services every command may look up. cfprefsd is here because `user-preference-read`
- * means nothing without it (preferences are read through it); it answers a sandboxed client by
- * checking the client's own profile, so `user-preference-write`, never allowed, stays refused.
+ * means nothing without it (preferences are read through it). This relies on cfprefsd checking
+ * a sandboxed client's writes against the client's profile (`user-preference-write`, never
+ * allowed): test:mac's `defaults write` test is what verifies it on a Mac.
  */
 export const BASE_MACH_SERVICES = [
   'com.apple.bsd.dirhelper',
@@ -88,8 +89,10 @@ export const SYSCTL_READ_NAMES = [
   'kern.osvariant_status',
   'kern.osversion',
   'kern.secure_kernel',
+  'kern.tcsm_available',
   'kern.usrstack64',
   'kern.version',
+  'machdep.ptrauth_enabled',
   'security.mac.lockdown_mode_state',
   'sysctl.proc_cputype',
   'sysctl.proc_translated',
