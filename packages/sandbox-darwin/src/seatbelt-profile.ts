@@ -1,6 +1,6 @@
 import type { PathRule, SandboxPolicy } from '@aalis/api-reach';
 import { BASE_WRITABLE_DEVICES, OTHER_TERMINALS_REGEX, OWN_DESCRIPTORS_REGEX, PTY_EXTENSION, PTY_MASTER } from './profile-baseline.js';
-import { layerHeading, PROFILE_LAYERS, type ProfileLayer } from './profile-layers.js';
+import { CARRY_OPERATIONS, layerHeading, PROFILE_LAYERS, type ProfileLayer } from './profile-layers.js';
 import { networkLines } from './profile-network.js';
 import { inlineQuote, ProfileParams, type SbplQuote } from './profile-params.js';
 import { systemLines } from './profile-system.js';
@@ -55,12 +55,18 @@ function fileLayers(policy: SandboxPolicy, userDirs: DarwinUserDirs | undefined,
   lines.push(`(deny ${writeDefault.operation})`, `(allow file-write* file-ioctl ${devices} (regex ${q(OWN_DESCRIPTORS_REGEX)}) ${ownPty})`);
   const write = open('write.write');
   lines.push(...rootLines(write, policy.write));
-  if (userDirs !== undefined && grantsUserCaches(policy.write)) lines.push(...rootLines(write, [userDirs.temp, userDirs.cache], 'userDirs'));
+  const granted = userDirs !== undefined && grantsUserCaches(policy.write) ? [userDirs.temp, userDirs.cache] : [];
+  lines.push(...rootLines(write, granted, 'userDirs'));
   lines.push(...ruleLines(open('write.writeDeny'), policy.writeDeny));
   lines.push(...ruleLines(open('write.writeExceptions'), policy.writeExceptions));
   lines.push(...ruleLines(open('write.controlDeny'), policy.controlDeny));
   open('readDeny.carry');
   lines.push(...carryLines(policy.readDeny, readDenied, policy.readAllowWithin, quote));
+  if (granted.length > 0) {
+    // Inside them, yes; the folders themselves are every app's of this user: not removed, not replaced by a link.
+    const folders = granted.map((dir, index) => renderFilter(pathFilter(dir, 'exact', `userDirs[${index}]`), `userDirs[${index}]`, quote));
+    lines.push(`(deny ${CARRY_OPERATIONS} ${folders.join(' ')})`);
+  }
   return lines;
 }
 
