@@ -13,7 +13,9 @@ export const CARRY_OPERATIONS = 'file-write-unlink file-link file-clone';
  * so this order is the policy's precedence: reads default allow → `readDeny` → `readAllowWithin`;
  * writes default deny → `write` → `writeDeny` → `writeExceptions` → `controlDeny`; last, the
  * carry-out of `readDeny` (no rename, link or clone of a read-denied path, nor a rename of the
- * folders above it), after every write layer so no exception re-allows it.
+ * folders above it), after every write layer so no exception re-allows it; and the writable
+ * roots themselves, writable inside but not removed, renamed or replaced by a link (as a bind
+ * mount's root cannot be on Linux).
  */
 export const PROFILE_LAYERS = [
   { id: 'read.default', operation: 'file-read*', action: 'allow', field: null },
@@ -25,6 +27,7 @@ export const PROFILE_LAYERS = [
   { id: 'write.writeExceptions', operation: WRITE_OPERATIONS, action: 'allow', field: 'writeExceptions' },
   { id: 'write.controlDeny', operation: WRITE_OPERATIONS, action: 'deny', field: 'controlDeny' },
   { id: 'readDeny.carry', operation: CARRY_OPERATIONS, action: 'deny', field: 'readDeny' },
+  { id: 'write.roots', operation: CARRY_OPERATIONS, action: 'deny', field: 'write' },
 ] as const;
 
 /** One entry of {@link PROFILE_LAYERS}. */

@@ -1,6 +1,6 @@
 import type { PathRule, SandboxPolicy } from '@aalis/api-reach';
 import { BASE_WRITABLE_DEVICES, OTHER_TERMINALS_REGEX, OWN_DESCRIPTORS_REGEX, PTY_EXTENSION, PTY_MASTER } from './profile-baseline.js';
-import { CARRY_OPERATIONS, layerHeading, PROFILE_LAYERS, type ProfileLayer } from './profile-layers.js';
+import { layerHeading, PROFILE_LAYERS, type ProfileLayer } from './profile-layers.js';
 import { networkLines } from './profile-network.js';
 import { inlineQuote, ProfileParams, type SbplQuote } from './profile-params.js';
 import { systemLines } from './profile-system.js';
@@ -62,10 +62,11 @@ function fileLayers(policy: SandboxPolicy, userDirs: DarwinUserDirs | undefined,
   lines.push(...ruleLines(open('write.controlDeny'), policy.controlDeny));
   open('readDeny.carry');
   lines.push(...carryLines(policy.readDeny, readDenied, policy.readAllowWithin, quote));
-  if (granted.length > 0) {
-    // Inside them, yes; the folders themselves are every app's of this user: not removed, not replaced by a link.
-    const folders = granted.map((dir, index) => renderFilter(pathFilter(dir, 'exact', `userDirs[${index}]`), `userDirs[${index}]`, quote));
-    lines.push(`(deny ${CARRY_OPERATIONS} ${folders.join(' ')})`);
+  const roots = [...policy.write.map((root, index) => [root, `write[${index}]`] as const), ...granted.map((dir, index) => [dir, `userDirs[${index}]`] as const)];
+  const rootsLayer = open('write.roots');
+  if (roots.length > 0) {
+    // Inside a root, yes; the root itself stays where the policy (and every other app, for T and C) expects it.
+    lines.push(`(${rootsLayer.action} ${rootsLayer.operation} ${roots.map(([root, where]) => renderFilter(pathFilter(root, 'exact', where), where, quote)).join(' ')})`);
   }
   return lines;
 }

@@ -44,7 +44,7 @@ export function expectedFileRules(policy: SandboxPolicy, host: SeatbeltHost = {}
       ...fromRules('deny', policy.readDeny, 'readDeny'),
       ...fromRoots('allow', policy.readAllowWithin, 'readAllowWithin'),
     ],
-    'file-write-unlink': [...fromRules('deny', policy.readDeny, 'readDeny'), ...(policy.readDeny.length > 0 ? [baseline('deny')] : []), ...(userDirs.length > 0 ? [baseline('deny')] : [])],
+    'file-write-unlink': [...fromRules('deny', policy.readDeny, 'readDeny'), ...(policy.readDeny.length > 0 ? [baseline('deny')] : []), ...(policy.write.length + userDirs.length > 0 ? [baseline('deny')] : [])],
     'file-write*': [
       baseline('deny'),
       baseline('allow'),

@@ -70,6 +70,13 @@ describe.runIf(onMac)('issue 20 under real sandbox-exec', () => {
       expect((await sh('mv plain x-plain && ln x-plain x-plain2 && echo ok', policy)).stdout).toBe('ok\n');
     });
 
+    it('a writable root cannot be moved into another root; what is inside it can', async () => {
+      mkdirSync(join(ws, 'sub'), { recursive: true });
+      const result = await sh('mv "$1" "$2/moved-root" && echo ROOT; mv "$1/sub" "$2/moved-sub" && echo SUB; exit 0', policy, [ws, caches]);
+      expect(result.stdout).toBe('SUB\n');
+      expect(existsSync(ws)).toBe(true);
+    });
+
     it('localPorts are refused on every spelling of the host, and for binding', async () => {
       const server: Server = createServer((socket) => socket.end('DAEMON-PORT-REACHED\n'));
       await new Promise<void>((resolve) => server.listen(0, '::', resolve));
