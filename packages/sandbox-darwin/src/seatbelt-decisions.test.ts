@@ -169,3 +169,52 @@ describe('false denials: preferences, the JVM, pseudo-terminals', () => {
     ["someone else's terminal (ioctl: TIOCSTI would type into it)", 'workspace', { op: 'file-ioctl', path: '/dev/ttys001' }, 'deny'],
   ]);
 });
+
+describe('each fix is a rule in its place (structure, read back with the strict reader)', () => {
+  const forms = readSbpl(workspace);
+  const at = (wanted: (text: string) => boolean, what: string): number => {
+    const index = forms.findIndex((form) => wanted(JSON.stringify(form)));
+    expect(index, what).toBeGreaterThanOrEqual(0);
+    return index;
+  };
+  const lastAt = (wanted: (text: string) => boolean): number => forms.findLastIndex((form) => wanted(JSON.stringify(form)));
+  const head = (form: number) => heads(forms[form]!).join(' ');
+
+  it('the read-deny carry-out is the last file rule group but the roots, after controlDeny [read only; not run on a Mac]', () => {
+    const lastWrite = lastAt((t) => t.includes('"file-write*"'));
+    const firstCarry = at((t) => t.includes('"file-write-unlink"'), 'a carry rule');
+    expect(firstCarry).toBeGreaterThan(lastWrite);
+    expect(head(firstCarry)).toBe('deny file-write-unlink file-link file-clone');
+    const roots = lastAt((t) => t.includes('"file-write-unlink"'));
+    expect(head(roots)).toBe('deny file-write-unlink file-link file-clone');
+  });
+
+  it('the port denies follow the IP allow, on every host, for connect and bind [read only; not run on a Mac]', () => {
+    const allow = at((t) => t === JSON.stringify(readSbpl('(allow network-outbound (remote ip))')[0]), 'the IP allow');
+    for (const port of [4680, 4681]) {
+      expect(at((t) => t.includes(`"*:${port}"`) && t.includes('"network-outbound"'), `connect ${port}`)).toBeGreaterThan(allow);
+      expect(at((t) => t.includes(`"*:${port}"`) && t.includes('"network-bind"'), `bind ${port}`)).toBeGreaterThan(at((t) => t.includes('"*:*"'), 'the bind allow'));
+    }
+    expect(workspace).not.toContain('localhost:');
+  });
+
+  it('sysctl: a filtered allow, then the procargs deny [read only; not run on a Mac]', () => {
+    const allow = forms.findIndex((form) => heads(form).join(' ') === 'allow sysctl-read');
+    expect(allow).toBeGreaterThanOrEqual(0);
+    const deny = at((t) => t.includes('"kern.procargs"'), 'the procargs deny');
+    expect(head(deny)).toBe('deny sysctl-read');
+    expect(deny).toBeGreaterThan(allow);
+  });
+
+  it('shared memory only with name filters [read only; not run on a Mac]', () => {
+    for (const form of forms) {
+      if (heads(form).some((h) => h.startsWith('ipc-posix-shm'))) expect(JSON.stringify(form)).toMatch(/ipc-posix-name/);
+    }
+  });
+
+  it('terminals: the pty allow comes after the terminals deny and needs the extension [read only; not run on a Mac]', () => {
+    const deny = at((t) => t.includes('"deny"') && t.includes('ttys'), 'the terminals deny');
+    const allow = at((t) => t.includes('"allow"') && t.includes('"file-read*"') && t.includes('com.apple.sandbox.pty'), 'the pty read allow');
+    expect(allow).toBeGreaterThan(deny);
+  });
+});
