@@ -65,6 +65,7 @@ describe.runIf(onMac)('issue 20 under real sandbox-exec', () => {
       expect(result.stdout).not.toMatch(/SECRET/);
       expect(readFileSync(join(ws, '.env'), 'utf8')).toBe('SECRET-DOTENV\n');
       for (const name of ['x-moved', 'x-linked', 'x-cloned', 'x-config']) expect(existsSync(join(ws, name)), name).toBe(false);
+      expect(result.deniedWrites).toEqual(expect.arrayContaining([join(ws, '.env'), join(ws, 'config')]));
       // An ordinary file still moves: the deny is about the denied names only.
       writeFileSync(join(ws, 'plain'), 'p');
       expect((await sh('mv plain x-plain && ln x-plain x-plain2 && echo ok', policy)).stdout).toBe('ok\n');
