@@ -54,11 +54,22 @@ function str(node: SbplNode | undefined): string {
   return node.value;
 }
 
+const compiled = new Map<string, RegExp>();
+function regexOf(source: string, flags = ''): RegExp {
+  const key = `${flags}:${source}`;
+  let regex = compiled.get(key);
+  if (regex === undefined) {
+    regex = new RegExp(source, flags);
+    compiled.set(key, regex);
+  }
+  return regex;
+}
+
 function pathFilterMatches(kind: string, value: string, path: string | undefined): boolean {
   if (path === undefined) return false;
   if (kind === 'literal') return path === value;
   if (kind === 'subpath') return value === '/' || path === value || path.startsWith(`${value}/`);
-  return new RegExp(value, 's').test(path);
+  return regexOf(value, 's').test(path);
 }
 
 function filterMatches(node: SbplNode, req: SbplRequest): boolean {
@@ -95,7 +106,7 @@ function filterMatches(node: SbplNode, req: SbplRequest): boolean {
     case 'ipc-posix-name-prefix':
       return req.ipcName?.startsWith(str(rest[0])) ?? false;
     case 'ipc-posix-name-regex':
-      return req.ipcName !== undefined && new RegExp(str(rest[0])).test(req.ipcName);
+      return req.ipcName !== undefined && regexOf(str(rest[0])).test(req.ipcName);
     case 'global-name':
       return req.globalName === str(rest[0]);
     case 'extension':
