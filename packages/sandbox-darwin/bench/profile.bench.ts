@@ -2,7 +2,7 @@
 // (JSON.stringify of the same policy: the cost of merely walking and writing it out). Steady state
 // is what a daemon sees (pattern translations cached); "first call" includes translating them.
 import { protectedLists, type SandboxPolicy } from '@aalis/api-reach';
-import { seatbeltProfile } from '../src/seatbelt-profile.js';
+import { seatbeltInvocation, seatbeltProfile } from '../src/seatbelt-profile.js';
 import { readonlyPolicy, workspacePolicy } from '../test/policies.js';
 
 function measure(run: () => unknown, minMs = 400): { perOpUs: number; ops: number } {
@@ -46,9 +46,11 @@ for (const [name, policy] of cases) {
   const coldUs = cold.get(name)!;
   const baseline = measure(() => JSON.stringify(policy));
   const profile = measure(() => seatbeltProfile(policy));
+  const invocation = measure(() => seatbeltInvocation(policy));
   const bytes = Buffer.byteLength(seatbeltProfile(policy));
   console.log(
     `  ${name.padEnd(38)} ${String(rules).padStart(3)} rules  ${profile.perOpUs.toFixed(1).padStart(8)} µs/profile  (${bytes} bytes)` +
-      `  first call ${coldUs.toFixed(0)} µs  baseline JSON.stringify ${baseline.perOpUs.toFixed(2)} µs  ratio ${(profile.perOpUs / baseline.perOpUs).toFixed(0)}x`,
+      `  first call ${coldUs.toFixed(0)} µs  baseline JSON.stringify ${baseline.perOpUs.toFixed(2)} µs  ratio ${(profile.perOpUs / baseline.perOpUs).toFixed(0)}x` +
+      `  with -D parameters (what runs) ${invocation.perOpUs.toFixed(1)} µs`,
   );
 }

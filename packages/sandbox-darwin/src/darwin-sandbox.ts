@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -15,8 +15,10 @@ import { darwinPath } from './darwin-path.js';
 import { deniedWritesIn } from './denied-writes.js';
 import { parseRunRequest } from './run-request-schema.js';
 import { runSandboxExec } from './sandbox-exec-process.js';
-import { sbplString } from './sbpl-string.js';
-import { seatbeltProfile } from './seatbelt-profile.js';
+import { defineArgs, ProfileParams } from './profile-params.js';
+import { literalRegex } from './sbpl-regex.js';
+import { seatbeltInvocation } from './seatbelt-profile.js';
+import { type DarwinUserDirs, findUserDirs } from './user-dirs.js';
 
 /** Where sandbox-exec lives on every macOS. */
 export const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
@@ -31,6 +33,11 @@ export interface DarwinSandboxOptions {
   readonly sandboxExec?: string;
   /** The platform to assume; `process.platform` unless a test says otherwise. */
   readonly platform?: NodeJS.Platform;
+  /**
+   * This user's temp and cache folders; asked of `getconf` once per service unless given (null:
+   * none). Granted only where the policy grants the owner's caches; see the README.
+   */
+  readonly userDirs?: DarwinUserDirs | null;
 }
 
 async function executable(path: string): Promise<boolean> {
@@ -42,24 +49,40 @@ async function executable(path: string): Promise<boolean> {
   }
 }
 
-// A real refusal, checked once per service: a file the profile denies must stay unwritten.
+// A real refusal, checked once per service, with a profile written the way `run` writes them
+// (paths as -D parameters, a subpath and a regex filter): a file the profile denies must stay
+// unwritten, and one it allows must be written, so a profile sandbox-exec cannot read does not
+// pass for enforcement.
 async function enforcementCheck(sandboxExec: string): Promise<SandboxCheck> {
   const dir = await mkdtemp(join(tmpdir(), 'aalis-darwin-probe-'));
   try {
-    const target = join(dir, 'denied');
-    const spellings = [...new Set([dir, darwinPath(dir, 'probe')])].map((path) => `(subpath ${sbplString(path, 'probe')})`);
-    const profile = `(version 1)\n(allow default)\n(deny file-write* ${spellings.join(' ')})\n`;
-    const result = await execa(sandboxExec, ['-p', profile, '--', '/bin/sh', '-c', `echo x > '${target}'`], { reject: false, timeout: 10_000 });
-    const written = await readFile(target, 'utf8').then(
-      () => true,
-      () => false,
-    );
-    const ok = result.exitCode !== 0 && !written;
+    const denied = join(dir, 'denied');
+    const target = join(denied, 'x');
+    const allowed = join(dir, 'allowed');
+    await mkdir(denied);
+    const params = new ProfileParams();
+    const filters = [...new Set([denied, darwinPath(denied, 'probe')])].map((path) => `(subpath ${params.quote(path, 'probe')})`);
+    filters.push(`(regex ${params.quote(`^${literalRegex(darwinPath(denied, 'probe'))}(/|$)`, 'probe')})`);
+    const profile = `(version 1)\n(allow default)\n(deny file-write* ${filters.join(' ')})\n`;
+    const args = [...defineArgs(params.values()), '-p', profile, '--', '/bin/sh', '-c', `echo x > '${target}'; echo y > '${allowed}'`];
+    const result = await execa(sandboxExec, args, { reject: false, timeout: 10_000 });
+    const exists = (path: string) =>
+      readFile(path, 'utf8').then(
+        () => true,
+        () => false,
+      );
+    const [written, control] = [await exists(target), await exists(allowed)];
+    const ok = !written && control;
+    const detail = ok
+      ? 'a write the profile denies was refused, one it allows was made'
+      : written
+        ? `a denied write was not refused (exit ${String(result.exitCode)}, file written): ${result.stderr.trim()}`
+        : `the profile was not applied as written (an allowed write did not happen, exit ${String(result.exitCode)}): ${result.stderr.trim()}`;
     return {
       name: 'sandbox-exec enforces a profile',
       ok,
-      detail: ok ? 'a write the profile denies was refused' : `a denied write was not refused (exit ${String(result.exitCode)}, ${written ? 'file written' : 'no file'}): ${result.stderr.trim()}`,
-      ...(ok ? {} : { fix: 'run outside another sandbox (sandbox-exec cannot nest) on a macOS that still ships sandbox-exec' }),
+      detail,
+      ...(ok ? {} : { fix: 'run outside another sandbox (sandbox-exec cannot nest) on a macOS that still ships sandbox-exec and reads -D parameters' }),
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -67,15 +90,16 @@ async function enforcementCheck(sandboxExec: string): Promise<SandboxCheck> {
 }
 
 /**
- * The macOS sandbox service: each command runs under `sandbox-exec -p PROFILE`, the profile built
- * from the request's policy by {@link seatbeltProfile}. Anywhere but macOS, or on a Mac without a
- * working sandbox-exec, {@link SandboxService.probe} says why and `run` throws
- * {@link SandboxUnavailableError} without running anything.
+ * The macOS sandbox service: each command runs under `sandbox-exec -D … -p PROFILE`, the profile
+ * and its parameters built from the request's policy by {@link seatbeltInvocation}. Anywhere but
+ * macOS, or on a Mac without a working sandbox-exec, {@link SandboxService.probe} says why and
+ * `run` throws {@link SandboxUnavailableError} without running anything.
  */
 export function createDarwinSandbox(options: DarwinSandboxOptions = {}): SandboxService {
   const sandboxExec = options.sandboxExec ?? SANDBOX_EXEC;
   const platform = options.platform ?? process.platform;
   let verified: SandboxProbe | undefined;
+  let userDirs: Promise<DarwinUserDirs | undefined> | undefined;
 
   async function probe(): Promise<SandboxProbe> {
     if (verified !== undefined) return verified;
@@ -113,13 +137,17 @@ export function createDarwinSandbox(options: DarwinSandboxOptions = {}): Sandbox
       throw new SandboxUnavailableError('darwin', failed?.detail ?? 'the probe failed', failed?.fix ?? 'run `aalis doctor` to see what is missing');
     }
     const checked = parseRunRequest(request);
-    const profile = seatbeltProfile(checked.policy);
-    if (Buffer.byteLength(profile) > MAX_PROFILE_BYTES) {
-      throw new SandboxUnavailableError('darwin', `the profile is ${Buffer.byteLength(profile)} bytes, over the ${MAX_PROFILE_BYTES} a command line can carry`, 'shorten the policy: fewer writable roots or protected paths');
+    userDirs ??= options.userDirs === undefined ? findUserDirs() : Promise.resolve(options.userDirs ?? undefined);
+    const dirs = await userDirs;
+    const { profile, params } = seatbeltInvocation(checked.policy, dirs === undefined ? {} : { userDirs: dirs });
+    const bytes = Buffer.byteLength(profile) + Object.entries(params).reduce((sum, [key, value]) => sum + Buffer.byteLength(value) + key.length + 4, 0);
+    if (bytes > MAX_PROFILE_BYTES) {
+      throw new SandboxUnavailableError('darwin', `the profile and its parameters are ${bytes} bytes, over the ${MAX_PROFILE_BYTES} a command line can carry`, 'shorten the policy: fewer writable roots or protected paths');
     }
     const outcome = await runSandboxExec({
       sandboxExec,
       profile,
+      params,
       argv: checked.argv,
       cwd: checked.cwd,
       env: checked.env,

@@ -5,7 +5,7 @@ import { deniedWritesIn } from './denied-writes.js';
 // Stderr shapes as macOS tools print a Seatbelt refusal (EPERM). The sandbox itself is not run
 // here (no macOS); test:mac checks the same detection against real refusals.
 const policy: SandboxPolicy = {
-  readDeny: [{ path: '/Users/ana/.ssh' }],
+  readDeny: [{ path: '/Users/ana/.ssh' }, { pattern: '^.*/\\.env$' }, { path: '/Users/ana/app/conf/secret' }],
   readAllowWithin: [],
   write: ['/Users/ana/app'],
   writeDeny: [{ pattern: '^.*/\\.git/hooks(?:/.*)?$' }],
@@ -27,6 +27,12 @@ describe('deniedWritesIn', () => {
     ["PermissionError: [Errno 1] Operation not permitted: '/Users/ana/y'", ['/Users/ana/y']],
     ['zsh:1: operation not permitted: /Users/ana/z', ['/Users/ana/z']],
     ['mv: rename a to /Users/ana/b: Operation not permitted', ['/Users/ana/b']],
+    ['mv: rename .env to notes.txt: Operation not permitted', ['/Users/ana/app/.env']],
+    ['mv: rename /Users/ana/.ssh to /Users/ana/app/x: Operation not permitted', ['/Users/ana/.ssh']],
+    ['mv: rename /Users/ana/app to /Users/ana/app2: Operation not permitted', ['/Users/ana/app', '/Users/ana/app2']],
+    ['mv: rename /USERS/ANA/APP to /Users/ana/app/x: Operation not permitted', ['/USERS/ANA/APP']],
+    ['mv: rename conf to conf2: Operation not permitted', ['/Users/ana/app/conf']],
+    ['mv: rename plain to plain2: Operation not permitted', []],
     ['touch: .git/hooks/pre-commit: Operation not permitted', ['/Users/ana/app/.git/hooks/pre-commit']],
     ["fatal: could not create work tree dir 'clone': Operation not permitted", []],
     ['cat: /Users/ana/.ssh/id_rsa: Operation not permitted', []],

@@ -4,10 +4,12 @@ export { type DarwinSandboxOptions, createDarwinSandbox, DEFAULT_MAX_OUTPUT_BYTE
 export { darwinPath } from './darwin-path.js';
 export { deniedWritesIn } from './denied-writes.js';
 export { policyAllowsRead, policyAllowsWrite } from './policy-verdict.js';
-export { PROFILE_LAYERS, type ProfileLayer } from './profile-layers.js';
+export { CARRY_OPERATIONS, PROFILE_LAYERS, type ProfileLayer, WRITE_OPERATIONS } from './profile-layers.js';
 export { SandboxRunRequestSchema, parseRunRequest } from './run-request-schema.js';
 export { SandboxPolicySchema, parseSandboxPolicy } from './sandbox-policy-schema.js';
 export { type PathReach, type SbplFilter, matcherFilter, pathFilter, renderFilter, ruleFilter } from './sbpl-filter.js';
 export { literalRegex, translatePattern } from './sbpl-regex.js';
 export { sbplString } from './sbpl-string.js';
-export { PROFILE_PREAMBLE, seatbeltProfile } from './seatbelt-profile.js';
+export { defineArgs, inlineQuote, ProfileParams, type SbplQuote } from './profile-params.js';
+export { PROFILE_PREAMBLE, type SeatbeltHost, type SeatbeltInvocation, seatbeltInvocation, seatbeltProfile } from './seatbelt-profile.js';
+export { type DarwinUserDirs, checkUserDirs, findUserDirs } from './user-dirs.js';

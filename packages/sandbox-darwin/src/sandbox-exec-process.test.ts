@@ -35,6 +35,13 @@ function alive(pid: number): boolean {
 }
 
 describe('runSandboxExec (stand-in sandbox-exec)', () => {
+  it('passes the profile parameters as -D; a parameter the profile uses but nobody defined stops the run', async () => {
+    const profile = '(version 1)\n(deny default)\n(allow file-write* (subpath (param "P0")))\n';
+    const ran = await runSandboxExec(runOf(['/bin/echo', 'ran'], { profile, params: { P0: '/a b/"c"=d' } }));
+    expect(ran.stdout).toBe('ran\n');
+    await expect(runSandboxExec(runOf(['/bin/echo', 'ran'], { profile }))).rejects.toThrow(/did not run: unbound parameter P0/);
+  });
+
   it('passes argv as given, no shell in between', async () => {
     const out = await runSandboxExec(runOf(['/usr/bin/printf', '%s|', 'a b', '"q"', "it's", '$(x)', '']));
     expect(out).toMatchObject({ stdout: 'a b|"q"|it\'s|$(x)||', exitCode: 0, signal: null, timedOut: false, truncated: false });

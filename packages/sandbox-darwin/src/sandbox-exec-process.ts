@@ -1,10 +1,13 @@
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { execa } from 'execa';
+import { defineArgs } from './profile-params.js';
 
 /** One command for {@link runSandboxExec}: the profile is already built. */
 export interface SandboxExecRun {
   readonly sandboxExec: string;
   readonly profile: string;
+  /** The profile's parameters, passed as `-D KEY=VALUE` (see `seatbeltInvocation`). */
+  readonly params?: Readonly<Record<string, string>>;
   readonly argv: readonly [string, ...string[]];
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
@@ -65,13 +68,13 @@ function killGroup(pid: number | undefined): void {
 }
 
 /**
- * Runs `sandbox-exec -p PROFILE -- argv` with exactly `env`, in its own process group. The
+ * Runs `sandbox-exec -D KEY=VALUE… -p PROFILE -- argv` with exactly `env`, in its own process group. The
  * timeout and the abort signal kill the whole group; when the command exits, what it left
  * running in the group is killed too, so nothing sandboxed outlives the call. Output beyond
  * `maxOutputBytes` per stream is dropped, the process keeps running.
  */
 export async function runSandboxExec(run: SandboxExecRun): Promise<SandboxExecOutcome> {
-  const child = execa(run.sandboxExec, ['-p', run.profile, '--', ...run.argv], {
+  const child = execa(run.sandboxExec, [...defineArgs(run.params ?? {}), '-p', run.profile, '--', ...run.argv], {
     cwd: run.cwd,
     env: { ...run.env },
     extendEnv: false,

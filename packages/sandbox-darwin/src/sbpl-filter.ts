@@ -1,7 +1,7 @@
 import type { PathMatcher, PathRule } from '@aalis/api-reach';
 import { darwinPath, darwinPatternPrefix } from './darwin-path.js';
 import { hasCaseVariants, literalRegex, translatePattern } from './sbpl-regex.js';
-import { sbplString } from './sbpl-string.js';
+import { inlineQuote, type SbplQuote } from './profile-params.js';
 
 /** A Seatbelt path filter, before it is written out. */
 export type SbplFilter =
@@ -58,17 +58,17 @@ export function ruleFilter(rule: PathRule, where: string): SbplFilter {
   return { kind: 'require-all', items: [main, ...carveOuts] };
 }
 
-/** `filter` as SBPL text; every string goes through {@link sbplString}. */
-export function renderFilter(filter: SbplFilter, rule: string): string {
+/** `filter` as SBPL text; every string goes through `quote` (inline {@link sbplString} unless a parameter collector is given). */
+export function renderFilter(filter: SbplFilter, rule: string, quote: SbplQuote = inlineQuote): string {
   switch (filter.kind) {
     case 'subpath':
     case 'literal':
     case 'regex':
-      return `(${filter.kind} ${sbplString(filter.value, rule)})`;
+      return `(${filter.kind} ${quote(filter.value, rule)})`;
     case 'require-any':
     case 'require-all':
-      return `(${filter.kind} ${filter.items.map((item) => renderFilter(item, rule)).join(' ')})`;
+      return `(${filter.kind} ${filter.items.map((item) => renderFilter(item, rule, quote)).join(' ')})`;
     case 'require-not':
-      return `(require-not ${renderFilter(filter.item, rule)})`;
+      return `(require-not ${renderFilter(filter.item, rule, quote)})`;
   }
 }

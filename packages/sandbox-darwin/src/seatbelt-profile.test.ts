@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { protectedLists, type SandboxPolicy } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
 import hostile from '../test/fixtures/hostile-paths.json' with { type: 'json' };
-import { readonlyPolicy, workspacePolicy } from '../test/policies.js';
+import { readonlyPolicy, USER_DIRS, workspacePolicy } from '../test/policies.js';
 import { checkProfile } from '../test/profile-structure.js';
 import { heads, stringsOf } from '../test/sbpl-reader.js';
 import { DarwinProfileError } from './darwin-profile-error.js';
@@ -16,7 +16,7 @@ describe('seatbeltProfile golden files', () => {
     ['readonly', readonlyPolicy],
     ['workspace', workspacePolicy],
   ] as const)('the %s policy gives the committed profile', (name, policy) => {
-    const profile = seatbeltProfile(policy);
+    const profile = seatbeltProfile(policy, { userDirs: USER_DIRS });
     if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden(name), profile);
     expect(profile).toBe(readFileSync(golden(name), 'utf8'));
   });
@@ -28,6 +28,7 @@ describe('seatbeltProfile structure', () => {
     ['workspace', workspacePolicy],
   ] as const)('the %s profile has every rule of its policy, in layer order', (_name, policy) => {
     expect(() => checkProfile(policy, seatbeltProfile(policy))).not.toThrow();
+    expect(() => checkProfile(policy, seatbeltProfile(policy, { userDirs: USER_DIRS }), { userDirs: USER_DIRS })).not.toThrow();
   });
 
   it("translates every rule of api-reach's own darwin lists", () => {
@@ -68,7 +69,17 @@ describe('seatbeltProfile structure', () => {
       'an injected allow default': `${profile}(allow default)\n`,
       'an unbalanced paren': `${profile}(`,
       'a raw newline in a string': profile.replace('"/Users/ana/src/app"', '"/Users/ana/src\n/app"'),
-      'the port deny removed': lines.filter((line) => !line.includes('localhost:4681')).join('\n'),
+      'the port deny removed': lines.filter((line) => !line.includes('(remote ip "*:4681")')).join('\n'),
+      'the port bind deny removed': lines.filter((line) => !line.includes('(local ip "*:4681")')).join('\n'),
+      'links left out of a write root': profile.replace('(allow file-write* file-link file-clone (require-any (subpath "/Users/ana/src/app")', '(allow file-write* (require-any (subpath "/Users/ana/src/app")'),
+      'the carry-out before the write layers': (() => {
+        const carry = lines.findIndex((line) => line.startsWith('(deny file-write-unlink'));
+        const moved = [...lines];
+        const [rule] = moved.splice(carry, 1);
+        moved.splice(lines.indexOf(';; layer write.write'), 0, rule!);
+        return moved.join('\n');
+      })(),
+      'a carry-out rule dropped': lines.filter((line) => !(line.startsWith('(deny file-write-unlink') && line.includes('.ssh'))).join('\n'),
       'a socket directory widened': profile.replace('(remote unix-socket (subpath "/Users/ana/src/app"))', '(remote unix-socket (subpath "/Users"))'),
     };
     for (const [what, text] of Object.entries(tampered)) {
@@ -81,18 +92,18 @@ describe('seatbeltProfile structure', () => {
     expect(off).toContain('(deny network-outbound (remote ip))');
     expect(off).not.toContain('(allow network-outbound (remote ip))');
     const on = seatbeltProfile({ ...readonlyPolicy, network: 'on', localPorts: [8080, 22, 8080] });
-    expect(on.match(/\(deny network-outbound \(remote ip "localhost:(\d+)"\)\)/g)).toEqual([
-      '(deny network-outbound (remote ip "localhost:22"))',
-      '(deny network-outbound (remote ip "localhost:8080"))',
+    expect(on.match(/\(deny network-outbound \(remote ip "\*:(\d+)"\)\)/g)).toEqual([
+      '(deny network-outbound (remote ip "*:22"))',
+      '(deny network-outbound (remote ip "*:8080"))',
     ]);
-    expect(on.indexOf('(allow network-outbound (remote ip))')).toBeLessThan(on.indexOf('localhost:22'));
+    expect(on.indexOf('(allow network-outbound (remote ip))')).toBeLessThan(on.indexOf('"*:22"'));
   });
 
   it('carves exceptions out of the rule instead of allowing them again', () => {
     const profile = seatbeltProfile({ ...readonlyPolicy, writeDeny: [], controlDeny: [{ path: '/Users/ana/.aalis', except: [{ path: '/Users/ana/.aalis/workspace' }] }] });
-    const line = profile.split('\n').find((l) => l.startsWith('(deny file-write* (require-all'));
+    const line = profile.split('\n').find((l) => l.startsWith('(deny file-write* file-link file-clone (require-all'));
     expect(line).toContain('(require-not (require-any (subpath "/Users/ana/.aalis/workspace")');
-    expect(profile).not.toContain('(allow file-write* (require-any (subpath "/Users/ana/.aalis/workspace")');
+    expect(profile).not.toContain('(allow file-write* file-link file-clone (require-any (subpath "/Users/ana/.aalis/workspace")');
   });
 
   it('spells /tmp, /var and /etc the way the kernel reports them', () => {

@@ -1,84 +1,56 @@
-import type { PathRule, SandboxPolicy } from '@aalis/api-reach';
+import { type HostPaths, protectedLists, resolveReach, type SandboxPolicy, sandboxPolicyOf, toolchainCacheDirs } from '@aalis/api-reach';
 
-// Policies shaped like the ones sandboxPolicyOf gives on a Mac (004: the three lists, the layer
-// order), for the owner "ana" with her project in ~/src/app and the data directory ~/.aalis.
-// Written by hand here because api-reach's sandboxPolicyOf is not there yet; the shapes follow
-// the contract, the values are realistic, not exhaustive.
+// The policies a Mac gets, built the way the daemon builds them: api-reach's darwin lists,
+// resolveReach and sandboxPolicyOf, for the owner "ana" with her project in ~/src/app and the
+// data directory ~/.aalis. Nothing is added by hand: whatever the real policy leaves out (the
+// per-user temp and cache folders under /private/var/folders) shows here as it would on a Mac.
 
-const HOME = '/Users/ana';
-const DATA = `${HOME}/.aalis`;
-const PROJECT = `${HOME}/src/app`;
-const SESSION_TMP = `${DATA}/tmp/s-7f3a`;
+/** The owner's home on the fixture Mac. */
+export const HOME = '/Users/ana';
+/** The data directory. */
+export const DATA = `${HOME}/.aalis`;
+/** The session's project (its main directory, with a `.git`). */
+export const PROJECT = `${HOME}/src/app`;
+/** This session's temp. */
+export const SESSION_TMP = `${DATA}/tmp/s-7f3a`;
+/** The daemon's ports on the loopback. */
+export const LOCAL_PORTS = [4680, 4681] as const;
+/** What `getconf DARWIN_USER_TEMP_DIR` and `DARWIN_USER_CACHE_DIR` say on the fixture Mac, as real paths. */
+export const USER_DIRS = { temp: '/private/var/folders/x1/abc123/T', cache: '/private/var/folders/x1/abc123/C' } as const;
 
-const BROWSERS = [
-  'Library/Application Support/Google/Chrome',
-  'Library/Application Support/Firefox',
-  'Library/Application Support/Microsoft Edge',
-  'Library/Application Support/Microsoft Edge Beta',
-  'Library/Application Support/Microsoft Edge Dev',
-  'Library/Application Support/Microsoft Edge Canary',
-  'Library/Application Support/BraveSoftware/Brave-Browser',
-  'Library/Safari',
-];
-const CREDENTIALS = ['.ssh', '.aws', '.config/gh', '.gnupg', '.npmrc', '.netrc', '.git-credentials', '.docker/config.json', '.kube/config', 'Library/Keychains'];
+const PATHS: HostPaths = {
+  install: `${HOME}/aalis`,
+  data: DATA,
+  workspace: `${DATA}/workspace`,
+  tmp: `${DATA}/tmp`,
+  self: `${DATA}/self`,
+  logs: `${DATA}/logs`,
+  config: `${DATA}/config.yaml`,
+  secrets: `${DATA}/secrets.yaml`,
+  deployment: HOME,
+};
 
-const readDeny: PathRule[] = [
-  { path: DATA, except: [{ path: `${DATA}/workspace` }, { path: `${DATA}/self` }, { path: `${DATA}/logs` }, { path: `${DATA}/config.yaml` }] },
-  ...CREDENTIALS.map((tail) => ({ path: `${HOME}/${tail}` })),
-  { pattern: '^.*/\\.env[^/]*(?:/.*)?$', except: [{ pattern: '^(?:[^/]*/)*\\.env\\.(?:example|sample|template)$' }] },
-  ...BROWSERS.map((tail) => ({ path: `${HOME}/${tail}` })),
-];
+/** api-reach's protected lists for this Mac. */
+export const LISTS = protectedLists({ paths: PATHS, userHome: HOME, platform: 'darwin', form: 'source', codeDirs: [`${HOME}/plugins/extra`], entry: `${HOME}/aalis/bin/aalis.mjs` });
 
-const landings: PathRule[] = [
-  { path: `${DATA}/self` },
-  { pattern: '^.*/\\.git$' },
-  { pattern: '^.*/\\.git/hooks(?:/.*)?$' },
-  { pattern: '^.*/\\.git/(?:config|config\\.worktree|commondir)$' },
-  { pattern: '^.*/\\.git/modules(?:/.*)?$' },
-  { pattern: '^.*/\\.git/worktrees(?:/[^/]+)?(?:/(?:config\\.worktree|commondir))?$' },
-  ...['.zshrc', '.zprofile', '.bashrc', '.bash_profile', '.profile', '.config/fish', '.ssh', '.gitconfig', '.config/git', 'Library/LaunchAgents'].map((tail) => ({ path: `${HOME}/${tail}` })),
-  { pattern: '^.*/(?:\\.envrc|\\.vscode/(?:tasks|settings)\\.json|[^/]*\\.code-workspace|\\.pre-commit-config\\.yaml|\\.mcp\\.json)$' },
-  { pattern: '^.*/\\.husky(?:/.*)?$' },
-  { pattern: '^.*/\\.claude/settings[^/]*\\.json$' },
-  { pattern: '^.*/(?:AALIS|AGENTS)\\.md$' },
-  { pattern: '^.*/\\.aalis(?:/.*)?$', except: [{ path: DATA }] },
-  { pattern: '^.*/\\.(?:vscode|claude|cursor|codex)$' },
-  // The directories themselves, not what is under them (004: 装着上面这些的目录本身).
-  { pattern: '^/Users/ana/\\.config$' },
-  { pattern: '^/Users/ana/Library$' },
-];
-
-const control: PathRule[] = [
-  { path: DATA, except: [{ path: `${DATA}/workspace` }, { path: `${DATA}/tmp` }, { path: `${DATA}/self` }] },
-  { path: `${DATA}/config.yaml` },
-  { path: `${DATA}/secrets.yaml` },
-  { path: '/usr/local/lib/node_modules/aalis' },
-];
+function policyOf(tier: 'readonly' | 'workspace'): SandboxPolicy {
+  const reach = resolveReach({
+    principal: 'owner',
+    tier,
+    onBoundary: 'ask',
+    place: { home: PROJECT },
+    gitDirs: [`${PROJECT}/.git`],
+    sessionTmp: SESSION_TMP,
+    localPorts: LOCAL_PORTS,
+    lists: LISTS,
+    paths: PATHS,
+    toolchainCaches: toolchainCacheDirs(HOME, 'darwin'),
+  });
+  return sandboxPolicyOf(reach);
+}
 
 /** The readonly tier: nothing writable but the session temp, network off. */
-export const readonlyPolicy: SandboxPolicy = {
-  readDeny,
-  readAllowWithin: [SESSION_TMP],
-  write: [SESSION_TMP],
-  writeDeny: landings,
-  writeExceptions: [],
-  controlDeny: control,
-  network: 'off',
-  localPorts: [4680],
-  unixSockets: [SESSION_TMP],
-};
+export const readonlyPolicy: SandboxPolicy = policyOf('readonly');
 
-const CACHES = ['.npm', '.cache', '.cargo/registry', 'Library/Caches', 'Library/pnpm', '.yarn/berry/cache', 'go/pkg/mod', '.gradle/caches', '.m2/repository', '.bun/install/cache'];
-
-/** The workspace tier: the project, its git dir, the toolchain caches, the platform temp; network on minus the daemon's ports. */
-export const workspacePolicy: SandboxPolicy = {
-  readDeny,
-  readAllowWithin: [SESSION_TMP],
-  write: [PROJECT, `${PROJECT}/.git`, SESSION_TMP, '/var/folders/x1/abc123/T', ...CACHES.map((tail) => `${HOME}/${tail}`)],
-  writeDeny: landings,
-  writeExceptions: [{ pattern: '^/Users/ana/src/app/(?:.*/)?node_modules(?:/.*)?$' }, { pattern: '^/Users/ana/src/app/\\.vscode/settings\\.json$' }],
-  controlDeny: control,
-  network: 'on',
-  localPorts: [4680, 4681],
-  unixSockets: [PROJECT, SESSION_TMP],
-};
+/** The workspace tier: the project, its git dir, the toolchain caches, the session temp; network on minus the daemon's ports. */
+export const workspacePolicy: SandboxPolicy = policyOf('workspace');

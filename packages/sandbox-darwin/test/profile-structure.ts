@@ -1,5 +1,6 @@
 import type { PathRule, SandboxPolicy } from '@aalis/api-reach';
 import { darwinPath, darwinPatternPrefix } from '../src/darwin-path.js';
+import type { SeatbeltHost } from '../src/seatbelt-profile.js';
 import { translatePattern } from '../src/sbpl-regex.js';
 import { filtersOf, heads, readSbpl, type SbplNode } from './sbpl-reader.js';
 
@@ -28,20 +29,27 @@ function fromRoots(action: Expected['action'], roots: readonly string[], field: 
   return roots.map((root, index) => ({ action, first: { kind: 'subpath', value: darwinPath(root, `${field}[${index}]`) }, excepts: [] }));
 }
 
+// Written here, not imported: the per-user folders are granted where ~/Library/Caches is.
+const grantsCaches = (policy: SandboxPolicy) => policy.write.some((root) => root.toLowerCase().endsWith('/library/caches'));
+
 /** The file rules a profile must have for `policy`, per operation, in order (baseline entries have `first: null`). */
-export function expectedFileRules(policy: SandboxPolicy): Record<'file-read*' | 'file-write*', Expected[]> {
+export function expectedFileRules(policy: SandboxPolicy, host: SeatbeltHost = {}): Record<'file-read*' | 'file-write*' | 'file-write-unlink', Expected[]> {
   const baseline = (action: Expected['action']): Expected => ({ action, first: null, excepts: [] });
+  const userDirs = host.userDirs !== undefined && grantsCaches(policy) ? [host.userDirs.temp, host.userDirs.cache] : [];
   return {
     'file-read*': [
       baseline('allow'),
       baseline('deny'),
+      baseline('allow'),
       ...fromRules('deny', policy.readDeny, 'readDeny'),
       ...fromRoots('allow', policy.readAllowWithin, 'readAllowWithin'),
     ],
+    'file-write-unlink': [...fromRules('deny', policy.readDeny, 'readDeny'), ...(policy.readDeny.length > 0 ? [baseline('deny')] : []), ...(policy.write.length + userDirs.length > 0 ? [baseline('deny')] : [])],
     'file-write*': [
       baseline('deny'),
       baseline('allow'),
       ...fromRoots('allow', policy.write, 'write'),
+      ...fromRoots('allow', userDirs, 'userDirs'),
       ...fromRules('deny', policy.writeDeny, 'writeDeny'),
       ...fromRules('allow', policy.writeExceptions, 'writeExceptions'),
       ...fromRules('deny', policy.controlDeny, 'controlDeny'),
@@ -59,7 +67,7 @@ function containsNot(node: SbplNode, wanted: { kind: string; value: string }): b
 }
 
 /** Reads `profile` and throws a descriptive Error at the first way it does not enforce `policy`. */
-export function checkProfile(policy: SandboxPolicy, profile: string): SbplNode[] {
+export function checkProfile(policy: SandboxPolicy, profile: string, host: SeatbeltHost = {}): SbplNode[] {
   const forms = readSbpl(profile);
   const problems: string[] = [];
   const version = forms[0];
@@ -71,8 +79,8 @@ export function checkProfile(policy: SandboxPolicy, profile: string): SbplNode[]
   }
   if (forms.filter((form) => heads(form).join(' ') === 'deny default').length !== 1) problems.push('does not have exactly one (deny default)');
 
-  const expected = expectedFileRules(policy);
-  for (const operation of ['file-read*', 'file-write*'] as const) {
+  const expected = expectedFileRules(policy, host);
+  for (const operation of ['file-read*', 'file-write*', 'file-write-unlink'] as const) {
     const actual = forms.filter((form) => heads(form).slice(1).includes(operation));
     const wanted = expected[operation];
     if (actual.length !== wanted.length) problems.push(`has ${actual.length} ${operation} rules, the policy makes ${wanted.length}`);
@@ -81,6 +89,7 @@ export function checkProfile(policy: SandboxPolicy, profile: string): SbplNode[]
       if (form === undefined) return;
       const action = heads(form)[0];
       if (action !== rule.action) problems.push(`${operation} rule ${index} is ${action}, expected ${rule.action}`);
+      if (operation === 'file-write*' && index !== 1 && !['file-link', 'file-clone'].every((op) => heads(form).includes(op))) problems.push(`${operation} rule ${index} leaves out links or clones`);
       if (rule.first === null) return;
       const first = filtersOf(form)[0];
       if (first?.kind !== rule.first.kind || first.value !== rule.first.value) {
@@ -92,14 +101,21 @@ export function checkProfile(policy: SandboxPolicy, profile: string): SbplNode[]
     });
   }
 
+  // The carry-out of read denies comes after every write rule, so no write exception re-allows it.
+  const lastWrite = forms.findLastIndex((form) => heads(form).includes('file-write*'));
+  const firstCarry = forms.findIndex((form) => heads(form).includes('file-write-unlink'));
+  if (firstCarry >= 0 && firstCarry < lastWrite) problems.push('has a read-deny carry-out rule before a write rule');
+
   const network = forms.filter((form) => heads(form).slice(1).some((op) => op.startsWith('network')));
   const ipAllow = network.findIndex((form) => heads(form)[0] === 'allow' && filtersOf(form).length === 0 && JSON.stringify(form).includes('"ip"'));
   if (policy.network === 'off' && ipAllow >= 0) problems.push('allows IP with network off');
   if (policy.network === 'on') {
     if (ipAllow < 0) problems.push('does not allow IP with network on');
     for (const port of policy.localPorts) {
-      const deny = network.findIndex((form) => heads(form)[0] === 'deny' && filtersOf(form).some((f) => f.kind === 'remote ip' && f.value === `localhost:${port}`));
-      if (deny < 0 || deny < ipAllow) problems.push(`does not deny localhost:${port} after the IP allow`);
+      for (const [op, kind] of [['network-outbound', 'remote ip'], ['network-bind', 'local ip']] as const) {
+        const deny = network.findIndex((form) => heads(form).join(' ') === `deny ${op}` && filtersOf(form).some((f) => f.kind === kind && f.value === `*:${port}`));
+        if (deny < 0 || deny < ipAllow) problems.push(`does not deny ${op} to *:${port} after the IP allow`);
+      }
     }
   }
   const socketAllows = network

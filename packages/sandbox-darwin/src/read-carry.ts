@@ -1,0 +1,93 @@
+import type { PathRule } from '@aalis/api-reach';
+import { darwinPath, darwinPatternPrefix } from './darwin-path.js';
+import { CARRY_OPERATIONS } from './profile-layers.js';
+import type { SbplQuote } from './profile-params.js';
+import { exactPathOf, pathFilter, renderFilter } from './sbpl-filter.js';
+
+// A read deny is a rule about a name. Inside a writable root, `mv .env notes.txt`, `ln .env
+// notes.txt` or `cp -c .env notes.txt` gives the same bytes a name no rule denies, and renaming
+// a folder above a denied path does the same for everything under it. So for every read deny:
+// no unlink (rename away), link or clone of the denied path, and no unlink of the folders above
+// it. Patterns that match by name anywhere (`.env` in any folder) survive a folder rename, so
+// only the folders above a pattern's literal start are listed.
+
+const META = new Set([...'.^$|?*+()[]{}']);
+const QUANTIFIERS = new Set(['?', '*', '{']);
+
+/** The top-level alternatives of a pattern (outside groups and classes). */
+function alternatives(pattern: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let start = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!;
+    if (ch === '\\') i++;
+    else if (inClass) inClass = ch !== ']';
+    else if (ch === '[') inClass = true;
+    else if (ch === '(') depth++;
+    else if (ch === ')') depth--;
+    else if (ch === '|' && depth === 0) {
+      out.push(pattern.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(pattern.slice(start));
+  return out;
+}
+
+/** The literal path a pattern alternative starts with (`^/a/b\.c…` → `/a/b.c`), or '' when it does not start at `/`. */
+function literalStart(alternative: string): string {
+  if (!alternative.startsWith('^/') && !alternative.startsWith('^\\/')) return '';
+  let out = '';
+  for (let i = 1; i < alternative.length; i++) {
+    const ch = alternative[i]!;
+    if (ch === '\\') {
+      const next = alternative[i + 1];
+      if (next === undefined || /[A-Za-z0-9]/.test(next)) break; // \d, \w …: a class, not a literal
+      out += next;
+      i++;
+    } else if (META.has(ch)) {
+      // A quantifier makes the character before it optional: it is not part of the start.
+      if (QUANTIFIERS.has(ch)) out = out.slice(0, -1);
+      break;
+    } else out += ch;
+  }
+  return out;
+}
+
+/** The folders whose rename would carry `rule`'s matches to another name: those above it, up to (not) `/`. */
+export function foldersAbove(rule: PathRule, where: string): string[] {
+  let starts: string[];
+  if ('path' in rule) starts = [darwinPath(rule.path, where)];
+  else {
+    const exact = exactPathOf(rule.pattern);
+    starts = exact?.startsWith('/') ? [darwinPath(exact, where)] : alternatives(darwinPatternPrefix(rule.pattern)).map(literalStart);
+  }
+  const folders: string[] = [];
+  for (const start of starts) {
+    if (start === '') continue;
+    // The start itself is matched by the rule only when it is the whole path; its parent always is a folder above.
+    for (let dir = start.slice(0, start.lastIndexOf('/')); dir !== ''; dir = dir.slice(0, dir.lastIndexOf('/'))) folders.push(darwinPath(dir, where));
+  }
+  return folders;
+}
+
+/**
+ * The `readDeny.carry` rules: per read deny, no rename, link or clone of what it denies (minus
+ * `readAllowWithin`, readable again); then one rule for the folders above every denied path.
+ * `denied[i]` is `readDeny[i]`'s filter as already written for the read layer (rendered once).
+ */
+export function carryLines(readDeny: readonly PathRule[], denied: readonly string[], readAllowWithin: readonly string[], quote: SbplQuote): string[] {
+  const readable = readAllowWithin.map((root, index) => `(require-not ${renderFilter(pathFilter(root, 'subtree', `readAllowWithin[${index}]`), `readAllowWithin[${index}]`, quote)})`).join(' ');
+  const lines = denied.map((filter) => `(deny ${CARRY_OPERATIONS} ${readable === '' ? filter : `(require-all ${filter} ${readable})`})`);
+  const folders = new Map<string, string>();
+  readDeny.forEach((rule, index) => {
+    for (const folder of foldersAbove(rule, `readDeny[${index}]`)) if (!folders.has(folder)) folders.set(folder, `readDeny[${index}]`);
+  });
+  if (folders.size > 0) {
+    const filters = [...folders].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([folder, where]) => renderFilter(pathFilter(folder, 'exact', where), where, quote));
+    lines.push(`(deny ${CARRY_OPERATIONS} ${filters.join(' ')})`);
+  }
+  return lines;
+}
