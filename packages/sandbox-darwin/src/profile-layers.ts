@@ -15,7 +15,9 @@ export const CARRY_OPERATIONS = 'file-write-unlink file-link file-clone';
  * carry-out of `readDeny` (no rename, link or clone of a read-denied path, nor a rename of the
  * folders above it), after every write layer so no exception re-allows it; and the writable
  * roots themselves, writable inside but not removed, renamed or replaced by a link (as a bind
- * mount's root cannot be on Linux).
+ * mount's root cannot be on Linux); and, everywhere, no set-user-id or set-group-id bit (a file
+ * the command leaves behind must not run as its owner for whoever starts it: api-reach's syscall
+ * policy refuses the same on Linux and in docker).
  */
 export const PROFILE_LAYERS = [
   { id: 'read.default', operation: 'file-read*', action: 'allow', field: null },
@@ -28,6 +30,7 @@ export const PROFILE_LAYERS = [
   { id: 'write.controlDeny', operation: WRITE_OPERATIONS, action: 'deny', field: 'controlDeny' },
   { id: 'readDeny.carry', operation: CARRY_OPERATIONS, action: 'deny', field: 'readDeny' },
   { id: 'write.roots', operation: CARRY_OPERATIONS, action: 'deny', field: 'write' },
+  { id: 'write.setugid', operation: 'file-write-setugid', action: 'deny', field: null },
 ] as const;
 
 /** One entry of {@link PROFILE_LAYERS}. */

@@ -55,6 +55,15 @@ describe('holes: a read-denied file cannot be carried out by rename, link or clo
   });
 });
 
+describe('holes: no set-user-id or set-group-id bit, anywhere', () => {
+  // the same refusal api-reach's syscall policy makes on Linux and in docker
+  table([
+    ['chmod u+s on a file in the project', 'workspace', { op: 'file-write-setugid', path: `${PROJECT}/rootsh` }, 'deny'],
+    ['chmod g+s on a folder in the session temp', 'readonly', { op: 'file-write-setugid', path: `${SESSION_TMP}/d` }, 'deny'],
+    ['chmod 755 on the same file', 'workspace', { op: 'file-write-mode', path: `${PROJECT}/rootsh` }, 'allow'],
+  ]);
+});
+
 describe('holes: localPorts on every spelling of the host', () => {
   const port = 4680;
   table([

@@ -68,6 +68,8 @@ function fileLayers(policy: SandboxPolicy, userDirs: DarwinUserDirs | undefined,
     // Inside a root, yes; the root itself stays where the policy (and every other app, for T and C) expects it.
     lines.push(`(${rootsLayer.action} ${rootsLayer.operation} ${roots.map(([root, where]) => renderFilter(pathFilter(root, 'exact', where), where, quote)).join(' ')})`);
   }
+  const setugid = open('write.setugid');
+  lines.push(`(${setugid.action} ${setugid.operation})`);
   return lines;
 }
 

@@ -71,6 +71,12 @@ describe.runIf(onMac)('issue 20 under real sandbox-exec', () => {
       expect((await sh('mv plain x-plain && ln x-plain x-plain2 && echo ok', policy)).stdout).toBe('ok\n');
     });
 
+    it('no set-user-id or set-group-id bit on a file the command leaves behind; chmod 755 works', async () => {
+      const result = await sh('cp /bin/sh rootsh && chmod 755 rootsh && echo plain; chmod u+s rootsh && echo SUID; chmod g+s rootsh && echo SGID; exit 0', policy);
+      expect(result.stdout).toBe('plain\n');
+      expect(execFileSync('stat', ['-f', '%p', join(ws, 'rootsh')], { encoding: 'utf8' }).trim()).toMatch(/0755$/);
+    });
+
     it('a writable root cannot be moved into another root; what is inside it can', async () => {
       mkdirSync(join(ws, 'sub'), { recursive: true });
       const result = await sh('mv "$1" "$2/moved-root" && echo ROOT; mv "$1/sub" "$2/moved-sub" && echo SUB; exit 0', policy, [ws, caches]);
