@@ -32,14 +32,21 @@ export {
 } from './reach.js';
 export { withRealRoots } from './real-roots.js';
 export type { PathMatcher, PathRule } from './rule.js';
-export type { SandboxGrants, SandboxPolicy } from './sandbox-policy.js';
+export { parseRunRequest, parseSandboxCommand, SandboxRequestError, sandboxInputProblem } from './parse-run-request.js';
+export {
+  MAX_TIMEOUT_MS,
+  type SandboxCommand,
+  SandboxCommandSchema,
+  type SandboxRunRequest,
+  SandboxRunRequestSchema,
+} from './run-request.js';
+export { PathRuleSchema, RealPathSchema, type SandboxGrants, type SandboxPolicy, SandboxPolicySchema } from './sandbox-policy.js';
 export { sandboxPolicyAllows, sandboxPolicyOf } from './sandbox-policy-of.js';
 export {
   SANDBOX_BACKENDS,
   type SandboxBackend,
   type SandboxCheck,
   type SandboxProbe,
-  type SandboxRunRequest,
   type SandboxRunResult,
   type SandboxService,
   SandboxUnavailableError,
