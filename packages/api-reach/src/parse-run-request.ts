@@ -26,7 +26,7 @@ const FIXES = {
   stdin: 'pass stdin as a string or bytes',
   timeoutMs: `pass a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS} (one day)`,
   maxOutputBytes: 'pass a positive whole number of bytes, or leave it out for the default',
-  policy: 'build the policy with sandboxPolicyOf from @aalis/api-reach; it has exactly the fields of SandboxPolicy',
+  policy: 'build the policy with sandboxPolicyOf from @aalis/api-reach: real absolute paths, patterns in the contract subset, exactly the fields of SandboxPolicy',
   signal: 'pass an AbortSignal, or leave it out',
 } as const satisfies Record<keyof SandboxRunRequest, string>;
 
