@@ -5,7 +5,7 @@ export { type HostPaths, INSTALL_FORMS, type InstallForm } from './host-paths.js
 export { type ExecCommand, judgeReach, type ReachAskReason, type ReachDecision, type ReachRequest } from './judge.js';
 export type { ProtectedLists } from './lists.js';
 export { type CompiledRules, compileRule, compileRules, matchesRule, type PreparedPath, preparePath } from './match.js';
-export { escapePattern, foldPath, foldsCase, slashPath } from './path.js';
+export { escapePattern, foldPath, foldsCase, pathIsUnder, slashPath } from './path.js';
 export { checkPattern, validatePattern } from './pattern.js';
 export { type ExtraLanding, GIT_LANDINGS, type LandingRulesInput, landingRules, PROJECT_LANDINGS, rulesOfEntry } from './landing-rules.js';
 export {
