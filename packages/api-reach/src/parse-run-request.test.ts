@@ -35,6 +35,7 @@ describe('parseRunRequest', () => {
     ['a cwd with ..', withField('cwd', `${PROJECT}/../etc`), 'cwd', /not a resolved path/],
     ['a variable name with =', withField('env', { 'A=B': 'x' }), 'env.A=B', /empty or contains "="/],
     ['a variable value with NUL', withField('env', { A: 'x\0y' }), 'env.A', /NUL byte/],
+    ['a variable named __proto__ (zod would drop it silently)', withField('env', JSON.parse('{"__proto__":"x","A":"1"}')), 'env', /__proto__/],
     ['a 10-day timeout', withField('timeoutMs', 10 * 24 * 60 * 60 * 1000), 'timeoutMs', /over the maximum of 86400000 ms/],
     ['a zero timeout', withField('timeoutMs', 0), 'timeoutMs', /Too small/],
     ['a fractional timeout', withField('timeoutMs', 1.5), 'timeoutMs', /expected int/],

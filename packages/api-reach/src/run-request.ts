@@ -11,11 +11,17 @@ const command = {
   argv: z.tuple([text.refine((program) => program !== '', 'is empty: a program is needed')], text).readonly(),
   /** The whole environment of the command; nothing else is inherited. */
   env: z
-    .record(
-      text.refine((name) => name !== '' && !name.includes('='), 'has a name that is empty or contains "="'),
-      text,
-    )
-    .readonly(),
+    // zod drops an own `__proto__` key without a word; refuse it rather than run without it.
+    .unknown()
+    .refine((env) => typeof env !== 'object' || env === null || !Object.hasOwn(env, '__proto__'), 'has a variable named "__proto__", which cannot be passed on')
+    .pipe(
+      z
+        .record(
+          text.refine((name) => name !== '' && !name.includes('='), 'has a name that is empty or contains "="'),
+          text,
+        )
+        .readonly(),
+    ),
   stdin: z.union([z.string(), z.instanceof(Uint8Array)]).optional(),
   /** Kill the whole process tree after this long; at most {@link MAX_TIMEOUT_MS}. */
   timeoutMs: z.number().int().positive().max(MAX_TIMEOUT_MS),
