@@ -112,3 +112,17 @@ describe('the run-request contract, the same on every backend', () => {
     expect(readFileSync(dockerLog, 'utf8')).not.toBe(''); // docker went on to ask its engine
   });
 });
+
+describe('docker sessions, checked by the same contract', () => {
+  const docker = backends.docker as DockerSandbox;
+
+  it('refuses to open a session for a policy without controlDeny, naming it, before the engine is asked', async () => {
+    const { controlDeny: _gone, ...partial } = policy;
+    const calls = () => (existsSync(dockerLog) ? readFileSync(dockerLog, 'utf8') : '');
+    const before = calls();
+    const error = await docker.openSession({ cwd: ws, env: {}, policy: partial as typeof policy }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SandboxRequestError);
+    expect(error).toMatchObject({ backend: 'docker', field: 'policy.controlDeny', problem: 'is missing' });
+    expect(calls()).toBe(before);
+  });
+});
