@@ -8,7 +8,7 @@ const repo = join(import.meta.dirname, '..', '..');
 const fixture = (name: string) => join(import.meta.dirname, 'fixtures', name);
 const packagesOf = (root: string) => readdirSync(join(root, 'packages'));
 
-describe('the import direction of DESIGN.md', () => {
+describe('the import direction of docs/architecture.md', () => {
   it('holds in this repository: nothing imports to its right or into another package', () => {
     const files = readSourceTree(repo);
     expect(files.length).toBeGreaterThan(20);

@@ -5,7 +5,7 @@ export { type HostPaths, INSTALL_FORMS, type InstallForm } from './host-paths.js
 export { type ExecCommand, judgeReach, type ReachAskReason, type ReachDecision, type ReachRequest } from './judge.js';
 export type { ProtectedLists } from './lists.js';
 export { type CompiledRules, compileRule, compileRules, matchesRule, type PreparedPath, preparePath } from './match.js';
-export { escapePattern, foldPath, foldsCase, slashPath } from './path.js';
+export { escapePattern, foldPath, foldsCase, pathIsUnder, slashPath } from './path.js';
 export { checkPattern, validatePattern } from './pattern.js';
 export { type ExtraLanding, GIT_LANDINGS, type LandingRulesInput, landingRules, PROJECT_LANDINGS, rulesOfEntry } from './landing-rules.js';
 export {
@@ -33,14 +33,21 @@ export {
 } from './reach.js';
 export { withRealRoots } from './real-roots.js';
 export type { PathMatcher, PathRule } from './rule.js';
-export type { SandboxGrants, SandboxPolicy } from './sandbox-policy.js';
+export { parseRunRequest, parseSandboxCommand, SandboxRequestError, sandboxInputProblem } from './parse-run-request.js';
+export {
+  MAX_TIMEOUT_MS,
+  type SandboxCommand,
+  SandboxCommandSchema,
+  type SandboxRunRequest,
+  SandboxRunRequestSchema,
+} from './run-request.js';
+export { PathRuleSchema, RealPathSchema, type SandboxGrants, type SandboxPolicy, SandboxPolicySchema } from './sandbox-policy.js';
 export { sandboxPolicyAllows, sandboxPolicyOf } from './sandbox-policy-of.js';
 export {
   SANDBOX_BACKENDS,
   type SandboxBackend,
   type SandboxCheck,
   type SandboxProbe,
-  type SandboxRunRequest,
   type SandboxRunResult,
   type SandboxService,
   SandboxUnavailableError,

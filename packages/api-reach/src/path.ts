@@ -70,6 +70,16 @@ export function isUnder(foldedPath: string, foldedRoot: string): boolean {
   return foldedPath === foldedRoot || foldedPath.startsWith(prefixOf(foldedRoot));
 }
 
+/**
+ * Whether real path `path` is `root` or lies under it, compared the way rules compare on
+ * `platform`: repeated and trailing slashes do not matter (`/a/` covers `/a` and `/a/b`), `/a`
+ * does not cover `/ab`, `/` covers everything, and on darwin and win32 case does not matter.
+ * The one "is under" of the project; both paths must be real paths already.
+ */
+export function pathIsUnder(path: string, root: string, platform: NodeJS.Platform): boolean {
+  return isUnder(foldPath(path, platform), foldPath(root, platform));
+}
+
 /** Joins a relative part to a base without producing `//`: a home of `/` gives `/.ssh`. */
 export function joinPath(base: string, relative: string): string {
   let b = base;

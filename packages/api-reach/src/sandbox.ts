@@ -1,27 +1,10 @@
 import { defineService } from '@aalis/core';
-import type { SandboxPolicy } from './sandbox-policy.js';
+import type { SandboxRunRequest } from './run-request.js';
 
 /** The sandbox backends there are. */
 export const SANDBOX_BACKENDS = ['linux', 'darwin', 'docker'] as const;
 /** One of {@link SANDBOX_BACKENDS}. */
 export type SandboxBackend = (typeof SANDBOX_BACKENDS)[number];
-
-/** One command to run under a policy. The env comes from the credential's `processEnv('sandbox')`. */
-export interface SandboxRunRequest {
-  /** The program and its arguments; never a shell string. */
-  readonly argv: readonly [string, ...string[]];
-  /** A real path the command starts in. */
-  readonly cwd: string;
-  /** The whole environment of the command; nothing else is inherited. */
-  readonly env: Readonly<Record<string, string>>;
-  readonly stdin?: string | Uint8Array;
-  /** Kill the whole process tree after this long. */
-  readonly timeoutMs: number;
-  /** Bytes kept of each of stdout and stderr; the rest is dropped and `truncated` set. */
-  readonly maxOutputBytes?: number;
-  readonly policy: SandboxPolicy;
-  readonly signal?: AbortSignal;
-}
 
 /** What became of a command. */
 export interface SandboxRunResult {

@@ -1,7 +1,7 @@
 import { ACCESS_TIERS, type AccessTier, AccessTierSchema, AXIS_ALIASES, BOUNDARY_POLICIES, type BoundaryPolicy } from '@aalis/core';
 import { UsageError } from './io.js';
 
-/** Every spelling `--tier` accepts: the canonical tiers and the seeds' aliases. */
+/** Every spelling `--tier` accepts: the canonical tiers and their other names (docs/reach-contract.md). */
 export const TIER_CHOICES: readonly string[] = [...ACCESS_TIERS, ...Object.keys(AXIS_ALIASES.tier)];
 /** The backends `--backend` accepts. */
 export const BACKEND_CHOICES = ['auto', 'linux', 'darwin', 'docker'] as const;

@@ -28,7 +28,7 @@ export const AuthorityConfigSchema = z.object({
 /** Config of the default authority. */
 export type AuthorityConfig = z.infer<typeof AuthorityConfigSchema>;
 
-/** The rules of `004_…` over a fixed list of owner identities. */
+/** The principal rules of docs/reach-contract.md ("Who") over a fixed list of owner identities. */
 export function createAuthority(config: AuthorityConfig): AuthorityService {
   const owners = new Map(Object.entries(config.owners).map(([platform, ids]) => [platform, new Set(ids)]));
   const isOwner = (identity: Identity) => owners.get(identity.platform)?.has(identity.userId) === true;

@@ -26,7 +26,7 @@ export const DEPLOYMENTS = ['host', 'docker'] as const;
 export type Deployment = (typeof DEPLOYMENTS)[number];
 
 /**
- * The other vocabularies of the seeds, mapped onto the canonical names. The CLI and config
+ * The other names the axes are known by (docs/reach-contract.md, "The axes of a conversation"), mapped onto the canonical names. The CLI and config
  * accept these wherever they accept a canonical value.
  */
 export const AXIS_ALIASES = {

@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import { type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
+import { pathIsUnder, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
 import { copyFileAtomic, makeDirs, openForRead, SafeFileError, type TempRecorder, writeFileAtomic } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
@@ -89,7 +89,7 @@ async function readable(ctx: AgentToolContext, raw: string): Promise<string> {
 async function writable(ctx: AgentToolContext, raw: string): Promise<string> {
   const path = await realPathOf(raw, ctx.dirs.work);
   if (!sandboxPolicyAllows(ctx.policy, 'write', path, platform)) {
-    const inside = path.startsWith(`${ctx.dirs.work}/`) || path === ctx.dirs.work;
+    const inside = pathIsUnder(path, ctx.dirs.work, platform);
     const why = inside
       ? `${path} is a protected name (a landing such as .git/hooks, a .env or key file) or writes are switched off for this pod`
       : `${path} is outside this task's directory; a pod task writes only inside ${ctx.dirs.work}`;

@@ -1,15 +1,13 @@
 import { isAbsolute, join, sep } from 'node:path';
-import { compileRules, type ProtectedLists, preparePath } from '@aalis/api-reach';
+import { compileRules, pathIsUnder, type ProtectedLists, preparePath } from '@aalis/api-reach';
 import { makeDirs, SafeFileError } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { PodError } from './errors.js';
 import type { TaskDirs } from './task.js';
 
-/** Whether real path `path` is `root` or below it. */
+/** Whether real path `path` is `root` or below it, compared as this platform's rules compare (api-reach's `pathIsUnder`). */
 export function within(path: string, root: string): boolean {
-  if (path === root) return true;
-  const prefix = root.endsWith(sep) ? root : root + sep;
-  return path.startsWith(prefix);
+  return pathIsUnder(path, root, process.platform);
 }
 
 /** What a sandbox root is checked against. */

@@ -81,7 +81,7 @@ export function issueCredential(source: CredentialSource): ReachCredential {
       if (granted(request, reach)) return { allowed: true };
       const gate = source.approval();
       if (!gate) return { allowed: false, message: notApprovedMessage(request, decision.reason, { outcome: 'unavailable' }) };
-      // A host command in confirm is asked every time (004); elsewhere one is remembered only by
+      // A host command in confirm is asked every time (docs/reach-contract.md, the tier table); elsewhere one is remembered only by
       // its exact argv and cwd, and one the caller did not name is never remembered.
       const everyTime = request.effect === 'exec' && (decision.reason.kind === 'tier' || request.command === undefined);
       const remember = request.effect !== 'exec' ? '' : everyTime ? ' (asked every time; it cannot be remembered)' : ' ("remember" covers exactly this command in this directory)';

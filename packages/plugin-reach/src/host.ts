@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type HostPaths, type ProtectedLists, protectedLists, toolchainCacheDirs, withRealRoots } from '@aalis/api-reach';
+import { type HostPaths, pathIsUnder, type ProtectedLists, protectedLists, toolchainCacheDirs, withRealRoots } from '@aalis/api-reach';
 import { otherHomesOf } from './other-homes.js';
 import type { ReachConfig } from './plugin.js';
 import { realPathOfSync } from './real-path.js';
@@ -90,7 +90,7 @@ function otherDataDirs(given: readonly string[], own: string): string[] {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // nothing there to read
       real = resolve(dir); // fail closed: a directory that cannot be resolved is denied as given
     }
-    if (real === own || own.startsWith(`${real}/`) || real === '/') continue;
+    if (pathIsUnder(own, real, process.platform)) continue; // this instance's own data, or a directory holding it
     out.add(real);
   }
   return [...out];

@@ -72,7 +72,7 @@ const TIERS = ['readonly', 'confirm', 'workspace', 'full'] as const;
 
 // One row per tool target; one column per tier (readonly, confirm, workspace, full) for the
 // owner with boundary ask, the adapter approving when asked. Another person is always denied
-// without an ask. This is the tier table of 004 seen through the tools.
+// without an ask. This is the tier table of docs/reach-contract.md seen through the tools.
 const TABLE: [string, string, (n: number) => unknown, Record<(typeof TIERS)[number], Expect>][] = [
   ['read a project file', 'read_file', () => ({ path: 'notes.txt' }), { readonly: 'ok', confirm: 'ok', workspace: 'ok', full: 'ok' }],
   ['read a private key', 'read_file', () => ({ path: join(home, '.ssh', 'id_ed25519') }), { readonly: 'denied', confirm: 'denied', workspace: 'denied', full: 'denied' }],

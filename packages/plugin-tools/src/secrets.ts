@@ -1,7 +1,7 @@
 import { matchesRule, type PathRule } from '@aalis/api-reach';
 
 /**
- * Files no tool writes in the sandboxed tiers, whatever was approved (`001_…`): `.env`,
+ * Files no tool writes in the sandboxed tiers, whatever was approved (docs/reach-contract.md, the three lists): `.env`,
  * `.env.*`, `*.pem`, `*.key`. They are added to the sandbox's `controlDeny`, the layer that
  * no grant or exception lifts.
  */

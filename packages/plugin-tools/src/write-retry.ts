@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { compileRules, escapePattern, foldPath, preparePath, type ReachCredential, type SandboxPolicy, sandboxPolicyAllows } from '@aalis/api-reach';
+import { compileRules, escapePattern, foldPath, pathIsUnder, preparePath, type ReachCredential, type SandboxPolicy, sandboxPolicyAllows } from '@aalis/api-reach';
 import { realPathOf } from '@aalis/plugin-reach';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
 
@@ -52,11 +52,7 @@ async function missingChain(path: string): Promise<{ ancestor: string; missing: 
 }
 
 function within(path: string, roots: readonly string[], platform: NodeJS.Platform): boolean {
-  const p = foldPath(path, platform);
-  return roots.some((root) => {
-    const r = foldPath(root, platform);
-    return p === r || p.startsWith(r === '/' ? '/' : `${r}/`);
-  });
+  return roots.some((root) => pathIsUnder(path, root, platform));
 }
 
 /**

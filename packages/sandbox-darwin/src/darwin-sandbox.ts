@@ -3,6 +3,7 @@ import { access, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  parseRunRequest,
   type SandboxCheck,
   type SandboxProbe,
   type SandboxRunRequest,
@@ -13,7 +14,6 @@ import {
 import { execa } from 'execa';
 import { darwinPath } from './darwin-path.js';
 import { deniedWritesIn } from './denied-writes.js';
-import { parseRunRequest } from './run-request-schema.js';
 import { runSandboxExec } from './sandbox-exec-process.js';
 import { defineArgs, ProfileParams } from './profile-params.js';
 import { literalRegex } from './sbpl-regex.js';
@@ -131,12 +131,13 @@ export function createDarwinSandbox(options: DarwinSandboxOptions = {}): Sandbox
   }
 
   async function run(request: SandboxRunRequest): Promise<SandboxRunResult> {
+    // The contract first, as every backend does, so a bad request reads the same everywhere.
+    const checked = parseRunRequest('darwin', request);
     const found = await probe();
     const failed = found.checks.find((check) => !check.ok);
     if (!found.available || failed !== undefined) {
       throw new SandboxUnavailableError('darwin', failed?.detail ?? 'the probe failed', failed?.fix ?? 'run `aalis doctor` to see what is missing');
     }
-    const checked = parseRunRequest(request);
     userDirs ??= options.userDirs === undefined ? findUserDirs() : Promise.resolve(options.userDirs ?? undefined);
     const dirs = await userDirs;
     const { profile, params } = seatbeltInvocation(checked.policy, dirs === undefined ? {} : { userDirs: dirs });

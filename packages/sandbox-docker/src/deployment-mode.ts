@@ -1,4 +1,4 @@
-/** Where the daemon runs commands, fixed at start (DESIGN: the deployment axis). */
+/** Where the daemon runs commands, fixed at start (docs/reach-contract.md: the deployment axis). */
 export const DEPLOYMENT_MODES = ['host', 'docker'] as const;
 /** One of {@link DEPLOYMENT_MODES}. */
 export type DeploymentMode = (typeof DEPLOYMENT_MODES)[number];

@@ -212,6 +212,7 @@ export class DockerSandbox implements SandboxService {
    * `docker exec`. For terminals; a timeout in it ends the whole session.
    */
   async openSession(request: SessionOpenRequest): Promise<SessionContainer> {
+    validateRequest({ ...request, argv: ['true'], timeoutMs: 1 });
     const resolved = this.resolve(request.sandboxSpec);
     if (resolved.kind === 'local') throw unavailable('profile local has no container to keep open', 'use profile stdio or network for a session');
     const lifeMs = this.options.sessionMaxMs ?? DEFAULT_SESSION_MAX_MS;

@@ -3,7 +3,7 @@ import type { DockerRunResult, DockerSandbox } from './docker-sandbox.js';
 import type { MountPlan } from './mount-plan.js';
 import type { ContainerProfile } from './profile.js';
 import { withDeadline } from './run-args.js';
-import { validateRequest } from './validate-request.js';
+import { validateSessionCommand } from './validate-request.js';
 
 const EXEC_DEADLINE_GRACE_S = 5;
 
@@ -40,7 +40,7 @@ export class SessionContainer {
   /** Runs one command in the session. Throws {@link SandboxUnavailableError} once the session is closed. */
   async exec(request: SessionExecRequest): Promise<DockerRunResult> {
     if (this.closed) throw new SandboxUnavailableError('docker', `the session container ${this.name} is closed`, 'open a new session');
-    validateRequest({ ...request, cwd: this.plan.cwd });
+    validateSessionCommand(request);
     const env = this.sandbox.envFor(request.env ?? this.env, this.profile);
     const args = ['exec', '--workdir', this.plan.cwd, ...Object.keys(env).flatMap((name) => ['--env', name])];
     if (request.stdin !== undefined) args.push('--interactive');

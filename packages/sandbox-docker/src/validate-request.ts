@@ -1,11 +1,17 @@
-import { type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
+import { parseRunRequest, parseSandboxCommand } from '@aalis/api-reach';
+import type { DockerRunRequest } from './docker-sandbox.js';
+import type { SessionExecRequest } from './session-container.js';
 
-/** Refuses a request the contract does not allow, before anything runs. */
-export function validateRequest(request: Pick<SandboxRunRequest, 'argv' | 'cwd' | 'timeoutMs' | 'maxOutputBytes'>): void {
-  const bad = (what: string) => new SandboxUnavailableError('docker', `the run request is invalid: ${what}`, 'pass an argv of non-empty strings, an absolute cwd and a positive timeout');
-  if (!Array.isArray(request.argv) || request.argv.length === 0 || request.argv.some((a) => typeof a !== 'string' || a.includes('\0'))) throw bad('argv');
-  if (request.argv[0] === '') throw bad('argv[0] is empty');
-  if (typeof request.cwd !== 'string' || !request.cwd.startsWith('/')) throw bad(`cwd ${String(request.cwd)} is not an absolute path`);
-  if (!(request.timeoutMs > 0) || !Number.isFinite(request.timeoutMs)) throw bad(`timeoutMs ${request.timeoutMs}`);
-  if (request.maxOutputBytes !== undefined && !(request.maxOutputBytes >= 0)) throw bad('maxOutputBytes');
+/**
+ * Refuses a request the contract does not allow, before anything runs: the contract's own check
+ * (`parseRunRequest`), on the request without the fields only this backend adds.
+ */
+export function validateRequest(request: DockerRunRequest): void {
+  const { sandboxSpec: _spec, identity: _identity, ...contract } = request;
+  parseRunRequest('docker', contract);
+}
+
+/** {@link validateRequest} for a command to an open session, whose cwd and policy are its own. */
+export function validateSessionCommand(request: SessionExecRequest): void {
+  parseSandboxCommand('docker', request);
 }

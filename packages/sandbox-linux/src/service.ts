@@ -180,12 +180,7 @@ export class LinuxSandbox implements SandboxService {
    * when the policy cannot be enforced here; otherwise resolves with the result, whatever the exit.
    */
   async run(input: SandboxRunRequest): Promise<SandboxRunResult> {
-    let request: SandboxRunRequest;
-    try {
-      request = checkRunRequest(input);
-    } catch (e) {
-      throw unavailable((e as Error).message, 'pass an absolute cwd, a non-empty argv, a positive timeout and a complete SandboxPolicy');
-    }
+    const request = checkRunRequest(input);
     const { policy } = request;
     const tools = await this.requireReady(policy);
     if (Date.now() - this.sweptAt > SWEEP_INTERVAL_MS) {

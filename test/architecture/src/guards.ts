@@ -37,7 +37,7 @@ export function checkImports(root: string, files: readonly SourceFile[]): Violat
         }
         if (target === undefined || own === undefined) {
           const which = own === undefined ? `package '${file.pkg}'` : `'${SCOPE}${name}'`;
-          violations.push({ ...at, rule: 'unknown-package', message: `${which} has no layer in test/architecture/src/layers.ts; add it where DESIGN.md places it.` });
+          violations.push({ ...at, rule: 'unknown-package', message: `${which} has no layer in test/architecture/src/layers.ts; add it where docs/architecture.md places it.` });
         } else if (target > own) {
           violations.push({ ...at, rule: 'import-direction', message: `'${SCOPE}${file.pkg}' (layer ${own}) imports '${SCOPE}${name}' (layer ${target}), which is to its right; move the shared piece left or invert the dependency with a service.` });
         }

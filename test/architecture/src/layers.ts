@@ -1,5 +1,5 @@
 /**
- * The import direction of DESIGN.md as layers: a package may import packages of its own layer
+ * The import direction of docs/architecture.md as layers: a package may import packages of its own layer
  * or to its left (lower numbers), never one to its right.
  */
 export const LAYERS: Readonly<Record<string, number>> = {
