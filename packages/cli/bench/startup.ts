@@ -34,7 +34,9 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.flo
 try {
   for (const c of cases) once(c.args); // warm the page cache and the data directory
   const times = cases.map(() => [] as number[]);
-  for (let round = 0; round < ROUNDS; round++) cases.forEach((c, i) => times[i]!.push(once(c.args)));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, c] of cases.entries()) times[i]!.push(once(c.args));
+  }
   const base = median(times[0]!);
   console.log(`start-up of the built aalis command, ${ROUNDS} interleaved rounds, medians:`);
   cases.forEach((c, i) => {
