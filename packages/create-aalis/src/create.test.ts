@@ -16,7 +16,14 @@ async function create(args: string[], answers?: string[]) {
   const status = await run(args, {
     stdout: (t) => (stdout += t),
     stderr: (t) => (stderr += t),
-    ...(queue ? { ask: async (q: string) => (stdout += q, queue.shift()) } : {}),
+    ...(queue
+      ? {
+          async ask(q: string) {
+            stdout += q;
+            return queue.shift();
+          },
+        }
+      : {}),
   });
   return { status, stdout, stderr };
 }
