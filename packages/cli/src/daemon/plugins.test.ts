@@ -21,6 +21,9 @@ function projectWith(plugins: Record<string, unknown>): string {
   writeFileSync(join(dir, 'plugins', 'bad-config.mjs'), `import { definePlugin } from '@aalis/core';\nimport { z } from 'zod';\nexport default definePlugin({ name: 'strict', config: z.object({ level: z.number() }).strict(), apply() {} });\n`);
   writeFileSync(join(dir, 'plugins', 'orphan.mjs'), `import { defineService, definePlugin } from '@aalis/core';\nexport const plugin = definePlugin({ name: 'orphan', inject: [defineService('weather')], apply() {} });\n`);
   writeFileSync(join(dir, 'plugins', 'nothing.mjs'), 'export const value = 1;\n');
+  // A plugin kept inside the workspace, where sandboxed commands may write: its folder becomes control plane.
+  mkdirSync(join(dir, 'data', 'workspace', 'own'), { recursive: true });
+  writeFileSync(join(dir, 'data', 'workspace', 'own', 'plugin.mjs'), `import { definePlugin } from '@aalis/core';\nexport default definePlugin({ name: 'own', apply() {} });\n`);
   return dir;
 }
 
@@ -34,6 +37,7 @@ describe('plugins in aalis.config.json', () => {
       './plugins/orphan.mjs': {},
       './plugins/nothing.mjs': {},
       './plugins/missing': {},
+      './data/workspace/own/plugin.mjs': {},
     });
     daemon = await startServe(dir);
   }, 90_000);
@@ -68,6 +72,18 @@ describe('plugins in aalis.config.json', () => {
     const refused = await daemon.api('POST', '/api/tools/call', { tool: 'save_note', params: { name: 'other', text: 'x' }, turn: ownerTurn('notes-1') });
     expect(refused.body).toMatchObject({ ok: false, kind: 'denied' });
     expect(existsSync(path.replace('todo.md', 'other.md'))).toBe(false);
+  });
+
+  it("a plugin's code is control plane: a sandboxed command cannot change it, even inside the workspace", async () => {
+    expect((await daemon.api('POST', '/api/turns', { turn: ownerTurn('notes-2'), message: 'hi' })).status).toBe(200);
+    // the tier named: a new conversation starts from the person's last used settings (readonly, above)
+    await daemon.api('POST', '/api/sessions/notes-2/settings', { tier: 'workspace', boundary: 'deny' });
+    const code = join(dir, 'data', 'workspace', 'own', 'plugin.mjs');
+    const before = readFileSync(code, 'utf8');
+    const out = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo 'export default 1' > ${code}; echo x > ${join(dir, 'data', 'workspace', 'free.txt')}`, network: 'off' }, turn: ownerTurn('notes-2') });
+    expect(out.body, JSON.stringify(out.body)).toMatchObject({ ok: true, value: { where: 'sandbox' } });
+    expect(readFileSync(code, 'utf8')).toBe(before);
+    expect(readFileSync(join(dir, 'data', 'workspace', 'free.txt'), 'utf8')).toBe('x\n'); // the workspace itself stays writable
   });
 
   it('aalis serve --help lists the configured plugins and where each was found', () => {
