@@ -51,6 +51,8 @@ try {
     check(!JSON.stringify(pkg.exports).includes('aalis-source') && !JSON.stringify(pkg.dependencies ?? {}).includes('workspace:'), `${file}'s exports point at dist/ only, its @aalis dependencies at versions`);
   }
 
+  check(sh('tar', ['-tzf', join(tarballs, 'aalis-cli-0.1.0.tgz')], work).includes('package/DAEMON.md'), 'the cli tarball ships DAEMON.md (the API for adapter authors)');
+
   // 2. the scaffolder, installed from its tarball (its @aalis dependencies from theirs)
   const tools = join(work, 'scaffolder');
   mkdirSync(tools);

@@ -4,13 +4,13 @@ import { PodConfigSchema } from '@aalis/plugin-pod';
 import type { Answers } from './answers.js';
 import { CreateAalisError } from './errors.js';
 
-/** The zod the example plugin imports: the version every @aalis package is built against. */
+/** The zod the example plugin imports: the version every `@aalis/*` package is built against. */
 export const ZOD_VERSION = '4.6.7';
 
-/** Where the generated project takes each @aalis package from: the registry at a version, or a local tarball. */
+/** Where the generated project takes each `@aalis/*` package from: the registry at a version, or a local tarball. */
 export type DependencySource = { readonly kind: 'version'; readonly version: string } | { readonly kind: 'tarballs'; readonly files: Readonly<Record<string, string>> };
 
-/** The @aalis packages a project depends on directly: the daemon, and what the example plugin imports. */
+/** The `@aalis/*` packages a project depends on directly: the daemon, and what the example plugin imports. */
 export const PROJECT_PACKAGES = ['@aalis/cli', '@aalis/core', '@aalis/plugin-reach', '@aalis/plugin-tools', '@aalis/plugin-pod'] as const;
 
 /** The project's package.json. */
