@@ -8,7 +8,16 @@ const folders = [...readdirSync('packages').map((d) => join('packages', d)), ...
   existsSync(join(dir, 'package.json')),
 );
 
+// Packages export their built `dist/` (what is published); the `aalis-source` condition points each at
+// its TypeScript instead, so tests run from source without a build. Vite resolves the test files'
+// imports with it; node children the tests start (`node --import tsx child.ts`) get it through
+// NODE_OPTIONS, inherited from this process.
+const SOURCE = 'aalis-source';
+if (!(process.env.NODE_OPTIONS ?? '').includes(`--conditions=${SOURCE}`)) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --conditions=${SOURCE}`.trim();
+
 export default defineConfig({
+  resolve: { conditions: [SOURCE, 'module', 'node', 'development|production'] },
+  ssr: { resolve: { conditions: [SOURCE, 'module', 'node', 'development|production'] } },
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,

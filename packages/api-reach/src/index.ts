@@ -20,6 +20,7 @@ export {
   SHELL_STARTUP_FILES,
 } from './landing-table.js';
 export { nodeModulesException, patternBody } from './node-modules-exception.js';
+export { isNeverWritten, NEVER_WRITTEN, neverWrittenMessage } from './never-written.js';
 export { CREDENTIAL_FILES, ENV_FILES, type ProtectedListsInput, protectedLists } from './protected-lists.js';
 export { systemSecretPaths } from './system-secrets.js';
 export {

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// Runs the CLI from its TypeScript source, so a checkout works without a build step.
-import { register } from 'tsx/esm/api';
+// The `aalis` command: the built CLI, no TypeScript loader. In a source checkout `pnpm aalis`
+// builds it first when the sources are newer (packages/cli/scripts/checkout.mjs).
+import { existsSync } from 'node:fs';
 
-// `pnpm aalis …` at the repository root runs in the root; the person meant the folder they were in.
-if (process.env.npm_lifecycle_event === 'aalis' && process.env.INIT_CWD) process.chdir(process.env.INIT_CWD);
-
-register();
-await import('../src/main.ts');
+const main = new URL('../dist/main.js', import.meta.url);
+if (existsSync(main)) {
+  await import(main.href);
+} else {
+  process.stderr.write("aalis: this copy of @aalis/cli has no built code (dist/main.js is missing). In a source checkout run 'pnpm aalis …', which builds it once, or 'pnpm build'; from npm, reinstall @aalis/cli.\n");
+  process.exitCode = 1;
+}

@@ -5,7 +5,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync 
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
-const bin = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
+// the CLI from source (scripts/source.mjs): the tests run without a build
+const bin = join(import.meta.dirname, '..', 'scripts', 'source.mjs');
 const pty = join(import.meta.dirname, 'fixtures', 'pty-answer.py');
 const root = realpathSync(mkdtempSync('/var/tmp/aalis-cli-'));
 const data = join(root, 'data');

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const IMAGE = 'aalis/sandbox-test:latest';
-const bin = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
+// the CLI from source (scripts/source.mjs): the tests run without a build
+const bin = join(import.meta.dirname, '..', 'scripts', 'source.mjs');
 
 function engineMissing(): string | undefined {
   try {

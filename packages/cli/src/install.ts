@@ -1,11 +1,16 @@
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Where this CLI is installed, and in which form (a source checkout has `packages/`). */
-export function installOf(): { dir: string; form: 'source' | 'npm' } {
-  const here = fileURLToPath(new URL('.', import.meta.url));
+/**
+ * Where this CLI is installed, and in which form: a source checkout has `packages/`; in npm form
+ * the install is the project whose `node_modules` holds this package (whatever the package
+ * manager's layout below it: npm's flat one, pnpm's `.pnpm/…`).
+ */
+export function installOf(here: string = fileURLToPath(new URL('.', import.meta.url))): { dir: string; form: 'source' | 'npm' } {
+  const cut = here.indexOf(`${sep}node_modules${sep}`);
+  if (cut >= 0) return { dir: here.slice(0, cut) || sep, form: 'npm' };
   const checkout = resolve(here, '..', '..', '..');
   if (existsSync(join(checkout, 'packages', 'core'))) return { dir: checkout, form: 'source' };
   return { dir: resolve(here, '..', '..', '..', '..'), form: 'npm' };

@@ -1,5 +1,3 @@
-import { execCommand } from './exec.js';
-import { explainCommand } from './explain.js';
 import { type CliIo, UsageError } from './io.js';
 
 export type { CliIo } from './io.js';
@@ -27,9 +25,10 @@ Options:
 
 type Command = (argv: readonly string[], io: CliIo) => Promise<number>;
 
+// Each command's module graph loads only when that command runs: `aalis --help` reads none of them.
 const COMMANDS: Record<string, () => Promise<Command>> = {
-  exec: async () => execCommand,
-  explain: async () => explainCommand,
+  exec: async () => (await import('./exec.js')).execCommand,
+  explain: async () => (await import('./explain.js')).explainCommand,
   policy: async () => (await import('./policy.js')).policyCommand,
   doctor: async () => (await import('./doctor.js')).doctorCommand,
   serve: async () => (await import('./serve.js')).serveCommand,

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ownerTurn, serveOnce, startServe } from './daemon/serve-process.testing.js';
 
-const bin = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
+// the CLI from source (scripts/source.mjs): the tests run without a build
+const bin = join(import.meta.dirname, '..', 'scripts', 'source.mjs');
 const root = realpathSync(mkdtempSync('/var/tmp/aalis-secret-env-view-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 writeFileSync(join(root, 'aalis.config.json'), JSON.stringify({ reach: { env: { allow: ['NPM_TOKEN', 'HF_*'], deny: ['ACME_*'] } } }));

@@ -1,6 +1,9 @@
 import { DEPLOYMENTS, type Deployment } from '@aalis/core';
 import { parse } from './args.js';
-import { ConfigError } from './daemon/config.js';
+import { dirname, resolve } from 'node:path';
+import { ConfigError, type LoadedConfig, loadConfig } from './daemon/config.js';
+import { locatePlugin } from './daemon/plugins.js';
+import { deploymentDirOf } from './data-dir.js';
 import { type RunningDaemon, startDaemon } from './daemon/daemon.js';
 import { type CliIo, UsageError } from './io.js';
 
@@ -41,6 +44,8 @@ The config file (JSON; every key optional, unknown keys are errors):
     "sandbox": { "backend": "auto" },         auto | linux | darwin (host deployment)
     "docker": { "image": "<tag>", "instance": "daemon" },   the docker deployment's image
     "console": { "as": { "platform": "cli", "userId": "me" } },  whom the console answers as
+    "plugins": { "./plugins/notes": { ... }, "aalis-plugin-x": {} },   plugins to load, each
+                                              with its config (paths relative to the config file)
     "pod": { ... } }                          the Isolation Pod's config, when it is installed
 
 Stops cleanly on SIGINT or SIGTERM: running commands are killed, pending approvals end as
@@ -65,6 +70,26 @@ function portOf(value: unknown): number | undefined {
   const port = Number(value);
   if (!/^\d+$/.test(String(value)) || port > 65535) throw new UsageError(`--port '${String(value)}' is not a port; use a whole number from 0 to 65535 (0 picks a free one).`, 'serve');
   return port;
+}
+
+/** The plugins the config here would load, for `--help`: each specifier and where it was found. */
+function pluginsHelp(dir: string | undefined, configFile: string | undefined): string {
+  const configDir = dir !== undefined ? resolve(dir) : (deploymentDirOf(process.cwd()) ?? process.cwd());
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfig(configDir, configFile);
+  } catch (error) {
+    return `\nPlugins: the config is not usable (${error instanceof Error ? error.message : String(error)})\n`;
+  }
+  if (loaded.file === undefined) return `\nPlugins: none (no aalis.config.json in ${configDir})\n`;
+  const entries = Object.keys(loaded.config.plugins);
+  if (entries.length === 0) return `\nPlugins: none in ${loaded.file}\n`;
+  const base = dirname(loaded.file);
+  const lines = entries.map((specifier) => {
+    const from = locatePlugin(specifier, base);
+    return `  ${specifier.padEnd(28)} ${from === undefined ? 'NOT FOUND: the daemon will start without it' : from}`;
+  });
+  return `\nPlugins in ${loaded.file} (loaded in dependency order at start; one that fails is left out and named):\n${lines.join('\n')}\n`;
 }
 
 /** Waits for SIGINT or SIGTERM, then stops the daemon; resolves with the exit status. */
@@ -102,7 +127,7 @@ function untilSignal(daemon: RunningDaemon, io: CliIo): Promise<number> {
 export async function serveCommand(argv: readonly string[], io: CliIo): Promise<number> {
   const { flags, positionals, rest } = parse('serve', argv, FLAGS);
   if (flags.help) {
-    io.stdout(SERVE_HELP);
+    io.stdout(SERVE_HELP + pluginsHelp(typeof flags.dir === 'string' ? flags.dir : undefined, typeof flags.config === 'string' ? flags.config : undefined));
     return 0;
   }
   if (positionals.length > 0 || rest.length > 0) throw new UsageError(`serve takes no arguments (got '${[...positionals, ...rest].join(' ')}'); the deployment directory goes in --dir.`, 'serve');

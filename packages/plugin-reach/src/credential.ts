@@ -1,6 +1,9 @@
 import {
+  isNeverWritten,
   judgeReach,
   matchesRule,
+  NEVER_WRITTEN,
+  neverWrittenMessage,
   REACH_CREDENTIAL,
   type Reach,
   type ReachCredential,
@@ -68,11 +71,20 @@ export function issueCredential(source: CredentialSource): ReachCredential {
     }
   };
 
+  // .env/.pem/.key are never written in the sandboxed tiers, whatever is approved; on the host (confirm, full) the owner's word stands.
+  const secretWrite = (request: ReachRequest): request is ReachRequest & { path: string } => {
+    if (source.exec === 'host' || request.effect !== 'write' || !('path' in request)) return false;
+    const reach = source.current();
+    return reach.exec !== 'none' && isNeverWritten(request.path, reach.lists.platform);
+  };
+
   const credential = {
     exec: source.exec,
     ...(source.home !== undefined ? { home: source.home } : {}),
 
     async require(request: ReachRequest): Promise<ReachVerdict> {
+      // Here, not in each tool: every tool that writes through a credential meets it, a plugin's too.
+      if (secretWrite(request)) return { allowed: false, message: neverWrittenMessage(request.path) };
       const reach = source.current();
       const decision = judgeReach(reach, request);
       if (decision.verdict === 'allow') return { allowed: true };
@@ -99,6 +111,7 @@ export function issueCredential(source: CredentialSource): ReachCredential {
     allows(effect: 'read' | 'write', realPath: string): boolean {
       const reach = source.current();
       const request: ReachRequest = { effect, path: realPath };
+      if (secretWrite(request)) return false;
       const decision = judgeReach(reach, request);
       if (decision.verdict === 'allow') return true;
       if (decision.verdict === 'deny') return false;
@@ -109,11 +122,12 @@ export function issueCredential(source: CredentialSource): ReachCredential {
       if (source.exec !== 'sandbox') {
         throw new Error(`this call's commands run ${source.exec === 'host' ? 'on the host' : 'nowhere (no local effect)'}, so it has no sandbox policy.`);
       }
-      return sandboxPolicyOf(source.current(), {
+      const policy = sandboxPolicyOf(source.current(), {
         writePaths: [...grants.writePaths],
         landingPaths: [...grants.landingPaths],
         network: grants.network,
       });
+      return { ...policy, controlDeny: [...policy.controlDeny, ...NEVER_WRITTEN] };
     },
 
     async processEnv(mode: 'sandbox' | 'host'): Promise<Record<string, string>> {

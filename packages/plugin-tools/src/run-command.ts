@@ -5,7 +5,6 @@ import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { type HostRunResult, runOnHost } from './host-run.js';
-import { NEVER_WRITTEN } from './secrets.js';
 import { grantRefusedWrites, type RefusedWrite } from './write-retry.js';
 
 const MAX_OUTPUT = 1024 * 1024;
@@ -51,9 +50,6 @@ export interface RunDeps {
   sandbox(): SandboxService | undefined;
 }
 
-function withSecrets(policy: SandboxPolicy): SandboxPolicy {
-  return { ...policy, controlDeny: [...policy.controlDeny, ...NEVER_WRITTEN] };
-}
 
 async function sandboxed(service: SandboxService, request: Parameters<SandboxService['run']>[0]): Promise<SandboxRunResult> {
   try {
@@ -92,7 +88,8 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
   if (params.network === 'on') await requireOrThrow(credential, { effect: 'network', via: 'command' });
   const env = await credential.processEnv('sandbox');
   const policyNow = (): SandboxPolicy => {
-    const policy = withSecrets(credential.sandboxPolicy());
+    // The credential's policy already holds the never-written files in its control-deny layer.
+    const policy = credential.sandboxPolicy();
     return params.network === 'off' ? { ...policy, network: 'off' } : policy;
   };
   const run = (policy: SandboxPolicy) => sandboxed(service, { ...common, env, policy, ...(ctx.signal ? { signal: ctx.signal } : {}) });

@@ -233,7 +233,8 @@ $('pod-link').addEventListener('click', openPod);
 async function refreshStatus() {
   const s = await api('GET', '/api/status');
   $('pod-link').hidden = !s.pod;
-  $('status').textContent = 'deployment ' + s.deployment + ' · sandbox ' + s.backend + (s.sandboxWorks ? ' (works)' : ' (NOT working: sandboxed commands will not run)') + ' · answering as ' + s.console.as.platform + ':' + s.console.as.userId;
+  $('status').textContent = 'deployment ' + s.deployment + ' · sandbox ' + s.backend + (s.sandboxWorks ? ' (works)' : ' (NOT working: sandboxed commands will not run)') + ' · answering as ' + s.console.as.platform + ':' + s.console.as.userId
+    + ((s.extensions || []).length ? ' · plugins: ' + s.extensions.map((e) => e.state === 'loaded' ? e.name : (e.name || e.specifier) + ' (FAILED: ' + e.cause + ')').join(', ') : '');
 }
 
 let refreshing = false;

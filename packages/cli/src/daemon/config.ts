@@ -4,6 +4,7 @@ import { DEPLOYMENTS, IdentitySchema } from '@aalis/core';
 import { ApprovalConfigSchema } from '@aalis/plugin-approval';
 import { ReachConfigSchema } from '@aalis/plugin-reach';
 import { z } from 'zod';
+import { PluginsConfigSchema } from './plugins.js';
 
 /** The file names `aalis serve` looks for in the deployment directory, in order. */
 export const CONFIG_FILES = ['aalis.config.json'] as const;
@@ -52,6 +53,8 @@ export const DaemonConfigSchema = z
       .default({}),
     /** The reach plugin's settings: `env.allow` / `env.deny`, the sandboxed command's environment filter. */
     reach: z.object({ env: ReachConfigSchema.shape.env }).strict().optional(),
+    /** Plugins to load: package names or paths relative to this file, each with its config (validated by the plugin's own schema). */
+    plugins: PluginsConfigSchema,
     /** Config of `@aalis/plugin-pod` when it is installed; passed through, the plugin validates it. */
     pod: z.record(z.string(), z.unknown()).optional(),
   })

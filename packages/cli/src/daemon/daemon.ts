@@ -166,6 +166,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     sandboxWorks: started.probe.available,
     sandboxChecks: started.probe.checks,
     plugins: kernel.status(),
+    extensions: started.extensions,
     pod: podRoutes !== undefined,
     console: { as: consoleIdentity },
     pid: process.pid,

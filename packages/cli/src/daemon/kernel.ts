@@ -1,6 +1,7 @@
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { type SandboxProbe, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
-import { authorityPlugin, createKernel, type Identity, type Kernel, type Plugin, sessionsPlugin, toolsPlugin } from '@aalis/core';
+import { authorityPlugin, createKernel, type Identity, type Kernel, KernelError, type Plugin, sessionsPlugin, toolsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachPlugin } from '@aalis/plugin-reach';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
@@ -10,6 +11,7 @@ import { resolveBackend } from '../choices.js';
 import { installOf } from '../install.js';
 import type { DaemonConfig } from './config.js';
 import type { ChosenDeployment } from './deployment.js';
+import { type ExtensionReport, type LoadedExtension, loadExtensions } from './plugins.js';
 import { type PodModule, loadPod } from './pod.js';
 
 /** What the daemon's kernel is built from. */
@@ -40,6 +42,8 @@ export interface DaemonKernel {
   /** Set in the docker deployment: every user's containers. */
   readonly docker: DockerDeployment | undefined;
   readonly pod: PodModule | undefined;
+  /** The config's plugins: loaded and running, or failed with the cause. */
+  readonly extensions: readonly ExtensionReport[];
   stop(): Promise<void>;
 }
 
@@ -48,6 +52,16 @@ function podConfigOf(plan: KernelPlan): Record<string, unknown> {
   const own = plan.config.pod ?? {};
   const ports = Array.isArray(own.localPorts) ? own.localPorts : [];
   return { ...own, localPorts: [...new Set([...ports, plan.port, ...plan.localPorts])] };
+}
+
+/**
+ * Code the daemon runs besides its packages, kept from every sandboxed write (control plane): a
+ * generated project's `plugins/` and the directory of each plugin loaded by path.
+ */
+function codeDirsOf(install: { dir: string; form: 'source' | 'npm' }, extra: readonly LoadedExtension[]): string[] {
+  const dirs = extra.filter((e) => !e.from.includes('/node_modules/')).map((e) => dirname(e.from));
+  if (install.form === 'npm' && existsSync(join(install.dir, 'plugins'))) dirs.push(join(install.dir, 'plugins'));
+  return [...new Set(dirs)];
 }
 
 /** The owners of the config plus the console's identity. */
@@ -101,43 +115,77 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
     );
   }
 
-  const kernel = createKernel({ dataDir: plan.dataDir })
-    .use(sessionsPlugin, { persist: true })
-    .use(authorityPlugin, { owners: ownersOf(plan.config, plan.consoleIdentity) })
-    .use(approvalPlugin, plan.config.approval)
-    .use(reachPlugin, {
-      install: install.dir,
-      form: install.form,
-      ...(plan.deploymentDir !== undefined ? { deployment: plan.deploymentDir } : {}),
-      ...(plan.configFile !== undefined ? { configFile: plan.configFile } : {}),
-      otherData: [...plan.otherData],
-      localPorts: [...plan.localPorts],
-      ...(plan.config.reach ? { env: plan.config.reach.env } : {}),
-    })
-    .use(toolsPlugin)
-    .use(builtinToolsPlugin)
-    .use(sandboxPlugin(service));
   const pod = await loadPod();
   if (pod) {
     plan.progress('the Isolation Pod (@aalis/plugin-pod) is installed: starting it too');
-    kernel.use(pod.plugin as Plugin, podConfigOf(plan));
   } else if (plan.config.pod !== undefined) {
     plan.progress('WARNING: the config has "pod" settings but @aalis/plugin-pod provides no podPlugin in this version; they are ignored');
   }
+  const assemble = (extra: readonly LoadedExtension[]) => {
+    const kernel = createKernel({ dataDir: plan.dataDir })
+      .use(sessionsPlugin, { persist: true })
+      .use(authorityPlugin, { owners: ownersOf(plan.config, plan.consoleIdentity) })
+      .use(approvalPlugin, plan.config.approval)
+      .use(reachPlugin, {
+        install: install.dir,
+        form: install.form,
+        ...(plan.deploymentDir !== undefined ? { deployment: plan.deploymentDir } : {}),
+        ...(plan.configFile !== undefined ? { configFile: plan.configFile } : {}),
+        codeDirs: codeDirsOf(install, extra),
+        otherData: [...plan.otherData],
+        localPorts: [...plan.localPorts],
+        ...(plan.config.reach ? { env: plan.config.reach.env } : {}),
+      })
+      .use(toolsPlugin)
+      .use(builtinToolsPlugin)
+      .use(sandboxPlugin(service));
+    if (pod) kernel.use(pod.plugin as Plugin, podConfigOf(plan));
+    for (const e of extra) kernel.use(e.plugin, e.config);
+    return kernel;
+  };
+
+  // The config's plugins: each found, imported and checked apart; one that fails is left out by name.
+  const baseDir = plan.configFile !== undefined ? dirname(plan.configFile) : process.cwd();
+  const reserved = assemble([]).status().map((s) => s.name);
+  let { loaded: extensions, reports } = await loadExtensions(plan.config.plugins, baseDir, reserved);
+  if (extensions.length > 0) plan.progress(`plugins from the config: ${extensions.map((e) => `${e.plugin.name} (${e.specifier})`).join(', ')}`);
 
   plan.progress('starting plugins…');
-  const status = await kernel.start();
-  // The pod is a side room: the daemon serves without it. Everything else is the safety of every call.
+  let kernel = assemble(extensions);
+  let status: Awaited<ReturnType<Kernel['start']>>;
+  for (;;) {
+    try {
+      status = await kernel.start();
+      break;
+    } catch (error) {
+      // A wiring error (a service nobody provides, a cycle) throws before anything runs: when it names
+      // a config plugin, that plugin is left out and the rest start; otherwise it is the daemon's own.
+      const culprit = error instanceof KernelError ? extensions.find((e) => error.message.includes(`'${e.plugin.name}'`)) : undefined;
+      if (!culprit) throw error;
+      reports = reports.map((r) => (r.specifier === culprit.specifier ? { specifier: r.specifier, from: culprit.from, state: 'failed', name: culprit.plugin.name, cause: (error as Error).message } : r));
+      extensions = extensions.filter((e) => e !== culprit);
+      kernel = assemble(extensions);
+    }
+  }
+  // The pod and the config's plugins are additions: the daemon serves without them. Everything else is the safety of every call.
+  const optional = new Set(['pod', ...extensions.map((e) => e.plugin.name)]);
   const failed = status.filter((s) => s.state === 'failed');
-  const fatal = failed.filter((s) => s.name !== 'pod');
+  const fatal = failed.filter((s) => !optional.has(s.name));
   if (fatal.length > 0) {
     await kernel.stop();
     await docker?.stop().catch(() => 0);
     throw new Error(`plugins failed to start, so the daemon does not run:\n${fatal.map((s) => `  - ${s.name}: ${'cause' in s ? s.cause : 'failed'}`).join('\n')}`);
   }
+  const byName = new Map(status.map((s) => [s.name, s]));
+  reports = reports.map((r) => {
+    const s = r.state === 'loaded' ? byName.get(r.name) : undefined;
+    return s?.state === 'failed' ? { specifier: r.specifier, from: r.from, state: 'failed', name: s.name, cause: s.cause } : r;
+  });
+  for (const r of reports) if (r.state === 'failed' && !failed.some((s) => s.name === r.name)) plan.progress(`WARNING: the plugin ${r.specifier} is not loaded, the daemon runs without it: ${r.cause}`);
   for (const s of failed) plan.progress(`WARNING: the ${s.name} plugin did not start, the daemon runs without it: ${'cause' in s ? s.cause : 'failed'}`);
   return {
     kernel,
+    extensions: reports,
     backend: service.backend,
     probe,
     docker,

@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The real `aalis` binary of this checkout. */
-export const BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'bin', 'aalis.mjs');
+/** The `aalis` command of this checkout, from source (the tests run without a build; `bin/aalis.mjs` runs dist/). */
+export const BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'scripts', 'source.mjs');
 
 /** A fresh deployment directory under /var/tmp (the sandbox has a private /tmp), with a config if given. */
 export function deploymentDir(config?: unknown): string {

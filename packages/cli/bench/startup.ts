@@ -1,0 +1,50 @@
+/*
+ * `pnpm bench` (cli): start-up of the built `aalis` command against a bare `node -e 0`, measured in
+ * interleaved rounds (one of each per round, so a busy machine slows all three alike), medians and
+ * ratios. Targets (issue 17): `aalis --help` ≤ 1.5×, `aalis exec --network off -- true` ≤ 2.5×.
+ * Runs bin/aalis.mjs, which imports dist/: the package script builds first when sources are newer.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
+const bin = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
+const root = mkdtempSync('/var/tmp/aalis-startup-');
+const workspace = join(root, 'workspace');
+mkdirSync(workspace);
+const env = { ...process.env, AALIS_DATA: join(root, 'data'), NODE_OPTIONS: '' };
+
+const cases = [
+  { name: 'node -e 0', args: ['-e', '0'], target: undefined },
+  { name: 'aalis --help', args: [bin, '--help'], target: 1.5 },
+  { name: 'aalis exec --network off -- true', args: [bin, 'exec', '--network', 'off', '--', 'true'], target: 2.5 },
+] as const;
+
+function once(args: readonly string[]): number {
+  const started = performance.now();
+  const r = spawnSync(process.execPath, args, { cwd: workspace, env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const took = performance.now() - started;
+  if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return took;
+}
+
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+try {
+  for (const c of cases) once(c.args); // warm the page cache and the data directory
+  const times = cases.map(() => [] as number[]);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, c] of cases.entries()) times[i]!.push(once(c.args));
+  }
+  const base = median(times[0]!);
+  console.log(`start-up of the built aalis command, ${ROUNDS} interleaved rounds, medians:`);
+  cases.forEach((c, i) => {
+    const m = median(times[i]!);
+    const ratio = m / base;
+    const verdict = c.target === undefined ? 'baseline' : `${ratio.toFixed(2)}× (target ≤ ${c.target}×: ${ratio <= c.target ? 'met' : 'missed'})`;
+    console.log(`  ${c.name.padEnd(36)} ${m.toFixed(1).padStart(7)} ms  ${verdict}`);
+  });
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
