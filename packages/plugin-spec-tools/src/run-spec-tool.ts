@@ -1,7 +1,7 @@
 import { type SandboxPolicy, SandboxUnavailableError } from '@aalis/api-reach';
 import { originatingTurn, type ToolCallContext, ToolError, type ToolErrorKind } from '@aalis/core';
 import { credentialOf, requireOrThrow } from '@aalis/plugin-tools';
-import { type DockerSandbox, encodeToolEnvelope, type ToolErrorKind as RunErrorKind, toolOutcome } from '@aalis/sandbox-docker';
+import { type DockerSandbox, encodeToolEnvelope, isWithin, type SandboxProfileName, type ToolErrorKind as RunErrorKind, toolOutcome } from '@aalis/sandbox-docker';
 import type { LoadedSpec } from './load-specs.js';
 
 /** The most output a spec tool may print on each of stdout and stderr. */
@@ -18,12 +18,18 @@ export interface SpecRunDeps {
 const KIND_OF: Record<RunErrorKind, ToolErrorKind> = { timeout: 'timeout', killed: 'failed', exit: 'failed', 'bad-output': 'bad-output', 'write-denied': 'denied', tool: 'failed' };
 
 /**
- * The policy a spec tool runs under: the call's own (its deny-read layers) with nothing
- * writable and only the tool's folder mounted besides (a container sees no project, 002);
- * the network only in profile `network` and only where the call's tier has it.
+ * The policy a spec tool runs under: the call's own deny layers, nothing of the project writable
+ * and, in a container, only the tool's folder mounted (002: no project root); on the host
+ * (`local`) the host sandbox also keeps the call's read-back temp, the only place it writes. The
+ * network only in profile `network`, and only where the call's tier has it.
  */
-export function specToolPolicy(base: SandboxPolicy, dir: string, profile: string): SandboxPolicy {
-  return { ...base, write: [], writeExceptions: [], readAllowWithin: [dir], network: profile === 'network' ? base.network : 'off' };
+export function specToolPolicy(base: SandboxPolicy, dir: string, profile: SandboxProfileName): SandboxPolicy {
+  const network = profile === 'network' ? base.network : 'off';
+  if (profile === 'local') {
+    const temps = base.write.filter((root) => base.readAllowWithin.some((back) => isWithin(root, back)));
+    return { ...base, write: temps, writeExceptions: [], readAllowWithin: [...base.readAllowWithin, dir], network };
+  }
+  return { ...base, write: [], writeExceptions: [], readAllowWithin: [dir], network };
 }
 
 /**
@@ -46,13 +52,16 @@ export async function runSpecTool(ctx: ToolCallContext, loaded: LoadedSpec, para
     params: params as Record<string, unknown>,
     call: { id: ctx.callId, session: ctx.turn.session.id, principal: who ? `${who.platform}:${who.userId}` : null },
   });
+  const env = await credential.processEnv('sandbox');
+  // A container has its own /tmp; the host's session temp is not mounted there.
+  if (profile !== 'local') delete env.TMPDIR;
   const argv = [loaded.program ?? spec.command[0], ...spec.command.slice(1)] as [string, ...string[]];
   let result: Awaited<ReturnType<DockerSandbox['run']>>;
   try {
     result = await deps.box.run({
       argv,
       cwd: loaded.dir,
-      env: await credential.processEnv('sandbox'),
+      env,
       timeoutMs: spec.timeout_ms,
       maxOutputBytes: MAX_TOOL_OUTPUT,
       policy: specToolPolicy(credential.sandboxPolicy(), loaded.dir, profile),
