@@ -1,8 +1,10 @@
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { type SandboxProbe, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
 import { authorityPlugin, createKernel, type Identity, type Kernel, type Plugin, sessionsPlugin, toolsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachPlugin } from '@aalis/plugin-reach';
+import { specToolsPlugin } from '@aalis/plugin-spec-tools';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
 import { DockerDeployment, instanceNameOf } from '@aalis/sandbox-docker';
 import { sandboxOf, sandboxPlugin } from '../backends.js';
@@ -48,6 +50,16 @@ function podConfigOf(plan: KernelPlan): Record<string, unknown> {
   const own = plan.config.pod ?? {};
   const ports = Array.isArray(own.localPorts) ? own.localPorts : [];
   return { ...own, localPorts: [...new Set([...ports, plan.port, ...plan.localPorts])] };
+}
+
+/** The spec-tools plugin's config: the tools directory of the deployment, and the engine's images unless `tools.engine` is off. */
+export function specToolsConfigOf(plan: Pick<KernelPlan, 'config' | 'deploymentDir' | 'dataDir' | 'env'>): { dir: string } & Record<string, unknown> {
+  const tools = plan.config.tools;
+  const dir = resolve(plan.deploymentDir ?? plan.dataDir, tools.dir);
+  if (tools.engine === 'off') return { dir, envAllow: tools.envAllow };
+  const stdio = tools.images.stdio ?? plan.env.AALIS_DOCKER_IMAGE ?? plan.config.docker.image ?? 'aalis/sandbox-test:latest';
+  const images = { stdio, network: tools.images.network ?? stdio, builder: tools.images.builder ?? 'aalis/sandbox-builder:latest' };
+  return { dir, envAllow: tools.envAllow, docker: { images, instance: instanceNameOf(plan.dataDir, 'tools') } };
 }
 
 /** The owners of the config plus the console's identity. */
@@ -101,6 +113,10 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
     );
   }
 
+  const toolsConfig = specToolsConfigOf(plan);
+  // The spec tools are code the daemon runs: their folder is control plane, never writable by a
+  // command (a planted tool.json would be a tool nobody approved).
+  mkdirSync(toolsConfig.dir, { recursive: true, mode: 0o755 });
   const kernel = createKernel({ dataDir: plan.dataDir })
     .use(sessionsPlugin, { persist: true })
     .use(authorityPlugin, { owners: ownersOf(plan.config, plan.consoleIdentity) })
@@ -111,11 +127,13 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
       ...(plan.deploymentDir !== undefined ? { deployment: plan.deploymentDir } : {}),
       ...(plan.configFile !== undefined ? { configFile: plan.configFile } : {}),
       otherData: [...plan.otherData],
+      codeDirs: [toolsConfig.dir],
       localPorts: [...plan.localPorts],
       ...(plan.config.reach ? { env: plan.config.reach.env } : {}),
     })
     .use(toolsPlugin)
     .use(builtinToolsPlugin)
+    .use(specToolsPlugin, toolsConfig)
     .use(sandboxPlugin(service));
   const pod = await loadPod();
   if (pod) {
