@@ -1,6 +1,6 @@
 // Spec tools through the real daemon binary and its HTTP API, on the real Docker engine.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReloadAnswerSchema, SpecToolsAnswerSchema, ToolsAnswerSchema } from './payloads.js';
@@ -78,6 +78,20 @@ describe.skipIf(skip)('aalis serve: spec tools over the HTTP API', () => {
       expect(asked).toMatchObject({ subject: { kind: 'tool', tool: 'risky', rule: 'high-risk' } });
       await daemon.api('POST', '/api/approvals/reply', { code: asked.code, decision: 'reject', by: { platform: 'chat', userId: 'alice' } });
       expect((await call).body).toMatchObject({ ok: false, kind: 'rejected' });
+    } finally {
+      stream.close();
+    }
+  }, 60_000);
+
+  it('the tools directory is control plane: a command cannot plant a tool there, and nobody is asked', async () => {
+    const stream = await subscribe(daemon.url, daemon.token);
+    try {
+      const target = join(dir, 'tools', 'planted');
+      const call = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `mkdir -p ${target} && echo '{}' > ${target}/tool.json` }, turn: ownerTurn('chat-plant') });
+      const first = await Promise.race([call.then(() => 'answered' as const), stream.next('approval/requested').then(() => 'asked' as const)]);
+      expect(first).toBe('answered');
+      expect((await call).body).toMatchObject({ ok: true, value: { refusedWrites: [expect.objectContaining({ rule: 'control-plane' })] } });
+      expect(existsSync(target)).toBe(false);
     } finally {
       stream.close();
     }
