@@ -57,9 +57,13 @@ export function specToolsConfigOf(plan: Pick<KernelPlan, 'config' | 'deploymentD
   const tools = plan.config.tools;
   const dir = resolve(plan.deploymentDir ?? plan.dataDir, tools.dir);
   if (tools.engine === 'off') return { dir, envAllow: tools.envAllow };
-  const stdio = tools.images.stdio ?? plan.env.AALIS_DOCKER_IMAGE ?? plan.config.docker.image ?? 'aalis/sandbox-test:latest';
-  const images = { stdio, network: tools.images.network ?? stdio, builder: tools.images.builder ?? 'aalis/sandbox-builder:latest' };
-  return { dir, envAllow: tools.envAllow, docker: { images, instance: instanceNameOf(plan.dataDir, 'tools') } };
+  return { dir, envAllow: tools.envAllow, docker: { images: specToolImagesOf(plan.config, plan.env), instance: instanceNameOf(plan.dataDir, 'tools') } };
+}
+
+/** The images of the spec tools' container profiles: the config's, else the docker deployment's, else the ones scripts/prepare.sh builds. */
+export function specToolImagesOf(config: DaemonConfig, env: NodeJS.ProcessEnv): { stdio: string; network: string; builder: string } {
+  const stdio = config.tools.images.stdio ?? env.AALIS_DOCKER_IMAGE ?? config.docker.image ?? 'aalis/sandbox-test:latest';
+  return { stdio, network: config.tools.images.network ?? stdio, builder: config.tools.images.builder ?? 'aalis/sandbox-builder:latest' };
 }
 
 /** The owners of the config plus the console's identity. */
