@@ -1,6 +1,6 @@
 // The tool manager through the real dispatcher and approval desk, building in the real builder
 // container and running what it built in a real stdio container; container counts per test.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tools } from '@aalis/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -130,4 +130,50 @@ describe.skipIf(engineSkip)('the tool manager on the real engine', () => {
     const outcome = await env.call('utc_offset', {});
     expect(outcome).toMatchObject({ ok: true, value: { utc_offset: '+0000', envelope_bytes: expect.any(Number) } });
   }, 120_000);
+});
+
+describe.skipIf(engineSkip)('the tool manager under attack', () => {
+  let env: SpecEnv;
+  beforeEach(async () => {
+    env = await startSpecEnv({ toolsDir: join(tempDir(), 'tools') });
+  });
+  afterEach(async () => {
+    expect(containersOf(env.instance)).toEqual([]);
+    await env.stop();
+  });
+
+  it('six concurrent creates of one name: one is made, the others are refused as existing', async () => {
+    const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+    env.answers = names.map(() => 'approve');
+    const plain = (v: string) => ({ ...create('twin', v), build: undefined, command: ['sh', '-c', `echo '{"ok":true,"value":"${v}"}'`], files: undefined });
+    const outcomes = await Promise.all(names.map((v) => env.call('tool_manager', plain(v))));
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(1);
+    expect(outcomes.filter((o) => !o.ok)).toEqual(names.slice(1).map(() => expect.objectContaining({ kind: 'failed', message: expect.stringContaining('already exists') })));
+  }, 60_000);
+
+  it('a tool folder swapped for a symlink to elsewhere: update writes nothing there, delete removes only the link', async () => {
+    env.answers = ['approve', 'approve', 'approve'];
+    const plain = { ...create('swapped', 'v1'), build: undefined, command: ['sh', '-c', 'true'], files: { 'notes.txt': 'mine' } };
+    expect(await env.call('tool_manager', plain)).toMatchObject({ ok: true });
+    const outside = tempDir('aalis-outside-');
+    writeFileSync(join(outside, 'notes.txt'), 'outside');
+    const folder = join(env.toolsDir, 'swapped');
+    rmSync(folder, { recursive: true });
+    symlinkSync(outside, folder);
+    expect(await env.call('tool_manager', { ...plain, action: 'update', files: { 'notes.txt': 'overwritten' } })).toMatchObject({ ok: false, kind: 'failed' });
+    expect(readFileSync(join(outside, 'notes.txt'), 'utf8')).toBe('outside');
+    expect(existsSync(join(outside, 'tool.json'))).toBe(false);
+    expect(await env.call('tool_manager', { action: 'delete', name: 'swapped' })).toMatchObject({ ok: true });
+    expect(existsSync(folder)).toBe(false);
+    expect(readFileSync(join(outside, 'notes.txt'), 'utf8')).toBe('outside');
+  }, 60_000);
+
+  it('a folder whose name is not UTF-8 is left out; the others load', async () => {
+    mkdirSync(Buffer.from(`${env.toolsDir}/bad_\xff`, 'latin1'));
+    writeFileSync(Buffer.from(`${env.toolsDir}/bad_\xff/tool.json`, 'latin1'), JSON.stringify({ name: 'bad_x', description: 'd', risk: 'low', command: ['true'] }));
+    addFixture(env.toolsDir, 'echo_env');
+    const outcome = await env.kernel.get(specTools).reload();
+    expect(outcome.loaded).toEqual(['echo_env']);
+    expect(outcome.problems).toHaveLength(1);
+  });
 });

@@ -170,6 +170,13 @@ export async function manageTool(ctx: ToolCallContext, request: ToolManagerReque
 
 /** The tool manager, a built-in high-risk tool (002): create, update, build and delete spec tools. */
 export function toolManagerTool(deps: ToolManagerDeps) {
+  // One action at a time: two creates of one name must not both pass the "exists" check.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => undefined);
+    return next;
+  };
   return defineTool({
     name: TOOL_MANAGER,
     description:
@@ -177,6 +184,6 @@ export function toolManagerTool(deps: ToolManagerDeps) {
     params: ToolManagerParams,
     risk: 'high',
     summarize: (p) => `tool_manager ${p.action} ${p.name}${'command' in p ? ` (command: ${p.command.join(' ')}${p.build ? `; build: ${p.build.command.join(' ')}` : ''})` : ''}`,
-    handler: (ctx, params) => manageTool(ctx, params, deps),
+    handler: (ctx, params) => serial(() => manageTool(ctx, params, deps)),
   });
 }
