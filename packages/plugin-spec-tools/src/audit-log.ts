@@ -28,11 +28,15 @@ export class ToolsAuditLog {
     this.file = join(toolsDir, AUDIT_FILE);
   }
 
-  /** Appends one entry (fsynced); a failure throws, and the caller then does nothing. */
+  /** Appends one entry (fsynced) on a line of its own; a failure throws, and the caller then does nothing. */
   async append(entry: Omit<AuditEntry, 'ts'>): Promise<void> {
     const handle = await openForAppend(this.file, { mode: 0o600, createParents: true, dirMode: 0o755 });
     try {
-      await handle.write(`${JSON.stringify({ ts: new Date().toISOString(), ...entry })}\n`);
+      // A line a kill cut short must not swallow this one: start on a fresh line.
+      const { size } = await handle.stat();
+      const last = Buffer.alloc(1);
+      const cut = size > 0 && (await handle.read(last, 0, 1, size - 1)).bytesRead === 1 && last[0] !== 0x0a;
+      await handle.write(`${cut ? '\n' : ''}${JSON.stringify({ ts: new Date().toISOString(), ...entry })}\n`);
       await handle.sync();
     } finally {
       await handle.close();
