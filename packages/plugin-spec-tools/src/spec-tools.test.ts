@@ -2,11 +2,11 @@
 // engine and the real Linux sandbox (profile local). Every test counts this kernel's containers
 // (its own instance label) before and after: none outlives its call.
 import { join } from 'node:path';
-import { tools } from '@aalis/core';
+import { sessions, tools } from '@aalis/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { containersOf, createdSince, engineSkip, type SpecEnv, startSpecEnv, tempDir } from './spec-tools.testing.js';
 
-const ALL = ['echo_env', 'garbage', 'hang', 'risky', 'zone_local', 'zone_stdio', 'bad_field'];
+const ALL = ['echo_env', 'garbage', 'hang', 'risky', 'zone_local', 'zone_stdio', 'bad_field', 'net_probe', 'net_stdio'];
 
 describe.skipIf(engineSkip)('spec tools on the real engine', () => {
   let env: SpecEnv;
@@ -32,6 +32,8 @@ describe.skipIf(engineSkip)('spec tools on the real engine', () => {
       ['hang', 'low'],
       ['risky', 'high'],
       ['zone_local', 'low'],
+      ['net_probe', 'low'],
+      ['net_stdio', 'low'],
       ['zone_stdio', 'low'],
     ]);
     expect(list.find((t) => t.name === 'tool_manager')).toMatchObject({ risk: 'high' });
@@ -75,6 +77,21 @@ describe.skipIf(engineSkip)('spec tools on the real engine', () => {
       delete process.env.TOOL_FLAG;
       delete process.env.AALIS_SPEC_SECRET_TEST;
     }
+  });
+
+  it('profile network: a network where the tier has one; where it has none, asked first, and refused nothing starts', async () => {
+    const open = (await env.call('net_probe', {})) as { ok: true; value: string };
+    expect(open.value.trim().split(' ').sort()).toEqual(['eth0', 'lo']);
+    await env.kernel.get(sessions).change('main', { tier: 'readonly' });
+    const since = Math.floor(Date.now() / 1000);
+    env.answers = ['reject'];
+    expect(await env.call('net_probe', {})).toMatchObject({ ok: false, kind: 'denied' });
+    expect(env.asked.at(-1)?.subject).toMatchObject({ kind: 'network', via: 'command' });
+    expect(createdSince(env.instance, since)).toBe(0);
+  });
+
+  it('profile stdio has no network whatever the tier: only the loopback', async () => {
+    expect(await env.call('net_stdio', {})).toEqual({ ok: true, value: 'lo ' });
   });
 
   it('a tool that prints text is bad-output, never a success', async () => {
