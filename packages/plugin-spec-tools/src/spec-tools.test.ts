@@ -30,10 +30,10 @@ describe.skipIf(engineSkip)('spec tools on the real engine', () => {
       ['echo_env', 'low'],
       ['garbage', 'low'],
       ['hang', 'low'],
-      ['risky', 'high'],
-      ['zone_local', 'low'],
       ['net_probe', 'low'],
       ['net_stdio', 'low'],
+      ['risky', 'high'],
+      ['zone_local', 'low'],
       ['zone_stdio', 'low'],
     ]);
     expect(list.find((t) => t.name === 'tool_manager')).toMatchObject({ risk: 'high' });
