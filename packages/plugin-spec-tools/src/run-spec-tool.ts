@@ -1,4 +1,4 @@
-import { type SandboxPolicy, SandboxUnavailableError } from '@aalis/api-reach';
+import { type ReachCredential, type SandboxPolicy, SandboxUnavailableError } from '@aalis/api-reach';
 import { originatingTurn, type ToolCallContext, ToolError, type ToolErrorKind } from '@aalis/core';
 import { credentialOf, requireOrThrow } from '@aalis/plugin-tools';
 import { type DockerSandbox, encodeToolEnvelope, isWithin, type SandboxProfileName, type ToolErrorKind as RunErrorKind, toolOutcome } from '@aalis/sandbox-docker';
@@ -33,6 +33,17 @@ export function specToolPolicy(base: SandboxPolicy, dir: string, profile: Sandbo
 }
 
 /**
+ * The call's sandbox policy; in the tiers that run commands on the host (confirm, full), which
+ * have none, one that writes only the call's temp (the tool still runs sandboxed or in a
+ * container), with the network the checks above allowed.
+ */
+function basePolicyOf(credential: ReachCredential, env: Readonly<Record<string, string>>): SandboxPolicy {
+  if (credential.exec === 'sandbox') return credential.sandboxPolicy();
+  const temp = env.TMPDIR === undefined ? [] : [env.TMPDIR];
+  return { readDeny: [], readAllowWithin: temp, write: temp, writeDeny: [], writeExceptions: [], controlDeny: [], network: 'on', localPorts: [], unixSockets: [] };
+}
+
+/**
  * Runs one call of a spec tool (after the dispatcher validated its params and passed the
  * high-risk gate): the envelope on stdin, in the tool's profile, one JSON result read back.
  * Any failure is a structured tool error; nothing of its stdout is taken apart for meaning.
@@ -45,6 +56,12 @@ export async function runSpecTool(ctx: ToolCallContext, loaded: LoadedSpec, para
     const why = deps.noEngine();
     if (why !== undefined) throw new ToolError('unavailable', `tool '${spec.name}' runs in a container (profile ${profile}) and ${why}; it did not run. Run \`aalis doctor\`.`);
   }
+  if (credential.exec === 'none') {
+    throw new ToolError('denied', `tool '${spec.name}' did not run: this call acts for someone who is not an owner, so it has no local effect (nothing runs for it).`);
+  }
+  const argv = [loaded.program ?? spec.command[0], ...spec.command.slice(1)] as [string, ...string[]];
+  // In confirm and full, commands run on the host: a local spec tool is such a command and is asked as one.
+  if (profile === 'local' && credential.exec === 'host') await requireOrThrow(credential, { effect: 'exec', host: true, command: { argv, cwd: loaded.dir } });
   if (profile === 'network') await requireOrThrow(credential, { effect: 'network', via: 'command' });
   const who = originatingTurn(ctx.turn).authorised;
   const stdin = encodeToolEnvelope({
@@ -55,7 +72,6 @@ export async function runSpecTool(ctx: ToolCallContext, loaded: LoadedSpec, para
   const env = await credential.processEnv('sandbox');
   // A container has its own /tmp; the host's session temp is not mounted there.
   if (profile !== 'local') delete env.TMPDIR;
-  const argv = [loaded.program ?? spec.command[0], ...spec.command.slice(1)] as [string, ...string[]];
   let result: Awaited<ReturnType<DockerSandbox['run']>>;
   try {
     result = await deps.box.run({
@@ -64,7 +80,7 @@ export async function runSpecTool(ctx: ToolCallContext, loaded: LoadedSpec, para
       env,
       timeoutMs: spec.timeout_ms,
       maxOutputBytes: MAX_TOOL_OUTPUT,
-      policy: specToolPolicy(credential.sandboxPolicy(), loaded.dir, profile),
+      policy: specToolPolicy(basePolicyOf(credential, env), loaded.dir, profile),
       sandboxSpec: spec.sandbox,
       identity: 'restricted',
       stdin,

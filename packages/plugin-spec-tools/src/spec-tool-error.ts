@@ -1,5 +1,5 @@
 /** The stable codes of {@link SpecToolError}. */
-export const SPEC_TOOL_ERROR_CODES = ['bad-spec', 'reserved-name', 'exists', 'missing', 'unsafe-path', 'build-failed', 'no-engine'] as const;
+export const SPEC_TOOL_ERROR_CODES = ['bad-spec', 'reserved-name', 'exists', 'missing', 'unsafe-path', 'build-failed', 'no-engine', 'not-owner'] as const;
 /** One of {@link SPEC_TOOL_ERROR_CODES}. */
 export type SpecToolErrorCode = (typeof SPEC_TOOL_ERROR_CODES)[number];
 

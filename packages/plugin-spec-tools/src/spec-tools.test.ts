@@ -94,6 +94,23 @@ describe.skipIf(engineSkip)('spec tools on the real engine', () => {
     expect(await env.call('net_stdio', {})).toEqual({ ok: true, value: 'lo ' });
   });
 
+  it('in confirm (commands on the host), a container tool runs unasked and a local one is asked as the host command it is', async () => {
+    await env.kernel.get(sessions).change('main', { tier: 'confirm' });
+    expect(await env.call('zone_stdio', {})).toEqual({ ok: true, value: { tz: '+0000' } });
+    expect(env.asked).toHaveLength(0);
+    env.answers = ['reject'];
+    expect(await env.call('zone_local', {})).toMatchObject({ ok: false, kind: 'denied' });
+    expect(env.asked[0]?.subject).toMatchObject({ kind: 'host-exec', argv: ['/bin/sh', '-c', expect.any(String)] });
+    env.answers = ['approve'];
+    expect(await env.call('zone_local', {})).toMatchObject({ ok: true, value: { tz: '+0800' } });
+  });
+
+  it('a call for someone who is not an owner runs nothing', async () => {
+    const since = Math.floor(Date.now() / 1000);
+    expect(await env.callAsStranger('zone_stdio', {})).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('no local effect') });
+    expect(createdSince(env.instance, since)).toBe(0);
+  });
+
   it('a tool that prints text is bad-output, never a success', async () => {
     expect(await env.call('garbage', {})).toMatchObject({ ok: false, kind: 'bad-output', message: expect.stringContaining('one JSON result') });
   });

@@ -70,6 +70,8 @@ export interface SpecEnv {
   /** How the next asks are answered (in order); `hold` leaves them pending. */
   answers: (Answer | 'hold')[];
   call(tool: string, params: unknown): Promise<ToolOutcome>;
+  /** A call in conversation `main` on the turn of someone who is not an owner. */
+  callAsStranger(tool: string, params: unknown): Promise<ToolOutcome>;
   desk(): ApprovalDeskService;
   stop(): Promise<void>;
 }
@@ -129,6 +131,10 @@ export async function startSpecEnv(options: { toolsDir: string; docker?: boolean
       state.answers = value;
     },
     call: (tool, params) => kernel.get(tools).dispatch({ tool, params, turn: turn() }),
+    callAsStranger: (tool, params) => {
+      const stranger = { platform: 'chat', userId: 'stranger' };
+      return kernel.get(tools).dispatch({ tool, params, turn: { ...turn(), speaker: stranger, authorised: stranger } });
+    },
     desk: () => kernel.get(approvalDesk),
     stop: async () => {
       await kernel.stop();

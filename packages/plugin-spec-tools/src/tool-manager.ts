@@ -148,22 +148,25 @@ async function readSpec(dir: string): Promise<ToolSpec> {
  * and the registry reloaded after every change (a failed build too: its program is gone).
  */
 export async function manageTool(ctx: ToolCallContext, request: ToolManagerRequest, deps: ToolManagerDeps): Promise<ToolManagerResult> {
-  credentialOf(ctx); // a call without its credential touches nothing
+  const credential = credentialOf(ctx); // a call without its credential touches nothing
   const who = originatingTurn(ctx.turn).authorised;
   const entry = { who: who ? `${who.platform}:${who.userId}` : 'anonymous', action: request.action, tool: request.name };
   await deps.audit.append({ ...entry, result: 'started' });
   try {
+    if (credential.exec === 'none') {
+      throw new SpecToolError('not-owner', 'this call acts for someone who is not an owner, so it has no local effect: the tools directory is not changed for it', 'ask an owner');
+    }
     const done = await act(request, deps, ctx.signal);
     const reload = await deps.registry.reload();
     await deps.audit.append({ ...entry, result: 'ok', detail: `loaded: ${reload.loaded.join(', ') || 'none'}` });
     return { ...done, reload };
   } catch (error) {
     const known = error instanceof SpecToolError ? error : undefined;
-    const result = known?.code === 'reserved-name' ? 'refused' : known?.code === 'build-failed' ? 'build-failed' : 'failed';
+    const result = known?.code === 'reserved-name' || known?.code === 'not-owner' ? 'refused' : known?.code === 'build-failed' ? 'build-failed' : 'failed';
     if (known?.code === 'build-failed') await deps.registry.reload();
     await deps.audit.append({ ...entry, result, detail: (error as Error).message.slice(0, 2000) });
     if (error instanceof ToolError) throw error;
-    const kind = known?.code === 'reserved-name' ? 'denied' : known?.code === 'no-engine' ? 'unavailable' : known?.code === 'bad-spec' ? 'invalid-params' : 'failed';
+    const kind = known?.code === 'reserved-name' || known?.code === 'not-owner' ? 'denied' : known?.code === 'no-engine' ? 'unavailable' : known?.code === 'bad-spec' ? 'invalid-params' : 'failed';
     throw new ToolError(kind, `tool_manager ${request.action} '${request.name}': ${(error as Error).message}${known?.fix ? ` (${known.fix})` : ''}`);
   }
 }
