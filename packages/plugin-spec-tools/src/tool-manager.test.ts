@@ -1,6 +1,6 @@
 // The tool manager through the real dispatcher and approval desk, building in the real builder
 // container and running what it built in a real stdio container; container counts per test.
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tools } from '@aalis/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -129,11 +129,15 @@ describe.skipIf(engineSkip)('the tool manager on the real engine', () => {
     expect(env.kernel.get(tools).list().some((t) => t.name === 'gone_soon')).toBe(false);
   }, 120_000);
 
-  it('builds the worked example in examples/tools (C, offline) and runs it in a stdio container', async () => {
+  it('builds the worked example in examples/tools (C, offline, as the folder owner 65534) and runs it in a stdio container', async () => {
     addFixture(env.toolsDir, 'utc_offset', join(import.meta.dirname, '..', 'examples', 'tools'));
     expect((await env.kernel.get(specTools).reload()).problems).toMatchObject([{ tool: 'utc_offset', field: 'command.0' }]);
+    // The folder belongs to another uid than the daemon's: the builder writes as that owner (002), not as root.
+    const folder = join(env.toolsDir, 'utc_offset');
+    for (const path of [folder, join(folder, 'main.c'), join(folder, 'tool.json')]) chownSync(path, 65534, 65534);
     env.answers = ['approve'];
     expect(await env.call('tool_manager', { action: 'build', name: 'utc_offset' })).toMatchObject({ ok: true, value: { reload: { added: ['utc_offset'] } } });
+    expect(statSync(join(folder, 'utc_offset'))).toMatchObject({ uid: 65534, gid: 65534 });
     const outcome = await env.call('utc_offset', {});
     expect(outcome).toMatchObject({ ok: true, value: { utc_offset: '+0000', envelope_bytes: expect.any(Number) } });
   }, 120_000);
