@@ -79,12 +79,12 @@ export interface SpecEnv {
 let counter = 0;
 
 /** Starts the kernel; `docker: false` starts it as a host deployment without an engine. */
-export async function startSpecEnv(options: { toolsDir: string; docker?: boolean; fixtures?: readonly string[] }): Promise<SpecEnv> {
+export async function startSpecEnv(options: { toolsDir: string; docker?: boolean; fixtures?: readonly string[]; instance?: string }): Promise<SpecEnv> {
   const root = tempDir();
   const project = join(root, 'project');
   mkdirSync(project);
   for (const name of options.fixtures ?? []) addFixture(options.toolsDir, name);
-  const instance = `h4spec-${process.pid}-${++counter}-${Date.now() % 100000}`;
+  const instance = options.instance ?? `h4spec-${process.pid}-${++counter}-${Date.now() % 100000}`;
   const asked: ApprovalRequestedEvent[] = [];
   const state = { answers: [] as (Answer | 'hold')[] };
   const kernel: Kernel = createKernel({ dataDir: join(root, 'data') })
