@@ -1,7 +1,8 @@
 // The real `aalis` binary in real sandboxes (bubblewrap), with real terminal prompts through a
 // pseudo-terminal. Workspaces live under /var/tmp: the sandbox gives commands a private /tmp.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -173,6 +174,14 @@ describe('aalis doctor and policy', () => {
     expect(result.stdout).toContain('darwin: not available');
     expect(result.status).toBe(0);
     expect(aalis(['doctor', '--backend', 'darwin']).status).toBe(1);
+  }, 60_000);
+
+  it('doctor says when spec tools in container profiles would be refused (no engine at DOCKER_HOST), and when they are off', () => {
+    const gone = aalis(['doctor'], { env: { DOCKER_HOST: 'unix:///nonexistent/aalis-doctor.sock' } });
+    expect(gone.stdout).toMatch(/spec tools \(002\): FAIL tools in profiles stdio, network and builder are refused and do not run \(fail closed\): engine: /);
+    const dir = mkdtempSync(join(tmpdir(), 'aalis-doctor-'));
+    writeFileSync(join(dir, 'aalis.config.json'), JSON.stringify({ tools: { engine: 'off' } }));
+    expect(aalis(['doctor'], { cwd: dir }).stdout).toContain('spec tools (002): FAIL tools.engine is "off"');
   }, 60_000);
 
   it('policy prints the layers and the bubblewrap arguments', () => {

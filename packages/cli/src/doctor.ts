@@ -1,8 +1,11 @@
 import type { SandboxProbe } from '@aalis/api-reach';
+import { DockerSandbox } from '@aalis/sandbox-docker';
 import { parse } from './args.js';
 import { sandboxOf } from './backends.js';
 import { BACKEND_CHOICES, type BackendChoice, resolveBackend } from './choices.js';
 import type { CliIo } from './io.js';
+import { loadConfig } from './daemon/config.js';
+import { specToolImagesOf } from './daemon/kernel.js';
 import { describeSecretEnv, type SecretEnvView, secretEnvView } from './secret-env-view.js';
 
 export const DOCTOR_HELP = `aalis doctor: what works on this machine
@@ -12,7 +15,8 @@ Usage: aalis doctor [--backend ${BACKEND_CHOICES.join('|')}] [--json]
 Checks every sandbox backend (bubblewrap, user namespaces and the AppArmor restriction, seccomp;
 the Docker engine and image; sandbox-exec) and prints each check with the command that fixes it.
 Exits 0 only when the configured backend (--backend, default the platform's) works.
-Last it lists the environment filter of sandboxed commands: the variables removed (names that
+Then whether spec tools in container profiles can run (the engine and the tools.images of the
+config); when not, the daemon refuses them. Last it lists the environment filter of sandboxed commands: the variables removed (names that
 look like credentials) and the allow and deny lists of the daemon config (reach.env in
 aalis.config.json of the current directory, or --config FILE).
 `;
@@ -24,6 +28,22 @@ async function probeOf(backend: 'linux' | 'darwin' | 'docker'): Promise<SandboxP
     const e = error as { reason?: string; fix?: string; message: string };
     return { backend, available: false, checks: [{ name: 'backend', ok: false, detail: e.reason ?? e.message, ...(e.fix ? { fix: e.fix } : {}) }] };
   }
+}
+
+/** Whether spec tools' container profiles can run with this config: the daemon refuses them (fail closed) when not. */
+async function specToolsCheck(configFile: string | undefined): Promise<{ works: boolean; detail: string }> {
+  let config: ReturnType<typeof loadConfig>['config'];
+  try {
+    config = loadConfig(process.cwd(), configFile).config;
+  } catch (error) {
+    return { works: false, detail: `the config could not be read (${error instanceof Error ? error.message : String(error)})` };
+  }
+  if (config.tools.engine === 'off') return { works: false, detail: 'tools.engine is "off": tools in profiles stdio, network and builder are refused; profile local runs through the host sandbox' };
+  const images = specToolImagesOf(config, process.env);
+  const probe = await new DockerSandbox({ images, instance: 'doctor' }).probe();
+  if (probe.available) return { works: true, detail: `container profiles run on the engine (images ${images.stdio}, builder ${images.builder})` };
+  const failed = probe.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}${c.fix ? ` (fix: ${c.fix})` : ''}`);
+  return { works: false, detail: `tools in profiles stdio, network and builder are refused and do not run (fail closed): ${failed.join('; ')}` };
 }
 
 /** `aalis doctor`. */
@@ -44,8 +64,9 @@ export async function doctorCommand(argv: readonly string[], io: CliIo): Promise
   } catch (error) {
     environment = { error: error instanceof Error ? error.message : String(error) };
   }
+  const specTools = await specToolsCheck(flags.config as string | undefined);
   if (flags.json) {
-    io.stdout(`${JSON.stringify({ configured, ok, probes, environment }, null, 2)}\n`);
+    io.stdout(`${JSON.stringify({ configured, ok, probes, environment, specTools }, null, 2)}\n`);
     return ok ? 0 : 1;
   }
   for (const probe of probes) {
@@ -56,6 +77,7 @@ export async function doctorCommand(argv: readonly string[], io: CliIo): Promise
       if (!check.ok && check.fix) io.stdout(`       fix: ${check.fix}\n`);
     }
   }
+  io.stdout(`\nspec tools (002): ${specTools.works ? 'ok  ' : 'FAIL'} ${specTools.detail}\n`);
   io.stdout(`\n${'error' in environment ? `environment of sandboxed commands: FAIL the config could not be read (${environment.error}); the daemon will not start with it` : describeSecretEnv(environment)}\n`);
   io.stdout(ok ? `\nThe configured backend (${configured}) works.\n` : `\nThe configured backend (${configured}) does not work here: commands in the sandboxed tiers will not run.\n`);
   return ok ? 0 : 1;

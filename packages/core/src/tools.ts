@@ -20,6 +20,8 @@ export const TOOL_ERROR_KINDS = [
   'unavailable',
   'timeout',
   'failed',
+  /** A tool program's output was not the one JSON result the envelope protocol asks for (002). */
+  'bad-output',
 ] as const;
 /** One of {@link TOOL_ERROR_KINDS}. */
 export type ToolErrorKind = (typeof TOOL_ERROR_KINDS)[number];

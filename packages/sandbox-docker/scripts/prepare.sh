@@ -61,3 +61,48 @@ else
 fi
 docker tag "$IMAGE" aalis/sandbox-test:latest
 say "test image aalis/sandbox-test:latest -> $IMAGE"
+
+# The builder image (002: tools are compiled offline in the builder profile): the same busybox
+# root plus gcc and the C library's development files, copied from the host's own Debian
+# packages (their installed dependency closure), so nothing is downloaded. Tagged by a hash of
+# this recipe and of the packages' versions.
+command -v gcc >/dev/null || die "no gcc on this host; install the gcc and libc6-dev packages (system-packages.txt)"
+BUILDER_PACKAGES=$(apt-cache depends --recurse --installed --no-recommends --no-suggests --no-conflicts --no-breaks \
+  --no-replaces --no-enhances gcc libc6-dev 2>/dev/null | grep -v '^ ' | grep -v '<' | sort -u)
+builder_hash=$( { sed -n '/^# builder:begin/,/^# builder:end/p' "$0"; sha256sum "$BUSYBOX"; dpkg-query -W $BUILDER_PACKAGES; } | sha256sum | cut -c1-12)
+BUILDER="aalis/sandbox-builder:$builder_hash"
+if docker image inspect "$BUILDER" >/dev/null 2>&1; then
+  say "image $BUILDER present"
+else
+  say "building $BUILDER from the host's packages: $(echo $BUILDER_PACKAGES | wc -w) packages"
+  broot=$(mktemp -d)
+  trap 'rm -rf "${root:-}" "$broot"' EXIT
+# builder:begin
+  mkdir -p "$broot"/{usr/bin,usr/sbin,usr/lib,usr/lib64,etc,tmp,work,home/sandbox,proc,sys,dev}
+  ln -s usr/bin "$broot/bin"; ln -s usr/sbin "$broot/sbin"; ln -s usr/lib "$broot/lib"; ln -s usr/lib64 "$broot/lib64"
+  chmod 1777 "$broot/tmp"
+  # Each packaged file at its merged-/usr path (/lib/x -> /usr/lib/x), symlinks kept as links.
+  for pkg in $BUILDER_PACKAGES; do dpkg -L "$pkg"; done | sort -u | while IFS= read -r f; do
+    [ -f "$f" ] || [ -L "$f" ] || continue
+    case "$f" in /usr/share/doc/*|/usr/share/man/*|/usr/share/info/*|/usr/share/locale/*|/usr/share/lintian/*) continue ;; esac
+    dir=$(readlink -f "$(dirname "$f")")
+    mkdir -p "$broot$dir"
+    cp -a --remove-destination "$f" "$broot$dir/"
+  done
+  cp "$BUSYBOX" "$broot/usr/bin/busybox"
+  for applet in $("$BUSYBOX" --list-full); do
+    target="$broot/usr/${applet#usr/}"
+    [ -e "$target" ] || [ -L "$target" ] || ln -s /usr/bin/busybox "$target"
+  done
+  printf 'root:x:0:0:root:/root:/bin/sh\nsandbox:x:10001:10001:sandbox:/home/sandbox:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$broot/etc/passwd"
+  printf 'root:x:0:\nsandbox:x:10001:\nnogroup:x:65534:\n' >"$broot/etc/group"
+  chown 10001:10001 "$broot/home/sandbox"
+# builder:end
+  tar -C "$broot" --numeric-owner -c . | docker import \
+    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'USER 10001:10001' --change 'WORKDIR /tmp' --change 'CMD ["/bin/sh"]' \
+    - "$BUILDER" >/dev/null
+  say "built $BUILDER"
+fi
+docker tag "$BUILDER" aalis/sandbox-builder:latest
+say "builder image aalis/sandbox-builder:latest -> $BUILDER"

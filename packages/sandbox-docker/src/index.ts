@@ -32,5 +32,5 @@ export { DeploymentSandbox, type DeploymentSpaces } from './deployment-sandbox.j
 export type { UserSpace } from './user-space.js';
 export { DEPLOYMENT_MODES, type DeploymentMode, deploymentModeFromEnv } from './deployment-mode.js';
 export { validateRequest } from './validate-request.js';
-export { encodeToolEnvelope, TOOL_ERROR_KINDS, type ToolEnvelope, type ToolErrorKind, type ToolOutcome, toolOutcome } from './tool-envelope.js';
+export { encodeToolEnvelope, TOOL_ERROR_KINDS, type ToolCallInfo, type ToolEnvelope, type ToolErrorKind, type ToolOutcome, ToolResultSchema, toolOutcome } from './tool-envelope.js';
 export { probeEngine } from './probe-engine.js';

@@ -1,25 +1,45 @@
 import type { SandboxRunResult } from '@aalis/api-reach';
 import { z } from 'zod';
 
+/** Which call an envelope belongs to: the dispatcher's call id, the conversation and who asked. */
+export interface ToolCallInfo {
+  readonly id: string;
+  readonly session: string;
+  /** `platform:userId` of the authenticated speaker, or null when nobody was authenticated. */
+  readonly principal: string | null;
+}
+
 /** What a tool reads on stdin (002): which tool, its validated params, and who asked. */
 export interface ToolEnvelope {
   readonly tool: string;
   readonly params: Readonly<Record<string, unknown>>;
+  readonly call?: ToolCallInfo;
   readonly userId?: string;
 }
 
-/** The kinds of a failed tool run, as the dispatcher's structured results name them. */
-export const TOOL_ERROR_KINDS = ['timeout', 'killed', 'exit', 'bad-output', 'write-denied'] as const;
+/** The kinds of a failed tool run, as the dispatcher's structured results name them; `tool` is the tool's own `{ ok: false }`. */
+export const TOOL_ERROR_KINDS = ['timeout', 'killed', 'exit', 'bad-output', 'write-denied', 'tool'] as const;
 /** One of {@link TOOL_ERROR_KINDS}. */
 export type ToolErrorKind = (typeof TOOL_ERROR_KINDS)[number];
 
-/** A tool run's outcome: the JSON it printed, or why there is none. */
+/** A tool run's outcome: the value its result carried, or why there is none. */
 export type ToolOutcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly kind: ToolErrorKind; readonly message: string };
 
 /** The envelope as one line of JSON for the tool's stdin. */
 export function encodeToolEnvelope(envelope: ToolEnvelope): string {
-  return `${JSON.stringify({ tool: envelope.tool, params: envelope.params, ...(envelope.userId === undefined ? {} : { user_id: envelope.userId }) })}\n`;
+  return `${JSON.stringify({
+    tool: envelope.tool,
+    params: envelope.params,
+    ...(envelope.call === undefined ? {} : { call: envelope.call }),
+    ...(envelope.userId === undefined ? {} : { user_id: envelope.userId }),
+  })}\n`;
 }
+
+/** The one JSON result a tool prints on stdout (002); anything else is `bad-output`. */
+export const ToolResultSchema = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), value: z.unknown() }).strict(),
+  z.object({ ok: z.literal(false), kind: z.string().min(1).max(64), message: z.string().max(16_384) }).strict(),
+]);
 
 const Json = z.string().transform((text, ctx) => {
   try {
@@ -31,8 +51,10 @@ const Json = z.string().transform((text, ctx) => {
 });
 
 /**
- * Reads a tool's result from a sandbox run: its stdout must be one JSON value; a timeout, a
- * signal, a non-zero exit or cut output is an error of its kind, never a success.
+ * Reads a tool's result from a sandbox run: its stdout must be one JSON result
+ * `{ ok: true, value }` or `{ ok: false, kind, message }`; a timeout, a signal, a non-zero exit,
+ * cut output or anything else on stdout is an error of its kind, never a success and never text
+ * taken apart for meaning.
  */
 export function toolOutcome(result: SandboxRunResult): ToolOutcome {
   const tail = result.stderr.trim().split('\n').slice(-3).join(' | ');
@@ -40,7 +62,14 @@ export function toolOutcome(result: SandboxRunResult): ToolOutcome {
   if (result.signal !== null) return { ok: false, kind: 'killed', message: `the tool was killed by ${result.signal} (a memory or pid limit, or an abort)` };
   if (result.exitCode !== 0) return { ok: false, kind: 'exit', message: `the tool exited with ${result.exitCode}${tail ? `: ${tail}` : ''}` };
   if (result.truncated) return { ok: false, kind: 'bad-output', message: 'the tool printed more than the output limit' };
-  const parsed = Json.safeParse(result.stdout.trim());
-  if (!parsed.success) return { ok: false, kind: 'bad-output', message: `the tool did not print one JSON value on stdout${tail ? ` (stderr: ${tail})` : ''}` };
-  return { ok: true, value: parsed.data };
+  const parsed = Json.pipe(ToolResultSchema).safeParse(result.stdout.trim());
+  if (!parsed.success) {
+    return {
+      ok: false,
+      kind: 'bad-output',
+      message: `the tool did not print one JSON result ({"ok":true,"value":…} or {"ok":false,"kind":…,"message":…}) on stdout${tail ? ` (stderr: ${tail})` : ''}`,
+    };
+  }
+  if (!parsed.data.ok) return { ok: false, kind: 'tool', message: `the tool reported ${parsed.data.kind}: ${parsed.data.message}` };
+  return { ok: true, value: parsed.data.value };
 }

@@ -68,6 +68,18 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     await expect.poll(() => page.locator('#audit').textContent(), { timeout: 15_000 }).toContain('approved via human');
   });
 
+  it("shows the tool manager's audit log: a refused reserved name, after its high-risk ask was approved", async () => {
+    const call = daemon.api('POST', '/api/tools/call', { tool: 'tool_manager', params: { action: 'delete', name: 'read_file' }, turn: ownerTurn('chat-tools') });
+    const card = page.locator('article.pending', { hasText: 'tool_manager' });
+    await card.waitFor({ timeout: 20_000 });
+    const [pending] = (await daemon.api('GET', '/api/approvals/pending?session=chat-tools')).body.pending;
+    await daemon.api('POST', '/api/approvals/reply', { code: pending.code, decision: 'approve', by: { platform: 'chat', userId: 'alice' } });
+    expect((await call).body).toMatchObject({ ok: false, kind: 'denied' });
+    await page.reload();
+    await expect.poll(() => page.locator('#tools-audit tr[data-result="refused"]').textContent(), { timeout: 15_000 }).toContain('read_file');
+    expect(await page.locator('#tools-status').textContent()).toContain('spec tool(s)');
+  }, 60_000);
+
   it('remembers a grant from the inbox, lists it, and revokes it', async () => {
     const call = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo x > ${outside}/remembered.txt` }, turn: ownerTurn('chat-console') });
     const card = page.locator('article.pending', { hasText: outside });

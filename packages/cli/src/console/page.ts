@@ -44,6 +44,12 @@ export const CONSOLE_PAGE = `<!doctype html>
     <h2 id="audit-title">Audit log</h2>
     <table><thead><tr><th>time</th><th>event</th><th>conversation</th><th>what</th><th>rule</th><th>result</th><th>by</th></tr></thead><tbody id="audit"></tbody></table>
   </section>
+  <section aria-labelledby="tools-title">
+    <h2 id="tools-title">Spec tools</h2>
+    <p id="tools-status" class="muted"></p>
+    <ul id="tools-problems"></ul>
+    <table><thead><tr><th>time</th><th>who</th><th>action</th><th>tool</th><th>result</th><th>detail</th></tr></thead><tbody id="tools-audit"></tbody></table>
+  </section>
 </main>
 <script>const CHOICES = ${choices};
 ${CONSOLE_SCRIPT}</script>

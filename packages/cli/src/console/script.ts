@@ -219,6 +219,21 @@ async function refreshAudit() {
     h('td', {}, auditBy(r)))));
 }
 
+async function refreshTools() {
+  const t = await api('GET', '/api/tools/spec');
+  $('tools-status').textContent = t.tools.length + ' spec tool(s) in ' + t.dir + ' · containers: ' + (t.engine.available ? 'run' : 'REFUSED (' + t.engine.detail + ')');
+  $('tools-problems').replaceChildren(...t.problems.map((p) => h('li', { class: 'outcome-rejected' }, p.file + ': ' + p.field + ': ' + p.message)));
+  const body = $('tools-audit');
+  if (!t.audit.length) return body.replaceChildren(h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'The tool manager has changed nothing.')));
+  body.replaceChildren(...t.audit.slice(-200).reverse().map((e) => h('tr', { 'data-result': e.result },
+    h('td', {}, new Date(e.ts).toLocaleString()),
+    h('td', {}, e.who),
+    h('td', {}, e.action),
+    h('td', {}, h('code', {}, e.tool)),
+    h('td', {}, e.result),
+    h('td', {}, e.detail || ''))));
+}
+
 async function openPod(event) {
   event.preventDefault();
   try {
@@ -245,7 +260,7 @@ async function refreshAll() {
   try {
     do {
       again = false;
-      await Promise.all([refreshStatus(), refreshInbox(), refreshGrants(), refreshSessions(), refreshAudit()]);
+      await Promise.all([refreshStatus(), refreshInbox(), refreshGrants(), refreshSessions(), refreshAudit(), refreshTools()]);
     } while (again);
     notice('');
   } catch (e) {

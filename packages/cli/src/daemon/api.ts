@@ -17,7 +17,8 @@ import { z } from 'zod';
 import type { CallTracker } from './calls.js';
 import type { EventHub } from './events.js';
 import { ApiError, bodyOf, sendJson } from './http.js';
-import { CallBody, jsonSchemaOf, SettingsViewSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
+import { specTools, type SpecToolsService } from '@aalis/plugin-spec-tools';
+import { CallBody, jsonSchemaOf, ReloadAnswerSchema, SettingsViewSchema, SpecToolsAnswerSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
 import type { SessionIndex } from './session-index.js';
 
 /** What the API handlers use. */
@@ -64,6 +65,12 @@ function sessionsOf(ctx: ApiContext): Sessions {
   return ctx.kernel.get(sessions);
 }
 
+function specToolsOf(ctx: ApiContext): SpecToolsService {
+  const service = ctx.kernel.maybe(specTools);
+  if (service === undefined) throw new ApiError('unavailable', 'the spec-tools plugin is not running in this daemon', 503);
+  return service;
+}
+
 function dispatcher(ctx: ApiContext): ToolDispatcher {
   return ctx.kernel.get(tools);
 }
@@ -107,6 +114,20 @@ const ROUTES: readonly Route[] = [
       });
       sendJson(res, 200, ToolsAnswerSchema.parse({ tools: list }));
     },
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/tools\/spec$/,
+    handler: async (ctx, _req, res) => {
+      const service = specToolsOf(ctx);
+      sendJson(res, 200, SpecToolsAnswerSchema.parse({ dir: service.dir, engine: service.engine(), tools: service.list(), problems: service.problems(), audit: await service.audit() }));
+    },
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/tools\/reload$/,
+    // Reads the tools directory again (after editing a spec by hand); the tool manager reloads by itself.
+    handler: async (ctx, _req, res) => sendJson(res, 200, ReloadAnswerSchema.parse(await specToolsOf(ctx).reload())),
   },
   {
     method: 'POST',

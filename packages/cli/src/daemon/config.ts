@@ -55,6 +55,28 @@ export const DaemonConfigSchema = z
     reach: z.object({ env: ReachConfigSchema.shape.env }).strict().optional(),
     /** Plugins to load: package names or paths relative to this file, each with its config (validated by the plugin's own schema). */
     plugins: PluginsConfigSchema,
+    /** Spec tools (002): the tools directory and the images their container profiles run in. */
+    tools: z
+      .object({
+        /** The tools directory, relative to the deployment directory (or absolute); one folder a tool. */
+        dir: z.string().min(1).default('tools'),
+        /** `auto`: container profiles run on the engine of DOCKER_HOST when it answers at start; `off`: they are refused. */
+        engine: z.enum(['auto', 'off']).default('auto'),
+        images: z
+          .object({
+            /** Default: docker.image, else the test image scripts/prepare.sh builds. */
+            stdio: z.string().min(1).optional(),
+            network: z.string().min(1).optional(),
+            /** Default: the builder image scripts/prepare.sh builds (`aalis/sandbox-builder:latest`). */
+            builder: z.string().min(1).optional(),
+          })
+          .strict()
+          .default({}),
+        /** Variables of a call's sandbox env every spec tool gets besides the base allow list and its spec's `env`. */
+        envAllow: z.array(z.string().min(1)).default([]),
+      })
+      .strict()
+      .default({ dir: 'tools', engine: 'auto', images: {}, envAllow: [] }),
     /** Config of `@aalis/plugin-pod` when it is installed; passed through, the plugin validates it. */
     pod: z.record(z.string(), z.unknown()).optional(),
   })

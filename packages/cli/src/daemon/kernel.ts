@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { type SandboxProbe, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
 import { authorityPlugin, createKernel, type Identity, type Kernel, KernelError, type Plugin, sessionsPlugin, toolsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachPlugin } from '@aalis/plugin-reach';
+import { specToolsPlugin } from '@aalis/plugin-spec-tools';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
 import { DockerDeployment, instanceNameOf } from '@aalis/sandbox-docker';
 import { sandboxOf, sandboxPlugin } from '../backends.js';
@@ -64,6 +65,20 @@ function codeDirsOf(install: { dir: string; form: 'source' | 'npm' }, extra: rea
   return [...new Set(dirs)];
 }
 
+/** The spec-tools plugin's config: the tools directory of the deployment, and the engine's images unless `tools.engine` is off. */
+export function specToolsConfigOf(plan: Pick<KernelPlan, 'config' | 'deploymentDir' | 'dataDir' | 'env'>): { dir: string } & Record<string, unknown> {
+  const tools = plan.config.tools;
+  const dir = resolve(plan.deploymentDir ?? plan.dataDir, tools.dir);
+  if (tools.engine === 'off') return { dir, envAllow: tools.envAllow };
+  return { dir, envAllow: tools.envAllow, docker: { images: specToolImagesOf(plan.config, plan.env), instance: instanceNameOf(plan.dataDir, 'tools') } };
+}
+
+/** The images of the spec tools' container profiles: the config's, else the docker deployment's, else the ones scripts/prepare.sh builds. */
+export function specToolImagesOf(config: DaemonConfig, env: NodeJS.ProcessEnv): { stdio: string; network: string; builder: string } {
+  const stdio = config.tools.images.stdio ?? env.AALIS_DOCKER_IMAGE ?? config.docker.image ?? 'aalis/sandbox-test:latest';
+  return { stdio, network: config.tools.images.network ?? stdio, builder: config.tools.images.builder ?? 'aalis/sandbox-builder:latest' };
+}
+
 /** The owners of the config plus the console's identity. */
 export function ownersOf(config: DaemonConfig, consoleIdentity: Identity): Record<string, string[]> {
   const owners: Record<string, string[]> = Object.fromEntries(Object.entries(config.owners).map(([platform, ids]) => [platform, [...ids]]));
@@ -115,6 +130,10 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
     );
   }
 
+  const toolsConfig = specToolsConfigOf(plan);
+  // The spec tools are code the daemon runs: their folder is control plane, never writable by a
+  // command (a planted tool.json would be a tool nobody approved).
+  mkdirSync(toolsConfig.dir, { recursive: true, mode: 0o755 });
   const pod = await loadPod();
   if (pod) {
     plan.progress('the Isolation Pod (@aalis/plugin-pod) is installed: starting it too');
@@ -131,13 +150,14 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
         form: install.form,
         ...(plan.deploymentDir !== undefined ? { deployment: plan.deploymentDir } : {}),
         ...(plan.configFile !== undefined ? { configFile: plan.configFile } : {}),
-        codeDirs: codeDirsOf(install, extra),
+        codeDirs: [...codeDirsOf(install, extra), toolsConfig.dir],
         otherData: [...plan.otherData],
         localPorts: [...plan.localPorts],
         ...(plan.config.reach ? { env: plan.config.reach.env } : {}),
       })
       .use(toolsPlugin)
       .use(builtinToolsPlugin)
+      .use(specToolsPlugin, toolsConfig)
       .use(sandboxPlugin(service));
     if (pod) kernel.use(pod.plugin as Plugin, podConfigOf(plan));
     for (const e of extra) kernel.use(e.plugin, e.config);

@@ -13,6 +13,8 @@ import {
   ToolsAnswerSchema,
   TurnAnswerSchema,
   TurnBody,
+  SpecToolsAnswerSchema,
+  ReloadAnswerSchema,
 } from './payloads.js';
 
 /** The payloads DAEMON.md documents, in its order: a title and the schema of each. */
@@ -23,6 +25,8 @@ export const DOCUMENTED_PAYLOADS = [
   ['`POST /api/tools/call` body', CallBody],
   ['`POST /api/tools/call` answer', ToolOutcomeSchema],
   ['`GET /api/tools` answer', ToolsAnswerSchema],
+  ['`GET /api/tools/spec` answer', SpecToolsAnswerSchema],
+  ['`POST /api/tools/reload` answer', ReloadAnswerSchema],
   ['`POST /api/approvals/reply` body', ReplyBody],
   ['`POST /api/grants/revoke` body', RevokeBody],
   ['`GET`/`POST /api/sessions/:id/settings` answer', SettingsViewSchema],

@@ -70,6 +70,28 @@ export const ToolOutcomeSchema = z.union([
   z.object({ ok: z.literal(false), kind: z.string().describe('why: denied, invalid-params, unavailable, …'), message: z.string().describe('for the model to read') }),
 ]);
 
+/** The answer of `GET /api/tools/spec`: the spec tools (002), what was left out and why, and the tool manager's audit log. */
+export const SpecToolsAnswerSchema = z.object({
+  dir: z.string().describe('the tools directory (a real path); one folder a tool'),
+  engine: z
+    .object({ configured: z.boolean(), available: z.boolean(), detail: z.string() })
+    .describe('whether container profiles (stdio, network, builder) can run; when not, their tools answer unavailable and nothing runs'),
+  tools: z.array(z.object({ name: z.string(), profile: z.string(), generated: z.boolean().describe('written by the tool manager: high-risk whatever it declares') })),
+  problems: z.array(z.object({ tool: z.string(), file: z.string(), field: z.string(), message: z.string() })).describe('tool folders left out at the last load, each with the file and field at fault'),
+  audit: z
+    .array(z.object({ ts: z.string(), who: z.string(), action: z.string(), tool: z.string(), result: z.string(), detail: z.string().optional() }))
+    .describe("the tool manager's audit log, oldest first: a started line before each action, then its result"),
+});
+
+/** The answer of `POST /api/tools/reload`: what the reload registered, added, removed and left out. */
+export const ReloadAnswerSchema = z.object({
+  ok: z.boolean().describe('false when any folder was left out'),
+  loaded: z.array(z.string()),
+  added: z.array(z.string()),
+  removed: z.array(z.string()),
+  problems: z.array(z.object({ tool: z.string(), file: z.string(), field: z.string(), message: z.string() })),
+});
+
 /** The answer of `GET /api/tools`. */
 export const ToolsAnswerSchema = z.object({
   tools: z.array(

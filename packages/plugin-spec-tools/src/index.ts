@@ -1,0 +1,11 @@
+export { AUDIT_FILE, type AuditEntry, AuditEntrySchema, TOOL_MANAGER_ACTIONS, ToolsAuditLog } from './audit-log.js';
+export { type BuildReport, buildTool } from './build-tool.js';
+export { type LoadedSpec, type LoadedSpecs, loadToolSpecs, type SpecProblem } from './load-specs.js';
+export { BUILTIN_TOOL_NAMES, SpecToolsConfigSchema, specToolsPlugin } from './plugin.js';
+export { MAX_TOOL_OUTPUT, runSpecTool, type SpecRunDeps, specToolPolicy } from './run-spec-tool.js';
+export { type ReloadOutcome, SpecToolRegistry, TOOL_MANAGER } from './spec-registry.js';
+export { specToolOf } from './spec-tool.js';
+export { SPEC_TOOL_ERROR_CODES, SpecToolError, type SpecToolErrorCode } from './spec-tool-error.js';
+export { type SpecToolsService, specTools } from './spec-tools-service.js';
+export { manageTool, type ToolManagerDeps, ToolManagerParams, type ToolManagerRequest, type ToolManagerResult, toolManagerTool } from './tool-manager.js';
+export { MAX_TOOL_TIMEOUT_MS, ownProgramOf, ParametersSchema, PROGRAM, SPEC_FILE, TOOL_NAME, type ToolSpec, type ToolSpecInput, ToolSpecSchema } from './tool-spec.js';
