@@ -1,0 +1,86 @@
+import { join } from 'node:path';
+import { openForRead } from '@aalis/core';
+import { AUDIT_LOG, parseLine } from './audit.js';
+import type { AuditRecord } from './audit-record.js';
+import { readLinesBackward } from './log-lines.js';
+
+/** Names the audit log's files may have: the current log and its archives. */
+const SEGMENT = /^audit(-[0-9TZ]+-[0-9]+)?\.jsonl$/;
+
+/** Which page of the audit log to read. */
+export interface AuditPageQuery {
+  /** Lines of this conversation only. */
+  readonly session?: string | undefined;
+  readonly limit: number;
+  /** The file to read (the current log when absent), from a previous page's `next`. */
+  readonly segment?: string | undefined;
+  /** Read lines before this byte offset (the file's end when absent), from a previous page's `next`. */
+  readonly before?: number | undefined;
+}
+
+/** One page of the audit log, oldest first, with where the older lines continue. */
+export interface AuditPage {
+  readonly records: AuditRecord[];
+  /** Where the next (older) page starts; absent at the log's very beginning. */
+  readonly next?: { readonly segment: string; readonly before: number | undefined };
+  /** Lines on the way that did not parse. */
+  readonly invalid: number;
+}
+
+/** Thrown for a segment name that is not one of the log's files (the API answers 400). */
+export class AuditPageError extends Error {
+  readonly code = 'bad-request';
+}
+
+/**
+ * Reads the newest `limit` lines before a point of the audit log, backwards from the end a
+ * chunk at a time, so a page costs the same in a log of any length; across a rotation it
+ * continues in the file the `rotated` line names.
+ */
+export async function readAuditPage(dir: string, query: AuditPageQuery): Promise<AuditPage> {
+  const segment = query.segment ?? `${AUDIT_LOG}.jsonl`;
+  if (!SEGMENT.test(segment)) throw new AuditPageError(`'${segment}' is not a file of the audit log; use the 'next' of a previous page.`);
+  let handle: Awaited<ReturnType<typeof openForRead>>;
+  try {
+    handle = await openForRead(join(dir, segment));
+  } catch (error) {
+    if (query.segment === undefined && (error as { code?: string }).code === 'missing') return { records: [], invalid: 0 };
+    throw error;
+  }
+  const found: { record: AuditRecord; offset: number }[] = [];
+  // Refused replies written before they named their session belong to the session of their ask.
+  const unplaced = new Map<string, { record: AuditRecord; offset: number }[]>();
+  let invalid = 0;
+  let first: AuditRecord | undefined;
+  let oldest = Number.POSITIVE_INFINITY;
+  try {
+    const { size } = await handle.stat();
+    const before = Math.min(query.before ?? size, size);
+    await readLinesBackward(handle, before, (line, offset) => {
+      oldest = offset;
+      const record = parseLine(line);
+      if (!record) {
+        invalid++;
+        return true;
+      }
+      if (offset === 0) first = record;
+      if (query.session === undefined) found.push({ record, offset });
+      else if ('session' in record && record.session !== undefined) {
+        if (record.session === query.session) found.push({ record, offset });
+        if (record.event === 'requested' && record.session === query.session) found.push(...(unplaced.get(record.id) ?? []));
+      } else if (record.event === 'reply-refused' && record.id !== null) {
+        unplaced.set(record.id, [...(unplaced.get(record.id) ?? []), { record, offset }]);
+      }
+      return found.length < query.limit;
+    });
+  } finally {
+    await handle.close();
+  }
+  const page = found.sort((a, b) => b.offset - a.offset).slice(0, query.limit);
+  const cut = page.length === query.limit ? (page.at(-1)?.offset ?? oldest) : oldest;
+  const records = page.reverse().map((p) => p.record);
+  if (cut > 0 && Number.isFinite(cut) && page.length === query.limit) return { records, next: { segment, before: cut }, invalid };
+  const start = first as AuditRecord | undefined;
+  if (start?.event === 'rotated' && start.from !== null) return { records, next: { segment: start.from, before: undefined }, invalid };
+  return { records, invalid };
+}
