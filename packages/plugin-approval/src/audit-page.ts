@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { openForRead } from '@aalis/core';
-import { AUDIT_LOG, parseLine } from './audit.js';
-import type { AuditRecord } from './audit-record.js';
+import { AUDIT_LOG, type AuditRecord, parseLine } from './audit-record.js';
 import { readLinesBackward } from './log-lines.js';
 
 /** Names the audit log's files may have: the current log and its archives. */

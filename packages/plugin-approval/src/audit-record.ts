@@ -5,6 +5,8 @@ import { RESOLUTION_SOURCES } from './events.js';
 import { ApprovalSubjectSchema } from './subject.js';
 import { ScopeSchema, TurnSummarySchema } from './turn-summary.js';
 
+/** Name of the audit log in the plugin's store (`<dataDir>/approval/audit.jsonl`). */
+export const AUDIT_LOG = 'audit';
 
 const Base = { v: z.literal(1), at: z.string() };
 
@@ -92,3 +94,13 @@ export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 /** An audit line as written: the log adds the version and the time. */
 export type AuditEntry = AuditRecord extends infer R ? (R extends AuditRecord ? Omit<R, 'v' | 'at'> : never) : never;
 
+
+/** One line as a record, or `undefined` when it is not one. */
+export function parseLine(line: Buffer): AuditRecord | undefined {
+  try {
+    const parsed = AuditRecordSchema.safeParse(JSON.parse(line.toString('utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

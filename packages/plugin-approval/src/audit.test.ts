@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { DurableStore } from '@aalis/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OWNER, removeTempDirs, startKernel, tempDir, turnOf, writeAsk } from '../test/harness.js';
-import { AUDIT_LOG, AuditLog, type AuditRotation } from './audit.js';
+import { AuditLog, type AuditRotation } from './audit.js';
 import { AUDIT_CHECKPOINT } from './audit-checkpoint.js';
 import { readAuditPage } from './audit-page.js';
-import type { AuditEntry } from './audit-record.js';
+import { AUDIT_LOG, type AuditEntry } from './audit-record.js';
 import { turnSummaryOf } from './turn-summary.js';
 
 afterEach(removeTempDirs);

@@ -4,12 +4,11 @@ import type { DurableStore, LogRead } from '@aalis/core';
 import { describeError, openForAppend, openForRead, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
 import { AUDIT_CHECKPOINT, AuditCheckpointSchema, checkpointMatches, tailHashOf } from './audit-checkpoint.js';
-import { type AuditEntry, type AuditRecord, AuditRecordSchema } from './audit-record.js';
+import { type AuditPage, type AuditPageQuery, readAuditPage } from './audit-page.js';
+import { AUDIT_LOG, type AuditEntry, type AuditRecord, AuditRecordSchema, parseLine } from './audit-record.js';
 import { type AuditedGrant, AuditState, type LeftPending } from './audit-state.js';
 import { readLinesForward } from './log-lines.js';
 
-/** Name of the audit log in the plugin's store (`<dataDir>/approval/audit.jsonl`). */
-export const AUDIT_LOG = 'audit';
 
 /** When the audit log moves its lines to an archive file and starts a new one. */
 export const AuditRotationSchema = z
@@ -183,6 +182,11 @@ export class AuditLog {
     });
   }
 
+  /** One page of the log, newest lines first read, from the end (see {@link readAuditPage}). */
+  page(query: AuditPageQuery): Promise<AuditPage> {
+    return readAuditPage(this.store.dir, query);
+  }
+
   /** Reads the whole current log file back (for tests and tools; a start never does). */
   read(): Promise<LogRead<AuditRecord>> {
     return this.store.readLog(AUDIT_LOG, AuditRecordSchema);
@@ -241,16 +245,6 @@ export class AuditLog {
     const next = this.#chain.then(task, task);
     this.#chain = next.catch(() => {});
     return next;
-  }
-}
-
-/** One line as a record, or `undefined` when it is not one. */
-export function parseLine(line: Buffer): AuditRecord | undefined {
-  try {
-    const parsed = AuditRecordSchema.safeParse(JSON.parse(line.toString('utf8')));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -15,7 +15,12 @@ async function both(text: string, chunk: number, from = 0) {
     const forward: string[] = [];
     const read = await readLinesForward(handle, from, (l) => forward.push(l.toString()), chunk);
     const backward: [string, number][] = [];
-    await readLinesBackward(handle, text.length, (l, o) => (backward.push([l.toString(), o]), true), chunk);
+    await readLinesBackward(handle, text.length, (l, o) => {
+        backward.push([l.toString(), o]);
+        return true;
+      },
+      chunk,
+    );
     return { forward, read, backward };
   } finally {
     await handle.close();
