@@ -15,6 +15,8 @@ export interface AuditPageQuery {
   readonly segment?: string | undefined;
   /** Read lines before this byte offset (the file's end when absent), from a previous page's `next`. */
   readonly before?: number | undefined;
+  /** Only lines from this byte offset of the file on (a previous page's `end`): what was appended since. */
+  readonly after?: number | undefined;
 }
 
 /** One page of the audit log, oldest first, with where the older lines continue. */
@@ -24,6 +26,9 @@ export interface AuditPage {
   readonly next?: { readonly segment: string; readonly before: number | undefined };
   /** Lines on the way that did not parse. */
   readonly invalid: number;
+  /** The file read and its end when read: ask again with `after: end` for only the lines appended since. */
+  readonly segment: string;
+  readonly end: number;
 }
 
 /** Thrown for a segment name that is not one of the log's files (the API answers 400). */
@@ -43,7 +48,7 @@ export async function readAuditPage(dir: string, query: AuditPageQuery): Promise
   try {
     handle = await openForRead(join(dir, segment));
   } catch (error) {
-    if (query.segment === undefined && (error as { code?: string }).code === 'missing') return { records: [], invalid: 0 };
+    if (query.segment === undefined && (error as { code?: string }).code === 'missing') return { records: [], invalid: 0, segment, end: 0 };
     throw error;
   }
   const found: { record: AuditRecord; offset: number }[] = [];
@@ -52,10 +57,14 @@ export async function readAuditPage(dir: string, query: AuditPageQuery): Promise
   let invalid = 0;
   let first: AuditRecord | undefined;
   let oldest = Number.POSITIVE_INFINITY;
+  let end = 0;
+  const after = query.after ?? 0;
   try {
     const { size } = await handle.stat();
     const before = Math.min(query.before ?? size, size);
+    end = before;
     await readLinesBackward(handle, before, (line, offset) => {
+      if (offset < after) return false;
       oldest = offset;
       const record = parseLine(line);
       if (!record) {
@@ -78,8 +87,9 @@ export async function readAuditPage(dir: string, query: AuditPageQuery): Promise
   const page = found.sort((a, b) => b.offset - a.offset).slice(0, query.limit);
   const cut = page.length === query.limit ? (page.at(-1)?.offset ?? oldest) : oldest;
   const records = page.reverse().map((p) => p.record);
-  if (cut > 0 && Number.isFinite(cut) && page.length === query.limit) return { records, next: { segment, before: cut }, invalid };
+  const at = { invalid, segment, end };
+  if (cut > 0 && Number.isFinite(cut) && page.length === query.limit) return { records, next: { segment, before: cut }, ...at };
   const start = first as AuditRecord | undefined;
-  if (start?.event === 'rotated' && start.from !== null) return { records, next: { segment: start.from, before: undefined }, invalid };
-  return { records, invalid };
+  if (after === 0 && start?.event === 'rotated' && start.from !== null) return { records, next: { segment: start.from, before: undefined }, ...at };
+  return { records, ...at };
 }

@@ -56,6 +56,15 @@ interface Route {
   readonly handler: Handler;
 }
 
+/** A byte offset given in the query, or `undefined` when absent. */
+function offsetParam(url: URL, name: string, from: string): number | undefined {
+  const text = url.searchParams.get(name);
+  if (text === null) return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new ApiError('bad-request', `${name} must be a byte offset from ${from} (got '${text}').`);
+  return value;
+}
+
 function desk(ctx: ApiContext): ApprovalDeskService {
   return ctx.kernel.get(approvalDesk);
 }
@@ -221,12 +230,11 @@ const ROUTES: readonly Route[] = [
     async handler(ctx, _req, res, url) {
       const limit = Number(url.searchParams.get('limit') ?? 200);
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new ApiError('bad-request', `limit must be a whole number from 1 to 10000 (got '${url.searchParams.get('limit')}').`);
-      const beforeText = url.searchParams.get('before');
-      const before = beforeText === null ? undefined : Number(beforeText);
-      if (before !== undefined && (!Number.isInteger(before) || before < 0)) throw new ApiError('bad-request', `before must be a byte offset from a previous page's 'next' (got '${beforeText}').`);
+      const before = offsetParam(url, 'before', "a previous page's 'next'");
+      const after = offsetParam(url, 'after', "a previous page's 'end'");
       // Read from the end, a page at a time: the cost does not grow with the log.
       const page = await ctx.audit
-        .page({ limit, session: url.searchParams.get('session') ?? undefined, segment: url.searchParams.get('segment') ?? undefined, before })
+        .page({ limit, session: url.searchParams.get('session') ?? undefined, segment: url.searchParams.get('segment') ?? undefined, before, after })
         .catch((error: unknown) => {
           throw error instanceof AuditPageError ? new ApiError('bad-request', error.message) : error;
         });
