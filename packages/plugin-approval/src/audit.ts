@@ -70,6 +70,8 @@ export class AuditLog {
   #size = 0;
   #startedAt = 0;
   #sinceCheckpoint = 0;
+  /** The file and offset the index on disk describes: an index that would not change is not rewritten. */
+  #checkpointed: { ino: number; offset: number } | undefined;
   #chain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -137,6 +139,7 @@ export class AuditLog {
             state = AuditState.of(checkpoint.state);
             start = checkpoint.offset;
             startedAt = checkpoint.startedAt;
+            this.#checkpointed = { ino: checkpoint.ino, offset: checkpoint.offset };
           }
           let invalid = 0;
           const read = await readLinesForward(handle, start, (line) => {
@@ -232,10 +235,12 @@ export class AuditLog {
     }
     try {
       const { dev, ino, size } = await handle.stat();
+      this.#size = size;
+      if (this.#checkpointed?.ino === ino && this.#checkpointed.offset === size) return;
       const tail = await tailHashOf(handle, size);
       await this.store.write(AUDIT_CHECKPOINT, { v: 1, dev, ino, offset: size, tail, startedAt: this.#startedAt, state: this.#state.snapshot() });
       this.#sinceCheckpoint = 0;
-      this.#size = size;
+      this.#checkpointed = { ino, offset: size };
     } finally {
       await handle.close();
     }
