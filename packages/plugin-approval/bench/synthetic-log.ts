@@ -1,12 +1,13 @@
 // Writes an audit log of `lines` lines shaped like a busy daemon's: asks and their answers, a
 // remembered grant every hundredth ask (revoked again), nothing left open. For the start-up benchmarks.
 import { createWriteStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { once } from 'node:events';
 
 const owner = { platform: 'chat', userId: 'owner' };
 const turn = { platform: 'chat', speaker: owner, authorised: owner, inbound: { id: 'm-0123456789' }, category: 'own' };
 
-/** Writes the log; resolves once it is on disk (not fsync'd: it is a fixture). */
+/** Writes the log; resolves once it is on disk (fsync'd, so its writeback does not stall what is measured next). */
 export async function writeSyntheticAuditLog(file: string, lines: number): Promise<void> {
   const out = createWriteStream(file, { mode: 0o600 });
   const at = new Date(Date.now() - 24 * 60 * 60 * 1000).toISOString();
@@ -32,4 +33,7 @@ export async function writeSyntheticAuditLog(file: string, lines: number): Promi
   }
   out.end();
   await once(out, 'close');
+  const handle = await open(file, 'r');
+  await handle.sync();
+  await handle.close();
 }
