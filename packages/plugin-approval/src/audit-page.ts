@@ -17,6 +17,8 @@ export interface AuditPageQuery {
   readonly before?: number | undefined;
   /** Only lines from this byte offset of the file on (a previous page's `end`): what was appended since. */
   readonly after?: number | undefined;
+  /** The `file` of the page `after` came from: when the log was rotated since, `after` is ignored and the page says `reset`. */
+  readonly file?: string | undefined;
 }
 
 /** One page of the audit log, oldest first, with where the older lines continue. */
@@ -29,6 +31,10 @@ export interface AuditPage {
   /** The file read and its end when read: ask again with `after: end` for only the lines appended since. */
   readonly segment: string;
   readonly end: number;
+  /** Which file that was (its inode): pass it back with `after`. */
+  readonly file: string;
+  /** `after` was given but the log is another file now (it rotated): this is a whole page, not what came after. */
+  readonly reset?: true;
 }
 
 /** Thrown for a segment name that is not one of the log's files (the API answers 400). */
@@ -48,7 +54,7 @@ export async function readAuditPage(dir: string, query: AuditPageQuery): Promise
   try {
     handle = await openForRead(join(dir, segment));
   } catch (error) {
-    if (query.segment === undefined && (error as { code?: string }).code === 'missing') return { records: [], invalid: 0, segment, end: 0 };
+    if (query.segment === undefined && (error as { code?: string }).code === 'missing') return { records: [], invalid: 0, segment, end: 0, file: '', ...(query.after !== undefined ? { reset: true as const } : {}) };
     throw error;
   }
   const found: { record: AuditRecord; offset: number }[] = [];
@@ -58,9 +64,16 @@ export async function readAuditPage(dir: string, query: AuditPageQuery): Promise
   let first: AuditRecord | undefined;
   let oldest = Number.POSITIVE_INFINITY;
   let end = 0;
-  const after = query.after ?? 0;
+  let file = '';
+  let after = query.after ?? 0;
+  let reset = false;
   try {
-    const { size } = await handle.stat();
+    const { size, ino } = await handle.stat();
+    file = String(ino);
+    if (query.after !== undefined && (query.file !== file || query.after > size)) {
+      after = 0;
+      reset = true;
+    }
     const before = Math.min(query.before ?? size, size);
     end = before;
     await readLinesBackward(handle, before, (line, offset) => {
@@ -87,7 +100,7 @@ export async function readAuditPage(dir: string, query: AuditPageQuery): Promise
   const page = found.sort((a, b) => b.offset - a.offset).slice(0, query.limit);
   const cut = page.length === query.limit ? (page.at(-1)?.offset ?? oldest) : oldest;
   const records = page.reverse().map((p) => p.record);
-  const at = { invalid, segment, end };
+  const at = { invalid, segment, end, file, ...(reset ? { reset: true as const } : {}) };
   if (cut > 0 && Number.isFinite(cut) && page.length === query.limit) return { records, next: { segment, before: cut }, ...at };
   const start = first as AuditRecord | undefined;
   if (after === 0 && start?.event === 'rotated' && start.from !== null) return { records, next: { segment: start.from, before: undefined }, ...at };

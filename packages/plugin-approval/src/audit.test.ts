@@ -180,6 +180,23 @@ describe('pages of the audit log', () => {
     expect(last.records.map((r) => `${r.event}:${'id' in r ? r.id : ''}`)).toEqual(['resolved:r28', 'requested:r29', 'resolved:r29']);
   });
 
+  it('answers only what was appended after a page, and a whole page (reset) once the log rotated', async () => {
+    const dir = await tempDir();
+    const { log } = await logIn(dir, { maxBytes: 8192 });
+    await log.recover();
+    await log.append(requested('a'));
+    const first = await readAuditPage(dir, { limit: 10 });
+    await log.append(resolved('a'));
+    const since = await readAuditPage(dir, { limit: 10, after: first.end, file: first.file });
+    expect(since.reset).toBeUndefined();
+    expect(since.records.map((r) => r.event)).toEqual(['resolved']);
+    for (let i = 0; i < 40; i++) await log.append(requested(`x${i}`));
+    const rotated = await readAuditPage(dir, { limit: 3, after: since.end, file: since.file });
+    expect(rotated.reset).toBe(true);
+    expect(rotated.file).not.toBe(since.file);
+    expect(rotated.records[0]?.event).toBe('rotated'); // the new file from its start
+  });
+
   it('places a refused reply written without its session in the session of its ask', async () => {
     const dir = await tempDir();
     const { log } = await logIn(dir);

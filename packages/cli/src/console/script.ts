@@ -222,17 +222,14 @@ function auditRow(r) {
 
 async function refreshAudit() {
   const body = $('audit');
-  const since = auditAt ? '&after=' + auditAt.end : '';
+  const since = auditAt ? '&after=' + auditAt.end + '&file=' + encodeURIComponent(auditAt.file) : '';
   const page = await api('GET', '/api/audit?limit=' + AUDIT_ROWS + since);
-  const rotated = auditAt && page.segment !== auditAt.segment;
-  if (rotated) auditAt = null;
-  if (!auditAt || page.records.length >= AUDIT_ROWS || rotated) {
-    const full = rotated ? await api('GET', '/api/audit?limit=' + AUDIT_ROWS) : page;
-    auditAt = { segment: full.segment, end: full.end };
-    if (!full.records.length) return body.replaceChildren(h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'The audit log is empty.')));
-    return body.replaceChildren(...full.records.slice().reverse().map(auditRow));
+  const whole = !auditAt || page.reset || page.records.length >= AUDIT_ROWS;
+  auditAt = { end: page.end, file: page.file };
+  if (whole) {
+    if (!page.records.length) return body.replaceChildren(h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'The audit log is empty.')));
+    return body.replaceChildren(...page.records.slice().reverse().map(auditRow));
   }
-  auditAt = { segment: page.segment, end: page.end };
   if (!page.records.length) return;
   if (body.querySelector('td.empty')) body.replaceChildren();
   body.prepend(...page.records.slice().reverse().map(auditRow));

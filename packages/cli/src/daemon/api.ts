@@ -234,7 +234,7 @@ const ROUTES: readonly Route[] = [
       const after = offsetParam(url, 'after', "a previous page's 'end'");
       // Read from the end, a page at a time: the cost does not grow with the log.
       const page = await ctx.audit
-        .page({ limit, session: url.searchParams.get('session') ?? undefined, segment: url.searchParams.get('segment') ?? undefined, before, after })
+        .page({ limit, session: url.searchParams.get('session') ?? undefined, segment: url.searchParams.get('segment') ?? undefined, before, after, file: url.searchParams.get('file') ?? undefined })
         .catch((error: unknown) => {
           throw error instanceof AuditPageError ? new ApiError('bad-request', error.message) : error;
         });
