@@ -76,12 +76,11 @@ export class AuditLog {
 
   constructor(
     private readonly store: DurableStore,
-    options: AuditLogOptions | (() => number) = {},
+    options: AuditLogOptions = {},
   ) {
-    const opts = typeof options === 'function' ? { now: options } : options;
-    this.#now = opts.now ?? Date.now;
-    this.#rotation = opts.rotation ?? AuditRotationSchema.parse({});
-    this.#warn = opts.warn ?? ((message) => process.emitWarning(message));
+    this.#now = options.now ?? Date.now;
+    this.#rotation = options.rotation ?? AuditRotationSchema.parse({});
+    this.#warn = options.warn ?? ((message) => process.emitWarning(message));
   }
 
   /** The current log file. */
