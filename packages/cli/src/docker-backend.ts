@@ -1,4 +1,5 @@
 import { type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
+import { join } from 'node:path';
 import { DockerSandbox } from '@aalis/sandbox-docker';
 
 /**
@@ -6,9 +7,10 @@ import { DockerSandbox } from '@aalis/sandbox-docker';
  * locally: see packages/sandbox-docker/scripts/prepare.sh); without one the backend is
  * unavailable and nothing runs. Every run first removes the containers earlier CLI runs left
  * behind when they were killed (their owner provably dead, or their own deadline passed);
- * a running CLI's containers are never touched.
+ * a running CLI's containers are never touched. With `cacheDir`, the probe's good result is kept
+ * in `<cacheDir>/docker-probe.json` for ten minutes, so each run does not start a probe container.
  */
-export async function dockerSandboxFromEnv(env: NodeJS.ProcessEnv): Promise<SandboxService> {
+export async function dockerSandboxFromEnv(env: NodeJS.ProcessEnv, cacheDir?: string): Promise<SandboxService> {
   const image = env.AALIS_DOCKER_IMAGE;
   if (!image) {
     throw new SandboxUnavailableError('docker', 'no image is configured for the docker backend', 'build one (bash packages/sandbox-docker/scripts/prepare.sh prints its tag) and set AALIS_DOCKER_IMAGE=<tag>');
@@ -17,6 +19,7 @@ export async function dockerSandboxFromEnv(env: NodeJS.ProcessEnv): Promise<Sand
     images: { stdio: image, network: env.AALIS_DOCKER_NETWORK_IMAGE ?? image },
     instance: env.AALIS_INSTANCE ?? 'cli',
     defaultSpec: { profile: 'network' },
+    ...(cacheDir !== undefined ? { probeCache: { file: join(cacheDir, 'docker-probe.json') } } : {}),
   });
   // No engine: the probe says so and the command does not run; reaping waits for a later run.
   await box.reapOrphans().catch(() => 0);

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin, toolsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
@@ -56,7 +57,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     .use(toolsPlugin)
     .use(builtinToolsPlugin)
     .use(terminalApprover(options.io, who));
-  if (options.backend !== 'none') kernel.use(sandboxPlugin(await sandboxOf(options.backend)));
+  if (options.backend !== 'none') kernel.use(sandboxPlugin(await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'))));
   const status = await kernel.start();
   const failed = status.filter((s) => s.state === 'failed');
   if (failed.length > 0) {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ApprovalOutcome, ApprovalRequest, AuthorityService, DurableStore, Identity, KernelEventPayload, Sessions } from '@aalis/core';
 import { describeError } from '@aalis/core';
-import { AuditLog, turnSummaryOf } from './audit.js';
+import { AuditLog, type AuditRotation } from './audit.js';
 import { currentCallSignal } from './call-scope.js';
 import { parseCode } from './code.js';
 import type { ResolutionSource } from './events.js';
@@ -9,10 +9,10 @@ import { type Grant, GrantBook } from './grants.js';
 import type { ApprovalDeskService, PendingView, RevokeResult } from './desk-service.js';
 import { describeOutcome, describeSettled, NOTHING_DONE, policyReject } from './messages.js';
 import { type PendingEntry, PendingTable } from './pending.js';
-import { findLeftPending } from './recovery.js';
 import { type ReplyResult, ReplyRequestSchema } from './reply.js';
 import { type ApprovalReviewer, ReviewVerdictSchema } from './reviewer.js';
 import { ApprovalRequestSchema, type GrantScope, sameScope, scopeOf, scopeSessionOf } from './subject.js';
+import { turnSummaryOf } from './turn-summary.js';
 
 /** What an {@link ApprovalDesk} needs. */
 export interface DeskOptions {
@@ -27,6 +27,8 @@ export interface DeskOptions {
   /** Told about faults that have no caller to answer (a pending-document write that failed). */
   readonly warn?: (message: string) => void;
   readonly now?: () => number;
+  /** When the audit log rotates (default: 64 MiB or 30 days). */
+  readonly auditRotation?: AuditRotation;
 }
 
 /** The answer for an ask whose call ended before anybody answered. */
@@ -50,7 +52,7 @@ export class ApprovalDesk implements ApprovalDeskService {
   ) {
     this.#now = options.now ?? Date.now;
     this.#warn = options.warn ?? ((message) => process.emitWarning(message));
-    this.#audit = new AuditLog(options.store, this.#now);
+    this.#audit = new AuditLog(options.store, { now: this.#now, warn: this.#warn, ...(options.auditRotation ? { rotation: options.auditRotation } : {}) });
     this.#table = new PendingTable(options.codeLength);
   }
 
@@ -103,13 +105,13 @@ export class ApprovalDesk implements ApprovalDeskService {
     }
     if (!this.options.authority.isOwner(reply.by)) {
       const message = `only the owner may answer approvals; ${reply.by.platform}:${reply.by.userId} is not an owner. Approval ${code.code} stays open for the owner.`;
-      await this.#auditRefusal(entry.id, code.code, reply.by, 'not-owner', message);
+      await this.#auditRefusal(entry.id, entry.session, code.code, reply.by, 'not-owner', message);
       return { ok: false, refused: 'not-owner', id: entry.id, message };
     }
     const remember = reply.decision === 'approve-remember';
     if (remember && !(entry.request.rememberable && scopeOf(entry.request.subject))) {
       const message = `approval ${code.code} cannot be remembered: it ${entry.request.subject.kind === 'plan' ? 'is a plan, approved once by its nature' : 'touches the control plane or a rule that is asked every time'}. Reply approve to allow it once, or reject. It stays open.`;
-      await this.#auditRefusal(entry.id, code.code, reply.by, 'not-rememberable', message);
+      await this.#auditRefusal(entry.id, entry.session, code.code, reply.by, 'not-rememberable', message);
       return { ok: false, refused: 'not-rememberable', id: entry.id, message };
     }
     if (!this.#table.claim(entry)) {
@@ -156,6 +158,8 @@ export class ApprovalDesk implements ApprovalDeskService {
       .filter((entry) => this.#table.claim(entry))
       .map((entry) => this.#finish(entry, { outcome: { outcome: 'expired', afterMs: now - entry.createdAt }, via: 'shutdown' }));
     await Promise.all(ending);
+    // So the next start reads none of this run's lines.
+    await this.#audit.upkeep().catch((error) => this.#warn(`approval: the audit log's index could not be written at stop (${describeError(error)}); the next start reads more of the log.`));
   }
 
   async #ask(request: ApprovalRequest, call: AbortSignal | undefined): Promise<ApprovalOutcome> {
@@ -376,8 +380,8 @@ export class ApprovalDesk implements ApprovalDeskService {
     await this.#audit.append({ event: 'grant-dropped', grantId, session, scope, reason }).catch((error) => this.#warn(`approval: audit write failed for dropping ${grantId}: ${describeError(error)}`));
   }
 
-  async #auditRefusal(id: string, code: string, by: Identity, refused: string, message: string): Promise<void> {
-    await this.#audit.append({ event: 'reply-refused', id, code, by, refused, message }).catch((error) => this.#warn(`approval ${id}: audit write failed: ${describeError(error)}`));
+  async #auditRefusal(id: string, session: string, code: string, by: Identity, refused: string, message: string): Promise<void> {
+    await this.#audit.append({ event: 'reply-refused', id, session, code, by, refused, message }).catch((error) => this.#warn(`approval ${id}: audit write failed: ${describeError(error)}`));
   }
 
   /**
@@ -410,7 +414,7 @@ export class ApprovalDesk implements ApprovalDeskService {
   }
 
   async #recover(): Promise<void> {
-    const { left, grants, warnings } = await findLeftPending(this.#audit, this.options.store.dir);
+    const { left, grants, warnings } = await this.#audit.recover();
     for (const warning of warnings) this.#warn(`approval: ${warning}`);
     // Only grants the audit log shows in force are honoured; the rest never happened as far as
     // anybody can check (a crash between writing a grant and its line, or an edited file).
@@ -444,5 +448,7 @@ export class ApprovalDesk implements ApprovalDeskService {
       });
       this.options.emit('approval/resolved', { id: entry.id, code: entry.code, session: { id: entry.session }, outcome, via: 'restart' });
     }
+    // Checkpoint what recovery wrote and rotate a log that is due, so the next start reads little.
+    await this.#audit.upkeep();
   }
 }

@@ -22,14 +22,17 @@ export interface Grant {
   readonly approvalId: string;
 }
 
+/** zod schema of a {@link GrantScope} as stored. */
+export const GrantScopeSchema = z.object({
+  kind: z.enum(['write-path', 'host-exec', 'network', 'workflow', 'tool', 'plan']),
+  rule: z.enum(['tier', 'boundary', 'landing', 'high-risk', 'plan']),
+  target: z.string(),
+});
+
 const GrantSchema = z.object({
   id: z.string(),
   session: z.string(),
-  scope: z.object({
-    kind: z.enum(['write-path', 'host-exec', 'network', 'workflow', 'tool', 'plan']),
-    rule: z.enum(['tier', 'boundary', 'landing', 'high-risk', 'plan']),
-    target: z.string(),
-  }),
+  scope: GrantScopeSchema,
   subject: ApprovalSubjectSchema,
   grantedBy: IdentitySchema,
   grantedAt: z.string(),

@@ -1,4 +1,7 @@
-export { AUDIT_LOG, type AuditEntry, AuditLog, type AuditRecord, AuditRecordSchema } from './audit.js';
+export { AuditLog, type AuditLogOptions, type AuditRotation, AuditRotationSchema, type RecoveryFindings } from './audit.js';
+export { AUDIT_CHECKPOINT } from './audit-checkpoint.js';
+export { type AuditPage, AuditPageError, type AuditPageQuery, readAuditPage } from './audit-page.js';
+export { AUDIT_LOG, type AuditEntry, type AuditRecord, AuditRecordSchema } from './audit-record.js';
 export { currentCallSignal, withinCall } from './call-scope.js';
 export { CODE_ALPHABET, CODE_LENGTH_RANGE, type ParsedCode, parseCode, randomCode } from './code.js';
 export { ApprovalDesk, type DeskOptions } from './desk.js';

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { approval, authority, DurableStore, definePlugin, sessions } from '@aalis/core';
 import { z } from 'zod';
+import { AuditRotationSchema } from './audit.js';
 import { CODE_LENGTH_RANGE } from './code.js';
 import { ApprovalDesk } from './desk.js';
 import { approvalDesk } from './desk-service.js';
@@ -18,6 +19,8 @@ export const ApprovalConfigSchema = z
       .default(5 * 60 * 1000),
     /** Letters in an approval code (default 6: about 600 million codes). */
     codeLength: z.number().int().min(CODE_LENGTH_RANGE[0]).max(CODE_LENGTH_RANGE[1]).default(6),
+    /** When the audit log rotates: `maxBytes` (default 64 MiB), `maxAgeMs` (default 30 days). */
+    auditLog: AuditRotationSchema,
   })
   .strict()
   .prefault({});
@@ -48,6 +51,7 @@ export const approvalPlugin = definePlugin({
       emit: (event, payload) => ctx.emit(event, payload),
       timeoutMs: config.timeoutMs,
       codeLength: config.codeLength,
+      auditRotation: config.auditLog,
     });
     ctx.provide(approval, desk);
     ctx.provide(approvalDesk, desk);

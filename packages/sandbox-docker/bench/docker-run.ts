@@ -1,5 +1,8 @@
-// One-shot `docker run` of `true` against a bare `true`, and `docker exec` into a reused session
-// container: medians side by side, ratios against the bare process measured in the same run.
+// The docker paths against what the engine costs without us, in the same run, in interleaved
+// rounds (medians): a hardened one-shot `DockerSandbox.run` of `true` against a raw
+// `docker run --rm --network none` of the same image, and `SessionContainer.exec` against a raw
+// `docker exec` into a plain container of the same image. Both of ours are checked from inside
+// (no capabilities, no_new_privs) before anything is timed.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,25 +11,31 @@ import type { SandboxPolicy } from '@aalis/api-reach';
 import { DockerSandbox } from '../src/index.js';
 
 const IMAGE = process.env.AALIS_SANDBOX_TEST_IMAGE ?? 'aalis/sandbox-test:latest';
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const policy: SandboxPolicy = { readDeny: [], readAllowWithin: [], write: [], writeDeny: [], writeExceptions: [], controlDeny: [], network: 'off', localPorts: [], unixSockets: [] };
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'aalis-bench-')));
+const LABEL = 'aalis.bench=sandbox-docker';
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
-
-async function time(label: string, rounds: number, once: () => Promise<unknown> | unknown): Promise<{ label: string; ms: number }> {
-  await once(); // warm-up: first-call costs (image layers, module load) are not the steady state
-  const samples: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    const start = process.hrtime.bigint();
-    await once();
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  return { label, ms: median(samples) };
+async function timed(once: () => Promise<unknown> | unknown): Promise<number> {
+  const start = process.hrtime.bigint();
+  await once();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+function docker(args: string[]): string {
+  const r = spawnSync('docker', args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`docker ${args[0]} failed: ${r.stderr}`);
+  return r.stdout;
+}
+function baselineOf(status: string): string {
+  const cap = /^CapEff:\s*([0-9a-f]+)$/m.exec(status)?.[1];
+  const nnp = /^NoNewPrivs:\s*(\d)$/m.exec(status)?.[1];
+  if (cap === undefined || !/^0+$/.test(cap) || nnp !== '1') throw new Error(`the hardening baseline is not there from inside:\n${status}`);
+  return `CapEff ${cap}, NoNewPrivs ${nnp}`;
 }
 
 const box = new DockerSandbox({ images: { stdio: IMAGE }, instance: 'bench' });
@@ -36,17 +45,29 @@ if (!probe.available) {
   process.exit(0);
 }
 
-const bare = await time('bare `true` (spawn)', ROUNDS * 2, () => spawnSync('true'));
-const rawRun = await time('raw `docker run --rm` (CLI, no policy work)', ROUNDS, () =>
-  spawnSync('docker', ['run', '--rm', '--pull', 'never', '--network', 'none', '--log-driver', 'none', IMAGE, 'true']),
-);
-const oneShot = await time('DockerSandbox.run (hardened one-shot)', ROUNDS, () => box.run({ argv: ['true'], cwd, env: {}, timeoutMs: 30_000, policy }));
+const oneShotInside = await box.run({ argv: ['cat', '/proc/self/status'], cwd, env: {}, timeoutMs: 30_000, policy });
 const session = await box.openSession({ cwd, env: {}, policy });
-const exec = await time('SessionContainer.exec (`docker exec`)', ROUNDS, () => session.exec({ argv: ['true'], timeoutMs: 30_000 }));
-await session.close();
+const raw = docker(['run', '--detach', '--rm', '--label', LABEL, '--network', 'none', '--entrypoint', 'sleep', IMAGE, '3600']).trim();
+try {
+  const sessionInside = await session.exec({ argv: ['cat', '/proc/self/status'], timeoutMs: 30_000 });
+  console.log(`sandbox-docker: baseline from inside: one-shot ${baselineOf(oneShotInside.stdout)}; session exec ${baselineOf(sessionInside.stdout)}`);
 
-console.log(`sandbox-docker: median of ${ROUNDS} runs each (bare: ${ROUNDS * 2}), engine ${probe.checks[0]?.detail}`);
-for (const row of [bare, rawRun, oneShot, exec]) {
-  console.log(`  ${row.label.padEnd(48)} ${row.ms.toFixed(2).padStart(9)} ms   x${(row.ms / bare.ms).toFixed(1)} bare`);
+  const runs = { rawRun: [] as number[], oneShot: [] as number[], rawExec: [] as number[], exec: [] as number[] };
+  for (let round = -1; round < ROUNDS; round++) {
+    const sample = {
+      rawRun: await timed(() => spawnSync('docker', ['run', '--rm', '--pull', 'never', '--label', LABEL, '--network', 'none', IMAGE, 'true'])),
+      oneShot: await timed(() => box.run({ argv: ['true'], cwd, env: {}, timeoutMs: 30_000, policy })),
+      rawExec: await timed(() => spawnSync('docker', ['exec', raw, 'true'])),
+      exec: await timed(() => session.exec({ argv: ['true'], timeoutMs: 30_000 })),
+    };
+    if (round === -1) continue; // warm-up
+    for (const key of Object.keys(runs) as (keyof typeof runs)[]) runs[key].push(sample[key]);
+  }
+  const m = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)])) as Record<keyof typeof runs, number>;
+  console.log(`sandbox-docker: ${ROUNDS} interleaved rounds, medians; engine ${probe.checks[0]?.detail}`);
+  console.log(`  one-shot: hardened DockerSandbox.run of true ${m.oneShot.toFixed(1)} ms; baseline raw docker run --rm --network none ${m.rawRun.toFixed(1)} ms; ratio ${(m.oneShot / m.rawRun).toFixed(2)}x (target 1.3x)`);
+  console.log(`  session: SessionContainer.exec of true ${m.exec.toFixed(1)} ms; baseline raw docker exec ${m.rawExec.toFixed(1)} ms; ratio ${(m.exec / m.rawExec).toFixed(2)}x (target 1.5x)`);
+} finally {
+  await session.close();
+  spawnSync('docker', ['rm', '--force', raw]);
 }
-console.log(`  one-shot / exec: x${(oneShot.ms / exec.ms).toFixed(1)}`);

@@ -15,6 +15,7 @@ import { deniedWritesInMessages } from './denied-write-messages.js';
 import { LABELS } from './labels.js';
 import { deniedWritesAfter, type MountPlan, planMounts } from './mount-plan.js';
 import { probeEngine } from './probe-engine.js';
+import { dropCachedProbe, loadCachedProbe, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
 import { type AttachOutcome, type AttachRequest, attachClient, removedOrGone } from './attach-client.js';
 import { MountPolicyError } from './mount-policy-error.js';
 import { type ContainerIdentity, type ContainerProfile, type ResolvedProfile, resolveProfile } from './profile.js';
@@ -59,6 +60,11 @@ export interface DockerSandboxOptions {
   readonly confineTo?: readonly string[];
   /** The longest a session container lives (its own hard deadline); 12 hours by default. */
   readonly sessionMaxMs?: number;
+  /**
+   * Where the last probe that found everything working is kept, so a later process (each
+   * `aalis exec`) starts no probe container while it is fresh; without it each process probes once.
+   */
+  readonly probeCache?: ProbeCacheOptions;
 }
 
 /** A run request with what only containers have: the tool's `sandbox:` block and the identity. */
@@ -97,7 +103,9 @@ const DEADLINE_GRACE_S = 5;
 const SUPERVISE_SLACK_MS = 5_000;
 /** Container names are unique within the process run. */
 let containerCounter = 0;
-const PREFLIGHT_TTL_MS = 5_000;
+// A run the engine refuses (an image removed since) clears it and says why, so the image is not
+// asked for again before every run: one client call less per run.
+const PREFLIGHT_TTL_MS = 10 * 60_000;
 
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]));
 
@@ -121,6 +129,8 @@ export class DockerSandbox implements SandboxService {
   readonly cli: DockerCli;
   private readonly options: DockerSandboxOptions;
   private readonly preflightOk = new Map<string, number>();
+  /** This process's probe: at most one per process while it finds everything working. */
+  #probing: Promise<SandboxProbe> | undefined;
 
   constructor(options: DockerSandboxOptions) {
     if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/.test(options.instance)) {
@@ -138,9 +148,39 @@ export class DockerSandbox implements SandboxService {
     return filters;
   }
 
-  /** Checks the engine, the images and the baseline a container gets. Never throws. */
+  /**
+   * Checks the engine, the images and the baseline a container gets. Never throws. Once per
+   * process, and not at all while the probe cache holds a fresh good result for this engine,
+   * these images and this uid; a run the engine refuses forgets both.
+   */
   probe(): Promise<SandboxProbe> {
-    return probeEngine(this.cli, this.options.images);
+    this.#probing ??= this.#probeOnce().then((probe) => {
+      if (!probe.available) this.#probing = undefined; // look again next time: it may have been fixed
+      return probe;
+    });
+    return this.#probing;
+  }
+
+  async #probeOnce(): Promise<SandboxProbe> {
+    const cache = this.options.probeCache;
+    const key = JSON.stringify({ engine: this.cli.engine, images: this.options.images, uid: process.getuid?.() ?? null });
+    const cached = cache ? await loadCachedProbe(cache, key, Date.now()) : undefined;
+    if (cached) {
+      this.#trustImages(cached.at);
+      return cached.probe;
+    }
+    const probe = await probeEngine(this.cli, this.options.images);
+    if (probe.available) {
+      const now = Date.now();
+      this.#trustImages(now);
+      if (cache) await storeProbe(cache, key, probe, now);
+    }
+    return probe;
+  }
+
+  /** A probe saw every image present at `at`: runs skip their own image check until the TTL. */
+  #trustImages(at: number): void {
+    for (const image of new Set(Object.values(this.options.images))) this.preflightOk.set(image, at);
   }
 
   /** Runs one command in a fresh container; see {@link DockerRunRequest}. */
@@ -226,6 +266,8 @@ export class DockerSandbox implements SandboxService {
   /** Turns a `docker run` that failed before the command started into the error that says why. */
   refused(stderr: string): SandboxUnavailableError {
     this.preflightOk.clear();
+    this.#probing = undefined;
+    if (this.options.probeCache) void dropCachedProbe(this.options.probeCache);
     const first = stderr.trim().split('\n')[0] ?? '';
     if (missingDeadlineProgram(stderr)) {
       return unavailable(`the image has no timeout program, which enforces every container's own deadline (${first})`, 'use an image with busybox or coreutils (timeout on its PATH)');

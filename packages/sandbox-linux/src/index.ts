@@ -5,6 +5,7 @@ export { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
 export { Layers, PATH_STATES, type PathState } from './layers.js';
 export { NEW_ENTRY_NAMES, placeholderBases, placeholderCandidates } from './new-entries.js';
 export { ADVISORY_CHECKS, CHECK_NAMES, MIN_BWRAP, probeHost } from './probe.js';
+export { hostFingerprint, PROBE_CACHE_TTL_MS, type ProbeCacheOptions } from './probe-cache.js';
 export { RunRequestError, RunRequestSchema } from './request.js';
 export { sweepStaleRunDirs } from './run-dir.js';
 export {

@@ -20,6 +20,7 @@ import { installLoopbackFilter, LoopbackFilterError } from './loopback-filter.js
 import { INFO_FD, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, SETUP_SYNC_FLAGS, type Slirp, startSlirp } from './network.js';
 import { BoundedOutput } from './output.js';
 import { ADVISORY_CHECKS, probeHost } from './probe.js';
+import { hostFingerprint, loadCachedProbe, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
 import { checkRunRequest } from './request.js';
 import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
@@ -47,6 +48,8 @@ export interface LinuxSandboxOptions {
   readonly scan?: ScanOptions;
   /** The seccomp program handed to bwrap; default {@link buildSeccompFilter}. For tests of a filter that does not load. */
   readonly seccompFilter?: Buffer;
+  /** Where a good probe is kept for later processes (see `probe-cache.ts`); without it each process probes once. */
+  readonly probeCache?: ProbeCacheOptions;
   /** Create write roots that do not exist yet (a toolchain cache never used). Default true. */
   readonly createMissingWriteRoots?: boolean;
   /**
@@ -133,25 +136,41 @@ export class LinuxSandbox implements SandboxService {
     return this.options.pidLimit ?? DEFAULT_PID_LIMIT;
   }
 
-  /** What works here, for `aalis doctor`. */
+  /**
+   * What works here, for `aalis doctor` and before runs: probed once per process (again only
+   * after a probe that found something missing), and not at all while `probeCache` holds a
+   * fresh good probe for the same host fingerprint (see `probe-cache.ts`).
+   */
   async probe(): Promise<SandboxProbe> {
+    this.ready ??= this.probeOnce();
+    const probe = await this.ready;
+    if (!probe.available) this.ready = undefined; // look again next time: it may have been fixed
+    return probe;
+  }
+
+  private async probeOnce(): Promise<SandboxProbe> {
     try {
-      return await probeHost({
+      const targets = {
         bwrap: this.options.bwrap ?? 'bwrap',
         slirp4netns: this.options.slirp4netns ?? 'slirp4netns',
         nft: this.options.nft ?? 'nft',
         filter: this.filter,
         pidLimit: this.pidLimit,
-      });
+      };
+      const cache = this.options.probeCache;
+      const key = cache ? hostFingerprint(targets) : '';
+      const cached = cache ? await loadCachedProbe(cache, key, Date.now()) : undefined;
+      if (cached) return cached;
+      const probe = await probeHost(targets);
+      if (cache) await storeProbe(cache, key, probe, Date.now());
+      return probe;
     } catch (e) {
       return { backend: 'linux', available: false, checks: [{ name: 'probe', ok: false, detail: (e as Error).message }] };
     }
   }
 
   private async requireReady(policy: SandboxPolicy): Promise<{ bwrap: string; slirp?: string }> {
-    this.ready ??= this.probe();
-    const probe = await this.ready;
-    if (!probe.available) this.ready = undefined; // look again next time: it may have been fixed
+    const probe = await this.probe();
     const failed = probe.checks.find((c) => !c.ok && !ADVISORY_CHECKS.includes(c.name) && (c.name !== 'network' || policy.network === 'on'));
     if (failed) throw unavailable(`${failed.name}: ${failed.detail}`, failed.fix ?? 'see `aalis doctor`');
     if (!this.pids) {

@@ -14,6 +14,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
   let daemon: ServeProcess;
   let browser: BrowserContext;
   let page: Page;
+  const auditRequests: string[] = [];
 
   beforeAll(async () => {
     dir = deploymentDir({ owners: { chat: ['alice'] }, approval: { timeoutMs: 120_000 } });
@@ -32,6 +33,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     const external: string[] = [];
     page.on('request', (request) => {
       if (!request.url().startsWith(daemon.url)) external.push(request.url());
+      if (request.url().includes('/api/audit')) auditRequests.push(request.url());
     });
     await page.goto(daemon.consoleUrl);
     await page.locator('#live.on').waitFor({ timeout: 15_000 });
@@ -66,6 +68,11 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     expect(readFileSync(target, 'utf8')).toBe('approved-in-the-browser\n');
     await expect.poll(() => page.locator('article.pending').count(), { timeout: 15_000 }).toBe(0);
     await expect.poll(() => page.locator('#audit').textContent(), { timeout: 15_000 }).toContain('approved via human');
+    // Each event asks only for the audit lines appended since the page shown, never the page again.
+    const afterFirst = auditRequests.slice(1);
+    expect(afterFirst.length).toBeGreaterThan(0);
+    for (const url of afterFirst) expect(new URL(url).searchParams.get('after')).toMatch(/^[0-9]+$/);
+    expect(await page.locator('#audit tr[data-event="requested"]').count()).toBe(1);
   });
 
   it("shows the tool manager's audit log: a refused reserved name, after its high-risk ask was approved", async () => {

@@ -205,18 +205,35 @@ function auditBy(r) {
   return typeof who === 'string' ? who : who.platform + ':' + who.userId;
 }
 
-async function refreshAudit() {
-  const { records } = await api('GET', '/api/audit?limit=200');
-  const body = $('audit');
-  if (!records.length) return body.replaceChildren(h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'The audit log is empty.')));
-  body.replaceChildren(...records.slice().reverse().map((r) => h('tr', { 'data-event': r.event },
+const AUDIT_ROWS = 200;
+// Where the shown page of the audit log ended: on an event only the lines after it are asked for.
+let auditAt = null;
+
+function auditRow(r) {
+  return h('tr', { 'data-event': r.event },
     h('td', {}, new Date(r.at).toLocaleString()),
     h('td', {}, r.event),
     h('td', {}, r.session ? h('code', {}, r.session) : ''),
     h('td', {}, r.subject ? what(r.subject) : r.scope ? r.scope.kind + ' ' + r.scope.target : ''),
     h('td', {}, r.rule || (r.scope && r.scope.rule) || ''),
     h('td', {}, auditResult(r)),
-    h('td', {}, auditBy(r)))));
+    h('td', {}, auditBy(r)));
+}
+
+async function refreshAudit() {
+  const body = $('audit');
+  const since = auditAt ? '&after=' + auditAt.end + '&file=' + encodeURIComponent(auditAt.file) : '';
+  const page = await api('GET', '/api/audit?limit=' + AUDIT_ROWS + since);
+  const whole = !auditAt || page.reset || page.records.length >= AUDIT_ROWS;
+  auditAt = { end: page.end, file: page.file };
+  if (whole) {
+    if (!page.records.length) return body.replaceChildren(h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'The audit log is empty.')));
+    return body.replaceChildren(...page.records.slice().reverse().map(auditRow));
+  }
+  if (!page.records.length) return;
+  if (body.querySelector('td.empty')) body.replaceChildren();
+  body.prepend(...page.records.slice().reverse().map(auditRow));
+  while (body.children.length > AUDIT_ROWS) body.lastElementChild.remove();
 }
 
 async function refreshTools() {
@@ -252,16 +269,26 @@ async function refreshStatus() {
     + ((s.extensions || []).length ? ' · plugins: ' + s.extensions.map((e) => e.state === 'loaded' ? e.name : (e.name || e.specifier) + ' (FAILED: ' + e.cause + ')').join(', ') : '');
 }
 
+// What each streamed event can change; the rest of the page is left alone.
+const PARTS = { status: refreshStatus, inbox: refreshInbox, grants: refreshGrants, sessions: refreshSessions, audit: refreshAudit, tools: refreshTools };
+const ALL = Object.keys(PARTS);
+const AFFECTS = {
+  'approval/requested': ['inbox', 'sessions', 'audit'],
+  'approval/resolved': ['inbox', 'grants', 'sessions', 'audit'],
+  'session/settings-changed': ['sessions'],
+};
 let refreshing = false;
-let again = false;
-async function refreshAll() {
-  if (refreshing) { again = true; return; }
+const due = new Set();
+async function refresh(parts) {
+  for (const part of parts) due.add(part);
+  if (refreshing) return;
   refreshing = true;
   try {
-    do {
-      again = false;
-      await Promise.all([refreshStatus(), refreshInbox(), refreshGrants(), refreshSessions(), refreshAudit(), refreshTools()]);
-    } while (again);
+    while (due.size) {
+      const now = [...due];
+      due.clear();
+      await Promise.all(now.map((part) => PARTS[part]()));
+    }
     notice('');
   } catch (e) {
     notice(e.status === 401 ? 'The token was refused. Open the console with the address aalis serve printed.' : 'The daemon did not answer: ' + e.message);
@@ -269,6 +296,7 @@ async function refreshAll() {
     refreshing = false;
   }
 }
+const refreshAll = () => refresh(ALL);
 
 async function listen() {
   const live = $('live');
@@ -289,7 +317,7 @@ async function listen() {
           const name = (/^event: (.*)$/m.exec(frame) || [])[1];
           if (name === 'ready') { live.textContent = 'live'; live.className = 'badge on'; delay = 1000; refreshAll(); }
           else if (name === 'stopping') notice('The daemon is stopping.');
-          else if (name) refreshAll();
+          else if (name) refresh(AFFECTS[name] || ALL);
         }
       }
     } catch (e) {

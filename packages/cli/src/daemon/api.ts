@@ -12,7 +12,7 @@ import {
   settingsScopeOf,
   tools,
 } from '@aalis/core';
-import { type ApprovalDeskService, type AuditLog, approvalDesk, REPLY_DECISIONS, type RevokeRefusal, withinCall } from '@aalis/plugin-approval';
+import { type ApprovalDeskService, type AuditLog, AuditPageError, approvalDesk, REPLY_DECISIONS, type RevokeRefusal, withinCall } from '@aalis/plugin-approval';
 import { z } from 'zod';
 import type { CallTracker } from './calls.js';
 import type { EventHub } from './events.js';
@@ -55,6 +55,15 @@ interface Route {
   readonly method: 'GET' | 'POST';
   readonly path: RegExp;
   readonly handler: Handler;
+}
+
+/** A byte offset given in the query, or `undefined` when absent. */
+function offsetParam(url: URL, name: string, from: string): number | undefined {
+  const text = url.searchParams.get(name);
+  if (text === null) return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new ApiError('bad-request', `${name} must be a byte offset from ${from} (got '${text}').`);
+  return value;
 }
 
 function desk(ctx: ApiContext): ApprovalDeskService {
@@ -242,12 +251,15 @@ const ROUTES: readonly Route[] = [
     async handler(ctx, _req, res, url) {
       const limit = Number(url.searchParams.get('limit') ?? 200);
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new ApiError('bad-request', `limit must be a whole number from 1 to 10000 (got '${url.searchParams.get('limit')}').`);
-      const session = url.searchParams.get('session');
-      const log = await ctx.audit.read();
-      // A refused reply names its ask, not the session: it belongs to the session of its ask.
-      const asks = new Set(log.records.flatMap((r) => (r.event === 'requested' && r.session === session ? [r.id] : [])));
-      const records = session === null ? log.records : log.records.filter((r) => ('session' in r ? r.session === session : r.id !== null && asks.has(r.id)));
-      sendJson(res, 200, { records: records.slice(-limit), total: records.length, torn: log.torn, invalid: log.invalid });
+      const before = offsetParam(url, 'before', "a previous page's 'next'");
+      const after = offsetParam(url, 'after', "a previous page's 'end'");
+      // Read from the end, a page at a time: the cost does not grow with the log.
+      const page = await ctx.audit
+        .page({ limit, session: url.searchParams.get('session') ?? undefined, segment: url.searchParams.get('segment') ?? undefined, before, after, file: url.searchParams.get('file') ?? undefined })
+        .catch((error: unknown) => {
+          throw error instanceof AuditPageError ? new ApiError('bad-request', error.message) : error;
+        });
+      sendJson(res, 200, page);
     },
   },
 ];

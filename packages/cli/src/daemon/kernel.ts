@@ -117,7 +117,7 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
   if (plan.deployment.mode === 'docker') {
     ({ service, deployment: docker } = await dockerSandbox(plan, install.dir));
   } else {
-    service = await sandboxOf(resolveBackend(plan.config.sandbox.backend));
+    service = await sandboxOf(resolveBackend(plan.config.sandbox.backend), process.env, join(plan.dataDir, 'cache'));
   }
   plan.progress(`probing the ${service.backend} sandbox…`);
   const probe = await service.probe();

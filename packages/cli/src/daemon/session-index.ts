@@ -1,4 +1,5 @@
-import { DurableStore } from '@aalis/core';
+import { join } from 'node:path';
+import { DurableStore, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
 
 const EntrySchema = z.object({
@@ -11,33 +12,61 @@ const DocumentSchema = z.object({ v: z.literal(1), sessions: z.array(EntrySchema
 /** A conversation the daemon has seen a turn or a settings change for. */
 export type KnownSession = z.infer<typeof EntrySchema>;
 
+const SNAPSHOT = 'sessions';
+const JOURNAL = 'sessions-journal';
+
+/** Options for {@link SessionIndex.open}. */
+export interface SessionIndexOptions {
+  /** Journal lines before it is folded into the snapshot: at least this many, and at least the number of conversations (default 1000). */
+  readonly compactAfter?: number;
+}
+
 /**
  * The (root) conversations the daemon has seen, so the console can list them: the kernel's
- * sessions service opens conversations by id but does not enumerate them. Kept in
- * `<data>/daemon/sessions.json`, replaced atomically.
+ * sessions service opens conversations by id but does not enumerate them.
+ *
+ * A tool call costs one short fsync'd line in `<data>/daemon/sessions-journal.jsonl`, whatever
+ * the number of conversations; `sessions.json` (replaced atomically) is rewritten only when the
+ * journal has grown past the number of conversations, so its cost is spread over that many calls.
+ * A line is the whole entry, so replaying the journal over the snapshot is the same after a
+ * kill at any point, and a `seen` that returned is on disk.
  */
 export class SessionIndex {
   readonly #sessions = new Map<string, KnownSession>();
   #writing: Promise<void> = Promise.resolve();
+  #journalLines = 0;
+  #compacting = false;
 
-  private constructor(private readonly store: DurableStore) {}
+  private constructor(
+    private readonly store: DurableStore,
+    private readonly compactAfter: number,
+  ) {}
 
   /** Opens the index under `dir`. */
-  static async open(dir: string): Promise<SessionIndex> {
+  static async open(dir: string, options: SessionIndexOptions = {}): Promise<SessionIndex> {
     const store = await DurableStore.open(dir);
-    const index = new SessionIndex(store);
-    for (const entry of (await store.read('sessions', DocumentSchema))?.sessions ?? []) index.#sessions.set(entry.id, entry);
+    const index = new SessionIndex(store, options.compactAfter ?? 1000);
+    for (const entry of (await store.read(SNAPSHOT, DocumentSchema))?.sessions ?? []) index.#sessions.set(entry.id, entry);
+    // A torn last line is a `seen` that never returned; it is skipped (and sealed by the next append).
+    const journal = await store.readLog(JOURNAL, EntrySchema);
+    for (const entry of journal.records) index.#sessions.set(entry.id, entry);
+    index.#journalLines = journal.records.length + journal.invalid + journal.torn;
     return index;
   }
 
-  /** Notes that a conversation was used now. */
+  /** Notes that a conversation was used now; resolves when that is on disk. */
   async seen(id: string, platform: string): Promise<void> {
     const now = new Date().toISOString();
     const known = this.#sessions.get(id);
-    this.#sessions.set(id, known ? { ...known, lastSeen: now } : { id, platform, firstSeen: now, lastSeen: now });
-    const snapshot = { v: 1 as const, sessions: [...this.#sessions.values()] };
-    this.#writing = this.#writing.catch(() => {}).then(() => this.store.write('sessions', snapshot));
-    await this.#writing;
+    const entry = known ? { ...known, lastSeen: now } : { id, platform, firstSeen: now, lastSeen: now };
+    this.#sessions.set(id, entry);
+    const append = this.#serial(() => this.store.append(JOURNAL, entry));
+    if (++this.#journalLines >= Math.max(this.compactAfter, this.#sessions.size) && !this.#compacting) {
+      this.#compacting = true;
+      // Not awaited by this call: its line is what it needs; the next appends wait behind it.
+      void this.#serial(() => this.#compact().finally(() => (this.#compacting = false))).catch((error) => process.emitWarning(`the conversation index could not be compacted (${String(error)}); it keeps its journal and tries again later.`));
+    }
+    await append;
   }
 
   /** Whether the daemon has seen this conversation. */
@@ -48,5 +77,18 @@ export class SessionIndex {
   /** Every known conversation, most recently used first. */
   list(): KnownSession[] {
     return [...this.#sessions.values()].sort((a, b) => b.lastSeen.localeCompare(a.lastSeen));
+  }
+
+  /** Writes the snapshot, then empties the journal: a kill between the two replays lines already in it. */
+  async #compact(): Promise<void> {
+    await this.store.write(SNAPSHOT, { v: 1, sessions: [...this.#sessions.values()] });
+    await writeFileAtomic(join(this.store.dir, `${JOURNAL}.jsonl`), '', { mode: 0o600 });
+    this.#journalLines = 0;
+  }
+
+  #serial(task: () => Promise<void>): Promise<void> {
+    const next = this.#writing.catch(() => {}).then(task);
+    this.#writing = next.catch(() => {});
+    return next;
   }
 }

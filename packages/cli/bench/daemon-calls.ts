@@ -1,0 +1,101 @@
+// Tool calls through the real daemon's HTTP API (the `aalis serve` binary of this checkout), in
+// the same run, interleaved rounds, medians:
+// 1. `list_dir` with 100,000 known conversations against the baseline of one (sessions index);
+// 2. throughput of `run_command true` (network off): sequential calls/s, and 8 concurrent clients
+//    against that sequential baseline.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../src/daemon/serve-process.testing.js';
+import { SessionIndex } from '../src/daemon/session-index.js';
+
+const KNOWN = Number(process.argv[2] ?? 100_000);
+const ROUNDS = Number(process.argv[3] ?? 30);
+const CALLS = Number(process.argv[4] ?? 60);
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+};
+
+/** A deployment whose daemon has seen `count` conversations before it starts. */
+function deploymentWith(count: number): string {
+  const dir = deploymentDir({ owners: { chat: ['alice'] } });
+  mkdirSync(join(dir, 'data', 'daemon'), { recursive: true, mode: 0o700 });
+  const at = new Date().toISOString();
+  const sessions = Array.from({ length: count }, (_, i) => ({ id: `chat-${i}`, platform: 'chat', firstSeen: at, lastSeen: at }));
+  writeFileSync(join(dir, 'data', 'daemon', 'sessions.json'), JSON.stringify({ v: 1, sessions }), { mode: 0o600 });
+  return dir;
+}
+
+async function call(daemon: ServeProcess, tool: string, params: unknown, session: string): Promise<number> {
+  const start = performance.now();
+  const answer = await daemon.api('POST', '/api/tools/call', { tool, params, turn: ownerTurn(session) });
+  if (answer.status !== 200 || answer.body.ok !== true) throw new Error(`${tool} failed: ${JSON.stringify(answer.body).slice(0, 400)}`);
+  return performance.now() - start;
+}
+
+const dirs = [deploymentWith(1), deploymentWith(KNOWN)];
+const [one, many] = await Promise.all(dirs.map((d) => startServe(d)));
+if (!one || !many) throw new Error('a daemon did not start');
+try {
+  // 1. The conversation index: the same known conversation on both sides (the index notes it at
+  // every call); only the number of other conversations the daemon knows differs.
+  const times = { one: [] as number[], many: [] as number[] };
+  for (let round = -5; round < ROUNDS; round++) {
+    // ABBA: neither daemon always goes first.
+    const first = round % 2 === 0 ? one : many;
+    const second = first === one ? many : one;
+    const x = await call(first, 'list_dir', { path: '.' }, 'chat-0');
+    const y = await call(second, 'list_dir', { path: '.' }, 'chat-0');
+    const [a, b] = first === one ? [x, y] : [y, x];
+    if (round < 0) continue;
+    times.one.push(a);
+    times.many.push(b);
+  }
+  const m1 = median(times.one);
+  const mN = median(times.many);
+  console.log(`list_dir through the daemon, ${ROUNDS} interleaved rounds, medians: ${KNOWN} known conversations ${mN.toFixed(1)} ms; baseline 1 known conversation ${m1.toFixed(1)} ms; ratio ${(mN / m1).toFixed(2)}x (target 1.2x)`);
+
+  // 1b. The same in one process: the index's own cost per call, without HTTP and the tool.
+  const indexDirs = [mkdtempSync(join(tmpdir(), 'aalis-index-1-')), mkdtempSync(join(tmpdir(), 'aalis-index-n-'))];
+  const [small, large] = await Promise.all(
+    indexDirs.map(async (dir, i) => {
+      const at = new Date().toISOString();
+      const sessions = Array.from({ length: i === 0 ? 1 : KNOWN }, (_, k) => ({ id: `chat-${k}`, platform: 'chat', firstSeen: at, lastSeen: at }));
+      writeFileSync(join(dir, 'sessions.json'), JSON.stringify({ v: 1, sessions }), { mode: 0o600 });
+      return SessionIndex.open(dir);
+    }),
+  );
+  const seen = { one: [] as number[], many: [] as number[] };
+  for (let round = -5; round < ROUNDS * 5; round++) {
+    for (const [index, key] of (round % 2 === 0 ? [[small, 'one'], [large, 'many']] : [[large, 'many'], [small, 'one']]) as [SessionIndex, 'one' | 'many'][]) {
+      const start = performance.now();
+      await index.seen('chat-0', 'chat');
+      if (round >= 0) seen[key].push(performance.now() - start);
+    }
+  }
+  for (const dir of indexDirs) rmSync(dir, { recursive: true, force: true });
+  const s1 = median(seen.one);
+  const sN = median(seen.many);
+  console.log(`the conversation index alone (seen, fsync'd), ${ROUNDS * 5} interleaved rounds, medians: ${KNOWN} conversations ${sN.toFixed(2)} ms; baseline 1 conversation ${s1.toFixed(2)} ms; ratio ${(sN / s1).toFixed(2)}x`);
+
+  // 2. Throughput of run_command true, network off.
+  if (CALLS > 0) {
+    const run = (client: number, i: number) => call(one, 'run_command', { command: 'true', network: 'off' }, `chat-t${client}-${i % 4}`);
+    await run(0, 0);
+    let start = performance.now();
+    for (let i = 0; i < CALLS; i++) await run(0, i);
+    const sequential = CALLS / ((performance.now() - start) / 1000);
+    start = performance.now();
+    await Promise.all(Array.from({ length: 8 }, async (_, client) => {
+      for (let i = 0; i < CALLS / 8; i++) await run(client, i);
+    }));
+    const concurrent = (8 * Math.floor(CALLS / 8)) / ((performance.now() - start) / 1000);
+    console.log(`run_command true (network off) through the daemon: sequential ${sequential.toFixed(1)} calls/s (target 60); 8 concurrent clients ${concurrent.toFixed(1)} calls/s, ratio ${(concurrent / sequential).toFixed(2)}x the sequential baseline (target 1.5x)`);
+  }
+} finally {
+  await Promise.all([one.stop(), many.stop()]);
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+}

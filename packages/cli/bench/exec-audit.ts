@@ -1,0 +1,58 @@
+// `aalis exec --network off -- true` (this checkout's binary) with a 1,000,000-line approval audit
+// log in its data directory, against the baseline of an empty one, in the same run: interleaved
+// rounds, medians of wall time and of peak RSS (GNU time). The first run on the big log (no side
+// index yet: it reads the log once, a chunk at a time, and rotates it) is reported on its own.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { writeSyntheticAuditLog } from '../../plugin-approval/bench/synthetic-log.js';
+import { BIN } from '../src/daemon/serve-process.testing.js';
+
+const LINES = Number(process.argv[2] ?? 1_000_000);
+const ROUNDS = Number(process.argv[3] ?? 9);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+};
+
+const root = mkdtempSync('/var/tmp/aalis-exec-audit-');
+const workspace = join(root, 'workspace');
+mkdirSync(workspace);
+
+function exec(data: string): { ms: number; rssMb: number } {
+  const start = performance.now();
+  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss=%M', process.execPath, BIN, 'exec', '--network', 'off', '--', 'true'], {
+    cwd: workspace,
+    env: { ...process.env, AALIS_DATA: data },
+    encoding: 'utf8',
+  });
+  const ms = performance.now() - start;
+  if (r.status !== 0) throw new Error(`aalis exec failed (${r.status}): ${r.stderr}`);
+  const kb = Number(/maxrss=(\d+)/.exec(r.stderr)?.[1] ?? Number.NaN);
+  return { ms, rssMb: kb / 1024 };
+}
+
+try {
+  const empty = join(root, 'empty');
+  const big = join(root, 'big');
+  mkdirSync(join(big, 'approval'), { recursive: true, mode: 0o700 });
+  await writeSyntheticAuditLog(join(big, 'approval', 'audit.jsonl'), LINES);
+  const bytes = statSync(join(big, 'approval', 'audit.jsonl')).size;
+  exec(empty);
+  const first = exec(big);
+  console.log(`aalis exec with a ${LINES}-line audit log (${(bytes / 2 ** 20).toFixed(0)} MiB): first run, no index yet: ${first.ms.toFixed(0)} ms, peak RSS ${first.rssMb.toFixed(0)} MB`);
+  const runs = { empty: [] as { ms: number; rssMb: number }[], big: [] as { ms: number; rssMb: number }[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    runs.empty.push(exec(empty));
+    runs.big.push(exec(big));
+  }
+  const ms = (k: keyof typeof runs) => median(runs[k].map((r) => r.ms));
+  const rss = (k: keyof typeof runs) => median(runs[k].map((r) => r.rssMb));
+  console.log(
+    `aalis exec --network off -- true, ${ROUNDS} interleaved rounds, medians: ${LINES}-line log ${ms('big').toFixed(0)} ms, peak RSS ${rss('big').toFixed(0)} MB; ` +
+      `baseline empty log ${ms('empty').toFixed(0)} ms, ${rss('empty').toFixed(0)} MB; ratio ${(ms('big') / ms('empty')).toFixed(2)}x time (target 1.2x), ${(rss('big') / rss('empty')).toFixed(2)}x memory`,
+  );
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}

@@ -1,0 +1,48 @@
+// `aalis exec --backend docker -- true` (this checkout's binary) with the probe cache warm
+// against the same with it removed before each run (each run then starts a whole probe
+// container, as every run did before the cache), interleaved rounds, medians. Skipped without
+// an engine or the image (AALIS_DOCKER_IMAGE, default the test image).
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { BIN } from '../src/daemon/serve-process.testing.js';
+
+const IMAGE = process.env.AALIS_DOCKER_IMAGE ?? 'aalis/sandbox-test:latest';
+const ROUNDS = Number(process.argv[2] ?? 7);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+};
+
+if (spawnSync('docker', ['image', 'inspect', IMAGE], { stdio: 'ignore' }).status !== 0) {
+  console.log(`exec-docker bench skipped: no engine or no image ${IMAGE}`);
+  process.exit(0);
+}
+const root = mkdtempSync('/var/tmp/aalis-exec-docker-');
+const workspace = join(root, 'workspace');
+mkdirSync(workspace);
+const data = join(root, 'data');
+const env = { ...process.env, AALIS_DATA: data, AALIS_DOCKER_IMAGE: IMAGE, AALIS_INSTANCE: 'bench-exec-docker' };
+
+function exec(): number {
+  const start = performance.now();
+  const r = spawnSync(process.execPath, [BIN, 'exec', '--backend', 'docker', '--tier', 'readonly', '--', 'true'], { cwd: workspace, env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`aalis exec failed (${r.status}): ${r.stderr}`);
+  return performance.now() - start;
+}
+
+try {
+  exec();
+  const runs = { cached: [] as number[], probing: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    runs.cached.push(exec());
+    rmSync(join(data, 'cache', 'docker-probe.json'), { force: true });
+    runs.probing.push(exec());
+  }
+  const c = median(runs.cached);
+  const p = median(runs.probing);
+  console.log(`aalis exec --backend docker -- true, ${ROUNDS} interleaved rounds, medians: probe cache warm ${c.toFixed(0)} ms; baseline probing each run (a probe container) ${p.toFixed(0)} ms; ratio ${(c / p).toFixed(2)}x`);
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}

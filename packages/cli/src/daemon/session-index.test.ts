@@ -1,0 +1,69 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SessionIndex } from './session-index.js';
+
+const LOOPER = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', 'fixtures', 'session-looper.ts');
+const dirs: string[] = [];
+afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+async function temp(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'aalis-index-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Runs the looper on `dir` for about `ms`, SIGKILLs it, and returns the ids it said were on disk. */
+function killedAfter(dir: string, ms: number, start: number): Promise<string[]> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', LOOPER, dir, String(start)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    let killed = false;
+    child.stdout.on('data', (d) => {
+      out += d;
+      // Kill only once it is writing (module loading can take seconds on a shared machine).
+      if (!killed) {
+        killed = true;
+        setTimeout(() => child.kill('SIGKILL'), ms);
+      }
+    });
+    child.on('error', fail);
+    child.on('exit', () => done(out.split('\n').slice(0, -1)));
+  });
+}
+
+describe('the conversation index', () => {
+  it('keeps every acknowledged conversation through SIGKILLs at random points, compactions included', async () => {
+    const dir = await temp();
+    const acknowledged = new Set<string>();
+    let start = 0;
+    for (let round = 0; round < 6; round++) {
+      const ids = await killedAfter(dir, 50 + Math.floor(Math.random() * 400), start);
+      for (const id of ids) acknowledged.add(id);
+      start += ids.length + 100;
+      const index = await SessionIndex.open(dir);
+      const missing = [...acknowledged].filter((id) => !index.has(id));
+      expect(missing).toEqual([]);
+    }
+    expect(acknowledged.size).toBeGreaterThan(50);
+  }, 120_000);
+
+  it('writes one journal line per call, not the whole index, and folds the journal in once it outgrows the index', async () => {
+    const dir = await temp();
+    const index = await SessionIndex.open(dir, { compactAfter: 10 });
+    for (let i = 0; i < 9; i++) await index.seen(`s${i}`, 'chat');
+    const snapshotBefore = await readFile(join(dir, 'sessions.json'), 'utf8').catch(() => null);
+    expect(snapshotBefore).toBeNull();
+    await index.seen('s9', 'chat');
+    await index.seen('s0', 'chat');
+    const snapshot = JSON.parse(await readFile(join(dir, 'sessions.json'), 'utf8')) as { sessions: { id: string }[] };
+    expect(snapshot.sessions.map((s) => s.id).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `s${i}`).sort());
+    const journal = (await readFile(join(dir, 'sessions-journal.jsonl'), 'utf8')).trim().split('\n');
+    expect(journal.map((l) => JSON.parse(l).id)).toEqual(['s0']);
+    const reopened = await SessionIndex.open(dir);
+    expect(reopened.list()[0]?.id).toBe('s0');
+    expect(reopened.list()).toHaveLength(10);
+  });
+});

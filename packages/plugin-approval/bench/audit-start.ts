@@ -1,0 +1,66 @@
+// Daemon start against the size of the approval audit log: an empty log (the baseline) against a
+// log of LINES lines (default 1,000,000), measured in the same run, in interleaved rounds, each
+// start in a fresh process (time of the kernel's start, peak RSS of the process), medians.
+// "current file": the big log stays the current file (rotation set out of reach), so the start
+// stands on the side index alone; "rotating": the default rotation (64 MiB), which archives it.
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { writeSyntheticAuditLog } from './synthetic-log.js';
+
+const LINES = Number(process.argv[2] ?? 1_000_000);
+const ROUNDS = Number(process.argv[3] ?? 9);
+const CHILD = resolve(fileURLToPath(new URL('.', import.meta.url)), 'start-child.ts');
+const NEVER = 2 ** 50;
+const DEFAULT = 64 * 1024 * 1024;
+
+interface Start {
+  readonly ms: number;
+  readonly rssMb: number;
+}
+async function startOn(dataDir: string, maxBytes: number): Promise<Start> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', CHILD, dataDir, String(maxBytes)], { maxBuffer: 1 << 20 });
+  return JSON.parse(stdout) as Start;
+}
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+};
+
+const root = await mkdtemp(join(tmpdir(), 'aalis-audit-start-'));
+try {
+  const dirs = { empty: join(root, 'empty'), flat: join(root, 'flat'), rotating: join(root, 'rotating') };
+  for (const dir of Object.values(dirs)) await mkdir(join(dir, 'approval'), { recursive: true, mode: 0o700 });
+  for (const dir of [dirs.flat, dirs.rotating]) await writeSyntheticAuditLog(join(dir, 'approval', 'audit.jsonl'), LINES);
+  const bytes = (await stat(join(dirs.flat, 'approval', 'audit.jsonl'))).size;
+  console.log(`audit log: ${LINES} lines, ${(bytes / 2 ** 20).toFixed(0)} MiB`);
+
+  // The first start on a log nobody indexed yet reads it once, a chunk at a time.
+  const firstFlat = await startOn(dirs.flat, NEVER);
+  const firstRotating = await startOn(dirs.rotating, DEFAULT);
+  const baseline = await startOn(dirs.empty, DEFAULT);
+  console.log(`first start, no index yet: ${firstFlat.ms.toFixed(0)} ms, peak RSS ${firstFlat.rssMb.toFixed(0)} MB (current file); ${firstRotating.ms.toFixed(0)} ms, ${firstRotating.rssMb.toFixed(0)} MB (rotating: archived at that start); empty log ${baseline.ms.toFixed(0)} ms, ${baseline.rssMb.toFixed(0)} MB`);
+
+  const runs: Record<keyof typeof dirs, Start[]> = { empty: [], flat: [], rotating: [] };
+  // One round unmeasured: what the first starts wrote is flushed before the rounds that count.
+  for (let round = -1; round < ROUNDS; round++) {
+    if (round === -1) {
+      for (const [dir, max] of [[dirs.empty, DEFAULT], [dirs.flat, NEVER], [dirs.rotating, DEFAULT]] as const) await startOn(dir, max);
+      continue;
+    }
+    runs.empty.push(await startOn(dirs.empty, DEFAULT));
+    runs.flat.push(await startOn(dirs.flat, NEVER));
+    runs.rotating.push(await startOn(dirs.rotating, DEFAULT));
+  }
+  const ms = (k: keyof typeof dirs) => median(runs[k].map((r) => r.ms));
+  const rss = (k: keyof typeof dirs) => median(runs[k].map((r) => r.rssMb));
+  console.log(`daemon start (approval plugin), ${ROUNDS} interleaved rounds, medians:`);
+  console.log(`  baseline, empty log: ${ms('empty').toFixed(1)} ms, peak RSS ${rss('empty').toFixed(0)} MB`);
+  console.log(`  ${LINES} lines, current file: ${ms('flat').toFixed(1)} ms (${(ms('flat') / ms('empty')).toFixed(2)}x), peak RSS ${rss('flat').toFixed(0)} MB (${(rss('flat') / rss('empty')).toFixed(2)}x)`);
+  console.log(`  ${LINES} lines, rotated: ${ms('rotating').toFixed(1)} ms (${(ms('rotating') / ms('empty')).toFixed(2)}x), peak RSS ${rss('rotating').toFixed(0)} MB (${(rss('rotating') / rss('empty')).toFixed(2)}x)`);
+} finally {
+  await rm(root, { recursive: true, force: true });
+}
