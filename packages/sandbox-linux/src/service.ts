@@ -25,6 +25,8 @@ import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { LandingSweeper } from './undo-new.js';
 import { HostThread } from './host-thread.js';
+import { type HostModel, OVERLAY_FAILURE } from './overlay-mount.js';
+import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
@@ -67,6 +69,14 @@ export interface LinuxSandboxOptions {
    * works every run fails closed.
    */
   readonly pidLimit?: number;
+  /**
+   * How the command's writes are kept from the host until judged (overlay-mount.ts): `auto`
+   * (default) captures them in an overlay per writable root where this kernel mounts one, else
+   * falls back to the look; `overlay` requires it (runs fail closed without); `look` never uses it.
+   */
+  readonly hostModel?: HostModel;
+  /** util-linux's unshare, for the overlay's mount step. Default `unshare` on PATH. */
+  readonly unshare?: string;
 }
 
 /** The default {@link LinuxSandboxOptions.undoneDir}. */
@@ -115,18 +125,24 @@ export class LinuxSandbox implements SandboxService {
   /** The scan and the looks for landings, off the event loop. */
   private readonly host = new HostThread();
   private sweptAt = 0;
+  /** Run folders of dead daemons that held writes never judged (swept, never committed): said on the next run. */
+  private unjudged: string[] = [];
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
     this.filter = options.seccompFilter ?? buildSeccompFilter();
     this.tmp = options.tmpDir ?? tmpdir();
     this.undoneDir = options.undoneDir ?? defaultUndoneDir();
-    sweepStaleRunDirs(this.tmp);
+    sweepStaleRunDirs(this.tmp, (d) => this.unjudged.push(d));
     try {
       sweepStalePidCgroups(choosePidLimit(this.pidLimit));
     } catch {
       // no pid limit here: the first run says why and fails closed
     }
     this.sweptAt = Date.now();
+  }
+
+  private get hostModel(): HostModel {
+    return this.options.hostModel ?? 'auto';
   }
 
   private get pidLimit(): number {
@@ -136,13 +152,14 @@ export class LinuxSandbox implements SandboxService {
   /** What works here, for `aalis doctor`. */
   async probe(): Promise<SandboxProbe> {
     try {
-      return await probeHost({
+      const probe = await probeHost({
         bwrap: this.options.bwrap ?? 'bwrap',
         slirp4netns: this.options.slirp4netns ?? 'slirp4netns',
         nft: this.options.nft ?? 'nft',
         filter: this.filter,
         pidLimit: this.pidLimit,
       });
+      return { ...probe, checks: [...probe.checks, await hostModelCheck(this.hostModel, this.tmp, this.options.unshare)] };
     } catch (e) {
       return { backend: 'linux', available: false, checks: [{ name: 'probe', ok: false, detail: (e as Error).message }] };
     }
@@ -152,7 +169,7 @@ export class LinuxSandbox implements SandboxService {
     this.ready ??= this.probe();
     const probe = await this.ready;
     if (!probe.available) this.ready = undefined; // look again next time: it may have been fixed
-    const failed = probe.checks.find((c) => !c.ok && !ADVISORY_CHECKS.includes(c.name) && (c.name !== 'network' || policy.network === 'on'));
+    const failed = probe.checks.find((c) => !c.ok && !ADVISORY_CHECKS.includes(c.name) && c.name !== HOST_MODEL_CHECK && (c.name !== 'network' || policy.network === 'on'));
     if (failed) throw unavailable(`${failed.name}: ${failed.detail}`, failed.fix ?? 'see `aalis doctor`');
     if (!this.pids) {
       try {
@@ -189,7 +206,7 @@ export class LinuxSandbox implements SandboxService {
     const { policy } = request;
     const tools = await this.requireReady(policy);
     if (Date.now() - this.sweptAt > SWEEP_INTERVAL_MS) {
-      sweepStaleRunDirs(this.tmp);
+      sweepStaleRunDirs(this.tmp, (d) => this.unjudged.push(d));
       this.sweptAt = Date.now();
     }
     // A socket of another program (a container shim, say) can vanish between the scan and the
@@ -209,6 +226,13 @@ export class LinuxSandbox implements SandboxService {
 
   private async attempt(request: SandboxRunRequest, tools: { bwrap: string; slirp?: string }): Promise<SandboxRunResult> {
     const { policy } = request;
+    let model: ModelChoice;
+    try {
+      model = await chooseModel(this.hostModel, policy, this.tmp, this.options.unshare);
+    } catch (e) {
+      if (e instanceof OverlayRequiredError) throw unavailable(e.message, `${e.fix}; nothing was run`);
+      throw e;
+    }
     const dir = new RunDir(this.tmp);
     try {
       let translation: Translation;
@@ -229,6 +253,7 @@ export class LinuxSandbox implements SandboxService {
           'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable; nothing was run',
         );
       }
+      if (model.kind === 'overlay') return await this.attemptOverlay(request, tools, dir, translation, model);
       const aside = join(this.undoneDir, basename(dir.path));
       const sweeper = new LandingSweeper(policy, facts, this.options.scan, this.options.landingSweepMs ?? DEFAULT_LANDING_SWEEP_MS, livePlaceholders, aside, this.host);
       sweeper.start();
@@ -254,12 +279,40 @@ export class LinuxSandbox implements SandboxService {
     }
   }
 
+  /**
+   * The run under the overlay model (overlay-run.ts): the command's writes go to per-run upper
+   * layers, judged and committed after it ends; no look, no landing on the host meanwhile.
+   */
+  private async attemptOverlay(request: SandboxRunRequest, tools: { bwrap: string; slirp?: string }, dir: RunDir, translation: Translation, model: ModelChoice & { kind: 'overlay' }): Promise<SandboxRunResult> {
+    const { policy } = request;
+    let overlays: RunOverlays;
+    try {
+      overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir());
+      // made before the overlays are mounted, so the lower layer never changes under a mounted overlay
+      dir.addPlaceholders(translation.placeholders);
+    } catch (e) {
+      throw unavailable(`the run's overlay layers or placeholders could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
+    }
+    const result = await this.spawn(request, translation, tools, () => {}, basename(dir.path), overlays);
+    // the command and its whole pid namespace are gone: nothing writes the upper layers any more
+    const commit = overlays.commit(policy, new Set(translation.mounts.map((m) => m.path)));
+    let notes = translation.notes.join('') + commit.notes;
+    if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
+    if (this.unjudged.length > 0) {
+      notes += `aalis: a daemon that died during a run left writes never judged; they were discarded, not committed (${this.unjudged.join(', ')})\n`;
+      this.unjudged = [];
+    }
+    if (commit.refused.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
+    return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...commit.refused])] };
+  }
+
   private async spawn(
     request: SandboxRunRequest,
     translation: Translation,
     tools: { bwrap: string; slirp?: string },
     prepare: () => void,
     runName: string,
+    overlays?: RunOverlays,
   ): Promise<SandboxRunResult> {
     const netOn = request.policy.network === 'on';
     const net = netOn ? planNetwork(request.policy, this.options.nft ?? 'nft') : undefined;
@@ -281,7 +334,8 @@ export class LinuxSandbox implements SandboxService {
     const pidReady = preparePidLimit(this.pids!, this.pidLimit, runName);
     pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
     if (translation.args.some(hasRawBytes)) stdio[ARGS_FD] = new Uint8Array(Buffer.concat(translation.args.map((a) => Buffer.concat([encodePath(a), Buffer.of(0)]))));
-    const child = execa(tools.bwrap, args, {
+    const [file, ...argv] = overlays ? overlays.command(tools.bwrap, args) : [tools.bwrap, ...args];
+    const child = execa(file!, argv, {
       env: { ...request.env, ...tmpEnv(request.policy.tmp) },
       extendEnv: false,
       cwd: '/',
@@ -389,6 +443,9 @@ export class LinuxSandbox implements SandboxService {
       if (net && pidError && !prepareError && !killed) netError = pidError;
       const r = await child;
       const stderr = err.text();
+      if (overlays && sandboxPid === undefined && stderr.includes(OVERLAY_FAILURE)) {
+        throw unavailable(`the writable roots could not be mounted as overlays: ${stderr.trim()}`, 'see `aalis doctor` (host-model); nothing was run');
+      }
       if (prepareError) {
         throw unavailable(`the run's placeholders could not be made: ${prepareError.message}`, 'something appeared where the sandbox needed an empty name since the scan; run it again; nothing was run');
       }
