@@ -13,8 +13,12 @@ import { findExecutable } from './tools.js';
 /** The xattr an overlay mounted with `userxattr` sets on an opaque directory. */
 export const OPAQUE_XATTR = 'user.overlay.opaque';
 
-/** The opaque directories of an upper layer, as paths relative to it ('' for the layer itself), names decoded as the walk decodes them; or why they could not be read. */
-export type OpaqueDirs = { readonly ok: true; readonly dirs: ReadonlySet<string> } | { readonly ok: false; readonly reason: string };
+/**
+ * The opaque directories of an upper layer, as paths relative to it ('' for the layer itself),
+ * names decoded as the walk decodes them; `complete` false when some could not be read (a path past
+ * PATH_MAX: ask {@link isOpaqueAt} for those); or why none could be read.
+ */
+export type OpaqueDirs = { readonly ok: true; readonly dirs: ReadonlySet<string>; readonly complete: boolean } | { readonly ok: false; readonly reason: string };
 
 /** getfattr escapes a backslash, control bytes and a few others as `\ooo`; other bytes come as they are. */
 function unescapeOctal(b: Buffer): Buffer {
@@ -32,11 +36,16 @@ function unescapeOctal(b: Buffer): Buffer {
 export function readOpaqueDirs(upper: string, getfattr = findExecutable('getfattr')): OpaqueDirs {
   if (!getfattr) return { ok: false, reason: 'getfattr (the attr package) is not installed' };
   let out: Buffer;
+  let complete = true;
   try {
     // relative to the layer, so the names printed are short and the layer's own path is '.'
     out = execFileSync(getfattr, ['-R', '-P', '-d', '-m', `^${OPAQUE_XATTR.replaceAll('.', '\\.')}$`, '.'], { cwd: upper, env: { LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 30 });
   } catch (e) {
-    return { ok: false, reason: `getfattr failed: ${(e as Error).message.split('\n')[0]}` };
+    // it walks by whole paths: one past PATH_MAX fails, and what it printed before still holds
+    const stdout = (e as { stdout?: Buffer }).stdout;
+    if (!Buffer.isBuffer(stdout)) return { ok: false, reason: `getfattr failed: ${(e as Error).message.split('\n')[0]}` };
+    out = stdout;
+    complete = false;
   }
   const dirs = new Set<string>();
   for (const record of out.toString('latin1').split('\n\n')) {
@@ -47,7 +56,18 @@ export function readOpaqueDirs(upper: string, getfattr = findExecutable('getfatt
     const rel = raw.toString('latin1') === '.' ? '' : splitBytes(raw).map(decodeName).join('/');
     dirs.add(rel);
   }
-  return { ok: true, dirs };
+  return { ok: true, dirs, complete };
+}
+
+/** Whether the directory open at `fd` is opaque (true/false), or undefined when getfattr cannot tell. By descriptor, so any depth. */
+export function isOpaqueAt(fd: number, getfattr = findExecutable('getfattr')): boolean | undefined {
+  if (!getfattr) return undefined;
+  try {
+    const v = execFileSync(getfattr, ['--only-values', '-n', OPAQUE_XATTR, '/proc/self/fd/3'], { env: { LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe', fd] });
+    return v.toString('latin1') === 'y';
+  } catch (e) {
+    return /No such attribute/.test(String((e as { stderr?: Buffer }).stderr ?? '')) ? false : undefined;
+  }
 }
 
 function splitBytes(b: Buffer): Buffer[] {

@@ -52,12 +52,24 @@ const MOUNT_FAILED = 125;
  * the program, so no path is ever parsed by the shell.
  */
 const MOUNT_SCRIPT = `m=$1
-shift
+u=$2
+shift 2
+aliases=
 while [ "$1" != -- ]; do
+  if [ "$4" != - ]; then "$m" --bind "$1" "$4" || { echo "${OVERLAY_FAILURE}cannot keep the host directory $1 reachable" >&2; exit ${MOUNT_FAILED}; }; aliases="$aliases
+$4"; fi
   "$m" -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,${OVERLAY_OPTIONS}" "$1" || { echo "${OVERLAY_FAILURE}cannot mount an overlay on $1" >&2; exit ${MOUNT_FAILED}; }
-  shift 3
+  shift 4
 done
 shift
+while [ "$1" != -- ]; do
+  "$m" --bind "$1" "$2" || { echo "${OVERLAY_FAILURE}cannot bind the socket $2" >&2; exit ${MOUNT_FAILED}; }
+  shift 2
+done
+shift
+IFS='
+'
+for a in $aliases; do "$u" "$a" || { echo "${OVERLAY_FAILURE}cannot take down $a" >&2; exit ${MOUNT_FAILED}; }; done
 exec "$@"`;
 
 /** One writable root as an overlay: the host directory and its per-run layers. */
@@ -66,6 +78,29 @@ export interface OverlayRoot {
   readonly root: string;
   readonly upper: string;
   readonly work: string;
+  /**
+   * Where the host directory stays reachable under the overlay (a bind made before it), for the
+   * sockets in it: a unix socket is found by its inode, and the overlay's inode of a host socket
+   * is not the bound one (connect() is refused), so each socket is bound back from here. Taken
+   * down again before bwrap starts: through it the host directory's hidden files would be readable.
+   */
+  readonly lower: string;
+}
+
+/** A host socket inside an overlay root, bound back over the overlay's copy of its name. */
+export interface SocketBind {
+  readonly src: string;
+  readonly dst: string;
+}
+
+/** The binds that keep `sockets` (real paths) reachable under the overlays that hold them. */
+export function socketBinds(overlays: readonly OverlayRoot[], sockets: readonly string[]): SocketBind[] {
+  const out: SocketBind[] = [];
+  for (const sock of sockets) {
+    const o = overlays.find((x) => isWithin(sock, x.root));
+    if (o && sock !== o.root) out.push({ src: o.lower + sock.slice(o.root.length), dst: sock });
+  }
+  return out;
 }
 
 /** Characters the overlay's option string cannot carry in a path without escapes mount(8) does not give. */
@@ -85,7 +120,7 @@ export function overlayRootsOf(policy: SandboxPolicy): string[] {
 
 /** The overlays of one run, their layers under `runDir/overlay/<n>/` (never inside a writable root). */
 export function planOverlays(roots: readonly string[], runDir: string): OverlayRoot[] {
-  return roots.map((root, i) => ({ root, upper: join(runDir, 'overlay', String(i), 'upper'), work: join(runDir, 'overlay', String(i), 'work') }));
+  return roots.map((root, i) => ({ root, upper: join(runDir, String(i), 'upper'), work: join(runDir, String(i), 'work'), lower: join(runDir, String(i), 'lower') }));
 }
 
 /** Makes the layers' directories (mode 0700: only the daemon reads what the command wrote). */
@@ -93,6 +128,7 @@ export function prepareLayers(overlays: readonly OverlayRoot[]): void {
   for (const o of overlays) {
     mkdirSync(o.upper, { recursive: true, mode: 0o700 });
     mkdirSync(o.work, { recursive: true, mode: 0o700 });
+    mkdirSync(o.lower, { recursive: true, mode: 0o700 });
   }
 }
 
@@ -100,19 +136,36 @@ export function prepareLayers(overlays: readonly OverlayRoot[]): void {
 export interface OverlayTools {
   readonly unshare: string;
   readonly mount: string;
+  readonly umount: string;
 }
 
 /** The mount step's binaries, or undefined where util-linux's unshare or mount is missing. */
 export function findOverlayTools(unshare = 'unshare'): OverlayTools | undefined {
   const u = findExecutable(unshare);
   const m = findExecutable('mount') ?? findExecutable('/usr/bin/mount') ?? findExecutable('/bin/mount');
-  return u && m ? { unshare: u, mount: m } : undefined;
+  const um = findExecutable('umount') ?? findExecutable('/usr/bin/umount') ?? findExecutable('/bin/umount');
+  return u && m && um ? { unshare: u, mount: m, umount: um } : undefined;
 }
 
 /** The mount step's argv, which ends with `--` and is followed by bwrap and its arguments. */
-export function overlayStep(tools: OverlayTools, overlays: readonly OverlayRoot[], uid = process.getuid?.() ?? 0): string[] {
+export function overlayStep(tools: OverlayTools, overlays: readonly OverlayRoot[], binds: readonly SocketBind[] = [], uid = process.getuid?.() ?? 0): string[] {
   const ns = uid === 0 ? ['--mount', '--propagation', 'private'] : ['--map-root-user', '--mount'];
-  return [tools.unshare, ...ns, '--', '/bin/sh', '-c', MOUNT_SCRIPT, 'aalis-overlay', tools.mount, ...overlays.flatMap((o) => [o.root, o.upper, o.work]), '--'];
+  const aliased = (o: OverlayRoot) => binds.some((b) => b.src.startsWith(`${o.lower}/`));
+  return [
+    tools.unshare,
+    ...ns,
+    '--',
+    '/bin/sh',
+    '-c',
+    MOUNT_SCRIPT,
+    'aalis-overlay',
+    tools.mount,
+    tools.umount,
+    ...overlays.flatMap((o) => [o.root, o.upper, o.work, aliased(o) ? o.lower : '-']),
+    '--',
+    ...binds.flatMap((b) => [b.src, b.dst]),
+    '--',
+  ];
 }
 
 /** bwrap's extra arguments under the mount step: an ordinary user's ids, which the step's user namespace renamed to 0. */

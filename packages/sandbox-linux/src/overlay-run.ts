@@ -1,6 +1,6 @@
 import type { SandboxCheck, SandboxPolicy } from '@aalis/api-reach';
-import { printablePath } from './host-names.js';
-import { findOverlayTools, type HostModel, innerIdArgs, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay } from './overlay-mount.js';
+import { hasRawBytes, printablePath } from './host-names.js';
+import { findOverlayTools, type HostModel, innerIdArgs, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
 import { commitUpper } from './upper-commit.js';
 
 /*
@@ -56,18 +56,24 @@ export async function hostModelCheck(model: HostModel, tmp: string, unshare?: st
 export class RunOverlays {
   readonly overlays: readonly OverlayRoot[];
 
+  private readonly binds: readonly SocketBind[];
+
+  /** `sockets`: the host's bound sockets (the scan's), those inside an overlay root bound back. */
   constructor(
     private readonly tools: OverlayTools,
     policy: SandboxPolicy,
     layersDir: string,
+    sockets: readonly string[],
   ) {
     this.overlays = planOverlays(overlayRootsOf(policy), layersDir);
     prepareLayers(this.overlays);
+    // a name that is not UTF-8 cannot be an argv string; such a socket stays unreachable (stricter)
+    this.binds = socketBinds(this.overlays, sockets.filter((p) => !hasRawBytes(p)));
   }
 
   /** The argv that runs bwrap under the mount step. */
   command(bwrap: string, bwrapArgs: readonly string[]): string[] {
-    return [...overlayStep(this.tools, this.overlays), bwrap, ...innerIdArgs(), ...bwrapArgs];
+    return [...overlayStep(this.tools, this.overlays, this.binds), bwrap, ...innerIdArgs(), ...bwrapArgs];
   }
 
   /**

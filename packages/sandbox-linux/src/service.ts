@@ -253,7 +253,7 @@ export class LinuxSandbox implements SandboxService {
           'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable; nothing was run',
         );
       }
-      if (model.kind === 'overlay') return await this.attemptOverlay(request, tools, dir, translation, model);
+      if (model.kind === 'overlay') return await this.attemptOverlay(request, tools, dir, translation, facts, model);
       const aside = join(this.undoneDir, basename(dir.path));
       const sweeper = new LandingSweeper(policy, facts, this.options.scan, this.options.landingSweepMs ?? DEFAULT_LANDING_SWEEP_MS, livePlaceholders, aside, this.host);
       sweeper.start();
@@ -283,11 +283,18 @@ export class LinuxSandbox implements SandboxService {
    * The run under the overlay model (overlay-run.ts): the command's writes go to per-run upper
    * layers, judged and committed after it ends; no look, no landing on the host meanwhile.
    */
-  private async attemptOverlay(request: SandboxRunRequest, tools: { bwrap: string; slirp?: string }, dir: RunDir, translation: Translation, model: ModelChoice & { kind: 'overlay' }): Promise<SandboxRunResult> {
+  private async attemptOverlay(
+    request: SandboxRunRequest,
+    tools: { bwrap: string; slirp?: string },
+    dir: RunDir,
+    translation: Translation,
+    facts: HostFacts,
+    model: ModelChoice & { kind: 'overlay' },
+  ): Promise<SandboxRunResult> {
     const { policy } = request;
     let overlays: RunOverlays;
     try {
-      overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir());
+      overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
       // made before the overlays are mounted, so the lower layer never changes under a mounted overlay
       dir.addPlaceholders(translation.placeholders);
     } catch (e) {

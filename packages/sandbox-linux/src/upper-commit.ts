@@ -4,7 +4,7 @@ import type { SandboxPolicy } from '@aalis/api-reach';
 import { decodeName, encodePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
 import { layersOf } from './layers.js';
-import { type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
+import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
 import type { OverlayRoot } from './overlay-mount.js';
 import { removeAt } from './safe-move.js';
 
@@ -64,10 +64,13 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   const notes: string[] = [];
   const sameFs = lstatSync(overlay.upper).dev === lstatSync(overlay.root).dev;
   let opaque: OpaqueDirs | undefined;
-  const isOpaque = (rel: string): boolean => {
+  let unknown = 0;
+  const isOpaque = (rel: string, fd: number): boolean => {
     opaque ??= readOpaqueDirs(overlay.upper);
-    if (opaque.ok) return opaque.dirs.has(rel);
-    return false;
+    if (opaque.ok && (opaque.dirs.has(rel) || opaque.complete)) return opaque.dirs.has(rel);
+    const one = isOpaqueAt(fd);
+    if (one === undefined) unknown += 1;
+    return one ?? false;
   };
   const uid = process.getuid?.() ?? 0;
 
@@ -168,7 +171,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   /** Walks one upper directory against its host directory (`fresh`: made by this commit, so it held nothing before). */
   const walkDir = (upperFd: number, hostFd: number, path: string, rel: string, fresh: boolean): void => {
     const names = list(upperFd);
-    if (!fresh && isOpaque(rel)) {
+    if (!fresh && rel !== '' && isOpaque(rel, upperFd)) {
       // replaced whole in the sandbox: what the host has and the upper layer lacks was removed
       const inUpper = new Set(names.map((n) => n.toString('latin1')));
       for (const n of list(hostFd)) if (!inUpper.has(n.toString('latin1'))) removeHost(hostFd, n, child(path, n));
@@ -268,8 +271,9 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     closeSync(hostRoot);
     if (upperRoot !== undefined) closeSync(upperRoot);
   }
-  if (opaque && !opaque.ok) {
-    notes.push(`aalis: directories the command replaced whole could not be told apart (${opaque.reason}): entries of the old ones were kept on the host\n`);
+  if (unknown > 0) {
+    const why = opaque && !opaque.ok ? opaque.reason : 'getfattr could not read them';
+    notes.push(`aalis: ${unknown} directories could not be checked for having been replaced whole (${why}): entries of the old ones were kept on the host\n`);
   }
   return { committed, refused, notes };
 }
