@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { execa } from 'execa';
 import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
@@ -185,5 +186,46 @@ describe('hostModel: overlay fails closed where the overlay cannot be had', { ti
     const r = await createLinuxSandbox({ hostModel: 'auto' }).run(req(s, ['sh', '-c', `echo ran > '${odd}/ran'`], { policy: policy({ write: [s.ws, odd, s.sessionTmp] }) }));
     expect(r.exitCode).toBe(0);
     expect(existsSync(join(odd, 'ran'))).toBe(true);
+  });
+});
+
+const pidsOf = (needle: string) =>
+  readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim() === needle;
+      } catch {
+        return false;
+      }
+    });
+
+const waitFor = async (cond: () => boolean, ms: number) => {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  return cond();
+};
+
+describe('a daemon killed mid-run commits nothing', { timeout: 120_000 }, () => {
+  it('its writes stay unjudged in its run folder, are never committed, and the next start sweeps them and says so', async () => {
+    if (MODEL !== 'overlay') return;
+    const tmpDir = join(s.root, 'daemon-tmp');
+    mkdirSync(tmpDir);
+    const child = execa(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'overlay.child.testing.ts'), 'kill', JSON.stringify(s), tmpDir], { cwd: join(import.meta.dirname, '..'), reject: false });
+    expect(await waitFor(() => pidsOf('sleep 601').length === 1, 30_000)).toBe(true); // the writes were made before it
+    child.kill('SIGKILL');
+    await child;
+    expect(await waitFor(() => pidsOf('sleep 601').length === 0, 5_000)).toBe(true);
+    expect(existsSync(join(s.ws, 'unjudged.txt'))).toBe(false);
+    expect(existsSync(join(s.ws, 'pkg/.github/workflows/ci.yml'))).toBe(false);
+    const runs = readdirSync(tmpDir);
+    expect(runs.length).toBe(1);
+    const layers = join(tmpDir, runs[0]!, 'overlay');
+    expect(readdirSync(layers).some((i) => existsSync(join(layers, i, 'upper/unjudged.txt')))).toBe(true); // the write was made, into the layer
+    const next = createLinuxSandbox({ tmpDir, hostModel: 'overlay' }); // the next daemon start
+    expect(readdirSync(tmpDir)).toEqual([]);
+    expect(existsSync(join(s.ws, 'unjudged.txt'))).toBe(false);
+    const r = await next.run(req(s, ['true'], { policy: policy() }));
+    expect(r.stderr).toContain('left writes never judged; they were discarded, not committed');
   });
 });
