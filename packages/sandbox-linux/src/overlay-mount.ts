@@ -112,6 +112,26 @@ export function overlayRefusal(root: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Why the overlays of these roots cannot be mounted for runs whose folders go under `tmp`, or
+ * undefined: a layer inside a lower directory (or the reverse) is refused by the kernel, and a
+ * file system mounted under a root would be hidden by the overlay (its lower layer is the root's
+ * own file system only). `mountinfo`: the text of /proc/self/mountinfo.
+ */
+export function overlayConflict(roots: readonly string[], tmp: string, mountinfo: string): string | undefined {
+  for (const r of roots) {
+    if (isWithin(tmp, r) || isWithin(r, tmp)) return `the daemon's temp directory ${tmp} and the writable root ${r} overlap, so the overlay's layers cannot be kept apart from it`;
+  }
+  for (const line of mountinfo.split('\n')) {
+    const point = line.split(' ')[4];
+    if (!point) continue;
+    const at = point.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
+    const under = roots.find((r) => at !== r && isWithin(at, r));
+    if (under) return `a file system is mounted at ${at}, under the writable root ${under}: an overlay of the root would hide it`;
+  }
+  return undefined;
+}
+
 /** The writable roots that get an overlay: every write root, a root nested in another one once (the outer overlay holds it). */
 export function overlayRootsOf(policy: SandboxPolicy): string[] {
   const all = [...new Set(policy.write)].sort();

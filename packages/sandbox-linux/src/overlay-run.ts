@@ -1,6 +1,7 @@
 import type { SandboxCheck, SandboxPolicy } from '@aalis/api-reach';
 import { hasRawBytes, printablePath } from './host-names.js';
-import { findOverlayTools, type HostModel, innerIdArgs, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
+import { readFileSync } from 'node:fs';
+import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
 import { commitUpper } from './upper-commit.js';
 
 /*
@@ -23,14 +24,24 @@ export async function chooseModel(model: HostModel, policy: SandboxPolicy, tmp: 
   if (model === 'look') return { kind: 'look', reason: 'the look-based model was chosen in the settings (hostModel: look)' };
   const probe = await probeOverlay(tmp, unshare);
   const tools = findOverlayTools(unshare);
-  const refusal = overlayRootsOf(policy)
-    .map(overlayRefusal)
-    .find((r) => r !== undefined);
+  const roots = overlayRootsOf(policy);
+  const refusal = roots.map(overlayRefusal).find((r) => r !== undefined) ?? mountConflict(roots, tmp);
   const reason = !probe.ok ? probe.detail : !tools ? 'unshare or mount is gone' : refusal;
   if (reason === undefined && tools) return { kind: 'overlay', tools };
   const choice: ModelChoice = { kind: 'look', reason: reason ?? 'no overlay', ...(probe.fix ? { fix: probe.fix } : {}) };
   if (model === 'overlay') throw new OverlayRequiredError(choice.reason, choice.fix ?? 'set hostModel to auto or look, or fix what the reason names');
   return choice;
+}
+
+/** {@link overlayConflict} against this process's mount table; one that cannot be read is a conflict (nothing could be checked). */
+function mountConflict(roots: readonly string[], tmp: string): string | undefined {
+  let mountinfo: string;
+  try {
+    mountinfo = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch (e) {
+    return `the mount table could not be read (${(e as Error).message}), so mounts under the writable roots could not be checked`;
+  }
+  return overlayConflict(roots, tmp, mountinfo);
 }
 
 /** The policy asks for the overlay (hostModel: overlay) and this run cannot have it: nothing runs. */

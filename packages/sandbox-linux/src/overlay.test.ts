@@ -206,6 +206,25 @@ const waitFor = async (cond: () => boolean, ms: number) => {
   return cond();
 };
 
+describe('a file system mounted under a writable root', { timeout: 60_000 }, () => {
+  it('the overlay would hide it: hostModel overlay fails closed, auto falls back to the look and says why', async () => {
+    if (MODEL !== 'overlay') return;
+    const mnt = join(s.ws, 'mnt');
+    mkdirSync(mnt);
+    execFileSync('mount', ['-t', 'tmpfs', 'tmpfs', mnt]);
+    try {
+      await expect(sandbox().run(req(s, ['sh', '-c', 'echo ran > mnt/ran'], { policy: policy() }))).rejects.toThrow(/mounted at .*mnt.*would hide it/);
+      expect(existsSync(join(mnt, 'ran'))).toBe(false);
+      const r = await createLinuxSandbox({ hostModel: 'auto' }).run(req(s, ['sh', '-c', 'echo ran > mnt/ran'], { policy: policy() }));
+      expect(r.exitCode).toBe(0);
+      expect(readFileSync(join(mnt, 'ran'), 'utf8')).toBe('ran\n');
+      expect(r.stderr).toMatch(/not captured in an overlay .*because a file system is mounted at/);
+    } finally {
+      execFileSync('umount', [mnt]);
+    }
+  });
+});
+
 describe('a daemon killed mid-run commits nothing', { timeout: 120_000 }, () => {
   it('its writes stay unjudged in its run folder, are never committed, and the next start sweeps them and says so', async () => {
     if (MODEL !== 'overlay') return;

@@ -267,6 +267,7 @@ export class LinuxSandbox implements SandboxService {
       }
       const undo = await sweeper.finish();
       let notes = translation.notes.join('');
+      if (model.kind === 'look' && this.hostModel === 'auto') notes += `aalis: the command's writes were not captured in an overlay (look-based model: landings undone after the fact), because ${model.reason}\n`;
       if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
       if (undo.movedTo) notes += `aalis: new entries this command may not make were moved out of the way, under ${undo.movedTo}\n`;
       if (undo.deleted) notes += `aalis: new entries this command may not make could not be moved aside and were deleted: ${undo.deleted.join(', ')}\n`;

@@ -232,7 +232,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
           if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
         }
       }
-      mkdirSync(atFd(hostFd, name), { mode: st.mode & 0o7777 });
+      // writable by the daemon while its entries go in; its own mode once they are in
+      mkdirSync(atFd(hostFd, name), { mode: 0o700 });
       committed.push(path);
       const h = openDir(atFd(hostFd, name));
       const u = openDir(atFd(upperFd, name));
@@ -240,6 +241,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         if (h === undefined || u === undefined) throw new Error('the directory vanished while it was committed');
         if (uid === 0) fchownSync(h, st.uid, st.gid);
         walkDir(u, h, path, rel, true);
+        fchmodSync(h, st.mode & 0o7777);
       } finally {
         if (u !== undefined) closeSync(u);
         if (h !== undefined) closeSync(h);
