@@ -43,5 +43,9 @@ describe.skipIf(!able)('the overlay as an unprivileged user (nobody)', { timeout
     expect(out.link.stdout).toBe(`${NOBODY}\n`); // the command keeps the daemon's uid
     expect(readFileSync(join(s.control, 'state.json'), 'utf8')).toBe('{}\n');
     expect(readFileSync(join(s.ws, 'alias.json'), 'utf8')).toBe('changed\n');
+    // a directory the command made unreadable (-wx) is committed whole, with its mode
+    expect(out.sealed.stderr).toBe('');
+    expect(readFileSync(join(s.ws, 'sealed/in/f'), 'utf8')).toBe('s\n');
+    expect(statSync(join(s.ws, 'sealed')).mode & 0o777).toBe(0o300);
   });
 });

@@ -34,6 +34,7 @@ if (mode === 'kill') {
   await poller;
   linkSync(join(s.control, 'state.json'), join(s.ws, 'alias.json'));
   const link = await sb.run(req(s, ['sh', '-c', 'echo changed > alias.json; id -u']));
+  const sealed = await sb.run(req(s, ['sh', '-c', 'mkdir -p sealed/in && echo s > sealed/in/f && chmod 300 sealed']));
   const probe = (await sb.probe()).checks.find((c) => c.name === 'host-model');
-  process.stdout.write(JSON.stringify({ seen, polls, landing, link, probe, policy: workspacePolicy(s).write }), () => process.exit(0));
+  process.stdout.write(JSON.stringify({ seen, polls, landing, link, sealed, probe, policy: workspacePolicy(s).write }), () => process.exit(0));
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, renameSync, type Stats, symlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, renameSync, type Stats, symlinkSync, writeSync } from 'node:fs';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { decodeName, encodePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
@@ -92,7 +92,12 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     const st = lstatSync(atFd(upperFd, name));
     if (isWhiteout(st)) return false;
     if (!st.isDirectory()) return st.isFile() || st.isSymbolicLink();
-    const d = openDir(atFd(upperFd, name));
+    let d: number | undefined;
+    try {
+      d = openDir(atFd(upperFd, name));
+    } catch {
+      return false; // unreadable (chmod 300): made readable and committed entry by entry
+    }
     if (d === undefined) return false;
     try {
       return list(d).every((n) => allAllowed(d, n, child(path, n)));
@@ -104,7 +109,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   /** The files (and empty directories) of a refused upper tree: what the command wrote, each by its path. */
   const refuseTree = (upperFd: number, name: Buffer, path: string): void => {
     const st = lstatSync(atFd(upperFd, name));
-    const d = st.isDirectory() ? openDir(atFd(upperFd, name)) : undefined;
+    const d = st.isDirectory() ? openUpperDir(upperFd, name) : undefined;
     if (d === undefined) {
       if (!isWhiteout(st)) refused.push(path);
       return;
@@ -198,7 +203,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     if (st.isDirectory()) {
       if (host?.isDirectory()) {
         const h = openDir(atFd(hostFd, name));
-        const u = openDir(atFd(upperFd, name));
+        const u = openUpperDir(upperFd, name);
         if (h === undefined || u === undefined) {
           if (u !== undefined) closeSync(u);
           if (h !== undefined) closeSync(h);
@@ -236,7 +241,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       mkdirSync(atFd(hostFd, name), { mode: 0o700 });
       committed.push(path);
       const h = openDir(atFd(hostFd, name));
-      const u = openDir(atFd(upperFd, name));
+      const u = openUpperDir(upperFd, name);
       try {
         if (h === undefined || u === undefined) throw new Error('the directory vanished while it was committed');
         if (uid === 0) fchownSync(h, st.uid, st.gid);
@@ -278,6 +283,23 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     notes.push(`aalis: ${unknown} directories could not be checked for having been replaced whole (${why}): entries of the old ones were kept on the host\n`);
   }
   return { committed, refused, notes };
+}
+
+/**
+ * Opens a directory of the upper layer. One the command made unreadable (`chmod 300`) is made
+ * readable by its owner first: the daemon owns the layer, which only it can reach (mode 0700), and
+ * the command is gone, so nothing can swap it meanwhile. Its committed copy gets the command's mode.
+ */
+function openUpperDir(fd: number, name: Buffer): number | undefined {
+  try {
+    return openDir(atFd(fd, name));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EACCES') throw e;
+    const st = lstatSync(atFd(fd, name));
+    if (!st.isDirectory()) throw e;
+    chmodSync(atFd(fd, name), (st.mode & 0o7777) | 0o700);
+    return openDir(atFd(fd, name));
+  }
 }
 
 /** Whether the upper directory at `name` is empty. */
