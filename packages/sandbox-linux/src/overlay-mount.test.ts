@@ -23,8 +23,9 @@ describe('which roots can be overlays', () => {
 
   it.each([
     ['roots apart from the temp dir, nothing mounted under them', ['/home/ada/other'], '/tmp', undefined],
-    ['the temp dir inside a root', ['/home/ada'], '/home/ada/.tmp', /overlap/],
-    ['a root inside the temp dir', ['/tmp/ws'], '/tmp', /overlap/],
+    ['the temp dir inside a root', ['/home/ada'], '/home/ada/.tmp', /lies in the writable root/],
+    ['the temp dir is a root', ['/tmp'], '/tmp', /lies in the writable root/],
+    ['a root beside the run folders in the temp dir', ['/tmp/ws'], '/tmp', undefined],
     ['a file system mounted under a root (an escaped name)', ['/home/ada/ws'], '/tmp', /mounted at \/home\/ada\/ws\/cache dir/],
     ['a mount at the root itself is its lower layer', ['/proc'], '/tmp', undefined],
   ])('%s', (_, roots, tmp, want) => {

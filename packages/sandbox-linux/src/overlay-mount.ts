@@ -114,13 +114,14 @@ export function overlayRefusal(root: string): string | undefined {
 
 /**
  * Why the overlays of these roots cannot be mounted for runs whose folders go under `tmp`, or
- * undefined: a layer inside a lower directory (or the reverse) is refused by the kernel, and a
+ * undefined: a layer inside a lower directory is refused by the kernel, and a
  * file system mounted under a root would be hidden by the overlay (its lower layer is the root's
  * own file system only). `mountinfo`: the text of /proc/self/mountinfo.
  */
 export function overlayConflict(roots: readonly string[], tmp: string, mountinfo: string): string | undefined {
   for (const r of roots) {
-    if (isWithin(tmp, r) || isWithin(r, tmp)) return `the daemon's temp directory ${tmp} and the writable root ${r} overlap, so the overlay's layers cannot be kept apart from it`;
+    // the layers inside the lower layer: the kernel refuses (a root beside the run folders under the same temp dir is fine)
+    if (isWithin(tmp, r)) return `the daemon's temp directory ${tmp} lies in the writable root ${r}, so the overlay's layers cannot be kept out of it`;
   }
   for (const line of mountinfo.split('\n')) {
     const point = line.split(' ')[4];

@@ -2,7 +2,7 @@ import type { SandboxCheck, SandboxPolicy } from '@aalis/api-reach';
 import { hasRawBytes, printablePath } from './host-names.js';
 import { readFileSync } from 'node:fs';
 import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
-import { commitUpper } from './upper-commit.js';
+import type { CommitReport } from './upper-commit.js';
 
 /*
  * The overlay model within one run (service.ts calls these): which model a run gets, the step
@@ -88,15 +88,16 @@ export class RunOverlays {
   }
 
   /**
-   * Judges and commits every upper layer, after the command has ended. Refused entries are the run's
+   * Judges and commits every upper layer, after the command has ended, each by `run` (the host
+   * thread: a large commit does not stop the daemon answering). Refused entries are the run's
    * refused writes, by their exact paths. A root that cannot be committed at all is refused whole and said.
    */
-  commit(policy: SandboxPolicy, mountPoints: ReadonlySet<string>): { refused: string[]; notes: string } {
+  async commit(run: (o: OverlayRoot) => Promise<CommitReport>): Promise<{ refused: string[]; notes: string }> {
     const refused: string[] = [];
     let notes = '';
     for (const o of this.overlays) {
       try {
-        const r = commitUpper(policy, o, mountPoints);
+        const r = await run(o);
         refused.push(...r.refused);
         notes += r.notes.join('');
       } catch (e) {

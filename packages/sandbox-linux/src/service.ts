@@ -303,7 +303,8 @@ export class LinuxSandbox implements SandboxService {
     }
     const result = await this.spawn(request, translation, tools, () => {}, basename(dir.path), overlays);
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
-    const commit = overlays.commit(policy, new Set(translation.mounts.map((m) => m.path)));
+    const mountPoints = translation.mounts.map((m) => m.path);
+    const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints }));
     let notes = translation.notes.join('') + commit.notes;
     if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
     if (this.unjudged.length > 0) {
