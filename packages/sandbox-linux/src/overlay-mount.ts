@@ -229,14 +229,17 @@ export interface OverlayProbe {
   readonly fix?: string;
 }
 
-let probed: Promise<OverlayProbe> | undefined;
+const probed = new Map<string, Promise<OverlayProbe>>();
 
 /**
  * Mounts one overlay the way a run would (in a throw-away mount namespace, under `tmp`) and writes
- * through it; once per process. Never throws.
+ * through it; once per process for each temp directory and unshare. Never throws.
  */
 export function probeOverlay(tmp: string, unshare = 'unshare'): Promise<OverlayProbe> {
-  probed ??= (async (): Promise<OverlayProbe> => {
+  const key = `${tmp}\0${unshare}`;
+  const known = probed.get(key);
+  if (known) return known;
+  const probe = (async (): Promise<OverlayProbe> => {
     const tools = findOverlayTools(unshare);
     if (!tools) return { ok: false, detail: 'unshare or mount (util-linux) is not installed', fix: 'sudo apt-get install -y util-linux mount' };
     let dir: string | undefined;
@@ -261,10 +264,11 @@ export function probeOverlay(tmp: string, unshare = 'unshare'): Promise<OverlayP
       if (dir) removeLayers(dir);
     }
   })();
-  return probed;
+  probed.set(key, probe);
+  return probe;
 }
 
 /** Forgets the probe's answer (tests). */
 export function forgetOverlayProbe(): void {
-  probed = undefined;
+  probed.clear();
 }

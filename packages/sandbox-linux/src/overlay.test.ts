@@ -206,6 +206,23 @@ const waitFor = async (cond: () => boolean, ms: number) => {
   return cond();
 };
 
+describe('where the overlay cannot be mounted (no unshare)', { timeout: 60_000 }, () => {
+  it('hostModel overlay: probe() says the backend does not work and runs fail closed; auto runs on the look and says why', async () => {
+    if (MODEL !== 'overlay') return;
+    const required = sandbox({ unshare: '/nonexistent/unshare' });
+    const probe = await required.probe();
+    expect(probe.available).toBe(false);
+    expect(probe.checks.find((c) => c.name === 'host-model')).toMatchObject({ ok: false, detail: expect.stringMatching(/^overlay required/), fix: expect.any(String) });
+    await expect(required.run(req(s, ['sh', '-c', 'echo ran > no-overlay.txt'], { policy: policy() }))).rejects.toThrow(/overlay/);
+    expect(existsSync(join(s.ws, 'no-overlay.txt'))).toBe(false);
+    const auto = createLinuxSandbox({ hostModel: 'auto', unshare: '/nonexistent/unshare' });
+    expect((await auto.probe()).checks.find((c) => c.name === 'host-model')?.detail).toMatch(/^look-based, because unshare/);
+    const r = await auto.run(req(s, ['sh', '-c', 'echo ran > no-overlay.txt'], { policy: policy() }));
+    expect(r.stderr).toMatch(/not captured in an overlay/);
+    expect(readFileSync(join(s.ws, 'no-overlay.txt'), 'utf8')).toBe('ran\n');
+  });
+});
+
 describe('a file system mounted under a writable root', { timeout: 60_000 }, () => {
   it('the overlay would hide it: hostModel overlay fails closed, auto falls back to the look and says why', async () => {
     if (MODEL !== 'overlay') return;

@@ -159,7 +159,10 @@ export class LinuxSandbox implements SandboxService {
         filter: this.filter,
         pidLimit: this.pidLimit,
       });
-      return { ...probe, checks: [...probe.checks, await hostModelCheck(this.hostModel, this.tmp, this.options.unshare)] };
+      const model = await hostModelCheck(this.hostModel, this.tmp, this.options.unshare);
+      // under hostModel overlay, every run without it fails closed: the backend does not work here
+      const available = probe.available && (model.ok || this.hostModel !== 'overlay');
+      return { ...probe, available, checks: [...probe.checks, model] };
     } catch (e) {
       return { backend: 'linux', available: false, checks: [{ name: 'probe', ok: false, detail: (e as Error).message }] };
     }
