@@ -122,7 +122,15 @@ export class RunDir {
     if (this.empty) unlinkSync(this.emptyFile);
     if (this.void) rmdirSync(this.emptyDir);
     if (this.journal) unlinkSync(join(this.path, 'journal'));
-    if (this.layers) removeLayers(join(this.path, 'overlay'));
+    if (this.layers) {
+      try {
+        removeLayers(join(this.path, 'overlay'));
+      } catch {
+        // what the command left there could not all be removed: the folder stays, for the sweep at the next start
+        this.created = this.empty = this.void = this.journal = this.layers = false;
+        return;
+      }
+    }
     rmdirSync(this.path);
     this.created = this.empty = this.void = this.journal = this.layers = false;
   }
