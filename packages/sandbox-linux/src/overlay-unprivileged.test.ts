@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,12 +19,14 @@ beforeAll(() => {
   if (!able) return;
   s = makeScene();
   writeFileSync(join(s.ws, 'gone.txt'), 'bye\n');
+  mkdirSync(join(s.ws, 'movable/in'), { recursive: true });
+  writeFileSync(join(s.ws, 'movable/in/x.txt'), 'x\n');
   execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, s.root]);
 });
 afterAll(() => s?.cleanup());
 
 describe.skipIf(!able)('the overlay as an unprivileged user (nobody)', { timeout: 120_000 }, () => {
-  it('a landing is never on the host during the run; allowed writes, appends and deletes land after; a hard-linked protected inode is unchanged', async () => {
+  it('a landing is never on the host during the run; allowed writes, appends, deletes and a directory renamed land after; a hard-linked protected inode is unchanged', async () => {
     const [cmd, ...args] = asNobody(process.execPath, '--import', 'tsx', child, 'cases', JSON.stringify(s));
     const r = await execa(cmd!, args, { cwd: join(import.meta.dirname, '..'), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' }, extendEnv: false, reject: false, timeout: 100_000 });
     expect(r.stderr).toBe('');
@@ -39,6 +41,8 @@ describe.skipIf(!able)('the overlay as an unprivileged user (nobody)', { timeout
     expect(readFileSync(join(s.ws, 'pkg/fine.txt'), 'utf8')).toBe('ok\n');
     expect(readFileSync(join(s.ws, 'src/a.txt'), 'utf8')).toBe('a\nmore\n');
     expect(existsSync(join(s.ws, 'gone.txt'))).toBe(false);
+    expect(existsSync(join(s.ws, 'movable'))).toBe(false); // a directory renamed
+    expect(readFileSync(join(s.ws, 'moved/in/x.txt'), 'utf8')).toBe('x\n');
     expect(statSync(join(s.ws, 'pkg/fine.txt')).uid).toBe(NOBODY);
     expect(out.link.stdout).toBe(`${NOBODY}\n`); // the command keeps the daemon's uid
     expect(readFileSync(join(s.control, 'state.json'), 'utf8')).toBe('{}\n');

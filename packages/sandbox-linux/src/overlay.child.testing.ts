@@ -28,7 +28,7 @@ if (mode === 'kill') {
       await new Promise((r) => setTimeout(r, 5));
     }
   })();
-  const script = `for f in "$@"; do mkdir -p "$(dirname "$f")"; echo planted > "$f"; done; echo ok > pkg/fine.txt; echo more >> src/a.txt; rm -f gone.txt; sleep 1.5`;
+  const script = `for f in "$@"; do mkdir -p "$(dirname "$f")"; echo planted > "$f"; done; echo ok > pkg/fine.txt; echo more >> src/a.txt; rm -f gone.txt; mv movable moved; sleep 1.5`;
   const landing = await sb.run(req(s, ['sh', '-c', script, 'sh', ...landings]));
   done = true;
   await poller;
