@@ -1,7 +1,9 @@
 /*
  * `pnpm bench`: the cost of running under the sandbox, side by side in one run.
  *   1. a bare `true` spawned with execa (the baseline);
- *   2. `true` under our sandbox (network off, and on through slirp4netns);
+ *   2. `true` under our sandbox (network off, and on through slirp4netns), with the writes captured
+ *      in an overlay (the default where it mounts) and with the look-based model, and a command
+ *      that writes a file in each (the overlay's commit against the look after the run);
  *   3. `true` under Anthropic's sandbox-runtime with an equivalent policy, when it can start here;
  *   4. the time to build the mount plan (scan + translate) for a workspace of 100,000 files,
  *      against a bare readdir walk of the same tree.
@@ -34,7 +36,9 @@ async function time(runs: number, fn: () => Promise<unknown> | unknown): Promise
 
 const ms = (x: number) => `${x.toFixed(2)} ms`;
 const s = makeScene();
-const sb = createLinuxSandbox();
+const sb = createLinuxSandbox({ hostModel: 'overlay' });
+const sbLook = createLinuxSandbox({ hostModel: 'look' });
+const WRITE = ['sh', '-c', 'echo x > src/bench.txt'] as [string, ...string[]];
 
 // The candidates are run interleaved, one of each per round, so that they all see the same load
 // of the machine (2 cores shared with whatever else runs).
@@ -44,6 +48,9 @@ const candidates: Candidate[] = [
   // bubblewrap's own floor: our namespaces, /proc and /dev, no policy mounts, no seccomp
   { name: 'bwrap alone, no policy', every: 1, fn: () => execa('bwrap', [...NAMESPACE_FLAGS, ...NETWORK_OFF_FLAGS, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true']) },
   { name: 'true in our sandbox, network off', every: 1, fn: () => sb.run(req(s, ['true'])) },
+  { name: 'true, network off, look model', every: 1, fn: () => sbLook.run(req(s, ['true'])) },
+  { name: 'a write, network off', every: 1, fn: () => sb.run(req(s, WRITE)) },
+  { name: 'a write, network off, look model', every: 1, fn: () => sbLook.run(req(s, WRITE)) },
   { name: 'true in our sandbox, network on', every: 3, fn: () => sb.run(req(s, ['true'], { policy: workspacePolicy(s, { network: 'on' }) })) },
 ];
 let srtNote = '';
@@ -88,6 +95,10 @@ const bare = rows[0]![1];
 console.log(`sandbox overhead, median of ${RUNS} runs`);
 for (const [name, v] of rows) console.log(`  ${name.padEnd(36)} ${ms(v).padStart(10)}   ${(v / bare).toFixed(1)}x bare   +${ms(v - bare)}`);
 if (srtNote) console.log(`  ${srtNote}`);
+{
+  const at = (name: string) => rows.find((r) => r[0] === name)?.[1] ?? Number.NaN;
+  console.log(`  overlay against the look, measured in this run: true ${(at('true in our sandbox, network off') / at('true, network off, look model')).toFixed(2)}x, a write ${(at('a write, network off') / at('a write, network off, look model')).toFixed(2)}x`);
+}
 {
   const plan = sb.plan(workspacePolicy(s), s.ws);
   const binds = plan.mounts.filter((m) => m.why !== 'base' && !(m.state === 'private-tmp' || (m.state === 'hidden' && m.kind === 'dir'))).length;

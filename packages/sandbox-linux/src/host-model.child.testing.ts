@@ -7,7 +7,7 @@ import { req, type Scene } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
 const s = JSON.parse(process.argv[2]!) as Scene;
-const sb = createLinuxSandbox({ scan: { home: s.home }, undoneDir: join(s.root, 'undone') });
+const sb = createLinuxSandbox({ scan: { home: s.home }, undoneDir: join(s.root, 'undone'), hostModel: 'look' });
 const env = { PATH: '/usr/bin:/bin', HOME: s.home, LANG: 'C' };
 const run = async (cmd: string) => {
   const r = await sb.run(req(s, ['sh', '-c', cmd], { env }));

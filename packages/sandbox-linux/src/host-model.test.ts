@@ -20,7 +20,7 @@ let t: Scene;
 let sb: ReturnType<typeof createLinuxSandbox>;
 beforeAll(() => {
   t = makeScene();
-  sb = createLinuxSandbox({ scan: { home: t.home }, undoneDir: join(t.root, 'undone') });
+  sb = createLinuxSandbox({ scan: { home: t.home }, undoneDir: join(t.root, 'undone'), hostModel: 'look' }); // the walk and the look (overlay.test.ts: the overlay)
 });
 afterAll(() => execFileSync('rm', ['-rf', t.root])); // rm walks deeper than PATH_MAX
 
@@ -109,7 +109,7 @@ describe('the landing look', { timeout: 120_000 }, () => {
     mkdirSync(join(outside, '.git'), { recursive: true });
     writeFileSync(join(outside, '.git/HEAD'), 'ref: refs/heads/main\n');
     writeFileSync(join(outside, '.envrc'), 'export X=1\n');
-    const watched = createLinuxSandbox({ scan: { home: t.home }, landingSweepMs: 1, undoneDir: join(t.root, 'undone-race') });
+    const watched = createLinuxSandbox({ scan: { home: t.home }, landingSweepMs: 1, undoneDir: join(t.root, 'undone-race'), hostModel: 'look' });
     // the command swaps race/ between a directory (holding many entries, so the look lingers) and a symlink to outside/
     // race/ sits among thousands of files, so the look (listing them) lingers between listing
     // p/ and entering p/race
@@ -130,7 +130,7 @@ while time.time() < end:
 
   it('never moves a landing into a folder the command can write in (it could hold its symlinks)', async () => {
     const undone = join(t.ws, 'state/undone'); // a workspace that holds the daemon's state: HOME, say
-    const r = await createLinuxSandbox({ scan: { home: t.home }, undoneDir: undone }).run(req(t, ['sh', '-c', 'mkdir -p state/undone/x && mkdir -p z/.vscode && echo {} > z/.vscode/tasks.json']));
+    const r = await createLinuxSandbox({ scan: { home: t.home }, undoneDir: undone, hostModel: 'look' }).run(req(t, ['sh', '-c', 'mkdir -p state/undone/x && mkdir -p z/.vscode && echo {} > z/.vscode/tasks.json']));
     expect(r.writeDenied).toBe(true);
     expect(existsSync(join(t.ws, 'z/.vscode'))).toBe(false);
     expect(readdirSync(undone)).toEqual(['x']); // nothing went there

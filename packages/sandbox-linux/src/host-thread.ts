@@ -5,7 +5,9 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
+import type { OverlayRoot } from './overlay-mount.js';
 import { type UndoReport, undoNewForbidden } from './undo-new.js';
+import { type CommitReport, commitUpper } from './upper-commit.js';
 
 /** One walk of the host, as a message to the host thread. */
 export type HostJob =
@@ -17,10 +19,12 @@ export type HostJob =
       readonly options?: ScanOptions;
       readonly keep: readonly string[];
       readonly aside?: string;
-    };
+    }
+  // the overlay's commit after a run (upper-commit.ts): as long as what the command wrote is large
+  | { readonly op: 'commit'; readonly policy: SandboxPolicy; readonly overlay: OverlayRoot; readonly mountPoints: readonly string[] };
 
 /** What each job answers. */
-export type HostAnswer<J extends HostJob> = J extends { op: 'scan' } ? HostFacts : UndoReport;
+export type HostAnswer<J extends HostJob> = J extends { op: 'scan' } ? HostFacts : J extends { op: 'commit' } ? CommitReport : UndoReport;
 
 /** An error the host thread threw, rebuilt on this side with its name and message. */
 export class HostWalkError extends Error {
@@ -34,7 +38,8 @@ export class HostWalkError extends Error {
 }
 
 /** The same job, on the calling thread: what the host thread does, and the fallback when it cannot start. */
-export function runHostJob(job: HostJob): HostFacts | UndoReport {
+export function runHostJob(job: HostJob): HostFacts | UndoReport | CommitReport {
+  if (job.op === 'commit') return commitUpper(job.policy, job.overlay, new Set(job.mountPoints));
   return job.op === 'scan'
     ? scanHost(job.policy, job.cwd, job.options, new Set(job.skip))
     : undoNewForbidden(job.policy, job.before, job.options, new Set(job.keep), job.aside);

@@ -31,6 +31,9 @@ export { type HostSocketFacts, hostSocketFacts, hostSockets, listedSockets, SOCK
 export { KERNEL_SURFACE, type KernelPath, kernelSurface } from './kernel-surface.js';
 export { DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism } from './pid-limit.js';
 export { buildSeccompFilter, SECCOMP_ARCHES, SeccompBuildError, type SeccompArch } from './seccomp.js';
+export { HOST_MODELS, type HostModel, OVERLAY_OPTIONS, type OverlayProbe, probeOverlay } from './overlay-mount.js';
+export { HOST_MODEL_CHECK } from './overlay-run.js';
+export { type CommitReport, commitUpper } from './upper-commit.js';
 export { LinuxSandboxConfigSchema, linuxSandboxPlugin } from './plugin.js';
 export { createLinuxSandbox, DEFAULT_LANDING_SWEEP_MS, defaultUndoneDir, DEFAULT_MAX_OUTPUT, LinuxSandbox, type LinuxSandboxOptions } from './service.js';
 export { type PlannedMount, type Placeholder, type TmpPlan, type Translation, type TranslateOptions, translatePolicy, UntranslatableError } from './translate.js';

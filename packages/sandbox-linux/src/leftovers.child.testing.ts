@@ -7,7 +7,8 @@ import { workspacePolicy } from './scene.testing.js';
 
 const [scene, tmpDir, marker] = process.argv.slice(2) as [string, string, string];
 const s = JSON.parse(scene);
-const sb = createLinuxSandbox({ tmpDir });
+// the look model: the marker must reach the host while the command runs (overlay.test.ts: the same under the overlay)
+const sb = createLinuxSandbox({ tmpDir, hostModel: 'look' });
 await sb.run({
   argv: ['sh', '-c', `touch ${marker}; exec sleep 600`],
   cwd: s.ws,

@@ -14,6 +14,17 @@ describe('linuxSandboxPlugin', () => {
     await kernel.stop();
   });
 
+  it('passes hostModel on: look is what probe() then says; an unknown model fails the plugin', async () => {
+    const kernel = createKernel().use(linuxSandboxPlugin, { hostModel: 'look' });
+    await kernel.start();
+    const check = (await kernel.get(sandbox).probe()).checks.find((c) => c.name === 'host-model');
+    expect(check?.detail).toMatch(/^look-based \(chosen in the settings\)/);
+    await kernel.stop();
+    const bad = createKernel().use(linuxSandboxPlugin, { hostModel: 'snapshot' } as never);
+    expect((await bad.start()).find((p) => p.name === 'sandbox-linux')?.state).toBe('failed');
+    await bad.stop();
+  });
+
   it('fails that plugin alone on a bad config', async () => {
     const kernel = createKernel().use(linuxSandboxPlugin, { tmpDir: 'relative' } as never);
     const status = await kernel.start();

@@ -1,6 +1,7 @@
 import { sandbox } from '@aalis/api-reach';
 import { definePlugin } from '@aalis/core';
 import { z } from 'zod';
+import { HOST_MODELS } from './overlay-mount.js';
 import { createLinuxSandbox } from './service.js';
 
 /** Plugin config: where the tools are and how far a scan may go. */
@@ -12,6 +13,8 @@ export const LinuxSandboxConfigSchema = z
     tmpDir: z.string().startsWith('/').optional(),
     undoneDir: z.string().startsWith('/').optional(),
     maxScanEntries: z.number().int().positive().optional(),
+    /** How writes are kept from the host until judged: `auto` (default), `overlay` (required), `look`. */
+    hostModel: z.enum(HOST_MODELS).optional(),
   })
   .strict()
   .default({});
@@ -34,6 +37,7 @@ export const linuxSandboxPlugin = definePlugin({
         ...(config.tmpDir ? { tmpDir: config.tmpDir } : {}),
         ...(config.undoneDir ? { undoneDir: config.undoneDir } : {}),
         ...(config.maxScanEntries ? { scan: { maxEntries: config.maxScanEntries } } : {}),
+        ...(config.hostModel ? { hostModel: config.hostModel } : {}),
       }),
     );
   },

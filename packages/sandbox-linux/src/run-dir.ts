@@ -1,5 +1,6 @@
-import { appendFileSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { removeLayers } from './overlay-mount.js';
 import type { Placeholder } from './translate.js';
 
 /*
@@ -34,6 +35,7 @@ export class RunDir {
   private journal = false;
   private empty = false;
   private void = false;
+  private layers = false;
   private readonly placeholders: Placeholder[] = [];
 
   constructor(readonly parent: string) {
@@ -57,6 +59,18 @@ export class RunDir {
     this.ensure();
     mkdirSync(this.emptyDir, { mode: 0o555 });
     this.void = true;
+  }
+
+  /**
+   * Where this run's overlay layers go (`overlay-mount.ts`), made now. Removed with the folder: what
+   * the command wrote and was not committed goes with it; a killed daemon's are swept unjudged.
+   */
+  prepareLayersDir(): string {
+    this.ensure();
+    const dir = join(this.path, 'overlay');
+    mkdirSync(dir, { mode: 0o700 });
+    this.layers = true;
+    return dir;
   }
 
   private ensure(): void {
@@ -108,8 +122,17 @@ export class RunDir {
     if (this.empty) unlinkSync(this.emptyFile);
     if (this.void) rmdirSync(this.emptyDir);
     if (this.journal) unlinkSync(join(this.path, 'journal'));
+    if (this.layers) {
+      try {
+        removeLayers(join(this.path, 'overlay'));
+      } catch {
+        // what the command left there could not all be removed: the folder stays, for the sweep at the next start
+        this.created = this.empty = this.void = this.journal = this.layers = false;
+        return;
+      }
+    }
     rmdirSync(this.path);
-    this.created = this.empty = this.void = this.journal = false;
+    this.created = this.empty = this.void = this.journal = this.layers = false;
   }
 }
 
@@ -132,8 +155,12 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes the run folders (and their journalled placeholders) of processes that are gone. Returns how many. */
-export function sweepStaleRunDirs(parent: string): number {
+/**
+ * Removes the run folders (and their journalled placeholders) of processes that are gone. Returns
+ * how many. `unjudged` hears of each folder that held overlay layers: the writes of a run whose
+ * daemon died, never judged, so never committed (removed here with the folder).
+ */
+export function sweepStaleRunDirs(parent: string, unjudged?: (dir: string) => void): number {
   let swept = 0;
   let names: string[];
   try {
@@ -157,6 +184,11 @@ export function sweepStaleRunDirs(parent: string): number {
       // no journal: nothing was placed
     }
     try {
+      const layers = join(dir, 'overlay');
+      if (existsSync(layers)) {
+        removeLayers(layers); // its work directory is mode 000
+        unjudged?.(dir);
+      }
       rmSync(dir, { recursive: true, force: true });
       swept += 1;
     } catch {

@@ -123,7 +123,7 @@ describe('LinuxSandbox.run', { timeout: 120_000 }, () => {
       'echo fine > deep/er/ok.txt',
     ].join(' && ');
     const undone = `${s.root}/undone`;
-    const r = await createLinuxSandbox({ undoneDir: undone }).run(req(s, ['sh', '-c', script]));
+    const r = await createLinuxSandbox({ undoneDir: undone, hostModel: 'look' }).run(req(s, ['sh', '-c', script]));
     expect(r.exitCode).toBe(0);
     expect(r.writeDenied).toBe(true);
     for (const rel of ['deep/er/.envrc', 'deep/er/.vscode', 'deep/.husky', 'deep/er/.env.production']) {
@@ -179,7 +179,7 @@ describe('new files the policy denies, inside a writable root', { timeout: 120_0
   });
 
   it('removes a landing made deeper in the tree while the command still runs, not only at its end', async () => {
-    const watched = createLinuxSandbox({ landingSweepMs: 100 });
+    const watched = createLinuxSandbox({ landingSweepMs: 100, hostModel: 'look' }); // the look while it runs (overlay.test.ts: nothing lands at all)
     const cmd = 'mkdir -p deep/.vscode && echo {} > deep/.vscode/tasks.json; for i in $(seq 1 40); do [ -e deep/.vscode ] || break; sleep 0.1; done; [ -e deep/.vscode ] && echo still there || echo removed';
     const r = await watched.run(req(s, ['sh', '-c', cmd]));
     expect(r.stdout.trim()).toBe('removed');

@@ -26,6 +26,8 @@ import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { LandingSweeper } from './undo-new.js';
 import { HostThread } from './host-thread.js';
+import { type HostModel, OVERLAY_FAILURE } from './overlay-mount.js';
+import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
@@ -70,6 +72,14 @@ export interface LinuxSandboxOptions {
    * works every run fails closed.
    */
   readonly pidLimit?: number;
+  /**
+   * How the command's writes are kept from the host until judged (overlay-mount.ts): `auto`
+   * (default) captures them in an overlay per writable root where this kernel mounts one, else
+   * falls back to the look; `overlay` requires it (runs fail closed without); `look` never uses it.
+   */
+  readonly hostModel?: HostModel;
+  /** util-linux's unshare, for the overlay's mount step. Default `unshare` on PATH. */
+  readonly unshare?: string;
 }
 
 /** The default {@link LinuxSandboxOptions.undoneDir}. */
@@ -118,18 +128,24 @@ export class LinuxSandbox implements SandboxService {
   /** The scan and the looks for landings, off the event loop. */
   private readonly host = new HostThread();
   private sweptAt = 0;
+  /** Run folders of dead daemons that held writes never judged (swept, never committed): said on the next run. */
+  private unjudged: string[] = [];
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
     this.filter = options.seccompFilter ?? buildSeccompFilter();
     this.tmp = options.tmpDir ?? tmpdir();
     this.undoneDir = options.undoneDir ?? defaultUndoneDir();
-    sweepStaleRunDirs(this.tmp);
+    sweepStaleRunDirs(this.tmp, (d) => this.unjudged.push(d));
     try {
       sweepStalePidCgroups(choosePidLimit(this.pidLimit));
     } catch {
       // no pid limit here: the first run says why and fails closed
     }
     this.sweptAt = Date.now();
+  }
+
+  private get hostModel(): HostModel {
+    return this.options.hostModel ?? 'auto';
   }
 
   private get pidLimit(): number {
@@ -158,10 +174,15 @@ export class LinuxSandbox implements SandboxService {
         pidLimit: this.pidLimit,
       };
       const cache = this.options.probeCache;
-      const key = cache ? hostFingerprint(targets) : '';
+      // the host model is a setting, not a fact of the host: part of the key
+      const key = cache ? `${hostFingerprint(targets)}:${this.hostModel}` : '';
       const cached = cache ? await loadCachedProbe(cache, key, Date.now()) : undefined;
       if (cached) return cached;
-      const probe = await probeHost(targets);
+      const base = await probeHost(targets);
+      const model = await hostModelCheck(this.hostModel, this.tmp, this.options.unshare);
+      // under hostModel overlay, every run without it fails closed: the backend does not work here
+      const available = base.available && (model.ok || this.hostModel !== 'overlay');
+      const probe = { ...base, available, checks: [...base.checks, model] };
       if (cache) await storeProbe(cache, key, probe, Date.now());
       return probe;
     } catch (e) {
@@ -171,7 +192,7 @@ export class LinuxSandbox implements SandboxService {
 
   private async requireReady(policy: SandboxPolicy): Promise<{ bwrap: string; slirp?: string }> {
     const probe = await this.probe();
-    const failed = probe.checks.find((c) => !c.ok && !ADVISORY_CHECKS.includes(c.name) && (c.name !== 'network' || policy.network === 'on'));
+    const failed = probe.checks.find((c) => !c.ok && !ADVISORY_CHECKS.includes(c.name) && c.name !== HOST_MODEL_CHECK && (c.name !== 'network' || policy.network === 'on'));
     if (failed) throw unavailable(`${failed.name}: ${failed.detail}`, failed.fix ?? 'see `aalis doctor`');
     if (!this.pids) {
       try {
@@ -203,7 +224,7 @@ export class LinuxSandbox implements SandboxService {
     const { policy } = request;
     const tools = await this.requireReady(policy);
     if (Date.now() - this.sweptAt > SWEEP_INTERVAL_MS) {
-      sweepStaleRunDirs(this.tmp);
+      sweepStaleRunDirs(this.tmp, (d) => this.unjudged.push(d));
       this.sweptAt = Date.now();
     }
     // A socket of another program (a container shim, say) can vanish between the scan and the
@@ -223,6 +244,13 @@ export class LinuxSandbox implements SandboxService {
 
   private async attempt(request: SandboxRunRequest, tools: { bwrap: string; slirp?: string }): Promise<SandboxRunResult> {
     const { policy } = request;
+    let model: ModelChoice;
+    try {
+      model = await chooseModel(this.hostModel, policy, this.tmp, this.options.unshare);
+    } catch (e) {
+      if (e instanceof OverlayRequiredError) throw unavailable(e.message, `${e.fix}; nothing was run`);
+      throw e;
+    }
     const dir = new RunDir(this.tmp);
     try {
       let translation: Translation;
@@ -243,6 +271,7 @@ export class LinuxSandbox implements SandboxService {
           'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable; nothing was run',
         );
       }
+      if (model.kind === 'overlay') return await this.attemptOverlay(request, tools, dir, translation, facts, model);
       const aside = join(this.undoneDir, basename(dir.path));
       const sweeper = new LandingSweeper(policy, facts, this.options.scan, this.options.landingSweepMs ?? DEFAULT_LANDING_SWEEP_MS, livePlaceholders, aside, this.host);
       sweeper.start();
@@ -256,6 +285,7 @@ export class LinuxSandbox implements SandboxService {
       }
       const undo = await sweeper.finish();
       let notes = translation.notes.join('');
+      if (model.kind === 'look' && this.hostModel === 'auto') notes += `aalis: the command's writes were not captured in an overlay (look-based model: landings undone after the fact), because ${model.reason}\n`;
       if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
       if (undo.movedTo) notes += `aalis: new entries this command may not make were moved out of the way, under ${undo.movedTo}\n`;
       if (undo.deleted) notes += `aalis: new entries this command may not make could not be moved aside and were deleted: ${undo.deleted.join(', ')}\n`;
@@ -268,12 +298,48 @@ export class LinuxSandbox implements SandboxService {
     }
   }
 
+  /**
+   * The run under the overlay model (overlay-run.ts): the command's writes go to per-run upper
+   * layers, judged and committed after it ends; no look, no landing on the host meanwhile.
+   */
+  private async attemptOverlay(
+    request: SandboxRunRequest,
+    tools: { bwrap: string; slirp?: string },
+    dir: RunDir,
+    translation: Translation,
+    facts: HostFacts,
+    model: ModelChoice & { kind: 'overlay' },
+  ): Promise<SandboxRunResult> {
+    const { policy } = request;
+    let overlays: RunOverlays;
+    try {
+      overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
+      // made before the overlays are mounted, so the lower layer never changes under a mounted overlay
+      dir.addPlaceholders(translation.placeholders);
+    } catch (e) {
+      throw unavailable(`the run's overlay layers or placeholders could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
+    }
+    const result = await this.spawn(request, translation, tools, () => {}, basename(dir.path), overlays);
+    // the command and its whole pid namespace are gone: nothing writes the upper layers any more
+    const mountPoints = translation.mounts.map((m) => m.path);
+    const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints }));
+    let notes = translation.notes.join('') + commit.notes;
+    if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
+    if (this.unjudged.length > 0) {
+      notes += `aalis: a daemon that died during a run left writes never judged; they were discarded, not committed (${this.unjudged.join(', ')})\n`;
+      this.unjudged = [];
+    }
+    if (commit.refused.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
+    return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...commit.refused])] };
+  }
+
   private async spawn(
     request: SandboxRunRequest,
     translation: Translation,
     tools: { bwrap: string; slirp?: string },
     prepare: () => void,
     runName: string,
+    overlays?: RunOverlays,
   ): Promise<SandboxRunResult> {
     const netOn = request.policy.network === 'on';
     const net = netOn ? planNetwork(request.policy, this.options.nft ?? 'nft') : undefined;
@@ -295,7 +361,8 @@ export class LinuxSandbox implements SandboxService {
     const pidReady = preparePidLimit(this.pids!, this.pidLimit, runName);
     pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
     if (translation.args.some(hasRawBytes)) stdio[ARGS_FD] = new Uint8Array(Buffer.concat(translation.args.map((a) => Buffer.concat([encodePath(a), Buffer.of(0)]))));
-    const child = execa(tools.bwrap, args, {
+    const [file, ...argv] = overlays ? overlays.command(tools.bwrap, args) : [tools.bwrap, ...args];
+    const child = execa(file!, argv, {
       env: { ...request.env, ...tmpEnv(request.policy.tmp) },
       extendEnv: false,
       cwd: '/',
@@ -403,6 +470,9 @@ export class LinuxSandbox implements SandboxService {
       if (net && pidError && !prepareError && !killed) netError = pidError;
       const r = await child;
       const stderr = err.text();
+      if (overlays && sandboxPid === undefined && stderr.includes(OVERLAY_FAILURE)) {
+        throw unavailable(`the writable roots could not be mounted as overlays: ${stderr.trim()}`, 'see `aalis doctor` (host-model); nothing was run');
+      }
       if (prepareError) {
         throw unavailable(`the run's placeholders could not be made: ${prepareError.message}`, 'something appeared where the sandbox needed an empty name since the scan; run it again; nothing was run');
       }

@@ -32,7 +32,8 @@ while True:
     c, _ = s.accept(); c.sendall(b'hello\\n'); c.close()
 `;
 
-const sb = createLinuxSandbox();
+// the look model: a test here signals through a file the command writes while it runs, which the overlay keeps off the host until the end
+const sb = createLinuxSandbox({ hostModel: 'look' });
 const daemons: ChildProcess[] = [];
 let s: Scene;
 let runDir = '';

@@ -1,0 +1,111 @@
+import type { SandboxCheck, SandboxPolicy } from '@aalis/api-reach';
+import { hasRawBytes, printablePath } from './host-names.js';
+import { readFileSync } from 'node:fs';
+import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
+import type { CommitReport } from './upper-commit.js';
+
+/*
+ * The overlay model within one run (service.ts calls these): which model a run gets, the step
+ * before bwrap, and the commit after the command.
+ */
+
+/** The probe check that says which host model runs use, and why. */
+export const HOST_MODEL_CHECK = 'host-model';
+
+/** Which model a run gets: the overlay (with its tools), or the look and why. */
+export type ModelChoice = { readonly kind: 'overlay'; readonly tools: OverlayTools } | { readonly kind: 'look'; readonly reason: string; readonly fix?: string };
+
+/**
+ * The model for a policy: `look` when asked for; otherwise the overlay where the probe mounted one
+ * and every write root can be one. A policy that cannot get the overlay under `overlay` throws
+ * (the caller fails the run closed); under `auto` it falls back to the look, with the reason.
+ */
+export async function chooseModel(model: HostModel, policy: SandboxPolicy, tmp: string, unshare?: string): Promise<ModelChoice> {
+  if (model === 'look') return { kind: 'look', reason: 'the look-based model was chosen in the settings (hostModel: look)' };
+  const probe = await probeOverlay(tmp, unshare);
+  const tools = findOverlayTools(unshare);
+  const roots = overlayRootsOf(policy);
+  const refusal = roots.map(overlayRefusal).find((r) => r !== undefined) ?? mountConflict(roots, tmp);
+  const reason = !probe.ok ? probe.detail : !tools ? 'unshare or mount is gone' : refusal;
+  if (reason === undefined && tools) return { kind: 'overlay', tools };
+  const choice: ModelChoice = { kind: 'look', reason: reason ?? 'no overlay', ...(probe.fix ? { fix: probe.fix } : {}) };
+  if (model === 'overlay') throw new OverlayRequiredError(choice.reason, choice.fix ?? 'set hostModel to auto or look, or fix what the reason names');
+  return choice;
+}
+
+/** {@link overlayConflict} against this process's mount table; one that cannot be read is a conflict (nothing could be checked). */
+function mountConflict(roots: readonly string[], tmp: string): string | undefined {
+  let mountinfo: string;
+  try {
+    mountinfo = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch (e) {
+    return `the mount table could not be read (${(e as Error).message}), so mounts under the writable roots could not be checked`;
+  }
+  return overlayConflict(roots, tmp, mountinfo);
+}
+
+/** The policy asks for the overlay (hostModel: overlay) and this run cannot have it: nothing runs. */
+export class OverlayRequiredError extends Error {
+  constructor(
+    readonly reason: string,
+    readonly fix: string,
+  ) {
+    super(`writes must be captured in an overlay here (hostModel: overlay), and cannot be: ${reason}`);
+  }
+}
+
+/** The check `probe()` adds for `doctor`: which model runs use, and why. Advisory under `auto` (the look still holds, later). */
+export async function hostModelCheck(model: HostModel, tmp: string, unshare?: string): Promise<SandboxCheck> {
+  if (model === 'look') return { name: HOST_MODEL_CHECK, ok: true, detail: 'look-based (chosen in the settings): new landings are undone after the command, not prevented' };
+  const probe = await probeOverlay(tmp, unshare);
+  if (probe.ok) return { name: HOST_MODEL_CHECK, ok: true, detail: `overlay: ${probe.detail}` };
+  const detail = model === 'overlay' ? `overlay required (hostModel: overlay) but unavailable, so every run fails closed: ${probe.detail}` : `look-based, because ${probe.detail}`;
+  return { name: HOST_MODEL_CHECK, ok: false, detail, ...(probe.fix ? { fix: probe.fix } : {}) };
+}
+
+/** One run's overlays. */
+export class RunOverlays {
+  readonly overlays: readonly OverlayRoot[];
+
+  private readonly binds: readonly SocketBind[];
+
+  /** `sockets`: the host's bound sockets (the scan's), those inside an overlay root bound back. */
+  constructor(
+    private readonly tools: OverlayTools,
+    policy: SandboxPolicy,
+    layersDir: string,
+    sockets: readonly string[],
+  ) {
+    this.overlays = planOverlays(overlayRootsOf(policy), layersDir);
+    prepareLayers(this.overlays);
+    // a name that is not UTF-8 cannot be an argv string; such a socket stays unreachable (stricter)
+    this.binds = socketBinds(this.overlays, sockets.filter((p) => !hasRawBytes(p)));
+  }
+
+  /** The argv that runs bwrap under the mount step. */
+  command(bwrap: string, bwrapArgs: readonly string[]): string[] {
+    return [...overlayStep(this.tools, this.overlays, this.binds), bwrap, ...innerIdArgs(), ...bwrapArgs];
+  }
+
+  /**
+   * Judges and commits every upper layer, after the command has ended, each by `run` (the host
+   * thread: a large commit does not stop the daemon answering). Refused entries are the run's
+   * refused writes, by their exact paths. A root that cannot be committed at all is refused whole and said.
+   */
+  async commit(run: (o: OverlayRoot) => Promise<CommitReport>): Promise<{ refused: string[]; notes: string }> {
+    const refused: string[] = [];
+    let notes = '';
+    for (const o of this.overlays) {
+      try {
+        const r = await run(o);
+        refused.push(...r.refused);
+        notes += r.notes.join('');
+      } catch (e) {
+        refused.push(o.root);
+        notes += `aalis: nothing the command wrote under ${o.root} was committed: ${(e as Error).message}\n`;
+      }
+    }
+    if (refused.length > 0) notes += `aalis: writes the policy does not allow were kept off the host (never made there): ${refused.map(printablePath).join(', ')}\n`;
+    return { refused, notes };
+  }
+}

@@ -1,0 +1,314 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, renameSync, type Stats, symlinkSync, writeSync } from 'node:fs';
+import type { SandboxPolicy } from '@aalis/api-reach';
+import { decodeName, encodePath } from './host-names.js';
+import { atFd, openDir } from './host-walk.js';
+import { layersOf } from './layers.js';
+import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
+import type { OverlayRoot } from './overlay-mount.js';
+import { removeAt } from './safe-move.js';
+
+/*
+ * After the command has ended (exit, timeout, kill: its whole pid namespace is gone, so nothing
+ * writes the upper layer any more), each entry of the upper layer is judged by the layers the
+ * sandbox's mounts come from (layers.ts: write roots, writeDeny with the landings table and
+ * `.env*`, writeExceptions with the node_modules exception, controlDeny) and only the allowed ones
+ * are committed. Only the upper layer is walked: the cost is that of what the command wrote.
+ *
+ * Both sides are reached by descriptors, never by a path from the root: the upper layer's
+ * directories and the host's are opened relative to their parent's open descriptor with
+ * O_NOFOLLOW (host-walk's openDir), so a host directory a program swapped for a symlink during the
+ * run is not entered (its part is refused and said), and any name or depth works. A file is
+ * committed by rename(2) from the upper layer (same file system) or by a copy to a fresh name in
+ * the host directory, fsync, then rename: either way the host name gets a new inode, so a file
+ * hard-linked to a protected one is never written in place. A symlink is committed as a symlink.
+ */
+
+/** What a commit did. Paths are host paths, names decoded as the walk decodes them. */
+export interface CommitReport {
+  /** Entries written, replaced or removed on the host. */
+  readonly committed: readonly string[];
+  /** Entries the policy refused (or that could not be committed safely): not on the host. */
+  readonly refused: readonly string[];
+  /** Lines for the command's stderr: what was not done and why. */
+  readonly notes: readonly string[];
+}
+
+const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** A whiteout: the overlay's mark of a removed entry, a character device 0:0. */
+const isWhiteout = (st: Stats) => st.isCharacterDevice() && st.rdev === 0;
+
+const child = (dir: string, name: Buffer) => (dir === '/' ? `/${decodeName(name)}` : `${dir}/${decodeName(name)}`);
+
+function lstatAt(fd: number, name: Buffer): Stats | undefined {
+  try {
+    return lstatSync(atFd(fd, name));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+const list = (fd: number) => readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer' });
+
+/**
+ * Judges and commits one overlay's upper layer into its host root. `mountPoints` are the run's
+ * mount destinations: an empty entry bwrap made to mount on is not the command's write. Throws only
+ * when the host root itself cannot be opened; everything else is reported entry by entry.
+ */
+export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPoints: ReadonlySet<string> = new Set()): CommitReport {
+  const layers = layersOf(policy);
+  const committed: string[] = [];
+  const refused: string[] = [];
+  const notes: string[] = [];
+  const sameFs = lstatSync(overlay.upper).dev === lstatSync(overlay.root).dev;
+  let opaque: OpaqueDirs | undefined;
+  let unknown = 0;
+  const isOpaque = (rel: string, fd: number): boolean => {
+    opaque ??= readOpaqueDirs(overlay.upper);
+    if (opaque.ok && (opaque.dirs.has(rel) || opaque.complete)) return opaque.dirs.has(rel);
+    const one = isOpaqueAt(fd);
+    if (one === undefined) unknown += 1;
+    return one ?? false;
+  };
+  const uid = process.getuid?.() ?? 0;
+
+  /** Every path of the host tree at `name` is one the policy lets the command remove. */
+  const removable = (hostFd: number, name: Buffer, path: string): boolean => {
+    if (!layers.writable(path)) return false;
+    const d = openDir(atFd(hostFd, name));
+    if (d === undefined) return true;
+    try {
+      return list(d).every((n) => removable(d, n, child(path, n)));
+    } finally {
+      closeSync(d);
+    }
+  };
+
+  /** Every entry of a new upper tree is allowed (so it can be renamed in at once). */
+  const allAllowed = (upperFd: number, name: Buffer, path: string): boolean => {
+    if (!layers.writable(path) || mountPoints.has(path)) return false;
+    const st = lstatSync(atFd(upperFd, name));
+    if (isWhiteout(st)) return false;
+    if (!st.isDirectory()) return st.isFile() || st.isSymbolicLink();
+    let d: number | undefined;
+    try {
+      d = openDir(atFd(upperFd, name));
+    } catch {
+      return false; // unreadable (chmod 300): made readable and committed entry by entry
+    }
+    if (d === undefined) return false;
+    try {
+      return list(d).every((n) => allAllowed(d, n, child(path, n)));
+    } finally {
+      closeSync(d);
+    }
+  };
+
+  /** The files (and empty directories) of a refused upper tree: what the command wrote, each by its path. */
+  const refuseTree = (upperFd: number, name: Buffer, path: string): void => {
+    const st = lstatSync(atFd(upperFd, name));
+    const d = st.isDirectory() ? openUpperDir(upperFd, name) : undefined;
+    if (d === undefined) {
+      if (!isWhiteout(st)) refused.push(path);
+      return;
+    }
+    try {
+      const names = list(d);
+      if (names.length === 0) refused.push(path);
+      for (const n of names) refuseTree(d, n, child(path, n));
+    } finally {
+      closeSync(d);
+    }
+  };
+
+  const removeHost = (hostFd: number, name: Buffer, path: string): boolean => {
+    if (!removable(hostFd, name, path)) {
+      refused.push(path);
+      return false;
+    }
+    removeAt(hostFd, name);
+    committed.push(path);
+    return true;
+  };
+
+  /** A new file or symlink into the host directory: renamed from the upper layer, or copied to a fresh name, synced, renamed. */
+  const placeFile = (upperFd: number, hostFd: number, name: Buffer, st: Stats): void => {
+    if (sameFs) {
+      try {
+        renameSync(atFd(upperFd, name), atFd(hostFd, name));
+        return;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+      }
+    }
+    const tmp = Buffer.from(`.aalis-commit-${randomBytes(6).toString('hex')}`);
+    if (st.isSymbolicLink()) {
+      symlinkSync(readlinkSync(atFd(upperFd, name), { encoding: 'buffer' }), atFd(hostFd, tmp));
+      if (uid === 0) lchownSync(atFd(hostFd, tmp), st.uid, st.gid);
+    } else {
+      const src = openSync(atFd(upperFd, name), NOFOLLOW_READ);
+      try {
+        // O_EXCL: a name that appeared meanwhile (even a symlink) is never opened
+        const out = openSync(atFd(hostFd, tmp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+        try {
+          const buf = Buffer.allocUnsafe(1 << 16);
+          for (let n = readSync(src, buf); n > 0; n = readSync(src, buf)) writeSync(out, buf, 0, n);
+          if (uid === 0) fchownSync(out, st.uid, st.gid);
+          fchmodSync(out, st.mode & 0o7777);
+          fsyncSync(out);
+        } finally {
+          closeSync(out);
+        }
+      } finally {
+        closeSync(src);
+      }
+    }
+    try {
+      renameSync(atFd(hostFd, tmp), atFd(hostFd, name));
+    } catch (e) {
+      removeAt(hostFd, tmp);
+      throw e;
+    }
+  };
+
+  /** Walks one upper directory against its host directory (`fresh`: made by this commit, so it held nothing before). */
+  const walkDir = (upperFd: number, hostFd: number, path: string, rel: string, fresh: boolean): void => {
+    const names = list(upperFd);
+    if (!fresh && rel !== '' && isOpaque(rel, upperFd)) {
+      // replaced whole in the sandbox: what the host has and the upper layer lacks was removed
+      const inUpper = new Set(names.map((n) => n.toString('latin1')));
+      for (const n of list(hostFd)) if (!inUpper.has(n.toString('latin1'))) removeHost(hostFd, n, child(path, n));
+    }
+    for (const name of names) {
+      const p = child(path, name);
+      const r = rel === '' ? decodeName(name) : `${rel}/${decodeName(name)}`;
+      try {
+        entry(upperFd, hostFd, name, p, r);
+      } catch (e) {
+        refused.push(p);
+        notes.push(`aalis: ${p} could not be committed: ${(e as Error).message}\n`);
+      }
+    }
+  };
+
+  const entry = (upperFd: number, hostFd: number, name: Buffer, path: string, rel: string): void => {
+    const st = lstatSync(atFd(upperFd, name));
+    const host = lstatAt(hostFd, name);
+    if (isWhiteout(st)) {
+      if (host) removeHost(hostFd, name, path);
+      return;
+    }
+    if (st.isDirectory()) {
+      if (host?.isDirectory()) {
+        const h = openDir(atFd(hostFd, name));
+        const u = openUpperDir(upperFd, name);
+        if (h === undefined || u === undefined) {
+          if (u !== undefined) closeSync(u);
+          if (h !== undefined) closeSync(h);
+          refuseTree(upperFd, name, path);
+          notes.push(`aalis: ${path} changed on the host during the run (no longer a directory): what the command wrote under it was not committed\n`);
+          return;
+        }
+        try {
+          walkDir(u, h, path, rel, false);
+        } finally {
+          closeSync(u);
+          closeSync(h);
+        }
+        return;
+      }
+      if (!host && mountPoints.has(path) && list0(upperFd, name)) return; // a mount point bwrap made
+      if (!layers.writable(path)) {
+        refuseTree(upperFd, name, path);
+        return;
+      }
+      if (host && !removeHost(hostFd, name, path)) {
+        refuseTree(upperFd, name, path);
+        return;
+      }
+      if (sameFs && allAllowed(upperFd, name, path)) {
+        try {
+          renameSync(atFd(upperFd, name), atFd(hostFd, name));
+          committed.push(path);
+          return;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+        }
+      }
+      // writable by the daemon while its entries go in; its own mode once they are in
+      mkdirSync(atFd(hostFd, name), { mode: 0o700 });
+      committed.push(path);
+      const h = openDir(atFd(hostFd, name));
+      const u = openUpperDir(upperFd, name);
+      try {
+        if (h === undefined || u === undefined) throw new Error('the directory vanished while it was committed');
+        if (uid === 0) fchownSync(h, st.uid, st.gid);
+        walkDir(u, h, path, rel, true);
+        fchmodSync(h, st.mode & 0o7777);
+      } finally {
+        if (u !== undefined) closeSync(u);
+        if (h !== undefined) closeSync(h);
+      }
+      return;
+    }
+    if (!st.isFile() && !st.isSymbolicLink() && !st.isFIFO()) {
+      // a socket or a device: nothing that outlives the command
+      notes.push(`aalis: ${path} (a socket or device the command made) was not committed\n`);
+      return;
+    }
+    if (!host && mountPoints.has(path) && st.isFile() && st.size === 0) return; // a mount point bwrap made
+    if (!layers.writable(path)) {
+      refused.push(path);
+      return;
+    }
+    if (host?.isDirectory() && !removeHost(hostFd, name, path)) return;
+    placeFile(upperFd, hostFd, name, st);
+    committed.push(path);
+  };
+
+  const hostRoot = openDir(encodePath(overlay.root));
+  if (hostRoot === undefined) throw new Error(`the writable root ${overlay.root} is no longer a directory`);
+  const upperRoot = openDir(encodePath(overlay.upper));
+  try {
+    if (upperRoot === undefined) throw new Error(`the run's upper layer ${overlay.upper} is gone`);
+    walkDir(upperRoot, hostRoot, overlay.root, '', false);
+  } finally {
+    closeSync(hostRoot);
+    if (upperRoot !== undefined) closeSync(upperRoot);
+  }
+  if (unknown > 0) {
+    const why = opaque && !opaque.ok ? opaque.reason : 'getfattr could not read them';
+    notes.push(`aalis: ${unknown} directories could not be checked for having been replaced whole (${why}): entries of the old ones were kept on the host\n`);
+  }
+  return { committed, refused, notes };
+}
+
+/**
+ * Opens a directory of the upper layer. One the command made unreadable (`chmod 300`) is made
+ * readable by its owner first: the daemon owns the layer, which only it can reach (mode 0700), and
+ * the command is gone, so nothing can swap it meanwhile. Its committed copy gets the command's mode.
+ */
+function openUpperDir(fd: number, name: Buffer): number | undefined {
+  try {
+    return openDir(atFd(fd, name));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EACCES') throw e;
+    const st = lstatSync(atFd(fd, name));
+    if (!st.isDirectory()) throw e;
+    chmodSync(atFd(fd, name), (st.mode & 0o7777) | 0o700);
+    return openDir(atFd(fd, name));
+  }
+}
+
+/** Whether the upper directory at `name` is empty. */
+function list0(fd: number, name: Buffer): boolean {
+  const d = openDir(atFd(fd, name));
+  if (d === undefined) return false;
+  try {
+    return list(d).length === 0;
+  } finally {
+    closeSync(d);
+  }
+}
