@@ -14,7 +14,7 @@ import { PodError } from './errors.js';
 import type { ClashChoice, ExportGrant, ExportRecord, ExportRequest, ExportStart, UndoRecord } from './export-types.js';
 import { Exporter } from './exporter.js';
 import type { ReachHost } from '@aalis/plugin-reach';
-import { ModelError, type ModelProvider } from './model-client.js';
+import { ModelError, type ModelProvider } from '@aalis/model';
 import { checkRoot, makeTaskDirs, type RootContext, within } from './places.js';
 import { podEnvOf, podPolicyOf } from './policy.js';
 import { returnMessage, shorten, statusOf, summaryOf } from './return-message.js';

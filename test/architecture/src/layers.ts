@@ -5,6 +5,7 @@
 export const LAYERS: Readonly<Record<string, number>> = {
   core: 0,
   'api-reach': 1,
+  model: 1,
   'plugin-reach': 2,
   'plugin-approval': 2,
   'plugin-tools': 2,
