@@ -12,6 +12,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   'sandbox-linux': 2,
   'sandbox-darwin': 2,
   'sandbox-docker': 2,
+  'plugin-agent': 3,
   'plugin-pod': 3,
   cli: 4,
   'create-aalis': 4,
