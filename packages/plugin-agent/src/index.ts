@@ -19,3 +19,4 @@ export { PLAN_NAME, planPathOf, SUBMIT_PLAN } from './plan-rule.js';
 export { systemPromptOf } from './prompts.js';
 export { submitPlanTool } from './submit-plan.js';
 export { modelToolsOf, runTurn, type TurnDeps, type TurnRun } from './turn-runner.js';
+export { modelReviewer, type ReviewerConfig, ReviewerConfigSchema, reviewerPlugin } from './model-reviewer.js';

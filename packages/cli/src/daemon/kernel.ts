@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { type SandboxProbe, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
 import { authorityPlugin, createKernel, type Identity, type Kernel, type Plugin, sessionsPlugin, toolsPlugin } from '@aalis/core';
 import { modelPlugin } from '@aalis/model';
-import { agentPlugin } from '@aalis/plugin-agent';
+import { agentPlugin, reviewerPlugin } from '@aalis/plugin-agent';
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachPlugin } from '@aalis/plugin-reach';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
@@ -121,7 +121,9 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
     .use(sandboxPlugin(service))
     // The agent answers messages; without a model configured it answers each with a clear error.
     .use(modelPlugin, plan.config.model ?? {})
-    .use(agentPlugin, plan.config.agent ?? {});
+    .use(agentPlugin, plan.config.agent ?? {})
+    // approver: reviewer asks the same model; without one every such ask is refused, saying why.
+    .use(reviewerPlugin);
   const pod = await loadPod();
   if (pod) {
     plan.progress('the Isolation Pod (@aalis/plugin-pod) is installed: starting it too');
