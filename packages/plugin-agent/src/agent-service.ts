@@ -57,7 +57,9 @@ export class AgentService {
     });
     this.#running.set(conversation, { view, controller, done });
     try {
-      await this.deps.sessions.append(conversation, { role: 'user', content: message, ...(turn.authorised ? { from: turn.authorised } : {}) });
+      const kept = { role: 'user' as const, content: message, ...(turn.authorised ? { from: turn.authorised } : {}) };
+      await this.deps.sessions.append(conversation, kept);
+      this.deps.events.emit('message/created', { session: view.session, conversation, turnId, message: kept });
     } catch (error) {
       this.#running.delete(conversation);
       throw error;
