@@ -30,6 +30,18 @@ beforeAll(async () => {
     },
     { match: 'sleep a while', steps: [{ call: 'run_command', args: { command: 'sleep 41.5' } }, { say: 'slept' }] },
     { match: 'garbage', steps: [{ status: 200, body: '{"not":"a completion"}' }] },
+    // The reviewer's script comes before the agent's: its prompt quotes the conversation.
+    { match: 'reviewed.txt', steps: [{ call: 'verdict', args: { decision: 'deny', reason: 'not needed for this task; keep it in the workspace' } }] },
+    {
+      match: 'copy it out',
+      steps: [
+        { call: 'write_file', args: { path: join(outside, 'reviewed.txt'), content: 'x' } },
+        { call: 'write_file', args: { path: join(workspace, 'kept-inside.txt'), content: 'inside\n' } },
+        { say: 'kept it inside' },
+      ],
+    },
+    { match: 'make a plan', steps: [{ call: 'submit_plan', args: { name: 'tidy', plan: '1. read\n2. write the summary' } }, { say: 'now executing' }] },
+    { match: 'stranger asks', steps: [{ call: 'write_file', args: { path: join(workspace, 'stranger.txt'), content: 'x' } }, { say: 'could not' }] },
   ]);
   const config = { owners: { chat: ['alice'] }, approval: { timeoutMs: 60_000 }, model: { baseURL: model.baseURL, model: 'scripted', requestTimeoutMs: 10_000 } };
   writeFileSync(join(dir, 'aalis.config.json'), JSON.stringify(config));
@@ -111,6 +123,64 @@ describe('aalis serve: the agent', () => {
       expect(stream.events.some((e) => e.name === 'tool/started' && e.data.turnId === turnId)).toBe(false);
       const { messages } = (await daemon.api('GET', '/api/sessions/chat-garbage/messages')).body;
       expect(messages.at(-1)).toMatchObject({ role: 'system', content: expect.stringContaining('Check that model.baseURL') });
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('plan: submit_plan asks the owner with the plan; approved over the API, the conversation is in execute with its earlier settings back', async () => {
+    const stream = await subscribe(daemon.url, daemon.token, '?session=chat-plan');
+    try {
+      await daemon.api('POST', '/api/turns', { turn: ownerTurn('chat-plan') });
+      // A new conversation starts from alice's last used settings, whatever earlier tests left: set them all.
+      await daemon.api('POST', '/api/sessions/chat-plan/settings', { runMode: 'execute' });
+      expect((await daemon.api('POST', '/api/sessions/chat-plan/settings', { tier: 'full', boundary: 'deny' })).body.settings).toMatchObject({ tier: 'full', boundary: 'deny' });
+      const planned = await daemon.api('POST', '/api/sessions/chat-plan/settings', { runMode: 'plan' });
+      expect(planned.body.settings).toMatchObject({ runMode: 'plan', tier: 'readonly' });
+      const { turnId } = (await daemon.api('POST', '/api/turns', { turn: ownerTurn('chat-plan'), message: 'make a plan' })).body;
+      const asked = await stream.next('approval/requested');
+      expect(asked.subject).toEqual({ kind: 'plan', summary: '1. read\n2. write the summary', rule: 'plan' });
+      expect(readFileSync(join(workspace, '.aalis', 'plan', 'tidy.md'), 'utf8')).toBe('1. read\n2. write the summary\n');
+      expect((await daemon.api('POST', '/api/approvals/reply', { code: asked.code, decision: 'approve' })).status).toBe(200);
+      expect((await stream.next('turn/ended', forTurn(turnId))).state).toBe('answered');
+      const settings = (await daemon.api('GET', '/api/sessions/chat-plan/settings')).body.settings;
+      expect(settings).toEqual({ tier: 'full', boundary: 'deny', approver: 'human', runMode: 'execute' });
+      // The approval's switch, announced on the stream (an earlier leave-plan of this test restored other settings).
+      expect(await stream.next('session/settings-changed', (d) => d.previous.runMode === 'plan' && d.next.runMode === 'execute' && d.next.tier === 'full', 10_000)).toMatchObject({ sessionId: 'chat-plan' });
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('the reviewer denies an outside write with a reason that reaches the agent, which keeps the file inside; audited with the reason', async () => {
+    const stream = await subscribe(daemon.url, daemon.token, '?session=chat-reviewed');
+    try {
+      await daemon.api('POST', '/api/turns', { turn: ownerTurn('chat-reviewed') });
+      await daemon.api('POST', '/api/sessions/chat-reviewed/settings', { runMode: 'execute' });
+      await daemon.api('POST', '/api/sessions/chat-reviewed/settings', { approver: 'reviewer', tier: 'workspace', boundary: 'ask' });
+      const { turnId } = (await daemon.api('POST', '/api/turns', { turn: ownerTurn('chat-reviewed'), message: 'copy it out' })).body;
+      expect((await stream.next('turn/ended', forTurn(turnId))).state).toBe('answered');
+      const first = await stream.next('tool/ended', forTurn(turnId));
+      expect(first.outcome).toMatchObject({ ok: false, message: expect.stringContaining('keep it in the workspace') });
+      expect(readFileSync(join(workspace, 'kept-inside.txt'), 'utf8')).toBe('inside\n');
+      expect(() => readFileSync(join(outside, 'reviewed.txt'))).toThrow();
+      const audit = (await daemon.api('GET', '/api/audit?session=chat-reviewed')).body.records;
+      expect(audit.filter((r: Json) => r.event === 'resolved')).toMatchObject([{ via: 'reviewer', outcome: 'rejected', reason: 'not needed for this task; keep it in the workspace' }]);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it("a non-owner's message is answered, but its write has no effect", async () => {
+    const stream = await subscribe(daemon.url, daemon.token, '?session=chat-stranger');
+    try {
+      const { turnId, principal } = (await daemon.api('POST', '/api/turns', { turn: ownerTurn('chat-stranger', 'mallory'), message: 'the stranger asks' })).body;
+      expect(principal).toBe('other');
+      expect((await stream.next('turn/ended', forTurn(turnId))).state).toBe('answered');
+      expect((await stream.next('tool/ended', forTurn(turnId))).outcome.ok).toBe(false);
+      expect(() => readFileSync(join(workspace, 'stranger.txt'))).toThrow();
+      const { messages } = (await daemon.api('GET', '/api/sessions/chat-stranger/messages')).body;
+      expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: 'could not' });
     } finally {
       stream.close();
     }
