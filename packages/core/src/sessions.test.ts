@@ -99,6 +99,15 @@ describe('sessions', () => {
     expect(await service.fingerprint('a')).not.toBe(before);
   });
 
+  it("appends to the model context with the history, except a note for people only", async () => {
+    const { service } = await start();
+    await service.append('ctx', { role: 'user', content: 'hello' });
+    await service.append('ctx', { role: 'system', content: 'the model could not answer' }, { historyOnly: true });
+    const { history, context } = await service.get('ctx');
+    expect(history.map((m) => m.content)).toEqual(['hello', 'the model could not answer']);
+    expect(context.messages.map((m) => m.content)).toEqual(['hello']);
+  });
+
   it('peek reads a conversation without creating one', async () => {
     const { service } = await start();
     expect(await service.peek('never-opened')).toBeUndefined();

@@ -53,8 +53,8 @@ export function modelToolsOf(dispatcher: ToolDispatcher, runMode: string): Model
 export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<TurnEndedEvent> {
   const conversation = run.turn.session.id;
   const base: AgentEventBase = { session: run.turn.session.rootId ?? conversation, conversation, turnId: run.turnId };
-  const append = async (message: ChatMessage) => {
-    await deps.sessions.append(conversation, message);
+  const append = async (message: ChatMessage, options: { historyOnly?: boolean } = {}) => {
+    await deps.sessions.append(conversation, message, options);
     deps.events.emit('message/created', { ...base, message });
   };
   try {
@@ -64,8 +64,9 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<TurnEndedEv
     for (let step = 0; step < deps.config.maxSteps; step++) {
       // Read afresh each step: a plan approved mid-turn changes the mode, and so the prompt and tools.
       const now = await deps.sessions.settings(conversation);
-      const { history, context } = await deps.sessions.get(conversation);
-      const messages: ModelMessage[] = [{ role: 'system', content: systemPromptOf(now.runMode, context.notes) }, ...modelMessagesOf(history)];
+      // The model reads the conversation's model context (kernel-owned: the messages it keeps and the notes), not the whole record.
+      const { context } = await deps.sessions.get(conversation);
+      const messages: ModelMessage[] = [{ role: 'system', content: systemPromptOf(now.runMode, context.notes) }, ...modelMessagesOf(context.messages)];
       const offered = now.runMode === settings.runMode ? tools : modelToolsOf(deps.dispatcher, now.runMode);
       const reply = await deps.model.complete({ messages, tools: offered, signal: run.signal, onDelta: (text) => deps.events.emit('message/delta', { ...base, text }) });
       const calls = reply.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
@@ -115,9 +116,9 @@ function end(deps: TurnDeps, base: AgentEventBase, state: TurnEndedEvent['state'
   return event;
 }
 
-async function fail(deps: TurnDeps, base: AgentEventBase, append: (m: ChatMessage) => Promise<void>, code: string, message: string, fix?: string): Promise<TurnEndedEvent> {
+async function fail(deps: TurnDeps, base: AgentEventBase, append: (m: ChatMessage, o: { historyOnly?: boolean }) => Promise<void>, code: string, message: string, fix?: string): Promise<TurnEndedEvent> {
   // Kept in the history for people (the model never reads the agent's system notes).
-  await append({ role: 'system', content: fix ? `${message} Fix: ${fix}.` : message }).catch(() => {});
+  await append({ role: 'system', content: fix ? `${message} Fix: ${fix}.` : message }, { historyOnly: true }).catch(() => {});
   return end(deps, base, 'failed', { code, message, ...(fix ? { fix } : {}) });
 }
 

@@ -429,7 +429,7 @@ export class PodService {
       let context: string | undefined;
       if (c.readContext) {
         // A read-only snapshot: Sessions.peek hands out a frozen copy and never creates a conversation.
-        const read = finishedTurns((await this.deps.sessions.peek(task.session)) ?? { history: [] }, c.contextMaxChars);
+        const read = finishedTurns((await this.deps.sessions.peek(task.session)) ?? { context: { messages: [], notes: [] } }, c.contextMaxChars);
         context = read.text;
         await log.append({ kind: 'context', enabled: true, messages: read.messages, chars: read.text.length });
       } else {
