@@ -69,7 +69,7 @@ describe('sessions', () => {
     const { service, events } = await start();
     await service.change('a', { runMode: 'plan' });
     expect(events).toEqual([
-      { sessionId: 'a', previous: DEFAULT_SETTINGS, next: { ...DEFAULT_SETTINGS, runMode: 'plan', tier: 'readonly', restore: { tier: 'workspace', boundary: 'ask' } } },
+      { sessionId: 'a', previous: DEFAULT_SETTINGS, next: { ...DEFAULT_SETTINGS, runMode: 'plan', tier: 'readonly', boundary: 'deny', restore: { tier: 'workspace', boundary: 'ask' } } },
     ]);
   });
 

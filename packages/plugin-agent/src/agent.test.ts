@@ -37,6 +37,7 @@ const scripts: Script[] = [
   { match: 'garbage please', steps: [{ status: 200, body: '<html>not an API</html>' }] },
   { match: 'bad args', steps: [{ call: 'write_file', args: {} }, { say: 'ok' }] },
   { match: 'make a plan', steps: [{ call: 'submit_plan', args: { name: 'tidy', plan: '1. read the notes\n2. write a summary' } }, { say: 'executing the plan' }] },
+  { match: 'write during the plan', steps: [{ call: 'write_file', args: { path: join(project, 'planned-too-early.txt'), content: 'x' } }, { say: 'refused, as it should be' }] },
   { match: 'risky plan', steps: [{ call: 'submit_plan', args: { name: 'risky', plan: '1. delete everything' } }, { say: 'I will revise it' }] },
 ];
 
@@ -60,7 +61,7 @@ beforeAll(async () => {
   }));
   const status = await kernel.start();
   expect(status.filter((s) => s.state !== 'running')).toEqual([]);
-  for (const id of ['main', 'busy', 'stranger', 'down', 'plan', 'plan-rejected', 'bad-args']) kernel.get(reachBindings).bind(id, { home: project });
+  for (const id of ['main', 'busy', 'stranger', 'down', 'plan', 'plan-rejected', 'bad-args', 'plan-write']) kernel.get(reachBindings).bind(id, { home: project });
 });
 afterAll(async () => {
   await kernel?.stop();
@@ -180,6 +181,20 @@ describe('the agent', () => {
     expect(await store.settings('plan-rejected')).toMatchObject({ runMode: 'plan', tier: 'readonly' });
     const toolResult = model.requests.at(-1)?.body.messages.find((m) => m.role === 'tool')?.content ?? '';
     expect(JSON.parse(toolResult)).toMatchObject({ ok: false, kind: 'rejected', message: expect.stringContaining('too risky, keep the files') });
+  });
+
+  it('plan: any other write is refused outright, not asked (the plan document is the only write)', async () => {
+    const store = kernel.get(sessions);
+    await store.open('plan-write');
+    await store.change('plan-write', { tier: 'workspace', boundary: 'ask' });
+    await store.change('plan-write', { runMode: 'plan' });
+    const { turnId, done } = await kernel.get(agent).submit(turnOf(OWNER, 'plan-write'), 'a write during the plan');
+    expect(await done).toMatchObject({ state: 'answered' });
+    expect(existsSync(join(project, 'planned-too-early.txt'))).toBe(false);
+    expect(asked.filter((a) => a.session.id === 'plan-write')).toEqual([]);
+    expect(eventsOf(turnId).find(([n]) => n === 'tool/ended')?.[1]).toMatchObject({ tool: 'write_file', outcome: { ok: false } });
+    // Leaving plan gives the boundary back.
+    expect((await store.change('plan-write', { runMode: 'execute' })).ok && (await store.settings('plan-write')).boundary).toBe('ask');
   });
 
   it('submit_plan outside plan mode is refused and writes nothing', async () => {
