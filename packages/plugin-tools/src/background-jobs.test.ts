@@ -35,7 +35,7 @@ describe('background commands', () => {
   it('keep running across a change within the sandboxed tiers, and are closed (output kept, reason given) when the tier moves to the host', async () => {
     const started = await call('run_command_background', { command: 'echo started; exec sleep 53.5' });
     expect(started).toMatchObject({ ok: true, value: { jobId: expect.any(String) } });
-    const jobId = (started as { value: { jobId: string } }).value.jobId;
+    const jobId = String(started.ok ? started.value.jobId : '');
     await until(() => running('sleep 53.5'));
     // workspace -> readonly: both in the sandbox, the command keeps running.
     await kernel.get(sessions).change('main', { tier: 'readonly' });
