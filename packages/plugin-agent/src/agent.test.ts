@@ -3,7 +3,7 @@
 // the real Linux sandbox. The model is the only stand-in: @aalis/model's scripted chat-completions
 // server, streaming (the agent always asks for a stream).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Kernel, sessions } from '@aalis/core';
 import { type Script, type ScriptedModel, startScriptedModel } from '@aalis/model';
@@ -21,6 +21,10 @@ const project = join(home, 'project');
 const outside = join(root, 'outside');
 for (const dir of [project, outside]) mkdirSync(dir, { recursive: true });
 writeFileSync(join(project, 'notes.txt'), 'the notes\n');
+// A second workspace whose .aalis is a symlink planted to a directory outside it.
+const planted = join(home, 'planted');
+mkdirSync(planted, { recursive: true });
+symlinkSync(outside, join(planted, '.aalis'));
 
 const scripts: Script[] = [
   {
@@ -38,6 +42,7 @@ const scripts: Script[] = [
   { match: 'bad args', steps: [{ call: 'write_file', args: {} }, { say: 'ok' }] },
   { match: 'make a plan', steps: [{ call: 'submit_plan', args: { name: 'tidy', plan: '1. read the notes\n2. write a summary' } }, { say: 'executing the plan' }] },
   { match: 'write during the plan', steps: [{ call: 'write_file', args: { path: join(project, 'planned-too-early.txt'), content: 'x' } }, { say: 'refused, as it should be' }] },
+  { match: 'symlinked plan', steps: [{ call: 'submit_plan', args: { name: 'evil', plan: 'x' } }, { say: 'could not save it' }] },
   { match: 'risky plan', steps: [{ call: 'submit_plan', args: { name: 'risky', plan: '1. delete everything' } }, { say: 'I will revise it' }] },
 ];
 
@@ -62,6 +67,7 @@ beforeAll(async () => {
   const status = await kernel.start();
   expect(status.filter((s) => s.state !== 'running')).toEqual([]);
   for (const id of ['main', 'busy', 'stranger', 'down', 'plan', 'plan-rejected', 'bad-args', 'plan-write']) kernel.get(reachBindings).bind(id, { home: project });
+  kernel.get(reachBindings).bind('plan-symlink', { home: planted });
 });
 afterAll(async () => {
   await kernel?.stop();
@@ -195,6 +201,18 @@ describe('the agent', () => {
     expect(eventsOf(turnId).find(([n]) => n === 'tool/ended')?.[1]).toMatchObject({ tool: 'write_file', outcome: { ok: false } });
     // Leaving plan gives the boundary back.
     expect((await store.change('plan-write', { runMode: 'execute' })).ok && (await store.settings('plan-write')).boundary).toBe('ask');
+  });
+
+  it('plan: a .aalis symlink planted in the workspace is not followed; nothing is written outside and nothing asked', async () => {
+    const store = kernel.get(sessions);
+    await store.open('plan-symlink');
+    await store.change('plan-symlink', { runMode: 'plan' });
+    const { turnId, done } = await kernel.get(agent).submit(turnOf(OWNER, 'plan-symlink'), 'a symlinked plan');
+    expect(await done).toMatchObject({ state: 'answered' });
+    expect(existsSync(join(outside, 'plan'))).toBe(false);
+    expect(asked.filter((a) => a.session.id === 'plan-symlink')).toEqual([]);
+    expect(eventsOf(turnId).find(([n]) => n === 'tool/ended')?.[1]).toMatchObject({ tool: 'submit_plan', outcome: { ok: false, kind: 'failed', message: expect.stringContaining('could not be written') } });
+    expect(await store.settings('plan-symlink')).toMatchObject({ runMode: 'plan' });
   });
 
   it('submit_plan outside plan mode is refused and writes nothing', async () => {
