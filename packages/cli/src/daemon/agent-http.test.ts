@@ -43,9 +43,9 @@ beforeAll(async () => {
     { match: 'make a plan', steps: [{ call: 'submit_plan', args: { name: 'tidy', plan: '1. read\n2. write the summary' } }, { say: 'now executing' }] },
     { match: 'stranger asks', steps: [{ call: 'write_file', args: { path: join(workspace, 'stranger.txt'), content: 'x' } }, { say: 'could not' }] },
   ]);
-  const config = { owners: { chat: ['alice'] }, approval: { timeoutMs: 60_000 }, model: { baseURL: model.baseURL, model: 'scripted', requestTimeoutMs: 10_000 } };
+  const config = { owners: { chat: ['alice'] }, approval: { timeoutMs: 60_000 }, model: { baseURL: model.baseURL, model: 'scripted', requestTimeoutMs: 10_000, apiKeyEnv: 'AALIS_TEST_MODEL_KEY' } };
   writeFileSync(join(dir, 'aalis.config.json'), JSON.stringify(config));
-  daemon = await startServe(dir);
+  daemon = await startServe(dir, [], { AALIS_TEST_MODEL_KEY: 'sk-from-the-environment' });
 });
 afterAll(async () => {
   await daemon?.stop();
@@ -82,6 +82,8 @@ describe('aalis serve: the agent', () => {
       expect(history.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
       expect(history.messages.at(-1)?.content).toBe('Wrote the summary and the copy.');
       expect(history.running).toBeUndefined();
+      // The key came from the variable apiKeyEnv names, never from the config file.
+      expect(model.requests.at(-1)?.authorization).toBe('Bearer sk-from-the-environment');
     } finally {
       stream.close();
     }

@@ -52,6 +52,14 @@ function podConfigOf(plan: KernelPlan): Record<string, unknown> {
   return { ...own, localPorts: [...new Set([...ports, plan.port, ...plan.localPorts])] };
 }
 
+/** The model's config, its key read from the daemon's environment (`apiKeyEnv`) rather than the process's. */
+function modelConfigOf(plan: KernelPlan): Record<string, unknown> {
+  const own = plan.config.model;
+  if (own === undefined) return {};
+  const key = own.apiKey ?? (own.apiKeyEnv !== undefined ? plan.env[own.apiKeyEnv] : undefined);
+  return { ...own, ...(key !== undefined && key !== '' ? { apiKey: key } : {}) };
+}
+
 /** The owners of the config plus the console's identity. */
 export function ownersOf(config: DaemonConfig, consoleIdentity: Identity): Record<string, string[]> {
   const owners: Record<string, string[]> = Object.fromEntries(Object.entries(config.owners).map(([platform, ids]) => [platform, [...ids]]));
@@ -120,7 +128,7 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
     .use(builtinToolsPlugin)
     .use(sandboxPlugin(service))
     // The agent answers messages; without a model configured it answers each with a clear error.
-    .use(modelPlugin, plan.config.model ?? {})
+    .use(modelPlugin, modelConfigOf(plan))
     .use(agentPlugin, plan.config.agent ?? {})
     // approver: reviewer asks the same model; without one every such ask is refused, saying why.
     .use(reviewerPlugin);
