@@ -6,6 +6,8 @@ export interface CliIo {
   ask?(question: string): Promise<string | undefined>;
   /** Reads all of standard input (for `exec --stdin`). */
   readStdin?(): Promise<string>;
+  /** Standard input line by line, as typed (for `aalis chat`). */
+  lines?(): AsyncIterable<string>;
 }
 
 /** A usage error: the CLI prints it with a pointer to `--help` and exits 2. */

@@ -20,9 +20,12 @@ process.exitCode = await run(process.argv.slice(2), {
         },
       }
     : {}),
+  lines: () => createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY }),
   async readStdin() {
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString('utf8');
   },
 });
+// Done: an open standard input (a pipe that `aalis chat` stopped reading at /quit) must not keep the process alive.
+process.stdin.destroy();

@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { podCommand } from '@aalis/plugin-pod';
-import { chooseDataDir } from './data-dir.js';
+import { daemonAddressOf } from './daemon-address.js';
 import type { CliIo } from './io.js';
 import { podClient } from './pod-client.js';
 
@@ -16,23 +14,6 @@ given with --url and $AALIS_TOKEN. Run 'aalis pod help' for the pod's commands
 expire, root).
 `;
 
-function take(argv: string[], flag: string): string | undefined {
-  const at = argv.indexOf(flag);
-  if (at < 0) return undefined;
-  const value = argv[at + 1];
-  if (value === undefined || value.startsWith('-')) throw new Error(`${flag} needs a value`);
-  argv.splice(at, 2);
-  return value;
-}
-
-function readOr(file: string, what: string): string {
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch {
-    throw new Error(`no ${what} at ${file}: is 'aalis serve' running for this deployment? Give --dir, --data or --url.`);
-  }
-}
-
 /** `aalis pod`: the pod's commands, run by the daemon through its API. */
 export async function podCliCommand(argv: readonly string[], io: CliIo): Promise<number> {
   const args = [...argv];
@@ -43,12 +24,7 @@ export async function podCliCommand(argv: readonly string[], io: CliIo): Promise
   let url: string;
   let token: string;
   try {
-    const dir = take(args, '--dir');
-    const data = take(args, '--data');
-    const given = take(args, '--url');
-    const { dataDir } = chooseDataDir({ data, dir });
-    url = given ?? readOr(join(dataDir, 'daemon', 'url'), "daemon address");
-    token = process.env.AALIS_TOKEN || readOr(join(dataDir, 'daemon', 'token'), 'daemon token');
+    ({ url, token } = daemonAddressOf(args));
   } catch (error) {
     io.stderr(`aalis pod: ${(error as Error).message}\n`);
     return 2;

@@ -15,6 +15,7 @@ Commands:
   doctor    check what works on this machine, with the command that fixes what does not
   serve     run the daemon: the HTTP API for adapters and the web console
   pod       the Isolation Pod of a running daemon: side tasks, returns, exports
+  chat      talk to the agent of a running daemon: streaming replies, asks answered at the prompt
 
 Run 'aalis <command> --help' for a command's options.
 
@@ -33,6 +34,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   doctor: async () => (await import('./doctor.js')).doctorCommand,
   serve: async () => (await import('./serve.js')).serveCommand,
   pod: async () => (await import('./pod.js')).podCliCommand,
+  chat: async () => (await import('./chat.js')).chatCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script) and returns the exit status. */

@@ -12,6 +12,8 @@ export const ChatMessageSchema = z.object({
   from: z.object({ platform: z.string(), userId: z.string() }).optional(),
   /** For a tool message: the call it answers. */
   toolCallId: z.string().optional(),
+  /** For an assistant message: the tool calls the model asked for (their arguments as the JSON text it wrote). */
+  toolCalls: z.array(z.object({ id: z.string().min(1), name: z.string().min(1), arguments: z.string() })).optional(),
 });
 /** One message of a conversation's history. */
 export type ChatMessage = z.infer<typeof ChatMessageSchema>;

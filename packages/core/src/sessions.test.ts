@@ -69,7 +69,7 @@ describe('sessions', () => {
     const { service, events } = await start();
     await service.change('a', { runMode: 'plan' });
     expect(events).toEqual([
-      { sessionId: 'a', previous: DEFAULT_SETTINGS, next: { ...DEFAULT_SETTINGS, runMode: 'plan', tier: 'readonly', restore: { tier: 'workspace', boundary: 'ask' } } },
+      { sessionId: 'a', previous: DEFAULT_SETTINGS, next: { ...DEFAULT_SETTINGS, runMode: 'plan', tier: 'readonly', boundary: 'deny', restore: { tier: 'workspace', boundary: 'ask' } } },
     ]);
   });
 
@@ -97,6 +97,15 @@ describe('sessions', () => {
     expect(await service.fingerprint('a')).toBe(before);
     await service.setContext('a', { messages: [], notes: ['summary'] });
     expect(await service.fingerprint('a')).not.toBe(before);
+  });
+
+  it("appends to the model context with the history, except a note for people only", async () => {
+    const { service } = await start();
+    await service.append('ctx', { role: 'user', content: 'hello' });
+    await service.append('ctx', { role: 'system', content: 'the model could not answer' }, { historyOnly: true });
+    const { history, context } = await service.get('ctx');
+    expect(history.map((m) => m.content)).toEqual(['hello', 'the model could not answer']);
+    expect(context.messages.map((m) => m.content)).toEqual(['hello']);
   });
 
   it('peek reads a conversation without creating one', async () => {

@@ -113,10 +113,15 @@ export class Sessions {
     return resolution;
   }
 
-  /** Appends to a conversation's history. */
-  async append(id: string, message: ChatMessage): Promise<void> {
+  /**
+   * Appends to a conversation's history and to its model context (what the model is shown), in
+   * one write. `historyOnly`: a note for people the model is not shown (a failed turn's error).
+   */
+  async append(id: string, message: ChatMessage, options: { historyOnly?: boolean } = {}): Promise<void> {
     const record = await this.#record(id);
-    record.history.push(ChatMessageSchema.parse(message));
+    const parsed = ChatMessageSchema.parse(message);
+    record.history.push(parsed);
+    if (options.historyOnly !== true) record.context.messages.push(structuredClone(parsed));
     await this.#persist(record);
   }
 

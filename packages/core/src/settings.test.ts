@@ -64,6 +64,13 @@ describe('resolveSettings', () => {
     expect(!result.ok && result.message).toMatch(/Approve the plan or switch the run mode/);
   });
 
+  it('plan refuses what readonly would ask (boundary deny), and leaving it gives the boundary back', () => {
+    const planned = resolveSettings(DEFAULT_SETTINGS, { runMode: 'plan' });
+    expect(planned).toEqual({ ok: true, settings: { ...DEFAULT_SETTINGS, runMode: 'plan', tier: 'readonly', boundary: 'deny', restore: { tier: 'workspace', boundary: 'ask' } } });
+    if (!planned.ok) throw new Error('unexpected');
+    expect(resolveSettings(planned.settings, { runMode: 'execute' })).toEqual({ ok: true, settings: DEFAULT_SETTINGS });
+  });
+
   it('entering plan with a tier in the same change still ends readonly, restoring that tier later', () => {
     const result = resolveSettings(DEFAULT_SETTINGS, { runMode: 'plan', tier: 'confirm' });
     expect(result).toMatchObject({ ok: true, settings: { tier: 'readonly', restore: { tier: 'confirm' } } });

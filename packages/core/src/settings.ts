@@ -106,8 +106,10 @@ export type SettingsResolution =
   | { readonly ok: false; readonly rule: 'plan-locks-tier'; readonly message: string };
 
 /**
- * The one place the cross-axis rules live. `plan` forces `readonly` (and so the sandbox) and
- * remembers what to restore; leaving `plan` restores it; the tier cannot be raised in `plan`.
+ * The one place the cross-axis rules live. `plan` forces `readonly` (and so the sandbox) with
+ * boundary `deny` (what would be asked is refused) and remembers what to restore; leaving `plan`
+ * restores it; the tier cannot be raised in `plan`. A person may set the boundary back to `ask`
+ * while planning (to allow the network, say), an explicit choice.
  */
 export function resolveSettings(current: SessionSettings, change: SettingsChange): SettingsResolution {
   const next: SessionSettings = { ...current, ...change };
@@ -115,9 +117,11 @@ export function resolveSettings(current: SessionSettings, change: SettingsChange
   const leavingPlan = current.runMode === 'plan' && next.runMode !== 'plan';
 
   if (enteringPlan) {
+    // Plan changes nothing: readonly in the sandbox, and what readonly would ask (a write, a host
+    // command) is refused instead. The one write plan makes is the plan document, by submit_plan.
     return {
       ok: true,
-      settings: { ...next, tier: 'readonly', restore: { tier: next.tier, boundary: next.boundary } },
+      settings: { ...next, tier: 'readonly', boundary: 'deny', restore: { tier: next.tier, boundary: next.boundary } },
     };
   }
   if (leavingPlan) {

@@ -36,7 +36,8 @@ function cancelled(call: AbortSignal): ApprovalOutcome {
   return policyReject(`the tool call that asked ended before an answer (${describeError(call.reason)}); ${NOTHING_DONE}, and nothing will be done for it later. Ask again in a new call.`);
 }
 
-type Answer = { readonly outcome: ApprovalOutcome; readonly via: ResolutionSource; readonly remember?: boolean };
+/** `reason`: why an approval was given (the reviewer's), for the audit log; a rejection carries its own. */
+type Answer = { readonly outcome: ApprovalOutcome; readonly via: ResolutionSource; readonly remember?: boolean; readonly reason?: string };
 
 /** The approval gate: asks, codes, replies, the reviewer, grants and the audit log. */
 export class ApprovalDesk implements ApprovalDeskService {
@@ -276,7 +277,7 @@ export class ApprovalDesk implements ApprovalDeskService {
       if (!verdict.success) {
         answer = { outcome: policyReject(`the reviewer answered something that is not a verdict (${verdict.error.issues.map((i) => `${i.path.join('.') || '(verdict)'}: ${i.message}`).join('; ')}); ${NOTHING_DONE}.`), via: 'error' };
       } else if (verdict.data.decision === 'allow') {
-        answer = { outcome: { outcome: 'approved', by: 'reviewer', remembered: false }, via: 'reviewer' };
+        answer = { outcome: { outcome: 'approved', by: 'reviewer', remembered: false }, via: 'reviewer', reason: verdict.data.reason };
       } else {
         answer = { outcome: { outcome: 'rejected', by: 'reviewer', reason: verdict.data.reason }, via: 'reviewer' };
       }
@@ -305,7 +306,7 @@ export class ApprovalDesk implements ApprovalDeskService {
     const existing = remembering ? this.book.find(entry.session, scope) : undefined;
     let grantId = remembering ? (existing?.id ?? GrantBook.newId()) : undefined;
     try {
-      await this.#auditResolved(entry.id, entry.code, entry.request, final, answer.via, grantId);
+      await this.#auditResolved(entry.id, entry.code, entry.request, final, answer.via, grantId, answer.reason);
     } catch (error) {
       grantId = undefined;
       if (final.outcome === 'approved') final = policyReject(`the answer could not be written to the audit log (${describeError(error)}); ${NOTHING_DONE}.`);

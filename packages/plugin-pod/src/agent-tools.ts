@@ -5,7 +5,7 @@ import { copyFileAtomic, makeDirs, openForRead, SafeFileError, type TempRecorder
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import type { PodToolName } from './config.js';
-import type { ModelTool } from './model-client.js';
+import type { ModelTool } from '@aalis/model';
 import type { TaskDirs } from './task.js';
 
 const MAX_READ = 256 * 1024;

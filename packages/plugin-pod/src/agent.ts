@@ -1,7 +1,7 @@
 import type { SandboxPolicy, SandboxService } from '@aalis/api-reach';
 import type { TempRecorder } from '@aalis/core';
 import { AGENT_TOOLS, type AgentTool, modelToolsOf } from './agent-tools.js';
-import type { AgentMessage, ModelProvider } from './model-client.js';
+import type { ModelMessage, ModelProvider } from '@aalis/model';
 import type { NewLogEntry, TaskDirs, TaskState } from './task.js';
 
 const MODEL_TEXT_LIMIT = 12_000;
@@ -47,7 +47,7 @@ function systemPrompt(run: AgentRun): string {
 /** Runs the tool-using loop until the model answers without tools, calls `finish`, or runs out of steps. */
 export async function runAgent(run: AgentRun): Promise<AgentResult> {
   const offered = new Set<string>([...run.tools, 'finish']);
-  const messages: AgentMessage[] = [{ role: 'system', content: systemPrompt(run) }];
+  const messages: ModelMessage[] = [{ role: 'system', content: systemPrompt(run) }];
   if (run.context !== undefined && run.context !== '') {
     messages.push({
       role: 'system',

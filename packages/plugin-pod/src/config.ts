@@ -1,3 +1,4 @@
+import { ModelConfigSchema } from '@aalis/model';
 import { z } from 'zod';
 
 /** The agent's tools a user can allow; `finish` is always offered (it only ends the task). */
@@ -21,21 +22,11 @@ export const SubdirSchema = z
   .regex(SUBDIR, "a sandbox subdirectory is one to four names of letters, digits, '.', '_' and '-' joined by '/' (no '..', no leading '/')")
   .refine((s) => !s.split('/').some((seg) => seg === '.' || seg === '..' || seg === '.pod'), "a sandbox subdirectory may not contain '.', '..' or '.pod'");
 
-/** The model service the agent talks to: any OpenAI-compatible chat-completions endpoint. */
-export const PodModelSchema = z
-  .object({
-    /** e.g. `http://127.0.0.1:11434/v1`; `/chat/completions` is appended. */
-    baseURL: z.string().url().optional(),
-    model: z.string().min(1).optional(),
-    apiKey: z.string().min(1).optional(),
-    /** Read the key from this environment variable when `apiKey` is not set. */
-    apiKeyEnv: z.string().min(1).optional(),
-    /** One request's limit. */
-    requestTimeoutMs: z.number().int().min(100).max(30 * 60_000).default(120_000),
-    /** Model replies per task before it is stopped as failed. */
-    maxSteps: z.number().int().min(1).max(500).default(40),
-    temperature: z.number().min(0).max(2).optional(),
-  })
+/** The model service the agent talks to (any OpenAI-compatible chat-completions endpoint) and the task's step limit. */
+export const PodModelSchema = ModelConfigSchema.extend({
+  /** Model replies per task before it is stopped as failed. */
+  maxSteps: z.number().int().min(1).max(500).default(40),
+})
   .strict()
   .prefault({});
 

@@ -7,12 +7,13 @@ export interface ReadContext {
 }
 
 /**
- * The finished turns of a conversation: everything up to and including the last assistant
+ * The finished turns of a conversation's model context: everything up to and including the last assistant
  * message (a user message still waiting for its answer is not a finished turn). Tool chatter is
  * left out; the newest turns are kept when the budget is short.
  */
-export function finishedTurns(conversation: Pick<Conversation, 'history'>, maxChars: number): ReadContext {
-  const history = conversation.history;
+export function finishedTurns(conversation: Pick<Conversation, 'context'>, maxChars: number): ReadContext {
+  // The main conversation's model context: what its model is shown (the kernel keeps it with the history).
+  const history = conversation.context.messages;
   let end = history.length;
   while (end > 0 && history[end - 1]!.role !== 'assistant') end--;
   const lines: string[] = [];

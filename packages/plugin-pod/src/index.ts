@@ -29,18 +29,8 @@ export {
   type UndoRecord,
 } from './export-types.js';
 export { Exporter, type ExporterDeps } from './exporter.js';
-export {
-  type AgentMessage,
-  type ChatCompletionsOptions,
-  createChatCompletionsClient,
-  ModelError,
-  type ModelProvider,
-  type ModelReply,
-  type ModelTool,
-  type ModelToolCall,
-} from './model-client.js';
 export { checkRoot, makeTaskDirs, type RootContext, within } from './places.js';
-export { modelOf, podPlugin } from './plugin.js';
+export { podPlugin } from './plugin.js';
 export { podEnvOf, podPolicyOf } from './policy.js';
 export { returnMessage, shorten, statusOf, summaryOf } from './return-message.js';
 export { type CleanReport, PodService, type PodServiceDeps, type PodSettingsView, pod, StartTaskSchema } from './service.js';

@@ -3,22 +3,9 @@ import { sandbox } from '@aalis/api-reach';
 import { DurableStore, definePlugin, sessions, TempJournal } from '@aalis/core';
 import { reachBindings, reachInspector } from '@aalis/plugin-reach';
 import { createLinuxSandbox } from '@aalis/sandbox-linux';
-import { type PodConfig, PodConfigSchema } from './config.js';
-import { createChatCompletionsClient, type ModelProvider } from './model-client.js';
+import { modelOf } from '@aalis/model';
+import { PodConfigSchema } from './config.js';
 import { PodService, pod } from './service.js';
-
-/** The default model provider of a config: the OpenAI-compatible client, or none when not configured. */
-export function modelOf(config: PodConfig['model'], env: NodeJS.ProcessEnv = process.env): ModelProvider | undefined {
-  if (config.baseURL === undefined || config.model === undefined) return undefined;
-  const apiKey = config.apiKey ?? (config.apiKeyEnv !== undefined ? env[config.apiKeyEnv] : undefined);
-  return createChatCompletionsClient({
-    baseURL: config.baseURL,
-    model: config.model,
-    requestTimeoutMs: config.requestTimeoutMs,
-    ...(apiKey !== undefined ? { apiKey } : {}),
-    ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
-  });
-}
 
 /**
  * The Isolation Pod as one plugin (§4.9.1): provides `pod`. Code runs in the kernel's `sandbox`

@@ -14,7 +14,7 @@ import { PodError } from './errors.js';
 import type { ClashChoice, ExportGrant, ExportRecord, ExportRequest, ExportStart, UndoRecord } from './export-types.js';
 import { Exporter } from './exporter.js';
 import type { ReachHost } from '@aalis/plugin-reach';
-import { ModelError, type ModelProvider } from './model-client.js';
+import { ModelError, type ModelProvider } from '@aalis/model';
 import { checkRoot, makeTaskDirs, type RootContext, within } from './places.js';
 import { podEnvOf, podPolicyOf } from './policy.js';
 import { returnMessage, shorten, statusOf, summaryOf } from './return-message.js';
@@ -429,7 +429,7 @@ export class PodService {
       let context: string | undefined;
       if (c.readContext) {
         // A read-only snapshot: Sessions.peek hands out a frozen copy and never creates a conversation.
-        const read = finishedTurns((await this.deps.sessions.peek(task.session)) ?? { history: [] }, c.contextMaxChars);
+        const read = finishedTurns((await this.deps.sessions.peek(task.session)) ?? { context: { messages: [], notes: [] } }, c.contextMaxChars);
         context = read.text;
         await log.append({ kind: 'context', enabled: true, messages: read.messages, chars: read.text.length });
       } else {

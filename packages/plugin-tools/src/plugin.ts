@@ -2,7 +2,8 @@ import { reach, sandbox } from '@aalis/api-reach';
 import { join } from 'node:path';
 import { type AnyTool, definePlugin, TempJournal, tools } from '@aalis/core';
 import { editFileTool, listDirTool, movePathTool, readFileTool, writeFileTool } from './files.js';
-import { commandTools } from './run-command.js';
+import { BackgroundJobs } from './background-jobs.js';
+import { commandTools, type RunCommandResult } from './run-command.js';
 
 /**
  * Registers the built-in tools and gives every tool call its credential: an extender on the
@@ -20,7 +21,11 @@ export const builtinToolsPlugin = definePlugin({
     // Temp files a killed daemon left anywhere in a workspace are removed here, before any call.
     const tempJournal = ctx.dataDir === undefined ? undefined : await TempJournal.open(join(ctx.dataDir, 'builtin-tools'));
     ctx.onDispose(dispatcher.extend(async (call) => ({ credential: await reachService.forCall(call.turn), ...(tempJournal ? { tempJournal } : {}) })));
-    const all: AnyTool[] = [readFileTool, listDirTool, writeFileTool, editFileTool, movePathTool, ...commandTools({ sandbox: () => ctx.maybe(sandbox) })];
+    // Background commands are closed when their conversation's tier moves between the sandbox and the host.
+    const jobs = new BackgroundJobs<RunCommandResult>();
+    ctx.on('session/settings-changed', (event) => void jobs.onSettingsChanged(event));
+    ctx.onDispose(() => jobs.closeAll('the daemon is stopping'));
+    const all: AnyTool[] = [readFileTool, listDirTool, writeFileTool, editFileTool, movePathTool, ...commandTools({ sandbox: () => ctx.maybe(sandbox) }, jobs)];
     for (const tool of all) ctx.onDispose(dispatcher.register(tool));
   },
 });

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { type ReachCredential, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
 import { defineTool, type ToolCallContext, ToolError } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
+import { BackgroundJobs } from './background-jobs.js';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { type HostRunResult, runOnHost } from './host-run.js';
 import { grantRefusedWrites, type RefusedWrite } from './write-retry.js';
@@ -143,9 +143,8 @@ function pick(result: SandboxRunResult): HostRunResult {
   return { stdout, stderr, exitCode, signal, timedOut, truncated };
 }
 
-/** The shell tools: `run_command`, and a background variant with `command_status`. */
-export function commandTools(deps: RunDeps) {
-  const jobs = new Map<string, { state: 'running' } | { state: 'done'; outcome: { ok: true; value: RunCommandResult } | { ok: false; kind: string; message: string } }>();
+/** The shell tools: `run_command`, and a background variant with `command_status`; `jobs` holds the background commands. */
+export function commandTools(deps: RunDeps, jobs: BackgroundJobs<RunCommandResult> = new BackgroundJobs()) {
   const run = defineTool({
     name: 'run_command',
     description: 'Run a shell command (a string for /bin/sh -c, or an argv) in the main directory, under this tier.',
@@ -156,33 +155,17 @@ export function commandTools(deps: RunDeps) {
   });
   const background = defineTool({
     name: 'run_command_background',
-    description: 'Start run_command in the background; poll it with command_status.',
+    description: 'Start run_command in the background; poll it with command_status. It keeps the policy it started with, and is closed (output kept) if the tier moves between the sandbox and the host.',
     params: RunCommandParams,
     risk: 'medium',
-    handler(ctx, params) {
-      const id = randomUUID();
-      jobs.set(id, { state: 'running' });
-      runCommand(ctx, params, deps).then(
-        (value) => jobs.set(id, { state: 'done', outcome: { ok: true, value } }),
-        (error: unknown) =>
-          jobs.set(id, {
-            state: 'done',
-            outcome: error instanceof ToolError ? { ok: false, kind: error.kind, message: error.message } : { ok: false, kind: 'failed', message: String(error) },
-          }),
-      );
-      return { jobId: id };
-    },
+    handler: (ctx, params) => jobs.start(ctx, (jobCtx) => runCommand(jobCtx, params, deps)),
   });
   const status = defineTool({
     name: 'command_status',
-    description: 'The state of a background command, and its result when done.',
+    description: 'The state of a background command, and its result when done (with why, if it was closed).',
     params: z.object({ jobId: z.string().uuid() }).strict(),
     risk: 'low',
-    handler(_ctx, params) {
-      const job = jobs.get(params.jobId);
-      if (!job) throw new ToolError('failed', `there is no background command '${params.jobId}'.`);
-      return job;
-    },
+    handler: (_ctx, params) => jobs.status(params.jobId),
   });
   return [run, background, status] as const;
 }

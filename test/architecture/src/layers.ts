@@ -5,6 +5,7 @@
 export const LAYERS: Readonly<Record<string, number>> = {
   core: 0,
   'api-reach': 1,
+  model: 1,
   'plugin-reach': 2,
   'plugin-approval': 2,
   'plugin-tools': 2,
@@ -12,6 +13,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   'sandbox-darwin': 2,
   'sandbox-docker': 2,
   'plugin-spec-tools': 2,
+  'plugin-agent': 3,
   'plugin-pod': 3,
   cli: 4,
   'create-aalis': 4,

@@ -1,4 +1,5 @@
 import { ACCESS_TIERS, APPROVERS, BOUNDARY_POLICIES, RUN_MODES } from '@aalis/core';
+import { CHAT_SCRIPT } from './chat-script.js';
 import { CONSOLE_SCRIPT } from './script.js';
 import { CONSOLE_STYLE } from './style.js';
 
@@ -26,6 +27,14 @@ export const CONSOLE_PAGE = `<!doctype html>
 </header>
 <main>
   <p id="notice" class="notice" hidden></p>
+  <section id="chat-section" aria-labelledby="chat-title">
+    <h2 id="chat-title">Chat</h2>
+    <p class="muted">Talk to the agent. Its reply streams here, with every tool call and its outcome; asks show inline and in the inbox.</p>
+    <div class="row"><label><span class="label">conversation</span> <input id="chat-session" type="text" value="console" aria-label="conversation"></label></div>
+    <div id="chat-log" class="chat-log" aria-live="polite"></div>
+    <form id="chat-form" class="chat-form"><textarea id="chat-input" rows="2" aria-label="message" placeholder="Message the agent"></textarea><button class="primary" type="submit">Send</button><button id="chat-stop" type="button" class="danger" disabled>Stop</button></form>
+    <div id="chat-status" class="msg" role="status"></div>
+  </section>
   <section id="inbox-section" aria-labelledby="inbox-title">
     <h2 id="inbox-title">Approval inbox <span id="inbox-count" class="count">0</span></h2>
     <p class="muted">What a tool call wants, why it was asked, and the rule that asked. Approve once, remember it for the conversation, or reject.</p>
@@ -52,7 +61,8 @@ export const CONSOLE_PAGE = `<!doctype html>
   </section>
 </main>
 <script>const CHOICES = ${choices};
-${CONSOLE_SCRIPT}</script>
+${CONSOLE_SCRIPT}
+${CHAT_SCRIPT}</script>
 </body>
 </html>
 `;

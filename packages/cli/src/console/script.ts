@@ -315,9 +315,15 @@ async function listen() {
           const frame = buffer.slice(0, cut);
           buffer = buffer.slice(cut + 2);
           const name = (/^event: (.*)$/m.exec(frame) || [])[1];
-          if (name === 'ready') { live.textContent = 'live'; live.className = 'badge on'; delay = 1000; refreshAll(); }
+          const raw = (/^data: (.*)$/m.exec(frame) || [])[1];
+          if (name === 'ready') { live.textContent = 'live'; live.className = 'badge on'; delay = 1000; refreshAll(); loadChat(); }
           else if (name === 'stopping') notice('The daemon is stopping.');
-          else if (name) refresh(AFFECTS[name] || ALL);
+          else if (name) {
+            onChatEvent(name, raw ? JSON.parse(raw) : undefined);
+            // The agent's events (a delta per piece of text) feed the chat only; the rest refresh what they can change.
+            if (!AGENT_EVENT_NAMES.includes(name)) refresh(AFFECTS[name] || ALL);
+            else if (name === 'turn/ended') refreshAll();
+          }
         }
       }
     } catch (e) {

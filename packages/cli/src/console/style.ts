@@ -37,4 +37,14 @@ td.empty { color: var(--muted); text-align: center; padding: .8rem; }
 .outcome-rejected, .outcome-expired { color: var(--bad); }
 .settings { display: grid; grid-template-columns: repeat(4, minmax(120px, 1fr)) auto; gap: .5rem; align-items: end; }
 .settings label { display: grid; gap: .15rem; }
+.chat-log { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .6rem .8rem; max-height: 460px; overflow-y: auto; display: grid; gap: .45rem; }
+.bubble { border-radius: 8px; padding: .35rem .6rem; border: 1px solid var(--line); white-space: pre-wrap; }
+.bubble.user { background: color-mix(in srgb, var(--accent) 10%, var(--card)); }
+.bubble.system { border-color: var(--bad); color: var(--bad); }
+.bubble.streaming { opacity: .8; }
+.tool { font-size: 13px; word-break: break-all; }
+.tool.ok .result { color: var(--ok); }
+.tool.bad .result { color: var(--bad); }
+.chat-form { display: flex; gap: .5rem; margin-top: .5rem; align-items: stretch; }
+.chat-form textarea { flex: 1; font: inherit; padding: .35em .5em; border-radius: 6px; border: 1px solid var(--line); background: var(--card); color: var(--fg); }
 `;

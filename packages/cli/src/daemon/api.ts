@@ -12,13 +12,14 @@ import {
   settingsScopeOf,
   tools,
 } from '@aalis/core';
+import { AgentError, type AgentService, agent } from '@aalis/plugin-agent';
 import { type ApprovalDeskService, type AuditLog, AuditPageError, approvalDesk, REPLY_DECISIONS, type RevokeRefusal, withinCall } from '@aalis/plugin-approval';
 import { z } from 'zod';
 import type { CallTracker } from './calls.js';
 import type { EventHub } from './events.js';
 import { ApiError, bodyOf, sendJson } from './http.js';
 import { specTools, type SpecToolsService } from '@aalis/plugin-spec-tools';
-import { CallBody, jsonSchemaOf, ReloadAnswerSchema, SettingsViewSchema, SpecToolsAnswerSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
+import { CallBody, jsonSchemaOf, MessagesAnswerSchema, ReloadAnswerSchema, SettingsViewSchema, SpecToolsAnswerSchema, StopAnswerSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
 import type { SessionIndex } from './session-index.js';
 
 /** What the API handlers use. */
@@ -84,6 +85,16 @@ function dispatcher(ctx: ApiContext): ToolDispatcher {
   return ctx.kernel.get(tools);
 }
 
+function agentOf(ctx: ApiContext): AgentService | undefined {
+  return ctx.kernel.maybe(agent);
+}
+
+/** The agent's refusal as an API error: a running turn is a conflict, with what to do. */
+function agentRefusal(error: unknown): unknown {
+  if (!(error instanceof AgentError)) return error;
+  return new ApiError(error.code, error.fix ? `${error.message} Fix: ${error.fix}.` : error.message, error.code === 'turn-running' ? 409 : 400);
+}
+
 /** Refuses a conversation the daemon has never seen: reading or changing its settings must not create it. */
 async function known(ctx: ApiContext, id: string): Promise<void> {
   if (await sessionsOf(ctx).has(id)) return;
@@ -142,7 +153,7 @@ const ROUTES: readonly Route[] = [
     method: 'POST',
     path: /^\/api\/turns$/,
     async handler(ctx, req, res) {
-      const { turn, message } = await bodyOf(req, TurnBody);
+      const { turn, message, reply } = await bodyOf(req, TurnBody);
       const root = turn.session.rootId ?? turn.session.id;
       await ctx.place(turn);
       const service = sessionsOf(ctx);
@@ -150,9 +161,27 @@ const ROUTES: readonly Route[] = [
       // from somebody else's: the same scope reach uses when it opens one for a call.
       const scope = settingsScopeOf(turn);
       await service.open(turn.session.id, { scope, ...(turn.session.rootId !== undefined ? { rootId: turn.session.rootId } : {}) });
-      if (message !== undefined) await service.append(turn.session.id, { role: 'user', content: message, ...(turn.authorised ? { from: turn.authorised } : {}) });
       await ctx.index.seen(root, turn.platform);
-      sendJson(res, 200, TurnAnswerSchema.parse({ session: root, principal: ctx.kernel.get(authority).principalOf(turn), settings: await service.settings(turn.session.id, { scope }) }));
+      const runner = agentOf(ctx);
+      let started: { turnId: string } | undefined;
+      if (message !== undefined && reply && runner) {
+        // The agent appends the message and answers it; a turn still running refuses it (409), and then nothing is appended.
+        started = await runner.submit(turn, message).catch((error: unknown) => {
+          throw agentRefusal(error);
+        });
+      } else if (message !== undefined) {
+        await service.append(turn.session.id, { role: 'user', content: message, ...(turn.authorised ? { from: turn.authorised } : {}) });
+      }
+      sendJson(
+        res,
+        200,
+        TurnAnswerSchema.parse({
+          session: root,
+          principal: ctx.kernel.get(authority).principalOf(turn),
+          settings: await service.settings(turn.session.id, { scope }),
+          ...(started ? { turnId: started.turnId } : {}),
+        }),
+      );
     },
   },
   {
@@ -239,10 +268,35 @@ const ROUTES: readonly Route[] = [
     async handler(ctx, req, res, _url, [id = '']) {
       const change = await bodyOf(req, SettingsChangeSchema);
       await known(ctx, id);
+      // The run mode changes only between turns (000 §4): a turn runs under the mode it began in.
+      const running = change.runMode !== undefined ? agentOf(ctx)?.runningIn(id) : undefined;
+      if (running) {
+        throw new ApiError('turn-running', `the run mode cannot change while a turn (${running.turnId}) runs in conversation '${id}'; nothing was changed. Wait for its turn/ended event, or stop it (POST /api/sessions/${encodeURIComponent(id)}/stop), then switch.`, 409);
+      }
       // The kernel's resolver is the one place the cross-axis rules live; its refusal is passed on.
       const resolution = await sessionsOf(ctx).change(id, change);
       if (!resolution.ok) throw new ApiError(resolution.rule, resolution.message, 409);
       sendJson(res, 200, await settingsView(ctx, id));
+    },
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/sessions\/([^/]+)\/messages$/,
+    async handler(ctx, _req, res, _url, [id = '']) {
+      await known(ctx, id);
+      const { history } = await sessionsOf(ctx).get(id);
+      const running = agentOf(ctx)?.runningIn(id);
+      sendJson(res, 200, MessagesAnswerSchema.parse({ session: id, messages: history, ...(running ? { running: { turnId: running.turnId, startedAt: running.startedAt } } : {}) }));
+    },
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/sessions\/([^/]+)\/stop$/,
+    async handler(ctx, _req, res, _url, [id = '']) {
+      await known(ctx, id);
+      // Ends the turn: its model request, its asks (cancelled, audited) and its commands (killed).
+      const stopped = await agentOf(ctx)?.stop(id, 'stopped through the API');
+      sendJson(res, 200, StopAnswerSchema.parse({ session: id, stopped: stopped !== undefined, ...(stopped ? { turnId: stopped.turnId } : {}) }));
     },
   },
   {

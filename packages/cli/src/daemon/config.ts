@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DEPLOYMENTS, IdentitySchema } from '@aalis/core';
+import { ModelConfigSchema } from '@aalis/model';
+import { AgentConfigSchema } from '@aalis/plugin-agent';
 import { ApprovalConfigSchema } from '@aalis/plugin-approval';
 import { ReachConfigSchema } from '@aalis/plugin-reach';
 import { z } from 'zod';
@@ -79,6 +81,10 @@ export const DaemonConfigSchema = z
       .default({ dir: 'tools', engine: 'auto', images: {}, envAllow: [] }),
     /** Config of `@aalis/plugin-pod` when it is installed; passed through, the plugin validates it. */
     pod: z.record(z.string(), z.unknown()).optional(),
+    /** The model the agent and the reviewer talk to: any OpenAI-compatible chat-completions endpoint (`baseURL`, `model`, `apiKeyEnv`, `requestTimeoutMs`). */
+    model: ModelConfigSchema.optional(),
+    /** The agent's limits (`maxSteps`, `toolResultMaxChars`). */
+    agent: AgentConfigSchema.optional(),
   })
   .strict();
 /** The daemon's config, validated. */

@@ -1,9 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import type { EventBus } from '@aalis/core';
+import { AGENT_EVENTS } from '@aalis/plugin-agent';
 import type { ApprovalRequestedEvent, ApprovalResolvedEvent } from '@aalis/plugin-approval';
 
 /** The kernel events the API streams to adapters, in this order of interest. */
-export const STREAMED_EVENTS = ['approval/requested', 'approval/resolved', 'session/settings-changed'] as const;
+export const STREAMED_EVENTS = ['approval/requested', 'approval/resolved', 'session/settings-changed', ...AGENT_EVENTS] as const;
 /** One of {@link STREAMED_EVENTS}. */
 export type StreamedEvent = (typeof STREAMED_EVENTS)[number];
 
@@ -17,6 +18,8 @@ const KEEPALIVE_MS = 15_000;
 
 function sessionOf(name: StreamedEvent, payload: unknown): string {
   if (name === 'session/settings-changed') return (payload as { sessionId: string }).sessionId;
+  // The agent's events name their root conversation as a string.
+  if (typeof (payload as { session?: unknown }).session === 'string') return (payload as { session: string }).session;
   const { session } = payload as ApprovalRequestedEvent | ApprovalResolvedEvent;
   return session.rootId ?? session.id;
 }

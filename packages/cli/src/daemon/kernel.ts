@@ -2,6 +2,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type SandboxProbe, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
 import { authorityPlugin, createKernel, type Identity, type Kernel, KernelError, type Plugin, sessionsPlugin, toolsPlugin } from '@aalis/core';
+import { modelPlugin } from '@aalis/model';
+import { agentPlugin, reviewerPlugin } from '@aalis/plugin-agent';
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachPlugin } from '@aalis/plugin-reach';
 import { specToolsPlugin } from '@aalis/plugin-spec-tools';
@@ -77,6 +79,14 @@ export function specToolsConfigOf(plan: Pick<KernelPlan, 'config' | 'deploymentD
 export function specToolImagesOf(config: DaemonConfig, env: NodeJS.ProcessEnv): { stdio: string; network: string; builder: string } {
   const stdio = config.tools.images.stdio ?? env.AALIS_DOCKER_IMAGE ?? config.docker.image ?? 'aalis/sandbox-test:latest';
   return { stdio, network: config.tools.images.network ?? stdio, builder: config.tools.images.builder ?? 'aalis/sandbox-builder:latest' };
+}
+
+/** The model's config, its key read from the daemon's environment (`apiKeyEnv`) rather than the process's. */
+function modelConfigOf(plan: KernelPlan): Record<string, unknown> {
+  const own = plan.config.model;
+  if (own === undefined) return {};
+  const key = own.apiKey ?? (own.apiKeyEnv !== undefined ? plan.env[own.apiKeyEnv] : undefined);
+  return { ...own, ...(key !== undefined && key !== '' ? { apiKey: key } : {}) };
 }
 
 /** The owners of the config plus the console's identity. */
@@ -158,7 +168,12 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
       .use(toolsPlugin)
       .use(builtinToolsPlugin)
       .use(specToolsPlugin, toolsConfig)
-      .use(sandboxPlugin(service));
+      .use(sandboxPlugin(service))
+      // The agent answers messages; without a model configured it answers each with a clear error.
+      .use(modelPlugin, modelConfigOf(plan))
+      .use(agentPlugin, plan.config.agent ?? {})
+      // approver: reviewer asks the same model; without one every such ask is refused, saying why.
+      .use(reviewerPlugin);
     if (pod) kernel.use(pod.plugin as Plugin, podConfigOf(plan));
     for (const e of extra) kernel.use(e.plugin, e.config);
     return kernel;

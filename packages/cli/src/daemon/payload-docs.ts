@@ -6,15 +6,23 @@ import {
   CallBody,
   DAEMON_ONLY_TURN_FIELDS,
   jsonSchemaOf,
+  MessageCreatedEventSchema,
+  MessageDeltaEventSchema,
+  MessagesAnswerSchema,
   ReadyEventSchema,
   SettingsChangedEventSchema,
   SettingsViewSchema,
+  StopAnswerSchema,
+  ToolEndedEventSchema,
   ToolOutcomeSchema,
+  ToolStartedEventSchema,
   ToolsAnswerSchema,
   TurnAnswerSchema,
   TurnBody,
   SpecToolsAnswerSchema,
   ReloadAnswerSchema,
+  TurnEndedEventSchema,
+  TurnStartedEventSchema,
 } from './payloads.js';
 
 /** The payloads DAEMON.md documents, in its order: a title and the schema of each. */
@@ -31,9 +39,17 @@ export const DOCUMENTED_PAYLOADS = [
   ['`POST /api/grants/revoke` body', RevokeBody],
   ['`GET`/`POST /api/sessions/:id/settings` answer', SettingsViewSchema],
   ['`POST /api/sessions/:id/settings` body', SettingsChangeSchema],
+  ['`GET /api/sessions/:id/messages` answer', MessagesAnswerSchema],
+  ['`POST /api/sessions/:id/stop` answer', StopAnswerSchema],
   ['`ready` event', ReadyEventSchema],
   ['`approval/resolved` event', ApprovalResolvedEventSchema],
   ['`session/settings-changed` event', SettingsChangedEventSchema],
+  ['`turn/started` event', TurnStartedEventSchema],
+  ['`message/delta` event', MessageDeltaEventSchema],
+  ['`message/created` event', MessageCreatedEventSchema],
+  ['`tool/started` event', ToolStartedEventSchema],
+  ['`tool/ended` event', ToolEndedEventSchema],
+  ['`turn/ended` event', TurnEndedEventSchema],
 ] as const satisfies readonly (readonly [string, z.ZodType])[];
 
 

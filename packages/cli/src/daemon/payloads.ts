@@ -43,7 +43,8 @@ const SessionRef = z.object({ id: z.string(), rootId: z.string().optional() }).d
 export const TurnBody = z
   .object({
     turn: AdapterTurnSchema,
-    message: ChatMessageSchema.shape.content.optional().describe("appended to the conversation's history"),
+    message: ChatMessageSchema.shape.content.optional().describe("appended to the conversation's history; the agent answers it (events on GET /api/events) unless reply is false"),
+    reply: z.boolean().default(true).describe('false: only record the message (e.g. group chatter not addressed to the agent)'),
   })
   .strict();
 
@@ -62,6 +63,21 @@ export const TurnAnswerSchema = z.object({
   session: Session,
   principal: z.enum(['owner', 'other']).describe("owner only when every identity the turn acts for is an owner's"),
   settings: SessionSettingsSchema.describe("the conversation's settings"),
+  turnId: z.string().optional().describe("set when the agent took the message: its turn's events carry this turnId"),
+});
+
+/** The answer of `GET /api/sessions/:id/messages`. */
+export const MessagesAnswerSchema = z.object({
+  session: z.string().describe('the conversation id'),
+  messages: z.array(ChatMessageSchema).describe('its history, oldest first: user, assistant (with toolCalls), tool results (toolCallId), and the agent\'s system notes (a failed turn\'s error)'),
+  running: z.object({ turnId: z.string(), startedAt: z.number() }).optional().describe('the turn running in it, if any'),
+});
+
+/** The answer of `POST /api/sessions/:id/stop`. */
+export const StopAnswerSchema = z.object({
+  session: z.string(),
+  stopped: z.boolean().describe('false when no turn was running'),
+  turnId: z.string().optional().describe('the turn that was stopped'),
 });
 
 /** The answer of `POST /api/tools/call`: the tool's outcome (a refusal is not an API error). */
@@ -139,6 +155,42 @@ export const SettingsChangedEventSchema = z.object({
   sessionId: z.string().describe('the root conversation id (a string here, where approval events carry a session object)'),
   previous: SessionSettingsSchema,
   next: SessionSettingsSchema,
+});
+
+const AgentBase = {
+  session: z.string().describe('the root conversation id (the ?session= filter)'),
+  conversation: z.string().describe('the conversation the turn runs in (the root or a child)'),
+  turnId: z.string().describe("the turnId POST /api/turns answered"),
+};
+
+/** The `turn/started` event. */
+export const TurnStartedEventSchema = z.object({ ...AgentBase, runMode: z.string().describe('the run mode the turn began in') });
+
+/** The `message/delta` event. */
+export const MessageDeltaEventSchema = z.object({ ...AgentBase, text: z.string().describe('the next piece of the reply as the model streams it; message/created follows with the whole message') });
+
+/** The `message/created` event. */
+export const MessageCreatedEventSchema = z.object({ ...AgentBase, message: ChatMessageSchema.describe('the message as kept in the history') });
+
+/** The `tool/started` event. */
+export const ToolStartedEventSchema = z.object({
+  ...AgentBase,
+  callId: z.string().describe('the call; its asks list it in running'),
+  tool: z.string(),
+  params: z.unknown().describe('the parameters as the model wrote them (the raw text when they are not JSON)'),
+});
+
+/** The `tool/ended` event. */
+export const ToolEndedEventSchema = z.object({ ...AgentBase, callId: z.string(), tool: z.string(), outcome: ToolOutcomeSchema.describe('the structured outcome, as POST /api/tools/call answers it') });
+
+/** The `turn/ended` event. */
+export const TurnEndedEventSchema = z.object({
+  ...AgentBase,
+  state: z.enum(['answered', 'stopped', 'failed']),
+  error: z
+    .object({ code: z.string().describe('model-unreachable, model-bad-reply, model-not-configured, max-steps, …'), message: z.string(), fix: z.string().optional() })
+    .optional()
+    .describe('why it failed; also kept in the history as a system note'),
 });
 
 /** A schema as JSON Schema (its input side: what a sender must send); a part JSON Schema cannot say becomes `{}` (any). */

@@ -286,7 +286,8 @@ describe('aalis serve: the API', () => {
   it("settings change through the kernel's rules: plan forces readonly, raising the tier in plan is refused with 409", async () => {
     const stream = await subscribe(daemon.url, daemon.token, '?session=chat-settings');
     try {
-      const turn = await daemon.api('POST', '/api/turns', { turn: ownerTurn('chat-settings'), message: 'hello' });
+      // reply: false: only recorded, so no agent turn runs while the run mode is switched below.
+      const turn = await daemon.api('POST', '/api/turns', { turn: ownerTurn('chat-settings'), message: 'hello', reply: false });
       expect(turn.body).toMatchObject({ session: 'chat-settings', principal: 'owner' });
       const plan = await daemon.api('POST', '/api/sessions/chat-settings/settings', { runMode: 'plan' });
       expect(plan.status).toBe(200);

@@ -1,0 +1,283 @@
+import { randomUUID } from 'node:crypto';
+import { daemonAddressOf, takeFlag } from './daemon-address.js';
+import type { CliIo } from './io.js';
+
+const HELP = `aalis chat: talk to the agent of a running daemon
+
+Usage: aalis chat [--dir DEPLOYMENT_DIR | --data DIR | --url URL] [--session ID]
+
+Each line you type is a message to the agent in conversation ID (default 'cli'), sent as the
+console's identity (an owner). Its reply streams in, with every tool call and its outcome. When a
+call asks, the ask is shown and your next line answers it:
+  y            approve once
+  r            approve and remember it for this conversation (when it may be remembered)
+  n [reason]   reject, with the reason the agent reads
+Commands:
+  /mode plan|ask|execute   switch the run mode (refused while a turn runs)
+  /tier readonly|confirm|workspace|full   switch the access tier
+  /stop                    end the running turn and its commands
+  /help, /quit
+The daemon's address and token come from <data>/daemon/url and <data>/daemon/token, or --url and
+$AALIS_TOKEN.
+`;
+
+type Json = Record<string, unknown> & { [key: string]: unknown };
+interface Ask {
+  readonly id: string;
+  readonly code: string;
+  readonly rememberable: boolean;
+}
+
+function short(value: unknown): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+/** One chat session against the daemon's API and its event stream. */
+class ChatSession {
+  readonly #asks: Ask[] = [];
+  /** Messages typed while a turn ran: the daemon takes one turn at a time, so they are sent after it. */
+  readonly #queued: string[] = [];
+  /** Turns whose end arrived, possibly before the answer that named them. */
+  readonly #ended = new Set<string>();
+  /** A queued message being sent. */
+  #sending: Promise<unknown> | undefined;
+  readonly #stream = new AbortController();
+  #turn: { id: string; done: Promise<void>; end: () => void } | undefined;
+  #midLine = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly token: string,
+    private readonly session: string,
+    private readonly io: CliIo,
+  ) {}
+
+  async api(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: Json }> {
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, this.url), {
+        method,
+        headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    } catch (error) {
+      throw new Error(`the daemon at ${this.url} does not answer (${(error as Error).message}); start it with 'aalis serve'.`);
+    }
+    const text = await response.text();
+    let parsed: Json = {};
+    try {
+      parsed = text === '' ? {} : (JSON.parse(text) as Json);
+    } catch {
+      throw new Error(`the daemon at ${this.url} answered ${response.status} with something that is not JSON.`);
+    }
+    return { status: response.status, body: parsed };
+  }
+
+  /** Opens the event stream of the conversation; resolves once it is live. */
+  async listen(): Promise<void> {
+    const res = await fetch(new URL(`/api/events?session=${encodeURIComponent(this.session)}`, this.url), { headers: { authorization: `Bearer ${this.token}` }, signal: this.#stream.signal }).catch(
+      (error: unknown) => {
+        throw new Error(`the daemon at ${this.url} does not answer (${(error as Error).message}); start it with 'aalis serve'.`);
+      },
+    );
+    if (res.status === 401) throw new Error("the daemon refused the token: give the one 'aalis serve' printed ($AALIS_TOKEN), or --dir/--data of its deployment.");
+    if (!res.ok || !res.body) throw new Error(`the daemon's event stream answered ${res.status}.`);
+    let ready: () => void = () => {};
+    const isReady = new Promise<void>((resolve) => {
+      ready = resolve;
+    });
+    void (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          buffer += decoder.decode(chunk, { stream: true });
+          for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+            const frame = buffer.slice(0, cut);
+            buffer = buffer.slice(cut + 2);
+            const name = /^event: (.*)$/m.exec(frame)?.[1];
+            const data = /^data: (.*)$/m.exec(frame)?.[1];
+            if (name === 'ready') ready();
+            else if (name) this.#onEvent(name, data ? (JSON.parse(data) as Json) : {});
+          }
+        }
+      } catch {
+        // closed
+      }
+      // The stream ended (the daemon stopped): nothing will end a waiting turn any more.
+      this.#turn?.end();
+    })();
+    await isReady;
+  }
+
+  #say(text: string): void {
+    if (this.#midLine) this.io.stdout('\n');
+    this.#midLine = false;
+    this.io.stdout(text);
+  }
+
+  #onEvent(name: string, e: Json): void {
+    if (name === 'message/delta') {
+      this.io.stdout(String(e.text));
+      this.#midLine = true;
+    } else if (name === 'message/created') {
+      const message = e.message as { role: string; content: string };
+      if (message.role === 'system') this.#say(`! ${message.content}\n`);
+    } else if (name === 'tool/started') this.#say(`  > ${String(e.tool)} ${short(e.params)}\n`);
+    else if (name === 'tool/ended') {
+      const outcome = e.outcome as { ok: boolean; value?: unknown; kind?: string; message?: string };
+      this.#say(outcome.ok ? `  ok ${String(e.tool)}: ${short(outcome.value)}\n` : `  refused ${String(e.tool)} (${outcome.kind}): ${outcome.message}\n`);
+    } else if (name === 'approval/requested') {
+      this.#asks.push({ id: String(e.id), code: String(e.code), rememberable: e.rememberable === true });
+      const subject = e.subject as { rule: string };
+      this.#say(`? ${String(e.summary)}\n  rule: ${subject.rule} · code ${String(e.code)}\n  answer: y (approve once)${e.rememberable ? ', r (remember for this conversation)' : ''}, n [reason] (reject)\n`);
+    } else if (name === 'approval/resolved') {
+      const at = this.#asks.findIndex((a) => a.id === e.id);
+      if (at >= 0) this.#asks.splice(at, 1);
+      const outcome = e.outcome as { outcome: string };
+      this.#say(`  (ask ${String(e.code ?? '')} ${outcome.outcome} via ${String(e.via)})\n`);
+    } else if (name === 'turn/ended') {
+      const error = e.error as { message: string; fix?: string } | undefined;
+      this.#say(e.state === 'failed' ? `! the turn failed: ${error?.message ?? ''}${error?.fix ? ` Fix: ${error.fix}.` : ''}\n` : e.state === 'stopped' ? '(stopped)\n' : '(answered)\n');
+      this.#ended.add(String(e.turnId));
+      const turn = this.#turn;
+      if (turn && turn.id === e.turnId) {
+        this.#turn = undefined;
+        turn.end();
+        const next = this.#queued.shift();
+        if (next !== undefined) {
+          const sending = this.#send(next).catch((error: unknown) => this.#say(`! ${(error as Error).message}\n`));
+          this.#sending = sending.finally(() => {
+            if (this.#sending === sending) this.#sending = undefined;
+          });
+        }
+      }
+    }
+  }
+
+  /** Handles one typed line; `false` ends the session. */
+  async line(raw: string): Promise<boolean> {
+    const line = raw.trim();
+    if (line === '') return true;
+    const ask = this.#asks[0];
+    if (ask && !line.startsWith('/')) return this.#answer(ask, line);
+    const [command, ...rest] = line.split(/\s+/);
+    switch (command) {
+      case '/quit':
+      case '/exit':
+        return false;
+      case '/help':
+        this.io.stdout(HELP);
+        return true;
+      case '/stop': {
+        const r = await this.api('POST', `/api/sessions/${encodeURIComponent(this.session)}/stop`);
+        this.#say(r.status === 200 ? (r.body.stopped ? 'stopping the turn…\n' : 'nothing is running.\n') : `! ${this.#error(r)}\n`);
+        return true;
+      }
+      case '/mode':
+      case '/tier': {
+        const key = command === '/mode' ? 'runMode' : 'tier';
+        const r = await this.api('POST', `/api/sessions/${encodeURIComponent(this.session)}/settings`, { [key]: rest.join(' ') });
+        const settings = r.body.settings as Record<string, string> | undefined;
+        this.#say(r.status === 200 && settings ? `run mode ${settings.runMode}, tier ${settings.tier}, boundary ${settings.boundary}, approver ${settings.approver}\n` : `! refused: ${this.#error(r)}\n`);
+        return true;
+      }
+      default:
+        if (line.startsWith('/')) {
+          this.#say(`! unknown command ${command}; /help lists them.\n`);
+          return true;
+        }
+        return this.#send(line);
+    }
+  }
+
+  async #answer(ask: Ask, line: string): Promise<boolean> {
+    const [word = '', ...reason] = line.split(/\s+/);
+    const decision = /^y(es)?$/i.test(word) ? 'approve' : /^r(emember)?$/i.test(word) && ask.rememberable ? 'approve-remember' : /^n(o)?$/i.test(word) ? 'reject' : undefined;
+    if (!decision) {
+      this.#say(`! answer the ask first: y, ${ask.rememberable ? 'r, ' : ''}or n [reason] (or /stop).\n`);
+      return true;
+    }
+    const r = await this.api('POST', '/api/approvals/reply', { code: ask.code, decision, ...(decision === 'reject' && reason.length > 0 ? { reason: reason.join(' ') } : {}) });
+    if (r.status !== 200) this.#say(`! ${this.#error(r)}\n`);
+    return true;
+  }
+
+  async #send(message: string): Promise<boolean> {
+    if (this.#turn) {
+      this.#queued.push(message);
+      this.#say('(the agent is still answering: this message is sent when it is done; /stop ends the turn)\n');
+      return true;
+    }
+    const status = await this.api('GET', '/api/status');
+    const me = (status.body.console as { as: { platform: string; userId: string } } | undefined)?.as;
+    if (!me) throw new Error(`the daemon's status did not say whom the console answers as (HTTP ${status.status}).`);
+    const turn = { session: { id: this.session }, platform: me.platform, speaker: me, authorised: me, inbound: { id: `cli-${randomUUID()}` }, category: 'own' };
+    // Registered before the request: the turn's end may arrive before its answer.
+    let end: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    const r = await this.api('POST', '/api/turns', { turn, message });
+    if (r.status !== 200) {
+      this.#say(`! not sent: ${this.#error(r)}\n`);
+      return true;
+    }
+    if (typeof r.body.turnId === 'string' && !this.#ended.has(r.body.turnId)) this.#turn = { id: r.body.turnId, done, end };
+    return true;
+  }
+
+  #error(r: { status: number; body: Json }): string {
+    const error = r.body.error as { kind?: string; message?: string } | undefined;
+    return error?.message ? `${error.message}${error.kind ? ` (${error.kind})` : ''}` : `HTTP ${r.status}`;
+  }
+
+  /** Closes the stream; at the end of the input, after the running turn has ended (piped input gets its answer). */
+  async close(waitForTurn: boolean): Promise<void> {
+    while (waitForTurn && (this.#turn || this.#sending)) await (this.#turn?.done ?? this.#sending);
+    this.#stream.abort();
+  }
+}
+
+/** `aalis chat`: a REPL against the running daemon's agent. */
+export async function chatCommand(argv: readonly string[], io: CliIo): Promise<number> {
+  const args = [...argv];
+  if (args.includes('--help') || args.includes('-h')) {
+    io.stdout(HELP);
+    return 0;
+  }
+  let address: { url: string; token: string };
+  let session: string;
+  try {
+    address = daemonAddressOf(args);
+    session = takeFlag(args, '--session') ?? 'cli';
+    if (args.length > 0) throw new Error(`unknown argument '${args[0]}'; the options are --dir, --data, --url and --session.`);
+  } catch (error) {
+    io.stderr(`aalis chat: ${(error as Error).message}\n`);
+    return 2;
+  }
+  if (!io.lines) {
+    io.stderr('aalis chat: it reads what you type from standard input, and there is none here.\n');
+    return 2;
+  }
+  const chat = new ChatSession(address.url, address.token, session, io);
+  let quit = false;
+  try {
+    await chat.listen();
+    io.stdout(`chatting in '${session}' with the agent at ${address.url}; /help for commands, /quit to leave.\n`);
+    for await (const line of io.lines()) {
+      if (!(await chat.line(line))) {
+        quit = true;
+        break;
+      }
+    }
+  } catch (error) {
+    io.stderr(`aalis chat: ${(error as Error).message}\n`);
+    await chat.close(false);
+    return 1;
+  }
+  // /quit leaves a running turn to the daemon; the end of piped input waits for its answer.
+  await chat.close(!quit);
+  return 0;
+}

@@ -1,0 +1,27 @@
+import { approval, definePlugin, sessions, tools } from '@aalis/core';
+import { model } from '@aalis/model';
+import { reachBindings } from '@aalis/plugin-reach';
+import { AgentConfigSchema } from './agent-config.js';
+import { AgentService, agent } from './agent-service.js';
+import { submitPlanTool } from './submit-plan.js';
+
+/**
+ * The main conversation's agent as a plugin: provides `agent`, registers `submit_plan`. It
+ * needs the kernel's sessions, the tool dispatcher (whose extenders give each call its
+ * credential) and the `model` service; approval and reach's bindings are used when present
+ * (`submit_plan` refuses without them).
+ */
+export const agentPlugin = definePlugin({
+  name: 'agent',
+  provides: [agent],
+  inject: [sessions, tools, model],
+  optional: [approval, reachBindings],
+  config: AgentConfigSchema,
+  apply(ctx, config) {
+    const dispatcher = ctx.get(tools);
+    const service = new AgentService({ sessions: ctx.get(sessions), dispatcher, model: ctx.get(model), events: ctx, config });
+    ctx.onDispose(dispatcher.register(submitPlanTool({ sessions: ctx.get(sessions), approval: () => ctx.maybe(approval), bindings: () => ctx.maybe(reachBindings) })));
+    ctx.provide(agent, service);
+    ctx.onDispose(() => service.close());
+  },
+});

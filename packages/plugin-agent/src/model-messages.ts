@@ -1,0 +1,30 @@
+import type { ChatMessage } from '@aalis/core';
+import type { ModelMessage } from '@aalis/model';
+
+/**
+ * A conversation's history as the model reads it. The agent's own notes (`system` messages in
+ * the history, e.g. a failed turn's error) are for people and are left out; an assistant's tool
+ * call without its result (a turn cut off mid-call) is dropped with it, and a tool result without
+ * its call too, because the chat-completions protocol refuses either.
+ */
+export function modelMessagesOf(history: readonly ChatMessage[]): ModelMessage[] {
+  const answered = new Set(history.flatMap((m) => (m.role === 'tool' && m.toolCallId !== undefined ? [m.toolCallId] : [])));
+  const called = new Set<string>();
+  const out: ModelMessage[] = [];
+  for (const m of history) {
+    if (m.role === 'user') out.push({ role: 'user', content: m.content });
+    else if (m.role === 'assistant') {
+      const calls = (m.toolCalls ?? []).filter((c) => answered.has(c.id));
+      for (const c of calls) called.add(c.id);
+      if (calls.length === 0 && m.content === '') continue;
+      out.push(
+        calls.length > 0
+          ? { role: 'assistant', content: m.content === '' ? null : m.content, tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+          : { role: 'assistant', content: m.content },
+      );
+    } else if (m.role === 'tool' && m.toolCallId !== undefined && called.has(m.toolCallId)) {
+      out.push({ role: 'tool', tool_call_id: m.toolCallId, content: m.content });
+    }
+  }
+  return out;
+}

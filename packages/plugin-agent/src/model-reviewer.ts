@@ -1,0 +1,90 @@
+import { definePlugin, type Sessions, sessions } from '@aalis/core';
+import { type ModelProvider, model } from '@aalis/model';
+import { type ApprovalReviewer, approvalReviewer, type ReviewRequest, type ReviewVerdict, ReviewVerdictSchema } from '@aalis/plugin-approval';
+import { z } from 'zod';
+
+const VERDICT_TOOL = {
+  name: 'verdict',
+  description: 'Give your decision on the request: allow or deny, with the reason (a deny reason goes back to the agent, so say what it could do instead).',
+  parameters: {
+    type: 'object',
+    properties: { decision: { type: 'string', enum: ['allow', 'deny'] }, reason: { type: 'string', minLength: 1 } },
+    required: ['decision', 'reason'],
+    additionalProperties: false,
+  },
+};
+
+const PROMPT = [
+  "You review, for the owner of this machine, what an AI agent asked to do that its conversation's permissions do not allow by themselves.",
+  'Writes inside the workspace never reach you; you see writes outside it, host commands, network use and high-risk tools.',
+  'Allow what the conversation plainly needs and what is reversible and confined; deny what could leak secrets, damage the system, or is not what the person asked for.',
+  'Answer only by calling the verdict tool once.',
+].join('\n');
+
+/** Config of the reviewer plugin. */
+export const ReviewerConfigSchema = z
+  .object({
+    /** How many of the conversation's newest messages the reviewer reads as context. */
+    contextMessages: z.number().int().min(0).max(200).default(12),
+    /** Characters of each context message it reads at most. */
+    contextMaxChars: z.number().int().min(80).max(20_000).default(1_000),
+  })
+  .strict()
+  .prefault({});
+/** Config of the reviewer plugin, validated. */
+export type ReviewerConfig = z.output<typeof ReviewerConfigSchema>;
+
+/**
+ * The AI reviewer (`approver: reviewer`, the seeds' auto_approval) backed by the `model` service:
+ * it is shown the ask's subject, its rule, its summary and the conversation's newest messages,
+ * and must answer with the `verdict` tool. Anything else (no verdict, a bad one, the model
+ * failing) throws, and the desk turns a throw into a refusal: the reviewer fails closed.
+ */
+export function modelReviewer(deps: { model: ModelProvider; sessions: Sessions; config: ReviewerConfig }): ApprovalReviewer {
+  return {
+    async review(request: ReviewRequest): Promise<ReviewVerdict> {
+      const conversation = await deps.sessions.peek(request.turn.session.id);
+      const recent = (conversation?.history ?? [])
+        .filter((m) => m.role === 'user' || m.role === 'assistant')
+        .slice(-deps.config.contextMessages)
+        .map((m) => `${m.role}: ${m.content.length > deps.config.contextMaxChars ? `${m.content.slice(0, deps.config.contextMaxChars)}…` : m.content}`);
+      const asked = [
+        `The agent asks: ${request.summary}`,
+        `What: ${JSON.stringify(request.subject)}`,
+        `Rule that asks: ${request.subject.rule}`,
+        `Asked for: ${request.turn.authorised ? `${request.turn.authorised.platform}:${request.turn.authorised.userId}` : 'an unauthenticated speaker'}`,
+        recent.length > 0 ? `The conversation's newest messages:\n${recent.join('\n')}` : 'The conversation has no messages yet.',
+      ].join('\n\n');
+      const reply = await deps.model.complete({
+        messages: [
+          { role: 'system', content: PROMPT },
+          { role: 'user', content: asked },
+        ],
+        tools: [VERDICT_TOOL],
+        signal: request.signal,
+      });
+      const call = reply.toolCalls.find((c) => c.function.name === VERDICT_TOOL.name);
+      const raw = call ? call.function.arguments : reply.content;
+      let json: unknown;
+      try {
+        json = JSON.parse(raw);
+      } catch {
+        throw new Error(`the reviewer model gave no verdict (it answered: ${raw.slice(0, 200) || 'nothing'})`);
+      }
+      const verdict = ReviewVerdictSchema.safeParse(json);
+      if (!verdict.success) throw new Error(`the reviewer model's verdict is not one (${verdict.error.issues.map((i) => `${i.path.join('.') || '(verdict)'}: ${i.message}`).join('; ')})`);
+      return verdict.data;
+    },
+  };
+}
+
+/** Provides `approval-reviewer` from the `model` service, so `approver: reviewer` has a model behind it. */
+export const reviewerPlugin = definePlugin({
+  name: 'reviewer',
+  provides: [approvalReviewer],
+  inject: [model, sessions],
+  config: ReviewerConfigSchema,
+  apply(ctx, config) {
+    ctx.provide(approvalReviewer, modelReviewer({ model: ctx.get(model), sessions: ctx.get(sessions), config }));
+  },
+});

@@ -1,0 +1,65 @@
+import { type ApprovalService, defineTool, type Sessions, ToolError, writeFileAtomic } from '@aalis/core';
+import type { ReachBindings } from '@aalis/plugin-reach';
+import { z } from 'zod';
+import { PLAN_NAME, planPathOf, SUBMIT_PLAN } from './plan-rule.js';
+
+/** What `submit_plan` needs. */
+export interface SubmitPlanDeps {
+  readonly sessions: Sessions;
+  readonly approval: () => ApprovalService | undefined;
+  readonly bindings: () => ReachBindings | undefined;
+}
+
+const Params = z
+  .object({
+    name: z.string().regex(PLAN_NAME, "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit").refine((n) => !n.includes('..'), "no '..'"),
+    plan: z.string().trim().min(1).max(100_000).describe('the plan, as Markdown'),
+  })
+  .strict();
+
+/**
+ * `submit_plan`: in plan mode, writes the plan document (the one write plan allows, at
+ * {@link planPathOf}) and asks the owner with the plan's text. Approved: the conversation leaves
+ * plan for `execute`, and the settings saved on entering plan come back (the kernel's resolver
+ * does that). Rejected or expired: the conversation stays in plan and the reason is the tool's
+ * result, for the model to revise the plan.
+ */
+export function submitPlanTool(deps: SubmitPlanDeps) {
+  return defineTool({
+    name: SUBMIT_PLAN,
+    description: 'Plan mode only: save your plan as <workspace>/.aalis/plan/<name>.md and ask the owner to approve it. Approved: the conversation switches to execute and you carry the plan out. Rejected: the reason comes back; revise and submit again.',
+    params: Params,
+    risk: 'low',
+    async handler(ctx, params) {
+      const root = ctx.turn.session.rootId ?? ctx.turn.session.id;
+      const settings = await deps.sessions.settings(root);
+      if (settings.runMode !== 'plan') {
+        throw new ToolError('denied', `submit_plan is for plan mode, and this conversation is in '${settings.runMode}' mode; nothing was written. Carry on with the task directly.`);
+      }
+      const gate = deps.approval();
+      if (!gate) throw new ToolError('unavailable', 'no approval service is running, so the plan cannot be put to the owner; nothing was written.');
+      const bindings = deps.bindings();
+      if (!bindings) throw new ToolError('unavailable', 'the reach plugin is not running, so the workspace is unknown; nothing was written.');
+      const path = planPathOf(bindings.bindingOf(root).home, params.name);
+      try {
+        await writeFileAtomic(path, `${params.plan}\n`, { createParents: true });
+      } catch (error) {
+        throw new ToolError('failed', `the plan could not be written to ${path}: ${(error as Error).message}`);
+      }
+      const outcome = await gate.ask({
+        turn: ctx.turn,
+        subject: { kind: 'plan', summary: params.plan, rule: 'plan' },
+        summary: `approve the plan '${params.name}' (${path}) and switch the conversation to execute`,
+        rememberable: false,
+      });
+      if (outcome.outcome === 'expired') throw new ToolError('expired', `nobody answered the plan within ${outcome.afterMs} ms; the conversation stays in plan mode. The plan is saved at ${path}.`);
+      if (outcome.outcome === 'rejected') {
+        throw new ToolError('rejected', `the owner rejected the plan: ${outcome.reason}. The conversation stays in plan mode; revise the plan with this in mind and submit it again.`);
+      }
+      // Leaving plan restores the tier and boundary saved on entering it: the resolver's one rule.
+      const resolution = await deps.sessions.change(root, { runMode: 'execute' });
+      if (!resolution.ok) throw new ToolError('failed', `the plan was approved but the mode could not change: ${resolution.message}`);
+      return { approved: true, path, runMode: resolution.settings.runMode, tier: resolution.settings.tier, boundary: resolution.settings.boundary };
+    },
+  });
+}

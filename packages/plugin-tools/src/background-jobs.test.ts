@@ -1,0 +1,71 @@
+// Background commands (terminals) keep the policy they started with, and are closed when the
+// conversation's tier moves between the sandbox and the host. A real kernel and the real Linux
+// sandbox (bubblewrap): the command is really killed, its output so far kept.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Kernel, type OriginTurn, sessions, tools } from '@aalis/core';
+import { reachBindings } from '@aalis/plugin-reach';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toolsKernelOf } from './tools-kernel.testing.js';
+
+const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-jobs-')));
+const home = join(root, 'home');
+const project = join(home, 'project');
+mkdirSync(project, { recursive: true });
+const owner = { platform: 'chat', userId: 'owner' };
+const turn = (): OriginTurn => ({ session: { id: 'main' }, platform: 'chat', speaker: owner, authorised: owner, inbound: { id: `m${Date.now()}` }, category: 'own' });
+
+let kernel: Kernel;
+beforeAll(async () => {
+  kernel = toolsKernelOf({ dataDir: join(root, 'data'), home, install: join(root, 'install'), approvalTimeoutMs: 1500, linuxSandbox: true, onAsk: () => {} });
+  const status = await kernel.start();
+  expect(status.filter((s) => s.state !== 'running')).toEqual([]);
+  kernel.get(reachBindings).bind('main', { home: project });
+  await kernel.get(sessions).change('main', { tier: 'workspace', boundary: 'ask' });
+});
+afterAll(async () => {
+  await kernel?.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const call = (tool: string, params: unknown) => kernel.get(tools).dispatch<Record<string, unknown>>({ tool, params, turn: turn() });
+
+describe('background commands', () => {
+  it('keep running across a change within the sandboxed tiers, and are closed (output kept, reason given) when the tier moves to the host', async () => {
+    const started = await call('run_command_background', { command: 'echo started; exec sleep 53.5' });
+    expect(started).toMatchObject({ ok: true, value: { jobId: expect.any(String) } });
+    const jobId = String(started.ok ? started.value.jobId : '');
+    await until(() => running('sleep 53.5'));
+    // workspace -> readonly: both in the sandbox, the command keeps running.
+    await kernel.get(sessions).change('main', { tier: 'readonly' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await call('command_status', { jobId })).toEqual({ ok: true, value: { state: 'running' } });
+    // readonly -> full: the host. The command started in the sandbox is closed.
+    await kernel.get(sessions).change('main', { tier: 'full' });
+    let status: Record<string, unknown> = {};
+    await until(async () => {
+      status = ((await call('command_status', { jobId })) as { value: Record<string, unknown> }).value;
+      return status.state === 'done';
+    });
+    expect(status).toMatchObject({ state: 'done', closed: expect.stringContaining("moved from 'readonly' (sandbox) to 'full' (host)"), outcome: { ok: true, value: { stdout: 'started\n' } } });
+    expect(running('sleep 53.5')).toBe(false);
+  });
+});
+
+function running(pattern: string): boolean {
+  try {
+    execFileSync('pgrep', ['-f', pattern], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
