@@ -2,7 +2,7 @@ import { matchesRule } from './match.js';
 import type { PathRule } from './rule.js';
 
 /**
- * Files no tool writes in the sandboxed tiers, whatever was approved (`001_…`): `.env`,
+ * Files no tool writes in the sandboxed tiers, whatever was approved (docs/reach-contract.md): `.env`,
  * `.env.*`, `*.pem`, `*.key`. The reach credential refuses them in `require` and adds them to its
  * sandbox policy's `controlDeny` (the layer no grant or exception lifts), so the rule holds for
  * every tool that acts through a credential, a plugin's as much as a built-in one.

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { writeSyntheticAuditLog } from '../../plugin-approval/bench/synthetic-log.js';
+import { writeSyntheticAuditLog } from '@aalis/plugin-approval';
 import { BIN } from '../src/daemon/serve-process.testing.js';
 
 const LINES = Number(process.argv[2] ?? 1_000_000);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { writeSyntheticAuditLog } from './synthetic-log.js';
+import { writeSyntheticAuditLog } from '../src/synthetic-audit-log.js';
 
 const LINES = Number(process.argv[2] ?? 1_000_000);
 const ROUNDS = Number(process.argv[3] ?? 9);

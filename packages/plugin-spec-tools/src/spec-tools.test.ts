@@ -51,7 +51,7 @@ describe.skipIf(engineSkip)('spec tools on the real engine', () => {
   });
 
   it('bad params never start anything', async () => {
-    const since = Math.floor(Date.now() / 1000);
+    const since = Date.now() / 1000; // fractional: a container made earlier in the same second is not counted
     expect(await env.call('echo_env', { word: 'x', extra: 1 })).toMatchObject({ ok: false, kind: 'invalid-params' });
     expect(createdSince(env.instance, since)).toBe(0);
   });
@@ -83,7 +83,7 @@ describe.skipIf(engineSkip)('spec tools on the real engine', () => {
     const open = (await env.call('net_probe', {})) as { ok: true; value: string };
     expect(open.value.trim().split(' ').sort()).toEqual(['eth0', 'lo']);
     await env.kernel.get(sessions).change('main', { tier: 'readonly' });
-    const since = Math.floor(Date.now() / 1000);
+    const since = Date.now() / 1000; // fractional: a container made earlier in the same second is not counted
     env.answers = ['reject'];
     expect(await env.call('net_probe', {})).toMatchObject({ ok: false, kind: 'denied' });
     expect(env.asked.at(-1)?.subject).toMatchObject({ kind: 'network', via: 'command' });
@@ -106,7 +106,7 @@ describe.skipIf(engineSkip)('spec tools on the real engine', () => {
   });
 
   it('a call for someone who is not an owner runs nothing', async () => {
-    const since = Math.floor(Date.now() / 1000);
+    const since = Date.now() / 1000; // fractional: a container made earlier in the same second is not counted
     expect(await env.callAsStranger('zone_stdio', {})).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('no local effect') });
     expect(createdSince(env.instance, since)).toBe(0);
   });
@@ -116,7 +116,7 @@ describe.skipIf(engineSkip)('spec tools on the real engine', () => {
   });
 
   it('a tool that hangs is killed at its timeout and its container is gone when the call returns', async () => {
-    const since = Math.floor(Date.now() / 1000);
+    const since = Date.now() / 1000; // fractional: a container made earlier in the same second is not counted
     const started = Date.now();
     const outcome = await env.call('hang', {});
     expect(outcome).toMatchObject({ ok: false, kind: 'timeout' });
@@ -127,7 +127,7 @@ describe.skipIf(engineSkip)('spec tools on the real engine', () => {
 
   it('a high-risk tool is asked once before any container starts, and runs once approved', async () => {
     env.answers = ['hold'];
-    const since = Math.floor(Date.now() / 1000);
+    const since = Date.now() / 1000; // fractional: a container made earlier in the same second is not counted
     const running = env.call('risky', {});
     while (env.asked.length === 0) await new Promise((r) => setTimeout(r, 20));
     // Pending: nothing was created yet.
@@ -143,14 +143,14 @@ describe.skipIf(engineSkip)('spec tools on the real engine', () => {
 
   it('a rejected high-risk tool never starts a container', async () => {
     env.answers = ['reject'];
-    const since = Math.floor(Date.now() / 1000);
+    const since = Date.now() / 1000; // fractional: a container made earlier in the same second is not counted
     expect(await env.call('risky', {})).toMatchObject({ ok: false, kind: 'rejected' });
     expect(env.asked).toHaveLength(1);
     expect(createdSince(env.instance, since)).toBe(0);
   });
 
   it('two concurrent calls each get their own container and their own envelope', async () => {
-    const since = Math.floor(Date.now() / 1000);
+    const since = Date.now() / 1000; // fractional: a container made earlier in the same second is not counted
     const [a, b] = await Promise.all([env.call('echo_env', { word: 'a' }), env.call('echo_env', { word: 'b' })]);
     expect(a).toMatchObject({ ok: true, value: { envelope: { params: { word: 'a' } } } });
     expect(b).toMatchObject({ ok: true, value: { envelope: { params: { word: 'b' } } } });

@@ -47,9 +47,9 @@ export function containersOf(instance: string): string[] {
   return out.split('\n').filter((l) => l.trim() !== '');
 }
 
-/** Containers of an instance the engine created since `since` (unix seconds): its event log, not a snapshot. */
+/** Containers of an instance the engine created since `since` (unix seconds, fractional allowed): its event log, not a snapshot. */
 export function createdSince(instance: string, since: number): number {
-  const out = execFileSync('docker', ['events', '--since', String(since), '--until', String(Math.floor(Date.now() / 1000) + 1), '--filter', 'type=container', '--filter', 'event=create', '--filter', `label=dev.aalis.instance=${instance}`, '--format', '{{.ID}}'], { encoding: 'utf8' });
+  const out = execFileSync('docker', ['events', '--since', since.toFixed(6), '--until', String(Math.floor(Date.now() / 1000) + 1), '--filter', 'type=container', '--filter', 'event=create', '--filter', `label=dev.aalis.instance=${instance}`, '--format', '{{.ID}}'], { encoding: 'utf8' });
   return out.split('\n').filter((l) => l.trim() !== '').length;
 }
 

@@ -197,7 +197,9 @@ export class DockerSandbox implements SandboxService {
       } catch (error) {
         throw unavailable(error instanceof ZodError ? (error.issues[0]?.message ?? 'bad env allow list') : (error as Error).message, 'fix the env allow list');
       }
-      return this.options.local.run({ ...request, env });
+      // The host sandbox takes the contract's fields only: the profile and identity are this backend's.
+      const { sandboxSpec: _spec, identity: _identity, ...contract } = request;
+      return this.options.local.run({ ...contract, env });
     }
     return this.runContainer(request, resolved.profile);
   }

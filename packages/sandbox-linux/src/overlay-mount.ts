@@ -7,7 +7,7 @@ import { isWithin } from './rule-match.js';
 import { findExecutable } from './tools.js';
 
 /*
- * Writes captured in an overlay (DESIGN's host model): every writable root of a run is mounted as
+ * Writes captured in an overlay (the host model, docs/threat-model.md): every writable root of a run is mounted as
  * an overlay whose lower layer is the host directory and whose upper layer is a per-run directory
  * in the run folder. What the command writes lands in the upper layer only; after the command ends
  * upper-commit.ts judges each entry and commits the allowed ones. Nothing reaches the host before

@@ -9,7 +9,7 @@ import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js'
 import { createLinuxSandbox } from './service.js';
 
 /*
- * Writes captured in an overlay, judged, then committed (issue 13; DESIGN's host model): each case a
+ * Writes captured in an overlay, judged, then committed (issue 13; the host model, docs/threat-model.md): each case a
  * real sandboxed process, as root. The same as `nobody`: overlay-unprivileged.test.ts.
  */
 

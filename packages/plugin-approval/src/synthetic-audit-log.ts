@@ -1,5 +1,6 @@
 // Writes an audit log of `lines` lines shaped like a busy daemon's: asks and their answers, a
-// remembered grant every hundredth ask (revoked again), nothing left open. For the start-up benchmarks.
+// remembered grant every hundredth ask (revoked again), nothing left open. For load tests and the
+// start-up benchmarks (this package's and the cli's).
 import { createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { once } from 'node:events';
