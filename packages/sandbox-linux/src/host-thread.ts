@@ -2,8 +2,11 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import type { SandboxPolicy } from '@aalis/api-reach';
+import { keptDirectories } from './host-walk.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { type UndoReport, undoNewForbidden } from './undo-new.js';
 
@@ -17,10 +20,17 @@ export type HostJob =
       readonly options?: ScanOptions;
       readonly keep: readonly string[];
       readonly aside?: string;
-    };
+    }
+  | { readonly op: 'memory' };
+
+/** What the host model holds in memory: the heap of the thread it runs on, after a full collection, and the directories whose listings it keeps. */
+export interface HostMemory {
+  readonly heapUsed: number;
+  readonly keptDirectories: number;
+}
 
 /** What each job answers. */
-export type HostAnswer<J extends HostJob> = J extends { op: 'scan' } ? HostFacts : UndoReport;
+export type HostAnswer<J extends HostJob> = J extends { op: 'scan' } ? HostFacts : J extends { op: 'memory' } ? HostMemory : UndoReport;
 
 /** An error the host thread threw, rebuilt on this side with its name and message. */
 export class HostWalkError extends Error {
@@ -34,10 +44,18 @@ export class HostWalkError extends Error {
 }
 
 /** The same job, on the calling thread: what the host thread does, and the fallback when it cannot start. */
-export function runHostJob(job: HostJob): HostFacts | UndoReport {
+export function runHostJob(job: HostJob): HostFacts | UndoReport | HostMemory {
+  if (job.op === 'memory') return hostMemory();
   return job.op === 'scan'
     ? scanHost(job.policy, job.cwd, job.options, new Set(job.skip))
     : undoNewForbidden(job.policy, job.before, job.options, new Set(job.keep), job.aside);
+}
+
+/** {@link HostMemory} of this thread. A full collection first, so the number is what is kept, not garbage. */
+export function hostMemory(): HostMemory {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  return { heapUsed: getHeapStatistics().used_heap_size, keptDirectories: keptDirectories() };
 }
 
 /** The worker's entry: built JavaScript beside this file, or (in the checkout's tests) the TypeScript through tsx. */

@@ -3,17 +3,12 @@
  * a run and the looks for landings during and after it. One message in, one answer out.
  */
 import { parentPort } from 'node:worker_threads';
-import type { HostJob } from './host-thread.js';
-import { scanHost } from './scan.js';
-import { undoNewForbidden } from './undo-new.js';
+import { type HostJob, runHostJob } from './host-thread.js';
 
 parentPort?.on('message', (msg: { id: number; job: HostJob }) => {
   const { id, job } = msg;
   try {
-    const value =
-      job.op === 'scan'
-        ? scanHost(job.policy, job.cwd, job.options, new Set(job.skip))
-        : undoNewForbidden(job.policy, job.before, job.options, new Set(job.keep), job.aside);
+    const value = runHostJob(job);
     parentPort?.postMessage({ id, value });
   } catch (e) {
     const err = e as Error & { code?: string };

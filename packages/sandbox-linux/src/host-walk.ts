@@ -241,3 +241,10 @@ export function listingCacheFor(key: string, keep: (path: string, type: EntryTyp
   }
   return c;
 }
+
+/** Directories whose listings this thread keeps, over all its caches. */
+export function keptDirectories(): number {
+  let n = 0;
+  for (const c of caches.values()) n += c.size;
+  return n;
+}

@@ -24,7 +24,7 @@ import { checkRunRequest } from './request.js';
 import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { LandingSweeper } from './undo-new.js';
-import { HostThread } from './host-thread.js';
+import { type HostMemory, HostThread } from './host-thread.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
@@ -168,6 +168,11 @@ export class LinuxSandbox implements SandboxService {
     const slirp = findExecutable(this.options.slirp4netns ?? 'slirp4netns');
     if (!slirp) throw unavailable('slirp4netns is gone', 'sudo apt-get install -y slirp4netns');
     return { bwrap, slirp };
+  }
+
+  /** What the host model (the scan's and the looks' kept listings, on the host thread) holds in memory now; for the benchmark. */
+  hostMemory(): Promise<HostMemory> {
+    return this.host.run({ op: 'memory' });
   }
 
   /** Translates without running: the bwrap mount plan for a policy as seen from `cwd` now. */
