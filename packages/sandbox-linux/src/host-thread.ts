@@ -7,6 +7,8 @@ import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { keptDirectories } from './host-walk.js';
+import { treeIndex } from './tree-index.js';
+import { memoDirectories, reusedSubtreeCount } from './tree-memo.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { type UndoReport, undoNewForbidden } from './undo-new.js';
 
@@ -27,6 +29,12 @@ export type HostJob =
 export interface HostMemory {
   readonly heapUsed: number;
   readonly keptDirectories: number;
+  /** Directories whose scan results are remembered (tree-memo.ts). */
+  readonly memoDirectories: number;
+  /** Trees the index (tree-index.ts) watches and trusts; 0 where there is none. */
+  readonly indexedTrees: number;
+  /** Subtrees the scans did not walk, their remembered results replayed (a count since the thread started). */
+  readonly reusedSubtrees: number;
 }
 
 /** What each job answers. */
@@ -55,7 +63,13 @@ export function runHostJob(job: HostJob): HostFacts | UndoReport | HostMemory {
 export function hostMemory(): HostMemory {
   setFlagsFromString('--expose-gc');
   (runInNewContext('gc') as () => void)();
-  return { heapUsed: getHeapStatistics().used_heap_size, keptDirectories: keptDirectories() };
+  return {
+    heapUsed: getHeapStatistics().used_heap_size,
+    keptDirectories: keptDirectories(),
+    memoDirectories: memoDirectories(),
+    indexedTrees: treeIndex()?.readyTrees ?? 0,
+    reusedSubtrees: reusedSubtreeCount(),
+  };
 }
 
 /** The worker's entry: built JavaScript beside this file, or (in the checkout's tests) the TypeScript through tsx. */
