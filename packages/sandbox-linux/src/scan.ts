@@ -8,7 +8,7 @@ import { atFd, listingCacheFor, type WalkEntry, walkTree } from './host-walk.js'
 import { NEW_ENTRY_NAMES, placeholderCandidates } from './new-entries.js';
 import { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
 import { isWithin, ruleSet } from './rule-match.js';
-import { treeIndex } from './tree-index.js';
+import { INDEX_MIN_ENTRIES, treeIndex } from './tree-index.js';
 import { treeMemoFor } from './tree-memo.js';
 
 /** What sits at a path on the host, as far as mounting is concerned. */
@@ -58,6 +58,8 @@ export interface ScanOptions {
   readonly homeDepth?: number;
   /** Read every directory on every walk, keeping no listings between walks (see `ListingCache`). */
   readonly noCache?: boolean;
+  /** Entries a tree walked whole must have for the tree index to be used for it. Default `INDEX_MIN_ENTRIES` (tree-index.ts). */
+  readonly indexMinEntries?: number;
   /** Hidden matches past which they are grouped into directories hidden whole. Default {@link MAX_HIDDEN_MOUNTS}. */
   readonly maxHiddenMounts?: number;
 }
@@ -259,7 +261,6 @@ export function findPatternMatches(
   for (const walk of walks) {
     let met = 0;
     const tree = walk.why === 'tree' && memo !== undefined && gen !== undefined ? memo : undefined;
-    if (tree) index!.watch(walk.root);
     const rec = tree?.recorder(gen!, (path) => index!.unchangedSince(path, tree.genOf(path) ?? -1), add, (path) => unreadable.push(path));
     const found_ = rec ? rec.found : add;
     const visit = (e: WalkEntry): boolean => {
@@ -283,7 +284,7 @@ export function findPatternMatches(
       // hidden whole: nothing under it is visible, unless a named path (a carve-out, a root) is mounted back
       return !(layers.hidden(e.path) && !named.some((n) => n !== e.path && isWithin(n, e.path)));
     };
-    visited += walkTree(
+    const counted = walkTree(
       walk.root,
       {
         entry: visit,
@@ -305,6 +306,9 @@ export function findPatternMatches(
       walk.depth,
       cache,
     );
+    visited += counted;
+    // a large tree is watched from now on (tree-index.ts); the host thread syncs before its next walks
+    if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES) && options.maxEntries === undefined && !options.noCache) treeIndex()?.watch(walk.root);
   }
   const keepVisible = [...named, ...(cwd ? [cwd] : [])];
   return { found: groupHidden(found, layers, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, visited };

@@ -20,7 +20,7 @@ let t: Scene;
 let sb: ReturnType<typeof createLinuxSandbox>;
 beforeAll(() => {
   t = makeScene();
-  sb = createLinuxSandbox({ scan: { home: t.home }, undoneDir: join(t.root, 'undone'), landingSweepMs: 0 });
+  sb = createLinuxSandbox({ scan: { home: t.home, indexMinEntries: 0 }, undoneDir: join(t.root, 'undone'), landingSweepMs: 0 }); // the scene is small: indexed all the same
 });
 afterAll(() => t.cleanup());
 

@@ -10,6 +10,13 @@ const LOCAL_FS = new Set(['ext2', 'ext3', 'ext4', 'xfs', 'btrfs', 'tmpfs', 'f2fs
 /** How long a sync may take before the index is given up (the walks then read every directory again). */
 const SYNC_TIMEOUT_MS = 10_000;
 
+/**
+ * Entries a tree must have for the index to be used for it: below this a walk costs less than a
+ * sync with the helper (a round trip to another process, 2 to 40 ms on a loaded machine), and a
+ * sync's wait would slow the looks' pace (they pause 50 times what a look costs) for nothing.
+ */
+export const INDEX_MIN_ENTRIES = 20_000;
+
 /** Past this many directories remembered as changed, everything before is forgotten (and not trusted). */
 const MAX_REMEMBERED = 500_000;
 
@@ -124,6 +131,11 @@ export class TreeIndex {
   /** The generation of the last {@link sync}, if it succeeded: what a walk done now records. */
   get synced(): number | undefined {
     return this.lastSync;
+  }
+
+  /** Makes the next walks go without the index (until the next {@link sync}): they read every directory. */
+  forget(): void {
+    this.lastSync = undefined;
   }
 
   /** Brings the index up to now (every change made before the call is in it) and starts a new generation; undefined when the index cannot be trusted. */
