@@ -83,7 +83,8 @@ const policyOf = (ws: string): SandboxPolicy => ({
   unixSockets: [ws, sessionTmp],
 });
 const workspaces = { small: tree('small', 'shallow', 1_000), shallow: tree('1m-shallow', 'shallow', 1_000_000), deep: tree('1m-deep', 'deep', 1_000_000) };
-const sb = createLinuxSandbox({ scan: { home }, landingSweepMs: 0 });
+// one service for everything, with its default looks while a command runs: a second one would keep a second index
+const sb = createLinuxSandbox({ scan: { home } });
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C' };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -130,7 +131,7 @@ const url = 'http://127.0.0.1:' + process.argv[1] + '/healthz';
 let worst = 0, n = 0, stop = false;
 process.stdin.on('data', () => { stop = true; }); process.stdin.resume();
 (async () => { while (!stop) { const t = performance.now(); await (await fetch(url)).text(); worst = Math.max(worst, performance.now() - t); n++; await new Promise((r) => setTimeout(r, 20)); } console.log(JSON.stringify({ worst, n })); process.exit(0); })();`;
-  const long = createLinuxSandbox({ scan: { home } }); // the default looks while it runs
+  const long = sb;
   console.log(`\na ${LONG_S} s command (sleep) through LinuxSandbox.run, looks every ${'2'} s or more while it runs:`);
   for (const name of ['shallow', 'deep'] as const) {
     const ws = workspaces[name];

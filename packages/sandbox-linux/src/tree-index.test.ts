@@ -94,6 +94,12 @@ describe.skipIf(!hasPython)('the tree index: a change a moment before a run is s
     expect(readFileSync(secret, 'utf8')).toContain('SECRET'); // there on the host
   });
 
+  it('doctor says the index is in use (advisory: without python3 the walks read every directory)', async () => {
+    const check = (await sb.probe()).checks.find((c) => c.name === 'tree-index');
+    expect(check).toMatchObject({ ok: true });
+    expect(check?.detail).toMatch(/inotify/);
+  });
+
   it('a landing made by the command in a subtree the index trusted is taken away after the run', async () => {
     mkdirSync(join(t.ws, 'idx-look/x/y'), { recursive: true });
     await memoInUse();
