@@ -22,7 +22,7 @@ MAX_CHANGED = 200000
 fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
 if fd < 0:
     print(json.dumps({"op": "fatal", "why": os.strerror(ctypes.get_errno())}), flush=True); sys.exit(1)
-wd_path, path_wd = {}, {}
+wd_path, path_wd, kids = {}, {}, {}   # kids: a watched directory's watched subdirectories
 roots = {}          # root -> {"pending": [paths], "dirs": n, "failed": why or None}
 changed, replaced, overflow, lost = set(), set(), False, set()
 sentinel_dir = tempfile.mkdtemp(prefix="aalis-tree-watch-")
@@ -46,14 +46,23 @@ def add(p):
         return ctypes.get_errno()
     old = wd_path.get(wd)
     if old is not None and old != p:
-        path_wd.pop(old, None)
+        path_wd.pop(old, None); forget(old)
     wd_path[wd] = p; path_wd[p] = wd
+    kids.setdefault(p.rsplit(b"/", 1)[0], set()).add(p)
     return 0
 
+def forget(p):
+    kids.get(p.rsplit(b"/", 1)[0], set()).discard(p)
+
 def drop_under(p):
-    for q in [q for q in path_wd if q == p or q.startswith(p + b"/")]:
-        wd = path_wd.pop(q)
-        if wd_path.get(wd) == q:
+    # through the kids map: a scan of every watch per removed directory cost seconds on 177,000
+    stack = [p]
+    forget(p)
+    while stack:
+        q = stack.pop()
+        stack.extend(kids.pop(q, ()))
+        wd = path_wd.pop(q, None)
+        if wd is not None and wd_path.get(wd) == q:
             del wd_path[wd]
             libc.inotify_rm_watch(fd, wd)
 
@@ -118,7 +127,8 @@ def read_events():
             mark(p)
             if mask & IN_IGNORED:
                 wd_path.pop(wd, None)
-                if path_wd.get(p) == wd: del path_wd[p]
+                if path_wd.get(p) == wd:
+                    del path_wd[p]; forget(p)
                 if p in roots: lost.add(p)
                 continue
             if mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_UNMOUNT) and p in roots:
