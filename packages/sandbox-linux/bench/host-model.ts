@@ -144,7 +144,21 @@ let worst = 0, n = 0, stop = false;
 process.stdin.on('data', () => { stop = true; }); process.stdin.resume();
 (async () => { while (!stop) { const t = performance.now(); await (await fetch(url)).text(); worst = Math.max(worst, performance.now() - t); n++; await new Promise((r) => setTimeout(r, 20)); } console.log(JSON.stringify({ worst, n })); process.exit(0); })();`;
   const long = sb;
-  console.log(`\na ${LONG_S} s command (sleep) through LinuxSandbox.run, looks every ${'2'} s or more while it runs:`);
+  // what answering the poller costs the process by itself, measured the same way without a command
+  const idle = async (seconds: number) => {
+    const poller = spawn(process.execPath, ['-e', POLL, String(port)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    await new Promise((r) => setTimeout(r, 300));
+    const cpu = process.cpuUsage();
+    const t = performance.now();
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    const used = process.cpuUsage(cpu);
+    const wall = performance.now() - t;
+    poller.stdin.end('stop');
+    await new Promise((r) => poller.on('exit', r));
+    return (used.user + used.system) / 1000 / wall;
+  };
+  const pollRate = await idle(5);
+  console.log(`\na ${LONG_S} s command (sleep) through LinuxSandbox.run, looks every 2 s or more while it runs (the host side is the daemon's CPU less what answering the poller costs when idle: ${(100 * pollRate).toFixed(1)}% of a core):`);
   for (const name of ['shallow', 'deep'] as const) {
     const ws = workspaces[name];
     await long.run({ argv: ['true'], cwd: ws, env, timeoutMs: 600_000, policy: policyOf(ws) }); // the service's own listings
@@ -165,7 +179,8 @@ process.stdin.on('data', () => { stop = true; }); process.stdin.resume();
     if (r.exitCode !== 0) throw new Error(`sleep failed in ${name}: ${r.stderr}`);
     const { worst, n } = JSON.parse(out) as { worst: number; n: number };
     const cpuMs = (used.user + used.system) / 1000;
-    console.log(`  ${name.padEnd(8)} daemon CPU ${ms(cpuMs)} over ${ms(wall)} = ${((100 * cpuMs) / wall).toFixed(1)}% of a core (target < 2%)   /healthz worst ${ms(worst)} of ${n} (target <= 50 ms)   event-loop stall ${ms(h.max / 1e6)}`);
+    const host = Math.max(0, cpuMs - pollRate * wall);
+    console.log(`  ${name.padEnd(8)} daemon CPU ${ms(cpuMs)} over ${ms(wall)}; host side ${ms(host)} = ${((100 * host) / wall).toFixed(1)}% of a core (target < 2%)   /healthz worst ${ms(worst)} of ${n} (target <= 50 ms)   event-loop stall ${ms(h.max / 1e6)}`);
   }
   server.close();
 }
