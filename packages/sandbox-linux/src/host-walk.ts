@@ -146,6 +146,11 @@ export class ListingCache {
     this.map.set(path, listing);
   }
 
+  /** Forgets every listing at or under `root` (a tree the index answers for needs none). */
+  dropUnder(root: string): void {
+    for (const path of this.map.keys()) if (path === root || path.startsWith(`${root}/`)) this.map.delete(path);
+  }
+
   /** Directories kept. */
   get size(): number {
     return this.map.size;

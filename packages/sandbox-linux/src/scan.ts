@@ -284,6 +284,10 @@ export function findPatternMatches(
       // hidden whole: nothing under it is visible, unless a named path (a carve-out, a root) is mounted back
       return !(layers.hidden(e.path) && !named.some((n) => n !== e.path && isWithin(n, e.path)));
     };
+    // a tree the index trusts needs no kept listings (the memo answers for what did not change,
+    // and what changed is read again anyway): they are dropped, which is most of the memory
+    const trusted = rec !== undefined && index!.isReady(walk.root);
+    if (trusted) cache?.dropUnder(walk.root);
     const counted = walkTree(
       walk.root,
       {
@@ -304,7 +308,7 @@ export function findPatternMatches(
         ...(rec ? { reuse: rec.reuse, entered: rec.entered, left: rec.left } : {}),
       },
       walk.depth,
-      cache,
+      trusted ? undefined : cache,
     );
     visited += counted;
     // a large tree is watched from now on (tree-index.ts); the host thread syncs before its next walks

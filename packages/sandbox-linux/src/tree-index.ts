@@ -201,6 +201,11 @@ export class TreeIndex {
     return undefined;
   }
 
+  /** Whether `root` is a tree the index watches whole and trusts. */
+  isReady(root: string): boolean {
+    return !this.dead && this.roots.get(root)?.state === 'ready';
+  }
+
   /** How many trees are fully watched and trusted. */
   get readyTrees(): number {
     let n = 0;
