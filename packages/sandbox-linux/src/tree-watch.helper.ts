@@ -12,7 +12,8 @@
  * every new directory is watched, so no change can fall between a listing and its watch.
  */
 export const TREE_WATCH_PY = String.raw`
-import ctypes, json, os, select, struct, sys, tempfile
+import ctypes, json, os, select, signal, struct, sys, tempfile
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # kill() from the daemon: clean up below
 libc = ctypes.CDLL(None, use_errno=True)
 IN_ATTRIB, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x4, 0x40, 0x80, 0x100, 0x200
 IN_DELETE_SELF, IN_MOVE_SELF, IN_UNMOUNT, IN_Q_OVERFLOW, IN_IGNORED = 0x400, 0x800, 0x2000, 0x4000, 0x8000
@@ -25,7 +26,18 @@ if fd < 0:
 wd_path, path_wd, kids = {}, {}, {}   # kids: a watched directory's watched subdirectories
 roots = {}          # root -> {"pending": [paths], "dirs": n, "failed": why or None}
 changed, replaced, overflow, lost = set(), set(), False, set()
-sentinel_dir = tempfile.mkdtemp(prefix="aalis-tree-watch-")
+# a helper killed before it could clean up leaves its folder: those of dead helpers go at the next start
+tmp = tempfile.gettempdir()
+for n in os.listdir(tmp):
+    if n.startswith("aalis-tree-watch-"):
+        pid = n.split("-")[3] if n.count("-") >= 4 else ""
+        if pid.isdigit() and not os.path.exists("/proc/" + pid):
+            for f in ("a", "b"):
+                try: os.unlink(os.path.join(tmp, n, f))
+                except OSError: pass
+            try: os.rmdir(os.path.join(tmp, n))
+            except OSError: pass
+sentinel_dir = tempfile.mkdtemp(prefix="aalis-tree-watch-%d-" % os.getpid())
 # two sentinels in turn: the kernel merges an event identical to the last one still queued
 sentinels = [os.path.join(sentinel_dir, n).encode() for n in ("a", "b")]
 for f in sentinels: open(f, "wb").close()
@@ -147,36 +159,41 @@ def read_events():
                         roots[r]["pending"].append(child)
 
 pending_syncs, barriers, turn, inbuf = [], 0, 0, b""
-while True:
-    busy = any(st["pending"] for st in roots.values())
-    ready, _, _ = select.select([0, fd], [], [], 0 if busy else None)
-    if fd in ready or busy:
-        barriers += read_events()
-    lines = []
-    if 0 in ready:
-        data = os.read(0, 65536)
-        if not data:
-            break   # the daemon is gone
-        inbuf += data
-        *lines, inbuf = inbuf.split(b"\n")
-    for line in lines:
-        msg = json.loads(line)
-        if msg["op"] == "watch":
-            r = bytes.fromhex(msg["root"])
-            if r not in roots or roots[r]["failed"]:
-                roots[r] = {"pending": [r], "dirs": 0, "failed": None}
-                lost.discard(r)
-        elif msg["op"] == "sync":
-            os.utime(sentinels[turn]); turn ^= 1
-            pending_syncs.append(msg["id"])   # the barrier: every change made before this is queued before its event
-    if busy:
-        step(500)
-    # a sync is answered once its own barrier came through and every new directory is watched
-    # (a tree still being watched for the first time is not trusted yet: it does not hold syncs up)
-    while barriers > 0 and pending_syncs and not any(st["pending"] and st.get("done") for st in roots.values()):
-        sid = pending_syncs.pop(0); barriers -= 1
-        out({"op": "synced", "id": sid, "changed": [p.hex() for p in changed], "replaced": [p.hex() for p in replaced], "overflow": overflow, "lost": [r.hex() for r in lost]})
-        changed.clear(); replaced.clear(); overflow = False; lost.clear()
-for f in sentinels: os.unlink(f)
-os.rmdir(sentinel_dir)
+try:
+  while True:
+      busy = any(st["pending"] for st in roots.values())
+      ready, _, _ = select.select([0, fd], [], [], 0 if busy else None)
+      if fd in ready or busy:
+          barriers += read_events()
+      lines = []
+      if 0 in ready:
+          data = os.read(0, 65536)
+          if not data:
+              break   # the daemon is gone
+          inbuf += data
+          *lines, inbuf = inbuf.split(b"\n")
+      for line in lines:
+          msg = json.loads(line)
+          if msg["op"] == "watch":
+              r = bytes.fromhex(msg["root"])
+              if r not in roots or roots[r]["failed"]:
+                  roots[r] = {"pending": [r], "dirs": 0, "failed": None}
+                  lost.discard(r)
+          elif msg["op"] == "sync":
+              os.utime(sentinels[turn]); turn ^= 1
+              pending_syncs.append(msg["id"])   # the barrier: every change made before this is queued before its event
+      if busy:
+          step(500)
+      # a sync is answered once its own barrier came through and every new directory is watched
+      # (a tree still being watched for the first time is not trusted yet: it does not hold syncs up)
+      while barriers > 0 and pending_syncs and not any(st["pending"] and st.get("done") for st in roots.values()):
+          sid = pending_syncs.pop(0); barriers -= 1
+          out({"op": "synced", "id": sid, "changed": [p.hex() for p in changed], "replaced": [p.hex() for p in replaced], "overflow": overflow, "lost": [r.hex() for r in lost]})
+          changed.clear(); replaced.clear(); overflow = False; lost.clear()
+finally:
+    for f in sentinels:
+        try: os.unlink(f)
+        except OSError: pass
+    try: os.rmdir(sentinel_dir)
+    except OSError: pass
 `;
