@@ -82,6 +82,60 @@ describe('listings kept between walks', { timeout: 120_000 }, () => {
     expect(existsSync(join(t.ws, 'kept/sub/.envrc'))).toBe(false);
     expect(second.deniedWrites).toContain(join(t.ws, 'kept/sub/.envrc'));
   });
+
+  // the siblings: each changes a directory whose listing was kept and trusted, in a way that could
+  // slip past a cache keyed on less than device, inode and ctime
+  const changes: [string, (dir: string) => string][] = [
+    [
+      'a directory renamed into it from outside the workspace',
+      (dir) => {
+        const outside = join(t.root, 'moved-in');
+        mkdirSync(join(outside, 'pkg/deep'), { recursive: true });
+        writeFileSync(join(outside, 'pkg/deep/.env'), 'SECRET=moved\n');
+        execFileSync('mv', [join(outside, 'pkg'), join(dir, 'pkg')]);
+        return join(dir, 'pkg/deep/.env');
+      },
+    ],
+    [
+      'the same directory moved out, changed, and moved back',
+      (dir) => {
+        const away = join(t.root, 'away');
+        execFileSync('mv', [join(dir, 'inner'), away]);
+        writeFileSync(join(away, '.env'), 'SECRET=roundtrip\n');
+        execFileSync('mv', [away, join(dir, 'inner')]);
+        return join(dir, 'inner/.env');
+      },
+    ],
+    [
+      'a new subtree many levels deep',
+      (dir) => {
+        mkdirSync(join(dir, 'a/b/c/d/e/f/g'), { recursive: true });
+        writeFileSync(join(dir, 'a/b/c/d/e/f/g/.env.local'), 'SECRET=deep\n');
+        return join(dir, 'a/b/c/d/e/f/g/.env.local');
+      },
+    ],
+    [
+      'a .env made, then the directory back-dated with touch -d (mtime as before)',
+      (dir) => {
+        writeFileSync(join(dir, '.env'), 'SECRET=backdated\n');
+        execFileSync('touch', ['-d', '2001-01-01 00:00:00', dir]);
+        return join(dir, '.env');
+      },
+    ],
+  ];
+  it.each(changes)('a kept listing is read again after %s', async (_, change) => {
+    const dir = join(t.ws, `kept-${changes.findIndex(([n]) => n === _)}`);
+    mkdirSync(join(dir, 'inner'), { recursive: true });
+    writeFileSync(join(dir, 'inner/a.txt'), 'a\n');
+    execFileSync('touch', ['-d', '2001-01-01 00:00:00', dir]); // the back-dating case starts from the same mtime
+    await new Promise((r) => setTimeout(r, 2_200)); // long enough unchanged for its listing to be trusted
+    const first = await sb.run(req(t, ['cat', `${dir}/inner/a.txt`]));
+    expect(first.stdout).toBe('a\n');
+    const secret = change(dir);
+    const second = await sb.run(req(t, ['sh', '-c', `cat '${secret}' 2>&1; true`]));
+    expect(second.stdout).not.toContain('SECRET');
+    expect(readFileSync(secret, 'utf8')).toContain('SECRET'); // it is there on the host
+  });
 });
 
 describe('the cost of hiding many files', { timeout: 120_000 }, () => {

@@ -28,6 +28,13 @@ describe('the host thread', () => {
     expect((thread as unknown as { worker?: unknown }).worker).toBeDefined();
   });
 
+  it('says what the host model holds: the listings it kept, and its heap', async () => {
+    await thread.run({ op: 'scan', policy: workspacePolicy(s), cwd: s.ws, options: { home: s.home }, skip: [] });
+    const m = await thread.run({ op: 'memory' });
+    expect(m.keptDirectories).toBeGreaterThanOrEqual(3); // the workspace, a, a/b at least
+    expect(m.heapUsed).toBeGreaterThan(0);
+  });
+
   it('hands an error of the walk back with its message, so the run fails closed', async () => {
     const job = thread.run({ op: 'scan', policy: workspacePolicy(s), cwd: s.ws, options: { home: s.home, maxEntries: 2 }, skip: [] });
     await expect(job).rejects.toBeInstanceOf(HostWalkError);

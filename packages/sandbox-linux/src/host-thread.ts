@@ -2,8 +2,13 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import type { SandboxPolicy } from '@aalis/api-reach';
+import { keptDirectories } from './host-walk.js';
+import { treeIndex } from './tree-index.js';
+import { memoDirectories, reusedSubtreeCount } from './tree-memo.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import type { OverlayRoot } from './overlay-mount.js';
 import { type UndoReport, undoNewForbidden } from './undo-new.js';
@@ -21,10 +26,23 @@ export type HostJob =
       readonly aside?: string;
     }
   // the overlay's commit after a run (upper-commit.ts): as long as what the command wrote is large
-  | { readonly op: 'commit'; readonly policy: SandboxPolicy; readonly overlay: OverlayRoot; readonly mountPoints: readonly string[] };
+  | { readonly op: 'commit'; readonly policy: SandboxPolicy; readonly overlay: OverlayRoot; readonly mountPoints: readonly string[] }
+  | { readonly op: 'memory' };
+
+/** What the host model holds in memory: the heap of the thread it runs on, after a full collection, and the directories whose listings it keeps. */
+export interface HostMemory {
+  readonly heapUsed: number;
+  readonly keptDirectories: number;
+  /** Directories whose scan results are remembered (tree-memo.ts). */
+  readonly memoDirectories: number;
+  /** Trees the index (tree-index.ts) watches and trusts; 0 where there is none. */
+  readonly indexedTrees: number;
+  /** Subtrees the scans did not walk, their remembered results replayed (a count since the thread started). */
+  readonly reusedSubtrees: number;
+}
 
 /** What each job answers. */
-export type HostAnswer<J extends HostJob> = J extends { op: 'scan' } ? HostFacts : J extends { op: 'commit' } ? CommitReport : UndoReport;
+export type HostAnswer<J extends HostJob> = J extends { op: 'scan' } ? HostFacts : J extends { op: 'memory' } ? HostMemory : J extends { op: 'commit' } ? CommitReport : UndoReport;
 
 /** An error the host thread threw, rebuilt on this side with its name and message. */
 export class HostWalkError extends Error {
@@ -38,11 +56,25 @@ export class HostWalkError extends Error {
 }
 
 /** The same job, on the calling thread: what the host thread does, and the fallback when it cannot start. */
-export function runHostJob(job: HostJob): HostFacts | UndoReport | CommitReport {
+export function runHostJob(job: HostJob): HostFacts | UndoReport | CommitReport | HostMemory {
+  if (job.op === 'memory') return hostMemory();
   if (job.op === 'commit') return commitUpper(job.policy, job.overlay, new Set(job.mountPoints));
   return job.op === 'scan'
     ? scanHost(job.policy, job.cwd, job.options, new Set(job.skip))
     : undoNewForbidden(job.policy, job.before, job.options, new Set(job.keep), job.aside);
+}
+
+/** {@link HostMemory} of this thread. A full collection first, so the number is what is kept, not garbage. */
+export function hostMemory(): HostMemory {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  return {
+    heapUsed: getHeapStatistics().used_heap_size,
+    keptDirectories: keptDirectories(),
+    memoDirectories: memoDirectories(),
+    indexedTrees: treeIndex()?.readyTrees ?? 0,
+    reusedSubtrees: reusedSubtreeCount(),
+  };
 }
 
 /** The worker's entry: built JavaScript beside this file, or (in the checkout's tests) the TypeScript through tsx. */

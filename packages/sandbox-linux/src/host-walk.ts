@@ -34,6 +34,15 @@ export interface Walker {
   entry(e: WalkEntry): boolean;
   /** A directory the walk could not open or list (no permission): it may hide anything. */
   unreadable(path: string, code: string): void;
+  /**
+   * Asked before a directory (the root included) is opened: a number means its whole subtree is
+   * already accounted for by the caller (that many entries) and it is not opened. See scan.ts's memo.
+   */
+  reuse?(path: string): number | undefined;
+  /** A directory was opened and listed; {@link left} follows once everything under it was walked. */
+  entered?(path: string): void;
+  /** Everything under a directory {@link entered} has been walked: `visited` entries counted in it. */
+  left?(path: string, visited: number): void;
 }
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -74,6 +83,8 @@ interface Frame {
   readonly entries: readonly Listed[];
   i: number;
   readonly depth: number;
+  /** Entries counted before this directory was entered. */
+  readonly start: number;
 }
 
 interface CachedListing {
@@ -135,6 +146,11 @@ export class ListingCache {
     this.map.set(path, listing);
   }
 
+  /** Forgets every listing at or under `root` (a tree the index answers for needs none). */
+  dropUnder(root: string): void {
+    for (const path of this.map.keys()) if (path === root || path.startsWith(`${root}/`)) this.map.delete(path);
+  }
+
   /** Directories kept. */
   get size(): number {
     return this.map.size;
@@ -175,6 +191,7 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
     return entries;
   };
   const enter = (path: string, open: () => number | undefined, depth: number): void => {
+    const start = visited;
     let fd: number | undefined;
     try {
       fd = open();
@@ -196,8 +213,11 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
       walker.unreadable(path, code);
       return;
     }
-    stack.push({ fd, path, entries, i: 0, depth });
+    stack.push({ fd, path, entries, i: 0, depth, start });
+    walker.entered?.(path);
   };
+  const reused = walker.reuse?.(root);
+  if (reused !== undefined) return reused;
   enter(root, () => openDir(encodePath(root)), 0);
   try {
     while (stack.length > 0) {
@@ -205,6 +225,7 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
       if (top.i >= top.entries.length) {
         closeSync(top.fd);
         stack.pop();
+        walker.left?.(top.path, visited - top.start);
         continue;
       }
       const e = top.entries[top.i++]!;
@@ -212,6 +233,11 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
       const depth = top.depth + 1;
       const descend = walker.entry({ dirFd: top.fd, name: e.name, path, type: e.type, depth });
       if (!descend || e.type !== 'dir' || depth >= maxDepth) continue;
+      const known = walker.reuse?.(path);
+      if (known !== undefined) {
+        visited += known;
+        continue;
+      }
       const leaf = cache?.emptyLeaf(path, top.fd, e.name); // one lstat instead of open, fstat, close
       if (leaf !== undefined) visited += leaf;
       else enter(path, () => openDir(atFd(top.fd, e.name)), depth);
@@ -240,4 +266,11 @@ export function listingCacheFor(key: string, keep: (path: string, type: EntryTyp
     caches.set(key, c);
   }
   return c;
+}
+
+/** Directories whose listings this thread keeps, over all its caches. */
+export function keptDirectories(): number {
+  let n = 0;
+  for (const c of caches.values()) n += c.size;
+  return n;
 }

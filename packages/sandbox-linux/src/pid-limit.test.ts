@@ -1,9 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { choosePidLimit, findPidsCgroup, PidLimitError } from './pid-limit.js';
+import { choosePidLimit, findPidsCgroup, idleRunCgroups, PidLimitError } from './pid-limit.js';
 import { BUILD_LIKE, FORK_LOOP } from './pid-limit.probe.testing.js';
 import { makeScene, req, type Scene } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
@@ -35,17 +35,61 @@ describe('pid limit', { timeout: 90_000 }, () => {
     expect(() => choosePidLimit(64, 0)).toThrow(PidLimitError);
   });
 
-  it.skipIf(!isRoot || findPidsCgroup() === undefined)('as root: a fork loop stops at the limit with EAGAIN, the host still forks, the run cgroup goes', async () => {
-    const sb = createLinuxSandbox({ pidLimit: 64 });
+  const withCgroup = isRoot && findPidsCgroup() !== undefined;
+  const mine = () => readdirSync(findPidsCgroup()!).filter((d) => d.startsWith(`aalis-sbx-${process.pid}-`));
+  // every run cgroup of this process back in the idle pool (the last task of a run can stay counted for a second)
+  const drained = async () => {
+    const idle = () => idleRunCgroups(findPidsCgroup()!).map((d) => d.slice(d.lastIndexOf('/') + 1));
+    for (let i = 0; i < 300 && !mine().every((d) => idle().includes(d)); i++) await new Promise((r) => setTimeout(r, 20));
+  };
+  const forkLoop = async (sb: ReturnType<typeof createLinuxSandbox>) => {
     const r = await sb.run(req(s, ['python3', '-c', FORK_LOOP, '300']));
     expect(r.exitCode, r.stderr).toBe(0);
     const [, n, err] = r.stdout.trim().split(' ');
     expect(err).toBe('EAGAIN');
     expect(Number(n)).toBeGreaterThan(50); // the sandbox's own bwrap and python count too
     expect(Number(n)).toBeLessThan(64);
+  };
+
+  it.skipIf(!withCgroup)('as root: a fork loop stops at the limit with EAGAIN, the host still forks, the run cgroup is left empty', async () => {
+    const sb = createLinuxSandbox({ pidLimit: 64 });
+    await forkLoop(sb);
     expect(execFileSync('sh', ['-c', 'for i in 1 2 3 4 5 6 7 8; do true & done; wait; echo ok']).toString()).toBe('ok\n');
-    const base = findPidsCgroup()!;
-    expect(readdirSync(base).filter((d) => d.startsWith('aalis-sbx-'))).toEqual([]);
+    await drained();
+    for (const d of mine()) expect(readFileSync(join(findPidsCgroup()!, d, 'pids.current'), 'utf8').trim()).toBe('0');
+  });
+
+  it.skipIf(!withCgroup)('as root: run cgroups are reused, and a reused one gets its limit again (raised on the host meanwhile)', async () => {
+    const sb = createLinuxSandbox({ pidLimit: 64 });
+    await forkLoop(sb);
+    await drained();
+    const before = mine();
+    for (const d of before) writeFileSync(join(findPidsCgroup()!, d, 'pids.max'), 'max'); // the change the next run must see
+    await forkLoop(sb);
+    expect(mine().length).toBeLessThanOrEqual(before.length); // reused, none made
+    await drained();
+  });
+
+  it.skipIf(!withCgroup)('as root: an idle run cgroup with a task in it is not reused: the run gets its own, and only its tasks count', async () => {
+    const sb = createLinuxSandbox({ pidLimit: 64 });
+    await forkLoop(sb);
+    await drained();
+    const idle = idleRunCgroups(findPidsCgroup()!);
+    expect(idle.length).toBeGreaterThan(0);
+    const squatters: ChildProcess[] = [];
+    try {
+      for (const dir of idle) {
+        for (let i = 0; i < 30; i++) {
+          const p = spawn('sleep', ['60'], { stdio: 'ignore' });
+          squatters.push(p);
+          writeFileSync(join(dir, 'cgroup.procs'), String(p.pid));
+        }
+      }
+      await forkLoop(sb); // would stop near 34 in a cgroup holding 30 sleepers
+      expect(idle.every((d) => mine().includes(d.slice(d.lastIndexOf('/') + 1)))).toBe(true);
+    } finally {
+      for (const p of squatters) p.kill('SIGKILL');
+    }
   });
 
   it('runs a build-like load (40 processes of 8 threads at once) under the default limit', async () => {

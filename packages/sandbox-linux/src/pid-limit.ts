@@ -108,10 +108,11 @@ export interface RunPidLimit {
 }
 
 /**
- * Gets the limit of one run ready. The cgroup (`name`) is made and given its `pids.max` off the
- * daemon's thread, while bwrap starts; moving the sandbox into it is what {@link RunPidLimit.enter}
- * leaves for when its pid is known. Rejects (and leaves nothing) where the limit cannot be set;
- * the caller then runs nothing.
+ * Gets the limit of one run ready. The run's cgroup is taken from this process's pool of idle
+ * ones (see {@link takeRunCgroup}) or made, and given its `pids.max`, off the daemon's thread while
+ * bwrap starts; moving the sandbox into it is what {@link RunPidLimit.enter} leaves for when its
+ * pid is known. Rejects (and leaves nothing in use) where the limit cannot be set; the caller then
+ * runs nothing. `name` names a cgroup made for this run.
  */
 export async function preparePidLimit(m: PidLimitMechanism, limit: number, name: string): Promise<RunPidLimit> {
   if (m.kind === 'none') return { adopt: () => {}, enter: async () => {}, release: async () => {} };
@@ -126,18 +127,7 @@ export async function preparePidLimit(m: PidLimitMechanism, limit: number, name:
       release: async () => {},
     };
   }
-  const dir = join(m.base, name);
-  try {
-    await mkdir(dir);
-  } catch (e) {
-    throw new PidLimitError(`the pids cgroup ${dir} cannot be made: ${(e as Error).message}`, FIX);
-  }
-  try {
-    await writeFile(join(dir, 'pids.max'), String(limit));
-  } catch (e) {
-    await removeCgroup(dir);
-    throw new PidLimitError(`the pids cgroup ${dir} refused its limit: ${(e as Error).message}`, FIX);
-  }
+  const dir = await takeRunCgroup(m.base, limit, name);
   const procs = join(dir, 'cgroup.procs');
   let adopted: Promise<unknown> = Promise.resolve();
   return {
@@ -155,11 +145,112 @@ export async function preparePidLimit(m: PidLimitMechanism, limit: number, name:
         throw new PidLimitError(`the sandbox could not be put in its pids cgroup ${dir}: ${(e as Error).message}`, FIX);
       }
     },
-    release: () => removeCgroup(dir),
+    // not awaited by the run: a dying pid namespace takes a moment to empty the cgroup
+    release: async () => void giveBack(dir),
   };
 }
 
-/** Removes a run's cgroup once its tasks are gone (a dying pid namespace can take a moment to empty); one still busy after a second is left for the sweep. */
+/** Idle run cgroups of this process, per base: empty, ready for the next run. */
+const idle = new Map<string, string[]>();
+/** Idle cgroups kept per base; one more is removed. */
+const MAX_IDLE = 8;
+let exitHook = false;
+
+/**
+ * A cgroup for one run, with `pids.max` set to `limit`. Making and removing a cgroup per run cost
+ * a run about 11 ms as root (the removal waits until the dying sandbox has left it), so the
+ * cgroups of ended runs are kept and reused. One is taken only when `pids.current` reads 0 (no
+ * task of an earlier run, not even a dying one, counts against this run) and its `pids.max` is
+ * written again every time, so a limit changed on the host meanwhile is not inherited; any error
+ * rejects, and the run fails closed.
+ */
+export async function takeRunCgroup(base: string, limit: number, name: string): Promise<string> {
+  const pool = idle.get(base) ?? [];
+  while (pool.length > 0) {
+    const dir = pool.pop()!;
+    let current: string;
+    try {
+      current = (await readFile(join(dir, 'pids.current'), 'utf8')).trim();
+    } catch {
+      continue; // removed on the host: not ours any more
+    }
+    if (current !== '0') {
+      void giveBack(dir); // busy after all: it comes back (or goes) when empty
+      continue;
+    }
+    await setMax(dir, limit);
+    return dir;
+  }
+  const dir = join(base, name);
+  try {
+    await mkdir(dir);
+  } catch (e) {
+    throw new PidLimitError(`the pids cgroup ${dir} cannot be made: ${(e as Error).message}`, FIX);
+  }
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', removeIdle);
+  }
+  try {
+    await setMax(dir, limit);
+  } catch (e) {
+    await removeCgroup(dir);
+    throw e;
+  }
+  return dir;
+}
+
+async function setMax(dir: string, limit: number): Promise<void> {
+  try {
+    await writeFile(join(dir, 'pids.max'), String(limit));
+  } catch (e) {
+    throw new PidLimitError(`the pids cgroup ${dir} refused its limit: ${(e as Error).message}`, FIX);
+  }
+}
+
+/**
+ * Puts a run's cgroup back in the pool once no task is left in it, else removes it when it can. A
+ * dying sandbox's last task was seen to stay counted for a second after the run had ended.
+ */
+async function giveBack(dir: string): Promise<void> {
+  const base = dir.slice(0, dir.lastIndexOf('/'));
+  for (let i = 0; i < 100; i++) {
+    let current: string;
+    try {
+      current = (await readFile(join(dir, 'pids.current'), 'utf8')).trim();
+    } catch {
+      return; // gone
+    }
+    if (current === '0') {
+      const pool = idle.get(base) ?? [];
+      idle.set(base, pool);
+      if (pool.length < MAX_IDLE) pool.push(dir);
+      else await removeCgroup(dir);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, i < 50 ? 20 : 200));
+  }
+  await removeCgroup(dir); // still busy: removed later if it can be, or by the next start's sweep
+}
+
+/** The run cgroups this process keeps idle, for tests and `doctor`. */
+export function idleRunCgroups(base: string): readonly string[] {
+  return [...(idle.get(base) ?? [])];
+}
+
+function removeIdle(): void {
+  for (const pool of idle.values()) {
+    for (const dir of pool.splice(0)) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // busy or gone: the next start's sweep takes it
+      }
+    }
+  }
+}
+
+/** Removes a cgroup once its tasks are gone (a dying pid namespace can take a moment to empty); one still busy after a second is left for the sweep. */
 async function removeCgroup(dir: string): Promise<void> {
   for (let i = 0; i < 50; i++) {
     try {

@@ -23,14 +23,14 @@ export interface ProbeTargets {
 }
 
 /** Names of the checks; `network` is needed only for policies with network `on`. */
-export const CHECK_NAMES = ['bubblewrap', 'user-namespaces', 'seccomp', 'network', 'loopback-filter', 'unix-sockets', 'pid-limit', 'host-uid'] as const;
+export const CHECK_NAMES = ['bubblewrap', 'user-namespaces', 'seccomp', 'network', 'loopback-filter', 'unix-sockets', 'pid-limit', 'host-uid', 'tree-index'] as const;
 
 /**
  * Checks whose failure leaves the sandbox working, only stricter than the policy, so they never
  * stop a run: without nft, network `on` closes the whole host loopback instead of the localPorts.
  * They still fail in `aalis doctor`, which prints their fix.
  */
-export const ADVISORY_CHECKS: readonly string[] = ['loopback-filter', 'host-uid'];
+export const ADVISORY_CHECKS: readonly string[] = ['loopback-filter', 'host-uid', 'tree-index'];
 
 /**
  * Said by `doctor` whenever the daemon is root: bubblewrap 0.8 maps the sandbox's uid to the
@@ -147,6 +147,24 @@ export async function probeHost(t: ProbeTargets): Promise<SandboxProbe> {
   } catch (e) {
     checks.push({ name: 'pid-limit', ok: false, detail: (e as Error).message, fix: e instanceof PidLimitError ? e.fix : 'see the README' });
   }
+  checks.push(treeIndexCheck());
   const available = checks.every((c) => c.ok || c.name === 'network' || ADVISORY_CHECKS.includes(c.name));
   return { backend: 'linux', available, checks };
+}
+
+/**
+ * Whether large trees can be indexed (tree-index.ts): python3 for the inotify helper, and room for
+ * its watches. Advisory: without it every walk reads every directory, slower, as strict.
+ */
+function treeIndexCheck(): SandboxCheck {
+  if (!findSystemTool('python3')) {
+    return { name: 'tree-index', ok: false, detail: 'no python3: large workspaces are walked whole before and after every command (slower, as strict)', fix: 'sudo apt-get install -y python3' };
+  }
+  let watches = '';
+  try {
+    watches = readFileSync('/proc/sys/fs/inotify/max_user_watches', 'utf8').trim();
+  } catch {
+    // no inotify: the helper says so at its start, and the walks go on without it
+  }
+  return { name: 'tree-index', ok: true, detail: `workspaces of 20,000 entries or more are watched through inotify (${watches || 'unknown'} watches per user; one per directory), so an unchanged tree is not walked again` };
 }

@@ -8,6 +8,8 @@ import { atFd, listingCacheFor, type WalkEntry, walkTree } from './host-walk.js'
 import { NEW_ENTRY_NAMES, placeholderCandidates } from './new-entries.js';
 import { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
 import { isWithin, ruleSet } from './rule-match.js';
+import { INDEX_MIN_ENTRIES, treeIndex } from './tree-index.js';
+import { treeMemoFor } from './tree-memo.js';
 
 /** What sits at a path on the host, as far as mounting is concerned. */
 export type EntryKind = 'dir' | 'file';
@@ -42,6 +44,8 @@ export interface HostFacts extends HostSocketFacts {
   readonly unreadable?: readonly string[];
   /** Entries visited by the walk. */
   readonly visited: number;
+  /** The tree index's generation the scan started at (tree-index.ts), when there is one: what the looks after it may skip. */
+  readonly indexGen?: number;
 }
 
 /** How far the walk looks, beyond the roots it walks whole. */
@@ -54,6 +58,8 @@ export interface ScanOptions {
   readonly homeDepth?: number;
   /** Read every directory on every walk, keeping no listings between walks (see `ListingCache`). */
   readonly noCache?: boolean;
+  /** Entries a tree walked whole must have for the tree index to be used for it. Default `INDEX_MIN_ENTRIES` (tree-index.ts). */
+  readonly indexMinEntries?: number;
   /** Hidden matches past which they are grouped into directories hidden whole. Default {@link MAX_HIDDEN_MOUNTS}. */
   readonly maxHiddenMounts?: number;
 }
@@ -198,7 +204,8 @@ export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOption
     else if (isSymlink(p)) dangling.push(p);
   }
   const { found, matched, unreadable, visited } = findPatternMatches(policy, options, placeholders, cwd);
-  return { kinds, found, matched, ...hostSocketFacts(), keepReadable: keepReadablePaths(), dangling, unreadable, visited };
+  const indexGen = treeIndex()?.synced;
+  return { kinds, found, matched, ...hostSocketFacts(), keepReadable: keepReadablePaths(), dangling, unreadable, visited, ...(indexGen === undefined ? {} : { indexGen }) };
 }
 
 /** The names of `.env` files probed in an ancestor that cannot be listed (see {@link findPatternMatches}). */
@@ -246,42 +253,66 @@ export function findPatternMatches(
     seen.add(key);
     found.push(f);
   };
+  // The trees walked whole are remembered per directory (tree-memo.ts) and a subtree the index
+  // (tree-index.ts) says nothing happened in since is not walked again: its matches are replayed.
+  const index = options.maxEntries === undefined && !options.noCache ? treeIndex() : undefined;
+  const gen = index?.synced;
+  const memo = gen === undefined ? undefined : treeMemoFor(JSON.stringify([policy, [...walkedWhole].sort()]));
   for (const walk of walks) {
     let met = 0;
+    const tree = walk.why === 'tree' && memo !== undefined && gen !== undefined ? memo : undefined;
+    const rec = tree?.recorder(gen!, (path) => index!.unchangedSince(path, tree.genOf(path) ?? -1), add, (path) => unreadable.push(path));
+    const found_ = rec ? rec.found : add;
     const visit = (e: WalkEntry): boolean => {
       met += 1;
       if (met > limit) throw new ScanLimitError(walk.root, limit);
-      if (skip.has(e.path)) return false;
+      if (skip.has(e.path)) {
+        rec?.volatile(); // another run's placeholder: what is here now is not what the memo may keep
+        return false;
+      }
       const hit = any.covers(e.path);
       if (e.type === 'symlink') {
         if (hit) {
+          rec?.volatile(); // its target is looked up each time: it may change outside the tree
           const real = realTarget(atFd(e.dirFd, e.name));
-          if (real) add({ path: real.path, kind: real.kind, via: e.path });
+          if (real) found_({ path: real.path, kind: real.kind, via: e.path });
         }
         return false;
       }
-      if (hit) add({ path: e.path, kind: e.type === 'dir' ? 'dir' : 'file' });
+      if (hit) found_({ path: e.path, kind: e.type === 'dir' ? 'dir' : 'file' });
       if (e.type !== 'dir' || walkedWhole.has(e.path)) return false; // a root of its own walk
       // hidden whole: nothing under it is visible, unless a named path (a carve-out, a root) is mounted back
       return !(layers.hidden(e.path) && !named.some((n) => n !== e.path && isWithin(n, e.path)));
     };
-    visited += walkTree(
+    // a tree the index trusts needs no kept listings (the memo answers for what did not change,
+    // and what changed is read again anyway): they are dropped, which is most of the memory
+    const trusted = rec !== undefined && index!.isReady(walk.root);
+    if (trusted) cache?.dropUnder(walk.root);
+    const counted = walkTree(
       walk.root,
       {
         entry: visit,
         unreadable: (path) => {
-          unreadable.push(path);
           if (path === walk.root && walk.why === 'ancestor') {
+            unreadable.push(path);
             for (const n of ENV_NAMES) {
               const k = kindOf(`${path === '/' ? '' : path}/${n}`);
               if (k) add({ path: `${path === '/' ? '' : path}/${n}`, kind: k });
             }
-          } else add({ path, kind: 'dir', hide: true });
+          } else if (rec) rec.unreadable(path);
+          else {
+            unreadable.push(path);
+            add({ path, kind: 'dir', hide: true });
+          }
         },
+        ...(rec ? { reuse: rec.reuse, entered: rec.entered, left: rec.left } : {}),
       },
       walk.depth,
-      cache,
+      trusted ? undefined : cache,
     );
+    visited += counted;
+    // a large tree is watched from now on (tree-index.ts); the host thread syncs before its next walks
+    if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES) && options.maxEntries === undefined && !options.noCache) treeIndex()?.watch(walk.root);
   }
   const keepVisible = [...named, ...(cwd ? [cwd] : [])];
   return { found: groupHidden(found, layers, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, visited };

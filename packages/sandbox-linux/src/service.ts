@@ -25,7 +25,7 @@ import { checkRunRequest } from './request.js';
 import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { LandingSweeper } from './undo-new.js';
-import { HostThread } from './host-thread.js';
+import { type HostMemory, HostThread } from './host-thread.js';
 import { type HostModel, OVERLAY_FAILURE } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
 import { buildSeccompFilter } from './seccomp.js';
@@ -208,6 +208,11 @@ export class LinuxSandbox implements SandboxService {
     const slirp = findExecutable(this.options.slirp4netns ?? 'slirp4netns');
     if (!slirp) throw unavailable('slirp4netns is gone', 'sudo apt-get install -y slirp4netns');
     return { bwrap, slirp };
+  }
+
+  /** What the host model (the scan's and the looks' kept listings, on the host thread) holds in memory now; for the benchmark. */
+  hostMemory(): Promise<HostMemory> {
+    return this.host.run({ op: 'memory' });
   }
 
   /** Translates without running: the bwrap mount plan for a policy as seen from `cwd` now. */

@@ -5,6 +5,7 @@ import { encodePath } from './host-names.js';
 import type { HostThread } from './host-thread.js';
 import { listingCacheFor, walkTree } from './host-walk.js';
 import { layersOf } from './layers.js';
+import { treeIndex } from './tree-index.js';
 import { isWithin, ruleSet } from './rule-match.js';
 import { dirId, liesUnder, moveAt, removeAt } from './safe-move.js';
 import { type HostFacts, isToolchainCache, type ScanOptions } from './scan.js';
@@ -67,10 +68,13 @@ export function undoNewForbidden(
   const deleted: string[] = [];
   const unreadable: string[] = [];
   const roots = lookRoots(policy);
+  const index = options?.noCache ? undefined : treeIndex();
   try {
     for (const root of roots) {
       const rootId = dirId(root);
       walkTree(root, {
+        // a subtree the tree index says nothing happened in since the scan holds nothing new
+        reuse: (path) => (index && before.indexGen !== undefined && index.unchangedSince(path, before.indexGen) ? 0 : undefined),
         unreadable: (path) => unreadable.push(path),
         entry: (e) => {
           const hit = any.covers(e.path);
