@@ -301,13 +301,14 @@ export class LinuxSandbox implements SandboxService {
       overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
       // made before the overlays are mounted, so the lower layer never changes under a mounted overlay
       dir.addPlaceholders(translation.placeholders);
+      overlays.markStart(); // after the placeholders: host entries changed from here on are the host's (commit-conflicts.ts)
     } catch (e) {
       throw unavailable(`the run's overlay layers or placeholders could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
     const result = await this.spawn(request, translation, tools, () => {}, basename(dir.path), overlays);
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
     const mountPoints = translation.mounts.map((m) => m.path);
-    const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints }));
+    const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints, ...(overlays.since === undefined ? {} : { since: overlays.since }) }));
     let notes = translation.notes.join('') + commit.notes;
     if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
     if (this.unjudged.length > 0) {
