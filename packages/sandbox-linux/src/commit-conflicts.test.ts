@@ -121,3 +121,17 @@ describe('the deny-read list holds for the commit', { timeout: 120_000 }, () => 
     expect(r.stderr).toContain(`${join(s.ws, 'pkg/.env')} was not committed (rule: deny-read)`);
   });
 });
+
+describe('a writable root whose path holds a double quote (attack finding 7)', { timeout: 60_000 }, () => {
+  it('overlay fails closed naming the character; auto falls back to the look and runs', async () => {
+    const odd = join(s.root, 'odd"root');
+    mkdirSync(odd);
+    const policy = workspacePolicy(s, { write: [s.ws, odd, s.sessionTmp] });
+    await expect(sandbox().run(req(s, ['sh', '-c', `echo ran > '${odd}/ran'`], { policy }))).rejects.toThrow(/overlay.*cannot carry .*"/s);
+    expect(existsSync(join(odd, 'ran'))).toBe(false);
+    const r = await createLinuxSandbox({ hostModel: 'auto', tmpDir }).run(req(s, ['sh', '-c', `echo ran > '${odd}/ran'`], { policy }));
+    expect(r.exitCode).toBe(0);
+    expect(readFileSync(join(odd, 'ran'), 'utf8')).toBe('ran\n');
+    expect(r.stderr).toMatch(/not captured in an overlay/);
+  });
+});
