@@ -135,3 +135,17 @@ describe('a writable root whose path holds a double quote (attack finding 7)', {
     expect(r.stderr).toMatch(/not captured in an overlay/);
   });
 });
+
+describe("the overlay's own xattrs never reach the host (attack finding 9)", { timeout: 60_000 }, () => {
+  it('files changed, moved and made by the command carry no user.overlay.* xattr after the commit', async () => {
+    writeFileSync(join(s.ws, 'x.txt'), 'x\n');
+    mkdirSync(join(s.ws, 'mv-src'));
+    writeFileSync(join(s.ws, 'mv-src/m.txt'), 'm\n');
+    const r = await sandbox().run(req(s, ['sh', '-c', 'echo more >> x.txt && mkdir -p nd && mv mv-src/m.txt nd/ && rm -rf mv-src && mkdir mv-src && echo n > mv-src/n.txt'], { policy: workspacePolicy(s) }));
+    expect(r.exitCode).toBe(0);
+    expect(readFileSync(join(s.ws, 'nd/m.txt'), 'utf8')).toBe('m\n');
+    expect(readFileSync(join(s.ws, 'x.txt'), 'utf8')).toBe('x\nmore\n');
+    const xattrs = execFileSync('getfattr', ['-R', '-P', '-m', '^user\\.overlay\\.', s.ws], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    expect(xattrs).toBe('');
+  });
+});

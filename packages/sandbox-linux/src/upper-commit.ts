@@ -4,6 +4,7 @@ import { chmodSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lch
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { decodeName, encodePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
+import { readOverlayXattrs, renameKeepsNoXattr } from './overlay-xattrs.js';
 import { CommitConflict, changedSince, conflictNote, sameAsHost, treeChangedSince } from './commit-conflicts.js';
 import { layersOf } from './layers.js';
 import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
@@ -87,6 +88,9 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   };
   const notes: string[] = [];
   const sameFs = lstatSync(overlay.upper).dev === lstatSync(overlay.root).dev;
+  // a rename would carry the overlay's own xattrs onto the host: entries that have one are copied (overlay-xattrs.ts)
+  const xattrs = sameFs ? readOverlayXattrs(overlay.upper) : undefined;
+  const renameOk = (rel: string, tree: boolean) => xattrs !== undefined && renameKeepsNoXattr(xattrs, rel, tree);
   let opaque: OpaqueDirs | undefined;
   let unknown = 0;
   const isOpaque = (rel: string, fd: number): boolean => {
@@ -159,8 +163,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   };
 
   /** A new file or symlink into the host directory: renamed from the upper layer, or copied to a fresh name, synced, renamed. */
-  const placeFile = (upperFd: number, hostFd: number, name: Buffer, st: Stats): void => {
-    if (sameFs) {
+  const placeFile = (upperFd: number, hostFd: number, name: Buffer, st: Stats, rel: string): void => {
+    if (sameFs && renameOk(rel, false)) {
       try {
         renameSync(atFd(upperFd, name), atFd(hostFd, name));
         return;
@@ -252,7 +256,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         refuseTree(upperFd, name, path);
         return;
       }
-      if (sameFs && allAllowed(upperFd, name, path)) {
+      if (sameFs && renameOk(rel, true) && allAllowed(upperFd, name, path)) {
         try {
           renameSync(atFd(upperFd, name), atFd(hostFd, name));
           committed.push(path);
@@ -290,7 +294,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     if (host && !host.isDirectory() && sameAsHost(upperFd, hostFd, name, st, host)) return; // only its times changed: nothing to commit
     if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) throw new CommitConflict(path);
     if (host?.isDirectory() && !removeHost(hostFd, name, path)) return;
-    placeFile(upperFd, hostFd, name, st);
+    placeFile(upperFd, hostFd, name, st, rel);
     committed.push(path);
   };
 
