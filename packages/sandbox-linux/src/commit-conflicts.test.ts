@@ -149,3 +149,24 @@ describe("the overlay's own xattrs never reach the host (attack finding 9)", { t
     expect(xattrs).toBe('');
   });
 });
+
+describe("the daemon's temp directory is never readable inside the sandbox (attack finding 5)", { timeout: 60_000 }, () => {
+  it("with tmpDir outside /tmp, a run cannot read another run's upper layer, nor list the run folders", async () => {
+    let other: Promise<SandboxRunResult> | undefined;
+    // the second run starts while the first sleeps with its write in its upper layer
+    await during('echo secret-of-a > a-secret.txt', () => {
+      other = sandbox().run(req(s, ['sh', '-c', `ls -A '${tmpDir}'; cat '${tmpDir}'/*/overlay/*/upper/a-secret.txt`], { policy: workspacePolicy(s) }));
+    });
+    const b = await other!;
+    expect(b.stdout).not.toContain('secret-of-a');
+    expect(b.stdout).toBe('');
+  });
+
+  it('a policy path inside the daemon temp directory: it cannot be hidden, so nothing runs', async () => {
+    const inside = join(tmpDir, 'ws-inside');
+    mkdirSync(inside, { recursive: true });
+    const run = sandbox().run(req(s, ['sh', '-c', `echo ran > '${join(s.ws, 'ran-inside')}'`], { policy: workspacePolicy(s, { readAllowWithin: [s.sessionTmp, inside] }) }));
+    await expect(run).rejects.toThrow(/temp directory .* would be visible in the sandbox/);
+    expect(existsSync(join(s.ws, 'ran-inside'))).toBe(false);
+  });
+});

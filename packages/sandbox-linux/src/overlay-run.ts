@@ -70,6 +70,9 @@ export class RunOverlays {
 
   private readonly binds: readonly SocketBind[];
 
+  /** bwrap arguments that hide the daemon's temp directory inside the sandbox (daemon-tmp.ts). */
+  hideArgs: readonly string[] = [];
+
   /** When the run started (ns, the file systems' clock), once {@link markStart} was called. */
   since?: bigint;
 

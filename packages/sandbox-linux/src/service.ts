@@ -25,6 +25,7 @@ import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { LandingSweeper } from './undo-new.js';
 import { HostThread } from './host-thread.js';
+import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
 import { type HostModel, OVERLAY_FAILURE } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
 import { buildSeccompFilter } from './seccomp.js';
@@ -301,8 +302,10 @@ export class LinuxSandbox implements SandboxService {
       overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
       // made before the overlays are mounted, so the lower layer never changes under a mounted overlay
       dir.addPlaceholders(translation.placeholders);
+      overlays.hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd); // other runs' layers are never readable inside (daemon-tmp.ts)
       overlays.markStart(); // after the placeholders: host entries changed from here on are the host's (commit-conflicts.ts)
     } catch (e) {
+      if (e instanceof DaemonTmpVisibleError) throw unavailable(e.message, `${e.fix}; nothing was run`);
       throw unavailable(`the run's overlay layers or placeholders could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
     const result = await this.spawn(request, translation, tools, () => {}, basename(dir.path), overlays);
@@ -335,6 +338,7 @@ export class LinuxSandbox implements SandboxService {
       ...(netOn ? [] : NETWORK_OFF_FLAGS),
       // names that are not UTF-8 cannot be argv strings: bwrap reads them, as bytes, from ARGS_FD
       ...(translation.args.some(hasRawBytes) ? ['--args', String(ARGS_FD)] : translation.args),
+      ...(overlays?.hideArgs ?? []),
       '--chdir',
       request.cwd,
       '--seccomp',
