@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SandboxRunResult } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -168,5 +168,33 @@ describe("the daemon's temp directory is never readable inside the sandbox (atta
     const run = sandbox().run(req(s, ['sh', '-c', `echo ran > '${join(s.ws, 'ran-inside')}'`], { policy: workspacePolicy(s, { readAllowWithin: [s.sessionTmp, inside] }) }));
     await expect(run).rejects.toThrow(/temp directory .* would be visible in the sandbox/);
     expect(existsSync(join(s.ws, 'ran-inside'))).toBe(false);
+  });
+});
+
+describe('what the commit cannot do is said as such (attack finding 8)', { timeout: 60_000 }, () => {
+  it('a write the policy allows that fails on the host (immutable directory) is "could not be committed", not a refused write to ask for', async () => {
+    const locked = join(s.ws, 'locked');
+    mkdirSync(locked);
+    try {
+      // made immutable on the host once the command wrote: the commit's rename into it fails
+      const r = await during('echo x > locked/new.txt', () => execFileSync('chattr', ['+i', locked]));
+      expect(existsSync(join(locked, 'new.txt'))).toBe(false);
+      expect(r.stderr).toContain(`${join(locked, 'new.txt')} could not be committed`);
+      expect(r.deniedWrites).not.toContain(join(locked, 'new.txt'));
+      expect(r.writeDenied).toBe(false);
+    } finally {
+      execFileSync('chattr', ['-i', locked]);
+    }
+  });
+
+  it('a named pipe committed across file systems is a named pipe, not an empty file', async () => {
+    const shm = '/dev/shm';
+    if (statSync(shm).dev === statSync(s.ws).dev) return;
+    const other = createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, tmpDir: shm, undoneDir: join(s.root, 'undone') });
+    const r = await other.run(req(s, ['sh', '-c', 'mkfifo -m 640 pipe'], { policy: workspacePolicy(s) }));
+    expect(r.exitCode).toBe(0);
+    const st = lstatSync(join(s.ws, 'pipe'));
+    expect(st.isFIFO()).toBe(true);
+    expect(st.mode & 0o777).toBe(0o640);
   });
 });
