@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
 import type { CommitReport } from './upper-commit.js';
 import { markRunStart } from './commit-conflicts.js';
+import { beginCommit, endCommit } from './commit-journal.js';
 
 /*
  * The overlay model within one run (service.ts calls these): which model a run gets, the step
@@ -112,6 +113,7 @@ export class RunOverlays {
     const conflicts: string[] = [];
     const failed: string[] = [];
     let notes = '';
+    beginCommit(this.layersDir);
     for (const o of this.overlays) {
       try {
         const r = await run(o);
@@ -124,6 +126,7 @@ export class RunOverlays {
         notes += `aalis: nothing the command wrote under ${o.root} was committed: ${(e as Error).message}\n`;
       }
     }
+    endCommit(this.layersDir);
     if (refused.length > 0) notes += `aalis: writes the policy does not allow were kept off the host (never made there): ${refused.map(printablePath).join(', ')}\n`;
     if (failed.length > 0) notes += `aalis: writes the policy allows could not be committed (not on the host; see above): ${failed.map(printablePath).join(', ')}\n`;
     if (conflicts.length > 0) notes += `aalis: entries changed on the host during the run kept the host's version (the command's was not committed): ${conflicts.map(printablePath).join(', ')}\n`;

@@ -133,7 +133,7 @@ export class LinuxSandbox implements SandboxService {
     this.filter = options.seccompFilter ?? buildSeccompFilter();
     this.tmp = options.tmpDir ?? tmpdir();
     this.undoneDir = options.undoneDir ?? defaultUndoneDir();
-    sweepStaleRunDirs(this.tmp, (d) => this.unjudged.push(d));
+    sweepStaleRunDirs(this.tmp, (d, partial) => this.unjudged.push(partial ? `${d}: partially committed, cut off midway` : d));
     try {
       sweepStalePidCgroups(choosePidLimit(this.pidLimit));
     } catch {
@@ -210,7 +210,7 @@ export class LinuxSandbox implements SandboxService {
     const { policy } = request;
     const tools = await this.requireReady(policy);
     if (Date.now() - this.sweptAt > SWEEP_INTERVAL_MS) {
-      sweepStaleRunDirs(this.tmp, (d) => this.unjudged.push(d));
+      sweepStaleRunDirs(this.tmp, (d, partial) => this.unjudged.push(partial ? `${d}: partially committed, cut off midway` : d));
       this.sweptAt = Date.now();
     }
     // A socket of another program (a container shim, say) can vanish between the scan and the
@@ -315,7 +315,10 @@ export class LinuxSandbox implements SandboxService {
     let notes = translation.notes.join('') + commit.notes;
     if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
     if (this.unjudged.length > 0) {
-      notes += `aalis: a daemon that died during a run left writes never judged; they were discarded, not committed (${this.unjudged.join(', ')})\n`;
+      const partial = this.unjudged.filter((d) => d.endsWith('cut off midway'));
+      if (partial.length > 0) notes += `aalis: a daemon that died while committing a run's writes left them partially committed (what was committed stays on the host, the rest was discarded; its temp files were removed): ${partial.join(', ')}\n`;
+      const never = this.unjudged.filter((d) => !d.endsWith('cut off midway'));
+      if (never.length > 0) notes += `aalis: a daemon that died during a run left writes never judged; they were discarded, not committed (${never.join(', ')})\n`;
       this.unjudged = [];
     }
     if (commit.refused.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;

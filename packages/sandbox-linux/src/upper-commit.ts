@@ -5,6 +5,8 @@ import type { SandboxPolicy } from '@aalis/api-reach';
 import { decodeName, encodePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
 import { readOverlayXattrs, renameKeepsNoXattr } from './overlay-xattrs.js';
+import { recordTemp } from './commit-journal.js';
+import { dirname, join } from 'node:path';
 import { CommitConflict, changedSince, conflictNote, sameAsHost, treeChangedSince } from './commit-conflicts.js';
 import { layersOf } from './layers.js';
 import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
@@ -173,6 +175,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       }
     }
     const tmp = Buffer.from(`.aalis-commit-${randomBytes(6).toString('hex')}`);
+    recordTemp(overlay.upper, dirname(join(overlay.root, rel)), tmp.toString()); // before it exists: a kill leaves no temp unnamed (commit-journal.ts)
     if (st.isFIFO()) {
       // a named pipe is made anew (copying one would read nothing and leave an empty file); the name is ASCII, so a path string carries it
       execFileSync('mkfifo', ['-m', (st.mode & 0o7777).toString(8), `/proc/${process.pid}/fd/${hostFd}/${tmp.toString()}`], { stdio: 'ignore' });
