@@ -16,31 +16,41 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
 
   it('a refused landing is asked for as that exact path; on a yes the command runs twice and the landing is written', async () => {
     env.answer(() => ['approve']);
-    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > .envrc' });
-    const envrc = join(env.project, '.envrc');
-    expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: envrc, rule: 'landing' }]);
-    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [envrc], refusedWrites: [] } });
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > lefthook.yml' });
+    const landing = join(env.project, 'lefthook.yml');
+    expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: landing, rule: 'landing' }]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [landing], refusedWrites: [] } });
     expect(countIn(env.project)).toBe(2);
-    expect(readFileSync(envrc, 'utf8')).toBe('x\n');
+    expect(readFileSync(landing, 'utf8')).toBe('x\n');
   }, 30_000);
 
   it('a refused landing in a subdirectory (undone after the run) is asked for as that exact path too', async () => {
     env.answer(() => ['approve']);
     mkdirSync(join(env.project, 'sub'));
-    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > sub/.envrc' });
-    const envrc = join(env.project, 'sub', '.envrc');
-    expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: envrc, rule: 'landing' }]);
-    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [envrc] } });
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > sub/lefthook.yml' });
+    const landing = join(env.project, 'sub', 'lefthook.yml');
+    expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: landing, rule: 'landing' }]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [landing] } });
     expect(countIn(env.project)).toBe(2);
-    expect(readFileSync(envrc, 'utf8')).toBe('x\n');
+    expect(readFileSync(landing, 'utf8')).toBe('x\n');
+  }, 30_000);
+
+  it('a new landing the sandbox hides (.envrc, deny-read) is never asked for: the commit refuses it whatever is granted, so it is the result of one run', async () => {
+    env.answer(() => ['approve']);
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > .envrc' });
+    const envrc = join(env.project, '.envrc');
+    expect(env.asked).toEqual([]);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, refusedWrites: [{ path: envrc, rule: 'no-grant-helps' }] } });
+    expect(countIn(env.project)).toBe(1);
+    expect(existsSync(envrc)).toBe(false);
   }, 30_000);
 
   it('a rejected landing: the command ran once, nothing more, and the agent is told why', async () => {
     env.answer(() => ['reject']);
-    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > .envrc' });
-    expect(outcome).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(/\.envrc.*rejected.*ran once/s) });
+    const outcome = await env.run({ command: 'echo run >> count.txt; echo x > lefthook.yml' });
+    expect(outcome).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(/lefthook\.yml.*rejected.*ran once/s) });
     expect(countIn(env.project)).toBe(1);
-    expect(existsSync(join(env.project, '.envrc'))).toBe(false);
+    expect(existsSync(join(env.project, 'lefthook.yml'))).toBe(false);
   }, 30_000);
 
   it('a write to a mount point the sandbox pins (renaming the git dir) is not asked for: a grant would change nothing, it runs once', async () => {
@@ -156,13 +166,13 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
   it('a landing outside the roots needs its directory and then the name: two asks, each exact, one retry', async () => {
     env.answer(() => ['approve']);
     const dir = mkdtempSync(join(outside, 'l-'));
-    const outcome = await env.run({ command: `echo run >> count.txt; echo x > ${dir}/.envrc` });
+    const outcome = await env.run({ command: `echo run >> count.txt; echo x > ${dir}/lefthook.yml` });
     expect(env.asked.map((e) => e.subject)).toEqual([
-      { kind: 'write-path', path: dir, toMake: join(dir, '.envrc'), rule: 'boundary' },
-      { kind: 'write-path', path: join(dir, '.envrc'), rule: 'landing' },
+      { kind: 'write-path', path: dir, toMake: join(dir, 'lefthook.yml'), rule: 'boundary' },
+      { kind: 'write-path', path: join(dir, 'lefthook.yml'), rule: 'landing' },
     ]);
     expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2 } });
-    expect(readFileSync(join(dir, '.envrc'), 'utf8')).toBe('x\n');
+    expect(readFileSync(join(dir, 'lefthook.yml'), 'utf8')).toBe('x\n');
     expect(countIn(env.project)).toBe(2);
   }, 30_000);
 });

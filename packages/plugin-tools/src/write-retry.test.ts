@@ -32,7 +32,8 @@ const policy: SandboxPolicy = {
 
 const TABLE: [string, string, 'ask' | 'writable' | RefusalRule, string | undefined, string?][] = [
   ['an existing file in a root the layers allow: a grant would change nothing', join(project, 'notes.txt'), 'writable', undefined],
-  ['a new landing in a writable directory: asked exactly', join(project, 'sub-missing', '.envrc'), 'ask', join(project, 'sub-missing', '.envrc')],
+  ['a new landing in a writable directory: asked exactly', join(project, 'sub-missing', '.vscode'), 'ask', join(project, 'sub-missing', '.vscode')],
+  ['a new landing the sandbox hides (.envrc is on the deny-read list): no grant helps, never asked', join(project, 'sub-missing', '.envrc'), 'no-grant-helps', undefined],
   ['an existing landing the sandbox hides (.envrc is on the deny-read list): no grant helps', join(project, '.envrc'), 'no-grant-helps', undefined],
   ['a new file in a new landing directory: the directory is asked first', join(project, '.vscode', 'tasks.json'), 'ask', join(project, '.vscode')],
   ['a new file outside the roots: asked by its nearest existing directory', join(outside, 'a', 'b.txt'), 'ask', outside, join(outside, 'a', 'b.txt')],
@@ -51,7 +52,7 @@ describe('needOf: what a refused write needs before a retry can succeed', () => 
   });
 
   it('after the directory of a new landing outside the roots is granted, the landing itself is asked exactly, then it is writable', async () => {
-    const path = join(outside, '.envrc');
+    const path = join(outside, '.vscode');
     expect(await needOf(policy, path, 'linux')).toEqual({ kind: 'ask', path: outside, toMake: path });
     const withDir = { ...policy, write: [...policy.write, outside] };
     expect(await needOf(withDir, path, 'linux')).toEqual({ kind: 'ask', path });

@@ -66,7 +66,8 @@ async function sandboxCanWrite(policy: SandboxPolicy, path: string, platform: No
   const { ancestor, missing } = await missingChain(path);
   if (missing.length === 0) return sandboxPolicyAllows(policy, 'write', path, platform) && sandboxPolicyAllows(policy, 'read', path, platform);
   if (!within(ancestor, policy.write, platform) || !sandboxPolicyAllows(policy, 'read', ancestor, platform)) return false;
-  return missing.every((entry) => sandboxPolicyAllows(policy, 'write', entry, platform));
+  // a new name the sandbox hides is one its commit refuses too (Linux overlay): no grant of a write makes it
+  return missing.every((entry) => sandboxPolicyAllows(policy, 'write', entry, platform) && sandboxPolicyAllows(policy, 'read', entry, platform));
 }
 
 /**

@@ -21,7 +21,7 @@ export const OPAQUE_XATTR = 'user.overlay.opaque';
 export type OpaqueDirs = { readonly ok: true; readonly dirs: ReadonlySet<string>; readonly complete: boolean } | { readonly ok: false; readonly reason: string };
 
 /** getfattr escapes a backslash, control bytes and a few others as `\ooo`; other bytes come as they are. */
-function unescapeOctal(b: Buffer): Buffer {
+export function unescapeOctal(b: Buffer): Buffer {
   const out: number[] = [];
   for (let i = 0; i < b.length; i++) {
     if (b[i] === 0x5c && i + 3 < b.length && /^[0-7]{3}$/.test(b.subarray(i + 1, i + 4).toString('latin1'))) {
@@ -70,7 +70,8 @@ export function isOpaqueAt(fd: number, getfattr = findExecutable('getfattr')): b
   }
 }
 
-function splitBytes(b: Buffer): Buffer[] {
+/** A path's bytes split at each `/`, empty parts dropped. */
+export function splitBytes(b: Buffer): Buffer[] {
   const parts: Buffer[] = [];
   let start = 0;
   for (let i = 0; i <= b.length; i++) {

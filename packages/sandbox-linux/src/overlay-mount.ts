@@ -103,12 +103,12 @@ export function socketBinds(overlays: readonly OverlayRoot[], sockets: readonly 
   return out;
 }
 
-/** Characters the overlay's option string cannot carry in a path without escapes mount(8) does not give. */
-const UNSAFE_IN_OPTIONS = /[,:\\\n]/;
+/** Characters the overlay's option string cannot carry in a path without escapes mount(8) does not give (libmount takes `"` as quoting). */
+const UNSAFE_IN_OPTIONS = /[,:\\\n"]/;
 
 /** Why a root cannot be an overlay, or undefined when it can. */
 export function overlayRefusal(root: string): string | undefined {
-  if (UNSAFE_IN_OPTIONS.test(root)) return `its path holds a character the overlay's options cannot carry (, : \\ or a newline): ${JSON.stringify(root)}`;
+  if (UNSAFE_IN_OPTIONS.test(root)) return `its path holds a character the overlay's options cannot carry (, : \\ " or a newline): ${JSON.stringify(root)}`;
   return undefined;
 }
 

@@ -3,6 +3,8 @@ import { hasRawBytes, printablePath } from './host-names.js';
 import { readFileSync } from 'node:fs';
 import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
 import type { CommitReport } from './upper-commit.js';
+import { markRunStart } from './commit-conflicts.js';
+import { beginCommit, endCommit } from './commit-journal.js';
 
 /*
  * The overlay model within one run (service.ts calls these): which model a run gets, the step
@@ -69,6 +71,12 @@ export class RunOverlays {
 
   private readonly binds: readonly SocketBind[];
 
+  /** bwrap arguments that hide the daemon's temp directory inside the sandbox (daemon-tmp.ts). */
+  hideArgs: readonly string[] = [];
+
+  /** When the run started (ns, the file systems' clock), once {@link markStart} was called. */
+  since?: bigint;
+
   /** `sockets`: the host's bound sockets (the scan's), those inside an overlay root bound back. */
   constructor(
     private readonly tools: OverlayTools,
@@ -80,6 +88,14 @@ export class RunOverlays {
     prepareLayers(this.overlays);
     // a name that is not UTF-8 cannot be an argv string; such a socket stays unreachable (stricter)
     this.binds = socketBinds(this.overlays, sockets.filter((p) => !hasRawBytes(p)));
+    this.layersDir = layersDir;
+  }
+
+  private readonly layersDir: string;
+
+  /** Stamps the run's start, just before the command starts: host entries changed after it are never replaced by the commit. */
+  markStart(): void {
+    this.since = markRunStart(this.layersDir);
   }
 
   /** The argv that runs bwrap under the mount step. */
@@ -92,20 +108,28 @@ export class RunOverlays {
    * thread: a large commit does not stop the daemon answering). Refused entries are the run's
    * refused writes, by their exact paths. A root that cannot be committed at all is refused whole and said.
    */
-  async commit(run: (o: OverlayRoot) => Promise<CommitReport>): Promise<{ refused: string[]; notes: string }> {
+  async commit(run: (o: OverlayRoot) => Promise<CommitReport>): Promise<{ refused: string[]; conflicts: string[]; failed: string[]; notes: string }> {
     const refused: string[] = [];
+    const conflicts: string[] = [];
+    const failed: string[] = [];
     let notes = '';
+    beginCommit(this.layersDir);
     for (const o of this.overlays) {
       try {
         const r = await run(o);
         refused.push(...r.refused);
+        conflicts.push(...r.conflicts);
+        failed.push(...r.failed);
         notes += r.notes.join('');
       } catch (e) {
-        refused.push(o.root);
+        failed.push(o.root);
         notes += `aalis: nothing the command wrote under ${o.root} was committed: ${(e as Error).message}\n`;
       }
     }
+    endCommit(this.layersDir);
     if (refused.length > 0) notes += `aalis: writes the policy does not allow were kept off the host (never made there): ${refused.map(printablePath).join(', ')}\n`;
-    return { refused, notes };
+    if (failed.length > 0) notes += `aalis: writes the policy allows could not be committed (not on the host; see above): ${failed.map(printablePath).join(', ')}\n`;
+    if (conflicts.length > 0) notes += `aalis: entries changed on the host during the run kept the host's version (the command's was not committed): ${conflicts.map(printablePath).join(', ')}\n`;
+    return { refused, conflicts, failed, notes };
   }
 }

@@ -1,4 +1,5 @@
 import { appendFileSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
+import { recoverCommit } from './commit-journal.js';
 import { join } from 'node:path';
 import { removeLayers } from './overlay-mount.js';
 import type { Placeholder } from './translate.js';
@@ -160,7 +161,7 @@ function alive(pid: number): boolean {
  * how many. `unjudged` hears of each folder that held overlay layers: the writes of a run whose
  * daemon died, never judged, so never committed (removed here with the folder).
  */
-export function sweepStaleRunDirs(parent: string, unjudged?: (dir: string) => void): number {
+export function sweepStaleRunDirs(parent: string, unjudged?: (dir: string, partial: boolean) => void): number {
   let swept = 0;
   let names: string[];
   try {
@@ -186,8 +187,9 @@ export function sweepStaleRunDirs(parent: string, unjudged?: (dir: string) => vo
     try {
       const layers = join(dir, 'overlay');
       if (existsSync(layers)) {
+        const commit = recoverCommit(layers); // a commit cut off midway: its temps removed, said as partial (commit-journal.ts)
         removeLayers(layers); // its work directory is mode 000
-        unjudged?.(dir);
+        if (commit.state !== 'done') unjudged?.(dir, commit.state === 'partial');
       }
       rmSync(dir, { recursive: true, force: true });
       swept += 1;

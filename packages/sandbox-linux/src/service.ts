@@ -26,6 +26,7 @@ import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { LandingSweeper } from './undo-new.js';
 import { type HostMemory, HostThread } from './host-thread.js';
+import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
 import { type HostModel, OVERLAY_FAILURE } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
 import { buildSeccompFilter } from './seccomp.js';
@@ -135,7 +136,7 @@ export class LinuxSandbox implements SandboxService {
     this.filter = options.seccompFilter ?? buildSeccompFilter();
     this.tmp = options.tmpDir ?? tmpdir();
     this.undoneDir = options.undoneDir ?? defaultUndoneDir();
-    sweepStaleRunDirs(this.tmp, (d) => this.unjudged.push(d));
+    sweepStaleRunDirs(this.tmp, (d, partial) => this.unjudged.push(partial ? `${d}: partially committed, cut off midway` : d));
     try {
       sweepStalePidCgroups(choosePidLimit(this.pidLimit));
     } catch {
@@ -229,7 +230,7 @@ export class LinuxSandbox implements SandboxService {
     const { policy } = request;
     const tools = await this.requireReady(policy);
     if (Date.now() - this.sweptAt > SWEEP_INTERVAL_MS) {
-      sweepStaleRunDirs(this.tmp, (d) => this.unjudged.push(d));
+      sweepStaleRunDirs(this.tmp, (d, partial) => this.unjudged.push(partial ? `${d}: partially committed, cut off midway` : d));
       this.sweptAt = Date.now();
     }
     // A socket of another program (a container shim, say) can vanish between the scan and the
@@ -321,17 +322,23 @@ export class LinuxSandbox implements SandboxService {
       overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
       // made before the overlays are mounted, so the lower layer never changes under a mounted overlay
       dir.addPlaceholders(translation.placeholders);
+      overlays.hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd); // other runs' layers are never readable inside (daemon-tmp.ts)
+      overlays.markStart(); // after the placeholders: host entries changed from here on are the host's (commit-conflicts.ts)
     } catch (e) {
+      if (e instanceof DaemonTmpVisibleError) throw unavailable(e.message, `${e.fix}; nothing was run`);
       throw unavailable(`the run's overlay layers or placeholders could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
     const result = await this.spawn(request, translation, tools, () => {}, basename(dir.path), overlays);
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
     const mountPoints = translation.mounts.map((m) => m.path);
-    const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints }));
+    const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints, ...(overlays.since === undefined ? {} : { since: overlays.since }) }));
     let notes = translation.notes.join('') + commit.notes;
     if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
     if (this.unjudged.length > 0) {
-      notes += `aalis: a daemon that died during a run left writes never judged; they were discarded, not committed (${this.unjudged.join(', ')})\n`;
+      const partial = this.unjudged.filter((d) => d.endsWith('cut off midway'));
+      if (partial.length > 0) notes += `aalis: a daemon that died while committing a run's writes left them partially committed (what was committed stays on the host, the rest was discarded; its temp files were removed): ${partial.join(', ')}\n`;
+      const never = this.unjudged.filter((d) => !d.endsWith('cut off midway'));
+      if (never.length > 0) notes += `aalis: a daemon that died during a run left writes never judged; they were discarded, not committed (${never.join(', ')})\n`;
       this.unjudged = [];
     }
     if (commit.refused.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
@@ -354,6 +361,7 @@ export class LinuxSandbox implements SandboxService {
       ...(netOn ? [] : NETWORK_OFF_FLAGS),
       // names that are not UTF-8 cannot be argv strings: bwrap reads them, as bytes, from ARGS_FD
       ...(translation.args.some(hasRawBytes) ? ['--args', String(ARGS_FD)] : translation.args),
+      ...(overlays?.hideArgs ?? []),
       '--chdir',
       request.cwd,
       '--seccomp',

@@ -1,8 +1,13 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, renameSync, type Stats, symlinkSync, writeSync } from 'node:fs';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { decodeName, encodePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
+import { readOverlayXattrs, renameKeepsNoXattr } from './overlay-xattrs.js';
+import { recordTemp } from './commit-journal.js';
+import { dirname, join } from 'node:path';
+import { CommitConflict, changedSince, conflictNote, sameAsHost, treeChangedSince } from './commit-conflicts.js';
 import { layersOf } from './layers.js';
 import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
 import type { OverlayRoot } from './overlay-mount.js';
@@ -28,8 +33,12 @@ import { removeAt } from './safe-move.js';
 export interface CommitReport {
   /** Entries written, replaced or removed on the host. */
   readonly committed: readonly string[];
-  /** Entries the policy refused (or that could not be committed safely): not on the host. */
+  /** Entries the policy refused: not on the host. */
   readonly refused: readonly string[];
+  /** Entries that changed on the host during the run: the host's version was kept (commit-conflicts.ts). */
+  readonly conflicts: readonly string[];
+  /** Entries the policy allows that could not be committed (an I/O error, a vanished directory): not on the host. */
+  readonly failed: readonly string[];
   /** Lines for the command's stderr: what was not done and why. */
   readonly notes: readonly string[];
 }
@@ -57,12 +66,33 @@ const list = (fd: number) => readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buf
  * mount destinations: an empty entry bwrap made to mount on is not the command's write. Throws only
  * when the host root itself cannot be opened; everything else is reported entry by entry.
  */
-export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPoints: ReadonlySet<string> = new Set()): CommitReport {
+export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPoints: ReadonlySet<string> = new Set(), since?: bigint): CommitReport {
   const layers = layersOf(policy);
   const committed: string[] = [];
   const refused: string[] = [];
+  const conflicts: string[] = [];
+  const failed: string[] = [];
+  // a path the policy hides cannot be created or replaced from inside either (a `.env` the command wrote)
+  const writable = (path: string) => layers.writable(path) && !layers.hidden(path);
+  /** Runs one entry's step; a conflict or a failure is that entry's, and the walk goes on. */
+  const settle = (path: string, step: () => void): void => {
+    try {
+      step();
+    } catch (e) {
+      if (e instanceof CommitConflict) {
+        conflicts.push(e.path);
+        notes.push(conflictNote(e.path));
+        return;
+      }
+      failed.push(path);
+      notes.push(`aalis: ${path} could not be committed: ${(e as Error).message}\n`);
+    }
+  };
   const notes: string[] = [];
   const sameFs = lstatSync(overlay.upper).dev === lstatSync(overlay.root).dev;
+  // a rename would carry the overlay's own xattrs onto the host: entries that have one are copied (overlay-xattrs.ts)
+  const xattrs = sameFs ? readOverlayXattrs(overlay.upper) : undefined;
+  const renameOk = (rel: string, tree: boolean) => xattrs !== undefined && renameKeepsNoXattr(xattrs, rel, tree);
   let opaque: OpaqueDirs | undefined;
   let unknown = 0;
   const isOpaque = (rel: string, fd: number): boolean => {
@@ -76,7 +106,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
 
   /** Every path of the host tree at `name` is one the policy lets the command remove. */
   const removable = (hostFd: number, name: Buffer, path: string): boolean => {
-    if (!layers.writable(path)) return false;
+    if (!writable(path)) return false;
     const d = openDir(atFd(hostFd, name));
     if (d === undefined) return true;
     try {
@@ -88,7 +118,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
 
   /** Every entry of a new upper tree is allowed (so it can be renamed in at once). */
   const allAllowed = (upperFd: number, name: Buffer, path: string): boolean => {
-    if (!layers.writable(path) || mountPoints.has(path)) return false;
+    if (!writable(path) || mountPoints.has(path)) return false;
     const st = lstatSync(atFd(upperFd, name));
     if (isWhiteout(st)) return false;
     if (!st.isDirectory()) return st.isFile() || st.isSymbolicLink();
@@ -124,6 +154,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   };
 
   const removeHost = (hostFd: number, name: Buffer, path: string): boolean => {
+    if (since !== undefined && treeChangedSince(hostFd, name, since)) throw new CommitConflict(path);
     if (!removable(hostFd, name, path)) {
       refused.push(path);
       return false;
@@ -134,8 +165,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   };
 
   /** A new file or symlink into the host directory: renamed from the upper layer, or copied to a fresh name, synced, renamed. */
-  const placeFile = (upperFd: number, hostFd: number, name: Buffer, st: Stats): void => {
-    if (sameFs) {
+  const placeFile = (upperFd: number, hostFd: number, name: Buffer, st: Stats, rel: string): void => {
+    if (sameFs && renameOk(rel, false)) {
       try {
         renameSync(atFd(upperFd, name), atFd(hostFd, name));
         return;
@@ -144,7 +175,12 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       }
     }
     const tmp = Buffer.from(`.aalis-commit-${randomBytes(6).toString('hex')}`);
-    if (st.isSymbolicLink()) {
+    recordTemp(overlay.upper, dirname(join(overlay.root, rel)), tmp.toString()); // before it exists: a kill leaves no temp unnamed (commit-journal.ts)
+    if (st.isFIFO()) {
+      // a named pipe is made anew (copying one would read nothing and leave an empty file); the name is ASCII, so a path string carries it
+      execFileSync('mkfifo', ['-m', (st.mode & 0o7777).toString(8), `/proc/${process.pid}/fd/${hostFd}/${tmp.toString()}`], { stdio: 'ignore' });
+      if (uid === 0) lchownSync(atFd(hostFd, tmp), st.uid, st.gid);
+    } else if (st.isSymbolicLink()) {
       symlinkSync(readlinkSync(atFd(upperFd, name), { encoding: 'buffer' }), atFd(hostFd, tmp));
       if (uid === 0) lchownSync(atFd(hostFd, tmp), st.uid, st.gid);
     } else {
@@ -179,17 +215,12 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     if (!fresh && rel !== '' && isOpaque(rel, upperFd)) {
       // replaced whole in the sandbox: what the host has and the upper layer lacks was removed
       const inUpper = new Set(names.map((n) => n.toString('latin1')));
-      for (const n of list(hostFd)) if (!inUpper.has(n.toString('latin1'))) removeHost(hostFd, n, child(path, n));
+      for (const n of list(hostFd)) if (!inUpper.has(n.toString('latin1'))) settle(child(path, n), () => removeHost(hostFd, n, child(path, n)));
     }
     for (const name of names) {
       const p = child(path, name);
       const r = rel === '' ? decodeName(name) : `${rel}/${decodeName(name)}`;
-      try {
-        entry(upperFd, hostFd, name, p, r);
-      } catch (e) {
-        refused.push(p);
-        notes.push(`aalis: ${p} could not be committed: ${(e as Error).message}\n`);
-      }
+      settle(p, () => entry(upperFd, hostFd, name, p, r));
     }
   };
 
@@ -220,7 +251,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         return;
       }
       if (!host && mountPoints.has(path) && list0(upperFd, name)) return; // a mount point bwrap made
-      if (!layers.writable(path)) {
+      if (!writable(path)) {
         refuseTree(upperFd, name, path);
         return;
       }
@@ -228,7 +259,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         refuseTree(upperFd, name, path);
         return;
       }
-      if (sameFs && allAllowed(upperFd, name, path)) {
+      if (sameFs && renameOk(rel, true) && allAllowed(upperFd, name, path)) {
         try {
           renameSync(atFd(upperFd, name), atFd(hostFd, name));
           committed.push(path);
@@ -259,12 +290,14 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       return;
     }
     if (!host && mountPoints.has(path) && st.isFile() && st.size === 0) return; // a mount point bwrap made
-    if (!layers.writable(path)) {
+    if (!writable(path)) {
       refused.push(path);
       return;
     }
+    if (host && !host.isDirectory() && sameAsHost(upperFd, hostFd, name, st, host)) return; // only its times changed: nothing to commit
+    if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) throw new CommitConflict(path);
     if (host?.isDirectory() && !removeHost(hostFd, name, path)) return;
-    placeFile(upperFd, hostFd, name, st);
+    placeFile(upperFd, hostFd, name, st, rel);
     committed.push(path);
   };
 
@@ -282,7 +315,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     const why = opaque && !opaque.ok ? opaque.reason : 'getfattr could not read them';
     notes.push(`aalis: ${unknown} directories could not be checked for having been replaced whole (${why}): entries of the old ones were kept on the host\n`);
   }
-  return { committed, refused, notes };
+  for (const p of refused) if (layers.hidden(p)) notes.push(`aalis: ${p} was not committed (rule: deny-read): the policy hides it from the command, so the command may not create or replace it either\n`);
+  return { committed, refused, conflicts, failed, notes };
 }
 
 /**

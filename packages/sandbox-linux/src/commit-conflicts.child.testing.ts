@@ -1,0 +1,25 @@
+/*
+ * The daemon commit-conflicts-unprivileged.test.ts runs as `nobody`: a run whose host file is
+ * edited while the command sleeps (a conflict), then a run that appends to a host file (its
+ * copy-up carries `user.overlay.origin`). Prints what each run returned, as JSON.
+ */
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { req, type Scene } from './scene.testing.js';
+import { createLinuxSandbox } from './service.js';
+
+const s = JSON.parse(process.argv[2]!) as Scene;
+const tmpDir = join(s.root, 'daemon-tmp-nobody');
+mkdirSync(tmpDir, { recursive: true });
+const sb = createLinuxSandbox({ hostModel: 'overlay', tmpDir });
+const ready = () => readdirSync(tmpDir).some((run) => existsSync(join(tmpDir, run, 'overlay')) && readdirSync(join(tmpDir, run, 'overlay')).some((i) => existsSync(join(tmpDir, run, 'overlay', i, 'upper', 'ready'))));
+
+writeFileSync(join(s.ws, 'h.txt'), 'orig\n');
+const run = sb.run(req(s, ['sh', '-c', 'echo command >> h.txt; touch ready; sleep 2; rm ready']));
+const end = Date.now() + 30_000;
+while (!ready() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+writeFileSync(join(s.ws, 'h.txt'), 'user\n');
+const conflict = await run;
+writeFileSync(join(s.ws, 'x.txt'), 'x\n');
+const append = await sb.run(req(s, ['sh', '-c', 'echo more >> x.txt']));
+process.stdout.write(JSON.stringify({ conflict, append }), () => process.exit(0));

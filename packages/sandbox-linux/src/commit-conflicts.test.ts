@@ -1,0 +1,200 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SandboxRunResult } from '@aalis/api-reach';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probeOverlay } from './overlay-mount.js';
+import { reachPolicyOf } from './reach-policy.testing.js';
+import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
+import { createLinuxSandbox } from './service.js';
+
+/*
+ * The overlay's commit against a host that changed during the run (issue 13, attack findings 1
+ * and 2) and against the deny-read list (finding 3): each a real sandboxed process under the
+ * overlay, as root, the host changed by this process while the command sleeps.
+ */
+
+let s: Scene;
+let tmpDir: string;
+beforeAll(async () => {
+  s = makeScene();
+  tmpDir = join(s.root, 'daemon-tmp');
+  mkdirSync(tmpDir);
+  expect((await probeOverlay(tmpDir)).ok).toBe(true);
+});
+afterAll(() => execFileSync('rm', ['-rf', s.root]));
+
+const sandbox = () => createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, tmpDir, undoneDir: join(s.root, 'undone') });
+
+/** Whether a `ready` file is in some run's upper layer: the command made its writes and now sleeps. */
+const ready = () => readdirSync(tmpDir).some((run) => existsSync(join(tmpDir, run, 'overlay')) && readdirSync(join(tmpDir, run, 'overlay')).some((i) => existsSync(join(tmpDir, run, 'overlay', i, 'upper', 'ready'))));
+
+/** Runs `script` (which ends with `touch ready; sleep 2`); once it is ready, `meanwhile` changes the host. */
+async function during(script: string, meanwhile: () => void, policy = workspacePolicy(s)): Promise<SandboxRunResult> {
+  const run = sandbox().run(req(s, ['sh', '-c', `${script}; touch ready; sleep 2; rm ready`], { policy }));
+  const end = Date.now() + 30_000;
+  while (!ready() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  expect(ready()).toBe(true);
+  meanwhile();
+  return run;
+}
+
+const CONFLICT = "changed on the host during the run: the command's version was not committed";
+
+describe('host entries changed during the run keep the host version', { timeout: 120_000 }, () => {
+  it('a file only touched by the command (copy-up of its times) does not overwrite an edit made on the host meanwhile', async () => {
+    writeFileSync(join(s.ws, 'g.txt'), 'orig\n');
+    const r = await during('touch g.txt', () => appendFileSync(join(s.ws, 'g.txt'), 'user edit\n'));
+    expect(r.exitCode).toBe(0);
+    expect(readFileSync(join(s.ws, 'g.txt'), 'utf8')).toBe('orig\nuser edit\n');
+  });
+
+  it('a copy-up that changed only times (touch) is not committed at all: the host entry keeps its inode and times', async () => {
+    writeFileSync(join(s.ws, 't.txt'), 'same\n');
+    const before = statSync(join(s.ws, 't.txt'));
+    const r = await sandbox().run(req(s, ['sh', '-c', 'touch -d 2001-01-01 t.txt'], { policy: workspacePolicy(s) }));
+    expect(r.exitCode).toBe(0);
+    const after = statSync(join(s.ws, 't.txt'));
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+    expect(r.stderr).toBe('');
+  });
+
+  it('a file both the command and the host wrote: a conflict, by path; the host version stays', async () => {
+    writeFileSync(join(s.ws, 'h.txt'), 'orig\n');
+    const r = await during('echo command >> h.txt', () => writeFileSync(join(s.ws, 'h.txt'), 'user\n'));
+    expect(readFileSync(join(s.ws, 'h.txt'), 'utf8')).toBe('user\n');
+    expect(r.stderr).toContain(`${join(s.ws, 'h.txt')} ${CONFLICT}`);
+    expect(r.deniedWrites).not.toContain(join(s.ws, 'h.txt')); // not a policy refusal: nothing to ask for
+  });
+
+  it('a file the command removed that the host edited meanwhile stays', async () => {
+    writeFileSync(join(s.ws, 'k.txt'), 'orig\n');
+    const r = await during('rm k.txt', () => writeFileSync(join(s.ws, 'k.txt'), 'user\n'));
+    expect(readFileSync(join(s.ws, 'k.txt'), 'utf8')).toBe('user\n');
+    expect(r.stderr).toContain(`${join(s.ws, 'k.txt')} ${CONFLICT}`);
+  });
+
+  it('a file made on the host during the run under a name the command also made: the host one stays', async () => {
+    const r = await during('echo command > n.txt', () => writeFileSync(join(s.ws, 'n.txt'), 'user\n'));
+    expect(readFileSync(join(s.ws, 'n.txt'), 'utf8')).toBe('user\n');
+    expect(r.stderr).toContain(`${join(s.ws, 'n.txt')} ${CONFLICT}`);
+  });
+
+  it('a directory replaced whole (rm -rf; mkdir) keeps host files added to it during the run, and removes the old ones', async () => {
+    mkdirSync(join(s.ws, 'build'));
+    writeFileSync(join(s.ws, 'build/old.o'), 'old\n');
+    const r = await during('rm -rf build && mkdir build && echo new > build/x', () => writeFileSync(join(s.ws, 'build/user.txt'), 'user\n'));
+    expect(r.exitCode).toBe(0);
+    expect(readdirSync(join(s.ws, 'build')).sort()).toEqual(['user.txt', 'x']);
+    expect(readFileSync(join(s.ws, 'build/x'), 'utf8')).toBe('new\n');
+    expect(r.stderr).toContain(`${join(s.ws, 'build/user.txt')}`);
+  });
+
+  it('a directory removed whole keeps itself and what the host added to it during the run', async () => {
+    mkdirSync(join(s.ws, 'dist'));
+    writeFileSync(join(s.ws, 'dist/a.js'), 'a\n');
+    const r = await during('rm -rf dist', () => writeFileSync(join(s.ws, 'dist/user.js'), 'user\n'));
+    expect(readdirSync(join(s.ws, 'dist')).sort()).toEqual(['a.js', 'user.js']);
+    expect(r.stderr).toContain(`${join(s.ws, 'dist')} ${CONFLICT}`);
+  });
+
+  it('writes with no host change in between are committed as before', async () => {
+    writeFileSync(join(s.ws, 'plain.txt'), 'orig\n');
+    const r = await during('echo more >> plain.txt && rm -f k2.txt && echo x > fresh.txt', () => {});
+    expect(r.exitCode).toBe(0);
+    expect(readFileSync(join(s.ws, 'plain.txt'), 'utf8')).toBe('orig\nmore\n');
+    expect(readFileSync(join(s.ws, 'fresh.txt'), 'utf8')).toBe('x\n');
+    expect(r.stderr).toBe('');
+  });
+});
+
+describe('the deny-read list holds for the commit', { timeout: 120_000 }, () => {
+  it('.env files and other hidden paths are never created or replaced on the host through the overlay (the real policy)', async () => {
+    const policy = reachPolicyOf(s);
+    mkdirSync(join(s.ws, 'pkg'), { recursive: true });
+    const r = await sandbox().run(req(s, ['sh', '-c', 'echo planted > .env.local; echo planted > pkg/.env; mkdir -p node_modules/p && echo planted > node_modules/p/.env; echo planted > .env; echo ok > ok.txt'], { policy }));
+    for (const p of ['.env.local', 'pkg/.env', 'node_modules/p/.env']) expect(existsSync(join(s.ws, p)), p).toBe(false);
+    expect(readFileSync(join(s.ws, '.env'), 'utf8')).toBe('SECRET=1\n');
+    expect(readFileSync(join(s.ws, 'ok.txt'), 'utf8')).toBe('ok\n');
+    expect(r.writeDenied).toBe(true);
+    expect(r.deniedWrites).toEqual(expect.arrayContaining([join(s.ws, '.env.local'), join(s.ws, 'pkg/.env'), join(s.ws, 'node_modules/p/.env')]));
+    expect(r.stderr).toContain(`${join(s.ws, 'pkg/.env')} was not committed (rule: deny-read)`);
+  });
+});
+
+describe('a writable root whose path holds a double quote (attack finding 7)', { timeout: 60_000 }, () => {
+  it('overlay fails closed naming the character; auto falls back to the look and runs', async () => {
+    const odd = join(s.root, 'odd"root');
+    mkdirSync(odd);
+    const policy = workspacePolicy(s, { write: [s.ws, odd, s.sessionTmp] });
+    await expect(sandbox().run(req(s, ['sh', '-c', `echo ran > '${odd}/ran'`], { policy }))).rejects.toThrow(/overlay.*cannot carry .*"/s);
+    expect(existsSync(join(odd, 'ran'))).toBe(false);
+    const r = await createLinuxSandbox({ hostModel: 'auto', tmpDir }).run(req(s, ['sh', '-c', `echo ran > '${odd}/ran'`], { policy }));
+    expect(r.exitCode).toBe(0);
+    expect(readFileSync(join(odd, 'ran'), 'utf8')).toBe('ran\n');
+    expect(r.stderr).toMatch(/not captured in an overlay/);
+  });
+});
+
+describe("the overlay's own xattrs never reach the host (attack finding 9)", { timeout: 60_000 }, () => {
+  it('files changed, moved and made by the command carry no user.overlay.* xattr after the commit', async () => {
+    writeFileSync(join(s.ws, 'x.txt'), 'x\n');
+    mkdirSync(join(s.ws, 'mv-src'));
+    writeFileSync(join(s.ws, 'mv-src/m.txt'), 'm\n');
+    const r = await sandbox().run(req(s, ['sh', '-c', 'echo more >> x.txt && mkdir -p nd && mv mv-src/m.txt nd/ && rm -rf mv-src && mkdir mv-src && echo n > mv-src/n.txt'], { policy: workspacePolicy(s) }));
+    expect(r.exitCode).toBe(0);
+    expect(readFileSync(join(s.ws, 'nd/m.txt'), 'utf8')).toBe('m\n');
+    expect(readFileSync(join(s.ws, 'x.txt'), 'utf8')).toBe('x\nmore\n');
+    const xattrs = execFileSync('getfattr', ['-R', '-P', '-m', '^user\\.overlay\\.', s.ws], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    expect(xattrs).toBe('');
+  });
+});
+
+describe("the daemon's temp directory is never readable inside the sandbox (attack finding 5)", { timeout: 60_000 }, () => {
+  it("with tmpDir outside /tmp, a run cannot read another run's upper layer, nor list the run folders", async () => {
+    let other: Promise<SandboxRunResult> | undefined;
+    // the second run starts while the first sleeps with its write in its upper layer
+    await during('echo secret-of-a > a-secret.txt', () => {
+      other = sandbox().run(req(s, ['sh', '-c', `ls -A '${tmpDir}'; cat '${tmpDir}'/*/overlay/*/upper/a-secret.txt`], { policy: workspacePolicy(s) }));
+    });
+    const b = await other!;
+    expect(b.stdout).not.toContain('secret-of-a');
+    expect(b.stdout).toBe('');
+  });
+
+  it('a policy path inside the daemon temp directory: it cannot be hidden, so nothing runs', async () => {
+    const inside = join(tmpDir, 'ws-inside');
+    mkdirSync(inside, { recursive: true });
+    const run = sandbox().run(req(s, ['sh', '-c', `echo ran > '${join(s.ws, 'ran-inside')}'`], { policy: workspacePolicy(s, { readAllowWithin: [s.sessionTmp, inside] }) }));
+    await expect(run).rejects.toThrow(/temp directory .* would be visible in the sandbox/);
+    expect(existsSync(join(s.ws, 'ran-inside'))).toBe(false);
+  });
+});
+
+describe('what the commit cannot do is said as such (attack finding 8)', { timeout: 60_000 }, () => {
+  it('a write the policy allows that fails on the host (immutable directory) is "could not be committed", not a refused write to ask for', async () => {
+    const locked = join(s.ws, 'locked');
+    mkdirSync(locked);
+    try {
+      // made immutable on the host once the command wrote: the commit's rename into it fails
+      const r = await during('echo x > locked/new.txt', () => execFileSync('chattr', ['+i', locked]));
+      expect(existsSync(join(locked, 'new.txt'))).toBe(false);
+      expect(r.stderr).toContain(`${join(locked, 'new.txt')} could not be committed`);
+      expect(r.deniedWrites).not.toContain(join(locked, 'new.txt'));
+      expect(r.writeDenied).toBe(false);
+    } finally {
+      execFileSync('chattr', ['-i', locked]);
+    }
+  });
+
+  it('a named pipe committed across file systems is a named pipe, not an empty file', async () => {
+    const shm = '/dev/shm';
+    if (statSync(shm).dev === statSync(s.ws).dev) return;
+    const other = createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, tmpDir: shm, undoneDir: join(s.root, 'undone') });
+    const r = await other.run(req(s, ['sh', '-c', 'mkfifo -m 640 pipe'], { policy: workspacePolicy(s) }));
+    expect(r.exitCode).toBe(0);
+    const st = lstatSync(join(s.ws, 'pipe'));
+    expect(st.isFIFO()).toBe(true);
+    expect(st.mode & 0o777).toBe(0o640);
+  });
+});
