@@ -26,13 +26,27 @@ function deadRunCgroups(): string[] {
   });
 }
 
-/** What must be the same before and after: the run-folder parent, the workspace, the host's mounts, dead runs' cgroups. */
+/**
+ * The host's mounts at or under the scene (its workspace, home, run folders): where a leak of
+ * these runs would be. Mounts elsewhere come and go with other test files running in parallel
+ * (docker's, another scene's tmpfs) and are not this test's to judge.
+ */
+function sceneMounts(): string[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter((line) => {
+      const point = line.split(' ')[4];
+      return point !== undefined && (point === s.root || point.startsWith(`${s.root}/`));
+    });
+}
+
+/** What must be the same before and after: the run-folder parent, the workspace, the host's mounts under the scene, dead runs' cgroups. */
 function state() {
   return {
     cgroups: deadRunCgroups(),
     tmp: readdirSync(tmpDir).sort(),
     ws: listTree(s.ws).filter((p) => !p.includes('/.git/objects/')),
-    mounts: readFileSync('/proc/self/mountinfo', 'utf8'),
+    mounts: sceneMounts(),
   };
 }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -103,8 +103,11 @@ describe.skipIf(!hasPython)('the tree index: a change a moment before a run is s
   it('a landing made by the command in a subtree the index trusted is taken away after the run', async () => {
     mkdirSync(join(t.ws, 'idx-look/x/y'), { recursive: true });
     await memoInUse();
-    const r = await sb.run(req(t, ['sh', '-c', 'mkdir -p idx-look/x/y/.vscode && echo x > idx-look/x/y/.vscode/tasks.json; true']));
+    // the look (after the fact) is what skips trusted subtrees; the overlay judges only what was written
+    const look = createLinuxSandbox({ scan: { home: t.home, indexMinEntries: 0 }, undoneDir: join(t.root, 'undone'), landingSweepMs: 0, hostModel: 'look' });
+    const r = await look.run(req(t, ['sh', '-c', 'mkdir -p idx-look/x/y/.vscode && echo x > idx-look/x/y/.vscode/tasks.json; true']));
     expect(r.deniedWrites).toContain(join(t.ws, 'idx-look/x/y/.vscode'));
+    expect(existsSync(join(t.ws, 'idx-look/x/y/.vscode/tasks.json'))).toBe(false);
   });
 });
 
