@@ -4,8 +4,16 @@ import { existsSync } from 'node:fs';
 /** The unprivileged user the tests run the daemon's code as. */
 export const NOBODY = 65534;
 
-/** `argv` run as {@link NOBODY}, with no supplementary groups. */
-export const asNobody = (...argv: string[]): string[] => ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...argv];
+/**
+ * `argv` run as {@link NOBODY}, with no supplementary groups. Node run so resolves the workspace's
+ * packages from source (the `aalis-source` condition) whatever environment the caller passes: a
+ * fresh clone has no `dist/`, and these children do not inherit the test runner's NODE_OPTIONS.
+ */
+export const asNobody = (...argv: string[]): string[] => {
+  const [program, ...rest] = argv;
+  const node = program === process.execPath ? [program, '--conditions=aalis-source', ...rest] : argv;
+  return ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...node];
+};
 
 /**
  * Whether a test can run `child` as {@link NOBODY}: root with setpriv, and a checkout that
