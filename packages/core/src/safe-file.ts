@@ -175,14 +175,7 @@ export async function openForRead(path: SafePath): Promise<FileHandle> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SafeFileError('missing', shownPath(path), 'there is no file at that name.');
     throw refusalOf(error, bytes, 'opening the file');
   }
-  try {
-    await verifyOpened(handle, bytes);
-    if (!(await handle.stat()).isFile()) throw new SafeFileError('not-a-file', shownPath(path), 'it is not a regular file.');
-    return handle;
-  } catch (error) {
-    await handle.close();
-    throw error;
-  }
+  return verifiedFile(handle, bytes, path);
 }
 
 /** Opens a file for appending (made when missing), without following a symlink, in a verified directory. */
@@ -192,14 +185,7 @@ export async function openForAppend(path: SafePath, options: Pick<WriteOptions, 
   const { anchor } = await anchorDir(parent, options.createParents === true, options.dirMode ?? 0o755);
   try {
     const handle = await open(anchor.entry(name), constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, options.mode ?? 0o644);
-    try {
-      await verifyOpened(handle, bytes);
-      if (!(await handle.stat()).isFile()) throw new SafeFileError('not-a-file', shownPath(path), 'it is not a regular file.');
-      return handle;
-    } catch (error) {
-      await handle.close();
-      throw error;
-    }
+    return await verifiedFile(handle, bytes, path);
   } catch (error) {
     throw refusalOf(error, bytes, 'opening the file to append');
   } finally {
@@ -378,4 +364,16 @@ export async function cleanStaleTemps(dir: SafePath): Promise<string[]> {
     await anchor.close();
   }
   return removed;
+}
+
+/** `handle` if it is the judged path and a regular file; otherwise closed, and the refusal thrown. */
+async function verifiedFile(handle: FileHandle, bytes: Buffer, path: SafePath): Promise<FileHandle> {
+  try {
+    await verifyOpened(handle, bytes);
+    if (!(await handle.stat()).isFile()) throw new SafeFileError('not-a-file', shownPath(path), 'it is not a regular file.');
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
 }
