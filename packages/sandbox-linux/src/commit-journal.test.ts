@@ -23,8 +23,17 @@ afterAll(() => {
 });
 
 const temps = () => (existsSync(join(s.ws, 'big')) ? readdirSync(join(s.ws, 'big')).filter((n) => n.startsWith('.aalis-commit-')) : []);
-/** The commit is copying the large file: its temp is in the host directory. */
-const copying = () => temps().length > 0;
+/**
+ * The commit is copying the large file: its temp is in the host directory and already holds data
+ * (a.txt's temp lives for an instant only; a kill timed by it can land between the two files).
+ */
+const copying = () => temps().some((n) => {
+  try {
+    return statSync(join(s.ws, 'big', n)).size > 1_000_000;
+  } catch {
+    return false;
+  }
+});
 
 describe('a daemon killed mid-commit', { timeout: 180_000 }, () => {
   it('leaves no stray commit temp once the next daemon starts, which says the run was partially committed', async () => {
