@@ -16,6 +16,19 @@ describe('rulesCover', () => {
     expect(rulesCover([rule])(path)).toBe(expected);
   });
 
+  // api-reach's pathIsUnder: the rows where this package's own copy disagreed (a root given with
+  // a trailing slash did not cover itself).
+  it.each([
+    ['/a', '/a/', true],
+    ['/a/', '/a/', true],
+    ['/a/b', '/a/', true],
+    ['/ab', '/a/', false],
+    ['/a//b', '/a', true],
+    ['/A', '/a', false],
+  ] as const)('isWithin(%s, %s) is %s', (path, root, under) => {
+    expect(isWithin(path, root)).toBe(under);
+  });
+
   it('treats / as holding every absolute path', () => {
     expect(isWithin('/etc', '/')).toBe(true);
     expect(isWithin('/', '/')).toBe(true);

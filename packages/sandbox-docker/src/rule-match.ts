@@ -1,12 +1,11 @@
-import { compileRules, type PathRule, preparePath } from '@aalis/api-reach';
+import { compileRules, type PathRule, pathIsUnder, preparePath } from '@aalis/api-reach';
 
 /**
- * Whether `path` (a real path) is `root` or lies under it. Both are compared as given: the
- * caller has taken real paths first.
+ * Whether `path` (a real path) is `root` or lies under it: api-reach's {@link pathIsUnder} as
+ * the engine's Linux compares (with case). The caller has taken real paths first.
  */
 export function isWithin(path: string, root: string): boolean {
-  if (root === '/') return path.startsWith('/');
-  return path === root || path.startsWith(`${root}/`);
+  return pathIsUnder(path, root, 'linux');
 }
 
 /**

@@ -1,5 +1,6 @@
 import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { isWithin } from './rule-match.js';
 
 /**
  * Where daemons put their sockets (the FHS runtime directory; `/var/run` is a link to it on every
@@ -143,8 +144,6 @@ export function holderCwds(inodes: ReadonlySet<string>): Map<string, string[]> {
   return out;
 }
 
-const isUnder = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`);
-
 /** The socket homes present here, as real paths (a `/var/run` that links to `/run` is the same one). */
 export function socketHomes(): SocketHome[] {
   const out = new Map<string, SocketHome>();
@@ -216,7 +215,7 @@ export function hostSocketFacts(): HostSocketFacts {
         realDir = undefined;
       }
       if (realDir !== undefined && realDir !== '/') {
-        if (!homes.some((h) => isUnder(realDir!, h.path))) dirs.add(realDir);
+        if (!homes.some((h) => isWithin(realDir!, h.path))) dirs.add(realDir);
       } else unplaced.add(`${Buffer.from(raw, 'latin1').toString('utf8')} (not UTF-8)`);
       continue;
     }
@@ -230,7 +229,7 @@ export function hostSocketFacts(): HostSocketFacts {
       real = undefined; // its directory is gone too: nothing left to reach it by
     }
     if (real === undefined) continue;
-    if (homes.some((h) => isUnder(real!, h.path))) continue;
+    if (homes.some((h) => isWithin(real!, h.path))) continue;
     if (isSocket) sockets.add(real);
     if (!isSocket || n > 1) dirs.add(isSocket ? dirname(real) : real);
   }

@@ -1,9 +1,8 @@
-import { type CompiledRules, compileRules, type PathRule, preparePath } from '@aalis/api-reach';
+import { type CompiledRules, compileRules, type PathRule, pathIsUnder, preparePath } from '@aalis/api-reach';
 
-/** True when `path` is `root` or lies beneath it (real paths, compared as Linux does: with case). */
+/** True when `path` is `root` or lies beneath it: api-reach's {@link pathIsUnder} as Linux compares (with case). */
 export function isWithin(path: string, root: string): boolean {
-  if (root === '/') return path.startsWith('/');
-  return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
+  return pathIsUnder(path, root, 'linux');
 }
 
 /** Rules compiled once with api-reach's matcher (the contract's semantics: whole-path patterns, `except`). */
