@@ -45,6 +45,17 @@ export {
 export { PathRuleSchema, RealPathSchema, type SandboxGrants, type SandboxPolicy, SandboxPolicySchema } from './sandbox-policy.js';
 export { sandboxPolicyAllows, sandboxPolicyOf } from './sandbox-policy-of.js';
 export {
+  PLAN_RUN_DIR,
+  type PlanFile,
+  PlanFileSchema,
+  type PlanMount,
+  PlanMountSchema,
+  type PlanStep,
+  PlanStepSchema,
+  type SandboxPlan,
+  SandboxPlanSchema,
+} from './sandbox-plan.js';
+export {
   SANDBOX_BACKENDS,
   type SandboxBackend,
   type SandboxCheck,

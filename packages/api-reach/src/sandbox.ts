@@ -1,5 +1,6 @@
 import { defineService } from '@aalis/core';
 import type { SandboxRunRequest } from './run-request.js';
+import type { SandboxPlan } from './sandbox-plan.js';
 
 /** The sandbox backends there are. */
 export const SANDBOX_BACKENDS = ['linux', 'darwin', 'docker'] as const;
@@ -43,7 +44,12 @@ export interface SandboxService {
   readonly backend: SandboxBackend;
   /** What works on this machine. Never throws. */
   probe(): Promise<SandboxProbe>;
-  /** Runs one command. Throws {@link SandboxUnavailableError} and runs nothing when it cannot enforce the policy. */
+  /**
+   * What {@link run} would execute for `request` now, built by the same code the run uses, without
+   * running anything (`aalis policy` prints it). Throws {@link SandboxUnavailableError} where the run would.
+   */
+  plan(request: SandboxRunRequest): Promise<SandboxPlan>;
+  /** Runs one command: the plan it builds, exactly. Throws {@link SandboxUnavailableError} and runs nothing when it cannot enforce the policy. */
   run(request: SandboxRunRequest): Promise<SandboxRunResult>;
 }
 

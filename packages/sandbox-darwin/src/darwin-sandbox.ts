@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import {
   parseRunRequest,
   type SandboxCheck,
+  type SandboxPlan,
   type SandboxProbe,
   type SandboxRunRequest,
   type SandboxRunResult,
@@ -14,7 +15,8 @@ import {
 import { execa } from 'execa';
 import { darwinPath } from './darwin-path.js';
 import { deniedWritesIn } from './denied-writes.js';
-import { runSandboxExec } from './sandbox-exec-process.js';
+import { darwinPlan } from './darwin-plan.js';
+import { runSandboxExec, type SandboxExecRun } from './sandbox-exec-process.js';
 import { defineArgs, ProfileParams } from './profile-params.js';
 import { literalRegex } from './sbpl-regex.js';
 import { seatbeltInvocation } from './seatbelt-profile.js';
@@ -130,6 +132,16 @@ export function createDarwinSandbox(options: DarwinSandboxOptions = {}): Sandbox
     return result;
   }
 
+  async function execRun(request: SandboxRunRequest): Promise<SandboxExecRun> {
+    userDirs ??= options.userDirs === undefined ? findUserDirs() : Promise.resolve(options.userDirs ?? undefined);
+    return sandboxExecRun(request, sandboxExec, await userDirs);
+  }
+
+  /** The profile and sandbox-exec argv `run` would start; built anywhere (no sandbox-exec is run), so `aalis policy` shows it off macOS too. */
+  async function plan(request: SandboxRunRequest): Promise<SandboxPlan> {
+    return darwinPlan(await execRun(request));
+  }
+
   async function run(request: SandboxRunRequest): Promise<SandboxRunResult> {
     // The contract first, as every backend does, so a bad request reads the same everywhere.
     const checked = parseRunRequest('darwin', request);
@@ -138,28 +150,36 @@ export function createDarwinSandbox(options: DarwinSandboxOptions = {}): Sandbox
     if (!found.available || failed !== undefined) {
       throw new SandboxUnavailableError('darwin', failed?.detail ?? 'the probe failed', failed?.fix ?? 'run `aalis doctor` to see what is missing');
     }
-    userDirs ??= options.userDirs === undefined ? findUserDirs() : Promise.resolve(options.userDirs ?? undefined);
-    const dirs = await userDirs;
-    const { profile, params } = seatbeltInvocation(checked.policy, dirs === undefined ? {} : { userDirs: dirs });
-    const bytes = Buffer.byteLength(profile) + Object.entries(params).reduce((sum, [key, value]) => sum + Buffer.byteLength(value) + key.length + 4, 0);
-    if (bytes > MAX_PROFILE_BYTES) {
-      throw new SandboxUnavailableError('darwin', `the profile and its parameters are ${bytes} bytes, over the ${MAX_PROFILE_BYTES} a command line can carry`, 'shorten the policy: fewer writable roots or protected paths');
-    }
-    const outcome = await runSandboxExec({
-      sandboxExec,
-      profile,
-      params,
-      argv: checked.argv,
-      cwd: checked.cwd,
-      env: checked.env,
-      ...(checked.stdin === undefined ? {} : { stdin: checked.stdin }),
-      timeoutMs: checked.timeoutMs,
-      maxOutputBytes: checked.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
-      ...(request.signal === undefined ? {} : { signal: request.signal }),
-    });
+    // exactly the plan's command line (runSandboxExec starts darwinPlan's argv)
+    const outcome = await runSandboxExec(await execRun(checked));
     const deniedWrites = deniedWritesIn(outcome.stderr, checked.policy, checked.cwd);
     return { ...outcome, writeDenied: deniedWrites.length > 0, deniedWrites };
   }
 
-  return { backend: 'darwin', probe, run };
+  return { backend: 'darwin', probe, plan, run };
+}
+
+/**
+ * What a run of `request` starts, for plan and run alike: the profile and parameters built from
+ * its policy (with this user's temp and cache folders), the command, its env and limits.
+ */
+export function sandboxExecRun(request: SandboxRunRequest, sandboxExec: string, dirs: DarwinUserDirs | undefined): SandboxExecRun {
+  const checked = parseRunRequest('darwin', request);
+  const { profile, params } = seatbeltInvocation(checked.policy, dirs === undefined ? {} : { userDirs: dirs });
+  const bytes = Buffer.byteLength(profile) + Object.entries(params).reduce((sum, [key, value]) => sum + Buffer.byteLength(value) + key.length + 4, 0);
+  if (bytes > MAX_PROFILE_BYTES) {
+    throw new SandboxUnavailableError('darwin', `the profile and its parameters are ${bytes} bytes, over the ${MAX_PROFILE_BYTES} a command line can carry`, 'shorten the policy: fewer writable roots or protected paths');
+  }
+  return {
+    sandboxExec,
+    profile,
+    params,
+    argv: checked.argv,
+    cwd: checked.cwd,
+    env: checked.env,
+    ...(checked.stdin === undefined ? {} : { stdin: checked.stdin }),
+    timeoutMs: checked.timeoutMs,
+    maxOutputBytes: checked.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+    ...(request.signal === undefined ? {} : { signal: request.signal }),
+  };
 }

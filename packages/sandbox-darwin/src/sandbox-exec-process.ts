@@ -1,6 +1,6 @@
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { execa } from 'execa';
-import { defineArgs } from './profile-params.js';
+import { sandboxExecArgv } from './darwin-plan.js';
 
 /** One command for {@link runSandboxExec}: the profile is already built. */
 export interface SandboxExecRun {
@@ -74,7 +74,8 @@ function killGroup(pid: number | undefined): void {
  * `maxOutputBytes` per stream is dropped, the process keeps running.
  */
 export async function runSandboxExec(run: SandboxExecRun): Promise<SandboxExecOutcome> {
-  const child = execa(run.sandboxExec, [...defineArgs(run.params ?? {}), '-p', run.profile, '--', ...run.argv], {
+  const [file, ...args] = sandboxExecArgv(run);
+  const child = execa(file, args, {
     cwd: run.cwd,
     env: { ...run.env },
     extendEnv: false,

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open, readlink, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, sep } from 'node:path';
-import { type SandboxProbe, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
+import { type SandboxPlan, type SandboxProbe, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
 import type { DockerRunRequest, DockerRunResult } from './docker-sandbox.js';
 import type { UserSpace } from './user-space.js';
 
@@ -48,6 +48,12 @@ export class DeploymentSandbox implements SandboxService {
       throw refuse(`the working directory ${real} is in no user's space of the docker deployment`, "run the command in the person's own workspace (the daemon binds each person to theirs)");
     }
     return space;
+  }
+
+  /** The plan of the user's own sandbox for `request`, with the user's home (the session temp is opened to both identities only by a run). */
+  async plan(request: DockerRunRequest): Promise<SandboxPlan> {
+    const space = await this.spaceFor(request.cwd);
+    return space.sandbox.plan({ ...request, env: { ...request.env, HOME: space.home } });
   }
 
   async run(request: DockerRunRequest): Promise<DockerRunResult> {

@@ -1,6 +1,8 @@
 import { rm, stat } from 'node:fs/promises';
 import { constants } from 'node:os';
 import {
+  PLAN_RUN_DIR,
+  type SandboxPlan,
   type SandboxPolicy,
   type SandboxProbe,
   type SandboxRunRequest,
@@ -183,6 +185,27 @@ export class DockerSandbox implements SandboxService {
     for (const image of new Set(Object.values(this.options.images))) this.preflightOk.set(image, at);
   }
 
+  /**
+   * What {@link run} would execute for `request` now: the real `docker run` argv (the identity,
+   * mounts, limits and seccomp profile the run would use) and the client's environment, built by
+   * the same code; nothing is created. The container's name and deadline, fixed only as a run
+   * starts, read `PLAN_RUN_DIR`. Profile `local` answers the host sandbox's plan.
+   */
+  async plan(request: DockerRunRequest): Promise<SandboxPlan> {
+    validateRequest(request);
+    const resolved = this.resolve(request.sandboxSpec);
+    if (resolved.kind === 'local') {
+      if (this.options.local === undefined) {
+        throw unavailable('profile local runs on the host and no host sandbox was configured', 'give the docker sandbox a host sandbox, or use profile stdio');
+      }
+      const { sandboxSpec: _spec, identity: _identity, ...contract } = request;
+      return this.options.local.plan({ ...contract, env: this.localEnv(request.env, resolved.envAllow) });
+    }
+    const timeoutMs = Math.min(request.timeoutMs, resolved.profile.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
+    const prepared = await this.prepare(request, resolved.profile, 'oneshot', timeoutMs, true);
+    return this.containerPlan(prepared, request);
+  }
+
   /** Runs one command in a fresh container; see {@link DockerRunRequest}. */
   async run(request: DockerRunRequest): Promise<DockerRunResult> {
     validateRequest(request);
@@ -191,15 +214,9 @@ export class DockerSandbox implements SandboxService {
       if (this.options.local === undefined) {
         throw unavailable('profile local runs on the host and no host sandbox was configured', 'give the docker sandbox a host sandbox, or use profile stdio');
       }
-      let env: Record<string, string>;
-      try {
-        env = containerEnv(request.env, [...(this.options.envAllow ?? []), ...resolved.envAllow]);
-      } catch (error) {
-        throw unavailable(error instanceof ZodError ? (error.issues[0]?.message ?? 'bad env allow list') : (error as Error).message, 'fix the env allow list');
-      }
       // The host sandbox takes the contract's fields only: the profile and identity are this backend's.
       const { sandboxSpec: _spec, identity: _identity, ...contract } = request;
-      return this.options.local.run({ ...contract, env });
+      return this.options.local.run({ ...contract, env: this.localEnv(request.env, resolved.envAllow) });
     }
     return this.runContainer(request, resolved.profile);
   }
@@ -207,8 +224,9 @@ export class DockerSandbox implements SandboxService {
   private async runContainer(request: DockerRunRequest, profile: ContainerProfile): Promise<DockerRunResult> {
     const timeoutMs = Math.min(request.timeoutMs, profile.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
     const prepared = await this.prepare(request, profile, 'oneshot', timeoutMs);
-    const args = dockerRunArgs({ ...prepared.args, interactive: request.stdin !== undefined, argv: request.argv });
-    const outcome = await this.attach(prepared.args.name, args, prepared.env, request, timeoutMs);
+    // exactly the plan: its argv after the client binary, its env for the client
+    const plan = this.containerPlan(prepared, request);
+    const outcome = await this.attach(prepared.args.name, plan.argv.slice(1), prepared.env, request, timeoutMs);
     if (!outcome.timedOut && !outcome.aborted && startFailed(outcome)) {
       await this.cli.call(['rm', '--force', prepared.args.name]); // a create that half happened
       throw this.refused(outcome.stderr);
@@ -288,14 +306,40 @@ export class DockerSandbox implements SandboxService {
     }
   }
 
-  private async prepare(request: DockerRunRequest, profile: ContainerProfile, kind: 'oneshot' | 'session', lifeMs: number) {
-    const plan = await this.plan(request);
+  /**
+   * The {@link SandboxPlan} of a prepared one-shot container: the client binary and the `docker
+   * run` argv, the env the client runs with (the container's variables reach it by name only).
+   */
+  private containerPlan(prepared: Awaited<ReturnType<DockerSandbox['prepare']>>, request: DockerRunRequest): SandboxPlan {
+    const args = dockerRunArgs({ ...prepared.args, interactive: request.stdin !== undefined, argv: request.argv });
+    const { plan } = prepared;
+    return {
+      backend: 'docker',
+      argv: [this.cli.binary, ...args],
+      env: { ...prepared.env, ...this.cli.clientEnv },
+      mounts: plan.mounts.map((m) =>
+        m.kind === 'bind'
+          ? { target: m.path, mode: m.readOnly ? ('ro' as const) : ('rw' as const), source: m.path, why: 'the policy' }
+          : { target: m.path, mode: 'hidden' as const, why: m.kind === 'mask-file' ? '/dev/null over a denied file' : 'an empty tmpfs over a denied directory' },
+      ),
+      files: [],
+      pre: [{ step: 'image', detail: `${prepared.args.image} must be on the engine at ${this.cli.engine} (never pulled)` }],
+      post: [
+        { step: 'removal', detail: 'the container is removed when it ends, times out or is aborted; its own deadline kills it if this process cannot' },
+        { step: 'denied writes', detail: `writes under the writable roots the mounts could not stop are undone${plan.writableRoots.length > 0 ? ` (${plan.writableRoots.join(', ')})` : ''}; stderr is read for refused writes` },
+      ],
+    };
+  }
+
+  private async prepare(request: DockerRunRequest, profile: ContainerProfile, kind: 'oneshot' | 'session', lifeMs: number, preview = false) {
+    const plan = await this.mountPlan(request);
     const image = this.options.images[profile.image] ?? this.options.images.stdio;
-    await this.preflight(image);
+    if (!preview) await this.preflight(image);
     const identity = await this.identityFor(request, profile, plan);
     const env = this.envFor(request.env, profile);
-    containerCounter += 1;
-    const name = `aalis-${this.options.instance}-${this.runId.slice(0, 8)}-${containerCounter}`.slice(0, 120);
+    if (!preview) containerCounter += 1;
+    // a plan made without running has no container yet: its name and deadline are the run's
+    const name = preview ? PLAN_RUN_DIR : `aalis-${this.options.instance}-${this.runId.slice(0, 8)}-${containerCounter}`.slice(0, 120);
     const deadlineSeconds = deadlineSecondsOf(lifeMs);
     const deadlineAt = Date.now() + deadlineSeconds * 1000;
     const args = {
@@ -314,7 +358,7 @@ export class DockerSandbox implements SandboxService {
         [LABELS.instance]: this.options.instance,
         [LABELS.run]: this.runId,
         [LABELS.kind]: kind,
-        [LABELS.deadline]: String(deadlineAt),
+        [LABELS.deadline]: preview ? PLAN_RUN_DIR : String(deadlineAt),
       },
     };
     return { plan, env, args, deadlineAt };
@@ -322,8 +366,13 @@ export class DockerSandbox implements SandboxService {
 
   /** The container env of a request under a profile; a bad allow list refuses the run. */
   envFor(requestEnv: Readonly<Record<string, string>>, profile: ContainerProfile): Record<string, string> {
+    return this.localEnv(requestEnv, profile.envAllow);
+  }
+
+  /** The request's env narrowed to the base allow list and `allow`; a bad allow list refuses the run. */
+  private localEnv(requestEnv: Readonly<Record<string, string>>, allow: readonly string[]): Record<string, string> {
     try {
-      return containerEnv(requestEnv, [...(this.options.envAllow ?? []), ...profile.envAllow]);
+      return containerEnv(requestEnv, [...(this.options.envAllow ?? []), ...allow]);
     } catch (error) {
       throw unavailable(error instanceof ZodError ? (error.issues[0]?.message ?? 'bad env allow list') : (error as Error).message, 'fix the env allow list');
     }
@@ -361,7 +410,7 @@ export class DockerSandbox implements SandboxService {
     };
   }
 
-  private async plan(request: DockerRunRequest): Promise<MountPlan> {
+  private async mountPlan(request: DockerRunRequest): Promise<MountPlan> {
     try {
       const plan = await planMounts({
         policy: request.policy,

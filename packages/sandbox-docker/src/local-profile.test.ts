@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import type { SandboxProbe, SandboxRunRequest, SandboxRunResult, SandboxService } from '@aalis/api-reach';
+import type { SandboxPlan, SandboxProbe, SandboxRunRequest, SandboxRunResult, SandboxService } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
 import { policy, tempDir } from '../test/engine.js';
 import { DockerSandbox } from './docker-sandbox.js';
@@ -12,6 +12,9 @@ class PlainSpawn implements SandboxService {
   readonly backend = 'linux' as const;
   async probe(): Promise<SandboxProbe> {
     return { backend: 'linux', available: true, checks: [] };
+  }
+  async plan(request: SandboxRunRequest): Promise<SandboxPlan> {
+    return { backend: 'linux', argv: request.argv, env: request.env, mounts: [], files: [], pre: [], post: [] };
   }
   run(request: SandboxRunRequest): Promise<SandboxRunResult> {
     const [file, ...args] = request.argv;

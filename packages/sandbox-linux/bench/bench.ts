@@ -107,7 +107,7 @@ if (srtNote) console.log(`  ${srtNote}`);
   console.log(`  overlay against the look, measured in this run: true ${(at('true in our sandbox, network off') / at('true, network off, look model')).toFixed(2)}x, a write ${(at('a write, network off') / at('a write, network off, look model')).toFixed(2)}x`);
 }
 {
-  const plan = sb.plan(workspacePolicy(s), s.ws);
+  const plan = sb.translate(workspacePolicy(s), s.ws);
   const binds = plan.mounts.filter((m) => m.why !== 'base' && !(m.state === 'private-tmp' || (m.state === 'hidden' && m.kind === 'dir'))).length;
   console.log(`  (the scene's policy mounts: ${plan.mounts.length - 1}, of which ${binds} bind mounts; ${plan.placeholders.length} placeholders)`);
 }

@@ -147,7 +147,7 @@ describe('the cost of hiding many files', { timeout: 120_000 }, () => {
     }
     writeFileSync(join(t.ws, 'many/d7/code.js'), 'ok\n');
     // 600 hidden files would be 600 bind mounts, each re-reading the mount table in bwrap
-    const plan = sb.plan(workspacePolicy(t), t.ws);
+    const plan = sb.translate(workspacePolicy(t), t.ws);
     expect(plan.mounts.filter((m) => m.path.startsWith(join(t.ws, 'many/'))).length).toBeLessThanOrEqual(256);
     const r = await sb.run(req(t, ['sh', '-c', 'cat many/d7/.env.a many/d299/.env.b many/d7/code.js 2>&1; true']));
     expect(r.stdout).not.toContain('SECRET');

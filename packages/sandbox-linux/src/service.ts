@@ -3,6 +3,9 @@ import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import {
+  PLAN_RUN_DIR,
+  type PlanStep,
+  type SandboxPlan,
   type SandboxPolicy,
   type SandboxProbe,
   type SandboxRunRequest,
@@ -11,13 +14,12 @@ import {
   SandboxUnavailableError,
 } from '@aalis/api-reach';
 import { execa } from 'execa';
-import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { deniedWritesOf } from './denied-writes.js';
 import { kernelSurface } from './kernel-surface.js';
 import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, preparePidLimit, type RunPidLimit, sweepStalePidCgroups } from './pid-limit.js';
-import { encodePath, hasRawBytes, printablePath } from './host-names.js';
+import { hasRawBytes, printablePath } from './host-names.js';
 import { installLoopbackFilter, LoopbackFilterError } from './loopback-filter.js';
-import { INFO_FD, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, SETUP_SYNC_FLAGS, type Slirp, startSlirp } from './network.js';
+import { INFO_FD, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp } from './network.js';
 import { BoundedOutput } from './output.js';
 import { ADVISORY_CHECKS, probeHost } from './probe.js';
 import { hostFingerprint, loadCachedProbe, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
@@ -27,11 +29,12 @@ import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { LandingSweeper } from './undo-new.js';
 import { type HostMemory, HostThread } from './host-thread.js';
 import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
-import { type HostModel, OVERLAY_FAILURE } from './overlay-mount.js';
+import { type HostModel, innerIdArgs, OVERLAY_FAILURE, overlayRootsOf, overlayStep, planOverlays, socketBinds } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
+import { ARGS_FD, type LinuxRunPlan, linuxPlan } from './run-plan.js';
 
 /** How the Linux sandbox is set up. */
 export interface LinuxSandboxOptions {
@@ -97,9 +100,6 @@ export const DEFAULT_MAX_OUTPUT = 1024 * 1024;
 
 /** How often a running service looks for run folders of dead daemons (it also does at start). */
 const SWEEP_INTERVAL_MS = 60_000;
-
-/** The fd bwrap reads its mount arguments from (`--args`) when a path in them is not UTF-8. */
-const ARGS_FD = 6;
 
 /** Setup attempts when a mount point vanished under us. */
 const MAX_SETUP_ATTEMPTS = 5;
@@ -216,9 +216,70 @@ export class LinuxSandbox implements SandboxService {
     return this.host.run({ op: 'memory' });
   }
 
-  /** Translates without running: the bwrap mount plan for a policy as seen from `cwd` now. */
-  plan(policy: SandboxPolicy, cwd: string, emptyFile = '/nonexistent/empty'): Translation {
+  /** Translates without running: the bwrap mount arguments for a policy as seen from `cwd` now. */
+  translate(policy: SandboxPolicy, cwd: string, emptyFile = '/nonexistent/empty'): Translation {
     return translatePolicy(policy, scanHost(policy, cwd, this.options.scan, livePlaceholders()), { cwd, emptyFile, kernel: kernelSurface() });
+  }
+
+  /**
+   * What {@link run} would execute for `request` now: the same checks, scan, translation, host
+   * model and argv, built by the same code, with nothing made and nothing run. Paths in the run's
+   * own scratch directory read `PLAN_RUN_DIR`.
+   */
+  async plan(input: SandboxRunRequest): Promise<SandboxPlan> {
+    const request = checkRunRequest(input);
+    const { policy } = request;
+    const tools = await this.requireReady(policy);
+    const model = await this.modelFor(policy);
+    const dir = { path: PLAN_RUN_DIR, emptyFile: join(PLAN_RUN_DIR, 'empty'), emptyDir: join(PLAN_RUN_DIR, 'void') };
+    let translation: Translation;
+    let facts: HostFacts;
+    try {
+      facts = await this.host.run({ op: 'scan', policy, cwd: request.cwd, options: this.options.scan, skip: [...livePlaceholders()] });
+      translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface() });
+    } catch (e) {
+      throw unavailable(`the policy cannot be enforced here: ${(e as Error).message}`, 'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable');
+    }
+    if (model.kind === 'look') return this.runPlan(request, translation, tools, model).plan;
+    const overlays = planOverlays(overlayRootsOf(policy), join(dir.path, 'overlay'));
+    const binds = socketBinds(overlays, facts.sockets.filter((p) => !hasRawBytes(p)));
+    const hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd);
+    const wrap = (bwrap: string, args: readonly string[]) => [...overlayStep(model.tools, overlays, binds), bwrap, ...innerIdArgs(), ...args];
+    return this.runPlan(request, translation, tools, model, hideArgs, wrap).plan;
+  }
+
+  /** The host model of a run of `policy`; a required overlay that cannot be had refuses the run. */
+  private async modelFor(policy: SandboxPolicy): Promise<ModelChoice> {
+    try {
+      return await chooseModel(this.hostModel, policy, this.tmp, this.options.unshare);
+    } catch (e) {
+      if (e instanceof OverlayRequiredError) throw unavailable(e.message, `${e.fix}; nothing was run`);
+      throw e;
+    }
+  }
+
+  /** The plan a run executes (run-plan.ts), with the steps around the program spelled out. */
+  private runPlan(
+    request: SandboxRunRequest,
+    translation: Translation,
+    tools: { bwrap: string; slirp?: string },
+    model: ModelChoice,
+    hideArgs: readonly string[] = [],
+    wrap?: (bwrap: string, args: readonly string[]) => string[],
+  ): LinuxRunPlan {
+    const { policy } = request;
+    const pre: PlanStep[] = [];
+    if ((this.options.createMissingWriteRoots ?? true) && policy.write.length > 0) pre.push({ step: 'write roots', detail: `made when missing (mode 0700): ${policy.write.join(', ')}` });
+    if (translation.placeholders.length > 0) pre.push({ step: 'placeholders', detail: `empty entries made on the host and mounted read-only: ${translation.placeholders.map((p) => printablePath(p.path)).join(', ')}` });
+    if (model.kind === 'overlay') pre.push({ step: 'overlay layers', detail: `each writable root (${overlayRootsOf(policy).join(', ')}) an overlay whose upper layer is in the run's directory` });
+    pre.push({ step: 'pid limit', detail: `at most ${this.pidLimit} processes (${this.pids?.kind ?? 'mechanism chosen at the first run'}), applied before the command starts` });
+    if (policy.network === 'on') pre.push({ step: 'network', detail: `slirp4netns (${tools.slirp ?? 'slirp4netns'}) joins the sandbox's network namespace${policy.localPorts.length > 0 ? `; nft refuses loopback ports ${policy.localPorts.join(', ')}` : ''}` });
+    const post: PlanStep[] =
+      model.kind === 'overlay'
+        ? [{ step: 'commit', detail: "the upper layers are judged against the policy; allowed writes are moved to the host, the rest kept off it (the result's deniedWrites)" }]
+        : [{ step: 'landing sweep', detail: "new entries the policy does not allow are moved aside or removed (the result's deniedWrites)" }];
+    post.push({ step: 'refused writes', detail: 'stderr is read for writes the read-only mounts refused' });
+    return linuxPlan({ request, translation, bwrap: tools.bwrap, seccomp: new Uint8Array(this.filter), hideArgs, ...(wrap ? { wrap } : {}), pre, post });
   }
 
   /**
@@ -250,13 +311,7 @@ export class LinuxSandbox implements SandboxService {
 
   private async attempt(request: SandboxRunRequest, tools: { bwrap: string; slirp?: string }): Promise<SandboxRunResult> {
     const { policy } = request;
-    let model: ModelChoice;
-    try {
-      model = await chooseModel(this.hostModel, policy, this.tmp, this.options.unshare);
-    } catch (e) {
-      if (e instanceof OverlayRequiredError) throw unavailable(e.message, `${e.fix}; nothing was run`);
-      throw e;
-    }
+    const model = await this.modelFor(policy);
     const dir = new RunDir(this.tmp);
     try {
       let translation: Translation;
@@ -285,7 +340,7 @@ export class LinuxSandbox implements SandboxService {
       try {
         // made while bwrap starts, which waits for them before its first mount
         const prepare = () => dir.addPlaceholders(translation.placeholders);
-        result = await this.spawn(request, translation, tools, prepare, basename(dir.path));
+        result = await this.spawn(request, translation, this.runPlan(request, translation, tools, model), tools, prepare, basename(dir.path));
       } finally {
         dir.dispose();
       }
@@ -328,7 +383,8 @@ export class LinuxSandbox implements SandboxService {
       if (e instanceof DaemonTmpVisibleError) throw unavailable(e.message, `${e.fix}; nothing was run`);
       throw unavailable(`the run's overlay layers or placeholders could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
-    const result = await this.spawn(request, translation, tools, () => {}, basename(dir.path), overlays);
+    const runPlan = this.runPlan(request, translation, tools, model, overlays.hideArgs, (bwrap, args) => overlays.command(bwrap, args));
+    const result = await this.spawn(request, translation, runPlan, tools, () => {}, basename(dir.path), overlays);
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
     const mountPoints = translation.mounts.map((m) => m.path);
     const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints, ...(overlays.since === undefined ? {} : { since: overlays.since }) }));
@@ -348,6 +404,7 @@ export class LinuxSandbox implements SandboxService {
   private async spawn(
     request: SandboxRunRequest,
     translation: Translation,
+    runPlan: LinuxRunPlan,
     tools: { bwrap: string; slirp?: string },
     prepare: () => void,
     runName: string,
@@ -355,28 +412,15 @@ export class LinuxSandbox implements SandboxService {
   ): Promise<SandboxRunResult> {
     const netOn = request.policy.network === 'on';
     const net = netOn ? planNetwork(request.policy, this.options.nft ?? 'nft') : undefined;
-    const args = [
-      ...NAMESPACE_FLAGS,
-      ...SETUP_SYNC_FLAGS,
-      ...(netOn ? [] : NETWORK_OFF_FLAGS),
-      // names that are not UTF-8 cannot be argv strings: bwrap reads them, as bytes, from ARGS_FD
-      ...(translation.args.some(hasRawBytes) ? ['--args', String(ARGS_FD)] : translation.args),
-      ...(overlays?.hideArgs ?? []),
-      '--chdir',
-      request.cwd,
-      '--seccomp',
-      String(SECCOMP_FD),
-      '--',
-      ...request.argv,
-    ];
-    const stdio: (string | Uint8Array)[] = [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', new Uint8Array(this.filter), 'pipe', 'pipe'];
+    // exactly the plan: its argv, its env, its fds
+    const stdio: (string | Uint8Array)[] = [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', runPlan.seccomp, 'pipe', 'pipe'];
     // the run's cgroup is made while bwrap starts
     const pidReady = preparePidLimit(this.pids!, this.pidLimit, runName);
     pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
-    if (translation.args.some(hasRawBytes)) stdio[ARGS_FD] = new Uint8Array(Buffer.concat(translation.args.map((a) => Buffer.concat([encodePath(a), Buffer.of(0)]))));
-    const [file, ...argv] = overlays ? overlays.command(tools.bwrap, args) : [tools.bwrap, ...args];
+    if (runPlan.argsBytes) stdio[ARGS_FD] = runPlan.argsBytes;
+    const [file, ...argv] = runPlan.plan.argv;
     const child = execa(file!, argv, {
-      env: { ...request.env, ...tmpEnv(request.policy.tmp) },
+      env: runPlan.plan.env,
       extendEnv: false,
       cwd: '/',
       reject: false,
@@ -541,15 +585,6 @@ async function slirpWithRetry(slirp4netns: string, pid: number, hostLoopback: bo
       await new Promise((r) => setTimeout(r, 25 * attempt));
     }
   }
-}
-
-/**
- * The temp variables inside the sandbox: the session temp (also at `/tmp` there), so a file a
- * tool puts in its temp dir survives the command at a path the host sees too. Set whatever the
- * request's environment says, which could otherwise point somewhere that vanishes.
- */
-function tmpEnv(tmp: string | undefined): Record<string, string> {
-  return tmp === undefined ? {} : { TMPDIR: tmp, TMP: tmp, TEMP: tmp };
 }
 
 /** A Linux sandbox service; see {@link LinuxSandboxOptions}. */

@@ -83,7 +83,7 @@ describe('host unix sockets, found by what they are', { timeout: 60_000 }, () =>
     runDir = mkdtempSync('/run/aalis-test-');
     await daemon(runDir, 'before.sock');
     writeFileSync(join(runDir, 'daemon.pid'), '1\n');
-    const plan = sb.plan(req(s, ['true']).policy, s.ws);
+    const plan = sb.translate(req(s, ['true']).policy, s.ws);
     expect(plan.mounts.filter((m) => m.path.startsWith('/run'))).toContainEqual({ path: '/run', state: 'hidden', kind: 'dir', why: 'socket-home' });
     const later = join(runDir, 'later.sock');
     const go = join(s.ws, 'go');

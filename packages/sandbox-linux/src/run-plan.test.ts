@@ -1,0 +1,69 @@
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PLAN_RUN_DIR, SandboxPlanSchema } from '@aalis/api-reach';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeScene, req, SCENE_PARENT, type Scene } from './scene.testing.js';
+import { createLinuxSandbox } from './service.js';
+import { findExecutable } from './tools.js';
+
+// `plan` against what `run` really starts: bwrap (and, under the overlay model, unshare) are
+// replaced by scripts that write down their argv and then exec the real binary, so the run is a
+// real sandboxed run and the argv compared is the one the kernel was given. The only difference
+// allowed is the run's scratch directory, which has a name only once a run makes it.
+let s: Scene;
+let logs: string;
+beforeAll(() => {
+  s = makeScene();
+  logs = realpathSync(mkdtempSync(join(SCENE_PARENT, 'aalis-plan-log-')));
+});
+afterAll(() => {
+  s.cleanup();
+  rmSync(logs, { recursive: true, force: true });
+});
+
+function recorder(name: string): string {
+  const real = findExecutable(name);
+  if (!real) throw new Error(`${name} is not installed`);
+  const script = join(logs, name);
+  writeFileSync(script, `#!/bin/sh\nf=$(mktemp ${logs}/${name}.XXXXXX)\nprintf '%s\\0' "$0" "$@" > "$f"\nexec ${real} "$@"\n`);
+  chmodSync(script, 0o755);
+  return script;
+}
+
+/** The argv of the last recorded start of `name` that ran `marker`, the run directory read as in a plan. */
+function recorded(name: string, marker: string): string[] {
+  const starts = readdirSync(logs)
+    .filter((f) => f.startsWith(`${name}.`))
+    .map((f) => join(logs, f))
+    .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)
+    .map((f) => readFileSync(f, 'utf8').split('\0').slice(0, -1))
+    .filter((argv) => argv.includes(marker));
+  const argv = starts.at(-1);
+  if (!argv) throw new Error(`no start of ${name} ran ${marker}`);
+  return argv.map((a) => a.replace(/\/[^\0]*?\/aalis-sbx-\d+-\d+-[a-z0-9]+/g, PLAN_RUN_DIR));
+}
+
+describe('LinuxSandbox.plan is what run executes', { timeout: 120_000 }, () => {
+  it.each(['look', 'auto'] as const)('hostModel %s: the argv (namespaces, capabilities, seccomp fd, mounts) and the env', async (hostModel) => {
+    const sb = createLinuxSandbox({ bwrap: recorder('bwrap'), unshare: recorder('unshare'), hostModel });
+    const marker = `plan-marker-${hostModel}`;
+    const request = req(s, ['/usr/bin/env', marker]);
+    const plan = SandboxPlanSchema.parse(await sb.plan(request));
+    const r = await sb.run(request);
+    expect(r.exitCode).not.toBe(0); // env is given an unknown command; what matters is that it ran
+    const overlay = plan.argv[0]!.endsWith('/unshare');
+    const started = recorded(overlay ? 'unshare' : 'bwrap', marker);
+    expect(started).toEqual(plan.argv);
+    // what `aalis policy` used to leave out
+    const bwrapArgs = plan.argv.slice(plan.argv.findIndex((a) => a.endsWith('/bwrap')));
+    for (const flag of ['--unshare-user', '--unshare-pid', '--unshare-net', '--disable-userns', '--new-session', '--die-with-parent']) expect(bwrapArgs).toContain(flag);
+    expect(bwrapArgs.join(' ')).toContain('--cap-drop ALL');
+    expect(bwrapArgs.join(' ')).toContain('--seccomp 3');
+    expect(plan.files.map((f) => [f.name, f.at])).toContainEqual(['seccomp', 'fd 3']);
+    expect(plan.post.map((p) => p.step)).toContain(overlay ? 'commit' : 'landing sweep');
+    if (hostModel === 'look') expect(overlay).toBe(false);
+    // the env the program got is the plan's, nothing else (bwrap adds PWD)
+    const seen = await sb.run(req(s, ['/usr/bin/env']));
+    expect(seen.stdout.trim().split('\n').filter((l) => !l.startsWith('PWD=')).sort()).toEqual(Object.entries(plan.env).map(([k, v]) => `${k}=${v}`).sort());
+  });
+});
