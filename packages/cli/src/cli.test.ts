@@ -1,7 +1,7 @@
 // The real `aalis` binary in real sandboxes (bubblewrap), with real terminal prompts through a
 // pseudo-terminal. Workspaces live under /var/tmp: the sandbox gives commands a private /tmp.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -184,12 +184,46 @@ describe('aalis doctor and policy', () => {
     expect(aalis(['doctor'], { cwd: dir }).stdout).toContain('spec tools (002): FAIL tools.engine is "off"');
   }, 60_000);
 
-  it('policy prints the layers and the bubblewrap arguments', () => {
+  it('policy prints the layers and the whole bubblewrap command line (namespaces, capability drop, seccomp fd)', () => {
     const result = aalis(['policy', '--tier', 'readonly']);
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('Sandbox policy (tier readonly)');
     expect(result.stdout).toContain('network: off');
-    expect(result.stdout).toMatch(/bwrap --ro-bind \/ \/ /);
+    expect(result.stdout).toMatch(/bwrap --unshare-user .*--cap-drop ALL .*--disable-userns .*--ro-bind \/ \/ .*--seccomp 3 -- CMD\.\.\./);
     expect(aalis(['policy', '--tier', 'full']).stderr).toContain('runs commands on the host, so it has no sandbox policy');
   }, 60_000);
+
+  // bwrap and unshare on PATH are recorders that write down their argv and exec the real ones:
+  // what `aalis exec` really started is compared with what `aalis policy` printed.
+  it.each(['readonly', 'workspace'])('policy --tier %s prints exactly the command line aalis exec starts', (tier) => {
+    const rec = join(root, `rec-${tier}`);
+    mkdirSync(join(rec, 'log'), { recursive: true });
+    for (const name of ['bwrap', 'unshare']) {
+      const real = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim();
+      writeFileSync(join(rec, name), `#!/bin/sh\nf=$(mktemp ${rec}/log/${name}.XXXXXX)\nprintf '%s\\0' "$0" "$@" > "$f"\nexec ${real} "$@"\n`, { mode: 0o755 });
+    }
+    const env = { PATH: `${rec}:${process.env.PATH}` };
+    const planNow = () => {
+      const printed = aalis(['policy', '--tier', tier, '--json'], { env });
+      expect(printed.status).toBe(0);
+      return JSON.parse(printed.stdout).plan as { argv: string[] };
+    };
+    // a plan is of the host as it is then, and other processes on this machine make and remove
+    // aalis data directories (hidden in every sandbox): the run must equal the plan before or after it
+    const before = planNow();
+    const ran = aalis(['exec', '--tier', tier, '--', '/bin/echo', `mark-${tier}`], { env });
+    expect(ran.stdout).toContain(`mark-${tier}`);
+    const after = planNow();
+    const starts = readdirSync(join(rec, 'log'))
+      .map((f) => join(rec, 'log', f))
+      .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)
+      .map((f) => readFileSync(f, 'utf8').split('\0').slice(0, -1))
+      .filter((argv) => argv.includes(`mark-${tier}`) && argv[0] === before.argv[0]);
+    expect(starts).toHaveLength(1);
+    // each CLI process is its own session, with its own session temp; the run's directory is named as it starts
+    const session = (a: string) => a.replace(/session-[0-9a-f]+/g, 'session-<id>');
+    const started = starts[0]!.map((a) => session(a.replace(/\/[^\0]*?\/aalis-sbx-\d+-\d+-[a-z0-9]+/g, '<run>')));
+    const planned = (plan: { argv: string[] }) => [...plan.argv.slice(0, -1).map(session), '/bin/echo', `mark-${tier}`];
+    if (JSON.stringify(started) !== JSON.stringify(planned(before))) expect(started).toEqual(planned(after));
+  }, 300_000);
 });

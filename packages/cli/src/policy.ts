@@ -1,12 +1,9 @@
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { type SandboxPolicy, sandboxPolicyOf } from '@aalis/api-reach';
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { NEVER_WRITTEN, PLAN_RUN_DIR, type SandboxPlan, type SandboxPolicy, sandboxPolicyOf } from '@aalis/api-reach';
 import { reachInspector } from '@aalis/plugin-reach';
-import { seatbeltProfile } from '@aalis/sandbox-darwin';
-import { dockerRunArgs, planMounts, resolveProfile } from '@aalis/sandbox-docker';
-import { scanHost, translatePolicy } from '@aalis/sandbox-linux';
 import { parse } from './args.js';
+import { sandboxOf } from './backends.js';
 import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
 import { chooseDataDir } from './data-dir.js';
 import { type CliIo, UsageError } from './io.js';
@@ -18,10 +15,12 @@ export const POLICY_HELP = `aalis policy: the sandbox policy of a tier, and its 
 Usage: aalis policy [--tier TIER] [--boundary ask|deny] [--backend ${BACKEND_CHOICES.join('|')}] [--cwd DIR] [--allow-write PATH]... [--json]
 
 Prints the SandboxPolicy an owner's command gets in a conversation whose main directory is the
-current directory (or --cwd), in its layers (later layers win), then what the backend makes of
-it: the bubblewrap arguments on linux, the Seatbelt profile on darwin, the docker run
-arguments (as the unprivileged uid restricted tiers run as) for docker. Only the sandboxed tiers
-(readonly, workspace) have a policy; confirm and full run on the host.
+current directory (or --cwd), in its layers (later layers win), then the backend's plan for a
+command there, built by the code its run uses: the whole bubblewrap command line on linux
+(namespaces, capability drop, seccomp fd, mounts), the sandbox-exec command line and Seatbelt
+profile on darwin, the docker run arguments (with the identity the run would have) for docker,
+and the steps before and after. Only the sandboxed tiers (readonly, workspace) have a policy;
+confirm and full run on the host.
 
 Last comes the environment filter: the variables a sandboxed command does not get (names that
 look like credentials, each with its reason), and the allow and deny lists of the daemon config
@@ -52,42 +51,31 @@ function layers(policy: SandboxPolicy): string {
   ].join('\n');
 }
 
-async function translate(backend: 'linux' | 'darwin' | 'docker', policy: SandboxPolicy, cwd: string): Promise<string> {
-  switch (backend) {
-    case 'linux': {
-      const dir = mkdtempSync(join(tmpdir(), 'aalis-policy-'));
-      try {
-        const emptyFile = join(dir, 'empty');
-        writeFileSync(emptyFile, '');
-        const { args } = translatePolicy(policy, scanHost(policy, cwd), { cwd, emptyFile });
-        return `bwrap ${args.map(quote).join(' ')} -- CMD...`;
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    }
-    case 'darwin':
-      return seatbeltProfile(policy);
-    case 'docker': {
-      const resolved = resolveProfile({ profile: policy.network === 'on' ? 'network' : 'stdio' });
-      if (resolved.kind !== 'container') throw new Error('the docker profile did not resolve to a container');
-      const plan = await planMounts({ policy, cwd });
-      const args = dockerRunArgs({
-        name: 'aalis-policy-preview',
-        image: process.env.AALIS_DOCKER_IMAGE || '<image>',
-        profile: resolved.profile,
-        plan,
-        identity: { kind: 'restricted' },
-        network: policy.network === 'on' && resolved.profile.network !== 'none' ? 'bridge' : 'none',
-        cwd: plan.cwd,
-        envNames: [],
-        labels: {},
-        interactive: false,
-        argv: ['CMD...'],
-        deadlineSeconds: 605, // the default --timeout of 600 s, plus the grace the sandbox adds
-      });
-      return `docker ${args.map(quote).join(' ')}`;
-    }
-  }
+/** The command `aalis policy` plans: a stand-in argv, run in the main directory with the exec default timeout. */
+const PLANNED_ARGV = ['CMD...'] as const;
+
+/**
+ * The real plan of the backend: built by the backend's own `plan`, the code its `run` uses. The
+ * command's environment (the credential's, filtered as printed below) joins at run time, so the
+ * plan is made with none; the run's own directory or container name reads PLAN_RUN_DIR.
+ */
+async function planOf(backend: 'linux' | 'darwin' | 'docker', policy: SandboxPolicy, cwd: string): Promise<SandboxPlan> {
+  const service = await sandboxOf(backend);
+  return service.plan({ argv: [...PLANNED_ARGV], cwd, env: {}, timeoutMs: 600_000, policy });
+}
+
+function describePlan(plan: SandboxPlan): string {
+  const steps = (list: SandboxPlan['pre']) => list.map((s) => `    ${s.step}: ${s.detail}`).join('\n') || '    (none)';
+  const files = plan.files.map((f) => `    ${f.name} at ${f.at}: ${f.bytes} bytes, sha256 ${f.sha256}${f.text === undefined ? '' : `\n${f.text.replace(/^/gm, '      ')}`}`).join('\n') || '    (none)';
+  const env = Object.keys(plan.env);
+  return [
+    `  ${plan.argv.map(quote).join(' ')}`,
+    `  env: ${env.length > 0 ? env.join(', ') : '(none)'}, then the command's own environment (filtered as below)`,
+    `  files:\n${files}`,
+    `  before the command:\n${steps(plan.pre)}`,
+    `  after the command:\n${steps(plan.post)}`,
+    `  (${PLAN_RUN_DIR} is the run's own directory or container name, made when it starts)`,
+  ].join('\n');
 }
 
 function quote(arg: string): string {
@@ -118,12 +106,15 @@ export async function policyCommand(argv: readonly string[], io: CliIo): Promise
   const environment = secretEnvView(process.cwd(), flags.config as string | undefined);
   const runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend: 'none', data: chooseDataDir({ data: flags.data as string | undefined }), io });
   try {
-    const policy = sandboxPolicyOf(await runtime.kernel.get(reachInspector).reachOf(runtime.turn));
-    const translation = await translate(backend, policy, cwd);
+    // as the call's credential hands it to the sandbox (plugin-reach credential.ts): the
+    // never-written files join the control-deny layer; without them this printed less than runs
+    const base = sandboxPolicyOf(await runtime.kernel.get(reachInspector).reachOf(runtime.turn));
+    const policy: SandboxPolicy = { ...base, controlDeny: [...base.controlDeny, ...NEVER_WRITTEN] };
+    const plan = await planOf(backend, policy, cwd);
     if (flags.json) {
-      io.stdout(`${JSON.stringify({ tier, backend, policy, translation, environment }, null, 2)}\n`);
+      io.stdout(`${JSON.stringify({ tier, backend, policy, plan, environment }, null, 2)}\n`);
     } else {
-      io.stdout(`Sandbox policy (tier ${tier}):\n${layers(policy)}\n\nTranslation for ${backend}:\n${translation}\n\n${describeSecretEnv(environment)}\n`);
+      io.stdout(`Sandbox policy (tier ${tier}):\n${layers(policy)}\n\nWhat the ${backend} backend runs:\n${describePlan(plan)}\n\n${describeSecretEnv(environment)}\n`);
     }
     return 0;
   } finally {
