@@ -267,7 +267,8 @@ export class LinuxSandbox implements SandboxService {
         }
         // off the event loop: a large tree takes seconds to walk
         facts = await this.host.run({ op: 'scan', policy, cwd: request.cwd, options: this.options.scan, skip: [...livePlaceholders()] });
-        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface() });
+        // the overlay captures every write, a new denied name included, and the commit refuses it: no placeholders
+        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: model.kind !== 'overlay' });
         // bwrap looks up every mount source as it starts
         if (translation.usesEmptyFile) dir.prepareEmptyFile();
         if (translation.placeholders.length > 0) dir.prepareEmptyDir();
@@ -320,13 +321,11 @@ export class LinuxSandbox implements SandboxService {
     let overlays: RunOverlays;
     try {
       overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
-      // made before the overlays are mounted, so the lower layer never changes under a mounted overlay
-      dir.addPlaceholders(translation.placeholders);
       overlays.hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd); // other runs' layers are never readable inside (daemon-tmp.ts)
-      overlays.markStart(); // after the placeholders: host entries changed from here on are the host's (commit-conflicts.ts)
+      overlays.markStart(); // host entries changed from here on are the host's (commit-conflicts.ts)
     } catch (e) {
       if (e instanceof DaemonTmpVisibleError) throw unavailable(e.message, `${e.fix}; nothing was run`);
-      throw unavailable(`the run's overlay layers or placeholders could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
+      throw unavailable(`the run's overlay layers could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
     const result = await this.spawn(request, translation, tools, () => {}, basename(dir.path), overlays);
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
