@@ -319,8 +319,10 @@ export class LinuxSandbox implements SandboxService {
   ): Promise<SandboxRunResult> {
     const { policy } = request;
     let overlays: RunOverlays;
+    let layersDir: string;
     try {
-      overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
+      layersDir = dir.prepareLayersDir();
+      overlays = new RunOverlays(model.tools, policy, layersDir, facts.sockets);
       overlays.hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd); // other runs' layers are never readable inside (daemon-tmp.ts)
       overlays.markStart(); // host entries changed from here on are the host's (commit-conflicts.ts)
     } catch (e) {
@@ -331,6 +333,8 @@ export class LinuxSandbox implements SandboxService {
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
     const mountPoints = translation.mounts.map((m) => m.path);
     const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints, ...(overlays.since === undefined ? {} : { since: overlays.since }) }));
+    // off the event loop; what could not be removed there the run folder's disposal tries again, then the next start's sweep
+    await this.host.run({ op: 'removeLayers', dir: layersDir }).catch(() => {});
     let notes = translation.notes.join('') + commit.notes;
     if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
     if (this.unjudged.length > 0) {
