@@ -109,7 +109,7 @@ if (srtNote) console.log(`  ${srtNote}`);
 {
   const plan = sb.translate(workspacePolicy(s), s.ws);
   const binds = plan.mounts.filter((m) => m.why !== 'base' && !(m.state === 'private-tmp' || (m.state === 'hidden' && m.kind === 'dir'))).length;
-  console.log(`  (the scene's policy mounts: ${plan.mounts.length - 1}, of which ${binds} bind mounts; ${plan.placeholders.length} placeholders)`);
+  console.log(`  (the scene's policy mounts: ${plan.mounts.length - 1}, of which ${binds} bind mounts; ${plan.placeholders.length} placeholders under the look model, none under the overlay)`);
 }
 
 // a workspace of FILES files in 100-file folders, a .env in every 50th folder, a node_modules tree

@@ -181,26 +181,9 @@ export function socketHomes(): SocketHome[] {
 export function hostSocketFacts(): HostSocketFacts {
   const homes = socketHomes();
   const { lists, netns } = unixSocketLists();
-  const count = new Map<string, number>();
-  const relative: ListedSocket[] = [];
-  for (const list of lists) {
-    for (const l of listedSockets(list)) {
-      // an accepted connection shows its listener's name: it counts as a name, not as a second socket
-      if (l.raw.startsWith('/')) count.set(l.raw, (count.get(l.raw) ?? 0) + (l.bound ? 1 : 0));
-      else if (l.bound) relative.push(l);
-    }
-  }
-  const unplaced = new Set<string>();
-  if (relative.length > 0) {
-    // a relative name was resolved against the binder's directory then; its directory now is the best guess
-    const cwds = holderCwds(new Set(relative.map((l) => l.inode)));
-    for (const l of relative) {
-      const found = cwds.get(l.inode) ?? [];
-      if (found.length === 0) unplaced.add(`${Buffer.from(l.raw, 'latin1').toString('utf8')} (relative, no process holds it that we can see)`);
-      // the name joined to each holder's directory: a socket there is hidden, and that directory anyway
-      for (const cwd of found) count.set(Buffer.from(`${cwd}/${l.raw.replace(/^\.\//, '')}`, 'utf8').toString('latin1'), 2);
-    }
-  }
+  const listed = listedNames(lists, netns);
+  const count = listed.count;
+  const unplaced = new Set(listed.unplaced);
   const sockets = new Set<string>();
   const dirs = new Set<string>();
   for (const [raw, n] of count) {
@@ -235,6 +218,53 @@ export function hostSocketFacts(): HostSocketFacts {
   }
   return { sockets: [...sockets].sort(), socketHomes: homes, socketDirs: [...dirs].sort(), unplacedSockets: [...unplaced].sort(), netnsRead: netns };
 }
+
+/** The names the lists give (with how many unconnected sockets each), and the sockets that cannot be placed. */
+export interface ListedNames {
+  readonly count: ReadonlyMap<string, number>;
+  readonly unplaced: readonly string[];
+}
+
+/**
+ * The last lists read and the names they gave, per thread. Reused while every list reads the same,
+ * byte for byte: procfs gives these files no modification time, so the change is detected by
+ * comparing what each run reads anyway (one read per network namespace). A socket bound, closed,
+ * connected or accepted since changes a list (its line, or its state), and a namespace made or
+ * gone since changes the count: either way the names are worked out again. What a name is now
+ * (a socket still, its real path) is looked at on every run, never kept.
+ */
+let lastListed: { readonly key: string; readonly names: ListedNames } | undefined;
+
+/** {@link ListedNames} of the lists, from the cache above when they read as last time (the same object then). */
+export function listedNames(lists: readonly string[], netns: number): ListedNames {
+  const key = `${netns}\n${lists.join('\0')}`;
+  if (lastListed?.key === key) return lastListed.names;
+  const count = new Map<string, number>();
+  const relative: ListedSocket[] = [];
+  for (const list of lists) {
+    for (const l of listedSockets(list)) {
+      // an accepted connection shows its listener's name: it counts as a name, not as a second socket
+      if (l.raw.startsWith('/')) count.set(l.raw, (count.get(l.raw) ?? 0) + (l.bound ? 1 : 0));
+      else if (l.bound) relative.push(l);
+    }
+  }
+  const unplaced: string[] = [];
+  if (relative.length > 0) {
+    // a relative name was resolved against the binder's directory then; its directory now is the best
+    // guess. The costly part (every open file of every process): kept with the lists, as above.
+    const cwds = holderCwds(new Set(relative.map((l) => l.inode)));
+    for (const l of relative) {
+      const found = cwds.get(l.inode) ?? [];
+      if (found.length === 0) unplaced.push(`${Buffer.from(l.raw, 'latin1').toString('utf8')} (relative, no process holds it that we can see)`);
+      // the name joined to each holder's directory: a socket there is hidden, and that directory anyway
+      for (const cwd of found) count.set(Buffer.from(`${cwd}/${l.raw.replace(/^\.\//, '')}`, 'utf8').toString('latin1'), 2);
+    }
+  }
+  const names = { count, unplaced };
+  lastListed = { key, names };
+  return names;
+}
+
 
 /** Bound pathname unix sockets of every network namespace we can read, as real paths (those in socket homes included). */
 export function hostSockets(): string[] {

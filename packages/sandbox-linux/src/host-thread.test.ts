@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostThread, HostWalkError } from './host-thread.js';
@@ -33,6 +33,15 @@ describe('the host thread', () => {
     const m = await thread.run({ op: 'memory' });
     expect(m.keptDirectories).toBeGreaterThanOrEqual(3); // the workspace, a, a/b at least
     expect(m.heapUsed).toBeGreaterThan(0);
+  });
+
+  it('removes a run\'s overlay layers, their mode-000 work directory included, off the caller', async () => {
+    const layers = join(s.root, 'layers');
+    mkdirSync(join(layers, '0/work/work'), { recursive: true });
+    writeFileSync(join(layers, '0/work/work/x'), '');
+    chmodSync(join(layers, '0/work/work'), 0);
+    await thread.run({ op: 'removeLayers', dir: layers });
+    expect(existsSync(layers)).toBe(false);
   });
 
   it('hands an error of the walk back with its message, so the run fails closed', async () => {

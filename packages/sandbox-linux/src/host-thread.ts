@@ -10,7 +10,7 @@ import { keptDirectories } from './host-walk.js';
 import { treeIndex } from './tree-index.js';
 import { memoDirectories, reusedSubtreeCount } from './tree-memo.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
-import type { OverlayRoot } from './overlay-mount.js';
+import { type OverlayRoot, removeLayers } from './overlay-mount.js';
 import { type UndoReport, undoNewForbidden } from './undo-new.js';
 import { type CommitReport, commitUpper } from './upper-commit.js';
 
@@ -27,6 +27,8 @@ export type HostJob =
     }
   // the overlay's commit after a run (upper-commit.ts): as long as what the command wrote is large
   | { readonly op: 'commit'; readonly policy: SandboxPolicy; readonly overlay: OverlayRoot; readonly mountPoints: readonly string[]; readonly since?: bigint }
+  // a run's overlay layers after its commit: removing them waits on the kernel for tens of ms (overlay-mount.ts)
+  | { readonly op: 'removeLayers'; readonly dir: string }
   | { readonly op: 'memory' };
 
 /** What the host model holds in memory: the heap of the thread it runs on, after a full collection, and the directories whose listings it keeps. */
@@ -42,7 +44,15 @@ export interface HostMemory {
 }
 
 /** What each job answers. */
-export type HostAnswer<J extends HostJob> = J extends { op: 'scan' } ? HostFacts : J extends { op: 'memory' } ? HostMemory : J extends { op: 'commit' } ? CommitReport : UndoReport;
+export type HostAnswer<J extends HostJob> = J extends { op: 'scan' }
+  ? HostFacts
+  : J extends { op: 'memory' }
+    ? HostMemory
+    : J extends { op: 'commit' }
+      ? CommitReport
+      : J extends { op: 'removeLayers' }
+        ? undefined
+        : UndoReport;
 
 /** An error the host thread threw, rebuilt on this side with its name and message. */
 export class HostWalkError extends Error {
@@ -56,8 +66,12 @@ export class HostWalkError extends Error {
 }
 
 /** The same job, on the calling thread: what the host thread does, and the fallback when it cannot start. */
-export function runHostJob(job: HostJob): HostFacts | UndoReport | CommitReport | HostMemory {
+export function runHostJob(job: HostJob): HostFacts | UndoReport | CommitReport | HostMemory | undefined {
   if (job.op === 'memory') return hostMemory();
+  if (job.op === 'removeLayers') {
+    removeLayers(job.dir);
+    return undefined;
+  }
   if (job.op === 'commit') return commitUpper(job.policy, job.overlay, new Set(job.mountPoints), job.since);
   return job.op === 'scan'
     ? scanHost(job.policy, job.cwd, job.options, new Set(job.skip))

@@ -16,7 +16,7 @@ const lastVisited = new Map<string, number>();
 
 /** Whether a job's walk is large enough for the index (see INDEX_MIN_ENTRIES). */
 function large(job: HostJob): boolean {
-  if (job.op === 'memory' || job.op === 'commit') return false;
+  if (job.op === 'memory' || job.op === 'commit' || job.op === 'removeLayers') return false;
   const min = job.options?.indexMinEntries ?? INDEX_MIN_ENTRIES;
   return job.op === 'scan' ? (lastVisited.get(job.cwd) ?? 0) >= min : job.before.visited >= min;
 }

@@ -1,7 +1,8 @@
 /*
  * Run by landings-unprivileged.test.ts as the `nobody` user: the landings of api-reach's table,
  * the node_modules exception and the hard-linked store, under the policy sandboxPolicyOf builds.
- * Prints, as JSON, the exit code of each attempted write.
+ * Prints, as JSON, for each attempted write 1 where it was refused (at once: the command failed;
+ * or at the overlay's commit: reported in the result) and 0 where it was made.
  */
 import { sandboxStoreEnv } from '@aalis/api-reach';
 import { reachPolicyOf } from './reach-policy.testing.js';
@@ -15,7 +16,7 @@ const policy = reachPolicyOf(s);
 const env = { PATH: '/usr/bin:/bin', HOME: s.home, LANG: 'C', ...sandboxStoreEnv(s.home, 'linux') };
 const plant = async (path: string) => {
   const r = await sb.run(req(s, ['sh', '-c', 'mkdir -p "$(dirname "$1")" && echo planted > "$1"', 'sh', path], { env, policy }));
-  return r.exitCode;
+  return r.exitCode !== 0 || r.writeDenied ? 1 : 0;
 };
 const out = {
   ordinary: await plant(`${s.ws}/src/nobody.txt`),

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type SandboxPolicy, sandboxPolicyAllows } from '@aalis/api-reach';
+import { type SandboxPolicy, type SandboxRunResult, sandboxPolicyAllows } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reachPolicyOf } from './reach-policy.testing.js';
 import { makeScene, req, type Scene } from './scene.testing.js';
@@ -9,7 +9,11 @@ import { createLinuxSandbox } from './service.js';
 // The landing table as the sandbox enforces it, with the policy built the way the reach plugin
 // builds it (protectedLists → resolveReach → sandboxPolicyOf), for a workspace-tier session in
 // the scene's workspace with the toolchain caches writable.
-const sb = createLinuxSandbox();
+// Under the look each landing is refused while the command runs (a placeholder, a read-only
+// mount); under the overlay it is written into the upper layer and refused at the commit. Either
+// way it never reaches the host and the run reports it.
+const MODELS = ['look', 'overlay'] as const;
+const sandboxes = { look: createLinuxSandbox({ hostModel: 'look' }), overlay: createLinuxSandbox({ hostModel: 'overlay' }) };
 let s: Scene;
 let policy: SandboxPolicy;
 
@@ -20,7 +24,18 @@ beforeAll(() => {
 afterAll(() => s.cleanup());
 
 /** Runs `mkdir -p <dir> && echo planted > <path>` in the sandbox. */
-const plant = (path: string) => sb.run(req(s, ['sh', '-c', 'mkdir -p "$(dirname "$1")" && echo planted > "$1"', 'sh', path], { policy }));
+const plant = (path: string, model: (typeof MODELS)[number] = 'overlay') =>
+  sandboxes[model].run(req(s, ['sh', '-c', 'mkdir -p "$(dirname "$1")" && echo planted > "$1"', 'sh', path], { policy }));
+
+/** The run refused `path`: at once under the look (the command failed), at the commit under the overlay (reported by path or an ancestor). */
+function expectRefused(r: SandboxRunResult, path: string, model: (typeof MODELS)[number]): void {
+  if (model === 'look') expect(r.exitCode).not.toBe(0);
+  else {
+    expect(r.writeDenied).toBe(true);
+    expect(r.deniedWrites.some((p) => path === p || path.startsWith(`${p}/`))).toBe(true);
+  }
+  expect(existsSync(path)).toBe(false);
+}
 
 describe('the landings of the table, enforced by the kernel', { timeout: 120_000 }, () => {
   it.each([
@@ -32,24 +47,24 @@ describe('the landings of the table, enforced by the kernel', { timeout: 120_000
     ['lefthook.yml'],
     ['mise.toml'],
     ['.mise.toml'],
-  ])('a new %s in the workspace is refused', async (rel) => {
+  ].flatMap(([rel]) => MODELS.map((model) => [rel!, model] as const)))('a new %s in the workspace is refused (%s model)', async (rel, model) => {
     const path = join(s.ws, rel);
     expect(sandboxPolicyAllows(policy, 'write', path, 'linux')).toBe(false);
-    const r = await plant(path);
-    expect(r.exitCode).not.toBe(0);
-    expect(existsSync(path)).toBe(false);
+    expectRefused(await plant(path, model), path, model);
   });
 
-  it("the executing parts of toolchain caches are refused while the caches' content stays writable", async () => {
+  it.each(MODELS)("the executing parts of toolchain caches are refused while the caches' content stays writable (%s model)", async (model) => {
     const npx = join(s.home, '.npm/_npx/abc/node_modules/x/cli.js');
     const prompt = join(s.home, '.cache/p10k-instant-prompt-ada.zsh');
-    const store = join(s.home, '.npm/_cacache/index-v5/x');
+    const store = join(s.home, `.npm/_cacache/index-v5/${model}`);
     expect(sandboxPolicyAllows(policy, 'write', npx, 'linux')).toBe(false);
-    expect((await plant(npx)).exitCode).not.toBe(0);
+    expectRefused(await plant(npx, model), npx, model);
     expect(existsSync(join(s.home, '.npm/_npx/abc'))).toBe(false);
-    expect((await plant(prompt)).exitCode).not.toBe(0);
+    const p10k = await plant(prompt, model);
+    if (model === 'look') expect(p10k.exitCode).not.toBe(0);
+    else expect(p10k.deniedWrites).toContain(prompt);
     expect(existsSync(prompt) && readFileSync(prompt, 'utf8').includes('planted')).toBe(false);
-    expect((await plant(store)).exitCode).toBe(0);
+    expect((await plant(store, model)).exitCode).toBe(0);
     expect(readFileSync(store, 'utf8')).toBe('planted\n');
   });
 

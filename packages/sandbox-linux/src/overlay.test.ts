@@ -64,6 +64,24 @@ describe('the overlay: nothing lands on the host that the policy has not judged'
     expect([...r.deniedWrites].sort()).toEqual(expect.arrayContaining(landings));
   });
 
+  // The overlay captures every write, so the placeholders of the look (new-entries.ts) would only
+  // cost a mount and a host directory per missing name: none is made, inside or on the host, and a
+  // new landing at such a name in the cwd is refused at the commit like any other.
+  it.skipIf(MODEL !== 'overlay')('makes no placeholders: the missing landing names stay missing on the host and inside, and a new one is refused at the commit', async () => {
+    const names = ['.envrc', '.vscode', '.claude', 'AGENTS.md', '.github'].map((n) => join(s.ws, n));
+    for (const n of names) expect(existsSync(n), n).toBe(false);
+    const script = `ls -A; sleep 0.5; echo x > .envrc; mkdir -p .github/workflows && echo y > .github/workflows/ci.yml`;
+    const { result: r, seen } = await watch(names, () => sandbox().run(req(s, ['sh', '-c', script], { policy: policy() })));
+    expect(seen).toEqual([]); // before: the placeholders stood in the workspace while the command ran
+    const inside = r.stdout.trim().split('\n');
+    for (const n of ['.envrc', '.vscode', '.claude', 'AGENTS.md', '.github']) expect(inside, n).not.toContain(n);
+    expect(r.exitCode).toBe(0); // the writes succeeded inside, into the upper layer
+    expect(r.writeDenied).toBe(true);
+    expect(r.deniedWrites).toContain(join(s.ws, '.envrc'));
+    expect(r.deniedWrites.some((p) => p.startsWith(join(s.ws, '.github')))).toBe(true);
+    for (const n of names) expect(existsSync(n), n).toBe(false);
+  });
+
   it('allowed writes, appends, deletes, directory renames and a directory replaced whole land after the run', async () => {
     const w = (p: string, c: string) => {
       mkdirSync(join(s.ws, p, '..'), { recursive: true });

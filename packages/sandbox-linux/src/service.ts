@@ -322,7 +322,8 @@ export class LinuxSandbox implements SandboxService {
         }
         // off the event loop: a large tree takes seconds to walk
         facts = await this.host.run({ op: 'scan', policy, cwd: request.cwd, options: this.options.scan, skip: [...livePlaceholders()] });
-        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface() });
+        // the overlay captures every write, a new denied name included, and the commit refuses it: no placeholders
+        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: model.kind !== 'overlay' });
         // bwrap looks up every mount source as it starts
         if (translation.usesEmptyFile) dir.prepareEmptyFile();
         if (translation.placeholders.length > 0) dir.prepareEmptyDir();
@@ -373,21 +374,23 @@ export class LinuxSandbox implements SandboxService {
   ): Promise<SandboxRunResult> {
     const { policy } = request;
     let overlays: RunOverlays;
+    let layersDir: string;
     try {
-      overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
-      // made before the overlays are mounted, so the lower layer never changes under a mounted overlay
-      dir.addPlaceholders(translation.placeholders);
+      layersDir = dir.prepareLayersDir();
+      overlays = new RunOverlays(model.tools, policy, layersDir, facts.sockets);
       overlays.hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd); // other runs' layers are never readable inside (daemon-tmp.ts)
-      overlays.markStart(); // after the placeholders: host entries changed from here on are the host's (commit-conflicts.ts)
+      overlays.markStart(); // host entries changed from here on are the host's (commit-conflicts.ts)
     } catch (e) {
       if (e instanceof DaemonTmpVisibleError) throw unavailable(e.message, `${e.fix}; nothing was run`);
-      throw unavailable(`the run's overlay layers or placeholders could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
+      throw unavailable(`the run's overlay layers could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
     const runPlan = this.runPlan(request, translation, tools, model, overlays.hideArgs, (bwrap, args) => overlays.command(bwrap, args));
     const result = await this.spawn(request, translation, runPlan, tools, () => {}, basename(dir.path), overlays);
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
     const mountPoints = translation.mounts.map((m) => m.path);
     const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints, ...(overlays.since === undefined ? {} : { since: overlays.since }) }));
+    // off the event loop; what could not be removed there the run folder's disposal tries again, then the next start's sweep
+    await this.host.run({ op: 'removeLayers', dir: layersDir }).catch(() => {});
     let notes = translation.notes.join('') + commit.notes;
     if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
     if (this.unjudged.length > 0) {

@@ -52,6 +52,12 @@ export interface TranslateOptions {
   readonly emptyDir?: string;
   /** The kernel files made read-only or masked (`kernelSurface()` of kernel-surface.ts); default none. */
   readonly kernel?: readonly KernelPath[];
+  /**
+   * Whether missing denied names get placeholders (default true: the look-based model). False
+   * under the overlay model, where every writable root is an overlay and a new entry there is
+   * judged at the commit: a placeholder would only add a mount and a host-side directory per name.
+   */
+  readonly placeholders?: boolean;
 }
 
 /** Policy paths that cannot be expressed as mounts are refused rather than dropped. */
@@ -111,13 +117,16 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
   for (const n of sockets.nodes) add(n);
   const placeholders: Placeholder[] = [];
   // denied `{ path }` rules count too, but only in the directories the name list covers
-  const bases = placeholderBases(policy, options.cwd);
-  const deniedMissing = [
-    ...placeholderCandidates(policy, options.cwd),
-    ...[...policy.writeDeny, ...policy.controlDeny].flatMap((r) =>
-      'path' in r && bases.some((b) => isWithin(r.path, b) && r.path.split('/').length - b.split('/').length <= 2) ? [r.path] : [],
-    ),
-  ];
+  const bases = options.placeholders === false ? [] : placeholderBases(policy, options.cwd);
+  const deniedMissing =
+    options.placeholders === false
+      ? []
+      : [
+          ...placeholderCandidates(policy, options.cwd),
+          ...[...policy.writeDeny, ...policy.controlDeny].flatMap((r) =>
+            'path' in r && bases.some((b) => isWithin(r.path, b) && r.path.split('/').length - b.split('/').length <= 2) ? [r.path] : [],
+          ),
+        ];
   const dangling = new Set(facts.dangling ?? []);
   for (const p of new Set(deniedMissing)) {
     // a dangling symlink leads where its target's own state decides

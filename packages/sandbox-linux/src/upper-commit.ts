@@ -4,7 +4,7 @@ import { chmodSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lch
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { decodeName, encodePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
-import { readOverlayXattrs, renameKeepsNoXattr } from './overlay-xattrs.js';
+import { type OverlayXattrs, readOverlayXattrs, renameKeepsNoXattr } from './overlay-xattrs.js';
 import { recordTemp } from './commit-journal.js';
 import { dirname, join } from 'node:path';
 import { CommitConflict, changedSince, conflictNote, sameAsHost, treeChangedSince } from './commit-conflicts.js';
@@ -91,8 +91,13 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   const notes: string[] = [];
   const sameFs = lstatSync(overlay.upper).dev === lstatSync(overlay.root).dev;
   // a rename would carry the overlay's own xattrs onto the host: entries that have one are copied (overlay-xattrs.ts)
-  const xattrs = sameFs ? readOverlayXattrs(overlay.upper) : undefined;
-  const renameOk = (rel: string, tree: boolean) => xattrs !== undefined && renameKeepsNoXattr(xattrs, rel, tree);
+  // read at the first entry that could be renamed (before any is): a run that wrote nothing here spawns no getfattr
+  let xattrs: OverlayXattrs | undefined;
+  const renameOk = (rel: string, tree: boolean): boolean => {
+    if (!sameFs) return false;
+    xattrs ??= readOverlayXattrs(overlay.upper);
+    return renameKeepsNoXattr(xattrs, rel, tree);
+  };
   let opaque: OpaqueDirs | undefined;
   let unknown = 0;
   const isOpaque = (rel: string, fd: number): boolean => {
