@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
-import { recoverCommit } from './commit-journal.js';
+import { chmod, lstat, readdir, rm, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { recoverCommit } from './commit-journal.js';
 import { removeLayers } from './overlay-mount.js';
 import type { Placeholder } from './translate.js';
 
@@ -106,8 +108,16 @@ export class RunDir {
     }
   }
 
-  /** Removes every placeholder (only while still empty: what someone else put there stays) and the folder. */
-  dispose(): void {
+  /**
+   * Removes every placeholder now (only while still empty: what someone else put there stays),
+   * then the folder, off the event loop: an overlay run's folder holds four directories per
+   * writable root, and removing them one synchronous call after another stalled every other call
+   * of the daemon. Placeholders stay synchronous: another run may take a share of one the moment
+   * this one lets it go, and a removal still in flight would then lift that run's mount.
+   * Resolves once the folder is gone, or left for the sweep of the next start when what the
+   * command left in it cannot all be removed. Calling it again is a no-op.
+   */
+  async dispose(): Promise<void> {
     for (const p of this.placeholders.reverse()) {
       const n = (live.get(p.path) ?? 1) - 1;
       if (n > 0) {
@@ -119,22 +129,47 @@ export class RunDir {
     }
     this.placeholders.length = 0;
     if (!this.created) return;
-    // only what this object put there, so no recursive delete is needed on the hot path
-    if (this.empty) unlinkSync(this.emptyFile);
-    if (this.void) rmdirSync(this.emptyDir);
-    if (this.journal) unlinkSync(join(this.path, 'journal'));
-    if (this.layers) {
-      try {
-        removeLayers(join(this.path, 'overlay'));
-      } catch {
-        // what the command left there could not all be removed: the folder stays, for the sweep at the next start
-        this.created = this.empty = this.void = this.journal = this.layers = false;
-        return;
-      }
-    }
-    rmdirSync(this.path);
+    const made = { empty: this.empty, void: this.void, journal: this.journal, layers: this.layers };
     this.created = this.empty = this.void = this.journal = this.layers = false;
+    // only what this object put there, so no recursive delete outside the layers
+    const parts: Promise<unknown>[] = [];
+    if (made.empty) parts.push(unlink(this.emptyFile));
+    if (made.void) parts.push(rmdir(this.emptyDir));
+    if (made.journal) parts.push(unlink(join(this.path, 'journal')));
+    if (made.layers) parts.push(removeLayersOffLoop(join(this.path, 'overlay')));
+    const settled = await Promise.allSettled(parts);
+    // what the command left could not all be removed: the folder stays, for the sweep at the next start
+    if (settled.some((r) => r.status === 'rejected')) return;
+    await rmdir(this.path).catch(() => {});
   }
+}
+
+/**
+ * {@link removeLayers} without blocking the event loop: every directory made listable (the
+ * overlay's work directory is mode 000), by bytes so a name that is not UTF-8 is reached too, then
+ * removed by the thread pool; where that fails (a path past PATH_MAX, a name the string API
+ * cannot give back), rm(1), which walks relative to each directory.
+ */
+async function removeLayersOffLoop(dir: string): Promise<void> {
+  try {
+    await makeListable(Buffer.from(dir));
+    await rm(dir, { recursive: true, force: true });
+  } catch {
+    await new Promise<void>((resolve, reject) => execFile('rm', ['-rf', '--', dir], { env: { PATH: '/usr/bin:/bin' } }, (e) => (e ? reject(e) : resolve())));
+  }
+}
+
+async function makeListable(p: Buffer): Promise<void> {
+  let st: Awaited<ReturnType<typeof lstat>>;
+  try {
+    st = await lstat(p);
+  } catch {
+    return;
+  }
+  if (!st.isDirectory()) return;
+  if ((st.mode & 0o700) !== 0o700) await chmod(p, 0o700);
+  const names = await readdir(p, { encoding: 'buffer' });
+  await Promise.all(names.map((n) => makeListable(Buffer.concat([p, Buffer.from('/'), n]))));
 }
 
 function removePlaceholder(p: Placeholder): void {
