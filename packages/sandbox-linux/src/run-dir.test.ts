@@ -69,6 +69,41 @@ describe('RunDir.dispose', () => {
     expect(readdirSync(parent)).toEqual([]);
   });
 
+  // Seen with 8 concurrent daemon calls: a run whose scan was posted before another run made the
+  // `.git` placeholder took it for a repository and placed `.git/hooks` in it; the first run's
+  // removal of `.git` then failed (not empty), and the next run planning `.git` failed with EEXIST.
+  it('a placeholder another run placed one inside is taken over by the next run, and removed with the last', async () => {
+    const git = { path: join(workspace, '.git') };
+    const hooks = { path: join(workspace, '.git', 'hooks') };
+    const a = new RunDir(parent);
+    a.addPlaceholders([git]);
+    const c = new RunDir(parent); // its scan saw `.git` as a directory of the workspace
+    c.addPlaceholders([hooks]);
+    await a.dispose(); // `.git` is not empty: it stays, ours
+    expect(existsSync(git.path)).toBe(true);
+    expect(livePlaceholders().has(git.path)).toBe(true); // the next scan plans it again
+    const b = new RunDir(parent);
+    b.addPlaceholders([git]); // threw EEXIST
+    await c.dispose();
+    expect(existsSync(git.path)).toBe(true); // b relies on it
+    await b.dispose();
+    expect(readdirSync(workspace)).toEqual([]);
+    expect(livePlaceholders().size).toBe(0);
+  });
+
+  it('a placeholder left because another run placed one inside goes when that one does', async () => {
+    const git = { path: join(workspace, '.git') };
+    const a = new RunDir(parent);
+    a.addPlaceholders([git]);
+    const c = new RunDir(parent);
+    c.addPlaceholders([{ path: join(workspace, '.git', 'hooks') }]);
+    await a.dispose();
+    await c.dispose();
+    // it stayed on the host for good before
+    expect(readdirSync(workspace)).toEqual([]);
+    expect(livePlaceholders().size).toBe(0);
+  });
+
   it('is a no-op the second time', async () => {
     const dir = new RunDir(parent);
     layersLikeARun(dir, 1);

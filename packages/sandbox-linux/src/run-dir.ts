@@ -26,9 +26,17 @@ let counter = 0;
  */
 const live = new Map<string, number>();
 
+/**
+ * Placeholders no run relies on any more that could not be removed: another run's placeholder is
+ * inside (a run whose scan was posted before this placeholder was made took it for a real
+ * directory, `.git` say, and placed its own under it). Removed once what is inside is; until then
+ * ours, so the next run that plans the same placeholder takes it over instead of failing on it.
+ */
+const orphans = new Set<string>();
+
 /** The placeholders of this process's runs now going on: to the host scan they are not there, and no look for landings may remove them. */
 export function livePlaceholders(): ReadonlySet<string> {
-  return new Set(live.keys());
+  return new Set([...live.keys(), ...orphans]);
 }
 
 /** The host-side state of one run. */
@@ -102,7 +110,7 @@ export class RunDir {
     for (const p of list) {
       const shared = live.get(p.path);
       // 0555: a host program cannot drop a file into it while the run lasts either
-      if (shared === undefined) mkdirSync(p.path, { mode: 0o555 });
+      if (shared === undefined && !orphans.delete(p.path)) mkdirSync(p.path, { mode: 0o555 });
       live.set(p.path, (shared ?? 0) + 1);
       this.placeholders.push(p);
     }
@@ -125,7 +133,12 @@ export class RunDir {
         continue;
       }
       live.delete(p.path);
-      removePlaceholder(p);
+      if (!removePlaceholder(p)) {
+        orphans.add(p.path);
+        continue;
+      }
+      // deepest first, so a chain of them goes at once
+      for (const o of [...orphans].sort((x, y) => y.length - x.length)) if (p.path.startsWith(`${o}/`) && removePlaceholder({ path: o })) orphans.delete(o);
     }
     this.placeholders.length = 0;
     if (!this.created) return;
@@ -172,13 +185,16 @@ async function makeListable(p: Buffer): Promise<void> {
   await Promise.all(names.map((n) => makeListable(Buffer.concat([p, Buffer.from('/'), n]))));
 }
 
-function removePlaceholder(p: Placeholder): void {
+/** Removes a placeholder if it is still empty; false when it is still there (something is inside). */
+function removePlaceholder(p: Placeholder): boolean {
   try {
     const st = lstatSync(p.path);
     if (st.isDirectory()) rmdirSync(p.path); // only an empty one goes
     else if (st.isFile() && st.size === 0) unlinkSync(p.path); // journals of older versions had file placeholders
-  } catch {
-    // gone already, or no longer empty: not ours to delete
+    return true;
+  } catch (e) {
+    // gone already: done; no longer empty: not ours to delete
+    return (e as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }
 
