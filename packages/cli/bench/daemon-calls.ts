@@ -2,7 +2,8 @@
 // the same run, interleaved rounds, medians:
 // 1. `list_dir` with 100,000 known conversations against the baseline of one (sessions index);
 // 2. throughput of `run_command true` (network off): sequential calls/s, and 8 concurrent clients
-//    against that sequential baseline.
+//    against that sequential baseline, and the worst `/healthz` answer meanwhile (the event loop
+//    held by one call's synchronous work shows there, whatever the others wait on).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,7 +38,9 @@ async function call(daemon: ServeProcess, tool: string, params: unknown, session
 }
 
 const dirs = [deploymentWith(1), deploymentWith(KNOWN)];
-const [one, many] = await Promise.all(dirs.map((d) => startServe(d)));
+// the daemon runs from source (serve-process.testing.ts), which needs the condition in its own NODE_OPTIONS
+const sourceEnv = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=aalis-source`.trim() };
+const [one, many] = await Promise.all(dirs.map((d) => startServe(d, [], sourceEnv)));
 if (!one || !many) throw new Error('a daemon did not start');
 try {
   // 1. The conversation index: the same known conversation on both sides (the index notes it at
@@ -89,11 +92,24 @@ try {
     for (let i = 0; i < CALLS; i++) await run(0, i);
     const sequential = CALLS / ((performance.now() - start) / 1000);
     start = performance.now();
+    let clientsDone = false;
+    const health: number[] = [];
+    const probing = (async () => {
+      while (!clientsDone) {
+        const t = performance.now();
+        await fetch(`${one.url}/healthz`);
+        health.push(performance.now() - t);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
     await Promise.all(Array.from({ length: 8 }, async (_, client) => {
       for (let i = 0; i < CALLS / 8; i++) await run(client, i);
     }));
     const concurrent = (8 * Math.floor(CALLS / 8)) / ((performance.now() - start) / 1000);
+    clientsDone = true;
+    await probing;
     console.log(`run_command true (network off) through the daemon: sequential ${sequential.toFixed(1)} calls/s (target 60); 8 concurrent clients ${concurrent.toFixed(1)} calls/s, ratio ${(concurrent / sequential).toFixed(2)}x the sequential baseline (target 1.5x)`);
+    console.log(`/healthz while the 8 clients ran: ${health.length} answers, median ${median(health).toFixed(1)} ms, worst ${Math.max(...health).toFixed(1)} ms (target: the event loop never blocks longer than 50 ms)`);
   }
 } finally {
   await Promise.all([one.stop(), many.stop()]);

@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
-import { recoverCommit } from './commit-journal.js';
+import { chmod, lstat, readdir, rm, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { recoverCommit } from './commit-journal.js';
 import { removeLayers } from './overlay-mount.js';
 import type { Placeholder } from './translate.js';
 
@@ -24,9 +26,17 @@ let counter = 0;
  */
 const live = new Map<string, number>();
 
+/**
+ * Placeholders no run relies on any more that could not be removed: another run's placeholder is
+ * inside (a run whose scan was posted before this placeholder was made took it for a real
+ * directory, `.git` say, and placed its own under it). Removed once what is inside is; until then
+ * ours, so the next run that plans the same placeholder takes it over instead of failing on it.
+ */
+const orphans = new Set<string>();
+
 /** The placeholders of this process's runs now going on: to the host scan they are not there, and no look for landings may remove them. */
 export function livePlaceholders(): ReadonlySet<string> {
-  return new Set(live.keys());
+  return new Set([...live.keys(), ...orphans]);
 }
 
 /** The host-side state of one run. */
@@ -100,14 +110,22 @@ export class RunDir {
     for (const p of list) {
       const shared = live.get(p.path);
       // 0555: a host program cannot drop a file into it while the run lasts either
-      if (shared === undefined) mkdirSync(p.path, { mode: 0o555 });
+      if (shared === undefined && !orphans.delete(p.path)) mkdirSync(p.path, { mode: 0o555 });
       live.set(p.path, (shared ?? 0) + 1);
       this.placeholders.push(p);
     }
   }
 
-  /** Removes every placeholder (only while still empty: what someone else put there stays) and the folder. */
-  dispose(): void {
+  /**
+   * Removes every placeholder now (only while still empty: what someone else put there stays),
+   * then the folder, off the event loop: an overlay run's folder holds four directories per
+   * writable root, and removing them one synchronous call after another stalled every other call
+   * of the daemon. Placeholders stay synchronous: another run may take a share of one the moment
+   * this one lets it go, and a removal still in flight would then lift that run's mount.
+   * Resolves once the folder is gone, or left for the sweep of the next start when what the
+   * command left in it cannot all be removed. Calling it again is a no-op.
+   */
+  async dispose(): Promise<void> {
     for (const p of this.placeholders.reverse()) {
       const n = (live.get(p.path) ?? 1) - 1;
       if (n > 0) {
@@ -115,35 +133,68 @@ export class RunDir {
         continue;
       }
       live.delete(p.path);
-      removePlaceholder(p);
+      if (!removePlaceholder(p)) {
+        orphans.add(p.path);
+        continue;
+      }
+      // deepest first, so a chain of them goes at once
+      for (const o of [...orphans].sort((x, y) => y.length - x.length)) if (p.path.startsWith(`${o}/`) && removePlaceholder({ path: o })) orphans.delete(o);
     }
     this.placeholders.length = 0;
     if (!this.created) return;
-    // only what this object put there, so no recursive delete is needed on the hot path
-    if (this.empty) unlinkSync(this.emptyFile);
-    if (this.void) rmdirSync(this.emptyDir);
-    if (this.journal) unlinkSync(join(this.path, 'journal'));
-    if (this.layers) {
-      try {
-        removeLayers(join(this.path, 'overlay'));
-      } catch {
-        // what the command left there could not all be removed: the folder stays, for the sweep at the next start
-        this.created = this.empty = this.void = this.journal = this.layers = false;
-        return;
-      }
-    }
-    rmdirSync(this.path);
+    const made = { empty: this.empty, void: this.void, journal: this.journal, layers: this.layers };
     this.created = this.empty = this.void = this.journal = this.layers = false;
+    // only what this object put there, so no recursive delete outside the layers
+    const parts: Promise<unknown>[] = [];
+    if (made.empty) parts.push(unlink(this.emptyFile));
+    if (made.void) parts.push(rmdir(this.emptyDir));
+    if (made.journal) parts.push(unlink(join(this.path, 'journal')));
+    if (made.layers) parts.push(removeLayersOffLoop(join(this.path, 'overlay')));
+    const settled = await Promise.allSettled(parts);
+    // what the command left could not all be removed: the folder stays, for the sweep at the next start
+    if (settled.some((r) => r.status === 'rejected')) return;
+    await rmdir(this.path).catch(() => {});
   }
 }
 
-function removePlaceholder(p: Placeholder): void {
+/**
+ * {@link removeLayers} without blocking the event loop: every directory made listable (the
+ * overlay's work directory is mode 000), by bytes so a name that is not UTF-8 is reached too, then
+ * removed by the thread pool; where that fails (a path past PATH_MAX, a name the string API
+ * cannot give back), rm(1), which walks relative to each directory.
+ */
+async function removeLayersOffLoop(dir: string): Promise<void> {
+  try {
+    await makeListable(Buffer.from(dir));
+    await rm(dir, { recursive: true, force: true });
+  } catch {
+    await new Promise<void>((resolve, reject) => execFile('rm', ['-rf', '--', dir], { env: { PATH: '/usr/bin:/bin' } }, (e) => (e ? reject(e) : resolve())));
+  }
+}
+
+async function makeListable(p: Buffer): Promise<void> {
+  let st: Awaited<ReturnType<typeof lstat>>;
+  try {
+    st = await lstat(p);
+  } catch {
+    return;
+  }
+  if (!st.isDirectory()) return;
+  if ((st.mode & 0o700) !== 0o700) await chmod(p, 0o700);
+  const names = await readdir(p, { encoding: 'buffer' });
+  await Promise.all(names.map((n) => makeListable(Buffer.concat([p, Buffer.from('/'), n]))));
+}
+
+/** Removes a placeholder if it is still empty; false when it is still there (something is inside). */
+function removePlaceholder(p: Placeholder): boolean {
   try {
     const st = lstatSync(p.path);
     if (st.isDirectory()) rmdirSync(p.path); // only an empty one goes
     else if (st.isFile() && st.size === 0) unlinkSync(p.path); // journals of older versions had file placeholders
-  } catch {
-    // gone already, or no longer empty: not ours to delete
+    return true;
+  } catch (e) {
+    // gone already: done; no longer empty: not ours to delete
+    return (e as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }
 

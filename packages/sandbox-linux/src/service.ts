@@ -343,7 +343,7 @@ export class LinuxSandbox implements SandboxService {
         const prepare = () => dir.addPlaceholders(translation.placeholders);
         result = await this.spawn(request, translation, this.runPlan(request, translation, tools, model), tools, prepare, basename(dir.path));
       } finally {
-        dir.dispose();
+        await dir.dispose();
       }
       const undo = await sweeper.finish();
       let notes = translation.notes.join('');
@@ -356,7 +356,7 @@ export class LinuxSandbox implements SandboxService {
       if (undo.removed.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
       return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...undo.removed])] };
     } finally {
-      dir.dispose();
+      await dir.dispose(); // off the event loop (run-dir.ts)
     }
   }
 

@@ -16,9 +16,9 @@ async function temp(): Promise<string> {
 }
 
 /** Runs the looper on `dir` for about `ms`, SIGKILLs it, and returns the ids it said were on disk. */
-function killedAfter(dir: string, ms: number, start: number): Promise<string[]> {
+function killedAfter(dir: string, ms: number, start: number, concurrent = 1): Promise<string[]> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', LOOPER, dir, String(start)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', LOOPER, dir, String(start), String(concurrent)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     let killed = false;
     child.stdout.on('data', (d) => {
@@ -35,12 +35,12 @@ function killedAfter(dir: string, ms: number, start: number): Promise<string[]> 
 }
 
 describe('the conversation index', () => {
-  it('keeps every acknowledged conversation through SIGKILLs at random points, compactions included', async () => {
+  it.each([1, 8])('keeps every acknowledged conversation through SIGKILLs at random points, compactions included (%i calls at a time)', async (concurrent) => {
     const dir = await temp();
     const acknowledged = new Set<string>();
     let start = 0;
     for (let round = 0; round < 6; round++) {
-      const ids = await killedAfter(dir, 50 + Math.floor(Math.random() * 400), start);
+      const ids = await killedAfter(dir, 50 + Math.floor(Math.random() * 400), start, concurrent);
       for (const id of ids) acknowledged.add(id);
       start += ids.length + 100;
       const index = await SessionIndex.open(dir);
@@ -65,5 +65,17 @@ describe('the conversation index', () => {
     const reopened = await SessionIndex.open(dir);
     expect(reopened.list()[0]?.id).toBe('s0');
     expect(reopened.list()).toHaveLength(10);
+  });
+
+  it('gives calls that arrive together one line and one fsync between them, and replays them all', async () => {
+    const dir = await temp();
+    const index = await SessionIndex.open(dir);
+    const ids = Array.from({ length: 8 }, (_, i) => `c${i}`);
+    await Promise.all(ids.map((id) => index.seen(id, 'chat')));
+    const lines = (await readFile(join(dir, 'sessions-journal.jsonl'), 'utf8')).trim().split('\n');
+    // all eight were noted before the write started: one line (it was eight lines and eight fsyncs)
+    expect(lines).toHaveLength(1);
+    const reopened = await SessionIndex.open(dir);
+    expect(ids.filter((id) => !reopened.has(id))).toEqual([]);
   });
 });

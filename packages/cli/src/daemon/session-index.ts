@@ -9,6 +9,8 @@ const EntrySchema = z.object({
   lastSeen: z.string(),
 });
 const DocumentSchema = z.object({ v: z.literal(1), sessions: z.array(EntrySchema) });
+/** A journal line: one entry, or the entries of the calls that arrived while the line before was being written. */
+const LineSchema = z.union([EntrySchema, z.object({ seen: z.array(EntrySchema).min(1) })]);
 /** A conversation the daemon has seen a turn or a settings change for. */
 export type KnownSession = z.infer<typeof EntrySchema>;
 
@@ -28,14 +30,19 @@ export interface SessionIndexOptions {
  * A tool call costs one short fsync'd line in `<data>/daemon/sessions-journal.jsonl`, whatever
  * the number of conversations; `sessions.json` (replaced atomically) is rewritten only when the
  * journal has grown past the number of conversations, so its cost is spread over that many calls.
- * A line is the whole entry, so replaying the journal over the snapshot is the same after a
- * kill at any point, and a `seen` that returned is on disk.
+ * A line is whole entries, so replaying the journal over the snapshot is the same after a kill at
+ * any point, and a `seen` that returned is on disk. Calls that arrive while a line is being
+ * written share the next line and its one fsync (group commit): concurrent calls do not queue
+ * one fsync each.
  */
 export class SessionIndex {
   readonly #sessions = new Map<string, KnownSession>();
   #writing: Promise<void> = Promise.resolve();
   #journalLines = 0;
   #compacting = false;
+  /** Entries noted but not yet written, and the write that will take them (not started yet). */
+  readonly #pending = new Map<string, KnownSession>();
+  #flush: Promise<void> | undefined;
 
   private constructor(
     private readonly store: DurableStore,
@@ -48,8 +55,8 @@ export class SessionIndex {
     const index = new SessionIndex(store, options.compactAfter ?? 1000);
     for (const entry of (await store.read(SNAPSHOT, DocumentSchema))?.sessions ?? []) index.#sessions.set(entry.id, entry);
     // A torn last line is a `seen` that never returned; it is skipped (and sealed by the next append).
-    const journal = await store.readLog(JOURNAL, EntrySchema);
-    for (const entry of journal.records) index.#sessions.set(entry.id, entry);
+    const journal = await store.readLog(JOURNAL, LineSchema);
+    for (const line of journal.records) for (const entry of 'seen' in line ? line.seen : [line]) index.#sessions.set(entry.id, entry);
     index.#journalLines = journal.records.length + journal.invalid + journal.torn;
     return index;
   }
@@ -60,7 +67,15 @@ export class SessionIndex {
     const known = this.#sessions.get(id);
     const entry = known ? { ...known, lastSeen: now } : { id, platform, firstSeen: now, lastSeen: now };
     this.#sessions.set(id, entry);
-    const append = this.#serial(() => this.store.append(JOURNAL, entry));
+    this.#pending.set(id, entry);
+    // Taken when the write starts, not now: every call noted until then shares its line.
+    this.#flush ??= this.#serial(() => {
+      this.#flush = undefined;
+      const entries = [...this.#pending.values()];
+      this.#pending.clear();
+      return this.store.append(JOURNAL, entries.length === 1 ? entries[0] : { seen: entries });
+    });
+    const append = this.#flush;
     if (++this.#journalLines >= Math.max(this.compactAfter, this.#sessions.size) && !this.#compacting) {
       this.#compacting = true;
       // Not awaited by this call: its line is what it needs; the next appends wait behind it.
