@@ -1,20 +1,23 @@
 import { join } from 'node:path';
 import { type SandboxService, sandbox } from '@aalis/api-reach';
 import { definePlugin } from '@aalis/core';
-import { createDarwinSandbox } from '@aalis/sandbox-darwin';
-import { createLinuxSandbox } from '@aalis/sandbox-linux';
 
 /**
- * The sandbox service of a backend. Docker needs an image: `AALIS_DOCKER_IMAGE`. `cacheDir` (in
+ * The sandbox service of a backend, its package loaded only now (a run loads one backend, never the
+ * others'). Docker needs an image: `AALIS_DOCKER_IMAGE`. `cacheDir` (in
  * the data directory, which no sandboxed command can write) keeps the backend's last good probe
  * for ten minutes, so a later process (each `aalis exec`) does not probe again while it is fresh.
  */
 export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: NodeJS.ProcessEnv = process.env, cacheDir?: string): Promise<SandboxService> {
   switch (backend) {
-    case 'linux':
+    case 'linux': {
+      const { createLinuxSandbox } = await import('@aalis/sandbox-linux');
       return createLinuxSandbox(cacheDir !== undefined ? { probeCache: { file: join(cacheDir, 'linux-probe.json') } } : {});
-    case 'darwin':
+    }
+    case 'darwin': {
+      const { createDarwinSandbox } = await import('@aalis/sandbox-darwin');
       return createDarwinSandbox();
+    }
     case 'docker': {
       const { dockerSandboxFromEnv } = await import('./docker-backend.js');
       return await dockerSandboxFromEnv(env, cacheDir);

@@ -3,7 +3,7 @@ import { run } from './run.js';
 
 const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
 
-process.exitCode = await run(process.argv.slice(2), {
+const status = await run(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   ...(interactive
@@ -29,3 +29,9 @@ process.exitCode = await run(process.argv.slice(2), {
 });
 // Done: an open standard input (a pipe that `aalis chat` stopped reading at /quit) must not keep the process alive.
 process.stdin.destroy();
+// Nor must what a command started for later runs and has stopped using: the sandbox's walk thread
+// and tree watcher are a daemon's, and waiting for the process to wind them down cost a one-shot
+// `aalis exec` most of a second. Everything the command owed (its output, the audit log, the
+// overlay's commit) was done before run() returned; the output is flushed before the exit.
+await Promise.all([process.stdout, process.stderr].map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))));
+process.exit(status);

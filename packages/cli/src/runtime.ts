@@ -53,6 +53,8 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       ...(options.data.deployment !== undefined ? { deployment: options.data.deployment } : {}),
       otherData: others.otherData,
       localPorts: others.ports,
+      // run from the owner's terminal, this process already has the terminal's environment
+      ownerEnv: 'process',
     })
     .use(toolsPlugin)
     .use(builtinToolsPlugin)
