@@ -7,12 +7,18 @@ import { definePlugin } from '@aalis/core';
  * others'). Docker needs an image: `AALIS_DOCKER_IMAGE`. `cacheDir` (in
  * the data directory, which no sandboxed command can write) keeps the backend's last good probe
  * for ten minutes, so a later process (each `aalis exec`) does not probe again while it is fresh.
+ * `oneShot` (one command, then the process ends) keeps nothing for a next run.
  */
-export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: NodeJS.ProcessEnv = process.env, cacheDir?: string): Promise<SandboxService> {
+export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: NodeJS.ProcessEnv = process.env, cacheDir?: string, oneShot = false): Promise<SandboxService> {
   switch (backend) {
     case 'linux': {
       const { createLinuxSandbox } = await import('@aalis/sandbox-linux');
-      return createLinuxSandbox(cacheDir !== undefined ? { probeCache: { file: join(cacheDir, 'linux-probe.json') } } : {});
+      return createLinuxSandbox({
+        ...(cacheDir !== undefined ? { probeCache: { file: join(cacheDir, 'linux-probe.json') } } : {}),
+        // One command and out: a walk thread's start-up, the listings kept for a next run and the
+        // tree watcher are a daemon's savings and only this process's cost.
+        ...(oneShot ? { hostWalks: 'inline', scan: { noCache: true } } : {}),
+      });
     }
     case 'darwin': {
       const { createDarwinSandbox } = await import('@aalis/sandbox-darwin');

@@ -59,7 +59,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     .use(toolsPlugin)
     .use(builtinToolsPlugin)
     .use(terminalApprover(options.io, who));
-  if (options.backend !== 'none') kernel.use(sandboxPlugin(await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'))));
+  if (options.backend !== 'none') kernel.use(sandboxPlugin(await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'), true)));
   const status = await kernel.start();
   const failed = status.filter((s) => s.state === 'failed');
   if (failed.length > 0) {
