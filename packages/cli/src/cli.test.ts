@@ -77,6 +77,17 @@ describe('aalis exec', () => {
     expect(existsSync(marker)).toBe(false);
   }, 60_000);
 
+  it('output into a pipe whose reader went away ends quietly, with no stack trace', () => {
+    const result = spawnSync('sh', ['-c', `"${process.execPath}" "${bin}" exec -- seq 1 200000 | head -1`], {
+      cwd: workspace,
+      env: { ...process.env, AALIS_DATA: data },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(result.stdout).toBe('1\n');
+    expect(result.stderr).not.toMatch(/EPIPE|node:events|\n\s+at /);
+  }, 60_000);
+
   it('a write outside the workspace is refused by the kernel when nobody can be asked', () => {
     const target = join(outside, 'refused.txt');
     const result = aalis(['exec', '--', 'sh', '-c', `echo x > ${target}`]);

@@ -1,6 +1,14 @@
 import { createInterface } from 'node:readline/promises';
 import { run } from './run.js';
 
+// A reader that went away (`aalis exec -- seq 1 100000 | head -1`) ends our output, quietly: not a
+// stack trace, and the command's own status still decides the exit.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
+
 const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
 
 const status = await run(process.argv.slice(2), {
