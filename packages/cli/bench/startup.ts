@@ -3,6 +3,8 @@
  * interleaved rounds (one of each per round, so a busy machine slows all three alike), medians and
  * ratios. Targets (issue 17): `aalis --help` ≤ 1.5×, `aalis exec --network off -- true` ≤ 2.5×.
  * Runs bin/aalis.mjs, which imports dist/: the package script builds first when sources are newer.
+ * AALIS_BENCH_COMPARE=<another checkout's bin/aalis.mjs> adds its two cases to the same rounds
+ * (before and after a change, measured alike).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -15,11 +17,18 @@ const workspace = join(root, 'workspace');
 mkdirSync(workspace);
 const env = { ...process.env, AALIS_DATA: join(root, 'data'), NODE_OPTIONS: '' };
 
-const cases = [
+const cases: { name: string; args: readonly string[]; target: number | undefined }[] = [
   { name: 'node -e 0', args: ['-e', '0'], target: undefined },
   { name: 'aalis --help', args: [bin, '--help'], target: 1.5 },
   { name: 'aalis exec --network off -- true', args: [bin, 'exec', '--network', 'off', '--', 'true'], target: 2.5 },
-] as const;
+];
+const compare = process.env.AALIS_BENCH_COMPARE;
+if (compare !== undefined) {
+  cases.push(
+    { name: 'compared: aalis --help', args: [compare, '--help'], target: undefined },
+    { name: 'compared: aalis exec --network off -- true', args: [compare, 'exec', '--network', 'off', '--', 'true'], target: undefined },
+  );
+}
 
 function once(args: readonly string[]): number {
   const started = performance.now();
@@ -42,7 +51,7 @@ try {
   cases.forEach((c, i) => {
     const m = median(times[i]!);
     const ratio = m / base;
-    const verdict = c.target === undefined ? 'baseline' : `${ratio.toFixed(2)}× (target ≤ ${c.target}×: ${ratio <= c.target ? 'met' : 'missed'})`;
+    const verdict = i === 0 ? 'baseline' : c.target === undefined ? `${ratio.toFixed(2)}×` : `${ratio.toFixed(2)}× (target ≤ ${c.target}×: ${ratio <= c.target ? 'met' : 'missed'})`;
     console.log(`  ${c.name.padEnd(36)} ${m.toFixed(1).padStart(7)} ms  ${verdict}`);
   });
 } finally {

@@ -1,20 +1,29 @@
 import { join } from 'node:path';
 import { type SandboxService, sandbox } from '@aalis/api-reach';
 import { definePlugin } from '@aalis/core';
-import { createDarwinSandbox } from '@aalis/sandbox-darwin';
-import { createLinuxSandbox } from '@aalis/sandbox-linux';
 
 /**
- * The sandbox service of a backend. Docker needs an image: `AALIS_DOCKER_IMAGE`. `cacheDir` (in
+ * The sandbox service of a backend, its package loaded only now (a run loads one backend, never the
+ * others'). Docker needs an image: `AALIS_DOCKER_IMAGE`. `cacheDir` (in
  * the data directory, which no sandboxed command can write) keeps the backend's last good probe
  * for ten minutes, so a later process (each `aalis exec`) does not probe again while it is fresh.
+ * `oneShot` (one command, then the process ends) keeps nothing for a next run.
  */
-export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: NodeJS.ProcessEnv = process.env, cacheDir?: string): Promise<SandboxService> {
+export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: NodeJS.ProcessEnv = process.env, cacheDir?: string, oneShot = false): Promise<SandboxService> {
   switch (backend) {
-    case 'linux':
-      return createLinuxSandbox(cacheDir !== undefined ? { probeCache: { file: join(cacheDir, 'linux-probe.json') } } : {});
-    case 'darwin':
+    case 'linux': {
+      const { createLinuxSandbox } = await import('@aalis/sandbox-linux');
+      return createLinuxSandbox({
+        ...(cacheDir !== undefined ? { probeCache: { file: join(cacheDir, 'linux-probe.json') } } : {}),
+        // One command and out: a walk thread's start-up, the listings kept for a next run and the
+        // tree watcher are a daemon's savings and only this process's cost.
+        ...(oneShot ? { hostWalks: 'inline', scan: { noCache: true } } : {}),
+      });
+    }
+    case 'darwin': {
+      const { createDarwinSandbox } = await import('@aalis/sandbox-darwin');
       return createDarwinSandbox();
+    }
     case 'docker': {
       const { dockerSandboxFromEnv } = await import('./docker-backend.js');
       return await dockerSandboxFromEnv(env, cacheDir);

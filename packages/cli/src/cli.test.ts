@@ -66,6 +66,28 @@ describe('aalis exec', () => {
     expect(readFileSync(join(workspace, 'in-workspace.txt'), 'utf8')).toBe('made\n');
   }, 60_000);
 
+  it("gives the command this terminal's environment without starting a login shell", () => {
+    // $SHELL is a "login shell" that leaves a mark and adds a variable: exec must use neither
+    const marker = join(root, 'login-shell-ran');
+    const shell = join(root, 'login-shell.sh');
+    writeFileSync(shell, `#!/bin/sh\n: > '${marker}'\nFROM_LOGIN_SHELL=1 exec env -0\n`, { mode: 0o755 });
+    const result = aalis(['exec', '--', 'sh', '-c', 'echo "$TERMINAL_VAR:$FROM_LOGIN_SHELL"'], { env: { SHELL: shell, TERMINAL_VAR: 'terminal' } });
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe('terminal:\n');
+    expect(existsSync(marker)).toBe(false);
+  }, 60_000);
+
+  it('output into a pipe whose reader went away ends quietly, with no stack trace', () => {
+    const result = spawnSync('sh', ['-c', `"${process.execPath}" "${bin}" exec -- seq 1 200000 | head -1`], {
+      cwd: workspace,
+      env: { ...process.env, AALIS_DATA: data },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(result.stdout).toBe('1\n');
+    expect(result.stderr).not.toMatch(/EPIPE|node:events|\n\s+at /);
+  }, 60_000);
+
   it('a write outside the workspace is refused by the kernel when nobody can be asked', () => {
     const target = join(outside, 'refused.txt');
     const result = aalis(['exec', '--', 'sh', '-c', `echo x > ${target}`]);

@@ -1,9 +1,17 @@
 import { createInterface } from 'node:readline/promises';
 import { run } from './run.js';
 
+// A reader that went away (`aalis exec -- seq 1 100000 | head -1`) ends our output, quietly: not a
+// stack trace, and the command's own status still decides the exit.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
+
 const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
 
-process.exitCode = await run(process.argv.slice(2), {
+const status = await run(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   ...(interactive
@@ -29,3 +37,9 @@ process.exitCode = await run(process.argv.slice(2), {
 });
 // Done: an open standard input (a pipe that `aalis chat` stopped reading at /quit) must not keep the process alive.
 process.stdin.destroy();
+// Nor must what a command started for later runs and has stopped using: the sandbox's walk thread
+// and tree watcher are a daemon's, and waiting for the process to wind them down cost a one-shot
+// `aalis exec` most of a second. Everything the command owed (its output, the audit log, the
+// overlay's commit) was done before run() returned; the output is flushed before the exit.
+await Promise.all([process.stdout, process.stderr].map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))));
+process.exit(status);

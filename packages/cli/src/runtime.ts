@@ -53,11 +53,13 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       ...(options.data.deployment !== undefined ? { deployment: options.data.deployment } : {}),
       otherData: others.otherData,
       localPorts: others.ports,
+      // run from the owner's terminal, this process already has the terminal's environment
+      ownerEnv: 'process',
     })
     .use(toolsPlugin)
     .use(builtinToolsPlugin)
     .use(terminalApprover(options.io, who));
-  if (options.backend !== 'none') kernel.use(sandboxPlugin(await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'))));
+  if (options.backend !== 'none') kernel.use(sandboxPlugin(await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'), true)));
   const status = await kernel.start();
   const failed = status.filter((s) => s.state === 'failed');
   if (failed.length > 0) {

@@ -6,6 +6,7 @@ import { filterSecretEnv, type SecretEnvConfig, sandboxStoreEnv } from '@aalis/a
 /** How the owner's environment was obtained. */
 export type LoginEnv =
   | { readonly source: 'login-shell'; readonly shell: string; readonly env: Readonly<Record<string, string>> }
+  | { readonly source: 'process'; readonly env: Readonly<Record<string, string>> }
   | { readonly source: 'fallback'; readonly reason: string; readonly env: Readonly<Record<string, string>> };
 
 /**
@@ -77,7 +78,8 @@ function accountShell(): string | undefined {
   return shell;
 }
 
-function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+/** `env` without its unset entries. */
+export function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) if (value !== undefined) out[key] = value;
   return out;

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isReachCredential, reach, type ReachCredential } from '@aalis/api-reach';
@@ -42,7 +42,7 @@ const turnOf = (who: typeof owner, session = 's1'): OriginTurn => ({
  * The approval service is a scripted stand-in here (the real one is plugin-approval, exercised
  * end to end in the tools package): it records each ask and answers from a queue.
  */
-async function start(answers: ApprovalOutcome[] = []) {
+async function start(answers: ApprovalOutcome[] = [], extra: Record<string, unknown> = {}) {
   const asked: ApprovalRequest[] = [];
   process.env.AALIS_TEST_SECRET = 'must-not-leak';
   process.env.SSH_AUTH_SOCK = join(root, 'agent.sock');
@@ -62,7 +62,7 @@ async function start(answers: ApprovalOutcome[] = []) {
           }),
       }),
     )
-    .use(reachPlugin, { install: root, form: 'source', userHome: home, loginShell: '/bin/sh' });
+    .use(reachPlugin, { install: root, form: 'source', userHome: home, loginShell: '/bin/sh', ...extra });
   const status = await kernel.start();
   expect(status.every((s) => s.state === 'running')).toBe(true);
   kernel.get(reachBindings).bind('s1', { home: project });
@@ -172,6 +172,22 @@ describe('reach plugin', () => {
     // installs use a pnpm store of their own, inside a writable cache, never the hard-linked one
     expect(env.pnpm_config_store_dir).toBe(`${home}/.cache/aalis-sandbox/pnpm-store`);
     expect(credential.allows('write', `${env.pnpm_config_store_dir}/v11/files/x`)).toBe(true);
+  });
+
+  it.each([
+    ['login-shell', true],
+    ['process', false],
+  ] as const)("with ownerEnv '%s' the host environment comes from a login shell: %s", async (ownerEnv, fromShell) => {
+    // a "login shell" that leaves a mark when it runs and adds a variable of its own
+    const marker = join(root, `shell-ran-${ownerEnv}`);
+    const shell = join(root, `login-${ownerEnv}.sh`);
+    writeFileSync(shell, `#!/bin/sh\n: > '${marker}'\nFROM_LOGIN_SHELL=1 exec env -0\n`, { mode: 0o755 });
+    process.env.AALIS_TEST_OWN_ENV = 'this-process';
+    const { reach } = await start([], { loginShell: shell, ownerEnv });
+    const hostEnv = await (await reach.forCall(turnOf(owner))).processEnv('host');
+    expect(hostEnv.FROM_LOGIN_SHELL).toBe(fromShell ? '1' : undefined);
+    expect(existsSync(marker)).toBe(fromShell);
+    expect(hostEnv.AALIS_TEST_OWN_ENV).toBe('this-process');
   });
 
   it.each([

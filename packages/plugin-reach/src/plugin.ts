@@ -9,7 +9,7 @@ import { issueCredential } from './credential.js';
 import { gitDirsOf } from './git-dirs.js';
 import { hooksPathDirs } from './hooks-path.js';
 import { reachHostOf } from './host.js';
-import { captureLoginEnv, type LoginEnv } from './login-env.js';
+import { captureLoginEnv, definedOnly, type LoginEnv } from './login-env.js';
 import { realPathOfSync } from './real-path.js';
 
 /** One extra landing of the config: a path, or a pattern every sandbox backend can translate. */
@@ -62,6 +62,12 @@ export const ReachConfigSchema = z.object({
   /** The owner's login shell for `processEnv('host')`; defaults to $SHELL. */
   loginShell: z.string().min(1).optional(),
   loginShellTimeoutMs: z.number().int().positive().default(3000),
+  /**
+   * Where the owner's environment comes from: `login-shell` (a daemon, whose own environment is a
+   * service manager's) or `process`, this process's own (a command run from the owner's terminal,
+   * `aalis exec`, already has the terminal's: a login shell would only cost its start-up).
+   */
+  ownerEnv: z.enum(['login-shell', 'process']).default('login-shell'),
   platform: z.enum(['linux', 'darwin', 'win32']).optional(),
   /**
    * Extra landings (writing one asks), after api-reach's table: a path (relative to the working
@@ -103,6 +109,10 @@ export const reachPlugin = definePlugin({
 
     let hostEnv: Promise<LoginEnv> | undefined;
     const loginEnv = () => {
+      if (config.ownerEnv === 'process') {
+        hostEnv ??= Promise.resolve({ source: 'process', env: definedOnly(process.env) });
+        return hostEnv;
+      }
       hostEnv ??= captureLoginEnv({ ...(config.loginShell ? { shell: config.loginShell } : {}), timeoutMs: config.loginShellTimeoutMs, base: process.env }).then((captured) => {
         if (captured.source === 'fallback') process.emitWarning(`reach: using the daemon's environment for host commands: ${captured.reason}`);
         return captured;

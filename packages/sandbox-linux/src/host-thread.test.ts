@@ -44,6 +44,18 @@ describe('the host thread', () => {
     expect(existsSync(layers)).toBe(false);
   });
 
+  it('inline, scans and looks on the calling thread and starts no worker', async () => {
+    const inline = new HostThread('inline');
+    const policy = workspacePolicy(s);
+    const facts = await inline.run({ op: 'scan', policy, cwd: s.ws, options: { home: s.home }, skip: [] });
+    expect(facts.found.map((f) => f.path)).toContain(join(s.ws, 'a/b/.env'));
+    writeFileSync(join(s.ws, 'a/.envrc'), 'x');
+    const report = await inline.run({ op: 'look', policy, before: facts, keep: [] });
+    expect(report.removed).toContain(join(s.ws, 'a/.envrc'));
+    expect((inline as unknown as { worker?: unknown }).worker).toBeUndefined();
+    await inline.close();
+  });
+
   it('hands an error of the walk back with its message, so the run fails closed', async () => {
     const job = thread.run({ op: 'scan', policy: workspacePolicy(s), cwd: s.ws, options: { home: s.home, maxEntries: 2 }, skip: [] });
     await expect(job).rejects.toBeInstanceOf(HostWalkError);

@@ -103,6 +103,9 @@ function startWorker(): Worker {
   return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
 }
 
+/** Where the host walks run: on a worker thread (a daemon), or on the calling thread (a one-shot process). */
+export type HostWalks = 'thread' | 'inline';
+
 /**
  * The scan before a run and the looks for landings walk trees of up to millions of entries; done
  * on the daemon's thread they would stop it answering (a 1M-file workspace: seconds). They run on
@@ -111,9 +114,18 @@ function startWorker(): Worker {
  */
 export class HostThread {
   private worker?: Worker;
-  private failed = false;
+  private failed: boolean;
   private next = 1;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+
+  /**
+   * `inline` runs every job on the calling thread and never starts the worker: for a one-shot
+   * process (`aalis exec`) with nothing else to answer, which would only pay the thread's start-up
+   * (loading the sandbox's modules a second time).
+   */
+  constructor(where: HostWalks = 'thread') {
+    this.failed = where === 'inline';
+  }
 
   /** Runs one job on the host thread. */
   run<J extends HostJob>(job: J): Promise<HostAnswer<J>> {

@@ -36,4 +36,5 @@ export { HOST_MODEL_CHECK } from './overlay-run.js';
 export { type CommitReport, commitUpper } from './upper-commit.js';
 export { LinuxSandboxConfigSchema, linuxSandboxPlugin } from './plugin.js';
 export { createLinuxSandbox, DEFAULT_LANDING_SWEEP_MS, defaultUndoneDir, DEFAULT_MAX_OUTPUT, LinuxSandbox, type LinuxSandboxOptions } from './service.js';
+export type { HostWalks } from './host-thread.js';
 export { type PlannedMount, type Placeholder, type TmpPlan, type Translation, type TranslateOptions, translatePolicy, UntranslatableError } from './translate.js';

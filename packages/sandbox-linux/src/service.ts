@@ -27,7 +27,7 @@ import { checkRunRequest } from './request.js';
 import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { LandingSweeper } from './undo-new.js';
-import { type HostMemory, HostThread } from './host-thread.js';
+import { type HostMemory, HostThread, type HostWalks } from './host-thread.js';
 import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
 import { type HostModel, innerIdArgs, OVERLAY_FAILURE, overlayRootsOf, overlayStep, planOverlays, socketBinds } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
@@ -84,6 +84,12 @@ export interface LinuxSandboxOptions {
   readonly hostModel?: HostModel;
   /** util-linux's unshare, for the overlay's mount step. Default `unshare` on PATH. */
   readonly unshare?: string;
+  /**
+   * Where the scan and the looks for landings run: `thread` (default) on a worker thread, so a
+   * daemon keeps answering during a walk of a large tree; `inline` on the calling thread, for a
+   * one-shot process (`aalis exec`) that would only pay the thread's start-up.
+   */
+  readonly hostWalks?: HostWalks;
 }
 
 /** The default {@link LinuxSandboxOptions.undoneDir}. */
@@ -127,12 +133,13 @@ export class LinuxSandbox implements SandboxService {
   private ready?: Promise<SandboxProbe>;
   private pids?: PidLimitMechanism;
   /** The scan and the looks for landings, off the event loop. */
-  private readonly host = new HostThread();
+  private readonly host: HostThread;
   private sweptAt = 0;
   /** Run folders of dead daemons that held writes never judged (swept, never committed): said on the next run. */
   private unjudged: string[] = [];
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
+    this.host = new HostThread(options.hostWalks);
     this.filter = options.seccompFilter ?? buildSeccompFilter();
     this.tmp = options.tmpDir ?? tmpdir();
     this.undoneDir = options.undoneDir ?? defaultUndoneDir();
