@@ -99,6 +99,24 @@ describe('003 §6: the acceptance list', () => {
     }
   });
 
+  it('in a kernel with no sandbox service, a task is refused (no-sandbox) and nothing runs: the pod never builds a backend of its own', async () => {
+    const place2 = makePlace();
+    const bare = await startPod(place2, { baseURL: model.baseURL, sandboxRoot: join(place2.root, 'pod-sandbox') }, { sandbox: false });
+    try {
+      const before = snapshot(place2.root);
+      const asked = model.requests.length;
+      const error = await bare.pod.start({ task: 'generate a CSV with Python' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PodError);
+      expect(error).toMatchObject({ code: 'no-sandbox', message: expect.stringMatching(/no sandbox backend is provided to the kernel.*never builds a backend of its own/) });
+      expect(bare.pod.list()).toEqual([]);
+      expect(model.requests.length).toBe(asked);
+      expect(snapshot(place2.root)).toEqual(before);
+    } finally {
+      await bare.kernel.stop();
+      rmSync(place2.root, { recursive: true, force: true });
+    }
+  });
+
   it('a sandbox root inside the workspace or the project is refused too', async () => {
     for (const root of [join(place.project, 'pod'), place.project, join(env.dataDir, 'workspace', 'pod')]) {
       const error = await env.pod.setSandboxRoot(root).catch((e: unknown) => e);

@@ -155,7 +155,7 @@ export class PodService {
       throw new PodError('no-model', "no model is configured for the pod, so the task was refused: set 'model.baseURL' and 'model.model' (an OpenAI-compatible endpoint) in the pod's config.");
     }
     if (this.deps.sandbox() === undefined) {
-      throw new PodError('no-sandbox', 'no sandbox backend runs on this machine, so the pod refused the task (its code only ever runs sandboxed). Run `aalis doctor` to see what is missing.');
+      throw new PodError('no-sandbox', "no sandbox backend is provided to the kernel (its 'sandbox' service), so the pod refused the task: its code only ever runs sandboxed, and the pod never builds a backend of its own. Start the daemon with a sandbox backend that works here (`aalis doctor` shows which), or add one to the kernel before the pod.");
     }
     const id = `pod-${randomBytes(4).toString('hex')}`;
     const subdir = parsed.data.subdir ?? this.deps.config.defaultSubdir;
