@@ -1,4 +1,4 @@
-// The acceptance list of 003 §6, end to end: a real kernel, the real reach and approval plugins,
+// The pod's acceptance list (README, Tests), end to end: a real kernel, the real reach and approval plugins,
 // real python3 under bubblewrap, real files. The model is the one part that cannot run here: a
 // local chat-completions server replays scripted tool calls (fake-model.testing.ts).
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -82,7 +82,7 @@ afterAll(async () => {
 
 const fingerprint = () => env.kernel.get(sessions).fingerprint('main');
 
-describe('003 §6: the acceptance list', () => {
+describe('the acceptance list', () => {
   it('without a sandbox root, a task is refused with how to configure one, and nothing is written to the workspace or project', async () => {
     const place2 = makePlace();
     const bare = await startPod(place2, { baseURL: model.baseURL });
