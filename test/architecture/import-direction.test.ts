@@ -8,7 +8,7 @@ const repo = join(import.meta.dirname, '..', '..');
 const fixture = (name: string) => join(import.meta.dirname, 'fixtures', name);
 const packagesOf = (root: string) => readdirSync(join(root, 'packages'));
 
-describe('the import direction of docs/architecture.md', () => {
+describe('the import direction of docs/architecture.md, and backends only through the sandbox service', () => {
   it('holds in this repository: nothing imports to its right or into another package', () => {
     const files = readSourceTree(repo);
     expect(files.length).toBeGreaterThan(20);
@@ -25,16 +25,25 @@ describe('the import direction of docs/architecture.md', () => {
         'package-internals packages/plugin-pod/src/internals.ts:2',
         'package-internals packages/plugin-pod/src/internals.ts:3',
         'package-internals packages/plugin-pod/src/internals.ts:4',
+        'backend-side-door packages/plugin-pod/src/internals.ts:4',
+        'backend-side-door packages/plugin-pod/src/own-backend.ts:2',
+        'backend-side-door packages/plugin-tools/src/side-door.ts:2',
+        'backend-side-door packages/plugin-tools/src/side-door.ts:3',
         'unknown-package packages/mystery/src/x.ts:2',
       ].sort(),
     );
-    expect(checkManifests(root, ['core']).map((v) => v.message)).toEqual([
+    expect(checkManifests(root, ['core', 'plugin-pod']).map((v) => v.message)).toEqual([
       "'@aalis/core' depends on '@aalis/api-reach' (dependencies), which is to its right.",
+      "'@aalis/plugin-pod' depends on the sandbox backend '@aalis/sandbox-linux' (dependencies); only its tests may (devDependencies): it reaches backends through the `sandbox` service.",
     ]);
   });
 
   it('leaves allowed imports alone', () => {
     const root = fixture('clean');
-    expect(checkImports(root, readSourceTree(root))).toEqual([]);
+    const files = readSourceTree(root);
+    // Tests, test helpers and benchmarks bringing a backend along are part of the clean tree.
+    expect(files.filter((f) => f.text.includes("'@aalis/sandbox-linux'")).length).toBe(3);
+    expect(checkImports(root, files)).toEqual([]);
+    expect(checkManifests(root, packagesOf(root))).toEqual([]);
   });
 });

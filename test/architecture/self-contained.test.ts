@@ -20,6 +20,7 @@ describe('the repository stands on its own', () => {
       'docs/cites-outside.md:5 the shared folder',
       'docs/cites-outside.md:6 the seeds folder',
       'docs/cites-outside.md:7 a specification file by name',
+      'docs/cites-outside.md:8 a specification section by number',
     ]);
   });
 });

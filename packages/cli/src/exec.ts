@@ -109,7 +109,7 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
     const credential = await runtime.kernel.get(reach).forCall(runtime.turn);
     const controller = new AbortController();
     const result = await runCommand(
-      { turn: runtime.turn, callId: runtime.turn.inbound.id, tool: 'run_command', signal: controller.signal, approved: true, credential },
+      { turn: runtime.turn, callId: runtime.turn.inbound.id, tool: 'run_command', signal: controller.signal, credential },
       { command, timeoutMs: Math.round(timeout * 1000), ...(flags.network ? { network: flags.network as 'on' | 'off' } : {}), ...(stdin !== undefined ? { stdin } : {}) },
       { sandbox: () => service },
     );

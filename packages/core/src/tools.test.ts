@@ -49,7 +49,7 @@ function setup(outcome?: ApprovalOutcome) {
       summarize: (p) => `danger n=${p.n}`,
       handler: (ctx, p) => {
         ran.push(p);
-        return { n: p.n, approved: ctx.approved };
+        return { n: p.n, tool: ctx.tool };
       },
     }),
   );
@@ -86,7 +86,7 @@ describe('ToolDispatcher', () => {
     expect(asked).toHaveLength(1);
     expect(asked[0]?.subject).toEqual({ kind: 'tool', tool: 'danger', summary: 'danger n=1', rule: 'high-risk' });
     if (errorKind === null) {
-      expect(outcome).toEqual({ ok: true, value: { n: 1, approved: true } });
+      expect(outcome).toEqual({ ok: true, value: { n: 1, tool: 'danger' } });
       expect(ran).toHaveLength(1);
     } else {
       expect(outcome).toMatchObject({ ok: false, kind: errorKind });

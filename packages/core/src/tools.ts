@@ -55,8 +55,6 @@ export type ToolCallContext = {
   readonly callId: string;
   readonly tool: string;
   readonly signal: AbortSignal;
-  /** The high-risk gate answered yes for this call (or the tool is not high-risk). */
-  readonly approved: boolean;
 } & Partial<ToolCallExtensions>;
 
 /** A tool: a name, a parameter schema, a risk level and a handler. */
@@ -153,8 +151,8 @@ export class ToolDispatcher {
       return fail('invalid-params', `tool '${tool.name}' refused its parameters, nothing ran: ${issues.join('; ')}.`);
     }
     const callId = request.callId ?? randomUUID();
-    let approved = tool.risk !== 'high';
-    if (!approved) {
+    // A handler runs only once the gate said yes, so the context carries no "approved" flag to check.
+    if (tool.risk === 'high') {
       const gate = this.options.approval?.();
       if (!gate) {
         return fail('rejected', `tool '${tool.name}' is high-risk and needs approval, but no approval service is running; nothing ran.`);
@@ -168,13 +166,12 @@ export class ToolDispatcher {
       });
       if (outcome.outcome === 'rejected') return fail('rejected', `tool '${tool.name}' was not approved: ${outcome.reason}. Nothing ran.`);
       if (outcome.outcome === 'expired') return fail('expired', `the approval for tool '${tool.name}' expired after ${outcome.afterMs} ms; nothing ran.`);
-      approved = true;
     }
     const signal = request.signal ?? new AbortController().signal;
     try {
       const extensions: Partial<ToolCallExtensions> = {};
       for (const extender of this.#extenders) Object.assign(extensions, await extender({ turn: request.turn, tool: tool.name, callId }));
-      const value = await tool.handler({ ...extensions, turn: request.turn, callId, tool: tool.name, signal, approved }, parsed.data);
+      const value = await tool.handler({ ...extensions, turn: request.turn, callId, tool: tool.name, signal }, parsed.data);
       return { ok: true, value: value as T };
     } catch (error) {
       if (error instanceof ToolError) return fail(error.kind, error.message);

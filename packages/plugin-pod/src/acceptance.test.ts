@@ -1,4 +1,4 @@
-// The acceptance list of 003 §6, end to end: a real kernel, the real reach and approval plugins,
+// The pod's acceptance list (README, Tests), end to end: a real kernel, the real reach and approval plugins,
 // real python3 under bubblewrap, real files. The model is the one part that cannot run here: a
 // local chat-completions server replays scripted tool calls (fake-model.testing.ts).
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -82,7 +82,7 @@ afterAll(async () => {
 
 const fingerprint = () => env.kernel.get(sessions).fingerprint('main');
 
-describe('003 §6: the acceptance list', () => {
+describe('the acceptance list', () => {
   it('without a sandbox root, a task is refused with how to configure one, and nothing is written to the workspace or project', async () => {
     const place2 = makePlace();
     const bare = await startPod(place2, { baseURL: model.baseURL });
@@ -93,6 +93,24 @@ describe('003 §6: the acceptance list', () => {
       expect(error).toMatchObject({ code: 'no-sandbox-root', message: expect.stringMatching(/no sandbox root is configured.*Set 'sandboxRoot'/) });
       expect(snapshot(place2.root)).toEqual(before);
       expect(bare.pod.list()).toEqual([]);
+    } finally {
+      await bare.kernel.stop();
+      rmSync(place2.root, { recursive: true, force: true });
+    }
+  });
+
+  it('in a kernel with no sandbox service, a task is refused (no-sandbox) and nothing runs: the pod never builds a backend of its own', async () => {
+    const place2 = makePlace();
+    const bare = await startPod(place2, { baseURL: model.baseURL, sandboxRoot: join(place2.root, 'pod-sandbox') }, { sandbox: false });
+    try {
+      const before = snapshot(place2.root);
+      const asked = model.requests.length;
+      const error = await bare.pod.start({ task: 'generate a CSV with Python' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PodError);
+      expect(error).toMatchObject({ code: 'no-sandbox', message: expect.stringMatching(/no sandbox backend is provided to the kernel.*never builds a backend of its own/) });
+      expect(bare.pod.list()).toEqual([]);
+      expect(model.requests.length).toBe(asked);
+      expect(snapshot(place2.root)).toEqual(before);
     } finally {
       await bare.kernel.stop();
       rmSync(place2.root, { recursive: true, force: true });

@@ -132,7 +132,7 @@ const timeoutMs = z.number().int().positive().optional();
 const CodeParams = z.object({ code: z.string().min(1).max(1_000_000), timeoutMs }).strict();
 const CommandParams = z.object({ command: z.string().min(1).max(1_000_000), timeoutMs }).strict();
 
-/** Every tool of the agent, by name. Which of them a task gets is the user's list (§4.3.5). */
+/** Every tool of the agent, by name. Which of them a task gets is the user's list. */
 export const AGENT_TOOLS: Readonly<Record<AgentTool['name'], AgentTool>> = {
   read_file: tool(
     'read_file',

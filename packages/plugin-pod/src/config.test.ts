@@ -2,18 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { PodConfigSchema } from './config.js';
 
 
-describe('the pod config (003 §4.8)', () => {
+describe('the pod config', () => {
   it('has the defaults the specification asks for', () => {
     const c = PodConfigSchema.parse({});
-    expect(c.sandboxRoot).toBeUndefined(); // §4.8.1: never defaulted
-    expect(c.allowWrites).toBe(true); // §4.8.2
-    expect(c.tools).toEqual(['read_file', 'list_dir', 'write_file', 'copy_into_sandbox', 'run_python']); // §4.8.3, Node and shell opt-in
-    expect(c.timeoutMs).toBe(15 * 60_000); // §4.8.4
-    expect(c.readContext).toBe(true); // §4.8.5
-    expect(c.return).toEqual({ kinds: ['conclusion', 'file', 'summary', 'status'], default: 'summary', maxChars: 1500 }); // §4.8.6
-    expect(c.defaultSubdir).toBeUndefined(); // §4.8.7
-    expect(c.cleanup).toEqual({ policy: 'manual', maxAgeHours: 168, intervalMinutes: 60 }); // §4.8.8
-    expect(c.export).toEqual({ enabled: true, allowRemember: false, confirmTtlMs: 600_000 }); // §4.8.9, §4.8.10
+    expect(c.sandboxRoot).toBeUndefined(); // never defaulted
+    expect(c.allowWrites).toBe(true);
+    expect(c.tools).toEqual(['read_file', 'list_dir', 'write_file', 'copy_into_sandbox', 'run_python']); // Node and shell opt-in
+    expect(c.timeoutMs).toBe(15 * 60_000);
+    expect(c.readContext).toBe(true);
+    expect(c.return).toEqual({ kinds: ['conclusion', 'file', 'summary', 'status'], default: 'summary', maxChars: 1500 });
+    expect(c.defaultSubdir).toBeUndefined();
+    expect(c.cleanup).toEqual({ policy: 'manual', maxAgeHours: 168, intervalMinutes: 60 });
+    expect(c.export).toEqual({ enabled: true, allowRemember: false, confirmTtlMs: 600_000 });
     expect(c.network).toBe('off');
   });
 

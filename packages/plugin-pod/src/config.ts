@@ -6,12 +6,12 @@ export const POD_TOOL_NAMES = ['read_file', 'list_dir', 'write_file', 'copy_into
 /** One of {@link POD_TOOL_NAMES}. */
 export type PodToolName = (typeof POD_TOOL_NAMES)[number];
 
-/** What a user can hand back to the main conversation (§4.6.6). */
+/** What a user can hand back to the main conversation. */
 export const RETURN_KINDS = ['conclusion', 'file', 'summary', 'status'] as const;
 /** One of {@link RETURN_KINDS}. */
 export type ReturnKind = (typeof RETURN_KINDS)[number];
 
-/** How the pod cleans up after itself (§4.8.8). */
+/** How the pod cleans up after itself. */
 export const CLEANUP_POLICIES = ['manual', 'expire'] as const;
 
 const SUBDIR = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}(\/[A-Za-z0-9][A-Za-z0-9._-]{0,63}){0,3}$/;
@@ -30,16 +30,16 @@ export const PodModelSchema = ModelConfigSchema.extend({
   .strict()
   .prefault({});
 
-/** Config of the pod plugin: the items of §4.8 with their defaults, and the wiring it needs. */
+/** Config of the pod plugin: the user's settings with their defaults (the README's Configuration table), and the wiring it needs. */
 export const PodConfigSchema = z
   .object({
-    /** §4.8.1: the sandbox root, required for tasks; never defaulted. */
+    /** The sandbox root, required for tasks; never defaulted. */
     sandboxRoot: z.string().min(1).optional(),
-    /** §4.8.2: whether the task may write files (always only inside its directory). */
+    /** Whether the task may write files (always only inside its directory). */
     allowWrites: z.boolean().default(true),
-    /** §4.8.3: the tools the agent may call. */
+    /** The tools the agent may call. */
     tools: z.array(z.enum(POD_TOOL_NAMES)).default(['read_file', 'list_dir', 'write_file', 'copy_into_sandbox', 'run_python']),
-    /** §4.8.4: a task's limit. */
+    /** A task's limit. */
     timeoutMs: z
       .number()
       .int()
@@ -53,11 +53,11 @@ export const PodConfigSchema = z
       .min(100)
       .max(60 * 60_000)
       .default(120_000),
-    /** §4.8.5: read the main conversation's finished turns as context. */
+    /** Read the main conversation's finished turns as context. */
     readContext: z.boolean().default(true),
     /** Characters of the main conversation the agent is shown at most (the newest kept). */
     contextMaxChars: z.number().int().min(0).max(1_000_000).default(24_000),
-    /** §4.8.6: what a manual return may hand back, the panel's default, and its length limit. */
+    /** What a manual return may hand back, the panel's default, and its length limit. */
     return: z
       .object({
         kinds: z.array(z.enum(RETURN_KINDS)).min(1).default([...RETURN_KINDS]),
@@ -66,9 +66,9 @@ export const PodConfigSchema = z
       })
       .strict()
       .prefault({}),
-    /** §4.8.7: the subdirectory used when a task names none (none by default). */
+    /** The subdirectory used when a task names none (none by default). */
     defaultSubdir: SubdirSchema.optional(),
-    /** §4.8.8: manual clean-up only, or expiry by age too. */
+    /** Manual clean-up only, or expiry by age too. */
     cleanup: z
       .object({
         policy: z.enum(CLEANUP_POLICIES).default('manual'),
@@ -85,7 +85,7 @@ export const PodConfigSchema = z
       })
       .strict()
       .prefault({}),
-    /** §4.8.9 and §4.8.10: export on (single-use), "remember this choice" off. */
+    /** Export on (single-use), "remember this choice" off. */
     export: z
       .object({
         enabled: z.boolean().default(true),

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
-/** Copy leaves the sandbox file; move removes it once it reached the workspace (§4.7.6, §4.7.12). */
+/** Copy leaves the sandbox file; move removes it once it reached the workspace. */
 export const EXPORT_MODES = ['copy', 'move'] as const;
-/** What happens when the target already exists: the user's choice (§4.7.11). */
+/** What happens when the target already exists: the user's choice. */
 export const CLASH_CHOICES = ['overwrite', 'skip', 'rename'] as const;
 /** One of {@link CLASH_CHOICES}. */
 export type ClashChoice = (typeof CLASH_CHOICES)[number];
@@ -17,7 +17,7 @@ export const ExportRequestSchema = z
     to: z.string().min(1),
     mode: z.enum(EXPORT_MODES).default('copy'),
     onClash: z.enum(CLASH_CHOICES).optional(),
-    /** The user means a folder outside the workspace (§4.7.13); never the control plane. */
+    /** The user means a folder outside the workspace; never the control plane. */
     outsideWorkspace: z.boolean().default(false),
   })
   .strict();
@@ -56,7 +56,7 @@ export const ExportItemSchema = z.object({
   sha256: z.string().optional(),
 });
 
-/** The export log's records (§4.7.15): what, where, when, and undos. */
+/** The export log's records: what, where, when, and undos. */
 export const ExportLogRecordSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('export'),
@@ -87,7 +87,7 @@ export type ExportRecord = Extract<ExportLogRecord, { kind: 'export' }>;
 /** An undo as the log keeps it. */
 export type UndoRecord = Extract<ExportLogRecord, { kind: 'undo' }>;
 
-/** A remembered "export to this folder" choice: only when enabled, only when ticked, revocable (§4.7.19). */
+/** A remembered "export to this folder" choice: only when enabled, only when ticked, revocable. */
 export interface ExportGrant {
   readonly id: string;
   readonly session: string;

@@ -1,5 +1,6 @@
 // A whole kernel for the pod's tests: sessions, authority, the real approval plugin, the reach
-// plugin, the real Linux sandbox (bubblewrap) and the pod. Nothing but the model is a stand-in.
+// plugin, the real Linux sandbox (bubblewrap) as the kernel's `sandbox` service, and the pod.
+// Nothing but the model is a stand-in. The pod itself never imports a backend: the test provides one.
 import { mkdirSync, mkdtempSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { sandbox } from '@aalis/api-reach';
@@ -47,16 +48,17 @@ export interface PodEnv {
 }
 
 /** Starts a kernel with the pod; `config` overrides the pod's config (host and model are filled in). */
-export async function startPod(place: Place, config: Partial<PodConfigInput> & { baseURL?: string }, options: { dataDir?: string; seed?: boolean; events?: EventBus } = {}): Promise<PodEnv> {
+export async function startPod(place: Place, config: Partial<PodConfigInput> & { baseURL?: string }, options: { dataDir?: string; seed?: boolean; events?: EventBus; sandbox?: boolean } = {}): Promise<PodEnv> {
   const dataDir = options.dataDir ?? mkdtempSync(join(place.root, 'data-'));
   const { baseURL, ...rest } = config;
   const kernel = createKernel({ dataDir, ...(options.events ? { events: options.events } : {}) })
     .use(sessionsPlugin, { persist: true })
     .use(authorityPlugin, { owners: { chat: ['owner'] } })
     .use(approvalPlugin, { timeoutMs: 2000 })
-    .use(reachPlugin, { install: place.install, form: 'source', userHome: place.home, loginShell: '/bin/sh' })
-    .use(definePlugin({ name: 'sandbox-linux', provides: [sandbox], apply: (ctx) => ctx.provide(sandbox, createLinuxSandbox()) }))
-    .use(podPlugin, {
+    .use(reachPlugin, { install: place.install, form: 'source', userHome: place.home, loginShell: '/bin/sh' });
+  // `sandbox: false`: a kernel with no backend at all, where the pod must refuse.
+  if (options.sandbox !== false) kernel.use(definePlugin({ name: 'sandbox-linux', provides: [sandbox], apply: (ctx) => ctx.provide(sandbox, createLinuxSandbox()) }));
+  kernel.use(podPlugin, {
       ...(baseURL !== undefined ? { model: { baseURL, model: 'scripted', apiKey: 'test-key', requestTimeoutMs: 10_000 } } : {}),
       ...rest,
     });

@@ -23,7 +23,7 @@ const HOW_TO_SET =
   "Set 'sandboxRoot' in the pod's config (or `aalis pod root PATH`, or the panel's settings) to a directory of your choosing outside the workspace and the project, e.g. ~/aalis-pod.";
 
 /**
- * Checks a configured sandbox root (§4.4.1-3, §4.4.10): set, absolute, not inside a workspace or
+ * Checks a configured sandbox root: set, absolute, not inside a workspace or
  * project, not in the daemon's own directories or the control plane. Returns its real path.
  */
 export async function checkRoot(configured: string | undefined, context: RootContext): Promise<string> {

@@ -2,16 +2,15 @@ import { join } from 'node:path';
 import { sandbox } from '@aalis/api-reach';
 import { DurableStore, definePlugin, sessions, TempJournal } from '@aalis/core';
 import { reachBindings, reachInspector } from '@aalis/plugin-reach';
-import { createLinuxSandbox } from '@aalis/sandbox-linux';
 import { modelOf } from '@aalis/model';
 import { PodConfigSchema } from './config.js';
 import { PodService, pod } from './service.js';
 
 /**
- * The Isolation Pod as one plugin (§4.9.1): provides `pod`. Code runs in the kernel's `sandbox`
- * service when one runs, else in a Linux bubblewrap sandbox of its own; on a machine with
- * neither, tasks are refused. Its state lives under `<dataDir>/pod/`, each task's log in the
- * task's own directory.
+ * The Isolation Pod as one plugin: provides `pod`. Code runs only in the kernel's `sandbox`
+ * service, whatever backend provides it; the pod never builds a backend of its own, so it stays
+ * platform-neutral. Without that service, tasks are refused. Its state lives under
+ * `<dataDir>/pod/`, each task's log in the task's own directory.
  */
 export const podPlugin = definePlugin({
   name: 'pod',
@@ -26,20 +25,14 @@ export const podPlugin = definePlugin({
     const store = await DurableStore.open(join(ctx.dataDir, 'pod'));
     // Temp files a killed daemon left in task directories or export targets are removed before anything runs.
     const journal = await TempJournal.open(store.dir);
-    let own: ReturnType<typeof createLinuxSandbox> | undefined;
     const service = await PodService.open({
       config,
       host,
       store,
       sessions: ctx.get(sessions),
       bindings: () => ctx.maybe(reachBindings),
-      sandbox: () => {
-        const shared = ctx.maybe(sandbox);
-        if (shared) return shared;
-        if (process.platform !== 'linux') return undefined;
-        own ??= createLinuxSandbox();
-        return own;
-      },
+      // Looked up per task: a backend provided later is used, one gone refuses the next task.
+      sandbox: () => ctx.maybe(sandbox),
       model: modelOf(config.model),
       journal,
     });

@@ -28,7 +28,7 @@ export function podPolicyOf(dirs: TaskDirs, lists: ProtectedLists, options: { al
 /**
  * The whole environment of the task's code: nothing of the daemon's. TMPDIR, HOME, the XDG
  * directories and the language tools' caches all point into the task's scratch directory, so
- * temp files and caches land there (§4.3.4).
+ * temp files and caches land there.
  */
 export function podEnvOf(dirs: TaskDirs, path: string): Record<string, string> {
   const tmp = join(dirs.scratch, 'tmp');

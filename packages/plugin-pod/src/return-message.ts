@@ -20,7 +20,7 @@ export function statusOf(task: TaskRecord): string {
   return task.state === 'succeeded' ? 'succeeded' : `${task.state}${task.error ? `: ${shorten(task.error, 200)}` : ''}`;
 }
 
-/** The one message a return adds to the main conversation: short, labelled, nothing else (§4.6.7). */
+/** The one message a return adds to the main conversation: short, labelled, nothing else. */
 export function returnMessage(task: TaskRecord, kind: ReturnKind, body: string, max: number, file?: string): string {
   const label = kind === 'file' ? `file ${file}` : kind;
   const head = `[Isolation Pod task ${task.id}, ${label}] `;

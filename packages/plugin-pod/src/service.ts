@@ -1,30 +1,25 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { lstat, open, readdir, rm } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import type { SandboxService } from '@aalis/api-reach';
 import { type DurableStore, defineService, type Sessions, type TempRecorder } from '@aalis/core';
-import type { ReachBindings } from '@aalis/plugin-reach';
-import { realPathOf } from '@aalis/plugin-reach';
+import type { ModelProvider } from '@aalis/model';
+import type { ReachBindings, ReachHost } from '@aalis/plugin-reach';
 import { z } from 'zod';
-import { runAgent } from './agent.js';
 import { type PodConfig, type ReturnKind, SubdirSchema } from './config.js';
-import { finishedTurns } from './conversation-context.js';
 import { PodError } from './errors.js';
 import type { ClashChoice, ExportGrant, ExportRecord, ExportRequest, ExportStart, UndoRecord } from './export-types.js';
 import { Exporter } from './exporter.js';
-import type { ReachHost } from '@aalis/plugin-reach';
-import { ModelError, type ModelProvider } from '@aalis/model';
-import { checkRoot, makeTaskDirs, type RootContext, within } from './places.js';
-import { podEnvOf, podPolicyOf } from './policy.js';
-import { returnMessage, shorten, statusOf, summaryOf } from './return-message.js';
+import { checkRoot, makeTaskDirs, type RootContext } from './places.js';
+import { returnMessage, statusOf, summaryOf } from './return-message.js';
 import { FINAL_STATES, type LogEntry, type TaskFile, type TaskRecord, TaskRecordSchema, type TaskState } from './task.js';
+import { type CleanReport, type CleanupDeps, cleanTasks, expireTasks } from './task-cleanup.js';
+import { listTaskFiles, readTaskFile, type TaskFileRead } from './task-files.js';
 import { TaskLog } from './task-log.js';
+import { TaskRunner } from './task-runner.js';
 
 const TASKS_DOC = 'tasks';
-const MAX_FILES_LISTED = 5_000;
 
-/** What starts a task (§4.9.3): a description and an optional sandbox subdirectory. */
+/** What starts a task: a description and an optional sandbox subdirectory. */
 export const StartTaskSchema = z
   .object({
     task: z.string().trim().min(1, 'describe the task').max(50_000),
@@ -65,12 +60,6 @@ export interface PodSettingsView {
   readonly modelConfigured: boolean;
 }
 
-/** What a clean-up did. */
-export interface CleanReport {
-  readonly cleaned: readonly string[];
-  readonly skipped: readonly { readonly id: string; readonly why: string }[];
-}
-
 /**
  * The Isolation Pod. It keeps its tasks to itself: the only write it ever makes to a
  * conversation is the one message of an explicit {@link PodService.returnToConversation}.
@@ -78,15 +67,32 @@ export interface CleanReport {
 export class PodService {
   readonly #tasks = new Map<string, TaskRecord>();
   readonly #logs = new Map<string, TaskLog>();
-  readonly #running = new Map<string, AbortController>();
-  readonly #waiters = new Map<string, (() => void)[]>();
-  readonly #queue: string[] = [];
+  readonly #runner: TaskRunner;
+  readonly #cleanup: CleanupDeps;
   readonly #exporter: Exporter;
   #root: string | undefined;
-  #stopped = false;
 
   private constructor(private readonly deps: PodServiceDeps) {
     this.#root = deps.config.sandboxRoot;
+    const save = () => this.#save();
+    this.#runner = new TaskRunner({
+      config: deps.config,
+      lists: deps.host.lists,
+      sessions: deps.sessions,
+      sandbox: deps.sandbox,
+      model: deps.model,
+      ...(deps.journal ? { journal: deps.journal } : {}),
+      task: (id) => this.#task(id),
+      logOf: (task) => this.#logOf(task),
+      save,
+    });
+    this.#cleanup = {
+      tasks: () => this.#tasks.values(),
+      task: (id) => this.#task(id),
+      workspacesOf: (session) => this.#workspaces(session),
+      removed: (task) => this.#logs.delete(task.id),
+      save,
+    };
     this.#exporter = new Exporter({
       store: deps.store,
       backupsDir: join(deps.store.dir, 'backups'),
@@ -138,7 +144,7 @@ export class PodService {
     };
   }
 
-  /** Changes the sandbox root for new tasks (§4.4.9); tasks already made keep theirs. Checked now. */
+  /** Changes the sandbox root for new tasks; tasks already made keep theirs. Checked now. */
   async setSandboxRoot(path: string): Promise<string> {
     const real = await checkRoot(path, this.#rootContext(this.deps.config.session));
     this.#root = real;
@@ -155,7 +161,7 @@ export class PodService {
       throw new PodError('no-model', "no model is configured for the pod, so the task was refused: set 'model.baseURL' and 'model.model' (an OpenAI-compatible endpoint) in the pod's config.");
     }
     if (this.deps.sandbox() === undefined) {
-      throw new PodError('no-sandbox', 'no sandbox backend runs on this machine, so the pod refused the task (its code only ever runs sandboxed). Run `aalis doctor` to see what is missing.');
+      throw new PodError('no-sandbox', "no sandbox backend is provided to the kernel (its 'sandbox' service), so the pod refused the task: its code only ever runs sandboxed, and the pod never builds a backend of its own. Start the daemon with a sandbox backend that works here (`aalis doctor` shows which), or add one to the kernel before the pod.");
     }
     const id = `pod-${randomBytes(4).toString('hex')}`;
     const subdir = parsed.data.subdir ?? this.deps.config.defaultSubdir;
@@ -174,8 +180,7 @@ export class PodService {
     };
     this.#tasks.set(id, record);
     await this.#save();
-    this.#queue.push(id);
-    this.#pump();
+    this.#runner.enqueue(id);
     return { ...record };
   }
 
@@ -191,8 +196,7 @@ export class PodService {
 
   /** Resolves when the task has ended. */
   async wait(id: string): Promise<TaskRecord> {
-    const task = this.#task(id);
-    if (!FINAL_STATES.has(task.state)) await new Promise<void>((resolve) => this.#waiters.set(id, [...(this.#waiters.get(id) ?? []), resolve]));
+    await this.#runner.ended(this.#task(id));
     return this.show(id);
   }
 
@@ -204,59 +208,23 @@ export class PodService {
   }
 
   /** The files the task made in its working directory. */
-  async files(id: string): Promise<TaskFile[]> {
-    const task = this.#task(id);
-    if (task.cleanedAt !== undefined) return [];
-    const out: TaskFile[] = [];
-    const visit = async (dir: string) => {
-      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-      for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-        if (out.length >= MAX_FILES_LISTED) return;
-        const p = join(dir, entry.name);
-        const info = await lstat(p).catch(() => undefined);
-        if (!info) continue;
-        const kind = info.isSymbolicLink() ? 'symlink' : info.isDirectory() ? 'dir' : 'file';
-        out.push({ path: relative(task.dirs.work, p), kind, size: info.size, modifiedAt: Math.round(info.mtimeMs) });
-        if (kind === 'dir') await visit(p);
-      }
-    };
-    await visit(task.dirs.work);
-    return out;
+  files(id: string): Promise<TaskFile[]> {
+    return listTaskFiles(this.#task(id));
   }
 
   /** The start of one of the task's files, as text (for the panel's preview and file returns). */
-  async readFile(id: string, path: string, maxBytes = 64 * 1024): Promise<{ path: string; content: string; truncated: boolean; binary: boolean }> {
-    const task = this.#task(id);
-    const real = await realPathOf(path, task.dirs.work);
-    if (!within(real, task.dirs.work) || real === task.dirs.work) throw new PodError('bad-input', `'${path}' is not a file in the task's directory.`);
-    const handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => {
-      throw new PodError('not-found', `'${path}' does not exist in the task's directory.`);
-    });
-    try {
-      if (!(await handle.stat()).isFile()) throw new PodError('bad-input', `'${path}' is not a regular file.`);
-      const buffer = Buffer.alloc(maxBytes + 1);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-      const bytes = buffer.subarray(0, Math.min(bytesRead, maxBytes));
-      return { path: relative(task.dirs.work, real), content: bytes.toString('utf8'), truncated: bytesRead > maxBytes, binary: bytes.includes(0) };
-    } finally {
-      await handle.close();
-    }
+  readFile(id: string, path: string, maxBytes = 64 * 1024): Promise<TaskFileRead> {
+    return readTaskFile(this.#task(id), path, maxBytes);
   }
 
   /** Stops a queued or running task. */
   async cancel(id: string): Promise<TaskRecord> {
-    const task = this.#task(id);
-    if (task.state === 'queued') {
-      this.#queue.splice(this.#queue.indexOf(id), 1);
-      await this.#finish(task, 'cancelled', 'cancelled by the user before it started');
-    } else {
-      this.#running.get(id)?.abort('cancelled');
-    }
-    return this.wait(id);
+    await this.#runner.cancel(this.#task(id));
+    return this.show(id);
   }
 
   /**
-   * Hands one short message to the main conversation, on the user's explicit choice (§4.6.5-9):
+   * Hands one short message to the main conversation, on the user's explicit choice:
    * the conclusion, a file's content, a summary or the outcome. Exactly one message is appended;
    * nothing is exported.
    */
@@ -287,7 +255,7 @@ export class PodService {
     return { session, message };
   }
 
-  /** Plans an export (§4.7); it is written only once confirmed, unless a remembered choice covers it. */
+  /** Plans an export; it is written only once confirmed, unless a remembered choice covers it. */
   exportFiles(request: ExportRequest): Promise<ExportStart> {
     return this.#exporter.start(request);
   }
@@ -324,49 +292,18 @@ export class PodService {
   }
 
   /** Removes the directory of one task, or of every ended task; never anything outside them. */
-  async clean(target: { id: string } | { all: true }): Promise<CleanReport> {
-    const ids = 'id' in target ? [this.#task(target.id).id] : [...this.#tasks.keys()];
-    const cleaned: string[] = [];
-    const skipped: { id: string; why: string }[] = [];
-    for (const id of ids) {
-      const task = this.#task(id);
-      if (!FINAL_STATES.has(task.state)) {
-        if ('id' in target) throw new PodError('still-running', `task '${id}' is ${task.state}; cancel it first.`);
-        skipped.push({ id, why: task.state });
-        continue;
-      }
-      if (task.cleanedAt !== undefined) {
-        if ('id' in target) skipped.push({ id, why: 'already cleaned' });
-        continue;
-      }
-      await this.#removeDir(task);
-      cleaned.push(id);
-    }
-    await this.#save();
-    return { cleaned, skipped };
+  clean(target: { id: string } | { all: true }): Promise<CleanReport> {
+    return cleanTasks(target, this.#cleanup);
   }
 
-  /** Cleans ended tasks older than `cleanup.maxAgeHours` (§4.8.8). */
-  async expire(now = Date.now()): Promise<CleanReport> {
-    const limit = now - this.deps.config.cleanup.maxAgeHours * 3_600_000;
-    const cleaned: string[] = [];
-    for (const task of this.#tasks.values()) {
-      if (!FINAL_STATES.has(task.state) || task.cleanedAt !== undefined) continue;
-      if ((task.finishedAt ?? task.createdAt) > limit) continue;
-      await this.#removeDir(task);
-      cleaned.push(task.id);
-    }
-    if (cleaned.length > 0) await this.#save();
-    return { cleaned, skipped: [] };
+  /** Cleans ended tasks older than `cleanup.maxAgeHours`. */
+  expire(now = Date.now()): Promise<CleanReport> {
+    return expireTasks(now - this.deps.config.cleanup.maxAgeHours * 3_600_000, this.#cleanup);
   }
 
   /** Stops every task (they end as cancelled) and waits for them. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    for (const id of this.#queue.splice(0)) await this.#finish(this.#task(id), 'cancelled', 'the pod stopped before the task started');
-    const running = [...this.#running.keys()];
-    for (const controller of this.#running.values()) controller.abort('stopped');
-    await Promise.all(running.map((id) => this.wait(id)));
+  stop(): Promise<void> {
+    return this.#runner.stop();
   }
 
   #task(id: string): TaskRecord {
@@ -392,100 +329,6 @@ export class PodService {
 
   #rootContext(session: string): RootContext {
     return { workspaces: this.#workspaces(session), daemonDirs: [this.deps.host.paths.data, this.deps.host.paths.install], lists: this.deps.host.lists };
-  }
-
-  async #removeDir(task: TaskRecord): Promise<void> {
-    const real = await realPathOf(task.dirs.base);
-    // Only the task's own directory, judged where it really is, and never a workspace.
-    if (real !== task.dirs.base || !within(real, task.root) || real === task.root) throw new PodError('bad-sandbox-root', `task '${task.id}''s directory ${task.dirs.base} moved (now ${real}); it was not removed.`);
-    if (this.#workspaces(task.session).some((w) => within(w, real) || within(real, w))) throw new PodError('root-in-workspace', `task '${task.id}''s directory overlaps a workspace; it was not removed.`);
-    await rm(real, { recursive: true, force: true });
-    task.cleanedAt = Date.now();
-    this.#logs.delete(task.id);
-  }
-
-  #pump(): void {
-    while (!this.#stopped && this.#running.size < this.deps.config.maxConcurrent && this.#queue.length > 0) {
-      const id = this.#queue.shift()!;
-      const controller = new AbortController();
-      this.#running.set(id, controller);
-      void this.#run(this.#task(id), controller).finally(() => {
-        this.#running.delete(id);
-        this.#pump();
-      });
-    }
-  }
-
-  async #run(task: TaskRecord, controller: AbortController): Promise<void> {
-    const c = this.deps.config;
-    const timer = setTimeout(() => controller.abort('timeout'), c.timeoutMs);
-    const log = this.#logOf(task);
-    try {
-      task.state = 'running';
-      task.startedAt = Date.now();
-      task.progress = 'starting';
-      await this.#save();
-      await log.append({ kind: 'started', task: task.task, dir: task.dirs.work, tools: [...c.tools] });
-      let context: string | undefined;
-      if (c.readContext) {
-        // A read-only snapshot: Sessions.peek hands out a frozen copy and never creates a conversation.
-        const read = finishedTurns((await this.deps.sessions.peek(task.session)) ?? { context: { messages: [], notes: [] } }, c.contextMaxChars);
-        context = read.text;
-        await log.append({ kind: 'context', enabled: true, messages: read.messages, chars: read.text.length });
-      } else {
-        await log.append({ kind: 'context', enabled: false, messages: 0, chars: 0 });
-      }
-      const sandbox = this.deps.sandbox();
-      if (!sandbox) throw new PodError('no-sandbox', 'the sandbox backend went away; nothing more runs.');
-      const result = await runAgent({
-        task: task.task,
-        dirs: task.dirs,
-        context,
-        tools: c.tools,
-        model: this.deps.model!,
-        maxSteps: c.model.maxSteps,
-        sandbox,
-        policy: podPolicyOf(task.dirs, this.deps.host.lists, { allowWrites: c.allowWrites, network: c.network, localPorts: c.localPorts }),
-        env: podEnvOf(task.dirs, c.path),
-        commandTimeoutMs: c.commandTimeoutMs,
-        signal: controller.signal,
-        ...(this.deps.journal ? { journal: this.deps.journal } : {}),
-        log: async (entry) => {
-          await log.append(entry);
-        },
-        step: (steps, progress) => {
-          task.steps = steps;
-          task.progress = progress;
-        },
-      });
-      if (controller.signal.aborted) throw new ModelError('aborted', 'stopped');
-      if (result.conclusion !== undefined) task.conclusion = result.conclusion;
-      if (result.summary !== undefined) task.summary = result.summary;
-      await this.#finish(task, result.state, result.error ?? (result.state === 'succeeded' ? 'done' : 'failed'));
-    } catch (error) {
-      const reason = controller.signal.aborted ? String(controller.signal.reason) : undefined;
-      if (reason === 'timeout') await this.#finish(task, 'timed-out', `the task ran longer than ${c.timeoutMs} ms (timeoutMs) and was stopped`);
-      else if (reason !== undefined) await this.#finish(task, 'cancelled', reason === 'stopped' ? 'the pod stopped' : 'cancelled by the user');
-      else if (error instanceof ModelError) await this.#finish(task, 'failed', error.message);
-      else await this.#finish(task, 'crashed', `the task crashed: ${(error as Error)?.message ?? String(error)}`);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  async #finish(task: TaskRecord, state: TaskState, message: string): Promise<void> {
-    task.state = state;
-    task.finishedAt = Date.now();
-    task.progress = state;
-    if (state !== 'succeeded') task.error = shorten(message, 2_000);
-    try {
-      await this.#logOf(task).append({ kind: 'finished', state, message: shorten(message, 2_000) });
-    } catch {
-      // The log lives in the task's directory; a failing disk must not leave the task running.
-    }
-    await this.#save().catch(() => {});
-    for (const resolve of this.#waiters.get(task.id) ?? []) resolve();
-    this.#waiters.delete(task.id);
   }
 
   #save(): Promise<void> {

@@ -63,7 +63,7 @@ export const RunLogSchema = z.object({
   deniedWrites: z.array(z.string()),
 });
 
-/** One line of a task's full log (§4.6.4, §4.11.1). */
+/** One line of a task's full log. */
 export const LogEntrySchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('started'), seq: z.number(), at: z.number(), task: z.string(), dir: z.string(), tools: z.array(z.string()) }),
   z.object({ kind: z.literal('context'), seq: z.number(), at: z.number(), messages: z.number(), chars: z.number(), enabled: z.boolean() }),

@@ -32,9 +32,32 @@ export interface Place {
   readonly person?: string;
 }
 
+/**
+ * Payload of `reach/main-directory-changed`: a bind moved a (root) conversation's main directory,
+ * or one person's in it. Anything holding on to the old place (a background command started
+ * there) no longer runs where the conversation works.
+ */
+export interface MainDirectoryChangedEvent {
+  readonly sessionId: string;
+  /** Set when only this person's binding in the conversation moved. */
+  readonly person?: string;
+  /** The real path calls of that conversation (or person) used before the bind. */
+  readonly previous: string;
+  readonly next: string;
+}
+
+declare module '@aalis/core' {
+  interface KernelEvents {
+    'reach/main-directory-changed': (event: MainDirectoryChangedEvent) => void;
+  }
+}
+
 /** Binds sessions to places; plugin-reach provides it next to `reach`. */
 export interface ReachBindings {
-  /** Binds a (root) session, or one person in it, to a main directory and extra roots; paths become real paths now. */
+  /**
+   * Binds a (root) session, or one person in it, to a main directory and extra roots; paths become
+   * real paths now. When the main directory its calls use changes, `reach/main-directory-changed` is emitted.
+   */
   bind(sessionId: string, place: Place): Binding;
   /** The binding a session's calls use: its own, or the default (the data directory's workspace). */
   bindingOf(sessionId: string): Binding;

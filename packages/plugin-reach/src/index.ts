@@ -1,4 +1,4 @@
-export { type Binding, type Place, type ReachBindings, type ReachInspector, reachBindings, reachInspector } from './bindings.js';
+export { type Binding, type MainDirectoryChangedEvent, type Place, type ReachBindings, type ReachInspector, reachBindings, reachInspector } from './bindings.js';
 export { gitDirsOf } from './git-dirs.js';
 export { type ReachHost, reachHostOf } from './host.js';
 export { captureLoginEnv, type LoginEnv, sandboxEnvOf } from './login-env.js';

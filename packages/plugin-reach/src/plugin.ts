@@ -156,7 +156,13 @@ export const reachPlugin = definePlugin({
           ...(place.tmp !== undefined ? { tmp: realPathOfSync(place.tmp) } : {}),
           ...(place.caches !== undefined ? { caches: Object.freeze(place.caches.map((c) => realPathOfSync(c))) } : {}),
         });
-        bindings.set(place.person === undefined ? sessionId : personKey(sessionId, place.person), binding);
+        const key = place.person === undefined ? sessionId : personKey(sessionId, place.person);
+        // What the key's calls used until now: its own binding, else (a person) the session's, else the default.
+        const previous = bindings.get(key) ?? (place.person === undefined ? undefined : bindings.get(sessionId)) ?? defaultBinding;
+        bindings.set(key, binding);
+        if (previous.home !== binding.home) {
+          ctx.emit('reach/main-directory-changed', { sessionId, ...(place.person !== undefined ? { person: place.person } : {}), previous: previous.home, next: binding.home });
+        }
         return binding;
       },
       bindingOf: (sessionId) => bindings.get(sessionId) ?? defaultBinding,

@@ -1,5 +1,5 @@
 // Background commands (terminals) keep the policy they started with, and are closed when the
-// conversation's tier moves between the sandbox and the host. A real kernel and the real Linux
+// conversation's tier moves between the sandbox and the host, or its main directory moves. A real kernel and the real Linux
 // sandbox (bubblewrap): the command is really killed, its output so far kept.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
@@ -12,7 +12,9 @@ import { toolsKernelOf } from './tools-kernel.testing.js';
 const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-jobs-')));
 const home = join(root, 'home');
 const project = join(home, 'project');
+const elsewhere = join(home, 'elsewhere');
 mkdirSync(project, { recursive: true });
+mkdirSync(elsewhere, { recursive: true });
 const owner = { platform: 'chat', userId: 'owner' };
 const turn = (): OriginTurn => ({ session: { id: 'main' }, platform: 'chat', speaker: owner, authorised: owner, inbound: { id: `m${Date.now()}` }, category: 'own' });
 
@@ -51,11 +53,43 @@ describe('background commands', () => {
     expect(status).toMatchObject({ state: 'done', closed: expect.stringContaining("moved from 'readonly' (sandbox) to 'full' (host)"), outcome: { ok: true, value: { stdout: 'started\n' } } });
     expect(running('sleep 53.5')).toBe(false);
   });
+
+  it('are closed (output kept, reason given) when the conversation is bound to another main directory, and only then', async () => {
+    await kernel.get(sessions).change('main', { tier: 'workspace' });
+    const started = await call('run_command_background', { command: 'echo started; pwd; exec sleep 54.5' });
+    const jobId = String(started.ok ? started.value.jobId : '');
+    expect(jobId).not.toBe('');
+    await until(() => running('sleep 54.5'));
+    const bindings = kernel.get(reachBindings);
+    // The same directory again, and another person's own binding: not this command's place.
+    bindings.bind('main', { home: project });
+    bindings.bind('main', { home: elsewhere, person: 'chat:somebody-else' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await call('command_status', { jobId })).toEqual({ ok: true, value: { state: 'running' } });
+    // The conversation's own main directory moves: the command started in the old one is closed.
+    bindings.bind('main', { home: elsewhere });
+    let status: Record<string, unknown> = {};
+    await until(async () => {
+      status = ((await call('command_status', { jobId })) as { value: Record<string, unknown> }).value;
+      return status.state === 'done';
+    });
+    expect(status).toMatchObject({
+      state: 'done',
+      closed: expect.stringContaining(`main directory moved from '${project}' to '${elsewhere}'`),
+      outcome: { ok: true, value: { stdout: `started\n${project}\n` } },
+    });
+    expect(running('sleep 54.5')).toBe(false);
+  });
 });
 
-function running(pattern: string): boolean {
+/**
+ * Whether a process whose whole command line is `command` runs. Anchored: the shell's own
+ * `sh -c '…; exec sleep …'` line contains the text too, and matching it would say "running"
+ * before the shell printed anything (a kill then would leave no output to keep).
+ */
+function running(command: string): boolean {
   try {
-    execFileSync('pgrep', ['-f', pattern], { stdio: 'ignore' });
+    execFileSync('pgrep', ['-f', `^${command}$`], { stdio: 'ignore' });
     return true;
   } catch {
     return false;

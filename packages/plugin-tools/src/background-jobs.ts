@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type AccessTier, execPlaceOf, type SessionSettings, type ToolCallContext, ToolError } from '@aalis/core';
+import { type AccessTier, execPlaceOf, type SessionSettings, settingsScopeOf, type ToolCallContext, ToolError } from '@aalis/core';
+import type { MainDirectoryChangedEvent } from '@aalis/plugin-reach';
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; kind: string; message: string };
 
@@ -10,6 +11,8 @@ export type JobView<T> =
 
 interface Job<T> {
   readonly session: string;
+  /** Whose binding in the conversation it ran under (`settingsScopeOf`). */
+  readonly person: string;
   readonly controller: AbortController;
   view: JobView<T>;
   closed?: string;
@@ -19,7 +22,8 @@ interface Job<T> {
  * The background commands (terminals) of the shell tools. Each runs under the policy it started
  * with; it is closed (killed through its abort signal, its output kept, the reason in its status)
  * when the policy it started under no longer holds: its conversation's tier moves between the
- * sandboxed tiers and the host tiers (`execPlaceOf`).
+ * sandboxed tiers and the host tiers (`execPlaceOf`), or its conversation's main directory moves
+ * (`reach/main-directory-changed`).
  */
 export class BackgroundJobs<T> {
   readonly #jobs = new Map<string, Job<T>>();
@@ -28,7 +32,7 @@ export class BackgroundJobs<T> {
   start(ctx: ToolCallContext, run: (ctx: ToolCallContext) => Promise<T>): { jobId: string } {
     const id = randomUUID();
     const controller = new AbortController();
-    const job: Job<T> = { session: ctx.turn.session.rootId ?? ctx.turn.session.id, controller, view: { state: 'running' } };
+    const job: Job<T> = { session: ctx.turn.session.rootId ?? ctx.turn.session.id, person: settingsScopeOf(ctx.turn), controller, view: { state: 'running' } };
     this.#jobs.set(id, job);
     const signal = AbortSignal.any([ctx.signal, controller.signal]);
     const finish = (outcome: Outcome<T>) => {
@@ -56,11 +60,22 @@ export class BackgroundJobs<T> {
     return this.close(event.sessionId, tierMove(event.previous.tier, event.next.tier));
   }
 
-  /** Closes every running job of a (root) conversation, saying why. */
-  close(session: string, reason: string): number {
+  /**
+   * Closes the running jobs of a conversation whose main directory moved: one person's when only
+   * theirs moved, else every job of the conversation (a person with a binding of their own did not
+   * move, but closing it too errs on the side of the new place).
+   */
+  onMainDirectoryChanged(event: MainDirectoryChangedEvent): number {
+    const reason = `closed: the conversation's main directory moved from '${event.previous}' to '${event.next}', and a background command keeps the place and policy it started with, so it was stopped; its output so far is kept. Start it again to run it in the new directory.`;
+    return this.close(event.sessionId, reason, event.person);
+  }
+
+  /** Closes every running job of a (root) conversation, or only one person's in it, saying why. */
+  close(session: string, reason: string, person?: string): number {
     let closed = 0;
     for (const job of this.#jobs.values()) {
       if (job.session !== session || job.view.state !== 'running') continue;
+      if (person !== undefined && job.person !== person) continue;
       job.closed = reason;
       job.controller.abort(new Error(reason));
       closed++;

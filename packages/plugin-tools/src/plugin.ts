@@ -21,9 +21,11 @@ export const builtinToolsPlugin = definePlugin({
     // Temp files a killed daemon left anywhere in a workspace are removed here, before any call.
     const tempJournal = ctx.dataDir === undefined ? undefined : await TempJournal.open(join(ctx.dataDir, 'builtin-tools'));
     ctx.onDispose(dispatcher.extend(async (call) => ({ credential: await reachService.forCall(call.turn), ...(tempJournal ? { tempJournal } : {}) })));
-    // Background commands are closed when their conversation's tier moves between the sandbox and the host.
+    // Background commands are closed when their conversation's tier moves between the sandbox and
+    // the host, or its main directory moves: either way the place they started in no longer holds.
     const jobs = new BackgroundJobs<RunCommandResult>();
     ctx.on('session/settings-changed', (event) => void jobs.onSettingsChanged(event));
+    ctx.on('reach/main-directory-changed', (event) => void jobs.onMainDirectoryChanged(event));
     ctx.onDispose(() => jobs.closeAll('the daemon is stopping'));
     const all: AnyTool[] = [readFileTool, listDirTool, writeFileTool, editFileTool, movePathTool, ...commandTools({ sandbox: () => ctx.maybe(sandbox) }, jobs)];
     for (const tool of all) ctx.onDispose(dispatcher.register(tool));

@@ -155,7 +155,7 @@ export function commandTools(deps: RunDeps, jobs: BackgroundJobs<RunCommandResul
   });
   const background = defineTool({
     name: 'run_command_background',
-    description: 'Start run_command in the background; poll it with command_status. It keeps the policy it started with, and is closed (output kept) if the tier moves between the sandbox and the host.',
+    description: 'Start run_command in the background; poll it with command_status. It keeps the policy it started with, and is closed (output kept, the reason in its status) if the tier moves between the sandbox and the host or the main directory changes.',
     params: RunCommandParams,
     risk: 'medium',
     handler: (ctx, params) => jobs.start(ctx, (jobCtx) => runCommand(jobCtx, params, deps)),

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
-import { LAYERS, SCOPE } from './layers.js';
+import { BACKEND_USERS, BACKENDS, LAYERS, SCOPE } from './layers.js';
 import type { SourceFile } from './source-tree.js';
 import { constantString, forEachNode, lineOf, moduleReferences, parse } from './syntax.js';
 
 /** The rules the guards enforce. */
-export const GUARD_RULES = ['import-direction', 'package-internals', 'unknown-package', 'credential-brand', 'credential-construction'] as const;
+export const GUARD_RULES = ['import-direction', 'package-internals', 'unknown-package', 'backend-side-door', 'credential-brand', 'credential-construction'] as const;
 /** One of {@link GUARD_RULES}. */
 export type GuardRule = (typeof GUARD_RULES)[number];
 
@@ -22,7 +22,10 @@ export interface Violation {
 export const BRAND_KEY = '@aalis/api-reach/credential';
 export const BRAND_PACKAGES: ReadonlySet<string> = new Set(['api-reach', 'plugin-reach']);
 
-/** Imports point left only, name a package's face (never its `src/`), and stay inside their package. */
+/**
+ * Imports point left only, name a package's face (never its `src/`), stay inside their package,
+ * and reach a sandbox backend only from tests or where {@link BACKEND_USERS} allows.
+ */
 export function checkImports(root: string, files: readonly SourceFile[]): Violation[] {
   const violations: Violation[] = [];
   for (const file of files) {
@@ -34,6 +37,9 @@ export function checkImports(root: string, files: readonly SourceFile[]): Violat
         const target = LAYERS[name];
         if (rest.length > 0) {
           violations.push({ ...at, rule: 'package-internals', message: `imports '${ref.specifier}': import from '${SCOPE}${name}' (its src/index.ts face), not from inside it.` });
+        }
+        if (BACKENDS.has(name) && name !== file.pkg && !isTestCode(file) && !BACKEND_USERS[file.pkg]?.includes(name)) {
+          violations.push({ ...at, rule: 'backend-side-door', message: `'${SCOPE}${file.pkg}' imports the sandbox backend '${SCOPE}${name}': reach a backend only through the kernel's \`sandbox\` service (inject it; refuse when it is missing). Only a test may bring a backend along.` });
         }
         if (target === undefined || own === undefined) {
           const which = own === undefined ? `package '${file.pkg}'` : `'${SCOPE}${name}'`;
@@ -54,7 +60,13 @@ export function checkImports(root: string, files: readonly SourceFile[]): Violat
   return violations;
 }
 
-/** Each package's declared `@aalis/*` dependencies point left only. */
+/** Tests, their helpers (`*.testing.ts`) and benchmarks: code that may bring a real backend along. */
+function isTestCode(file: SourceFile): boolean {
+  const inside = file.display.split('/').slice(2);
+  return /\.(test|testing|bench)\.[cm]?[tj]sx?$/.test(file.display) || inside[0] === 'test' || inside[0] === 'bench';
+}
+
+/** Each package's declared `@aalis/*` dependencies point left only, and name a sandbox backend only where {@link BACKEND_USERS} allows. */
 export function checkManifests(root: string, packages: readonly string[]): Violation[] {
   const violations: Violation[] = [];
   for (const pkg of packages) {
@@ -67,6 +79,10 @@ export function checkManifests(root: string, packages: readonly string[]): Viola
         const target = LAYERS[dep.slice(SCOPE.length)];
         if (own !== undefined && target !== undefined && target > own) {
           violations.push({ rule: 'import-direction', file: display, line: 1, message: `'${SCOPE}${pkg}' depends on '${dep}' (${field}), which is to its right.` });
+        }
+        const name = dep.slice(SCOPE.length);
+        if (field !== 'devDependencies' && BACKENDS.has(name) && name !== pkg && !BACKEND_USERS[pkg]?.includes(name)) {
+          violations.push({ rule: 'backend-side-door', file: display, line: 1, message: `'${SCOPE}${pkg}' depends on the sandbox backend '${dep}' (${field}); only its tests may (devDependencies): it reaches backends through the \`sandbox\` service.` });
         }
       }
     }

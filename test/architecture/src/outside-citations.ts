@@ -11,6 +11,8 @@ export const OUTSIDE_CITATIONS = [
   { name: 'the shared folder', pattern: /(?:\.\.\/|\/work\/)shared\b/ },
   { name: 'the seeds folder', pattern: /\bseeds\// },
   { name: 'a specification file by name', pattern: /\b00[0-9]_(?:[0-9a-f]{4,}|…)/ },
+  // Section numbers of those documents ("§4.8.1", "003 §6"): a reader of the repository cannot look them up.
+  { name: 'a specification section by number', pattern: /§\s*\d/ },
 ] as const;
 
 /** One citation of something outside the repository. */

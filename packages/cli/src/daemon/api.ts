@@ -268,7 +268,7 @@ const ROUTES: readonly Route[] = [
     async handler(ctx, req, res, _url, [id = '']) {
       const change = await bodyOf(req, SettingsChangeSchema);
       await known(ctx, id);
-      // The run mode changes only between turns (000 §4): a turn runs under the mode it began in.
+      // The run mode changes only between turns: a turn runs under the mode it began in.
       const running = change.runMode !== undefined ? agentOf(ctx)?.runningIn(id) : undefined;
       if (running) {
         throw new ApiError('turn-running', `the run mode cannot change while a turn (${running.turnId}) runs in conversation '${id}'; nothing was changed. Wait for its turn/ended event, or stop it (POST /api/sessions/${encodeURIComponent(id)}/stop), then switch.`, 409);
