@@ -108,7 +108,8 @@ export class RunOverlays {
    * thread: a large commit does not stop the daemon answering). Refused entries are the run's
    * refused writes, by their exact paths. A root that cannot be committed at all is refused whole and said.
    */
-  async commit(run: (o: OverlayRoot) => Promise<CommitReport>): Promise<{ refused: string[]; conflicts: string[]; failed: string[]; notes: string }> {
+  async commit(run: (o: OverlayRoot) => Promise<CommitReport>): Promise<{ committed: string[]; refused: string[]; conflicts: string[]; failed: string[]; notes: string }> {
+    const committed: string[] = [];
     const refused: string[] = [];
     const conflicts: string[] = [];
     const failed: string[] = [];
@@ -117,6 +118,7 @@ export class RunOverlays {
     for (const o of this.overlays) {
       try {
         const r = await run(o);
+        committed.push(...r.committed);
         refused.push(...r.refused);
         conflicts.push(...r.conflicts);
         failed.push(...r.failed);
@@ -130,6 +132,6 @@ export class RunOverlays {
     if (refused.length > 0) notes += `aalis: writes the policy does not allow were kept off the host (never made there): ${refused.map(printablePath).join(', ')}\n`;
     if (failed.length > 0) notes += `aalis: writes the policy allows could not be committed (not on the host; see above): ${failed.map(printablePath).join(', ')}\n`;
     if (conflicts.length > 0) notes += `aalis: entries changed on the host during the run kept the host's version (the command's was not committed): ${conflicts.map(printablePath).join(', ')}\n`;
-    return { refused, conflicts, failed, notes };
+    return { committed, refused, conflicts, failed, notes };
   }
 }

@@ -37,6 +37,7 @@ export class RunDir {
   private empty = false;
   private void = false;
   private layers = false;
+  private kept = false;
   private readonly placeholders: Placeholder[] = [];
 
   constructor(readonly parent: string) {
@@ -72,6 +73,21 @@ export class RunDir {
     mkdirSync(dir, { mode: 0o700 });
     this.layers = true;
     return dir;
+  }
+
+  /**
+   * Keeps the layers (and so this folder) past {@link dispose}: a run's refused writes wait in them
+   * for an answer (kept-writes.ts). {@link releaseLayers} removes them; a dead daemon's are swept.
+   */
+  keepLayers(): void {
+    this.kept = this.layers;
+  }
+
+  /** Removes kept layers and the folder. */
+  releaseLayers(): void {
+    if (!this.kept) return;
+    this.kept = false;
+    this.dispose();
   }
 
   private ensure(): void {
@@ -123,6 +139,8 @@ export class RunDir {
     if (this.empty) unlinkSync(this.emptyFile);
     if (this.void) rmdirSync(this.emptyDir);
     if (this.journal) unlinkSync(join(this.path, 'journal'));
+    this.empty = this.void = this.journal = false;
+    if (this.kept) return; // the layers wait for releaseLayers
     if (this.layers) {
       try {
         removeLayers(join(this.path, 'overlay'));

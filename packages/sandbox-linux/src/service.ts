@@ -3,6 +3,7 @@ import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import {
+  type KeptCommit,
   type SandboxPolicy,
   type SandboxProbe,
   type SandboxRunRequest,
@@ -30,6 +31,7 @@ import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
 import { type HostModel, OVERLAY_FAILURE } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
 import { buildSeccompFilter } from './seccomp.js';
+import { DEFAULT_KEPT_WRITES_MS, KeptWritesStore } from './kept-writes.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
 
@@ -81,6 +83,8 @@ export interface LinuxSandboxOptions {
   readonly hostModel?: HostModel;
   /** util-linux's unshare, for the overlay's mount step. Default `unshare` on PATH. */
   readonly unshare?: string;
+  /** How long a run's refused writes kept for an answer (`keepRefused`) wait before they are discarded. Default {@link DEFAULT_KEPT_WRITES_MS}. */
+  readonly keptWritesMs?: number;
 }
 
 /** The default {@link LinuxSandboxOptions.undoneDir}. */
@@ -131,11 +135,14 @@ export class LinuxSandbox implements SandboxService {
   private sweptAt = 0;
   /** Run folders of dead daemons that held writes never judged (swept, never committed): said on the next run. */
   private unjudged: string[] = [];
+  /** Runs' refused writes waiting in their upper layers for an answer (kept-writes.ts). */
+  private readonly kept: KeptWritesStore;
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
     this.filter = options.seccompFilter ?? buildSeccompFilter();
     this.tmp = options.tmpDir ?? tmpdir();
     this.undoneDir = options.undoneDir ?? defaultUndoneDir();
+    this.kept = new KeptWritesStore(options.keptWritesMs ?? DEFAULT_KEPT_WRITES_MS);
     sweepStaleRunDirs(this.tmp, (d, partial) => this.unjudged.push(partial ? `${d}: partially committed, cut off midway` : d));
     try {
       sweepStalePidCgroups(choosePidLimit(this.pidLimit));
@@ -216,6 +223,21 @@ export class LinuxSandbox implements SandboxService {
     return this.host.run({ op: 'memory' });
   }
 
+  /** Commits a run's kept refused writes, judged under `policy` (kept-writes.ts); the rest of them is discarded. */
+  async commitKept(id: string, policy: SandboxPolicy, paths: readonly string[]): Promise<KeptCommit> {
+    return this.kept.commit(id, policy, paths, (job) => this.host.run({ op: 'commit', ...job }));
+  }
+
+  /** Discards a run's kept refused writes. */
+  async discardKept(id: string): Promise<void> {
+    this.kept.discard(id);
+  }
+
+  /** Discards every kept write (the daemon or session is ending). */
+  close(): void {
+    this.kept.discardAll();
+  }
+
   /** Translates without running: the bwrap mount plan for a policy as seen from `cwd` now. */
   plan(policy: SandboxPolicy, cwd: string, emptyFile = '/nonexistent/empty'): Translation {
     return translatePolicy(policy, scanHost(policy, cwd, this.options.scan, livePlaceholders()), { cwd, emptyFile, kernel: kernelSurface() });
@@ -267,7 +289,9 @@ export class LinuxSandbox implements SandboxService {
         }
         // off the event loop: a large tree takes seconds to walk
         facts = await this.host.run({ op: 'scan', policy, cwd: request.cwd, options: this.options.scan, skip: [...livePlaceholders()] });
-        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface() });
+        // refused writes kept for an answer must reach the upper layer: no placeholder refuses them first (kept-writes.ts)
+        const placeholders = !(model.kind === 'overlay' && request.keepRefused === true);
+        translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders });
         // bwrap looks up every mount source as it starts
         if (translation.usesEmptyFile) dir.prepareEmptyFile();
         if (translation.placeholders.length > 0) dir.prepareEmptyDir();
@@ -342,7 +366,9 @@ export class LinuxSandbox implements SandboxService {
       this.unjudged = [];
     }
     if (commit.refused.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
-    return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...commit.refused])] };
+    // kept for an answer: the layers outlive this run's folder until committed or discarded (kept-writes.ts)
+    const keptWrites = request.keepRefused ? this.kept.keep(overlays, dir, commit.refused, mountPoints) : undefined;
+    return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...commit.refused])], ...(keptWrites ? { keptWrites } : {}) };
   }
 
   private async spawn(

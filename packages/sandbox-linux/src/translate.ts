@@ -52,6 +52,12 @@ export interface TranslateOptions {
   readonly emptyDir?: string;
   /** The kernel files made read-only or masked (`kernelSurface()` of kernel-surface.ts); default none. */
   readonly kernel?: readonly KernelPath[];
+  /**
+   * Make placeholders at missing denied names (default true). Off only under the overlay model with
+   * refused writes kept for an answer: the write then lands in the upper layer, is refused at the
+   * commit like any other, and can be committed from there once approved (kept-writes.ts).
+   */
+  readonly placeholders?: boolean;
 }
 
 /** Policy paths that cannot be expressed as mounts are refused rather than dropped. */
@@ -119,7 +125,7 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     ),
   ];
   const dangling = new Set(facts.dangling ?? []);
-  for (const p of new Set(deniedMissing)) {
+  for (const p of options.placeholders === false ? [] : new Set(deniedMissing)) {
     // a dangling symlink leads where its target's own state decides
     if (facts.kinds.has(p) || dangling.has(p) || p === '/') continue;
     const parent = p.slice(0, p.lastIndexOf('/')) || '/';

@@ -66,8 +66,10 @@ const list = (fd: number) => readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buf
  * mount destinations: an empty entry bwrap made to mount on is not the command's write. Throws only
  * when the host root itself cannot be opened; everything else is reported entry by entry.
  */
-export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPoints: ReadonlySet<string> = new Set(), since?: bigint): CommitReport {
+export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPoints: ReadonlySet<string> = new Set(), since?: bigint, only?: ReadonlySet<string>): CommitReport {
   const layers = layersOf(policy);
+  // `only`: a later commit of approved entries from a kept upper layer; everything else in it was judged before
+  const scope = onlyScope(only);
   const committed: string[] = [];
   const refused: string[] = [];
   const conflicts: string[] = [];
@@ -215,7 +217,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     if (!fresh && rel !== '' && isOpaque(rel, upperFd)) {
       // replaced whole in the sandbox: what the host has and the upper layer lacks was removed
       const inUpper = new Set(names.map((n) => n.toString('latin1')));
-      for (const n of list(hostFd)) if (!inUpper.has(n.toString('latin1'))) settle(child(path, n), () => removeHost(hostFd, n, child(path, n)));
+      for (const n of list(hostFd)) if (!inUpper.has(n.toString('latin1')) && scope(child(path, n)) !== 'out') settle(child(path, n), () => removeHost(hostFd, n, child(path, n)));
     }
     for (const name of names) {
       const p = child(path, name);
@@ -225,6 +227,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   };
 
   const entry = (upperFd: number, hostFd: number, name: Buffer, path: string, rel: string): void => {
+    if (scope(path) === 'out') return;
     const st = lstatSync(atFd(upperFd, name));
     const host = lstatAt(hostFd, name);
     if (isWhiteout(st)) {
@@ -259,7 +262,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         refuseTree(upperFd, name, path);
         return;
       }
-      if (sameFs && renameOk(rel, true) && allAllowed(upperFd, name, path)) {
+      if (only === undefined && sameFs && renameOk(rel, true) && allAllowed(upperFd, name, path)) {
         try {
           renameSync(atFd(upperFd, name), atFd(hostFd, name));
           committed.push(path);
@@ -315,8 +318,21 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     const why = opaque && !opaque.ok ? opaque.reason : 'getfattr could not read them';
     notes.push(`aalis: ${unknown} directories could not be checked for having been replaced whole (${why}): entries of the old ones were kept on the host\n`);
   }
+  if (only !== undefined) refused.splice(0, refused.length, ...refused.filter((p) => scope(p) === 'in'));
   for (const p of refused) if (layers.hidden(p)) notes.push(`aalis: ${p} was not committed (rule: deny-read): the policy hides it from the command, so the command may not create or replace it either\n`);
   return { committed, refused, conflicts, failed, notes };
+}
+
+/**
+ * Where a path stands against the approved set of a later commit: approved itself (`in`), on the
+ * way to an approved one (`ancestor`: walked, made where missing and writable), or neither (`out`:
+ * left in the layer untouched). Without a set every path is `in`.
+ */
+function onlyScope(only: ReadonlySet<string> | undefined): (path: string) => 'in' | 'ancestor' | 'out' {
+  if (only === undefined) return () => 'in';
+  const ancestors = new Set<string>();
+  for (const p of only) for (let d = dirname(p); d !== dirname(d) && !ancestors.has(d); d = dirname(d)) ancestors.add(d);
+  return (path) => (only.has(path) ? 'in' : ancestors.has(path) ? 'ancestor' : 'out');
 }
 
 /**
