@@ -45,6 +45,7 @@ export {
 export { PathRuleSchema, RealPathSchema, type SandboxGrants, type SandboxPolicy, SandboxPolicySchema } from './sandbox-policy.js';
 export { sandboxPolicyAllows, sandboxPolicyOf } from './sandbox-policy-of.js';
 export {
+  type CommitConflictEntry,
   type KeptCommit,
   type KeptWrites,
   SANDBOX_BACKENDS,

@@ -27,6 +27,17 @@ export interface SandboxRunResult {
    * writes are discarded on their own after a bounded time.
    */
   readonly keptWrites?: KeptWrites;
+  /**
+   * Entries the command wrote that changed on the host since it started (another run, the user):
+   * the host's version stays; `keptAt` is where the command's version was put, when it could be.
+   */
+  readonly conflicts?: readonly CommitConflictEntry[];
+}
+
+/** One write that lost to a host change; see {@link SandboxRunResult.conflicts}. */
+export interface CommitConflictEntry {
+  readonly path: string;
+  readonly keptAt?: string;
 }
 
 /** Refused writes kept aside after a run, not on the host; see {@link SandboxService.commitKept}. */

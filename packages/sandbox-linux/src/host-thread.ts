@@ -26,7 +26,7 @@ export type HostJob =
       readonly aside?: string;
     }
   // the overlay's commit after a run (upper-commit.ts): as long as what the command wrote is large
-  | { readonly op: 'commit'; readonly policy: SandboxPolicy; readonly overlay: OverlayRoot; readonly mountPoints: readonly string[]; readonly since?: bigint; readonly only?: readonly string[] }
+  | { readonly op: 'commit'; readonly policy: SandboxPolicy; readonly overlay: OverlayRoot; readonly mountPoints: readonly string[]; readonly since?: bigint; readonly only?: readonly string[]; readonly aside?: string }
   | { readonly op: 'memory' };
 
 /** What the host model holds in memory: the heap of the thread it runs on, after a full collection, and the directories whose listings it keeps. */
@@ -58,7 +58,7 @@ export class HostWalkError extends Error {
 /** The same job, on the calling thread: what the host thread does, and the fallback when it cannot start. */
 export function runHostJob(job: HostJob): HostFacts | UndoReport | CommitReport | HostMemory {
   if (job.op === 'memory') return hostMemory();
-  if (job.op === 'commit') return commitUpper(job.policy, job.overlay, new Set(job.mountPoints), job.since, job.only === undefined ? undefined : new Set(job.only));
+  if (job.op === 'commit') return commitUpper(job.policy, job.overlay, new Set(job.mountPoints), job.since, job.only === undefined ? undefined : new Set(job.only), job.aside);
   return job.op === 'scan'
     ? scanHost(job.policy, job.cwd, job.options, new Set(job.skip))
     : undoNewForbidden(job.policy, job.before, job.options, new Set(job.keep), job.aside);

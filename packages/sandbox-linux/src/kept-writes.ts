@@ -74,7 +74,7 @@ export class KeptWritesStore {
       const r = await k.overlays.commit((overlay) => run({ overlay, policy, only, mountPoints: k.mountPoints, ...(since === undefined ? {} : { since }) }));
       const refused = [...r.refused, ...never];
       const notes = r.notes + (never.length > 0 ? `aalis: ${never.join(', ')} ${never.length === 1 ? 'was' : 'were'} not among the kept writes of that run: not committed\n` : '');
-      return { committed: r.committed.filter((p) => only.includes(p)), refused, conflicts: r.conflicts, notes };
+      return { committed: r.committed.filter((p) => only.includes(p)), refused, conflicts: r.conflicts.map((c) => c.path), notes };
     } finally {
       k.dir.releaseLayers();
     }

@@ -352,10 +352,12 @@ export class LinuxSandbox implements SandboxService {
       if (e instanceof DaemonTmpVisibleError) throw unavailable(e.message, `${e.fix}; nothing was run`);
       throw unavailable(`the run's overlay layers or placeholders could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
-    const result = await this.spawn(request, translation, tools, () => {}, basename(dir.path), overlays);
+    let result = await this.spawn(request, translation, tools, () => {}, basename(dir.path), overlays);
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
     const mountPoints = translation.mounts.map((m) => m.path);
-    const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints, ...(overlays.since === undefined ? {} : { since: overlays.since }) }));
+    // a conflicting file's command version is kept beside what the look moves aside (undoneDir), by run
+    const aside = join(this.undoneDir, `${basename(dir.path)}-conflicts`);
+    const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints, aside, ...(overlays.since === undefined ? {} : { since: overlays.since }) }));
     let notes = translation.notes.join('') + commit.notes;
     if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
     if (this.unjudged.length > 0) {
@@ -365,6 +367,7 @@ export class LinuxSandbox implements SandboxService {
       if (never.length > 0) notes += `aalis: a daemon that died during a run left writes never judged; they were discarded, not committed (${never.join(', ')})\n`;
       this.unjudged = [];
     }
+    if (commit.conflicts.length > 0) result = { ...result, conflicts: commit.conflicts };
     if (commit.refused.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
     // kept for an answer: the layers outlive this run's folder until committed or discarded (kept-writes.ts)
     const keptWrites = request.keepRefused ? this.kept.keep(overlays, dir, commit.refused, mountPoints) : undefined;
