@@ -56,6 +56,9 @@ export {
   SandboxPlanSchema,
 } from './sandbox-plan.js';
 export {
+  type CommitConflictEntry,
+  type KeptCommit,
+  type KeptWrites,
   SANDBOX_BACKENDS,
   type SandboxBackend,
   type SandboxCheck,

@@ -28,9 +28,10 @@ const FIXES = {
   maxOutputBytes: 'pass a positive whole number of bytes, or leave it out for the default',
   policy: 'build the policy with sandboxPolicyOf from @aalis/api-reach: real absolute paths, patterns in the contract subset, exactly the fields of SandboxPolicy',
   signal: 'pass an AbortSignal, or leave it out',
+  keepRefused: 'pass true or false, or leave it out',
 } as const satisfies Record<keyof SandboxRunRequest, string>;
 
-const ANY_FIELD = 'pass an object with the fields of SandboxRunRequest (argv, cwd, env, timeoutMs, policy; optionally stdin, maxOutputBytes, signal) and no others';
+const ANY_FIELD = 'pass an object with the fields of SandboxRunRequest (argv, cwd, env, timeoutMs, policy; optionally stdin, maxOutputBytes, signal, keepRefused) and no others';
 
 /** Where a zod issue is, written as code would name it: `argv[1]`, `policy.writeDeny[0].path`. */
 function fieldOf(path: readonly PropertyKey[]): string {

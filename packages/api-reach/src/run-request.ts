@@ -40,6 +40,12 @@ export const SandboxRunRequestSchema = z
     /** A real path the command starts in. */
     cwd: RealPathSchema,
     policy: SandboxPolicySchema,
+    /**
+     * Keep the writes the sandbox refused aside (never on the host) so that, once approved, they
+     * can be committed without running the command again ({@link SandboxService.commitKept}).
+     * A backend that cannot keep them ignores it and returns no `keptWrites`.
+     */
+    keepRefused: z.boolean().optional(),
   })
   .readonly();
 

@@ -1,6 +1,7 @@
 import { defineService } from '@aalis/core';
 import type { SandboxRunRequest } from './run-request.js';
 import type { SandboxPlan } from './sandbox-plan.js';
+import type { SandboxPolicy } from './sandbox-policy.js';
 
 /** The sandbox backends there are. */
 export const SANDBOX_BACKENDS = ['linux', 'darwin', 'docker'] as const;
@@ -21,6 +22,41 @@ export interface SandboxRunResult {
   readonly writeDenied: boolean;
   /** The real paths whose writes were refused, where the backend can tell. */
   readonly deniedWrites: readonly string[];
+  /**
+   * The refused writes the backend kept aside (asked for with `keepRefused`): `paths` are exactly
+   * the entries the command wrote that the policy refused. Commit or discard them by `id`; kept
+   * writes are discarded on their own after a bounded time.
+   */
+  readonly keptWrites?: KeptWrites;
+  /**
+   * Entries the command wrote that changed on the host since it started (another run, the user):
+   * the host's version stays; `keptAt` is where the command's version was put, when it could be.
+   */
+  readonly conflicts?: readonly CommitConflictEntry[];
+}
+
+/** One write that lost to a host change; see {@link SandboxRunResult.conflicts}. */
+export interface CommitConflictEntry {
+  readonly path: string;
+  readonly keptAt?: string;
+}
+
+/** Refused writes kept aside after a run, not on the host; see {@link SandboxService.commitKept}. */
+export interface KeptWrites {
+  readonly id: string;
+  readonly paths: readonly string[];
+}
+
+/** What committing kept writes did. */
+export interface KeptCommit {
+  /** Paths now on the host. */
+  readonly committed: readonly string[];
+  /** Paths the policy given still refuses: not on the host. */
+  readonly refused: readonly string[];
+  /** Paths that changed on the host since the command started: the host's version stays. */
+  readonly conflicts: readonly string[];
+  /** Lines for the command's stderr: what was not done and why. */
+  readonly notes: string;
 }
 
 /** One line of a backend's self-check, for `aalis doctor`. */
@@ -51,6 +87,14 @@ export interface SandboxService {
   plan(request: SandboxRunRequest): Promise<SandboxPlan>;
   /** Runs one command: the plan it builds, exactly. Throws {@link SandboxUnavailableError} and runs nothing when it cannot enforce the policy. */
   run(request: SandboxRunRequest): Promise<SandboxRunResult>;
+  /**
+   * Commits kept writes (`paths`, a subset of {@link KeptWrites.paths}) judged by `policy`, the
+   * run's policy with what was approved since; the rest of them is discarded. Throws when `id` is
+   * unknown or gone (timed out, discarded): nothing was committed.
+   */
+  commitKept?(id: string, policy: SandboxPolicy, paths: readonly string[]): Promise<KeptCommit>;
+  /** Discards kept writes; an unknown `id` is nothing to do. */
+  discardKept?(id: string): Promise<void>;
 }
 
 /** The sandbox service descriptor; the deployment decides which backend provides it. */

@@ -1,5 +1,5 @@
-// run_command's read-only-first retry with the real Linux sandbox: a refused write is asked for
-// exactly, and the command is re-run only when the grant lets that write through.
+// run_command's read-only-first flow with the real Linux sandbox: a refused write is asked for
+// exactly; on a yes it is committed from where the sandbox kept it, and the command never runs twice.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,24 +14,24 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
     await env.kernel.stop();
   });
 
-  it('a refused landing is asked for as that exact path; on a yes the command runs twice and the landing is written', async () => {
+  it('a refused landing is asked for as that exact path; on a yes the kept write is committed and the command ran once', async () => {
     env.answer(() => ['approve']);
     const outcome = await env.run({ command: 'echo run >> count.txt; echo x > lefthook.yml' });
     const landing = join(env.project, 'lefthook.yml');
     expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: landing, rule: 'landing' }]);
-    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [landing], refusedWrites: [] } });
-    expect(countIn(env.project)).toBe(2);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 1, grantedWrites: [landing], refusedWrites: [] } });
+    expect(countIn(env.project)).toBe(1);
     expect(readFileSync(landing, 'utf8')).toBe('x\n');
   }, 30_000);
 
-  it('a refused landing in a subdirectory (undone after the run) is asked for as that exact path too', async () => {
+  it('a refused landing in a subdirectory is asked for as that exact path too, and committed without a second run', async () => {
     env.answer(() => ['approve']);
     mkdirSync(join(env.project, 'sub'));
     const outcome = await env.run({ command: 'echo run >> count.txt; echo x > sub/lefthook.yml' });
     const landing = join(env.project, 'sub', 'lefthook.yml');
     expect(env.asked.map((e) => e.subject)).toEqual([{ kind: 'write-path', path: landing, rule: 'landing' }]);
-    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [landing] } });
-    expect(countIn(env.project)).toBe(2);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 1, grantedWrites: [landing] } });
+    expect(countIn(env.project)).toBe(1);
     expect(readFileSync(landing, 'utf8')).toBe('x\n');
   }, 30_000);
 
@@ -133,7 +133,7 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
     expect(existsSync(join(dir, 'new.txt'))).toBe(false);
   }, 30_000);
 
-  it('a landing file in a new landing directory: the directory and then the file are asked for exactly, and one retry makes them', async () => {
+  it('a landing file in a new landing directory: the directory and then the file are asked for exactly, and both are committed from the kept run', async () => {
     // The Linux sandbox captures writes in an overlay and judges them after the command
     // (sandbox-linux's README): the refused write is reported by the file's own path, so both
     // asks are exact and the retry with both granted is not refused again.
@@ -147,9 +147,9 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
       { kind: 'write-path', path: dir, rule: 'landing' },
       { kind: 'write-path', path: tasks, rule: 'landing' },
     ]);
-    expect(first, JSON.stringify(first)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 2, grantedWrites: [dir, tasks], refusedWrites: [] } });
+    expect(first, JSON.stringify(first)).toMatchObject({ ok: true, value: { exitCode: 0, runs: 1, grantedWrites: [dir, tasks], refusedWrites: [] } });
     expect(readFileSync(tasks, 'utf8')).toBe('{}\n');
-    expect(countIn(env.project)).toBe(2);
+    expect(countIn(env.project)).toBe(1);
   }, 30_000);
 
   it('a new file outside the roots is asked for by the directory it is made in, and retried once', async () => {

@@ -1,4 +1,4 @@
-import { type ReachCredential, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
+import { type KeptCommit, type ReachCredential, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
 import { defineTool, type ToolCallContext, ToolError } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
@@ -35,9 +35,9 @@ export class CommandRefusedError extends ToolError {
 /** What `run_command` returns: the final run only (the read-only-first attempt is not shown). */
 export type RunCommandResult = HostRunResult & {
   readonly where: 'sandbox' | 'host';
-  /** How many times the command ran: 2 only when refused writes were granted and it was retried. */
+  /** How many times the command ran: 2 only when refused writes were granted and the backend could not keep them, so it was retried. */
   readonly runs: 1 | 2;
-  /** Paths approved after the first run was refused them; the command was retried once with them. */
+  /** Paths approved after the first run was refused them: committed from where the sandbox kept them, or (runs 2) the command retried once with them. */
   readonly grantedWrites: readonly string[];
   /** Writes the sandbox refused and undid in the run returned, each with why it stays refused. */
   readonly refusedWrites: readonly RefusedWrite[];
@@ -92,44 +92,80 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
     const policy = credential.sandboxPolicy();
     return params.network === 'off' ? { ...policy, network: 'off' } : policy;
   };
-  const run = (policy: SandboxPolicy) => sandboxed(service, { ...common, env, policy, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  // a backend that can keep refused writes aside commits them on an approval instead of running the command again
+  const keep = service.commitKept !== undefined;
+  const run = (policy: SandboxPolicy, keepRefused = false) => sandboxed(service, { ...common, env, policy, ...(keepRefused ? { keepRefused } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
   const firstPolicy = policyNow();
-  const first = await run(firstPolicy);
-  if (!first.writeDenied) return { where: 'sandbox', ...pick(first), runs: 1, grantedWrites: [], refusedWrites: [] };
+  const first = await run(firstPolicy, keep);
+  const kept = first.keptWrites;
+  try {
+    if (!first.writeDenied) return { where: 'sandbox', ...pick(first), runs: 1, grantedWrites: [], refusedWrites: [] };
 
-  const tail = first.stderr.trim().split('\n').slice(-5).join('\n');
-  const onceOnly = (refusedWrites: readonly RefusedWrite[], why: string): RunCommandResult => ({
-    where: 'sandbox',
-    ...pick(first),
-    runs: 1,
-    grantedWrites: [],
-    refusedWrites,
-    note: `${why} The command ran once, without ${refusedWrites.length === 1 ? 'that write' : 'those writes'} (undone); everything else it did stays. It was not run again.`,
-  });
-  if (ctx.signal?.aborted) return onceOnly([], 'The call was cancelled, so its refused writes were not asked for.');
-  if (first.deniedWrites.length === 0) {
-    return onceOnly([], 'The sandbox refused a write but could not tell which path, so there was nothing precise to ask for.');
+    const tail = first.stderr.trim().split('\n').slice(-5).join('\n');
+    const onceOnly = (refusedWrites: readonly RefusedWrite[], why: string): RunCommandResult => ({
+      where: 'sandbox',
+      ...pick(first),
+      runs: 1,
+      grantedWrites: [],
+      refusedWrites,
+      note: `${why} The command ran once, without ${refusedWrites.length === 1 ? 'that write' : 'those writes'} (undone); everything else it did stays. It was not run again.`,
+    });
+    if (ctx.signal?.aborted) return onceOnly([], 'The call was cancelled, so its refused writes were not asked for.');
+    if (first.deniedWrites.length === 0) {
+      return onceOnly([], 'The sandbox refused a write but could not tell which path, so there was nothing precise to ask for.');
+    }
+    const plan = await grantRefusedWrites({ deniedWrites: first.deniedWrites, cwd, policy: firstPolicy, policyNow, credential, platform: process.platform });
+    if (plan.kind === 'once') return onceOnly(plan.refusals, plan.why);
+    if (plan.kind === 'not-approved') {
+      throw new CommandRefusedError(
+        `the command needed to write ${plan.path}: ${plan.message} The command ran once without that write (undone); everything else it did stays, and it was not run again. Output of that run:\n${tail}`,
+        first,
+      );
+    }
+    const { refused, granted } = plan;
+    if (kept && refused.every((p) => kept.paths.includes(p))) return await commitKept(service, first, kept.id, policyNow(), refused, granted);
+    const second = await run(policyNow());
+    const again = second.writeDenied ? await refusedAgain(second, cwd) : [];
+    return {
+      where: 'sandbox',
+      ...pick(second),
+      runs: 2,
+      grantedWrites: granted,
+      refusedWrites: again,
+      ...(second.writeDenied
+        ? { note: `The command ran twice: once refused ${refused.join(', ')}, then again with ${granted.join(', ')} approved, and the second run was refused ${again.length > 0 ? again.map((r) => r.path).join(', ') : 'a write it could not name'}. It is not retried again; ask for those writes another way.` }
+        : {}),
+    };
+  } finally {
+    // whatever came of the ask, nothing stays kept past this call
+    if (kept) await service.discardKept?.(kept.id).catch(() => {});
   }
-  const plan = await grantRefusedWrites({ deniedWrites: first.deniedWrites, cwd, policy: firstPolicy, policyNow, credential, platform: process.platform });
-  if (plan.kind === 'once') return onceOnly(plan.refusals, plan.why);
-  if (plan.kind === 'not-approved') {
-    throw new CommandRefusedError(
-      `the command needed to write ${plan.path}: ${plan.message} The command ran once without that write (undone); everything else it did stays, and it was not run again. Output of that run:\n${tail}`,
-      first,
-    );
+}
+
+/**
+ * The approved writes committed from where the sandbox kept them, without running the command
+ * again: what it wrote is what lands, judged again under the policy with the grants.
+ */
+async function commitKept(service: SandboxService, first: SandboxRunResult, id: string, policy: SandboxPolicy, refused: readonly string[], granted: readonly string[]): Promise<RunCommandResult> {
+  let done: KeptCommit;
+  try {
+    done = await service.commitKept!(id, policy, refused);
+  } catch (error) {
+    const why = `The approved writes could not be committed (${(error as Error).message}); they are not on the host.`;
+    return { where: 'sandbox', ...pick(first), runs: 1, grantedWrites: granted, refusedWrites: refused.map((path) => ({ path, rule: 'not-committed', message: why })), note: `${why} The command ran once and was not run again.` };
   }
-  const { refused, granted } = plan;
-  const second = await run(policyNow());
-  const again = second.writeDenied ? await refusedAgain(second, cwd) : [];
+  const left: RefusedWrite[] = [
+    ...done.refused.map((path) => ({ path, rule: 'refused-again' as const, message: `${path} was still refused when the approved writes were committed; it is not on the host.` })),
+    ...done.conflicts.map((path) => ({ path, rule: 'conflict' as const, message: `${path} changed on the host since the command started; the host's version was kept and the command's was not committed.` })),
+  ];
   return {
     where: 'sandbox',
-    ...pick(second),
-    runs: 2,
+    ...pick(first),
+    stderr: first.stderr + done.notes,
+    runs: 1,
     grantedWrites: granted,
-    refusedWrites: again,
-    ...(second.writeDenied
-      ? { note: `The command ran twice: once refused ${refused.join(', ')}, then again with ${granted.join(', ')} approved, and the second run was refused ${again.length > 0 ? again.map((r) => r.path).join(', ') : 'a write it could not name'}. It is not retried again; ask for those writes another way.` }
-      : {}),
+    refusedWrites: left,
+    ...(left.length > 0 ? { note: `The command ran once; of the writes approved afterwards, ${left.map((r) => r.path).join(', ')} did not land (see refusedWrites). It was not run again.` } : {}),
   };
 }
 

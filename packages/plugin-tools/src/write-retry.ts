@@ -4,8 +4,8 @@ import { compileRules, escapePattern, foldPath, pathIsUnder, preparePath, type R
 import { realPathOf } from '@aalis/plugin-reach';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
 
-/** Why a write the sandbox refused was not asked for, or was refused again after a retry. */
-export const REFUSAL_RULES = ['control-plane', 'secret-file', 'no-grant-helps', 'not-utf8', 'refused-again'] as const;
+/** Why a write the sandbox refused was not asked for, was refused again after a retry, or (approved) did not land: a host change since the command started (`conflict`), a commit that failed (`not-committed`). */
+export const REFUSAL_RULES = ['control-plane', 'secret-file', 'no-grant-helps', 'not-utf8', 'refused-again', 'conflict', 'not-committed'] as const;
 /** One of {@link REFUSAL_RULES}. */
 export type RefusalRule = (typeof REFUSAL_RULES)[number];
 

@@ -1,6 +1,7 @@
-import { closeSync, constants, lstatSync, openSync, readdirSync, readlinkSync, readSync, type Stats, writeFileSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readlinkSync, readSync, type Stats, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { atFd, openDir } from './host-walk.js';
+import { walkTree } from './dir-cursor.js';
 
 /*
  * The host keeps changing while a command runs (the user edits, another program writes), and the
@@ -17,13 +18,18 @@ import { atFd, openDir } from './host-walk.js';
 
 /** A host entry the commit left alone because it changed during the run; thrown from deep in the walk, caught per entry. */
 export class CommitConflict extends Error {
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    /** Where the command's version was kept, if it was. */
+    readonly keptAt?: string,
+  ) {
     super(`${path} changed on the host during the run: the command's version was not committed`);
   }
 }
 
 /** The stderr line for a conflict. */
-export const conflictNote = (path: string) => `aalis: ${path} changed on the host during the run: the command's version was not committed (the host's version is kept)\n`;
+export const conflictNote = (path: string, keptAt?: string) =>
+  `aalis: ${path} changed on the host during the run: the command's version was not committed (the host's version is kept)${keptAt === undefined ? '' : `; the command's version is at ${keptAt}`}\n`;
 
 /** Stamps the run's start in `dir` (the run's layer folder) and returns it, in nanoseconds. Call it before the command starts. */
 export function markRunStart(dir: string): bigint {
@@ -48,32 +54,25 @@ export function changedSince(fd: number, name: Buffer, since: bigint): boolean {
  * changed (what it holds is unknown, so it is not removed).
  */
 export function treeChangedSince(fd: number, name: Buffer, since: bigint): boolean {
-  if (changedSince(fd, name, since)) return true;
-  const open: number[] = [];
+  let changed = false;
   try {
-    const first = openDirOrChanged(atFd(fd, name));
-    if (first === 'changed') return true;
-    if (first === undefined) return false;
-    open.push(first);
-    const stack: { fd: number; names: Buffer[] }[] = [{ fd: first, names: readdirSync(`/proc/self/fd/${first}`, { encoding: 'buffer' }) }];
-    while (stack.length > 0) {
-      const top = stack.at(-1)!;
-      const n = top.names.pop();
-      if (n === undefined) {
-        stack.pop();
-        closeSync(open.pop()!);
-        continue;
-      }
-      if (changedSince(top.fd, n, since)) return true;
-      const d = openDirOrChanged(atFd(top.fd, n));
-      if (d === 'changed') return true;
-      if (d === undefined) continue;
-      open.push(d);
-      stack.push({ fd: d, names: readdirSync(`/proc/self/fd/${d}`, { encoding: 'buffer' }) });
-    }
-    return false;
-  } finally {
-    for (const d of open) closeSync(d);
+    // one open directory at a time, back up through `..` checked by identity (dir-cursor.ts)
+    const whole = walkTree(
+      fd,
+      name,
+      '',
+      () => '',
+      (d, n) => (changed || changedSince(d, n, since) ? 'stop' : 'descend'),
+      (d, n) => {
+        const r = openDirOrChanged(atFd(d, n));
+        if (r !== 'changed') return r;
+        changed = true;
+        return undefined;
+      },
+    );
+    return changed || !whole;
+  } catch {
+    return true; // a directory that could not be listed, or moved meanwhile: what it holds is unknown
   }
 }
 

@@ -26,7 +26,7 @@ export type HostJob =
       readonly aside?: string;
     }
   // the overlay's commit after a run (upper-commit.ts): as long as what the command wrote is large
-  | { readonly op: 'commit'; readonly policy: SandboxPolicy; readonly overlay: OverlayRoot; readonly mountPoints: readonly string[]; readonly since?: bigint }
+  | { readonly op: 'commit'; readonly policy: SandboxPolicy; readonly overlay: OverlayRoot; readonly mountPoints: readonly string[]; readonly since?: bigint; readonly only?: readonly string[]; readonly aside?: string }
   // a run's overlay layers after its commit: removing them waits on the kernel for tens of ms (overlay-mount.ts)
   | { readonly op: 'removeLayers'; readonly dir: string }
   | { readonly op: 'memory' };
@@ -72,7 +72,7 @@ export function runHostJob(job: HostJob): HostFacts | UndoReport | CommitReport 
     removeLayers(job.dir);
     return undefined;
   }
-  if (job.op === 'commit') return commitUpper(job.policy, job.overlay, new Set(job.mountPoints), job.since);
+  if (job.op === 'commit') return commitUpper(job.policy, job.overlay, new Set(job.mountPoints), job.since, job.only === undefined ? undefined : new Set(job.only), job.aside);
   return job.op === 'scan'
     ? scanHost(job.policy, job.cwd, job.options, new Set(job.skip))
     : undoNewForbidden(job.policy, job.before, job.options, new Set(job.keep), job.aside);

@@ -2,6 +2,7 @@ import type { SandboxCheck, SandboxPolicy } from '@aalis/api-reach';
 import { hasRawBytes, printablePath } from './host-names.js';
 import { readFileSync } from 'node:fs';
 import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
+import type { CommitConflictEntry } from '@aalis/api-reach';
 import type { CommitReport } from './upper-commit.js';
 import { markRunStart } from './commit-conflicts.js';
 import { beginCommit, endCommit } from './commit-journal.js';
@@ -108,17 +109,19 @@ export class RunOverlays {
    * thread: a large commit does not stop the daemon answering). Refused entries are the run's
    * refused writes, by their exact paths. A root that cannot be committed at all is refused whole and said.
    */
-  async commit(run: (o: OverlayRoot) => Promise<CommitReport>): Promise<{ refused: string[]; conflicts: string[]; failed: string[]; notes: string }> {
+  async commit(run: (o: OverlayRoot) => Promise<CommitReport>): Promise<{ committed: string[]; refused: string[]; conflicts: CommitConflictEntry[]; failed: string[]; notes: string }> {
+    const committed: string[] = [];
     const refused: string[] = [];
-    const conflicts: string[] = [];
+    const conflicts: CommitConflictEntry[] = [];
     const failed: string[] = [];
     let notes = '';
     beginCommit(this.layersDir);
     for (const o of this.overlays) {
       try {
         const r = await run(o);
+        committed.push(...r.committed);
         refused.push(...r.refused);
-        conflicts.push(...r.conflicts);
+        conflicts.push(...r.conflicts.map((path) => (r.keptAt[path] === undefined ? { path } : { path, keptAt: r.keptAt[path]! })));
         failed.push(...r.failed);
         notes += r.notes.join('');
       } catch (e) {
@@ -129,7 +132,7 @@ export class RunOverlays {
     endCommit(this.layersDir);
     if (refused.length > 0) notes += `aalis: writes the policy does not allow were kept off the host (never made there): ${refused.map(printablePath).join(', ')}\n`;
     if (failed.length > 0) notes += `aalis: writes the policy allows could not be committed (not on the host; see above): ${failed.map(printablePath).join(', ')}\n`;
-    if (conflicts.length > 0) notes += `aalis: entries changed on the host during the run kept the host's version (the command's was not committed): ${conflicts.map(printablePath).join(', ')}\n`;
-    return { refused, conflicts, failed, notes };
+    if (conflicts.length > 0) notes += `aalis: entries changed on the host during the run kept the host's version (the command's was not committed): ${conflicts.map((c) => printablePath(c.path)).join(', ')}\n`;
+    return { committed, refused, conflicts, failed, notes };
   }
 }

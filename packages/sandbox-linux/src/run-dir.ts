@@ -47,6 +47,7 @@ export class RunDir {
   private empty = false;
   private void = false;
   private layers = false;
+  private kept = false;
   private readonly placeholders: Placeholder[] = [];
 
   constructor(readonly parent: string) {
@@ -62,6 +63,21 @@ export class RunDir {
   /** The empty directory mounted at placeholders. */
   get emptyDir(): string {
     return join(this.path, 'void');
+  }
+
+  /**
+   * Keeps the layers (and so this folder) past {@link dispose}: a run's refused writes wait in them
+   * for an answer (kept-writes.ts). {@link releaseLayers} removes them; a dead daemon's are swept.
+   */
+  keepLayers(): void {
+    this.kept = this.layers;
+  }
+
+  /** Removes kept layers and the folder. */
+  async releaseLayers(): Promise<void> {
+    if (!this.kept) return;
+    this.kept = false;
+    await this.dispose();
   }
 
   /** Creates the folder and its empty directory. */
@@ -142,8 +158,10 @@ export class RunDir {
     }
     this.placeholders.length = 0;
     if (!this.created) return;
-    const made = { empty: this.empty, void: this.void, journal: this.journal, layers: this.layers };
-    this.created = this.empty = this.void = this.journal = this.layers = false;
+    const made = { empty: this.empty, void: this.void, journal: this.journal, layers: this.layers && !this.kept };
+    this.empty = this.void = this.journal = false;
+    // kept layers wait for releaseLayers, and the folder with them
+    if (!this.kept) this.created = this.layers = false;
     // only what this object put there, so no recursive delete outside the layers
     const parts: Promise<unknown>[] = [];
     if (made.empty) parts.push(unlink(this.emptyFile));
@@ -152,7 +170,7 @@ export class RunDir {
     if (made.layers) parts.push(removeLayersOffLoop(join(this.path, 'overlay')));
     const settled = await Promise.allSettled(parts);
     // what the command left could not all be removed: the folder stays, for the sweep at the next start
-    if (settled.some((r) => r.status === 'rejected')) return;
+    if (settled.some((r) => r.status === 'rejected') || this.kept) return;
     await rmdir(this.path).catch(() => {});
   }
 }

@@ -3,6 +3,7 @@ import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import {
+  type KeptCommit,
   PLAN_RUN_DIR,
   type PlanStep,
   type SandboxPlan,
@@ -32,6 +33,7 @@ import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
 import { type HostModel, innerIdArgs, OVERLAY_FAILURE, overlayRootsOf, overlayStep, planOverlays, socketBinds } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
 import { buildSeccompFilter } from './seccomp.js';
+import { DEFAULT_KEPT_WRITES_MS, KeptWritesStore } from './kept-writes.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
 import { ARGS_FD, type LinuxRunPlan, linuxPlan } from './run-plan.js';
@@ -90,6 +92,8 @@ export interface LinuxSandboxOptions {
    * one-shot process (`aalis exec`) that would only pay the thread's start-up.
    */
   readonly hostWalks?: HostWalks;
+  /** How long a run's refused writes kept for an answer (`keepRefused`) wait before they are discarded. Default {@link DEFAULT_KEPT_WRITES_MS}. */
+  readonly keptWritesMs?: number;
 }
 
 /** The default {@link LinuxSandboxOptions.undoneDir}. */
@@ -137,12 +141,15 @@ export class LinuxSandbox implements SandboxService {
   private sweptAt = 0;
   /** Run folders of dead daemons that held writes never judged (swept, never committed): said on the next run. */
   private unjudged: string[] = [];
+  /** Runs' refused writes waiting in their upper layers for an answer (kept-writes.ts). */
+  private readonly kept: KeptWritesStore;
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
     this.host = new HostThread(options.hostWalks);
     this.filter = options.seccompFilter ?? buildSeccompFilter();
     this.tmp = options.tmpDir ?? tmpdir();
     this.undoneDir = options.undoneDir ?? defaultUndoneDir();
+    this.kept = new KeptWritesStore(options.keptWritesMs ?? DEFAULT_KEPT_WRITES_MS);
     sweepStaleRunDirs(this.tmp, (d, partial) => this.unjudged.push(partial ? `${d}: partially committed, cut off midway` : d));
     try {
       sweepStalePidCgroups(choosePidLimit(this.pidLimit));
@@ -221,6 +228,21 @@ export class LinuxSandbox implements SandboxService {
   /** What the host model (the scan's and the looks' kept listings, on the host thread) holds in memory now; for the benchmark. */
   hostMemory(): Promise<HostMemory> {
     return this.host.run({ op: 'memory' });
+  }
+
+  /** Commits a run's kept refused writes, judged under `policy` (kept-writes.ts); the rest of them is discarded. */
+  async commitKept(id: string, policy: SandboxPolicy, paths: readonly string[]): Promise<KeptCommit> {
+    return this.kept.commit(id, policy, paths, (job) => this.host.run({ op: 'commit', ...job }));
+  }
+
+  /** Discards a run's kept refused writes. */
+  async discardKept(id: string): Promise<void> {
+    this.kept.discard(id);
+  }
+
+  /** Discards every kept write (the daemon or session is ending). */
+  close(): void {
+    this.kept.discardAll();
   }
 
   /** Translates without running: the bwrap mount arguments for a policy as seen from `cwd` now. */
@@ -329,7 +351,8 @@ export class LinuxSandbox implements SandboxService {
         }
         // off the event loop: a large tree takes seconds to walk
         facts = await this.host.run({ op: 'scan', policy, cwd: request.cwd, options: this.options.scan, skip: [...livePlaceholders()] });
-        // the overlay captures every write, a new denied name included, and the commit refuses it: no placeholders
+        // the overlay captures every write, a new denied name included, and the commit refuses it (or
+        // keeps it for an answer: kept-writes.ts): no placeholders
         translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: model.kind !== 'overlay' });
         // bwrap looks up every mount source as it starts
         if (translation.usesEmptyFile) dir.prepareEmptyFile();
@@ -392,12 +415,15 @@ export class LinuxSandbox implements SandboxService {
       throw unavailable(`the run's overlay layers could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
     const runPlan = this.runPlan(request, translation, tools, model, overlays.hideArgs, (bwrap, args) => overlays.command(bwrap, args));
-    const result = await this.spawn(request, translation, runPlan, tools, () => {}, basename(dir.path), overlays);
+    let result = await this.spawn(request, translation, runPlan, tools, () => {}, basename(dir.path), overlays);
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
     const mountPoints = translation.mounts.map((m) => m.path);
-    const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints, ...(overlays.since === undefined ? {} : { since: overlays.since }) }));
-    // off the event loop; what could not be removed there the run folder's disposal tries again, then the next start's sweep
-    await this.host.run({ op: 'removeLayers', dir: layersDir }).catch(() => {});
+    // a conflicting file's command version is kept beside what the look moves aside (undoneDir), by run
+    const aside = join(this.undoneDir, `${basename(dir.path)}-conflicts`);
+    const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints, aside, ...(overlays.since === undefined ? {} : { since: overlays.since }) }));
+    // off the event loop; what could not be removed there the run folder's disposal tries again, then
+    // the next start's sweep. Layers kept for an answer stay (kept-writes.ts).
+    if (!(request.keepRefused === true && commit.refused.length > 0)) await this.host.run({ op: 'removeLayers', dir: layersDir }).catch(() => {});
     let notes = translation.notes.join('') + commit.notes;
     if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
     if (this.unjudged.length > 0) {
@@ -407,8 +433,11 @@ export class LinuxSandbox implements SandboxService {
       if (never.length > 0) notes += `aalis: a daemon that died during a run left writes never judged; they were discarded, not committed (${never.join(', ')})\n`;
       this.unjudged = [];
     }
+    if (commit.conflicts.length > 0) result = { ...result, conflicts: commit.conflicts };
     if (commit.refused.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
-    return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...commit.refused])] };
+    // kept for an answer: the layers outlive this run's folder until committed or discarded (kept-writes.ts)
+    const keptWrites = request.keepRefused ? this.kept.keep(overlays, dir, commit.refused, mountPoints) : undefined;
+    return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...commit.refused])], ...(keptWrites ? { keptWrites } : {}) };
   }
 
   private async spawn(

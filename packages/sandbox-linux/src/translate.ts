@@ -55,7 +55,8 @@ export interface TranslateOptions {
   /**
    * Whether missing denied names get placeholders (default true: the look-based model). False
    * under the overlay model, where every writable root is an overlay and a new entry there is
-   * judged at the commit: a placeholder would only add a mount and a host-side directory per name.
+   * judged at the commit: a placeholder would only add a mount and a host-side directory per name,
+   * and refused writes kept for an answer must reach the upper layer (kept-writes.ts).
    */
   readonly placeholders?: boolean;
 }
@@ -128,7 +129,7 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
           ),
         ];
   const dangling = new Set(facts.dangling ?? []);
-  for (const p of new Set(deniedMissing)) {
+  for (const p of options.placeholders === false ? [] : new Set(deniedMissing)) {
     // a dangling symlink leads where its target's own state decides
     if (facts.kinds.has(p) || dangling.has(p) || p === '/') continue;
     const parent = p.slice(0, p.lastIndexOf('/')) || '/';

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, renameSync, type Stats, symlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, renameSync, type Stats, symlinkSync, writeSync } from 'node:fs';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { decodeName, encodePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
@@ -12,6 +12,7 @@ import { layersOf } from './layers.js';
 import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
 import type { OverlayRoot } from './overlay-mount.js';
 import { removeAt } from './safe-move.js';
+import { type DirId, idOf, upTo, walkTree } from './dir-cursor.js';
 
 /*
  * After the command has ended (exit, timeout, kill: its whole pid namespace is gone, so nothing
@@ -37,10 +38,30 @@ export interface CommitReport {
   readonly refused: readonly string[];
   /** Entries that changed on the host during the run: the host's version was kept (commit-conflicts.ts). */
   readonly conflicts: readonly string[];
+  /** Where the command's version of a conflicting file was kept (under the `aside` folder), by host path. */
+  readonly keptAt: Readonly<Record<string, string>>;
   /** Entries the policy allows that could not be committed (an I/O error, a vanished directory): not on the host. */
   readonly failed: readonly string[];
   /** Lines for the command's stderr: what was not done and why. */
   readonly notes: readonly string[];
+}
+
+/** A directory the walk goes into, open on both sides (`mode`: set on the host one when its entries are in). */
+interface Descent {
+  readonly u: number;
+  readonly h: number;
+  readonly fresh: boolean;
+  readonly mode?: number;
+}
+
+/** One directory of the walk's stack: where it is, its upper names and how far it got, and its parents' identities for the way back up. */
+interface Frame {
+  readonly path: string;
+  readonly rel: string;
+  readonly names: Buffer[];
+  i: number;
+  readonly mode: number | undefined;
+  readonly up: { readonly u: DirId; readonly h: DirId };
 }
 
 const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -66,26 +87,30 @@ const list = (fd: number) => readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buf
  * mount destinations: an empty entry bwrap made to mount on is not the command's write. Throws only
  * when the host root itself cannot be opened; everything else is reported entry by entry.
  */
-export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPoints: ReadonlySet<string> = new Set(), since?: bigint): CommitReport {
+export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPoints: ReadonlySet<string> = new Set(), since?: bigint, only?: ReadonlySet<string>, aside?: string): CommitReport {
   const layers = layersOf(policy);
+  // `only`: a later commit of approved entries from a kept upper layer; everything else in it was judged before
+  const scope = onlyScope(only);
   const committed: string[] = [];
   const refused: string[] = [];
   const conflicts: string[] = [];
   const failed: string[] = [];
+  const keptAt: Record<string, string> = {};
   // a path the policy hides cannot be created or replaced from inside either (a `.env` the command wrote)
   const writable = (path: string) => layers.writable(path) && !layers.hidden(path);
   /** Runs one entry's step; a conflict or a failure is that entry's, and the walk goes on. */
-  const settle = (path: string, step: () => void): void => {
+  const settle = <T>(path: string, step: () => T): T | undefined => {
     try {
-      step();
+      return step();
     } catch (e) {
       if (e instanceof CommitConflict) {
         conflicts.push(e.path);
-        notes.push(conflictNote(e.path));
-        return;
+        notes.push(conflictNote(e.path, e.keptAt));
+        return undefined;
       }
       failed.push(path);
       notes.push(`aalis: ${path} could not be committed: ${(e as Error).message}\n`);
+      return undefined;
     }
   };
   const notes: string[] = [];
@@ -109,53 +134,63 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   };
   const uid = process.getuid?.() ?? 0;
 
+  // the walks below are iterative with one open directory per side (dir-cursor.ts): any depth
   /** Every path of the host tree at `name` is one the policy lets the command remove. */
-  const removable = (hostFd: number, name: Buffer, path: string): boolean => {
-    if (!writable(path)) return false;
-    const d = openDir(atFd(hostFd, name));
-    if (d === undefined) return true;
-    try {
-      return list(d).every((n) => removable(d, n, child(path, n)));
-    } finally {
-      closeSync(d);
-    }
-  };
+  const removable = (hostFd: number, name: Buffer, path: string): boolean =>
+    walkTree(
+      hostFd,
+      name,
+      path,
+      child,
+      (_d, _n, p) => (writable(p) ? 'descend' : 'stop'),
+      (d, n) => openDir(atFd(d, n)),
+    );
 
   /** Every entry of a new upper tree is allowed (so it can be renamed in at once). */
   const allAllowed = (upperFd: number, name: Buffer, path: string): boolean => {
-    if (!writable(path) || mountPoints.has(path)) return false;
-    const st = lstatSync(atFd(upperFd, name));
-    if (isWhiteout(st)) return false;
-    if (!st.isDirectory()) return st.isFile() || st.isSymbolicLink();
-    let d: number | undefined;
-    try {
-      d = openDir(atFd(upperFd, name));
-    } catch {
-      return false; // unreadable (chmod 300): made readable and committed entry by entry
-    }
-    if (d === undefined) return false;
-    try {
-      return list(d).every((n) => allAllowed(d, n, child(path, n)));
-    } finally {
-      closeSync(d);
-    }
+    let blocked = false;
+    const ok = walkTree(
+      upperFd,
+      name,
+      path,
+      child,
+      (d, n, p) => {
+        if (blocked || !writable(p) || mountPoints.has(p)) return 'stop';
+        const st = lstatSync(atFd(d, n));
+        if (isWhiteout(st)) return 'stop';
+        if (!st.isDirectory()) return st.isFile() || st.isSymbolicLink() ? 'leaf' : 'stop';
+        return 'descend';
+      },
+      (d, n) => {
+        try {
+          const fd = openDir(atFd(d, n));
+          if (fd === undefined) blocked = true;
+          return fd;
+        } catch {
+          blocked = true; // unreadable (chmod 300): made readable and committed entry by entry
+          return undefined;
+        }
+      },
+    );
+    return ok && !blocked;
   };
 
   /** The files (and empty directories) of a refused upper tree: what the command wrote, each by its path. */
   const refuseTree = (upperFd: number, name: Buffer, path: string): void => {
-    const st = lstatSync(atFd(upperFd, name));
-    const d = st.isDirectory() ? openUpperDir(upperFd, name) : undefined;
-    if (d === undefined) {
-      if (!isWhiteout(st)) refused.push(path);
-      return;
-    }
-    try {
-      const names = list(d);
-      if (names.length === 0) refused.push(path);
-      for (const n of names) refuseTree(d, n, child(path, n));
-    } finally {
-      closeSync(d);
-    }
+    walkTree(
+      upperFd,
+      name,
+      path,
+      child,
+      (d, n, p) => {
+        const st = lstatSync(atFd(d, n));
+        if (st.isDirectory()) return 'descend';
+        if (!isWhiteout(st)) refused.push(p);
+        return 'leaf';
+      },
+      openUpperDir,
+      (p) => refused.push(p),
+    );
   };
 
   const removeHost = (hostFd: number, name: Buffer, path: string): boolean => {
@@ -214,22 +249,74 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     }
   };
 
-  /** Walks one upper directory against its host directory (`fresh`: made by this commit, so it held nothing before). */
-  const walkDir = (upperFd: number, hostFd: number, path: string, rel: string, fresh: boolean): void => {
+  /**
+   * Enters one upper directory against its host directory (`fresh`: made by this commit, so it held
+   * nothing before): its names, and for a directory replaced whole the host entries it lacks removed.
+   */
+  const enter = (upperFd: number, hostFd: number, path: string, rel: string, fresh: boolean, mode: number | undefined, up: { u: DirId; h: DirId }): Frame => {
     const names = list(upperFd);
     if (!fresh && rel !== '' && isOpaque(rel, upperFd)) {
       // replaced whole in the sandbox: what the host has and the upper layer lacks was removed
       const inUpper = new Set(names.map((n) => n.toString('latin1')));
-      for (const n of list(hostFd)) if (!inUpper.has(n.toString('latin1'))) settle(child(path, n), () => removeHost(hostFd, n, child(path, n)));
+      for (const n of list(hostFd)) if (!inUpper.has(n.toString('latin1')) && scope(child(path, n)) !== 'out') settle(child(path, n), () => removeHost(hostFd, n, child(path, n)));
     }
-    for (const name of names) {
-      const p = child(path, name);
-      const r = rel === '' ? decodeName(name) : `${rel}/${decodeName(name)}`;
-      settle(p, () => entry(upperFd, hostFd, name, p, r));
+    return { path, rel, names, i: 0, mode, up };
+  };
+
+  /**
+   * The whole walk, depth first with an explicit stack: one open directory per side at a time,
+   * back up through `..` checked by identity (dir-cursor.ts). Takes both descriptors and closes
+   * whatever it holds at the end.
+   */
+  const walkAll = (upperRoot: number, hostRoot: number): void => {
+    let u = upperRoot;
+    let h = hostRoot;
+    try {
+      const frames: Frame[] = [enter(u, h, overlay.root, '', false, undefined, { u: idOf(u), h: idOf(h) })];
+      while (frames.length > 0) {
+        const top = frames.at(-1)!;
+        if (top.i === top.names.length) {
+          frames.pop();
+          // writable by the daemon while its entries went in; its own mode once they are in
+          if (top.mode !== undefined) settle(top.path, () => fchmodSync(h, top.mode!));
+          if (frames.length === 0) break;
+          try {
+            u = upTo(u, top.up.u);
+            h = upTo(h, top.up.h);
+          } catch (e) {
+            const at = frames.at(-1)!.path;
+            failed.push(at);
+            notes.push(`aalis: ${at} moved on the host during the commit (${(e as Error).message}): what the command wrote after ${top.path} was not committed\n`);
+            break;
+          }
+          continue;
+        }
+        const name = top.names[top.i++]!;
+        const p = child(top.path, name);
+        const r = top.rel === '' ? decodeName(name) : `${top.rel}/${decodeName(name)}`;
+        const down = settle(p, () => entry(u, h, name, p, r));
+        if (down === undefined) continue;
+        const frame = settle(p, () => enter(down.u, down.h, p, r, down.fresh, down.mode, { u: idOf(u), h: idOf(h) }));
+        if (frame === undefined) {
+          closeSync(down.u);
+          closeSync(down.h);
+          continue;
+        }
+        closeSync(u);
+        closeSync(h);
+        u = down.u;
+        h = down.h;
+        frames.push(frame);
+      }
+    } finally {
+      closeSync(u);
+      closeSync(h);
     }
   };
 
-  const entry = (upperFd: number, hostFd: number, name: Buffer, path: string, rel: string): void => {
+  /** One upper entry judged and committed; a directory to walk into is returned open on both sides. */
+  const entry = (upperFd: number, hostFd: number, name: Buffer, path: string, rel: string): Descent | undefined => {
+    if (scope(path) === 'out') return;
     const st = lstatSync(atFd(upperFd, name));
     const host = lstatAt(hostFd, name);
     if (isWhiteout(st)) {
@@ -247,13 +334,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
           notes.push(`aalis: ${path} changed on the host during the run (no longer a directory): what the command wrote under it was not committed\n`);
           return;
         }
-        try {
-          walkDir(u, h, path, rel, false);
-        } finally {
-          closeSync(u);
-          closeSync(h);
-        }
-        return;
+        return { u, h, fresh: false };
       }
       if (!host && mountPoints.has(path) && list0(upperFd, name)) return; // a mount point bwrap made
       if (!writable(path)) {
@@ -264,7 +345,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         refuseTree(upperFd, name, path);
         return;
       }
-      if (sameFs && renameOk(rel, true) && allAllowed(upperFd, name, path)) {
+      if (only === undefined && sameFs && renameOk(rel, true) && allAllowed(upperFd, name, path)) {
         try {
           renameSync(atFd(upperFd, name), atFd(hostFd, name));
           committed.push(path);
@@ -273,7 +354,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
           if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
         }
       }
-      // writable by the daemon while its entries go in; its own mode once they are in
+      // writable by the daemon while its entries go in; its own mode once they are in (walkAll)
       mkdirSync(atFd(hostFd, name), { mode: 0o700 });
       committed.push(path);
       const h = openDir(atFd(hostFd, name));
@@ -281,13 +362,12 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       try {
         if (h === undefined || u === undefined) throw new Error('the directory vanished while it was committed');
         if (uid === 0) fchownSync(h, st.uid, st.gid);
-        walkDir(u, h, path, rel, true);
-        fchmodSync(h, st.mode & 0o7777);
-      } finally {
+      } catch (e) {
         if (u !== undefined) closeSync(u);
         if (h !== undefined) closeSync(h);
+        throw e;
       }
-      return;
+      return { u, h, fresh: true, mode: st.mode & 0o7777 };
     }
     if (!st.isFile() && !st.isSymbolicLink() && !st.isFIFO()) {
       // a socket or a device: nothing that outlives the command
@@ -300,7 +380,11 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       return;
     }
     if (host && !host.isDirectory() && sameAsHost(upperFd, hostFd, name, st, host)) return; // only its times changed: nothing to commit
-    if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) throw new CommitConflict(path);
+    if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) {
+      const kept = aside === undefined ? undefined : keepAside(upperFd, name, st, join(aside, overlay.root, rel));
+      if (kept !== undefined) keptAt[path] = kept;
+      throw new CommitConflict(path, kept);
+    }
     if (host?.isDirectory() && !removeHost(hostFd, name, path)) return;
     placeFile(upperFd, hostFd, name, st, rel);
     committed.push(path);
@@ -308,20 +392,49 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
 
   const hostRoot = openDir(encodePath(overlay.root));
   if (hostRoot === undefined) throw new Error(`the writable root ${overlay.root} is no longer a directory`);
-  const upperRoot = openDir(encodePath(overlay.upper));
+  let upperRoot: number | undefined;
   try {
-    if (upperRoot === undefined) throw new Error(`the run's upper layer ${overlay.upper} is gone`);
-    walkDir(upperRoot, hostRoot, overlay.root, '', false);
+    upperRoot = openDir(encodePath(overlay.upper));
   } finally {
-    closeSync(hostRoot);
-    if (upperRoot !== undefined) closeSync(upperRoot);
+    if (upperRoot === undefined) closeSync(hostRoot);
   }
+  if (upperRoot === undefined) throw new Error(`the run's upper layer ${overlay.upper} is gone`);
+  walkAll(upperRoot, hostRoot);
   if (unknown > 0) {
     const why = opaque && !opaque.ok ? opaque.reason : 'getfattr could not read them';
     notes.push(`aalis: ${unknown} directories could not be checked for having been replaced whole (${why}): entries of the old ones were kept on the host\n`);
   }
+  if (only !== undefined) refused.splice(0, refused.length, ...refused.filter((p) => scope(p) === 'in'));
   for (const p of refused) if (layers.hidden(p)) notes.push(`aalis: ${p} was not committed (rule: deny-read): the policy hides it from the command, so the command may not create or replace it either\n`);
-  return { committed, refused, conflicts, failed, notes };
+  return { committed, refused, conflicts, failed, keptAt, notes };
+}
+
+/**
+ * Copies the command's version of a conflicting file or symlink to `dest` (the daemon's own
+ * folder, never a host path the command could reach); undefined when it could not be kept.
+ */
+function keepAside(upperFd: number, name: Buffer, st: Stats, dest: string): string | undefined {
+  try {
+    mkdirSync(dirname(dest), { recursive: true, mode: 0o700 });
+    if (st.isSymbolicLink()) symlinkSync(readlinkSync(atFd(upperFd, name), { encoding: 'buffer' }), dest);
+    else if (st.isFile()) copyFileSync(atFd(upperFd, name), dest, constants.COPYFILE_EXCL);
+    else return undefined;
+    return dest;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where a path stands against the approved set of a later commit: approved itself (`in`), on the
+ * way to an approved one (`ancestor`: walked, made where missing and writable), or neither (`out`:
+ * left in the layer untouched). Without a set every path is `in`.
+ */
+function onlyScope(only: ReadonlySet<string> | undefined): (path: string) => 'in' | 'ancestor' | 'out' {
+  if (only === undefined) return () => 'in';
+  const ancestors = new Set<string>();
+  for (const p of only) for (let d = dirname(p); d !== dirname(d) && !ancestors.has(d); d = dirname(d)) ancestors.add(d);
+  return (path) => (only.has(path) ? 'in' : ancestors.has(path) ? 'ancestor' : 'out');
 }
 
 /**
