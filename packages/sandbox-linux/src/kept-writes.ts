@@ -76,7 +76,7 @@ export class KeptWritesStore {
       const notes = r.notes + (never.length > 0 ? `aalis: ${never.join(', ')} ${never.length === 1 ? 'was' : 'were'} not among the kept writes of that run: not committed\n` : '');
       return { committed: r.committed.filter((p) => only.includes(p)), refused, conflicts: r.conflicts.map((c) => c.path), notes };
     } finally {
-      await k.dir.releaseLayers().catch(() => {}); // what could not be removed is swept with the folder at the next start
+      k.dir.releaseLayers();
     }
   }
 
@@ -86,8 +86,7 @@ export class KeptWritesStore {
     if (k === undefined) return;
     this.kept.delete(id);
     clearTimeout(k.timer);
-    // what could not be removed is swept with the folder at the next start
-    void k.dir.releaseLayers().catch(() => {});
+    k.dir.releaseLayers();
   }
 
   /** Removes every kept layer (the sandbox is closing). */

@@ -73,11 +73,21 @@ export class RunDir {
     this.kept = this.layers;
   }
 
-  /** Removes kept layers and the folder. */
-  async releaseLayers(): Promise<void> {
+  /**
+   * Removes kept layers and the folder, synchronously: kept layers are rare (a run waiting for an
+   * answer), and a discard or close must leave nothing behind when it returns.
+   */
+  releaseLayers(): void {
     if (!this.kept) return;
     this.kept = false;
-    await this.dispose();
+    if (!this.created) return;
+    this.created = this.layers = false;
+    try {
+      removeLayers(join(this.path, 'overlay'));
+      rmdirSync(this.path);
+    } catch {
+      // what could not be removed stays, for the sweep at the next start
+    }
   }
 
   /** Creates the folder and its empty directory. */

@@ -265,7 +265,7 @@ export class LinuxSandbox implements SandboxService {
     let facts: HostFacts;
     try {
       facts = await this.host.run({ op: 'scan', policy, cwd: request.cwd, options: this.options.scan, skip: [...livePlaceholders()] });
-      translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface() });
+      translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: model.kind !== 'overlay' });
     } catch (e) {
       throw unavailable(`the policy cannot be enforced here: ${(e as Error).message}`, 'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable');
     }
