@@ -46,8 +46,10 @@ export { PathRuleSchema, RealPathSchema, type SandboxGrants, type SandboxPolicy,
 export { sandboxPolicyAllows, sandboxPolicyOf } from './sandbox-policy-of.js';
 export {
   SANDBOX_BACKENDS,
+  SANDBOX_ERROR_CODES,
   type SandboxBackend,
   type SandboxCheck,
+  type SandboxErrorCode,
   type SandboxProbe,
   type SandboxRunResult,
   type SandboxService,
