@@ -1,6 +1,8 @@
 import { closeSync, constants, lstatSync, openSync, readdirSync, readlinkSync, readSync, type Stats, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { atFd, openDir } from './host-walk.js';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /*
  * The host keeps changing while a command runs (the user edits, another program writes), and the
@@ -16,9 +18,9 @@ import { atFd, openDir } from './host-walk.js';
  */
 
 /** A host entry the commit left alone because it changed during the run; thrown from deep in the walk, caught per entry. */
-export class CommitConflict extends Error {
+export class CommitConflict extends AalisError<LinuxErrorCode> {
   constructor(readonly path: string) {
-    super(`${path} changed on the host during the run: the command's version was not committed`);
+    super('commit-conflict', `${path} changed on the host during the run: the command's version was not committed`);
   }
 }
 

@@ -32,6 +32,8 @@ import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, Overla
 import { buildSeccompFilter } from './seccomp.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /** How the Linux sandbox is set up. */
 export interface LinuxSandboxOptions {
@@ -105,7 +107,11 @@ const ARGS_FD = 6;
 const MAX_SETUP_ATTEMPTS = 5;
 
 /** bwrap failed to set up for a reason that a fresh attempt does not share; nothing ran. */
-class VanishedMountError extends Error {}
+class VanishedMountError extends AalisError<LinuxErrorCode> {
+  constructor(message: string) {
+    super('setup-transient', message);
+  }
+}
 
 /**
  * A mount point that vanished since the scan (a container shim's socket), or bwrap's loopback
