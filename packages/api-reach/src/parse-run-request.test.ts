@@ -68,6 +68,7 @@ describe('parseRunRequest', () => {
     expect(error.backend).toBe('docker');
     expect(error.fix.length).toBeGreaterThan(20);
     expect(error.message).toContain(`the docker sandbox cannot run this command: the run request is invalid: ${field} `);
+    expect(error.toJSON()).toEqual({ code: 'invalid-run-request', message: error.message, fix: error.fix });
   });
 
   it('says what to do by the field that is wrong', () => {

@@ -8,13 +8,14 @@ import { type SandboxBackend, SandboxUnavailableError } from './sandbox.js';
  * It is a {@link SandboxUnavailableError}: callers that handle "did not run" handle this too.
  */
 export class SandboxRequestError extends SandboxUnavailableError {
+  override readonly name = 'SandboxRequestError';
   constructor(
     backend: SandboxBackend,
     readonly field: string,
     readonly problem: string,
     fix: string,
   ) {
-    super(backend, `the run request is invalid: ${field} ${problem}`, fix);
+    super(backend, `the run request is invalid: ${field} ${problem}`, fix, 'invalid-run-request');
   }
 }
 

@@ -1,4 +1,4 @@
-import { defineService } from '@aalis/core';
+import { AalisError, defineService } from '@aalis/core';
 import type { SandboxRunRequest } from './run-request.js';
 import type { SandboxPlan } from './sandbox-plan.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
@@ -100,17 +100,24 @@ export interface SandboxService {
 /** The sandbox service descriptor; the deployment decides which backend provides it. */
 export const sandbox = defineService<SandboxService>('sandbox');
 
+/** Why a sandbox did not run a command: it cannot enforce the policy here, or the request broke the contract. */
+export const SANDBOX_ERROR_CODES = ['sandbox-unavailable', 'invalid-run-request'] as const;
+/** One of {@link SANDBOX_ERROR_CODES}. */
+export type SandboxErrorCode = (typeof SANDBOX_ERROR_CODES)[number];
+
 /**
  * The sandbox cannot enforce a policy here, so the command did not run (fail closed).
  * `reason` says what is missing, `fix` what the user can do about it.
  */
-export class SandboxUnavailableError extends Error {
-  override readonly name = 'SandboxUnavailableError';
+export class SandboxUnavailableError extends AalisError<SandboxErrorCode> {
+  override readonly name: string = 'SandboxUnavailableError';
+  declare readonly fix: string;
   constructor(
     readonly backend: SandboxBackend,
     readonly reason: string,
-    readonly fix: string,
+    fix: string,
+    code: SandboxErrorCode = 'sandbox-unavailable',
   ) {
-    super(`the ${backend} sandbox cannot run this command: ${reason}. Fix: ${fix}`);
+    super(code, `the ${backend} sandbox cannot run this command: ${reason}. Fix: ${fix}`, { fix });
   }
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readErrorEnvelope } from '@aalis/core';
 import { daemonAddressOf, takeFlag } from './daemon-address.js';
 import type { CliIo } from './io.js';
 
@@ -229,8 +230,8 @@ class ChatSession {
   }
 
   #error(r: { status: number; body: Json }): string {
-    const error = r.body.error as { kind?: string; message?: string } | undefined;
-    return error?.message ? `${error.message}${error.kind ? ` (${error.kind})` : ''}` : `HTTP ${r.status}`;
+    const error = readErrorEnvelope(r.body);
+    return error ? `${error.message} (${error.code})${error.fix ? ` Fix: ${error.fix}.` : ''}` : `HTTP ${r.status}`;
   }
 
   /** Closes the stream; at the end of the input, after the running turn has ended (piped input gets its answer). */

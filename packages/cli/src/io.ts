@@ -1,3 +1,5 @@
+import { AalisError } from '@aalis/core';
+
 /** Where the CLI writes and reads; passed in so tests see what a person would. */
 export interface CliIo {
   stdout(text: string): void;
@@ -11,12 +13,12 @@ export interface CliIo {
 }
 
 /** A usage error: the CLI prints it with a pointer to `--help` and exits 2. */
-export class UsageError extends Error {
+export class UsageError extends AalisError<'usage'> {
   override readonly name = 'UsageError';
   constructor(
     message: string,
     readonly command: string,
   ) {
-    super(message);
+    super('usage', message, { fix: `run 'aalis ${command} --help' for the options` });
   }
 }

@@ -1,3 +1,4 @@
+import { readErrorEnvelope } from '@aalis/core';
 import { PodError, type PodCommandService, type PodErrorCode } from '@aalis/plugin-pod';
 
 /**
@@ -19,8 +20,8 @@ export function podClient(baseUrl: string, token: string): PodCommandService {
     const text = await response.text();
     const parsed = text === '' ? undefined : (JSON.parse(text) as unknown);
     if (!response.ok) {
-      const error = (parsed as { error?: { code?: string; kind?: string; message?: string } } | undefined)?.error;
-      throw new PodError((error?.code ?? error?.kind ?? 'bad-input') as PodErrorCode, error?.message ?? `the daemon answered ${response.status}`);
+      const error = readErrorEnvelope(parsed);
+      throw new PodError((error?.code ?? 'bad-input') as PodErrorCode, error?.message ?? `the daemon answered ${response.status}`, error?.fix);
     }
     return parsed as T;
   };

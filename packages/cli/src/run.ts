@@ -1,3 +1,4 @@
+import { errorText } from '@aalis/core';
 import { type CliIo, UsageError } from './io.js';
 
 export type { CliIo } from './io.js';
@@ -60,7 +61,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       io.stderr(`aalis ${error.command}: ${error.message}\nRun 'aalis ${error.command} --help' for the options.\n`);
       return 2;
     }
-    io.stderr(`aalis ${first}: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr(`aalis ${first}: ${errorText(error)}\n`);
     return 1;
   }
 }

@@ -2,7 +2,21 @@ export { type ApprovalOutcome, APPROVAL_OUTCOMES, type ApprovalRequest, type App
 export { type AuthorityConfig, AuthorityConfigSchema, type AuthorityService, authority, authorityPlugin, createAuthority, type Principal } from './authority.js';
 export type { PluginContext } from './context.js';
 export { type ChatMessage, ChatMessageSchema, type Conversation, fingerprintOf, MESSAGE_ROLES, type ModelContext, ModelContextSchema } from './conversation.js';
-export { describeError, KERNEL_ERROR_CODES, KernelError, type KernelErrorCode } from './errors.js';
+export {
+  AalisError,
+  type AalisErrorOptions,
+  describeError,
+  type ErrorEnvelope,
+  ErrorEnvelopeSchema,
+  type ErrorJson,
+  ErrorJsonSchema,
+  errorEnvelope,
+  errorJsonOf,
+  errorText,
+  isAalisError,
+  readErrorEnvelope,
+} from './aalis-error.js';
+export { KERNEL_ERROR_CODES, KernelError, type KernelErrorCode } from './errors.js';
 export { EventBus, type KernelEventName, type KernelEventPayload, type KernelEvents } from './events.js';
 export { createKernel, Kernel, type KernelOptions, type PluginStatus, type StopReport } from './kernel.js';
 export { type AnyService, type Disposer, definePlugin, type Plugin, type PluginSpec } from './plugin.js';

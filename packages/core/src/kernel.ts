@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { createContext } from './context.js';
-import { describeError, KernelError } from './errors.js';
+import { describeError } from './aalis-error.js';
+import { KernelError } from './errors.js';
 import { EventBus } from './events.js';
 import type { Disposer, Plugin } from './plugin.js';
 import type { ServiceDescriptor } from './service.js';

@@ -1,3 +1,5 @@
+import { AalisError } from './aalis-error.js';
+
 /** The rules the safe file layer refuses by; `SafeFileError.code` is one of them. */
 export const SAFE_FILE_ERROR_CODES = [
   /** The path is not absolute and normalised (no `.`, `..`, empty segment or NUL). */
@@ -51,15 +53,15 @@ const RULES: Readonly<Record<SafeFileErrorCode, string>> = {
  * the user can do. Nothing was written when it is thrown before the write (every rule but `io`
  * during a write, where the temp file is removed and the target left as it was).
  */
-export class SafeFileError extends Error {
+export class SafeFileError extends AalisError<SafeFileErrorCode> {
   override readonly name = 'SafeFileError';
   constructor(
-    readonly code: SafeFileErrorCode,
+    code: SafeFileErrorCode,
     readonly path: string,
     detail: string,
-    readonly fix?: string,
+    fix?: string,
   ) {
-    super(`${path}: refused (${RULES[code]}): ${detail}${fix ? ` ${fix}` : ''}`);
+    super(code, `${path}: refused (${RULES[code]}): ${detail}${fix ? ` ${fix}` : ''}`, { fix });
   }
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ApprovalService } from './approval.js';
-import { describeError } from './errors.js';
+import { AalisError, type AalisErrorOptions, describeError } from './aalis-error.js';
 import { defineService } from './service.js';
 import type { OriginTurn } from './turn.js';
 
@@ -31,14 +31,15 @@ export type ToolOutcome<T = unknown> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly kind: ToolErrorKind; readonly message: string };
 
-/** Thrown by a handler to end the call with a structured error of a given kind. */
-export class ToolError extends Error {
+/** Thrown by a handler to end the call with a structured error of a given kind; `kind` is its `code`. */
+export class ToolError extends AalisError<ToolErrorKind> {
   override readonly name = 'ToolError';
   constructor(
     readonly kind: ToolErrorKind,
     message: string,
+    options?: AalisErrorOptions,
   ) {
-    super(message);
+    super(kind, message, options);
   }
 }
 

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { openForRead } from '@aalis/core';
 import { AUDIT_LOG, type AuditRecord, parseLine } from './audit-record.js';
 import { readLinesBackward } from './log-lines.js';
+import { AalisError } from '@aalis/core';
 
 /** Names the audit log's files may have: the current log and its archives. */
 const SEGMENT = /^audit(-[0-9TZ]+-[0-9]+)?\.jsonl$/;
@@ -38,8 +39,11 @@ export interface AuditPage {
 }
 
 /** Thrown for a segment name that is not one of the log's files (the API answers 400). */
-export class AuditPageError extends Error {
-  readonly code = 'bad-request';
+export class AuditPageError extends AalisError<'bad-request'> {
+  override readonly name = 'AuditPageError';
+  constructor(message: string) {
+    super('bad-request', message);
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { pathIsUnder, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
-import { copyFileAtomic, makeDirs, openForRead, SafeFileError, type TempRecorder, writeFileAtomic } from '@aalis/core';
+import { AalisError, copyFileAtomic, makeDirs, openForRead, SafeFileError, type TempRecorder, writeFileAtomic } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import type { PodToolName } from './config.js';
@@ -38,12 +38,13 @@ export interface AgentTool {
   run(ctx: AgentToolContext, params: unknown): Promise<AgentToolOutcome>;
 }
 
-class Refusal extends Error {
+/** A tool call the task's rules refused; `rule` (its code) names which. */
+class Refusal extends AalisError {
   constructor(
     readonly rule: string,
     message: string,
   ) {
-    super(message);
+    super(rule, message);
   }
 }
 

@@ -1,4 +1,4 @@
-import { describeError } from '@aalis/core';
+import { AalisError, describeError, errorText } from '@aalis/core';
 import { type ReturnKind, RETURN_KINDS } from './config.js';
 import { PodError } from './errors.js';
 import { CLASH_CHOICES, type ClashChoice, type ExportRecord } from './export-types.js';
@@ -67,7 +67,11 @@ a confirmation until revoked. Nothing is returned to the conversation.`,
 const VALUE_FLAGS = new Set(['--subdir', '--session', '--as', '--file', '--files', '--to', '--on-clash']);
 const BOOL_FLAGS = new Set(['--wait', '--move', '--yes', '--remember', '--all', '--outside-workspace', '--json', '--help', '-h']);
 
-class UsageError extends Error {}
+class UsageError extends AalisError<'usage'> {
+  constructor(message: string) {
+    super('usage', message);
+  }
+}
 
 interface Parsed {
   readonly positional: string[];
@@ -320,7 +324,7 @@ export async function podCommand(argv: string[], io: PodIO, service: PodCommandS
       return 2;
     }
     if (error instanceof PodError) {
-      io.stderr(`aalis pod ${command}: refused (${error.code}): ${error.message}\n`);
+      io.stderr(`aalis pod ${command}: refused (${error.code}): ${errorText(error)}\n`);
       return 1;
     }
     io.stderr(`aalis pod ${command}: failed: ${describeError(error)}\n`);

@@ -1,3 +1,5 @@
+import { AalisError } from '@aalis/core';
+
 /** The rules a pod refusal can name; the CLI and HTTP API report them as `code`. */
 export const POD_ERROR_CODES = [
   'no-sandbox-root',
@@ -23,13 +25,10 @@ export const POD_ERROR_CODES = [
 export type PodErrorCode = (typeof POD_ERROR_CODES)[number];
 
 /** A refusal of the pod: `code` says which rule, the message what was refused and what to do. */
-export class PodError extends Error {
+export class PodError extends AalisError<PodErrorCode> {
   override readonly name = 'PodError';
-  constructor(
-    readonly code: PodErrorCode,
-    message: string,
-  ) {
-    super(message);
+  constructor(code: PodErrorCode, message: string, fix?: string) {
+    super(code, message, { fix });
   }
 }
 

@@ -2,6 +2,7 @@
 // The model is a scripted chat-completions server: the one part that cannot run here.
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { readErrorEnvelope } from '@aalis/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeModel, startFakeModel } from './fake-model.testing.js';
 import { makePlace, type Place, type PodEnv, startPod } from './harness.testing.js';
@@ -82,5 +83,20 @@ describe('the pod routes', () => {
     expect(await call('POST', '/api/pod/tasks', { task: '' })).toMatchObject({ status: 400, body: { error: { code: 'bad-input', message: expect.stringContaining('describe the task') } } });
     expect(await call('POST', '/api/pod/settings/root', { path: place.project })).toMatchObject({ status: 403, body: { error: { code: 'root-in-workspace' } } });
     expect(await call('GET', '/api/pod/tasks/pod-none')).toMatchObject({ status: 404, body: { error: { code: 'not-found' } } });
+  });
+
+  it("answer every refusal with core's one error envelope, which the clients read back", async () => {
+    for (const [method, path, body] of [
+      ['POST', '/pod', undefined],
+      ['GET', '/api/pod/nothing', undefined],
+      ['POST', '/api/pod/tasks', { task: '' }],
+      ['POST', '/api/pod/tasks', '{not json'],
+    ] as const) {
+      const answer = await call(method, path, body);
+      expect(Object.keys(answer.body)).toEqual(['error']);
+      const error = readErrorEnvelope(answer.body);
+      expect(error, `${method} ${path}`).toEqual({ code: expect.stringMatching(/^(bad-input|not-found)$/), message: expect.any(String) });
+      expect(answer.body.error).toEqual(error);
+    }
   });
 });

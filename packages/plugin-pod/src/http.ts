@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { describeError } from '@aalis/core';
+import { AalisError, describeError, errorEnvelope } from '@aalis/core';
 import { z } from 'zod';
 import { RETURN_KINDS } from './config.js';
 import { httpStatusOf, PodError } from './errors.js';
@@ -24,8 +24,9 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function fail(res: ServerResponse, status: number, code: string, message: string): void {
-  send(res, status, { error: { code, message } });
+/** Answers core's one error envelope, `{ error: { code, message, fix? } }`. */
+function fail(res: ServerResponse, status: number, error: AalisError): void {
+  send(res, status, errorEnvelope(error));
 }
 
 async function jsonBody(req: IncomingMessage): Promise<unknown> {
@@ -66,14 +67,14 @@ function sameOrigin(req: IncomingMessage): boolean {
 
 /**
  * The pod's HTTP API under `/api/pod/…` and its panel at `/pod`, for the daemon's console. Only
- * same-origin JSON requests change anything; every refusal is `{ error: { code, message } }`.
+ * same-origin JSON requests change anything; every refusal is core's error envelope, `{ error: { code, message, fix? } }`.
  */
 export function podRoutes(service: PodService): PodRouteHandler {
   return async (req, res, url) => {
     const path = url.pathname;
     if (path === '/pod' || path === '/pod/') {
       if (req.method !== 'GET') {
-        fail(res, 405, 'bad-input', 'the panel is read with GET.');
+        fail(res, 405, new PodError('bad-input', 'the panel is read with GET.'));
         return true;
       }
       res.writeHead(200, {
@@ -102,13 +103,13 @@ export function podRoutes(service: PodService): PodRouteHandler {
       const body = method === 'POST' ? await jsonBody(req) : undefined;
       const result = await route(service, method, parts, url, body);
       if (result === undefined) {
-        fail(res, 404, 'not-found', `there is no pod route ${method} ${path}.`);
+        fail(res, 404, new PodError('not-found', `there is no pod route ${method} ${path}.`));
       } else {
         send(res, result.status ?? 200, result.body);
       }
     } catch (error) {
-      if (error instanceof PodError) fail(res, httpStatusOf(error.code), error.code, error.message);
-      else fail(res, 500, 'failed', `the pod could not do that: ${describeError(error)}`);
+      if (error instanceof PodError) fail(res, httpStatusOf(error.code), error);
+      else fail(res, 500, new AalisError('failed', `the pod could not do that: ${describeError(error)}`, { cause: error }));
     }
     return true;
   };

@@ -1,3 +1,5 @@
+import { AalisError } from '@aalis/core';
+
 // A strict reader of the SBPL this package writes, written apart from the generator so the tests
 // check the text, not the generator's intent. Stricter than TinyScheme on purpose: a raw control
 // character inside a string, an unknown escape or an unterminated string is an error here even
@@ -10,8 +12,11 @@ export type SbplNode =
   | { readonly type: 'symbol'; readonly value: string };
 
 /** The text is not well formed SBPL (by this reader's strict rules). */
-export class SbplReadError extends Error {
+export class SbplReadError extends AalisError<'sbpl-read'> {
   override readonly name = 'SbplReadError';
+  constructor(message: string) {
+    super('sbpl-read', message);
+  }
 }
 
 const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\', '"': '"', n: '\n', t: '\t', r: '\r' };

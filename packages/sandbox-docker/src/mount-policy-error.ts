@@ -1,14 +1,17 @@
+import { AalisError } from '@aalis/core';
+
 /**
  * A policy that cannot be turned into container mounts safely, so nothing runs. `rule` names
  * what refused it, `fix` what the user can do.
  */
-export class MountPolicyError extends Error {
+export class MountPolicyError extends AalisError<'mount-policy'> {
   override readonly name = 'MountPolicyError';
+  declare readonly fix: string;
   constructor(
     readonly rule: string,
     message: string,
-    readonly fix: string,
+    fix: string,
   ) {
-    super(message);
+    super('mount-policy', message, { fix });
   }
 }

@@ -2,6 +2,8 @@ import { closeSync, constants, lstatSync, openSync, readlinkSync, readSync, type
 import { join } from 'node:path';
 import { atFd, openDir } from './host-walk.js';
 import { walkTree } from './dir-cursor.js';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /*
  * The host keeps changing while a command runs (the user edits, another program writes), and the
@@ -17,13 +19,13 @@ import { walkTree } from './dir-cursor.js';
  */
 
 /** A host entry the commit left alone because it changed during the run; thrown from deep in the walk, caught per entry. */
-export class CommitConflict extends Error {
+export class CommitConflict extends AalisError<LinuxErrorCode> {
   constructor(
     readonly path: string,
     /** Where the command's version was kept, if it was. */
     readonly keptAt?: string,
   ) {
-    super(`${path} changed on the host during the run: the command's version was not committed`);
+    super('commit-conflict', `${path} changed on the host during the run: the command's version was not committed`);
   }
 }
 

@@ -1,6 +1,8 @@
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { isWithin } from './rule-match.js';
 import type { TmpPlan } from './translate.js';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /*
  * The daemon's temp directory holds every run's folder, and under the overlay every run's upper
@@ -12,13 +14,15 @@ import type { TmpPlan } from './translate.js';
  */
 
 /** The daemon's temp directory cannot be hidden from this run: nothing runs. */
-export class DaemonTmpVisibleError extends Error {
-  readonly fix = "set the daemon's tmpDir to a directory no policy path lies in (the default, under /tmp, is one)";
+export class DaemonTmpVisibleError extends AalisError<LinuxErrorCode> {
+  declare readonly fix: string;
   constructor(
     readonly tmp: string,
     readonly inside: string,
   ) {
-    super(`the daemon's temp directory ${tmp} holds the runs' unjudged writes and would be visible in the sandbox, and it cannot be hidden because the policy's path ${inside} lies in it`);
+    super('daemon-tmp-visible', `the daemon's temp directory ${tmp} holds the runs' unjudged writes and would be visible in the sandbox, and it cannot be hidden because the policy's path ${inside} lies in it`, {
+      fix: "set the daemon's tmpDir to a directory no policy path lies in (the default, under /tmp, is one)",
+    });
   }
 }
 

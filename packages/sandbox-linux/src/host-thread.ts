@@ -13,6 +13,8 @@ import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { type OverlayRoot, removeLayers } from './overlay-mount.js';
 import { type UndoReport, undoNewForbidden } from './undo-new.js';
 import { type CommitReport, commitUpper } from './upper-commit.js';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /** One walk of the host, as a message to the host thread. */
 export type HostJob =
@@ -55,13 +57,13 @@ export type HostAnswer<J extends HostJob> = J extends { op: 'scan' }
         : UndoReport;
 
 /** An error the host thread threw, rebuilt on this side with its name and message. */
-export class HostWalkError extends Error {
+export class HostWalkError extends AalisError {
   constructor(
     override readonly name: string,
     message: string,
-    readonly code?: string,
+    code?: string,
   ) {
-    super(message);
+    super(code ?? ('host-walk' satisfies LinuxErrorCode), message);
   }
 }
 

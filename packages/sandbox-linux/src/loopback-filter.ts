@@ -3,6 +3,8 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { type NetworkInterfaceInfo, networkInterfaces } from 'node:os';
 import { execa } from 'execa';
 import { findExecutable } from './tools.js';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /*
  * Network `on` keeps the host's loopback reachable at slirp4netns's gateway, as the contract
@@ -111,9 +113,14 @@ export function findFilterTools(nft: string): FilterTools | undefined {
 }
 
 /** nft could not install the rules: the run fails closed, and this is the fix it names. */
-export class LoopbackFilterError extends Error {
+export class LoopbackFilterError extends AalisError<LinuxErrorCode> {
   override readonly name = 'LoopbackFilterError';
-  readonly fix = `load nf_tables (\`sudo modprobe nf_tables\`) and check \`nft\` works; without nft installed, network "on" closes the whole host loopback instead; see \`aalis doctor\``;
+  declare readonly fix: string;
+  constructor(message: string) {
+    super('loopback-filter', message, {
+      fix: `load nf_tables (\`sudo modprobe nf_tables\`) and check \`nft\` works; without nft installed, network "on" closes the whole host loopback instead; see \`aalis doctor\``,
+    });
+  }
 }
 
 /**

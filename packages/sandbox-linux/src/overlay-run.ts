@@ -6,6 +6,8 @@ import type { CommitConflictEntry } from '@aalis/api-reach';
 import type { CommitReport } from './upper-commit.js';
 import { markRunStart } from './commit-conflicts.js';
 import { beginCommit, endCommit } from './commit-journal.js';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /*
  * The overlay model within one run (service.ts calls these): which model a run gets, the step
@@ -48,12 +50,13 @@ function mountConflict(roots: readonly string[], tmp: string): string | undefine
 }
 
 /** The policy asks for the overlay (hostModel: overlay) and this run cannot have it: nothing runs. */
-export class OverlayRequiredError extends Error {
+export class OverlayRequiredError extends AalisError<LinuxErrorCode> {
+  declare readonly fix: string;
   constructor(
     readonly reason: string,
-    readonly fix: string,
+    fix: string,
   ) {
-    super(`writes must be captured in an overlay here (hostModel: overlay), and cannot be: ${reason}`);
+    super('overlay-required', `writes must be captured in an overlay here (hostModel: overlay), and cannot be: ${reason}`, { fix });
   }
 }
 

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import { findSystemTool } from './loopback-filter.js';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /**
  * How many tasks (processes and threads: the kernel counts both) one sandbox may have. A fork
@@ -27,13 +29,11 @@ export type PidLimitMechanism =
   | { readonly kind: 'none' };
 
 /** No way to apply the limit here: the run fails closed; `fix` says what the user can do. */
-export class PidLimitError extends Error {
+export class PidLimitError extends AalisError<LinuxErrorCode> {
   override readonly name = 'PidLimitError';
-  constructor(
-    message: string,
-    readonly fix: string,
-  ) {
-    super(message);
+  declare readonly fix: string;
+  constructor(message: string, fix: string) {
+    super('pid-limit', message, { fix });
   }
 }
 

@@ -10,6 +10,8 @@ import { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
 import { isWithin, ruleSet } from './rule-match.js';
 import { INDEX_MIN_ENTRIES, treeIndex } from './tree-index.js';
 import { treeMemoFor } from './tree-memo.js';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /** What sits at a path on the host, as far as mounting is concerned. */
 export type EntryKind = 'dir' | 'file';
@@ -72,13 +74,13 @@ export interface ScanOptions {
 export const HOME_DEPTH = 4;
 
 /** Thrown when the host cannot be scanned within the limits: the policy is not translated. */
-export class ScanLimitError extends Error {
+export class ScanLimitError extends AalisError<LinuxErrorCode> {
   override readonly name = 'ScanLimitError';
   constructor(
     readonly root: string,
     readonly limit: number,
   ) {
-    super(`more than ${limit} entries under ${root}`);
+    super('scan-limit', `more than ${limit} entries under ${root}`);
   }
 }
 

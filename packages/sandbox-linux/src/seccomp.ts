@@ -1,5 +1,7 @@
 import { endianness } from 'node:os';
 import { CLONE_NEWUSER, CREATING_OPEN_FLAGS, DENIED_IOCTLS, DENIED_SOCKETS, DENIED_SYSCALLS, MODE_SYSCALLS, SET_ID_BITS } from '@aalis/api-reach';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /*
  * A classic-BPF seccomp filter, assembled here (no libseccomp, no native addon) and handed to
@@ -61,8 +63,11 @@ type Insn =
   | { op: 'label'; name: string };
 
 /** A filter program too large for 8-bit jumps, or otherwise malformed: the policy is not applied. */
-export class SeccompBuildError extends Error {
+export class SeccompBuildError extends AalisError<LinuxErrorCode> {
   override readonly name = 'SeccompBuildError';
+  constructor(message: string) {
+    super('seccomp-build', message);
+  }
 }
 
 function assemble(program: Insn[]): Buffer {

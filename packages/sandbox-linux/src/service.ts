@@ -37,6 +37,8 @@ import { DEFAULT_KEPT_WRITES_MS, KeptWritesStore } from './kept-writes.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
 import { ARGS_FD, type LinuxRunPlan, linuxPlan } from './run-plan.js';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /** How the Linux sandbox is set up. */
 export interface LinuxSandboxOptions {
@@ -115,7 +117,11 @@ const SWEEP_INTERVAL_MS = 60_000;
 const MAX_SETUP_ATTEMPTS = 5;
 
 /** bwrap failed to set up for a reason that a fresh attempt does not share; nothing ran. */
-class VanishedMountError extends Error {}
+class VanishedMountError extends AalisError<LinuxErrorCode> {
+  constructor(message: string) {
+    super('setup-transient', message);
+  }
+}
 
 /**
  * A mount point that vanished since the scan (a container shim's socket), or bwrap's loopback

@@ -4,6 +4,8 @@ import { placeholderBases, placeholderCandidates } from './new-entries.js';
 import { isWithin } from './rule-match.js';
 import { type KernelPath, kernelSurfaceArgs } from './kernel-surface.js';
 import type { EntryKind, HostFacts } from './scan.js';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /** An empty directory the runner creates for one run, mounted read-only, and removes afterwards. */
 export interface Placeholder {
@@ -62,8 +64,11 @@ export interface TranslateOptions {
 }
 
 /** Policy paths that cannot be expressed as mounts are refused rather than dropped. */
-export class UntranslatableError extends Error {
+export class UntranslatableError extends AalisError<LinuxErrorCode> {
   override readonly name = 'UntranslatableError';
+  constructor(message: string) {
+    super('untranslatable', message);
+  }
 }
 
 const RESTRICTIVENESS: Record<PathState, number> = { rw: 0, ro: 1, hidden: 2 };

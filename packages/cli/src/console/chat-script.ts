@@ -78,7 +78,7 @@ async function sendChat(event) {
     chat.running = r.turnId || null;
     chatStatus('', r.turnId ? 'The agent is answering…' : 'Recorded.');
   } catch (e) {
-    chatStatus('bad', (e.kind === 'turn-running' ? 'Not sent: ' : 'Refused: ') + e.message);
+    chatStatus('bad', (e.code === 'turn-running' ? 'Not sent: ' : 'Refused: ') + e.message);
   }
   updateChatButtons();
 }

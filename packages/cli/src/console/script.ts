@@ -49,10 +49,11 @@ async function api(method, path, body) {
     headers: Object.assign({ authorization: 'Bearer ' + TOKEN }, body ? { 'content-type': 'application/json' } : {}),
     body: body ? JSON.stringify(body) : undefined,
   });
-  const data = await res.json().catch(() => ({ error: { kind: 'bad-response', message: 'the daemon answered ' + res.status + ' without JSON' } }));
+  const data = await res.json().catch(() => ({ error: { code: 'bad-response', message: 'the daemon answered ' + res.status + ' without JSON' } }));
   if (!res.ok) {
-    const err = new Error((data.error && data.error.message) || 'HTTP ' + res.status);
-    err.kind = data.error && data.error.kind;
+    const e = data.error || {};
+    const err = new Error((e.message || 'HTTP ' + res.status) + (e.fix ? ' Fix: ' + e.fix + '.' : ''));
+    err.code = e.code;
     err.status = res.status;
     throw err;
   }
@@ -173,7 +174,7 @@ function sessionCard(s) {
       say('ok', 'Applied: tier ' + r.settings.tier + ', boundary ' + r.settings.boundary + ', approver ' + r.settings.approver + ', run mode ' + r.settings.runMode + (r.settings.restore ? ' (plan keeps ' + r.settings.restore.tier + ' to restore)' : '') + '.');
     } catch (e) {
       for (const [key, sel] of Object.entries(selects)) sel.value = s.settings[key];
-      say('bad', 'Refused' + (e.kind ? ' (' + e.kind + ')' : '') + ': ' + e.message);
+      say('bad', 'Refused' + (e.code ? ' (' + e.code + ')' : '') + ': ' + e.message);
     }
   } }, 'Apply');
   return h('article', { class: 'card session', 'data-session': s.id },

@@ -96,10 +96,10 @@ describe('aalis serve: the agent', () => {
       await stream.next('tool/started', forTurn(turnId));
       const second = await daemon.api('POST', '/api/turns', { turn: ownerTurn('chat-busy'), message: 'are you there?' });
       expect(second.status).toBe(409);
-      expect(second.body.error).toMatchObject({ kind: 'turn-running', message: expect.stringContaining('refused, not queued') });
+      expect(second.body.error).toEqual({ code: 'turn-running', message: expect.stringContaining('refused, not queued'), fix: expect.stringContaining('/stop') });
       const mode = await daemon.api('POST', '/api/sessions/chat-busy/settings', { runMode: 'plan' });
       expect(mode.status).toBe(409);
-      expect(mode.body.error.kind).toBe('turn-running');
+      expect(mode.body.error.code).toBe('turn-running');
       expect((await daemon.api('GET', '/api/sessions/chat-busy/settings')).body.settings.runMode).toBe('execute');
       const running = (await daemon.api('GET', '/api/sessions/chat-busy/messages')).body;
       expect(running.running.turnId).toBe(turnId);

@@ -92,7 +92,7 @@ function agentOf(ctx: ApiContext): AgentService | undefined {
 /** The agent's refusal as an API error: a running turn is a conflict, with what to do. */
 function agentRefusal(error: unknown): unknown {
   if (!(error instanceof AgentError)) return error;
-  return new ApiError(error.code, error.fix ? `${error.message} Fix: ${error.fix}.` : error.message, error.code === 'turn-running' ? 409 : 400);
+  return new ApiError(error.code, error.message, error.code === 'turn-running' ? 409 : 400, { fix: error.fix, cause: error });
 }
 
 /** Refuses a conversation the daemon has never seen: reading or changing its settings must not create it. */

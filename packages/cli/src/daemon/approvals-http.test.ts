@@ -44,7 +44,7 @@ describe('aalis serve: approvals at the seams', () => {
 
       const refused = await daemon.api('POST', '/api/grants/revoke', { id: grant.id, by: MALLORY });
       expect(refused.status).toBe(403);
-      expect(refused.body.error).toEqual({ kind: 'not-owner', message: expect.stringMatching(/only the owner may revoke grants; chat:mallory is not an owner/) });
+      expect(refused.body.error).toEqual({ code: 'not-owner', message: expect.stringMatching(/only the owner may revoke grants; chat:mallory is not an owner/) });
       expect((await daemon.api('GET', '/api/grants?session=chat-revoke')).body.grants).toEqual([grant]);
       expect(audit()).toContainEqual(expect.objectContaining({ event: 'revoke-refused', grantId: grant.id, by: MALLORY, session: 'chat-revoke' }));
 
@@ -74,7 +74,7 @@ describe('aalis serve: approvals at the seams', () => {
       for (let i = 0; i < 50 && (await daemon.api('GET', '/api/approvals/pending?session=chat-hangup')).body.pending.length > 0; i++) await new Promise((r) => setTimeout(r, 100));
       const reply = await daemon.api('POST', '/api/approvals/reply', { code: requested.code, decision: 'approve', by: ALICE });
       expect(reply.status).not.toBe(200);
-      expect(reply.body.error.kind).toMatch(/unknown-code|already-answered/);
+      expect(reply.body.error.code).toMatch(/unknown-code|already-answered/);
       const resolved = await stream.next('approval/resolved', (e) => e.id === requested.id, 5000);
       expect(resolved).toMatchObject({ via: 'cancelled', outcome: { outcome: 'rejected', by: 'policy', reason: expect.stringMatching(/the tool call that asked ended before an answer \(the caller hung up\); nothing was approved/) } });
       await new Promise((r) => setTimeout(r, 500));

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DEPLOYMENTS, IdentitySchema } from '@aalis/core';
+import { AalisError, DEPLOYMENTS, IdentitySchema } from '@aalis/core';
 import { ModelConfigSchema } from '@aalis/model';
 import { AgentConfigSchema } from '@aalis/plugin-agent';
 import { ApprovalConfigSchema } from '@aalis/plugin-approval';
@@ -91,14 +91,14 @@ export const DaemonConfigSchema = z
 export type DaemonConfig = z.infer<typeof DaemonConfigSchema>;
 
 /** A config file that is missing, unreadable or wrong: names the file, the field and the expectation. */
-export class ConfigError extends Error {
+export class ConfigError extends AalisError<'invalid-config'> {
   override readonly name = 'ConfigError';
   constructor(
     readonly file: string,
     readonly field: string,
     readonly expected: string,
   ) {
-    super(`${file}: ${field}: ${expected}`);
+    super('invalid-config', `${file}: ${field}: ${expected}`);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AalisError, type AalisErrorOptions, errorEnvelope } from '@aalis/core';
 import type { z } from 'zod';
 
 /** Kinds of API error, each with its HTTP status. */
@@ -18,15 +19,20 @@ export const API_ERRORS = {
 /** One of the keys of {@link API_ERRORS}. */
 export type ApiErrorKind = keyof typeof API_ERRORS;
 
-/** An error the API answers as `{ error: { kind, message } }` with the kind's status. */
-export class ApiError extends Error {
+/**
+ * An error the API answers with core's envelope, `{ error: { code, message, fix? } }`, and the
+ * status of its kind. `kind` is its `code`: one of {@link API_ERRORS}, or the code of the
+ * package error it reports (an agent's `turn-running`).
+ */
+export class ApiError extends AalisError {
   override readonly name = 'ApiError';
   constructor(
     readonly kind: ApiErrorKind | string,
     message: string,
     readonly status: number = API_ERRORS[kind as ApiErrorKind] ?? 400,
+    options?: AalisErrorOptions,
   ) {
-    super(message);
+    super(kind, message, options);
   }
 }
 
@@ -39,13 +45,13 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
-/** Sends an error as `{ error: { kind, message } }`; never a stack trace. */
+/** Sends an error as core's envelope, `{ error: { code, message, fix? } }`; never a stack trace. */
 export function sendError(res: ServerResponse, error: ApiError): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  sendJson(res, error.status, { error: { kind: error.kind, message: error.message } });
+  sendJson(res, error.status, errorEnvelope(error));
 }
 
 /** Reads a JSON body (at most 1 MiB) and validates it; a problem is an {@link ApiError} naming the field. */

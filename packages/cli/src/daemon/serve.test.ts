@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { readErrorEnvelope } from '@aalis/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalResolvedEventSchema, ReadyEventSchema, SettingsChangedEventSchema, SettingsViewSchema, ToolOutcomeSchema, ToolsAnswerSchema, TurnAnswerSchema } from './payloads.js';
 import { deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe, subscribe } from './serve-process.testing.js';
@@ -76,7 +77,7 @@ describe('aalis serve: the API', () => {
     for (const token of [null, 'wrong-token', `${daemon.token}x`]) {
       const res = await daemon.api('GET', '/api/approvals/pending', undefined, token);
       expect(res.status).toBe(401);
-      expect(res.body.error.kind).toBe('unauthorized');
+      expect(res.body.error.code).toBe('unauthorized');
       expect(res.body.error.message).toContain('Authorization: Bearer');
     }
     const events = await fetch(`${daemon.url}/api/events`);
@@ -128,13 +129,18 @@ describe('aalis serve: the API', () => {
   it('refuses a bad body with 400 naming the field, and an unknown route with 404', async () => {
     const bad = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: {}, turn: { session: {} } });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.kind).toBe('invalid-body');
+    expect(bad.body.error.code).toBe('invalid-body');
     expect(bad.body.error.message).toMatch(/turn\.session\.id/);
     const missing = await daemon.api('GET', '/api/nothing');
     expect(missing.status).toBe(404);
     const method = await daemon.api('GET', '/api/tools/call');
     expect(method.status).toBe(405);
     expect(method.body.error.message).toContain('use POST');
+    // One envelope for every server: core's { error: { code, message, fix? } }, read back by the clients.
+    for (const answer of [bad, missing, method]) {
+      expect(Object.keys(answer.body)).toEqual(['error']);
+      expect(readErrorEnvelope(answer.body)).toEqual(answer.body.error);
+    }
   });
 
   it('a write outside the workspace is asked, shows as pending and as an SSE event, is approved by code, and the call finishes', async () => {
@@ -154,7 +160,7 @@ describe('aalis serve: the API', () => {
 
       const stranger = await daemon.api('POST', '/api/approvals/reply', { code: requested.code, decision: 'approve', by: { platform: 'chat', userId: 'mallory' } });
       expect(stranger.status).toBe(403);
-      expect(stranger.body.error.kind).toBe('not-owner');
+      expect(stranger.body.error.code).toBe('not-owner');
 
       const reply = await daemon.api('POST', '/api/approvals/reply', { code: requested.code, decision: 'approve', by: { platform: 'chat', userId: 'alice' } });
       expect(reply.status).toBe(200);
@@ -253,7 +259,7 @@ describe('aalis serve: the API', () => {
     for (const [method, body] of [['POST', { tier: 'full' }], ['GET', undefined]] as const) {
       const unknown = await daemon.api(method, '/api/sessions/never-opened/settings', body);
       expect(unknown.status).toBe(404);
-      expect(unknown.body.error.kind).toBe('not-found');
+      expect(unknown.body.error.code).toBe('not-found');
       expect(unknown.body.error.message).toContain("no conversation 'never-opened'");
     }
     expect((await daemon.api('GET', '/api/sessions')).body.sessions.map((s: { id: string }) => s.id)).not.toContain('never-opened');
@@ -273,7 +279,7 @@ describe('aalis serve: the API', () => {
     for (const [i, turn] of turns.entries()) {
       const call = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo ran > ${marker}` }, turn });
       expect(call.status).toBe(400);
-      expect(call.body.error.kind).toBe('invalid-body');
+      expect(call.body.error.code).toBe('invalid-body');
       expect(call.body.error.message).toContain(`${paths[i]}: only the daemon sets this`);
       const opened = await daemon.api('POST', '/api/turns', { turn });
       expect(opened.status).toBe(400);
@@ -296,7 +302,7 @@ describe('aalis serve: the API', () => {
       expect(changed.next.tier).toBe('readonly');
       const refused = await daemon.api('POST', '/api/sessions/chat-settings/settings', { tier: 'full' });
       expect(refused.status).toBe(409);
-      expect(refused.body.error.kind).toBe('plan-locks-tier');
+      expect(refused.body.error.code).toBe('plan-locks-tier');
       expect((await daemon.api('GET', '/api/sessions/chat-settings/settings')).body.settings.tier).toBe('readonly');
       const alias = await daemon.api('POST', '/api/sessions/chat-settings/settings', { runMode: 'execute', tier: 'workspace-write' });
       expect(alias.body.settings).toMatchObject({ runMode: 'execute', tier: 'workspace' });
