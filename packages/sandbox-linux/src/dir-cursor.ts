@@ -1,3 +1,5 @@
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 import { closeSync, constants, fstatSync, openSync, readdirSync } from 'node:fs';
 import { atFd } from './host-walk.js';
 
@@ -25,8 +27,10 @@ export function idOf(fd: number): DirId {
 }
 
 /** A directory moved while a walk was under it: the walk cannot go back up safely. */
-export class DirMovedError extends Error {
-  readonly code = 'dir-moved';
+export class DirMovedError extends AalisError<LinuxErrorCode> {
+  constructor(message: string) {
+    super('dir-moved', message);
+  }
 }
 
 /** Opens the parent of the directory open at `fd` and closes `fd`; throws {@link DirMovedError} when the parent is not `expect`. */

@@ -1,3 +1,5 @@
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 import { randomUUID } from 'node:crypto';
 import type { KeptCommit, KeptWrites, SandboxPolicy } from '@aalis/api-reach';
 import type { RunOverlays } from './overlay-run.js';
@@ -29,11 +31,9 @@ interface Kept {
 }
 
 /** Kept writes refer to layers that are gone (timed out, discarded, committed) or never were. */
-export class KeptWritesGoneError extends Error {
-  readonly code = 'kept-writes-gone';
-  readonly fix = 'run the command again';
+export class KeptWritesGoneError extends AalisError<LinuxErrorCode> {
   constructor(readonly id: string) {
-    super(`the kept writes ${id} are gone (committed, discarded or timed out): nothing was committed`);
+    super('kept-writes-gone', `the kept writes ${id} are gone (committed, discarded or timed out): nothing was committed`, { fix: 'run the command again' });
   }
 }
 

@@ -23,6 +23,10 @@ export const LINUX_ERROR_CODES = [
   'host-walk',
   /** The host has more entries than the scan's limit (scan.ts). */
   'scan-limit',
+  /** A directory was moved while a commit walked under it (dir-cursor.ts). */
+  'dir-moved',
+  /** Kept writes whose layers are gone (kept-writes.ts). */
+  'kept-writes-gone',
 ] as const;
 /** One of {@link LINUX_ERROR_CODES}. */
 export type LinuxErrorCode = (typeof LINUX_ERROR_CODES)[number];
