@@ -29,6 +29,7 @@ import { type HostMemory, HostThread } from './host-thread.js';
 import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
 import { type HostModel, OVERLAY_FAILURE } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
+import { HOST_UID_CHECK, type IdRange, planRootMap, probeRootMap, ROOT_MAP_FAILURE, rootMapStep, type RootUidMap } from './root-map.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
@@ -81,6 +82,22 @@ export interface LinuxSandboxOptions {
   readonly hostModel?: HostModel;
   /** util-linux's unshare, for the overlay's mount step. Default `unshare` on PATH. */
   readonly unshare?: string;
+  /**
+   * Run by root: `on` (default) runs commands as uid 0 of a user namespace mapped to an unused
+   * host id range over idmapped mounts (root-map.ts), failing closed where that cannot be made;
+   * `off` runs them as the host's uid 0, as before. No effect for an ordinary user's daemon.
+   */
+  readonly rootUidMap?: RootUidMap;
+  /** python3, which makes the idmapped mounts of {@link rootUidMap}. Default `python3` on the daemon's PATH. */
+  readonly python?: string;
+}
+
+/** What a run needs on top of bubblewrap. */
+interface RunTools {
+  readonly bwrap: string;
+  readonly slirp?: string;
+  /** Set when a root daemon's command is mapped off the host's uid 0. */
+  readonly rootMap?: { readonly python: string; readonly range: IdRange };
 }
 
 /** The default {@link LinuxSandboxOptions.undoneDir}. */
@@ -149,6 +166,10 @@ export class LinuxSandbox implements SandboxService {
     return this.options.hostModel ?? 'auto';
   }
 
+  private get rootUidMap(): RootUidMap {
+    return this.options.rootUidMap ?? 'on';
+  }
+
   private get pidLimit(): number {
     return this.options.pidLimit ?? DEFAULT_PID_LIMIT;
   }
@@ -176,14 +197,16 @@ export class LinuxSandbox implements SandboxService {
       };
       const cache = this.options.probeCache;
       // the host model is a setting, not a fact of the host: part of the key
-      const key = cache ? `${hostFingerprint(targets)}:${this.hostModel}` : '';
+      const key = cache ? `${hostFingerprint(targets)}:${this.hostModel}:${this.rootUidMap}` : '';
       const cached = cache ? await loadCachedProbe(cache, key, Date.now()) : undefined;
       if (cached) return cached;
       const base = await probeHost(targets);
       const model = await hostModelCheck(this.hostModel, this.tmp, this.options.unshare);
       // under hostModel overlay, every run without it fails closed: the backend does not work here
       const available = base.available && (model.ok || this.hostModel !== 'overlay');
-      const probe = { ...base, available, checks: [...base.checks, model] };
+      // the host's uid as runs will really have it (mapped, or why not), in place of the plain fact
+      const hostUid = await probeRootMap(this.rootUidMap, process.geteuid?.() ?? 0, this.options.python);
+      const probe = { ...base, available, checks: [...base.checks.map((c) => (c.name === HOST_UID_CHECK ? hostUid : c)), model] };
       if (cache) await storeProbe(cache, key, probe, Date.now());
       return probe;
     } catch (e) {
@@ -191,10 +214,11 @@ export class LinuxSandbox implements SandboxService {
     }
   }
 
-  private async requireReady(policy: SandboxPolicy): Promise<{ bwrap: string; slirp?: string }> {
+  private async requireReady(policy: SandboxPolicy): Promise<RunTools> {
     const probe = await this.probe();
     const failed = probe.checks.find((c) => !c.ok && !ADVISORY_CHECKS.includes(c.name) && c.name !== HOST_MODEL_CHECK && (c.name !== 'network' || policy.network === 'on'));
     if (failed) throw unavailable(`${failed.name}: ${failed.detail}`, failed.fix ?? 'see `aalis doctor`');
+    const rootMap = this.requireRootMap(probe);
     if (!this.pids) {
       try {
         this.pids = choosePidLimit(this.pidLimit);
@@ -205,10 +229,20 @@ export class LinuxSandbox implements SandboxService {
     }
     const bwrap = findExecutable(this.options.bwrap ?? 'bwrap');
     if (!bwrap) throw unavailable('bubblewrap is gone', 'sudo apt-get install -y bubblewrap');
-    if (policy.network !== 'on') return { bwrap };
+    if (policy.network !== 'on') return { bwrap, ...rootMap };
     const slirp = findExecutable(this.options.slirp4netns ?? 'slirp4netns');
     if (!slirp) throw unavailable('slirp4netns is gone', 'sudo apt-get install -y slirp4netns');
-    return { bwrap, slirp };
+    return { bwrap, slirp, ...rootMap };
+  }
+
+  /** Run by root with rootUidMap on: the mapping's interpreter and range; where the probe found it impossible, nothing runs. */
+  private requireRootMap(probe: SandboxProbe): Pick<RunTools, 'rootMap'> {
+    if ((process.geteuid?.() ?? 0) !== 0 || this.rootUidMap === 'off') return {};
+    const check = probe.checks.find((c) => c.name === HOST_UID_CHECK);
+    if (!check?.ok) throw unavailable(`${HOST_UID_CHECK}: ${check?.detail ?? 'not probed'}`, check?.fix ?? 'see `aalis doctor`');
+    const plan = planRootMap(this.options.python);
+    if (!plan.ok) throw unavailable(`${HOST_UID_CHECK}: ${plan.detail}`, plan.fix);
+    return { rootMap: { python: plan.python, range: plan.range } };
   }
 
   /** What the host model (the scan's and the looks' kept listings, on the host thread) holds in memory now; for the benchmark. */
@@ -248,7 +282,7 @@ export class LinuxSandbox implements SandboxService {
     }
   }
 
-  private async attempt(request: SandboxRunRequest, tools: { bwrap: string; slirp?: string }): Promise<SandboxRunResult> {
+  private async attempt(request: SandboxRunRequest, tools: RunTools): Promise<SandboxRunResult> {
     const { policy } = request;
     let model: ModelChoice;
     try {
@@ -310,7 +344,7 @@ export class LinuxSandbox implements SandboxService {
    */
   private async attemptOverlay(
     request: SandboxRunRequest,
-    tools: { bwrap: string; slirp?: string },
+    tools: RunTools,
     dir: RunDir,
     translation: Translation,
     facts: HostFacts,
@@ -348,7 +382,7 @@ export class LinuxSandbox implements SandboxService {
   private async spawn(
     request: SandboxRunRequest,
     translation: Translation,
-    tools: { bwrap: string; slirp?: string },
+    tools: RunTools,
     prepare: () => void,
     runName: string,
     overlays?: RunOverlays,
@@ -374,7 +408,10 @@ export class LinuxSandbox implements SandboxService {
     const pidReady = preparePidLimit(this.pids!, this.pidLimit, runName);
     pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
     if (translation.args.some(hasRawBytes)) stdio[ARGS_FD] = new Uint8Array(Buffer.concat(translation.args.map((a) => Buffer.concat([encodePath(a), Buffer.of(0)]))));
-    const [file, ...argv] = overlays ? overlays.command(tools.bwrap, args) : [tools.bwrap, ...args];
+    // a root daemon's command: bwrap behind the step that maps it off the host's uid 0 (root-map.ts)
+    const mapped = request.policy.write.filter((p) => !hasRawBytes(p));
+    const enter = tools.rootMap ? rootMapStep(tools.rootMap.python, tools.rootMap.range, mapped) : undefined;
+    const [file, ...argv] = overlays ? overlays.command(tools.bwrap, args, enter) : [...(enter ?? []), tools.bwrap, ...args];
     const child = execa(file!, argv, {
       env: { ...request.env, ...tmpEnv(request.policy.tmp) },
       extendEnv: false,
@@ -485,6 +522,9 @@ export class LinuxSandbox implements SandboxService {
       const stderr = err.text();
       if (overlays && sandboxPid === undefined && stderr.includes(OVERLAY_FAILURE)) {
         throw unavailable(`the writable roots could not be mounted as overlays: ${stderr.trim()}`, 'see `aalis doctor` (host-model); nothing was run');
+      }
+      if (tools.rootMap && sandboxPid === undefined && stderr.includes(ROOT_MAP_FAILURE)) {
+        throw unavailable(`the command could not be mapped off the host's uid 0: ${stderr.trim()}`, "see `aalis doctor` (host-uid), or set `rootUidMap: off` in the sandbox-linux config to run commands as the host's root; nothing was run");
       }
       if (prepareError) {
         throw unavailable(`the run's placeholders could not be made: ${prepareError.message}`, 'something appeared where the sandbox needed an empty name since the scan; run it again; nothing was run');
