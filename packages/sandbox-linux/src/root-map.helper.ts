@@ -23,6 +23,9 @@
  */
 export const ROOT_MAP_PY = String.raw`
 import ctypes, os, sys
+# the environment exactly as given (Python itself adds LC_CTYPE to os.environ under the C locale)
+with open("/proc/self/environ", "rb") as h:
+    given = dict(kv.split(b"=", 1) for kv in h.read().split(b"\0") if b"=" in kv)
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 # the new mount API's numbers are the same on every architecture (424 and up)
@@ -144,7 +147,7 @@ except OSError as e:
 # a mount namespace U owns, in which the overlay's step may mount (overlayfs takes idmapped layers; it cannot itself be idmapped)
 if libc.unshare(CLONE_NEWNS) != 0: fail(err("unshare(CLONE_NEWNS) in the user namespace"))
 try:
-    os.execv(cmd[0], cmd)
+    os.execve(cmd[0], cmd, given)
 except OSError as e:
     fail("exec %s failed: %s" % (cmd[0], e))
 `;

@@ -134,6 +134,17 @@ describe.skipIf(!isRoot)('a root daemon\'s command off the host\'s uid 0', { tim
     expect(existsSync(join(s.ws, 'ran-without-python'))).toBe(false);
   });
 
+  it('a python3 that is a script (a version manager\'s shim) is never run as root with the command\'s environment', async () => {
+    const shim = join(s.root, 'python3');
+    const ran = join(s.root, 'shim-ran');
+    writeFileSync(shim, `#!/bin/sh\ntouch ${ran}\nexec /usr/bin/python3 "$@"\n`, { mode: 0o755 });
+    const box = createLinuxSandbox({ python: shim });
+    const check = (await box.probe()).checks.find((c) => c.name === 'host-uid');
+    expect(check).toMatchObject({ ok: false, detail: expect.stringMatching(/is a script/) });
+    await expect(box.run(req(s, ['true']))).rejects.toBeInstanceOf(SandboxUnavailableError);
+    expect(existsSync(ran)).toBe(false);
+  });
+
   it.each(['overlay', 'look'] as const)('a writable root whose file system refuses idmapping fails closed, naming it (%s model)', async (hostModel) => {
     const ram = join(s.root, `ram-${hostModel}`);
     mkdirSync(ram, { recursive: true });

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import type { SandboxCheck } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { ROOT_MAP_PY } from './root-map.helper.js';
@@ -104,10 +104,39 @@ export const HOST_UID_CHECK = 'host-uid';
 
 const OPT_OUT = 'or set `rootUidMap: off` in the sandbox-linux config to run commands as the host\'s root (not recommended)';
 
-/** The interpreter and a free range, or what is missing. */
-export function planRootMap(python = 'python3'): RootMapPlan {
-  const py = findExecutable(python);
-  if (!py) return { ok: false, detail: 'python3 is not installed, and it makes the idmapped mounts', fix: `sudo apt-get install -y python3, ${OPT_OUT}` };
+/** Whether `p` (symlinks followed) is a compiled program, not a script a shell would run first. */
+function isElf(p: string): boolean {
+  try {
+    const fd = openSync(realpathSync(p), 'r');
+    try {
+      const head = Buffer.alloc(4);
+      return readSync(fd, head, 0, 4, 0) === 4 && head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The interpreter itself: `python` when it names one, else the system's, else the first on PATH.
+ * It runs as root with the command's environment, so a script in front of it (a version
+ * manager's shim: a shell reading BASH_ENV, adding variables) is never taken.
+ */
+function findPython(python: string | undefined): string | undefined {
+  const names = python ? [python] : ['/usr/bin/python3', '/bin/python3', 'python3'];
+  for (const n of names) {
+    const p = findExecutable(n);
+    if (p && isElf(p)) return p;
+  }
+  return undefined;
+}
+
+/** The interpreter and a free range, or what is missing. `python`: the interpreter to use (default: the system's python3). */
+export function planRootMap(python?: string): RootMapPlan {
+  const py = findPython(python);
+  if (!py) return { ok: false, detail: `${python ?? 'python3'} is not installed (or is a script, not the interpreter), and it makes the idmapped mounts`, fix: `sudo apt-get install -y python3, ${OPT_OUT}` };
   const range = chooseRootRange();
   if (!range) return { ok: false, detail: `no free range of ${ROOT_MAP_COUNT} ids from ${ROOT_MAP_FIRST} up (accounts or /etc/subuid take them all)`, fix: `free a range in /etc/subuid, ${OPT_OUT}` };
   return { ok: true, python: py, range };
@@ -119,7 +148,7 @@ const probed = new Map<string, Promise<SandboxCheck>>();
  * Whether a root daemon's commands are mapped here: runs the step once per process (per
  * interpreter) in front of `id -u` and reads the uid the host sees. Never throws.
  */
-export function probeRootMap(setting: RootUidMap, uid = process.geteuid?.() ?? 0, python = 'python3'): Promise<SandboxCheck> {
+export function probeRootMap(setting: RootUidMap, uid = process.geteuid?.() ?? 0, python?: string): Promise<SandboxCheck> {
   if (uid !== 0) return Promise.resolve({ name: HOST_UID_CHECK, ok: true, detail: `sandboxed commands run as host uid ${uid}, never root` });
   if (setting === 'off') {
     return Promise.resolve({
@@ -129,7 +158,8 @@ export function probeRootMap(setting: RootUidMap, uid = process.geteuid?.() ?? 0
       fix: 'remove `rootUidMap: off` from the sandbox-linux config, or run the daemon as an ordinary user',
     });
   }
-  const known = probed.get(python);
+  const key = python ?? '';
+  const known = probed.get(key);
   if (known) return known;
   const check = (async (): Promise<SandboxCheck> => {
     const plan = planRootMap(python);
@@ -144,7 +174,7 @@ export function probeRootMap(setting: RootUidMap, uid = process.geteuid?.() ?? 0
     const why = String(r.stderr).trim() || `exit ${r.exitCode}, saw ${JSON.stringify(r.stdout)}`;
     return { name: HOST_UID_CHECK, ok: false, detail: `commands of this root daemon cannot be mapped off the host's root (idmapped mounts need Linux 5.12+ and file systems that allow them), so every run fails closed: ${why}`, fix: `a kernel and file system with idmapped mounts, ${OPT_OUT}` };
   })();
-  probed.set(python, check);
+  probed.set(key, check);
   return check;
 }
 

@@ -30,6 +30,7 @@ import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
 import { type HostModel, OVERLAY_FAILURE } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
 import { HOST_UID_CHECK, type IdRange, planRootMap, probeRootMap, ROOT_MAP_FAILURE, rootMapStep, type RootUidMap } from './root-map.js';
+import { isWithin } from './rule-match.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
@@ -409,7 +410,8 @@ export class LinuxSandbox implements SandboxService {
     pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
     if (translation.args.some(hasRawBytes)) stdio[ARGS_FD] = new Uint8Array(Buffer.concat(translation.args.map((a) => Buffer.concat([encodePath(a), Buffer.of(0)]))));
     // a root daemon's command: bwrap behind the step that maps it off the host's uid 0 (root-map.ts)
-    const mapped = request.policy.write.filter((p) => !hasRawBytes(p));
+    // (a write root in /proc or /sys is bound read-only whatever the policy says: kernel-surface.ts)
+    const mapped = request.policy.write.filter((p) => !hasRawBytes(p) && !['/proc', '/sys'].some((k) => isWithin(p, k)));
     const enter = tools.rootMap ? rootMapStep(tools.rootMap.python, tools.rootMap.range, mapped) : undefined;
     const [file, ...argv] = overlays ? overlays.command(tools.bwrap, args, enter) : [...(enter ?? []), tools.bwrap, ...args];
     const child = execa(file!, argv, {
@@ -503,7 +505,7 @@ export class LinuxSandbox implements SandboxService {
           // slirp4netns and nft side by side; until the sync fd closes nothing of the command has run
           const [started, filtered] = await Promise.allSettled([
             slirpWithRetry(tools.slirp!, pid, net.hostLoopback),
-            net.filter ? installLoopbackFilter(net.filter.tools, pid, net.filter.rules) : undefined,
+            net.filter ? installLoopbackFilter(net.filter.tools, pid, net.filter.rules, undefined, tools.rootMap !== undefined) : undefined,
             limit(),
           ]);
           if (started.status === 'fulfilled') slirp = started.value;
