@@ -81,43 +81,54 @@ def unescape(s):
         else: out += s[j:j + 1]; j += 1
     return bytes(out)
 
-mounts, kids = {}, {}
-with open("/proc/self/mountinfo", "rb") as h:
-    for line in h.read().split(b"\n"):
-        f = line.split(b" ")
-        if len(f) > 5: mounts[int(f[0])] = (int(f[1]), unescape(f[4]))
-for m, (parent, _) in mounts.items(): kids.setdefault(parent, []).append(m)
-
-def top(m):
-    # the mount seen at m's place: the last one stacked on it
-    while True:
-        over = [k for k in kids.get(m, []) if mounts[k][1] == mounts[m][1]]
-        if not over: return m
-        m = max(over)
-
-roots = [m for m, (parent, _) in mounts.items() if parent not in mounts]
-if len(roots) != 1: fail("the mount table has %d roots, not one" % len(roots))
-order = []
-def walk(m):
-    m = top(m); order.append(m)
-    places = {}
-    for k in kids.get(m, []):
-        at = mounts[k][1]
-        if at != mounts[m][1]: places[at] = min(places.get(at, k), k)
-    for at in sorted(places): walk(places[at])
-walk(roots[0])
-
 class MountAttr(ctypes.Structure):
     _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
 attr = MountAttr(MOUNT_ATTR_IDMAP, 0, 0, userns)
-clones, mapped, why = [], set(), {}
-for m in order:
-    at = mounts[m][1]
-    fd = libc.syscall(SYS_open_tree, AT_FDCWD, at, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
-    if fd < 0: fail(err("open_tree(%s, OPEN_TREE_CLONE)" % os.fsdecode(at)))
-    if libc.syscall(SYS_mount_setattr, fd, b"", AT_EMPTY_PATH, ctypes.byref(attr), ctypes.sizeof(attr)) == 0: mapped.add(at)
-    else: why[at] = err("mount_setattr(%s, MOUNT_ATTR_IDMAP)" % os.fsdecode(at))
-    clones.append((at, fd))
+
+def clone_all():
+    # every visible mount, parents first, cloned; None when one went away meanwhile (another program unmounted it)
+    mounts, kids = {}, {}
+    with open("/proc/self/mountinfo", "rb") as h:
+        for line in h.read().split(b"\n"):
+            f = line.split(b" ")
+            if len(f) > 5: mounts[int(f[0])] = (int(f[1]), unescape(f[4]))
+    for m, (parent, _) in mounts.items(): kids.setdefault(parent, []).append(m)
+    def top(m):
+        # the mount seen at m's place: the last one stacked on it
+        while True:
+            over = [k for k in kids.get(m, []) if mounts[k][1] == mounts[m][1]]
+            if not over: return m
+            m = max(over)
+    roots = [m for m, (parent, _) in mounts.items() if parent not in mounts]
+    if len(roots) != 1: fail("the mount table has %d roots, not one" % len(roots))
+    order = []
+    def walk(m):
+        m = top(m); order.append(m)
+        places = {}
+        for k in kids.get(m, []):
+            at = mounts[k][1]
+            if at != mounts[m][1]: places[at] = min(places.get(at, k), k)
+        for at in sorted(places): walk(places[at])
+    walk(roots[0])
+    clones, mapped, why = [], set(), {}
+    for m in order:
+        at = mounts[m][1]
+        fd = libc.syscall(SYS_open_tree, AT_FDCWD, at, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
+        if fd < 0:
+            e = err("open_tree(%s, OPEN_TREE_CLONE)" % os.fsdecode(at))
+            for _, c in clones: os.close(c)   # a detached clone goes with its last descriptor
+            return None, e
+        if libc.syscall(SYS_mount_setattr, fd, b"", AT_EMPTY_PATH, ctypes.byref(attr), ctypes.sizeof(attr)) == 0: mapped.add(at)
+        else: why[at] = err("mount_setattr(%s, MOUNT_ATTR_IDMAP)" % os.fsdecode(at))
+        clones.append((at, fd))
+    return (clones, mapped, why), None
+
+for attempt in range(3):
+    got, e = clone_all()
+    if got: break
+else:
+    fail("the mount table kept changing while it was cloned: " + e)
+clones, mapped, why = got
 
 def holder(p):
     best = None
