@@ -4,7 +4,8 @@ import { definePlugin } from '@aalis/core';
 
 /**
  * The sandbox service of a backend, its package loaded only now (a run loads one backend, never the
- * others'). Docker needs an image: `AALIS_DOCKER_IMAGE`. `cacheDir` (in
+ * others'). Docker needs an image: `AALIS_DOCKER_IMAGE`. Linux run by root: `AALIS_ROOT_UID_MAP=off`
+ * opts out of mapping commands off the host's uid 0 (sandbox-linux README). `cacheDir` (in
  * the data directory, which no sandboxed command can write) keeps the backend's last good probe
  * for ten minutes, so a later process (each `aalis exec`) does not probe again while it is fresh.
  * `oneShot` (one command, then the process ends) keeps nothing for a next run.
@@ -18,6 +19,8 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
         // One command and out: a walk thread's start-up, the listings kept for a next run and the
         // tree watcher are a daemon's savings and only this process's cost.
         ...(oneShot ? { hostWalks: 'inline', scan: { noCache: true } } : {}),
+        // AALIS_ROOT_UID_MAP=off: a root daemon's commands run as the host's uid 0 (anything else keeps the map, which fails closed)
+        ...(env.AALIS_ROOT_UID_MAP === 'off' ? { rootUidMap: 'off' as const } : {}),
       });
     }
     case 'darwin': {

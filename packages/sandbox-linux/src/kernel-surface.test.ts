@@ -71,11 +71,12 @@ describe('kernel surface', { timeout: 60_000 }, () => {
     expect(sys.filter((m) => !m.opts.includes('ro'))).toEqual([]);
   });
 
-  it.skipIf(!isRoot)('as root: doctor says plainly that commands run as the host uid 0, as they do', async () => {
-    const check = (await sb.probe()).checks.find((c) => c.name === 'host-uid');
+  it.skipIf(!isRoot)('as root with rootUidMap off: doctor says plainly that commands run as the host uid 0, as they do', async () => {
+    const off = createLinuxSandbox({ rootUidMap: 'off' });
+    const check = (await off.probe()).checks.find((c) => c.name === 'host-uid');
     expect(check).toMatchObject({ ok: false, fix: expect.stringMatching(/ordinary user/) });
     expect(check?.detail).toMatch(/run as the host's uid 0/);
-    await sb.run(req(s, ['sh', '-c', 'echo x > made-by-root']));
+    await off.run(req(s, ['sh', '-c', 'echo x > made-by-root']));
     expect(statSync(join(s.ws, 'made-by-root')).uid).toBe(0);
   });
 

@@ -148,13 +148,16 @@ async function idsMapped(pid: number, timeoutMs: number): Promise<void> {
  * while bwrap waits in its setup (see network.ts); safe to run alongside slirp4netns. `nsenter`
  * joins the sandbox's user namespace (it owns the network namespace; the daemon's uid is 0 there,
  * unprivileged too, since bwrap maps it to 0 for `--dev` during setup) and its network namespace,
- * keeping the daemon's credentials, and runs nft with the script on stdin. nft applies a script as
+ * keeping the daemon's credentials (`rootMapped`: taking the namespace's 0), and runs nft with the script on stdin. nft applies a script as
  * one transaction: it exits 0 only with every rule in place. Rejects with
  * {@link LoopbackFilterError} otherwise.
  */
-export async function installLoopbackFilter(tools: FilterTools, pid: number, rules: string, timeoutMs = 5000): Promise<void> {
+export async function installLoopbackFilter(tools: FilterTools, pid: number, rules: string, timeoutMs = 5000, rootMapped = false): Promise<void> {
   await idsMapped(pid, timeoutMs);
-  const r = await execa(tools.nsenter, ['--preserve-credentials', `--user=/proc/${pid}/ns/user`, `--net=/proc/${pid}/ns/net`, tools.nft, '-f', '-'], {
+  // a root daemon's mapped sandbox (root-map.ts) maps 0 to another host id, not the daemon's: nft
+  // must take that 0 (nsenter's default) or it loses the namespace's capabilities on exec
+  const creds = rootMapped ? [] : ['--preserve-credentials'];
+  const r = await execa(tools.nsenter, [...creds, `--user=/proc/${pid}/ns/user`, `--net=/proc/${pid}/ns/net`, tools.nft, '-f', '-'], {
     input: rules,
     env: {},
     extendEnv: false,

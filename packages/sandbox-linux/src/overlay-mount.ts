@@ -168,14 +168,16 @@ export function findOverlayTools(unshare = 'unshare'): OverlayTools | undefined 
   return u && m && um ? { unshare: u, mount: m, umount: um } : undefined;
 }
 
-/** The mount step's argv, which ends with `--` and is followed by bwrap and its arguments. */
-export function overlayStep(tools: OverlayTools, overlays: readonly OverlayRoot[], binds: readonly SocketBind[] = [], uid = process.getuid?.() ?? 0): string[] {
+/**
+ * The mount step's argv, which ends with `--` and is followed by bwrap and its arguments. `enter`:
+ * what puts the step in its namespaces (the root map's step, root-map.ts, which ends in a mount
+ * namespace of a mapped user namespace); default util-linux's unshare as described above.
+ */
+export function overlayStep(tools: OverlayTools, overlays: readonly OverlayRoot[], binds: readonly SocketBind[] = [], uid = process.getuid?.() ?? 0, enter?: readonly string[]): string[] {
   const ns = uid === 0 ? ['--mount', '--propagation', 'private'] : ['--map-root-user', '--mount'];
   const aliased = (o: OverlayRoot) => binds.some((b) => b.src.startsWith(`${o.lower}/`));
   return [
-    tools.unshare,
-    ...ns,
-    '--',
+    ...(enter ?? [tools.unshare, ...ns, '--']),
     '/bin/sh',
     '-c',
     MOUNT_SCRIPT,

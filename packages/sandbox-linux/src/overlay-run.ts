@@ -102,9 +102,9 @@ export class RunOverlays {
     this.since = markRunStart(this.layersDir);
   }
 
-  /** The argv that runs bwrap under the mount step. */
-  command(bwrap: string, bwrapArgs: readonly string[]): string[] {
-    return [...overlayStep(this.tools, this.overlays, this.binds), bwrap, ...innerIdArgs(), ...bwrapArgs];
+  /** The argv that runs bwrap under the mount step; `enter`: the root map's step, in place of unshare (overlayStep). */
+  command(bwrap: string, bwrapArgs: readonly string[], enter?: readonly string[]): string[] {
+    return [...overlayStep(this.tools, this.overlays, this.binds, undefined, enter), bwrap, ...innerIdArgs(), ...bwrapArgs];
   }
 
   /**

@@ -2,6 +2,7 @@ import { sandbox } from '@aalis/api-reach';
 import { definePlugin } from '@aalis/core';
 import { z } from 'zod';
 import { HOST_MODELS } from './overlay-mount.js';
+import { ROOT_UID_MAPS } from './root-map.js';
 import { createLinuxSandbox } from './service.js';
 
 /** Plugin config: where the tools are and how far a scan may go. */
@@ -15,6 +16,8 @@ export const LinuxSandboxConfigSchema = z
     maxScanEntries: z.number().int().positive().optional(),
     /** How writes are kept from the host until judged: `auto` (default), `overlay` (required), `look`. */
     hostModel: z.enum(HOST_MODELS).optional(),
+    /** Daemon run by root: `on` (default) maps its commands off the host's uid 0 and fails closed where it cannot; `off` runs them as the host's root. */
+    rootUidMap: z.enum(ROOT_UID_MAPS).optional(),
   })
   .strict()
   .default({});
@@ -38,6 +41,7 @@ export const linuxSandboxPlugin = definePlugin({
         ...(config.undoneDir ? { undoneDir: config.undoneDir } : {}),
         ...(config.maxScanEntries ? { scan: { maxEntries: config.maxScanEntries } } : {}),
         ...(config.hostModel ? { hostModel: config.hostModel } : {}),
+        ...(config.rootUidMap ? { rootUidMap: config.rootUidMap } : {}),
       }),
     );
   },

@@ -32,6 +32,8 @@ import { type HostMemory, HostThread, type HostWalks } from './host-thread.js';
 import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
 import { type HostModel, innerIdArgs, OVERLAY_FAILURE, overlayRootsOf, overlayStep, planOverlays, socketBinds } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
+import { HOST_UID_CHECK, type IdRange, planRootMap, probeRootMap, ROOT_MAP_FAILURE, rootMapStep, type RootUidMap } from './root-map.js';
+import { isWithin } from './rule-match.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { DEFAULT_KEPT_WRITES_MS, KeptWritesStore } from './kept-writes.js';
 import { findExecutable } from './tools.js';
@@ -96,6 +98,22 @@ export interface LinuxSandboxOptions {
   readonly hostWalks?: HostWalks;
   /** How long a run's refused writes kept for an answer (`keepRefused`) wait before they are discarded. Default {@link DEFAULT_KEPT_WRITES_MS}. */
   readonly keptWritesMs?: number;
+  /**
+   * Run by root: `on` (default) runs commands as uid 0 of a user namespace mapped to an unused
+   * host id range over idmapped mounts (root-map.ts), failing closed where that cannot be made;
+   * `off` runs them as the host's uid 0, as before. No effect for an ordinary user's daemon.
+   */
+  readonly rootUidMap?: RootUidMap;
+  /** python3, which makes the idmapped mounts of {@link rootUidMap}. Default `python3` on the daemon's PATH. */
+  readonly python?: string;
+}
+
+/** What a run needs on top of bubblewrap. */
+interface RunTools {
+  readonly bwrap: string;
+  readonly slirp?: string;
+  /** Set when a root daemon's command is mapped off the host's uid 0. */
+  readonly rootMap?: { readonly python: string; readonly range: IdRange };
 }
 
 /** The default {@link LinuxSandboxOptions.undoneDir}. */
@@ -169,6 +187,10 @@ export class LinuxSandbox implements SandboxService {
     return this.options.hostModel ?? 'auto';
   }
 
+  private get rootUidMap(): RootUidMap {
+    return this.options.rootUidMap ?? 'on';
+  }
+
   private get pidLimit(): number {
     return this.options.pidLimit ?? DEFAULT_PID_LIMIT;
   }
@@ -196,14 +218,16 @@ export class LinuxSandbox implements SandboxService {
       };
       const cache = this.options.probeCache;
       // the host model is a setting, not a fact of the host: part of the key
-      const key = cache ? `${hostFingerprint(targets)}:${this.hostModel}` : '';
+      const key = cache ? `${hostFingerprint(targets)}:${this.hostModel}:${this.rootUidMap}` : '';
       const cached = cache ? await loadCachedProbe(cache, key, Date.now()) : undefined;
       if (cached) return cached;
       const base = await probeHost(targets);
       const model = await hostModelCheck(this.hostModel, this.tmp, this.options.unshare);
       // under hostModel overlay, every run without it fails closed: the backend does not work here
       const available = base.available && (model.ok || this.hostModel !== 'overlay');
-      const probe = { ...base, available, checks: [...base.checks, model] };
+      // the host's uid as runs will really have it (mapped, or why not), in place of the plain fact
+      const hostUid = await probeRootMap(this.rootUidMap, process.geteuid?.() ?? 0, this.options.python);
+      const probe = { ...base, available, checks: [...base.checks.map((c) => (c.name === HOST_UID_CHECK ? hostUid : c)), model] };
       if (cache) await storeProbe(cache, key, probe, Date.now());
       return probe;
     } catch (e) {
@@ -211,10 +235,11 @@ export class LinuxSandbox implements SandboxService {
     }
   }
 
-  private async requireReady(policy: SandboxPolicy): Promise<{ bwrap: string; slirp?: string }> {
+  private async requireReady(policy: SandboxPolicy): Promise<RunTools> {
     const probe = await this.probe();
     const failed = probe.checks.find((c) => !c.ok && !ADVISORY_CHECKS.includes(c.name) && c.name !== HOST_MODEL_CHECK && (c.name !== 'network' || policy.network === 'on'));
     if (failed) throw unavailable(`${failed.name}: ${failed.detail}`, failed.fix ?? 'see `aalis doctor`');
+    const rootMap = this.requireRootMap(probe);
     if (!this.pids) {
       try {
         this.pids = choosePidLimit(this.pidLimit);
@@ -225,10 +250,20 @@ export class LinuxSandbox implements SandboxService {
     }
     const bwrap = findExecutable(this.options.bwrap ?? 'bwrap');
     if (!bwrap) throw unavailable('bubblewrap is gone', 'sudo apt-get install -y bubblewrap');
-    if (policy.network !== 'on') return { bwrap };
+    if (policy.network !== 'on') return { bwrap, ...rootMap };
     const slirp = findExecutable(this.options.slirp4netns ?? 'slirp4netns');
     if (!slirp) throw unavailable('slirp4netns is gone', 'sudo apt-get install -y slirp4netns');
-    return { bwrap, slirp };
+    return { bwrap, slirp, ...rootMap };
+  }
+
+  /** Run by root with rootUidMap on: the mapping's interpreter and range; where the probe found it impossible, nothing runs. */
+  private requireRootMap(probe: SandboxProbe): Pick<RunTools, 'rootMap'> {
+    if ((process.geteuid?.() ?? 0) !== 0 || this.rootUidMap === 'off') return {};
+    const check = probe.checks.find((c) => c.name === HOST_UID_CHECK);
+    if (!check?.ok) throw unavailable(`${HOST_UID_CHECK}: ${check?.detail ?? 'not probed'}`, check?.fix ?? 'see `aalis doctor`');
+    const plan = planRootMap(this.options.python);
+    if (!plan.ok) throw unavailable(`${HOST_UID_CHECK}: ${plan.detail}`, plan.fix);
+    return { rootMap: { python: plan.python, range: plan.range } };
   }
 
   /** What the host model (the scan's and the looks' kept listings, on the host thread) holds in memory now; for the benchmark. */
@@ -279,7 +314,7 @@ export class LinuxSandbox implements SandboxService {
     const overlays = planOverlays(overlayRootsOf(policy), join(dir.path, 'overlay'));
     const binds = socketBinds(overlays, facts.sockets.filter((p) => !hasRawBytes(p)));
     const hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd);
-    const wrap = (bwrap: string, args: readonly string[]) => [...overlayStep(model.tools, overlays, binds), bwrap, ...innerIdArgs(), ...args];
+    const wrap = (bwrap: string, args: readonly string[], enter?: readonly string[]) => [...overlayStep(model.tools, overlays, binds, undefined, enter), bwrap, ...innerIdArgs(), ...args];
     return this.runPlan(request, translation, tools, model, hideArgs, wrap).plan;
   }
 
@@ -297,16 +332,26 @@ export class LinuxSandbox implements SandboxService {
   private runPlan(
     request: SandboxRunRequest,
     translation: Translation,
-    tools: { bwrap: string; slirp?: string },
+    tools: RunTools,
     model: ModelChoice,
     hideArgs: readonly string[] = [],
-    wrap?: (bwrap: string, args: readonly string[]) => string[],
+    overlayWrap?: (bwrap: string, args: readonly string[], enter?: readonly string[]) => string[],
   ): LinuxRunPlan {
     const { policy } = request;
+    // a root daemon's command: bwrap behind the step that maps it off the host's uid 0 (root-map.ts)
+    // (a write root in /proc or /sys is bound read-only whatever the policy says: kernel-surface.ts)
+    const mapped = policy.write.filter((p) => !hasRawBytes(p) && !['/proc', '/sys'].some((k) => isWithin(p, k)));
+    const enter = tools.rootMap ? rootMapStep(tools.rootMap.python, tools.rootMap.range, mapped) : undefined;
+    const wrap = overlayWrap
+      ? (bwrap: string, args: readonly string[]) => overlayWrap(bwrap, args, enter)
+      : enter
+        ? (bwrap: string, args: readonly string[]) => [...enter, bwrap, ...args]
+        : undefined;
     const pre: PlanStep[] = [];
     if ((this.options.createMissingWriteRoots ?? true) && policy.write.length > 0) pre.push({ step: 'write roots', detail: `made when missing (mode 0700): ${policy.write.join(', ')}` });
     if (translation.placeholders.length > 0) pre.push({ step: 'placeholders', detail: `empty entries made on the host and mounted read-only: ${translation.placeholders.map((p) => printablePath(p.path)).join(', ')}` });
     if (model.kind === 'overlay') pre.push({ step: 'overlay layers', detail: `each writable root (${overlayRootsOf(policy).join(', ')}) an overlay whose upper layer is in the run's directory` });
+    if (tools.rootMap) pre.push({ step: 'root map', detail: `the daemon runs as root: the command runs as uid 0 of a user namespace mapped to host ids ${tools.rootMap.range.base}..${tools.rootMap.range.base + tools.rootMap.range.count - 1}, over idmapped mounts (${tools.rootMap.python})` });
     pre.push({ step: 'pid limit', detail: `at most ${this.pidLimit} processes (${this.pids?.kind ?? 'mechanism chosen at the first run'}), applied before the command starts` });
     if (policy.network === 'on') pre.push({ step: 'network', detail: `slirp4netns (${tools.slirp ?? 'slirp4netns'}) joins the sandbox's network namespace${policy.localPorts.length > 0 ? `; nft refuses loopback ports ${policy.localPorts.join(', ')}` : ''}` });
     const post: PlanStep[] =
@@ -344,7 +389,7 @@ export class LinuxSandbox implements SandboxService {
     }
   }
 
-  private async attempt(request: SandboxRunRequest, tools: { bwrap: string; slirp?: string }): Promise<SandboxRunResult> {
+  private async attempt(request: SandboxRunRequest, tools: RunTools): Promise<SandboxRunResult> {
     const { policy } = request;
     const model = await this.modelFor(policy);
     const dir = new RunDir(this.tmp);
@@ -402,7 +447,7 @@ export class LinuxSandbox implements SandboxService {
    */
   private async attemptOverlay(
     request: SandboxRunRequest,
-    tools: { bwrap: string; slirp?: string },
+    tools: RunTools,
     dir: RunDir,
     translation: Translation,
     facts: HostFacts,
@@ -420,7 +465,7 @@ export class LinuxSandbox implements SandboxService {
       if (e instanceof DaemonTmpVisibleError) throw unavailable(e.message, `${e.fix}; nothing was run`);
       throw unavailable(`the run's overlay layers could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
-    const runPlan = this.runPlan(request, translation, tools, model, overlays.hideArgs, (bwrap, args) => overlays.command(bwrap, args));
+    const runPlan = this.runPlan(request, translation, tools, model, overlays.hideArgs, (bwrap, args, enter) => overlays.command(bwrap, args, enter));
     let result = await this.spawn(request, translation, runPlan, tools, () => {}, basename(dir.path), overlays);
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
     const mountPoints = translation.mounts.map((m) => m.path);
@@ -450,7 +495,7 @@ export class LinuxSandbox implements SandboxService {
     request: SandboxRunRequest,
     translation: Translation,
     runPlan: LinuxRunPlan,
-    tools: { bwrap: string; slirp?: string },
+    tools: RunTools,
     prepare: () => void,
     runName: string,
     overlays?: RunOverlays,
@@ -555,7 +600,7 @@ export class LinuxSandbox implements SandboxService {
           // slirp4netns and nft side by side; until the sync fd closes nothing of the command has run
           const [started, filtered] = await Promise.allSettled([
             slirpWithRetry(tools.slirp!, pid, net.hostLoopback),
-            net.filter ? installLoopbackFilter(net.filter.tools, pid, net.filter.rules) : undefined,
+            net.filter ? installLoopbackFilter(net.filter.tools, pid, net.filter.rules, undefined, tools.rootMap !== undefined) : undefined,
             limit(),
           ]);
           if (started.status === 'fulfilled') slirp = started.value;
@@ -574,6 +619,9 @@ export class LinuxSandbox implements SandboxService {
       const stderr = err.text();
       if (overlays && sandboxPid === undefined && stderr.includes(OVERLAY_FAILURE)) {
         throw unavailable(`the writable roots could not be mounted as overlays: ${stderr.trim()}`, 'see `aalis doctor` (host-model); nothing was run');
+      }
+      if (tools.rootMap && sandboxPid === undefined && stderr.includes(ROOT_MAP_FAILURE)) {
+        throw unavailable(`the command could not be mapped off the host's uid 0: ${stderr.trim()}`, "see `aalis doctor` (host-uid), or set `rootUidMap: off` in the sandbox-linux config to run commands as the host's root; nothing was run");
       }
       if (prepareError) {
         throw unavailable(`the run's placeholders could not be made: ${prepareError.message}`, 'something appeared where the sandbox needed an empty name since the scan; run it again; nothing was run');
