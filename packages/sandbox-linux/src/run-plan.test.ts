@@ -45,7 +45,8 @@ function recorded(name: string, marker: string): string[] {
 
 describe('LinuxSandbox.plan is what run executes', { timeout: 120_000 }, () => {
   it.each(['look', 'auto'] as const)('hostModel %s: the argv (namespaces, capabilities, seccomp fd, mounts) and the env', async (hostModel) => {
-    const sb = createLinuxSandbox({ bwrap: recorder('bwrap'), unshare: recorder('unshare'), hostModel });
+    // the root map (root-map.ts) puts the real python3 first, which cannot be a recorder: off here, compared below
+    const sb = createLinuxSandbox({ bwrap: recorder('bwrap'), unshare: recorder('unshare'), hostModel, rootUidMap: 'off' });
     const marker = `plan-marker-${hostModel}`;
     const request = req(s, ['/usr/bin/env', marker]);
     const plan = SandboxPlanSchema.parse(await sb.plan(request));
@@ -66,4 +67,22 @@ describe('LinuxSandbox.plan is what run executes', { timeout: 120_000 }, () => {
     const seen = await sb.run(req(s, ['/usr/bin/env']));
     expect(seen.stdout.trim().split('\n').filter((l) => !l.startsWith('PWD=')).sort()).toEqual(Object.entries(plan.env).map(([k, v]) => `${k}=${v}`).sort());
   });
+
+  it.skipIf(process.getuid?.() !== 0).each(['look', 'auto'] as const)(
+    'hostModel %s, a root daemon: the plan starts with the root map, and from the first program it starts on it is what ran',
+    async (hostModel) => {
+      const sb = createLinuxSandbox({ bwrap: recorder('bwrap'), unshare: recorder('unshare'), hostModel });
+      const marker = `plan-marker-mapped-${hostModel}`;
+      const request = req(s, ['/usr/bin/env', marker]);
+      const plan = SandboxPlanSchema.parse(await sb.plan(request));
+      expect(plan.argv.slice(1, 3)).toEqual(['-I', '-S']);
+      expect(plan.argv[0]).toMatch(/python3/);
+      expect(plan.pre.map((p) => p.step)).toContain('root map');
+      await sb.run(request);
+      const unshareAt = plan.argv.findIndex((a) => a.endsWith('/unshare'));
+      const bwrapAt = plan.argv.findIndex((a) => a.endsWith('/bwrap'));
+      const first = unshareAt >= 0 && unshareAt < bwrapAt ? unshareAt : bwrapAt;
+      expect(recorded(first === bwrapAt ? 'bwrap' : 'unshare', marker)).toEqual(plan.argv.slice(first));
+    },
+  );
 });
