@@ -43,7 +43,7 @@ function shellNote(service: () => SandboxService | undefined) {
       if (!sandboxService) throw new ToolError('unavailable', 'no sandbox');
       const argv: [string, ...string[]] = ['sh', '-c', `echo secret > ${params.path}`];
       const result = await sandboxService.run({ argv, cwd: credential.home!, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 20_000, policy: credential.sandboxPolicy() });
-      return { exitCode: result.exitCode, stderr: result.stderr };
+      return { exitCode: result.exitCode, stderr: result.stderr, deniedWrites: result.deniedWrites };
     },
   });
 }
@@ -91,12 +91,14 @@ describe("a plugin's tool meets the never-written rule through its credential", 
     }
   });
 
-  it("a plugin's own sandboxed command cannot write .env: the kernel refuses it", async () => {
+  // Refused at once under the look model (a read-only placeholder), or written into the overlay's
+  // upper layer and refused at the commit (overlay-mount.ts): either way named as refused, never on the host.
+  it("a plugin's own sandboxed command cannot write .env: the sandbox refuses it and says so", async () => {
     const k = await startWith('shell');
     try {
       const out = await k.call('shell_note', { path: '.env' });
       expect(out).toMatchObject({ ok: true });
-      expect((out as { value: { exitCode: number } }).value.exitCode).not.toBe(0);
+      expect((out as { value: { deniedWrites: string[] } }).value.deniedWrites).toContain(join(k.project, '.env'));
       expect(existsSync(join(k.project, '.env'))).toBe(false);
       const plain = await k.call('shell_note', { path: 'plain.txt' });
       expect((plain as { value: { exitCode: number } }).value.exitCode).toBe(0);
