@@ -1,3 +1,4 @@
+export { BoundedOutput, type OutputSource } from './bounded-output.js';
 export { browserProfileDirs } from './browser-profiles.js';
 export { isReachCredential, REACH_CREDENTIAL, type ReachCredential, type ReachVerdict } from './credential.js';
 export { REACH_INPUT_PROBLEMS, ReachInputError, type ReachInputProblem } from './errors.js';

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { knownDaemons, registerDaemon, registryDir } from './daemon-registry.js';
@@ -9,19 +9,22 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const env = { XDG_STATE_HOME: join(root, 'state'), XDG_DATA_HOME: join(root, 'share') };
 
 describe('the daemons registry', () => {
-  it('notes a running daemon, keeps its data directory after the stop without a port, and drops a data directory that is gone', () => {
+  it('notes a running daemon, keeps its data directory after the stop without a port, and drops a data directory that is gone', async () => {
     const data = join(root, 'd1');
     const gone = join(root, 'd2');
     mkdirSync(data);
     mkdirSync(gone);
-    const stop = registerDaemon({ dataDir: data, port: 41234 }, env);
-    const stopGone = registerDaemon({ dataDir: gone, port: 41235 }, env);
+    const stop = await registerDaemon({ dataDir: data, port: 41234 }, env);
+    const stopGone = await registerDaemon({ dataDir: gone, port: 41235 }, env);
     expect(knownDaemons(env)).toEqual(expect.arrayContaining([expect.objectContaining({ dataDir: data, port: 41234, running: true, pid: process.pid })]));
-    stop();
-    stopGone();
+    await stop();
+    await stopGone();
     rmSync(gone, { recursive: true });
     expect(knownDaemons(env)).toEqual([expect.objectContaining({ dataDir: data, running: false, pid: null })]);
-    expect(readdirSync(registryDir(env))).toHaveLength(1);
+    const entries = readdirSync(registryDir(env));
+    // Replaced through core's safe file layer: one entry, its mode kept, no temp left beside it.
+    expect(entries).toHaveLength(1);
+    expect(statSync(join(registryDir(env), entries[0]!)).mode & 0o777).toBe(0o600);
 
     const own = { dataDir: join(root, 'own'), source: 'default' as const, deployment: undefined };
     const others = otherInstances(own, env);
@@ -29,13 +32,13 @@ describe('the daemons registry', () => {
     expect(others.ports).toEqual([]);
   });
 
-  it('refuses a registry directory that is a symlink, and writes nothing through it', () => {
+  it('refuses a registry directory that is a symlink, and writes nothing through it', async () => {
     const state = join(root, 'state-link');
     const target = join(root, 'elsewhere');
     mkdirSync(join(state, 'aalis'), { recursive: true });
     mkdirSync(target);
     symlinkSync(target, join(state, 'aalis', 'daemons'));
-    expect(() => registerDaemon({ dataDir: root, port: 41236 }, { XDG_STATE_HOME: state })).toThrow(/not a directory of this user/);
+    await expect(registerDaemon({ dataDir: root, port: 41236 }, { XDG_STATE_HOME: state })).rejects.toThrow(/not a directory of this user/);
     expect(readdirSync(target)).toEqual([]);
     expect(existsSync(join(state, 'aalis', 'daemons'))).toBe(true);
   });

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
+import { writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
 
 const EntrySchema = z.object({
@@ -39,10 +40,12 @@ function alive(pid: number): boolean {
 }
 
 /**
- * Notes a running daemon; returns what removes the note at its stop. The entry of a data directory
- * is replaced by its next daemon; the entry of a daemon that died stays (its data is still there).
+ * Notes a running daemon; resolves to what removes the note at its stop. The entry of a data
+ * directory is replaced by its next daemon; the entry of a daemon that died stays (its data is
+ * still there). Entries are written through core's safe file layer: temp, fsync, rename, fsync of
+ * the directory, never through a symlink.
  */
-export function registerDaemon(entry: { dataDir: string; port: number }, env: NodeJS.ProcessEnv = process.env): () => void {
+export async function registerDaemon(entry: { dataDir: string; port: number }, env: NodeJS.ProcessEnv = process.env): Promise<() => Promise<void>> {
   const dir = registryDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // A command that could write in the user's home before any daemon ran may have put a symlink
@@ -53,26 +56,17 @@ export function registerDaemon(entry: { dataDir: string; port: number }, env: No
       throw new Error(`${path} is not a directory of this user (a symlink, or somebody else's); remove it`);
     }
   }
-  const file = fileOf(dir, entry.dataDir);
+  // The safe layer verifies each directory it opens is the judged real path; the home above may
+  // be reached through a symlink, the two directories checked above may not.
+  const file = fileOf(realpathSync(dir), entry.dataDir);
   const record = { v: 1, dataDir: entry.dataDir, pid: process.pid, port: entry.port, startedAt: new Date().toISOString() };
-  const write = (value: object) => {
-    const temp = `${file}.${process.pid}.tmp`;
-    rmSync(temp, { force: true });
-    // Created afresh (O_EXCL never follows a symlink), then renamed over the entry.
-    const fd = openSync(temp, 'wx', 0o600);
-    try {
-      writeFileSync(fd, `${JSON.stringify(value)}\n`);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, file);
-  };
-  write(record);
+  const write = (value: object) => writeFileAtomic(file, `${JSON.stringify(value)}\n`, { mode: 0o600 });
+  await write(record);
   // At the stop the data directory is still there: the entry stays, without a pid, so later
   // commands keep it unreadable.
-  return () => {
+  return async () => {
     try {
-      write({ ...record, pid: null });
+      await write({ ...record, pid: null });
     } catch {
       // the registry went away: nothing to update
     }

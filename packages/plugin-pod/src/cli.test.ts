@@ -65,6 +65,10 @@ describe('aalis pod', () => {
     expect(await cli('show', 'pod-none')).toMatchObject({ code: 1, stderr: expect.stringContaining('refused (not-found)') });
     expect(await cli('root', place.project)).toMatchObject({ code: 1, stderr: expect.stringContaining('refused (root-in-workspace)') });
     expect(await cli('clean')).toMatchObject({ code: 2 });
+    // A positional that starts with '-' goes after '--' and reaches the service (which refuses the unknown id).
+    expect(await cli('show', '--', '-pod-none')).toMatchObject({ code: 1, stderr: expect.stringContaining('refused (not-found)') });
+    // A flag is never taken as the value of the flag before it.
+    expect(await cli('export', 'pod-x', '--files', '--yes', '--to', 'out')).toMatchObject({ code: 2, stderr: expect.stringContaining("--files needs a value; a value that starts with '-' is written --files=-…") });
   });
 
   it('run, list, show, logs, files, return, export with confirmation, undo, clean', async () => {

@@ -1,7 +1,8 @@
-import { AalisError, describeError, errorText } from '@aalis/core';
+import { describeError, errorText } from '@aalis/core';
 import { type ReturnKind, RETURN_KINDS } from './config.js';
 import { PodError } from './errors.js';
 import { CLASH_CHOICES, type ClashChoice, type ExportRecord } from './export-types.js';
+import { type PodArgs, PodUsageError, parsePodArgs } from './pod-args.js';
 import type { PodService } from './service.js';
 import type { LogEntry, TaskRecord } from './task.js';
 
@@ -64,54 +65,16 @@ a confirmation until revoked. Nothing is returned to the conversation.`,
   root: 'aalis pod root PATH\n\nSets the sandbox root for new tasks (outside the workspace and the project). Tasks made before keep theirs.',
 };
 
-const VALUE_FLAGS = new Set(['--subdir', '--session', '--as', '--file', '--files', '--to', '--on-clash']);
-const BOOL_FLAGS = new Set(['--wait', '--move', '--yes', '--remember', '--all', '--outside-workspace', '--json', '--help', '-h']);
-
-class UsageError extends AalisError<'usage'> {
-  constructor(message: string) {
-    super('usage', message);
-  }
-}
-
-interface Parsed {
-  readonly positional: string[];
-  readonly values: Map<string, string[]>;
-  readonly flags: Set<string>;
-}
-
-function parseArgs(argv: readonly string[]): Parsed {
-  const positional: string[] = [];
-  const values = new Map<string, string[]>();
-  const flags = new Set<string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const name = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    if (VALUE_FLAGS.has(name)) {
-      const value = eq > 0 && arg.startsWith('--') ? arg.slice(eq + 1) : argv[++i];
-      if (value === undefined) throw new UsageError(`${name} needs a value.`);
-      values.set(name, [...(values.get(name) ?? []), value]);
-    } else if (BOOL_FLAGS.has(arg)) {
-      flags.add(arg === '-h' ? '--help' : arg);
-    } else if (arg.startsWith('-') && arg !== '-') {
-      throw new UsageError(`unknown option ${arg}.`);
-    } else {
-      positional.push(arg);
-    }
-  }
-  return { positional, values, flags };
-}
-
-const one = (p: Parsed, flag: string): string | undefined => p.values.get(flag)?.at(-1);
+const one = (p: PodArgs, flag: string): string | undefined => p.values.get(flag)?.at(-1);
 
 function need(value: string | undefined, what: string, command: string): string {
-  if (value === undefined || value === '') throw new UsageError(`${command} needs ${what}. See 'aalis pod ${command} --help'.`);
+  if (value === undefined || value === '') throw new PodUsageError(`${command} needs ${what}. See 'aalis pod ${command} --help'.`);
   return value;
 }
 
 function clash(value: string | undefined): ClashChoice | undefined {
   if (value === undefined) return undefined;
-  if (!(CLASH_CHOICES as readonly string[]).includes(value)) throw new UsageError(`--on-clash takes ${CLASH_CHOICES.join(', ')}, not '${value}'.`);
+  if (!(CLASH_CHOICES as readonly string[]).includes(value)) throw new PodUsageError(`--on-clash takes ${CLASH_CHOICES.join(', ')}, not '${value}'.`);
   return value as ClashChoice;
 }
 
@@ -188,7 +151,7 @@ export async function podCommand(argv: string[], io: PodIO, service: PodCommandS
     return 2;
   }
   try {
-    const p = parseArgs(rest);
+    const p = parsePodArgs(rest);
     if (p.flags.has('--help')) {
       io.stdout(`${help}\n`);
       return 0;
@@ -232,7 +195,7 @@ export async function podCommand(argv: string[], io: PodIO, service: PodCommandS
       }
       case 'return': {
         const as = need(one(p, '--as'), `--as ${RETURN_KINDS.join('|')}`, command);
-        if (!(RETURN_KINDS as readonly string[]).includes(as)) throw new UsageError(`--as takes ${RETURN_KINDS.join(', ')}, not '${as}'.`);
+        if (!(RETURN_KINDS as readonly string[]).includes(as)) throw new PodUsageError(`--as takes ${RETURN_KINDS.join(', ')}, not '${as}'.`);
         const file = one(p, '--file');
         const session = one(p, '--session');
         const r = await service.returnToConversation(id(), { as: as as ReturnKind, ...(file !== undefined ? { file } : {}), ...(session !== undefined ? { session } : {}) });
@@ -241,7 +204,7 @@ export async function podCommand(argv: string[], io: PodIO, service: PodCommandS
       }
       case 'export': {
         const files = (p.values.get('--files') ?? []).flatMap((f) => f.split(',')).map((f) => f.trim()).filter(Boolean);
-        if (files.length === 0) throw new UsageError("export needs --files F[,F…]. See 'aalis pod export --help'.");
+        if (files.length === 0) throw new PodUsageError("export needs --files F[,F…]. See 'aalis pod export --help'.");
         const to = need(one(p, '--to'), '--to DIR', command);
         const onClash = clash(one(p, '--on-clash'));
         const started = await service.exportFiles({ taskId: id(), files, to, mode: p.flags.has('--move') ? 'move' : 'copy', ...(onClash ? { onClash } : {}), outsideWorkspace: p.flags.has('--outside-workspace') });
@@ -256,7 +219,7 @@ export async function podCommand(argv: string[], io: PodIO, service: PodCommandS
           else printRecord(io, record);
           return 0;
         }
-        if (p.flags.has('--remember')) throw new UsageError('--remember goes with --yes (or with confirm).');
+        if (p.flags.has('--remember')) throw new PodUsageError('--remember goes with --yes (or with confirm).');
         out(started, () =>
           [
             `export plan (${started.plan.mode} to ${started.plan.to}); nothing is written yet:`,
@@ -299,7 +262,7 @@ export async function podCommand(argv: string[], io: PodIO, service: PodCommandS
       }
       case 'clean': {
         const all = p.flags.has('--all');
-        if (all === (p.positional[0] !== undefined)) throw new UsageError("clean takes a task ID or --all. See 'aalis pod clean --help'.");
+        if (all === (p.positional[0] !== undefined)) throw new PodUsageError("clean takes a task ID or --all. See 'aalis pod clean --help'.");
         const report = await service.clean(all ? { all: true } : { id: p.positional[0]! });
         out(report, () => [`cleaned ${report.cleaned.length} task(s)${report.cleaned.length ? `: ${report.cleaned.join(', ')}` : ''}`, ...report.skipped.map((s) => `skipped ${s.id}: ${s.why}`)].join('\n'));
         return 0;
@@ -319,7 +282,7 @@ export async function podCommand(argv: string[], io: PodIO, service: PodCommandS
         return 2;
     }
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof PodUsageError) {
       io.stderr(`aalis pod ${command}: ${error.message}\n`);
       return 2;
     }

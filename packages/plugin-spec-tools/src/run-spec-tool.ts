@@ -1,7 +1,7 @@
 import { type ReachCredential, type SandboxPolicy, SandboxUnavailableError } from '@aalis/api-reach';
 import { originatingTurn, type ToolCallContext, ToolError, type ToolErrorKind } from '@aalis/core';
 import { credentialOf, requireOrThrow } from '@aalis/plugin-tools';
-import { type DockerSandbox, encodeToolEnvelope, isWithin, type SandboxProfileName, type ToolErrorKind as RunErrorKind, toolOutcome } from '@aalis/sandbox-docker';
+import { type DockerSandbox, encodeToolEnvelope, isWithin, type SandboxProfileName, type ToolRunFailureKind, toolRunOutcome } from '@aalis/sandbox-docker';
 import type { LoadedSpec } from './load-specs.js';
 
 /** The most output a spec tool may print on each of stdout and stderr. */
@@ -15,7 +15,7 @@ export interface SpecRunDeps {
 }
 
 /** How a run's failure kind reads in core's closed set. */
-const KIND_OF: Record<RunErrorKind, ToolErrorKind> = { timeout: 'timeout', killed: 'failed', exit: 'failed', 'bad-output': 'bad-output', 'write-denied': 'denied', tool: 'failed' };
+const KIND_OF: Record<ToolRunFailureKind, ToolErrorKind> = { timeout: 'timeout', killed: 'failed', exit: 'failed', 'bad-output': 'bad-output', 'write-denied': 'denied', tool: 'failed' };
 
 /**
  * The policy a spec tool runs under: the call's own deny layers, nothing of the project writable
@@ -90,7 +90,7 @@ export async function runSpecTool(ctx: ToolCallContext, loaded: LoadedSpec, para
     if (error instanceof SandboxUnavailableError) throw new ToolError('unavailable', `tool '${spec.name}' did not run: ${error.message}`);
     throw new ToolError('unavailable', `tool '${spec.name}' could not be started, so it did not run: ${(error as Error).message}`);
   }
-  const outcome = toolOutcome(result);
+  const outcome = toolRunOutcome(result);
   if (!outcome.ok) throw new ToolError(KIND_OF[outcome.kind], `tool '${spec.name}' (profile ${profile}): ${outcome.message}`);
   return outcome.value;
 }

@@ -1,4 +1,5 @@
-import { RISK_LEVELS, ToolSandboxSpecSchema } from '@aalis/sandbox-docker';
+import { RISK_LEVELS } from '@aalis/core';
+import { ToolSandboxSpecSchema } from '@aalis/sandbox-docker';
 import { z } from 'zod';
 
 /** A tool's name: what core's dispatcher accepts, and the name of its folder. */

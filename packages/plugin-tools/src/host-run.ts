@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import type { SandboxRunResult } from '@aalis/api-reach';
+import { BoundedOutput, type SandboxRunResult } from '@aalis/api-reach';
 import { ToolError } from '@aalis/core';
 
 /** What a host command produced: a sandbox result without the sandbox's own findings. */
@@ -37,27 +37,10 @@ export function runOnHost(options: {
   return new Promise((resolve, reject) => {
     const [file, ...args] = options.argv;
     const child = spawn(file, args, { cwd: options.cwd, env: { ...options.env }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let outBytes = 0;
-    let errBytes = 0;
-    let truncated = false;
-    const keep = (chunks: Buffer[], size: number, chunk: Buffer): number => {
-      const room = options.maxOutputBytes - size;
-      if (room <= 0) {
-        truncated = true;
-        return size;
-      }
-      if (chunk.length > room) truncated = true;
-      chunks.push(chunk.subarray(0, room));
-      return size + Math.min(room, chunk.length);
-    };
-    child.stdout.on('data', (chunk: Buffer) => {
-      outBytes = keep(out, outBytes, chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      errBytes = keep(err, errBytes, chunk);
-    });
+    const out = new BoundedOutput(options.maxOutputBytes);
+    const err = new BoundedOutput(options.maxOutputBytes);
+    out.attach(child.stdout);
+    err.attach(child.stderr);
     let timedOut = false;
     const killTree = () => {
       try {
@@ -80,7 +63,7 @@ export function runOnHost(options: {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', killTree);
       killTree();
-      resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exitCode, signal, timedOut, truncated });
+      resolve({ stdout: out.text(), stderr: err.text(), exitCode, signal, timedOut, truncated: out.truncated || err.truncated });
     });
     child.stdin.on('error', () => {});
     child.stdin.end(options.stdin ?? '');

@@ -1,4 +1,4 @@
-import { SandboxUnavailableError } from '@aalis/api-reach';
+import { BoundedOutput, SandboxUnavailableError } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { sandboxExecArgv } from './darwin-plan.js';
 
@@ -25,25 +25,6 @@ export interface SandboxExecOutcome {
   readonly signal: string | null;
   readonly timedOut: boolean;
   readonly truncated: boolean;
-}
-
-/** Keeps the first `limit` bytes of a stream and counts whether more came. */
-class Capped {
-  private readonly chunks: Buffer[] = [];
-  private kept = 0;
-  dropped = false;
-  constructor(private readonly limit: number) {}
-  push(chunk: Buffer): void {
-    const room = this.limit - this.kept;
-    if (chunk.length > room) this.dropped = true;
-    if (room <= 0) return;
-    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    this.chunks.push(part);
-    this.kept += part.length;
-  }
-  text(): string {
-    return Buffer.concat(this.chunks).toString('utf8');
-  }
 }
 
 /**
@@ -87,10 +68,10 @@ export async function runSandboxExec(run: SandboxExecRun): Promise<SandboxExecOu
     stderr: 'pipe',
     encoding: 'buffer',
   });
-  const stdout = new Capped(run.maxOutputBytes);
-  const stderr = new Capped(run.maxOutputBytes);
-  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+  const stdout = new BoundedOutput(run.maxOutputBytes);
+  const stderr = new BoundedOutput(run.maxOutputBytes);
+  stdout.attach(child.stdout);
+  stderr.attach(child.stderr);
   if (run.stdin !== undefined && child.stdin !== null) {
     child.stdin.on('error', () => {}); // EPIPE when the command does not read its input.
     child.stdin.end(run.stdin);
@@ -122,7 +103,7 @@ export async function runSandboxExec(run: SandboxExecRun): Promise<SandboxExecOu
       exitCode: result.exitCode ?? null,
       signal: result.signal ?? null,
       timedOut,
-      truncated: stdout.dropped || stderr.dropped,
+      truncated: stdout.truncated || stderr.truncated,
     };
   } finally {
     clearTimeout(timer);

@@ -1,6 +1,5 @@
-import { type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
+import { BoundedOutput, type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
 import type { CliResult, DockerCli } from './docker-cli.js';
-import { OutputBuffer } from './output-buffer.js';
 
 /** What an attached command takes from its request. */
 export type AttachRequest = Pick<SandboxRunRequest, 'stdin' | 'signal' | 'maxOutputBytes'>;
@@ -8,7 +7,7 @@ export type AttachRequest = Pick<SandboxRunRequest, 'stdin' | 'signal' | 'maxOut
 /** How an attached client command ended. */
 export interface AttachOutcome {
   readonly code: number | null;
-  readonly stdout: OutputBuffer;
+  readonly stdout: BoundedOutput;
   readonly stderr: string;
   readonly stderrTruncated: boolean;
   readonly timedOut: boolean;
@@ -31,11 +30,11 @@ export function removedOrGone(result: CliResult): boolean {
  * the client killed, and the removal repeated after the client exits, before this resolves.
  */
 export function attachClient(cli: DockerCli, name: string, args: string[], env: Record<string, string>, request: AttachRequest, timeoutMs: number, limit: number): Promise<AttachOutcome> {
-  const stdout = new OutputBuffer(limit);
-  const stderr = new OutputBuffer(limit);
+  const stdout = new BoundedOutput(limit);
+  const stderr = new BoundedOutput(limit);
   const child = cli.spawn(args, env);
-  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+  stdout.attach(child.stdout);
+  stderr.attach(child.stderr);
   child.stdin?.on('error', () => {}); // the command may exit without reading its stdin
   if (request.stdin !== undefined) child.stdin?.end(request.stdin);
   else child.stdin?.end();

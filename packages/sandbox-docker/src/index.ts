@@ -16,9 +16,7 @@ export {
   effectiveRiskLevel,
   PROFILE_PRESETS,
   RESTRICTED_UID,
-  RISK_LEVELS,
   type ResolvedProfile,
-  type RiskLevel,
   resolveProfile,
   SANDBOX_PROFILES,
   type SandboxProfileName,
@@ -32,5 +30,14 @@ export { DeploymentSandbox, type DeploymentSpaces } from './deployment-sandbox.j
 export type { UserSpace } from './user-space.js';
 export { DEPLOYMENT_MODES, type DeploymentMode, deploymentModeFromEnv } from './deployment-mode.js';
 export { validateRequest } from './validate-request.js';
-export { encodeToolEnvelope, TOOL_ERROR_KINDS, type ToolCallInfo, type ToolEnvelope, type ToolErrorKind, type ToolOutcome, ToolResultSchema, toolOutcome } from './tool-envelope.js';
+export {
+  encodeToolEnvelope,
+  TOOL_RUN_FAILURE_KINDS,
+  type ToolCallInfo,
+  type ToolEnvelope,
+  ToolResultSchema,
+  type ToolRunFailureKind,
+  type ToolRunOutcome,
+  toolRunOutcome,
+} from './tool-envelope.js';
 export { probeEngine } from './probe-engine.js';

@@ -1,3 +1,4 @@
+import type { RiskLevel } from '@aalis/core';
 import { z } from 'zod';
 import { EnvAllowEntrySchema } from './container-env.js';
 
@@ -117,11 +118,6 @@ export function resolveProfile(input: unknown): ResolvedProfile {
     },
   };
 }
-
-/** Risk levels a tool declares. */
-export const RISK_LEVELS = ['low', 'medium', 'high'] as const;
-/** One of {@link RISK_LEVELS}. */
-export type RiskLevel = (typeof RISK_LEVELS)[number];
 
 /**
  * The risk level a tool really has (002): a tool that the tool manager generated is high risk

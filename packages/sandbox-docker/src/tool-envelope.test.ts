@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { engineSkip, policy, TEST_IMAGE, tempDir } from '../test/engine.js';
 import { DockerSandbox } from './docker-sandbox.js';
-import { encodeToolEnvelope, toolOutcome } from './tool-envelope.js';
+import { encodeToolEnvelope, toolRunOutcome } from './tool-envelope.js';
 
 const base = { stdout: '', stderr: '', exitCode: 0, signal: null, timedOut: false, truncated: false, writeDenied: false, deniedWrites: [] };
 
-describe('toolOutcome', () => {
+describe('toolRunOutcome', () => {
   it.each([
     [{ stdout: '{"ok":true,"value":{"a":1}}\n' }, { ok: true, value: { a: 1 } }],
     [{ stdout: '{"ok":false,"kind":"not-found","message":"no such city"}' }, { ok: false, kind: 'tool', message: 'the tool reported not-found: no such city' }],
@@ -20,7 +20,7 @@ describe('toolOutcome', () => {
     [{ timedOut: true, exitCode: null, signal: 'SIGKILL' }, { ok: false, kind: 'timeout' }],
     [{ stdout: '{"ok":true,"value":', truncated: true }, { ok: false, kind: 'bad-output' }],
   ])('%j -> %j', (result, outcome) => {
-    expect(toolOutcome({ ...base, ...result })).toMatchObject(outcome);
+    expect(toolRunOutcome({ ...base, ...result })).toMatchObject(outcome);
   });
 });
 
@@ -45,6 +45,6 @@ describe.skipIf(engineSkip)('a stdio tool in a container', () => {
       stdin: encodeToolEnvelope({ tool: 'datetime', params: { format: 'iso' }, userId: 'u1' }),
     });
     // 002's check that the tool really ran in the container: it sees UTC, not the host's zone.
-    expect(toolOutcome(result)).toEqual({ ok: true, value: { echo: { tool: 'datetime', params: { format: 'iso' }, user_id: 'u1' }, tz: '+0000' } });
+    expect(toolRunOutcome(result)).toEqual({ ok: true, value: { echo: { tool: 'datetime', params: { format: 'iso' }, user_id: 'u1' }, tz: '+0000' } });
   });
 });

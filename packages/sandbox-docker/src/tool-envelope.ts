@@ -17,13 +17,17 @@ export interface ToolEnvelope {
   readonly userId?: string;
 }
 
-/** The kinds of a failed tool run, as the dispatcher's structured results name them; `tool` is the tool's own `{ ok: false }`. */
-export const TOOL_ERROR_KINDS = ['timeout', 'killed', 'exit', 'bad-output', 'write-denied', 'tool'] as const;
-/** One of {@link TOOL_ERROR_KINDS}. */
-export type ToolErrorKind = (typeof TOOL_ERROR_KINDS)[number];
+/**
+ * Why one container or host run of a spec tool produced no value; `tool` is the tool's own
+ * `{ ok: false }`. Not core's `TOOL_ERROR_KINDS` (why a tool call failed): plugin-spec-tools maps
+ * each of these to one of core's.
+ */
+export const TOOL_RUN_FAILURE_KINDS = ['timeout', 'killed', 'exit', 'bad-output', 'write-denied', 'tool'] as const;
+/** One of {@link TOOL_RUN_FAILURE_KINDS}. */
+export type ToolRunFailureKind = (typeof TOOL_RUN_FAILURE_KINDS)[number];
 
 /** A tool run's outcome: the value its result carried, or why there is none. */
-export type ToolOutcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly kind: ToolErrorKind; readonly message: string };
+export type ToolRunOutcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly kind: ToolRunFailureKind; readonly message: string };
 
 /** The envelope as one line of JSON for the tool's stdin. */
 export function encodeToolEnvelope(envelope: ToolEnvelope): string {
@@ -56,7 +60,7 @@ const Json = z.string().transform((text, ctx) => {
  * cut output or anything else on stdout is an error of its kind, never a success and never text
  * taken apart for meaning.
  */
-export function toolOutcome(result: SandboxRunResult): ToolOutcome {
+export function toolRunOutcome(result: SandboxRunResult): ToolRunOutcome {
   const tail = result.stderr.trim().split('\n').slice(-3).join(' | ');
   if (result.timedOut) return { ok: false, kind: 'timeout', message: 'the tool ran past its time limit and was killed' };
   if (result.signal !== null) return { ok: false, kind: 'killed', message: `the tool was killed by ${result.signal} (a memory or pid limit, or an abort)` };

@@ -3,6 +3,7 @@ import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import {
+  BoundedOutput,
   type KeptCommit,
   PLAN_RUN_DIR,
   type PlanStep,
@@ -21,7 +22,6 @@ import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanis
 import { hasRawBytes, printablePath } from './host-names.js';
 import { installLoopbackFilter, LoopbackFilterError } from './loopback-filter.js';
 import { INFO_FD, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp } from './network.js';
-import { BoundedOutput } from './output.js';
 import { ADVISORY_CHECKS, probeHost } from './probe.js';
 import { hostFingerprint, loadCachedProbe, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
 import { checkRunRequest } from './request.js';

@@ -128,9 +128,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const port = await listen(server, options.port ?? config.server.port ?? DEFAULT_PORT, host);
 
   // Noted before the kernel starts, so a command run meanwhile already keeps off this data and port.
-  let unregister = () => {};
+  let unregister: () => Promise<void> = async () => {};
   try {
-    unregister = registerDaemon({ dataDir: realpathSync(dataDir), port }, env);
+    unregister = await registerDaemon({ dataDir: realpathSync(dataDir), port }, env);
   } catch (error) {
     // Commands run from the deployment directory still know this data directory by the shared
     // rule; commands run elsewhere do not, so say so.
@@ -141,7 +141,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   try {
     started = await startKernel({ dataDir, deploymentDir: data.deployment, otherData: others.otherData, localPorts: [port, ...others.ports], configFile, config, deployment, port, consoleIdentity, env, progress });
   } catch (error) {
-    unregister();
+    await unregister();
     await new Promise<void>((r) => server.close(() => r()));
     throw error;
   }
@@ -236,7 +236,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         server.close(() => r());
         server.closeAllConnections();
       });
-      unregister();
+      await unregister();
       progress('stopped.');
     })();
     return stopped;
