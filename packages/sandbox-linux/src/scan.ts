@@ -5,7 +5,7 @@ import { type HostSocketFacts, hostSocketFacts } from './host-sockets.js';
 import { layersOf } from './layers.js';
 import { decodeName, encodePath } from './host-names.js';
 import { atFd, listingCacheFor, type WalkEntry, walkTree } from './host-walk.js';
-import { NEW_ENTRY_NAMES, placeholderCandidates } from './new-entries.js';
+import { NEW_ENTRY_NAMES, placeholderCandidates } from './placeholders.js';
 import { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
 import { isWithin, ruleSet } from './rule-match.js';
 import { INDEX_MIN_ENTRIES, treeIndex } from './tree-index.js';

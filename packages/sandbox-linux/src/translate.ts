@@ -1,6 +1,6 @@
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { childOf, layersOf, PROBE_CHILD, type PathState } from './layers.js';
-import { placeholderBases, placeholderCandidates } from './new-entries.js';
+import { placeholderBases, placeholderCandidates } from './placeholders.js';
 import { isWithin } from './rule-match.js';
 import { type KernelPath, kernelSurfaceArgs } from './kernel-surface.js';
 import type { EntryKind, HostFacts } from './scan.js';
