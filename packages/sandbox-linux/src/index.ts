@@ -2,7 +2,7 @@ export { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js
 export { type DeniedWrites, deniedWritesOf } from './denied-writes.js';
 export { FILTER_TABLE, type HostAddresses, hostAddresses, loopbackFilterRules, SLIRP_NETWORK } from './loopback-filter.js';
 export { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
-export { Layers, PATH_STATES, type PathState } from './layers.js';
+export { PolicyEvaluator, PATH_STATES, type PathState } from './policy-evaluator.js';
 export { NEW_ENTRY_NAMES, placeholderBases, placeholderCandidates } from './placeholders.js';
 export { ADVISORY_CHECKS, CHECK_NAMES, MIN_BWRAP, probeHost } from './probe.js';
 export { hostFingerprint, PROBE_CACHE_TTL_MS, type ProbeCacheOptions } from './probe-cache.js';
