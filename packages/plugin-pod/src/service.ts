@@ -9,7 +9,7 @@ import { type PodConfig, type ReturnKind, SubdirSchema } from './config.js';
 import { PodError } from './errors.js';
 import type { ClashChoice, ExportGrant, ExportRecord, ExportRequest, ExportStart, UndoRecord } from './export-types.js';
 import { Exporter } from './exporter.js';
-import { checkRoot, makeTaskDirs, type RootContext } from './places.js';
+import { checkRoot, makeTaskDirs, type RootContext } from './sandbox-root.js';
 import { returnMessage, statusOf, summaryOf } from './return-message.js';
 import { FINAL_STATES, type LogEntry, type TaskFile, type TaskRecord, TaskRecordSchema, type TaskState } from './task.js';
 import { type CleanReport, type CleanupDeps, cleanTasks, expireTasks } from './task-cleanup.js';
