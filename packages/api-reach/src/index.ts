@@ -71,6 +71,7 @@ export {
   SandboxUnavailableError,
   sandbox,
 } from './sandbox.js';
+export { sandboxPlugin } from './sandbox-plugin.js';
 export {
   checkEnvPattern,
   envNameMatches,

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
-import { type SandboxService, sandbox } from '@aalis/api-reach';
-import { definePlugin } from '@aalis/core';
+import type { SandboxService } from '@aalis/api-reach';
 
 /**
  * The sandbox service of a backend, its package loaded only now (a run loads one backend, never the
@@ -32,9 +31,4 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
       return await dockerSandboxFromEnv(env, cacheDir);
     }
   }
-}
-
-/** A plugin providing `sandbox` with the given service. */
-export function sandboxPlugin(service: SandboxService) {
-  return definePlugin({ name: `sandbox-${service.backend}`, provides: [sandbox], apply: (ctx) => ctx.provide(sandbox, service) });
 }

@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { gitDirLandings, judgeReach, type LocalReach, matchesRule, type PathRule, type ReachDecision, type ReachRequest } from '@aalis/api-reach';
 import { execPlaceOf } from '@aalis/core';
-import { denialMessage, describeAsk, describeRequest, reachInspector, realPathOf } from '@aalis/plugin-reach';
+import { denialMessage, describeAsk, describeRequest, reachView, realPathOf } from '@aalis/plugin-reach';
 import { parse } from './args.js';
 import { boundaryOf, TIER_CHOICES, tierOf } from './choices.js';
 import { chooseDataDir } from './data-dir.js';
@@ -119,7 +119,7 @@ export async function explainCommand(argv: readonly string[], io: CliIo): Promis
   const allowWrite = ((flags['allow-write'] as string[] | undefined) ?? []).map((p) => realpathSync(resolve(p)));
   const runtime = await startLocal({ tier, boundary, cwd, allowWrite, backend: 'none', data: chooseDataDir({ data: flags.data as string | undefined }), io });
   try {
-    const reach = await runtime.kernel.get(reachInspector).reachOf(runtime.turn);
+    const reach = await runtime.kernel.get(reachView).reachOf(runtime.turn);
     if (reach.exec === 'none') throw new Error('this terminal user is not the owner; nothing has local effect');
     const request: ReachRequest =
       effect === 'exec'

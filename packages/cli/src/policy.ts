@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { NEVER_WRITTEN, PLAN_RUN_DIR, type SandboxPlan, type SandboxPolicy, sandboxPolicyOf } from '@aalis/api-reach';
-import { reachInspector } from '@aalis/plugin-reach';
+import { reachView } from '@aalis/plugin-reach';
 import { parse } from './args.js';
 import { sandboxOf } from './backends.js';
 import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
@@ -108,7 +108,7 @@ export async function policyCommand(argv: readonly string[], io: CliIo): Promise
   try {
     // as the call's credential hands it to the sandbox (plugin-reach credential.ts): the
     // never-written files join the control-deny layer; without them this printed less than runs
-    const base = sandboxPolicyOf(await runtime.kernel.get(reachInspector).reachOf(runtime.turn));
+    const base = sandboxPolicyOf(await runtime.kernel.get(reachView).reachOf(runtime.turn));
     const policy: SandboxPolicy = { ...base, controlDeny: [...base.controlDeny, ...NEVER_WRITTEN] };
     const plan = await planOf(backend, policy, cwd);
     if (flags.json) {

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
+import { sandboxPlugin } from '@aalis/api-reach';
 import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin, toolsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
-import { sandboxPlugin, sandboxOf } from './backends.js';
+import { sandboxOf } from './backends.js';
 import { type DataDirChoice, otherInstances } from './data-dir.js';
 import { installOf, terminalIdentity } from './install.js';
 import type { CliIo } from './io.js';

@@ -3,13 +3,13 @@
 // environment plugin-reach builds), and a variable the config allows does.
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { sandboxPlugin } from '@aalis/api-reach';
 import { authorityPlugin, createKernel, type Kernel, sessions, sessionsPlugin, tools, toolsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
 import { createLinuxSandbox } from '@aalis/sandbox-linux';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxPlugin } from './backends.js';
 
 const SET_ON_DAEMON = {
   GITHUB_TOKEN: 'ghp_daemon-secret',

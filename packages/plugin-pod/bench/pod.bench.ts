@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { sandbox } from '@aalis/api-reach';
-import { reachInspector } from '@aalis/plugin-reach';
+import { reachView } from '@aalis/plugin-reach';
 import { startFakeModel } from '../src/fake-model.testing.js';
 import { makePlace, startPod } from '../src/harness.testing.js';
 import { podEnvOf, podPolicyOf } from '../src/policy.js';
@@ -36,8 +36,8 @@ try {
   const host = await time('/usr/bin/python3 on the host, no sandbox (baseline)', ROUNDS, () => execFileSync('/usr/bin/python3', ['-c', CODE], { cwd: place.outside }));
   const first = await env.pod.wait((await env.pod.start({ task: 'bench warm' })).id);
   const service = env.kernel.get(sandbox);
-  const podHost = env.kernel.get(reachInspector).host();
-  const policy = podPolicyOf(first.dirs, podHost.lists, { allowWrites: true, network: 'off', localPorts: [] });
+  const podInstance = env.kernel.get(reachView).instance();
+  const policy = podPolicyOf(first.dirs, podInstance.lists, { allowWrites: true, network: 'off', localPorts: [] });
   const sandboxed = await time("python3 in the sandbox under the pod's policy", ROUNDS, () =>
     service.run({ argv: ['python3', '-c', CODE], cwd: first.dirs.work, env: podEnvOf(first.dirs, '/usr/local/bin:/usr/bin:/bin'), timeoutMs: 30_000, policy }),
   );

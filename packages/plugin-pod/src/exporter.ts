@@ -18,7 +18,7 @@ import {
   type PlannedItem,
   type UndoRecord,
 } from './export-types.js';
-import { within } from './places.js';
+import { within } from './sandbox-root.js';
 import { FINAL_STATES, type TaskRecord } from './task.js';
 
 const LOG = 'exports';

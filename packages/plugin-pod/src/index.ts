@@ -29,7 +29,7 @@ export {
   type UndoRecord,
 } from './export-types.js';
 export { Exporter, type ExporterDeps } from './exporter.js';
-export { checkRoot, makeTaskDirs, type RootContext, within } from './places.js';
+export { checkRoot, makeTaskDirs, type RootContext, within } from './sandbox-root.js';
 export { podPlugin } from './plugin.js';
 export { podEnvOf, podPolicyOf } from './policy.js';
 export { returnMessage, shorten, statusOf, summaryOf } from './return-message.js';

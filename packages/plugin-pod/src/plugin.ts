@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { sandbox } from '@aalis/api-reach';
 import { DurableStore, definePlugin, sessions, TempJournal } from '@aalis/core';
-import { reachBindings, reachInspector } from '@aalis/plugin-reach';
+import { reachBindings, reachView } from '@aalis/plugin-reach';
 import { modelOf } from '@aalis/model';
 import { PodConfigSchema } from './config.js';
 import { PodService, pod } from './service.js';
@@ -15,19 +15,19 @@ import { PodService, pod } from './service.js';
 export const podPlugin = definePlugin({
   name: 'pod',
   provides: [pod],
-  inject: [sessions, reachInspector],
+  inject: [sessions, reachView],
   optional: [sandbox, reachBindings],
   config: PodConfigSchema,
   async apply(ctx, config) {
     if (ctx.dataDir === undefined) throw new Error('the pod needs the kernel to have a data directory (createKernel({ dataDir })) for its task list and export log.');
     // The same paths and protected lists the reach plugin built, so the pod reads where reach lets reads go.
-    const host = ctx.get(reachInspector).host();
+    const instance = ctx.get(reachView).instance();
     const store = await DurableStore.open(join(ctx.dataDir, 'pod'));
     // Temp files a killed daemon left in task directories or export targets are removed before anything runs.
     const journal = await TempJournal.open(store.dir);
     const service = await PodService.open({
       config,
-      host,
+      instance,
       store,
       sessions: ctx.get(sessions),
       bindings: () => ctx.maybe(reachBindings),

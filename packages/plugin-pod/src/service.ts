@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import type { SandboxService } from '@aalis/api-reach';
 import { type DurableStore, defineService, type Sessions, type TempRecorder } from '@aalis/core';
 import type { ModelProvider } from '@aalis/model';
-import type { ReachBindings, ReachHost } from '@aalis/plugin-reach';
+import type { ReachBindings, ReachInstance } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import { type PodConfig, type ReturnKind, SubdirSchema } from './config.js';
 import { PodError } from './errors.js';
 import type { ClashChoice, ExportGrant, ExportRecord, ExportRequest, ExportStart, UndoRecord } from './export-types.js';
 import { Exporter } from './exporter.js';
-import { checkRoot, makeTaskDirs, type RootContext } from './places.js';
+import { checkRoot, makeTaskDirs, type RootContext } from './sandbox-root.js';
 import { returnMessage, statusOf, summaryOf } from './return-message.js';
 import { FINAL_STATES, type LogEntry, type TaskFile, type TaskRecord, TaskRecordSchema, type TaskState } from './task.js';
 import { type CleanReport, type CleanupDeps, cleanTasks, expireTasks } from './task-cleanup.js';
@@ -33,7 +33,7 @@ export const StartTaskSchema = z
 export interface PodServiceDeps {
   readonly config: PodConfig;
   /** The reach plugin's paths and protected lists. */
-  readonly host: ReachHost;
+  readonly instance: ReachInstance;
   readonly store: DurableStore;
   readonly sessions: Sessions;
   readonly bindings?: () => ReachBindings | undefined;
@@ -77,7 +77,7 @@ export class PodService {
     const save = () => this.#save();
     this.#runner = new TaskRunner({
       config: deps.config,
-      lists: deps.host.lists,
+      lists: deps.instance.lists,
       sessions: deps.sessions,
       sandbox: deps.sandbox,
       model: deps.model,
@@ -96,7 +96,7 @@ export class PodService {
     this.#exporter = new Exporter({
       store: deps.store,
       backupsDir: join(deps.store.dir, 'backups'),
-      lists: deps.host.lists,
+      lists: deps.instance.lists,
       task: (id) => this.#task(id),
       workspacesOf: (session) => this.#workspaces(session),
       enabled: deps.config.export.enabled,
@@ -323,12 +323,12 @@ export class PodService {
 
   #workspaces(session: string): string[] {
     const binding = this.deps.bindings?.()?.bindingOf(session);
-    const all = [...(binding ? [binding.home, ...binding.extraRoots] : []), this.deps.host.paths.workspace, ...this.deps.config.workspaceRoots];
+    const all = [...(binding ? [binding.home, ...binding.extraRoots] : []), this.deps.instance.paths.workspace, ...this.deps.config.workspaceRoots];
     return [...new Set(all)];
   }
 
   #rootContext(session: string): RootContext {
-    return { workspaces: this.#workspaces(session), daemonDirs: [this.deps.host.paths.data, this.deps.host.paths.install], lists: this.deps.host.lists };
+    return { workspaces: this.#workspaces(session), daemonDirs: [this.deps.instance.paths.data, this.deps.instance.paths.install], lists: this.deps.instance.lists };
   }
 
   #save(): Promise<void> {

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { realPathOf } from '@aalis/plugin-reach';
 import { PodError } from './errors.js';
-import { within } from './places.js';
+import { within } from './sandbox-root.js';
 import { FINAL_STATES, type TaskRecord } from './task.js';
 
 /** What a clean-up did. */

@@ -3,7 +3,7 @@ import { lstat, open, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { realPathOf } from '@aalis/plugin-reach';
 import { PodError } from './errors.js';
-import { within } from './places.js';
+import { within } from './sandbox-root.js';
 import type { TaskFile, TaskRecord } from './task.js';
 
 /** The most entries a listing returns; a task that made more is cut off, not a reason to stall. */

@@ -1,7 +1,7 @@
 import type { SandboxService } from '@aalis/api-reach';
 import type { Sessions, TempRecorder } from '@aalis/core';
 import { ModelError, type ModelProvider } from '@aalis/model';
-import type { ReachHost } from '@aalis/plugin-reach';
+import type { ReachInstance } from '@aalis/plugin-reach';
 import { runAgent } from './agent.js';
 import type { PodConfig } from './config.js';
 import { finishedTurns } from './conversation-context.js';
@@ -15,7 +15,7 @@ import type { TaskLog } from './task-log.js';
 export interface TaskRunnerDeps {
   readonly config: PodConfig;
   /** The reach contract's protected lists, which every task's policy keeps. */
-  readonly lists: ReachHost['lists'];
+  readonly lists: ReachInstance['lists'];
   readonly sessions: Sessions;
   /** The kernel's `sandbox` service, looked up when a task runs. */
   readonly sandbox: () => SandboxService | undefined;

@@ -1,5 +1,5 @@
-import type { Reach, SecretEnvConfig } from '@aalis/api-reach';
-import type { ReachHost } from './host.js';
+import type { Reach } from '@aalis/api-reach';
+import type { ReachInstance } from './instance.js';
 import { defineService, type OriginTurn } from '@aalis/core';
 
 /** Where a session works: its main directory, extra writable roots, the worktrees its tree made. */
@@ -66,15 +66,17 @@ export interface ReachBindings {
 /** The bindings service descriptor. */
 export const reachBindings = defineService<ReachBindings>('reach/bindings');
 
-/** The resolved reach of a turn, for explaining decisions (`aalis explain`, `aalis policy`). */
-export interface ReachInspector {
+/**
+ * A read-only view of what the reach plugin resolved: this instance's lists and a turn's reach.
+ * For explaining decisions (`aalis explain`, `aalis policy`) and for plugins that build their own
+ * sandbox policy from the same lists (the pod).
+ */
+export interface ReachView {
   /** This instance's paths and protected lists, as the reach plugin built them at activation. */
-  host(): ReachHost;
+  instance(): ReachInstance;
   /** The reach a call of this turn gets under the session's current settings. */
   reachOf(turn: OriginTurn): Promise<Reach>;
-  /** The config's allow and deny lists of the sandbox's environment filter. */
-  secretEnv(): SecretEnvConfig;
 }
 
-/** The inspector service descriptor; plugin-reach provides it next to `reach`. */
-export const reachInspector = defineService<ReachInspector>('reach/inspect');
+/** The reach view's service descriptor; plugin-reach provides it next to `reach`. */
+export const reachView = defineService<ReachView>('reach/view');

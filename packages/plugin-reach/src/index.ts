@@ -1,6 +1,6 @@
-export { type Binding, type MainDirectoryChangedEvent, type Place, type ReachBindings, type ReachInspector, reachBindings, reachInspector } from './bindings.js';
+export { type Binding, type MainDirectoryChangedEvent, type Place, type ReachBindings, type ReachView, reachBindings, reachView } from './bindings.js';
 export { gitDirsOf } from './git-dirs.js';
-export { type ReachHost, reachHostOf } from './host.js';
+export { type ReachInstance, reachInstanceOf } from './instance.js';
 export { captureLoginEnv, type LoginEnv, sandboxEnvOf } from './login-env.js';
 export { denialMessage, describeAsk, describeRequest, notApprovedMessage } from './messages.js';
 export { type ReachConfig, ReachConfigSchema, reachPlugin } from './plugin.js';

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { checkEnvPattern, checkPattern, INSTALL_FORMS, type ProtectedLists, type Reach, reach, resolveReach } from '@aalis/api-reach';
 import { approval, authority, definePlugin, type OriginTurn, type SessionSettings, sessions, settingsScopeOf } from '@aalis/core';
 import { z } from 'zod';
-import { type Binding, reachBindings, reachInspector } from './bindings.js';
+import { type Binding, reachBindings, reachView } from './bindings.js';
 import { issueCredential } from './credential.js';
 import { gitDirsOf } from './git-dirs.js';
 import { hooksPathDirs } from './hooks-path.js';
-import { reachHostOf } from './host.js';
+import { reachInstanceOf } from './instance.js';
 import { captureLoginEnv, definedOnly, type LoginEnv } from './login-env.js';
 import { realPathOfSync } from './real-path.js';
 
@@ -97,13 +97,13 @@ export type ReachConfig = z.infer<typeof ReachConfigSchema>;
  */
 export const reachPlugin = definePlugin({
   name: 'reach',
-  provides: [reach, reachBindings, reachInspector],
+  provides: [reach, reachBindings, reachView],
   inject: [authority, sessions],
   optional: [approval],
   config: ReachConfigSchema,
   apply(ctx, config) {
-    const host = reachHostOf(config, ctx.dataDir);
-    const { paths, lists, toolchainCaches } = host;
+    const instance = reachInstanceOf(config, ctx.dataDir);
+    const { paths, lists, toolchainCaches } = instance;
     const auth = ctx.get(authority);
     const sessionService = ctx.get(sessions);
 
@@ -136,7 +136,7 @@ export const reachPlugin = definePlugin({
     };
 
     const bindings = new Map<string, Binding>();
-    const gitConfig = { userHome: host.userHome, ...(process.env.XDG_CONFIG_HOME ? { xdgConfigHome: process.env.XDG_CONFIG_HOME } : {}) };
+    const gitConfig = { userHome: instance.userHome, ...(process.env.XDG_CONFIG_HOME ? { xdgConfigHome: process.env.XDG_CONFIG_HOME } : {}) };
     const defaultBinding: Binding = Object.freeze({
       home: paths.workspace,
       extraRoots: [],
@@ -201,7 +201,7 @@ export const reachPlugin = definePlugin({
       return { binding, sessionTmp, currentReach };
     };
 
-    ctx.provide(reachInspector, { host: () => host, reachOf: async (turn) => (await prepare(turn)).currentReach(), secretEnv: () => config.env });
+    ctx.provide(reachView, { instance: () => instance, reachOf: async (turn) => (await prepare(turn)).currentReach() });
 
     ctx.provide(reach, {
       async forCall(turn) {
@@ -212,7 +212,7 @@ export const reachPlugin = definePlugin({
           exec: issued.exec,
           ...(issued.exec !== 'none' ? { home: binding.home } : {}),
           sessionTmp,
-          userHome: host.userHome,
+          userHome: instance.userHome,
           current: currentReach,
           approval: () => ctx.maybe(approval),
           hostEnv: async () => (await loginEnv()).env,

@@ -1,5 +1,4 @@
 export { DarwinProfileError } from './darwin-profile-error.js';
-export { darwinSandboxPlugin } from './darwin-sandbox-plugin.js';
 export { type DarwinSandboxOptions, createDarwinSandbox, DEFAULT_MAX_OUTPUT_BYTES, SANDBOX_EXEC } from './darwin-sandbox.js';
 export { darwinPath } from './darwin-path.js';
 export { deniedWritesIn } from './denied-writes.js';

@@ -11,7 +11,7 @@ import { treeIndex } from './tree-index.js';
 import { memoDirectories, reusedSubtreeCount } from './tree-memo.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { type OverlayRoot, removeLayers } from './overlay-mount.js';
-import { type UndoReport, undoNewForbidden } from './undo-new.js';
+import { type UndoReport, undoNewForbidden } from './landing-sweeper.js';
 import { type CommitReport, commitUpper } from './upper-commit.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';

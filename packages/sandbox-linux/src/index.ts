@@ -2,8 +2,8 @@ export { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js
 export { type DeniedWrites, deniedWritesOf } from './denied-writes.js';
 export { FILTER_TABLE, type HostAddresses, hostAddresses, loopbackFilterRules, SLIRP_NETWORK } from './loopback-filter.js';
 export { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
-export { Layers, PATH_STATES, type PathState } from './layers.js';
-export { NEW_ENTRY_NAMES, placeholderBases, placeholderCandidates } from './new-entries.js';
+export { PolicyEvaluator, PATH_STATES, type PathState } from './policy-evaluator.js';
+export { NEW_ENTRY_NAMES, placeholderBases, placeholderCandidates } from './placeholders.js';
 export { ADVISORY_CHECKS, CHECK_NAMES, MIN_BWRAP, probeHost } from './probe.js';
 export { hostFingerprint, PROBE_CACHE_TTL_MS, type ProbeCacheOptions } from './probe-cache.js';
 export { RunRequestError, RunRequestSchema } from './request.js';
@@ -35,7 +35,6 @@ export { HOST_MODELS, type HostModel, OVERLAY_OPTIONS, type OverlayProbe, probeO
 export { HOST_MODEL_CHECK } from './overlay-run.js';
 export { chooseRootRange, HOST_UID_CHECK, type IdFiles, type IdRange, ROOT_MAP_COUNT, ROOT_MAP_FIRST, ROOT_UID_MAPS, type RootUidMap } from './root-map.js';
 export { type CommitReport, commitUpper } from './upper-commit.js';
-export { LinuxSandboxConfigSchema, linuxSandboxPlugin } from './plugin.js';
 export { createLinuxSandbox, DEFAULT_LANDING_SWEEP_MS, defaultUndoneDir, DEFAULT_MAX_OUTPUT, LinuxSandbox, type LinuxSandboxOptions } from './service.js';
 export type { HostWalks } from './host-thread.js';
 export { type PlannedMount, type Placeholder, type TmpPlan, type Translation, type TranslateOptions, translatePolicy, UntranslatableError } from './translate.js';

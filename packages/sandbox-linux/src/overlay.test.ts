@@ -64,7 +64,7 @@ describe('the overlay: nothing lands on the host that the policy has not judged'
     expect([...r.deniedWrites].sort()).toEqual(expect.arrayContaining(landings));
   });
 
-  // The overlay captures every write, so the placeholders of the look (new-entries.ts) would only
+  // The overlay captures every write, so the placeholders of the look (placeholders.ts) would only
   // cost a mount and a host directory per missing name: none is made, inside or on the host, and a
   // new landing at such a name in the cwd is refused at the commit like any other.
   it.skipIf(MODEL !== 'overlay')('makes no placeholders: the missing landing names stay missing on the host and inside, and a new one is refused at the commit', async () => {

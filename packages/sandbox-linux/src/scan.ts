@@ -2,10 +2,10 @@ import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { type PathMatcher, type PathRule, type SandboxPolicy, toolchainCacheDirs } from '@aalis/api-reach';
 import { type HostSocketFacts, hostSocketFacts } from './host-sockets.js';
-import { layersOf } from './layers.js';
+import { policyEvaluatorOf } from './policy-evaluator.js';
 import { decodeName, encodePath } from './host-names.js';
 import { atFd, listingCacheFor, type WalkEntry, walkTree } from './host-walk.js';
-import { NEW_ENTRY_NAMES, placeholderCandidates } from './new-entries.js';
+import { NEW_ENTRY_NAMES, placeholderCandidates } from './placeholders.js';
 import { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
 import { isWithin, ruleSet } from './rule-match.js';
 import { INDEX_MIN_ENTRIES, treeIndex } from './tree-index.js';
@@ -242,7 +242,7 @@ export function findPatternMatches(
   if (patterns.length === 0) return { found, matched: [], unreadable, visited };
   const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
   const cache = options.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
-  const layers = layersOf(policy);
+  const evaluator = policyEvaluatorOf(policy);
   const limit = options.maxEntries ?? Number.POSITIVE_INFINITY;
   const walks = scanWalks(policy, cwd, options);
   const walkedWhole = new Set(walks.filter((w) => w.why !== 'ancestor').map((w) => w.root));
@@ -284,7 +284,7 @@ export function findPatternMatches(
       if (hit) found_({ path: e.path, kind: e.type === 'dir' ? 'dir' : 'file' });
       if (e.type !== 'dir' || walkedWhole.has(e.path)) return false; // a root of its own walk
       // hidden whole: nothing under it is visible, unless a named path (a carve-out, a root) is mounted back
-      return !(layers.hidden(e.path) && !named.some((n) => n !== e.path && isWithin(n, e.path)));
+      return !(evaluator.hidden(e.path) && !named.some((n) => n !== e.path && isWithin(n, e.path)));
     };
     // a tree the index trusts needs no kept listings (the memo answers for what did not change,
     // and what changed is read again anyway): they are dropped, which is most of the memory
@@ -317,7 +317,7 @@ export function findPatternMatches(
     if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES) && options.maxEntries === undefined && !options.noCache) treeIndex()?.watch(walk.root);
   }
   const keepVisible = [...named, ...(cwd ? [cwd] : [])];
-  return { found: groupHidden(found, layers, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, visited };
+  return { found: groupHidden(found, evaluator, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, visited };
 }
 
 /** Bytes a mount point's path may have: bubblewrap prefixes it (`/newroot`), and the kernel's PATH_MAX is 4096 with the NUL. */

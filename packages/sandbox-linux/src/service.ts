@@ -27,7 +27,7 @@ import { hostFingerprint, loadCachedProbe, type ProbeCacheOptions, storeProbe } 
 import { checkRunRequest } from './request.js';
 import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
-import { LandingSweeper } from './undo-new.js';
+import { LandingSweeper } from './landing-sweeper.js';
 import { type HostMemory, HostThread, type HostWalks } from './host-thread.js';
 import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
 import { type HostModel, innerIdArgs, OVERLAY_FAILURE, overlayRootsOf, overlayStep, planOverlays, socketBinds } from './overlay-mount.js';

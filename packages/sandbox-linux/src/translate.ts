@@ -1,6 +1,6 @@
 import type { SandboxPolicy } from '@aalis/api-reach';
-import { childOf, layersOf, PROBE_CHILD, type PathState } from './layers.js';
-import { placeholderBases, placeholderCandidates } from './new-entries.js';
+import { childOf, type PathState, type PolicyEvaluator, PROBE_CHILD, policyEvaluatorOf } from './policy-evaluator.js';
+import { placeholderBases, placeholderCandidates } from './placeholders.js';
 import { isWithin } from './rule-match.js';
 import { type KernelPath, kernelSurfaceArgs } from './kernel-surface.js';
 import type { EntryKind, HostFacts } from './scan.js';
@@ -101,7 +101,7 @@ function checkPaths(policy: SandboxPolicy, cwd: string): void {
  */
 export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options: TranslateOptions): Translation {
   checkPaths(policy, options.cwd);
-  const layers = layersOf(policy);
+  const evaluator = policyEvaluatorOf(policy);
   const nodes = new Map<string, Node>();
   const add = (n: Node): void => {
     if (KERNEL_FS.some((k) => isWithin(n.path, k))) return;
@@ -116,7 +116,7 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
   }
   for (const [p, k] of facts.kinds) add({ path: p, kind: k, why: 'rule' });
   for (const f of facts.found) {
-    const forced = f.hide ? 'hidden' : f.via ? stricter(layers.entry(f.via), layers.entry(f.path)) : undefined;
+    const forced = f.hide ? 'hidden' : f.via ? stricter(evaluator.entry(f.via), evaluator.entry(f.path)) : undefined;
     add(forced ? { path: f.path, kind: f.kind, why: 'found', forced } : { path: f.path, kind: f.kind, why: 'found' });
   }
   const sockets = hideSockets(policy, facts, named);
@@ -138,19 +138,19 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     // a dangling symlink leads where its target's own state decides
     if (facts.kinds.has(p) || dangling.has(p) || p === '/') continue;
     const parent = p.slice(0, p.lastIndexOf('/')) || '/';
-    if (facts.kinds.get(parent) !== 'dir' || layers.hidden(parent)) continue;
+    if (facts.kinds.get(parent) !== 'dir' || evaluator.hidden(parent)) continue;
     // only where the process could otherwise create it, and the policy says it must not
-    if (!layers.writable(childOf(parent, PROBE_CHILD)) || layers.writable(p)) continue;
+    if (!evaluator.writable(childOf(parent, PROBE_CHILD)) || evaluator.writable(p)) continue;
     placeholders.push({ path: p });
     add({ path: p, kind: 'dir', why: 'placeholder', forced: 'ro' });
   }
 
-  const rootContents = layers.contents('/', true);
+  const rootContents = evaluator.contents('/', true);
   const args: string[] = [rootContents === 'rw' ? '--bind' : '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
   const kernel = kernelSurfaceArgs(options.kernel ?? [], options.emptyFile, rootContents === 'rw');
   args.push(...kernel.args);
   const mounts: PlannedMount[] = [{ path: '/', state: rootContents, kind: 'dir', why: 'base' }];
-  const tmp = tmpPlanOf(policy, named, layers);
+  const tmp = tmpPlanOf(policy, named, evaluator);
   const privateTmp = tmp.kind !== 'host';
   const remountRo: string[] = [...kernel.remountRo];
   let usesEmptyFile = kernel.usesEmptyFile;
@@ -173,7 +173,7 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     }
     if (n.why === 'tmp') {
       if (tmp.kind === 'session') {
-        const state = layers.contents(tmp.path, true);
+        const state = evaluator.contents(tmp.path, true);
         args.push(state === 'rw' ? '--bind' : '--ro-bind', tmp.path, '/tmp');
       } else args.push('--tmpfs', '/tmp');
       mounts.push({ path: '/tmp', state: 'private-tmp', kind: 'dir', why: 'tmp' });
@@ -183,8 +183,8 @@ export function translatePolicy(policy: SandboxPolicy, facts: HostFacts, options
     if (parent.contents === 'private-tmp' && !named.some((r) => isWithin(n.path, r))) continue;
     const isDir = n.kind === 'dir';
     const cap = (st: PathState): PathState => (isWithin(n.path, READ_ONLY_FS) ? stricter(st, 'ro') : st);
-    const entry = cap(n.forced ?? layers.entry(n.path));
-    const contents = cap(n.forced ?? layers.contents(n.path, isDir));
+    const entry = cap(n.forced ?? evaluator.entry(n.path));
+    const contents = cap(n.forced ?? evaluator.contents(n.path, isDir));
     const under = parent.contents === 'private-tmp' ? 'hidden' : parent.contents;
     const needed = n.why === 'root' || n.why === 'placeholder' || contents !== under || entry !== under;
     if (!needed) continue;
@@ -249,10 +249,10 @@ function hideSockets(policy: SandboxPolicy, facts: HostFacts, named: readonly st
  * Where `/tmp` comes from (see {@link TmpPlan}). A session temp the layers hide is a policy that
  * contradicts itself: refused.
  */
-function tmpPlanOf(policy: SandboxPolicy, named: readonly string[], layers: ReturnType<typeof layersOf>): TmpPlan {
+function tmpPlanOf(policy: SandboxPolicy, named: readonly string[], evaluator: PolicyEvaluator): TmpPlan {
   if (named.some((p) => p === '/tmp' || p === '/')) return { kind: 'host' };
   if (policy.tmp === undefined) return { kind: 'private', reason: 'the policy names no session temp' };
-  if (layers.contents(policy.tmp, true) === 'hidden') throw new UntranslatableError(`the session temp "${policy.tmp}" is hidden by the policy's own read rules`);
+  if (evaluator.contents(policy.tmp, true) === 'hidden') throw new UntranslatableError(`the session temp "${policy.tmp}" is hidden by the policy's own read rules`);
   // a root under the host's /tmp needs a mount point inside /tmp: bwrap would make it in the session temp, on the host
   const under = named.find((p) => isWithin(p, '/tmp'));
   if (under !== undefined) return { kind: 'private', reason: `"${under}" lies under the host's /tmp` };

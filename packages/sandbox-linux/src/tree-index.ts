@@ -35,7 +35,7 @@ interface Synced {
 
 /**
  * Which directories of the trees walked whole have changed, so that a walk can skip a subtree
- * nothing happened in (tree-walk memo in scan.ts, the look in undo-new.ts). Kept by an inotify
+ * nothing happened in (tree-walk memo in scan.ts, the look in landing-sweeper.ts). Kept by an inotify
  * helper process (tree-watch.helper.ts) watching every directory of each tree; each
  * {@link TreeIndex.sync} is a barrier (every change made before it is in its answer) and starts a
  * new generation. A subtree is trusted as unchanged since generation `g` only when its tree was

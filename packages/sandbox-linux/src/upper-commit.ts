@@ -8,7 +8,7 @@ import { type OverlayXattrs, readOverlayXattrs, renameKeepsNoXattr } from './ove
 import { recordTemp } from './commit-journal.js';
 import { dirname, join } from 'node:path';
 import { CommitConflict, changedSince, conflictNote, sameAsHost, treeChangedSince } from './commit-conflicts.js';
-import { layersOf } from './layers.js';
+import { policyEvaluatorOf } from './policy-evaluator.js';
 import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
 import type { OverlayRoot } from './overlay-mount.js';
 import { removeAt } from './safe-move.js';
@@ -17,7 +17,7 @@ import { type DirId, idOf, upTo, walkTree } from './dir-cursor.js';
 /*
  * After the command has ended (exit, timeout, kill: its whole pid namespace is gone, so nothing
  * writes the upper layer any more), each entry of the upper layer is judged by the layers the
- * sandbox's mounts come from (layers.ts: write roots, writeDeny with the landings table and
+ * sandbox's mounts come from (policy-evaluator.ts: write roots, writeDeny with the landings table and
  * `.env*`, writeExceptions with the node_modules exception, controlDeny) and only the allowed ones
  * are committed. Only the upper layer is walked: the cost is that of what the command wrote.
  *
@@ -88,7 +88,7 @@ const list = (fd: number) => readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buf
  * when the host root itself cannot be opened; everything else is reported entry by entry.
  */
 export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPoints: ReadonlySet<string> = new Set(), since?: bigint, only?: ReadonlySet<string>, aside?: string): CommitReport {
-  const layers = layersOf(policy);
+  const evaluator = policyEvaluatorOf(policy);
   // `only`: a later commit of approved entries from a kept upper layer; everything else in it was judged before
   const scope = onlyScope(only);
   const committed: string[] = [];
@@ -97,7 +97,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   const failed: string[] = [];
   const keptAt: Record<string, string> = {};
   // a path the policy hides cannot be created or replaced from inside either (a `.env` the command wrote)
-  const writable = (path: string) => layers.writable(path) && !layers.hidden(path);
+  const writable = (path: string) => evaluator.writable(path) && !evaluator.hidden(path);
   /** Runs one entry's step; a conflict or a failure is that entry's, and the walk goes on. */
   const settle = <T>(path: string, step: () => T): T | undefined => {
     try {
@@ -405,7 +405,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     notes.push(`aalis: ${unknown} directories could not be checked for having been replaced whole (${why}): entries of the old ones were kept on the host\n`);
   }
   if (only !== undefined) refused.splice(0, refused.length, ...refused.filter((p) => scope(p) === 'in'));
-  for (const p of refused) if (layers.hidden(p)) notes.push(`aalis: ${p} was not committed (rule: deny-read): the policy hides it from the command, so the command may not create or replace it either\n`);
+  for (const p of refused) if (evaluator.hidden(p)) notes.push(`aalis: ${p} was not committed (rule: deny-read): the policy hides it from the command, so the command may not create or replace it either\n`);
   return { committed, refused, conflicts, failed, keptAt, notes };
 }
 

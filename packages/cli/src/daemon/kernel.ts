@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { type SandboxProbe, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
+import { type SandboxProbe, type SandboxService, SandboxUnavailableError, sandboxPlugin } from '@aalis/api-reach';
 import { authorityPlugin, createKernel, type Identity, type Kernel, KernelError, type Plugin, sessionsPlugin, toolsPlugin } from '@aalis/core';
 import { modelPlugin } from '@aalis/model';
 import { agentPlugin, reviewerPlugin } from '@aalis/plugin-agent';
@@ -9,7 +9,7 @@ import { reachPlugin } from '@aalis/plugin-reach';
 import { specToolsPlugin } from '@aalis/plugin-spec-tools';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
 import { DockerDeployment, instanceNameOf } from '@aalis/sandbox-docker';
-import { sandboxOf, sandboxPlugin } from '../backends.js';
+import { sandboxOf } from '../backends.js';
 import { resolveBackend } from '../choices.js';
 import { installOf } from '../install.js';
 import type { DaemonConfig } from './config.js';

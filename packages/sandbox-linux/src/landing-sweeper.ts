@@ -4,7 +4,7 @@ import type { SandboxPolicy } from '@aalis/api-reach';
 import { encodePath } from './host-names.js';
 import type { HostThread } from './host-thread.js';
 import { listingCacheFor, walkTree } from './host-walk.js';
-import { layersOf } from './layers.js';
+import { policyEvaluatorOf } from './policy-evaluator.js';
 import { treeIndex } from './tree-index.js';
 import { isWithin, ruleSet } from './rule-match.js';
 import { dirId, liesUnder, moveAt, removeAt } from './safe-move.js';
@@ -58,7 +58,7 @@ export function undoNewForbidden(
   const any = ruleSet(patterns);
   // the scan's listings: only directories that changed since are read again
   const cache = options?.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
-  const layers = layersOf(policy);
+  const evaluator = policyEvaluatorOf(policy);
   const existed = new Set<string>([...before.kinds.keys()]);
   for (const f of before.found) existed.add(f.via ?? f.path);
   for (const p of before.matched ?? []) existed.add(p); // also those grouped into a directory hidden whole
@@ -78,7 +78,7 @@ export function undoNewForbidden(
         unreadable: (path) => unreadable.push(path),
         entry: (e) => {
           const hit = any.covers(e.path);
-          if (hit && !existed.has(e.path) && !layers.writable(e.path)) {
+          if (hit && !existed.has(e.path) && !evaluator.writable(e.path)) {
             // the directory listed is the one open at dirFd; if a host program moved it out of the
             // writable roots meanwhile, its entries are not ours to touch
             if (!liesUnder(e.dirFd, e.depth - 1, rootId)) return false;
@@ -89,7 +89,7 @@ export function undoNewForbidden(
             removed.push(e.path);
             return false;
           }
-          return e.type === 'dir' && !(hit && layers.hidden(e.path));
+          return e.type === 'dir' && !(hit && evaluator.hidden(e.path));
         },
       }, Number.POSITIVE_INFINITY, cache);
     }

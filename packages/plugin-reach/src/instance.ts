@@ -7,7 +7,7 @@ import type { ReachConfig } from './plugin.js';
 import { realPathOfSync } from './real-path.js';
 
 /** This instance's paths and protected lists, as real paths taken once at activation. */
-export interface ReachHost {
+export interface ReachInstance {
   readonly platform: 'linux' | 'darwin' | 'win32';
   readonly paths: HostPaths;
   readonly userHome: string;
@@ -21,7 +21,7 @@ export interface ReachHost {
  * everything the lists are built from, and builds the three protected lists with
  * `withRealRoots`. Later symlink changes are not followed, as the contract says.
  */
-export function reachHostOf(config: ReachConfig, kernelDataDir: string | undefined): ReachHost {
+export function reachInstanceOf(config: ReachConfig, kernelDataDir: string | undefined): ReachInstance {
   const platform = config.platform ?? (process.platform as 'linux' | 'darwin' | 'win32');
   const dataDir = config.data ?? kernelDataDir;
   if (dataDir === undefined) throw new Error("no data directory: set the plugin's 'data' or start the kernel with a dataDir");

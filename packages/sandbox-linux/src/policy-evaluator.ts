@@ -13,12 +13,12 @@ export type PathState = (typeof PATH_STATES)[number];
 export const PROBE_CHILD = '\u0001aalis-new-entry';
 
 /**
- * The policy's layers evaluated for one real path, later layers winning:
+ * A policy compiled for asking about one real path at a time: its layers evaluated, later layers winning:
  * reads default → readDeny → readAllowWithin; writes default deny → write → writeDeny →
  * writeExceptions → controlDeny. Rules cover subtrees themselves (`{ path }`, or a pattern ending in
  * `(?:/.*)?`), so a carve-out under a hidden directory is put back by its own mount.
  */
-export class Layers {
+export class PolicyEvaluator {
   private readonly readDeny: RuleSet;
   private readonly writeDeny: RuleSet;
   private readonly writeExceptions: RuleSet;
@@ -66,14 +66,14 @@ export function childOf(dir: string, name: string): string {
   return dir === '/' ? `/${name}` : `${dir}/${name}`;
 }
 
-const cache = new WeakMap<SandboxPolicy, Layers>();
+const cache = new WeakMap<SandboxPolicy, PolicyEvaluator>();
 
-/** The {@link Layers} of a policy object, compiled once however many steps of a run ask for them. */
-export function layersOf(policy: SandboxPolicy): Layers {
-  let layers = cache.get(policy);
-  if (!layers) {
-    layers = new Layers(policy);
-    cache.set(policy, layers);
+/** The {@link PolicyEvaluator} of a policy object, compiled once however many steps of a run ask for them. */
+export function policyEvaluatorOf(policy: SandboxPolicy): PolicyEvaluator {
+  let evaluator = cache.get(policy);
+  if (!evaluator) {
+    evaluator = new PolicyEvaluator(policy);
+    cache.set(policy, evaluator);
   }
-  return layers;
+  return evaluator;
 }

@@ -1,3 +1,4 @@
+// The pod's sandbox root: where a task's directories may live, checked before any is made.
 import { isAbsolute, join, sep } from 'node:path';
 import { compileRules, pathIsUnder, type ProtectedLists, preparePath } from '@aalis/api-reach';
 import { makeDirs, SafeFileError } from '@aalis/core';
