@@ -140,6 +140,10 @@ describe('write_file never follows a symlink it did not judge', () => {
     for (let round = 0; round < 5; round++) {
       const writer = await spawnReady(['--import', 'tsx', child, l.dataDir, l.home, l.project, l.install]);
       await new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 500)));
+      // then the first instant a write is under way: a kill timed by the clock alone could land
+      // between writes in every round on a loaded machine (seen in a CI run)
+      const deadline = Date.now() + 10_000;
+      while (temps(l.project).length === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
       await kill(writer);
       leftBehind += temps(l.project).length;
       const env = await startToolsKernel({ ...l, tier: 'workspace' });
