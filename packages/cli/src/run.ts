@@ -1,5 +1,6 @@
-import { errorText } from '@aalis/core';
-import { type CliIo, UsageError } from './io.js';
+// Only types at the top: `aalis --help` and `--version` must load no package (core brings zod,
+// which alone doubled the start-up of --help); what the error path needs is loaded when it runs.
+import type { CliIo } from './io.js';
 
 export type { CliIo } from './io.js';
 
@@ -57,6 +58,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     return await (await load())(rest, io);
   } catch (error) {
+    const [{ UsageError }, { errorText }] = await Promise.all([import('./io.js'), import('@aalis/core')]);
     if (error instanceof UsageError) {
       io.stderr(`aalis ${error.command}: ${error.message}\nRun 'aalis ${error.command} --help' for the options.\n`);
       return 2;
