@@ -194,13 +194,7 @@ export class DockerSandbox implements SandboxService {
   async plan(request: DockerRunRequest): Promise<SandboxPlan> {
     validateRequest(request);
     const resolved = this.resolve(request.sandboxSpec);
-    if (resolved.kind === 'local') {
-      if (this.options.local === undefined) {
-        throw unavailable('profile local runs on the host and no host sandbox was configured', 'give the docker sandbox a host sandbox, or use profile stdio');
-      }
-      const { sandboxSpec: _spec, identity: _identity, ...contract } = request;
-      return this.options.local.plan({ ...contract, env: this.localEnv(request.env, resolved.envAllow) });
-    }
+    if (resolved.kind === 'local') return this.localSandbox().plan(this.localRequest(request, resolved.envAllow));
     const timeoutMs = Math.min(request.timeoutMs, resolved.profile.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
     const prepared = await this.prepare(request, resolved.profile, 'oneshot', timeoutMs, true);
     return this.containerPlan(prepared, request);
@@ -210,15 +204,22 @@ export class DockerSandbox implements SandboxService {
   async run(request: DockerRunRequest): Promise<DockerRunResult> {
     validateRequest(request);
     const resolved = this.resolve(request.sandboxSpec);
-    if (resolved.kind === 'local') {
-      if (this.options.local === undefined) {
-        throw unavailable('profile local runs on the host and no host sandbox was configured', 'give the docker sandbox a host sandbox, or use profile stdio');
-      }
-      // The host sandbox takes the contract's fields only: the profile and identity are this backend's.
-      const { sandboxSpec: _spec, identity: _identity, ...contract } = request;
-      return this.options.local.run({ ...contract, env: this.localEnv(request.env, resolved.envAllow) });
-    }
+    if (resolved.kind === 'local') return this.localSandbox().run(this.localRequest(request, resolved.envAllow));
     return this.runContainer(request, resolved.profile);
+  }
+
+  /** The host sandbox that profile `local` runs on; refused when none was configured. */
+  private localSandbox(): NonNullable<DockerSandboxOptions['local']> {
+    if (this.options.local === undefined) {
+      throw unavailable('profile local runs on the host and no host sandbox was configured', 'give the docker sandbox a host sandbox, or use profile stdio');
+    }
+    return this.options.local;
+  }
+
+  /** The host sandbox takes the contract's fields only: the profile and identity are this backend's. */
+  private localRequest(request: DockerRunRequest, envAllow: readonly string[]): SandboxRunRequest {
+    const { sandboxSpec: _spec, identity: _identity, ...contract } = request;
+    return { ...contract, env: this.localEnv(request.env, envAllow) };
   }
 
   private async runContainer(request: DockerRunRequest, profile: ContainerProfile): Promise<DockerRunResult> {
