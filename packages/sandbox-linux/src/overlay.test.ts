@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HostModel, probeOverlay } from './overlay-mount.js';
-import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
+import { makeScene, req, type Scene, untilProcess, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
 /*
@@ -141,13 +141,16 @@ describe('the overlay: nothing lands on the host that the policy has not judged'
   it('a host directory swapped for a symlink during the run: what the command wrote under it is not committed through the link', async () => {
     mkdirSync(join(s.ws, 'swap'));
     const sb = sandbox();
-    const run = sb.run(req(s, ['sh', '-c', 'echo x > swap/planted.txt; sleep 1'], { policy: policy() }));
-    await new Promise((r) => setTimeout(r, 600));
+    // The swap comes after the write, while the command still runs: `sleep` with a token starts only once `echo` is done.
+    const run = sb.run(req(s, ['sh', '-c', 'echo x > swap/planted.txt; sleep 1.0731'], { policy: policy() }));
+    await untilProcess('1.0731');
     renameSync(join(s.ws, 'swap'), join(s.ws, 'swap-was'));
     symlinkSync(outside, join(s.ws, 'swap'));
     const r = await run;
     expect(readdirSync(outside)).toEqual(['keep.txt']);
-    if (MODEL === 'overlay') expect(r.deniedWrites).toContain(join(s.ws, 'swap/planted.txt'));
+    // The host's `swap` is newer than the run: a conflict, so the host's link stays and nothing is written through it.
+    if (MODEL === 'overlay') expect(r.conflicts?.map((c) => c.path)).toEqual([join(s.ws, 'swap')]);
+    expect(lstatSync(join(s.ws, 'swap')).isSymbolicLink()).toBe(true);
   });
 
   it('names that are not UTF-8 and paths past PATH_MAX are committed, and a landing among them refused', async () => {

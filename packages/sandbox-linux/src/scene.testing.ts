@@ -92,3 +92,24 @@ export function snapshot(dir: string): Map<string, string> {
   }
   return out;
 }
+
+/**
+ * Resolves once a process whose argv contains `token` runs on this machine (the sandbox's pid
+ * namespace is a child of ours, so its processes are in our /proc). Tests use it to act at a known
+ * point of a sandboxed command instead of after a guessed delay, which a loaded machine outlasts.
+ */
+export async function untilProcess(token: string, timeoutMs = 60_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(token)) return Number(entry);
+      } catch {
+        // the process ended between the listing and the read
+      }
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`no process with ${token} in its argv within ${timeoutMs} ms`);
+}
