@@ -3,39 +3,33 @@ import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFile
 import { join } from 'node:path';
 import type { SandboxRunResult } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { probeOverlay } from './overlay-mount.js';
 import { reachPolicyOf } from './reach-policy.testing.js';
-import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
-import { createLinuxSandbox } from './service.js';
+import { gate, type OverlayScene, overlayScene, req, until, workspacePolicy } from './scene.testing.js';
 
 /*
  * The overlay's commit against a host that changed during the run (issue 13, attack findings 1
  * and 2) and against the deny-read list (finding 3): each a real sandboxed process under the
- * overlay, as root, the host changed by this process while the command sleeps.
+ * overlay, as root, the host changed by this process while the command waits at a gate.
  */
 
-let s: Scene;
-let tmpDir: string;
+let s: OverlayScene;
 beforeAll(async () => {
-  s = makeScene();
-  tmpDir = join(s.root, 'daemon-tmp');
-  mkdirSync(tmpDir);
-  expect((await probeOverlay(tmpDir)).ok).toBe(true);
+  s = await overlayScene();
 });
-afterAll(() => execFileSync('rm', ['-rf', s.root]));
+afterAll(() => s.cleanup());
 
-const sandbox = () => createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, tmpDir, undoneDir: join(s.root, 'undone') });
+const sandbox = () => s.sandbox();
 
-/** Whether a `ready` file is in some run's upper layer: the command made its writes and now sleeps. */
-const ready = () => readdirSync(tmpDir).some((run) => existsSync(join(tmpDir, run, 'overlay')) && readdirSync(join(tmpDir, run, 'overlay')).some((i) => existsSync(join(tmpDir, run, 'overlay', i, 'upper', 'ready'))));
-
-/** Runs `script` (which ends with `touch ready; sleep 2`); once it is ready, `meanwhile` changes the host. */
-async function during(script: string, meanwhile: () => void, policy = workspacePolicy(s)): Promise<SandboxRunResult> {
-  const run = sandbox().run(req(s, ['sh', '-c', `${script}; touch ready; sleep 2; rm ready`], { policy }));
-  const end = Date.now() + 30_000;
-  while (!ready() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-  expect(ready()).toBe(true);
-  meanwhile();
+/**
+ * Runs `script`, then lets `meanwhile` change the host while the command waits at a gate: after
+ * its writes (a `ready` file in its upper layer) and before its end, whatever the machine's load.
+ */
+async function during(script: string, meanwhile: () => void | Promise<void>, policy = workspacePolicy(s)): Promise<SandboxRunResult> {
+  const go = gate(s);
+  const run = sandbox().run(req(s, ['sh', '-c', `${script}; touch ready; ${go.wait}; rm ready`], { policy }));
+  await until(() => s.inUpper('ready'), 'the command wrote its ready file');
+  await meanwhile();
+  go.open();
   return run;
 }
 
@@ -129,7 +123,7 @@ describe('a writable root whose path holds a double quote (attack finding 7)', {
     const policy = workspacePolicy(s, { write: [s.ws, odd, s.sessionTmp] });
     await expect(sandbox().run(req(s, ['sh', '-c', `echo ran > '${odd}/ran'`], { policy }))).rejects.toThrow(/overlay.*cannot carry .*"/s);
     expect(existsSync(join(odd, 'ran'))).toBe(false);
-    const r = await createLinuxSandbox({ hostModel: 'auto', tmpDir }).run(req(s, ['sh', '-c', `echo ran > '${odd}/ran'`], { policy }));
+    const r = await s.sandbox({ hostModel: 'auto' }).run(req(s, ['sh', '-c', `echo ran > '${odd}/ran'`], { policy }));
     expect(r.exitCode).toBe(0);
     expect(readFileSync(join(odd, 'ran'), 'utf8')).toBe('ran\n');
     expect(r.stderr).toMatch(/not captured in an overlay/);
@@ -152,18 +146,17 @@ describe("the overlay's own xattrs never reach the host (attack finding 9)", { t
 
 describe("the daemon's temp directory is never readable inside the sandbox (attack finding 5)", { timeout: 60_000 }, () => {
   it("with tmpDir outside /tmp, a run cannot read another run's upper layer, nor list the run folders", async () => {
-    let other: Promise<SandboxRunResult> | undefined;
-    // the second run starts while the first sleeps with its write in its upper layer
-    await during('echo secret-of-a > a-secret.txt', () => {
-      other = sandbox().run(req(s, ['sh', '-c', `ls -A '${tmpDir}'; cat '${tmpDir}'/*/overlay/*/upper/a-secret.txt`], { policy: workspacePolicy(s) }));
+    let b: SandboxRunResult | undefined;
+    // the second run starts and ends while the first waits with its write in its upper layer
+    await during('echo secret-of-a > a-secret.txt', async () => {
+      b = await sandbox().run(req(s, ['sh', '-c', `ls -A '${s.tmpDir}'; cat '${s.tmpDir}'/*/overlay/*/upper/a-secret.txt`], { policy: workspacePolicy(s) }));
     });
-    const b = await other!;
-    expect(b.stdout).not.toContain('secret-of-a');
-    expect(b.stdout).toBe('');
+    expect(b?.stdout).not.toContain('secret-of-a');
+    expect(b?.stdout).toBe('');
   });
 
   it('a policy path inside the daemon temp directory: it cannot be hidden, so nothing runs', async () => {
-    const inside = join(tmpDir, 'ws-inside');
+    const inside = join(s.tmpDir, 'ws-inside');
     mkdirSync(inside, { recursive: true });
     const run = sandbox().run(req(s, ['sh', '-c', `echo ran > '${join(s.ws, 'ran-inside')}'`], { policy: workspacePolicy(s, { readAllowWithin: [s.sessionTmp, inside] }) }));
     await expect(run).rejects.toThrow(/temp directory .* would be visible in the sandbox/);
@@ -177,7 +170,9 @@ describe('what the commit cannot do is said as such (attack finding 8)', { timeo
     mkdirSync(locked);
     try {
       // made immutable on the host once the command wrote: the commit's rename into it fails
-      const r = await during('echo x > locked/new.txt', () => execFileSync('chattr', ['+i', locked]));
+      const r = await during('echo x > locked/new.txt', () => {
+        execFileSync('chattr', ['+i', locked]);
+      });
       expect(existsSync(join(locked, 'new.txt'))).toBe(false);
       expect(r.stderr).toContain(`${join(locked, 'new.txt')} could not be committed`);
       expect(r.deniedWrites).not.toContain(join(locked, 'new.txt'));
@@ -190,7 +185,7 @@ describe('what the commit cannot do is said as such (attack finding 8)', { timeo
   it('a named pipe committed across file systems is a named pipe, not an empty file', async () => {
     const shm = '/dev/shm';
     if (statSync(shm).dev === statSync(s.ws).dev) return;
-    const other = createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, tmpDir: shm, undoneDir: join(s.root, 'undone') });
+    const other = s.sandbox({ tmpDir: shm });
     const r = await other.run(req(s, ['sh', '-c', 'mkfifo -m 640 pipe'], { policy: workspacePolicy(s) }));
     expect(r.exitCode).toBe(0);
     const st = lstatSync(join(s.ws, 'pipe'));

@@ -1,10 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { probeOverlay } from './overlay-mount.js';
-import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
-import { createLinuxSandbox } from './service.js';
+import { type OverlayScene, overlayScene, req, workspacePolicy } from './scene.testing.js';
 
 /*
  * The commit's walks are iterative with a fixed number of open descriptors (dir-cursor.ts): a
@@ -15,15 +12,11 @@ import { createLinuxSandbox } from './service.js';
  */
 
 const DEPTH = 7_000;
-let s: Scene;
-let tmpDir: string;
+let s: OverlayScene;
 beforeAll(async () => {
-  s = makeScene();
-  tmpDir = join(s.root, 'daemon-tmp');
-  mkdirSync(tmpDir);
-  expect((await probeOverlay(tmpDir)).ok).toBe(true);
+  s = await overlayScene();
 });
-afterAll(() => execFileSync('rm', ['-rf', s.root]));
+afterAll(() => s.cleanup());
 
 /** Writes `d/d/…/d` (`depth` levels) with `file` at the bottom, relative all the way (no path is ever past PATH_MAX). */
 const deepScript = (top: string, ...files: string[]) =>
@@ -38,7 +31,7 @@ function bottomOf(top: string): { depth: number; files: string[] } {
 
 describe('a tree deeper than any recursion', { timeout: 600_000 }, () => {
   it(`is committed from a real run (${DEPTH} levels), a landing at its bottom refused by its path, and the run folder goes`, async () => {
-    const sb = createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, tmpDir, undoneDir: join(s.root, 'undone') });
+    const sb = s.sandbox();
     const r = await sb.run(req(s, ['sh', '-c', deepScript('deep', 'leaf.txt', 'lefthook.yml')], { policy: workspacePolicy(s), timeoutMs: 120_000 }));
     expect(r.exitCode, r.stderr.slice(0, 2000)).toBe(0);
     expect(r.stderr).not.toMatch(/could not be committed|Maximum call stack|EMFILE/);
@@ -46,6 +39,6 @@ describe('a tree deeper than any recursion', { timeout: 600_000 }, () => {
     expect(r.deniedWrites).toHaveLength(1);
     expect(r.deniedWrites[0]).toMatch(/\/d\/lefthook\.yml$/);
     expect(r.deniedWrites[0]!.split('/').length).toBe(join(s.ws, 'deep').split('/').length + DEPTH);
-    expect(readdirSync(tmpDir).filter((n) => n.startsWith('aalis-sbx-'))).toEqual([]);
+    expect(s.runFolders()).toEqual([]);
   });
 });

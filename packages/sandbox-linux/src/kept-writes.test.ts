@@ -1,11 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeptWritesGoneError } from './kept-writes.js';
-import { probeOverlay } from './overlay-mount.js';
-import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
-import { createLinuxSandbox } from './service.js';
+import { type OverlayScene, overlayScene, req, until, workspacePolicy } from './scene.testing.js';
 
 /*
  * The read-only-first flow without a second run (issue 13): a run asked to keep its refused
@@ -14,19 +12,15 @@ import { createLinuxSandbox } from './service.js';
  * under the overlay, as root.
  */
 
-let s: Scene;
-let tmpDir: string;
+let s: OverlayScene;
 beforeAll(async () => {
-  s = makeScene();
-  tmpDir = join(s.root, 'daemon-tmp');
-  mkdirSync(tmpDir);
-  expect((await probeOverlay(tmpDir)).ok).toBe(true);
+  s = await overlayScene();
 });
-afterAll(() => execFileSync('rm', ['-rf', s.root]));
+afterAll(() => s.cleanup());
 
-const sandbox = (keptWritesMs?: number) => createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, tmpDir, undoneDir: join(s.root, 'undone'), ...(keptWritesMs ? { keptWritesMs } : {}) });
+const sandbox = (keptWritesMs?: number) => s.sandbox(keptWritesMs ? { keptWritesMs } : {});
 const count = () => readFileSync(join(s.ws, 'count.txt'), 'utf8').split('\n').filter((l) => l === 'run').length;
-const runFolders = () => readdirSync(tmpDir).filter((n) => n.startsWith('aalis-sbx-'));
+const runFolders = () => s.runFolders();
 const SCRIPT = 'echo run >> count.txt; echo hook > lefthook.yml; mkdir -p .github/workflows && echo ci > .github/workflows/ci.yml';
 
 describe('refused writes kept for an answer', { timeout: 120_000 }, () => {
@@ -77,7 +71,9 @@ describe('refused writes kept for an answer', { timeout: 120_000 }, () => {
   });
 
   it('a rejection (discard), the time limit and close() each remove the kept layers; nothing reaches the host', async () => {
-    const sb = sandbox(300);
+    // a limit long enough that the layers are surely there when the run returns on a loaded
+    // machine; the test then waits for them to go (it used to look once, 600 ms later)
+    const sb = sandbox(2_000);
     const policy = workspacePolicy(s);
     const a = await sb.run(req(s, ['sh', '-c', SCRIPT], { policy, keepRefused: true }));
     expect(runFolders()).toHaveLength(1);
@@ -85,8 +81,7 @@ describe('refused writes kept for an answer', { timeout: 120_000 }, () => {
     expect(runFolders()).toEqual([]);
     await sb.run(req(s, ['sh', '-c', SCRIPT], { policy, keepRefused: true }));
     expect(runFolders()).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 600));
-    expect(runFolders()).toEqual([]);
+    await until(() => runFolders().length === 0, 'the kept layers went at the time limit');
     const c = sandbox();
     await c.run(req(s, ['sh', '-c', SCRIPT], { policy, keepRefused: true }));
     expect(runFolders()).toHaveLength(1);

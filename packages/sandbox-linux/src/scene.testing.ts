@@ -3,6 +3,8 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ENV_FILES, GIT_LANDINGS, PROJECT_LANDINGS, type SandboxPolicy, type SandboxRunRequest } from '@aalis/api-reach';
+import { probeOverlay } from './overlay-mount.js';
+import { createLinuxSandbox, type LinuxSandboxOptions } from './service.js';
 
 /** A throw-away host layout: a fake HOME, a workspace (a `git init` repo with a .env), a data dir with a control plane, a session temp. */
 export interface Scene {
@@ -112,4 +114,73 @@ export async function untilProcess(token: string, timeoutMs = 60_000): Promise<n
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`no process with ${token} in its argv within ${timeoutMs} ms`);
+}
+
+let gates = 0;
+
+/** A point a sandboxed command waits at until the test opens it (see {@link gate}). */
+export interface Gate {
+  /** A shell snippet that returns once the gate is open. */
+  readonly wait: string;
+  /** Opens the gate: every `wait` on it returns. */
+  open(): void;
+}
+
+/**
+ * A gate for a sandboxed command: a file in the scene's HOME, which the sandbox sees read-only and
+ * live (never in an overlay). A command that must not go on before the test has done something
+ * waits on it instead of sleeping a guessed time, which a loaded machine outlasts.
+ */
+export function gate(s: Scene): Gate {
+  gates += 1;
+  const path = join(s.home, `gate-${process.pid}-${gates}`);
+  return { wait: `until [ -e '${path}' ]; do sleep 0.02; done`, open: () => writeFileSync(path, '') };
+}
+
+/** A {@link Scene} whose runs use the overlay, with the daemon's temp directory in the scene. */
+export interface OverlayScene extends Scene {
+  /** The daemon's temp directory: where run folders and their layers go. */
+  readonly tmpDir: string;
+  /** Where conflicting versions and taken-away landings are kept. */
+  readonly undoneDir: string;
+  /** A sandbox that requires the overlay, with no looks while a command runs. */
+  sandbox(extra?: LinuxSandboxOptions): ReturnType<typeof createLinuxSandbox>;
+  /** Whether `name` is in the upper layer of some live run: that run's command has written it. */
+  inUpper(name: string): boolean;
+  /** Names of the run folders in {@link tmpDir}. */
+  runFolders(): string[];
+}
+
+/** Makes an {@link OverlayScene}; throws (with the probe's reason) where this kernel mounts no overlay. */
+export async function overlayScene(): Promise<OverlayScene> {
+  const s = makeScene();
+  const tmpDir = join(s.root, 'daemon-tmp');
+  const undoneDir = join(s.root, 'undone');
+  mkdirSync(tmpDir);
+  const probe = await probeOverlay(tmpDir);
+  if (!probe.ok) throw new Error(`no overlay here: ${JSON.stringify(probe)}`);
+  const runFolders = () => readdirSync(tmpDir).filter((n) => n.startsWith('aalis-sbx-'));
+  const layersOf = (run: string) => join(tmpDir, run, 'overlay');
+  return {
+    ...s,
+    tmpDir,
+    undoneDir,
+    // rm walks deeper than PATH_MAX (deep-commit.test.ts)
+    cleanup: () => execFileSync('rm', ['-rf', s.root]),
+    sandbox: (extra = {}) => createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, tmpDir, undoneDir, ...extra }),
+    inUpper: (name) => readdirSync(tmpDir).some((run) => existsSync(layersOf(run)) && readdirSync(layersOf(run)).some((i) => existsSync(join(layersOf(run), i, 'upper', name)))),
+    runFolders,
+  };
+}
+
+/**
+ * Resolves once `cond` holds, looking every 20 ms; throws naming `what` after `timeoutMs`. The
+ * limit is generous on purpose: it only decides how long a failing test takes to say so.
+ */
+export async function until(cond: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
