@@ -72,7 +72,9 @@ const sandboxRoot = () => join(place.root, 'pod-sandbox');
 beforeAll(async () => {
   place = makePlace();
   model = await startFakeModel(personalise(place));
-  env = await startPod(place, { baseURL: model.baseURL, sandboxRoot: sandboxRoot(), timeoutMs: 4000 });
+  // a task limit no task of these reaches on a loaded machine (4 s was reached by a sandboxed
+  // Python run); the timeout case has a pod of its own with a short one
+  env = await startPod(place, { baseURL: model.baseURL, sandboxRoot: sandboxRoot(), timeoutMs: 25_000 });
 });
 afterAll(async () => {
   await env?.kernel.stop();
@@ -249,14 +251,20 @@ describe('the acceptance list', () => {
   });
 
   it('a failed, a timed-out and a hung task leave the main conversation byte-identical', async () => {
-    const print = await fingerprint();
-    const history = JSON.stringify(await env.kernel.get(sessions).get('main'));
-    const [broke, slow, hung] = await Promise.all(['model breaks', 'sleep forever', 'model hangs'].map((t) => env.pod.start({ task: t })));
-    const ended = await Promise.all([broke!, slow!, hung!].map((t) => env.pod.wait(t.id)));
-    expect(ended.map((t) => t.state)).toEqual(['failed', 'timed-out', 'timed-out']);
-    expect(ended[0]!.error).toMatch(/HTTP 500/);
-    expect(await fingerprint()).toBe(print);
-    expect(JSON.stringify(await env.kernel.get(sessions).get('main'))).toBe(history);
+    const short = await startPod(place, { baseURL: model.baseURL, sandboxRoot: join(place.root, 'pod-sandbox-short'), timeoutMs: 4000 });
+    try {
+      const s = short.kernel.get(sessions);
+      const print = await s.fingerprint('main');
+      const history = JSON.stringify(await s.get('main'));
+      const [broke, slow, hung] = await Promise.all(['model breaks', 'sleep forever', 'model hangs'].map((t) => short.pod.start({ task: t })));
+      const ended = await Promise.all([broke!, slow!, hung!].map((t) => short.pod.wait(t.id)));
+      expect(ended.map((t) => t.state)).toEqual(['failed', 'timed-out', 'timed-out']);
+      expect(ended[0]!.error).toMatch(/HTTP 500/);
+      expect(await s.fingerprint('main')).toBe(print);
+      expect(JSON.stringify(await s.get('main'))).toBe(history);
+    } finally {
+      await short.kernel.stop();
+    }
   });
 
   it('a tool the user did not allow is never run', async () => {
@@ -284,9 +292,17 @@ describe('a crash', () => {
     const first = await startPod(place3, { baseURL: hang.baseURL, sandboxRoot: join(place3.root, 'box') });
     const print = await first.kernel.get(sessions).fingerprint('main');
     const task = await first.pod.start({ task: 'hang on' });
-    await new Promise((r) => setTimeout(r, 300));
-    // The process "dies": its state on disk is what a crash leaves; a new daemon opens it.
+    // The process "dies" once its state on disk says running (what a crash then leaves; 300 ms
+    // was a guess); a new daemon opens it.
     const tasksDoc = join(first.dataDir, 'pod', 'tasks.json');
+    const onDisk = (): { id: string; state: string }[] => {
+      try {
+        return JSON.parse(readFileSync(tasksDoc, 'utf8'));
+      } catch {
+        return []; // not written yet
+      }
+    };
+    for (const end = Date.now() + 20_000; !onDisk().some((t) => t.id === task.id && t.state === 'running') && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
     const left = readFileSync(tasksDoc, 'utf8');
     await first.kernel.stop();
     writeFileSync(tasksDoc, left);
