@@ -1,7 +1,7 @@
 /*
  * The "daemon" that overlay.test.ts and overlay-unprivileged.test.ts drive in a process of its own.
- * `kill <scene> <tmpDir>`: starts a long command under the overlay that writes an allowed file and a
- * landing, then sleeps (the test kills this process mid-run). `cases <scene>`: runs the overlay's
+ * `kill <scene> <tmpDir> --sleep=<token>`: starts a long command under the overlay that writes an allowed file and a
+ * landing, then sleeps as `sleep <token>` (the test waits for it, then kills this process mid-run). `cases <scene>`: runs the overlay's
  * cases (as whoever runs it) and prints, as JSON, what it saw while each ran.
  */
 import { existsSync, linkSync, mkdirSync } from 'node:fs';
@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import { req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
-const [mode, scene, tmpDir] = process.argv.slice(2) as [string, string, string | undefined];
+const [mode, scene, tmpDir, sleep = '601'] = process.argv.slice(2) as [string, string, string | undefined, string | undefined];
+const token = sleep.replace(/^--sleep=/, ''); // passed so, or this process would have the token in its argv too
 const s = JSON.parse(scene) as Scene;
 const sb = createLinuxSandbox({ hostModel: 'overlay', ...(tmpDir ? { tmpDir } : {}) });
 
 if (mode === 'kill') {
-  await sb.run(req(s, ['sh', '-c', 'echo x > unjudged.txt; mkdir -p pkg/.github/workflows; echo x > pkg/.github/workflows/ci.yml; exec sleep 601'], { timeoutMs: 600_000 }));
+  await sb.run(req(s, ['sh', '-c', `echo x > unjudged.txt; mkdir -p pkg/.github/workflows; echo x > pkg/.github/workflows/ci.yml; exec sleep ${token}`], { timeoutMs: 600_000 }));
 } else {
   const landings = ['pkg/.envrc', 'pkg/.github/workflows/ci.yml', 'pkg/.git/hooks/pre-commit'].map((p) => join(s.ws, p));
   mkdirSync(join(s.ws, 'pkg'), { recursive: true });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HostModel, probeOverlay } from './overlay-mount.js';
-import { makeScene, req, type Scene, untilProcess, workspacePolicy } from './scene.testing.js';
+import { makeScene, req, type Scene, until, untilProcess, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
 /*
@@ -221,11 +221,6 @@ const pidsOf = (needle: string) =>
       }
     });
 
-const waitFor = async (cond: () => boolean, ms: number) => {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-  return cond();
-};
 
 describe('where the overlay cannot be mounted (no unshare)', { timeout: 60_000 }, () => {
   it('hostModel overlay: probe() says the backend does not work and runs fail closed; auto runs on the look and says why', async () => {
@@ -268,11 +263,12 @@ describe('a daemon killed mid-run commits nothing', { timeout: 120_000 }, () => 
     if (MODEL !== 'overlay') return;
     const tmpDir = join(s.root, 'daemon-tmp');
     mkdirSync(tmpDir);
-    const child = execa(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'overlay.child.testing.ts'), 'kill', JSON.stringify(s), tmpDir], { cwd: join(import.meta.dirname, '..'), reject: false });
-    expect(await waitFor(() => pidsOf('sleep 601').length === 1, 30_000)).toBe(true); // the writes were made before it
+    const token = `601.${process.pid}${Date.now() % 100_000}`; // this run's sleep, not another test's
+    const child = execa(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'overlay.child.testing.ts'), 'kill', JSON.stringify(s), tmpDir, `--sleep=${token}`], { cwd: join(import.meta.dirname, '..'), reject: false });
+    await untilProcess(token); // the writes were made before it
     child.kill('SIGKILL');
     await child;
-    expect(await waitFor(() => pidsOf('sleep 601').length === 0, 5_000)).toBe(true);
+    await until(() => pidsOf(`sleep ${token}`).length === 0, 'the sandbox died with the daemon');
     expect(existsSync(join(s.ws, 'unjudged.txt'))).toBe(false);
     expect(existsSync(join(s.ws, 'pkg/.github/workflows/ci.yml'))).toBe(false);
     const runs = readdirSync(tmpDir);

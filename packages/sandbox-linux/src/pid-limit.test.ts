@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { choosePidLimit, findPidsCgroup, idleRunCgroups, PidLimitError } from './pid-limit.js';
 import { BUILD_LIKE, FORK_LOOP } from './pid-limit.probe.testing.js';
-import { makeScene, req, type Scene } from './scene.testing.js';
+import { makeScene, req, type Scene, until } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 import { asNobody, canRunAsNobody, NOBODY } from './nobody.testing.js';
 
@@ -106,7 +106,15 @@ describe('pid limit', { timeout: 90_000 }, () => {
         const [cmd, ...args] = asNobody('sleep', '60');
         sleepers.push(spawn(cmd!, args, { stdio: 'ignore' }));
       }
-      await new Promise((r) => setTimeout(r, 300));
+      // each is nobody's sleep (setpriv has switched and exec'd), so the 80 count when the child forks
+      const isNobodysSleep = (pid: number | undefined) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === 'sleep\u000060\u0000' && new RegExp(`^Uid:\\s+${NOBODY}\\s`, 'm').test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+        } catch {
+          return false;
+        }
+      };
+      await until(() => sleepers.every((p) => isNobodysSleep(p.pid)), "nobody's 80 sleeps run");
       const [cmd, ...args] = asNobody(process.execPath, '--import', 'tsx', child, JSON.stringify(s), '300', '64');
       const r = await execa(cmd!, args, { cwd: join(import.meta.dirname, '..'), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' }, extendEnv: false, reject: false, timeout: 60_000 });
       expect(r.stderr).toBe('');

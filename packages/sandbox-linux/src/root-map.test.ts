@@ -39,7 +39,8 @@ describe('the root map range', () => {
 /** The host pid, uid and user namespace map of the process whose argv is exactly `argv`, waited for. */
 async function findOnHost(argv: string[]): Promise<{ pid: number; uid: number; uidMap: string }> {
   const want = `${argv.join('\0')}\0`;
-  for (let i = 0; i < 200; i++) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
     for (const n of readdirSync('/proc')) {
       if (!/^\d+$/.test(n)) continue;
       try {
@@ -67,9 +68,11 @@ describe.skipIf(!isRoot)('a root daemon\'s command off the host\'s uid 0', { tim
 
   it.each(['overlay', 'look'] as const)('is uid 0 inside and the mapped uid on the host (%s model)', async (hostModel) => {
     const box = createLinuxSandbox({ hostModel });
-    const sleep = ['sleep', `2.${hostModel.length}17`];
-    const run = box.run(req(s, ['sh', '-c', `id -u; id -g; ${sleep.join(' ')}`]));
+    // a long sleep, ended once seen (a 2 s one could end before a loaded machine's test looked)
+    const sleep = ['sleep', `600.${hostModel.length}17`];
+    const run = box.run(req(s, ['sh', '-c', `id -u; id -g; ${sleep.join(' ')} || true`]));
     const seen = await findOnHost(sleep);
+    process.kill(seen.pid, 'SIGKILL');
     const r = await run;
     expect(r.stdout).toBe('0\n0\n');
     expect(seen.uid).toBe(base);
@@ -167,9 +170,11 @@ describe.skipIf(!isRoot)('a root daemon\'s command off the host\'s uid 0', { tim
     const box = createLinuxSandbox({ rootUidMap: 'off' });
     const check = (await box.probe()).checks.find((c) => c.name === 'host-uid');
     expect(check).toMatchObject({ ok: false, detail: expect.stringMatching(/rootUidMap is off.*host's uid 0/) });
-    const sleep = ['sleep', '2.3141'];
-    const run = box.run(req(s, ['sh', '-c', sleep.join(' ')]));
-    expect((await findOnHost(sleep)).uid).toBe(0);
+    const sleep = ['sleep', '600.3141'];
+    const run = box.run(req(s, ['sh', '-c', `${sleep.join(' ')} || true`]));
+    const seen = await findOnHost(sleep);
+    process.kill(seen.pid, 'SIGKILL');
+    expect(seen.uid).toBe(0);
     expect((await run).exitCode).toBe(0);
   });
 });

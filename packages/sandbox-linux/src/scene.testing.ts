@@ -99,6 +99,8 @@ export function snapshot(dir: string): Map<string, string> {
  * Resolves once a process whose argv contains `token` runs on this machine (the sandbox's pid
  * namespace is a child of ours, so its processes are in our /proc). Tests use it to act at a known
  * point of a sandboxed command instead of after a guessed delay, which a loaded machine outlasts.
+ * Put the token inside the command's script (`sh -c 'exec sleep <token>'`), never as an argv
+ * element of its own: bwrap's argv holds the command's, so it would be found before the command runs.
  */
 export async function untilProcess(token: string, timeoutMs = 60_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
