@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { containersLabelled, engineSkip, policy, TEST_IMAGE, tempDir } from '../test/engine.js';
+import { containersLabelled, engineSkip, policy, TEST_IMAGE, gate, tempDir, until } from '../test/engine.js';
 import { DockerSandbox } from './docker-sandbox.js';
 import { LABELS } from './labels.js';
 
@@ -26,19 +26,19 @@ describe.skipIf(engineSkip)("a container's own deadline", () => {
   it('is kept by timeout under the engine init, visible from inside, with the deadline on the label', async () => {
     const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-deadline' });
     const before = Date.now();
-    const run = box.run({ argv: ['sh', '-c', 'ps -o args; sleep 2'], cwd: tempDir(), env: {}, timeoutMs: 20_000, policy: policy() });
-    let labelled: string[] = [];
-    while (labelled.length === 0 && Date.now() - before < 15_000) {
-      labelled = containersLabelled(`${LABELS.instance}=test-deadline`, 'running');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const deadline = Number(execFileSync('docker', ['inspect', '--format', `{{index .Config.Labels "${LABELS.deadline}"}}`, labelled[0] ?? 'none'], { encoding: 'utf8' }).trim());
+    // it runs until the test has read its label (a 2 s sleep could end before a loaded engine listed it)
+    const go = gate();
+    const run = box.run({ argv: ['sh', '-c', `ps -o args; ${go.wait}`], cwd: go.dir, env: {}, timeoutMs: 20_000, policy: policy() });
+    const running = () => containersLabelled(`${LABELS.instance}=test-deadline`, 'running');
+    await until(() => running().length > 0);
+    const deadline = Number(execFileSync('docker', ['inspect', '--format', `{{index .Config.Labels "${LABELS.deadline}"}}`, running()[0] ?? 'none'], { encoding: 'utf8' }).trim());
     expect(deadline).toBeGreaterThanOrEqual(before + 25_000);
     expect(deadline).toBeLessThan(Date.now() + 26_000);
+    go.open();
     const result = await run;
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toMatch(/^\/sbin\/docker-init -- timeout -s KILL 25 sh -c/m);
-  }, 40_000);
+  }, 120_000);
 
   it('refuses to run in an image without timeout, and says why (nothing runs)', async () => {
     expect(existsSync(busybox)).toBe(true);

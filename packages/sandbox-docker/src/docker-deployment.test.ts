@@ -2,17 +2,9 @@ import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { afterAll, describe, expect, it } from 'vitest';
-import { containersLabelled, engineSkip, TEST_IMAGE, tempDir } from '../test/engine.js';
+import { containersLabelled, engineSkip, TEST_IMAGE, tempDir, until } from '../test/engine.js';
 import { DockerDeployment } from './docker-deployment.js';
 import { LABELS } from './labels.js';
-
-const until = async (check: () => boolean) => {
-  const end = Date.now() + 20_000;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
 
 describe.skipIf(engineSkip)('the docker deployment with two users', async () => {
   const deployment = engineSkip ? undefined : await DockerDeployment.start({ dataRoot: tempDir('aalis-deploy-'), images: { stdio: TEST_IMAGE }, instance: 'test-deploy' });

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { containersLabelled, engineSkip, policy, TEST_IMAGE, tempDir } from '../test/engine.js';
+import { containersLabelled, engineSkip, policy, TEST_IMAGE, tempDir, until } from '../test/engine.js';
 import { DockerSandbox } from './docker-sandbox.js';
 import { LABELS } from './labels.js';
 
@@ -41,14 +41,6 @@ class EngineProxy {
   }
 }
 
-const until = async (check: () => boolean, timeoutMs: number) => {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
-
 describe.skipIf(engineSkip)('a command that exits 125 itself', () => {
   it('gets its own status back, not a lost engine', async () => {
     const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-exit-125' });
@@ -78,7 +70,7 @@ describe.skipIf(engineSkip || !existsSync(engineSocket))('a docker client that l
     const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance, client: { env: { DOCKER_HOST: `tcp://127.0.0.1:${proxy.port}`, PATH: process.env.PATH } } });
     const ws = tempDir();
     const run = box.run({ argv: [...command], cwd: ws, env: {}, timeoutMs: 60_000, policy: envrcDenied(ws) });
-    await until(() => containersLabelled(`${LABELS.instance}=${instance}`, 'running').length === 1 && existsSync(join(ws, 'first.envrc')), 20_000);
+    await until(() => containersLabelled(`${LABELS.instance}=${instance}`, 'running').length === 1 && existsSync(join(ws, 'first.envrc')));
     await proxy.cut(false);
     const result = await run;
     expect(result.engineLost).toBe('stopped');
@@ -101,7 +93,7 @@ describe.skipIf(engineSkip || !existsSync(engineSocket))('a docker client that l
     const ws = tempDir();
     const started = Date.now();
     const run = box.run({ argv: [...command], cwd: ws, env: {}, timeoutMs: 2_000, policy: envrcDenied(ws) });
-    await until(() => containersLabelled(`${LABELS.instance}=${instance}`, 'running').length === 1 && existsSync(join(ws, 'first.envrc')), 20_000);
+    await until(() => containersLabelled(`${LABELS.instance}=${instance}`, 'running').length === 1 && existsSync(join(ws, 'first.envrc')));
     await proxy.cut(true);
     const result = await run;
     // The container's own deadline is 2 s + 5 s after its start: the result comes after it.
@@ -113,6 +105,6 @@ describe.skipIf(engineSkip || !existsSync(engineSocket))('a docker client that l
     expect(existsSync(join(ws, 'first.envrc'))).toBe(false);
     expect(existsSync(join(ws, 'late.envrc'))).toBe(false);
     // Straight at the engine's socket: the container is gone, by its own deadline.
-    await until(() => containersLabelled(`${LABELS.instance}=${instance}`).length === 0, 10_000);
+    await until(() => containersLabelled(`${LABELS.instance}=${instance}`).length === 0);
   }, 60_000);
 });

@@ -3,7 +3,7 @@ import { mkdirSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { containersLabelled, engineSkip, policy, TEST_IMAGE, tempDir } from '../test/engine.js';
+import { containersLabelled, engineSkip, policy, TEST_IMAGE, gate, tempDir, until } from '../test/engine.js';
 import { DockerDeployment } from './docker-deployment.js';
 import { DockerSandbox } from './docker-sandbox.js';
 import { instanceNameOf } from './instance-name.js';
@@ -12,14 +12,6 @@ import { DEADLINE_SLACK_MS, orphansIn } from './orphans.js';
 import { currentOwner, ownerLabels, ownerStateOf } from './owner.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-
-async function until(check: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** test/hang.ts in its own process: one container of `instance` running `sleep 120`. */
 function hang(instance: string, timeoutMs = 120_000, dataRoot?: string): ChildProcess {
@@ -92,7 +84,7 @@ describe.skipIf(engineSkip)('containers of a daemon killed mid-run', () => {
     const label = `${LABELS.instance}=${instance}`;
     expect(containersLabelled(label)).toEqual([]);
     const child = hang(instance);
-    await until(() => containersLabelled(label).length === 1, 20_000);
+    await until(() => containersLabelled(label).length === 1);
     await kill(child);
     // SIGKILL gives the client no chance to clean up: the engine keeps the container running.
     expect(containersLabelled(label)).toHaveLength(1);
@@ -101,32 +93,39 @@ describe.skipIf(engineSkip)('containers of a daemon killed mid-run', () => {
     expect(await next.reapOrphans()).toBe(1);
     expect(containersLabelled(label)).toEqual([]);
     expect(await next.reapOrphans()).toBe(0);
-  });
+  }, 180_000);
 
   it('end by their own deadline, with nobody left to remove them', async () => {
     const instance = 'test-orphans-deadline';
     const label = `${LABELS.instance}=${instance}`;
-    const child = hang(instance, 2_000); // the container's own deadline: 2 s + 5 s grace
+    // The container's own deadline: 8 s + 5 s grace. The client's own limit (8 s) must not fire
+    // before the kill, or the client removes the container itself: 8 s leaves a loaded engine
+    // time to list it (2 s did not always).
+    const child = hang(instance, 8_000);
     // Running, not only created: a client killed between create and start leaves a container
     // that never runs (and is reaped at the next start, its owner dead).
-    await until(() => containersLabelled(label, 'running').length === 1, 20_000);
+    await until(() => containersLabelled(label, 'running').length === 1);
     await kill(child);
     const killedAt = Date.now();
     expect(containersLabelled(label)).toHaveLength(1);
-    await until(() => containersLabelled(label).length === 0, 20_000);
-    // Not before its deadline could have fired (it was started less than a second before the kill).
+    await until(() => containersLabelled(label).length === 0);
+    // Not before its deadline could have fired (it started less than 8 s before the kill, as its
+    // client had not stopped it yet, so its deadline was at least 5 s after the kill).
     expect(Date.now() - killedAt).toBeGreaterThan(4_000);
-  }, 40_000);
+  }, 180_000);
 
   it('a running sandbox never reaps its own live containers', async () => {
     const instance = 'test-orphans-live';
     const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance });
-    const run = box.run({ argv: ['sleep', '3'], cwd: tempDir(), env: {}, timeoutMs: 20_000, policy: policy() });
-    await until(() => containersLabelled(`${LABELS.instance}=${instance}`).length === 1, 20_000);
+    // the command runs until the reap is done (a 3 s sleep could end before a loaded engine listed it)
+    const go = gate();
+    const run = box.run({ argv: ['sh', '-c', go.wait], cwd: go.dir, env: {}, timeoutMs: 120_000, policy: policy() });
+    await until(() => containersLabelled(`${LABELS.instance}=${instance}`).length === 1);
     expect(await box.reapOrphans()).toBe(0);
+    go.open();
     expect((await run).exitCode).toBe(0);
     expect(containersLabelled(`${LABELS.instance}=${instance}`)).toEqual([]);
-  });
+  }, 180_000);
 });
 
 describe.skipIf(engineSkip)('two daemons with the same instance name', () => {
@@ -137,7 +136,7 @@ describe.skipIf(engineSkip)('two daemons with the same instance name', () => {
     mkdirSync(rootB, { recursive: true });
     const other = hang(instance, 120_000, rootB);
     try {
-      await until(() => containersLabelled(label).length === 1, 30_000);
+      await until(() => containersLabelled(label).length === 1);
       const [theirs] = containersLabelled(label);
 
       // Daemon A starts beside B (start reaps orphans) and runs a command of its own.
@@ -145,7 +144,7 @@ describe.skipIf(engineSkip)('two daemons with the same instance name', () => {
       expect(containersLabelled(label)).toEqual([theirs]);
       const alice = await a.user('alice');
       const mine = alice.sandbox.run({ argv: ['sleep', '60'], cwd: alice.workspace, env: {}, timeoutMs: 60_000, policy: alice.policy('readonly') });
-      await until(() => containersLabelled(label).length === 2, 20_000);
+      await until(() => containersLabelled(label).length === 2);
 
       // A stops: only its own container goes.
       expect(await a.stop()).toBe(1);
@@ -160,5 +159,5 @@ describe.skipIf(engineSkip)('two daemons with the same instance name', () => {
     } finally {
       await kill(other);
     }
-  }, 90_000);
+  }, 240_000);
 });

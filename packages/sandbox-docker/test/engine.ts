@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { chmodSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
@@ -46,4 +46,28 @@ export function containersLabelled(label: string, status?: 'running'): string[] 
   const which = status === undefined ? ['--all'] : ['--filter', `status=${status}`];
   const out = execFileSync('docker', ['ps', ...which, '--quiet', '--filter', `label=${label}`], { encoding: 'utf8' });
   return out.split('\n').filter((l) => l.trim() !== '');
+}
+
+/**
+ * Resolves once `check` holds, looking every 200 ms (each look is a `docker ps`); throws after
+ * `timeoutMs`. Generous by default: the limit only decides how long a failing test takes to say
+ * so, and an engine on a loaded machine can take many seconds to start a container.
+ */
+export async function until(check: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting (${timeoutMs} ms)`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * A directory the container's user can read (a temp dir is 0700, root's) and a shell loop that
+ * returns once the test calls `open()`: a container waits at it instead of sleeping a guessed time.
+ */
+export function gate(): { readonly dir: string; readonly wait: string; open(): void } {
+  const dir = tempDir('aalis-gate-');
+  chmodSync(dir, 0o755);
+  const file = join(dir, 'go');
+  return { dir, wait: `until [ -e '${file}' ]; do sleep 0.1; done`, open: () => writeFileSync(file, '') };
 }
