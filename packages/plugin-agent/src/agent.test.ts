@@ -36,7 +36,7 @@ const scripts: Script[] = [
       { say: 'I read the notes, wrote the summary and the copy.' },
     ],
   },
-  { match: 'sleep a while', steps: [{ call: 'run_command', args: { command: 'sleep 37.25' } }, { say: 'slept' }] },
+  { match: 'sleep a while', steps: [{ call: 'run_command', args: { command: 'sleep 337.25' } }, { say: 'slept' }] },
   { match: 'stranger wants', steps: [{ call: 'write_file', args: { path: join(project, 'stranger.txt'), content: 'x' } }, { say: 'I could not write it.' }] },
   { match: 'garbage please', steps: [{ status: 200, body: '<html>not an API</html>' }] },
   { match: 'bad args', steps: [{ call: 'write_file', args: {} }, { say: 'ok' }] },
@@ -114,15 +114,16 @@ describe('the agent', () => {
     const service = kernel.get(agent);
     const { turnId, done } = await service.submit(turnOf(OWNER, 'busy'), 'sleep a while');
     await until(() => namesOf(turnId).includes('tool/started'));
-    await until(() => pgrep('sleep 37.25'));
+    await until(() => pgrep('sleep 337.25'));
     const refused = await service.submit(turnOf(OWNER, 'busy'), 'and another thing').catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(AgentError);
     expect(refused).toMatchObject({ code: 'turn-running', message: expect.stringContaining('refused, not queued'), fix: expect.stringContaining('/stop') });
     const started = Date.now();
     expect(await service.stop('busy')).toMatchObject({ turnId });
     expect(await done).toMatchObject({ state: 'stopped' });
-    expect(Date.now() - started).toBeLessThan(10_000);
-    expect(pgrep('sleep 37.25')).toBe(false);
+    // the stop did not wait for the command (337 s); the margin is for a loaded machine's kill
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(pgrep('sleep 337.25')).toBe(false);
     const ended = eventsOf(turnId).find(([n]) => n === 'tool/ended')?.[1];
     // The command did not finish: killed (a signal) or refused, never a clean exit.
     const outcome = ended?.outcome as { ok: boolean; value?: { exitCode: number | null; signal: string | null } };
@@ -247,7 +248,7 @@ function pgrep(pattern: string): boolean {
   }
 }
 
-async function until(check: () => boolean, ms = 15_000): Promise<void> {
+async function until(check: () => boolean, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) throw new Error('timed out waiting');

@@ -120,7 +120,8 @@ describe.skipIf(engineSkip)('spec tools on the real engine', () => {
     const started = Date.now();
     const outcome = await env.call('hang', {});
     expect(outcome).toMatchObject({ ok: false, kind: 'timeout' });
-    expect(Date.now() - started).toBeLessThan(15_000);
+    // ended at its limit (1.5 s), not with the command (600 s); the margin is for a loaded engine
+    expect(Date.now() - started).toBeLessThan(60_000);
     expect(createdSince(env.instance, since)).toBe(1);
     expect(containersOf(env.instance)).toEqual([]);
   });
@@ -130,7 +131,8 @@ describe.skipIf(engineSkip)('spec tools on the real engine', () => {
     const since = Date.now() / 1000; // fractional: a container made earlier in the same second is not counted
     const running = env.call('risky', {});
     while (env.asked.length === 0) await new Promise((r) => setTimeout(r, 20));
-    // Pending: nothing was created yet.
+    // Pending: nothing was created yet (a look after a while: a container made in it would count;
+    // a longer wait only makes the test slower).
     await new Promise((r) => setTimeout(r, 500));
     expect(createdSince(env.instance, since)).toBe(0);
     expect(env.asked[0]?.subject).toMatchObject({ kind: 'tool', tool: 'risky', rule: 'high-risk' });
