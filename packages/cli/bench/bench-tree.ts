@@ -1,6 +1,7 @@
 // Workspaces of a given number of files for the benchmarks, made once and kept (a 1,000,000-file
 // tree takes minutes to make): under BENCH_TREES, default /var/tmp/aalis-bench (not /tmp: the
-// sandbox's /tmp is private). 1,000 directories of 1,000 files, a quarter under node_modules.
+// sandbox's /tmp is private). 1,000 directories of 1,000 files, a quarter under node_modules: the
+// shallow trees of sandbox-linux's bench/host-model.ts, which makes and keeps them in the same place.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,7 +24,7 @@ open(os.path.join(root, '.ready'), 'w').close()
 
 /** The root of a kept workspace of `files` files, made now if it is not there yet (and saying so). */
 export function benchTree(files: number): string {
-  const root = join(process.env.BENCH_TREES ?? '/var/tmp/aalis-bench', `ws-${files}`);
+  const root = join(process.env.BENCH_TREES ?? '/var/tmp/aalis-bench', `ws-shallow-${files}`);
   if (!existsSync(join(root, '.ready'))) {
     const t = performance.now();
     execFileSync('python3', ['-c', MAKE, root, String(files)]);
