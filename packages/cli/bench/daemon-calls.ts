@@ -1,6 +1,7 @@
 // Tool calls through the real daemon's HTTP API (the `aalis serve` binary of this checkout), in
 // the same run, interleaved rounds, medians:
-// 1. `list_dir` with 100,000 known conversations against the baseline of one (sessions index);
+// 1. `list_dir` with 100,000 known conversations against the baseline of one (sessions index), the
+//    index's own cost per call, and the event-loop stall of its compaction (100,000 against one);
 // 2. throughput of `run_command true` (network off): sequential calls/s, and 8 concurrent clients
 //    against that sequential baseline, and the worst `/healthz` answer meanwhile (the event loop
 //    held by one call's synchronous work shows there, whatever the others wait on);
@@ -13,7 +14,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../src/daemon/serve-process.testing.js';
 import { SessionIndex } from '../src/daemon/session-index.js';
 import { benchTree } from './bench-tree.js';
@@ -94,6 +95,26 @@ try {
   const s1 = median(seen.one);
   const sN = median(seen.many);
   console.log(`the conversation index alone (seen, fsync'd), ${ROUNDS * 5} interleaved rounds, medians: ${KNOWN} conversations ${sN.toFixed(2)} ms; baseline 1 conversation ${s1.toFixed(2)} ms; ratio ${(sN / s1).toFixed(2)}x`);
+
+  // 1c. The index's compaction (the snapshot rewritten once the journal outgrows it): the longest
+  // stall of this thread's event loop meanwhile, with KNOWN conversations against one.
+  const stalls: number[] = [];
+  for (const count of [1, KNOWN]) {
+    const dir = mkdtempSync(join(tmpdir(), 'aalis-index-c-'));
+    const at = new Date().toISOString();
+    const sessions = Array.from({ length: count }, (_, k) => ({ id: `chat-${k}`, platform: 'chat', firstSeen: at, lastSeen: at }));
+    writeFileSync(join(dir, 'sessions.json'), JSON.stringify({ v: 1, sessions }), { mode: 0o600 });
+    writeFileSync(join(dir, 'sessions-journal.jsonl'), sessions.map((e) => `${JSON.stringify(e)}\n`).join(''), { mode: 0o600 }); // as long as the index: the next call compacts
+    const index = await SessionIndex.open(dir);
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
+    await index.seen('chat-0', 'chat');
+    await index.seen('chat-0', 'chat'); // written behind the compaction
+    loop.disable();
+    stalls.push(loop.max / 1e6);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`the conversation index's compaction (its snapshot rewritten): ${KNOWN} conversations, longest event-loop stall ${stalls[1]!.toFixed(1)} ms (target <= 50 ms); baseline 1 conversation ${stalls[0]!.toFixed(1)} ms; ratio ${(stalls[1]! / stalls[0]!).toFixed(2)}x`);
 
   // 2. Throughput of run_command true, network off.
   if (CALLS > 0) {
