@@ -64,6 +64,17 @@ describe('the host thread', () => {
     await expect(job).rejects.toThrow(/more than 2 entries/);
   });
 
+  it('judges each job by its own policy: a policy equal in all but one rule is never taken for one seen before', async () => {
+    writeFileSync(join(s.ws, 'a/b/secret.key'), 'k');
+    const base = workspacePolicy(s);
+    const stricter = workspacePolicy(s, { readDeny: [...base.readDeny, { pattern: '^.*/[^/]*\\.key$' }] });
+    const found = async (policy: typeof base) => (await thread.run({ op: 'scan', policy, cwd: s.ws, options: { home: s.home }, skip: [] })).found.map((f) => f.path);
+    for (let round = 0; round < 2; round++) {
+      expect(await found(base)).not.toContain(join(s.ws, 'a/b/secret.key'));
+      expect(await found(stricter)).toContain(join(s.ws, 'a/b/secret.key'));
+    }
+  });
+
   it("removes layers on its own thread: the next call's scan does not queue behind a removal that waits", async () => {
     // A removal that waits until the test says so: layers deeper than PATH_MAX make removeLayers
     // fall back to rm(1), found on PATH, and this rm waits for a release file before removing.
