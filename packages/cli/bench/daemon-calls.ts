@@ -1,19 +1,31 @@
 // Tool calls through the real daemon's HTTP API (the `aalis serve` binary of this checkout), in
 // the same run, interleaved rounds, medians:
-// 1. `list_dir` with 100,000 known conversations against the baseline of one (sessions index);
+// 1. `list_dir` with 100,000 known conversations against the baseline of one (sessions index), the
+//    index's own cost per call, and the event-loop stall of its compaction (100,000 against one);
 // 2. throughput of `run_command true` (network off): sequential calls/s, and 8 concurrent clients
 //    against that sequential baseline, and the worst `/healthz` answer meanwhile (the event loop
-//    held by one call's synchronous work shows there, whatever the others wait on).
+//    held by one call's synchronous work shows there, whatever the others wait on);
+// 3. a long command (`sleep`, 20 s) in a 1,000,000-file workspace: the worst `/healthz` answer
+//    meanwhile (polled every 20 ms from another process) against the same poll of the idle daemon,
+//    and the daemon's CPU over the command (every thread, /proc) less what answering the poll costs.
+// Arguments: known conversations, rounds, calls, files of the long command's workspace, its seconds.
+// BENCH_QUICK=1: 10,000 conversations, 10 rounds, 24 calls, 20,000 files, 3 s (a check that it
+// runs, not the figures of the issue).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../src/daemon/serve-process.testing.js';
 import { SessionIndex } from '../src/daemon/session-index.js';
+import { benchTree } from './bench-tree.js';
+import { pollHealth } from './health-poll.js';
 
-const KNOWN = Number(process.argv[2] ?? 100_000);
-const ROUNDS = Number(process.argv[3] ?? 30);
-const CALLS = Number(process.argv[4] ?? 60);
+const QUICK = process.env.BENCH_QUICK === '1';
+const KNOWN = Number(process.argv[2] ?? (QUICK ? 10_000 : 100_000));
+const ROUNDS = Number(process.argv[3] ?? (QUICK ? 10 : 30));
+const CALLS = Number(process.argv[4] ?? (QUICK ? 24 : 60));
+const LONG_FILES = Number(process.argv[5] ?? (QUICK ? 20_000 : 1_000_000));
+const LONG_S = Number(process.argv[6] ?? (QUICK ? 3 : 20));
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -84,6 +96,26 @@ try {
   const sN = median(seen.many);
   console.log(`the conversation index alone (seen, fsync'd), ${ROUNDS * 5} interleaved rounds, medians: ${KNOWN} conversations ${sN.toFixed(2)} ms; baseline 1 conversation ${s1.toFixed(2)} ms; ratio ${(sN / s1).toFixed(2)}x`);
 
+  // 1c. The index's compaction (the snapshot rewritten once the journal outgrows it): the longest
+  // stall of this thread's event loop meanwhile, with KNOWN conversations against one.
+  const stalls: number[] = [];
+  for (const count of [1, KNOWN]) {
+    const dir = mkdtempSync(join(tmpdir(), 'aalis-index-c-'));
+    const at = new Date().toISOString();
+    const sessions = Array.from({ length: count }, (_, k) => ({ id: `chat-${k}`, platform: 'chat', firstSeen: at, lastSeen: at }));
+    writeFileSync(join(dir, 'sessions.json'), JSON.stringify({ v: 1, sessions }), { mode: 0o600 });
+    writeFileSync(join(dir, 'sessions-journal.jsonl'), sessions.map((e) => `${JSON.stringify(e)}\n`).join(''), { mode: 0o600 }); // as long as the index: the next call compacts
+    const index = await SessionIndex.open(dir);
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
+    await index.seen('chat-0', 'chat');
+    await index.seen('chat-0', 'chat'); // written behind the compaction
+    loop.disable();
+    stalls.push(loop.max / 1e6);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`the conversation index's compaction (its snapshot rewritten): ${KNOWN} conversations, longest event-loop stall ${stalls[1]!.toFixed(1)} ms (target <= 50 ms); baseline 1 conversation ${stalls[0]!.toFixed(1)} ms; ratio ${(stalls[1]! / stalls[0]!).toFixed(2)}x`);
+
   // 2. Throughput of run_command true, network off.
   if (CALLS > 0) {
     const run = (client: number, i: number) => call(one, 'run_command', { command: 'true', network: 'off' }, `chat-t${client}-${i % 4}`);
@@ -110,6 +142,20 @@ try {
     await probing;
     console.log(`run_command true (network off) through the daemon: sequential ${sequential.toFixed(1)} calls/s (target 60); 8 concurrent clients ${concurrent.toFixed(1)} calls/s, ratio ${(concurrent / sequential).toFixed(2)}x the sequential baseline (target 1.5x)`);
     console.log(`/healthz while the 8 clients ran: ${health.length} answers, median ${median(health).toFixed(1)} ms, worst ${Math.max(...health).toFixed(1)} ms (target: the event loop never blocks longer than 50 ms)`);
+  }
+
+  // 3. A long command in a large workspace: what the daemon does while it waits.
+  if (LONG_S > 0) {
+    const ws = benchTree(LONG_FILES);
+    const long = (command: string) => call(one, 'run_command', { command, cwd: ws, network: 'off', timeoutMs: 30 * 60_000 }, 'chat-long');
+    const t = performance.now();
+    await long('true'); // the first scan of the tree, and the listings the daemon keeps
+    console.log(`a first \`true\` in the ${LONG_FILES}-file workspace (its first scan): ${(performance.now() - t).toFixed(0)} ms`);
+    const idle = await pollHealth(one, 5_000, async () => {});
+    const busy = await pollHealth(one, LONG_S * 1000, () => long(`sleep ${LONG_S}`));
+    const host = Math.max(0, busy.cpuMs - (idle.cpuMs / idle.wallMs) * busy.wallMs);
+    console.log(`/healthz during a ${LONG_S} s command in a ${LONG_FILES}-file workspace: worst ${busy.worst.toFixed(1)} ms of ${busy.answers} (target <= 50 ms); baseline the idle daemon, worst ${idle.worst.toFixed(1)} ms of ${idle.answers}; ratio ${(busy.worst / idle.worst).toFixed(2)}x`);
+    console.log(`daemon CPU over that command: ${busy.cpuMs.toFixed(0)} ms in ${busy.wallMs.toFixed(0)} ms; host side (less what answering the poll costs idle, ${((100 * idle.cpuMs) / idle.wallMs).toFixed(2)}% of a core) ${((100 * host) / busy.wallMs).toFixed(2)}% of a core (target < 2%)`);
   }
 } finally {
   await Promise.all([one.stop(), many.stop()]);

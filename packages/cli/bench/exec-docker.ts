@@ -6,10 +6,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { BIN } from '../src/daemon/serve-process.testing.js';
+
+/** The built `aalis` command, as users run it (the package's bench script builds first when sources are newer); the source form needs the TypeScript loader. */
+const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
 
 const IMAGE = process.env.AALIS_DOCKER_IMAGE ?? 'aalis/sandbox-test:latest';
-const ROUNDS = Number(process.argv[2] ?? 7);
+const ROUNDS = Number(process.argv[2] ?? (process.env.BENCH_QUICK === '1' ? 2 : 7));
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] ?? Number.NaN;
@@ -23,7 +25,7 @@ const root = mkdtempSync('/var/tmp/aalis-exec-docker-');
 const workspace = join(root, 'workspace');
 mkdirSync(workspace);
 const data = join(root, 'data');
-const env = { ...process.env, AALIS_DATA: data, AALIS_DOCKER_IMAGE: IMAGE, AALIS_INSTANCE: 'bench-exec-docker' };
+const env = { ...process.env, AALIS_DATA: data, AALIS_DOCKER_IMAGE: IMAGE, AALIS_INSTANCE: 'bench-exec-docker', NODE_OPTIONS: '' };
 
 function exec(): number {
   const start = performance.now();

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (process.env.BENCH_QUICK === '1' ? 5 : 15));
 const bin = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
 const root = mkdtempSync('/var/tmp/aalis-startup-');
 const workspace = join(root, 'workspace');

@@ -11,7 +11,7 @@ import type { SandboxPolicy } from '@aalis/api-reach';
 import { DockerSandbox } from '../src/index.js';
 
 const IMAGE = process.env.AALIS_SANDBOX_TEST_IMAGE ?? 'aalis/sandbox-test:latest';
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (process.env.BENCH_QUICK === '1' ? 3 : 15));
 const policy: SandboxPolicy = { readDeny: [], readAllowWithin: [], write: [], writeDeny: [], writeExceptions: [], controlDeny: [], network: 'off', localPorts: [], unixSockets: [] };
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'aalis-bench-')));
 const LABEL = 'aalis.bench=sandbox-docker';

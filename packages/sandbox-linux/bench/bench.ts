@@ -15,8 +15,9 @@ import { makeScene, req, workspacePolicy } from '../src/scene.testing.js';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS } from '../src/bwrap-flags.js';
 import { createLinuxSandbox, scanHost, translatePolicy } from '../src/index.js';
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 60);
-const FILES = Number(process.env.BENCH_FILES ?? 100_000);
+const QUICK = process.env.BENCH_QUICK === '1';
+const RUNS = Number(process.env.BENCH_RUNS ?? (QUICK ? 10 : 60));
+const FILES = Number(process.env.BENCH_FILES ?? (QUICK ? 10_000 : 100_000));
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { removeLayers } from '../src/overlay-mount.js';
 import { RunDir } from '../src/run-dir.js';
 
-const ROUNDS = Number(process.env.BENCH_RUNS ?? 30);
+const ROUNDS = Number(process.env.BENCH_RUNS ?? (process.env.BENCH_QUICK === '1' ? 5 : 30));
 const ROOTS = 10;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;

@@ -1,8 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostThread, HostWalkError } from './host-thread.js';
-import { makeScene, type Scene, workspacePolicy } from './scene.testing.js';
+import { makeScene, type Scene, untilProcess, workspacePolicy } from './scene.testing.js';
 
 let s: Scene;
 const thread = new HostThread();
@@ -25,7 +26,7 @@ describe('the host thread', () => {
     writeFileSync(join(s.ws, 'a/.envrc'), 'x');
     const report = await thread.run({ op: 'look', policy, before: facts, keep: [] });
     expect(report.removed).toEqual([join(s.ws, 'a/.envrc')]);
-    expect((thread as unknown as { worker?: unknown }).worker).toBeDefined();
+    expect(thread.started('walks')).toBe(true);
   });
 
   it('says what the host model holds: the listings it kept, and its heap', async () => {
@@ -52,7 +53,8 @@ describe('the host thread', () => {
     writeFileSync(join(s.ws, 'a/.envrc'), 'x');
     const report = await inline.run({ op: 'look', policy, before: facts, keep: [] });
     expect(report.removed).toContain(join(s.ws, 'a/.envrc'));
-    expect((inline as unknown as { worker?: unknown }).worker).toBeUndefined();
+    expect(inline.started('walks')).toBe(false);
+    expect(inline.started('chores')).toBe(false);
     await inline.close();
   });
 
@@ -61,4 +63,48 @@ describe('the host thread', () => {
     await expect(job).rejects.toBeInstanceOf(HostWalkError);
     await expect(job).rejects.toThrow(/more than 2 entries/);
   });
+
+  it('judges each job by its own policy: a policy equal in all but one rule is never taken for one seen before', async () => {
+    writeFileSync(join(s.ws, 'a/b/secret.key'), 'k');
+    const base = workspacePolicy(s);
+    const stricter = workspacePolicy(s, { readDeny: [...base.readDeny, { pattern: '^.*/[^/]*\\.key$' }] });
+    const found = async (policy: typeof base) => (await thread.run({ op: 'scan', policy, cwd: s.ws, options: { home: s.home }, skip: [] })).found.map((f) => f.path);
+    for (let round = 0; round < 2; round++) {
+      expect(await found(base)).not.toContain(join(s.ws, 'a/b/secret.key'));
+      expect(await found(stricter)).toContain(join(s.ws, 'a/b/secret.key'));
+    }
+  });
+
+  it("removes layers on its own thread: the next call's scan does not queue behind a removal that waits", async () => {
+    // A removal that waits until the test says so: layers deeper than PATH_MAX make removeLayers
+    // fall back to rm(1), found on PATH, and this rm waits for a release file before removing.
+    const bin = join(s.root, 'slow-bin');
+    mkdirSync(bin);
+    const release = join(s.root, 'release');
+    const token = `aalis-slow-rm-${process.pid}`;
+    writeFileSync(join(bin, 'rm'), `#!/bin/sh\nsh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' ${token} '${release}'\nexec /bin/rm "$@"\n`, { mode: 0o755 });
+    const layers = join(s.root, 'deep-layers');
+    mkdirSync(layers);
+    const deep = "import os, sys\nfd = os.open(sys.argv[1], os.O_RDONLY)\nfor _ in range(24):\n  os.mkdir('d' * 200, dir_fd=fd)\n  fd = os.open('d' * 200, os.O_RDONLY, dir_fd=fd)\nos.close(os.open('x', os.O_CREAT | os.O_WRONLY, dir_fd=fd))\n";
+    execFileSync('python3', ['-c', deep, layers]); // by directory fd: the path is longer than PATH_MAX
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:${path}`; // the workers copy the environment when they start
+    const threads = new HostThread();
+    try {
+      let removed = false;
+      const removal = threads.run({ op: 'removeLayers', dir: layers }).then(() => (removed = true));
+      await untilProcess(token); // the removal is under way, and waits
+      const facts = await threads.run({ op: 'scan', policy: workspacePolicy(s), cwd: s.ws, options: { home: s.home }, skip: [] });
+      expect(facts.kinds.get(s.ws)).toBe('dir');
+      expect(removed).toBe(false); // the scan was answered while the removal still waited
+      writeFileSync(release, '');
+      await removal;
+      expect(existsSync(layers)).toBe(false);
+    } finally {
+      writeFileSync(release, '');
+      process.env.PATH = path;
+      await threads.close();
+      execFileSync('/bin/rm', ['-rf', '--', layers]); // left by a failure, too deep for the scene's cleanup
+    }
+  }, 90_000);
 });

@@ -1,10 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Worker } from 'node:worker_threads';
+import { HostLane, type HostLaneRole } from './host-lane.js';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { keptDirectories } from './host-walk.js';
 import { treeIndex } from './tree-index.js';
@@ -93,90 +89,54 @@ export function hostMemory(): HostMemory {
   };
 }
 
-/** The worker's entry: built JavaScript beside this file, or (in the checkout's tests) the TypeScript through tsx. */
-function startWorker(): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./host-thread.worker.js', here));
-  // the ESM entry of tsx's API (require.resolve would give the CommonJS one)
-  const pkg = createRequire(here).resolve('tsx/package.json');
-  const api = (JSON.parse(readFileSync(pkg, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports['./esm/api']!.import.default;
-  const tsx = pathToFileURL(join(dirname(pkg), api)).href;
-  const entry = new URL('./host-thread.worker.ts', here).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
-}
-
 /** Where the host walks run: on a worker thread (a daemon), or on the calling thread (a one-shot process). */
 export type HostWalks = 'thread' | 'inline';
+
+/** Which lane a job runs on (host-lane.ts): only the removal of layers needs no order with the walks. */
+function laneOf(job: HostJob): HostLaneRole {
+  return job.op === 'removeLayers' ? 'chores' : 'walks';
+}
 
 /**
  * The scan before a run and the looks for landings walk trees of up to millions of entries; done
  * on the daemon's thread they would stop it answering (a 1M-file workspace: seconds). They run on
- * one worker thread per sandbox service instead, one job at a time in order. If the worker cannot
- * start or dies, the job runs on the calling thread: slower for the daemon, never skipped.
+ * one worker thread per sandbox service instead, one job at a time in order (so the commits of two
+ * runs in one workspace never interleave). The removal of a run's layers, which waits on the
+ * kernel for tens of ms and needs no order, runs on a second worker, so the next call's scan does
+ * not queue behind it. If a worker cannot start or dies, its jobs run on the calling thread: slower
+ * for the daemon, never skipped.
  */
 export class HostThread {
-  private worker?: Worker;
-  private failed: boolean;
-  private next = 1;
-  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly lanes: Record<HostLaneRole, HostLane> = { walks: new HostLane('walks'), chores: new HostLane('chores') };
 
   /**
-   * `inline` runs every job on the calling thread and never starts the worker: for a one-shot
-   * process (`aalis exec`) with nothing else to answer, which would only pay the thread's start-up
+   * `inline` runs every job on the calling thread and never starts a worker: for a one-shot
+   * process (`aalis exec`) with nothing else to answer, which would only pay the threads' start-up
    * (loading the sandbox's modules a second time).
    */
   constructor(where: HostWalks = 'thread') {
-    this.failed = where === 'inline';
+    if (where === 'inline') for (const lane of Object.values(this.lanes)) void lane.close();
   }
 
-  /** Runs one job on the host thread. */
+  /** Whether a lane's worker is running (for tests and `doctor`). */
+  started(role: HostLaneRole): boolean {
+    return this.lanes[role].started;
+  }
+
+  /** Runs one job on its host thread. */
   run<J extends HostJob>(job: J): Promise<HostAnswer<J>> {
-    const worker = this.ensure();
-    if (!worker) return Promise.resolve().then(() => runHostJob(job) as HostAnswer<J>);
-    const id = this.next++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      if (this.pending.size === 1) worker.ref();
-      worker.postMessage({ id, job });
-    });
+    const posted = this.lanes[laneOf(job)].post(job);
+    if (!posted) return Promise.resolve().then(() => runHostJob(job) as HostAnswer<J>);
+    return posted.then(
+      (v) => v as HostAnswer<J>,
+      (e: { name: string; message: string; code?: string }) => {
+        throw new HostWalkError(e.name, e.message, e.code);
+      },
+    );
   }
 
-  private ensure(): Worker | undefined {
-    if (this.worker || this.failed) return this.worker;
-    let worker: Worker;
-    try {
-      worker = startWorker();
-    } catch {
-      this.failed = true;
-      return undefined;
-    }
-    worker.unref();
-    worker.on('message', (msg: { id: number; value?: unknown; error?: { name: string; message: string; code?: string } }) => {
-      const p = this.pending.get(msg.id);
-      if (!p) return;
-      this.pending.delete(msg.id);
-      if (this.pending.size === 0) worker.unref();
-      if (msg.error) p.reject(new HostWalkError(msg.error.name, msg.error.message, msg.error.code));
-      else p.resolve(msg.value);
-    });
-    const die = (e: Error) => {
-      // every job in flight fails (their callers fail closed); later ones run on the calling thread
-      this.failed = true;
-      this.worker = undefined;
-      for (const p of this.pending.values()) p.reject(new HostWalkError('HostWalkError', `the host walk thread stopped: ${e.message}`));
-      this.pending.clear();
-    };
-    worker.on('error', die);
-    worker.on('exit', (code) => die(new Error(`exit ${code}`)));
-    this.worker = worker;
-    return worker;
-  }
-
-  /** Stops the worker (jobs in flight fail). */
+  /** Stops the workers (jobs in flight fail). */
   async close(): Promise<void> {
-    const w = this.worker;
-    this.worker = undefined;
-    this.failed = true;
-    await w?.terminate();
+    await Promise.all(Object.values(this.lanes).map((lane) => lane.close()));
   }
 }

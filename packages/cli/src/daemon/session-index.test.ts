@@ -67,6 +67,23 @@ describe('the conversation index', () => {
     expect(reopened.list()).toHaveLength(10);
   });
 
+  it('writes a snapshot of many slices (made between turns of the event loop) that replays every conversation', async () => {
+    const dir = await temp();
+    const index = await SessionIndex.open(dir, { compactAfter: 10 });
+    const ids = Array.from({ length: 9001 }, (_, i) => `m${i}`);
+    // two batches, each noted before its write starts: the second brings the journal past the index
+    await Promise.all(ids.slice(0, 4500).map((id) => index.seen(id, 'chat')));
+    await Promise.all(ids.slice(4500).map((id) => index.seen(id, 'chat')));
+    await index.seen('m0', 'chat'); // behind the compaction
+    const snapshot = JSON.parse(await readFile(join(dir, 'sessions.json'), 'utf8')) as { v: number; sessions: { id: string }[] };
+    expect(snapshot.v).toBe(1);
+    expect(snapshot.sessions.length).toBeGreaterThan(4000); // more than one slice of 2,000
+    expect(new Set(snapshot.sessions.map((e) => e.id)).size).toBe(snapshot.sessions.length);
+    const reopened = await SessionIndex.open(dir);
+    expect(ids.filter((id) => !reopened.has(id))).toEqual([]);
+    expect(reopened.list()).toHaveLength(9001);
+  });
+
   it('gives calls that arrive together one line and one fsync between them, and replays them all', async () => {
     const dir = await temp();
     const index = await SessionIndex.open(dir);
