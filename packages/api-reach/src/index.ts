@@ -34,6 +34,19 @@ export {
   resolveReach,
 } from './reach.js';
 export { withRealRoots } from './real-roots.js';
+export {
+  CANDIDATE_ROLES,
+  type CandidateRole,
+  inKernelTree,
+  KERNEL_TREES,
+  REFUSAL_ERRNOS,
+  type RefusalErrno,
+  type RefusalTest,
+  type RefusedWriteCandidate,
+  type RefusedWrites,
+  refusedWriteCandidates,
+  refusedWritesIn,
+} from './refused-writes.js';
 export type { PathMatcher, PathRule } from './rule.js';
 export { parseRunRequest, parseSandboxCommand, SandboxRequestError, sandboxInputProblem } from './parse-run-request.js';
 export {

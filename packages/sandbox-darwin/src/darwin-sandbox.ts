@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   parseRunRequest,
+  refusedWritesIn,
   type SandboxCheck,
   type SandboxPlan,
   type SandboxProbe,
@@ -14,7 +15,7 @@ import {
 } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { darwinPath } from './darwin-path.js';
-import { deniedWritesIn } from './denied-writes.js';
+import { darwinRefusal } from './refusal-test.js';
 import { darwinPlan } from './darwin-plan.js';
 import { runSandboxExec, type SandboxExecRun } from './sandbox-exec-process.js';
 import { defineArgs, ProfileParams } from './profile-params.js';
@@ -152,8 +153,8 @@ export function createDarwinSandbox(options: DarwinSandboxOptions = {}): Sandbox
     }
     // exactly the plan's command line (runSandboxExec starts darwinPlan's argv)
     const outcome = await runSandboxExec(await execRun(checked));
-    const deniedWrites = deniedWritesIn(outcome.stderr, checked.policy, checked.cwd);
-    return { ...outcome, writeDenied: deniedWrites.length > 0, deniedWrites };
+    const denied = refusedWritesIn(outcome.stderr, checked.cwd, darwinRefusal(checked.policy));
+    return { ...outcome, writeDenied: denied.denied, deniedWrites: denied.paths };
   }
 
   return { backend: 'darwin', probe, plan, run };

@@ -1,7 +1,7 @@
 export { DarwinProfileError } from './darwin-profile-error.js';
 export { type DarwinSandboxOptions, createDarwinSandbox, DEFAULT_MAX_OUTPUT_BYTES, SANDBOX_EXEC } from './darwin-sandbox.js';
 export { darwinPath } from './darwin-path.js';
-export { deniedWritesIn } from './denied-writes.js';
+export { darwinRefusal } from './refusal-test.js';
 export { policyAllowsRead, policyAllowsWrite } from './policy-verdict.js';
 export { CARRY_OPERATIONS, PROFILE_LAYERS, type ProfileLayer, WRITE_OPERATIONS } from './profile-layers.js';
 export { parseSandboxPolicy } from './sandbox-policy-schema.js';

@@ -2,6 +2,7 @@ import { rm, stat } from 'node:fs/promises';
 import { constants } from 'node:os';
 import {
   PLAN_RUN_DIR,
+  refusedWritesIn,
   type SandboxPlan,
   type SandboxPolicy,
   type SandboxProbe,
@@ -13,9 +14,9 @@ import {
 import { ZodError } from 'zod';
 import { containerEnv } from './container-env.js';
 import { type DockerClientOptions, DockerCli, engineUnreachable } from './docker-cli.js';
-import { deniedWritesInMessages } from './denied-write-messages.js';
 import { LABELS } from './labels.js';
 import { deniedWritesAfter, type MountPlan, planMounts } from './mount-plan.js';
+import { dockerRefusal } from './refusal-test.js';
 import { probeEngine } from './probe-engine.js';
 import { dropCachedProbe, loadCachedProbe, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
 import { type AttachOutcome, type AttachRequest, attachClient, removedOrGone } from './attach-client.js';
@@ -388,8 +389,8 @@ export class DockerSandbox implements SandboxService {
     const leaked = await deniedWritesAfter(plan, this.options.walkLimit);
     // The mounts could not stop these (the path did not exist, or only a pattern names it): undo them.
     await Promise.all(leaked.map((path) => rm(path, { recursive: true, force: true })));
-    const reported = deniedWritesInMessages(outcome.stderr, plan.cwd);
-    const deniedWrites = [...new Set([...leaked, ...reported])];
+    const reported = refusedWritesIn(outcome.stderr, plan.cwd, dockerRefusal(plan));
+    const deniedWrites = [...new Set([...leaked, ...reported.paths])];
     const bySignal =
       outcome.timedOut || outcome.aborted || lost !== undefined ? 'SIGKILL' : outcome.code !== null && outcome.code > 128 ? SIGNAL_NAMES.get(outcome.code - 128) : undefined;
     const note =
@@ -406,7 +407,7 @@ export class DockerSandbox implements SandboxService {
       signal: bySignal ?? null,
       timedOut: outcome.timedOut,
       truncated: outcome.stdout.truncated || outcome.stderrTruncated,
-      writeDenied: deniedWrites.length > 0,
+      writeDenied: reported.denied || deniedWrites.length > 0,
       deniedWrites,
     };
   }

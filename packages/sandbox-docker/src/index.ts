@@ -5,7 +5,7 @@ export { type DockerRunRequest, type DockerRunResult, DockerSandbox, type Docker
 export { instanceNameOf } from './instance-name.js';
 export { currentOwner, type OwnerIdentity, type OwnerState, ownerLabels, ownerStateOf } from './owner.js';
 export { SessionContainer, type SessionExecRequest } from './session-container.js';
-export { deniedWritesInMessages } from './denied-write-messages.js';
+export { dockerRefusal } from './refusal-test.js';
 export { LABELS } from './labels.js';
 export { type ContainerMount, deniedWritesAfter, ENGINE_PATHS, type MountMode, type MountPlan, type MountPlanInput, NEVER_MOUNT_TARGETS, planMounts } from './mount-plan.js';
 export { MountPolicyError } from './mount-policy-error.js';

@@ -1,7 +1,7 @@
 export { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
-export { type DeniedWrites, deniedWritesOf } from './denied-writes.js';
 export { FILTER_TABLE, type HostAddresses, hostAddresses, loopbackFilterRules, SLIRP_NETWORK } from './loopback-filter.js';
 export { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
+export { linuxRefusal } from './refusal-test.js';
 export { PolicyEvaluator, PATH_STATES, type PathState } from './policy-evaluator.js';
 export { NEW_ENTRY_NAMES, placeholderBases, placeholderCandidates } from './placeholders.js';
 export { ADVISORY_CHECKS, CHECK_NAMES, MIN_BWRAP, probeHost } from './probe.js';

@@ -7,6 +7,7 @@ import {
   type KeptCommit,
   PLAN_RUN_DIR,
   type PlanStep,
+  refusedWritesIn,
   type SandboxPlan,
   type SandboxPolicy,
   type SandboxProbe,
@@ -16,7 +17,6 @@ import {
   SandboxUnavailableError,
 } from '@aalis/api-reach';
 import { execa } from 'execa';
-import { deniedWritesOf } from './denied-writes.js';
 import { kernelSurface } from './kernel-surface.js';
 import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, preparePidLimit, type RunPidLimit, sweepStalePidCgroups } from './pid-limit.js';
 import { hasRawBytes, printablePath } from './host-names.js';
@@ -28,6 +28,7 @@ import { checkRunRequest } from './request.js';
 import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { LandingSweeper } from './landing-sweeper.js';
+import { linuxRefusal } from './refusal-test.js';
 import { type HostMemory, HostThread, type HostWalks } from './host-thread.js';
 import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
 import { type HostModel, innerIdArgs, OVERLAY_FAILURE, overlayRootsOf, overlayStep, planOverlays, socketBinds } from './overlay-mount.js';
@@ -642,7 +643,7 @@ export class LinuxSandbox implements SandboxService {
         throw unavailable(`bubblewrap could not set up the sandbox: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
       }
       const mounted = new Set(translation.mounts.map((m) => m.path));
-      const denied = deniedWritesOf(stderr, request.cwd, mounted, new Set(translation.placeholders.map((p) => p.path)));
+      const denied = refusedWritesIn(stderr, request.cwd, linuxRefusal(mounted, new Set(translation.placeholders.map((p) => p.path))));
       return {
         stdout: out.text(),
         stderr,

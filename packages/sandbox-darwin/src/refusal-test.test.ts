@@ -1,9 +1,10 @@
-import type { SandboxPolicy } from '@aalis/api-reach';
+import { refusedWritesIn, type SandboxPolicy } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
-import { deniedWritesIn } from './denied-writes.js';
+import { darwinRefusal } from './refusal-test.js';
 
-// Stderr shapes as macOS tools print a Seatbelt refusal (EPERM). The sandbox itself is not run
-// here (no macOS); test:mac checks the same detection against real refusals.
+// Stderr shapes as macOS tools print a Seatbelt refusal (EPERM), read by api-reach's shared
+// parser and judged by this backend's test. This is a mock on Linux: no Seatbelt runs here
+// (no macOS); test:mac checks the same detection against real refusals.
 const policy: SandboxPolicy = {
   readDeny: [{ path: '/Users/ana/.ssh' }, { pattern: '^.*/\\.env$' }, { path: '/Users/ana/app/conf/secret' }],
   readAllowWithin: [],
@@ -17,7 +18,7 @@ const policy: SandboxPolicy = {
 };
 const cwd = '/Users/ana/app';
 
-describe('deniedWritesIn', () => {
+describe('darwinRefusal', () => {
   it.each([
     ['touch: /Users/ana/out.txt: Operation not permitted', ['/Users/ana/out.txt']],
     ['sh: /Users/ana/out.txt: Operation not permitted', ['/Users/ana/out.txt']],
@@ -41,11 +42,11 @@ describe('deniedWritesIn', () => {
     ['sh: /Users/ana/with space/x: Operation not permitted', ['/Users/ana/with space/x']],
     ['', []],
   ])('%j reports %j', (stderr, expected) => {
-    expect(deniedWritesIn(stderr, policy, cwd)).toEqual(expected);
+    expect(refusedWritesIn(stderr, cwd, darwinRefusal(policy)).paths).toEqual(expected);
   });
 
   it('reports each path once across lines', () => {
     const stderr = 'touch: /Users/ana/a: Operation not permitted\ntouch: /Users/ana/a: Operation not permitted\nrm: /Users/ana/b: Operation not permitted\n';
-    expect(deniedWritesIn(stderr, policy, cwd)).toEqual(['/Users/ana/a', '/Users/ana/b']);
+    expect(refusedWritesIn(stderr, cwd, darwinRefusal(policy))).toEqual({ denied: true, paths: ['/Users/ana/a', '/Users/ana/b'] });
   });
 });
