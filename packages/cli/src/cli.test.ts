@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 // the CLI from source (scripts/source.mjs): the tests run without a build
@@ -222,7 +223,8 @@ describe('aalis doctor and policy', () => {
     mkdirSync(join(rec, 'log'), { recursive: true });
     for (const name of ['bwrap', 'unshare']) {
       const real = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim();
-      writeFileSync(join(rec, name), `#!/bin/sh\nf=$(mktemp ${rec}/log/${name}.XXXXXX)\nprintf '%s\\0' "$0" "$@" > "$f"\nexec ${real} "$@"\n`, { mode: 0o755 });
+      // the argv, and beside it the environment the program was started with
+      writeFileSync(join(rec, name), `#!/bin/sh\nf=$(mktemp ${rec}/log/${name}.XXXXXX)\nenv -0 > "$f.env"\nprintf '%s\\0' "$0" "$@" > "$f"\nexec ${real} "$@"\n`, { mode: 0o755 });
     }
     const env = { PATH: `${rec}:${process.env.PATH}` };
     // a root daemon's plan starts with the root map's python3 (sandbox-linux root-map.ts), which
@@ -231,7 +233,7 @@ describe('aalis doctor and policy', () => {
     const planNow = () => {
       const printed = aalis(['policy', '--tier', tier, '--json'], { env });
       expect(printed.status).toBe(0);
-      return JSON.parse(printed.stdout).plan as { argv: string[] };
+      return JSON.parse(printed.stdout).plan as { argv: string[]; env: Record<string, string> };
     };
     // a plan is of the host as it is then, and other processes on this machine make and remove
     // aalis data directories (hidden in every sandbox): the run must equal the plan before or after it
@@ -239,16 +241,26 @@ describe('aalis doctor and policy', () => {
     const ran = aalis(['exec', '--tier', tier, '--', '/bin/echo', `mark-${tier}`], { env });
     expect(ran.stdout).toContain(`mark-${tier}`);
     const after = planNow();
-    const starts = readdirSync(join(rec, 'log'))
+    const records = readdirSync(join(rec, 'log'))
+      .filter((f) => !f.endsWith('.env'))
       .map((f) => join(rec, 'log', f))
       .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)
-      .map((f) => readFileSync(f, 'utf8').split('\0').slice(0, -1))
-      .filter((argv) => argv.includes(`mark-${tier}`) && argv[0] === before.argv[firstRecorded(before)]);
-    expect(starts).toHaveLength(1);
+      .map((f) => ({ argv: readFileSync(f, 'utf8').split('\0').slice(0, -1), env: readFileSync(`${f}.env`, 'utf8').split('\0').slice(0, -1) }))
+      .filter(({ argv }) => argv.includes(`mark-${tier}`) && argv[0] === before.argv[firstRecorded(before)]);
+    expect(records).toHaveLength(1);
+    const starts = records.map((r) => r.argv);
     // each CLI process is its own session, with its own session temp; the run's directory is named as it starts
     const session = (a: string) => a.replace(/session-[0-9a-f]+/g, 'session-<id>');
     const started = starts[0]!.map((a) => session(a.replace(/\/[^\0]*?\/aalis-sbx-\d+-\d+-[a-z0-9]+/g, '<run>')));
     const planned = (plan: { argv: string[] }) => [...plan.argv.slice(firstRecorded(plan), -1).map(session), '/bin/echo', `mark-${tier}`];
     if (JSON.stringify(started) !== JSON.stringify(planned(before))) expect(started).toEqual(planned(after));
+    // and the environment the plan names is the one the run started with (the policy is built from
+    // the same credential by the same function), less what the recording shell itself sets
+    const shellOwn = new Set(['PWD', 'OLDPWD', 'SHLVL', '_']);
+    const envOf = (pairs: readonly string[]) => Object.fromEntries(pairs.map((kv) => [kv.slice(0, kv.indexOf('=')), session(kv.slice(kv.indexOf('=') + 1))]).filter(([k]) => !shellOwn.has(k as string)));
+    const plannedEnv = (plan: { env: Record<string, string> }) => envOf(Object.entries(plan.env).map(([k, v]) => `${k}=${v}`));
+    const startedEnv = envOf(records[0]!.env);
+    expect(Object.keys(startedEnv).length).toBeGreaterThan(3);
+    if (!isDeepStrictEqual(startedEnv, plannedEnv(before))) expect(startedEnv).toEqual(plannedEnv(after));
   }, 300_000);
 });

@@ -56,3 +56,28 @@ describe('aalis pod', () => {
     }
   });
 });
+
+describe("the daemon's routes and the pod's routes it mounts", () => {
+  async function raw(path: string, contentType: string, body: string) {
+    const res = await fetch(`${daemon.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${daemon.token}`, 'content-type': contentType }, body });
+    return { status: res.status, body: (await res.json()) as { error: { code: string; message: string } } };
+  }
+
+  it.each([
+    ['a body that is not JSON', 'text/plain', 'task=x', 415, 'unsupported-media-type'],
+    ['JSON that does not parse', 'application/json', '{not json', 400, 'invalid-body'],
+  ])('answer %s with the same status and envelope (core’s one table)', async (_what, type, body, status, code) => {
+    const own = await raw('/api/turns', type, body);
+    const pods = await raw('/api/pod/tasks', type, body);
+    expect(own).toMatchObject({ status, body: { error: { code } } });
+    expect(pods).toMatchObject({ status, body: { error: { code } } });
+    expect(Object.keys(pods.body)).toEqual(Object.keys(own.body));
+  });
+
+  it('answer a route that is not there with the same status and code', async () => {
+    const own = await daemon.api('GET', '/api/nothing-here');
+    const pods = await daemon.api('GET', '/api/pod/nothing-here');
+    expect(own).toMatchObject({ status: 404, body: { error: { code: 'not-found' } } });
+    expect(pods).toMatchObject({ status: 404, body: { error: { code: 'not-found' } } });
+  });
+});

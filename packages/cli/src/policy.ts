@@ -1,9 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { NEVER_WRITTEN, PLAN_RUN_DIR, type SandboxPlan, type SandboxPolicy, sandboxPolicyOf } from '@aalis/api-reach';
-import { reachView } from '@aalis/plugin-reach';
+import { PLAN_RUN_DIR, reach, type SandboxPlan, type SandboxPolicy, sandbox } from '@aalis/api-reach';
+import { sandboxRequestOf } from '@aalis/plugin-tools';
 import { parse } from './args.js';
-import { sandboxOf } from './backends.js';
 import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
 import { chooseDataDir } from './data-dir.js';
 import { type CliIo, UsageError } from './io.js';
@@ -53,16 +52,7 @@ function layers(policy: SandboxPolicy): string {
 
 /** The command `aalis policy` plans: a stand-in argv, run in the main directory with the exec default timeout. */
 const PLANNED_ARGV = ['CMD...'] as const;
-
-/**
- * The real plan of the backend: built by the backend's own `plan`, the code its `run` uses. The
- * command's environment (the credential's, filtered as printed below) joins at run time, so the
- * plan is made with none; the run's own directory or container name reads PLAN_RUN_DIR.
- */
-async function planOf(backend: 'linux' | 'darwin' | 'docker', policy: SandboxPolicy, cwd: string): Promise<SandboxPlan> {
-  const service = await sandboxOf(backend);
-  return service.plan({ argv: [...PLANNED_ARGV], cwd, env: {}, timeoutMs: 600_000, policy });
-}
+const PLANNED_TIMEOUT_MS = 600_000;
 
 function describePlan(plan: SandboxPlan): string {
   const steps = (list: SandboxPlan['pre']) => list.map((s) => `    ${s.step}: ${s.detail}`).join('\n') || '    (none)';
@@ -70,7 +60,7 @@ function describePlan(plan: SandboxPlan): string {
   const env = Object.keys(plan.env);
   return [
     `  ${plan.argv.map(quote).join(' ')}`,
-    `  env: ${env.length > 0 ? env.join(', ') : '(none)'}, then the command's own environment (filtered as below)`,
+    `  env (the whole environment the command gets, after the filter below): ${env.length > 0 ? env.join(', ') : '(none)'}`,
     `  files:\n${files}`,
     `  before the command:\n${steps(plan.pre)}`,
     `  after the command:\n${steps(plan.post)}`,
@@ -104,13 +94,16 @@ export async function policyCommand(argv: readonly string[], io: CliIo): Promise
   const cwd = realpathSync(resolve(typeof flags.cwd === 'string' ? flags.cwd : process.cwd()));
   const allowWrite = ((flags['allow-write'] as string[] | undefined) ?? []).map((p) => realpathSync(resolve(p)));
   const environment = secretEnvView(process.cwd(), flags.config as string | undefined);
-  const runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend: 'none', data: chooseDataDir({ data: flags.data as string | undefined }), io });
+  // Started as `aalis exec` starts it, with the backend it would run under.
+  const runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, data: chooseDataDir({ data: flags.data as string | undefined }), io });
   try {
-    // as the call's credential hands it to the sandbox (plugin-reach credential.ts): the
-    // never-written files join the control-deny layer; without them this printed less than runs
-    const base = sandboxPolicyOf(await runtime.kernel.get(reachView).reachOf(runtime.turn));
-    const policy: SandboxPolicy = { ...base, controlDeny: [...base.controlDeny, ...NEVER_WRITTEN] };
-    const plan = await planOf(backend, policy, cwd);
+    // The request `run_command` would send first, built by the same function from the owner's
+    // credential for this call, then planned by the backend's own `plan`, the code its run uses.
+    const service = runtime.kernel.get(sandbox);
+    const credential = await runtime.kernel.get(reach).forCall(runtime.turn);
+    const request = await sandboxRequestOf(credential, service, { argv: [...PLANNED_ARGV], cwd, timeoutMs: PLANNED_TIMEOUT_MS });
+    const policy: SandboxPolicy = request.policy;
+    const plan: SandboxPlan = await service.plan(request);
     if (flags.json) {
       io.stdout(`${JSON.stringify({ tier, backend, policy, plan, environment }, null, 2)}\n`);
     } else {

@@ -16,6 +16,20 @@ export {
   isAalisError,
   readErrorEnvelope,
 } from './aalis-error.js';
+export {
+  HTTP_STATUS_BY_CODE,
+  httpStatusOf,
+  MAX_JSON_BODY,
+  type ReadJsonBodyOptions,
+  REFUSED_STATUS,
+  REQUEST_BODY_ERROR_CODES,
+  RequestBodyError,
+  type RequestBodyErrorCode,
+  readJsonBody,
+  sendErrorAnswer,
+  sendJson,
+  validBody,
+} from './http-answer.js';
 export { KERNEL_ERROR_CODES, KernelError, type KernelErrorCode } from './errors.js';
 export { EventBus, type KernelEventName, type KernelEventPayload, type KernelEvents } from './events.js';
 export { createKernel, Kernel, type KernelOptions, type PluginStatus, type StopReport } from './kernel.js';

@@ -31,11 +31,3 @@ export class PodError extends AalisError<PodErrorCode> {
     super(code, message, { fix });
   }
 }
-
-/** The HTTP status a refusal maps to. */
-export function httpStatusOf(code: PodErrorCode): number {
-  if (code === 'not-found') return 404;
-  if (code === 'bad-input') return 400;
-  if (code === 'still-running' || code === 'not-finished' || code === 'export-clash') return 409;
-  return 403;
-}

@@ -62,7 +62,7 @@ describe('the pod routes', () => {
     expect(logs.body.every((e: { seq: number }) => e.seq > 2)).toBe(true);
     expect(await call('GET', `/api/pod/tasks/${id}/files`)).toMatchObject({ body: [{ path: 'note.txt', size: 6 }] });
     expect(await call('GET', `/api/pod/tasks/${id}/file?path=note.txt`)).toMatchObject({ body: { content: 'hello\n', binary: false } });
-    expect(await call('POST', `/api/pod/tasks/${id}/return`, { as: 'everything' })).toMatchObject({ status: 400, body: { error: { code: 'bad-input' } } });
+    expect(await call('POST', `/api/pod/tasks/${id}/return`, { as: 'everything' })).toMatchObject({ status: 400, body: { error: { code: 'invalid-body' } } });
     expect(await call('POST', `/api/pod/tasks/${id}/return`, { as: 'conclusion' })).toMatchObject({ status: 200, body: { message: `[Isolation Pod task ${id}, conclusion] wrote note.txt` } });
     const plan = await call('POST', `/api/pod/tasks/${id}/export`, { files: ['note.txt'], to: place.project });
     expect(plan).toMatchObject({ status: 200, body: { state: 'needs-confirmation' } });
@@ -77,9 +77,9 @@ describe('the pod routes', () => {
   });
 
   it('refuse what changes the pod unless it is same-origin JSON', async () => {
-    expect(await call('POST', '/api/pod/tasks', 'task=x', { 'content-type': 'application/x-www-form-urlencoded' })).toMatchObject({ status: 400, body: { error: { message: expect.stringContaining('as JSON') } } });
+    expect(await call('POST', '/api/pod/tasks', 'task=x', { 'content-type': 'application/x-www-form-urlencoded' })).toMatchObject({ status: 415, body: { error: { code: 'unsupported-media-type', message: expect.stringContaining('as JSON') } } });
     expect(await call('POST', '/api/pod/tasks', { task: 'write a note' }, { origin: 'http://evil.example' })).toMatchObject({ status: 400, body: { error: { message: expect.stringContaining('same origin') } } });
-    expect(await call('POST', '/api/pod/tasks', '{not json')).toMatchObject({ status: 400, body: { error: { message: 'the request body is not valid JSON.' } } });
+    expect(await call('POST', '/api/pod/tasks', '{not json')).toMatchObject({ status: 400, body: { error: { code: 'invalid-body', message: expect.stringContaining('not valid JSON') } } });
     expect(await call('POST', '/api/pod/tasks', { task: '' })).toMatchObject({ status: 400, body: { error: { code: 'bad-input', message: expect.stringContaining('describe the task') } } });
     expect(await call('POST', '/api/pod/settings/root', { path: place.project })).toMatchObject({ status: 403, body: { error: { code: 'root-in-workspace' } } });
     expect(await call('GET', '/api/pod/tasks/pod-none')).toMatchObject({ status: 404, body: { error: { code: 'not-found' } } });
@@ -95,7 +95,7 @@ describe('the pod routes', () => {
       const answer = await call(method, path, body);
       expect(Object.keys(answer.body)).toEqual(['error']);
       const error = readErrorEnvelope(answer.body);
-      expect(error, `${method} ${path}`).toEqual({ code: expect.stringMatching(/^(bad-input|not-found)$/), message: expect.any(String) });
+      expect(error, `${method} ${path}`).toEqual({ code: expect.stringMatching(/^(bad-input|invalid-body|method-not-allowed|not-found)$/), message: expect.any(String) });
       expect(answer.body.error).toEqual(error);
     }
   });

@@ -1,13 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AalisError, describeError, errorEnvelope } from '@aalis/core';
+import { AalisError, describeError, RequestBodyError, readJsonBody, sendErrorAnswer, sendJson, validBody } from '@aalis/core';
 import { z } from 'zod';
 import { RETURN_KINDS } from './config.js';
-import { httpStatusOf, PodError } from './errors.js';
+import { PodError } from './errors.js';
 import { CLASH_CHOICES } from './export-types.js';
 import { PANEL_HTML } from './panel.js';
 import type { PodService } from './service.js';
-
-const MAX_BODY = 1024 * 1024;
 
 const ReturnBody = z.object({ as: z.enum(RETURN_KINDS), file: z.string().min(1).optional(), session: z.string().min(1).optional() }).strict();
 const ConfirmBody = z.object({ token: z.string().min(1), onClash: z.enum(CLASH_CHOICES).optional(), remember: z.boolean().optional() }).strict();
@@ -17,43 +15,6 @@ const TokenBody = z.object({ token: z.string().min(1) }).strict();
 
 /** A route handler as the daemon's console mounts it: answers and returns true, or returns false when the route is not its. */
 export type PodRouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
-  res.end(text);
-}
-
-/** Answers core's one error envelope, `{ error: { code, message, fix? } }`. */
-function fail(res: ServerResponse, status: number, error: AalisError): void {
-  send(res, status, errorEnvelope(error));
-}
-
-async function jsonBody(req: IncomingMessage): Promise<unknown> {
-  const type = req.headers['content-type'] ?? '';
-  // JSON only: a cross-site form cannot send it without a preflight, so no page elsewhere can drive the pod.
-  if (!type.toLowerCase().startsWith('application/json')) throw new PodError('bad-input', 'send the request body as JSON (content-type: application/json).');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new PodError('bad-input', `the request body is larger than ${MAX_BODY} bytes.`);
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new PodError('bad-input', 'the request body is not valid JSON.');
-  }
-}
-
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new PodError('bad-input', `the request was refused: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ')}.`);
-  return parsed.data;
-}
 
 function sameOrigin(req: IncomingMessage): boolean {
   const origin = req.headers.origin;
@@ -74,7 +35,7 @@ export function podRoutes(service: PodService): PodRouteHandler {
     const path = url.pathname;
     if (path === '/pod' || path === '/pod/') {
       if (req.method !== 'GET') {
-        fail(res, 405, new PodError('bad-input', 'the panel is read with GET.'));
+        sendErrorAnswer(res, new AalisError('method-not-allowed', 'the panel is read with GET.'));
         return true;
       }
       res.writeHead(200, {
@@ -100,16 +61,17 @@ export function podRoutes(service: PodService): PodRouteHandler {
           }
         });
       if (method !== 'GET' && !sameOrigin(req)) throw new PodError('bad-input', 'requests that change the pod must come from the console itself (same origin).');
-      const body = method === 'POST' ? await jsonBody(req) : undefined;
+      const body = method === 'POST' ? await readJsonBody(req, z.unknown(), { emptyBody: {} }) : undefined;
       const result = await route(service, method, parts, url, body);
       if (result === undefined) {
-        fail(res, 404, new PodError('not-found', `there is no pod route ${method} ${path}.`));
+        sendErrorAnswer(res, new PodError('not-found', `there is no pod route ${method} ${path}.`));
       } else {
-        send(res, result.status ?? 200, result.body);
+        sendJson(res, result.status ?? 200, result.body);
       }
     } catch (error) {
-      if (error instanceof PodError) fail(res, httpStatusOf(error.code), error);
-      else fail(res, 500, new AalisError('failed', `the pod could not do that: ${describeError(error)}`, { cause: error }));
+      // Status and envelope come from core's one table, as the daemon's own routes answer.
+      if (error instanceof PodError || error instanceof RequestBodyError) sendErrorAnswer(res, error);
+      else sendErrorAnswer(res, new AalisError('failed', `the pod could not do that: ${describeError(error)}`, { cause: error }));
     }
     return true;
   };
@@ -125,7 +87,7 @@ async function route(service: PodService, method: string, parts: string[], url: 
   switch (head) {
     case 'settings':
       if (get && id === undefined) return { body: service.settings() };
-      if (post && id === 'root' && action === undefined) return { body: { sandboxRoot: await service.setSandboxRoot(parse(RootBody, body).path) } };
+      if (post && id === 'root' && action === undefined) return { body: { sandboxRoot: await service.setSandboxRoot(validBody(RootBody, body).path) } };
       return undefined;
     case 'tasks':
       if (id === undefined) {
@@ -138,13 +100,13 @@ async function route(service: PodService, method: string, parts: string[], url: 
       if (get && action === 'files') return { body: await service.files(id) };
       if (get && action === 'file') return { body: await service.readFile(id, url.searchParams.get('path') ?? '') };
       if (post && action === 'cancel') return { body: await service.cancel(id) };
-      if (post && action === 'return') return { body: await service.returnToConversation(id, parse(ReturnBody, body)) };
+      if (post && action === 'return') return { body: await service.returnToConversation(id, validBody(ReturnBody, body)) };
       if (post && action === 'export') return { body: await service.exportFiles({ ...(body as object), taskId: id } as never) };
       return undefined;
     case 'exports':
       if (get && id === undefined) return { body: await service.exports() };
-      if (post && id === 'confirm' && action === undefined) return { body: await service.confirmExport(parse(ConfirmBody, body)) };
-      if (post && id === 'cancel' && action === undefined) return { body: { cancelled: service.cancelExport(parse(TokenBody, body).token) } };
+      if (post && id === 'confirm' && action === undefined) return { body: await service.confirmExport(validBody(ConfirmBody, body)) };
+      if (post && id === 'cancel' && action === undefined) return { body: { cancelled: service.cancelExport(validBody(TokenBody, body).token) } };
       if (post && id !== undefined && action === 'undo') return { body: await service.undo(id) };
       return undefined;
     case 'grants':
@@ -152,7 +114,7 @@ async function route(service: PodService, method: string, parts: string[], url: 
       if (post && id !== undefined && action === 'revoke') return { body: { revoked: service.revokeGrant(id) } };
       return undefined;
     case 'clean':
-      if (post && id === undefined) return { body: await service.clean(parse(CleanBody, body)) };
+      if (post && id === undefined) return { body: await service.clean(validBody(CleanBody, body)) };
       return undefined;
     case 'expire':
       if (post && id === undefined) return { body: await service.expire() };

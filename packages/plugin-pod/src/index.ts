@@ -13,7 +13,7 @@ export {
   SubdirSchema,
 } from './config.js';
 export { finishedTurns, type ReadContext } from './conversation-context.js';
-export { httpStatusOf, POD_ERROR_CODES, PodError, type PodErrorCode } from './errors.js';
+export { POD_ERROR_CODES, PodError, type PodErrorCode } from './errors.js';
 export {
   CLASH_CHOICES,
   type ClashChoice,

@@ -5,9 +5,8 @@ import { z } from 'zod';
 import { BackgroundJobs } from './background-jobs.js';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { type HostRunResult, runOnHost } from './host-run.js';
+import { commandPolicyOf, MAX_OUTPUT, sandboxRequestOf } from './sandbox-request.js';
 import { grantRefusedWrites, type RefusedWrite } from './write-retry.js';
-
-const MAX_OUTPUT = 1024 * 1024;
 
 /** Parameters of `run_command`: a shell string (run with `/bin/sh -c`) or an argv. */
 export const RunCommandParams = z
@@ -86,17 +85,14 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
     throw new ToolError('unavailable', 'no sandbox backend is running here, and this tier runs commands only in the sandbox; the command did not run. Run `aalis doctor` to see what is missing.');
   }
   if (params.network === 'on') await requireOrThrow(credential, { effect: 'network', via: 'command' });
-  const env = await credential.processEnv('sandbox');
-  const policyNow = (): SandboxPolicy => {
-    // The credential's policy already holds the never-written files in its control-deny layer.
-    const policy = credential.sandboxPolicy();
-    return params.network === 'off' ? { ...policy, network: 'off' } : policy;
-  };
-  // a backend that can keep refused writes aside commits them on an approval instead of running the command again
-  const keep = service.commitKept !== undefined;
-  const run = (policy: SandboxPolicy, keepRefused = false) => sandboxed(service, { ...common, env, policy, ...(keepRefused ? { keepRefused } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
-  const firstPolicy = policyNow();
-  const first = await run(firstPolicy, keep);
+  // The one request builder `aalis policy` plans with too: what it prints is this first run.
+  const request = await sandboxRequestOf(credential, service, { argv, cwd, timeoutMs: params.timeoutMs, ...(params.stdin !== undefined ? { stdin: params.stdin } : {}), ...(params.network ? { network: params.network } : {}) });
+  const policyNow = (): SandboxPolicy => commandPolicyOf(credential, params.network);
+  const { keepRefused: _first, ...again } = request;
+  const signal = ctx.signal ? { signal: ctx.signal } : {};
+  const run = (policy: SandboxPolicy) => sandboxed(service, { ...again, policy, ...signal });
+  const firstPolicy = request.policy;
+  const first = await sandboxed(service, { ...request, ...signal });
   const kept = first.keptWrites;
   try {
     if (!first.writeDenied) return { where: 'sandbox', ...pick(first), runs: 1, grantedWrites: [], refusedWrites: [] };

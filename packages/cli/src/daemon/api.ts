@@ -13,7 +13,7 @@ import {
   tools,
 } from '@aalis/core';
 import { AgentError, type AgentService, agent } from '@aalis/plugin-agent';
-import { type ApprovalDeskService, type AuditLog, AuditPageError, approvalDesk, REPLY_DECISIONS, type RevokeRefusal, withinCall } from '@aalis/plugin-approval';
+import { type ApprovalDeskService, type AuditLog, AuditPageError, approvalDesk, REPLY_DECISIONS, withinCall } from '@aalis/plugin-approval';
 import { z } from 'zod';
 import type { CallTracker } from './calls.js';
 import type { EventHub } from './events.js';
@@ -48,7 +48,6 @@ const ReplyBody = z
   .strict();
 const RevokeBody = z.object({ id: z.string().min(1), by: IdentitySchema.optional() }).strict();
 
-const REVOKE_STATUS: Record<RevokeRefusal, number> = { 'not-owner': 403, 'unknown-grant': 404, 'not-saved': 500 };
 
 type Handler = (ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL, params: string[]) => Promise<void>;
 
@@ -77,7 +76,7 @@ function sessionsOf(ctx: ApiContext): Sessions {
 
 function specToolsOf(ctx: ApiContext): SpecToolsService {
   const service = ctx.kernel.maybe(specTools);
-  if (service === undefined) throw new ApiError('unavailable', 'the spec-tools plugin is not running in this daemon', 503);
+  if (service === undefined) throw new ApiError('unavailable', 'the spec-tools plugin is not running in this daemon');
   return service;
 }
 
@@ -92,7 +91,7 @@ function agentOf(ctx: ApiContext): AgentService | undefined {
 /** The agent's refusal as an API error: a running turn is a conflict, with what to do. */
 function agentRefusal(error: unknown): unknown {
   if (!(error instanceof AgentError)) return error;
-  return new ApiError(error.code, error.message, error.code === 'turn-running' ? 409 : 400, { fix: error.fix, cause: error });
+  return new ApiError(error.code, error.message, { fix: error.fix, cause: error });
 }
 
 /** Refuses a conversation the daemon has never seen: reading or changing its settings must not create it. */
@@ -222,8 +221,7 @@ const ROUTES: readonly Route[] = [
       const body = await bodyOf(req, ReplyBody);
       const result = await desk(ctx).reply({ ...body, by: body.by ?? ctx.consoleIdentity });
       if (result.ok) return sendJson(res, 200, result);
-      const status = { invalid: 400, 'unknown-code': 404, 'already-answered': 409, 'not-owner': 403, 'not-rememberable': 409, stopped: 503 }[result.refused];
-      throw new ApiError(result.refused, result.message, status);
+      throw new ApiError(result.refused, result.message);
     },
   },
   {
@@ -242,7 +240,7 @@ const ROUTES: readonly Route[] = [
       const body = await bodyOf(req, RevokeBody);
       // `by` is the identity the adapter authenticated; the desk checks it is an owner.
       const result = await desk(ctx).grants.revoke(body.id, body.by ?? ctx.consoleIdentity);
-      if (!result.ok) throw new ApiError(result.refused, result.message, REVOKE_STATUS[result.refused]);
+      if (!result.ok) throw new ApiError(result.refused, result.message);
       sendJson(res, 200, result);
     },
   },
@@ -271,11 +269,11 @@ const ROUTES: readonly Route[] = [
       // The run mode changes only between turns: a turn runs under the mode it began in.
       const running = change.runMode !== undefined ? agentOf(ctx)?.runningIn(id) : undefined;
       if (running) {
-        throw new ApiError('turn-running', `the run mode cannot change while a turn (${running.turnId}) runs in conversation '${id}'; nothing was changed. Wait for its turn/ended event, or stop it (POST /api/sessions/${encodeURIComponent(id)}/stop), then switch.`, 409);
+        throw new ApiError('turn-running', `the run mode cannot change while a turn (${running.turnId}) runs in conversation '${id}'; nothing was changed. Wait for its turn/ended event, or stop it (POST /api/sessions/${encodeURIComponent(id)}/stop), then switch.`);
       }
       // The kernel's resolver is the one place the cross-axis rules live; its refusal is passed on.
       const resolution = await sessionsOf(ctx).change(id, change);
-      if (!resolution.ok) throw new ApiError(resolution.rule, resolution.message, 409);
+      if (!resolution.ok) throw new ApiError(resolution.rule, resolution.message);
       sendJson(res, 200, await settingsView(ctx, id));
     },
   },

@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
-import { type Deployment, DurableStore } from '@aalis/core';
+import { type Deployment, DurableStore, RequestBodyError } from '@aalis/core';
 import { AuditLog } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
 import { CONSOLE_PAGE } from '../console/page.js';
@@ -120,8 +120,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   let stopping = false;
   const server = createServer((req, res) => {
     if (stopping) return sendError(res, new ApiError('stopping', 'the daemon is stopping; try again after it restarts.'));
-    if (!ready) return sendError(res, new ApiError('stopping', 'the daemon is still starting; try again in a moment.', 503));
-    ready(req, res).catch((error: unknown) => sendError(res, error instanceof ApiError ? error : new ApiError('internal', `the daemon failed to answer: ${error instanceof Error ? error.message : String(error)}`)));
+    if (!ready) return sendError(res, new ApiError('stopping', 'the daemon is still starting; try again in a moment.'));
+    ready(req, res).catch((error: unknown) => sendError(res, error instanceof ApiError || error instanceof RequestBodyError ? error : new ApiError('internal', `the daemon failed to answer: ${error instanceof Error ? error.message : String(error)}`)));
   });
   server.requestTimeout = 0; // tool calls wait for approvals and commands; each has its own timeout
   progress(`listening on ${host}…`);

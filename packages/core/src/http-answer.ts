@@ -1,0 +1,139 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { z } from 'zod';
+import { AalisError, errorEnvelope } from './aalis-error.js';
+
+/**
+ * The HTTP status of each error code the project's HTTP APIs (the daemon's and the pod's routes
+ * it mounts) answer with. One table, so the same error gets the same status wherever it is
+ * answered; a code not listed is a rule that refused the request ({@link REFUSED_STATUS}).
+ */
+export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
+  // The request itself is malformed.
+  'bad-request': 400,
+  'bad-input': 400,
+  'invalid-body': 400,
+  invalid: 400,
+  'no-message': 400,
+  'not-plan': 400,
+  'plan-name': 400,
+  unauthorized: 401,
+  forbidden: 403,
+  'not-owner': 403,
+  'not-found': 404,
+  'unknown-code': 404,
+  'unknown-grant': 404,
+  'unknown-conversation': 404,
+  'method-not-allowed': 405,
+  // The request is fine, the state it meets is not.
+  conflict: 409,
+  'already-answered': 409,
+  'not-rememberable': 409,
+  'turn-running': 409,
+  'plan-locks-tier': 409,
+  'still-running': 409,
+  'not-finished': 409,
+  'export-clash': 409,
+  'too-large': 413,
+  'unsupported-media-type': 415,
+  internal: 500,
+  failed: 500,
+  'not-saved': 500,
+  stopping: 503,
+  stopped: 503,
+  unavailable: 503,
+};
+
+/** The status of an error code {@link HTTP_STATUS_BY_CODE} does not list: a rule of the project refused. */
+export const REFUSED_STATUS = 403;
+
+/** The HTTP status for anything thrown: by its code when it is an {@link AalisError}, else 500 (a failure, not a refusal). */
+export function httpStatusOf(error: unknown): number {
+  if (!(error instanceof AalisError)) return 500;
+  return HTTP_STATUS_BY_CODE[error.code] ?? REFUSED_STATUS;
+}
+
+/** Sends a JSON body, never cached, never sniffed as another type. */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+/**
+ * Answers anything thrown with the status of {@link httpStatusOf} and core's envelope,
+ * `{ error: { code, message, fix? } }`; never a stack trace. When the answer has begun
+ * (a stream), the connection is cut instead.
+ */
+export function sendErrorAnswer(res: ServerResponse, error: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendJson(res, httpStatusOf(error), errorEnvelope(error));
+}
+
+/** The codes of {@link RequestBodyError}. */
+export const REQUEST_BODY_ERROR_CODES = ['unsupported-media-type', 'too-large', 'invalid-body'] as const;
+/** One of {@link REQUEST_BODY_ERROR_CODES}. */
+export type RequestBodyErrorCode = (typeof REQUEST_BODY_ERROR_CODES)[number];
+
+/** A request body {@link readJsonBody} refused: not JSON, too large, or not what the route takes. */
+export class RequestBodyError extends AalisError<RequestBodyErrorCode> {
+  override readonly name = 'RequestBodyError';
+}
+
+/** The largest JSON body {@link readJsonBody} reads. */
+export const MAX_JSON_BODY = 1024 * 1024;
+
+/** How {@link readJsonBody} reads a body. */
+export interface ReadJsonBodyOptions {
+  /** What an empty body reads as; without it an empty body is not JSON and refused. */
+  readonly emptyBody?: unknown;
+}
+
+/**
+ * Reads a JSON request body (at most {@link MAX_JSON_BODY} bytes) and validates it with `schema`.
+ * Only `content-type: application/json` is read: a cross-site form cannot send it without a
+ * preflight. A problem is a {@link RequestBodyError} naming it (`unsupported-media-type`, `too-large`,
+ * `invalid-body` with the refused fields).
+ */
+export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, schema: S, options: ReadJsonBodyOptions = {}): Promise<z.output<S>> {
+  const type = req.headers['content-type'] ?? '';
+  if (!/^application\/json\b/i.test(type)) {
+    throw new RequestBodyError('unsupported-media-type', `send the body as JSON with 'content-type: application/json' (got '${type || 'none'}').`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_JSON_BODY) throw new RequestBodyError('too-large', `the body is larger than ${MAX_JSON_BODY} bytes.`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  let raw: unknown;
+  if (text.trim() === '' && 'emptyBody' in options) {
+    raw = options.emptyBody;
+  } else {
+    try {
+      raw = JSON.parse(text);
+    } catch (error) {
+      throw new RequestBodyError('invalid-body', `the body is not valid JSON (${(error as Error).message}).`);
+    }
+  }
+  return validBody(schema, raw);
+}
+
+/** Validates a parsed body; a problem is an `invalid-body` {@link RequestBodyError} naming each refused field. */
+export function validBody<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '(body)'}: ${i.message}`);
+    throw new RequestBodyError('invalid-body', `the body was refused: ${issues.join('; ')}.`);
+  }
+  return parsed.data;
+}
