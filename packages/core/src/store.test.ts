@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +73,10 @@ describe('DurableStore', () => {
         writer.stdout.once('data', () => resolve());
         writer.once('error', reject);
       });
+      // once the first version of each is whole (ready comes before any write, and a loaded
+      // machine can take longer than the pause below for it), then at a different moment per round
+      const firstWritten = () => existsSync(join(dir, 'state.json')) && existsSync(join(dir, 'events.jsonl')) && readFileSync(join(dir, 'events.jsonl'), 'utf8').includes('\n');
+      for (const end = Date.now() + 60_000; !firstWritten() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
       await new Promise((r) => setTimeout(r, 150 + round * 70));
       const exited = new Promise((r) => writer.once('exit', r));
       writer.kill('SIGKILL');

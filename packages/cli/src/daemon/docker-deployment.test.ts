@@ -120,9 +120,10 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis serve
       execFileSync('docker', ['ps', '--quiet', '--filter', 'status=running', '--filter', `label=dev.aalis.instance=${instanceA}`], { encoding: 'utf8' })
         .split('\n')
         .filter((l) => l.trim() !== '');
-    const started = await daemon.api('POST', '/api/tools/call', { tool: 'run_command_background', params: { command: 'sleep 40' }, turn: ownerTurn('docker-side-by-side', 'bob') });
+    const started = await daemon.api('POST', '/api/tools/call', { tool: 'run_command_background', params: { command: 'sleep 400' }, turn: ownerTurn('docker-side-by-side', 'bob') });
     expect(started.body.ok).toBe(true);
-    const end = Date.now() + 30_000;
+    // 400 s: it must outlive a second daemon's start (up to 45 s under load), a call and a stop
+    const end = Date.now() + 60_000;
     while (running().length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
     const [mine] = running();
     expect(mine).toBeDefined();
