@@ -39,6 +39,7 @@ import { DEFAULT_KEPT_WRITES_MS, KeptWritesStore } from './kept-writes.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
 import { ARGS_FD, type LinuxRunPlan, linuxPlan } from './run-plan.js';
+import { ENV_FD } from './launch-env.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 
@@ -507,7 +508,8 @@ export class LinuxSandbox implements SandboxService {
     // the run's cgroup is made while bwrap starts
     const pidReady = preparePidLimit(this.pids!, this.pidLimit, runName);
     pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
-    if (runPlan.argsBytes) stdio[ARGS_FD] = runPlan.argsBytes;
+    stdio[ARGS_FD] = runPlan.argsBytes ?? 'ignore';
+    stdio[ENV_FD] = runPlan.envBytes;
     const [file, ...argv] = runPlan.plan.argv;
     const child = execa(file!, argv, {
       env: runPlan.plan.env,
