@@ -169,26 +169,24 @@ export function findOverlayTools(unshare = 'unshare'): OverlayTools | undefined 
 }
 
 /**
- * The mount step's argv, which ends with `--` and is followed by bwrap and its arguments. `enter`:
- * what puts the step in its namespaces (the root map's step, root-map.ts, which ends in a mount
- * namespace of a mapped user namespace); default util-linux's unshare as described above.
+ * The mount step's operands, which the shell step below and the root map's python step
+ * (root-map.helper.ts) read alike: each root's `lower upper work alias` (alias `-` when no socket
+ * in it needs the host directory kept reachable), `--`, each socket bind's `src dst`, `--`.
  */
-export function overlayStep(tools: OverlayTools, overlays: readonly OverlayRoot[], binds: readonly SocketBind[] = [], uid = process.getuid?.() ?? 0, enter?: readonly string[]): string[] {
-  const ns = uid === 0 ? ['--mount', '--propagation', 'private'] : ['--map-root-user', '--mount'];
+export function mountOperands(overlays: readonly OverlayRoot[], binds: readonly SocketBind[] = []): string[] {
   const aliased = (o: OverlayRoot) => binds.some((b) => b.src.startsWith(`${o.lower}/`));
-  return [
-    ...(enter ?? [tools.unshare, ...ns, '--']),
-    '/bin/sh',
-    '-c',
-    MOUNT_SCRIPT,
-    'aalis-overlay',
-    tools.mount,
-    tools.umount,
-    ...overlays.flatMap((o) => [o.root, o.upper, o.work, aliased(o) ? o.lower : '-']),
-    '--',
-    ...binds.flatMap((b) => [b.src, b.dst]),
-    '--',
-  ];
+  return [...overlays.flatMap((o) => [o.root, o.upper, o.work, aliased(o) ? o.lower : '-']), '--', ...binds.flatMap((b) => [b.src, b.dst]), '--'];
+}
+
+/**
+ * The mount step's argv, which ends with `--` and is followed by bwrap and its arguments:
+ * util-linux's unshare as described above, a shell, and one mount(8) per entry. A root daemon's
+ * runs mount from the root map's step instead (root-map.ts), which already runs and saves the
+ * shell and the mount(8) execs.
+ */
+export function overlayStep(tools: OverlayTools, overlays: readonly OverlayRoot[], binds: readonly SocketBind[] = [], uid = process.getuid?.() ?? 0): string[] {
+  const ns = uid === 0 ? ['--mount', '--propagation', 'private'] : ['--map-root-user', '--mount'];
+  return [tools.unshare, ...ns, '--', '/bin/sh', '-c', MOUNT_SCRIPT, 'aalis-overlay', tools.mount, tools.umount, ...mountOperands(overlays, binds)];
 }
 
 /** bwrap's extra arguments under the mount step: an ordinary user's ids, which the step's user namespace renamed to 0. */

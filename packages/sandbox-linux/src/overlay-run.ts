@@ -1,7 +1,7 @@
 import type { SandboxCheck, SandboxPolicy } from '@aalis/api-reach';
 import { hasRawBytes, printablePath } from './host-names.js';
 import { readFileSync } from 'node:fs';
-import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
+import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, mountOperands, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
 import type { CommitConflictEntry } from '@aalis/api-reach';
 import type { CommitReport } from './upper-commit.js';
 import { markRunStart } from './commit-conflicts.js';
@@ -69,6 +69,19 @@ export async function hostModelCheck(model: HostModel, tmp: string, unshare?: st
   return { name: HOST_MODEL_CHECK, ok: false, detail, ...(probe.fix ? { fix: probe.fix } : {}) };
 }
 
+/** bwrap under the overlays' mount step: the root map's step when given (it mounts them), else the shell step (overlay-mount.ts). */
+export function overlayLaunch(
+  tools: OverlayTools,
+  overlays: readonly OverlayRoot[],
+  binds: readonly SocketBind[],
+  bwrap: string,
+  bwrapArgs: readonly string[],
+  rootMap?: (mounts: readonly string[]) => string[],
+): string[] {
+  const step = rootMap ? rootMap(mountOperands(overlays, binds)) : overlayStep(tools, overlays, binds);
+  return [...step, bwrap, ...innerIdArgs(), ...bwrapArgs];
+}
+
 /** One run's overlays. */
 export class RunOverlays {
   readonly overlays: readonly OverlayRoot[];
@@ -102,9 +115,9 @@ export class RunOverlays {
     this.since = markRunStart(this.layersDir);
   }
 
-  /** The argv that runs bwrap under the mount step; `enter`: the root map's step, in place of unshare (overlayStep). */
-  command(bwrap: string, bwrapArgs: readonly string[], enter?: readonly string[]): string[] {
-    return [...overlayStep(this.tools, this.overlays, this.binds, undefined, enter), bwrap, ...innerIdArgs(), ...bwrapArgs];
+  /** The argv that runs bwrap under the mount step: `rootMap`, given the mount operands, is the root map's step, which mounts them itself (root-map.ts). */
+  command(bwrap: string, bwrapArgs: readonly string[], rootMap?: (mounts: readonly string[]) => string[]): string[] {
+    return overlayLaunch(this.tools, this.overlays, this.binds, bwrap, bwrapArgs, rootMap);
   }
 
   /**

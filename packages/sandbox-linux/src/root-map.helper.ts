@@ -4,7 +4,11 @@
  * util-linux 2.38's mount has no `X-mount.idmap`. Run by the host's root, between the overlay's
  * mount step and bwrap:
  *
- *   python3 -I -S -c ROOT_MAP_PY <base> <count> <path that must be idmapped>... -- bwrap ...
+ *   python3 -I -S -c ROOT_MAP_PY <base> <count> <path that must be idmapped>... -- <mounts> bwrap ...
+ *
+ * where <mounts> are the overlay mount step's operands (overlay-mount.ts `mountOperands`: each
+ * writable root's `lower upper work alias`, `--`, each socket bind's `src dst`, `--`), mounted here
+ * by mount(2) in step 4 instead of by a shell and one mount(8) per entry after it:
  *
  * 1. a user namespace U mapping ids 0..count-1 to the host's base..base+count-1 (a forked child
  *    unshares it; the host's root writes its maps);
@@ -12,15 +16,19 @@
  *    through U where its file system allows (mount_setattr MOUNT_ATTR_IDMAP), and put back over
  *    its own place, "/" first (then a chroot into the clone, which the kernel does not count as
  *    chrooted: it is the top of the namespace's root), so host files keep their owners inside U;
- * 3. setns into U, ids set to U's 0 (the host's `base`), a mount namespace U owns, and exec of the
- *    rest: the overlay's mount step (overlayfs refuses to be idmapped itself, but takes idmapped
- *    layers, so it is mounted here, as U's root, over the idmapped host directory) and bwrap, which
- *    then runs as root of U, as it ran as the host's root before, and nests its own namespace in U.
+ * 3. setns into U, ids set to U's 0 (the host's `base`), a mount namespace U owns;
+ * 4. the overlays (overlayfs refuses to be idmapped itself, but takes idmapped layers, so each is
+ *    mounted here, as U's root, over the idmapped host directory), the socket binds, the aliases
+ *    taken down again, then exec of bwrap, which runs as root of U, as it ran as the host's root
+ *    before, and nests its own namespace in U. A mount that fails exits 125 with a line starting
+ *    `aalis-overlay: `, as the shell step does.
  * A mount that cannot be idmapped (proc, sysfs, devpts: bwrap makes its own or binds read-only)
  * is put back as it was, unless a path given before `--` (the writable roots, and "/") lies on it:
  * then nothing runs. Every failure exits 125 with a line starting `aalis-rootmap: ` naming the call
  * and its errno.
  */
+import { OVERLAY_FAILURE, OVERLAY_OPTIONS } from './overlay-mount.js';
+
 export const ROOT_MAP_PY = String.raw`
 import ctypes, os, sys
 # the environment exactly as given (Python itself adds LC_CTYPE to os.environ under the C locale)
@@ -42,13 +50,19 @@ def err(call):
     e = ctypes.get_errno()
     return "%s failed: %s (errno %d)" % (call, os.strerror(e), e)
 
+# every path operand is absolute, so the first three "--" are the separators (bwrap's own "--" comes later)
 try:
     base, count = int(sys.argv[1]), int(sys.argv[2])
     sep = sys.argv.index("--", 3)
+    sep2 = sys.argv.index("--", sep + 1)
+    sep3 = sys.argv.index("--", sep2 + 1)
 except (IndexError, ValueError):
-    fail("usage: <base> <count> <path>... -- <command>")
+    fail("usage: <base> <count> <path>... -- <lower upper work alias>... -- <src dst>... -- <command>")
 need = [os.fsencode(p) for p in sys.argv[3:sep]]
-cmd = sys.argv[sep + 1:]
+quads = [os.fsencode(p) for p in sys.argv[sep + 1:sep2]]
+pairs = [os.fsencode(p) for p in sys.argv[sep2 + 1:sep3]]
+if len(quads) % 4 or len(pairs) % 2: fail("the overlay operands are not whole")
+cmd = sys.argv[sep3 + 1:]
 if not cmd: fail("no command")
 
 # 1. the user namespace
@@ -157,6 +171,23 @@ except OSError as e:
     fail("taking the user namespace's ids failed: %s" % e)
 # a mount namespace U owns, in which the overlay's step may mount (overlayfs takes idmapped layers; it cannot itself be idmapped)
 if libc.unshare(CLONE_NEWNS) != 0: fail(err("unshare(CLONE_NEWNS) in the user namespace"))
+
+# 4. the overlays and socket binds, in the order of the shell step (overlay-mount.ts)
+def ofail(msg):
+    sys.stderr.write("${OVERLAY_FAILURE}" + msg + "\n"); sys.stderr.flush(); os._exit(125)
+MS_BIND = 4096
+aliases = []
+for i in range(0, len(quads), 4):
+    lower, upper, work, alias = quads[i:i + 4]
+    if alias != b"-":
+        if libc.mount(lower, alias, None, MS_BIND, None) != 0: ofail("cannot keep the host directory %s reachable: %s" % (os.fsdecode(lower), err("mount")))
+        aliases.append(alias)
+    opts = b"lowerdir=" + lower + b",upperdir=" + upper + b",workdir=" + work + b",${OVERLAY_OPTIONS}"
+    if libc.mount(b"overlay", lower, b"overlay", 0, opts) != 0: ofail("cannot mount an overlay on %s: %s" % (os.fsdecode(lower), err("mount")))
+for i in range(0, len(pairs), 2):
+    if libc.mount(pairs[i], pairs[i + 1], None, MS_BIND, None) != 0: ofail("cannot bind the socket %s: %s" % (os.fsdecode(pairs[i + 1]), err("mount")))
+for a in aliases:
+    if libc.umount2(a, 0) != 0: ofail("cannot take down %s: %s" % (os.fsdecode(a), err("umount2")))
 try:
     os.execve(cmd[0], cmd, given)
 except OSError as e:

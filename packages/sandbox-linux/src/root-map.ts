@@ -1,6 +1,7 @@
 import { closeSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import type { SandboxCheck } from '@aalis/api-reach';
 import { execa } from 'execa';
+import { mountOperands } from './overlay-mount.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
 import { findExecutable } from './tools.js';
 
@@ -89,11 +90,12 @@ export const ROOT_MAP_FAILURE = 'aalis-rootmap: ';
 
 /**
  * The step's argv, followed by bwrap and its arguments. `mustMap`: paths whose file systems must be
- * idmapped (the writable roots); python runs isolated (`-I -S`) so the command's environment, which
- * the step inherits, cannot load code into it.
+ * idmapped (the writable roots); `mounts`: the overlays' mount operands (overlay-mount.ts
+ * `mountOperands`), mounted by this step; python runs isolated (`-I -S`), and with the fixed launch
+ * environment (launch-env.ts), so nothing of the command's environment loads code into it.
  */
-export function rootMapStep(python: string, range: IdRange, mustMap: readonly string[]): string[] {
-  return [python, '-I', '-S', '-c', ROOT_MAP_PY, String(range.base), String(range.count), ...mustMap, '--'];
+export function rootMapStep(python: string, range: IdRange, mustMap: readonly string[], mounts: readonly string[] = mountOperands([])): string[] {
+  return [python, '-I', '-S', '-c', ROOT_MAP_PY, String(range.base), String(range.count), ...mustMap, '--', ...mounts];
 }
 
 /** What a root daemon's runs need for the mapping: the interpreter and the range, or why not. */

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { PLAN_RUN_DIR, SandboxPlanSchema } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeScene, req, SCENE_PARENT, type Scene } from './scene.testing.js';
+import { ENV_FD, LAUNCH_ENV } from './launch-env.js';
+import { tmpEnv } from './run-plan.js';
 import { createLinuxSandbox } from './service.js';
 import { findExecutable } from './tools.js';
 
@@ -25,7 +27,7 @@ function recorder(name: string): string {
   const real = findExecutable(name);
   if (!real) throw new Error(`${name} is not installed`);
   const script = join(logs, name);
-  writeFileSync(script, `#!/bin/sh\nf=$(mktemp ${logs}/${name}.XXXXXX)\nprintf '%s\\0' "$0" "$@" > "$f"\nexec ${real} "$@"\n`);
+  writeFileSync(script, `#!/bin/sh\nf=$(mktemp ${logs}/${name}.XXXXXX)\nprintf '%s\\0' "$0" "$@" > "$f"\nenv > "$f.env"\nexec ${real} "$@"\n`);
   chmodSync(script, 0o755);
   return script;
 }
@@ -33,7 +35,7 @@ function recorder(name: string): string {
 /** The argv of the last recorded start of `name` that ran `marker`, the run directory read as in a plan. */
 function recorded(name: string, marker: string): string[] {
   const starts = readdirSync(logs)
-    .filter((f) => f.startsWith(`${name}.`))
+    .filter((f) => f.startsWith(`${name}.`) && !f.endsWith('.env'))
     .map((f) => join(logs, f))
     .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)
     .map((f) => readFileSync(f, 'utf8').split('\0').slice(0, -1))
@@ -41,6 +43,18 @@ function recorded(name: string, marker: string): string[] {
   const argv = starts.at(-1);
   if (!argv) throw new Error(`no start of ${name} ran ${marker}`);
   return argv.map((a) => a.replace(/\/[^\0]*?\/aalis-sbx-\d+-\d+-[a-z0-9]+/g, PLAN_RUN_DIR));
+}
+
+/** The environment the last recorded start of `name` that ran `marker` was given (the recorder's own PWD left out). */
+function recordedEnv(name: string, marker: string): string[] {
+  const start = readdirSync(logs)
+    .filter((f) => f.startsWith(`${name}.`) && !f.endsWith('.env'))
+    .map((f) => join(logs, f))
+    .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)
+    .filter((f) => readFileSync(f, 'utf8').split('\0').includes(marker))
+    .at(-1);
+  if (!start) throw new Error(`no start of ${name} ran ${marker}`);
+  return readFileSync(`${start}.env`, 'utf8').trim().split('\n').filter((l) => !/^(PWD|OLDPWD|SHLVL|_)=/.test(l)).sort();
 }
 
 describe('LinuxSandbox.plan is what run executes', { timeout: 120_000 }, () => {
@@ -63,9 +77,16 @@ describe('LinuxSandbox.plan is what run executes', { timeout: 120_000 }, () => {
     expect(plan.files.map((f) => [f.name, f.at])).toContainEqual(['seccomp', 'fd 3']);
     expect(plan.post.map((p) => p.step)).toContain(overlay ? 'commit' : 'landing sweep');
     if (hostModel === 'look') expect(overlay).toBe(false);
-    // the env the program got is the plan's, nothing else (bwrap adds PWD)
-    const seen = await sb.run(req(s, ['/usr/bin/env']));
-    expect(seen.stdout.trim().split('\n').filter((l) => !l.startsWith('PWD=')).sort()).toEqual(Object.entries(plan.env).map(([k, v]) => `${k}=${v}`).sort());
+    // the program the plan starts got the plan's env, the launch chain's fixed one (launch-env.ts; the recorder's sh adds PWD)
+    expect(plan.env).toEqual(LAUNCH_ENV);
+    expect(recordedEnv(overlay ? 'unshare' : 'bwrap', marker)).toEqual(Object.entries(LAUNCH_ENV).map(([k, v]) => `${k}=${v}`));
+    // the command got its own, nothing else (bwrap adds PWD); the plan names it
+    const own = req(s, ['/usr/bin/env']);
+    const seen = await sb.run(own);
+    const expected = { ...own.env, ...tmpEnv(own.policy.tmp) };
+    expect(seen.stdout.trim().split('\n').filter((l) => !l.startsWith('PWD=')).sort()).toEqual(Object.entries(expected).map(([k, v]) => `${k}=${v}`).sort());
+    expect(plan.pre.find((p) => p.step === 'environment')?.detail).toContain(Object.keys(expected).join(', '));
+    expect(plan.files.map((f) => [f.name, f.at])).toContainEqual(['env', `fd ${ENV_FD}`]);
   });
 
   it.skipIf(process.getuid?.() !== 0).each(['look', 'auto'] as const)(

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { PlanFile, PlanMount, PlanStep, SandboxPlan, SandboxRunRequest } from '@aalis/api-reach';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { encodePath, hasRawBytes } from './host-names.js';
+import { commandEnvBytes, ENV_FD, envFlags, LAUNCH_ENV } from './launch-env.js';
 import { SETUP_SYNC_FLAGS } from './network.js';
 import type { Translation } from './translate.js';
 
@@ -29,6 +30,10 @@ export interface LinuxPlanInput {
 export interface LinuxRunPlan {
   readonly plan: SandboxPlan;
   readonly seccomp: Uint8Array;
+  /** The command's own environment, which only bwrap's child gets (launch-env.ts). */
+  readonly commandEnv: Readonly<Record<string, string>>;
+  /** {@link commandEnv} as bwrap reads it on {@link ENV_FD}. */
+  readonly envBytes: Uint8Array;
   /** The mount arguments as NUL-separated bytes, when a path in them is not UTF-8 (then on {@link ARGS_FD}). */
   readonly argsBytes?: Uint8Array;
 }
@@ -54,8 +59,9 @@ function mountOf(m: Translation['mounts'][number]): PlanMount {
 
 /**
  * The argv, env, mounts and fds of one run: namespaces and capability drop, the setup sync fd,
- * `--disable-userns` when the network is off, the mounts, the cwd, the seccomp fd, then the
- * command. `spawn` executes exactly this; `LinuxSandbox.plan` returns it.
+ * `--disable-userns` when the network is off, the command's environment (on its fd), the mounts,
+ * the cwd, the seccomp fd, then the command. The plan's `env` is the launch chain's fixed one
+ * (launch-env.ts). `spawn` executes exactly this; `LinuxSandbox.plan` returns it.
  */
 export function linuxPlan(input: LinuxPlanInput): LinuxRunPlan {
   const { request, translation } = input;
@@ -64,6 +70,7 @@ export function linuxPlan(input: LinuxPlanInput): LinuxRunPlan {
     ...NAMESPACE_FLAGS,
     ...SETUP_SYNC_FLAGS,
     ...(request.policy.network === 'on' ? [] : NETWORK_OFF_FLAGS),
+    ...envFlags(),
     // names that are not UTF-8 cannot be argv strings: bwrap reads them, as bytes, from ARGS_FD
     ...(raw ? ['--args', String(ARGS_FD)] : translation.args),
     ...(input.hideArgs ?? []),
@@ -76,15 +83,20 @@ export function linuxPlan(input: LinuxPlanInput): LinuxRunPlan {
   ];
   const argv = input.wrap ? input.wrap(input.bwrap, args) : [input.bwrap, ...args];
   const argsBytes = raw ? new Uint8Array(Buffer.concat(translation.args.map((a) => Buffer.concat([encodePath(a), Buffer.of(0)])))) : undefined;
-  const files = [fileOf('seccomp', `fd ${SECCOMP_FD}`, input.seccomp), ...(argsBytes ? [fileOf('args', `fd ${ARGS_FD}`, argsBytes)] : [])];
+  const commandEnv = { ...request.env, ...tmpEnv(request.policy.tmp) };
+  const envBytes = commandEnvBytes(commandEnv);
+  const files = [fileOf('seccomp', `fd ${SECCOMP_FD}`, input.seccomp), fileOf('env', `fd ${ENV_FD}`, envBytes), ...(argsBytes ? [fileOf('args', `fd ${ARGS_FD}`, argsBytes)] : [])];
+  // the names only: the values are the command's (a token the config allows) and a plan is printed
+  const names = Object.keys(commandEnv);
+  const envStep = { step: 'environment', detail: `every program before the sandbox gets PATH=${LAUNCH_ENV.PATH} only; the command gets its own environment from bwrap (--clearenv, then --setenv from fd ${ENV_FD}): ${names.length > 0 ? names.join(', ') : '(empty)'}` };
   const plan: SandboxPlan = {
     backend: 'linux',
     argv,
-    env: { ...request.env, ...tmpEnv(request.policy.tmp) },
+    env: { ...LAUNCH_ENV },
     mounts: translation.mounts.map(mountOf),
     files,
-    pre: input.pre,
+    pre: [envStep, ...input.pre],
     post: input.post,
   };
-  return { plan, seccomp: input.seccomp, ...(argsBytes ? { argsBytes } : {}) };
+  return { plan, seccomp: input.seccomp, commandEnv, envBytes, ...(argsBytes ? { argsBytes } : {}) };
 }

@@ -31,8 +31,8 @@ import { LandingSweeper } from './landing-sweeper.js';
 import { linuxRefusal } from './refusal-test.js';
 import { type HostMemory, HostThread, type HostWalks } from './host-thread.js';
 import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
-import { type HostModel, innerIdArgs, OVERLAY_FAILURE, overlayRootsOf, overlayStep, planOverlays, socketBinds } from './overlay-mount.js';
-import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, RunOverlays } from './overlay-run.js';
+import { type HostModel, OVERLAY_FAILURE, overlayRootsOf, planOverlays, socketBinds } from './overlay-mount.js';
+import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, overlayLaunch, RunOverlays } from './overlay-run.js';
 import { HOST_UID_CHECK, type IdRange, planRootMap, probeRootMap, ROOT_MAP_FAILURE, rootMapStep, type RootUidMap } from './root-map.js';
 import { isWithin } from './rule-match.js';
 import { buildSeccompFilter } from './seccomp.js';
@@ -40,6 +40,7 @@ import { DEFAULT_KEPT_WRITES_MS, KeptWritesStore } from './kept-writes.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
 import { ARGS_FD, type LinuxRunPlan, linuxPlan } from './run-plan.js';
+import { ENV_FD } from './launch-env.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 
@@ -315,7 +316,7 @@ export class LinuxSandbox implements SandboxService {
     const overlays = planOverlays(overlayRootsOf(policy), join(dir.path, 'overlay'));
     const binds = socketBinds(overlays, facts.sockets.filter((p) => !hasRawBytes(p)));
     const hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd);
-    const wrap = (bwrap: string, args: readonly string[], enter?: readonly string[]) => [...overlayStep(model.tools, overlays, binds, undefined, enter), bwrap, ...innerIdArgs(), ...args];
+    const wrap = (bwrap: string, args: readonly string[], rootMap?: (mounts: readonly string[]) => string[]) => overlayLaunch(model.tools, overlays, binds, bwrap, args, rootMap);
     return this.runPlan(request, translation, tools, model, hideArgs, wrap).plan;
   }
 
@@ -336,17 +337,17 @@ export class LinuxSandbox implements SandboxService {
     tools: RunTools,
     model: ModelChoice,
     hideArgs: readonly string[] = [],
-    overlayWrap?: (bwrap: string, args: readonly string[], enter?: readonly string[]) => string[],
+    overlayWrap?: (bwrap: string, args: readonly string[], rootMap?: (mounts: readonly string[]) => string[]) => string[],
   ): LinuxRunPlan {
     const { policy } = request;
     // a root daemon's command: bwrap behind the step that maps it off the host's uid 0 (root-map.ts)
     // (a write root in /proc or /sys is bound read-only whatever the policy says: kernel-surface.ts)
     const mapped = policy.write.filter((p) => !hasRawBytes(p) && !['/proc', '/sys'].some((k) => isWithin(p, k)));
-    const enter = tools.rootMap ? rootMapStep(tools.rootMap.python, tools.rootMap.range, mapped) : undefined;
+    const rootMap = tools.rootMap ? (mounts?: readonly string[]) => rootMapStep(tools.rootMap!.python, tools.rootMap!.range, mapped, mounts) : undefined;
     const wrap = overlayWrap
-      ? (bwrap: string, args: readonly string[]) => overlayWrap(bwrap, args, enter)
-      : enter
-        ? (bwrap: string, args: readonly string[]) => [...enter, bwrap, ...args]
+      ? (bwrap: string, args: readonly string[]) => overlayWrap(bwrap, args, rootMap)
+      : rootMap
+        ? (bwrap: string, args: readonly string[]) => [...rootMap(), bwrap, ...args]
         : undefined;
     const pre: PlanStep[] = [];
     if ((this.options.createMissingWriteRoots ?? true) && policy.write.length > 0) pre.push({ step: 'write roots', detail: `made when missing (mode 0700): ${policy.write.join(', ')}` });
@@ -466,7 +467,7 @@ export class LinuxSandbox implements SandboxService {
       if (e instanceof DaemonTmpVisibleError) throw unavailable(e.message, `${e.fix}; nothing was run`);
       throw unavailable(`the run's overlay layers could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
-    const runPlan = this.runPlan(request, translation, tools, model, overlays.hideArgs, (bwrap, args, enter) => overlays.command(bwrap, args, enter));
+    const runPlan = this.runPlan(request, translation, tools, model, overlays.hideArgs, (bwrap, args, rootMap) => overlays.command(bwrap, args, rootMap));
     let result = await this.spawn(request, translation, runPlan, tools, () => {}, basename(dir.path), overlays);
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
     const mountPoints = translation.mounts.map((m) => m.path);
@@ -508,7 +509,8 @@ export class LinuxSandbox implements SandboxService {
     // the run's cgroup is made while bwrap starts
     const pidReady = preparePidLimit(this.pids!, this.pidLimit, runName);
     pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
-    if (runPlan.argsBytes) stdio[ARGS_FD] = runPlan.argsBytes;
+    stdio[ARGS_FD] = runPlan.argsBytes ?? 'ignore';
+    stdio[ENV_FD] = runPlan.envBytes;
     const [file, ...argv] = runPlan.plan.argv;
     const child = execa(file!, argv, {
       env: runPlan.plan.env,
