@@ -77,7 +77,7 @@ describe('the conversation index', () => {
     await index.seen('m0', 'chat'); // behind the compaction
     const snapshot = JSON.parse(await readFile(join(dir, 'sessions.json'), 'utf8')) as { v: number; sessions: { id: string }[] };
     expect(snapshot.v).toBe(1);
-    expect(snapshot.sessions.length).toBeGreaterThan(4000); // more than one slice of 2,000
+    expect(snapshot.sessions.length).toBeGreaterThan(4000); // more than one slice of 1,000
     expect(new Set(snapshot.sessions.map((e) => e.id)).size).toBe(snapshot.sessions.length);
     const reopened = await SessionIndex.open(dir);
     expect(ids.filter((id) => !reopened.has(id))).toEqual([]);

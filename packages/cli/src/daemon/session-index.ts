@@ -17,7 +17,7 @@ export type KnownSession = z.infer<typeof EntrySchema>;
 const SNAPSHOT = 'sessions';
 const JOURNAL = 'sessions-journal';
 /** Entries serialised per turn of the event loop when the snapshot is written (a few ms each). */
-const SNAPSHOT_SLICE = 2000;
+const SNAPSHOT_SLICE = 1000;
 
 /** Options for {@link SessionIndex.open}. */
 export interface SessionIndexOptions {
@@ -103,12 +103,15 @@ export class SessionIndex {
    */
   async #compact(): Promise<void> {
     const sessions = [...this.#sessions.values()];
-    const parts: string[] = [];
+    // each slice encoded at its turn: the one copy at the end is a memcpy, not a 15 MB string's encoding
+    const parts: Buffer[] = [Buffer.from('{"v":1,"sessions":[\n')];
     for (let at = 0; at < sessions.length; at += SNAPSHOT_SLICE) {
       if (at > 0) await new Promise((resolve) => setImmediate(resolve));
-      parts.push(sessions.slice(at, at + SNAPSHOT_SLICE).map((entry) => JSON.stringify(entry)).join(',\n'));
+      const slice = sessions.slice(at, at + SNAPSHOT_SLICE).map((entry) => JSON.stringify(entry));
+      parts.push(Buffer.from(`${at > 0 ? ',\n' : ''}${slice.join(',\n')}`));
     }
-    await writeFileAtomic(join(this.store.dir, `${SNAPSHOT}.json`), `{"v":1,"sessions":[\n${parts.join(',\n')}\n]}\n`, { mode: 0o600 });
+    parts.push(Buffer.from('\n]}\n'));
+    await writeFileAtomic(join(this.store.dir, `${SNAPSHOT}.json`), Buffer.concat(parts), { mode: 0o600 });
     await writeFileAtomic(join(this.store.dir, `${JOURNAL}.jsonl`), '', { mode: 0o600 });
     this.#journalLines = 0;
   }
