@@ -22,6 +22,8 @@ describe('the import direction of docs/architecture.md, and backends only throug
     expect(found.sort()).toEqual(
       [
         'import-direction packages/core/src/up.ts:2',
+        'package-internals packages/cli/src/backend-internals.ts:2',
+        'package-internals packages/cli/src/backend-internals.ts:3',
         'package-internals packages/plugin-pod/src/internals.ts:2',
         'package-internals packages/plugin-pod/src/internals.ts:3',
         'package-internals packages/plugin-pod/src/internals.ts:4',

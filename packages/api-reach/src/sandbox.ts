@@ -95,6 +95,12 @@ export interface SandboxService {
   commitKept?(id: string, policy: SandboxPolicy, paths: readonly string[]): Promise<KeptCommit>;
   /** Discards kept writes; an unknown `id` is nothing to do. */
   discardKept?(id: string): Promise<void>;
+  /**
+   * Releases what the service holds between runs (kept writes and their timers, worker threads).
+   * The kernel calls it when the plugin providing the service stops ({@link sandboxPlugin}), so a
+   * daemon's or a one-shot command's end leaves nothing of it behind.
+   */
+  close?(): Promise<void>;
 }
 
 /** The sandbox service descriptor; the deployment decides which backend provides it. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readErrorEnvelope } from '@aalis/core';
-import { daemonAddressOf, takeFlag } from './daemon-address.js';
+import { daemonAddressOf, takeOptions } from './daemon-address.js';
 import type { CliIo } from './io.js';
 
 const HELP = `aalis chat: talk to the agent of a running daemon
@@ -252,7 +252,7 @@ export async function chatCommand(argv: readonly string[], io: CliIo): Promise<n
   let session: string;
   try {
     address = daemonAddressOf(args);
-    session = takeFlag(args, '--session') ?? 'cli';
+    session = takeOptions(args, ['session']).session ?? 'cli';
     if (args.length > 0) throw new Error(`unknown argument '${args[0]}'; the options are --dir, --data, --url and --session.`);
   } catch (error) {
     io.stderr(`aalis chat: ${(error as Error).message}\n`);

@@ -31,7 +31,7 @@ export interface CredentialSource {
   current(): Reach;
   approval(): ApprovalService | undefined;
   /** The owner's login-shell environment. */
-  hostEnv(): Promise<Readonly<Record<string, string>>>;
+  ownerEnv(): Promise<Readonly<Record<string, string>>>;
   /** What the config allows through (and adds to) the sandbox's environment filter. */
   readonly secretEnv: SecretEnvConfig;
 }
@@ -134,8 +134,8 @@ export function issueCredential(source: CredentialSource): ReachCredential {
       if (source.exec === 'none') {
         throw new Error('this call has no local effect (it acts for someone who is not the owner), so it has no process environment: nothing may run for it.');
       }
-      const host = await source.hostEnv();
-      return mode === 'host' ? { ...host } : sandboxEnvOf(host, source.sessionTmp, source.secretEnv, source.userHome);
+      const owner = await source.ownerEnv();
+      return mode === 'host' ? { ...owner } : sandboxEnvOf(owner, source.sessionTmp, source.secretEnv, source.userHome);
     },
   };
   Object.defineProperty(credential, REACH_CREDENTIAL, { value: true, enumerable: false, writable: false, configurable: false });

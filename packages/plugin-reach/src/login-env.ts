@@ -47,12 +47,12 @@ export function captureLoginEnv(options: { shell?: string; timeoutMs: number; ba
  * sockets) unless the config allows them, plus what the sandbox needs.
  */
 export function sandboxEnvOf(
-  hostEnv: Readonly<Record<string, string>>,
+  ownerEnv: Readonly<Record<string, string>>,
   sessionTmp: string,
   secrets: SecretEnvConfig = { allow: [], deny: [] },
   userHome?: string,
 ): Record<string, string> {
-  const { env } = filterSecretEnv(hostEnv, secrets);
+  const { env } = filterSecretEnv(ownerEnv, secrets);
   env.TMPDIR = sessionTmp;
   env.TMP = sessionTmp;
   env.TEMP = sessionTmp;

@@ -163,8 +163,8 @@ describe('reach plugin', () => {
   it("builds the sandbox environment from the owner's login shell without AALIS_* or SSH_AUTH_SOCK", async () => {
     const { reach } = await start();
     const credential: ReachCredential = await reach.forCall(turnOf(owner));
-    const hostEnv = await credential.processEnv('host');
-    expect(hostEnv.AALIS_TEST_SECRET).toBe('must-not-leak');
+    const unsandboxedEnv = await credential.processEnv('host');
+    expect(unsandboxedEnv.AALIS_TEST_SECRET).toBe('must-not-leak');
     const env = await credential.processEnv('sandbox');
     expect(Object.keys(env).filter((k) => k.startsWith('AALIS_') || k === 'SSH_AUTH_SOCK')).toEqual([]);
     expect(env.TMPDIR).toMatch(/\/tmp\/session-[0-9a-f]+$/);
@@ -184,10 +184,10 @@ describe('reach plugin', () => {
     writeFileSync(shell, `#!/bin/sh\n: > '${marker}'\nFROM_LOGIN_SHELL=1 exec env -0\n`, { mode: 0o755 });
     process.env.AALIS_TEST_OWN_ENV = 'this-process';
     const { reach } = await start([], { loginShell: shell, ownerEnv });
-    const hostEnv = await (await reach.forCall(turnOf(owner))).processEnv('host');
-    expect(hostEnv.FROM_LOGIN_SHELL).toBe(fromShell ? '1' : undefined);
+    const unsandboxedEnv = await (await reach.forCall(turnOf(owner))).processEnv('host');
+    expect(unsandboxedEnv.FROM_LOGIN_SHELL).toBe(fromShell ? '1' : undefined);
     expect(existsSync(marker)).toBe(fromShell);
-    expect(hostEnv.AALIS_TEST_OWN_ENV).toBe('this-process');
+    expect(unsandboxedEnv.AALIS_TEST_OWN_ENV).toBe('this-process');
   });
 
   it.each([

@@ -107,17 +107,17 @@ export const reachPlugin = definePlugin({
     const auth = ctx.get(authority);
     const sessionService = ctx.get(sessions);
 
-    let hostEnv: Promise<LoginEnv> | undefined;
+    let ownerEnvOnce: Promise<LoginEnv> | undefined;
     const loginEnv = () => {
       if (config.ownerEnv === 'process') {
-        hostEnv ??= Promise.resolve({ source: 'process', env: definedOnly(process.env) });
-        return hostEnv;
+        ownerEnvOnce ??= Promise.resolve({ source: 'process', env: definedOnly(process.env) });
+        return ownerEnvOnce;
       }
-      hostEnv ??= captureLoginEnv({ ...(config.loginShell ? { shell: config.loginShell } : {}), timeoutMs: config.loginShellTimeoutMs, base: process.env }).then((captured) => {
+      ownerEnvOnce ??= captureLoginEnv({ ...(config.loginShell ? { shell: config.loginShell } : {}), timeoutMs: config.loginShellTimeoutMs, base: process.env }).then((captured) => {
         if (captured.source === 'fallback') process.emitWarning(`reach: using the daemon's environment for host commands: ${captured.reason}`);
         return captured;
       });
-      return hostEnv;
+      return ownerEnvOnce;
     };
 
     const current = new Map<string, SessionSettings>();
@@ -215,7 +215,7 @@ export const reachPlugin = definePlugin({
           userHome: instance.userHome,
           current: currentReach,
           approval: () => ctx.maybe(approval),
-          hostEnv: async () => (await loginEnv()).env,
+          ownerEnv: async () => (await loginEnv()).env,
           secretEnv: config.env,
         });
       },

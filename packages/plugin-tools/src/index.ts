@@ -1,6 +1,6 @@
 export { credentialOf, requireOrThrow } from './credential.js';
 export { editFileTool, listDirTool, movePathTool, readFileTool, writeFileTool } from './files.js';
-export { type HostRunResult, runOnHost } from './host-run.js';
+export { type CommandRunResult, runUnsandboxed } from './unsandboxed-run.js';
 export { builtinToolsPlugin } from './plugin.js';
 export { CommandRefusedError, commandTools, type RunCommandResult, type RunDeps, RunCommandParams, runCommand } from './run-command.js';
 export { type CommandAsk, commandPolicyOf, MAX_OUTPUT, sandboxRequestOf } from './sandbox-request.js';

@@ -4,7 +4,7 @@ import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import { BackgroundJobs } from './background-jobs.js';
 import { credentialOf, requireOrThrow } from './credential.js';
-import { type HostRunResult, runOnHost } from './host-run.js';
+import { type CommandRunResult, runUnsandboxed } from './unsandboxed-run.js';
 import { commandPolicyOf, MAX_OUTPUT, sandboxRequestOf } from './sandbox-request.js';
 import { grantRefusedWrites, type RefusedWrite } from './write-retry.js';
 
@@ -32,7 +32,7 @@ export class CommandRefusedError extends ToolError {
 }
 
 /** What `run_command` returns: the final run only (the read-only-first attempt is not shown). */
-export type RunCommandResult = HostRunResult & {
+export type RunCommandResult = CommandRunResult & {
   readonly where: 'sandbox' | 'host';
   /** How many times the command ran: 2 only when refused writes were granted and the backend could not keep them, so it was retried. */
   readonly runs: 1 | 2;
@@ -77,7 +77,7 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
   const common = { argv, cwd, timeoutMs: params.timeoutMs, maxOutputBytes: MAX_OUTPUT, ...(params.stdin !== undefined ? { stdin: params.stdin } : {}) };
 
   if (credential.exec === 'host') {
-    const result = await runOnHost({ ...common, env: await credential.processEnv('host'), signal: ctx.signal });
+    const result = await runUnsandboxed({ ...common, env: await credential.processEnv('host'), signal: ctx.signal });
     return { where: 'host', ...result, runs: 1, grantedWrites: [], refusedWrites: [] };
   }
   const service = deps.sandbox();
@@ -170,7 +170,7 @@ async function refusedAgain(result: SandboxRunResult, cwd: string): Promise<Refu
   return paths.map((path) => ({ path, rule: 'refused-again', message: `the retry was refused writing ${path} too; it was undone.` }));
 }
 
-function pick(result: SandboxRunResult): HostRunResult {
+function pick(result: SandboxRunResult): CommandRunResult {
   const { stdout, stderr, exitCode, signal, timedOut, truncated } = result;
   return { stdout, stderr, exitCode, signal, timedOut, truncated };
 }

@@ -1,5 +1,6 @@
 import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync } from 'node:fs';
 import { decodeName, encodePath } from './host-names.js';
+import { isWithin } from './rule-match.js';
 
 /*
  * The one walk of the host that the scan and the looks share. It never follows a symlink and never
@@ -148,7 +149,7 @@ export class ListingCache {
 
   /** Forgets every listing at or under `root` (a tree the index answers for needs none). */
   dropUnder(root: string): void {
-    for (const path of this.map.keys()) if (path === root || path.startsWith(`${root}/`)) this.map.delete(path);
+    for (const path of this.map.keys()) if (isWithin(path, root)) this.map.delete(path);
   }
 
   /** Directories kept. */

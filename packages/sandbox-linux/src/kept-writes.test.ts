@@ -85,7 +85,7 @@ describe('refused writes kept for an answer', { timeout: 120_000 }, () => {
     const c = sandbox();
     await c.run(req(s, ['sh', '-c', SCRIPT], { policy, keepRefused: true }));
     expect(runFolders()).toHaveLength(1);
-    c.close();
+    await c.close();
     expect(runFolders()).toEqual([]);
     expect(existsSync(join(s.ws, 'lefthook.yml'))).toBe(false);
     expect(existsSync(join(s.ws, '.github'))).toBe(false);

@@ -283,9 +283,10 @@ export class LinuxSandbox implements SandboxService {
     this.kept.discard(id);
   }
 
-  /** Discards every kept write (the daemon or session is ending). */
-  close(): void {
+  /** Discards every kept write and stops the host walk thread (the daemon or session is ending; the kernel calls it through `sandboxPlugin`). */
+  async close(): Promise<void> {
     this.kept.discardAll();
+    await this.host.close();
   }
 
   /** Translates without running: the bwrap mount arguments for a policy as seen from `cwd` now. */

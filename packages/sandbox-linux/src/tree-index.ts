@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { decodeName, encodePath } from './host-names.js';
 import { findSystemTool } from './loopback-filter.js';
+import { isWithin } from './rule-match.js';
 import { TREE_WATCH_PY } from './tree-watch.helper.js';
 
 /** File systems whose inotify events are complete: a change made by another machine (NFS, FUSE, 9p) raises none. */
@@ -241,10 +242,10 @@ function mountsOf(root: string, mountinfo: string): string | undefined {
     const point = fields[4]!.replace(/\\040/g, ' ');
     const type = after.split(' ')[0]!;
     const id = `${fields[0]} ${point} ${type}`;
-    if (point === root || point.startsWith(`${root}/`)) {
+    if (isWithin(point, root)) {
       if (!LOCAL_FS.has(type)) return undefined;
       out.push(id);
-    } else if ((point === '/' || root.startsWith(`${point}/`)) && point.length >= holder.length) {
+    } else if (isWithin(root, point) && point.length >= holder.length) {
       holder = point;
       holderLine = id;
     }

@@ -6,7 +6,7 @@ import type { SourceFile } from './source-tree.js';
 import { constantString, forEachNode, lineOf, moduleReferences, parse } from './syntax.js';
 
 /** The rules the guards enforce. */
-export const GUARD_RULES = ['import-direction', 'package-internals', 'unknown-package', 'backend-side-door', 'credential-brand', 'credential-construction', 'error-base'] as const;
+export const GUARD_RULES = ['import-direction', 'package-internals', 'unknown-package', 'backend-side-door', 'credential-brand', 'credential-construction', 'error-base', 'one-mechanism'] as const;
 /** One of {@link GUARD_RULES}. */
 export type GuardRule = (typeof GUARD_RULES)[number];
 

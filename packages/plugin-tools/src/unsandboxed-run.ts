@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { BoundedOutput, type SandboxRunResult } from '@aalis/api-reach';
 import { ToolError } from '@aalis/core';
 
-/** What a host command produced: a sandbox result without the sandbox's own findings. */
-export type HostRunResult = Omit<SandboxRunResult, 'writeDenied' | 'deniedWrites'>;
+/** What a command produced, sandboxed or not: a sandbox result without the sandbox's own findings. */
+export type CommandRunResult = Omit<SandboxRunResult, 'writeDenied' | 'deniedWrites'>;
 
 /** Why a program could not be started, said plainly: it did not run. */
 function startFailure(file: string, cwd: string, error: NodeJS.ErrnoException): ToolError {
@@ -20,11 +20,12 @@ function startFailure(file: string, cwd: string, error: NodeJS.ErrnoException): 
 }
 
 /**
- * Runs a command on the host (confirm and full tiers only) in its own process group, so a
+ * Runs a command unsandboxed, on the host (the confirm and full tiers only; see the glossary in
+ * docs/architecture.md), in its own process group, so a
  * timeout kills the whole tree; the environment is exactly the one given. A program that cannot
  * be started rejects with a `failed` {@link ToolError} saying why (not found, not executable).
  */
-export function runOnHost(options: {
+export function runUnsandboxed(options: {
   argv: readonly [string, ...string[]];
   cwd: string;
   env: Readonly<Record<string, string>>;
@@ -33,7 +34,7 @@ export function runOnHost(options: {
   maxOutputBytes: number;
   /** Aborting kills the whole tree, as a timeout does. */
   signal?: AbortSignal;
-}): Promise<HostRunResult> {
+}): Promise<CommandRunResult> {
   return new Promise((resolve, reject) => {
     const [file, ...args] = options.argv;
     const child = spawn(file, args, { cwd: options.cwd, env: { ...options.env }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
