@@ -16,8 +16,10 @@ import { findExecutable } from './tools.js';
  * bubblewrap 0.8 has no `--overlay`, so a step before it mounts the overlays in a mount namespace
  * of its own and then execs bwrap there (same pid, so `--die-with-parent`, `--info-fd` and the pid
  * limit see bwrap as before):
- * - daemon run by root: `unshare --mount --propagation private`, the mount made with the daemon's
- *   real credentials. A user namespace there would leave every file whose owner it does not map
+ * - daemon run by root with the root map (root-map.ts, the default): no step of its own; the root
+ *   map's python step mounts the same operands (`mountOperands`) with mount(2) and execs bwrap.
+ * - daemon run by root without it: `unshare --mount --propagation private`, the mount made with
+ *   the daemon's real credentials. A user namespace there would leave every file whose owner it does not map
  *   unable to be copied up (EOVERFLOW), measured.
  * - daemon run by an ordinary user: `unshare --map-root-user --mount` (the daemon's uid is 0 in a
  *   new user namespace, which may mount an overlay with `userxattr`), and bwrap then gets

@@ -20,8 +20,8 @@ import { execa } from 'execa';
 import { kernelSurface } from './kernel-surface.js';
 import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, preparePidLimit, type RunPidLimit, sweepStalePidCgroups } from './pid-limit.js';
 import { hasRawBytes, printablePath } from './host-names.js';
-import { installLoopbackFilter, LoopbackFilterError } from './loopback-filter.js';
-import { INFO_FD, namespaceRefused, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp } from './network.js';
+import { installLoopbackFilter } from './loopback-filter.js';
+import { INFO_FD, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp } from './network.js';
 import { ADVISORY_CHECKS, probeHost } from './probe.js';
 import { hostFingerprint, loadCachedProbe, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
 import { checkRunRequest } from './request.js';
@@ -31,9 +31,9 @@ import { LandingSweeper } from './landing-sweeper.js';
 import { linuxRefusal } from './refusal-test.js';
 import { type HostMemory, HostThread, type HostWalks } from './host-thread.js';
 import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
-import { type HostModel, OVERLAY_FAILURE, overlayRootsOf, planOverlays, socketBinds } from './overlay-mount.js';
+import { type HostModel, overlayRootsOf, planOverlays, socketBinds } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, overlayLaunch, RunOverlays } from './overlay-run.js';
-import { HOST_UID_CHECK, type IdRange, planRootMap, probeRootMap, ROOT_MAP_FAILURE, rootMapStep, type RootUidMap } from './root-map.js';
+import { HOST_UID_CHECK, type IdRange, planRootMap, probeRootMap, rootMapStep, type RootUidMap } from './root-map.js';
 import { isWithin } from './rule-match.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { DEFAULT_KEPT_WRITES_MS, KeptWritesStore } from './kept-writes.js';
@@ -41,8 +41,7 @@ import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
 import { ARGS_FD, type LinuxRunPlan, linuxPlan } from './run-plan.js';
 import { ENV_FD } from './launch-env.js';
-import { AalisError } from '@aalis/core';
-import type { LinuxErrorCode } from './linux-error-codes.js';
+import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
 
 /** How the Linux sandbox is set up. */
 export interface LinuxSandboxOptions {
@@ -135,22 +134,6 @@ const SWEEP_INTERVAL_MS = 60_000;
 
 /** Setup attempts when a mount point vanished under us. */
 const MAX_SETUP_ATTEMPTS = 5;
-
-/** bwrap failed to set up for a reason that a fresh attempt does not share; nothing ran. */
-class VanishedMountError extends AalisError<LinuxErrorCode> {
-  constructor(message: string) {
-    super('setup-transient', message);
-  }
-}
-
-/**
- * A mount point that vanished since the scan (a container shim's socket), or bwrap's loopback
- * setup losing a netlink race with slirp4netns configuring the same namespace.
- */
-function transientSetupFailure(stderr: string, translation: Translation): boolean {
-  if (/^bwrap: loopback: /m.test(stderr)) return true;
-  return translation.mounts.some((m) => stderr.includes(m.path) && !existsSync(m.path));
-}
 
 const unavailable = (reason: string, fix: string) => new SandboxUnavailableError('linux', reason, fix);
 
@@ -379,7 +362,7 @@ export class LinuxSandbox implements SandboxService {
     }
     // A socket of another program (a container shim, say) can vanish between the scan and the
     // mount: bwrap then refuses to set up and nothing has run, so scan again and retry.
-    // (See transientSetupFailure for the other case.)
+    // (See transientSetupFailure in launch-state.ts for the other case.)
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.attempt(request, tools);
@@ -534,25 +517,22 @@ export class LinuxSandbox implements SandboxService {
     out.attach(fds[1]);
     err.attach(fds[2]);
     if (request.stdin !== undefined) fds[0]!.end(Buffer.from(request.stdin));
+    // the launch's state machine (launch-state.ts): every step below moves it, a kill at any time too
+    let state: LaunchState = { kind: 'starting', killAsked: false };
+    let failure: SetupFailure | undefined;
     let timedOut = false;
-    let killed = false;
-    let sandboxPid: number | undefined;
-    // Until the sandbox's pid is known a kill waits for it: bwrap killed sooner would leave its
-    // sandbox waiting in its setup, unknown to us (see below).
-    let pidKnown = false;
-    const kill = () => {
-      killed = true;
-      if (!pidKnown) return;
-      child.kill('SIGKILL'); // bwrap's death takes the sandbox's pid 1, and so its whole pid namespace, with it
-      // ...once that pid 1 has set its parent-death signal. Still in setup, waiting on the sync fd
-      // (network setup failed), it has not, and would hold the output pipes open for ever: kill it by pid.
-      if (sandboxPid !== undefined) {
+    const killer: Killer = {
+      killBwrap: () => child.kill('SIGKILL'),
+      killPid: (pid) => {
         try {
-          process.kill(sandboxPid, 'SIGKILL');
+          process.kill(pid, 'SIGKILL');
         } catch {
           // already gone
         }
-      }
+      },
+    };
+    const kill = () => {
+      state = killed(state, killer);
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -562,96 +542,63 @@ export class LinuxSandbox implements SandboxService {
     request.signal?.addEventListener('abort', onAbort);
     if (request.signal?.aborted) kill();
     let slirp: Slirp | undefined;
-    let netError: Error | undefined;
-    let prepareError: Error | undefined;
     let pidLimited: RunPidLimit | undefined;
-    let pidLimitError: Error | undefined;
+    // the pid limit before anything of the command runs (its first process waits on the sync fd)
+    const applyPidLimit = async (pid: number): Promise<SetupFailure | undefined> => {
+      try {
+        pidLimited = await pidReady;
+        await pidLimited.enter(pid);
+        return undefined;
+      } catch (e) {
+        return { step: 'pid-limit', error: e as Error };
+      }
+    };
     try {
+      // step 1: the placeholders, while bwrap starts
       try {
         prepare();
       } catch (e) {
-        prepareError = e as Error;
+        failure = { step: 'placeholders', error: e as Error };
       }
-      // The sandbox's pid before anything else: bwrap killed while its sandbox waits on the sync
-      // fd leaves that sandbox behind, and an end of the fd, even ours at exit, lets it go on to
-      // run the command (tested). So it is released only once its pid is known and nothing has
-      // killed the run meanwhile, and otherwise killed by that pid.
-      let pidError: Error | undefined;
-      try {
-        sandboxPid = await readChildPid(fds[INFO_FD]!);
-      } catch (e) {
-        pidError = e as Error; // bwrap ended before it made the sandbox: its stderr says why
+      // step 2: the sandbox's pid, before anything else
+      const pid = await readChildPid(fds[INFO_FD]!).then(
+        (p) => ({ ok: true as const, pid: p }),
+        (e: Error) => ({ ok: false as const, error: e }), // bwrap ended before it made the sandbox: its stderr says why
+      );
+      state = sandboxKnown(state, pid, failure, killer);
+      // step 3: the pid limit, and with network on slirp4netns and nft beside it
+      const held = state;
+      if (held.kind === 'held' && !net) {
+        failure = await applyPidLimit(held.pid);
+      } else if (held.kind === 'held' && net) {
+        const [started, filtered, limited] = await Promise.allSettled([
+          slirpWithRetry(tools.slirp!, held.pid, net.hostLoopback),
+          net.filter ? installLoopbackFilter(net.filter.tools, held.pid, net.filter.rules, undefined, tools.rootMap !== undefined) : undefined,
+          applyPidLimit(held.pid),
+        ]);
+        if (started.status === 'fulfilled') slirp = started.value;
+        const netError = started.status === 'rejected' ? (started.reason as Error) : filtered.status === 'rejected' ? (filtered.reason as Error) : undefined; // nft exits 0 only with every rule in place
+        const limitFailure = limited.status === 'fulfilled' ? limited.value : undefined;
+        // after a timeout or an abort a network error is only the consequence of the kill
+        failure = limitFailure ?? (netError && state.kind === 'held' ? { step: 'network', error: netError } : undefined);
+      } else if (state.kind === 'no-sandbox' && net && !failure) {
+        failure = { step: 'network', error: state.error };
       }
-      pidKnown = true;
-      // the pid limit before anything of the command runs (its first process waits on the sync
-      // fd); with network on, beside slirp4netns and nft
-      const limit = async () => {
-        try {
-          pidLimited = await pidReady;
-          await pidLimited.enter(sandboxPid!);
-        } catch (e) {
-          pidLimitError = e as Error;
-        }
-      };
-      if (!prepareError && !killed && !pidError && !net) await limit();
-      if (prepareError || pidLimitError || killed) kill();
-      else if (pidError) {
-        // bwrap is ending on its own, before the sandbox existed: nothing to release or kill
-      } else if (!net) fds[SETUP_SYNC_FD]!.end();
-      else {
-        const pid = sandboxPid!;
-        try {
-          // slirp4netns and nft side by side; until the sync fd closes nothing of the command has run
-          const [started, filtered] = await Promise.allSettled([
-            slirpWithRetry(tools.slirp!, pid, net.hostLoopback),
-            net.filter ? installLoopbackFilter(net.filter.tools, pid, net.filter.rules, undefined, tools.rootMap !== undefined) : undefined,
-            limit(),
-          ]);
-          if (started.status === 'fulfilled') slirp = started.value;
-          else throw started.reason;
-          if (filtered.status === 'rejected') throw filtered.reason; // nft exits 0 only with every rule in place
-          if (pidLimitError) kill();
-          else if (!killed) fds[SETUP_SYNC_FD]!.end();
-        } catch (e) {
-          // after a timeout or an abort this is only the consequence of the kill
-          if (!killed) netError = e as Error;
-          kill();
-        }
-      }
-      if (net && pidError && !prepareError && !killed) netError = pidError;
+      // step 4: released to run the command, or killed when a step failed
+      if (failure) kill();
+      else state = released(state, () => fds[SETUP_SYNC_FD]!.end());
       const r = await child;
       const stderr = err.text();
-      if (overlays && sandboxPid === undefined && stderr.includes(OVERLAY_FAILURE)) {
-        throw unavailable(`the writable roots could not be mounted as overlays: ${stderr.trim()}`, 'see `aalis doctor` (host-model); nothing was run');
-      }
-      if (tools.rootMap && sandboxPid === undefined && stderr.includes(ROOT_MAP_FAILURE)) {
-        throw unavailable(`the command could not be mapped off the host's uid 0: ${stderr.trim()}`, "see `aalis doctor` (host-uid), or set `rootUidMap: off` in the sandbox-linux config to run commands as the host's root; nothing was run");
-      }
-      if (prepareError) {
-        throw unavailable(`the run's placeholders could not be made: ${prepareError.message}`, 'something appeared where the sandbox needed an empty name since the scan; run it again; nothing was run');
-      }
-      if (pidLimitError) {
-        throw unavailable(`the sandbox's pid limit could not be applied: ${pidLimitError.message}`, pidLimitError instanceof PidLimitError ? pidLimitError.fix : 'see `aalis doctor`; nothing was run');
-      }
-      if (netError && stderr.startsWith('bwrap: ') && transientSetupFailure(stderr, translation)) throw new VanishedMountError(stderr.trim());
-      // Refused the sandbox's namespaces (a bwrap that nests its user namespace before the sync
-      // point would do that; see network.ts): a fresh sandbox may get them. Nothing ran yet.
-      if (netError && namespaceRefused(netError.message)) throw new VanishedMountError(netError.message);
-      if (netError) {
-        const fix = netError instanceof LoopbackFilterError ? netError.fix : 'sudo apt-get install -y slirp4netns; see `aalis doctor`';
-        throw unavailable(`network "on" could not be set up: ${netError.message}; bwrap: ${stderr.trim()}`, fix);
-      }
-      if (!killed && r.exitCode === 1 && stderr.startsWith('bwrap: ')) {
-        if (transientSetupFailure(stderr, translation)) throw new VanishedMountError(stderr.trim());
-        throw unavailable(`bubblewrap could not set up the sandbox: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
-      }
+      const error = launchFailure({ state, failure, stderr, exitCode: r.exitCode, overlays: overlays !== undefined, rootMap: tools.rootMap !== undefined }, translation, existsSync);
+      if (error) throw error;
       const mounted = new Set(translation.mounts.map((m) => m.path));
       const denied = refusedWritesIn(stderr, request.cwd, linuxRefusal(mounted, new Set(translation.placeholders.map((p) => p.path))));
+      const wasKilled = state.kind === 'killed';
       return {
         stdout: out.text(),
         stderr,
-        exitCode: killed ? null : (r.exitCode ?? null),
-        signal: killed ? 'SIGKILL' : (r.signal ?? null),
+        exitCode: wasKilled ? null : (r.exitCode ?? null),
+        signal: wasKilled ? 'SIGKILL' : (r.signal ?? null),
         timedOut,
         truncated: out.truncated || err.truncated,
         writeDenied: denied.denied,

@@ -1,0 +1,78 @@
+import { SandboxUnavailableError } from '@aalis/api-reach';
+import { describe, expect, it } from 'vitest';
+import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, VanishedMountError } from './launch-state.js';
+import { OVERLAY_FAILURE } from './overlay-mount.js';
+import { PidLimitError } from './pid-limit.js';
+import { ROOT_MAP_FAILURE } from './root-map.js';
+import type { Translation } from './translate.js';
+
+/** A killer that records what it was asked to kill. */
+function recorder(): Killer & { calls: string[] } {
+  const calls: string[] = [];
+  return { calls, killBwrap: () => calls.push('bwrap'), killPid: (pid) => calls.push(`pid ${pid}`) };
+}
+
+describe('the launch state machine', () => {
+  it.each<[string, LaunchState, LaunchState, string[]]>([
+    ['starting: the kill waits for the pid', { kind: 'starting', killAsked: false }, { kind: 'starting', killAsked: true }, []],
+    ['held: bwrap and the waiting pid 1', { kind: 'held', pid: 7 }, { kind: 'killed', pid: 7 }, ['bwrap', 'pid 7']],
+    ['released: bwrap and pid 1', { kind: 'released', pid: 7 }, { kind: 'killed', pid: 7 }, ['bwrap', 'pid 7']],
+    ['no sandbox: bwrap only', { kind: 'no-sandbox', error: new Error('x') }, { kind: 'killed' }, ['bwrap']],
+    ['killed: nothing more', { kind: 'killed', pid: 7 }, { kind: 'killed', pid: 7 }, []],
+  ])('a kill when %s', (_, from, to, calls) => {
+    const k = recorder();
+    expect(killed(from, k)).toEqual(to);
+    expect(k.calls).toEqual(calls);
+  });
+
+  it('a kill asked before the pid was known is done once it is, and the sandbox is never released', () => {
+    const k = recorder();
+    const s = sandboxKnown({ kind: 'starting', killAsked: true }, { ok: true, pid: 9 }, undefined, k);
+    expect(s).toEqual({ kind: 'killed', pid: 9 });
+    expect(k.calls).toEqual(['bwrap', 'pid 9']);
+    let closed = false;
+    expect(released(s, () => (closed = true))).toEqual(s);
+    expect(closed).toBe(false);
+  });
+
+  it('a failed step before the pid (placeholders) kills the sandbox as soon as it is known', () => {
+    const k = recorder();
+    const s = sandboxKnown({ kind: 'starting', killAsked: false }, { ok: true, pid: 9 }, { step: 'placeholders', error: new Error('x') }, k);
+    expect(s.kind).toBe('killed');
+  });
+
+  it('only a held sandbox is released', () => {
+    let closed = 0;
+    const close = () => closed++;
+    expect(released({ kind: 'held', pid: 3 }, close)).toEqual({ kind: 'released', pid: 3 });
+    expect(released({ kind: 'no-sandbox', error: new Error('x') }, close).kind).toBe('no-sandbox');
+    expect(closed).toBe(1);
+  });
+});
+
+describe('launchFailure: every failure before the command is an error, never a result', () => {
+  const translation = { mounts: [{ path: '/gone/sock' }] } as unknown as Translation;
+  const exists = (p: string) => p !== '/gone/sock';
+  const end = (extra: Partial<Parameters<typeof launchFailure>[0]>) => launchFailure({ state: { kind: 'released', pid: 1 }, failure: undefined, stderr: '', exitCode: 0, overlays: false, rootMap: false, ...extra }, translation, exists);
+  it.each<[string, Partial<Parameters<typeof launchFailure>[0]>, RegExp | 'vanished' | undefined]>([
+    ['the command ran', {}, undefined],
+    ['the command ran and exited 1 with its own text', { exitCode: 1, stderr: 'oops' }, undefined],
+    ['the overlay step failed', { state: { kind: 'no-sandbox', error: new Error('ended') }, overlays: true, stderr: `${OVERLAY_FAILURE}cannot mount an overlay on /w`, exitCode: 125 }, /could not be mounted as overlays/],
+    ['the root map failed', { state: { kind: 'no-sandbox', error: new Error('ended') }, rootMap: true, stderr: `${ROOT_MAP_FAILURE}unshare failed`, exitCode: 125 }, /mapped off the host's uid 0/],
+    ['the placeholders failed', { state: { kind: 'killed', pid: 1 }, failure: { step: 'placeholders', error: new Error('EEXIST') } }, /placeholders could not be made/],
+    ['the pid limit failed', { state: { kind: 'killed', pid: 1 }, failure: { step: 'pid-limit', error: new PidLimitError('no cgroup', 'give it a cgroup') } }, /pid limit could not be applied/],
+    ['the network failed', { state: { kind: 'killed', pid: 1 }, failure: { step: 'network', error: new Error('slirp4netns died') } }, /network "on" could not be set up/],
+    ['the network failed on a mount that vanished', { state: { kind: 'killed', pid: 1 }, failure: { step: 'network', error: new Error('x') }, stderr: 'bwrap: Can\'t bind /gone/sock' }, 'vanished'],
+    ['bwrap refused its setup', { state: { kind: 'no-sandbox', error: new Error('ended') }, exitCode: 1, stderr: 'bwrap: Can\'t mount proc' }, /bubblewrap could not set up/],
+    ['bwrap failed on a mount that vanished', { state: { kind: 'no-sandbox', error: new Error('ended') }, exitCode: 1, stderr: 'bwrap: Can\'t bind /gone/sock' }, 'vanished'],
+    ['killed by a timeout: the result says so', { state: { kind: 'killed', pid: 1 }, exitCode: 1, stderr: 'bwrap: whatever' }, undefined],
+  ])('%s', (_, extra, expected) => {
+    const e = end(extra);
+    if (expected === undefined) expect(e).toBeUndefined();
+    else if (expected === 'vanished') expect(e).toBeInstanceOf(VanishedMountError);
+    else {
+      expect(e).toBeInstanceOf(SandboxUnavailableError);
+      expect(e!.message).toMatch(expected);
+    }
+  });
+});

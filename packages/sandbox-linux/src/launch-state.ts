@@ -1,0 +1,144 @@
+import { SandboxUnavailableError } from '@aalis/api-reach';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
+import { LoopbackFilterError } from './loopback-filter.js';
+import { namespaceRefused } from './network.js';
+import { OVERLAY_FAILURE } from './overlay-mount.js';
+import { PidLimitError } from './pid-limit.js';
+import { ROOT_MAP_FAILURE } from './root-map.js';
+import type { Translation } from './translate.js';
+
+/*
+ * One run's launch as a state machine (service.ts `spawn` drives it): bwrap starts, the sandbox
+ * it makes waits on the setup sync fd until the host-side steps (placeholders, pid limit, network)
+ * are in place, then is released to run the command. A kill before the sandbox's pid is known is
+ * only noted: bwrap killed then would leave its sandbox waiting in its setup, unknown to us, and an
+ * end of the sync fd, even ours at exit, lets it go on to run the command (tested).
+ */
+
+/** Where one run's launch stands. */
+export type LaunchState =
+  /** bwrap started, the sandbox's pid not known yet; `killAsked`: a kill waits for the pid. */
+  | { readonly kind: 'starting'; readonly killAsked: boolean }
+  /** The sandbox exists and waits on the sync fd: nothing of the command has run. */
+  | { readonly kind: 'held'; readonly pid: number }
+  /** The sync fd is closed: the command runs. */
+  | { readonly kind: 'released'; readonly pid: number }
+  /** bwrap ended before it made the sandbox; its stderr says why. */
+  | { readonly kind: 'no-sandbox'; readonly error: Error }
+  /** Killed (a timeout, an abort, or a setup step that failed), with the sandbox's pid when it was known. */
+  | { readonly kind: 'killed'; readonly pid?: number };
+
+/** The host-side setup steps before the command is released. */
+export const SETUP_STEPS = ['placeholders', 'pid-limit', 'network'] as const;
+
+/** A setup step that failed: the command was never released, so nothing of it ran. */
+export interface SetupFailure {
+  readonly step: (typeof SETUP_STEPS)[number];
+  readonly error: Error;
+}
+
+/** What kills a launch: bwrap (its death takes the sandbox's pid 1 and its pid namespace) and, by pid, a sandbox still in its setup. */
+export interface Killer {
+  killBwrap(): void;
+  killPid(pid: number): void;
+}
+
+/** The state after a kill is asked for. */
+export function killed(state: LaunchState, k: Killer): LaunchState {
+  switch (state.kind) {
+    case 'starting':
+      return { kind: 'starting', killAsked: true };
+    case 'held':
+    case 'released':
+      k.killBwrap();
+      // a pid 1 still in its setup, waiting on the sync fd, has not set its parent-death signal
+      // yet and would hold the output pipes open for ever: killed by pid too
+      k.killPid(state.pid);
+      return { kind: 'killed', pid: state.pid };
+    case 'no-sandbox':
+      k.killBwrap();
+      return { kind: 'killed' };
+    case 'killed':
+      return state;
+  }
+}
+
+/** The state once the sandbox's pid was read (or bwrap ended without one): a kill asked meanwhile, or a failed step, is done now. */
+export function sandboxKnown(state: LaunchState, pid: { ok: true; pid: number } | { ok: false; error: Error }, failure: SetupFailure | undefined, k: Killer): LaunchState {
+  if (state.kind !== 'starting') return state;
+  const next: LaunchState = pid.ok ? { kind: 'held', pid: pid.pid } : { kind: 'no-sandbox', error: pid.error };
+  return state.killAsked || failure ? killed(next, k) : next;
+}
+
+/** The state after the sync fd is closed; only a held sandbox is released. */
+export function released(state: LaunchState, closeSync: () => void): LaunchState {
+  if (state.kind !== 'held') return state;
+  closeSync();
+  return { kind: 'released', pid: state.pid };
+}
+
+/** bwrap failed to set up for a reason that a fresh attempt does not share; nothing ran. */
+export class VanishedMountError extends AalisError<LinuxErrorCode> {
+  constructor(message: string) {
+    super('setup-transient', message);
+  }
+}
+
+/**
+ * A mount point that vanished since the scan (a container shim's socket), or bwrap's loopback
+ * setup losing a netlink race with slirp4netns configuring the same namespace.
+ */
+export function transientSetupFailure(stderr: string, translation: Translation, exists: (p: string) => boolean): boolean {
+  if (/^bwrap: loopback: /m.test(stderr)) return true;
+  return translation.mounts.some((m) => stderr.includes(m.path) && !exists(m.path));
+}
+
+const unavailable = (reason: string, fix: string) => new SandboxUnavailableError('linux', reason, fix);
+
+/** What a launch ended as, for {@link launchFailure}. */
+export interface LaunchEnd {
+  readonly state: LaunchState;
+  readonly failure: SetupFailure | undefined;
+  readonly stderr: string;
+  readonly exitCode: number | undefined;
+  /** The run has overlays (their step's failures are named), or a root map. */
+  readonly overlays: boolean;
+  readonly rootMap: boolean;
+}
+
+/**
+ * Why the launch did not run the command, as the error the run throws, or undefined when the
+ * command ran (its exit is the result). Every failure of a step before the command is an error:
+ * nothing ran then.
+ */
+export function launchFailure(end: LaunchEnd, translation: Translation, exists: (p: string) => boolean): Error | undefined {
+  const { state, failure, stderr } = end;
+  const hadSandbox = state.kind === 'held' || state.kind === 'released' || (state.kind === 'killed' && state.pid !== undefined);
+  if (end.overlays && !hadSandbox && stderr.includes(OVERLAY_FAILURE)) {
+    return unavailable(`the writable roots could not be mounted as overlays: ${stderr.trim()}`, 'see `aalis doctor` (host-model); nothing was run');
+  }
+  if (end.rootMap && !hadSandbox && stderr.includes(ROOT_MAP_FAILURE)) {
+    return unavailable(`the command could not be mapped off the host's uid 0: ${stderr.trim()}`, "see `aalis doctor` (host-uid), or set `rootUidMap: off` in the sandbox-linux config to run commands as the host's root; nothing was run");
+  }
+  if (failure?.step === 'placeholders') {
+    return unavailable(`the run's placeholders could not be made: ${failure.error.message}`, 'something appeared where the sandbox needed an empty name since the scan; run it again; nothing was run');
+  }
+  if (failure?.step === 'pid-limit') {
+    return unavailable(`the sandbox's pid limit could not be applied: ${failure.error.message}`, failure.error instanceof PidLimitError ? failure.error.fix : 'see `aalis doctor`; nothing was run');
+  }
+  if (failure?.step === 'network') {
+    const e = failure.error;
+    if (stderr.startsWith('bwrap: ') && transientSetupFailure(stderr, translation, exists)) return new VanishedMountError(stderr.trim());
+    // Refused the sandbox's namespaces (a bwrap that nests its user namespace before the sync
+    // point would do that; see network.ts): a fresh sandbox may get them. Nothing ran yet.
+    if (namespaceRefused(e.message)) return new VanishedMountError(e.message);
+    const fix = e instanceof LoopbackFilterError ? e.fix : 'sudo apt-get install -y slirp4netns; see `aalis doctor`';
+    return unavailable(`network "on" could not be set up: ${e.message}; bwrap: ${stderr.trim()}`, fix);
+  }
+  if (state.kind !== 'killed' && end.exitCode === 1 && stderr.startsWith('bwrap: ')) {
+    if (transientSetupFailure(stderr, translation, exists)) return new VanishedMountError(stderr.trim());
+    return unavailable(`bubblewrap could not set up the sandbox: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
+  }
+  return undefined;
+}
