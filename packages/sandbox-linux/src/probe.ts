@@ -3,6 +3,7 @@ import type { SandboxCheck, SandboxProbe } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { findFilterTools, findSystemTool, INSTALL_NFT } from './loopback-filter.js';
+import { findPython } from './system-python.js';
 import { choosePidLimit, PidLimitError } from './pid-limit.js';
 import { findExecutable, userNamespaceFix } from './tools.js';
 
@@ -157,8 +158,8 @@ export async function probeHost(t: ProbeTargets): Promise<SandboxProbe> {
  * its watches. Advisory: without it every walk reads every directory, slower, as strict.
  */
 function treeIndexCheck(): SandboxCheck {
-  if (!findSystemTool('python3')) {
-    return { name: 'tree-index', ok: false, detail: 'no python3: large workspaces are walked whole before and after every command (slower, as strict)', fix: 'sudo apt-get install -y python3' };
+  if (!findPython()) {
+    return { name: 'tree-index', ok: false, detail: 'no python3 interpreter (a script in front of it, such as a version manager\'s shim, is not run as the daemon): large workspaces are walked whole before and after every command (slower, as strict)', fix: 'sudo apt-get install -y python3' };
   }
   let watches = '';
   try {

@@ -1,9 +1,9 @@
-import { closeSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { SandboxCheck } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { mountOperands } from './overlay-mount.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
-import { findExecutable } from './tools.js';
+import { findPython } from './system-python.js';
 
 /*
  * A root daemon's commands never run as the host's uid 0 (README "The command's host uid"): the
@@ -105,35 +105,6 @@ export type RootMapPlan = { readonly ok: true; readonly python: string; readonly
 export const HOST_UID_CHECK = 'host-uid';
 
 const OPT_OUT = 'or set `rootUidMap: off` in the sandbox-linux config to run commands as the host\'s root (not recommended)';
-
-/** Whether `p` (symlinks followed) is a compiled program, not a script a shell would run first. */
-function isElf(p: string): boolean {
-  try {
-    const fd = openSync(realpathSync(p), 'r');
-    try {
-      const head = Buffer.alloc(4);
-      return readSync(fd, head, 0, 4, 0) === 4 && head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]));
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The interpreter itself: `python` when it names one, else the system's, else the first on PATH.
- * It runs as root with the command's environment, so a script in front of it (a version
- * manager's shim: a shell reading BASH_ENV, adding variables) is never taken.
- */
-function findPython(python: string | undefined): string | undefined {
-  const names = python ? [python] : ['/usr/bin/python3', '/bin/python3', 'python3'];
-  for (const n of names) {
-    const p = findExecutable(n);
-    if (p && isElf(p)) return p;
-  }
-  return undefined;
-}
 
 /** The interpreter and a free range, or what is missing. `python`: the interpreter to use (default: the system's python3). */
 export function planRootMap(python?: string): RootMapPlan {

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { decodeName, encodePath } from './host-names.js';
-import { findSystemTool } from './loopback-filter.js';
+import { findPython } from './system-python.js';
 import { isWithin } from './rule-match.js';
 import { TREE_WATCH_PY } from './tree-watch.helper.js';
 
@@ -61,7 +61,7 @@ export class TreeIndex {
   private buffer = '';
 
   private constructor(python: string) {
-    const child = spawn(python, ['-c', TREE_WATCH_PY], { stdio: ['pipe', 'pipe', 'ignore'], env: {} });
+    const child = spawn(python, ['-I', '-S', '-c', TREE_WATCH_PY], { stdio: ['pipe', 'pipe', 'ignore'], env: {} });
     child.on('error', () => this.die());
     child.on('exit', () => this.die());
     child.stdin!.on('error', () => this.die());
@@ -75,7 +75,7 @@ export class TreeIndex {
 
   /** An index, or undefined where there is no python3 to keep one. */
   static start(): TreeIndex | undefined {
-    const python = findSystemTool('python3');
+    const python = findPython();
     return python ? new TreeIndex(python) : undefined;
   }
 

@@ -1,0 +1,33 @@
+import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
+import { findExecutable } from './tools.js';
+
+/*
+ * The python3 the sandbox's host-side helpers run (the root map, the tree index). A root daemon runs
+ * them as root, so the interpreter must be the program itself: a version manager's shim in front of
+ * it on PATH is a shell script that reads BASH_ENV, sources rc files and can add variables.
+ */
+
+/** Whether `p` (symlinks followed) is a compiled program, not a script a shell would run first. */
+function isElf(p: string): boolean {
+  try {
+    const fd = openSync(realpathSync(p), 'r');
+    try {
+      const head = Buffer.alloc(4);
+      return readSync(fd, head, 0, 4, 0) === 4 && head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}
+
+/** The interpreter itself: `python` when it names one, else the system's, else the first on PATH; never a script. */
+export function findPython(python?: string): string | undefined {
+  const names = python ? [python] : ['/usr/bin/python3', '/bin/python3', 'python3'];
+  for (const n of names) {
+    const p = findExecutable(n);
+    if (p && isElf(p)) return p;
+  }
+  return undefined;
+}
