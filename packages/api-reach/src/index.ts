@@ -33,6 +33,7 @@ export {
   type ReachInput,
   resolveReach,
 } from './reach.js';
+export { MOVED_ASIDE_REASONS, type MovedAside, type MovedAsideReason, MovedAsideSchema, movedAsideSummary } from './moved-aside.js';
 export { withRealRoots } from './real-roots.js';
 export {
   CANDIDATE_ROLES,

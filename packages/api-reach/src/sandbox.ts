@@ -1,4 +1,5 @@
 import { AalisError, defineService } from '@aalis/core';
+import type { MovedAside } from './moved-aside.js';
 import type { SandboxRunRequest } from './run-request.js';
 import type { SandboxPlan } from './sandbox-plan.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
@@ -33,6 +34,11 @@ export interface SandboxRunResult {
    * the host's version stays; `keptAt` is where the command's version was put, when it could be.
    */
   readonly conflicts?: readonly CommitConflictEntry[];
+  /**
+   * Entries the command wrote that the sandbox removed or moved aside ({@link MovedAside}), as
+   * data: never only as text on `stderr`, which stays the command's own. Absent when none.
+   */
+  readonly movedAside?: readonly MovedAside[];
 }
 
 /** One write that lost to a host change; see {@link SandboxRunResult.conflicts}. */

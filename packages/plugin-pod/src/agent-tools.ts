@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import { pathIsUnder, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
+import { type MovedAside, pathIsUnder, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
 import { AalisError, copyFileAtomic, makeDirs, openForRead, SafeFileError, type TempRecorder, writeFileAtomic } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
@@ -122,7 +122,7 @@ async function sandboxed(ctx: AgentToolContext, argv: [string, ...string[]], std
       ok: false,
       refused: true,
       rule: 'outside-sandbox',
-      message: `the sandbox refused a write to ${where}: a pod task writes only inside ${ctx.dirs.work}. Write there instead (relative paths do).`,
+      message: `the sandbox refused a write to ${where}: a pod task writes only inside ${ctx.dirs.work}. Write there instead (relative paths do).${movedAsideText(run.movedAside ?? [])}`,
       run,
     };
   }
@@ -255,4 +255,10 @@ export function modelToolsOf(names: readonly AgentTool['name'][]): ModelTool[] {
 export function shown(dirs: TaskDirs, path: string): string {
   const rel = relative(dirs.work, path);
   return rel.startsWith('..') ? path : rel || '.';
+}
+
+// what the sandbox took away, in the refusal the agent reads (the entries, not stderr text)
+function movedAsideText(entries: readonly MovedAside[]): string {
+  if (entries.length === 0) return '';
+  return ` The sandbox took away what the command wrote there: ${entries.map((e) => `${e.path} (${e.reason}${e.to === undefined ? '' : `, now at ${e.to}`})`).join(', ')}.`;
 }

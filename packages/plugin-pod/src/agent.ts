@@ -100,6 +100,7 @@ export async function runAgent(run: AgentRun): Promise<AgentResult> {
             truncated: outcome.run.truncated,
             writeDenied: outcome.run.writeDenied,
             deniedWrites: [...outcome.run.deniedWrites],
+            ...(outcome.run.movedAside && outcome.run.movedAside.length > 0 ? { movedAside: [...outcome.run.movedAside] } : {}),
           }
         : undefined;
       if (outcome.ok) {

@@ -1,3 +1,4 @@
+import { MovedAsideSchema } from '@aalis/api-reach';
 import { z } from 'zod';
 
 /** Where a task stands. The last five are final. */
@@ -61,6 +62,8 @@ export const RunLogSchema = z.object({
   truncated: z.boolean(),
   writeDenied: z.boolean(),
   deniedWrites: z.array(z.string()),
+  /** Entries the sandbox removed or moved aside (api-reach's `MovedAsideSchema`); absent in logs written before it. */
+  movedAside: z.array(MovedAsideSchema).optional(),
 });
 
 /** One line of a task's full log. */

@@ -84,6 +84,9 @@ describe('run_command: a refused write is asked for exactly, and retried only wh
     expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { runs: 1, refusedWrites: [{ path: join(env.project, '.env.local'), rule: 'secret-file' }] } });
     expect(countIn(env.project)).toBe(1);
     expect(existsSync(join(env.project, '.env.local'))).toBe(false);
+    // what the sandbox took away is a field of the outcome the agent sees, not text in stderr
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, value: { movedAside: [{ path: join(env.project, '.env.local'), reason: 'kept-off' }] } });
+    expect((outcome as { value: { stderr: string } }).value.stderr).not.toContain('were kept off the host');
   }, 30_000);
 
   it('the control plane is the command result (rule control-plane), never asked, never re-run', async () => {

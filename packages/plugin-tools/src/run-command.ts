@@ -1,4 +1,4 @@
-import { type KeptCommit, type ReachCredential, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
+import { type KeptCommit, type MovedAside, type ReachCredential, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
 import { defineTool, type ToolCallContext, ToolError } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
@@ -6,7 +6,7 @@ import { BackgroundJobs } from './background-jobs.js';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { type CommandRunResult, runUnsandboxed } from './unsandboxed-run.js';
 import { commandPolicyOf, MAX_OUTPUT, sandboxRequestOf } from './sandbox-request.js';
-import { grantRefusedWrites, type RefusedWrite } from './write-retry.js';
+import { grantRefusedWrites, type RefusedWrite, withMovedAside } from './write-retry.js';
 
 /** Parameters of `run_command`: a shell string (run with `/bin/sh -c`) or an argv. */
 export const RunCommandParams = z
@@ -40,6 +40,11 @@ export type RunCommandResult = CommandRunResult & {
   readonly grantedWrites: readonly string[];
   /** Writes the sandbox refused and undid in the run returned, each with why it stays refused. */
   readonly refusedWrites: readonly RefusedWrite[];
+  /**
+   * Entries the command wrote that the sandbox removed or moved aside in the run returned (where
+   * each is now, when kept), as data for the agent; the command's stderr stays its own.
+   */
+  readonly movedAside: readonly MovedAside[];
   /** Present when writes were refused: what happened, in words, for the agent. */
   readonly note?: string;
 };
@@ -78,7 +83,7 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
 
   if (credential.exec === 'host') {
     const result = await runUnsandboxed({ ...common, env: await credential.processEnv('host'), signal: ctx.signal });
-    return { where: 'host', ...result, runs: 1, grantedWrites: [], refusedWrites: [] };
+    return { where: 'host', ...result, runs: 1, grantedWrites: [], refusedWrites: [], movedAside: [] };
   }
   const service = deps.sandbox();
   if (!service) {
@@ -110,7 +115,7 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
     if (first.deniedWrites.length === 0) {
       return onceOnly([], 'The sandbox refused a write but could not tell which path, so there was nothing precise to ask for.');
     }
-    const plan = await grantRefusedWrites({ deniedWrites: first.deniedWrites, cwd, policy: firstPolicy, policyNow, credential, platform: process.platform });
+    const plan = await grantRefusedWrites({ deniedWrites: first.deniedWrites, movedAside: first.movedAside ?? [], cwd, policy: firstPolicy, policyNow, credential, platform: process.platform });
     if (plan.kind === 'once') return onceOnly(plan.refusals, plan.why);
     if (plan.kind === 'not-approved') {
       throw new CommandRefusedError(
@@ -121,7 +126,7 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
     const { refused, granted } = plan;
     if (kept && refused.every((p) => kept.paths.includes(p))) return await commitKept(service, first, kept.id, policyNow(), refused, granted);
     const second = await run(policyNow());
-    const again = second.writeDenied ? await refusedAgain(second, cwd) : [];
+    const again = second.writeDenied ? withMovedAside(await refusedAgain(second, cwd), second.movedAside ?? []) : [];
     return {
       where: 'sandbox',
       ...pick(second),
@@ -154,9 +159,12 @@ async function commitKept(service: SandboxService, first: SandboxRunResult, id: 
     ...done.refused.map((path) => ({ path, rule: 'refused-again' as const, message: `${path} was still refused when the approved writes were committed; it is not on the host.` })),
     ...done.conflicts.map((path) => ({ path, rule: 'conflict' as const, message: `${path} changed on the host since the command started; the host's version was kept and the command's was not committed.` })),
   ];
+  const landed = new Set(done.committed);
   return {
     where: 'sandbox',
     ...pick(first),
+    // what was committed now is on the host: no longer kept off it
+    movedAside: (first.movedAside ?? []).filter((entry) => !landed.has(entry.path)),
     stderr: first.stderr + done.notes,
     runs: 1,
     grantedWrites: granted,
@@ -170,9 +178,9 @@ async function refusedAgain(result: SandboxRunResult, cwd: string): Promise<Refu
   return paths.map((path) => ({ path, rule: 'refused-again', message: `the retry was refused writing ${path} too; it was undone.` }));
 }
 
-function pick(result: SandboxRunResult): CommandRunResult {
+function pick(result: SandboxRunResult): CommandRunResult & { readonly movedAside: readonly MovedAside[] } {
   const { stdout, stderr, exitCode, signal, timedOut, truncated } = result;
-  return { stdout, stderr, exitCode, signal, timedOut, truncated };
+  return { stdout, stderr, exitCode, signal, timedOut, truncated, movedAside: result.movedAside ?? [] };
 }
 
 /** The shell tools: `run_command`, and a background variant with `command_status`; `jobs` holds the background commands. */

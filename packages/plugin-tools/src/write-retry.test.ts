@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { escapePattern, type SandboxPolicy } from '@aalis/api-reach';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NEVER_WRITTEN } from './secrets.js';
-import { needOf, type RefusalRule } from './write-retry.js';
+import { needOf, type RefusalRule, withMovedAside } from './write-retry.js';
 
 // Real directories; the policy is written out by hand so each row shows the layer it exercises.
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aalis-need-')));
@@ -57,5 +57,22 @@ describe('needOf: what a refused write needs before a retry can succeed', () => 
     const withDir = { ...policy, write: [...policy.write, outside] };
     expect(await needOf(withDir, path, 'linux')).toEqual({ kind: 'ask', path });
     expect(await needOf({ ...withDir, writeExceptions: [exact(path)] }, path, 'linux')).toEqual({ kind: 'writable' });
+  });
+});
+
+describe('withMovedAside', () => {
+  it('says where the sandbox kept the command\'s version of a refused entry, and leaves the others', () => {
+    const refusals = [
+      { path: '/w/.vscode', rule: 'no-grant-helps' as const, message: 'no.' },
+      { path: '/w/.envrc', rule: 'secret-file' as const, message: 'never.' },
+    ];
+    const moved = [
+      { path: '/w/.vscode', to: '/state/undone/run/w/.vscode', reason: 'moved-aside' as const },
+      { path: '/w/.envrc', reason: 'deleted' as const },
+    ];
+    expect(withMovedAside(refusals, moved)).toEqual([
+      { path: '/w/.vscode', rule: 'no-grant-helps', message: "no. The command's version is kept at /state/undone/run/w/.vscode.", movedTo: '/state/undone/run/w/.vscode' },
+      { path: '/w/.envrc', rule: 'secret-file', message: 'never.' },
+    ]);
   });
 });

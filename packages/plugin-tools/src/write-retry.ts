@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { compileRules, escapePattern, foldPath, pathIsUnder, preparePath, type ReachCredential, type SandboxPolicy, sandboxPolicyAllows } from '@aalis/api-reach';
+import { compileRules, escapePattern, foldPath, type MovedAside, pathIsUnder, preparePath, type ReachCredential, type SandboxPolicy, sandboxPolicyAllows } from '@aalis/api-reach';
 import { realPathOf } from '@aalis/plugin-reach';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
 
@@ -14,6 +14,20 @@ export interface RefusedWrite {
   readonly path: string;
   readonly rule: RefusalRule;
   readonly message: string;
+  /** Where the command's version of it is now, when the sandbox moved it aside rather than deleting it (the run's `movedAside`). */
+  readonly movedTo?: string;
+}
+
+/**
+ * The refusals with where the sandbox put each entry it moved aside (the run's `movedAside`,
+ * by real path), so the agent can say where the command's version went; the rest unchanged.
+ */
+export function withMovedAside(refusals: readonly RefusedWrite[], movedAside: readonly MovedAside[]): RefusedWrite[] {
+  const to = new Map(movedAside.flatMap((entry) => (entry.to === undefined ? [] : [[entry.path, entry.to] as const])));
+  return refusals.map((refusal) => {
+    const at = to.get(refusal.path);
+    return at === undefined ? refusal : { ...refusal, movedTo: at, message: `${refusal.message} The command's version is kept at ${at}.` };
+  });
 }
 
 /**
@@ -146,6 +160,8 @@ export type RetryPlan =
  */
 export async function grantRefusedWrites(input: {
   readonly deniedWrites: readonly string[];
+  /** The refused run's `movedAside`: a refusal of an entry the sandbox kept says where it is. */
+  readonly movedAside?: readonly MovedAside[];
   readonly cwd: string;
   /** The policy the refused run ran under. */
   readonly policy: SandboxPolicy;
@@ -154,6 +170,11 @@ export async function grantRefusedWrites(input: {
   readonly credential: ReachCredential;
   readonly platform: NodeJS.Platform;
 }): Promise<RetryPlan> {
+  const plan = await judgeAndAsk(input);
+  return plan.kind === 'once' ? { ...plan, refusals: withMovedAside(plan.refusals, input.movedAside ?? []) } : plan;
+}
+
+async function judgeAndAsk(input: Parameters<typeof grantRefusedWrites>[0]): Promise<RetryPlan> {
   const { platform } = input;
   try {
     const refused = [...new Set(await Promise.all(input.deniedWrites.map((p) => realPathOf(p, input.cwd))))];

@@ -111,6 +111,8 @@ describe.skipIf(engineSkip)('DockerSandbox on a real engine: the policy', () => 
     expect(existsSync(join(ws, '.envrc'))).toBe(false);
     expect(result.writeDenied).toBe(true);
     expect(result.deniedWrites).toEqual(expect.arrayContaining([join(ws, '.envrc'), join(ws, '.git/hooks/pre-commit'), join(ws, 'ctl/x')]));
+    expect(result.movedAside).toEqual([{ path: join(ws, '.envrc'), reason: 'deleted' }]);
+    expect(result.stderr).not.toContain('.envrc:');
   });
 
   it('hides deny-read paths: masked files read empty, masked directories are empty, other roots are absent', async () => {

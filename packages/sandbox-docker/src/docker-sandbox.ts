@@ -409,6 +409,8 @@ export class DockerSandbox implements SandboxService {
       truncated: outcome.stdout.truncated || outcome.stderrTruncated,
       writeDenied: reported.denied || deniedWrites.length > 0,
       deniedWrites,
+      // what the walk removed is data, not a line on the command's stderr
+      ...(leaked.length > 0 ? { movedAside: leaked.map((path) => ({ path, reason: 'deleted' as const })) } : {}),
     };
   }
 

@@ -19,6 +19,11 @@ describe('toolRunOutcome', () => {
     [{ exitCode: null, signal: 'SIGKILL' }, { ok: false, kind: 'killed' }],
     [{ timedOut: true, exitCode: null, signal: 'SIGKILL' }, { ok: false, kind: 'timeout' }],
     [{ stdout: '{"ok":true,"value":', truncated: true }, { ok: false, kind: 'bad-output' }],
+    // a failure after a refused write is said as that refusal; a success keeps its value
+    [{ exitCode: 1, stderr: "touch: /etc/x: Read-only file system", writeDenied: true, deniedWrites: ['/etc/x'] }, { ok: false, kind: 'write-denied', message: expect.stringContaining('a write to /etc/x') }],
+    [{ stdout: '{"ok":false,"kind":"io","message":"cannot save"}', writeDenied: true, deniedWrites: ['/w/.envrc'], movedAside: [{ path: '/w/.envrc', reason: 'deleted' as const }] }, { ok: false, kind: 'write-denied', message: expect.stringContaining('the sandbox removed /w/.envrc') }],
+    [{ stdout: '{"ok":true,"value":1}', writeDenied: true, deniedWrites: ['/etc/x'] }, { ok: true, value: 1 }],
+    [{ timedOut: true, exitCode: null, signal: 'SIGKILL', writeDenied: true, deniedWrites: ['/etc/x'] }, { ok: false, kind: 'timeout' }],
   ])('%j -> %j', (result, outcome) => {
     expect(toolRunOutcome({ ...base, ...result })).toMatchObject(outcome);
   });
@@ -46,5 +51,21 @@ describe.skipIf(engineSkip)('a stdio tool in a container', () => {
     });
     // 002's check that the tool really ran in the container: it sees UTC, not the host's zone.
     expect(toolRunOutcome(result)).toEqual({ ok: true, value: { echo: { tool: 'datetime', params: { format: 'iso' }, user_id: 'u1' }, tz: '+0000' } });
+  });
+
+  it('a tool that fails because the container refused its write is write-denied, naming the path', async () => {
+    const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-envelope' });
+    const cwd = tempDir();
+    const result = await box.run({
+      // a stdio tool may write nowhere on the host: its cache write fails, and so does the tool
+      argv: ['sh', '-c', `echo x > ${cwd}/cache.json || exit 3; echo '{"ok":true,"value":1}'`],
+      cwd,
+      env: {},
+      timeoutMs: 20_000,
+      policy: policy(),
+      sandboxSpec: { profile: 'stdio' },
+    });
+    expect(result).toMatchObject({ exitCode: 3, writeDenied: true, deniedWrites: [`${cwd}/cache.json`] });
+    expect(toolRunOutcome(result)).toEqual({ ok: false, kind: 'write-denied', message: expect.stringContaining(`a write to ${cwd}/cache.json`) });
   });
 });

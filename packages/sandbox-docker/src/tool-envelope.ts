@@ -58,9 +58,27 @@ const Json = z.string().transform((text, ctx) => {
  * Reads a tool's result from a sandbox run: its stdout must be one JSON result
  * `{ ok: true, value }` or `{ ok: false, kind, message }`; a timeout, a signal, a non-zero exit,
  * cut output or anything else on stdout is an error of its kind, never a success and never text
- * taken apart for meaning.
+ * taken apart for meaning. A failure (not a timeout or kill) of a run the sandbox refused a write
+ * is `write-denied`, naming the refused paths.
  */
 export function toolRunOutcome(result: SandboxRunResult): ToolRunOutcome {
+  const outcome = plainOutcome(result);
+  // A tool that failed after the sandbox refused it a write failed because of that refusal: said
+  // as such (with the paths), not as a bare exit code. One that succeeded anyway keeps its value.
+  if (!outcome.ok && result.writeDenied && outcome.kind !== 'timeout' && outcome.kind !== 'killed') {
+    return { ok: false, kind: 'write-denied', message: `${writeDeniedMessage(result)} (${outcome.message})` };
+  }
+  return outcome;
+}
+
+function writeDeniedMessage(result: SandboxRunResult): string {
+  const where = result.deniedWrites.length > 0 ? result.deniedWrites.join(', ') : 'a path it did not name';
+  const moved = result.movedAside ?? [];
+  const aside = moved.length > 0 ? `; the sandbox removed ${moved.map((m) => m.path).join(', ')}` : '';
+  return `the sandbox refused the tool a write to ${where}, outside what its profile may write${aside}`;
+}
+
+function plainOutcome(result: SandboxRunResult): ToolRunOutcome {
   const tail = result.stderr.trim().split('\n').slice(-3).join(' | ');
   if (result.timedOut) return { ok: false, kind: 'timeout', message: 'the tool ran past its time limit and was killed' };
   if (result.signal !== null) return { ok: false, kind: 'killed', message: `the tool was killed by ${result.signal} (a memory or pid limit, or an abort)` };

@@ -15,6 +15,8 @@ export interface UndoReport {
   readonly removed: readonly string[];
   /** Where they were moved (their whole path under it), when anything was. */
   readonly movedTo?: string;
+  /** Each entry moved aside and where it is now (a subset of `removed`). */
+  readonly moved?: readonly { readonly path: string; readonly to: string }[];
   /** Entries that could not be moved aside and were deleted instead. */
   readonly deleted?: readonly string[];
   /** Directories under the writable roots the look could not list: what is in them was not checked. */
@@ -66,6 +68,7 @@ export function undoNewForbidden(
   for (const p of keep) existed.add(p);
   const removed: string[] = [];
   const deleted: string[] = [];
+  const moved: { path: string; to: string }[] = [];
   const unreadable: string[] = [];
   const roots = lookRoots(policy);
   const index = options?.noCache ? undefined : treeIndex();
@@ -82,10 +85,11 @@ export function undoNewForbidden(
             // the directory listed is the one open at dirFd; if a host program moved it out of the
             // writable roots meanwhile, its entries are not ours to touch
             if (!liesUnder(e.dirFd, e.depth - 1, rootId)) return false;
-            if (!aside || !moveAside(e.dirFd, e.name, e.path, aside)) {
+            const to = aside === undefined ? undefined : moveAside(e.dirFd, e.name, e.path, aside);
+            if (to === undefined) {
               removeAt(e.dirFd, e.name);
               deleted.push(e.path);
-            }
+            } else moved.push({ path: e.path, to });
             removed.push(e.path);
             return false;
           }
@@ -94,9 +98,9 @@ export function undoNewForbidden(
       }, Number.POSITIVE_INFINITY, cache);
     }
   } catch (e) {
-    return report(removed, deleted, unreadable, aside, (e as Error).message);
+    return report(removed, deleted, moved, unreadable, aside, (e as Error).message);
   }
-  return report(removed, deleted, unreadable, aside);
+  return report(removed, deleted, moved, unreadable, aside);
 }
 
 /** Whether `path` (or the real path of its nearest existing ancestor) lies under a write root. */
@@ -115,11 +119,10 @@ function reachableBy(policy: SandboxPolicy, path: string): boolean {
   }
 }
 
-function report(removed: string[], deleted: string[], unreadable: string[], aside: string | undefined, skipped?: string): UndoReport {
-  const moved = removed.length > deleted.length;
+function report(removed: string[], deleted: string[], moved: { path: string; to: string }[], unreadable: string[], aside: string | undefined, skipped?: string): UndoReport {
   return {
     removed,
-    ...(moved && aside ? { movedTo: aside } : {}),
+    ...(moved.length > 0 && aside ? { movedTo: aside, moved } : {}),
     ...(deleted.length > 0 ? { deleted } : {}),
     ...(unreadable.length > 0 ? { unreadable } : {}),
     ...(skipped === undefined ? {} : { skipped }),
@@ -131,25 +134,27 @@ let longNames = 0;
 /**
  * Moves an undone entry out of the way rather than deleting it: a host program (the user's editor)
  * may have made it during the run, and nothing of theirs may be lost. It goes under `aside` with
- * its whole path; a path too long for that goes to `aside/long/<n>-<name>`. False when it could
- * not be moved; the caller deletes it then (a landing never stays).
+ * its whole path; a path too long for that goes to `aside/long/<n>-<name>`. Answers where it went,
+ * or undefined when it could not be moved; the caller deletes it then (a landing never stays).
  */
-function moveAside(dirFd: number, name: Buffer, path: string, aside: string): boolean {
+function moveAside(dirFd: number, name: Buffer, path: string, aside: string): string | undefined {
   try {
     const dest = join(aside, path);
     try {
       mkdirSync(encodePath(dirname(dest)), { recursive: true, mode: 0o700 });
       moveAt(dirFd, name, encodePath(dest));
+      return dest;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENAMETOOLONG') throw e;
       const long = join(aside, 'long');
       mkdirSync(long, { recursive: true, mode: 0o700 });
       longNames += 1;
-      moveAt(dirFd, name, Buffer.concat([encodePath(`${long}/${longNames}-`), name]));
+      const prefix = `${long}/${longNames}-`;
+      moveAt(dirFd, name, Buffer.concat([encodePath(prefix), name]));
+      return prefix + name.toString('utf8'); // a name that is not UTF-8 reads with U+FFFD, as every path a run reports
     }
-    return true;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -163,7 +168,7 @@ function moveAside(dirFd: number, name: Buffer, path: string, aside: string): bo
 export class LandingSweeper {
   private readonly removed = new Set<string>();
   private readonly deleted = new Set<string>();
-  private moved = false;
+  private readonly moved = new Map<string, string>();
   private timer?: NodeJS.Timeout;
   private stopped = false;
   private inFlight?: Promise<UndoReport>;
@@ -204,7 +209,7 @@ export class LandingSweeper {
       (report) => {
         for (const p of report.removed) this.removed.add(p);
         for (const p of report.deleted ?? []) this.deleted.add(p);
-        if (report.movedTo) this.moved = true;
+        for (const m of report.moved ?? []) this.moved.set(m.path, m.to);
         return report;
       },
       // the command may be writing in what is being removed: the next look, or the last, takes it
@@ -222,7 +227,7 @@ export class LandingSweeper {
     const removed = [...this.removed].sort();
     return {
       removed,
-      ...(this.moved && this.aside ? { movedTo: this.aside } : {}),
+      ...(this.moved.size > 0 && this.aside ? { movedTo: this.aside, moved: [...this.moved].sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, to]) => ({ path, to })) } : {}),
       ...(this.deleted.size > 0 ? { deleted: [...this.deleted].sort() } : {}),
       ...(last.unreadable && last.unreadable.length > 0 ? { unreadable: last.unreadable } : {}),
       ...(last.skipped === undefined ? {} : { skipped: last.skipped }),

@@ -146,9 +146,7 @@ export class RunOverlays {
       }
     }
     endCommit(this.layersDir);
-    if (refused.length > 0) notes += `aalis: writes the policy does not allow were kept off the host (never made there): ${refused.map(printablePath).join(', ')}\n`;
     if (failed.length > 0) notes += `aalis: writes the policy allows could not be committed (not on the host; see above): ${failed.map(printablePath).join(', ')}\n`;
-    if (conflicts.length > 0) notes += `aalis: entries changed on the host during the run kept the host's version (the command's was not committed): ${conflicts.map((c) => printablePath(c.path)).join(', ')}\n`;
     return { committed, refused, conflicts, failed, notes };
   }
 }

@@ -62,6 +62,10 @@ describe('the overlay: nothing lands on the host that the policy has not judged'
     expect(readFileSync(join(s.ws, 'pkg/fine.txt'), 'utf8')).toBe('ok\n');
     expect(r.writeDenied).toBe(true);
     expect([...r.deniedWrites].sort()).toEqual(expect.arrayContaining(landings));
+    // kept off the host, as data; stderr gets one summary line instead of the list of paths
+    expect(r.movedAside).toEqual(expect.arrayContaining(landings.map((path) => ({ path, reason: 'kept-off' }))));
+    expect(r.stderr).toContain("entries this command wrote were moved aside or removed by the sandbox (the result's movedAside names each)\n");
+    expect(r.stderr).not.toContain('were kept off the host');
   });
 
   // The overlay captures every write, so the placeholders of the look (placeholders.ts) would only

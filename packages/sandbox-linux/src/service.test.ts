@@ -136,7 +136,12 @@ describe('LinuxSandbox.run', { timeout: 120_000 }, () => {
     }
     // moved out of the way, not deleted: a host program may have made one of them during the run
     const [run] = readdirSync(undone);
-    expect(r.stderr).toContain(`moved out of the way, under ${undone}/${run}`);
+    // each entry is data on the result; stderr keeps one summary line, not the paths
+    expect([...(r.movedAside ?? [])].sort((a, b) => (a.path < b.path ? -1 : 1))).toEqual(
+      ['deep/.husky', 'deep/er/.env.production', 'deep/er/.envrc', 'deep/er/.vscode'].map((rel) => ({ path: `${s.ws}/${rel}`, to: `${undone}/${run}${s.ws}/${rel}`, reason: 'moved-aside' })),
+    );
+    expect(r.stderr).toContain("4 entries this command wrote were moved aside or removed by the sandbox (the result's movedAside names each)");
+    expect(r.stderr).not.toContain(undone);
     expect(readFileSync(`${undone}/${run}${s.ws}/deep/er/.vscode/tasks.json`, 'utf8')).toBe('{}\n');
     expect(readFileSync(`${undone}/${run}${s.ws}/deep/er/.env.production`, 'utf8')).toBe('S=1\n');
     expect(readFileSync(`${s.ws}/deep/er/ok.txt`, 'utf8')).toBe('fine\n');

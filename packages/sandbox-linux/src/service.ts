@@ -5,6 +5,8 @@ import type { Readable, Writable } from 'node:stream';
 import {
   BoundedOutput,
   type KeptCommit,
+  type MovedAside,
+  movedAsideSummary,
   PLAN_RUN_DIR,
   type PlanStep,
   refusedWritesIn,
@@ -416,12 +418,16 @@ export class LinuxSandbox implements SandboxService {
       let notes = translation.notes.join('');
       if (model.kind === 'look' && this.hostModel === 'auto') notes += `aalis: the command's writes were not captured in an overlay (look-based model: landings undone after the fact), because ${model.reason}\n`;
       if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
-      if (undo.movedTo) notes += `aalis: new entries this command may not make were moved out of the way, under ${undo.movedTo}\n`;
-      if (undo.deleted) notes += `aalis: new entries this command may not make could not be moved aside and were deleted: ${undo.deleted.join(', ')}\n`;
+      // the entries themselves are data (movedAside); stderr keeps the one line the README promises
+      const movedAside: MovedAside[] = [
+        ...(undo.moved ?? []).map((m) => ({ path: m.path, to: m.to, reason: 'moved-aside' as const })),
+        ...(undo.deleted ?? []).map((path) => ({ path, reason: 'deleted' as const })),
+      ];
+      notes += movedAsideSummary(movedAside);
       if (undo.skipped !== undefined) notes += `aalis: new files under the writable roots could not be checked against the deny rules (${undo.skipped})\n`;
       if (undo.unreadable) notes += `aalis: directories under the writable roots could not be listed, so what is in them was not checked against the deny rules: ${undo.unreadable.map(printablePath).join(', ')}\n`;
       if (undo.removed.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
-      return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...undo.removed])] };
+      return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...undo.removed])], movedAside };
     } finally {
       await dir.dispose(); // off the event loop (run-dir.ts)
     }
@@ -471,6 +477,12 @@ export class LinuxSandbox implements SandboxService {
       this.unjudged = [];
     }
     if (commit.conflicts.length > 0) result = { ...result, conflicts: commit.conflicts };
+    const movedAside: MovedAside[] = [
+      ...commit.refused.map((path) => ({ path, reason: 'kept-off' as const })),
+      ...commit.conflicts.map((c) => ({ path: c.path, ...(c.keptAt === undefined ? {} : { to: c.keptAt }), reason: 'conflict' as const })),
+    ];
+    notes += movedAsideSummary(movedAside);
+    if (movedAside.length > 0) result = { ...result, movedAside };
     if (commit.refused.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
     // kept for an answer: the layers outlive this run's folder until committed or discarded (kept-writes.ts)
     const keptWrites = request.keepRefused ? this.kept.keep(overlays, dir, commit.refused, mountPoints) : undefined;
