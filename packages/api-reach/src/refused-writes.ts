@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { pathIsUnder } from './path.js';
 
 /**
  * The errors a refused write shows as, by what a tool prints for them. Which of them is a
@@ -164,7 +165,7 @@ export const KERNEL_TREES = ['/proc', '/sys'] as const;
 
 /** Whether a path lies in one of {@link KERNEL_TREES}; a backend does not report those as refused writes. */
 export function inKernelTree(path: string): boolean {
-  return KERNEL_TREES.some((tree) => path === tree || path.startsWith(`${tree}/`));
+  return KERNEL_TREES.some((tree) => pathIsUnder(path, tree, 'linux'));
 }
 
 /**
