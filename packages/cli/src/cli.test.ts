@@ -224,7 +224,9 @@ describe('aalis doctor and policy', () => {
     for (const name of ['bwrap', 'unshare']) {
       const real = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim();
       // the argv, and beside it the environment the program was started with
-      writeFileSync(join(rec, name), `#!/bin/sh\nf=$(mktemp ${rec}/log/${name}.XXXXXX)\nenv -0 > "$f.env"\nprintf '%s\\0' "$0" "$@" > "$f"\nexec ${real} "$@"\n`, { mode: 0o755 });
+      // bwrap reads the command's own environment on fd 7 (sandbox-linux launch-env.ts): kept, then handed on
+      const fd7 = name === 'bwrap' ? `if [ -e /proc/self/fd/7 ]; then cat <&7 > "$f.fd7"; exec ${real} "$@" 7<"$f.fd7"; fi\n` : '';
+      writeFileSync(join(rec, name), `#!/bin/sh\nf=$(mktemp ${rec}/log/${name}.XXXXXX)\nenv -0 > "$f.env"\nprintf '%s\\0' "$0" "$@" > "$f"\n${fd7}exec ${real} "$@"\n`, { mode: 0o755 });
     }
     const env = { PATH: `${rec}:${process.env.PATH}` };
     // a root daemon's plan starts with the root map's python3 (sandbox-linux root-map.ts), which
@@ -233,7 +235,7 @@ describe('aalis doctor and policy', () => {
     const planNow = () => {
       const printed = aalis(['policy', '--tier', tier, '--json'], { env });
       expect(printed.status).toBe(0);
-      return JSON.parse(printed.stdout).plan as { argv: string[]; env: Record<string, string> };
+      return JSON.parse(printed.stdout).plan as { argv: string[]; env: Record<string, string>; pre: { step: string; detail: string }[] };
     };
     // a plan is of the host as it is then, and other processes on this machine make and remove
     // aalis data directories (hidden in every sandbox): the run must equal the plan before or after it
@@ -242,10 +244,14 @@ describe('aalis doctor and policy', () => {
     expect(ran.stdout).toContain(`mark-${tier}`);
     const after = planNow();
     const records = readdirSync(join(rec, 'log'))
-      .filter((f) => !f.endsWith('.env'))
+      .filter((f) => !f.endsWith('.env') && !f.endsWith('.fd7'))
       .map((f) => join(rec, 'log', f))
       .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)
-      .map((f) => ({ argv: readFileSync(f, 'utf8').split('\0').slice(0, -1), env: readFileSync(`${f}.env`, 'utf8').split('\0').slice(0, -1) }))
+      .map((f) => ({
+        argv: readFileSync(f, 'utf8').split('\0').slice(0, -1),
+        env: readFileSync(`${f}.env`, 'utf8').split('\0').slice(0, -1),
+        commandEnv: existsSync(`${f}.fd7`) ? readFileSync(`${f}.fd7`, 'utf8').split('\0').slice(0, -1) : [],
+      }))
       .filter(({ argv }) => argv.includes(`mark-${tier}`) && argv[0] === before.argv[firstRecorded(before)]);
     expect(records).toHaveLength(1);
     const starts = records.map((r) => r.argv);
@@ -254,13 +260,18 @@ describe('aalis doctor and policy', () => {
     const started = starts[0]!.map((a) => session(a.replace(/\/[^\0]*?\/aalis-sbx-\d+-\d+-[a-z0-9]+/g, '<run>')));
     const planned = (plan: { argv: string[] }) => [...plan.argv.slice(firstRecorded(plan), -1).map(session), '/bin/echo', `mark-${tier}`];
     if (JSON.stringify(started) !== JSON.stringify(planned(before))) expect(started).toEqual(planned(after));
-    // and the environment the plan names is the one the run started with (the policy is built from
-    // the same credential by the same function), less what the recording shell itself sets
+    // the environment bwrap was started with is the plan's fixed launch environment (less what the
+    // recording shell itself sets), and the command's own, read by bwrap on fd 7, has the variables
+    // the plan names (the policy is built from the same credential by the same function)
     const shellOwn = new Set(['PWD', 'OLDPWD', 'SHLVL', '_']);
     const envOf = (pairs: readonly string[]) => Object.fromEntries(pairs.map((kv) => [kv.slice(0, kv.indexOf('=')), session(kv.slice(kv.indexOf('=') + 1))]).filter(([k]) => !shellOwn.has(k as string)));
     const plannedEnv = (plan: { env: Record<string, string> }) => envOf(Object.entries(plan.env).map(([k, v]) => `${k}=${v}`));
-    const startedEnv = envOf(records[0]!.env);
-    expect(Object.keys(startedEnv).length).toBeGreaterThan(3);
-    if (!isDeepStrictEqual(startedEnv, plannedEnv(before))) expect(startedEnv).toEqual(plannedEnv(after));
+    expect(envOf(records[0]!.env)).toEqual(plannedEnv(before));
+    const setenv = records[0]!.commandEnv;
+    const commandNames = setenv.filter((_, i) => i % 3 === 1).sort();
+    expect(setenv.filter((_, i) => i % 3 === 0).every((a) => a === '--setenv')).toBe(true);
+    expect(commandNames.length).toBeGreaterThan(3);
+    const namedIn = (plan: { pre: { step: string; detail: string }[] }) => plan.pre.find((p) => p.step === 'environment')!.detail.split('from fd 7): ')[1]!.split(', ').sort();
+    if (!isDeepStrictEqual(commandNames, namedIn(before))) expect(commandNames).toEqual(namedIn(after));
   }, 300_000);
 });
