@@ -25,6 +25,22 @@ async function nextSecondStart(afterMs: number): Promise<void> {
   while (sec(Date.now()) <= sec(afterMs) || Date.now() % 1000 > 100) await new Promise((r) => setTimeout(r, 5));
 }
 
+/** The ctime of the start stamp in the run's layer folder (`<tmpDir>/<run>/overlay/started`), as soon as it exists. */
+async function startStamp(tmpDir: string): Promise<bigint> {
+  const end = Date.now() + 60_000;
+  while (Date.now() < end) {
+    for (const run of readdirSync(tmpDir)) {
+      try {
+        return lstatSync(join(tmpDir, run, 'overlay', 'started'), { bigint: true }).ctimeNs;
+      } catch {
+        // not made yet
+      }
+    }
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  throw new Error('no run stamped its start within 60 s');
+}
+
 const canLoop = process.getuid?.() === 0 && existsSync('/dev/loop-control') && existsSync('/usr/sbin/mkfs.ext4');
 
 describe.skipIf(!canLoop)('a workspace on a file system that stamps whole seconds (ext4, 128-byte inodes)', { timeout: 300_000 }, () => {
@@ -40,30 +56,33 @@ describe.skipIf(!canLoop)('a workspace on a file system that stamps whole second
     if (mnt) execFileSync('umount', [mnt]);
   });
 
-  it('a host edit in the same second as the start, after it, is a conflict: the host version stays', async () => {
+  it('a host edit after the start whose ctime is before the start stamp is a conflict: the host version stays', async () => {
     const ws = join(mnt, 'ws');
     mkdirSync(ws);
     const file = join(ws, 'h.txt');
     writeFileSync(file, 'probe\n');
     expect(lstatSync(file, { bigint: true }).ctimeNs % 1_000_000_000n).toBe(0n); // whole seconds indeed
     const policy = workspacePolicy(s, { write: [ws, s.sessionTmp], unixSockets: [ws, s.sessionTmp] });
-    const sb = createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, undoneDir: join(s.root, 'undone') });
-    // The race needs the edit in the same wall-clock second as the start; a loaded machine may
-    // take longer than that to start the command, so it is tried until it happens (each try is
-    // checked against the clock, never assumed).
+    // The race: the host edit lands after the run stamped its start in its layer folder
+    // (nanoseconds) but in the same second, so the whole-second ctime is before that stamp. The
+    // edit is made the moment the stamp appears, and each try checks that the ctimes really are
+    // in that order (a loaded machine may cross a second between them: then it tries again).
     let raced = 0;
     for (let attempt = 0; attempt < 10 && raced === 0; attempt++) {
       writeFileSync(file, 'orig\n');
-      await nextSecondStart(Date.now());
+      await nextSecondStart(Date.now()); // the file's own ctime a second before the start
       const token = `3.0${attempt}71`;
-      const t0 = Date.now();
+      const tmpDir = mkdtempSync(join(s.root, 'daemon-tmp-')); // a fresh one: its only run's stamp is this run's
+      const sb = createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, tmpDir, undoneDir: join(s.root, 'undone') });
       const run = sb.run(req(s, ['sh', '-c', `echo command >> h.txt; sleep ${token}`], { policy, cwd: ws, timeoutMs: 60_000 }));
-      await untilProcess(token);
+      const stamp = await startStamp(tmpDir);
       writeFileSync(file, 'user\n');
-      const t1 = Date.now();
+      const edited = lstatSync(file, { bigint: true }).ctimeNs;
+      // the command still sleeps: the edit was made before its end, so before the commit
+      await untilProcess(token, 30_000);
       const r = await run;
       expect(r.exitCode, r.stderr).toBe(0);
-      if (sec(t1) !== sec(t0)) continue; // the edit fell in a later second: its ctime is after any start stamp
+      if (edited >= stamp) continue; // a later second: any stamp catches that
       raced += 1;
       expect(readFileSync(file, 'utf8')).toBe('user\n');
       expect(r.stderr).toContain(`${file} ${CONFLICT}`);
