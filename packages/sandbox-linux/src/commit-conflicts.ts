@@ -1,5 +1,7 @@
-import { closeSync, constants, lstatSync, openSync, readlinkSync, readSync, type Stats, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, lstatSync, openSync, readlinkSync, readSync, type Stats, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { encodePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
 import { walkTree } from './dir-cursor.js';
 import { AalisError } from '@aalis/core';
@@ -13,9 +15,15 @@ import type { LinuxErrorCode } from './linux-error-codes.js';
  *
  * "Changed" is the entry's ctime: every write, chmod, chown, rename or new link of an inode moves
  * it, and a program cannot set it back. The run's start is the ctime of a file made just before
- * the command starts, from the same clock the file systems stamp with, so an entry stamped in the
- * same clock tick as the start counts as changed (a false conflict keeps the host's version: the
- * safe side).
+ * the command starts, so an entry stamped in the same clock tick as the start counts as changed (a
+ * false conflict keeps the host's version: the safe side). Where the ctime would say "unchanged"
+ * wrongly, the start is moved earlier instead (more conflicts, never fewer):
+ * - a file system that stamps coarser than the daemon's temp (ext4 with 128-byte inodes and
+ *   FAT: whole seconds) or from another clock (a network file system's server): the start is
+ *   stamped in every writable root too, on its own file system, and the earliest stamp is kept;
+ *   a root where no stamp can be made counts from {@link COARSEST_NS} before the start;
+ * - the wall clock stepped back during the run: the step is measured at the commit (the wall
+ *   clock against the monotonic one, which no step moves) and taken off the start.
  */
 
 /** A host entry the commit left alone because it changed during the run; thrown from deep in the walk, caught per entry. */
@@ -33,11 +41,67 @@ export class CommitConflict extends AalisError<LinuxErrorCode> {
 export const conflictNote = (path: string, keptAt?: string) =>
   `aalis: ${path} changed on the host during the run: the command's version was not committed (the host's version is kept)${keptAt === undefined ? '' : `; the command's version is at ${keptAt}`}\n`;
 
-/** Stamps the run's start in `dir` (the run's layer folder) and returns it, in nanoseconds. Call it before the command starts. */
-export function markRunStart(dir: string): bigint {
+/** The coarsest timestamps a Linux file system keeps (FAT: 2 s): the margin when a root cannot be stamped. */
+export const COARSEST_NS = 2_000_000_000n;
+
+/** The run's start, as {@link markRunStart} took it. */
+export interface RunStart {
+  /** The earliest stamp, in nanoseconds of the file systems' clocks. */
+  readonly stamp: bigint;
+  /** The wall clock minus the monotonic clock when it was taken (ns): a step back of the wall clock lowers it. */
+  readonly offset: bigint;
+}
+
+/** The wall clock minus the monotonic clock, in ns (1 ms resolution): constant unless the wall clock is stepped. */
+export type ClockOffset = () => bigint;
+const wallMinusMonotonic: ClockOffset = () => BigInt(Date.now()) * 1_000_000n - process.hrtime.bigint();
+
+/**
+ * Stamps the run's start in `dir` (the run's layer folder) and in each of `roots` (the writable
+ * roots, on their own file systems: a file made and removed at once) and keeps the earliest. Call
+ * it before the command starts.
+ */
+export function markRunStart(dir: string, roots: readonly string[] = [], clock: ClockOffset = wallMinusMonotonic): RunStart {
+  const offset = clock();
   const marker = join(dir, 'started');
   writeFileSync(marker, '', { mode: 0o600, flag: 'wx' });
-  return lstatSync(marker, { bigint: true }).ctimeNs;
+  const own = lstatSync(marker, { bigint: true }).ctimeNs;
+  let stamp = own;
+  for (const root of roots) {
+    const at = stampIn(root) ?? own - COARSEST_NS;
+    if (at < stamp) stamp = at;
+  }
+  return { stamp, offset };
+}
+
+/** The ctime of a file made (and removed at once) in the directory `root`, by its descriptor; undefined when it cannot be made. */
+function stampIn(root: string): bigint | undefined {
+  const fd = openDir(encodePath(root));
+  if (fd === undefined) return undefined;
+  const name = Buffer.from(`.aalis-run-start-${randomBytes(6).toString('hex')}`);
+  try {
+    const f = openSync(atFd(fd, name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      return lstatSync(atFd(fd, name), { bigint: true }).ctimeNs;
+    } finally {
+      closeSync(f);
+      unlinkSync(atFd(fd, name));
+    }
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The start the commit compares ctimes against: the stamp, less any step back the wall clock
+ * took since (plus its 1 ms resolution), so an entry changed after such a step still counts as
+ * changed. A step back and forward again between the start and the commit is not seen.
+ */
+export function commitSince(start: RunStart, clock: ClockOffset = wallMinusMonotonic): bigint {
+  const back = start.offset - clock();
+  return back > 0n ? start.stamp - back - 1_000_000n : start.stamp;
 }
 
 /** Whether the host entry `name` in the directory open at `fd` changed at or after `since`; false when it is gone. */

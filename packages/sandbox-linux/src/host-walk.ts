@@ -1,15 +1,19 @@
 import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync } from 'node:fs';
 import { decodeName, encodePath } from './host-names.js';
+import { type DirId, DirMovedError, idOf } from './dir-cursor.js';
 import { isWithin } from './rule-match.js';
 
 /*
  * The one walk of the host that the scan and the looks share. It never follows a symlink and never
  * resolves a long path: every directory is opened relative to its parent's open descriptor
  * (`/proc/self/fd/<fd>/<name>` with O_NOFOLLOW|O_DIRECTORY, the openat(2) Node lacks), so a
- * directory swapped for a symlink mid-walk is not entered (the open fails), a directory moved
- * elsewhere is still the one judged (the descriptor follows the inode), and depth is limited by
- * nothing but open descriptors, never by PATH_MAX. Names are bytes, decoded reversibly
- * (host-names.ts).
+ * directory swapped for a symlink mid-walk is not entered (the open fails). The first
+ * {@link KEEP_OPEN} levels keep their descriptors, so a directory moved elsewhere there is still the
+ * one judged (the descriptor follows the inode); below them only the directory being listed is open
+ * and the walk climbs back through `..`, checking it reaches the directory it left (device and
+ * inode, as dir-cursor.ts does for the commit): a directory moved meanwhile ends the walk with
+ * {@link DirMovedError}. So depth is bounded by memory, never by the descriptor limit or PATH_MAX.
+ * Names are bytes, decoded reversibly (host-names.ts).
  */
 
 /** What a directory entry is, as far as the walk is concerned (symlinks are never followed). */
@@ -79,7 +83,10 @@ interface Listed {
 }
 
 interface Frame {
-  readonly fd: number;
+  /** Open while the walk is in this directory or it is one of the first {@link KEEP_OPEN} levels. */
+  fd: number | undefined;
+  /** Taken when `fd` is closed, to check the climb back through `..`. */
+  id?: DirId;
   readonly path: string;
   readonly entries: readonly Listed[];
   i: number;
@@ -96,6 +103,29 @@ interface CachedListing {
   readonly settled: boolean;
   readonly entries: readonly Listed[];
   readonly count: number;
+}
+
+/**
+ * Levels whose directories stay open while the walk is under them. Deeper, a directory is closed
+ * when the walk goes into a subdirectory and reopened through `..` on the way back (one open and
+ * fstat more per directory left), so a walk holds at most this many descriptors plus one.
+ */
+export const KEEP_OPEN = 32;
+
+const DOTDOT = Buffer.from('..');
+
+/** Opens the parent of the directory open at `fd` and checks it is `frame`'s directory; `fd` stays open. */
+function climb(fd: number, frame: Frame, root: string): number {
+  const up = openDir(atFd(fd, DOTDOT));
+  const id = up === undefined ? undefined : idOf(up);
+  if (up === undefined || id!.dev !== frame.id!.dev || id!.ino !== frame.id!.ino) {
+    if (up !== undefined) closeSync(up);
+    const where = frame.path.length <= 300 ? frame.path : `a directory ${frame.depth} levels under ${root}`;
+    throw new DirMovedError(
+      `a directory under ${where} was moved (or removed) while the walk of the host was under it: the walk stopped and nothing is judged from half a walk; run the command again once that tree holds still`,
+    );
+  }
+  return up;
 }
 
 /** Directories one {@link ListingCache} keeps at most. */
@@ -214,6 +244,13 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
       walker.unreadable(path, code);
       return;
     }
+    // deep down, the parent is closed while the walk is in its subdirectory (reopened through `..`)
+    const parent = stack.at(-1);
+    if (parent !== undefined && stack.length > KEEP_OPEN) {
+      parent.id = idOf(parent.fd!);
+      closeSync(parent.fd!);
+      parent.fd = undefined;
+    }
     stack.push({ fd, path, entries, i: 0, depth, start });
     walker.entered?.(path);
   };
@@ -224,27 +261,33 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
       if (top.i >= top.entries.length) {
-        closeSync(top.fd);
         stack.pop();
+        const parent = stack.at(-1);
+        try {
+          if (parent !== undefined && parent.fd === undefined) parent.fd = climb(top.fd!, parent, root);
+        } finally {
+          closeSync(top.fd!);
+        }
         walker.left?.(top.path, visited - top.start);
         continue;
       }
       const e = top.entries[top.i++]!;
       const path = childPath(top.path, e.name);
       const depth = top.depth + 1;
-      const descend = walker.entry({ dirFd: top.fd, name: e.name, path, type: e.type, depth });
+      const dirFd = top.fd!; // the directory being listed is always open
+      const descend = walker.entry({ dirFd, name: e.name, path, type: e.type, depth });
       if (!descend || e.type !== 'dir' || depth >= maxDepth) continue;
       const known = walker.reuse?.(path);
       if (known !== undefined) {
         visited += known;
         continue;
       }
-      const leaf = cache?.emptyLeaf(path, top.fd, e.name); // one lstat instead of open, fstat, close
+      const leaf = cache?.emptyLeaf(path, dirFd, e.name); // one lstat instead of open, fstat, close
       if (leaf !== undefined) visited += leaf;
-      else enter(path, () => openDir(atFd(top.fd, e.name)), depth);
+      else enter(path, () => openDir(atFd(dirFd, e.name)), depth);
     }
   } finally {
-    for (const f of stack) closeSync(f.fd);
+    for (const f of stack) if (f.fd !== undefined) closeSync(f.fd);
   }
   return visited;
 }

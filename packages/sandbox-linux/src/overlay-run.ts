@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, mountOperands, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
 import type { CommitConflictEntry } from '@aalis/api-reach';
 import type { CommitReport } from './upper-commit.js';
-import { markRunStart } from './commit-conflicts.js';
+import { commitSince, markRunStart, type RunStart } from './commit-conflicts.js';
 import { beginCommit, endCommit } from './commit-journal.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
@@ -91,8 +91,12 @@ export class RunOverlays {
   /** bwrap arguments that hide the daemon's temp directory inside the sandbox (daemon-tmp.ts). */
   hideArgs: readonly string[] = [];
 
-  /** When the run started (ns, the file systems' clock), once {@link markStart} was called. */
-  since?: bigint;
+  private start?: RunStart;
+
+  /** When the run started (ns, the file systems' clocks) as the commit compares against it now, once {@link markStart} was called. */
+  get since(): bigint | undefined {
+    return this.start === undefined ? undefined : commitSince(this.start);
+  }
 
   /** `sockets`: the host's bound sockets (the scan's), those inside an overlay root bound back. */
   constructor(
@@ -112,7 +116,10 @@ export class RunOverlays {
 
   /** Stamps the run's start, just before the command starts: host entries changed after it are never replaced by the commit. */
   markStart(): void {
-    this.since = markRunStart(this.layersDir);
+    this.start = markRunStart(
+      this.layersDir,
+      this.overlays.map((o) => o.root),
+    );
   }
 
   /** The argv that runs bwrap under the mount step: `rootMap`, given the mount operands, is the root map's step, which mounts them itself (root-map.ts). */

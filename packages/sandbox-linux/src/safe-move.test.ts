@@ -1,0 +1,126 @@
+import { execFileSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DirMovedError } from './dir-cursor.js';
+import { atFd, openDir } from './host-walk.js';
+import { removeAt } from './safe-move.js';
+import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
+import { createLinuxSandbox } from './service.js';
+
+/*
+ * removeAt (the look's removal of a refused landing, the commit's removal of a host tree the
+ * command deleted) is iterative with a bounded number of descriptors and never follows a symlink,
+ * whatever is swapped in while it runs (issue 13). The swaps are made at a fixed point through
+ * its test seam, never after a guessed delay.
+ */
+
+let s: Scene;
+beforeAll(() => {
+  s = makeScene();
+});
+afterAll(() => execFileSync('rm', ['-rf', s.root]));
+
+/** `d/d/…/d` (`depth` levels) under `top`, made by relative mkdir + chdir (never a path past PATH_MAX), with a file at the bottom. */
+function deepTree(top: string, depth: number): void {
+  execFileSync('python3', ['-c', 'import os,sys\nos.chdir(sys.argv[1])\nfor _ in range(int(sys.argv[2])):\n  os.mkdir("d"); os.chdir("d")\nopen("leaf","w").write("x")', top, String(depth)]);
+}
+
+/** Runs `f` with the directory `dir` open. */
+function withDir<T>(dir: string, f: (fd: number) => T): T {
+  const fd = openDir(dir)!;
+  try {
+    return f(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Open descriptors of this process. */
+const openFds = () => readdirSync('/proc/self/fd').length;
+
+describe('removeAt', { timeout: 300_000 }, () => {
+  it('removes a tree 20,000 levels deep (past PATH_MAX, the call stack and the descriptor limit) with a few descriptors', () => {
+    const top = join(s.root, 'rm-deep');
+    mkdirSync(top);
+    deepTree(top, 20_000);
+    let most = 0;
+    withDir(top, (fd) =>
+      removeAt(fd, Buffer.from('d'), {
+        beforeEntry: () => {
+          most = Math.max(most, openFds());
+        },
+      }),
+    );
+    expect(readdirSync(top)).toEqual([]);
+    expect(most).toBeLessThan(openFds() + 4);
+  });
+
+  it('a directory swapped for a symlink to outside just before it is removed: the link goes, the outside stays', () => {
+    const top = join(s.root, 'rm-swap');
+    const outside = join(s.root, 'rm-outside');
+    mkdirSync(join(top, 'tree', 'a', 'sub'), { recursive: true });
+    writeFileSync(join(top, 'tree', 'a', 'sub', 'f'), 'x');
+    mkdirSync(join(outside, 'keep'), { recursive: true });
+    writeFileSync(join(outside, 'keep', 'precious'), 'host data\n');
+    let swapped = false;
+    withDir(top, (fd) =>
+      removeAt(fd, Buffer.from('tree'), {
+        beforeEntry: (dirFd, name) => {
+          if (swapped || name.toString() !== 'sub') return;
+          // the directory about to be entered becomes a symlink to a host directory outside
+          renameSync(atFd(dirFd, name), join(s.root, 'rm-swap-was'));
+          symlinkSync(join(outside, 'keep'), atFd(dirFd, name));
+          swapped = true;
+        },
+      }),
+    );
+    expect(swapped).toBe(true);
+    expect(existsSync(join(top, 'tree'))).toBe(false);
+    expect(readFileSync(join(outside, 'keep', 'precious'), 'utf8')).toBe('host data\n');
+  });
+
+  it('the directory it is in moved elsewhere meanwhile: it stops with DirMovedError and removes nothing in the new parent', () => {
+    const top = join(s.root, 'rm-move');
+    const elsewhere = join(s.root, 'rm-elsewhere');
+    mkdirSync(join(top, 'tree', 'a', 'b'), { recursive: true });
+    writeFileSync(join(top, 'tree', 'a', 'b', 'f'), 'x');
+    mkdirSync(elsewhere);
+    writeFileSync(join(elsewhere, 'precious'), 'host data\n');
+    mkdirSync(join(elsewhere, 'a')); // the same name as the moved directory's, in its new parent's parent
+    let moved = false;
+    let err: unknown;
+    try {
+      withDir(top, (fd) =>
+        removeAt(fd, Buffer.from('tree'), {
+          beforeEntry: (_dirFd, name) => {
+            if (moved || name.toString() !== 'f') return;
+            renameSync(join(top, 'tree', 'a', 'b'), join(elsewhere, 'b')); // `b`, which the removal is in, leaves the tree
+            moved = true;
+          },
+        }),
+      );
+    } catch (e) {
+      err = e;
+    }
+    expect(moved).toBe(true);
+    expect(err).toBeInstanceOf(DirMovedError);
+    expect(readFileSync(join(elsewhere, 'precious'), 'utf8')).toBe('host data\n');
+    expect(existsSync(join(elsewhere, 'a'))).toBe(true);
+    expect(existsSync(join(top, 'tree', 'a'))).toBe(true); // the rest is left for the caller to report
+  });
+});
+
+describe('a landing deeper than any recursion, made by a real sandboxed command (look model)', { timeout: 600_000 }, () => {
+  it('is taken away whole: a .idea holding a tree 20,000 levels deep', async () => {
+    // undoneDir inside the workspace: the command could plant symlinks there, so the look deletes
+    // (removeAt) rather than moves aside
+    const sb = createLinuxSandbox({ hostModel: 'look', landingSweepMs: 0, undoneDir: join(s.ws, 'undone') });
+    const make = 'import os\nos.makedirs("sub/.idea")\nos.chdir("sub/.idea")\nfor _ in range(20000):\n  os.mkdir("d"); os.chdir("d")\nopen("workspace.xml","w").write("x")';
+    const r = await sb.run(req(s, ['python3', '-c', make], { policy: workspacePolicy(s), timeoutMs: 300_000 }));
+    expect(r.exitCode, r.stderr.slice(0, 2000)).toBe(0);
+    expect(r.stderr).not.toMatch(/Maximum call stack|EMFILE/);
+    expect(r.deniedWrites).toContain(join(s.ws, 'sub', '.idea'));
+    expect(existsSync(join(s.ws, 'sub', '.idea'))).toBe(false);
+  });
+});
