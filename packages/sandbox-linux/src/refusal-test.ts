@@ -1,4 +1,5 @@
 import { inKernelTree, type RefusalTest } from '@aalis/api-reach';
+import { isWithin } from './rule-match.js';
 
 /**
  * Which refusals a stderr line reports are this sandbox's (api-reach's `refusedWritesIn` reads
@@ -12,7 +13,7 @@ import { inKernelTree, type RefusalTest } from '@aalis/api-reach';
  * rules, which no grant changes).
  */
 export function linuxRefusal(mounted: ReadonlySet<string>, placeholders: ReadonlySet<string> = new Set()): RefusalTest {
-  const underPlaceholder = (path: string) => [...placeholders].some((p) => path.startsWith(`${p}/`));
+  const underPlaceholder = (path: string) => [...placeholders].some((p) => isWithin(path, p));
   return (candidate) => {
     if (candidate.path !== undefined && inKernelTree(candidate.path)) return false;
     if (candidate.errno === 'EROFS') return true;
