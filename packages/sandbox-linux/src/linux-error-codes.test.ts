@@ -7,6 +7,7 @@ import { LINUX_ERROR_CODES } from './linux-error-codes.js';
 import { LoopbackFilterError } from './loopback-filter.js';
 import { OverlayRequiredError } from './overlay-run.js';
 import { PidLimitError } from './pid-limit.js';
+import { MoveFailedError } from './safe-move.js';
 import { ScanLimitError } from './scan.js';
 import { SeccompBuildError } from './seccomp.js';
 import { UntranslatableError } from './translate.js';
@@ -22,6 +23,7 @@ describe('the Linux backend errors', () => {
     ['commit-conflict', new CommitConflict('/w/a.txt'), false],
     ['host-walk', new HostWalkError('HostWalkError', 'the host walk thread stopped'), false],
     ['scan-limit', new ScanLimitError('/home/u', 1000), false],
+    ['move-failed', new MoveFailedError('x could not be moved across file systems'), false],
   ] as const)('%s extends AalisError with its code, and a fix where the user has one', (code, error, hasFix) => {
     expect(error).toBeInstanceOf(AalisError);
     expect(LINUX_ERROR_CODES).toContain(code);

@@ -25,6 +25,8 @@ export const LINUX_ERROR_CODES = [
   'scan-limit',
   /** A directory was moved while a commit walked under it (dir-cursor.ts). */
   'dir-moved',
+  /** A tree could not be moved across file systems and was left in place (safe-move.ts). */
+  'move-failed',
   /** Kept writes whose layers are gone (kept-writes.ts). */
   'kept-writes-gone',
 ] as const;

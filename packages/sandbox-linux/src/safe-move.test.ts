@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirMovedError } from './dir-cursor.js';
 import { atFd, openDir } from './host-walk.js';
-import { removeAt } from './safe-move.js';
+import { MoveFailedError, moveAt, removeAt } from './safe-move.js';
 import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
@@ -108,6 +108,144 @@ describe('removeAt', { timeout: 300_000 }, () => {
     expect(readFileSync(join(elsewhere, 'precious'), 'utf8')).toBe('host data\n');
     expect(existsSync(join(elsewhere, 'a'))).toBe(true);
     expect(existsSync(join(top, 'tree', 'a'))).toBe(true); // the rest is left for the caller to report
+  });
+});
+
+const asRoot = process.getuid?.() === 0;
+
+/*
+ * moveAt across file systems (the look moving a landing aside into the daemon's undone folder when
+ * that lies on another file system): the source on a tmpfs mounted here, the destination on the
+ * scene's file system, so rename(2) really fails with EXDEV and the tree is copied.
+ */
+describe.skipIf(!asRoot)('moveAt across file systems (a tmpfs mounted by the test, as root)', { timeout: 300_000 }, () => {
+  let fs = '';
+  let aside = '';
+  beforeAll(() => {
+    fs = mkdtempSync(join(s.root, 'tmpfs-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256m', 'tmpfs', fs]);
+    aside = mkdtempSync(join(s.root, 'aside-'));
+  });
+  afterAll(() => {
+    if (fs) execFileSync('umount', [fs]);
+  });
+
+  it('moves a tree 20,000 levels deep whole, with a few descriptors: names that are not UTF-8, a symlink as a link, hard links as files of their own', () => {
+    const src = mkdtempSync(join(fs, 'deep-'));
+    // built and read back by relative chdir: no path past PATH_MAX is ever used
+    execFileSync('python3', [
+      '-c',
+      [
+        'import os,sys',
+        'top=sys.argv[1]; os.chdir(top)',
+        'open("outside","w").write("outside\\n")',
+        'os.mkdir("tree"); os.chdir("tree")',
+        'os.mkdir(b"\\xfe\\xff"); open(b"\\xfe\\xff/f\\xff","w").write("raw\\n")',
+        'for _ in range(int(sys.argv[2])):\n  os.mkdir("d"); os.chdir("d")',
+        'open("leaf","w").write("leaf\\n")',
+        'os.symlink("../../../outside", "ln")',
+        'open("h1","w").write("pair\\n"); os.link("h1","h2")',
+        'os.link(top+"/outside","ext")',
+      ].join('\n'),
+      src,
+      '20000',
+    ]);
+    expect(statSync(join(src, 'outside')).nlink).toBe(2);
+    const dest = join(aside, 'deep');
+    let most = 0;
+    const before = openFds();
+    const seam = {
+      beforeEntry: () => {
+        most = Math.max(most, openFds());
+      },
+    };
+    withDir(src, (fd) => moveAt(fd, Buffer.from('tree'), Buffer.from(dest), seam));
+    expect(most).toBeLessThan(before + 5);
+    expect(existsSync(join(src, 'tree'))).toBe(false);
+    // the hard link's other name, outside the tree, keeps its bytes (only the link in the tree went)
+    expect(readFileSync(join(src, 'outside'), 'utf8')).toBe('outside\n');
+    expect(statSync(join(src, 'outside')).nlink).toBe(1);
+    const seen = execFileSync('python3', [
+      '-c',
+      [
+        'import os,sys,json',
+        'os.chdir(sys.argv[1]); r={}',
+        'r["raw"]=open(b"\\xfe\\xff/f\\xff").read()',
+        'for _ in range(int(sys.argv[2])):\n  os.chdir("d")',
+        'r["leaf"]=open("leaf").read(); r["ln"]=os.readlink("ln"); r["lnIsLink"]=os.path.islink("ln")',
+        'r["h1"]=open("h1").read(); r["h2"]=open("h2").read(); r["pairShared"]=os.stat("h1").st_ino==os.stat("h2").st_ino',
+        'r["ext"]=open("ext").read(); r["entries"]=sorted(os.listdir("."))',
+        'print(json.dumps(r))',
+      ].join('\n'),
+      dest,
+      '20000',
+    ]);
+    expect(JSON.parse(seen.toString())).toEqual({
+      raw: 'raw\n',
+      leaf: 'leaf\n',
+      ln: '../../../outside',
+      lnIsLink: true,
+      h1: 'pair\n',
+      h2: 'pair\n',
+      pairShared: false,
+      ext: 'outside\n',
+      entries: ['ext', 'h1', 'h2', 'leaf', 'ln'],
+    });
+  });
+
+  it('a directory moved out of the tree mid-copy: fails closed with MoveFailedError, the source stays, no partial copy is left', () => {
+    const src = mkdtempSync(join(fs, 'moved-'));
+    mkdirSync(join(src, 'tree', 'a', 'b'), { recursive: true });
+    writeFileSync(join(src, 'tree', 'a', 'b', 'f'), 'x');
+    writeFileSync(join(src, 'tree', 'a', 'g'), 'y');
+    mkdirSync(join(src, 'elsewhere'));
+    const dest = join(aside, 'moved');
+    let moved = false;
+    let err: unknown;
+    try {
+      withDir(src, (fd) =>
+        moveAt(fd, Buffer.from('tree'), Buffer.from(dest), {
+          beforeEntry: (_d, name) => {
+            if (moved || name.toString() !== 'f') return;
+            renameSync(join(src, 'tree', 'a', 'b'), join(src, 'elsewhere', 'b')); // the directory being copied leaves the tree
+            moved = true;
+          },
+        }),
+      );
+    } catch (e) {
+      err = e;
+    }
+    expect(moved).toBe(true);
+    expect(err).toBeInstanceOf(MoveFailedError);
+    expect((err as Error).message).toMatch(/moved or replaced while it was being copied.*left in place and the partial copy removed/);
+    expect(existsSync(dest)).toBe(false);
+    expect(readFileSync(join(src, 'tree', 'a', 'g'), 'utf8')).toBe('y'); // the source was not removed
+    expect(readFileSync(join(src, 'elsewhere', 'b', 'f'), 'utf8')).toBe('x');
+  });
+
+  it('a directory swapped for a symlink to outside just before it is copied: the link is copied as a link, nothing outside is copied or removed', () => {
+    const src = mkdtempSync(join(fs, 'swap-'));
+    mkdirSync(join(src, 'tree', 'a', 'sub'), { recursive: true });
+    writeFileSync(join(src, 'tree', 'a', 'sub', 'f'), 'x');
+    mkdirSync(join(src, 'outside'));
+    writeFileSync(join(src, 'outside', 'precious'), 'host data\n');
+    const dest = join(aside, 'swap');
+    let swapped = false;
+    withDir(src, (fd) =>
+      moveAt(fd, Buffer.from('tree'), Buffer.from(dest), {
+        beforeEntry: (dirFd, name) => {
+          if (swapped || name.toString() !== 'sub') return;
+          renameSync(atFd(dirFd, name), join(src, 'sub-was'));
+          symlinkSync(join(src, 'outside'), atFd(dirFd, name));
+          swapped = true;
+        },
+      }),
+    );
+    expect(swapped).toBe(true);
+    expect(lstatSync(join(dest, 'a', 'sub')).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(join(dest, 'a', 'sub'))).toBe(join(src, 'outside'));
+    expect(existsSync(join(src, 'tree'))).toBe(false);
+    expect(readFileSync(join(src, 'outside', 'precious'), 'utf8')).toBe('host data\n');
   });
 });
 

@@ -1,6 +1,10 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, renameSync, rmdirSync, statSync, symlinkSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, renameSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
+import { AalisError } from '@aalis/core';
+import { type CopySeam, copyAt } from './copy-tree.js';
+import type { LinuxErrorCode } from './linux-error-codes.js';
+import { decodeName, printablePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
-import { type DirId as CursorId, idOf, namesIn, upTo } from './dir-cursor.js';
+import { type DirId as CursorId, DirMovedError, idOf, namesIn, upTo } from './dir-cursor.js';
 
 /*
  * Host-side changes the looks make, always relative to an open directory (`atFd`): rename(2) and
@@ -46,51 +50,51 @@ export function liesUnder(fd: number, levels: number, root: DirId): boolean {
   }
 }
 
-/** Moves `name` out of the directory open at `fd` to `dest` (a path in the daemon's own folder). Copies, then removes, across file systems. */
-export function moveAt(fd: number, name: Buffer, dest: Buffer): void {
+/**
+ * Moves `name` out of the directory open at `fd` to `dest` (a path in the daemon's own folder).
+ * Across file systems (EXDEV) it copies the tree ({@link copyAt}: iterative, by descriptors, links
+ * copied as links) and removes the source only once the copy is whole; when the copy fails (a
+ * directory moved meanwhile, no space, unreadable) the partial copy is removed, the source stays
+ * and the error says so: nothing is reported as moved that was not.
+ */
+export function moveAt(fd: number, name: Buffer, dest: Buffer, seam?: CopySeam): void {
   try {
     renameSync(atFd(fd, name), dest);
+    return;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
-    copyAt(fd, name, dest);
-    removeAt(fd, name);
+  }
+  try {
+    copyAt(fd, name, dest, seam);
+  } catch (e) {
+    const dropped = dropPartial(dest);
+    const why = e instanceof DirMovedError ? 'a directory in it was moved or replaced while it was being copied' : (e as Error).message;
+    throw new MoveFailedError(`${printablePath(decodeName(name))} could not be moved across file systems (${why}): it was left in place${dropped ? ' and the partial copy removed' : ''}`);
+  }
+  removeAt(fd, name);
+}
+
+/** A tree that could not be moved across file systems: the source is where it was. */
+export class MoveFailedError extends AalisError<LinuxErrorCode> {
+  constructor(message: string) {
+    super('move-failed', message);
   }
 }
 
-const NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-
-/** Copies an entry (a tree) without following any symlink in it: a link is copied as a link. */
-function copyAt(fd: number, name: Buffer, dest: Buffer): void {
-  const dir = openDir(atFd(fd, name));
-  if (dir !== undefined) {
-    try {
-      mkdirSync(dest, { mode: 0o700 });
-      for (const n of readdirSync(`/proc/self/fd/${dir}`, { encoding: 'buffer' })) copyAt(dir, n, Buffer.concat([dest, Buffer.from('/'), n]));
-    } finally {
-      closeSync(dir);
-    }
-    return;
-  }
-  let src: number;
+/** Removes what a failed copy made at `dest` (its parent is the daemon's folder, reached by path; the tree below by descriptors); whether it is gone. */
+function dropPartial(dest: Buffer): boolean {
+  const slash = dest.lastIndexOf('/');
   try {
-    src = openSync(atFd(fd, name), NOFOLLOW);
-  } catch (e) {
-    if (!['ELOOP', 'ENXIO'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
-    // ELOOP: a symlink, copied as one; ENXIO: a socket, nothing to keep
-    if ((e as NodeJS.ErrnoException).code === 'ELOOP') symlinkSync(readlinkSync(atFd(fd, name), { encoding: 'buffer' }), dest);
-    return;
-  }
-  try {
-    if (!fstatSync(src).isFile()) return; // a fifo or a device: nothing to keep
-    const out = openSync(dest, 'wx', 0o600);
+    const parent = openDir(slash <= 0 ? Buffer.from('/') : dest.subarray(0, slash));
+    if (parent === undefined) return false;
     try {
-      const buf = Buffer.allocUnsafe(1 << 16);
-      for (let n = readSync(src, buf); n > 0; n = readSync(src, buf)) writeSync(out, buf, 0, n);
+      removeAt(parent, dest.subarray(slash + 1));
+      return true;
     } finally {
-      closeSync(out);
+      closeSync(parent);
     }
-  } finally {
-    closeSync(src);
+  } catch {
+    return false; // left in the daemon's own folder, never visible in a sandbox
   }
 }
 
