@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, lstatSync, openSync, readlinkSync, readSync, type Stats, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, type Stats, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
@@ -20,10 +20,13 @@ import type { LinuxErrorCode } from './linux-error-codes.js';
  * wrongly, the start is moved earlier instead (more conflicts, never fewer):
  * - a file system that stamps coarser than the daemon's temp (ext4 with 128-byte inodes and
  *   FAT: whole seconds) or from another clock (a network file system's server): the start is
- *   stamped in every writable root too, on its own file system, and the earliest stamp is kept;
- *   a root where no stamp can be made counts from {@link COARSEST_NS} before the start;
- * - the wall clock stepped back during the run: the step is measured at the commit (the wall
- *   clock against the monotonic one, which no step moves) and taken off the start.
+ *   stamped in every writable root and every file system mounted under one, each on its own
+ *   file system, and the earliest stamp is kept; a root where no stamp can be made counts from
+ *   {@link COARSEST_NS} before the start, and so does an entry on a device no stamp was made on
+ *   (a mount that could not be stamped, or one mounted during the run);
+ * - the wall clock stepped back during the run: the largest step seen (clock-steps.ts samples
+ *   the wall clock against the monotonic one, which no step moves, while the run is open) is
+ *   taken off the start.
  */
 
 /** A host entry the commit left alone because it changed during the run; thrown from deep in the walk, caught per entry. */
@@ -48,41 +51,113 @@ export const COARSEST_NS = 2_000_000_000n;
 export interface RunStart {
   /** The earliest stamp, in nanoseconds of the file systems' clocks. */
   readonly stamp: bigint;
-  /** The wall clock minus the monotonic clock when it was taken (ns): a step back of the wall clock lowers it. */
-  readonly offset: bigint;
+  /** The devices a stamp was made on (the writable roots', the file systems mounted under them): an entry elsewhere counts from {@link COARSEST_NS} before. */
+  readonly devs: readonly bigint[];
 }
 
-/** The wall clock minus the monotonic clock, in ns (1 ms resolution): constant unless the wall clock is stepped. */
-export type ClockOffset = () => bigint;
-const wallMinusMonotonic: ClockOffset = () => BigInt(Date.now()) * 1_000_000n - process.hrtime.bigint();
+/** What the commit compares a host entry's ctime against (crosses to the host thread). */
+export interface Since {
+  /** An entry on one of `devs` changed when its ctime is at or after this (ns). */
+  readonly ns: bigint;
+  /** The devices stamped at the start; an entry on another one changed when its ctime is at or after `ns` less {@link COARSEST_NS}. */
+  readonly devs: readonly bigint[];
+}
 
 /**
- * Stamps the run's start in `dir` (the run's layer folder) and in each of `roots` (the writable
- * roots, on their own file systems: a file made and removed at once) and keeps the earliest. Call
- * it before the command starts.
+ * Stamps the run's start in `dir` (the run's layer folder), in each of `roots` (the writable
+ * roots) and in every file system mounted under one of them (from `mountinfo`, the text of
+ * /proc/self/mountinfo), each on its own file system (a file made and removed at once), and keeps
+ * the earliest. Call it before the command starts.
  */
-export function markRunStart(dir: string, roots: readonly string[] = [], clock: ClockOffset = wallMinusMonotonic): RunStart {
-  const offset = clock();
+export function markRunStart(dir: string, roots: readonly string[] = [], mountinfo: Buffer = readMountinfo()): RunStart {
   const marker = join(dir, 'started');
   writeFileSync(marker, '', { mode: 0o600, flag: 'wx' });
   const own = lstatSync(marker, { bigint: true }).ctimeNs;
   let stamp = own;
+  const devs = new Set<bigint>();
   for (const root of roots) {
-    const at = stampIn(root) ?? own - COARSEST_NS;
-    if (at < stamp) stamp = at;
+    const at = stampIn(encodePath(root));
+    if (at === undefined) stamp = stamp < own - COARSEST_NS ? stamp : own - COARSEST_NS;
+    else {
+      if (at.ns < stamp) stamp = at.ns;
+      for (const d of at.devs) devs.add(d);
+    }
   }
-  return { stamp, offset };
+  // a file system mounted under a root stamps with its own granularity and clock; one that cannot be stamped is not in `devs`
+  for (const point of mountsUnder(roots, mountinfo)) {
+    const at = stampIn(point);
+    if (at === undefined) continue;
+    if (at.ns < stamp) stamp = at.ns;
+    for (const d of at.devs) devs.add(d);
+  }
+  return { stamp, devs: [...devs] };
 }
 
-/** The ctime of a file made (and removed at once) in the directory `root`, by its descriptor; undefined when it cannot be made. */
-function stampIn(root: string): bigint | undefined {
-  const fd = openDir(encodePath(root));
-  if (fd === undefined) return undefined;
-  const name = Buffer.from(`.aalis-run-start-${randomBytes(6).toString('hex')}`);
+function readMountinfo(): Buffer {
   try {
+    return readFileSync('/proc/self/mountinfo');
+  } catch {
+    return Buffer.alloc(0); // no mount table: every entry off the roots' devices counts from the coarsest tick before
+  }
+}
+
+/** The mount points (bytes) strictly under one of `roots`, from the text of /proc/self/mountinfo. */
+export function mountsUnder(roots: readonly string[], mountinfo: Buffer): Buffer[] {
+  const under = roots.map((r) => Buffer.concat([encodePath(r), Buffer.from(r === '/' ? '' : '/')]));
+  const points: Buffer[] = [];
+  let from = 0;
+  while (from < mountinfo.length) {
+    let end = mountinfo.indexOf(0x0a, from);
+    if (end < 0) end = mountinfo.length;
+    const fields = splitSpaces(mountinfo.subarray(from, end));
+    from = end + 1;
+    const raw = fields[4];
+    if (raw === undefined) continue;
+    const point = unescapeOctal(raw);
+    if (under.some((u) => point.length > u.length && point.subarray(0, u.length).equals(u))) points.push(point);
+  }
+  return points;
+}
+
+function splitSpaces(line: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  let start = 0;
+  for (let i = 0; i <= line.length; i++) {
+    if (i === line.length || line[i] === 0x20) {
+      out.push(line.subarray(start, i));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+/** mountinfo writes space, tab, newline and backslash in a path as `\ooo`. */
+function unescapeOctal(b: Buffer): Buffer {
+  const out: number[] = [];
+  for (let i = 0; i < b.length; i++) {
+    if (b[i] === 0x5c && i + 3 < b.length && /^[0-7]{3}$/.test(b.subarray(i + 1, i + 4).toString('latin1'))) {
+      out.push(Number.parseInt(b.subarray(i + 1, i + 4).toString('latin1'), 8));
+      i += 3;
+    } else out.push(b[i]!);
+  }
+  return Buffer.from(out);
+}
+
+/**
+ * The ctime of a file made (and removed at once) in the directory at `path`, by its descriptor
+ * (`O_EXCL|O_NOFOLLOW`), with the devices it speaks for (the directory's and the file's: on an
+ * overlayfs they may differ); undefined when it cannot be made (read-only, full, gone).
+ */
+function stampIn(path: Buffer): { ns: bigint; devs: bigint[] } | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openDir(path);
+    if (fd === undefined) return undefined;
+    const name = Buffer.from(`.aalis-run-start-${randomBytes(6).toString('hex')}`);
     const f = openSync(atFd(fd, name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     try {
-      return lstatSync(atFd(fd, name), { bigint: true }).ctimeNs;
+      const st = lstatSync(atFd(fd, name), { bigint: true });
+      return { ns: st.ctimeNs, devs: [st.dev, fstatSync(fd, { bigint: true }).dev] };
     } finally {
       closeSync(f);
       unlinkSync(atFd(fd, name));
@@ -90,24 +165,24 @@ function stampIn(root: string): bigint | undefined {
   } catch {
     return undefined;
   } finally {
-    closeSync(fd);
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
 /**
- * The start the commit compares ctimes against: the stamp, less any step back the wall clock
- * took since (plus its 1 ms resolution), so an entry changed after such a step still counts as
- * changed. A step back and forward again between the start and the commit is not seen.
+ * The start the commit compares ctimes against: the stamp, less the largest step back the wall
+ * clock took since (plus its 1 ms resolution; clock-steps.ts samples it during the run), so an
+ * entry changed after such a step still counts as changed.
  */
-export function commitSince(start: RunStart, clock: ClockOffset = wallMinusMonotonic): bigint {
-  const back = start.offset - clock();
-  return back > 0n ? start.stamp - back - 1_000_000n : start.stamp;
+export function commitSince(start: RunStart, stepBack: bigint): Since {
+  return { ns: stepBack > 0n ? start.stamp - stepBack - 1_000_000n : start.stamp, devs: start.devs };
 }
 
 /** Whether the host entry `name` in the directory open at `fd` changed at or after `since`; false when it is gone. */
-export function changedSince(fd: number, name: Buffer, since: bigint): boolean {
+export function changedSince(fd: number, name: Buffer, since: Since): boolean {
   try {
-    return lstatSync(atFd(fd, name), { bigint: true }).ctimeNs >= since;
+    const st = lstatSync(atFd(fd, name), { bigint: true });
+    return st.ctimeNs >= (since.devs.includes(st.dev) ? since.ns : since.ns - COARSEST_NS);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw e;
@@ -119,7 +194,7 @@ export function changedSince(fd: number, name: Buffer, since: bigint): boolean {
  * descriptors (any depth, never through a symlink); a directory that cannot be read counts as
  * changed (what it holds is unknown, so it is not removed).
  */
-export function treeChangedSince(fd: number, name: Buffer, since: bigint): boolean {
+export function treeChangedSince(fd: number, name: Buffer, since: Since): boolean {
   let changed = false;
   try {
     // one open directory at a time, back up through `..` checked by identity (dir-cursor.ts)

@@ -7,6 +7,7 @@ import { treeIndex } from './tree-index.js';
 import { memoDirectories, reusedSubtreeCount } from './tree-memo.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
 import { type OverlayRoot, removeLayers } from './overlay-mount.js';
+import type { Since } from './commit-conflicts.js';
 import { type UndoReport, undoNewForbidden } from './landing-sweeper.js';
 import { type CommitReport, commitUpper } from './upper-commit.js';
 import { AalisError } from '@aalis/core';
@@ -24,7 +25,7 @@ export type HostJob =
       readonly aside?: string;
     }
   // the overlay's commit after a run (upper-commit.ts): as long as what the command wrote is large
-  | { readonly op: 'commit'; readonly policy: SandboxPolicy; readonly overlay: OverlayRoot; readonly mountPoints: readonly string[]; readonly since?: bigint; readonly only?: readonly string[]; readonly aside?: string }
+  | { readonly op: 'commit'; readonly policy: SandboxPolicy; readonly overlay: OverlayRoot; readonly mountPoints: readonly string[]; readonly since?: Since; readonly only?: readonly string[]; readonly aside?: string }
   // a run's overlay layers after its commit: removing them waits on the kernel for tens of ms (overlay-mount.ts)
   | { readonly op: 'removeLayers'; readonly dir: string }
   | { readonly op: 'memory' };

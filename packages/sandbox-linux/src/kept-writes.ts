@@ -6,6 +6,7 @@ import type { RunOverlays } from './overlay-run.js';
 import type { RunDir } from './run-dir.js';
 import type { OverlayRoot } from './overlay-mount.js';
 import type { CommitReport } from './upper-commit.js';
+import type { Since } from './commit-conflicts.js';
 
 /*
  * The read-only-first flow without a second run: the refused writes of a run stay in its upper
@@ -20,7 +21,7 @@ import type { CommitReport } from './upper-commit.js';
 export const DEFAULT_KEPT_WRITES_MS = 10 * 60_000;
 
 /** What committing one root of kept layers needs: the host thread's commit with an `only` set. */
-export type KeptCommitRun = (job: { overlay: OverlayRoot; policy: SandboxPolicy; only: readonly string[]; mountPoints: readonly string[]; since?: bigint }) => Promise<CommitReport>;
+export type KeptCommitRun = (job: { overlay: OverlayRoot; policy: SandboxPolicy; only: readonly string[]; mountPoints: readonly string[]; since?: Since }) => Promise<CommitReport>;
 
 interface Kept {
   readonly overlays: RunOverlays;
@@ -50,6 +51,7 @@ export class KeptWritesStore {
     const timer = setTimeout(() => this.discard(id), this.ttlMs);
     timer.unref(); // a kept layer never holds the daemon open
     this.kept.set(id, { overlays, dir, paths: new Set(paths), mountPoints, timer });
+    overlays.keepWatching(); // a step of the clock while the ask waits is seen by the later commit
     return { id, paths: [...paths] };
   }
 
@@ -86,6 +88,7 @@ export class KeptWritesStore {
     if (k === undefined) return;
     this.kept.delete(id);
     clearTimeout(k.timer);
+    k.overlays.stopWatching();
     k.dir.releaseLayers();
   }
 

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, mountOperands, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
 import type { CommitConflictEntry } from '@aalis/api-reach';
 import type { CommitReport } from './upper-commit.js';
-import { commitSince, markRunStart, type RunStart } from './commit-conflicts.js';
+import { commitSince, markRunStart, type RunStart, type Since } from './commit-conflicts.js';
+import { type ClockStepWatch, clockSteps, type StepWindow } from './clock-steps.js';
 import { beginCommit, endCommit } from './commit-journal.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
@@ -93,17 +94,20 @@ export class RunOverlays {
 
   private start?: RunStart;
 
+  private window?: StepWindow;
+
   /** When the run started (ns, the file systems' clocks) as the commit compares against it now, once {@link markStart} was called. */
-  get since(): bigint | undefined {
-    return this.start === undefined ? undefined : commitSince(this.start);
+  get since(): Since | undefined {
+    return this.start === undefined || this.window === undefined ? undefined : commitSince(this.start, this.window.stepBack());
   }
 
-  /** `sockets`: the host's bound sockets (the scan's), those inside an overlay root bound back. */
+  /** `sockets`: the host's bound sockets (the scan's), those inside an overlay root bound back. `clock`: where steps of the wall clock are watched (tests give their own). */
   constructor(
     private readonly tools: OverlayTools,
     policy: SandboxPolicy,
     layersDir: string,
     sockets: readonly string[],
+    private readonly clock: ClockStepWatch = clockSteps,
   ) {
     this.overlays = planOverlays(overlayRootsOf(policy), layersDir);
     prepareLayers(this.overlays);
@@ -116,10 +120,22 @@ export class RunOverlays {
 
   /** Stamps the run's start, just before the command starts: host entries changed after it are never replaced by the commit. */
   markStart(): void {
+    // the window first: a step of the clock while the stamps are made is seen too
+    this.window = this.clock.open();
     this.start = markRunStart(
       this.layersDir,
       this.overlays.map((o) => o.root),
     );
+  }
+
+  /** Keeps watching the clock for a later commit (the run's refused writes are kept for an answer: kept-writes.ts). */
+  keepWatching(): void {
+    this.window?.resume();
+  }
+
+  /** Stops watching the clock for this run (its layers are gone). */
+  stopWatching(): void {
+    this.window?.pause();
   }
 
   /** The argv that runs bwrap under the mount step: `rootMap`, given the mount operands, is the root map's step, which mounts them itself (root-map.ts). */
@@ -153,6 +169,7 @@ export class RunOverlays {
       }
     }
     endCommit(this.layersDir);
+    this.window?.pause(); // kept writes resume it (keepWatching)
     if (failed.length > 0) notes += `aalis: writes the policy allows could not be committed (not on the host; see above): ${failed.map(printablePath).join(', ')}\n`;
     return { committed, refused, conflicts, failed, notes };
   }

@@ -7,7 +7,7 @@ import { atFd, openDir } from './host-walk.js';
 import { type OverlayXattrs, readOverlayXattrs, renameKeepsNoXattr } from './overlay-xattrs.js';
 import { recordTemp } from './commit-journal.js';
 import { dirname, join } from 'node:path';
-import { CommitConflict, changedSince, conflictNote, sameAsHost, treeChangedSince } from './commit-conflicts.js';
+import { CommitConflict, changedSince, conflictNote, type Since, sameAsHost, treeChangedSince } from './commit-conflicts.js';
 import { policyEvaluatorOf } from './policy-evaluator.js';
 import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
 import type { OverlayRoot } from './overlay-mount.js';
@@ -87,7 +87,7 @@ const list = (fd: number) => readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buf
  * mount destinations: an empty entry bwrap made to mount on is not the command's write. Throws only
  * when the host root itself cannot be opened; everything else is reported entry by entry.
  */
-export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPoints: ReadonlySet<string> = new Set(), since?: bigint, only?: ReadonlySet<string>, aside?: string): CommitReport {
+export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPoints: ReadonlySet<string> = new Set(), since?: Since, only?: ReadonlySet<string>, aside?: string): CommitReport {
   const evaluator = policyEvaluatorOf(policy);
   // `only`: a later commit of approved entries from a kept upper layer; everything else in it was judged before
   const scope = onlyScope(only);
