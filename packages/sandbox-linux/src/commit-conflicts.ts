@@ -109,9 +109,8 @@ export function mountsUnder(roots: readonly string[], mountinfo: Buffer): Buffer
   while (from < mountinfo.length) {
     let end = mountinfo.indexOf(0x0a, from);
     if (end < 0) end = mountinfo.length;
-    const fields = splitSpaces(mountinfo.subarray(from, end));
+    const raw = fifthField(mountinfo, from, end);
     from = end + 1;
-    const raw = fields[4];
     if (raw === undefined) continue;
     const point = unescapeOctal(raw);
     if (under.some((u) => point.length > u.length && point.subarray(0, u.length).equals(u))) points.push(point);
@@ -119,20 +118,21 @@ export function mountsUnder(roots: readonly string[], mountinfo: Buffer): Buffer
   return points;
 }
 
-function splitSpaces(line: Buffer): Buffer[] {
-  const out: Buffer[] = [];
-  let start = 0;
-  for (let i = 0; i <= line.length; i++) {
-    if (i === line.length || line[i] === 0x20) {
-      out.push(line.subarray(start, i));
-      start = i + 1;
-    }
+/** The mount point field (the fifth, space-separated) of the line `buf[from, end)`. */
+function fifthField(buf: Buffer, from: number, end: number): Buffer | undefined {
+  let start = from;
+  for (let i = 0; i < 4; i++) {
+    const sp = buf.indexOf(0x20, start);
+    if (sp < 0 || sp >= end) return undefined;
+    start = sp + 1;
   }
-  return out;
+  const sp = buf.indexOf(0x20, start);
+  return buf.subarray(start, sp < 0 || sp > end ? end : sp);
 }
 
 /** mountinfo writes space, tab, newline and backslash in a path as `\ooo`. */
 function unescapeOctal(b: Buffer): Buffer {
+  if (!b.includes(0x5c)) return b;
   const out: number[] = [];
   for (let i = 0; i < b.length; i++) {
     if (b[i] === 0x5c && i + 3 < b.length && /^[0-7]{3}$/.test(b.subarray(i + 1, i + 4).toString('latin1'))) {
