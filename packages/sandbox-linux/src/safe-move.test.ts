@@ -223,6 +223,18 @@ describe.skipIf(!asRoot)('moveAt across file systems (a tmpfs mounted by the tes
     expect(readFileSync(join(src, 'elsewhere', 'b', 'f'), 'utf8')).toBe('x');
   });
 
+  it('a destination that exists already (an entry moved aside earlier) is left whole, and so is the source', () => {
+    const src = mkdtempSync(join(fs, 'exists-'));
+    mkdirSync(join(src, 'tree'));
+    writeFileSync(join(src, 'tree', 'f'), 'new\n');
+    const dest = join(aside, 'exists');
+    mkdirSync(dest);
+    writeFileSync(join(dest, 'earlier'), 'moved aside before\n');
+    expect(() => withDir(src, (fd) => moveAt(fd, Buffer.from('tree'), Buffer.from(dest)))).toThrow(MoveFailedError);
+    expect(readFileSync(join(dest, 'earlier'), 'utf8')).toBe('moved aside before\n');
+    expect(readFileSync(join(src, 'tree', 'f'), 'utf8')).toBe('new\n');
+  });
+
   it('a directory swapped for a symlink to outside just before it is copied: the link is copied as a link, nothing outside is copied or removed', () => {
     const src = mkdtempSync(join(fs, 'swap-'));
     mkdirSync(join(src, 'tree', 'a', 'sub'), { recursive: true });

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, renameSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, renameSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import { AalisError } from '@aalis/core';
 import { type CopySeam, copyAt } from './copy-tree.js';
 import type { LinuxErrorCode } from './linux-error-codes.js';
@@ -64,6 +64,8 @@ export function moveAt(fd: number, name: Buffer, dest: Buffer, seam?: CopySeam):
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
   }
+  // the copy's top must be new: what is already at `dest` (an entry moved there earlier) is never touched
+  if (existsNoFollow(dest)) throw new MoveFailedError(`${printablePath(decodeName(name))} could not be moved across file systems: ${printablePath(decodeName(dest))} exists already; it was left in place`);
   try {
     copyAt(fd, name, dest, seam);
   } catch (e) {
@@ -72,6 +74,16 @@ export function moveAt(fd: number, name: Buffer, dest: Buffer, seam?: CopySeam):
     throw new MoveFailedError(`${printablePath(decodeName(name))} could not be moved across file systems (${why}): it was left in place${dropped ? ' and the partial copy removed' : ''}`);
   }
   removeAt(fd, name);
+}
+
+function existsNoFollow(path: Buffer): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw e;
+  }
 }
 
 /** A tree that could not be moved across file systems: the source is where it was. */
