@@ -77,8 +77,12 @@ export function markRunStart(dir: string, roots: readonly string[] = [], mountin
   const devs = new Set<bigint>();
   for (const root of roots) {
     const at = stampIn(encodePath(root));
-    if (at === undefined) stamp = stamp < own - COARSEST_NS ? stamp : own - COARSEST_NS;
-    else {
+    if (at === undefined) {
+      // the margin is in the start itself: the root's entries need no second one
+      stamp = stamp < own - COARSEST_NS ? stamp : own - COARSEST_NS;
+      const dev = devOf(encodePath(root));
+      if (dev !== undefined) devs.add(dev);
+    } else {
       if (at.ns < stamp) stamp = at.ns;
       for (const d of at.devs) devs.add(d);
     }
@@ -91,6 +95,14 @@ export function markRunStart(dir: string, roots: readonly string[] = [], mountin
     for (const d of at.devs) devs.add(d);
   }
   return { stamp, devs: [...devs] };
+}
+
+function devOf(path: Buffer): bigint | undefined {
+  try {
+    return lstatSync(path, { bigint: true }).dev;
+  } catch {
+    return undefined;
+  }
 }
 
 function readMountinfo(): Buffer {

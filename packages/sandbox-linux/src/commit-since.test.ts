@@ -216,6 +216,11 @@ describe.skipIf(!canLoop)('a file system mounted inside a writable root (ext4, 1
       execFileSync('mount', ['-o', 'remount,ro', m]);
       const ro = markRunStart(mkdtempSync(join(s.root, 'stamp-')), [root]);
       expect(ro.devs).not.toContain(BigInt(lstatSync(m).dev)); // its entries count from the coarsest tick before
+      // the read-only file system as a root itself: the margin is in the start, its device known
+      const dir2 = mkdtempSync(join(s.root, 'stamp-'));
+      const asRoot = markRunStart(dir2, [m]);
+      expect(asRoot.stamp).toBe(lstatSync(join(dir2, 'started'), { bigint: true }).ctimeNs - COARSEST_NS);
+      expect(asRoot.devs).toContain(BigInt(lstatSync(m).dev));
     } finally {
       execFileSync('umount', [m]);
     }
