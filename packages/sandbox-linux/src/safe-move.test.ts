@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirMovedError } from './dir-cursor.js';
 import { atFd, openDir } from './host-walk.js';
 import { MoveFailedError, moveAt, removeAt } from './safe-move.js';
+import { asNobody, canRunAsNobody, NOBODY } from './nobody.testing.js';
 import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
@@ -258,6 +259,60 @@ describe.skipIf(!asRoot)('moveAt across file systems (a tmpfs mounted by the tes
     expect(readlinkSync(join(dest, 'a', 'sub'))).toBe(join(src, 'outside'));
     expect(existsSync(join(src, 'tree'))).toBe(false);
     expect(readFileSync(join(src, 'outside', 'precious'), 'utf8')).toBe('host data\n');
+  });
+});
+
+const child = join(import.meta.dirname, 'safe-move.child.testing.ts');
+
+describe.skipIf(!asRoot || !canRunAsNobody(child))('moveAt across file systems as an unprivileged daemon (nobody)', { timeout: 300_000 }, () => {
+  let fs = '';
+  let aside = '';
+  beforeAll(() => {
+    fs = mkdtempSync(join(s.root, 'tmpfs-nobody-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=64m,uid=${NOBODY},gid=${NOBODY},mode=0755`, 'tmpfs', fs]);
+    aside = mkdtempSync(join(s.root, 'aside-nobody-'));
+    execFileSync('chown', [`${NOBODY}:${NOBODY}`, aside]);
+    execFileSync('chmod', ['755', s.root]);
+  });
+  afterAll(() => {
+    if (fs) execFileSync('umount', [fs]);
+  });
+
+  /** Runs moveAt as nobody; what it answered. */
+  const moveAsNobody = (src: string, dest: string, name: string) => {
+    const [cmd, ...args] = asNobody(process.execPath, '--import', 'tsx', child, src, dest, name);
+    return JSON.parse(execFileSync(cmd!, args, { encoding: 'utf8' })) as { ok: boolean; code?: string; message?: string };
+  };
+
+  it('moves a tree 3,000 levels deep (past PATH_MAX) whole', () => {
+    const src = join(fs, 'deep');
+    mkdirSync(src);
+    deepTree(src, 3000);
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, src]);
+    const dest = join(aside, 'deep');
+    expect(moveAsNobody(src, dest, 'd')).toEqual({ ok: true });
+    expect(readdirSync(src)).toEqual([]);
+    const leaf = execFileSync('python3', ['-c', 'import os,sys\nos.chdir(sys.argv[1])\nfor _ in range(2999):\n  os.chdir("d")\nprint(open("leaf").read())', dest], { encoding: 'utf8' });
+    expect(leaf).toBe('x\n');
+  });
+
+  it('a directory in the tree it cannot read: fails closed (move-failed), the source stays whole, no partial copy', () => {
+    const src = join(fs, 'locked');
+    mkdirSync(join(src, 'tree', 'a'), { recursive: true });
+    mkdirSync(join(src, 'tree', 'z-root-only'));
+    writeFileSync(join(src, 'tree', 'a', 'f'), 'x');
+    writeFileSync(join(src, 'tree', 'z-root-only', 'secret'), 's');
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, join(src, 'tree', 'a')]);
+    execFileSync('chown', [`${NOBODY}:${NOBODY}`, join(src, 'tree'), src]);
+    execFileSync('chmod', ['700', join(src, 'tree', 'z-root-only')]); // root's, unreadable to nobody
+    const dest = join(aside, 'locked');
+    const r = moveAsNobody(src, dest, 'tree');
+    expect(r.ok).toBe(false);
+    expect(r.code).toBe('move-failed');
+    expect(r.message).toMatch(/left in place and the partial copy removed/);
+    expect(existsSync(dest)).toBe(false);
+    expect(readFileSync(join(src, 'tree', 'a', 'f'), 'utf8')).toBe('x');
+    expect(readFileSync(join(src, 'tree', 'z-root-only', 'secret'), 'utf8')).toBe('s');
   });
 });
 
