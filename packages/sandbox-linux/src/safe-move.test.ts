@@ -194,6 +194,22 @@ describe.skipIf(!asRoot)('moveAt across file systems (a tmpfs mounted by the tes
     });
   });
 
+  it('a real run (look model, undoneDir on the tmpfs): a landing 5,000 levels deep is moved aside whole across file systems, not deleted', async () => {
+    const undone = join(fs, 'undone');
+    const sb = createLinuxSandbox({ hostModel: 'look', landingSweepMs: 0, undoneDir: undone });
+    const make = 'import os\nos.makedirs("far/.idea")\nos.chdir("far/.idea")\nos.symlink("/etc/passwd", b"ln\\xff")\nfor _ in range(5000):\n  os.mkdir("d"); os.chdir("d")\nopen("workspace.xml","w").write("x")';
+    const r = await sb.run(req(s, ['python3', '-c', make], { policy: workspacePolicy(s), timeoutMs: 300_000 }));
+    expect(r.exitCode, r.stderr.slice(0, 2000)).toBe(0);
+    const landing = join(s.ws, 'far', '.idea');
+    expect(existsSync(landing)).toBe(false);
+    const [run] = readdirSync(undone);
+    const to = `${undone}/${run}${landing}`;
+    expect(r.movedAside).toContainEqual({ path: landing, to, reason: 'moved-aside' }); // before: 'deleted' (the copy hit PATH_MAX)
+    expect(readlinkSync(Buffer.concat([Buffer.from(`${to}/ln`), Buffer.from([0xff])])).toString()).toBe('/etc/passwd');
+    const leaf = execFileSync('python3', ['-c', 'import os,sys\nos.chdir(sys.argv[1])\nfor _ in range(5000):\n  os.chdir("d")\nprint(open("workspace.xml").read())', to], { encoding: 'utf8' });
+    expect(leaf).toBe('x\n');
+  });
+
   it('a directory moved out of the tree mid-copy: fails closed with MoveFailedError, the source stays, no partial copy is left', () => {
     const src = mkdtempSync(join(fs, 'moved-'));
     mkdirSync(join(src, 'tree', 'a', 'b'), { recursive: true });
