@@ -195,18 +195,26 @@ describe('the start stamp', () => {
 });
 
 describe.skipIf(!canLoop)('a file system mounted inside a writable root (ext4, 128-byte inodes: whole seconds)', { timeout: 300_000 }, () => {
-  let img = '';
-  beforeAll(() => {
-    img = join(s.root, 'inner.img');
+  // one loop device per test, attached once: mounting an image file again right after its last
+  // umount can find its old loop device still attached ("already mounted")
+  const devs: string[] = [];
+  const loopDevice = (name: string): string => {
+    const img = join(s.root, name);
     execFileSync('truncate', ['-s', '32M', img]);
     execFileSync('mkfs.ext4', ['-q', '-F', '-I', '128', img]);
+    const dev = execFileSync('losetup', ['--find', '--show', img], { encoding: 'utf8' }).trim();
+    devs.push(dev);
+    return dev;
+  };
+  afterAll(() => {
+    for (const d of devs) execFileSync('losetup', ['-d', d]);
   });
 
   it('mounted at the start: stamped on its own (its device known, its whole-second stamp the earliest), nothing left behind; read-only: not stamped', () => {
     const root = mkdtempSync(join(s.root, 'root-'));
     const m = join(root, 'm nt'); // a space: written \040 in mountinfo
     mkdirSync(m);
-    execFileSync('mount', ['-o', 'loop', img, m]);
+    execFileSync('mount', [loopDevice('inner-start.img'), m]);
     try {
       const dir = mkdtempSync(join(s.root, 'stamp-'));
       const start = markRunStart(dir, [root]);
@@ -234,9 +242,10 @@ describe.skipIf(!canLoop)('a file system mounted inside a writable root (ext4, 1
     const policy = workspacePolicy(s, { write: [ws, s.sessionTmp], unixSockets: [ws, s.sessionTmp] });
     // As for the root-level test above: the edit must land after the start stamp but in its
     // second (so its whole-second ctime is before the stamp); each try checks the order.
+    const dev = loopDevice('inner-run.img');
     let raced = 0;
     for (let attempt = 0; attempt < 10 && raced === 0; attempt++) {
-      execFileSync('mount', ['-o', 'loop', img, m]);
+      execFileSync('mount', [dev, m]);
       writeFileSync(file, 'orig\n');
       execFileSync('umount', [m]);
       await nextSecondStart(Date.now());
@@ -249,7 +258,7 @@ describe.skipIf(!canLoop)('a file system mounted inside a writable root (ext4, 1
       // (after the run chose the overlay and stamped its start: its device was never stamped)
       // and the user edits the file on it
       await untilProcess(token, 30_000);
-      execFileSync('mount', ['-o', 'loop', img, m]);
+      execFileSync('mount', [dev, m]);
       let edited: bigint;
       try {
         writeFileSync(file, 'user\n');
