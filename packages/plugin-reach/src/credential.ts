@@ -36,6 +36,12 @@ export interface CredentialSource {
   readonly secretEnv: SecretEnvConfig;
 }
 
+/**
+ * The sandbox policy of a reach with no grants, by reach: a reach is frozen and made once per
+ * binding and settings (reach-cache.ts), and `sandboxPolicyOf` is pure, so the policy is too.
+ */
+const ungrantedPolicies = new WeakMap<Reach, SandboxPolicy>();
+
 /** What this call has had approved, once. */
 interface CallGrants {
   readonly writePaths: Set<string>;
@@ -122,12 +128,19 @@ export function issueCredential(source: CredentialSource): ReachCredential {
       if (source.exec !== 'sandbox') {
         throw new Error(`this call's commands run ${source.exec === 'host' ? 'on the host' : 'nowhere (no local effect)'}, so it has no sandbox policy.`);
       }
-      const policy = sandboxPolicyOf(source.current(), {
+      const reach = source.current();
+      const ungranted = grants.writePaths.size === 0 && grants.landingPaths.size === 0 && !grants.network;
+      // Most calls are granted nothing: their policy is the reach's own, built once per reach.
+      const kept = ungranted ? ungrantedPolicies.get(reach) : undefined;
+      if (kept !== undefined) return kept;
+      const policy = sandboxPolicyOf(reach, {
         writePaths: [...grants.writePaths],
         landingPaths: [...grants.landingPaths],
         network: grants.network,
       });
-      return { ...policy, controlDeny: [...policy.controlDeny, ...NEVER_WRITTEN] };
+      const whole = Object.freeze({ ...policy, controlDeny: Object.freeze([...policy.controlDeny, ...NEVER_WRITTEN]) });
+      if (ungranted) ungrantedPolicies.set(reach, whole);
+      return whole;
     },
 
     async processEnv(mode: 'sandbox' | 'host'): Promise<Record<string, string>> {
