@@ -42,6 +42,18 @@ export interface CredentialSource {
  */
 const ungrantedPolicies = new WeakMap<Reach, SandboxPolicy>();
 
+/** A copy of plain data, frozen at every level. */
+function frozenCopy<T>(value: T): T {
+  const copy = structuredClone(value);
+  const freeze = (inner: unknown): void => {
+    if (typeof inner !== 'object' || inner === null) return;
+    for (const child of Object.values(inner)) freeze(child);
+    Object.freeze(inner);
+  };
+  freeze(copy);
+  return copy;
+}
+
 /** What this call has had approved, once. */
 interface CallGrants {
   readonly writePaths: Set<string>;
@@ -131,16 +143,19 @@ export function issueCredential(source: CredentialSource): ReachCredential {
       const reach = source.current();
       const ungranted = grants.writePaths.size === 0 && grants.landingPaths.size === 0 && !grants.network;
       // Most calls are granted nothing: their policy is the reach's own, built once per reach.
-      const kept = ungranted ? ungrantedPolicies.get(reach) : undefined;
-      if (kept !== undefined) return kept;
+      const known = ungranted ? ungrantedPolicies.get(reach) : undefined;
+      if (known !== undefined) return known;
       const policy = sandboxPolicyOf(reach, {
         writePaths: [...grants.writePaths],
         landingPaths: [...grants.landingPaths],
         network: grants.network,
       });
-      const whole = Object.freeze({ ...policy, controlDeny: Object.freeze([...policy.controlDeny, ...NEVER_WRITTEN]) });
-      if (ungranted) ungrantedPolicies.set(reach, whole);
-      return whole;
+      const whole = { ...policy, controlDeny: [...policy.controlDeny, ...NEVER_WRITTEN] };
+      if (!ungranted) return whole;
+      // a frozen copy, all the way down: a backend checks a policy that cannot change once (api-reach's parseRunRequest)
+      const kept = frozenCopy(whole);
+      ungrantedPolicies.set(reach, kept);
+      return kept;
     },
 
     async processEnv(mode: 'sandbox' | 'host'): Promise<Record<string, string>> {

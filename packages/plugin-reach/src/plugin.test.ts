@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isReachCredential, reach, type ReachCredential } from '@aalis/api-reach';
+import { isReachCredential, parseRunRequest, reach, type ReachCredential } from '@aalis/api-reach';
 import {
   type ApprovalOutcome,
   type ApprovalRequest,
@@ -270,6 +270,13 @@ describe('what a call reuses from the calls before it (reach-cache.ts)', () => {
     const rebound = (await reach.forCall(turnOf(owner))).sandboxPolicy();
     expect(rebound.write).toContain(elsewhere);
     expect(rebound.write).not.toContain(project);
+  });
+
+  it('hands the sandbox a policy it checks once: the same checked policy for every call of a conversation', async () => {
+    const { reach } = await start();
+    const requestOf = async () => ({ argv: ['/bin/true'], cwd: project, env: {}, timeoutMs: 1000, policy: (await reach.forCall(turnOf(owner))).sandboxPolicy() });
+    const first = parseRunRequest('linux', await requestOf());
+    expect(parseRunRequest('linux', await requestOf()).policy).toBe(first.policy);
   });
 
   it("filters the owner's environment once, and hands every call a copy of its own", async () => {
