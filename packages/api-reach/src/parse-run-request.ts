@@ -107,11 +107,12 @@ export function isFrozenData(value: unknown, depth = 8): boolean {
  */
 export function parseRunRequest(backend: SandboxBackend, request: unknown): SandboxRunRequest {
   const policy = typeof request === 'object' && request !== null ? (request as { policy?: unknown }).policy : undefined;
-  const frozen = typeof policy === 'object' && policy !== null && isFrozenData(policy);
-  const checked = frozen ? checkedPolicies.get(policy) : undefined;
+  // Kept only once found frozen data, which it then stays (a frozen data field cannot change, nor
+  // the prototype of an object that cannot be extended): no walk again on the next request.
+  const checked = typeof policy === 'object' && policy !== null ? checkedPolicies.get(policy) : undefined;
   if (checked !== undefined) return Object.freeze({ ...parseWith(RequestOfCheckedPolicy, backend, request), policy: checked });
   const parsed = parseWith(SandboxRunRequestSchema, backend, request);
-  if (frozen) checkedPolicies.set(policy, parsed.policy);
+  if (typeof policy === 'object' && policy !== null && isFrozenData(policy)) checkedPolicies.set(policy, parsed.policy);
   return parsed;
 }
 
