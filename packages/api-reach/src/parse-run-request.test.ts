@@ -94,3 +94,49 @@ describe('parseSandboxCommand', () => {
     expect(() => parseSandboxCommand('docker', { argv: ['/bin/true'], timeoutMs: 1_000, policy })).toThrow(/policy is not a field/);
   });
 });
+
+describe('parseRunRequest with a policy it checked before', () => {
+  const deepFreeze = <T>(value: T): T => {
+    if (typeof value === 'object' && value !== null) {
+      for (const inner of Object.values(value)) deepFreeze(inner);
+      Object.freeze(value);
+    }
+    return value;
+  };
+  const frozen = () => deepFreeze(structuredClone(policy));
+
+  it('checks a policy that is frozen data once: the same object gives the same checked policy, the rest of each request still checked', () => {
+    const kept = frozen();
+    const first = parseRunRequest('linux', { ...request, policy: kept });
+    const second = parseRunRequest('linux', { ...request, argv: ['/bin/true'], policy: kept });
+    expect(second.policy).toBe(first.policy);
+    expect(second.argv).toEqual(['/bin/true']);
+    expect(Object.isFrozen(second)).toBe(true);
+    // a wrong field beside a checked policy is refused as before, naming it
+    expect(() => parseRunRequest('linux', { ...request, argv: ['/bin/echo', 'a\0b'], policy: kept })).toThrow(/argv\[1\]/);
+    expect(() => parseRunRequest('linux', { ...request, policy: kept, extra: 1 })).toThrow(/extra is not a field of the contract/);
+  });
+
+  it.each([
+    ['not frozen, and changed after its first check', () => {
+      const open = structuredClone(policy) as unknown as { write: string[] };
+      parseRunRequest('linux', { ...request, policy: open });
+      open.write.push('relative/path');
+      return open;
+    }],
+    ['frozen, with a getter that answers differently the second time', () => {
+      let reads = 0;
+      const tricky = deepFreeze(Object.defineProperty({ ...structuredClone(policy) }, 'tmp', { enumerable: true, get: () => (reads++ === 0 ? PROJECT : 'relative/tmp') }));
+      parseRunRequest('linux', { ...request, policy: tricky });
+      return tricky;
+    }],
+    ['frozen at the top only, an inner list changed after its first check', () => {
+      const shallow = Object.freeze({ ...structuredClone(policy), write: [PROJECT] });
+      parseRunRequest('linux', { ...request, policy: shallow });
+      (shallow.write as string[]).push('relative/path');
+      return shallow;
+    }],
+  ])('checks again a policy that could change (%s), and refuses what changed', (_, changed) => {
+    expect(() => parseRunRequest('linux', { ...request, policy: changed() })).toThrow(SandboxRequestError);
+  });
+});

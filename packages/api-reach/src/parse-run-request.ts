@@ -1,5 +1,6 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { MAX_TIMEOUT_MS, type SandboxCommand, SandboxCommandSchema, type SandboxRunRequest, SandboxRunRequestSchema } from './run-request.js';
+import type { SandboxPolicy } from './sandbox-policy.js';
 import { type SandboxBackend, SandboxUnavailableError } from './sandbox.js';
 
 /**
@@ -68,12 +69,51 @@ function parseWith<T>(schema: z.ZodType<T>, backend: SandboxBackend, value: unkn
 }
 
 /**
+ * Policies already checked, by the object given: only ones that are frozen data all the way down
+ * ({@link isFrozenData}), so what was checked is what is there now. A daemon passes the same
+ * policy object to every call of a conversation (plugin-reach keeps it per reach), and checking
+ * its few hundred rules again (each pattern compiled) held the daemon's thread on every call.
+ */
+const checkedPolicies = new WeakMap<object, SandboxPolicy>();
+
+/** The request's fields without its policy's contents, for a policy already checked. */
+const RequestOfCheckedPolicy = SandboxRunRequestSchema.unwrap()
+  .extend({ policy: z.custom<SandboxPolicy>((value) => typeof value === 'object' && value !== null && checkedPolicies.has(value)) })
+  .readonly();
+
+/**
+ * Whether `value` is plain data that cannot change: primitives, or frozen plain objects and
+ * arrays (no accessors, no other prototype) whose values are too, at most `depth` levels down.
+ * A getter could answer differently after the check; a prototype could add a field.
+ */
+export function isFrozenData(value: unknown, depth = 8): boolean {
+  if (typeof value === 'function') return false;
+  if (typeof value !== 'object' || value === null) return true;
+  if (depth === 0 || !Object.isFrozen(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== Array.prototype && prototype !== null) return false;
+  for (const field of Object.values(Object.getOwnPropertyDescriptors(value))) {
+    if (!('value' in field) || !isFrozenData(field.value, depth - 1)) return false;
+  }
+  return true;
+}
+
+/**
  * `request` checked against the sandbox contract ({@link SandboxRunRequestSchema}), or a
  * {@link SandboxRequestError} naming the first field that is wrong. Every backend calls this at
- * its entry, before it looks at the host, so the same input gets the same answer from each.
+ * its entry, before it looks at the host, so the same input gets the same answer from each. A
+ * policy object that is frozen data is checked once: the next request with the same object gets
+ * the same checked policy back (so a backend's per-policy caches hold across calls).
  */
 export function parseRunRequest(backend: SandboxBackend, request: unknown): SandboxRunRequest {
-  return parseWith(SandboxRunRequestSchema, backend, request);
+  const policy = typeof request === 'object' && request !== null ? (request as { policy?: unknown }).policy : undefined;
+  // Kept only once found frozen data, which it then stays (a frozen data field cannot change, nor
+  // the prototype of an object that cannot be extended): no walk again on the next request.
+  const checked = typeof policy === 'object' && policy !== null ? checkedPolicies.get(policy) : undefined;
+  if (checked !== undefined) return Object.freeze({ ...parseWith(RequestOfCheckedPolicy, backend, request), policy: checked });
+  const parsed = parseWith(SandboxRunRequestSchema, backend, request);
+  if (typeof policy === 'object' && policy !== null && isFrozenData(policy)) checkedPolicies.set(policy, parsed.policy);
+  return parsed;
 }
 
 /** {@link parseRunRequest} for a command to a runner that already has its cwd and policy. */

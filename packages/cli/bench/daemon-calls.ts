@@ -4,17 +4,21 @@
 //    index's own cost per call, and the event-loop stall of its compaction (100,000 against one);
 // 2. throughput of `run_command true` (network off): sequential calls/s, and 8 concurrent clients
 //    against that sequential baseline, and the worst `/healthz` answer meanwhile (the event loop
-//    held by one call's synchronous work shows there, whatever the others wait on);
+//    held by one call's synchronous work shows there, whatever the others wait on), with the
+//    daemon's own event-loop delay over the same window (max and p99, `/api/status/event-loop`);
 // 3. a long command (`sleep`, 20 s) in a 1,000,000-file workspace: the worst `/healthz` answer
 //    meanwhile (polled every 20 ms from another process) against the same poll of the idle daemon,
 //    and the daemon's CPU over the command (every thread, /proc) less what answering the poll costs.
 // Arguments: known conversations, rounds, calls, files of the long command's workspace, its seconds.
+// BENCH_SOURCE=1: the daemons run from source instead of the built CLI.
 // BENCH_QUICK=1: 10,000 conversations, 10 rounds, 24 calls, 20,000 files, 3 s (a check that it
 // runs, not the figures of the issue).
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../src/daemon/serve-process.testing.js';
 import { SessionIndex } from '../src/daemon/session-index.js';
 import { benchTree } from './bench-tree.js';
@@ -50,9 +54,18 @@ async function call(daemon: ServeProcess, tool: string, params: unknown, session
 }
 
 const dirs = [deploymentWith(1), deploymentWith(KNOWN)];
-// the daemon runs from source (serve-process.testing.ts), which needs the condition in its own NODE_OPTIONS
-const sourceEnv = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=aalis-source`.trim() };
-const [one, many] = await Promise.all(dirs.map((d) => startServe(d, [], sourceEnv)));
+// The daemon as people run it: the built CLI, through scripts/checkout.mjs, which builds it first
+// when a source is newer (as `pnpm aalis` does). From source (BENCH_SOURCE=1) it carries the
+// TypeScript loader's threads and about twice the memory, and every fork it makes per command
+// costs with its size. The built code resolves @aalis/* to dist/, so not with the source condition.
+const FROM_SOURCE = process.env.BENCH_SOURCE === '1';
+const withoutSource = (process.env.NODE_OPTIONS ?? '').replace(/--conditions[= ]aalis-source/g, '').trim();
+const daemonEnv = { NODE_OPTIONS: FROM_SOURCE ? `${withoutSource} --conditions=aalis-source`.trim() : withoutSource };
+const bin = FROM_SOURCE ? undefined : fileURLToPath(new URL('../scripts/checkout.mjs', import.meta.url));
+// built once here, before the two daemons start (each would otherwise find the sources newer)
+if (bin !== undefined && spawnSync(process.execPath, [bin, '--version'], { env: { ...process.env, ...daemonEnv }, stdio: ['ignore', 'ignore', 'inherit'] }).status !== 0) throw new Error('the CLI did not build; see above');
+const [one, many] = await Promise.all(dirs.map((d) => startServe(d, [], daemonEnv, bin)));
+console.log(`the daemons run ${FROM_SOURCE ? 'from source (the TypeScript loader)' : 'the built CLI (scripts/checkout.mjs)'}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 if (!one || !many) throw new Error('a daemon did not start');
 try {
   // 1. The conversation index: the same known conversation on both sides (the index notes it at
@@ -123,6 +136,7 @@ try {
     let start = performance.now();
     for (let i = 0; i < CALLS; i++) await run(0, i);
     const sequential = CALLS / ((performance.now() - start) / 1000);
+    await one.api('POST', '/api/status/event-loop'); // the daemon's own loop, measured over the clients' window only
     start = performance.now();
     let clientsDone = false;
     const health: number[] = [];
@@ -138,10 +152,12 @@ try {
       for (let i = 0; i < CALLS / 8; i++) await run(client, i);
     }));
     const concurrent = (8 * Math.floor(CALLS / 8)) / ((performance.now() - start) / 1000);
+    const loop = (await one.api('GET', '/api/status/event-loop')).body as { maxMs: number; p99Ms: number; resolutionMs: number };
     clientsDone = true;
     await probing;
     console.log(`run_command true (network off) through the daemon: sequential ${sequential.toFixed(1)} calls/s (target 60); 8 concurrent clients ${concurrent.toFixed(1)} calls/s, ratio ${(concurrent / sequential).toFixed(2)}x the sequential baseline (target 1.5x)`);
     console.log(`/healthz while the 8 clients ran: ${health.length} answers, median ${median(health).toFixed(1)} ms, worst ${Math.max(...health).toFixed(1)} ms (target: the event loop never blocks longer than 50 ms)`);
+    console.log(`  the daemon's event loop meanwhile (monitorEventLoopDelay in the daemon, every ${loop.resolutionMs} ms): longest stall ${loop.maxMs.toFixed(1)} ms, p99 ${loop.p99Ms.toFixed(1)} ms; ratio ${(loop.maxMs / 50).toFixed(2)}x the 50 ms target`);
   }
 
   // 3. A long command in a large workspace: what the daemon does while it waits.

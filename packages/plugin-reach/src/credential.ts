@@ -36,6 +36,24 @@ export interface CredentialSource {
   readonly secretEnv: SecretEnvConfig;
 }
 
+/**
+ * The sandbox policy of a reach with no grants, by reach: a reach is frozen and made once per
+ * binding and settings (reach-cache.ts), and `sandboxPolicyOf` is pure, so the policy is too.
+ */
+const ungrantedPolicies = new WeakMap<Reach, SandboxPolicy>();
+
+/** A copy of plain data, frozen at every level. */
+function frozenCopy<T>(value: T): T {
+  const copy = structuredClone(value);
+  const freeze = (inner: unknown): void => {
+    if (typeof inner !== 'object' || inner === null) return;
+    for (const child of Object.values(inner)) freeze(child);
+    Object.freeze(inner);
+  };
+  freeze(copy);
+  return copy;
+}
+
 /** What this call has had approved, once. */
 interface CallGrants {
   readonly writePaths: Set<string>;
@@ -122,12 +140,22 @@ export function issueCredential(source: CredentialSource): ReachCredential {
       if (source.exec !== 'sandbox') {
         throw new Error(`this call's commands run ${source.exec === 'host' ? 'on the host' : 'nowhere (no local effect)'}, so it has no sandbox policy.`);
       }
-      const policy = sandboxPolicyOf(source.current(), {
+      const reach = source.current();
+      const ungranted = grants.writePaths.size === 0 && grants.landingPaths.size === 0 && !grants.network;
+      // Most calls are granted nothing: their policy is the reach's own, built once per reach.
+      const known = ungranted ? ungrantedPolicies.get(reach) : undefined;
+      if (known !== undefined) return known;
+      const policy = sandboxPolicyOf(reach, {
         writePaths: [...grants.writePaths],
         landingPaths: [...grants.landingPaths],
         network: grants.network,
       });
-      return { ...policy, controlDeny: [...policy.controlDeny, ...NEVER_WRITTEN] };
+      const whole = { ...policy, controlDeny: [...policy.controlDeny, ...NEVER_WRITTEN] };
+      if (!ungranted) return whole;
+      // a frozen copy, all the way down: a backend checks a policy that cannot change once (api-reach's parseRunRequest)
+      const kept = frozenCopy(whole);
+      ungrantedPolicies.set(reach, kept);
+      return kept;
     },
 
     async processEnv(mode: 'sandbox' | 'host'): Promise<Record<string, string>> {

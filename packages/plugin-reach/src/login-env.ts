@@ -42,6 +42,30 @@ export function captureLoginEnv(options: { shell?: string; timeoutMs: number; ba
 }
 
 /**
+ * The filtered environments of frozen owner environments, by the filter's config: the owner's is
+ * captured once and frozen, so filtering it again on every call (a few hundred names, each
+ * against every rule) only cost the daemon's thread. An environment that is not frozen could
+ * change after it was filtered: it is filtered every time.
+ */
+const filtered = new WeakMap<Readonly<Record<string, string>>, Map<string, Readonly<Record<string, string>>>>();
+
+function filteredOf(ownerEnv: Readonly<Record<string, string>>, secrets: SecretEnvConfig): Readonly<Record<string, string>> {
+  if (!Object.isFrozen(ownerEnv)) return filterSecretEnv(ownerEnv, secrets).env;
+  const key = JSON.stringify([secrets.allow, secrets.deny]);
+  let byConfig = filtered.get(ownerEnv);
+  if (byConfig === undefined) {
+    byConfig = new Map();
+    filtered.set(ownerEnv, byConfig);
+  }
+  let env = byConfig.get(key);
+  if (env === undefined) {
+    env = Object.freeze(filterSecretEnv(ownerEnv, secrets).env);
+    byConfig.set(key, env);
+  }
+  return env;
+}
+
+/**
  * The environment of a sandboxed command: the owner's, minus the variables api-reach's
  * {@link filterSecretEnv} removes (credentials by name, the daemon's own `AALIS_*`, agent
  * sockets) unless the config allows them, plus what the sandbox needs.
@@ -52,7 +76,7 @@ export function sandboxEnvOf(
   secrets: SecretEnvConfig = { allow: [], deny: [] },
   userHome?: string,
 ): Record<string, string> {
-  const { env } = filterSecretEnv(ownerEnv, secrets);
+  const env = { ...filteredOf(ownerEnv, secrets) };
   env.TMPDIR = sessionTmp;
   env.TMP = sessionTmp;
   env.TEMP = sessionTmp;

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isReachCredential, reach, type ReachCredential } from '@aalis/api-reach';
+import { isReachCredential, parseRunRequest, reach, type ReachCredential } from '@aalis/api-reach';
 import {
   type ApprovalOutcome,
   type ApprovalRequest,
@@ -232,5 +232,63 @@ describe('reach plugin', () => {
     symlinkSync(project, link);
     expect(kernel.get(reachBindings).bind('s2', { home: link }).home).toBe(project);
     expect(kernel.get(reachBindings).bindingOf('s2').gitDirs).toEqual([join(project, '.git')]);
+  });
+});
+
+describe('what a call reuses from the calls before it (reach-cache.ts)', () => {
+  it('gives the calls of a conversation one policy object while nothing changes, and a new one when its settings, binding, grants or conversation do', async () => {
+    const { kernel, reach, sessions } = await start([yes]);
+    const first = (await reach.forCall(turnOf(owner))).sandboxPolicy();
+    const again = await reach.forCall(turnOf(owner));
+    // the same reach and no grants: nothing is resolved or compiled again
+    expect(again.sandboxPolicy()).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.controlDeny)).toBe(true);
+
+    // a downgrade: the calls issued before see it at once, the next ones too
+    await sessions.change('s1', { tier: 'readonly', boundary: 'deny' });
+    expect(again.sandboxPolicy().write).not.toContain(project);
+    expect((await reach.forCall(turnOf(owner))).sandboxPolicy().write).not.toContain(project);
+    await sessions.change('s1', { tier: 'workspace', boundary: 'ask' });
+    expect((await reach.forCall(turnOf(owner))).sandboxPolicy()).toEqual(first);
+
+    // a grant is this call's only: the next call has the reach's own policy again
+    const granted = await reach.forCall(turnOf(owner));
+    const target = join(outside, 'granted.txt');
+    expect(await granted.require({ effect: 'write', path: target })).toEqual({ allowed: true });
+    expect(granted.sandboxPolicy().write).toContain(target);
+    const after = (await reach.forCall(turnOf(owner))).sandboxPolicy();
+    expect(after.write).not.toContain(target);
+
+    // another conversation has its own session temp, so its own policy
+    const other = (await reach.forCall(turnOf(owner, 's-other'))).sandboxPolicy();
+    expect(other.tmp).not.toBe(after.tmp);
+
+    // a rebind is a new binding: its reach is resolved anew
+    const elsewhere = join(root, 'rebound');
+    mkdirSync(elsewhere, { recursive: true });
+    kernel.get(reachBindings).bind('s1', { home: elsewhere });
+    const rebound = (await reach.forCall(turnOf(owner))).sandboxPolicy();
+    expect(rebound.write).toContain(elsewhere);
+    expect(rebound.write).not.toContain(project);
+  });
+
+  it('hands the sandbox a policy it checks once: the same checked policy for every call of a conversation', async () => {
+    const { reach } = await start();
+    const requestOf = async () => ({ argv: ['/bin/true'], cwd: project, env: {}, timeoutMs: 1000, policy: (await reach.forCall(turnOf(owner))).sandboxPolicy() });
+    const first = parseRunRequest('linux', await requestOf());
+    expect(parseRunRequest('linux', await requestOf()).policy).toBe(first.policy);
+  });
+
+  it("filters the owner's environment once, and hands every call a copy of its own", async () => {
+    const { reach } = await start([], { ownerEnv: 'process' });
+    const one = await (await reach.forCall(turnOf(owner))).processEnv('sandbox');
+    one.CHANGED_BY_ONE_CALL = 'yes';
+    const two = await (await reach.forCall(turnOf(owner))).processEnv('sandbox');
+    expect(two.CHANGED_BY_ONE_CALL).toBeUndefined();
+    expect(two.AALIS_TEST_SECRET).toBeUndefined();
+    expect(two.PATH).toBe(process.env.PATH);
+    // the session's own variables are set on the copy, per conversation
+    const other = await (await reach.forCall(turnOf(owner, 's-env'))).processEnv('sandbox');
+    expect(other.TMPDIR).not.toBe(two.TMPDIR);
   });
 });

@@ -10,6 +10,7 @@ import { gitDirsOf } from './git-dirs.js';
 import { hooksPathDirs } from './hooks-path.js';
 import { reachInstanceOf } from './instance.js';
 import { captureLoginEnv, definedOnly, type LoginEnv } from './login-env.js';
+import { ReachCache, reachKeyOf } from './reach-cache.js';
 import { realPathOfSync } from './real-path.js';
 
 /** One extra landing of the config: a path, or a pattern every sandbox backend can translate. */
@@ -110,17 +111,20 @@ export const reachPlugin = definePlugin({
     let ownerEnvOnce: Promise<LoginEnv> | undefined;
     const loginEnv = () => {
       if (config.ownerEnv === 'process') {
-        ownerEnvOnce ??= Promise.resolve({ source: 'process', env: definedOnly(process.env) });
+        // frozen: what a call filters from it is kept by its identity (login-env.ts)
+        ownerEnvOnce ??= Promise.resolve({ source: 'process', env: Object.freeze(definedOnly(process.env)) });
         return ownerEnvOnce;
       }
       ownerEnvOnce ??= captureLoginEnv({ ...(config.loginShell ? { shell: config.loginShell } : {}), timeoutMs: config.loginShellTimeoutMs, base: process.env }).then((captured) => {
         if (captured.source === 'fallback') process.emitWarning(`reach: using the daemon's environment for host commands: ${captured.reason}`);
-        return captured;
+        return { ...captured, env: Object.freeze({ ...captured.env }) };
       });
       return ownerEnvOnce;
     };
 
     const current = new Map<string, SessionSettings>();
+    // Resolved once per binding and settings, not per call (its compiled rules are the cost).
+    const reaches = new ReachCache();
     ctx.on('session/settings-changed', (event) => current.set(event.sessionId, event.next));
 
     // The landings of a binding: the host's, and the hooks directories its repository names.
@@ -176,12 +180,11 @@ export const reachPlugin = definePlugin({
       const binding = bindings.get(personKey(root, settingsScopeOf(turn))) ?? bindings.get(root) ?? defaultBinding;
       const sessionTmp = join(binding.tmp ?? paths.tmp, `session-${createHash('sha256').update(root).digest('hex').slice(0, 24)}`);
       await mkdir(sessionTmp, { recursive: true, mode: 0o700 });
-      let memo: { tier: string; boundary: string; reach: Reach } | undefined;
       const currentReach = (): Reach => {
         const settings = current.get(root);
         if (settings === undefined) throw new Error(`reach: the settings of session '${root}' are unknown; refusing to judge without them.`);
-        if (memo?.tier !== settings.tier || memo.boundary !== settings.boundary) {
-          const next = resolveReach({
+        return reaches.get(binding, reachKeyOf(principal, settings.tier, settings.boundary, sessionTmp), () =>
+          resolveReach({
             principal,
             tier: settings.tier,
             onBoundary: settings.boundary,
@@ -193,10 +196,8 @@ export const reachPlugin = definePlugin({
             lists: listsOf(binding),
             paths,
             toolchainCaches: binding.caches ?? toolchainCaches,
-          });
-          memo = { tier: settings.tier, boundary: settings.boundary, reach: next };
-        }
-        return memo.reach;
+          }),
+        );
       };
       return { binding, sessionTmp, currentReach };
     };

@@ -21,8 +21,19 @@ export interface CommandAsk {
  */
 export function commandPolicyOf(credential: ReachCredential, network?: 'on' | 'off'): SandboxPolicy {
   const policy = credential.sandboxPolicy();
-  return network === 'off' ? { ...policy, network: 'off' } : policy;
+  if (network !== 'off' || policy.network === 'off') return policy;
+  // One network-off variant per policy object: the credential hands the same frozen policy to
+  // every call of a conversation, and the backend checks a frozen policy it has seen only once.
+  if (!Object.isFrozen(policy)) return { ...policy, network: 'off' };
+  let off = networkOff.get(policy);
+  if (off === undefined) {
+    off = Object.freeze({ ...policy, network: 'off' as const });
+    networkOff.set(policy, off);
+  }
+  return off;
 }
+
+const networkOff = new WeakMap<SandboxPolicy, SandboxPolicy>();
 
 /**
  * The first run request of a command under a credential: its filtered environment, its policy

@@ -16,6 +16,7 @@ import { AgentError, type AgentService, agent } from '@aalis/plugin-agent';
 import { type ApprovalDeskService, type AuditLog, AuditPageError, approvalDesk, REPLY_DECISIONS, withinCall } from '@aalis/plugin-approval';
 import { z } from 'zod';
 import type { CallTracker } from './calls.js';
+import { EventLoopAnswerSchema, type EventLoopWatch } from './event-loop.js';
 import type { EventHub } from './events.js';
 import { ApiError, bodyOf, sendJson } from './http.js';
 import { specTools, type SpecToolsService } from '@aalis/plugin-spec-tools';
@@ -34,6 +35,8 @@ export interface ApiContext {
   /** Binds a conversation to where it works before its first call (the docker deployment's user space). */
   readonly place: (turn: OriginTurn) => Promise<void>;
   readonly status: () => unknown;
+  /** How long the event loop is held, over a window a client starts. */
+  readonly loop: EventLoopWatch;
   /** A capability that opens only the pod's API, for the pod's panel; throws when there is no pod. */
   readonly podCapability: () => { capability: string; expiresAt: number };
 }
@@ -115,6 +118,17 @@ const ROUTES: readonly Route[] = [
     method: 'GET',
     path: /^\/api\/status$/,
     handler: async (ctx, _req, res) => sendJson(res, 200, ctx.status()),
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/status\/event-loop$/,
+    handler: async (ctx, _req, res) => sendJson(res, 200, EventLoopAnswerSchema.parse(ctx.loop.read())),
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/status\/event-loop$/,
+    // A new window: a bench starts one before its load and reads it after.
+    handler: async (ctx, _req, res) => sendJson(res, 200, EventLoopAnswerSchema.parse(ctx.loop.start())),
   },
   {
     method: 'POST',

@@ -14,6 +14,7 @@ import { loadConfig } from './config.js';
 import { commandDescendantsOf, killSurvivors, sandboxesUnder } from './descendants.js';
 import { dockerPlacer } from './docker-place.js';
 import { type ChosenDeployment, chooseDeployment } from './deployment.js';
+import { EventLoopWatch } from './event-loop.js';
 import { EventHub } from './events.js';
 import { ApiError, sendError, sendJson } from './http.js';
 import { type DaemonKernel, startKernel } from './kernel.js';
@@ -175,7 +176,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     if (podRoutes === undefined) throw new ApiError('not-found', started.pod ? 'the Isolation Pod did not start, so there is no panel to open.' : 'the Isolation Pod (@aalis/plugin-pod) is not installed in this daemon.');
     return podCapabilities.issue();
   };
-  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, podCapability };
+  const loop = new EventLoopWatch();
+  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability };
 
   ready = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://daemon.invalid');
@@ -232,6 +234,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       await started.stop();
       await calls.settled(STOP_GRACE_MS);
       hub.close();
+      loop.stop();
       await new Promise<void>((r) => {
         server.close(() => r());
         server.closeAllConnections();

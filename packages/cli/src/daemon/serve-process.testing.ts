@@ -47,9 +47,9 @@ export function serveOnce(args: readonly string[], env: NodeJS.ProcessEnv = {}):
   });
 }
 
-/** Starts `aalis serve --dir DIR --port 0` and waits for the console line on stdout. */
-export async function startServe(dir: string, extra: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--dir', dir, '--port', '0', ...extra], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `aalis serve --dir DIR --port 0` and waits for the console line on stdout; `bin` is the script run (default {@link BIN}, from source). */
+export async function startServe(dir: string, extra: readonly string[] = [], env: NodeJS.ProcessEnv = {}, bin: string = BIN): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [bin, 'serve', '--dir', dir, '--port', '0', ...extra], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr += d));

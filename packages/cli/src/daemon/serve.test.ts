@@ -143,6 +143,22 @@ describe('aalis serve: the API', () => {
     }
   });
 
+  it("measures its event loop over a window a client starts, and only then (GET/POST /api/status/event-loop)", async () => {
+    const before = await daemon.api('GET', '/api/status/event-loop');
+    expect(before.status).toBe(200);
+    expect(before.body).toMatchObject({ watching: false, sinceMs: 0 });
+    expect((await daemon.api('POST', '/api/status/event-loop')).body).toMatchObject({ watching: true });
+    // a command through the whole call path, measured by the window
+    const ran = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'true', network: 'off' }, turn: ownerTurn('loop-window') });
+    expect(ran.body.ok).toBe(true);
+    const after = await daemon.api('GET', '/api/status/event-loop');
+    expect(after.body.watching).toBe(true);
+    expect(after.body.sinceMs).toBeGreaterThan(0);
+    expect(after.body.maxMs).toBeGreaterThanOrEqual(after.body.p99Ms);
+    expect((await daemon.api('DELETE', '/api/status/event-loop')).status).toBe(405);
+    expect((await daemon.api('GET', '/api/status/event-loop', undefined, null)).status).toBe(401);
+  });
+
   it('a write outside the workspace is asked, shows as pending and as an SSE event, is approved by code, and the call finishes', async () => {
     const target = join(outside, 'approved.txt');
     const stream = await subscribe(daemon.url, daemon.token);
