@@ -12,6 +12,19 @@ import { build } from 'esbuild';
 const here = fileURLToPath(new URL('.', import.meta.url));
 
 /**
+ * zod's error messages in its ~60 languages: `z.locales` makes them all part of the graph, and
+ * evaluating them was the largest single module cost of a run. aalis never switches zod's language
+ * (English is registered by zod's schemas.js directly, not through this index), so the bundle's
+ * index offers English alone.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({ contents: 'export { default as en } from "./en.js";\n', loader: 'js' }));
+  },
+};
+
+/**
  * Bundles src/exec-main.ts into `outfile`. Its directory must sit where dist/ does (two levels
  * under packages/): `installOf` finds the install from the bundle's own place.
  */
@@ -31,12 +44,13 @@ export async function bundleExec(outfile = resolve(here, '..', 'dist', 'aalis-ex
     minifySyntax: true,
     keepNames: true,
     metafile: true,
+    plugins: [zodEnglishOnly],
     logLevel: 'warning',
   });
-  return { outfile, modules: Object.keys(result.metafile.inputs).length };
+  return { outfile, inputs: Object.keys(result.metafile.inputs) };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const { outfile, modules } = await bundleExec();
-  process.stdout.write(`bundled aalis exec: ${modules} modules into ${outfile}\n`);
+  const { outfile, inputs } = await bundleExec();
+  process.stdout.write(`bundled aalis exec: ${inputs.length} modules into ${outfile}\n`);
 }

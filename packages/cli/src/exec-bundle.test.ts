@@ -11,11 +11,12 @@ const out = join(here, '.aalis-tmp');
 const bundle = join(out, `aalis-exec-${process.pid}.js`);
 const root = realpathSync(mkdtempSync('/var/tmp/aalis-exec-bundle-'));
 const NOBODY = 65534;
+let inputs: string[] = [];
 
 beforeAll(async () => {
   mkdirSync(out, { recursive: true });
-  const { bundleExec } = (await import(join(here, 'scripts', 'bundle.mjs'))) as { bundleExec(outfile: string): Promise<unknown> };
-  await bundleExec(bundle);
+  const { bundleExec } = (await import(join(here, 'scripts', 'bundle.mjs'))) as { bundleExec(outfile: string): Promise<{ inputs: string[] }> };
+  ({ inputs } = await bundleExec(bundle));
 }, 120_000);
 afterAll(() => {
   rmSync(root, { recursive: true, force: true });
@@ -55,6 +56,11 @@ describe('the aalis exec bundle', () => {
     const text = readFileSync(bundle, 'utf8');
     expect(text).not.toMatch(/(?:from|import\()\s*["']@aalis\//);
     expect(text).not.toMatch(/(?:from|import\()\s*["'](?:zod|execa)["']/);
+  });
+
+  it("holds zod's English messages and none of its other languages", () => {
+    const locales = inputs.filter((i) => /zod\/v4\/locales\/(?!index\.js$)/.test(i)).map((i) => i.replace(/.*\//, ''));
+    expect(locales).toEqual(['en.js']);
   });
 
   it.each([
