@@ -78,7 +78,7 @@ try {
   const execOut = sh(join(project, 'node_modules', '.bin', 'aalis'), ['exec', '--network', 'off', '--', 'sh', '-c', 'echo bundled'], project);
   check(execOut === 'bundled\n', `aalis exec runs a command in the sandbox from node_modules/.bin (${JSON.stringify(execOut)})`);
   const execWrite = spawnSync(join(project, 'node_modules', '.bin', 'aalis'), ['exec', '--boundary', 'deny', '--', 'sh', '-c', 'echo x >> package.json'], { cwd: project, encoding: 'utf8' });
-  check(execWrite.status !== 0 && readFileSync(join(project, 'package.json'), 'utf8').trimEnd().endsWith('}'), `aalis exec: the project's package.json (the install, control plane) is not writable (exit ${execWrite.status})`);
+  check(execWrite.status !== 0 && /Read-only file system/.test(execWrite.stderr) && readFileSync(join(project, 'package.json'), 'utf8').trimEnd().endsWith('}'), `aalis exec: the kernel refused a write to the project's package.json (the install, control plane), unchanged (exit ${execWrite.status}: ${execWrite.stderr.trim().slice(0, 300)})`);
 
   const token = 'npm-form-test-token-0123456789abcdef';
   daemon = spawn('npm', ['start', '--', '--port', '0'], { cwd: project, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, AALIS_TOKEN: token } });
