@@ -2,7 +2,7 @@
 // here into .aalis-tmp/ (two levels under packages/, where dist/ is, so it finds the install as
 // dist/ would), then run as root and as an unprivileged user in real bubblewrap sandboxes.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -35,13 +35,13 @@ function scene(name: string, uid = 0) {
   return s;
 }
 
-function execBundle(s: ReturnType<typeof scene>, args: string[], uid = 0) {
-  const argv = [process.execPath, bundle, 'exec', ...args];
+function execBundle(s: ReturnType<typeof scene>, args: string[], uid = 0, options: { env?: Record<string, string>; wrap?: string[] } = {}) {
+  const argv = [...(options.wrap ?? []), process.execPath, bundle, 'exec', ...args];
   const [cmd, ...rest] = uid === 0 ? argv : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...argv];
   const result = spawnSync(cmd!, rest, {
     cwd: s.workspace,
     // no NODE_OPTIONS: the bundle needs no loader and no condition, as a user runs it
-    env: { PATH: process.env.PATH, HOME: s.home, AALIS_DATA: s.data },
+    env: { PATH: process.env.PATH, HOME: s.home, AALIS_DATA: s.data, ...options.env },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: 120_000,
@@ -80,6 +80,22 @@ describe('the aalis exec bundle', () => {
     expect(refused.stderr).toContain('Read-only file system');
     expect(refused.stderr).toContain('no terminal to ask on');
     expect(existsSync(target)).toBe(false);
+  }, 120_000);
+
+  it('starts the overlay probe early, mounts it once, and leaves no probe directory behind', () => {
+    const s = scene('warm');
+    const tmp = join(s.dir, 'tmp');
+    mkdirSync(tmp);
+    const trace = join(s.dir, 'execs.txt');
+    const strace = existsSync('/usr/bin/strace') ? ['/usr/bin/strace', '-f', '-qq', '-s', '4096', '-e', 'trace=execve', '-o', trace] : [];
+    const result = execBundle(s, ['--network', 'off', '--', 'true'], 0, { env: { TMPDIR: tmp }, wrap: strace });
+    expect(result.status).toBe(0);
+    // waited for before the exit: nothing of the probe is left in the temp directory
+    expect(readdirSync(tmp).filter((n) => n.startsWith('aalis-overlay-probe-'))).toEqual([]);
+    if (strace.length > 0) {
+      const mounts = readFileSync(trace, 'utf8').split('\n').filter((l) => /execve\("[^"]*mount", .*aalis-overlay-probe-/.test(l) && !/ENOENT/.test(l));
+      expect(mounts).toHaveLength(1);
+    }
   }, 120_000);
 
   it.each([
