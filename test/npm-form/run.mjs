@@ -72,9 +72,10 @@ try {
   check(help.includes('Usage: aalis <command>'), 'aalis --help runs from node_modules/.bin');
   const serveHelp = sh('npx', ['--no-install', 'aalis', 'serve', '--help'], project);
   check(/\.\/plugins\/notes\s+\S+index\.js/.test(serveHelp), 'aalis serve --help lists the example plugin');
-  // aalis exec runs from its single-file bundle (dist/aalis-exec.js), which must find this install
-  // (the project) from node_modules as dist/main.js does: the install is control plane
-  check(sh('tar', ['-tzf', join(tarballs, 'aalis-cli-0.1.0.tgz')], work).includes('package/dist/aalis-exec.js'), 'the cli tarball ships the exec bundle');
+  // aalis exec runs from its single-file bundle (dist/aalis-exec.cjs, with its code cache), which
+  // must find this install (the project) from node_modules as dist/main.js does: the install is control plane
+  const cliFiles = sh('tar', ['-tzf', join(tarballs, 'aalis-cli-0.1.0.tgz')], work);
+  check(cliFiles.includes('package/dist/aalis-exec.cjs') && cliFiles.includes('package/dist/aalis-exec.cjs.cache') && cliFiles.includes('package/bin/exec-loader.mjs'), 'the cli tarball ships the exec bundle, its code cache and its loader');
   const execOut = sh(join(project, 'node_modules', '.bin', 'aalis'), ['exec', '--network', 'off', '--', 'sh', '-c', 'echo bundled'], project);
   check(execOut === 'bundled\n', `aalis exec runs a command in the sandbox from node_modules/.bin (${JSON.stringify(execOut)})`);
   const execWrite = spawnSync(join(project, 'node_modules', '.bin', 'aalis'), ['exec', '--boundary', 'deny', '--', 'sh', '-c', 'echo x >> package.json'], { cwd: project, encoding: 'utf8' });

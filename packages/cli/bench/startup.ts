@@ -2,7 +2,7 @@
  * `pnpm bench` (cli): start-up of the built `aalis` command against a bare `node -e 0`, measured in
  * interleaved rounds (one of each per round, so a busy machine slows all three alike), medians and
  * ratios. Targets (issue 17): `aalis --help` ≤ 1.5×, `aalis exec --network off -- true` ≤ 2.5×.
- * Runs bin/aalis.mjs, which imports dist/ (exec: its bundle, dist/aalis-exec.js): the package script
+ * Runs bin/aalis.mjs, which imports dist/ (exec: its bundle, dist/aalis-exec.cjs): the package script
  * builds first when sources are newer. `aalis exec --help` loads exec's whole module graph and starts
  * no sandbox, so the per-phase line splits exec into node's start, the module graph, and the rest
  * (the runtime's start, the probe from its cache, the sandboxed run, the exit).

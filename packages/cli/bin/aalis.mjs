@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 // The `aalis` command: the built CLI, no TypeScript loader. In a source checkout `pnpm aalis`
 // builds it first when the sources are newer (packages/cli/scripts/checkout.mjs). `aalis exec`,
-// the command an agent's harness runs again and again, runs from its single-file bundle
-// (scripts/bundle.mjs); every other command from dist/main.js, each loading only its own modules.
+// the command an agent's harness runs again and again, runs from its single-file bundle with its
+// code cache (scripts/bundle.mjs, exec-loader.mjs); every other command from dist/main.js, each
+// loading only its own modules.
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const main = new URL('../dist/main.js', import.meta.url);
-const exec = new URL('../dist/aalis-exec.js', import.meta.url);
+const exec = fileURLToPath(new URL('../dist/aalis-exec.cjs', import.meta.url));
 if (process.argv[2] === 'exec' && existsSync(exec)) {
-  await import(exec.href);
+  const { runExec } = await import('./exec-loader.mjs');
+  runExec(exec);
 } else if (existsSync(main)) {
   await import(main.href);
 } else {

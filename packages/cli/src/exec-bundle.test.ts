@@ -1,14 +1,18 @@
 // `aalis exec` from its single-file bundle (scripts/bundle.mjs), the form bin/aalis.mjs runs: built
 // here into .aalis-tmp/ (two levels under packages/, where dist/ is, so it finds the install as
-// dist/ would), then run as root and as an unprivileged user in real bubblewrap sandboxes.
+// dist/ would), then run through bin/exec-loader.mjs, as bin/aalis.mjs runs it, as root and as an
+// unprivileged user in real bubblewrap sandboxes.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const here = join(import.meta.dirname, '..');
 const out = join(here, '.aalis-tmp');
-const bundle = join(out, `aalis-exec-${process.pid}.js`);
+const bundle = join(out, `aalis-exec-${process.pid}.cjs`);
+// what bin/aalis.mjs does for `aalis exec`, with this bundle
+const runner = join(out, `run-exec-${process.pid}.mjs`);
+const loader = join(here, 'bin', 'exec-loader.mjs');
 const root = realpathSync(mkdtempSync('/var/tmp/aalis-exec-bundle-'));
 const NOBODY = 65534;
 let inputs: string[] = [];
@@ -17,11 +21,20 @@ beforeAll(async () => {
   mkdirSync(out, { recursive: true });
   const { bundleExec } = (await import(join(here, 'scripts', 'bundle.mjs'))) as { bundleExec(outfile: string): Promise<{ inputs: string[] }> };
   ({ inputs } = await bundleExec(bundle));
+  writeFileSync(runner, `import { runExec } from ${JSON.stringify(loader)};\nrunExec(${JSON.stringify(bundle)});\n`);
 }, 120_000);
 afterAll(() => {
   rmSync(root, { recursive: true, force: true });
-  rmSync(bundle, { force: true });
+  for (const f of [bundle, `${bundle}.cache`, runner]) rmSync(f, { force: true });
 });
+
+/** Whether V8 took the code cache beside `file`, asked in a plain node (no flags of this runner). */
+function cacheTaken(file: string): boolean {
+  const probe = `import(${JSON.stringify(loader)}).then((m) => process.stdout.write(String(m.compileExec(${JSON.stringify(file)}).cached)))`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return r.stdout === 'true';
+}
 
 /** A workspace, an outside directory and a data directory, owned by `uid`. */
 function scene(name: string, uid = 0) {
@@ -36,7 +49,7 @@ function scene(name: string, uid = 0) {
 }
 
 function execBundle(s: ReturnType<typeof scene>, args: string[], uid = 0, options: { env?: Record<string, string>; wrap?: string[] } = {}) {
-  const argv = [...(options.wrap ?? []), process.execPath, bundle, 'exec', ...args];
+  const argv = [...(options.wrap ?? []), process.execPath, runner, 'exec', ...args];
   const [cmd, ...rest] = uid === 0 ? argv : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...argv];
   const result = spawnSync(cmd!, rest, {
     cwd: s.workspace,
@@ -54,8 +67,22 @@ const unprivileged = process.getuid?.() === 0 && existsSync('/usr/bin/setpriv');
 describe('the aalis exec bundle', () => {
   it('is one file: it loads no @aalis package from outside itself', () => {
     const text = readFileSync(bundle, 'utf8');
+    // strict from its first line, as the ES modules it is made of were
+    expect(text.startsWith('"use strict";\n')).toBe(true);
     expect(text).not.toMatch(/(?:from|import\()\s*["']@aalis\//);
     expect(text).not.toMatch(/(?:from|import\()\s*["'](?:zod|execa)["']/);
+  });
+
+  it('runs from its code cache, and never from a cache made for other source', () => {
+    expect(cacheTaken(bundle)).toBe(true);
+    // the same length, one byte changed: V8 alone would take the cache (it checks the length)
+    const other = join(root, 'tampered.cjs');
+    const code = readFileSync(bundle, 'utf8');
+    const at = code.indexOf('aalis exec: run one command');
+    writeFileSync(other, `${code.slice(0, at)}b${code.slice(at + 1)}`);
+    copyFileSync(`${bundle}.cache`, `${other}.cache`);
+    expect(readFileSync(other).length).toBe(readFileSync(bundle).length);
+    expect(cacheTaken(other)).toBe(false);
   });
 
   it("holds zod's English messages and none of its other languages", () => {
