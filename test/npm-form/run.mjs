@@ -5,7 +5,7 @@
 // conversation, run a sandboxed run_command and the example plugin's save_note through the HTTP
 // API, stop it. Plain JavaScript on purpose: nothing here may need a TypeScript loader.
 // Run by .ci/run; by hand: node test/npm-form/run.mjs (--keep keeps the temp folder).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -72,6 +72,14 @@ try {
   check(help.includes('Usage: aalis <command>'), 'aalis --help runs from node_modules/.bin');
   const serveHelp = sh('npx', ['--no-install', 'aalis', 'serve', '--help'], project);
   check(/\.\/plugins\/notes\s+\S+index\.js/.test(serveHelp), 'aalis serve --help lists the example plugin');
+  // aalis exec runs from its single-file bundle (dist/aalis-exec.cjs, with its code cache), which
+  // must find this install (the project) from node_modules as dist/main.js does: the install is control plane
+  const cliFiles = sh('tar', ['-tzf', join(tarballs, 'aalis-cli-0.1.0.tgz')], work);
+  check(cliFiles.includes('package/dist/aalis-exec.cjs') && cliFiles.includes('package/dist/aalis-exec.cjs.cache') && cliFiles.includes('package/bin/exec-loader.mjs'), 'the cli tarball ships the exec bundle, its code cache and its loader');
+  const execOut = sh(join(project, 'node_modules', '.bin', 'aalis'), ['exec', '--network', 'off', '--', 'sh', '-c', 'echo bundled'], project);
+  check(execOut === 'bundled\n', `aalis exec runs a command in the sandbox from node_modules/.bin (${JSON.stringify(execOut)})`);
+  const execWrite = spawnSync(join(project, 'node_modules', '.bin', 'aalis'), ['exec', '--boundary', 'deny', '--', 'sh', '-c', 'echo x >> package.json'], { cwd: project, encoding: 'utf8' });
+  check(execWrite.status !== 0 && /Read-only file system/.test(execWrite.stderr) && readFileSync(join(project, 'package.json'), 'utf8').trimEnd().endsWith('}'), `aalis exec: the kernel refused a write to the project's package.json (the install, control plane), unchanged (exit ${execWrite.status}: ${execWrite.stderr.trim().slice(0, 300)})`);
 
   const token = 'npm-form-test-token-0123456789abcdef';
   daemon = spawn('npm', ['start', '--', '--port', '0'], { cwd: project, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, AALIS_TOKEN: token } });

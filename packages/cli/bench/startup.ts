@@ -2,7 +2,10 @@
  * `pnpm bench` (cli): start-up of the built `aalis` command against a bare `node -e 0`, measured in
  * interleaved rounds (one of each per round, so a busy machine slows all three alike), medians and
  * ratios. Targets (issue 17): `aalis --help` ≤ 1.5×, `aalis exec --network off -- true` ≤ 2.5×.
- * Runs bin/aalis.mjs, which imports dist/: the package script builds first when sources are newer.
+ * Runs bin/aalis.mjs, which imports dist/ (exec: its bundle, dist/aalis-exec.cjs): the package script
+ * builds first when sources are newer. `aalis exec --help` loads exec's whole module graph and starts
+ * no sandbox, so the per-phase line splits exec into node's start, the module graph, and the rest
+ * (the runtime's start, the probe from its cache, the sandboxed run, the exit).
  * AALIS_BENCH_COMPARE=<another checkout's bin/aalis.mjs> adds its two cases to the same rounds
  * (before and after a change, measured alike).
  */
@@ -21,6 +24,7 @@ const cases: { name: string; args: readonly string[]; target: number | undefined
   { name: 'node -e 0', args: ['-e', '0'], target: undefined },
   { name: 'aalis --help', args: [bin, '--help'], target: 1.5 },
   { name: 'aalis exec --network off -- true', args: [bin, 'exec', '--network', 'off', '--', 'true'], target: 2.5 },
+  { name: 'aalis exec --help', args: [bin, 'exec', '--help'], target: undefined },
 ];
 const compare = process.env.AALIS_BENCH_COMPARE;
 if (compare !== undefined) {
@@ -54,6 +58,8 @@ try {
     const verdict = i === 0 ? 'baseline' : c.target === undefined ? `${ratio.toFixed(2)}×` : `${ratio.toFixed(2)}× (target ≤ ${c.target}×: ${ratio <= c.target ? 'met' : 'missed'})`;
     console.log(`  ${c.name.padEnd(36)} ${m.toFixed(1).padStart(7)} ms  ${verdict}`);
   });
+  const [exec, execHelp] = [median(times[2]!), median(times[3]!)];
+  console.log(`  exec by phase: node ${base.toFixed(1)} ms, module graph ${(execHelp - base).toFixed(1)} ms, runtime + probe + sandboxed run + exit ${(exec - execHelp).toFixed(1)} ms`);
 } finally {
   rmSync(root, { recursive: true, force: true });
 }

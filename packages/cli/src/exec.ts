@@ -92,7 +92,8 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
 
   let runtime: Awaited<ReturnType<typeof startLocal>>;
   try {
-    runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, data: chooseDataDir({ data: flags.data as string | undefined }), io });
+    const sandboxed = tier !== 'confirm' && tier !== 'full';
+    runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, data: chooseDataDir({ data: flags.data as string | undefined }), io, warmSandbox: sandboxed });
   } catch (error) {
     return unavailable(io, error);
   }

@@ -1,45 +1,6 @@
-import { createInterface } from 'node:readline/promises';
+// The `aalis` command, every subcommand (bin/aalis.mjs runs `aalis exec` from its bundle instead,
+// exec-main.ts).
+import { exitWith, processIo } from './process-io.js';
 import { run } from './run.js';
 
-// A reader that went away (`aalis exec -- seq 1 100000 | head -1`) ends our output, quietly: not a
-// stack trace, and the command's own status still decides the exit.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-  });
-}
-
-const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
-
-const status = await run(process.argv.slice(2), {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  ...(interactive
-    ? {
-        async ask(question: string) {
-          const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-          try {
-            return await rl.question(question);
-          } catch {
-            return undefined;
-          } finally {
-            rl.close();
-          }
-        },
-      }
-    : {}),
-  lines: () => createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY }),
-  async readStdin() {
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
-  },
-});
-// Done: an open standard input (a pipe that `aalis chat` stopped reading at /quit) must not keep the process alive.
-process.stdin.destroy();
-// Nor must what a command started for later runs and has stopped using: the sandbox's walk thread
-// and tree watcher are a daemon's, and waiting for the process to wind them down cost a one-shot
-// `aalis exec` most of a second. Everything the command owed (its output, the audit log, the
-// overlay's commit) was done before run() returned; the output is flushed before the exit.
-await Promise.all([process.stdout, process.stderr].map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))));
-process.exit(status);
+await exitWith(await run(process.argv.slice(2), processIo()));

@@ -1,5 +1,6 @@
-// Only types at the top: `aalis --help` and `--version` must load no package (core brings zod,
-// which alone doubled the start-up of --help); what the error path needs is loaded when it runs.
+// No package at the top: `aalis --help` and `--version` must load none (core brings zod, which
+// alone doubled the start-up of --help); guarded.ts loads what the error path needs when it runs.
+import { type Command, runGuarded } from './guarded.js';
 import type { CliIo } from './io.js';
 
 export type { CliIo } from './io.js';
@@ -25,8 +26,6 @@ Options:
   -h, --help     this help
   -v, --version  the version
 `;
-
-type Command = (argv: readonly string[], io: CliIo) => Promise<number>;
 
 // Each command's module graph loads only when that command runs: `aalis --help` reads none of them.
 const COMMANDS: Record<string, () => Promise<Command>> = {
@@ -55,15 +54,5 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     io.stderr(`aalis: unknown command '${first}'. The commands are: ${Object.keys(COMMANDS).join(', ')}. Run 'aalis --help'.\n`);
     return 2;
   }
-  try {
-    return await (await load())(rest, io);
-  } catch (error) {
-    const [{ UsageError }, { errorText }] = await Promise.all([import('./io.js'), import('@aalis/core')]);
-    if (error instanceof UsageError) {
-      io.stderr(`aalis ${error.command}: ${error.message}\nRun 'aalis ${error.command} --help' for the options.\n`);
-      return 2;
-    }
-    io.stderr(`aalis ${first}: ${errorText(error)}\n`);
-    return 1;
-  }
+  return await runGuarded(first, async (args, out) => (await load())(args, out), rest, io);
 }

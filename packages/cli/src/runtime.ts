@@ -5,7 +5,7 @@ import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, ty
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
-import { sandboxOf } from './backends.js';
+import { sandboxOf, warmLinuxOverlay } from './backends.js';
 import { type DataDirChoice, otherInstances } from './data-dir.js';
 import { installOf, terminalIdentity } from './install.js';
 import type { CliIo } from './io.js';
@@ -23,6 +23,8 @@ export interface LocalOptions {
   readonly data: DataDirChoice;
   readonly io: CliIo;
   readonly approvalTimeoutMs?: number;
+  /** The command will run in the sandbox: start what its run waits for (linux: the overlay probe) now. */
+  readonly warmSandbox?: boolean;
 }
 
 /** A kernel with the reach stack, one session bound to `cwd`, and the owner's turn in it. */
@@ -61,16 +63,24 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     .use(builtinToolsPlugin)
     .use(terminalApprover(options.io, who));
   if (options.backend !== 'none') kernel.use(sandboxPlugin(await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'), true)));
+  const warming = options.warmSandbox && options.backend === 'linux' ? warmLinuxOverlay().catch(() => undefined) : undefined;
+  const stop = async () => {
+    await kernel.stop();
+    await warming;
+  };
   const status = await kernel.start();
   const failed = status.filter((s) => s.state === 'failed');
   if (failed.length > 0) {
-    await kernel.stop();
+    await stop();
     throw new Error(failed.map((s) => `${s.name}: ${'cause' in s ? s.cause : 'failed'}`).join('; '));
   }
   const session = `cli-${process.pid}-${Date.now()}`;
   const result = await kernel.get(sessions).change(session, { tier: options.tier, boundary: options.boundary, approver: 'human', runMode: 'execute' });
-  if (!result.ok) throw new Error(result.message);
+  if (!result.ok) {
+    await stop();
+    throw new Error(result.message);
+  }
   kernel.get(reachBindings).bind(session, { home: options.cwd, extraRoots: options.allowWrite });
   const turn: OriginTurn = { session: { id: session }, platform: 'cli', speaker: who, authorised: who, inbound: { id: `cli-${Date.now()}` }, category: 'own' };
-  return { kernel, turn, stop: async () => void (await kernel.stop()) };
+  return { kernel, turn, stop };
 }
