@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, lstatSync, openSync, readlinkSync, readSync, type Stats, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readlinkSync, readSync, type Stats, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
@@ -20,7 +20,9 @@ import type { LinuxErrorCode } from './linux-error-codes.js';
  * wrongly, the start is moved earlier instead (more conflicts, never fewer):
  * - a file system that stamps coarser than the daemon's temp (ext4 with 128-byte inodes and
  *   FAT: whole seconds) or from another clock (a network file system's server): the start is
- *   stamped in every writable root too, on its own file system, and the earliest stamp is kept;
+ *   stamped in every writable root too, on its own file system, and the earliest stamp is kept
+ *   (not in a root on the temp's own file system: the same clock, and a stamp there would change
+ *   the root's ctime, so the next run's scan could not be reused, scan-reuse.ts);
  *   a root where no stamp can be made counts from {@link COARSEST_NS} before the start;
  * - the wall clock stepped back during the run: the step is measured at the commit (the wall
  *   clock against the monotonic one, which no step moves) and taken off the start.
@@ -65,13 +67,26 @@ export function markRunStart(dir: string, roots: readonly string[] = [], clock: 
   const offset = clock();
   const marker = join(dir, 'started');
   writeFileSync(marker, '', { mode: 0o600, flag: 'wx' });
-  const own = lstatSync(marker, { bigint: true }).ctimeNs;
+  const mine = lstatSync(marker, { bigint: true });
+  const own = mine.ctimeNs;
   let stamp = own;
   for (const root of roots) {
+    // on the layers' own file system the marker above is that clock already: making a file in the
+    // root too would only change the root's ctime, which makes every later scan of it walk again (scan-reuse.ts)
+    if (sameFileSystem(root, mine.dev)) continue;
     const at = stampIn(root) ?? own - COARSEST_NS;
     if (at < stamp) stamp = at;
   }
   return { stamp, offset };
+}
+
+/** Whether the directory `root` is on the file system `dev` (a bind mount of it included: the same device). */
+function sameFileSystem(root: string, dev: bigint): boolean {
+  try {
+    return statSync(encodePath(root), { bigint: true }).dev === dev;
+  } catch {
+    return false; // stamped in it, or the margin: as before
+  }
 }
 
 /** The ctime of a file made (and removed at once) in the directory `root`, by its descriptor; undefined when it cannot be made. */

@@ -10,6 +10,7 @@ import { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
 import { isWithin, ruleSet } from './rule-match.js';
 import { INDEX_MIN_ENTRIES, treeIndex } from './tree-index.js';
 import { treeMemoFor } from './tree-memo.js';
+import { REUSE_SETTLED_MS, ScanReuse, ScanWitness } from './scan-reuse.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 
@@ -64,6 +65,12 @@ export interface ScanOptions {
   readonly indexMinEntries?: number;
   /** Hidden matches past which they are grouped into directories hidden whole. Default {@link MAX_HIDDEN_MOUNTS}. */
   readonly maxHiddenMounts?: number;
+  /**
+   * How long before a scan a directory must have last changed for the scan to be given again while
+   * nothing it listed changed (scan-reuse.ts). Default {@link REUSE_SETTLED_MS}; tests lower it
+   * so that a scene made a moment ago is reused.
+   */
+  readonly reuseSettledMs?: number;
 }
 
 /**
@@ -236,12 +243,37 @@ export function findPatternMatches(
   cwd?: string,
 ): PatternMatches {
   const patterns = matchers(policy).flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
+  if (patterns.length === 0) return { found: [], matched: [], unreadable: [], visited: 0 };
+  const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
+  // given again while every directory the last such scan listed is unchanged (scan-reuse.ts)
+  const reusable = options.noCache !== true && options.maxEntries === undefined;
+  const key = reusable ? JSON.stringify([policy, cwd, options, options.home ?? homedir(), [...skip].sort()]) : '';
+  const kept = reusable ? reuse.get(key) : undefined;
+  if (kept) return { found: [...kept.found], matched: [...kept.matched], unreadable: [...kept.unreadable], visited: kept.visited };
+  const witness = new ScanWitness(BigInt(options.reuseSettledMs ?? REUSE_SETTLED_MS) * 1_000_000n);
+  const result = walkPatterns(policy, options, skip, cwd, any, witness);
+  if (reusable) reuse.set(key, witness, { found: [...result.found], matched: [...result.matched], unreadable: [...result.unreadable], visited: result.visited });
+  return result;
+}
+
+/** Pattern scans of this thread kept for reuse. */
+const reuse = new ScanReuse<PatternMatches>();
+
+/** The walks of {@link findPatternMatches}; `witness` hears of every directory listed and of whatever else the result depended on. */
+function walkPatterns(
+  policy: SandboxPolicy,
+  options: ScanOptions,
+  skip: ReadonlySet<string>,
+  cwd: string | undefined,
+  any: ReturnType<typeof ruleSet>,
+  witness: ScanWitness,
+): PatternMatches {
   const found: FoundEntry[] = [];
   const unreadable: string[] = [];
   let visited = 0;
-  if (patterns.length === 0) return { found, matched: [], unreadable, visited };
-  const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
+  const patterns = matchers(policy).flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
   const cache = options.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
+  if (!cache) witness.spoil();
   const evaluator = policyEvaluatorOf(policy);
   const limit = options.maxEntries ?? Number.POSITIVE_INFINITY;
   const walks = scanWalks(policy, cwd, options);
@@ -264,17 +296,20 @@ export function findPatternMatches(
     let met = 0;
     const tree = walk.why === 'tree' && memo !== undefined && gen !== undefined ? memo : undefined;
     const rec = tree?.recorder(gen!, (path) => index!.unchangedSince(path, tree.genOf(path) ?? -1), add, (path) => unreadable.push(path));
+    if (rec) witness.spoil(); // the index answers for subtrees never listed here
     const found_ = rec ? rec.found : add;
     const visit = (e: WalkEntry): boolean => {
       met += 1;
       if (met > limit) throw new ScanLimitError(walk.root, limit);
       if (skip.has(e.path)) {
+        witness.spoil();
         rec?.volatile(); // another run's placeholder: what is here now is not what the memo may keep
         return false;
       }
       const hit = any.covers(e.path);
       if (e.type === 'symlink') {
         if (hit) {
+          witness.spoil(); // its target may change outside every directory listed
           rec?.volatile(); // its target is looked up each time: it may change outside the tree
           const real = realTarget(atFd(e.dirFd, e.name));
           if (real) found_({ path: real.path, kind: real.kind, via: e.path });
@@ -294,7 +329,9 @@ export function findPatternMatches(
       walk.root,
       {
         entry: visit,
+        listed: witness.listed,
         unreadable: (path) => {
+          witness.spoil(); // what it holds, or may be probed in it, has no stamp here
           if (path === walk.root && walk.why === 'ancestor') {
             unreadable.push(path);
             for (const n of ENV_NAMES) {
@@ -313,6 +350,7 @@ export function findPatternMatches(
       trusted ? undefined : cache,
     );
     visited += counted;
+    if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES)) witness.spoil(); // the index's (tree-index.ts)
     // a large tree is watched from now on (tree-index.ts); the host thread syncs before its next walks
     if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES) && options.maxEntries === undefined && !options.noCache) treeIndex()?.watch(walk.root);
   }
