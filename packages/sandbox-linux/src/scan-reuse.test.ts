@@ -25,30 +25,34 @@ afterAll(async () => {
   s.cleanup();
 });
 
-/** Two runs of `true`: the second must reuse the first's scan, or the case below proves nothing about reuse. */
-async function primeReuse(): Promise<void> {
+/**
+ * Two runs of `true`: the second must reuse the first's walk from `root`, or the case proves nothing
+ * about reuse. (Walks outside the scene, `/var/tmp` say, may run again: other programs change them.)
+ */
+async function primeReuse(root: string): Promise<void> {
   await sandbox.run(req(s, ['true']));
-  const before = reusedScanCount();
+  const before = reusedScanCount(root);
   await sandbox.run(req(s, ['true']));
-  expect(reusedScanCount()).toBe(before + 1);
+  expect(reusedScanCount(root)).toBe(before + 1);
 }
 
 describe('a scan reused while nothing it listed changed', () => {
-  const secrets: [string, (s: Scene) => string][] = [
-    ['a new .env in an ancestor of the workspace', (t) => `${t.root}/.env`],
-    ['a new .env deep in the workspace', (t) => `${t.ws}/src/deep/.env.local`],
-    ['a new .env in the home', (t) => `${t.home}/code/.env`],
+  // the file, and the walk that lists its directory
+  const secrets: [string, (s: Scene) => string, (s: Scene) => string][] = [
+    ['a new .env in an ancestor of the workspace', (t) => `${t.root}/.env`, (t) => t.root],
+    ['a new .env deep in the workspace', (t) => `${t.ws}/src/deep/.env.local`, (t) => t.ws],
+    ['a new .env in the home', (t) => `${t.home}/code/.env`, (t) => t.home],
   ];
-  it.each(secrets)('%s is hidden from the next run', async (_, where) => {
+  it.each(secrets)('%s is hidden from the next run', async (_, where, walk) => {
     const path = where(s);
     mkdirSync(path.slice(0, path.lastIndexOf('/')), { recursive: true });
-    await primeReuse();
+    await primeReuse(walk(s));
     writeFileSync(path, 'TOKEN=LEAKED\n');
     try {
-      const before = reusedScanCount();
+      const before = reusedScanCount(walk(s));
       const r = await sandbox.run(req(s, ['cat', path]));
       expect(r.stdout).not.toContain('LEAKED');
-      expect(reusedScanCount()).toBe(before); // scanned again
+      expect(reusedScanCount(walk(s))).toBe(before); // that walk ran again
     } finally {
       rmSync(path);
     }
@@ -57,7 +61,7 @@ describe('a scan reused while nothing it listed changed', () => {
   // deeper than the cwd, whose landing names are looked at on every run anyway (scan.ts's namedPaths)
   it('a new landing (a hooks directory made on the host in a package) is read-only to the next run', async () => {
     mkdirSync(`${s.ws}/src/pkg`, { recursive: true });
-    await primeReuse();
+    await primeReuse(s.ws);
     mkdirSync(`${s.ws}/src/pkg/.husky`);
     try {
       const r = await sandbox.run(req(s, ['sh', '-c', 'echo x > src/pkg/.husky/pre-commit']));
@@ -70,7 +74,7 @@ describe('a scan reused while nothing it listed changed', () => {
   });
 
   it('a new host socket is hidden from the next run', async () => {
-    await primeReuse();
+    await primeReuse(s.home);
     const sock = `${s.home}/agent.sock`;
     server = createServer((c) => c.end('AGENT\n'));
     await new Promise<void>((resolve) => server!.listen(sock, resolve));

@@ -245,35 +245,14 @@ export function findPatternMatches(
   const patterns = matchers(policy).flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
   if (patterns.length === 0) return { found: [], matched: [], unreadable: [], visited: 0 };
   const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
-  // given again while every directory the last such scan listed is unchanged (scan-reuse.ts)
-  const reusable = options.noCache !== true && options.maxEntries === undefined;
-  const key = reusable ? JSON.stringify([policy, cwd, options, options.home ?? homedir(), [...skip].sort()]) : '';
-  const kept = reusable ? reuse.get(key) : undefined;
-  if (kept) return { found: [...kept.found], matched: [...kept.matched], unreadable: [...kept.unreadable], visited: kept.visited };
-  const witness = new ScanWitness(BigInt(options.reuseSettledMs ?? REUSE_SETTLED_MS) * 1_000_000n);
-  const result = walkPatterns(policy, options, skip, cwd, any, witness);
-  if (reusable) reuse.set(key, witness, { found: [...result.found], matched: [...result.matched], unreadable: [...result.unreadable], visited: result.visited });
-  return result;
-}
-
-/** Pattern scans of this thread kept for reuse. */
-const reuse = new ScanReuse<PatternMatches>();
-
-/** The walks of {@link findPatternMatches}; `witness` hears of every directory listed and of whatever else the result depended on. */
-function walkPatterns(
-  policy: SandboxPolicy,
-  options: ScanOptions,
-  skip: ReadonlySet<string>,
-  cwd: string | undefined,
-  any: ReturnType<typeof ruleSet>,
-  witness: ScanWitness,
-): PatternMatches {
   const found: FoundEntry[] = [];
   const unreadable: string[] = [];
   let visited = 0;
-  const patterns = matchers(policy).flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
   const cache = options.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
-  if (!cache) witness.spoil();
+  // each walk is given again while every directory it listed last time is unchanged (scan-reuse.ts)
+  const reusable = cache !== undefined && options.maxEntries === undefined;
+  const scanKey = reusable ? JSON.stringify([policy, cwd, options, options.home ?? homedir(), [...skip].sort()]) : '';
+  const settledNs = BigInt(options.reuseSettledMs ?? REUSE_SETTLED_MS) * 1_000_000n;
   const evaluator = policyEvaluatorOf(policy);
   const limit = options.maxEntries ?? Number.POSITIVE_INFINITY;
   const walks = scanWalks(policy, cwd, options);
@@ -293,11 +272,24 @@ function walkPatterns(
   const gen = index?.synced;
   const memo = gen === undefined ? undefined : treeMemoFor(JSON.stringify([policy, [...walkedWhole].sort()]));
   for (const walk of walks) {
+    const walkKey = `${scanKey}\0${walk.why}\0${walk.depth}\0${walk.root}`;
+    const kept = reusable ? reuse.get(walkKey, walk.root) : undefined;
+    if (kept) {
+      for (const f of kept.added) add(f); // in the order met, so the same ones win over later walks' as before
+      visited += kept.visited;
+      continue;
+    }
+    const witness = new ScanWitness(settledNs);
+    const added: FoundEntry[] = [];
+    const addHere = (f: FoundEntry) => {
+      added.push(f);
+      add(f);
+    };
     let met = 0;
     const tree = walk.why === 'tree' && memo !== undefined && gen !== undefined ? memo : undefined;
     const rec = tree?.recorder(gen!, (path) => index!.unchangedSince(path, tree.genOf(path) ?? -1), add, (path) => unreadable.push(path));
     if (rec) witness.spoil(); // the index answers for subtrees never listed here
-    const found_ = rec ? rec.found : add;
+    const found_ = rec ? rec.found : addHere;
     const visit = (e: WalkEntry): boolean => {
       met += 1;
       if (met > limit) throw new ScanLimitError(walk.root, limit);
@@ -336,12 +328,12 @@ function walkPatterns(
             unreadable.push(path);
             for (const n of ENV_NAMES) {
               const k = kindOf(`${path === '/' ? '' : path}/${n}`);
-              if (k) add({ path: `${path === '/' ? '' : path}/${n}`, kind: k });
+              if (k) addHere({ path: `${path === '/' ? '' : path}/${n}`, kind: k });
             }
           } else if (rec) rec.unreadable(path);
           else {
             unreadable.push(path);
-            add({ path, kind: 'dir', hide: true });
+            addHere({ path, kind: 'dir', hide: true });
           }
         },
         ...(rec ? { reuse: rec.reuse, entered: rec.entered, left: rec.left } : {}),
@@ -351,12 +343,22 @@ function walkPatterns(
     );
     visited += counted;
     if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES)) witness.spoil(); // the index's (tree-index.ts)
+    if (reusable) reuse.set(walkKey, witness, { added, visited: counted });
     // a large tree is watched from now on (tree-index.ts); the host thread syncs before its next walks
     if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES) && options.maxEntries === undefined && !options.noCache) treeIndex()?.watch(walk.root);
   }
   const keepVisible = [...named, ...(cwd ? [cwd] : [])];
   return { found: groupHidden(found, evaluator, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, visited };
 }
+
+/** One walk's share of a scan, as kept for reuse: what it found, in order, and the entries it counted. */
+interface WalkMatches {
+  readonly added: readonly FoundEntry[];
+  readonly visited: number;
+}
+
+/** Walks of pattern scans on this thread, kept for reuse (by scan and walk). */
+const reuse = new ScanReuse<WalkMatches>();
 
 /** Bytes a mount point's path may have: bubblewrap prefixes it (`/newroot`), and the kernel's PATH_MAX is 4096 with the NUL. */
 export const MAX_MOUNT_PATH = 4000;
