@@ -2,6 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reusedScanCount } from './scan-reuse.js';
+import { findPatternMatches } from './scan.js';
 import { makeScene, req, type Scene } from './scene.testing.js';
 import { createLinuxSandbox, type LinuxSandbox } from './service.js';
 
@@ -80,5 +81,23 @@ describe('a scan reused while nothing it listed changed', () => {
     await new Promise<void>((resolve) => server!.listen(sock, resolve));
     const r = await sandbox.run(req(s, ['sh', '-c', `test -S ${sock} && echo REACHABLE || echo hidden`]));
     expect(r.stdout).toBe('hidden\n');
+  });
+});
+
+describe('a walk reused under names that are not UTF-8', () => {
+  it('sees a .env made in a directory whose name is not UTF-8 (the check reaches it by its bytes)', () => {
+    const odd = Buffer.concat([Buffer.from(`${s.ws}/`), Buffer.from([0xfe, 0x61]), Buffer.from('/sub')]);
+    mkdirSync(odd, { recursive: true });
+    const policy = req(s, ['true']).policy;
+    const options = { home: s.home, reuseSettledMs: 0 };
+    const envs = () => findPatternMatches(policy, options, new Set(), s.ws).matched.filter((p) => p.endsWith('/sub/.env'));
+    expect(envs()).toEqual([]);
+    const before = reusedScanCount(s.ws);
+    expect(envs()).toEqual([]);
+    expect(reusedScanCount(s.ws)).toBe(before + 1); // reused: every directory, the odd one included, checked by lstat
+    writeFileSync(Buffer.concat([odd, Buffer.from('/.env')]), 'TOKEN=LEAKED\n');
+    expect(envs()).toHaveLength(1);
+    expect(reusedScanCount(s.ws)).toBe(before + 1);
+    rmSync(Buffer.concat([Buffer.from(`${s.ws}/`), Buffer.from([0xfe, 0x61])]), { recursive: true });
   });
 });
