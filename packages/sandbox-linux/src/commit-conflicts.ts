@@ -21,7 +21,9 @@ import type { LinuxErrorCode } from './linux-error-codes.js';
  * - a file system that stamps coarser than the daemon's temp (ext4 with 128-byte inodes and
  *   FAT: whole seconds) or from another clock (a network file system's server): the start is
  *   stamped in every writable root and every file system mounted under one, each on its own
- *   file system, and the earliest stamp is kept; a root where no stamp can be made counts from
+ *   file system, and the earliest stamp is kept (a root on the layer folder's own file system is
+ *   not stamped again: the same clock, and a stamp there would change the root's ctime, so the
+ *   next run's scan could not be reused, scan-reuse.ts); a root where no stamp can be made counts from
  *   {@link COARSEST_NS} before the start, and so does an entry on a device no stamp was made on
  *   (a mount that could not be stamped, or one mounted during the run);
  * - the wall clock stepped back during the run: the largest step seen (clock-steps.ts samples
@@ -72,10 +74,17 @@ export interface Since {
 export function markRunStart(dir: string, roots: readonly string[] = [], mountinfo: Buffer = readMountinfo()): RunStart {
   const marker = join(dir, 'started');
   writeFileSync(marker, '', { mode: 0o600, flag: 'wx' });
-  const own = lstatSync(marker, { bigint: true }).ctimeNs;
+  const mine = lstatSync(marker, { bigint: true });
+  const own = mine.ctimeNs;
   let stamp = own;
   const devs = new Set<bigint>();
   for (const root of roots) {
+    // on the layers' own file system the marker above is that clock already: making a file in the
+    // root too would only change the root's ctime, which makes every later scan of it walk again (scan-reuse.ts)
+    if (devOf(encodePath(root)) === mine.dev) {
+      devs.add(mine.dev);
+      continue;
+    }
     const at = stampIn(encodePath(root));
     if (at === undefined) {
       // the margin is in the start itself: the root's entries need no second one

@@ -175,6 +175,33 @@ describe('a step of the wall clock during the run (the clock read through a para
 });
 
 describe('the start stamp', () => {
+  it("a writable root on the temp's own file system is not touched (its ctime stays, so the next scan can be reused); one on another file system is stamped", () => {
+    const dir = mkdtempSync(join(s.root, 'stamp-'));
+    const root = mkdtempSync(join(s.root, 'root-'));
+    const before = lstatSync(root, { bigint: true }).ctimeNs;
+    markRunStart(dir, [root]);
+    expect(lstatSync(root, { bigint: true }).ctimeNs).toBe(before);
+    if (process.getuid?.() !== 0) return; // a file system of its own needs a mount
+    const other = mkdtempSync(join(s.root, 'other-'));
+    execFileSync('mount', ['-t', 'tmpfs', 'tmpfs', other]);
+    try {
+      const was = lstatSync(other, { bigint: true }).ctimeNs;
+      // the kernel's coarse clock past that tick first, so a stamp made there shows as a later ctime
+      const tick = join(s.root, 'tick');
+      for (let i = 0; i < 1_000_000; i++) {
+        writeFileSync(tick, '');
+        if (lstatSync(tick, { bigint: true }).ctimeNs > was) break;
+      }
+      const start = markRunStart(mkdtempSync(join(s.root, 'stamp-')), [other]);
+      const now = lstatSync(other, { bigint: true }).ctimeNs;
+      expect(now).toBeGreaterThan(was); // a file was made and removed there
+      expect(start.stamp).toBeLessThanOrEqual(now);
+      expect(readdirSync(other)).toEqual([]);
+    } finally {
+      execFileSync('umount', [other]);
+    }
+  });
+
   it('a writable root where no stamp can be made counts from the coarsest tick before the start; a stamp made there leaves nothing behind', () => {
     const dir = mkdtempSync(join(s.root, 'stamp-'));
     const root = mkdtempSync(join(s.root, 'root-'));

@@ -48,6 +48,19 @@ export interface Walker {
   entered?(path: string): void;
   /** Everything under a directory {@link entered} has been walked: `visited` entries counted in it. */
   left?(path: string, visited: number): void;
+  /**
+   * A directory whose entries the walk took into account, with its identity as it was then and
+   * when (ns since the epoch, taken before the look): what a later look may compare (scan-reuse.ts).
+   * Only walks with a {@link ListingCache} report it (they stat every directory anyway).
+   */
+  listed?(path: string, stamp: DirStamp, at: bigint): void;
+}
+
+/** A directory's device, inode and ctime: together they change whenever one of its entries does. */
+export interface DirStamp {
+  readonly dev: bigint;
+  readonly ino: bigint;
+  readonly ctimeNs: bigint;
 }
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -152,20 +165,23 @@ export class ListingCache {
    * listing holds nothing (no subdirectory, no match) and `lstat` through its parent's descriptor
    * still shows the same device, inode and ctime. Undefined otherwise (open and list it).
    */
-  emptyLeaf(path: string, parentFd: number, name: Buffer): number | undefined {
+  emptyLeaf(path: string, parentFd: number, name: Buffer, seen?: (stamp: DirStamp, at: bigint) => void): number | undefined {
     const c = this.map.get(path);
     if (!c?.settled || c.entries.length > 0) return undefined;
-    let st: { dev: bigint; ino: bigint; ctimeNs: bigint };
+    let st: DirStamp;
+    const at = nowNs();
     try {
       st = lstatSync(atFd(parentFd, name), { bigint: true });
     } catch {
       return undefined; // gone or unreachable: opening it says which
     }
-    return this.get(path, st) ? c.count : undefined;
+    if (!this.get(path, st)) return undefined;
+    seen?.(st, at);
+    return c.count;
   }
 
   /** The listing of `path` if it is still what the directory open at `fd` holds. */
-  get(path: string, st: { dev: bigint; ino: bigint; ctimeNs: bigint }): CachedListing | undefined {
+  get(path: string, st: DirStamp): CachedListing | undefined {
     const c = this.map.get(path);
     if (!c?.settled || c.dev !== st.dev || c.ino !== st.ino || c.ctime !== st.ctimeNs) return undefined;
     return c;
@@ -204,13 +220,14 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
       visited += all.length;
       return all;
     }
+    const now = nowNs(); // before the listing: a change after it has a later ctime
     const st = fstatSync(fd, { bigint: true });
+    walker.listed?.(path, st, now);
     const hit = cache.get(path, st);
     if (hit) {
       visited += hit.count;
       return hit.entries;
     }
-    const now = BigInt(Date.now()) * 1_000_000n; // before the listing: a change after it has a later ctime
     const all = readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer', withFileTypes: true });
     const entries: Listed[] = [];
     for (const e of all) {
@@ -282,7 +299,7 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
         visited += known;
         continue;
       }
-      const leaf = cache?.emptyLeaf(path, dirFd, e.name); // one lstat instead of open, fstat, close
+      const leaf = cache?.emptyLeaf(path, dirFd, e.name, walker.listed && ((st, at) => walker.listed!(path, st, at))); // one lstat instead of open, fstat, close
       if (leaf !== undefined) visited += leaf;
       else enter(path, () => openDir(atFd(dirFd, e.name)), depth);
     }
@@ -290,6 +307,11 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
     for (const f of stack) if (f.fd !== undefined) closeSync(f.fd);
   }
   return visited;
+}
+
+/** The wall clock in ns, as ctimes are kept. */
+function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
 }
 
 function childPath(dir: string, name: Buffer): string {

@@ -91,10 +91,17 @@ describe('refused writes kept for an answer', { timeout: 120_000 }, () => {
     expect(existsSync(join(s.ws, '.github'))).toBe(false);
   });
 
-  it('without keepRefused nothing is kept: the run folder goes with the run', async () => {
+  it('without keepRefused nothing is kept: the run folder goes after the run', async () => {
     const r = await sandbox().run(req(s, ['sh', '-c', SCRIPT], { policy: workspacePolicy(s) }));
     expect(r.writeDenied).toBe(true);
     expect(r.keptWrites).toBeUndefined();
+    await until(() => runFolders().length === 0, 'the run folder went after the run'); // its removal is not waited for by the result
+  });
+
+  it('close() waits for the run folders whose removal the results did not wait for', async () => {
+    const sb = sandbox();
+    await Promise.all([1, 2, 3].map(() => sb.run(req(s, ['sh', '-c', SCRIPT], { policy: workspacePolicy(s) }))));
+    await sb.close();
     expect(runFolders()).toEqual([]);
   });
 });

@@ -96,6 +96,7 @@ describe('nothing is left behind on the host', { timeout: 120_000 }, () => {
     const before = state();
     const r = await sb.run(req(s, ['sleep', '30'], { policy: policy(), timeoutMs: 300 }));
     expect(r.timedOut).toBe(true);
+    await sb.close(); // the run folder's removal, which its result does not wait for
     expect(state()).toEqual(before);
     await until(() => orphanedSlirps().length === 0, 'no slirp4netns outlives its sandbox');
   });

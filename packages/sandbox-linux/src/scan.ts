@@ -10,6 +10,7 @@ import { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
 import { isWithin, ruleSet } from './rule-match.js';
 import { INDEX_MIN_ENTRIES, treeIndex } from './tree-index.js';
 import { treeMemoFor } from './tree-memo.js';
+import { REUSE_SETTLED_MS, ScanReuse, ScanWitness } from './scan-reuse.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 
@@ -64,6 +65,12 @@ export interface ScanOptions {
   readonly indexMinEntries?: number;
   /** Hidden matches past which they are grouped into directories hidden whole. Default {@link MAX_HIDDEN_MOUNTS}. */
   readonly maxHiddenMounts?: number;
+  /**
+   * How long before a scan a directory must have last changed for the scan to be given again while
+   * nothing it listed changed (scan-reuse.ts). Default {@link REUSE_SETTLED_MS}; tests lower it
+   * so that a scene made a moment ago is reused.
+   */
+  readonly reuseSettledMs?: number;
 }
 
 /**
@@ -236,12 +243,16 @@ export function findPatternMatches(
   cwd?: string,
 ): PatternMatches {
   const patterns = matchers(policy).flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
+  if (patterns.length === 0) return { found: [], matched: [], unreadable: [], visited: 0 };
+  const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
   const found: FoundEntry[] = [];
   const unreadable: string[] = [];
   let visited = 0;
-  if (patterns.length === 0) return { found, matched: [], unreadable, visited };
-  const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
   const cache = options.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
+  // each walk is given again while every directory it listed last time is unchanged (scan-reuse.ts)
+  const reusable = cache !== undefined && options.maxEntries === undefined;
+  const scanKey = reusable ? JSON.stringify([policy, cwd, options, options.home ?? homedir(), [...skip].sort()]) : '';
+  const settledNs = BigInt(options.reuseSettledMs ?? REUSE_SETTLED_MS) * 1_000_000n;
   const evaluator = policyEvaluatorOf(policy);
   const limit = options.maxEntries ?? Number.POSITIVE_INFINITY;
   const walks = scanWalks(policy, cwd, options);
@@ -261,20 +272,36 @@ export function findPatternMatches(
   const gen = index?.synced;
   const memo = gen === undefined ? undefined : treeMemoFor(JSON.stringify([policy, [...walkedWhole].sort()]));
   for (const walk of walks) {
+    const walkKey = `${scanKey}\0${walk.why}\0${walk.depth}\0${walk.root}`;
+    const kept = reusable ? reuse.get(walkKey, walk.root) : undefined;
+    if (kept) {
+      for (const f of kept.added) add(f); // in the order met, so the same ones win over later walks' as before
+      visited += kept.visited;
+      continue;
+    }
+    const witness = new ScanWitness(settledNs);
+    const added: FoundEntry[] = [];
+    const addHere = (f: FoundEntry) => {
+      added.push(f);
+      add(f);
+    };
     let met = 0;
     const tree = walk.why === 'tree' && memo !== undefined && gen !== undefined ? memo : undefined;
     const rec = tree?.recorder(gen!, (path) => index!.unchangedSince(path, tree.genOf(path) ?? -1), add, (path) => unreadable.push(path));
-    const found_ = rec ? rec.found : add;
+    if (rec) witness.spoil(); // the index answers for subtrees never listed here
+    const found_ = rec ? rec.found : addHere;
     const visit = (e: WalkEntry): boolean => {
       met += 1;
       if (met > limit) throw new ScanLimitError(walk.root, limit);
       if (skip.has(e.path)) {
+        witness.spoil();
         rec?.volatile(); // another run's placeholder: what is here now is not what the memo may keep
         return false;
       }
       const hit = any.covers(e.path);
       if (e.type === 'symlink') {
         if (hit) {
+          witness.spoil(); // its target may change outside every directory listed
           rec?.volatile(); // its target is looked up each time: it may change outside the tree
           const real = realTarget(atFd(e.dirFd, e.name));
           if (real) found_({ path: real.path, kind: real.kind, via: e.path });
@@ -294,17 +321,19 @@ export function findPatternMatches(
       walk.root,
       {
         entry: visit,
+        listed: witness.listed,
         unreadable: (path) => {
+          witness.spoil(); // what it holds, or may be probed in it, has no stamp here
           if (path === walk.root && walk.why === 'ancestor') {
             unreadable.push(path);
             for (const n of ENV_NAMES) {
               const k = kindOf(`${path === '/' ? '' : path}/${n}`);
-              if (k) add({ path: `${path === '/' ? '' : path}/${n}`, kind: k });
+              if (k) addHere({ path: `${path === '/' ? '' : path}/${n}`, kind: k });
             }
           } else if (rec) rec.unreadable(path);
           else {
             unreadable.push(path);
-            add({ path, kind: 'dir', hide: true });
+            addHere({ path, kind: 'dir', hide: true });
           }
         },
         ...(rec ? { reuse: rec.reuse, entered: rec.entered, left: rec.left } : {}),
@@ -313,12 +342,23 @@ export function findPatternMatches(
       trusted ? undefined : cache,
     );
     visited += counted;
+    if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES)) witness.spoil(); // the index's (tree-index.ts)
+    if (reusable) reuse.set(walkKey, witness, { added, visited: counted });
     // a large tree is watched from now on (tree-index.ts); the host thread syncs before its next walks
     if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES) && options.maxEntries === undefined && !options.noCache) treeIndex()?.watch(walk.root);
   }
   const keepVisible = [...named, ...(cwd ? [cwd] : [])];
   return { found: groupHidden(found, evaluator, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, visited };
 }
+
+/** One walk's share of a scan, as kept for reuse: what it found, in order, and the entries it counted. */
+interface WalkMatches {
+  readonly added: readonly FoundEntry[];
+  readonly visited: number;
+}
+
+/** Walks of pattern scans on this thread, kept for reuse (by scan and walk). */
+const reuse = new ScanReuse<WalkMatches>();
 
 /** Bytes a mount point's path may have: bubblewrap prefixes it (`/newroot`), and the kernel's PATH_MAX is 4096 with the NUL. */
 export const MAX_MOUNT_PATH = 4000;

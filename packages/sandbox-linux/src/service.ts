@@ -154,6 +154,8 @@ export class LinuxSandbox implements SandboxService {
   private unjudged: string[] = [];
   /** Runs' refused writes waiting in their upper layers for an answer (kept-writes.ts). */
   private readonly kept: KeptWritesStore;
+  /** Runs' tear-downs their results did not wait for (the layers' removal, the run folder's), awaited by {@link close}. */
+  private readonly tearDowns = new Set<Promise<void>>();
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
     this.host = new HostThread(options.hostWalks);
@@ -271,6 +273,7 @@ export class LinuxSandbox implements SandboxService {
   /** Discards every kept write and stops the host walk thread (the daemon or session is ending; the kernel calls it through `sandboxPlugin`). */
   async close(): Promise<void> {
     this.kept.discardAll();
+    await Promise.all(this.tearDowns);
     await this.host.close();
   }
 
@@ -381,6 +384,8 @@ export class LinuxSandbox implements SandboxService {
     const { policy } = request;
     const model = await this.modelFor(policy);
     const dir = new RunDir(this.tmp);
+    // set by the overlay run: what must go before the folder does, which the result does not wait on
+    let before: Promise<unknown> | undefined;
     try {
       let translation: Translation;
       let facts: HostFacts;
@@ -402,7 +407,7 @@ export class LinuxSandbox implements SandboxService {
           'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable; nothing was run',
         );
       }
-      if (model.kind === 'overlay') return await this.attemptOverlay(request, tools, dir, translation, facts, model);
+      if (model.kind === 'overlay') return await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p));
       const aside = join(this.undoneDir, basename(dir.path));
       const sweeper = new LandingSweeper(policy, facts, this.options.scan, this.options.landingSweepMs ?? DEFAULT_LANDING_SWEEP_MS, livePlaceholders, aside, this.host);
       sweeper.start();
@@ -429,7 +434,14 @@ export class LinuxSandbox implements SandboxService {
       if (undo.removed.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
       return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...undo.removed])], movedAside };
     } finally {
-      await dir.dispose(); // off the event loop (run-dir.ts)
+      if (before === undefined) await dir.dispose(); // off the event loop (run-dir.ts)
+      else {
+        // the folder goes once the layers have: after the result. A daemon killed meanwhile leaves
+        // it to the sweep at the next start (its pid is gone), as any run cut off does.
+        const done = before.then(() => dir.dispose()).catch(() => {});
+        this.tearDowns.add(done);
+        void done.finally(() => this.tearDowns.delete(done));
+      }
     }
   }
 
@@ -444,6 +456,7 @@ export class LinuxSandbox implements SandboxService {
     translation: Translation,
     facts: HostFacts,
     model: ModelChoice & { kind: 'overlay' },
+    afterResult: (removal: Promise<unknown>) => void,
   ): Promise<SandboxRunResult> {
     const { policy } = request;
     let overlays: RunOverlays;
@@ -464,9 +477,10 @@ export class LinuxSandbox implements SandboxService {
     // a conflicting file's command version is kept beside what the look moves aside (undoneDir), by run
     const aside = join(this.undoneDir, `${basename(dir.path)}-conflicts`);
     const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints, aside, ...(overlays.since === undefined ? {} : { since: overlays.since }) }));
-    // off the event loop; what could not be removed there the run folder's disposal tries again, then
-    // the next start's sweep. Layers kept for an answer stay (kept-writes.ts).
-    if (!(request.keepRefused === true && commit.refused.length > 0)) await this.host.run({ op: 'removeLayers', dir: layersDir }).catch(() => {});
+    // on the chores thread, and not waited for: nothing in the result depends on it (the commit is
+    // done, the command and its namespace are gone). What cannot be removed there the run folder's
+    // disposal, after it, tries again, then the next start's sweep. Layers kept for an answer stay (kept-writes.ts).
+    if (!(request.keepRefused === true && commit.refused.length > 0)) afterResult(this.host.run({ op: 'removeLayers', dir: layersDir }).catch(() => {}));
     let notes = translation.notes.join('') + commit.notes;
     if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
     if (this.unjudged.length > 0) {

@@ -1,0 +1,115 @@
+import { lstatSync } from 'node:fs';
+import type { DirStamp } from './host-walk.js';
+import { encodePath } from './host-names.js';
+
+/*
+ * Each walk of the pattern half of a scan (scan.ts's findPatternMatches: the workspace, the home
+ * to a few levels, each ancestor) depends only on the names and types in the directories it
+ * listed, the policy, the cwd and the placeholders skipped. A directory's
+ * device, inode and ctime change whenever an entry in it is added, removed, renamed or replaced
+ * (a file swapped for a symlink, a directory for a file) and whenever its mode changes; a mount
+ * over it changes the device and inode its path leads to. So a scan whose every listed directory
+ * still has the stamp it had is the same walk, and its matches are given again after one lstat per
+ * directory instead of an open, fstat, close (and a listing and a match per entry for the rest).
+ * Kept per walk, so a busy directory (a shared temp among the ancestors, a home a shell writes its
+ * history in) makes only its own walk run again. A walk that depended on anything else (a matching symlink's target, a directory it could not
+ * list, another run's placeholder, the tree index) is never kept. What is not kept here is looked
+ * at on every run: the kinds of the named paths and the host's sockets (scan.ts).
+ */
+
+/** How long before its listing a directory must have last changed for its ctime to show every later change (the kernel stamps ctimes with a coarse clock). */
+export const REUSE_SETTLED_MS = 2000;
+
+/** Walks kept, each of one scan (a policy, cwd and set of options; about ten walks a scan). */
+const KEPT = 128;
+
+/** One directory a scan listed, as it was. */
+interface Witness {
+  readonly path: string;
+  readonly stamp: DirStamp;
+}
+
+interface Kept<T> {
+  readonly witnesses: readonly Witness[];
+  readonly value: T;
+}
+
+/**
+ * Collects the directories one walk listed; {@link ScanWitness.spoil} when the walk depended on
+ * something their stamps do not cover, or a directory was not settled when it was listed.
+ */
+export class ScanWitness {
+  readonly dirs: Witness[] = [];
+  private spoiled = false;
+
+  constructor(private readonly settledNs: bigint) {}
+
+  /** Walker's `listed` hook (host-walk.ts). */
+  readonly listed = (path: string, stamp: DirStamp, at: bigint): void => {
+    // changed within the clock's tick before the listing: a change after it might keep the same ctime
+    if (stamp.ctimeNs >= at - this.settledNs) this.spoiled = true;
+    this.dirs.push({ path, stamp: { dev: stamp.dev, ino: stamp.ino, ctimeNs: stamp.ctimeNs } });
+  };
+
+  /** The walk depended on something a directory's stamp does not show: it is not kept. */
+  spoil(): void {
+    this.spoiled = true;
+  }
+
+  /** Whether the walk may be kept. */
+  get sound(): boolean {
+    return !this.spoiled;
+  }
+}
+
+/** Whether every directory still has the stamp it had (looked up by path: a mount or a swap anywhere on the way shows as another device or inode). */
+function unchanged(witnesses: readonly Witness[]): boolean {
+  for (const w of witnesses) {
+    let st: DirStamp | undefined;
+    try {
+      st = lstatSync(encodePath(w.path), { bigint: true, throwIfNoEntry: false });
+    } catch {
+      return false; // unreachable now (EACCES, ENAMETOOLONG): scan again, which says why
+    }
+    if (!st || st.ino !== w.stamp.ino || st.dev !== w.stamp.dev || st.ctimeNs !== w.stamp.ctimeNs) return false;
+  }
+  return true;
+}
+
+let reused = 0;
+const reusedAt = new Map<string, number>();
+
+/** Walks given again from {@link ScanReuse} on this thread (for tests and the benchmark); with `root`, those of the walks from it. */
+export function reusedScanCount(root?: string): number {
+  return root === undefined ? reused : (reusedAt.get(root) ?? 0);
+}
+
+/** Kept walks of this thread, by key (the policy, cwd, options and skipped placeholders as JSON, and the walk). */
+export class ScanReuse<T> {
+  private readonly kept = new Map<string, Kept<T>>();
+
+  /** The kept value for `key` (a walk from `root`) if every directory it listed is unchanged; otherwise it is dropped. */
+  get(key: string, root: string): T | undefined {
+    const k = this.kept.get(key);
+    if (!k) return undefined;
+    this.kept.delete(key);
+    if (!unchanged(k.witnesses)) return undefined;
+    this.kept.set(key, k); // most recently used last
+    reused += 1;
+    reusedAt.set(root, (reusedAt.get(root) ?? 0) + 1);
+    return k.value;
+  }
+
+  /** Keeps `value` for `key` when its walk's witness is sound. */
+  set(key: string, witness: ScanWitness, value: T): void {
+    if (!witness.sound || witness.dirs.length === 0) return;
+    this.kept.delete(key);
+    if (this.kept.size >= KEPT) this.kept.delete(this.kept.keys().next().value!);
+    this.kept.set(key, { witnesses: witness.dirs, value });
+  }
+
+  /** Forgets every kept scan. */
+  clear(): void {
+    this.kept.clear();
+  }
+}
