@@ -55,7 +55,7 @@ def prepare(m):
     prepared[m["id"]] = (d, rin, rsync)
 
 def memfd(data):
-    fd = os.memfd_create("aalis", 0)
+    fd = os.memfd_create("aalis", os.MFD_CLOEXEC)
     view = memoryview(data)
     while view: view = view[os.write(fd, view):]
     os.lseek(fd, 0, os.SEEK_SET)
@@ -79,6 +79,9 @@ def child(m, d, rin, rsync):
         for t, f in high.items():
             os.dup2(f, t)
             os.set_blocking(t, True)
+        # nothing else of the launcher's reaches bwrap: every fd not placed is closed
+        for fd in range(3, 8):
+            if fd not in high: os.closerange(fd, fd + 1)
         os.closerange(8, 65536)
         os.chdir("/")
         env = {os.fsencode(k): os.fsencode(v) for k, v in m["env"].items()}

@@ -70,6 +70,12 @@ describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout:
     expect({ exitCode: viaLauncher.exitCode, signal: viaLauncher.signal }).toEqual({ exitCode: viaFork.exitCode, signal: viaFork.signal });
   });
 
+  it('gives the command stdin, stdout and stderr open and nothing of the launcher', async () => {
+    // (the per-run chain hands on whatever fd its daemon left inheritable: a test runner's, here)
+    const r = await sb.run(req(s, ['sh', '-c', 'ls /proc/$$/fd']));
+    expect(r.stdout).toBe('0\n1\n2\n');
+  });
+
   it('keeps maxOutputBytes of 3 MB of output and drains the rest (the writer never blocks or dies of it)', async () => {
     const r = await sb.run(req(s, ['sh', '-c', 'head -c 3000000 /dev/zero | tr "\\0" a; echo done >&2'], { maxOutputBytes: 1024 * 1024 }));
     expect(r.exitCode).toBe(0);

@@ -94,6 +94,7 @@ export class Launcher {
 
   private ensure(): Live {
     if (this.live && !this.live.dead) return this.live;
+    this.stderrTail = '';
     const proc = spawn(this.python, ['-I', '-S', '-c', LAUNCHER_PY, String(process.pid)], { env: { ...LAUNCH_ENV }, cwd: '/', stdio: ['pipe', 'pipe', 'pipe'] });
     const handlers = new Map<number, (r: Reply | { lost: string }) => void>();
     let onReady!: () => void;
