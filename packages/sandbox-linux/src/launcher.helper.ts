@@ -50,8 +50,8 @@ def prepare(m):
     d = os.fsencode(m["dir"])
     for n in NAMES: os.mkfifo(os.path.join(d, n.encode()), 0o600)
     # held open here (non-blocking, so the open does not wait for a writer) until the child has its own
-    rin = os.open(os.path.join(d, b"in"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    rsync = os.open(os.path.join(d, b"sync"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    rin = os.open(os.path.join(d, b"in"), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    rsync = os.open(os.path.join(d, b"sync"), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     prepared[m["id"]] = (d, rin, rsync)
 
 def memfd(data):
@@ -67,7 +67,7 @@ def child(m, d, rin, rsync):
     if os.getppid() != launcher: os._exit(125)
     _signal.set_wakeup_fd(-1)
     # the daemon's ends are open (it said start): a FIFO it closed since is ENXIO here, never a wait
-    w = lambda n: os.open(os.path.join(d, n), os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    w = lambda n: os.open(os.path.join(d, n), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     err = w(b"err")
     os.set_blocking(err, True)
     os.dup2(err, 2)
