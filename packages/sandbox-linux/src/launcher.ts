@@ -37,8 +37,8 @@ export interface LauncherStart {
 
 /** One run started by the launcher. */
 export interface LaunchedRun {
-  /** bwrap's pid (the launcher's child). */
-  readonly pid: number;
+  /** bwrap's pid (the launcher's child); undefined when the launcher was lost before it said. */
+  readonly pid: number | undefined;
   readonly stdin?: Socket;
   readonly stdout: Socket;
   readonly stderr: Socket;
@@ -233,11 +233,15 @@ export class Launcher {
       fds: Object.fromEntries(Object.entries(start.fds).map(([n, b]) => [n, Buffer.from(b).toString('base64')])),
     });
     r = await answer;
-    if (!('pid' in r)) {
+    if (!('pid' in r || 'lost' in r)) {
+      // the launcher could not fork: nothing started, so the FIFOs may close
       for (const fd of fds) closeSync(fd);
-      return fail('lost' in r ? r.lost : 'error' in r ? r.error : 'it did not start the run');
+      return fail('error' in r ? r.error : 'it did not start the run');
     }
     step = undefined;
+    // lost after the start was asked: a child may exist, and its sandbox wait on the sync FIFO; the
+    // caller's launch state (launch-state.ts) finds its pid on the info FIFO and kills it before that FIFO closes
+    const pid = 'pid' in r ? r.pid : undefined;
     const socket = (fd: number, readable: boolean) => {
       const s = new Socket({ fd, readable, writable: !readable });
       s.on('error', () => {}); // a reader gone early (EPIPE) or a read error: the run's exit says what happened
@@ -254,7 +258,7 @@ export class Launcher {
       sync = undefined;
     };
     return {
-      pid: r.pid,
+      pid,
       ...(stdin ? { stdin } : {}),
       stdout,
       stderr,

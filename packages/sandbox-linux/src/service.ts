@@ -725,8 +725,10 @@ function launchedStart(run: LaunchedRun): Started {
   const drained = (s: Readable) => new Promise<void>((resolve) => (s.readableEnded || s.destroyed ? resolve() : s.once('close', () => resolve())));
   const ended = run.exit.then(async (e: LauncherExit) => {
     if (e.kind === 'lost') {
-      // nothing of its output can be trusted: not waited for
-      run.dispose();
+      // nothing of its output can be trusted: not waited for; the info and sync FIFOs stay open
+      // until the launch state has killed a sandbox still in its setup (closing sync would release it)
+      run.stdout.destroy();
+      run.stderr.destroy();
       return { lost: e.reason };
     }
     await Promise.all([drained(run.stdout), drained(run.stderr)]);
