@@ -92,6 +92,11 @@ export class Launcher {
     return this.live && !this.live.dead ? this.live.proc.pid : undefined;
   }
 
+  /** Starts the launcher now if none runs, so its python start overlaps the run's scan. */
+  warm(): void {
+    this.ensure();
+  }
+
   private ensure(): Live {
     if (this.live && !this.live.dead) return this.live;
     this.stderrTail = '';

@@ -375,6 +375,8 @@ export class LinuxSandbox implements SandboxService {
     const request = checkRunRequest(input);
     const { policy } = request;
     const tools = await this.requireReady(policy);
+    // the launcher's python starts while the scan runs (a one-shot `aalis exec` pays it once either way)
+    this.launcherFor(tools)?.warm();
     if (Date.now() - this.sweptAt > SWEEP_INTERVAL_MS) {
       sweepStaleRunDirs(this.tmp, (d, partial) => this.unjudged.push(partial ? `${d}: partially committed, cut off midway` : d));
       this.sweptAt = Date.now();
