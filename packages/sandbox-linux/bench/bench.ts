@@ -39,6 +39,8 @@ const ms = (x: number) => `${x.toFixed(2)} ms`;
 const s = makeScene();
 const sb = createLinuxSandbox({ hostModel: 'overlay' });
 const sbLook = createLinuxSandbox({ hostModel: 'look' });
+// the same service with the per-run chain (a fork of this process and a python start per run): the launcher's gain
+const sbFork = createLinuxSandbox({ hostModel: 'overlay', launcher: 'off' });
 const WRITE = ['sh', '-c', 'echo x > src/bench.txt'] as [string, ...string[]];
 
 // The candidates are run interleaved, one of each per round, so that they all see the same load
@@ -49,6 +51,7 @@ const candidates: Candidate[] = [
   // bubblewrap's own floor: our namespaces, /proc and /dev, no policy mounts, no seccomp
   { name: 'bwrap alone, no policy', every: 1, fn: () => execa('bwrap', [...NAMESPACE_FLAGS, ...NETWORK_OFF_FLAGS, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true']) },
   { name: 'true in our sandbox, network off', every: 1, fn: () => sb.run(req(s, ['true'])) },
+  { name: 'true, network off, launcher off', every: 1, fn: () => sbFork.run(req(s, ['true'])) },
   { name: 'true, network off, look model', every: 1, fn: () => sbLook.run(req(s, ['true'])) },
   { name: 'a write, network off', every: 1, fn: () => sb.run(req(s, WRITE)) },
   { name: 'a write, network off, look model', every: 1, fn: () => sbLook.run(req(s, WRITE)) },
@@ -105,6 +108,7 @@ for (const [name, v] of rows) {
 if (srtNote) console.log(`  ${srtNote}`);
 {
   const at = (name: string) => rows.find((r) => r[0] === name)?.[1] ?? Number.NaN;
+  if (process.getuid?.() === 0) console.log(`  the launcher (a root daemon's runs), measured in this run: true ${ms(at('true in our sandbox, network off'))} against ${ms(at('true, network off, launcher off'))} with it off, ${(at('true in our sandbox, network off') / at('true, network off, launcher off')).toFixed(2)}x`);
   console.log(`  overlay against the look, measured in this run: true ${(at('true in our sandbox, network off') / at('true, network off, look model')).toFixed(2)}x, a write ${(at('a write, network off') / at('a write, network off, look model')).toFixed(2)}x`);
 }
 {

@@ -105,6 +105,8 @@ export interface LaunchEnd {
   /** The run has overlays (their step's failures are named), or a root map. */
   readonly overlays: boolean;
   readonly rootMap: boolean;
+  /** The launcher (launcher.ts) died before it reported the run's end: why. */
+  readonly launcherLost?: string;
 }
 
 /**
@@ -114,6 +116,10 @@ export interface LaunchEnd {
  */
 export function launchFailure(end: LaunchEnd, translation: Translation, exists: (p: string) => boolean): Error | undefined {
   const { state, failure, stderr } = end;
+  // whatever the command did, its end was never seen: an error, never a result (and nothing is committed)
+  if (end.launcherLost !== undefined) {
+    return unavailable(`the launcher died during the run (${end.launcherLost}); the command was killed and nothing it wrote was committed`, 'run it again (a new launcher starts); see `aalis doctor`');
+  }
   const hadSandbox = state.kind === 'held' || state.kind === 'released' || (state.kind === 'killed' && state.pid !== undefined);
   if (end.overlays && !hadSandbox && stderr.includes(OVERLAY_FAILURE)) {
     return unavailable(`the writable roots could not be mounted as overlays: ${stderr.trim()}`, 'see `aalis doctor` (host-model); nothing was run');

@@ -29,11 +29,9 @@
  */
 import { OVERLAY_FAILURE, OVERLAY_OPTIONS } from './overlay-mount.js';
 
-export const ROOT_MAP_PY = String.raw`
-import ctypes, os, sys
-# the environment exactly as given (Python itself adds LC_CTYPE to os.environ under the C locale)
-with open("/proc/self/environ", "rb") as h:
-    given = dict(kv.split(b"=", 1) for kv in h.read().split(b"\0") if b"=" in kv)
+/** The step as a library: `root_map(argv, given)`, shared by the one-shot {@link ROOT_MAP_PY} and the launcher's child (launcher.helper.ts). */
+export const ROOT_MAP_LIB_PY = String.raw`
+import _signal, ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 # the new mount API's numbers are the same on every architecture (424 and up)
@@ -50,146 +48,161 @@ def err(call):
     e = ctypes.get_errno()
     return "%s failed: %s (errno %d)" % (call, os.strerror(e), e)
 
-# every path operand is absolute, so the first three "--" are the separators (bwrap's own "--" comes later)
-try:
-    base, count = int(sys.argv[1]), int(sys.argv[2])
-    sep = sys.argv.index("--", 3)
-    sep2 = sys.argv.index("--", sep + 1)
-    sep3 = sys.argv.index("--", sep2 + 1)
-except (IndexError, ValueError):
-    fail("usage: <base> <count> <path>... -- <lower upper work alias>... -- <src dst>... -- <command>")
-need = [os.fsencode(p) for p in sys.argv[3:sep]]
-quads = [os.fsencode(p) for p in sys.argv[sep + 1:sep2]]
-pairs = [os.fsencode(p) for p in sys.argv[sep2 + 1:sep3]]
-if len(quads) % 4 or len(pairs) % 2: fail("the overlay operands are not whole")
-cmd = sys.argv[sep3 + 1:]
-if not cmd: fail("no command")
+# argv: the step's own (argv[1] is <base>); given: the environment bwrap gets, as bytes
+def root_map(argv, given):
+    # every path operand is absolute, so the first three "--" are the separators (bwrap's own "--" comes later)
+    try:
+        base, count = int(argv[1]), int(argv[2])
+        sep = argv.index("--", 3)
+        sep2 = argv.index("--", sep + 1)
+        sep3 = argv.index("--", sep2 + 1)
+    except (IndexError, ValueError):
+        fail("usage: <base> <count> <path>... -- <lower upper work alias>... -- <src dst>... -- <command>")
+    need = [os.fsencode(p) for p in argv[3:sep]]
+    quads = [os.fsencode(p) for p in argv[sep + 1:sep2]]
+    pairs = [os.fsencode(p) for p in argv[sep2 + 1:sep3]]
+    if len(quads) % 4 or len(pairs) % 2: fail("the overlay operands are not whole")
+    cmd = argv[sep3 + 1:]
+    if not cmd: fail("no command")
 
-# 1. the user namespace
-r, w = os.pipe(); r2, w2 = os.pipe()
-pid = os.fork()
-if pid == 0:
-    os.close(r); os.close(w2)
-    os.write(w, b"1" if libc.unshare(CLONE_NEWUSER) == 0 else b"0")
-    os.read(r2, 1); os._exit(0)
-os.close(w); os.close(r2)
-if os.read(r, 1) != b"1":
-    os.close(w2); os.waitpid(pid, 0); fail("unshare(CLONE_NEWUSER) in a child failed: no user namespace")
-try:
-    for f in ("uid_map", "gid_map"):
-        with open("/proc/%d/%s" % (pid, f), "w") as h: h.write("0 %d %d\n" % (base, count))
-    userns = os.open("/proc/%d/ns/user" % pid, os.O_RDONLY | os.O_CLOEXEC)
-except OSError as e:
-    fail("writing the user namespace's id map failed: %s" % e)
-finally:
-    os.close(w2); os.waitpid(pid, 0)
+    # 1. the user namespace
+    r, w = os.pipe(); r2, w2 = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r); os.close(w2)
+        os.write(w, b"1" if libc.unshare(CLONE_NEWUSER) == 0 else b"0")
+        os.read(r2, 1); os._exit(0)
+    os.close(w); os.close(r2)
+    if os.read(r, 1) != b"1":
+        os.close(w2); os.waitpid(pid, 0); fail("unshare(CLONE_NEWUSER) in a child failed: no user namespace")
+    try:
+        for f in ("uid_map", "gid_map"):
+            with open("/proc/%d/%s" % (pid, f), "w") as h: h.write("0 %d %d\n" % (base, count))
+        userns = os.open("/proc/%d/ns/user" % pid, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as e:
+        fail("writing the user namespace's id map failed: %s" % e)
+    finally:
+        os.close(w2); os.waitpid(pid, 0)
 
-# 2. the idmapped view
-if libc.unshare(CLONE_NEWNS) != 0: fail(err("unshare(CLONE_NEWNS)"))
-if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0: fail(err("mount(/, MS_REC|MS_PRIVATE)"))
+    # 2. the idmapped view
+    if libc.unshare(CLONE_NEWNS) != 0: fail(err("unshare(CLONE_NEWNS)"))
+    if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0: fail(err("mount(/, MS_REC|MS_PRIVATE)"))
 
-def unescape(s):
-    out, j = bytearray(), 0
-    while j < len(s):
-        if s[j:j + 1] == b"\\" and s[j + 1:j + 4].isdigit(): out.append(int(s[j + 1:j + 4], 8)); j += 4
-        else: out += s[j:j + 1]; j += 1
-    return bytes(out)
+    def unescape(s):
+        out, j = bytearray(), 0
+        while j < len(s):
+            if s[j:j + 1] == b"\\" and s[j + 1:j + 4].isdigit(): out.append(int(s[j + 1:j + 4], 8)); j += 4
+            else: out += s[j:j + 1]; j += 1
+        return bytes(out)
 
-class MountAttr(ctypes.Structure):
-    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
-attr = MountAttr(MOUNT_ATTR_IDMAP, 0, 0, userns)
+    class MountAttr(ctypes.Structure):
+        _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+    attr = MountAttr(MOUNT_ATTR_IDMAP, 0, 0, userns)
 
-def clone_all():
-    # every visible mount, parents first, cloned; None when one went away meanwhile (another program unmounted it)
-    mounts, kids = {}, {}
-    with open("/proc/self/mountinfo", "rb") as h:
-        for line in h.read().split(b"\n"):
-            f = line.split(b" ")
-            if len(f) > 5: mounts[int(f[0])] = (int(f[1]), unescape(f[4]))
-    for m, (parent, _) in mounts.items(): kids.setdefault(parent, []).append(m)
-    def top(m):
-        # the mount seen at m's place: the last one stacked on it
-        while True:
-            over = [k for k in kids.get(m, []) if mounts[k][1] == mounts[m][1]]
-            if not over: return m
-            m = max(over)
-    roots = [m for m, (parent, _) in mounts.items() if parent not in mounts]
-    if len(roots) != 1: fail("the mount table has %d roots, not one" % len(roots))
-    order = []
-    def walk(m):
-        m = top(m); order.append(m)
-        places = {}
-        for k in kids.get(m, []):
-            at = mounts[k][1]
-            if at != mounts[m][1]: places[at] = min(places.get(at, k), k)
-        for at in sorted(places): walk(places[at])
-    walk(roots[0])
-    clones, mapped, why = [], set(), {}
-    for m in order:
-        at = mounts[m][1]
-        fd = libc.syscall(SYS_open_tree, AT_FDCWD, at, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
-        if fd < 0:
-            e = err("open_tree(%s, OPEN_TREE_CLONE)" % os.fsdecode(at))
-            for _, c in clones: os.close(c)   # a detached clone goes with its last descriptor
-            return None, e
-        if libc.syscall(SYS_mount_setattr, fd, b"", AT_EMPTY_PATH, ctypes.byref(attr), ctypes.sizeof(attr)) == 0: mapped.add(at)
-        else: why[at] = err("mount_setattr(%s, MOUNT_ATTR_IDMAP)" % os.fsdecode(at))
-        clones.append((at, fd))
-    return (clones, mapped, why), None
+    def clone_all():
+        # every visible mount, parents first, cloned; None when one went away meanwhile (another program unmounted it)
+        mounts, kids = {}, {}
+        with open("/proc/self/mountinfo", "rb") as h:
+            for line in h.read().split(b"\n"):
+                f = line.split(b" ")
+                if len(f) > 5: mounts[int(f[0])] = (int(f[1]), unescape(f[4]))
+        for m, (parent, _) in mounts.items(): kids.setdefault(parent, []).append(m)
+        def top(m):
+            # the mount seen at m's place: the last one stacked on it
+            while True:
+                over = [k for k in kids.get(m, []) if mounts[k][1] == mounts[m][1]]
+                if not over: return m
+                m = max(over)
+        roots = [m for m, (parent, _) in mounts.items() if parent not in mounts]
+        if len(roots) != 1: fail("the mount table has %d roots, not one" % len(roots))
+        order = []
+        def walk(m):
+            m = top(m); order.append(m)
+            places = {}
+            for k in kids.get(m, []):
+                at = mounts[k][1]
+                if at != mounts[m][1]: places[at] = min(places.get(at, k), k)
+            for at in sorted(places): walk(places[at])
+        walk(roots[0])
+        clones, mapped, why = [], set(), {}
+        for m in order:
+            at = mounts[m][1]
+            fd = libc.syscall(SYS_open_tree, AT_FDCWD, at, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
+            if fd < 0:
+                e = err("open_tree(%s, OPEN_TREE_CLONE)" % os.fsdecode(at))
+                for _, c in clones: os.close(c)   # a detached clone goes with its last descriptor
+                return None, e
+            if libc.syscall(SYS_mount_setattr, fd, b"", AT_EMPTY_PATH, ctypes.byref(attr), ctypes.sizeof(attr)) == 0: mapped.add(at)
+            else: why[at] = err("mount_setattr(%s, MOUNT_ATTR_IDMAP)" % os.fsdecode(at))
+            clones.append((at, fd))
+        return (clones, mapped, why), None
 
-for attempt in range(3):
-    got, e = clone_all()
-    if got: break
-else:
-    fail("the mount table kept changing while it was cloned: " + e)
-clones, mapped, why = got
+    for attempt in range(3):
+        got, e = clone_all()
+        if got: break
+    else:
+        fail("the mount table kept changing while it was cloned: " + e)
+    clones, mapped, why = got
 
-def holder(p):
-    best = None
-    for at, _ in clones:
-        if (p == at or p.startswith(at.rstrip(b"/") + b"/")) and (best is None or len(at) >= len(best)): best = at
-    return best
-for p in [b"/"] + need:
-    h = holder(p)
-    if h not in mapped:
-        fail("the file system of %s cannot be idmapped, so the command would not see its owners: %s" % (os.fsdecode(p), why.get(h, "no mount holds it")))
+    def holder(p):
+        best = None
+        for at, _ in clones:
+            if (p == at or p.startswith(at.rstrip(b"/") + b"/")) and (best is None or len(at) >= len(best)): best = at
+        return best
+    for p in [b"/"] + need:
+        h = holder(p)
+        if h not in mapped:
+            fail("the file system of %s cannot be idmapped, so the command would not see its owners: %s" % (os.fsdecode(p), why.get(h, "no mount holds it")))
 
-cwd = os.getcwd()
-for at, fd in clones:
-    if libc.syscall(SYS_move_mount, fd, b"", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) != 0: fail(err("move_mount(%s)" % os.fsdecode(at)))
-    if at == b"/":
-        os.fchdir(fd); os.chroot(".")
-    os.close(fd)
-os.chdir(cwd)
+    cwd = os.getcwd()
+    for at, fd in clones:
+        if libc.syscall(SYS_move_mount, fd, b"", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) != 0: fail(err("move_mount(%s)" % os.fsdecode(at)))
+        if at == b"/":
+            os.fchdir(fd); os.chroot(".")
+        os.close(fd)
+    os.chdir(cwd)
 
-# 3. into U as its root, and exec
-if libc.setns(userns, CLONE_NEWUSER) != 0: fail(err("setns(CLONE_NEWUSER)"))
-os.close(userns)
-try:
-    os.setgroups([]); os.setresgid(0, 0, 0); os.setresuid(0, 0, 0)
-except OSError as e:
-    fail("taking the user namespace's ids failed: %s" % e)
-# a mount namespace U owns, in which the overlay's step may mount (overlayfs takes idmapped layers; it cannot itself be idmapped)
-if libc.unshare(CLONE_NEWNS) != 0: fail(err("unshare(CLONE_NEWNS) in the user namespace"))
+    # 3. into U as its root, and exec
+    if libc.setns(userns, CLONE_NEWUSER) != 0: fail(err("setns(CLONE_NEWUSER)"))
+    os.close(userns)
+    try:
+        os.setgroups([]); os.setresgid(0, 0, 0); os.setresuid(0, 0, 0)
+    except OSError as e:
+        fail("taking the user namespace's ids failed: %s" % e)
+    # a mount namespace U owns, in which the overlay's step may mount (overlayfs takes idmapped layers; it cannot itself be idmapped)
+    if libc.unshare(CLONE_NEWNS) != 0: fail(err("unshare(CLONE_NEWNS) in the user namespace"))
 
-# 4. the overlays and socket binds, in the order of the shell step (overlay-mount.ts)
-def ofail(msg):
-    sys.stderr.write("${OVERLAY_FAILURE}" + msg + "\n"); sys.stderr.flush(); os._exit(125)
-MS_BIND = 4096
-aliases = []
-for i in range(0, len(quads), 4):
-    lower, upper, work, alias = quads[i:i + 4]
-    if alias != b"-":
-        if libc.mount(lower, alias, None, MS_BIND, None) != 0: ofail("cannot keep the host directory %s reachable: %s" % (os.fsdecode(lower), err("mount")))
-        aliases.append(alias)
-    opts = b"lowerdir=" + lower + b",upperdir=" + upper + b",workdir=" + work + b",${OVERLAY_OPTIONS}"
-    if libc.mount(b"overlay", lower, b"overlay", 0, opts) != 0: ofail("cannot mount an overlay on %s: %s" % (os.fsdecode(lower), err("mount")))
-for i in range(0, len(pairs), 2):
-    if libc.mount(pairs[i], pairs[i + 1], None, MS_BIND, None) != 0: ofail("cannot bind the socket %s: %s" % (os.fsdecode(pairs[i + 1]), err("mount")))
-for a in aliases:
-    if libc.umount2(a, 0) != 0: ofail("cannot take down %s: %s" % (os.fsdecode(a), err("umount2")))
-try:
-    os.execve(cmd[0], cmd, given)
-except OSError as e:
-    fail("exec %s failed: %s" % (cmd[0], e))
+    # 4. the overlays and socket binds, in the order of the shell step (overlay-mount.ts)
+    def ofail(msg):
+        sys.stderr.write("${OVERLAY_FAILURE}" + msg + "\n"); sys.stderr.flush(); os._exit(125)
+    MS_BIND = 4096
+    aliases = []
+    for i in range(0, len(quads), 4):
+        lower, upper, work, alias = quads[i:i + 4]
+        if alias != b"-":
+            if libc.mount(lower, alias, None, MS_BIND, None) != 0: ofail("cannot keep the host directory %s reachable: %s" % (os.fsdecode(lower), err("mount")))
+            aliases.append(alias)
+        opts = b"lowerdir=" + lower + b",upperdir=" + upper + b",workdir=" + work + b",${OVERLAY_OPTIONS}"
+        if libc.mount(b"overlay", lower, b"overlay", 0, opts) != 0: ofail("cannot mount an overlay on %s: %s" % (os.fsdecode(lower), err("mount")))
+    for i in range(0, len(pairs), 2):
+        if libc.mount(pairs[i], pairs[i + 1], None, MS_BIND, None) != 0: ofail("cannot bind the socket %s: %s" % (os.fsdecode(pairs[i + 1]), err("mount")))
+    for a in aliases:
+        if libc.umount2(a, 0) != 0: ofail("cannot take down %s: %s" % (os.fsdecode(a), err("umount2")))
+    # python ignores SIGPIPE and SIGXFSZ (and a launcher SIGINT), and an ignored signal stays ignored
+    # across exec: the command gets every signal at its default, as a program node starts does
+    for s in range(1, _signal.NSIG):
+        try: _signal.signal(s, _signal.SIG_DFL)
+        except (OSError, ValueError): pass
+    try:
+        os.execve(cmd[0], cmd, given)
+    except OSError as e:
+        fail("exec %s failed: %s" % (cmd[0], e))
+`;
+
+/** The one-shot step: {@link ROOT_MAP_LIB_PY} run on its own argv and environment (`python3 -I -S -c ROOT_MAP_PY ...`). */
+export const ROOT_MAP_PY = `${ROOT_MAP_LIB_PY}
+# the environment exactly as given (Python itself adds LC_CTYPE to os.environ under the C locale)
+with open("/proc/self/environ", "rb") as h:
+    given = dict(kv.split(b"=", 1) for kv in h.read().split(b"\\0") if b"=" in kv)
+root_map(sys.argv, given)
 `;

@@ -48,6 +48,7 @@ export class RunDir {
   private void = false;
   private layers = false;
   private kept = false;
+  private fifos = false;
   private readonly placeholders: Placeholder[] = [];
 
   constructor(readonly parent: string) {
@@ -110,6 +111,15 @@ export class RunDir {
     return dir;
   }
 
+  /** Where the launcher makes this run's FIFOs (launcher.ts), made now (0700, inside the run's own 0700 folder). */
+  prepareFifoDir(): string {
+    this.ensure();
+    const dir = join(this.path, 'fifo');
+    mkdirSync(dir, { mode: 0o700 });
+    this.fifos = true;
+    return dir;
+  }
+
   private ensure(): void {
     if (this.created) return;
     mkdirSync(this.path, { mode: 0o700 });
@@ -168,8 +178,8 @@ export class RunDir {
     }
     this.placeholders.length = 0;
     if (!this.created) return;
-    const made = { empty: this.empty, void: this.void, journal: this.journal, layers: this.layers && !this.kept };
-    this.empty = this.void = this.journal = false;
+    const made = { empty: this.empty, void: this.void, journal: this.journal, layers: this.layers && !this.kept, fifos: this.fifos };
+    this.empty = this.void = this.journal = this.fifos = false;
     // kept layers wait for releaseLayers, and the folder with them
     if (!this.kept) this.created = this.layers = false;
     // only what this object put there, so no recursive delete outside the layers
@@ -178,6 +188,7 @@ export class RunDir {
     if (made.void) parts.push(rmdir(this.emptyDir));
     if (made.journal) parts.push(unlink(join(this.path, 'journal')));
     if (made.layers) parts.push(removeLayersOffLoop(join(this.path, 'overlay')));
+    if (made.fifos) parts.push(rm(join(this.path, 'fifo'), { recursive: true, force: true }));
     const settled = await Promise.allSettled(parts);
     // what the command left could not all be removed: the folder stays, for the sweep at the next start
     if (settled.some((r) => r.status === 'rejected') || this.kept) return;

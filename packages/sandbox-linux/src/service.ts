@@ -43,6 +43,8 @@ import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
 import { ARGS_FD, type LinuxRunPlan, linuxPlan } from './run-plan.js';
 import { ENV_FD } from './launch-env.js';
+import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
+import { ROOT_MAP_PY } from './root-map.helper.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
 
 /** How the Linux sandbox is set up. */
@@ -109,7 +111,18 @@ export interface LinuxSandboxOptions {
   readonly rootUidMap?: RootUidMap;
   /** python3, which makes the idmapped mounts of {@link rootUidMap}. Default `python3` on the daemon's PATH. */
   readonly python?: string;
+  /**
+   * A root daemon's mapped runs start from one kept-alive python launcher (launcher.ts): `on`
+   * (default), so the daemon never forks per run; `off` forks the one-shot chain per run, as before.
+   * Other runs (an ordinary user's daemon, `rootUidMap: off`) always use the per-run chain.
+   */
+  readonly launcher?: LauncherSetting;
 }
+
+/** The {@link LinuxSandboxOptions.launcher} settings. */
+export const LAUNCHER_SETTINGS = ['on', 'off'] as const;
+/** One of {@link LAUNCHER_SETTINGS}. */
+export type LauncherSetting = (typeof LAUNCHER_SETTINGS)[number];
 
 /** What a run needs on top of bubblewrap. */
 interface RunTools {
@@ -156,6 +169,8 @@ export class LinuxSandbox implements SandboxService {
   private readonly kept: KeptWritesStore;
   /** Runs' tear-downs their results did not wait for (the layers' removal, the run folder's), awaited by {@link close}. */
   private readonly tearDowns = new Set<Promise<void>>();
+  /** The kept-alive launcher of mapped runs, per interpreter (started at the first such run). */
+  private launcher?: Launcher;
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
     this.host = new HostThread(options.hostWalks);
@@ -274,6 +289,8 @@ export class LinuxSandbox implements SandboxService {
   async close(): Promise<void> {
     this.kept.discardAll();
     await Promise.all(this.tearDowns);
+    this.launcher?.close();
+    this.launcher = undefined;
     await this.host.close();
   }
 
@@ -361,6 +378,8 @@ export class LinuxSandbox implements SandboxService {
     const request = checkRunRequest(input);
     const { policy } = request;
     const tools = await this.requireReady(policy);
+    // the launcher's python starts while the scan runs (a one-shot `aalis exec` pays it once either way)
+    this.launcherFor(tools)?.warm();
     if (Date.now() - this.sweptAt > SWEEP_INTERVAL_MS) {
       sweepStaleRunDirs(this.tmp, (d, partial) => this.unjudged.push(partial ? `${d}: partially committed, cut off midway` : d));
       this.sweptAt = Date.now();
@@ -415,7 +434,7 @@ export class LinuxSandbox implements SandboxService {
       try {
         // made while bwrap starts, which waits for them before its first mount
         const prepare = () => dir.addPlaceholders(translation.placeholders);
-        result = await this.spawn(request, translation, this.runPlan(request, translation, tools, model), tools, prepare, basename(dir.path));
+        result = await this.spawn(request, translation, this.runPlan(request, translation, tools, model), tools, prepare, dir);
       } finally {
         await dir.dispose();
       }
@@ -471,7 +490,7 @@ export class LinuxSandbox implements SandboxService {
       throw unavailable(`the run's overlay layers could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
     const runPlan = this.runPlan(request, translation, tools, model, overlays.hideArgs, (bwrap, args, rootMap) => overlays.command(bwrap, args, rootMap));
-    let result = await this.spawn(request, translation, runPlan, tools, () => {}, basename(dir.path), overlays);
+    let result = await this.spawn(request, translation, runPlan, tools, () => {}, dir, overlays);
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
     const mountPoints = translation.mounts.map((m) => m.path);
     // a conflicting file's command version is kept beside what the look moves aside (undoneDir), by run
@@ -503,25 +522,32 @@ export class LinuxSandbox implements SandboxService {
     return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...commit.refused])], ...(keptWrites ? { keptWrites } : {}) };
   }
 
-  private async spawn(
-    request: SandboxRunRequest,
-    translation: Translation,
-    runPlan: LinuxRunPlan,
-    tools: RunTools,
-    prepare: () => void,
-    runName: string,
-    overlays?: RunOverlays,
-  ): Promise<SandboxRunResult> {
-    const netOn = request.policy.network === 'on';
-    const net = netOn ? planNetwork(request.policy, this.options.nft ?? 'nft') : undefined;
+  /** The launcher of a mapped run, or none (the per-run chain): see {@link LinuxSandboxOptions.launcher}. */
+  private launcherFor(tools: RunTools): Launcher | undefined {
+    if (!tools.rootMap || this.options.launcher === 'off') return undefined;
+    this.launcher ??= new Launcher(tools.rootMap.python);
+    return this.launcher;
+  }
+
+  /**
+   * Starts the plan's argv: by the launcher (no fork of the daemon), or by a fork of the daemon
+   * (execa). Either way the same fds: stdin, stdout, stderr, seccomp on 3, info on 4, setup sync on
+   * 5, args on 6, env on 7.
+   */
+  private async start(request: SandboxRunRequest, runPlan: LinuxRunPlan, tools: RunTools, dir: RunDir): Promise<Started> {
+    const [file, ...argv] = runPlan.plan.argv;
+    const launcher = this.launcherFor(tools);
+    if (launcher) {
+      const mapped = argv[3] === ROOT_MAP_PY; // [-I, -S, -c, ROOT_MAP_PY, operands...]: the child runs that function itself
+      const fds: Record<number, Uint8Array> = { 3: runPlan.seccomp, [ENV_FD]: runPlan.envBytes };
+      if (runPlan.argsBytes) fds[ARGS_FD] = runPlan.argsBytes;
+      const run = await launcher.launch(dir.prepareFifoDir(), { argv: mapped ? argv.slice(4) : [file!, ...argv], env: runPlan.plan.env, rootMap: mapped, fds, stdin: request.stdin !== undefined });
+      return launchedStart(run);
+    }
     // exactly the plan: its argv, its env, its fds
     const stdio: (string | Uint8Array)[] = [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', runPlan.seccomp, 'pipe', 'pipe'];
-    // the run's cgroup is made while bwrap starts
-    const pidReady = preparePidLimit(this.pids!, this.pidLimit, runName);
-    pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
     stdio[ARGS_FD] = runPlan.argsBytes ?? 'ignore';
     stdio[ENV_FD] = runPlan.envBytes;
-    const [file, ...argv] = runPlan.plan.argv;
     const child = execa(file!, argv, {
       env: runPlan.plan.env,
       extendEnv: false,
@@ -532,6 +558,41 @@ export class LinuxSandbox implements SandboxService {
       // biome-ignore lint/suspicious/noExplicitAny: execa's stdio tuple type does not accept a computed array
       stdio: stdio as any,
     });
+    const fds = child.stdio as unknown as (Readable & Writable)[];
+    return {
+      pid: child.pid,
+      stdin: fds[0] ?? undefined,
+      stdout: fds[1]!,
+      stderr: fds[2]!,
+      info: fds[INFO_FD]!,
+      release: () => fds[SETUP_SYNC_FD]!.end(),
+      killBwrap: () => child.kill('SIGKILL'),
+      ended: child.then((r) => ({ exitCode: r.exitCode, signal: r.signal })),
+      dispose: () => fds[SETUP_SYNC_FD]?.destroy(), // bwrap is gone by now: nothing reads it any more
+    };
+  }
+
+  private async spawn(
+    request: SandboxRunRequest,
+    translation: Translation,
+    runPlan: LinuxRunPlan,
+    tools: RunTools,
+    prepare: () => void,
+    dir: RunDir,
+    overlays?: RunOverlays,
+  ): Promise<SandboxRunResult> {
+    const netOn = request.policy.network === 'on';
+    const net = netOn ? planNetwork(request.policy, this.options.nft ?? 'nft') : undefined;
+    // the run's cgroup is made while bwrap starts
+    const pidReady = preparePidLimit(this.pids!, this.pidLimit, basename(dir.path));
+    pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
+    let child: Started;
+    try {
+      child = await this.start(request, runPlan, tools, dir);
+    } catch (e) {
+      await (await pidReady.catch(() => undefined))?.release();
+      throw e;
+    }
     if (child.pid !== undefined) {
       const bwrapPid = child.pid;
       pidReady.then((l) => l.adopt(bwrapPid)).catch(() => {});
@@ -539,16 +600,15 @@ export class LinuxSandbox implements SandboxService {
     const limit = request.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
     const out = new BoundedOutput(limit);
     const err = new BoundedOutput(limit);
-    const fds = child.stdio as unknown as (Readable & Writable)[];
-    out.attach(fds[1]);
-    err.attach(fds[2]);
-    if (request.stdin !== undefined) fds[0]!.end(Buffer.from(request.stdin));
+    out.attach(child.stdout);
+    err.attach(child.stderr);
+    if (request.stdin !== undefined) child.stdin?.end(Buffer.from(request.stdin));
     // the launch's state machine (launch-state.ts): every step below moves it, a kill at any time too
     let state: LaunchState = { kind: 'starting', killAsked: false };
     let failure: SetupFailure | undefined;
     let timedOut = false;
     const killer: Killer = {
-      killBwrap: () => child.kill('SIGKILL'),
+      killBwrap: () => child.killBwrap(),
       killPid: (pid) => {
         try {
           process.kill(pid, 'SIGKILL');
@@ -567,6 +627,10 @@ export class LinuxSandbox implements SandboxService {
     const onAbort = () => kill();
     request.signal?.addEventListener('abort', onAbort);
     if (request.signal?.aborted) kill();
+    // the launcher lost mid-run: bwrap went with it (--die-with-parent); a sandbox still in its setup is killed by pid
+    void child.ended.then((r) => {
+      if (r.lost !== undefined) kill();
+    });
     let slirp: Slirp | undefined;
     let pidLimited: RunPidLimit | undefined;
     // the pid limit before anything of the command runs (its first process waits on the sync fd)
@@ -587,7 +651,7 @@ export class LinuxSandbox implements SandboxService {
         failure = { step: 'placeholders', error: e as Error };
       }
       // step 2: the sandbox's pid, before anything else
-      const pid = await readChildPid(fds[INFO_FD]!).then(
+      const pid = await readChildPid(child.info).then(
         (p) => ({ ok: true as const, pid: p }),
         (e: Error) => ({ ok: false as const, error: e }), // bwrap ended before it made the sandbox: its stderr says why
       );
@@ -612,10 +676,10 @@ export class LinuxSandbox implements SandboxService {
       }
       // step 4: released to run the command, or killed when a step failed
       if (failure) kill();
-      else state = released(state, () => fds[SETUP_SYNC_FD]!.end());
-      const r = await child;
+      else state = released(state, () => child.release());
+      const r = await child.ended;
       const stderr = err.text();
-      const error = launchFailure({ state, failure, stderr, exitCode: r.exitCode, overlays: overlays !== undefined, rootMap: tools.rootMap !== undefined }, translation, existsSync);
+      const error = launchFailure({ state, failure, stderr, exitCode: r.exitCode, overlays: overlays !== undefined, rootMap: tools.rootMap !== undefined, ...(r.lost === undefined ? {} : { launcherLost: r.lost }) }, translation, existsSync);
       if (error) throw error;
       const mounted = new Set(translation.mounts.map((m) => m.path));
       const denied = refusedWritesIn(stderr, request.cwd, linuxRefusal(mounted, new Set(translation.placeholders.map((p) => p.path))));
@@ -633,7 +697,7 @@ export class LinuxSandbox implements SandboxService {
     } finally {
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', onAbort);
-      fds[SETUP_SYNC_FD]?.destroy(); // bwrap is gone by now: nothing reads it any more
+      child.dispose();
       await slirp?.stop();
       await (pidLimited ?? (await pidReady.catch(() => undefined)))?.release();
     }
@@ -655,6 +719,38 @@ async function slirpWithRetry(slirp4netns: string, pid: number, hostLoopback: bo
       await new Promise((r) => setTimeout(r, 25 * attempt));
     }
   }
+}
+
+/** A started launch, whichever way it was started. */
+interface Started {
+  readonly pid: number | undefined;
+  readonly stdin: Writable | undefined;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  readonly info: Readable;
+  /** Closes the setup sync fd: the sandbox runs the command. */
+  release(): void;
+  killBwrap(): void;
+  /** bwrap's end, once its output is drained too; `lost`: the launcher died first. */
+  readonly ended: Promise<{ exitCode?: number; signal?: string; lost?: string }>;
+  dispose(): void;
+}
+
+/** A launcher's run as a {@link Started}: its end once bwrap is reaped and stdout and stderr are read to their ends. */
+function launchedStart(run: LaunchedRun): Started {
+  const drained = (s: Readable) => new Promise<void>((resolve) => (s.readableEnded || s.destroyed ? resolve() : s.once('close', () => resolve())));
+  const ended = run.exit.then(async (e: LauncherExit) => {
+    if (e.kind === 'lost') {
+      // nothing of its output can be trusted: not waited for; the info and sync FIFOs stay open
+      // until the launch state has killed a sandbox still in its setup (closing sync would release it)
+      run.stdout.destroy();
+      run.stderr.destroy();
+      return { lost: e.reason };
+    }
+    await Promise.all([drained(run.stdout), drained(run.stderr)]);
+    return e.kind === 'exit' ? { exitCode: e.code } : { signal: e.signal };
+  });
+  return { pid: run.pid, stdin: run.stdin, stdout: run.stdout, stderr: run.stderr, info: run.info, release: () => run.release(), killBwrap: () => run.kill(), ended, dispose: () => run.dispose() };
 }
 
 /** A Linux sandbox service; see {@link LinuxSandboxOptions}. */

@@ -1,0 +1,158 @@
+/*
+ * The kept-alive launcher (launcher.ts) as Python source, run once per service as
+ *
+ *   python3 -I -S -c LAUNCHER_PY <the daemon's pid>
+ *
+ * with the fixed launch environment (launch-env.ts). It reads JSON lines on stdin and answers on
+ * stdout, each carrying the run's id; only the daemon holds those pipes (no named socket):
+ *
+ *   {"op":"prepare","id","dir"}   mkfifo dir/{in,out,err,info,sync} (0600); the read ends of `in`
+ *                                 and `sync` opened here, so the daemon can open their write ends
+ *                                 -> {"id","prepared":true} | {"id","error"}
+ *   {"op":"start","id","argv","env","rootMap","fds","stdin"}
+ *                                 fork a child: it opens its ends of the FIFOs, writes fds 3 (seccomp),
+ *                                 6 (args) and 7 (env) as memfds, then runs root_map() (root-map.helper.ts,
+ *                                 the same function as the one-shot step) or execs argv  -> {"id","pid"}
+ *   {"op":"kill","id"}            SIGKILL to the child, only while it is not reaped (its pid is still ours)
+ *   {"op":"drop","id"}            a prepared run that will not start: its ends closed
+ * and on its own, for every child reaped: {"id","exit"} or {"id","signal"}.
+ * It dies with the daemon (PR_SET_PDEATHSIG, then a check the daemon is still its parent), and so
+ * does every bwrap it started (`--die-with-parent` is relative to the launcher).
+ */
+import { ROOT_MAP_LIB_PY } from './root-map.helper.js';
+
+/** The launcher's program: the root map's library, then the loop. */
+export const LAUNCHER_PY = `${ROOT_MAP_LIB_PY}
+${String.raw`
+import base64, fcntl, json, select
+PR_SET_PDEATHSIG = 1
+libc.prctl(PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
+if os.getppid() != int(sys.argv[1]): os._exit(0)   # the daemon died before the prctl
+# a terminal's ^C is the daemon's to handle; the launcher goes with the daemon
+_signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+wake_r, wake_w = os.pipe()
+os.set_blocking(wake_r, False); os.set_blocking(wake_w, False)
+_signal.set_wakeup_fd(wake_w)
+_signal.signal(_signal.SIGCHLD, lambda *a: None)
+launcher = os.getpid()
+prepared = {}   # id -> (dir, stdin read end, sync read end)
+children = {}   # pid -> id, until reaped
+by_id = {}      # id -> pid, until reaped
+
+def send(msg):
+    data = (json.dumps(msg) + "\n").encode()
+    while data:
+        data = data[os.write(1, data):]
+
+NAMES = ("in", "out", "err", "info", "sync")
+
+def prepare(m):
+    d = os.fsencode(m["dir"])
+    for n in NAMES: os.mkfifo(os.path.join(d, n.encode()), 0o600)
+    # held open here (non-blocking, so the open does not wait for a writer) until the child has its own
+    rin = os.open(os.path.join(d, b"in"), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    rsync = os.open(os.path.join(d, b"sync"), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    prepared[m["id"]] = (d, rin, rsync)
+
+def memfd(data):
+    fd = os.memfd_create("aalis", os.MFD_CLOEXEC)
+    view = memoryview(data)
+    while view: view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+def child(m, d, rin, rsync):
+    # before anything else: a child whose launcher is gone must not go on to run a command
+    libc.prctl(PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != launcher: os._exit(125)
+    _signal.set_wakeup_fd(-1)
+    # the daemon's ends are open (it said start): a FIFO it closed since is ENXIO here, never a wait
+    w = lambda n: os.open(os.path.join(d, n), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    err = w(b"err")
+    os.set_blocking(err, True)
+    os.dup2(err, 2)
+    try:
+        place = {1: w(b"out"), 4: w(b"info"), 5: rsync, 0: rin if m["stdin"] else os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)}
+        for n, data in m["fds"].items(): place[int(n)] = memfd(base64.b64decode(data))
+        # every source above the targets first, so no dup2 overwrites one not yet placed
+        high = {t: fcntl.fcntl(f, fcntl.F_DUPFD_CLOEXEC, 10) for t, f in place.items()}
+        for t, f in high.items():
+            os.dup2(f, t)
+            os.set_blocking(t, True)
+        # nothing else of the launcher's reaches bwrap: every fd not placed is closed
+        for fd in range(3, 8):
+            if fd not in high: os.closerange(fd, fd + 1)
+        os.closerange(8, 65536)
+        os.chdir("/")
+        env = {os.fsencode(k): os.fsencode(v) for k, v in m["env"].items()}
+        argv = [os.fsencode(a) for a in m["argv"]]
+    except Exception as e:
+        fail("the launcher could not set up the run: %s" % e)
+    if m["rootMap"]: root_map(["-c"] + m["argv"], env)
+    for s in range(1, _signal.NSIG):
+        try: _signal.signal(s, _signal.SIG_DFL)
+        except (OSError, ValueError): pass
+    try:
+        os.execve(argv[0], argv, env)
+    except OSError as e:
+        fail("exec %s failed: %s" % (os.fsdecode(argv[0]), e))
+
+def start(m):
+    d, rin, rsync = prepared[m["id"]]
+    pid = os.fork()
+    if pid == 0:
+        try: child(m, d, rin, rsync)
+        finally: os._exit(125)
+    drop(m)
+    children[pid] = m["id"]; by_id[m["id"]] = pid
+    send({"id": m["id"], "pid": pid})
+
+def drop(m):
+    got = prepared.pop(m["id"], None)
+    if got: os.close(got[1]); os.close(got[2])
+
+def reap():
+    while True:
+        try: pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError: return
+        if pid == 0: return
+        rid = children.pop(pid, None)
+        if rid is None: continue
+        del by_id[rid]
+        if os.WIFSIGNALED(status): send({"id": rid, "signal": os.WTERMSIG(status)})
+        else: send({"id": rid, "exit": os.WEXITSTATUS(status)})
+
+def handle(m):
+    op, rid = m.get("op"), m.get("id")
+    try:
+        if op == "prepare": prepare(m); send({"id": rid, "prepared": True})
+        elif op == "start": start(m)
+        elif op == "kill":
+            pid = by_id.get(rid)
+            if pid is not None: os.kill(pid, _signal.SIGKILL)
+        elif op == "drop": drop(m)
+        else: send({"id": rid, "error": "unknown op %r" % op})
+    except Exception as e:
+        drop(m)
+        send({"id": rid, "error": "%s: %s" % (op, e)})
+
+send({"ready": os.getpid()})
+buf = b""
+while True:
+    ready, _, _ = select.select([0, wake_r], [], [])
+    if wake_r in ready:
+        try:
+            while os.read(wake_r, 512): pass
+        except BlockingIOError: pass
+    reap()
+    if 0 in ready:
+        chunk = os.read(0, 1 << 20)
+        if not chunk:
+            # the daemon closed the channel: its runs go with the launcher
+            for pid in list(children): os.kill(pid, _signal.SIGKILL)
+            os._exit(0)
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            if line.strip(): handle(json.loads(line))
+`}`;

@@ -1,0 +1,213 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { SandboxUnavailableError } from '@aalis/api-reach';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Launcher, type LaunchedRun } from './launcher.js';
+import { LAUNCHER_PY } from './launcher.helper.js';
+import { type OverlayScene, overlayScene, req, SCENE_PARENT, until, untilProcess } from './scene.testing.js';
+import { findPython } from './system-python.js';
+
+const isRoot = process.getuid?.() === 0;
+
+/** Pids of launchers whose daemon is `daemon` (their argv ends in its pid). */
+function launchersOf(daemon: number): number[] {
+  const want = `-c\0${LAUNCHER_PY}\0${daemon}\0`;
+  const out: number[] = [];
+  for (const n of readdirSync('/proc')) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      if (readFileSync(`/proc/${n}/cmdline`, 'utf8').endsWith(want)) out.push(Number(n));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** Pids of processes with `token` among their argv. */
+function withToken(token: string): number[] {
+  return readdirSync('/proc').filter((n) => {
+    try {
+      return /^\d+$/.test(n) && readFileSync(`/proc/${n}/cmdline`, 'utf8').split('\0').includes(token);
+    } catch {
+      return false;
+    }
+  }).map(Number);
+}
+
+let tokens = 0;
+const token = () => {
+  tokens += 1;
+  return `${600 + tokens}.${process.pid}${Date.now() % 100_000}`;
+};
+
+describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout: 180_000 }, () => {
+  let s: OverlayScene;
+  let sb: ReturnType<OverlayScene['sandbox']>;
+  beforeAll(async () => {
+    s = await overlayScene();
+    sb = s.sandbox();
+  });
+  afterAll(async () => {
+    await sb?.close();
+    s?.cleanup();
+  });
+
+  it('hands stdin, stdout, stderr (pipes, as before), the exit code and every signal at its default through', async () => {
+    const script = 'cat; echo err >&2; test -p /dev/stdout && test -p /dev/stderr && echo pipes; grep SigIgn /proc/self/status; exit 7';
+    const r = await sb.run(req(s, ['sh', '-c', script], { stdin: 'in\n' }));
+    expect(r).toMatchObject({ stderr: 'err\n', exitCode: 7, signal: null, timedOut: false, truncated: false });
+    expect(r.stdout).toMatch(/^in\npipes\nSigIgn:\t[0-9a-f]{16}\n$/);
+    // SIGPIPE (bit 12) and SIGXFSZ (bit 24), which python ignores, at their default again
+    const ignored = BigInt(`0x${/SigIgn:\t(\w+)/.exec(r.stdout)![1]}`);
+    expect(ignored & ((1n << 12n) | (1n << 24n))).toBe(0n);
+    expect(launchersOf(process.pid)).toHaveLength(1);
+    // a command killed by a signal ends as it did through the per-run chain
+    const off = s.sandbox({ launcher: 'off' });
+    const [viaLauncher, viaFork] = [await sb.run(req(s, ['sh', '-c', 'kill -TERM $$'])), await off.run(req(s, ['sh', '-c', 'kill -TERM $$']))];
+    await off.close();
+    expect({ exitCode: viaLauncher.exitCode, signal: viaLauncher.signal }).toEqual({ exitCode: viaFork.exitCode, signal: viaFork.signal });
+  });
+
+  it('gives the command stdin, stdout and stderr open and nothing of the launcher', async () => {
+    // (the per-run chain hands on whatever fd its daemon left inheritable: a test runner's, here)
+    const r = await sb.run(req(s, ['sh', '-c', 'ls /proc/$$/fd']));
+    expect(r.stdout).toBe('0\n1\n2\n');
+  });
+
+  it('keeps maxOutputBytes of 3 MB of output and drains the rest (the writer never blocks or dies of it)', async () => {
+    const r = await sb.run(req(s, ['sh', '-c', 'head -c 3000000 /dev/zero | tr "\\0" a; echo done >&2'], { maxOutputBytes: 1024 * 1024 }));
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe('done\n');
+    expect(r.truncated).toBe(true);
+    expect(r.stdout.length).toBe(1024 * 1024);
+  });
+
+  it('runs 20 at once, each getting its own output', async () => {
+    const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => sb.run(req(s, ['sh', '-c', `echo run-${i}; echo err-${i} >&2; exit ${i}`]))));
+    for (const [i, r] of runs.entries()) expect(r).toMatchObject({ stdout: `run-${i}\n`, stderr: `err-${i}\n`, exitCode: i });
+    expect(launchersOf(process.pid)).toHaveLength(1);
+  });
+
+  it('kills through the launcher at a timeout', async () => {
+    const t = token();
+    const r = await sb.run(req(s, ['sh', '-c', `exec sleep ${t}`], { timeoutMs: 1500 }));
+    expect(r).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL' });
+    await until(() => withToken(t).length === 0, 'the timed-out sleep is gone');
+  });
+
+  it('a launcher killed between two runs: the next run starts a new one and works', async () => {
+    await sb.run(req(s, ['true']));
+    const [first] = launchersOf(process.pid);
+    expect(first).toBeDefined();
+    process.kill(first!, 'SIGKILL');
+    await until(() => !launchersOf(process.pid).includes(first!), 'the launcher is gone');
+    const r = await sb.run(req(s, ['sh', '-c', 'echo again']));
+    expect(r).toMatchObject({ stdout: 'again\n', exitCode: 0 });
+    const now = launchersOf(process.pid);
+    expect(now).toHaveLength(1);
+    expect(now[0]).not.toBe(first);
+  });
+
+  it('a launcher killed mid-run: that run is an error, its writes are not committed, nothing of it survives', async () => {
+    const t = token();
+    const wrote = join(s.ws, 'written-before-the-launcher-died');
+    const running = sb.run(req(s, ['sh', '-c', `echo x > ${wrote}; exec sleep ${t}`])).then(
+      (r) => ({ ok: true as const, r }),
+      (e: Error) => ({ ok: false as const, e }),
+    );
+    await untilProcess(t);
+    for (const pid of launchersOf(process.pid)) process.kill(pid, 'SIGKILL');
+    const end = await running;
+    expect(end.ok).toBe(false);
+    if (end.ok) return;
+    expect(end.e).toBeInstanceOf(SandboxUnavailableError);
+    expect(end.e.message).toMatch(/the launcher died during the run/);
+    expect(existsSync(wrote)).toBe(false);
+    await until(() => withToken(t).length === 0, 'the sleep died with the launcher');
+    expect(s.runFolders()).toEqual([]);
+  });
+
+  it('the daemon killed with SIGKILL mid-run: its launcher and every process of the run go with it', async () => {
+    const tmpDir = join(s.root, 'killed-daemon-tmp');
+    mkdirSync(tmpDir);
+    const t = token();
+    const child = execa(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'launcher.child.testing.ts'), JSON.stringify(s), tmpDir, `--sleep=${t}`], { cwd: join(import.meta.dirname, '..'), reject: false });
+    await untilProcess(t);
+    expect(launchersOf(child.pid!)).toHaveLength(1);
+    child.kill('SIGKILL');
+    await child;
+    await until(() => withToken(t).length === 0 && launchersOf(child.pid!).length === 0, 'the launcher and the sleep died with the daemon');
+  });
+});
+
+describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }, () => {
+  const python = findPython();
+  let dir: string;
+  let n = 0;
+  beforeAll(() => {
+    dir = mkdtempSync(join(SCENE_PARENT, 'aalis-launcher-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const runDir = () => {
+    n += 1;
+    const d = join(dir, `run-${n}`);
+    mkdirSync(d, { mode: 0o700 });
+    return d;
+  };
+  const text = (s: NodeJS.ReadableStream) => new Promise<string>((resolve) => {
+    let t = '';
+    s.on('data', (d: Buffer) => (t += d.toString()));
+    s.on('close', () => resolve(t));
+  });
+  const sh = (script: string) => ({ argv: ['/bin/sh', '-c', script], env: { PATH: '/usr/bin:/bin' }, rootMap: false, fds: { 3: new TextEncoder().encode('three'), 7: new TextEncoder().encode('seven') }, stdin: false });
+
+  it.skipIf(!python)('hands the data fds as files the command reads, and its exit', async () => {
+    const l = new Launcher(python!);
+    try {
+      const run = await l.launch(runDir(), sh('cat <&3; cat <&7; test -p /proc/self/fd/5 && echo sync-is-a-fifo; exit 4'));
+      const out = text(run.stdout);
+      run.release();
+      expect(await run.exit).toEqual({ kind: 'exit', code: 4 });
+      expect(await out).toBe('threesevensync-is-a-fifo\n');
+      run.dispose();
+    } finally {
+      l.close();
+    }
+  });
+
+  it.skipIf(!python)('a run whose daemon end closed early does not wedge the launcher for the others', async () => {
+    const l = new Launcher(python!);
+    try {
+      const hung: LaunchedRun = await l.launch(runDir(), sh('exec yes'));
+      hung.stdout.destroy(); // the daemon's end gone: the writer gets EPIPE / SIGPIPE
+      hung.release();
+      const pid = l.pid;
+      const others = await Promise.all(
+        Array.from({ length: 5 }, async (_, i) => {
+          const run = await l.launch(runDir(), sh(`echo other-${i}`));
+          const out = text(run.stdout);
+          run.release();
+          const got = { exit: await run.exit, out: await out };
+          run.dispose();
+          return got;
+        }),
+      );
+      for (const [i, o] of others.entries()) expect(o).toEqual({ exit: { kind: 'exit', code: 0 }, out: `other-${i}\n` });
+      // SIGPIPE when its writer opened the FIFO before the daemon's end closed, else the child's own refusal (ENXIO)
+      expect([{ kind: 'signal', signal: 'SIGPIPE' }, { kind: 'exit', code: 125 }]).toContainEqual(await hung.exit);
+      hung.dispose();
+      expect(l.pid).toBe(pid);
+    } finally {
+      l.close();
+    }
+  });
+
+  it('a launcher that cannot start fails the run closed, with a clear error', async () => {
+    const l = new Launcher('/bin/false');
+    const e = await l.launch(runDir(), sh('true')).catch((x: Error) => x);
+    expect(e).toBeInstanceOf(SandboxUnavailableError);
+    expect((e as Error).message).toMatch(/the launcher: it ended \(exit 1\)|its channel closed/);
+  });
+});

@@ -1,0 +1,287 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, constants, openSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { constants as osConstants } from 'node:os';
+import { join } from 'node:path';
+import { SandboxUnavailableError } from '@aalis/api-reach';
+import { z } from 'zod';
+import { LAUNCH_ENV } from './launch-env.js';
+import { LAUNCHER_PY } from './launcher.helper.js';
+
+/*
+ * A root daemon's runs start from one kept-alive python process (launcher.helper.ts) instead of a
+ * fork of the daemon and a python start each: node's spawn is a real fork() whose synchronous cost
+ * grows with the daemon's memory, and python's start was the largest single cost of the chain.
+ * Node can neither make pipes nor pass fds, so a run's stdio are FIFOs the launcher makes in the
+ * run's own folder (0700, the daemon's temp): the daemon opens its ends non-blocking as sockets,
+ * the launcher's child opens the others before it execs. The setup sync fd (network.ts) is a FIFO
+ * whose only writer is the daemon, so releasing the sandbox stays a close in the daemon, as before.
+ */
+
+/** How a launched run ended: its exit, the signal that killed it, or the launcher lost mid-run (nothing of the run can be trusted then). */
+export type LauncherExit =
+  | { readonly kind: 'exit'; readonly code: number }
+  | { readonly kind: 'signal'; readonly signal: NodeJS.Signals }
+  | { readonly kind: 'lost'; readonly reason: string };
+
+/** What a run is started with: the plan's argv and env, the small data fds' bytes, whether it reads stdin. */
+export interface LauncherStart {
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  /** argv is the root map's one-shot step: the child runs the same python function on its operands instead of a new interpreter. */
+  readonly rootMap: boolean;
+  /** fd number -> bytes, each a memfd in the child (seccomp, args, env). */
+  readonly fds: Readonly<Record<number, Uint8Array>>;
+  readonly stdin: boolean;
+}
+
+/** One run started by the launcher. */
+export interface LaunchedRun {
+  /** bwrap's pid (the launcher's child); undefined when the launcher was lost before it said. */
+  readonly pid: number | undefined;
+  readonly stdin?: Socket;
+  readonly stdout: Socket;
+  readonly stderr: Socket;
+  readonly info: Socket;
+  /** Closes the setup sync FIFO: the sandbox goes on to run the command. */
+  release(): void;
+  /** SIGKILL to bwrap, by the launcher, only while it has not reaped it. */
+  kill(): void;
+  /** Settles once the launcher reaped bwrap, or lost it. */
+  readonly exit: Promise<LauncherExit>;
+  /** Closes whatever the daemon still holds of the run's FIFOs. */
+  dispose(): void;
+}
+
+const Reply = z.union([
+  z.object({ ready: z.number() }),
+  z.object({ id: z.number(), prepared: z.literal(true) }),
+  z.object({ id: z.number(), pid: z.number() }),
+  z.object({ id: z.number(), exit: z.number() }),
+  z.object({ id: z.number(), signal: z.number() }),
+  z.object({ id: z.number(), error: z.string() }),
+]);
+type Reply = z.infer<typeof Reply>;
+
+/** How long the launcher may take to say it is ready. */
+const READY_MS = 15_000;
+
+const SIGNAL_NAMES = new Map(Object.entries(osConstants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
+
+const unavailable = (reason: string) => new SandboxUnavailableError('linux', `the launcher: ${reason}`, 'run it again (a new launcher starts); see `aalis doctor` (host-uid); nothing was run');
+
+/** The running launcher process and its replies by run id. */
+interface Live {
+  readonly proc: ChildProcess;
+  readonly ready: Promise<void>;
+  readonly handlers: Map<number, (r: Reply | { lost: string }) => void>;
+  dead?: string;
+}
+
+/** The per-service launcher: started at the first run, again after it died; see the file's note. */
+export class Launcher {
+  private live?: Live;
+  private nextId = 0;
+  private stderrTail = '';
+
+  /** `python`: the interpreter `findPython` chose. */
+  constructor(private readonly python: string) {}
+
+  /** The launcher's pid while one runs (tests). */
+  get pid(): number | undefined {
+    return this.live && !this.live.dead ? this.live.proc.pid : undefined;
+  }
+
+  /** Starts the launcher now if none runs, so its python start overlaps the run's scan. */
+  warm(): void {
+    this.ensure();
+  }
+
+  private ensure(): Live {
+    if (this.live && !this.live.dead) return this.live;
+    this.stderrTail = '';
+    const proc = spawn(this.python, ['-I', '-S', '-c', LAUNCHER_PY, String(process.pid)], { env: { ...LAUNCH_ENV }, cwd: '/', stdio: ['pipe', 'pipe', 'pipe'] });
+    const handlers = new Map<number, (r: Reply | { lost: string }) => void>();
+    let onReady!: () => void;
+    let onFail!: (e: Error) => void;
+    const ready = new Promise<void>((res, rej) => {
+      onReady = res;
+      onFail = rej;
+    });
+    ready.catch(() => {});
+    const live: Live = { proc, ready, handlers };
+    const timer = setTimeout(() => lose(`it did not start within ${READY_MS} ms`), READY_MS);
+    timer.unref();
+    const lose = (reason: string) => {
+      if (live.dead) return;
+      live.dead = `${reason}${this.stderrTail ? `: ${this.stderrTail.trim()}` : ''}`;
+      clearTimeout(timer);
+      onFail(unavailable(live.dead));
+      proc.kill('SIGKILL');
+      for (const h of [...handlers.values()]) h({ lost: live.dead });
+      handlers.clear();
+    };
+    proc.on('error', (e) => lose(`it could not be started (${e.message})`));
+    proc.on('exit', (code, signal) => lose(`it ended (${signal ?? `exit ${code}`})`));
+    proc.stdin!.on('error', () => {}); // a dead launcher: its exit says so
+    proc.stderr!.on('data', (d: Buffer) => {
+      this.stderrTail = (this.stderrTail + d.toString()).slice(-2000);
+    });
+    let buf = '';
+    proc.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const lines = buf.split('\n');
+      buf = lines.pop()!;
+      for (const line of lines) {
+        let json: unknown;
+        try {
+          json = JSON.parse(line);
+        } catch {
+          return lose(`it said something unexpected: ${line.slice(0, 200)}`);
+        }
+        const parsed = Reply.safeParse(json);
+        if (!parsed.success) return lose(`it said something unexpected: ${line.slice(0, 200)}`);
+        const r = parsed.data;
+        if ('ready' in r) {
+          clearTimeout(timer);
+          onReady();
+        } else handlers.get(r.id)?.(r);
+      }
+    });
+    proc.stdout!.on('close', () => lose('its channel closed'));
+    this.live = live;
+    this.idle();
+    return live;
+  }
+
+  /** While no run waits on it, the launcher keeps no process alive (`aalis exec` ends when its run does). */
+  private idle(): void {
+    const live = this.live;
+    if (!live || live.dead) return;
+    const busy = live.handlers.size > 0;
+    for (const h of [live.proc, live.proc.stdin, live.proc.stdout, live.proc.stderr] as { ref(): void; unref(): void }[]) {
+      if (busy) h.ref();
+      else h.unref();
+    }
+  }
+
+  private send(live: Live, msg: object): void {
+    if (!live.dead) live.proc.stdin!.write(`${JSON.stringify(msg)}\n`);
+  }
+
+  /**
+   * Starts one run whose FIFOs go in `dir` (the run's own folder, which must exist). Throws
+   * {@link SandboxUnavailableError} when the launcher cannot start or is lost before the run started.
+   */
+  async launch(dir: string, start: LauncherStart): Promise<LaunchedRun> {
+    const live = this.ensure();
+    const id = ++this.nextId;
+    let exitWith!: (e: LauncherExit) => void;
+    const exit = new Promise<LauncherExit>((res) => {
+      exitWith = res;
+    });
+    let step: ((r: Reply | { lost: string }) => void) | undefined;
+    const next = () =>
+      new Promise<Reply | { lost: string }>((res) => {
+        step = res;
+      });
+    live.handlers.set(id, (r) => {
+      if ('lost' in r) exitWith({ kind: 'lost', reason: r.lost });
+      else if ('exit' in r) exitWith({ kind: 'exit', code: r.exit });
+      else if ('signal' in r) exitWith({ kind: 'signal', signal: SIGNAL_NAMES.get(r.signal) ?? 'SIGKILL' });
+      if ('lost' in r || 'exit' in r || 'signal' in r) {
+        live.handlers.delete(id);
+        this.idle();
+      }
+      step?.(r);
+    });
+    this.idle();
+    const fail = (reason: string): never => {
+      live.handlers.delete(id);
+      this.idle();
+      throw unavailable(reason);
+    };
+    // registered above, so the launcher's pipes keep the process alive while it starts
+    try {
+      await live.ready;
+    } catch (e) {
+      live.handlers.delete(id);
+      throw e;
+    }
+    let answer = next();
+    this.send(live, { op: 'prepare', id, dir });
+    let r = await answer;
+    if ('lost' in r) return fail(r.lost);
+    if ('error' in r) return fail(`the run's FIFOs could not be made: ${r.error}`);
+    const fds: number[] = [];
+    const open = (name: string, flags: number) => {
+      const fd = openSync(join(dir, name), flags | constants.O_NONBLOCK | constants.O_NOFOLLOW); // libuv adds O_CLOEXEC
+      fds.push(fd);
+      return fd;
+    };
+    let ends: { out: number; err: number; info: number; sync: number; in?: number };
+    try {
+      ends = { out: open('out', constants.O_RDONLY), err: open('err', constants.O_RDONLY), info: open('info', constants.O_RDONLY), sync: open('sync', constants.O_WRONLY), ...(start.stdin ? { in: open('in', constants.O_WRONLY) } : {}) };
+    } catch (e) {
+      for (const fd of fds) closeSync(fd);
+      this.send(live, { op: 'drop', id });
+      return fail(`the run's FIFOs could not be opened: ${(e as Error).message}`);
+    }
+    answer = next();
+    this.send(live, {
+      op: 'start',
+      id,
+      argv: start.argv,
+      env: start.env,
+      rootMap: start.rootMap,
+      stdin: start.stdin,
+      fds: Object.fromEntries(Object.entries(start.fds).map(([n, b]) => [n, Buffer.from(b).toString('base64')])),
+    });
+    r = await answer;
+    if (!('pid' in r || 'lost' in r)) {
+      // the launcher could not fork: nothing started, so the FIFOs may close
+      for (const fd of fds) closeSync(fd);
+      return fail('error' in r ? r.error : 'it did not start the run');
+    }
+    step = undefined;
+    // lost after the start was asked: a child may exist, and its sandbox wait on the sync FIFO; the
+    // caller's launch state (launch-state.ts) finds its pid on the info FIFO and kills it before that FIFO closes
+    const pid = 'pid' in r ? r.pid : undefined;
+    const socket = (fd: number, readable: boolean) => {
+      const s = new Socket({ fd, readable, writable: !readable });
+      s.on('error', () => {}); // a reader gone early (EPIPE) or a read error: the run's exit says what happened
+      return s;
+    };
+    const stdout = socket(ends.out, true);
+    const stderr = socket(ends.err, true);
+    const info = socket(ends.info, true);
+    const stdin = ends.in === undefined ? undefined : socket(ends.in, false);
+    let sync: number | undefined = ends.sync;
+    const closeSync_ = () => {
+      if (sync === undefined) return;
+      closeSync(sync);
+      sync = undefined;
+    };
+    return {
+      pid,
+      ...(stdin ? { stdin } : {}),
+      stdout,
+      stderr,
+      info,
+      release: closeSync_,
+      kill: () => this.send(live, { op: 'kill', id }),
+      exit,
+      dispose: () => {
+        closeSync_();
+        for (const s of [stdout, stderr, info, stdin]) s?.destroy();
+      },
+    };
+  }
+
+  /** Ends the launcher (the service is closing); its runs go with it. */
+  close(): void {
+    const live = this.live;
+    this.live = undefined;
+    if (live && !live.dead) live.proc.stdin!.end();
+  }
+}
