@@ -228,7 +228,9 @@ describe('aalis doctor and policy', () => {
       const fd7 = name === 'bwrap' ? `if [ -e /proc/self/fd/7 ]; then cat <&7 > "$f.fd7"; exec ${real} "$@" 7<"$f.fd7"; fi\n` : '';
       writeFileSync(join(rec, name), `#!/bin/sh\nf=$(mktemp ${rec}/log/${name}.XXXXXX)\nenv -0 > "$f.env"\nprintf '%s\\0' "$0" "$@" > "$f"\n${fd7}exec ${real} "$@"\n`, { mode: 0o755 });
     }
-    const env = { PATH: `${rec}:${process.env.PATH}` };
+    // a registry of its own: the daemons other tests start and stop meanwhile are hidden in every
+    // sandbox (daemon-registry.ts), so a shared registry would change the plan between its two prints
+    const env = { PATH: `${rec}:${process.env.PATH}`, XDG_STATE_HOME: join(rec, 'state') };
     // a root daemon's plan starts with the root map's python3 (sandbox-linux root-map.ts), which
     // cannot be a recorder: compared from the first recorded program on, the map's step is in the plan
     const firstRecorded = (plan: { argv: string[] }) => plan.argv.findIndex((a) => a.startsWith(`${rec}/`));
