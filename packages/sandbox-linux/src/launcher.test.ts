@@ -204,6 +204,28 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
     }
   });
 
+  it.skipIf(!python)('a launcher killed just as a run is asked of it (its exit not yet seen): the run starts on a new one', async () => {
+    const l = new Launcher(python!);
+    try {
+      const warm = await l.launch(runDir(), sh('true'));
+      warm.release();
+      await warm.exit;
+      warm.dispose();
+      const first = l.pid!;
+      // killed and asked in the same tick: the launcher object cannot have seen the exit yet, so the
+      // run's prepare goes to a dead process (this failed the run, seen once in CI on a loaded machine)
+      process.kill(first, 'SIGKILL');
+      const run = await l.launch(runDir(), sh('echo again'));
+      const out = text(run.stdout);
+      run.release();
+      expect({ exit: await run.exit, out: await out }).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'again\n' });
+      run.dispose();
+      expect(l.pid).not.toBe(first);
+    } finally {
+      l.close();
+    }
+  });
+
   it('a launcher that cannot start fails the run closed, with a clear error', async () => {
     const l = new Launcher('/bin/false');
     const e = await l.launch(runDir(), sh('true')).catch((x: Error) => x);

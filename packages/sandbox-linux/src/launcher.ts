@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, constants, openSync } from 'node:fs';
+import { closeSync, constants, openSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +69,12 @@ const READY_MS = 15_000;
 const SIGNAL_NAMES = new Map(Object.entries(osConstants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
 
 const unavailable = (reason: string) => new SandboxUnavailableError('linux', `the launcher: ${reason}`, 'run it again (a new launcher starts); see `aalis doctor` (host-uid); nothing was run');
+
+/** The FIFOs the launcher makes in a run's folder (launcher.helper.ts `NAMES`). */
+const FIFO_NAMES = ['in', 'out', 'err', 'info', 'sync'] as const;
+
+/** Errors of a launcher lost before the run's start was sent: nothing of the run ran. */
+const lostBeforeStart = new WeakSet<Error>();
 
 /** The running launcher process and its replies by run id. */
 interface Live {
@@ -174,6 +180,19 @@ export class Launcher {
    * {@link SandboxUnavailableError} when the launcher cannot start or is lost before the run started.
    */
   async launch(dir: string, start: LauncherStart): Promise<LaunchedRun> {
+    try {
+      return await this.launchOnce(dir, start);
+    } catch (e) {
+      // a launcher lost before this run's start was sent ran nothing of it: killed, or dead with its
+      // exit not yet seen when the run began (ensure() still took it for alive). One fresh launcher
+      // is tried, in a folder cleared of the FIFOs the lost one may have made, before failing closed.
+      if (!lostBeforeStart.has(e as Error)) throw e;
+      for (const name of FIFO_NAMES) rmSync(join(dir, name), { force: true });
+      return await this.launchOnce(dir, start);
+    }
+  }
+
+  private async launchOnce(dir: string, start: LauncherStart): Promise<LaunchedRun> {
     const live = this.ensure();
     const id = ++this.nextId;
     let exitWith!: (e: LauncherExit) => void;
@@ -206,12 +225,20 @@ export class Launcher {
       await live.ready;
     } catch (e) {
       live.handlers.delete(id);
+      this.idle();
+      lostBeforeStart.add(e as Error);
       throw e;
     }
     let answer = next();
     this.send(live, { op: 'prepare', id, dir });
     let r = await answer;
-    if ('lost' in r) return fail(r.lost);
+    if ('lost' in r) {
+      live.handlers.delete(id);
+      this.idle();
+      const e = unavailable(r.lost);
+      lostBeforeStart.add(e);
+      throw e;
+    }
     if ('error' in r) return fail(`the run's FIFOs could not be made: ${r.error}`);
     const fds: number[] = [];
     const open = (name: string, flags: number) => {
