@@ -3,6 +3,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, rea
 import { join } from 'node:path';
 import { encodePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
+import { unescapeOctal } from './opaque-dirs.js';
 import { walkTree } from './dir-cursor.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
@@ -149,19 +150,6 @@ function fifthField(buf: Buffer, from: number, end: number): Buffer | undefined 
   }
   const sp = buf.indexOf(0x20, start);
   return buf.subarray(start, sp < 0 || sp > end ? end : sp);
-}
-
-/** mountinfo writes space, tab, newline and backslash in a path as `\ooo`. */
-function unescapeOctal(b: Buffer): Buffer {
-  if (!b.includes(0x5c)) return b;
-  const out: number[] = [];
-  for (let i = 0; i < b.length; i++) {
-    if (b[i] === 0x5c && i + 3 < b.length && /^[0-7]{3}$/.test(b.subarray(i + 1, i + 4).toString('latin1'))) {
-      out.push(Number.parseInt(b.subarray(i + 1, i + 4).toString('latin1'), 8));
-      i += 3;
-    } else out.push(b[i]!);
-  }
-  return Buffer.from(out);
 }
 
 /**

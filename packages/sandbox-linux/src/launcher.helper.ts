@@ -89,13 +89,7 @@ def child(m, d, rin, rsync):
     except Exception as e:
         fail("the launcher could not set up the run: %s" % e)
     if m["rootMap"]: root_map(["-c"] + m["argv"], env)
-    for s in range(1, _signal.NSIG):
-        try: _signal.signal(s, _signal.SIG_DFL)
-        except (OSError, ValueError): pass
-    try:
-        os.execve(argv[0], argv, env)
-    except OSError as e:
-        fail("exec %s failed: %s" % (os.fsdecode(argv[0]), e))
+    exec_clean(argv, env)
 
 def start(m):
     d, rin, rsync = prepared[m["id"]]

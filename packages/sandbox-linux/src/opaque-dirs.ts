@@ -20,8 +20,9 @@ export const OPAQUE_XATTR = 'user.overlay.opaque';
  */
 export type OpaqueDirs = { readonly ok: true; readonly dirs: ReadonlySet<string>; readonly complete: boolean } | { readonly ok: false; readonly reason: string };
 
-/** getfattr escapes a backslash, control bytes and a few others as `\ooo`; other bytes come as they are. */
+/** getfattr and /proc/self/mountinfo escape a backslash, space, control bytes and a few others as `\ooo`; other bytes come as they are. */
 export function unescapeOctal(b: Buffer): Buffer {
+  if (!b.includes(0x5c)) return b;
   const out: number[] = [];
   for (let i = 0; i < b.length; i++) {
     if (b[i] === 0x5c && i + 3 < b.length && /^[0-7]{3}$/.test(b.subarray(i + 1, i + 4).toString('latin1'))) {

@@ -188,15 +188,18 @@ def root_map(argv, given):
         if libc.mount(pairs[i], pairs[i + 1], None, MS_BIND, None) != 0: ofail("cannot bind the socket %s: %s" % (os.fsdecode(pairs[i + 1]), err("mount")))
     for a in aliases:
         if libc.umount2(a, 0) != 0: ofail("cannot take down %s: %s" % (os.fsdecode(a), err("umount2")))
+    exec_clean(cmd, given)
+
+def exec_clean(argv, env):
     # python ignores SIGPIPE and SIGXFSZ (and a launcher SIGINT), and an ignored signal stays ignored
     # across exec: the command gets every signal at its default, as a program node starts does
     for s in range(1, _signal.NSIG):
         try: _signal.signal(s, _signal.SIG_DFL)
         except (OSError, ValueError): pass
     try:
-        os.execve(cmd[0], cmd, given)
+        os.execve(argv[0], argv, env)
     except OSError as e:
-        fail("exec %s failed: %s" % (cmd[0], e))
+        fail("exec %s failed: %s" % (os.fsdecode(argv[0]), e))
 `;
 
 /** The one-shot step: {@link ROOT_MAP_LIB_PY} run on its own argv and environment (`python3 -I -S -c ROOT_MAP_PY ...`). */
