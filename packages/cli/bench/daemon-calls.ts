@@ -21,6 +21,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../src/daemon/serve-process.testing.js';
 import { SessionIndex } from '../src/daemon/session-index.js';
+import { recordFigure, recordSkipped } from '../../../test/bench/record-figure.js';
 import { benchTree } from './bench-tree.js';
 import { pollHealth } from './health-poll.js';
 
@@ -85,6 +86,7 @@ try {
   const m1 = median(times.one);
   const mN = median(times.many);
   console.log(`list_dir through the daemon, ${ROUNDS} interleaved rounds, medians: ${KNOWN} known conversations ${mN.toFixed(1)} ms; baseline 1 known conversation ${m1.toFixed(1)} ms; ratio ${(mN / m1).toFixed(2)}x (target 1.2x)`);
+  recordFigure({ id: 'cli.list-dir-conversations', what: `\`list_dir\` through the daemon's HTTP API with ${KNOWN} known conversations`, candidate: mN, baseline: { what: 'one known conversation', value: m1 }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: 1.2 }, rounds: ROUNDS });
 
   // 1b. The same in one process: the index's own cost per call, without HTTP and the tool.
   const indexDirs = [mkdtempSync(join(tmpdir(), 'aalis-index-1-')), mkdtempSync(join(tmpdir(), 'aalis-index-n-'))];
@@ -108,6 +110,7 @@ try {
   const s1 = median(seen.one);
   const sN = median(seen.many);
   console.log(`the conversation index alone (seen, fsync'd), ${ROUNDS * 5} interleaved rounds, medians: ${KNOWN} conversations ${sN.toFixed(2)} ms; baseline 1 conversation ${s1.toFixed(2)} ms; ratio ${(sN / s1).toFixed(2)}x`);
+  recordFigure({ id: 'cli.session-index-conversations', what: `the conversation index alone (\`seen\`, fsync'd) with ${KNOWN} conversations`, candidate: sN, baseline: { what: 'one conversation', value: s1 }, unit: 'ms', rounds: ROUNDS * 5 });
 
   // 1c. The index's compaction (the snapshot rewritten once the journal outgrows it): the longest
   // stall of this thread's event loop meanwhile, with KNOWN conversations against one.
@@ -128,6 +131,7 @@ try {
     rmSync(dir, { recursive: true, force: true });
   }
   console.log(`the conversation index's compaction (its snapshot rewritten): ${KNOWN} conversations, longest event-loop stall ${stalls[1]!.toFixed(1)} ms (target <= 50 ms); baseline 1 conversation ${stalls[0]!.toFixed(1)} ms; ratio ${(stalls[1]! / stalls[0]!).toFixed(2)}x`);
+  recordFigure({ id: 'cli.session-index-compaction-stall', what: `the event loop's longest stall while the index of ${KNOWN} conversations compacts`, candidate: stalls[1]!, baseline: { what: 'one conversation', value: stalls[0]! }, unit: 'ms', target: { on: 'value', op: '<=', limit: 50 }, rounds: 1 });
 
   // 2. Throughput of run_command true, network off.
   if (CALLS > 0) {
@@ -158,6 +162,10 @@ try {
     console.log(`run_command true (network off) through the daemon: sequential ${sequential.toFixed(1)} calls/s (target 60); 8 concurrent clients ${concurrent.toFixed(1)} calls/s, ratio ${(concurrent / sequential).toFixed(2)}x the sequential baseline (target 1.5x)`);
     console.log(`/healthz while the 8 clients ran: ${health.length} answers, median ${median(health).toFixed(1)} ms, worst ${Math.max(...health).toFixed(1)} ms (target: the event loop never blocks longer than 50 ms)`);
     console.log(`  the daemon's event loop meanwhile (monitorEventLoopDelay in the daemon, every ${loop.resolutionMs} ms): longest stall ${loop.maxMs.toFixed(1)} ms, p99 ${loop.p99Ms.toFixed(1)} ms; ratio ${(loop.maxMs / 50).toFixed(2)}x the 50 ms target`);
+    recordFigure({ id: 'cli.run-command-sequential', what: 'sequential `run_command true` (network off) through the HTTP API, built daemon', candidate: sequential, unit: 'calls/s', target: { on: 'value', op: '>=', limit: 60 }, rounds: CALLS });
+    recordFigure({ id: 'cli.run-command-clients', what: '8 concurrent clients of `run_command true`', candidate: concurrent, baseline: { what: 'sequential, same daemon', value: sequential }, unit: 'calls/s', target: { on: 'ratio', op: '>=', limit: 1.5 }, rounds: 8 * Math.floor(CALLS / 8) });
+    recordFigure({ id: 'cli.healthz-clients', what: '`/healthz` worst answer while the 8 clients ran', candidate: Math.max(...health), unit: 'ms', target: { on: 'value', op: '<=', limit: 50 }, rounds: health.length, note: `median ${median(health).toFixed(1)} ms` });
+    recordFigure({ id: 'cli.event-loop-stall-clients', what: "the daemon's own longest event-loop stall while the 8 clients ran (`/api/status/event-loop`)", candidate: loop.maxMs, unit: 'ms', target: { on: 'value', op: '<=', limit: 50 }, rounds: 8 * Math.floor(CALLS / 8), note: `p99 ${loop.p99Ms.toFixed(1)} ms` });
   }
 
   // 3. A long command in a large workspace: what the daemon does while it waits.
@@ -176,7 +184,12 @@ try {
     if (during) {
       console.log(`/healthz while a ${LONG_S} s command ran in a ${LONG_FILES}-file workspace: worst ${during.worst.toFixed(1)} ms of ${during.answers} (target <= 50 ms); baseline the idle daemon, worst ${idle.worst.toFixed(1)} ms of ${idle.answers}; ratio ${(during.worst / idle.worst).toFixed(2)}x`);
       console.log(`  daemon host side meanwhile (its CPU less what answering the poll costs idle, ${(100 * idleRate).toFixed(2)}% of a core): ${share(during)} over ${during.wallMs.toFixed(0)} ms (target < 2%)`);
-    } else console.log('the long command was not seen running: no figure for the window while it ran');
+      recordFigure({ id: 'cli.healthz-long-command', what: `the daemon's \`/healthz\` worst answer while a ${LONG_S} s command runs in a ${LONG_FILES}-file workspace`, candidate: during.worst, baseline: { what: 'the idle daemon', value: idle.worst }, unit: 'ms', target: { on: 'value', op: '<=', limit: 50 }, rounds: during.answers });
+      recordFigure({ id: 'cli.host-cpu-long-command', what: "the daemon's host side while that command runs (its CPU less what answering the poll costs idle)", candidate: (100 * Math.max(0, during.cpuMs - idleRate * during.wallMs)) / during.wallMs, unit: '%', target: { on: 'value', op: '<', limit: 2 }, rounds: 1, note: '% of a core' });
+    } else {
+      console.log('the long command was not seen running: no figure for the window while it ran');
+      recordSkipped(['cli.healthz-long-command', 'cli.host-cpu-long-command'], 'the long command was not seen running (its marker never showed in the process list)');
+    }
     console.log(`  the whole call (scan before, commit after): ${whole.wallMs.toFixed(0)} ms, /healthz worst ${whole.worst.toFixed(1)} ms of ${whole.answers}, host side ${share(whole)}`);
   }
 } finally {

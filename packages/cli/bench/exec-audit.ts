@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { writeSyntheticAuditLog } from '@aalis/plugin-approval';
+import { recordFigure } from '../../../test/bench/record-figure.js';
 
 /** The built `aalis` command, as users run it (the package's bench script builds first when sources are newer); the source form needs the TypeScript loader. */
 const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
@@ -57,6 +58,8 @@ try {
     `aalis exec --network off -- true, ${ROUNDS} interleaved rounds, medians: ${LINES}-line log ${ms('big').toFixed(0)} ms, peak RSS ${rss('big').toFixed(0)} MB; ` +
       `baseline empty log ${ms('empty').toFixed(0)} ms, ${rss('empty').toFixed(0)} MB; ratio ${(ms('big') / ms('empty')).toFixed(2)}x time (target 1.2x), ${(rss('big') / rss('empty')).toFixed(2)}x memory`,
   );
+  recordFigure({ id: 'cli.exec-large-audit', what: `\`aalis exec --network off -- true\`, built, with a ${LINES}-line audit log`, candidate: ms('big'), baseline: { what: 'an empty log', value: ms('empty') }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: 1.2 }, rounds: ROUNDS });
+  recordFigure({ id: 'cli.exec-large-audit-rss', what: `peak RSS of that \`aalis exec\` with the ${LINES}-line log (memory flat, read as ≤ 1.2×)`, candidate: rss('big'), baseline: { what: 'an empty log', value: rss('empty') }, unit: 'MB', target: { on: 'ratio', op: '<=', limit: 1.2 }, rounds: ROUNDS });
 } finally {
   rmSync(root, { recursive: true, force: true });
 }

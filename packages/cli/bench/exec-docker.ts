@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { recordFigure, recordSkipped } from '../../../test/bench/record-figure.js';
 
 /** The built `aalis` command, as users run it (the package's bench script builds first when sources are newer); the source form needs the TypeScript loader. */
 const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
@@ -19,6 +20,7 @@ const median = (xs: number[]) => {
 
 if (spawnSync('docker', ['image', 'inspect', IMAGE], { stdio: 'ignore' }).status !== 0) {
   console.log(`exec-docker bench skipped: no engine or no image ${IMAGE}`);
+  recordSkipped(['cli.exec-docker-probe-cache'], `no docker engine or no image ${IMAGE} (scripts/setup.sh starts dockerd and builds it)`);
   process.exit(0);
 }
 const root = mkdtempSync('/var/tmp/aalis-exec-docker-');
@@ -45,6 +47,7 @@ try {
   const c = median(runs.cached);
   const p = median(runs.probing);
   console.log(`aalis exec --backend docker -- true, ${ROUNDS} interleaved rounds, medians: probe cache warm ${c.toFixed(0)} ms; baseline probing each run (a probe container) ${p.toFixed(0)} ms; ratio ${(c / p).toFixed(2)}x`);
+  recordFigure({ id: 'cli.exec-docker-probe-cache', what: '`aalis exec --backend docker -- true` with the probe cache warm', candidate: c, baseline: { what: 'probing at each run (a whole probe container)', value: p }, unit: 'ms', rounds: ROUNDS });
 } finally {
   rmSync(root, { recursive: true, force: true });
 }

@@ -12,6 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { recordFigure } from '../../../test/bench/record-figure.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (process.env.BENCH_QUICK === '1' ? 5 : 15));
 const bin = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
@@ -59,6 +60,7 @@ try {
     console.log(`  ${c.name.padEnd(36)} ${m.toFixed(1).padStart(7)} ms  ${verdict}`);
   });
   const [exec, execHelp] = [median(times[2]!), median(times[3]!)];
+  for (const [i, id] of [[1, 'cli.startup-help'], [2, 'cli.startup-exec']] as const) recordFigure({ id, what: `\`${cases[i]!.name}\`, built (exec from its bundle)`, candidate: median(times[i]!), baseline: { what: '`node -e 0`', value: base }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: cases[i]!.target! }, rounds: ROUNDS });
   console.log(`  exec by phase: node ${base.toFixed(1)} ms, module graph ${(execHelp - base).toFixed(1)} ms, runtime + probe + sandboxed run + exit ${(exec - execHelp).toFixed(1)} ms`);
 } finally {
   rmSync(root, { recursive: true, force: true });

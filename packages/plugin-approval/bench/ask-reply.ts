@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { approval, authorityPlugin, createKernel, DurableStore, type OriginTurn, sessionsPlugin } from '@aalis/core';
 import { approvalDesk, approvalPlugin } from '../src/index.js';
+import { recordFigure } from '../../../test/bench/record-figure.js';
 
 const owner = { platform: 'chat', userId: 'owner' };
 const turn: OriginTurn = { session: { id: 'bench' }, platform: 'chat', speaker: owner, authorised: owner, inbound: { id: 'm' }, category: 'own' };
@@ -54,4 +55,5 @@ for (const [label, count, concurrent] of [
     `${label}: ${count} asks approved in ${real.toFixed(0)} ms (${((real / count) * 1000).toFixed(0)} us/ask); ` +
       `baseline ${count * 2} bare appends ${floor.toFixed(0)} ms; ratio ${(real / floor).toFixed(2)}x`,
   );
+  recordFigure({ id: `approval.ask-${label}`, what: `an approval asked and answered, audited (${label}, ${count} asks)`, candidate: (real / count) * 1000, baseline: { what: 'two bare fsync\'d appends', value: (floor / count) * 1000 }, unit: 'µs', rounds: count });
 }

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { writeSyntheticAuditLog } from '../src/synthetic-audit-log.js';
+import { recordFigure } from '../../../test/bench/record-figure.js';
 
 // BENCH_QUICK=1: 20,000 lines, 3 rounds (a check that it runs, not the figure of issue 17)
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -63,6 +64,9 @@ try {
   console.log(`  baseline, empty log: ${ms('empty').toFixed(1)} ms, peak RSS ${rss('empty').toFixed(0)} MB`);
   console.log(`  ${LINES} lines, current file: ${ms('flat').toFixed(1)} ms (${(ms('flat') / ms('empty')).toFixed(2)}x), peak RSS ${rss('flat').toFixed(0)} MB (${(rss('flat') / rss('empty')).toFixed(2)}x)`);
   console.log(`  ${LINES} lines, rotated: ${ms('rotating').toFixed(1)} ms (${(ms('rotating') / ms('empty')).toFixed(2)}x), peak RSS ${rss('rotating').toFixed(0)} MB (${(rss('rotating') / rss('empty')).toFixed(2)}x)`);
+  recordFigure({ id: 'approval.start-large-audit', what: `daemon start (approval plugin) with a ${LINES}-line audit log, the current file (side index)`, candidate: ms('flat'), baseline: { what: 'an empty log', value: ms('empty') }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: 1.2 }, rounds: ROUNDS });
+  recordFigure({ id: 'approval.start-large-audit-rss', what: `peak RSS of that start (memory flat, read as ≤ 1.2×)`, candidate: rss('flat'), baseline: { what: 'an empty log', value: rss('empty') }, unit: 'MB', target: { on: 'ratio', op: '<=', limit: 1.2 }, rounds: ROUNDS });
+  recordFigure({ id: 'approval.start-large-audit-rotated', what: `daemon start with the ${LINES}-line log rotated (archived at the first start)`, candidate: ms('rotating'), baseline: { what: 'an empty log', value: ms('empty') }, unit: 'ms', rounds: ROUNDS });
 } finally {
   await rm(root, { recursive: true, force: true });
 }

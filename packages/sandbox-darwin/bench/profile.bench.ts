@@ -4,6 +4,7 @@
 import { protectedLists, type SandboxPolicy } from '@aalis/api-reach';
 import { seatbeltInvocation, seatbeltProfile } from '../src/seatbelt-profile.js';
 import { readonlyPolicy, workspacePolicy } from '../test/policies.js';
+import { recordFigure } from '../../../test/bench/record-figure.js';
 
 function measure(run: () => unknown, minMs = 400): { perOpUs: number; ops: number } {
   for (let i = 0; i < 50; i++) run(); // warm up
@@ -53,4 +54,5 @@ for (const [name, policy] of cases) {
       `  first call ${coldUs.toFixed(0)} µs  baseline JSON.stringify ${baseline.perOpUs.toFixed(2)} µs  ratio ${(profile.perOpUs / baseline.perOpUs).toFixed(0)}x` +
       `  with -D parameters (what runs) ${invocation.perOpUs.toFixed(1)} µs`,
   );
+  if (policy === realLists) recordFigure({ id: 'sandbox-darwin.profile', what: "a Seatbelt profile from api-reach's darwin lists (steady state)", candidate: profile.perOpUs, baseline: { what: '`JSON.stringify` of the same policy', value: baseline.perOpUs }, unit: 'µs', rounds: profile.ops });
 }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { DockerSandbox } from '../src/index.js';
+import { recordFigure, recordSkipped } from '../../../test/bench/record-figure.js';
 
 const IMAGE = process.env.AALIS_SANDBOX_TEST_IMAGE ?? 'aalis/sandbox-test:latest';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (process.env.BENCH_QUICK === '1' ? 3 : 15));
@@ -42,6 +43,7 @@ const box = new DockerSandbox({ images: { stdio: IMAGE }, instance: 'bench' });
 const probe = await box.probe();
 if (!probe.available) {
   console.log(`sandbox-docker bench skipped: ${probe.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`).join('; ')}`);
+  recordSkipped(['sandbox-docker.one-shot', 'sandbox-docker.session-exec'], `the docker backend is not available here (${probe.checks.filter((c) => !c.ok).map((c) => c.name).join(', ')}; scripts/setup.sh starts dockerd and builds the image)`);
   process.exit(0);
 }
 
@@ -67,6 +69,8 @@ try {
   console.log(`sandbox-docker: ${ROUNDS} interleaved rounds, medians; engine ${probe.checks[0]?.detail}`);
   console.log(`  one-shot: hardened DockerSandbox.run of true ${m.oneShot.toFixed(1)} ms; baseline raw docker run --rm --network none ${m.rawRun.toFixed(1)} ms; ratio ${(m.oneShot / m.rawRun).toFixed(2)}x (target 1.3x)`);
   console.log(`  session: SessionContainer.exec of true ${m.exec.toFixed(1)} ms; baseline raw docker exec ${m.rawExec.toFixed(1)} ms; ratio ${(m.exec / m.rawExec).toFixed(2)}x (target 1.5x)`);
+  recordFigure({ id: 'sandbox-docker.one-shot', what: 'a hardened one-shot `DockerSandbox.run` of `true` (baseline checked from inside)', candidate: m.oneShot, baseline: { what: 'raw `docker run --rm --network none`, same image', value: m.rawRun }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: 1.3 }, rounds: ROUNDS });
+  recordFigure({ id: 'sandbox-docker.session-exec', what: '`SessionContainer.exec` of `true` in a per-conversation container', candidate: m.exec, baseline: { what: 'raw `docker exec`', value: m.rawExec }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: 1.5 }, rounds: ROUNDS });
 } finally {
   await session.close();
   spawnSync('docker', ['rm', '--force', raw]);

@@ -14,6 +14,7 @@ import { execa } from 'execa';
 import { makeScene, req, workspacePolicy } from '../src/scene.testing.js';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS } from '../src/bwrap-flags.js';
 import { createLinuxSandbox, scanHost, translatePolicy } from '../src/index.js';
+import { recordFigure } from '../../../test/bench/record-figure.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const RUNS = Number(process.env.BENCH_RUNS ?? (QUICK ? 10 : 60));
@@ -106,6 +107,12 @@ for (const [name, v] of rows) {
   console.log(`  ${name.padEnd(36)} ${ms(v).padStart(10)}   ${(v / bare).toFixed(1)}x bare   +${ms(v - bare)}${vsBwrap}`);
 }
 if (srtNote) console.log(`  ${srtNote}`);
+for (const [id, name, net] of [['sandbox-linux.true-network-off', 'true in our sandbox, network off', 'off'], ['sandbox-linux.true-network-on', 'true in our sandbox, network on', 'on'], ['sandbox-linux.true-sandbox-runtime', 'true in sandbox-runtime', 'off']] as const) {
+  const v = rows.find((r) => r[0] === name)?.[1];
+  if (v === undefined) continue; // sandbox-runtime could not start: said above
+  const ours = id !== 'sandbox-linux.true-sandbox-runtime';
+  recordFigure({ id, what: `\`true\` ${ours ? 'through `LinuxSandbox.run` (overlay model, kept-alive launcher)' : "under Anthropic's sandbox-runtime"}, network ${net}`, candidate: v, baseline: { what: 'bubblewrap alone, same namespaces', value: bwrapAlone }, unit: 'ms', target: targets[name] === undefined ? undefined : { on: 'ratio', op: '<=', limit: targets[name] }, rounds: Math.ceil(RUNS / (candidates.find((c) => c.name === name)?.every ?? 1)) });
+}
 {
   const at = (name: string) => rows.find((r) => r[0] === name)?.[1] ?? Number.NaN;
   if (process.getuid?.() === 0) console.log(`  the launcher (a root daemon's runs), measured in this run: true ${ms(at('true in our sandbox, network off'))} against ${ms(at('true, network off, launcher off'))} with it off, ${(at('true in our sandbox, network off') / at('true, network off, launcher off')).toFixed(2)}x`);
@@ -146,5 +153,6 @@ const plan = await time(5, () => {
 console.log(`policy to bwrap arguments for a workspace of ${entries} entries, median of 5`);
 console.log(`  bare readdir walk                    ${ms(walk).padStart(10)}`);
 console.log(`  scan + translate (${mounts} mounts)       ${ms(plan).padStart(10)}   ${(plan / walk).toFixed(1)}x walk`);
+recordFigure({ id: 'sandbox-linux.plan-large-workspace', what: `policy to bubblewrap arguments (scan + translate) for a workspace of ${entries} entries`, candidate: plan, baseline: { what: 'a bare readdir walk', value: walk }, unit: 'ms', rounds: 5 });
 s.cleanup();
 process.exit(0);

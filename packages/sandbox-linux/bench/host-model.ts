@@ -27,6 +27,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ENV_FILES, GIT_LANDINGS, PROJECT_LANDINGS, type SandboxPolicy } from '@aalis/api-reach';
 import { walkTree } from '../src/host-walk.js';
 import { createLinuxSandbox, HOME_DEPTH, scanHost } from '../src/index.js';
+import { recordFigure } from '../../../test/bench/record-figure.js';
 
 const DIR = process.env.BENCH_DIR ?? '/var/tmp/aalis-bench';
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -134,9 +135,11 @@ const ms = (x: number) => `${x.toFixed(0)} ms`;
 console.log(`\n\`true\` through LinuxSandbox.run, median of ${ROUNDS} interleaved rounds (longest event-loop stall while it ran):`);
 for (const name of Object.keys(times)) console.log(`  ${name.padEnd(8)} ${ms(median(times[name]!)).padStart(9)}   stall ${ms(Math.max(...stalls[name]!))}`);
 console.log(`  ratio ${large} shallow / 1k: ${(median(times.shallow!) / median(times.small!)).toFixed(2)}x   ${large} deep / 1k: ${(median(times.deep!) / median(times.small!)).toFixed(2)}x   (target <= 1.25x)`);
+for (const name of ['shallow', 'deep'] as const) recordFigure({ id: `sandbox-linux.true-large-${name}`, what: `\`true\` through \`LinuxSandbox.run\` in a ${large}-file ${name} workspace (a quarter under node_modules)`, candidate: median(times[name]!), baseline: { what: '1,000 files', value: median(times.small!) }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: 1.25 }, rounds: ROUNDS });
 const mem = await sb.hostMemory();
 console.log(`(after ${warm + 1} warm-up rounds; index: ${mem.indexedTrees} trees trusted, ${mem.reusedSubtrees} subtrees answered from the memo)`);
 console.log(`memory the host model keeps (host thread heap after a full GC): small ${MB(heap.small!)}, ${large} shallow ${MB(heap.shallow!)}, ${large} deep ${MB(heap.deep!)} (target < 200 MB each); all three: ${MB(mem.heapUsed)}, ${mem.keptDirectories} directories; process RSS ${MB(process.memoryUsage().rss)}`);
+for (const name of ['shallow', 'deep'] as const) recordFigure({ id: `sandbox-linux.host-model-memory-${name}`, what: `memory the host model keeps for a ${large}-file ${name} workspace (host thread heap after a full GC)`, candidate: heap[name]! / 1e6, unit: 'MB', target: { on: 'value', op: '<', limit: 200 }, rounds: 1 });
 
 const LONG_S = Number(process.env.BENCH_LONG_S ?? (QUICK ? 3 : 20));
 if (LONG_S > 0) {
@@ -187,6 +190,8 @@ process.stdin.on('data', () => { stop = true; }); process.stdin.resume();
     const cpuMs = (used.user + used.system) / 1000;
     const host = Math.max(0, cpuMs - pollRate * wall);
     console.log(`  ${name.padEnd(8)} daemon CPU ${ms(cpuMs)} over ${ms(wall)}; host side ${ms(host)} = ${((100 * host) / wall).toFixed(1)}% of a core (target < 2%)   /healthz worst ${ms(worst)} of ${n} (target <= 50 ms)   event-loop stall ${ms(h.max / 1e6)}`);
+    recordFigure({ id: `sandbox-linux.host-cpu-long-${name}`, what: `the host side's CPU while a ${LONG_S} s command runs through \`LinuxSandbox.run\` in a ${large}-file ${name} workspace`, candidate: (100 * host) / wall, unit: '%', target: { on: 'value', op: '<', limit: 2 }, rounds: 1, note: `% of a core, less what answering the poller costs idle (${(100 * pollRate).toFixed(1)}%)` });
+    recordFigure({ id: `sandbox-linux.healthz-long-${name}`, what: `in-process \`/healthz\` worst answer while that command runs (${name})`, candidate: worst, unit: 'ms', target: { on: 'value', op: '<=', limit: 50 }, rounds: n, note: `${n} answers; event-loop stall ${ms(h.max / 1e6)}` });
   }
   server.close();
 }
