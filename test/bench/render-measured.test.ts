@@ -16,14 +16,14 @@ describe('renderMeasured: the README table of one run', () => {
     const { markdown, refusals } = renderMeasured(full, ids);
     expect(refusals).toEqual([]);
     expect(markdown.split('\n')).toEqual([
-      'One `pnpm bench` run from 2026-12-03 21:00 UTC (load 0.42 at the start) to 2026-12-03 21:30 UTC, load 1.75 at the end; commit abc1234, as root, 2 cores, Linux 6.1.0-28-amd64. Each ratio is the figure over its baseline measured in the same run (interleaved rounds, medians); load is the 1-minute average when the figure was recorded.',
+      'One `pnpm bench` run from 2026-12-03 21:00 UTC (load 0.42 at the start) to 2026-12-03 21:30 UTC (30 min), load 1.75 at the end; commit abc1234, as root, 2 cores, Linux 6.1.0-28-amd64. Each ratio is the figure over its baseline measured in the same run (interleaved rounds, medians); load is the 1-minute average when the figure was recorded.',
       '',
       '| figure | this run | baseline, same run | ratio | target | met | rounds | load |',
       '| --- | --- | --- | --- | --- | --- | --- | --- |',
-      '| `true` through `LinuxSandbox.run`, network off (`sandbox-linux.true-network-off`) | 33 ms | bubblewrap alone: 22 ms | 1.50× | ≤ 1.6× | met | 60 | 1.2 |',
-      '| sequential `run_command true` (`cli.run-command-sequential`; built daemon) | 7.04 calls/s | — | — | ≥ 60 calls/s | **missed** | 60 | 2.0 |',
-      '| host side \\| CPU (`cli.host-cpu-long-command`) | 1.66% | — | — | < 2% | met | 1 | 2.5 |',
-      '| exec docker, cache warm (`cli.exec-docker-probe-cache`) | 5224 ms | probing: 6351 ms | 0.82× | — | — | 5 | 3.0 |',
+      '| `true` through `LinuxSandbox.run`, network off<br>`sandbox-linux.true-network-off` | 33 ms | bubblewrap alone: 22 ms | 1.50× | ≤ 1.6× | met | 60 | 1.2 |',
+      '| sequential `run_command true`; built daemon<br>`cli.run-command-sequential` | 7.04 calls/s | — | — | ≥ 60 calls/s | **missed** | 60 | 2.0 |',
+      '| host side \\| CPU<br>`cli.host-cpu-long-command` | 1.66% | — | — | < 2% | met | 1 | 2.5 |',
+      '| exec docker, cache warm<br>`cli.exec-docker-probe-cache` | 5224 ms | probing: 6351 ms | 0.82× | — | — | 5 | 3.0 |',
       '',
       'Targets: 2 met, 1 missed, of 3 measured.',
       'Not measured by `packages/sandbox-docker/bench/docker-run.ts` (`sandbox-docker.one-shot`, `sandbox-docker.session-exec`): no docker engine.',

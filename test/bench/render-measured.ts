@@ -26,7 +26,7 @@ const cell = (s: string): string => s.replaceAll('|', '\\|').replaceAll('\n', ' 
 const day = (iso: string): string => iso.slice(0, 16).replace('T', ' ');
 
 function figureRow(f: FigureRecord): string {
-  const what = `${f.what} (\`${f.id}\`${f.note === undefined ? '' : `; ${f.note}`})`;
+  const what = `${f.what}${f.note === undefined ? '' : `; ${f.note}`}<br>\`${f.id}\``;
   const baseline = f.baseline === undefined ? '—' : `${f.baseline.what}: ${withUnit(f.baseline.value, f.unit)}`;
   const ratio = f.ratio === undefined ? '—' : `${f.ratio.toFixed(2)}×`;
   const target = f.target === undefined ? '—' : targetText(f.target, f.unit);
@@ -63,7 +63,8 @@ export function renderMeasured(records: readonly BenchRecord[], expectedIds: rea
   if (quick) lines.push('**A quick run (`BENCH_QUICK=1`): fewer rounds and small trees; a check that the chain runs, not the figures of the issues.**', '');
   if (start !== undefined) {
     const user = start.uid === 0 ? 'as root' : `as uid ${start.uid}`;
-    const until = end === undefined ? 'did not finish' : `to ${day(end.at)} UTC, load ${end.load[0].toFixed(2)} at the end`;
+    const minutes = end === undefined ? 0 : Math.round((Date.parse(end.at) - Date.parse(start.at)) / 60_000);
+    const until = end === undefined ? 'did not finish' : `to ${day(end.at)} UTC (${minutes} min), load ${end.load[0].toFixed(2)} at the end`;
     lines.push(
       `One \`pnpm bench\` run from ${day(start.at)} UTC (load ${start.load[0].toFixed(2)} at the start) ${until}; commit ${start.commit}, ${user}, ${start.cores} cores, Linux ${start.kernel}. ` +
         'Each ratio is the figure over its baseline measured in the same run (interleaved rounds, medians); load is the 1-minute average when the figure was recorded.',

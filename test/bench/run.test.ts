@@ -38,7 +38,7 @@ describe('pnpm bench --render: the README written from one run, never from a qui
     const r = render('full-run.jsonl', before, '--write');
     expect(r.status, r.out).toBe(0);
     expect(r.after).not.toContain('the old table');
-    expect(r.after).toContain('| `true` through `LinuxSandbox.run`, network off (`sandbox-linux.true-network-off`) | 33 ms |');
+    expect(r.after).toContain('| `true` through `LinuxSandbox.run`, network off<br>`sandbox-linux.true-network-off` | 33 ms |');
     expect(r.after.replace(/<!-- measured:start[\s\S]*<!-- measured:end -->/, '')).toBe(before.replace(/<!-- measured:start[\s\S]*<!-- measured:end -->/, ''));
   });
 
