@@ -74,7 +74,8 @@ if (values.render !== undefined) {
   writeFileSync(file, `${JSON.stringify(start)}\n`);
   console.log(`pnpm bench: figures to ${file}${quick ? ' (quick)' : ''}; load ${start.load.map((l) => l.toFixed(2)).join(' ')}`);
   const filters = (values.only ?? []).map((f) => `--filter=${f}`);
-  const turbo = spawnSync('pnpm', ['exec', 'turbo', 'run', 'bench', '--concurrency=1', ...filters], {
+  // --continue: a failed bench must not cost the figures of the rest of a long run (the README is refused anyway)
+  const turbo = spawnSync('pnpm', ['exec', 'turbo', 'run', 'bench', '--concurrency=1', '--continue', ...filters], {
     cwd: REPO,
     stdio: 'inherit',
     env: { ...process.env, [FIGURES_ENV]: file, ...(quick ? { BENCH_QUICK: '1' } : {}) },
