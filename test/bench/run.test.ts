@@ -28,11 +28,12 @@ const readmeText = (ids: readonly string[], markers = true) =>
 function render(fixture: string, readme: string, ...flags: string[]) {
   const path = join(dir, `README-${Math.random().toString(36).slice(2)}.md`);
   writeFileSync(path, readme);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--conditions=aalis-source', join(import.meta.dirname, 'run.ts'), '--render', join(FIXTURES, fixture), '--readme', path, ...flags], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--conditions=aalis-source', join(import.meta.dirname, 'run.ts'), '--render', join(FIXTURES, fixture), '--readme', path, ...flags], { cwd: REPO, encoding: 'utf8', timeout: 100_000 });
   return { status: r.status, out: `${r.stdout}${r.stderr}`, after: readFileSync(path, 'utf8') };
 }
 
-describe('pnpm bench --render: the README written from one run, never from a quick or partial one', () => {
+// each case starts node with the TypeScript loader: generous on a loaded machine running the whole suite
+describe('pnpm bench --render: the README written from one run, never from a quick or partial one', { timeout: 120_000 }, () => {
   it('writes the table of a complete run between the markers, and nothing else', () => {
     const before = readmeText(IDS);
     const r = render('full-run.jsonl', before, '--write');
