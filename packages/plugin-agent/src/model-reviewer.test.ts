@@ -35,6 +35,7 @@ beforeAll(async () => {
     { match: 'unsure.txt', steps: [{ say: 'hmm, maybe?' }] },
     { match: 'takeover.txt', steps: [{ hang: true }] },
     { match: 'handover.txt', steps: [{ hang: true }] },
+    { match: 'nobody.txt', steps: [{ hang: true }] },
     {
       match: 'copy it somewhere',
       steps: [
@@ -46,6 +47,7 @@ beforeAll(async () => {
     { match: 'allowed please', steps: [{ call: 'write_file', args: { path: join(outside, 'allowed.txt'), content: 'ok\n' } }, { say: 'done' }] },
     { match: 'an unsure one', steps: [{ call: 'write_file', args: { path: join(outside, 'unsure.txt'), content: 'x' } }, { say: 'not written' }] },
     { match: 'let me decide', steps: [{ call: 'write_file', args: { path: join(outside, 'takeover.txt'), content: 'mine\n' } }, { say: 'written' }] },
+    { match: 'nobody answers', steps: [{ call: 'write_file', args: { path: join(outside, 'nobody.txt'), content: 'x' } }, { say: 'refused' }] },
     { match: 'hand it over', steps: [{ call: 'write_file', args: { path: join(outside, 'handover.txt'), content: 'by hand\n' } }, { say: 'written by hand' }] },
   ]);
   ({ kernel, seen } = agentKernelOf({
@@ -64,7 +66,7 @@ beforeAll(async () => {
   const status = await kernel.start();
   expect(status.filter((s) => s.state !== 'running')).toEqual([]);
   const store = kernel.get(sessions);
-  for (const id of ['deny', 'allow', 'unsure', 'takeover', 'handover']) {
+  for (const id of ['deny', 'allow', 'unsure', 'takeover', 'handover', 'to-none']) {
     kernel.get(reachBindings).bind(id, { home: project });
     await store.open(id);
     await store.change(id, { approver: 'reviewer' });
@@ -130,5 +132,14 @@ describe('the model-backed reviewer (approver: reviewer)', () => {
     expect(await done).toMatchObject({ state: 'answered' });
     expect(readFileSync(join(outside, 'handover.txt'), 'utf8')).toBe('by hand\n');
     expect(await resolvedIn('handover')).toMatchObject([{ via: 'human', outcome: 'approved', answeredBy: OWNER }]);
+  });
+
+  it("switched to 'none' while the reviewer is thinking: the ask is refused, as 'none' refuses, and nothing is written", async () => {
+    const { done } = await kernel.get(agent).submit(turnOf(OWNER, 'to-none'), 'nobody answers this');
+    await model.untilAsked('nobody.txt', 30_000);
+    await kernel.get(sessions).change('to-none', { approver: 'none' });
+    expect(await done).toMatchObject({ state: 'answered' });
+    expect(existsSync(join(outside, 'nobody.txt'))).toBe(false);
+    expect(await resolvedIn('to-none')).toMatchObject([{ via: 'error', outcome: 'rejected', reason: expect.stringContaining("switched to 'none'") }]);
   });
 });

@@ -2,7 +2,7 @@ import { definePlugin, type Sessions, sessions } from '@aalis/core';
 import { type ModelProvider, model } from '@aalis/model';
 import { type ApprovalReviewer, approvalReviewer, type ReviewRequest, type ReviewVerdict, ReviewVerdictSchema } from '@aalis/plugin-approval';
 import { z } from 'zod';
-import { ReviewerHandover } from './reviewer-handover.js';
+import { HandedOver, ReviewerHandover } from './reviewer-handover.js';
 
 const VERDICT_TOOL = {
   name: 'verdict',
@@ -51,18 +51,25 @@ export function modelReviewer(deps: { model: ModelProvider; sessions: Sessions; 
       const root = request.turn.session.rootId ?? request.turn.session.id;
       const handed = handover.begin(root);
       try {
-        if ((await deps.sessions.settings(root)).approver !== 'reviewer') return await leftToPerson(request.signal);
+        const approver = (await deps.sessions.settings(root)).approver;
+        if (approver !== 'reviewer') return await handOver(new HandedOver(approver), request.signal);
         const verdict = await reviewOnce(deps, request, AbortSignal.any([request.signal, handed.signal]));
-        if (handed.signal.aborted) return await leftToPerson(request.signal);
+        if (handed.signal.aborted) return await handOver(handed.signal.reason, request.signal);
         return verdict;
       } catch (error) {
-        if (handed.signal.aborted && !request.signal.aborted) return await leftToPerson(request.signal);
+        if (handed.signal.aborted && !request.signal.aborted) return await handOver(handed.signal.reason, request.signal);
         throw error;
       } finally {
         handed.end();
       }
     },
   };
+}
+
+/** A handed-over review: to `none` it fails (the desk refuses the ask); to `human` it leaves the ask to the person. */
+function handOver(why: unknown, signal: AbortSignal): Promise<never> {
+  if (why instanceof HandedOver && why.to === 'none') return Promise.reject(why);
+  return leftToPerson(signal);
 }
 
 /** Never answers: the ask is a person's now; ends (as a review the desk drops) when the ask ends. */

@@ -1,10 +1,18 @@
 import type { SessionSettings } from '@aalis/core';
 
+/** Why a review was handed over: the conversation's new approver. */
+export class HandedOver extends Error {
+  constructor(readonly to: 'human' | 'none') {
+    super(`the conversation's approver was switched to '${to}' while the reviewer was asked`);
+  }
+}
+
 /**
  * The reviews running per (root) conversation, so a person can take a conversation's asks back
- * from the reviewer: when its approver moves away from `reviewer` (to `human`, or `none`), each of
- * its running reviews is handed over. A handed-over review stops asking its model and gives no
- * verdict; the ask stays with the desk for a person's answer (or its expiry), as any ask does.
+ * from the reviewer: when its approver moves away from `reviewer`, each of its running reviews is
+ * handed over (its signal aborts with {@link HandedOver}). To `human`: the review stops asking
+ * its model and gives no verdict, so the ask stays with the desk for a person's answer (or its
+ * expiry). To `none`: the review fails, which the desk turns into a refusal, as `none` refuses.
  */
 export class ReviewerHandover {
   readonly #running = new Map<string, Set<AbortController>>();
@@ -27,14 +35,14 @@ export class ReviewerHandover {
   /** Hands a conversation's running reviews over when its approver stopped being the reviewer. */
   onSettingsChanged(event: { sessionId: string; previous: SessionSettings; next: SessionSettings }): number {
     if (event.previous.approver !== 'reviewer' || event.next.approver === 'reviewer') return 0;
-    return this.handOver(event.sessionId, `the conversation's approver was switched to '${event.next.approver}'`);
+    return this.handOver(event.sessionId, event.next.approver);
   }
 
-  /** Aborts every running review of a conversation, saying why. */
-  handOver(conversation: string, why: string): number {
+  /** Aborts every running review of a conversation with the approver it moved to. */
+  handOver(conversation: string, to: 'human' | 'none'): number {
     const set = this.#running.get(conversation);
     if (!set) return 0;
-    for (const controller of set) controller.abort(new Error(why));
+    for (const controller of set) controller.abort(new HandedOver(to));
     return set.size;
   }
 }
