@@ -27,6 +27,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the console
     model = await startScriptedModel([
       // The reviewer's script comes first: its prompt quotes the conversation, earlier messages included.
       { match: 'taken-back.txt', steps: [{ hang: true }] },
+      { match: 'rejected-by-hand.txt', steps: [{ hang: true }] },
       {
         match: 'tidy up',
         steps: [
@@ -35,6 +36,10 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the console
           { call: 'write_file', args: { path: join(outside, 'from-the-chat.txt'), content: 'approved in the chat\n' } },
           { say: 'All tidied: the summary and the copy are written.' },
         ],
+      },
+      {
+        match: 'reject it yourself',
+        steps: [{ call: 'write_file', args: { path: join(outside, 'rejected-by-hand.txt'), content: 'x' } }, { say: 'Not written: you said no.' }],
       },
       { match: 'garbage', steps: [{ status: 200, body: '<html>' }] },
       { match: 'let me take it', steps: [{ call: 'write_file', args: { path: join(outside, 'taken-back.txt'), content: 'by hand\n' } }, { say: 'Written, as you approved.' }] },
@@ -114,5 +119,23 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the console
     expect(readFileSync(join(outside, 'taken-back.txt'), 'utf8')).toBe('by hand\n');
     const audit = (await daemon.api('GET', '/api/audit?session=console')).body.records;
     expect(audit.filter((r: { event: string; path?: string }) => r.event === 'resolved').at(-1)).toMatchObject({ via: 'human', outcome: 'approved' });
+  }, 120_000);
+
+  it('a person rejects inline, with a reason, while the reviewer is asked: the reason reaches the agent, nothing is written', async () => {
+    expect((await daemon.api('POST', '/api/turns', { turn: ownerTurn('console'), reply: false })).status).toBe(200);
+    const settings = await daemon.api('POST', '/api/sessions/console/settings', { runMode: 'execute', approver: 'reviewer', tier: 'workspace', boundary: 'ask' });
+    expect(settings.status, JSON.stringify(settings.body)).toBe(200);
+    await page.locator('#chat-input').fill('reject it yourself');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const ask = page.locator('#chat-log article.pending', { hasText: 'rejected-by-hand.txt' });
+    await ask.waitFor({ timeout: 60_000 });
+    await model.untilAsked('rejected-by-hand.txt', 60_000);
+    await ask.getByRole('textbox', { name: 'reason' }).fill('not this file, thanks');
+    await ask.getByRole('button', { name: 'Reject' }).click();
+    await expect.poll(() => page.locator('#chat-status').textContent(), { timeout: 60_000 }).toBe('Answered.');
+    expect(existsSync(join(outside, 'rejected-by-hand.txt'))).toBe(false);
+    await expect.poll(() => page.locator('#chat-log .tool[data-tool="write_file"].bad').last().textContent(), { timeout: 30_000 }).toContain('not this file, thanks');
+    const audit = (await daemon.api('GET', '/api/audit?session=console')).body.records;
+    expect(audit.filter((r: { event: string }) => r.event === 'resolved').at(-1)).toMatchObject({ via: 'human', outcome: 'rejected', reason: 'not this file, thanks' });
   }, 120_000);
 });
