@@ -84,6 +84,14 @@ describe('aalis chat', () => {
     expect(chat.err()).toBe('');
   }, 90_000);
 
+  it('--help answers: the commands, how an ask is answered, where the daemon is found', async () => {
+    const chat = startChat(['--help']);
+    chat.end();
+    expect(await chat.exited).toBe(0);
+    expect(chat.out()).toMatch(/^aalis chat:/);
+    for (const part of ['/mode plan|ask|execute', '/tier', '/stop', 'approve once', 'reject', '--session', '--url']) expect(chat.out()).toContain(part);
+  });
+
   it('says clearly when no daemon runs there', async () => {
     const empty = deploymentDir();
     try {

@@ -13,11 +13,14 @@ Usage: aalis serve [--dir DEPLOYMENT_DIR] [--data DIR] [--port N] [--host ADDR]
                    [--deployment host|docker] [--config FILE]
 
 Starts the kernel with the reach stack (sessions, authority, approval, reach, the tools, the
-sandbox backend, and the Isolation Pod when it is installed), then serves:
+sandbox backend, the model and the agent that answers messages with it, the AI reviewer, and the
+Isolation Pod when it is installed), then serves:
   - the API under /api/ for chat-platform adapters: submit turns and tool calls, receive events
     (Server-Sent Events), answer approvals by code, grants, conversation settings, the audit log;
-  - the web console at /console, on the loopback only: the approval inbox, remembered grants,
-    each conversation's four settings, the audit log.
+  - the web console at /console, on the loopback only: a chat pane to talk to the agent, the
+    approval inbox, remembered grants, each conversation's four settings, the audit log.
+The agent needs a model: the config's "model" (below). Without one, every message is answered
+with a model-not-configured error. Chat from a terminal with 'aalis chat'.
 Every API call needs 'Authorization: Bearer <token>'. The token is printed at start (inside the
 console's address), written to <data>/daemon/token (mode 0600), and is new at every start
 unless AALIS_TOKEN (at least 32 characters) sets it.
@@ -46,6 +49,15 @@ The config file (JSON; every key optional, unknown keys are errors):
     "console": { "as": { "platform": "cli", "userId": "me" } },  whom the console answers as
     "plugins": { "./plugins/notes": { ... }, "aalis-plugin-x": {} },   plugins to load, each
                                               with its config (paths relative to the config file)
+    "model": { "baseURL": "http://127.0.0.1:11434/v1", "model": "qwen2.5-coder",
+               "apiKeyEnv": "MODEL_API_KEY", "requestTimeoutMs": 120000 },
+                                              the model of the agent and the reviewer: any
+                                              OpenAI-compatible chat/completions endpoint; the
+                                              key is read from the variable apiKeyEnv names
+    "agent": { "maxSteps": 40, "toolResultMaxChars": 20000 },   the agent's limits
+    "reach": { "env": { "allow": ["NAME"], "deny": ["NAME"] } },   variables let into (or kept
+                                              from) a sandboxed command's environment
+    "tools": { "dir": "tools", "engine": "auto" },   the spec tools' directory and engine
     "pod": { ... } }                          the Isolation Pod's config, when it is installed
 
 Stops cleanly on SIGINT or SIGTERM: running commands are killed, pending approvals end as

@@ -42,6 +42,9 @@ describe('create-aalis', () => {
     expect(parsed.owners).toEqual({ qq: ['12345'] });
     expect(parsed.plugins).toEqual({ './plugins/notes': { dir: 'notes' } });
     expect(config.pod).toEqual({ sandboxRoot: join(root, 'pod-sandbox'), model: { baseURL: 'http://127.0.0.1:9/v1', model: 'test-model', apiKeyEnv: 'MY_KEY' } });
+    // The daemon's agent (and reviewer) talk to the same model: without it every message fails model-not-configured.
+    expect(config.model).toEqual({ baseURL: 'http://127.0.0.1:9/v1', model: 'test-model', apiKeyEnv: 'MY_KEY' });
+    expect(parsed.model).toMatchObject(config.model);
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     expect(pkg.dependencies['@aalis/cli']).toBe('0.1.0');
     expect(pkg.scripts.start).toBe('aalis serve');
@@ -93,7 +96,7 @@ describe('create-aalis', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('Owner (platform:id)');
     const config = JSON.parse(readFileSync(join(root, 'asked', 'aalis.config.json'), 'utf8'));
-    expect(config).toMatchObject({ owners: { telegram: ['42'] }, deployment: 'docker', pod: { model: { baseURL: 'http://10.0.0.1:8000/v1', model: 'm', apiKeyEnv: 'K' } } });
+    expect(config).toMatchObject({ owners: { telegram: ['42'] }, deployment: 'docker', model: { baseURL: 'http://10.0.0.1:8000/v1', model: 'm', apiKeyEnv: 'K' }, pod: { model: { baseURL: 'http://10.0.0.1:8000/v1', model: 'm', apiKeyEnv: 'K' } } });
     expect(config.pod.sandboxRoot).toBeUndefined();
   });
 });

@@ -50,13 +50,16 @@ export function configOf(answers: Answers, projectDir: string): Record<string, u
       throw new CreateAalisError('invalid-answer', `the sandbox root ${answers.sandboxRoot} is the project or inside it`, 'choose a folder of its own outside the project, e.g. ~/aalis-sandbox: the pod writes there and nowhere else');
     }
   }
+  const model = { baseURL: answers.model.baseURL, model: answers.model.model, apiKeyEnv: answers.model.apiKeyEnv };
+  // The one endpoint serves the main agent and the reviewer (`model`) and the pod's agent.
   const config = {
     owners: { [answers.owner.platform]: [answers.owner.userId] },
     deployment: answers.deployment,
     plugins: { './plugins/notes': { dir: 'notes' } },
+    model,
     pod: {
       ...(answers.sandboxRoot !== undefined ? { sandboxRoot: answers.sandboxRoot } : {}),
-      model: { baseURL: answers.model.baseURL, model: answers.model.model, apiKeyEnv: answers.model.apiKeyEnv },
+      model: { ...model },
     },
   };
   try {
@@ -96,11 +99,13 @@ npm start
 \`\`\`
 
 \`npm start\` runs \`aalis serve\`: it prints the web console's address with its token
-(\`console: http://127.0.0.1:8787/console#token=…\`); open it to answer approvals and see the audit log.
+(\`console: http://127.0.0.1:8787/console#token=…\`); open it to chat with the agent, answer approvals
+and see the audit log (or chat from a terminal: \`npx aalis chat\`).
 Before it, put the model key in the environment: copy \`.env.example\` to \`.env\`, fill in
 \`${answers.model.apiKeyEnv}\`, and load it (\`set -a; . ./.env; set +a\`).
 ${docker}
-- \`aalis.config.json\`: owners, deployment, plugins and the pod's model (${answers.model.model} at ${answers.model.baseURL}).
+- \`aalis.config.json\`: owners, deployment, plugins and the model of the agent, the reviewer and the pod
+  (${answers.model.model} at ${answers.model.baseURL}; \`model\` and \`pod.model\`).
   \`npx aalis serve --help\` lists every setting and the plugins it would load.
 - \`plugins/notes\`: an example plugin (tools \`save_note\`, \`read_note\`), loaded by the \`plugins\` entry of the config.
   Write your own beside it and add it there; a plugin that fails is left out and named at start.

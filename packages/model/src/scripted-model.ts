@@ -28,6 +28,13 @@ export interface ScriptedModel {
   /** `http://127.0.0.1:<port>/v1` */
   readonly baseURL: string;
   readonly requests: SeenRequest[];
+  /** Resolves once a request whose newest user message contains `match` arrived; rejects after `timeoutMs`. */
+  untilAsked(match: string, timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves once the client hung up on a request answered by a `hang` step whose newest user
+   * message contains `match` (the caller aborted it); rejects after `timeoutMs`.
+   */
+  untilHungUp(match: string, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -44,6 +51,27 @@ async function bodyOf(req: IncomingMessage): Promise<string> {
  */
 export async function startScriptedModel(scripts: readonly Script[]): Promise<ScriptedModel> {
   const requests: SeenRequest[] = [];
+  const asked: string[] = [];
+  const hungUp: string[] = [];
+  const waiters = new Set<() => void>();
+  const wakeAll = () => {
+    for (const wake of waiters) wake();
+  };
+  const until = (list: readonly string[], what: string, match: string, timeoutMs: number) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (!list.some((task) => task.includes(match))) return;
+        clearTimeout(timer);
+        waiters.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`no request about '${match}' was ${what} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      waiters.add(check);
+      check();
+    });
   let n = 0;
   const server: Server = createServer(async (req, res) => {
     const text = await bodyOf(req);
@@ -58,7 +86,20 @@ export async function startScriptedModel(scripts: readonly Script[]): Promise<Sc
     const script = scripts.find((s) => task.includes(s.match));
     const index = body.messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
     const step: ScriptStep = script?.steps[index] ?? { say: script ? 'done' : `no script for: ${task}` };
-    if ('hang' in step) return; // never answers: the client's timeout or the caller's signal must end it
+    if (!('hang' in step)) {
+      asked.push(task);
+      wakeAll();
+    }
+    if ('hang' in step) {
+      // Never answers: the client's timeout or the caller's signal must end it, which is noted.
+      res.on('close', () => {
+        hungUp.push(task);
+        wakeAll();
+      });
+      asked.push(task);
+      wakeAll();
+      return;
+    }
     if ('status' in step) {
       res.writeHead(step.status, { 'content-type': 'application/json' }).end(step.body);
       return;
@@ -95,6 +136,8 @@ export async function startScriptedModel(scripts: readonly Script[]): Promise<Sc
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
+    untilAsked: (match, timeoutMs = 30_000) => until(asked, 'asked', match, timeoutMs),
+    untilHungUp: (match, timeoutMs = 30_000) => until(hungUp, 'hung up on', match, timeoutMs),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -44,6 +44,7 @@ const scripts: Script[] = [
   { match: 'write during the plan', steps: [{ call: 'write_file', args: { path: join(project, 'planned-too-early.txt'), content: 'x' } }, { say: 'refused, as it should be' }] },
   { match: 'symlinked plan', steps: [{ call: 'submit_plan', args: { name: 'evil', plan: 'x' } }, { say: 'could not save it' }] },
   { match: 'risky plan', steps: [{ call: 'submit_plan', args: { name: 'risky', plan: '1. delete everything' } }, { say: 'I will revise it' }] },
+  { match: 'which mode are you in', steps: [{ say: 'this one' }] },
 ];
 
 let model: ScriptedModel;
@@ -66,7 +67,7 @@ beforeAll(async () => {
   }));
   const status = await kernel.start();
   expect(status.filter((s) => s.state !== 'running')).toEqual([]);
-  for (const id of ['main', 'busy', 'stranger', 'down', 'plan', 'plan-rejected', 'bad-args', 'plan-write']) kernel.get(reachBindings).bind(id, { home: project });
+  for (const id of ['main', 'busy', 'stranger', 'down', 'plan', 'plan-rejected', 'bad-args', 'plan-write', 'mode-ask', 'mode-execute']) kernel.get(reachBindings).bind(id, { home: project });
   kernel.get(reachBindings).bind('plan-symlink', { home: planted });
 });
 afterAll(async () => {
@@ -225,6 +226,25 @@ describe('the agent', () => {
 });
 
 describe('the agent without a working model', () => {
+  it('ask and execute differ in the system prompt only: the same history and the same tools reach the model', async () => {
+    const requestsOf = async (mode: 'ask' | 'execute') => {
+      const store = kernel.get(sessions);
+      await store.open(`mode-${mode}`);
+      expect((await store.change(`mode-${mode}`, { runMode: mode })).ok).toBe(true);
+      const before = model.requests.length;
+      const { done } = await kernel.get(agent).submit(turnOf(OWNER, `mode-${mode}`), 'which mode are you in?');
+      expect(await done).toMatchObject({ state: 'answered' });
+      return model.requests.slice(before);
+    };
+    const [ask] = await requestsOf('ask');
+    const [execute] = await requestsOf('execute');
+    expect(ask?.body.messages[0]?.content).toContain('ask mode');
+    expect(execute?.body.messages[0]?.content).toContain('execute mode');
+    expect(ask?.body.messages.slice(1)).toEqual(execute?.body.messages.slice(1));
+    expect(ask?.body.tools).toEqual(execute?.body.tools);
+    expect(ask?.body.tools?.map((t) => t.function.name)).not.toContain('submit_plan');
+  });
+
   it('says the endpoint cannot be reached, in the conversation, and runs nothing', async () => {
     const { kernel: down, seen: downSeen } = agentKernelOf({ dataDir: mkdtempSync(join(root, 'data-')), home, install: join(root, 'install'), modelURL: 'http://127.0.0.1:1/v1', onAsk: () => {} });
     await down.start();

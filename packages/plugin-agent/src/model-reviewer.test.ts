@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync 
 import { join } from 'node:path';
 import { DurableStore, type Kernel, sessions } from '@aalis/core';
 import { type ScriptedModel, startScriptedModel } from '@aalis/model';
-import { AuditLog } from '@aalis/plugin-approval';
+import { type ApprovalDeskService, AuditLog } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentKernelOf, OWNER, type Seen, turnOf } from './agent-kernel.testing.js';
@@ -22,6 +22,10 @@ const dataDir = join(root, 'data');
 let model: ScriptedModel;
 let kernel: Kernel;
 let seen: Seen;
+let handedOver: (ask: { code: string; desk: ApprovalDeskService }) => void = () => {};
+const handoverAsk = new Promise<{ code: string; desk: ApprovalDeskService }>((resolve) => {
+  handedOver = resolve;
+});
 
 beforeAll(async () => {
   model = await startScriptedModel([
@@ -30,6 +34,8 @@ beforeAll(async () => {
     { match: 'allowed.txt', steps: [{ call: 'verdict', args: { decision: 'allow', reason: 'a copy the person asked for, nothing else touched' } }] },
     { match: 'unsure.txt', steps: [{ say: 'hmm, maybe?' }] },
     { match: 'takeover.txt', steps: [{ hang: true }] },
+    { match: 'handover.txt', steps: [{ hang: true }] },
+    { match: 'nobody.txt', steps: [{ hang: true }] },
     {
       match: 'copy it somewhere',
       steps: [
@@ -41,6 +47,8 @@ beforeAll(async () => {
     { match: 'allowed please', steps: [{ call: 'write_file', args: { path: join(outside, 'allowed.txt'), content: 'ok\n' } }, { say: 'done' }] },
     { match: 'an unsure one', steps: [{ call: 'write_file', args: { path: join(outside, 'unsure.txt'), content: 'x' } }, { say: 'not written' }] },
     { match: 'let me decide', steps: [{ call: 'write_file', args: { path: join(outside, 'takeover.txt'), content: 'mine\n' } }, { say: 'written' }] },
+    { match: 'nobody answers', steps: [{ call: 'write_file', args: { path: join(outside, 'nobody.txt'), content: 'x' } }, { say: 'refused' }] },
+    { match: 'hand it over', steps: [{ call: 'write_file', args: { path: join(outside, 'handover.txt'), content: 'by hand\n' } }, { say: 'written by hand' }] },
   ]);
   ({ kernel, seen } = agentKernelOf({
     dataDir,
@@ -51,13 +59,14 @@ beforeAll(async () => {
     // The person takes over from the reviewer for this one ask: a reply by code wins.
     onAsk: (event, desk) => {
       if (event.subject.kind === 'write-path' && event.subject.path.endsWith('takeover.txt')) void desk.reply({ code: event.code, decision: 'approve', by: OWNER });
+      if (event.subject.kind === 'write-path' && event.subject.path.endsWith('handover.txt')) handedOver({ code: event.code, desk });
     },
   }));
   kernel.use(reviewerPlugin, { contextMessages: 6 });
   const status = await kernel.start();
   expect(status.filter((s) => s.state !== 'running')).toEqual([]);
   const store = kernel.get(sessions);
-  for (const id of ['deny', 'allow', 'unsure', 'takeover']) {
+  for (const id of ['deny', 'allow', 'unsure', 'takeover', 'handover', 'to-none']) {
     kernel.get(reachBindings).bind(id, { home: project });
     await store.open(id);
     await store.change(id, { approver: 'reviewer' });
@@ -108,5 +117,29 @@ describe('the model-backed reviewer (approver: reviewer)', () => {
     expect(await done).toMatchObject({ state: 'answered' });
     expect(readFileSync(join(outside, 'takeover.txt'), 'utf8')).toBe('mine\n');
     expect(await resolvedIn('takeover')).toMatchObject([{ via: 'human', outcome: 'approved', answeredBy: OWNER }]);
+  });
+
+  it('a person switches the conversation to human while the reviewer is thinking: the reviewer lets go, the ask waits for the person', async () => {
+    const { done } = await kernel.get(agent).submit(turnOf(OWNER, 'handover'), 'hand it over');
+    const { code, desk } = await handoverAsk;
+    // The reviewer's model is asked (it never answers), then the person takes the conversation back.
+    await model.untilAsked('handover.txt', 30_000);
+    await kernel.get(sessions).change('handover', { approver: 'human' });
+    await model.untilHungUp('handover.txt', 30_000);
+    // The ask is still there, for the person: nothing answered it on the reviewer's behalf.
+    expect(desk.pending('handover').map((p) => p.code)).toEqual([code]);
+    expect(await desk.reply({ code, decision: 'approve', by: OWNER })).toMatchObject({ ok: true });
+    expect(await done).toMatchObject({ state: 'answered' });
+    expect(readFileSync(join(outside, 'handover.txt'), 'utf8')).toBe('by hand\n');
+    expect(await resolvedIn('handover')).toMatchObject([{ via: 'human', outcome: 'approved', answeredBy: OWNER }]);
+  });
+
+  it("switched to 'none' while the reviewer is thinking: the ask is refused, as 'none' refuses, and nothing is written", async () => {
+    const { done } = await kernel.get(agent).submit(turnOf(OWNER, 'to-none'), 'nobody answers this');
+    await model.untilAsked('nobody.txt', 30_000);
+    await kernel.get(sessions).change('to-none', { approver: 'none' });
+    expect(await done).toMatchObject({ state: 'answered' });
+    expect(existsSync(join(outside, 'nobody.txt'))).toBe(false);
+    expect(await resolvedIn('to-none')).toMatchObject([{ via: 'error', outcome: 'rejected', reason: expect.stringContaining("switched to 'none'") }]);
   });
 });

@@ -2,6 +2,7 @@ import { definePlugin, type Sessions, sessions } from '@aalis/core';
 import { type ModelProvider, model } from '@aalis/model';
 import { type ApprovalReviewer, approvalReviewer, type ReviewRequest, type ReviewVerdict, ReviewVerdictSchema } from '@aalis/plugin-approval';
 import { z } from 'zod';
+import { HandedOver, ReviewerHandover } from './reviewer-handover.js';
 
 const VERDICT_TOOL = {
   name: 'verdict',
@@ -39,43 +40,80 @@ export type ReviewerConfig = z.output<typeof ReviewerConfigSchema>;
  * it is shown the ask's subject, its rule, its summary and the conversation's newest messages,
  * and must answer with the `verdict` tool. Anything else (no verdict, a bad one, the model
  * failing) throws, and the desk turns a throw into a refusal: the reviewer fails closed.
+ * A review whose conversation is handed over to a person (`handover`: its approver switched
+ * away from `reviewer` meanwhile) gives no verdict at all: it ends its model request and waits
+ * for the ask to end, which leaves the ask to the person (the desk drops a late review).
  */
-export function modelReviewer(deps: { model: ModelProvider; sessions: Sessions; config: ReviewerConfig }): ApprovalReviewer {
+export function modelReviewer(deps: { model: ModelProvider; sessions: Sessions; config: ReviewerConfig; handover?: ReviewerHandover }): ApprovalReviewer {
+  const handover = deps.handover ?? new ReviewerHandover();
   return {
     async review(request: ReviewRequest): Promise<ReviewVerdict> {
-      const conversation = await deps.sessions.peek(request.turn.session.id);
-      const recent = (conversation?.history ?? [])
-        .filter((m) => m.role === 'user' || m.role === 'assistant')
-        .slice(-deps.config.contextMessages)
-        .map((m) => `${m.role}: ${m.content.length > deps.config.contextMaxChars ? `${m.content.slice(0, deps.config.contextMaxChars)}…` : m.content}`);
-      const asked = [
-        `The agent asks: ${request.summary}`,
-        `What: ${JSON.stringify(request.subject)}`,
-        `Rule that asks: ${request.subject.rule}`,
-        `Asked for: ${request.turn.authorised ? `${request.turn.authorised.platform}:${request.turn.authorised.userId}` : 'an unauthenticated speaker'}`,
-        recent.length > 0 ? `The conversation's newest messages:\n${recent.join('\n')}` : 'The conversation has no messages yet.',
-      ].join('\n\n');
-      const reply = await deps.model.complete({
-        messages: [
-          { role: 'system', content: PROMPT },
-          { role: 'user', content: asked },
-        ],
-        tools: [VERDICT_TOOL],
-        signal: request.signal,
-      });
-      const call = reply.toolCalls.find((c) => c.function.name === VERDICT_TOOL.name);
-      const raw = call ? call.function.arguments : reply.content;
-      let json: unknown;
+      const root = request.turn.session.rootId ?? request.turn.session.id;
+      const handed = handover.begin(root);
       try {
-        json = JSON.parse(raw);
-      } catch {
-        throw new Error(`the reviewer model gave no verdict (it answered: ${raw.slice(0, 200) || 'nothing'})`);
+        const approver = (await deps.sessions.settings(root)).approver;
+        if (approver !== 'reviewer') return await handOver(new HandedOver(approver), request.signal);
+        const verdict = await reviewOnce(deps, request, AbortSignal.any([request.signal, handed.signal]));
+        if (handed.signal.aborted) return await handOver(handed.signal.reason, request.signal);
+        return verdict;
+      } catch (error) {
+        if (handed.signal.aborted && !request.signal.aborted) return await handOver(handed.signal.reason, request.signal);
+        throw error;
+      } finally {
+        handed.end();
       }
-      const verdict = ReviewVerdictSchema.safeParse(json);
-      if (!verdict.success) throw new Error(`the reviewer model's verdict is not one (${verdict.error.issues.map((i) => `${i.path.join('.') || '(verdict)'}: ${i.message}`).join('; ')})`);
-      return verdict.data;
     },
   };
+}
+
+/** A handed-over review: to `none` it fails (the desk refuses the ask); to `human` it leaves the ask to the person. */
+function handOver(why: unknown, signal: AbortSignal): Promise<never> {
+  if (why instanceof HandedOver && why.to === 'none') return Promise.reject(why);
+  return leftToPerson(signal);
+}
+
+/** Never answers: the ask is a person's now; ends (as a review the desk drops) when the ask ends. */
+function leftToPerson(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    const end = () => reject(new Error('the ask was handed over to a person; the reviewer gave no verdict'));
+    if (signal.aborted) end();
+    else signal.addEventListener('abort', end, { once: true });
+  });
+}
+
+/** One question to the reviewer's model: the ask, its rule and the conversation's newest messages. */
+async function reviewOnce(deps: { model: ModelProvider; sessions: Sessions; config: ReviewerConfig }, request: ReviewRequest, signal: AbortSignal): Promise<ReviewVerdict> {
+  const conversation = await deps.sessions.peek(request.turn.session.id);
+  const recent = (conversation?.history ?? [])
+    .filter((m) => m.role === 'user' || m.role === 'assistant')
+    .slice(-deps.config.contextMessages)
+    .map((m) => `${m.role}: ${m.content.length > deps.config.contextMaxChars ? `${m.content.slice(0, deps.config.contextMaxChars)}…` : m.content}`);
+  const asked = [
+    `The agent asks: ${request.summary}`,
+    `What: ${JSON.stringify(request.subject)}`,
+    `Rule that asks: ${request.subject.rule}`,
+    `Asked for: ${request.turn.authorised ? `${request.turn.authorised.platform}:${request.turn.authorised.userId}` : 'an unauthenticated speaker'}`,
+    recent.length > 0 ? `The conversation's newest messages:\n${recent.join('\n')}` : 'The conversation has no messages yet.',
+  ].join('\n\n');
+  const reply = await deps.model.complete({
+    messages: [
+      { role: 'system', content: PROMPT },
+      { role: 'user', content: asked },
+    ],
+    tools: [VERDICT_TOOL],
+    signal,
+  });
+  const call = reply.toolCalls.find((c) => c.function.name === VERDICT_TOOL.name);
+  const raw = call ? call.function.arguments : reply.content;
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new Error(`the reviewer model gave no verdict (it answered: ${raw.slice(0, 200) || 'nothing'})`);
+  }
+  const verdict = ReviewVerdictSchema.safeParse(json);
+  if (!verdict.success) throw new Error(`the reviewer model's verdict is not one (${verdict.error.issues.map((i) => `${i.path.join('.') || '(verdict)'}: ${i.message}`).join('; ')})`);
+  return verdict.data;
 }
 
 /** Provides `approval-reviewer` from the `model` service, so `approver: reviewer` has a model behind it. */
@@ -85,6 +123,9 @@ export const reviewerPlugin = definePlugin({
   inject: [model, sessions],
   config: ReviewerConfigSchema,
   apply(ctx, config) {
-    ctx.provide(approvalReviewer, modelReviewer({ model: ctx.get(model), sessions: ctx.get(sessions), config }));
+    // A person takes a conversation's asks back by switching its approver away from the reviewer.
+    const handover = new ReviewerHandover();
+    ctx.on('session/settings-changed', (event) => void handover.onSettingsChanged(event));
+    ctx.provide(approvalReviewer, modelReviewer({ model: ctx.get(model), sessions: ctx.get(sessions), config, handover }));
   },
 });

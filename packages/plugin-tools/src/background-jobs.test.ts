@@ -17,6 +17,8 @@ mkdirSync(project, { recursive: true });
 mkdirSync(elsewhere, { recursive: true });
 const owner = { platform: 'chat', userId: 'owner' };
 const turn = (): OriginTurn => ({ session: { id: 'main' }, platform: 'chat', speaker: owner, authorised: owner, inbound: { id: `m${Date.now()}` }, category: 'own' });
+const stranger = { platform: 'chat', userId: 'stranger' };
+const strangerTurn = (): OriginTurn => ({ ...turn(), speaker: stranger, authorised: stranger });
 
 let kernel: Kernel;
 beforeAll(async () => {
@@ -79,6 +81,25 @@ describe('background commands', () => {
       outcome: { ok: true, value: { stdout: `started\n${project}\n` } },
     });
     expect(running('sleep 54.5')).toBe(false);
+  });
+
+  it("command_kill stops one's own command (output kept, why in its status); nobody else's call sees or stops it", async () => {
+    await kernel.get(sessions).change('main', { tier: 'workspace' });
+    const started = await call('run_command_background', { command: 'echo started; exec sleep 55.5' });
+    const jobId = String(started.ok ? started.value.jobId : '');
+    expect(jobId).not.toBe('');
+    await until(() => running('sleep 55.5'));
+    // Another person in the same conversation, and the owner from another conversation: no such command for them.
+    const other = await kernel.get(tools).dispatch({ tool: 'command_kill', params: { jobId }, turn: strangerTurn() });
+    expect(other).toMatchObject({ ok: false, message: expect.stringContaining(`no background command '${jobId}' of yours`) });
+    const elsewhereTurn = { ...turn(), session: { id: 'another' } };
+    expect(await kernel.get(tools).dispatch({ tool: 'command_status', params: { jobId }, turn: elsewhereTurn })).toMatchObject({ ok: false });
+    expect(running('sleep 55.5')).toBe(true);
+    // Its own person stops it: the answer is its final status, output so far kept.
+    const killed = await call('command_kill', { jobId });
+    expect(killed).toMatchObject({ ok: true, value: { state: 'done', closed: expect.stringContaining('stopped on request'), outcome: { ok: true, value: { stdout: 'started\n' } } } });
+    expect(running('sleep 55.5')).toBe(false);
+    expect(await call('command_status', { jobId })).toEqual(killed);
   });
 });
 

@@ -16,6 +16,8 @@ interface Job<T> {
   readonly controller: AbortController;
   view: JobView<T>;
   closed?: string;
+  /** Settles when the job's run has ended and its view is final. */
+  readonly ended: Promise<void>;
 }
 
 /**
@@ -32,24 +34,45 @@ export class BackgroundJobs<T> {
   start(ctx: ToolCallContext, run: (ctx: ToolCallContext) => Promise<T>): { jobId: string } {
     const id = randomUUID();
     const controller = new AbortController();
-    const job: Job<T> = { session: ctx.turn.session.rootId ?? ctx.turn.session.id, person: settingsScopeOf(ctx.turn), controller, view: { state: 'running' } };
-    this.#jobs.set(id, job);
     const signal = AbortSignal.any([ctx.signal, controller.signal]);
     const finish = (outcome: Outcome<T>) => {
       job.view = { state: 'done', outcome, ...(job.closed !== undefined ? { closed: job.closed } : {}) };
     };
-    run({ ...ctx, signal }).then(
+    const ended = run({ ...ctx, signal }).then(
       (value) => finish({ ok: true, value }),
       (error: unknown) => finish(error instanceof ToolError ? { ok: false, kind: error.kind, message: error.message } : { ok: false, kind: 'failed', message: String(error) }),
     );
+    const job: Job<T> = { session: rootOf(ctx), person: settingsScopeOf(ctx.turn), controller, view: { state: 'running' }, ended };
+    this.#jobs.set(id, job);
     return { jobId: id };
   }
 
-  /** A job's state, and its result and closure reason when done. */
-  status(id: string): JobView<T> {
-    const job = this.#jobs.get(id);
-    if (!job) throw new ToolError('failed', `there is no background command '${id}'.`);
+  /** A job's state, and its result and closure reason when done; only the person who started it, in its conversation, sees it. */
+  status(ctx: ToolCallContext, id: string): JobView<T> {
+    return this.#own(ctx, id).view;
+  }
+
+  /**
+   * Stops a running job of the caller's (its output kept, `closed` saying it was stopped on
+   * request) and answers its final view once it has ended; a job already done is answered as it is.
+   */
+  async kill(ctx: ToolCallContext, id: string): Promise<JobView<T>> {
+    const job = this.#own(ctx, id);
+    if (job.view.state === 'running') {
+      job.closed = 'closed: stopped on request (command_kill); its output so far is kept.';
+      job.controller.abort(new Error(job.closed));
+    }
+    await job.ended;
     return job.view;
+  }
+
+  /** The job `id` if the caller started it in this conversation; anybody else's is not shown to exist. */
+  #own(ctx: ToolCallContext, id: string): Job<T> {
+    const job = this.#jobs.get(id);
+    if (!job || job.session !== rootOf(ctx) || job.person !== settingsScopeOf(ctx.turn)) {
+      throw new ToolError('failed', `there is no background command '${id}' of yours in this conversation. Background commands end when the daemon stops (a restart is also the only way the sandbox backend changes) and are not kept across one; start it again if you still need it.`);
+    }
+    return job;
   }
 
   /** Closes the running jobs of a (root) conversation whose settings changed, when the change moves it between the sandbox and the host. */
@@ -90,6 +113,10 @@ export class BackgroundJobs<T> {
       job.controller.abort(new Error(reason));
     }
   }
+}
+
+function rootOf(ctx: ToolCallContext): string {
+  return ctx.turn.session.rootId ?? ctx.turn.session.id;
 }
 
 function tierMove(from: AccessTier, to: AccessTier): string {

@@ -183,7 +183,7 @@ function pick(result: SandboxRunResult): CommandRunResult & { readonly movedAsid
   return { stdout, stderr, exitCode, signal, timedOut, truncated, movedAside: result.movedAside ?? [] };
 }
 
-/** The shell tools: `run_command`, and a background variant with `command_status`; `jobs` holds the background commands. */
+/** The shell tools: `run_command`, and a background variant with `command_status` and `command_kill`; `jobs` holds the background commands. */
 export function commandTools(deps: RunDeps, jobs: BackgroundJobs<RunCommandResult> = new BackgroundJobs()) {
   const run = defineTool({
     name: 'run_command',
@@ -195,7 +195,7 @@ export function commandTools(deps: RunDeps, jobs: BackgroundJobs<RunCommandResul
   });
   const background = defineTool({
     name: 'run_command_background',
-    description: 'Start run_command in the background; poll it with command_status. It keeps the policy it started with, and is closed (output kept, the reason in its status) if the tier moves between the sandbox and the host or the main directory changes.',
+    description: 'Start run_command in the background; poll it with command_status, stop it with command_kill. It keeps the policy it started with, and is closed (output kept, the reason in its status) if the tier moves between the sandbox and the host or the main directory changes.',
     params: RunCommandParams,
     risk: 'medium',
     handler: (ctx, params) => jobs.start(ctx, (jobCtx) => runCommand(jobCtx, params, deps)),
@@ -205,7 +205,14 @@ export function commandTools(deps: RunDeps, jobs: BackgroundJobs<RunCommandResul
     description: 'The state of a background command, and its result when done (with why, if it was closed).',
     params: z.object({ jobId: z.string().uuid() }).strict(),
     risk: 'low',
-    handler: (_ctx, params) => jobs.status(params.jobId),
+    handler: (ctx, params) => jobs.status(ctx, params.jobId),
   });
-  return [run, background, status] as const;
+  const kill = defineTool({
+    name: 'command_kill',
+    description: 'Stop a background command you started (its whole process tree); answers its final status, output so far included.',
+    params: z.object({ jobId: z.string().uuid() }).strict(),
+    risk: 'low',
+    handler: (ctx, params) => jobs.kill(ctx, params.jobId),
+  });
+  return [run, background, status, kill] as const;
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { type ScriptedModel, startScriptedModel } from '@aalis/model';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deploymentDir, type ServeProcess, startServe } from '../daemon/serve-process.testing.js';
+import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../daemon/serve-process.testing.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -25,6 +25,9 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the console
     outside = `${realpathSync(dir)}-outside`;
     mkdirSync(outside);
     model = await startScriptedModel([
+      // The reviewer's script comes first: its prompt quotes the conversation, earlier messages included.
+      { match: 'taken-back.txt', steps: [{ hang: true }] },
+      { match: 'rejected-by-hand.txt', steps: [{ hang: true }] },
       {
         match: 'tidy up',
         steps: [
@@ -34,7 +37,12 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the console
           { say: 'All tidied: the summary and the copy are written.' },
         ],
       },
+      {
+        match: 'reject it yourself',
+        steps: [{ call: 'write_file', args: { path: join(outside, 'rejected-by-hand.txt'), content: 'x' } }, { say: 'Not written: you said no.' }],
+      },
       { match: 'garbage', steps: [{ status: 200, body: '<html>' }] },
+      { match: 'let me take it', steps: [{ call: 'write_file', args: { path: join(outside, 'taken-back.txt'), content: 'by hand\n' } }, { say: 'Written, as you approved.' }] },
     ]);
     writeFileSync(join(dir, 'aalis.config.json'), JSON.stringify({ approval: { timeoutMs: 120_000 }, model: { baseURL: model.baseURL, model: 'scripted', requestTimeoutMs: 10_000 } }));
     profile = mkdtempSync('/var/tmp/aalis-chat-profile-');
@@ -87,4 +95,47 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the console
     expect(await page.locator('#chat-status').textContent()).toContain('Check that model.baseURL');
     expect(await page.locator('#chat-log .bubble.system').last().textContent()).toContain('the model could not answer');
   }, 90_000);
+
+  it("takes an ask back from the reviewer: switched to human in the console while the reviewer's model is asked, the ask waits and is approved inline", async () => {
+    // The chat pane's conversation exists once anything was said in it; opened here so this test stands alone.
+    expect((await daemon.api('POST', '/api/turns', { turn: ownerTurn('console'), reply: false })).status).toBe(200);
+    const settings = await daemon.api('POST', '/api/sessions/console/settings', { runMode: 'execute', approver: 'reviewer', tier: 'workspace', boundary: 'ask' });
+    expect(settings.status, JSON.stringify(settings.body)).toBe(200);
+    await page.locator('#chat-input').fill('let me take it');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const ask = page.locator('#chat-log article.pending', { hasText: 'taken-back.txt' });
+    await ask.waitFor({ timeout: 60_000 });
+    await model.untilAsked('taken-back.txt', 60_000);
+    // The person switches the conversation's approver to human in its settings panel.
+    const session = page.locator('article.session[data-session="console"]');
+    await session.locator('select[name="approver"]').selectOption('human');
+    await session.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => session.locator('.msg').textContent(), { timeout: 30_000 }).toContain('Applied');
+    // The reviewer hangs up its model request and gives no verdict: the ask is still the person's.
+    await model.untilHungUp('taken-back.txt', 60_000);
+    expect((await daemon.api('GET', '/api/approvals/pending?session=console')).body.pending).toHaveLength(1);
+    await ask.getByRole('button', { name: 'Approve once' }).click();
+    await expect.poll(() => page.locator('#chat-status').textContent(), { timeout: 60_000 }).toBe('Answered.');
+    expect(readFileSync(join(outside, 'taken-back.txt'), 'utf8')).toBe('by hand\n');
+    const audit = (await daemon.api('GET', '/api/audit?session=console')).body.records;
+    expect(audit.filter((r: { event: string; path?: string }) => r.event === 'resolved').at(-1)).toMatchObject({ via: 'human', outcome: 'approved' });
+  }, 120_000);
+
+  it('a person rejects inline, with a reason, while the reviewer is asked: the reason reaches the agent, nothing is written', async () => {
+    expect((await daemon.api('POST', '/api/turns', { turn: ownerTurn('console'), reply: false })).status).toBe(200);
+    const settings = await daemon.api('POST', '/api/sessions/console/settings', { runMode: 'execute', approver: 'reviewer', tier: 'workspace', boundary: 'ask' });
+    expect(settings.status, JSON.stringify(settings.body)).toBe(200);
+    await page.locator('#chat-input').fill('reject it yourself');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const ask = page.locator('#chat-log article.pending', { hasText: 'rejected-by-hand.txt' });
+    await ask.waitFor({ timeout: 60_000 });
+    await model.untilAsked('rejected-by-hand.txt', 60_000);
+    await ask.getByRole('textbox', { name: 'reason' }).fill('not this file, thanks');
+    await ask.getByRole('button', { name: 'Reject' }).click();
+    await expect.poll(() => page.locator('#chat-status').textContent(), { timeout: 60_000 }).toBe('Answered.');
+    expect(existsSync(join(outside, 'rejected-by-hand.txt'))).toBe(false);
+    await expect.poll(() => page.locator('#chat-log .tool[data-tool="write_file"].bad').last().textContent(), { timeout: 30_000 }).toContain('not this file, thanks');
+    const audit = (await daemon.api('GET', '/api/audit?session=console')).body.records;
+    expect(audit.filter((r: { event: string }) => r.event === 'resolved').at(-1)).toMatchObject({ via: 'human', outcome: 'rejected', reason: 'not this file, thanks' });
+  }, 120_000);
 });

@@ -188,6 +188,18 @@ describe('aalis serve: the agent', () => {
     }
   });
 
+  it("a settings change an adapter makes for someone who is not an owner is 403 and changes nothing; an owner's `by` applies", async () => {
+    await daemon.api('POST', '/api/turns', { turn: ownerTurn('chat-by') });
+    const before = (await daemon.api('GET', '/api/sessions/chat-by/settings')).body.settings;
+    const refused = await daemon.api('POST', '/api/sessions/chat-by/settings', { approver: 'none', by: { platform: 'chat', userId: 'mallory' } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toEqual({ code: 'not-owner', message: expect.stringContaining('chat:mallory is not an owner'), fix: expect.stringContaining('owner') });
+    expect((await daemon.api('GET', '/api/sessions/chat-by/settings')).body.settings).toEqual(before);
+    const applied = await daemon.api('POST', '/api/sessions/chat-by/settings', { approver: 'none', by: { platform: 'chat', userId: 'alice' } });
+    expect(applied.status).toBe(200);
+    expect(applied.body.settings.approver).toBe('none');
+  });
+
   it('answers 404 for the messages or stop of a conversation that never began', async () => {
     for (const [method, path] of [['GET', '/api/sessions/nope/messages'], ['POST', '/api/sessions/nope/stop']] as const) {
       const res = await daemon.api(method, path);

@@ -50,6 +50,10 @@ const ReplyBody = z
   })
   .strict();
 const RevokeBody = z.object({ id: z.string().min(1), by: IdentitySchema.optional() }).strict();
+/** A settings change, and whom an adapter makes it for (`by`, as in a reply or a revocation). */
+const SettingsBody = SettingsChangeSchema.extend({
+  by: IdentitySchema.optional().describe("the identity the adapter authenticated for the person changing the settings; refused (403 not-owner) unless an owner's; without it, the console's"),
+}).strict();
 
 
 type Handler = (ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL, params: string[]) => Promise<void>;
@@ -278,8 +282,12 @@ const ROUTES: readonly Route[] = [
     method: 'POST',
     path: /^\/api\/sessions\/([^/]+)\/settings$/,
     async handler(ctx, req, res, _url, [id = '']) {
-      const change = await bodyOf(req, SettingsChangeSchema);
+      const { by, ...change } = await bodyOf(req, SettingsBody);
       await known(ctx, id);
+      // Settings are the owner's, as approvals and revocations are: an adapter says whom it acts for.
+      if (by !== undefined && !ctx.kernel.get(authority).isOwner(by)) {
+        throw new ApiError('not-owner', `only an owner may change a conversation's settings; ${by.platform}:${by.userId} is not an owner of this daemon, so nothing was changed in '${id}'.`, { fix: "Ask an owner (listed in the config's owners) to change it, or change it from the console." });
+      }
       // The run mode changes only between turns: a turn runs under the mode it began in.
       const running = change.runMode !== undefined ? agentOf(ctx)?.runningIn(id) : undefined;
       if (running) {
@@ -354,4 +362,4 @@ export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: Serv
 }
 
 /** The approval routes' bodies, for DAEMON.md's generated tables. */
-export { ReplyBody, RevokeBody };
+export { ReplyBody, RevokeBody, SettingsBody };

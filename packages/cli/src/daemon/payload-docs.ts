@@ -1,6 +1,6 @@
-import { OriginTurnSchema, SettingsChangeSchema } from '@aalis/core';
+import { OriginTurnSchema } from '@aalis/core';
 import type { z } from 'zod';
-import { ReplyBody, RevokeBody } from './api.js';
+import { ReplyBody, RevokeBody, SettingsBody } from './api.js';
 import {
   ApprovalResolvedEventSchema,
   CallBody,
@@ -38,7 +38,7 @@ export const DOCUMENTED_PAYLOADS = [
   ['`POST /api/approvals/reply` body', ReplyBody],
   ['`POST /api/grants/revoke` body', RevokeBody],
   ['`GET`/`POST /api/sessions/:id/settings` answer', SettingsViewSchema],
-  ['`POST /api/sessions/:id/settings` body', SettingsChangeSchema],
+  ['`POST /api/sessions/:id/settings` body', SettingsBody],
   ['`GET /api/sessions/:id/messages` answer', MessagesAnswerSchema],
   ['`POST /api/sessions/:id/stop` answer', StopAnswerSchema],
   ['`ready` event', ReadyEventSchema],
