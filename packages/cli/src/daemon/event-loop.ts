@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { type IntervalHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { z } from 'zod';
 
@@ -25,13 +25,38 @@ export const EventLoopAnswerSchema = z.object({
 /** The figures of a window. */
 export type EventLoopAnswer = z.infer<typeof EventLoopAnswerSchema>;
 
-/** How long this thread has waited for a CPU while runnable (ns), from Linux's schedstat; undefined elsewhere. */
-function cpuWaitNs(): number | undefined {
-  try {
-    const wait = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]);
-    return Number.isFinite(wait) ? wait : undefined;
-  } catch {
+/**
+ * How long the thread that opened it has waited for a CPU while runnable (ns), from Linux's
+ * schedstat, read again at offset 0 (one system call a tick); undefined elsewhere.
+ */
+class CpuWait {
+  readonly #buffer = Buffer.alloc(128);
+  private constructor(readonly fd: number) {}
+
+  /** Opened on the calling thread (the daemon's), or undefined where the system does not say. */
+  static open(): CpuWait | undefined {
+    try {
+      const wait = new CpuWait(openSync('/proc/thread-self/schedstat', 'r'));
+      if (wait.read() !== undefined) return wait;
+      wait.close();
+    } catch {
+      // not Linux, or no schedstat: the figure is null
+    }
     return undefined;
+  }
+
+  read(): number | undefined {
+    try {
+      const text = this.#buffer.toString('utf8', 0, readSync(this.fd, this.#buffer, 0, this.#buffer.length, 0));
+      const wait = Number(text.split(' ')[1]);
+      return Number.isFinite(wait) ? wait : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  close(): void {
+    closeSync(this.fd);
   }
 }
 
@@ -49,7 +74,10 @@ class OwnStall {
   #lastWait: number;
   maxMs = 0;
 
-  private constructor(wait: number) {
+  private constructor(
+    private readonly clock: CpuWait,
+    wait: number,
+  ) {
     this.#firstWait = wait;
     this.#lastWait = wait;
     this.#timer = setInterval(() => this.#tick(), EVENT_LOOP_RESOLUTION_MS);
@@ -58,8 +86,9 @@ class OwnStall {
 
   /** Starts measuring where the system says how long a thread waited for a CPU (Linux). */
   static start(): OwnStall | undefined {
-    const wait = cpuWaitNs();
-    return wait === undefined ? undefined : new OwnStall(wait);
+    const clock = CpuWait.open();
+    const wait = clock?.read();
+    return clock === undefined || wait === undefined ? undefined : new OwnStall(clock, wait);
   }
 
   /** How long the thread waited for a CPU since the start (ms). */
@@ -70,11 +99,12 @@ class OwnStall {
   stop(): void {
     this.#tick();
     clearInterval(this.#timer);
+    this.clock.close();
   }
 
   #tick(): void {
     const now = performance.now();
-    const wait = cpuWaitNs() ?? this.#lastWait;
+    const wait = this.clock.read() ?? this.#lastWait;
     const late = now - this.#last - EVENT_LOOP_RESOLUTION_MS;
     this.maxMs = Math.max(this.maxMs, late - (wait - this.#lastWait) / 1e6);
     this.#last = now;
