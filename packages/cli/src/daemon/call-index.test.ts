@@ -180,7 +180,15 @@ describe('the conversation index around a tool call', () => {
   it("answers a known conversation's call with the tool's outcome when only its line failed, and warns", async () => {
     const s = await scene();
     await call(s, 'chat-known');
-    const warned = new Promise<string>((r) => process.once('warning', (w) => r(w.message)));
+    // the index's warning, whatever other warnings the process emits meanwhile
+    const warned = new Promise<string>((r) => {
+      const listener = (w: Error) => {
+        if (!w.message.includes('conversation index')) return;
+        process.off('warning', listener);
+        r(w.message);
+      };
+      process.on('warning', listener);
+    });
     const held = holdIndex(s.index, new Error('disk full (test)'));
     s.onTool = () => held.release();
     const done = await within(call(s, 'chat-known'), 'the answer');
