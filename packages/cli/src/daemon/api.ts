@@ -8,6 +8,7 @@ import {
   SettingsChangeSchema,
   type ToolDispatcher,
   authority,
+  describeError,
   sessions,
   settingsScopeOf,
   tools,
@@ -15,6 +16,7 @@ import {
 import { AgentError, type AgentService, agent } from '@aalis/plugin-agent';
 import { type ApprovalDeskService, type AuditLog, AuditPageError, approvalDesk, REPLY_DECISIONS, withinCall } from '@aalis/plugin-approval';
 import { z } from 'zod';
+import { CallTiming } from './call-timing.js';
 import type { CallTracker } from './calls.js';
 import { EventLoopAnswerSchema, type EventLoopWatch } from './event-loop.js';
 import type { EventHub } from './events.js';
@@ -205,19 +207,31 @@ const ROUTES: readonly Route[] = [
     method: 'POST',
     path: /^\/api\/tools\/call$/,
     async handler(ctx, req, res) {
+      const timing = new CallTiming();
       const body = await bodyOf(req, CallBody);
       const root = body.turn.session.rootId ?? body.turn.session.id;
       await ctx.place(body.turn);
       // Opened here in its starter's scope, as POST /api/turns does, before anything can create it unscoped.
       await sessionsOf(ctx).open(body.turn.session.id, { scope: settingsScopeOf(body.turn), ...(body.turn.session.rootId !== undefined ? { rootId: body.turn.session.rootId } : {}) });
-      await ctx.index.seen(root, body.turn.platform);
+      const noted = ctx.index.note(root, body.turn.platform);
+      // A new conversation is on disk before anything runs in it (GET /api/grants and the console
+      // enumerate the index); a failed write refuses the call with nothing run.
+      if (noted.isNew) await timing.index(noted.written);
       // Inside `withinCall`, every ask the call makes ends when the caller hangs up (cancelled,
       // audited), so nothing is done for a call nobody waits for.
       const outcome = await ctx.calls.run(res, { session: root, tool: body.tool, params: body.params }, (signal, callId) =>
-        withinCall(signal, () => dispatcher(ctx).dispatch({ tool: body.tool, params: body.params, turn: body.turn, callId, signal })),
+        timing.tool(() => withinCall(signal, () => dispatcher(ctx).dispatch({ tool: body.tool, params: body.params, turn: body.turn, callId, signal }))),
         body.callId,
       );
-      if (!res.destroyed) sendJson(res, 200, outcome);
+      // A known conversation's line (its last use) was written while the tool ran; the answer waits
+      // for it, so an answered call's use is on disk. It cannot fail the call: the tool has run.
+      if (!noted.isNew) {
+        const failed = await timing.index(noted.settled);
+        if (failed !== undefined) process.emitWarning(`the conversation index could not note the use of '${root}' (${describeError(failed)}); the console shows it, and it is on disk at the index's next compaction.`);
+      }
+      if (res.destroyed) return;
+      res.setHeader('server-timing', timing.header());
+      sendJson(res, 200, outcome);
     },
   },
   {

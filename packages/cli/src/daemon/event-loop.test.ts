@@ -23,4 +23,23 @@ describe('EventLoopWatch', () => {
     expect(watch.read().maxMs).toBeLessThan(seen.maxMs);
     watch.stop();
   });
+
+  it.runIf(process.platform === 'linux')('counts a thread blocked in a system call as its own stall, apart from its wait for a CPU', async () => {
+    const watch = new EventLoopWatch();
+    watch.start();
+    await tick(4 * EVENT_LOOP_RESOLUTION_MS);
+    // blocked, not runnable: none of it is a wait for a CPU, whatever the machine's load
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 150);
+    await tick(4 * EVENT_LOOP_RESOLUTION_MS);
+    const seen = watch.read();
+    expect(seen.ownMaxMs).not.toBeNull();
+    expect(seen.ownMaxMs!).toBeGreaterThanOrEqual(150 - 2 * EVENT_LOOP_RESOLUTION_MS);
+    expect(seen.cpuWaitMs).toBeGreaterThanOrEqual(0);
+    watch.stop();
+    expect(watch.read()).toMatchObject({ watching: false, ownMaxMs: seen.ownMaxMs === null ? null : expect.any(Number) });
+    watch.start();
+    await tick(4 * EVENT_LOOP_RESOLUTION_MS);
+    expect(watch.read().ownMaxMs!).toBeLessThan(seen.ownMaxMs!);
+    watch.stop();
+  });
 });

@@ -11,6 +11,7 @@ import { builtinToolsPlugin } from '@aalis/plugin-tools';
 import { DockerDeployment, instanceNameOf } from '@aalis/sandbox-docker';
 import { sandboxOf } from '../backends.js';
 import { resolveBackend } from '../choices.js';
+import { timedSandbox } from './call-timing.js';
 import { installOf } from '../install.js';
 import type { DaemonConfig } from './config.js';
 import type { ChosenDeployment } from './deployment.js';
@@ -168,7 +169,8 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
       .use(toolsPlugin)
       .use(builtinToolsPlugin)
       .use(specToolsPlugin, toolsConfig)
-      .use(sandboxPlugin(service))
+      // timed per call for the answer's Server-Timing header (call-timing.ts)
+      .use(sandboxPlugin(timedSandbox(service)))
       // The agent answers messages; without a model configured it answers each with a clear error.
       .use(modelPlugin, modelConfigOf(plan))
       .use(agentPlugin, plan.config.agent ?? {})

@@ -14,6 +14,16 @@ const LineSchema = z.union([EntrySchema, z.object({ seen: z.array(EntrySchema).m
 /** A conversation the daemon has seen a turn or a settings change for. */
 export type KnownSession = z.infer<typeof EntrySchema>;
 
+/** A conversation noted for a call ({@link SessionIndex.note}). */
+export interface NotedConversation {
+  /** The index did not know it before this call. */
+  readonly isNew: boolean;
+  /** Resolves once its line is on disk; rejects when the write failed. */
+  readonly written: Promise<void>;
+  /** The same write settled: `undefined`, or what it failed with. Never rejects. */
+  readonly settled: Promise<unknown>;
+}
+
 const SNAPSHOT = 'sessions';
 const JOURNAL = 'sessions-journal';
 /** Entries serialised per turn of the event loop when the snapshot is written (a few ms each). */
@@ -84,6 +94,21 @@ export class SessionIndex {
       void this.#serial(() => this.#compact().finally(() => (this.#compacting = false))).catch((error) => process.emitWarning(`the conversation index could not be compacted (${String(error)}); it keeps its journal and tries again later.`));
     }
     await append;
+  }
+
+  /**
+   * {@link seen}, for a call that decides what waits for the line: whether the conversation is new
+   * to the index, the write, and the same write settled (`undefined`, or what it failed with), on
+   * which a caller that does not await `written` waits without an unhandled rejection.
+   */
+  note(id: string, platform: string): NotedConversation {
+    const isNew = !this.#sessions.has(id);
+    const written = this.seen(id, platform);
+    const settled = written.then(
+      () => undefined,
+      (error: unknown) => error ?? new Error('the write failed without a reason'),
+    );
+    return { isNew, written, settled };
   }
 
   /** Whether the daemon has seen this conversation. */
