@@ -109,21 +109,30 @@ describe('the aalis exec bundle', () => {
     expect(existsSync(target)).toBe(false);
   }, 120_000);
 
-  it('starts the overlay probe early, mounts it once, and leaves no probe directory behind', () => {
+  it('probes early and once, leaves no probe directory behind, and probes nothing while its cache is fresh, until the machine changes', () => {
+    if (!existsSync('/usr/bin/strace')) return expect.fail('strace is needed to count the probe processes');
     const s = scene('warm');
+    const run = (tmp: string, name: string) => {
+      mkdirSync(tmp, { recursive: true });
+      const trace = join(s.dir, `${name}.txt`);
+      const result = execBundle(s, ['--network', 'off', '--', 'true'], 0, { env: { TMPDIR: tmp }, wrap: ['/usr/bin/strace', '-f', '-qq', '-s', '4096', '-e', 'trace=execve', '-o', trace] });
+      expect(result.status).toBe(0);
+      // waited for before the exit: nothing of the probe is left in the temp directory
+      expect(readdirSync(tmp).filter((n) => n.startsWith('aalis-overlay-probe-'))).toEqual([]);
+      const execs = readFileSync(trace, 'utf8').split('\n').filter((l) => /execve\(/.test(l) && !/ENOENT/.test(l));
+      return {
+        overlayMounts: execs.filter((l) => /execve\("[^"]*mount", .*aalis-overlay-probe-/.test(l)).length,
+        // the probe's bubblewraps: its version check and its two `true` sandboxes (the run's has --chdir)
+        probeBwraps: execs.filter((l) => /execve\("[^"]*bwrap", /.test(l) && !l.includes('"--chdir"')).length,
+      };
+    };
     const tmp = join(s.dir, 'tmp');
-    mkdirSync(tmp);
-    const trace = join(s.dir, 'execs.txt');
-    const strace = existsSync('/usr/bin/strace') ? ['/usr/bin/strace', '-f', '-qq', '-s', '4096', '-e', 'trace=execve', '-o', trace] : [];
-    const result = execBundle(s, ['--network', 'off', '--', 'true'], 0, { env: { TMPDIR: tmp }, wrap: strace });
-    expect(result.status).toBe(0);
-    // waited for before the exit: nothing of the probe is left in the temp directory
-    expect(readdirSync(tmp).filter((n) => n.startsWith('aalis-overlay-probe-'))).toEqual([]);
-    if (strace.length > 0) {
-      const mounts = readFileSync(trace, 'utf8').split('\n').filter((l) => /execve\("[^"]*mount", .*aalis-overlay-probe-/.test(l) && !/ENOENT/.test(l));
-      expect(mounts).toHaveLength(1);
-    }
-  }, 120_000);
+    expect(run(tmp, 'first')).toEqual({ overlayMounts: 1, probeBwraps: 3 });
+    // a later process, the cache fresh (data/cache/linux-probe.json): no probe at all
+    expect(run(tmp, 'cached')).toEqual({ overlayMounts: 0, probeBwraps: 0 });
+    // another temp directory is another place to mount in: the probe runs again
+    expect(run(join(s.dir, 'tmp2'), 'moved')).toEqual({ overlayMounts: 1, probeBwraps: 3 });
+  }, 180_000);
 
   it.each([
     [['--tier', 'root', '--', 'true'], 2, "--tier 'root' is not accepted"],

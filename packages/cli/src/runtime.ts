@@ -5,7 +5,7 @@ import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, ty
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
-import { sandboxOf, warmLinuxOverlay } from './backends.js';
+import { sandboxOf } from './backends.js';
 import { type DataDirChoice, otherInstances } from './data-dir.js';
 import { installOf, terminalIdentity } from './install.js';
 import type { CliIo } from './io.js';
@@ -23,7 +23,7 @@ export interface LocalOptions {
   readonly data: DataDirChoice;
   readonly io: CliIo;
   readonly approvalTimeoutMs?: number;
-  /** The command will run in the sandbox: start what its run waits for (linux: the overlay probe) now. */
+  /** The command will run in the sandbox: start what its run waits for (linux: the sandbox's probe) now. */
   readonly warmSandbox?: boolean;
 }
 
@@ -62,8 +62,12 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     .use(toolsPlugin)
     .use(builtinToolsPlugin)
     .use(terminalApprover(options.io, who));
-  if (options.backend !== 'none') kernel.use(sandboxPlugin(await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'), true)));
-  const warming = options.warmSandbox && options.backend === 'linux' ? warmLinuxOverlay().catch(() => undefined) : undefined;
+  const service = options.backend === 'none' ? undefined : await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'), true);
+  if (service) kernel.use(sandboxPlugin(service));
+  // linux probes once per process: started now, its answer (from the probe cache while fresh, which
+  // answers the overlay probe too; else bubblewrap's checks and one throw-away overlay mount, in
+  // child processes) is ready or nearly so when the command asks for it after the kernel's start
+  const warming = options.warmSandbox && options.backend === 'linux' && service ? service.probe().then(() => undefined, () => undefined) : undefined;
   const stop = async () => {
     await kernel.stop();
     await warming;
