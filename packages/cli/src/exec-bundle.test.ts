@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXEC_PHASES } from './exec-phases.js';
 
 const here = join(import.meta.dirname, '..');
 const out = join(here, '.aalis-tmp');
@@ -48,8 +49,8 @@ function scene(name: string, uid = 0) {
   return s;
 }
 
-function execBundle(s: ReturnType<typeof scene>, args: string[], uid = 0, options: { env?: Record<string, string>; wrap?: string[] } = {}) {
-  const argv = [...(options.wrap ?? []), process.execPath, runner, 'exec', ...args];
+function execBundle(s: ReturnType<typeof scene>, args: string[], uid = 0, options: { env?: Record<string, string>; wrap?: string[]; nodeArgs?: string[] } = {}) {
+  const argv = [...(options.wrap ?? []), process.execPath, ...(options.nodeArgs ?? []), runner, 'exec', ...args];
   const [cmd, ...rest] = uid === 0 ? argv : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...argv];
   const result = spawnSync(cmd!, rest, {
     cwd: s.workspace,
@@ -133,6 +134,18 @@ describe('the aalis exec bundle', () => {
     // another temp directory is another place to mount in: the probe runs again
     expect(run(join(s.dir, 'tmp2'), 'moved')).toEqual({ overlayMounts: 1, probeBwraps: 3 });
   }, 180_000);
+
+  it("marks its phases in order, which bench/startup.ts's preload reads at exit", () => {
+    const s = scene('phases');
+    const log = join(s.dir, 'phases.jsonl');
+    const result = execBundle(s, ['--network', 'off', '--', 'true'], 0, { env: { AALIS_BENCH_PHASES: log }, nodeArgs: ['-r', join(here, 'bench', 'phase-marks.cjs')] });
+    expect(result.status).toBe(0);
+    const marks = JSON.parse(readFileSync(log, 'utf8')) as Record<string, number>;
+    const order = ['bootstrap', 'compiled', ...EXEC_PHASES, 'exit'];
+    expect(Object.keys(marks).sort()).toEqual([...order].sort());
+    const times = order.map((m) => marks[m]!);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  }, 120_000);
 
   it.each([
     [['--tier', 'root', '--', 'true'], 2, "--tier 'root' is not accepted"],
