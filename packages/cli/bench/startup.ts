@@ -24,7 +24,7 @@ const env = { ...process.env, AALIS_DATA: join(root, 'data'), NODE_OPTIONS: '' }
 const phaseLog = join(root, 'phases.jsonl');
 const phased = ['-r', join(import.meta.dirname, 'phase-marks.cjs'), bin, 'exec', '--network', 'off', '--', 'true'];
 
-const cases: { name: string; args: readonly string[]; target: number | undefined }[] = [
+const cases: { name: string; args: readonly string[]; target: number | undefined; env?: Record<string, string> }[] = [
   { name: 'node -e 0', args: ['-e', '0'], target: undefined },
   { name: 'aalis --help', args: [bin, '--help'], target: 1.5 },
   { name: 'aalis exec --network off -- true', args: [bin, 'exec', '--network', 'off', '--', 'true'], target: 2.5 },
@@ -32,9 +32,12 @@ const cases: { name: string; args: readonly string[]; target: number | undefined
 ];
 const compare = process.env.AALIS_BENCH_COMPARE;
 if (compare !== undefined) {
+  // a data directory of its own: another build may key its probe cache otherwise, and the two
+  // would then overwrite each other's entry and both probe every round
+  const own = { AALIS_DATA: join(root, 'data-compared') };
   cases.push(
-    { name: 'compared: aalis --help', args: [compare, '--help'], target: undefined },
-    { name: 'compared: aalis exec --network off -- true', args: [compare, 'exec', '--network', 'off', '--', 'true'], target: undefined },
+    { name: 'compared: aalis --help', args: [compare, '--help'], target: undefined, env: own },
+    { name: 'compared: aalis exec --network off -- true', args: [compare, 'exec', '--network', 'off', '--', 'true'], target: undefined, env: own },
   );
 }
 
@@ -49,12 +52,12 @@ function once(args: readonly string[], extraEnv: Record<string, string> = {}): n
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 try {
-  for (const c of cases) once(c.args); // warm the page cache and the data directory
+  for (const c of cases) once(c.args, c.env); // warm the page cache and the data directory
   once(phased, { AALIS_BENCH_PHASES: phaseLog }); // its line is skipped below
   const times = cases.map(() => [] as number[]);
   const phaseWalls: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, c] of cases.entries()) times[i]!.push(once(c.args));
+    for (const [i, c] of cases.entries()) times[i]!.push(once(c.args, c.env));
     phaseWalls.push(once(phased, { AALIS_BENCH_PHASES: phaseLog }));
   }
   const base = median(times[0]!);

@@ -1,10 +1,9 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { sandboxPlugin } from '@aalis/api-reach';
-import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin, toolsPlugin } from '@aalis/core';
+import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
-import { builtinToolsPlugin } from '@aalis/plugin-tools';
 import { sandboxOf } from './backends.js';
 import { type DataDirChoice, otherInstances } from './data-dir.js';
 import { installOf, terminalIdentity } from './install.js';
@@ -35,9 +34,12 @@ export interface LocalRuntime {
 }
 
 /**
- * Starts the same plugins the daemon runs, in-process, for one command: sessions (not persisted:
- * a CLI run does not change the daemon's last used settings), authority with this terminal's user
- * as owner, approval answered at the terminal, reach, the tools, and the sandbox backend.
+ * Starts the plugins the daemon runs that decide a command's reach, in-process, for one command:
+ * sessions (not persisted: a CLI run does not change the daemon's last used settings), authority
+ * with this terminal's user as owner, approval answered at the terminal, reach, and the sandbox
+ * backend. Not the tool dispatcher nor the built-in tools: `exec` calls `runCommand` itself with
+ * the credential reach gives (`explain` and `policy` call no tool), so their start (the write
+ * tools' temp journal, a daemon's clean-up) would be this process's cost and nobody's use.
  */
 export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   mkdirSync(options.data.dataDir, { recursive: true, mode: 0o700 });
@@ -59,8 +61,6 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       // run from the owner's terminal, this process already has the terminal's environment
       ownerEnv: 'process',
     })
-    .use(toolsPlugin)
-    .use(builtinToolsPlugin)
     .use(terminalApprover(options.io, who));
   const service = options.backend === 'none' ? undefined : await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'), true);
   if (service) kernel.use(sandboxPlugin(service));
