@@ -7,10 +7,12 @@
  * no sandbox, so the per-phase line splits exec into node's start, the module graph, and the rest
  * (the runtime's start, the probe from its cache, the sandboxed run, the exit).
  * AALIS_BENCH_COMPARE=<another checkout's bin/aalis.mjs> adds its two cases to the same rounds
- * (before and after a change, measured alike).
+ * (before and after a change, measured alike). One more `aalis exec` per round, with
+ * bench/phase-marks.cjs preloaded (so not one of the timed cases), prints the run by phase from its
+ * own marks (src/exec-phases.ts): where every ms goes from the process's start to its end.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { recordFigure } from '../../../test/bench/record-figure.js';
 
@@ -20,8 +22,10 @@ const root = mkdtempSync('/var/tmp/aalis-startup-');
 const workspace = join(root, 'workspace');
 mkdirSync(workspace);
 const env = { ...process.env, AALIS_DATA: join(root, 'data'), NODE_OPTIONS: '' };
+const phaseLog = join(root, 'phases.jsonl');
+const phased = ['-r', join(import.meta.dirname, 'phase-marks.cjs'), bin, 'exec', '--network', 'off', '--', 'true'];
 
-const cases: { name: string; args: readonly string[]; target: number | undefined }[] = [
+const cases: { name: string; args: readonly string[]; target: number | undefined; env?: Record<string, string> }[] = [
   { name: 'node -e 0', args: ['-e', '0'], target: undefined },
   { name: 'aalis --help', args: [bin, '--help'], target: 1.5 },
   { name: 'aalis exec --network off -- true', args: [bin, 'exec', '--network', 'off', '--', 'true'], target: 2.5 },
@@ -29,15 +33,18 @@ const cases: { name: string; args: readonly string[]; target: number | undefined
 ];
 const compare = process.env.AALIS_BENCH_COMPARE;
 if (compare !== undefined) {
+  // a data directory of its own: another build may key its probe cache otherwise, and the two
+  // would then overwrite each other's entry and both probe every round
+  const own = { AALIS_DATA: join(root, 'data-compared') };
   cases.push(
-    { name: 'compared: aalis --help', args: [compare, '--help'], target: undefined },
-    { name: 'compared: aalis exec --network off -- true', args: [compare, 'exec', '--network', 'off', '--', 'true'], target: undefined },
+    { name: 'compared: aalis --help', args: [compare, '--help'], target: undefined, env: own },
+    { name: 'compared: aalis exec --network off -- true', args: [compare, 'exec', '--network', 'off', '--', 'true'], target: undefined, env: own },
   );
 }
 
-function once(args: readonly string[]): number {
+function once(args: readonly string[], extraEnv: Record<string, string> = {}): number {
   const started = performance.now();
-  const r = spawnSync(process.execPath, args, { cwd: workspace, env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const r = spawnSync(process.execPath, args, { cwd: workspace, env: { ...env, ...extraEnv }, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
   const took = performance.now() - started;
   if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return took;
@@ -46,10 +53,13 @@ function once(args: readonly string[]): number {
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 try {
-  for (const c of cases) once(c.args); // warm the page cache and the data directory
+  for (const c of cases) once(c.args, c.env); // warm the page cache and the data directory
+  once(phased, { AALIS_BENCH_PHASES: phaseLog }); // its line is skipped below
   const times = cases.map(() => [] as number[]);
+  const phaseWalls: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, c] of cases.entries()) times[i]!.push(once(c.args));
+    for (const [i, c] of cases.entries()) times[i]!.push(once(c.args, c.env));
+    phaseWalls.push(once(phased, { AALIS_BENCH_PHASES: phaseLog }));
   }
   const base = median(times[0]!);
   console.log(`start-up of the built aalis command, ${ROUNDS} interleaved rounds, medians:`);
@@ -62,6 +72,30 @@ try {
   const [exec, execHelp] = [median(times[2]!), median(times[3]!)];
   for (const [i, id] of [[1, 'cli.startup-help'], [2, 'cli.startup-exec']] as const) recordFigure({ id, what: `\`${cases[i]!.name}\`, built (exec from its bundle)`, candidate: median(times[i]!), baseline: { what: '`node -e 0`', value: base }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: cases[i]!.target! }, rounds: ROUNDS });
   console.log(`  exec by phase: node ${base.toFixed(1)} ms, module graph ${(execHelp - base).toFixed(1)} ms, runtime + probe + sandboxed run + exit ${(exec - execHelp).toFixed(1)} ms`);
+  printPhases(phaseWalls);
 } finally {
   rmSync(root, { recursive: true, force: true });
+}
+
+/**
+ * The phased runs' marks (ms since their process started), as medians of each phase's length:
+ * node's bootstrap, the bundle's read and compile, its modules' evaluation, then exec's own phases,
+ * and what is left of the wall time after the exit event (the process's teardown, the spawn).
+ */
+function printPhases(walls: readonly number[]): void {
+  const runs = readFileSync(phaseLog, 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as Record<string, number>);
+  const steps: [string, string, string][] = [
+    ['node start-up', '', 'bootstrap'],
+    ['read + compile the bundle', 'bootstrap', 'compiled'],
+    ['evaluate its modules', 'compiled', 'loaded'],
+    ['runtime: kernel, plugins, sandbox service', 'loaded', 'runtime'],
+    ['wait for the sandbox probe', 'runtime', 'probed'],
+    ['the command: policy, sandboxed run, commit', 'probed', 'ran'],
+    ['stop the runtime', 'ran', 'stopped'],
+    ['flush output, exit event', 'stopped', 'exit'],
+  ];
+  const exits = runs.map((r) => r.exit!);
+  console.log(`  exec by its own marks (${runs.length} runs with bench/phase-marks.cjs preloaded, medians; wall ${median(walls).toFixed(1)} ms):`);
+  for (const [what, from, to] of steps) console.log(`    ${what.padEnd(44)} ${median(runs.map((r) => r[to]! - (from ? r[from]! : 0))).toFixed(1).padStart(7)} ms`);
+  console.log(`    ${'process teardown and spawn (wall - exit)'.padEnd(44)} ${median(walls.map((w, i) => w - exits[i]!)).toFixed(1).padStart(7)} ms`);
 }

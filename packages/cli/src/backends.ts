@@ -1,26 +1,5 @@
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxService } from '@aalis/api-reach';
-
-/**
- * The temp directory the CLI's linux sandbox works in (the process's own, as the sandbox would
- * choose): named here once, for the service and for {@link warmLinuxOverlay}, whose early probe is
- * the service's only when both name the same directory.
- */
-const linuxTmp = (): string => tmpdir();
-
-/**
- * Starts the linux sandbox's overlay probe now, without waiting for it: a throw-away overlay mount
- * in child processes, which a one-shot process otherwise starts only when its run chooses the host
- * model, and then waits for. Started before the runtime's own start, its children run while this
- * process does other work. sandbox-linux keeps one answer per process and temp directory, so the
- * run gets this probe's answer and never probes twice. Resolves (never rejects) once the probe and
- * its clean-up are done: the caller waits for it before exiting, so no probe directory is left.
- */
-export async function warmLinuxOverlay(): Promise<void> {
-  const { probeOverlay } = await import('@aalis/sandbox-linux');
-  await probeOverlay(linuxTmp());
-}
 
 /**
  * The sandbox service of a backend, its package loaded only now (a run loads one backend, never the
@@ -35,7 +14,6 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
     case 'linux': {
       const { createLinuxSandbox } = await import('@aalis/sandbox-linux');
       return createLinuxSandbox({
-        tmpDir: linuxTmp(),
         ...(cacheDir !== undefined ? { probeCache: { file: join(cacheDir, 'linux-probe.json') } } : {}),
         // One command and out: a walk thread's start-up, the listings kept for a next run and the
         // tree watcher are a daemon's savings and only this process's cost.

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXEC_PHASES } from './exec-phases.js';
 
 const here = join(import.meta.dirname, '..');
 const out = join(here, '.aalis-tmp');
@@ -48,8 +49,8 @@ function scene(name: string, uid = 0) {
   return s;
 }
 
-function execBundle(s: ReturnType<typeof scene>, args: string[], uid = 0, options: { env?: Record<string, string>; wrap?: string[] } = {}) {
-  const argv = [...(options.wrap ?? []), process.execPath, runner, 'exec', ...args];
+function execBundle(s: ReturnType<typeof scene>, args: string[], uid = 0, options: { env?: Record<string, string>; wrap?: string[]; nodeArgs?: string[] } = {}) {
+  const argv = [...(options.wrap ?? []), process.execPath, ...(options.nodeArgs ?? []), runner, 'exec', ...args];
   const [cmd, ...rest] = uid === 0 ? argv : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...argv];
   const result = spawnSync(cmd!, rest, {
     cwd: s.workspace,
@@ -109,20 +110,41 @@ describe('the aalis exec bundle', () => {
     expect(existsSync(target)).toBe(false);
   }, 120_000);
 
-  it('starts the overlay probe early, mounts it once, and leaves no probe directory behind', () => {
+  // strace counts the probe's processes; without it the test says it was skipped rather than pass on nothing
+  it.skipIf(!existsSync('/usr/bin/strace'))('probes early and once, leaves no probe directory behind, and probes nothing while its cache is fresh, until the machine changes', () => {
     const s = scene('warm');
+    const run = (tmp: string, name: string) => {
+      mkdirSync(tmp, { recursive: true });
+      const trace = join(s.dir, `${name}.txt`);
+      const result = execBundle(s, ['--network', 'off', '--', 'true'], 0, { env: { TMPDIR: tmp }, wrap: ['/usr/bin/strace', '-f', '-qq', '-s', '4096', '-e', 'trace=execve', '-o', trace] });
+      expect(result.status).toBe(0);
+      // waited for before the exit: nothing of the probe is left in the temp directory
+      expect(readdirSync(tmp).filter((n) => n.startsWith('aalis-overlay-probe-'))).toEqual([]);
+      const execs = readFileSync(trace, 'utf8').split('\n').filter((l) => /execve\(/.test(l) && !/ENOENT/.test(l));
+      return {
+        overlayMounts: execs.filter((l) => /execve\("[^"]*mount", .*aalis-overlay-probe-/.test(l)).length,
+        // the probe's bubblewraps: its version check and its two `true` sandboxes (the run's has --chdir)
+        probeBwraps: execs.filter((l) => /execve\("[^"]*bwrap", /.test(l) && !l.includes('"--chdir"')).length,
+      };
+    };
     const tmp = join(s.dir, 'tmp');
-    mkdirSync(tmp);
-    const trace = join(s.dir, 'execs.txt');
-    const strace = existsSync('/usr/bin/strace') ? ['/usr/bin/strace', '-f', '-qq', '-s', '4096', '-e', 'trace=execve', '-o', trace] : [];
-    const result = execBundle(s, ['--network', 'off', '--', 'true'], 0, { env: { TMPDIR: tmp }, wrap: strace });
+    expect(run(tmp, 'first')).toEqual({ overlayMounts: 1, probeBwraps: 3 });
+    // a later process, the cache fresh (data/cache/linux-probe.json): no probe at all
+    expect(run(tmp, 'cached')).toEqual({ overlayMounts: 0, probeBwraps: 0 });
+    // another temp directory is another place to mount in: the probe runs again
+    expect(run(join(s.dir, 'tmp2'), 'moved')).toEqual({ overlayMounts: 1, probeBwraps: 3 });
+  }, 180_000);
+
+  it("marks its phases in order, which bench/startup.ts's preload reads at exit", () => {
+    const s = scene('phases');
+    const log = join(s.dir, 'phases.jsonl');
+    const result = execBundle(s, ['--network', 'off', '--', 'true'], 0, { env: { AALIS_BENCH_PHASES: log }, nodeArgs: ['-r', join(here, 'bench', 'phase-marks.cjs')] });
     expect(result.status).toBe(0);
-    // waited for before the exit: nothing of the probe is left in the temp directory
-    expect(readdirSync(tmp).filter((n) => n.startsWith('aalis-overlay-probe-'))).toEqual([]);
-    if (strace.length > 0) {
-      const mounts = readFileSync(trace, 'utf8').split('\n').filter((l) => /execve\("[^"]*mount", .*aalis-overlay-probe-/.test(l) && !/ENOENT/.test(l));
-      expect(mounts).toHaveLength(1);
-    }
+    const marks = JSON.parse(readFileSync(log, 'utf8')) as Record<string, number>;
+    const order = ['bootstrap', 'compiled', ...EXEC_PHASES, 'exit'];
+    expect(Object.keys(marks).sort()).toEqual([...order].sort());
+    const times = order.map((m) => marks[m]!);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
   }, 120_000);
 
   it.each([

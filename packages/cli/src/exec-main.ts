@@ -5,8 +5,10 @@
 // a plugin from outside it (a second copy of @aalis/core would not share its classes). No top-level
 // await: the bundle is CommonJS, so that V8 can take a code cache for it (bin/exec-loader.mjs).
 import { execCommand } from './exec.js';
+import { markPhase } from './exec-phases.js';
 import { runGuarded } from './guarded.js';
 import { exitWith, processIo } from './process-io.js';
 
+markPhase('loaded');
 const [, ...argv] = process.argv.slice(2);
 void runGuarded('exec', execCommand, argv, processIo()).then(exitWith);

@@ -7,6 +7,7 @@ import { CommandRefusedError, runCommand } from '@aalis/plugin-tools';
 import { parse } from './args.js';
 import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
 import { chooseDataDir } from './data-dir.js';
+import { markPhase } from './exec-phases.js';
 import { type CliIo, UsageError } from './io.js';
 import { startLocal } from './runtime.js';
 
@@ -97,6 +98,7 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
   } catch (error) {
     return unavailable(io, error);
   }
+  markPhase('runtime');
   try {
     const service = runtime.kernel.maybe(sandbox);
     if (service && tier !== 'confirm' && tier !== 'full') {
@@ -107,6 +109,7 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
         return EXIT_SANDBOX_UNAVAILABLE;
       }
     }
+    markPhase('probed');
     const credential = await runtime.kernel.get(reach).forCall(runtime.turn);
     const controller = new AbortController();
     const result = await runCommand(
@@ -114,6 +117,7 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
       { command, timeoutMs: Math.round(timeout * 1000), ...(flags.network ? { network: flags.network as 'on' | 'off' } : {}), ...(stdin !== undefined ? { stdin } : {}) },
       { sandbox: () => service },
     );
+    markPhase('ran');
     io.stdout(result.stdout);
     io.stderr(result.stderr);
     if (result.truncated) io.stderr('aalis: output was cut at 1 MiB per stream.\n');
@@ -140,6 +144,7 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
     throw error;
   } finally {
     await runtime.stop();
+    markPhase('stopped');
   }
 }
 

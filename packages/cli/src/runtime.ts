@@ -1,11 +1,10 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { sandboxPlugin } from '@aalis/api-reach';
-import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin, toolsPlugin } from '@aalis/core';
+import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
-import { builtinToolsPlugin } from '@aalis/plugin-tools';
-import { sandboxOf, warmLinuxOverlay } from './backends.js';
+import { sandboxOf } from './backends.js';
 import { type DataDirChoice, otherInstances } from './data-dir.js';
 import { installOf, terminalIdentity } from './install.js';
 import type { CliIo } from './io.js';
@@ -23,7 +22,7 @@ export interface LocalOptions {
   readonly data: DataDirChoice;
   readonly io: CliIo;
   readonly approvalTimeoutMs?: number;
-  /** The command will run in the sandbox: start what its run waits for (linux: the overlay probe) now. */
+  /** The command will run in the sandbox: start what its run waits for (linux: the sandbox's probe) now. */
   readonly warmSandbox?: boolean;
 }
 
@@ -35,9 +34,12 @@ export interface LocalRuntime {
 }
 
 /**
- * Starts the same plugins the daemon runs, in-process, for one command: sessions (not persisted:
- * a CLI run does not change the daemon's last used settings), authority with this terminal's user
- * as owner, approval answered at the terminal, reach, the tools, and the sandbox backend.
+ * Starts the plugins the daemon runs that decide a command's reach, in-process, for one command:
+ * sessions (not persisted: a CLI run does not change the daemon's last used settings), authority
+ * with this terminal's user as owner, approval answered at the terminal, reach, and the sandbox
+ * backend. Not the tool dispatcher nor the built-in tools: `exec` calls `runCommand` itself with
+ * the credential reach gives (`explain` and `policy` call no tool), so their start (the write
+ * tools' temp journal, a daemon's clean-up) would be this process's cost and nobody's use.
  */
 export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   mkdirSync(options.data.dataDir, { recursive: true, mode: 0o700 });
@@ -59,11 +61,13 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       // run from the owner's terminal, this process already has the terminal's environment
       ownerEnv: 'process',
     })
-    .use(toolsPlugin)
-    .use(builtinToolsPlugin)
     .use(terminalApprover(options.io, who));
-  if (options.backend !== 'none') kernel.use(sandboxPlugin(await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'), true)));
-  const warming = options.warmSandbox && options.backend === 'linux' ? warmLinuxOverlay().catch(() => undefined) : undefined;
+  const service = options.backend === 'none' ? undefined : await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'), true);
+  if (service) kernel.use(sandboxPlugin(service));
+  // linux probes once per process: started now, its answer (from the probe cache while fresh, which
+  // answers the overlay probe too; else bubblewrap's checks and one throw-away overlay mount, in
+  // child processes) is ready or nearly so when the command asks for it after the kernel's start
+  const warming = options.warmSandbox && options.backend === 'linux' && service ? service.probe().then(() => undefined, () => undefined) : undefined;
   const stop = async () => {
     await kernel.stop();
     await warming;

@@ -270,6 +270,16 @@ export function probeOverlay(tmp: string, unshare = 'unshare'): Promise<OverlayP
   return probe;
 }
 
+/**
+ * Takes `answer` as this process's overlay probe for `tmp` and `unshare`, unless one was already
+ * started: the answer of a probe cached for this same host (probe-cache.ts, whose key covers the
+ * temp directory and the mount step's binaries), so a short-lived process mounts no probe overlay.
+ */
+export function seedOverlayProbe(tmp: string, unshare: string | undefined, answer: OverlayProbe): void {
+  const key = `${tmp}\0${unshare ?? 'unshare'}`;
+  if (!probed.has(key)) probed.set(key, Promise.resolve(answer));
+}
+
 /** Forgets the probe's answer (tests). */
 export function forgetOverlayProbe(): void {
   probed.clear();

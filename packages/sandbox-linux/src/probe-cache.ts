@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, readlinkSync, statfsSync, statSync } from 'node:fs';
 import type { SandboxProbe } from '@aalis/api-reach';
 import { readFileNoFollow, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
 import { findSystemTool } from './loopback-filter.js';
+import { findOverlayTools, type OverlayProbe } from './overlay-mount.js';
 import type { ProbeTargets } from './probe.js';
 import { findExecutable } from './tools.js';
 
@@ -45,10 +46,39 @@ function knob(path: string): string {
   }
 }
 
+/** The user and mount namespaces this process is in: another container or namespace is another machine. */
+function namespaces(): string {
+  return ['user', 'mnt'].map((ns) => {
+    try {
+      return readlinkSync(`/proc/self/ns/${ns}`);
+    } catch {
+      return `${ns}:-`;
+    }
+  }).join(',');
+}
+
+/**
+ * What the overlay probe's answer depends on besides the host's fingerprint: the temp directory the
+ * probe mounts under (its real place, file system and type: another mount there may not take an
+ * overlay) and the mount step's binaries (util-linux's unshare, mount, umount: an upgrade changes them).
+ */
+export function overlayFingerprint(tmp: string, unshare = 'unshare'): string {
+  let place: string;
+  try {
+    const s = statSync(tmp);
+    place = `${tmp}:${s.dev}:${s.ino}:${statfsSync(tmp).type}`;
+  } catch {
+    place = `${tmp}:gone`;
+  }
+  const tools = findOverlayTools(unshare);
+  const parts = [place, ...(tools ? [tools.unshare, tools.mount, tools.umount].map(fileId) : ['no-tools'])];
+  return createHash('sha256').update(parts.join('\n')).digest('hex');
+}
+
 /**
  * What the probe's answer depends on, as one hash: the binaries it checks (path, inode, size,
  * mtime: an upgrade changes them), the boot (a reboot or another kernel), the namespace and
- * seccomp knobs, this process's cgroup, uid, the pid limit and the filter.
+ * seccomp knobs, this process's cgroup, user and mount namespaces, uid, the pid limit and the filter.
  */
 export function hostFingerprint(t: ProbeTargets): string {
   const parts = [
@@ -57,6 +87,7 @@ export function hostFingerprint(t: ProbeTargets): string {
     fileId(findSystemTool(t.nft)),
     fileId(findSystemTool('nsenter')),
     ...KNOBS.map(knob),
+    namespaces(),
     String(t.uid ?? process.getuid?.() ?? -1),
     String(t.pidLimit),
     createHash('sha256').update(t.filter).digest('hex'),
@@ -73,22 +104,31 @@ const CachedSchema = z.object({
     available: z.literal(true),
     checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string(), fix: z.string().optional() })),
   }),
+  /** The overlay probe's own answer, kept when the probe made one (not under hostModel `look`). */
+  overlay: z.object({ ok: z.boolean(), detail: z.string(), fix: z.string().optional() }).optional(),
 });
 
+/** A cached probe: the service's answer and, when it was probed, the overlay probe's. */
+export interface CachedProbe {
+  readonly probe: SandboxProbe;
+  readonly overlay?: OverlayProbe;
+}
+
 /** The cached probe for `key` when one younger than the TTL found everything working; never throws. */
-export async function loadCachedProbe(cache: ProbeCacheOptions, key: string, now: number): Promise<SandboxProbe | undefined> {
+export async function loadCachedProbe(cache: ProbeCacheOptions, key: string, now: number): Promise<CachedProbe | undefined> {
   try {
     const parsed = CachedSchema.safeParse(JSON.parse((await readFileNoFollow(cache.file, 1 << 20)).toString('utf8')));
     if (!parsed.success || parsed.data.key !== key) return undefined;
-    const { at, probe } = parsed.data;
-    return at <= now && now - at < (cache.ttlMs ?? PROBE_CACHE_TTL_MS) ? probe : undefined;
+    const { at, probe, overlay } = parsed.data;
+    if (!(at <= now && now - at < (cache.ttlMs ?? PROBE_CACHE_TTL_MS))) return undefined;
+    return overlay === undefined ? { probe } : { probe, overlay };
   } catch {
     return undefined;
   }
 }
 
 /** Keeps a probe that found everything working; a failed write only means the next process probes again. */
-export async function storeProbe(cache: ProbeCacheOptions, key: string, probe: SandboxProbe, now: number): Promise<void> {
+export async function storeProbe(cache: ProbeCacheOptions, key: string, probe: SandboxProbe, now: number, overlay?: OverlayProbe): Promise<void> {
   if (!probe.available) return;
-  await writeFileAtomic(cache.file, `${JSON.stringify({ v: 1, key, at: now, probe })}\n`, { mode: 0o600, createParents: true, dirMode: 0o700 }).catch(() => {});
+  await writeFileAtomic(cache.file, `${JSON.stringify({ v: 1, key, at: now, probe, ...(overlay === undefined ? {} : { overlay }) })}\n`, { mode: 0o600, createParents: true, dirMode: 0o700 }).catch(() => {});
 }

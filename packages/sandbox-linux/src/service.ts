@@ -25,7 +25,7 @@ import { hasRawBytes, printablePath } from './host-names.js';
 import { installLoopbackFilter } from './loopback-filter.js';
 import { INFO_FD, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp } from './network.js';
 import { ADVISORY_CHECKS, probeHost } from './probe.js';
-import { hostFingerprint, loadCachedProbe, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
+import { hostFingerprint, loadCachedProbe, overlayFingerprint, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
 import { checkRunRequest } from './request.js';
 import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 import { type HostFacts, type ScanOptions, scanHost } from './scan.js';
@@ -33,7 +33,7 @@ import { LandingSweeper } from './landing-sweeper.js';
 import { linuxRefusal } from './refusal-test.js';
 import { type HostMemory, HostThread, type HostWalks } from './host-thread.js';
 import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
-import { type HostModel, overlayRootsOf, planOverlays, socketBinds } from './overlay-mount.js';
+import { type HostModel, overlayRootsOf, planOverlays, probeOverlay, seedOverlayProbe, socketBinds } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, overlayLaunch, RunOverlays } from './overlay-run.js';
 import { HOST_UID_CHECK, type IdRange, planRootMap, probeRootMap, rootMapStep, type RootUidMap } from './root-map.js';
 import { isWithin } from './rule-match.js';
@@ -221,10 +221,15 @@ export class LinuxSandbox implements SandboxService {
         pidLimit: this.pidLimit,
       };
       const cache = this.options.probeCache;
-      // the host model is a setting, not a fact of the host: part of the key
-      const key = cache ? `${hostFingerprint(targets)}:${this.hostModel}:${this.rootUidMap}` : '';
+      const overlay = this.hostModel !== 'look';
+      // the host model is a setting, not a fact of the host: part of the key; so is what the overlay probe depends on
+      const key = cache ? `${hostFingerprint(targets)}:${overlay ? overlayFingerprint(this.tmp, this.options.unshare) : '-'}:${this.hostModel}:${this.rootUidMap}` : '';
       const cached = cache ? await loadCachedProbe(cache, key, Date.now()) : undefined;
-      if (cached) return cached;
+      if (cached) {
+        // the runs' overlay probe gets the cached answer too: none is mounted while the cache is fresh
+        if (cached.overlay) seedOverlayProbe(this.tmp, this.options.unshare, cached.overlay);
+        return cached.probe;
+      }
       const base = await probeHost(targets);
       const model = await hostModelCheck(this.hostModel, this.tmp, this.options.unshare);
       // under hostModel overlay, every run without it fails closed: the backend does not work here
@@ -232,7 +237,7 @@ export class LinuxSandbox implements SandboxService {
       // the host's uid as runs will really have it (mapped, or why not), in place of the plain fact
       const hostUid = await probeRootMap(this.rootUidMap, process.geteuid?.() ?? 0, this.options.python);
       const probe = { ...base, available, checks: [...base.checks.map((c) => (c.name === HOST_UID_CHECK ? hostUid : c)), model] };
-      if (cache) await storeProbe(cache, key, probe, Date.now());
+      if (cache) await storeProbe(cache, key, probe, Date.now(), overlay ? await probeOverlay(this.tmp, this.options.unshare) : undefined);
       return probe;
     } catch (e) {
       return { backend: 'linux', available: false, checks: [{ name: 'probe', ok: false, detail: (e as Error).message }] };
