@@ -72,7 +72,8 @@ export const forkNetHelper: StartNetHelper = async (_name, [file, ...args], inpu
 export function launcherNetHelper(launcher: Launcher, fifoDir: string): StartNetHelper {
   return async (name, [file, ...args], input) => {
     const dir = join(fifoDir, name);
-    mkdirSync(dir, { mode: 0o700 });
+    // recursive: whichever way the run's own FIFOs were made, the folder is the run's (0700 inside the daemon's 0700 temp)
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const run = await launcher.launch(dir, { argv: [resolve(file), ...args], env: {}, rootMap: false, fds: {}, stdin: input !== undefined });
     run.stdout.resume(); // slirp4netns says what it did on stdout: read and dropped, so it never blocks
     if (input !== undefined) run.stdin?.end(input);
