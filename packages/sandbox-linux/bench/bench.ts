@@ -57,6 +57,8 @@ const candidates: Candidate[] = [
   { name: 'a write, network off', every: 1, fn: () => sb.run(req(s, WRITE)) },
   { name: 'a write, network off, look model', every: 1, fn: () => sbLook.run(req(s, WRITE)) },
   { name: 'true in our sandbox, network on', every: 3, fn: () => sb.run(req(s, ['true'], { policy: workspacePolicy(s, { network: 'on' }) })) },
+  // what a daemon runs: its own port (and the other daemons') in localPorts, so nsenter + nft too
+  { name: 'true, network on, localPorts', every: 3, fn: () => sb.run(req(s, ['true'], { policy: workspacePolicy(s, { network: 'on', localPorts: [5432] }) })) },
 ];
 let srtNote = '';
 let srtReset: (() => Promise<void>) | undefined;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIPv4, isIPv6 } from 'node:net';
 import { type NetworkInterfaceInfo, networkInterfaces } from 'node:os';
-import { execa } from 'execa';
+import type { NetHelper, StartNetHelper } from './net-helper.js';
 import { findExecutable } from './tools.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
@@ -148,26 +148,36 @@ async function idsMapped(pid: number, timeoutMs: number): Promise<void> {
  * while bwrap waits in its setup (see network.ts); safe to run alongside slirp4netns. `nsenter`
  * joins the sandbox's user namespace (it owns the network namespace; the daemon's uid is 0 there,
  * unprivileged too, since bwrap maps it to 0 for `--dev` during setup) and its network namespace,
- * keeping the daemon's credentials (`rootMapped`: taking the namespace's 0), and runs nft with the script on stdin. nft applies a script as
- * one transaction: it exits 0 only with every rule in place. Rejects with
- * {@link LoopbackFilterError} otherwise.
+ * keeping the daemon's credentials (`rootMapped`: taking the namespace's 0), and runs nft with the
+ * script on stdin; `start` starts it (the run's launcher where it has one: net-helper.ts). nft
+ * applies a script as one transaction: it exits 0 only with every rule in place. Rejects with
+ * {@link LoopbackFilterError} otherwise (nft not started, failed, killed at `timeoutMs`).
  */
-export async function installLoopbackFilter(tools: FilterTools, pid: number, rules: string, timeoutMs = 5000, rootMapped = false): Promise<void> {
+export async function installLoopbackFilter(start: StartNetHelper, tools: FilterTools, pid: number, rules: string, timeoutMs = 5000, rootMapped = false): Promise<void> {
   await idsMapped(pid, timeoutMs);
   // a root daemon's mapped sandbox (root-map.ts) maps 0 to another host id, not the daemon's: nft
   // must take that 0 (nsenter's default) or it loses the namespace's capabilities on exec
   const creds = rootMapped ? [] : ['--preserve-credentials'];
-  const r = await execa(tools.nsenter, [...creds, `--user=/proc/${pid}/ns/user`, `--net=/proc/${pid}/ns/net`, tools.nft, '-f', '-'], {
-    input: rules,
-    env: {},
-    extendEnv: false,
-    cwd: '/',
-    reject: false,
-    timeout: timeoutMs,
-    stdout: 'ignore',
+  let proc: NetHelper;
+  try {
+    proc = await start('nft', [tools.nsenter, ...creds, `--user=/proc/${pid}/ns/user`, `--net=/proc/${pid}/ns/net`, tools.nft, '-f', '-'], rules);
+  } catch (e) {
+    throw new LoopbackFilterError(`nft could not be started: ${(e as Error).message}`);
+  }
+  let stderr = '';
+  proc.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
   });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    proc.kill();
+  }, timeoutMs);
+  const r = await proc.ended;
+  clearTimeout(timer);
+  proc.closeExit();
   if (r.exitCode !== 0) {
-    const why = String(r.stderr).trim() || (r.timedOut ? 'timed out' : `exit ${r.exitCode ?? r.signal}`);
+    const why = stderr.trim() || (timedOut ? 'timed out' : (r.lost ?? `exit ${r.exitCode ?? r.signal}`));
     throw new LoopbackFilterError(`nft could not install the localPorts filter: ${why}`);
   }
 }

@@ -1,7 +1,7 @@
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { SandboxPolicy } from '@aalis/api-reach';
-import { execa } from 'execa';
 import { type FilterTools, findFilterTools, hostAddresses, loopbackFilterRules } from './loopback-filter.js';
+import { HELPER_EXIT_FD, HELPER_READY_FD, type StartNetHelper } from './net-helper.js';
 
 /**
  * Network `on` without the host's network namespace: the sandbox keeps its own namespace (its
@@ -106,47 +106,43 @@ export function readChildPid(info: Readable, timeoutMs = 5000): Promise<number> 
 }
 
 /**
- * Starts slirp4netns for the sandbox whose pid-1 is `pid` and waits until its device is
- * configured. `hostLoopback` false adds `--disable-host-loopback` (see {@link planNetwork}).
+ * Starts slirp4netns for the sandbox whose pid-1 is `pid`, by `start` (the launcher where the run
+ * has one: net-helper.ts), and waits until its device is configured: slirp4netns writes its
+ * `--ready-fd`, nothing is polled. `hostLoopback` false adds `--disable-host-loopback` (see
+ * {@link planNetwork}). `name` names the attempt (its FIFO folder under the launcher).
  */
-export async function startSlirp(slirp4netns: string, pid: number, hostLoopback: boolean, timeoutMs = 5000): Promise<Slirp> {
-  const proc = execa(
+export async function startSlirp(start: StartNetHelper, name: string, slirp4netns: string, pid: number, hostLoopback: boolean, timeoutMs = 5000): Promise<Slirp> {
+  const proc = await start(name, [
     slirp4netns,
-    [
-      '--configure',
-      '--mtu=65520',
-      ...(hostLoopback ? [] : ['--disable-host-loopback']),
-      '--ready-fd=3',
-      '--exit-fd=4',
-      // the user namespace that owns the sandbox's network namespace, while bwrap waits in setup
-      `--userns-path=/proc/${pid}/ns/user`,
-      String(pid),
-      'tap0',
-    ],
-    { env: {}, extendEnv: false, cwd: '/', reject: false, stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], buffer: false },
-  );
-  const fds = proc.stdio as unknown as (Readable & Writable)[];
-  const ready = fds[3]!;
-  const exit = fds[4]!;
+    '--configure',
+    '--mtu=65520',
+    ...(hostLoopback ? [] : ['--disable-host-loopback']),
+    `--ready-fd=${HELPER_READY_FD}`,
+    `--exit-fd=${HELPER_EXIT_FD}`,
+    // the user namespace that owns the sandbox's network namespace, while bwrap waits in setup
+    `--userns-path=/proc/${pid}/ns/user`,
+    String(pid),
+    'tap0',
+  ]);
   let stderr = '';
-  proc.stderr?.on('data', (d: Buffer) => {
+  proc.stderr.on('data', (d: Buffer) => {
     stderr += d.toString();
   });
   const stop = async () => {
-    exit.end();
-    proc.kill('SIGKILL');
-    await proc;
+    proc.closeExit();
+    proc.kill();
+    await proc.ended;
   };
   try {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('slirp4netns did not become ready')), timeoutMs);
-      ready.once('data', () => {
+      proc.ready.once('data', () => {
         clearTimeout(timer);
         resolve();
       });
-      proc.then((r) => {
+      void proc.ended.then((r) => {
         clearTimeout(timer);
-        reject(new Error(`slirp4netns exited (${r.exitCode ?? r.signal}): ${stderr.trim()}`));
+        reject(new Error(`slirp4netns exited (${r.lost ?? r.exitCode ?? r.signal}): ${stderr.trim()}`));
       });
     });
   } catch (e) {

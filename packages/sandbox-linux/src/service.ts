@@ -23,6 +23,7 @@ import { kernelSurface } from './kernel-surface.js';
 import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, preparePidLimit, type RunPidLimit, sweepStalePidCgroups } from './pid-limit.js';
 import { hasRawBytes, printablePath } from './host-names.js';
 import { installLoopbackFilter } from './loopback-filter.js';
+import { forkNetHelper, launcherNetHelper, type StartNetHelper } from './net-helper.js';
 import { INFO_FD, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp } from './network.js';
 import { ADVISORY_CHECKS, probeHost } from './probe.js';
 import { hostFingerprint, loadCachedProbe, overlayFingerprint, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
@@ -527,6 +528,16 @@ export class LinuxSandbox implements SandboxService {
     return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...commit.refused])], ...(keptWrites ? { keptWrites } : {}) };
   }
 
+  /** A run's tear-down its result does not wait for; {@link close} waits for it. */
+  private untilClosed(work: Promise<unknown>): void {
+    const done = work.then(
+      () => {},
+      () => {},
+    );
+    this.tearDowns.add(done);
+    void done.finally(() => this.tearDowns.delete(done));
+  }
+
   /** The launcher of a mapped run, or none (the per-run chain): see {@link LinuxSandboxOptions.launcher}. */
   private launcherFor(tools: RunTools): Launcher | undefined {
     if (!tools.rootMap || this.options.launcher === 'off') return undefined;
@@ -666,9 +677,12 @@ export class LinuxSandbox implements SandboxService {
       if (held.kind === 'held' && !net) {
         failure = await applyPidLimit(held.pid);
       } else if (held.kind === 'held' && net) {
+        // started by the run's launcher where it has one (no fork of the daemon), in the run's FIFO folder
+        const launcher = this.launcherFor(tools);
+        const helpers = launcher ? launcherNetHelper(launcher, join(dir.path, 'fifo')) : forkNetHelper;
         const [started, filtered, limited] = await Promise.allSettled([
-          slirpWithRetry(tools.slirp!, held.pid, net.hostLoopback),
-          net.filter ? installLoopbackFilter(net.filter.tools, held.pid, net.filter.rules, undefined, tools.rootMap !== undefined) : undefined,
+          slirpWithRetry(helpers, tools.slirp!, held.pid, net.hostLoopback),
+          net.filter ? installLoopbackFilter(helpers, net.filter.tools, held.pid, net.filter.rules, undefined, tools.rootMap !== undefined) : undefined,
           applyPidLimit(held.pid),
         ]);
         if (started.status === 'fulfilled') slirp = started.value;
@@ -703,7 +717,9 @@ export class LinuxSandbox implements SandboxService {
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', onAbort);
       child.dispose();
-      await slirp?.stop();
+      // slirp4netns serves this run's network namespace only, which nothing is in any more: its
+      // end (the tap device's removal waits on the kernel, ~20 ms) is not waited for; close() waits
+      if (slirp) this.untilClosed(slirp.stop());
       await (pidLimited ?? (await pidReady.catch(() => undefined)))?.release();
     }
   }
@@ -715,10 +731,10 @@ export class LinuxSandbox implements SandboxService {
  * (`setns(CLONE_NEWNET): Operation not permitted`). The sandbox waits in its setup meanwhile (see
  * SETUP_SYNC_FD), so trying again a little later is safe; anything else fails at once.
  */
-async function slirpWithRetry(slirp4netns: string, pid: number, hostLoopback: boolean): Promise<Slirp> {
+async function slirpWithRetry(start: StartNetHelper, slirp4netns: string, pid: number, hostLoopback: boolean): Promise<Slirp> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startSlirp(slirp4netns, pid, hostLoopback);
+      return await startSlirp(start, `slirp-${attempt}`, slirp4netns, pid, hostLoopback);
     } catch (e) {
       if (attempt >= 6 || !/setns\(CLONE_NEWNET\): Operation not permitted/.test((e as Error).message)) throw e;
       await new Promise((r) => setTimeout(r, 25 * attempt));
