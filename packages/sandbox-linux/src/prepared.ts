@@ -58,16 +58,16 @@ try: os.execvpe(argv[0], argv, env)
 except OSError as e: fail(b"execvp " + argv[0] + b": " + os.fsencode(e.strerror))
 `;
 
-/** The shim's argv, run by bwrap as the prepared sandbox's command. */
-export function shimArgv(python: string): [string, ...string[]] {
-  return [python, '-I', '-S', '-c', SHIM_PY, SHIM_TAG];
+/** The shim's argv, run by bwrap as the prepared sandbox's command; `run`: its run folder's name, so `ps` (and a test) tells which run it is. */
+export function shimArgv(python: string, run: string): [string, ...string[]] {
+  return [python, '-I', '-S', '-c', SHIM_PY, SHIM_TAG, run];
 }
 
 /** The plan's word on it: what a prepared sandbox runs instead of the command, and when one is used. */
 export function preparedStep(python: string): PlanStep {
   return {
     step: 'prepared sandbox',
-    detail: `this argv may have been started ahead with the command after "--" replaced by the shim (${python} -I -S -c <shim> ${SHIM_TAG}), which at release reads the command's argv, cwd and environment (those above) from its stdin and execs them; it is used only when everything else of this argv, its fds and its environment are the same at release (else a fresh sandbox is started)`,
+    detail: `this argv may have been started ahead with the command after "--" replaced by the shim (${python} -I -S -c <shim> ${SHIM_TAG} <run folder>), which at release reads the command's argv, cwd and environment (those above) from its stdin and execs them; it is used only when everything else of this argv, its fds and its environment are the same at release (else a fresh sandbox is started)`,
   };
 }
 
@@ -81,8 +81,8 @@ export function shimPayload(request: Pick<SandboxRunRequest, 'argv' | 'cwd' | 's
 }
 
 /** The request the prepared sandbox is started with: the shim, no environment of its own, stdin open for the payload. */
-export function shimRequest<R extends SandboxRunRequest>(request: R, python: string): R {
-  return { ...request, argv: shimArgv(python), env: {}, stdin: '' };
+export function shimRequest<R extends SandboxRunRequest>(request: R, python: string, run: string): R {
+  return { ...request, argv: shimArgv(python, run), env: {}, stdin: '' };
 }
 
 /** Which prepared sandbox a run may take: the same policy from the same cwd (the translation depends on both). */

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -616,8 +617,8 @@ export class LinuxSandbox implements SandboxService {
    */
   private async prepareOne(key: string, request: SandboxRunRequest, tools: RunTools, model: ModelChoice & { kind: 'overlay' }): Promise<Warm | undefined> {
     const { policy, cwd } = request;
-    const shim = shimRequest(request, tools.rootMap!.python);
     const dir = new RunDir(this.tmp);
+    const shim = shimRequest(request, tools.rootMap!.python, basename(dir.path));
     let child: Started | undefined;
     let pid: number | undefined;
     let limit: RunPidLimit | undefined;
@@ -685,11 +686,14 @@ export class LinuxSandbox implements SandboxService {
   private async discardPrepared(p: Warm, withDir = true): Promise<void> {
     this.counts.discarded++;
     p.dead = true;
+    p.child.claim(); // its end is waited for now: the process stays until then
     p.child.killBwrap();
     p.child.stdout.resume();
     p.child.stderr.resume();
     await p.child.ended;
     p.child.dispose();
+    // bwrap reaped, its sandbox's pid 1 dies of it (parent-death signal) and takes the shim with it: waited for, so nothing outlives close()
+    await sandboxGone(p.pid);
     await p.pidLimit.release();
     if (withDir) await p.dir.dispose();
   }
@@ -716,7 +720,7 @@ export class LinuxSandbox implements SandboxService {
     try {
       const hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd);
       const binds = socketBinds(overlays.overlays, facts.sockets.filter((p) => !hasRawBytes(p)));
-      now = this.runPlan(shimRequest(request, tools.rootMap!.python), translation, tools, model, hideArgs, (bwrap, args, rootMap) => overlayLaunch(model.tools, overlays.overlays, binds, bwrap, args, rootMap));
+      now = this.runPlan(shimRequest(request, tools.rootMap!.python, basename(dir.path)), translation, tools, model, hideArgs, (bwrap, args, rootMap) => overlayLaunch(model.tools, overlays.overlays, binds, bwrap, args, rootMap));
       if (warm.dead || !samePlan(now, warm.plan)) throw new ColdAgain('changed');
       overlays.markStart();
     } catch {
@@ -938,6 +942,21 @@ async function slirpWithRetry(slirp4netns: string, pid: number, hostLoopback: bo
       if (attempt >= 6 || !/setns\(CLONE_NEWNET\): Operation not permitted/.test((e as Error).message)) throw e;
       await new Promise((r) => setTimeout(r, 25 * attempt));
     }
+  }
+}
+
+/** Resolves once `pid` has exited (gone, or a zombie: its pid namespace is emptied by then), or after 10 s. */
+async function sandboxGone(pid: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    let stat: string;
+    try {
+      stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return;
+    }
+    if (/^\d+ \(.*\) [ZX]/s.test(stat)) return;
+    await new Promise((r) => setTimeout(r, 5));
   }
 }
 
