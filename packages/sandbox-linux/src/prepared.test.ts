@@ -64,7 +64,9 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
 
   /** Runs `r` warm (after a run that prepares its sandbox) and cold; says whether the warm one really took a prepared sandbox. */
   async function both(r: SandboxRunRequest): Promise<{ warm: unknown; cold: unknown; used: boolean }> {
+    const primed = warm.preparedCounts().prepared;
     await warm.run({ ...r, argv: ['true'], stdin: undefined });
+    await until(() => warm.preparedCounts().prepared > primed, 'the next sandbox prepared');
     const before = warm.preparedCounts();
     const w = await outcome(warm, r);
     const used = warm.preparedCounts().used === before.used + 1;
@@ -117,8 +119,27 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
     }
   });
 
+  it('a prepared sandbox killed before its release is not used: the run goes cold', async () => {
+    const tmpDir = join(s.root, 'killed-prepared-tmp');
+    mkdirSync(tmpDir);
+    const sb = s.sandbox({ tmpDir });
+    try {
+      await sb.run(req(s, ['true']));
+      await until(() => sb.preparedCounts().prepared > 0, 'a prepared sandbox');
+      for (const pid of shimsIn(tmpDir)) process.kill(pid, 'SIGKILL');
+      await until(() => shimsIn(tmpDir).length === 0, 'the prepared sandbox killed');
+      const r = await sb.run(req(s, ['sh', '-c', 'echo cold; exit 3']));
+      expect(same(r)).toMatchObject({ stdout: 'cold\n', exitCode: 3, signal: null });
+      expect(sb.preparedCounts()).toMatchObject({ used: 0, discarded: 1 });
+    } finally {
+      await sb.close();
+    }
+  });
+
   it('concurrent runs of one policy: one takes the prepared sandbox, each gets its own output', async () => {
+    const primed = warm.preparedCounts().prepared;
     await warm.run(req(s, ['true']));
+    await until(() => warm.preparedCounts().prepared > primed, 'the next sandbox prepared');
     const before = warm.preparedCounts();
     const runs = await Promise.all([1, 2, 3, 4].map((i) => warm.run(req(s, ['sh', '-c', `echo run-${i}`]))));
     expect(runs.map((r) => r.stdout)).toEqual(['run-1\n', 'run-2\n', 'run-3\n', 'run-4\n']);

@@ -124,6 +124,13 @@ export function samePlan(a: LinuxRunPlan, b: LinuxRunPlan): boolean {
   return bytes(a.seccomp, b.seccomp) && bytes(a.envBytes, b.envBytes) && bytes(a.argsBytes, b.argsBytes);
 }
 
+/** A pool entry: the preparation, and its sandbox once it is ready. */
+interface Entry<C extends PreparedChild> {
+  readonly ready: Promise<PreparedSandbox<C> | undefined>;
+  done?: PreparedSandbox<C>;
+  timer?: NodeJS.Timeout;
+}
+
 /** How long a prepared sandbox waits for its run before it is discarded. */
 export const DEFAULT_PREPARED_IDLE_MS = 30_000;
 /** Most prepared sandboxes at once, over every policy. */
@@ -134,7 +141,7 @@ export const MAX_PREPARED = 2;
  * flight counts. `take` removes one synchronously, so two runs never get the same one.
  */
 export class PreparedPool<C extends PreparedChild> {
-  private readonly entries = new Map<string, { ready: Promise<PreparedSandbox<C> | undefined>; timer?: NodeJS.Timeout }>();
+  private readonly entries = new Map<string, Entry<C>>();
 
   constructor(
     private readonly idleMs: number,
@@ -153,10 +160,11 @@ export class PreparedPool<C extends PreparedChild> {
       const oldest = this.entries.keys().next().value as string;
       this.drop(oldest);
     }
-    const entry: { ready: Promise<PreparedSandbox<C> | undefined>; timer?: NodeJS.Timeout } = { ready: prepare().catch(() => undefined) };
+    const entry: Entry<C> = { ready: prepare().catch(() => undefined) };
     this.entries.set(key, entry);
     return entry.ready.then((p) => {
-      if (this.entries.get(key) !== entry) return; // taken or dropped meanwhile
+      entry.done = p;
+      if (this.entries.get(key) !== entry) return; // dropped meanwhile
       if (!p) {
         this.entries.delete(key);
         return;
@@ -166,14 +174,18 @@ export class PreparedPool<C extends PreparedChild> {
     });
   }
 
-  /** The prepared sandbox for `key`, now no longer held, once ready; undefined when none, or it failed or died. */
+  /**
+   * The prepared sandbox for `key`, no longer held; undefined when none is ready now (one still
+   * being prepared stays for the next run: waiting for it costs more than a cold start, since its
+   * shim's start comes on top), or it died.
+   */
   async take(key: string): Promise<PreparedSandbox<C> | undefined> {
     const entry = this.entries.get(key);
-    if (!entry) return undefined;
+    const p = entry?.done;
+    if (!entry || !p) return undefined;
     this.entries.delete(key);
     clearTimeout(entry.timer);
-    const p = await entry.ready;
-    if (p?.dead) {
+    if (p.dead) {
       await this.discard(p);
       return undefined;
     }

@@ -645,12 +645,14 @@ export class LinuxSandbox implements SandboxService {
       const ready = await new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(false), 15_000);
         timer.unref();
+        // stdout flows on, with no reader until a run attaches (before its release: nothing is lost), so the shim's death is seen at once
         started.stdout.once('data', (c: Buffer) => {
-          started.stdout.pause();
           clearTimeout(timer);
           resolve(c.length === 1 && c[0] === 10);
         });
         void started.ended.then(() => resolve(false));
+        // read (and dropped) until a run attaches to it, so a bwrap that fails its set-up is seen ending at once
+        started.stderr.resume();
         started.release();
       });
       if (!ready || this.closing) throw new Error('not ready');
@@ -816,7 +818,6 @@ export class LinuxSandbox implements SandboxService {
     const err = new BoundedOutput(limit);
     out.attach(child.stdout);
     err.attach(child.stderr);
-    child.stdout.resume(); // a prepared sandbox's was paused after its shim said it was ready
     if (request.stdin !== undefined && !warm) child.stdin?.end(Buffer.from(request.stdin));
     // the launch's state machine (launch-state.ts): every step below moves it, a kill at any time too;
     // a prepared sandbox is held from the start: set up, its shim waiting for the command
