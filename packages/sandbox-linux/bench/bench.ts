@@ -39,9 +39,9 @@ async function time(runs: number, fn: () => Promise<unknown> | unknown): Promise
 const ms = (x: number) => `${x.toFixed(2)} ms`;
 const s = makeScene();
 // cold: every run sets its sandbox up (as measured before sandboxes were prepared ahead)
-const sb = createLinuxSandbox({ hostModel: 'overlay', prepare: 'off' });
+const sb = createLinuxSandbox({ hostModel: 'overlay' });
 // warm: each run takes the sandbox the previous run of the policy left prepared (prepared.ts)
-const sbWarm = createLinuxSandbox({ hostModel: 'overlay' });
+const sbWarm = createLinuxSandbox({ hostModel: 'overlay', prepare: 'on' });
 const sbLook = createLinuxSandbox({ hostModel: 'look' });
 // the same service with the per-run chain (a fork of this process and a python start per run): the launcher's gain
 const sbFork = createLinuxSandbox({ hostModel: 'overlay', launcher: 'off' });

@@ -8,7 +8,7 @@ import { createLinuxSandbox } from './service.js';
 
 const [scene, tmpDir] = process.argv.slice(2) as [string, string];
 const s = JSON.parse(scene);
-const sb = createLinuxSandbox({ tmpDir, hostModel: 'overlay', landingSweepMs: 0 });
+const sb = createLinuxSandbox({ tmpDir, hostModel: 'overlay', landingSweepMs: 0, prepare: 'on' });
 await sb.run({ argv: ['true'], cwd: s.ws, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 60_000, policy: workspacePolicy(s) });
 const timer = setInterval(() => {
   if (sb.preparedCounts().prepared > 0) {

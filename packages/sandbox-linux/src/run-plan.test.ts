@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync
 import { join } from 'node:path';
 import { PLAN_RUN_DIR, SandboxPlanSchema } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeScene, req, SCENE_PARENT, type Scene, until } from './scene.testing.js';
+import { makeScene, req, SCENE_PARENT, type Scene } from './scene.testing.js';
 import { ENV_FD, LAUNCH_ENV } from './launch-env.js';
 import { tmpEnv } from './run-plan.js';
 import { SHIM_TAG, shimArgv } from './prepared.js';
@@ -109,14 +109,14 @@ describe('LinuxSandbox.plan is what run executes', { timeout: 120_000 }, () => {
   );
 
   it.skipIf(process.getuid?.() !== 0)('a root daemon with prepare on: the plan names the shim, and a warm run started exactly the plan with the shim for the command', async () => {
-    const sb = createLinuxSandbox({ bwrap: recorder('bwrap'), hostModel: 'overlay' });
+    const sb = createLinuxSandbox({ bwrap: recorder('bwrap'), hostModel: 'overlay', prepare: 'on' });
     try {
       const request = req(s, ['/bin/echo', 'plan-marker-warm']);
       const plan = SandboxPlanSchema.parse(await sb.plan(request));
       const step = plan.pre.find((p) => p.step === 'prepared sandbox');
       expect(step?.detail).toContain(`${plan.argv[0]} -I -S -c <shim> ${SHIM_TAG}`);
       await sb.run(req(s, ['true'])); // its end prepares the next sandbox of this policy
-      await until(() => sb.preparedCounts().prepared > 0, 'the next sandbox prepared');
+      await sb.preparationsSettled();
       const r = await sb.run(request);
       expect(r.stdout).toBe('plan-marker-warm\n');
       expect(sb.preparedCounts().used).toBe(1);

@@ -122,9 +122,9 @@ export interface LinuxSandboxOptions {
   /**
    * Sandboxes prepared ahead (prepared.ts): `on` starts the next sandbox of a policy (and cwd) in
    * the background after each of its runs, so the next run pays only the check, the release, the
-   * command and the commit; `off` never. Only runs through the launcher with the overlay model and
-   * network off are prepared. Default `on`, except with {@link hostWalks} `inline` (a one-shot
-   * process would only pay for a sandbox it never uses).
+   * command and the commit; `off` (the default) never. Only runs through the launcher with the
+   * overlay model and network off are prepared. A daemon's setting: a one-shot process would only
+   * pay for a sandbox it never uses.
    */
   readonly prepare?: PrepareSetting;
   /** How long a prepared sandbox waits for its run before it is discarded. Default {@link DEFAULT_PREPARED_IDLE_MS}. */
@@ -305,6 +305,11 @@ export class LinuxSandbox implements SandboxService {
   /** How many sandboxes were prepared ahead, used by a run, and discarded unused (changed at release, idle, closed), since the start. */
   preparedCounts(): { readonly prepared: number; readonly used: number; readonly discarded: number } {
     return { ...this.counts };
+  }
+
+  /** Resolves once no sandbox is being prepared (each preparation ready or failed); for tests and the benchmark. */
+  async preparationsSettled(): Promise<void> {
+    await Promise.all(this.preparing);
   }
 
   /** What the host model (the scan's and the looks' kept listings, on the host thread) holds in memory now; for the benchmark. */
@@ -597,7 +602,7 @@ export class LinuxSandbox implements SandboxService {
 
   /** Whether the next sandbox of this run's policy is prepared ahead: see {@link LinuxSandboxOptions.prepare}. */
   private preparable(request: SandboxRunRequest, tools: RunTools, model: ModelChoice): model is ModelChoice & { kind: 'overlay' } {
-    const setting = this.options.prepare ?? (this.options.hostWalks === 'inline' ? 'off' : 'on');
+    const setting = this.options.prepare ?? 'off';
     return setting === 'on' && model.kind === 'overlay' && request.policy.network !== 'on' && tools.rootMap !== undefined && this.launcherFor(tools) !== undefined;
   }
 
@@ -623,6 +628,7 @@ export class LinuxSandbox implements SandboxService {
     let pid: number | undefined;
     let limit: RunPidLimit | undefined;
     try {
+      dir.markPrepared();
       const facts = await this.host.run({ op: 'scan', policy, cwd, options: this.options.scan, skip: [...livePlaceholders()] });
       const translation = translatePolicy(policy, facts, { cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: false });
       if (translation.usesEmptyFile) dir.prepareEmptyFile();
@@ -677,6 +683,7 @@ export class LinuxSandbox implements SandboxService {
         child.stderr.resume();
         await child.ended;
         child.dispose();
+        if (pid !== undefined) await sandboxGone(pid);
       }
       await limit?.release();
       await dir.dispose();
@@ -724,6 +731,7 @@ export class LinuxSandbox implements SandboxService {
       const binds = socketBinds(overlays.overlays, facts.sockets.filter((p) => !hasRawBytes(p)));
       now = this.runPlan(shimRequest(request, tools.rootMap!.python, basename(dir.path)), translation, tools, model, hideArgs, (bwrap, args, rootMap) => overlayLaunch(model.tools, overlays.overlays, binds, bwrap, args, rootMap));
       if (warm.dead || !samePlan(now, warm.plan)) throw new ColdAgain('changed');
+      dir.released(); // from here on a daemon killed leaves the run's writes, unjudged, and its sweep says so
       overlays.markStart();
     } catch {
       await this.discardPrepared(warm, false); // the folder goes with the attempt
