@@ -4,7 +4,9 @@ import type { SandboxRunRequest, SandboxRunResult } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHIM_TAG } from './prepared.js';
-import { type OverlayScene, overlayScene, req, until } from './scene.testing.js';
+import { DEFAULT_PID_LIMIT, findPidsCgroup } from './pid-limit.js';
+import { type OverlayScene, overlayScene, req, until, untilProcess } from './scene.testing.js';
+import { findPython } from './system-python.js';
 import type { LinuxSandbox } from './service.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -137,6 +139,31 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
       const r = await sb.run(req(s, ['sh', '-c', 'echo cold; exit 3']));
       expect(same(r)).toMatchObject({ stdout: 'cold\n', exitCode: 3, signal: null });
       expect(sb.preparedCounts()).toMatchObject({ used: 0, discarded: 1 });
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it.skipIf(!findPidsCgroup())('the pid limit is written again at release: a change on the host after preparation is not inherited', async () => {
+    const tmpDir = join(s.root, 'pids-tmp');
+    mkdirSync(tmpDir);
+    const sb = s.sandbox({ tmpDir, prepare: 'on' });
+    try {
+      await sb.run(req(s, ['true']));
+      await sb.preparationsSettled();
+      const shim = shimsIn(tmpDir).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith(findPython() ?? 'python3'));
+      const argv = readFileSync(`/proc/${shim}/cmdline`, 'utf8').split('\0');
+      const max = join(findPidsCgroup()!, argv[argv.indexOf(SHIM_TAG) + 1]!, 'pids.max'); // its cgroup is named after its run folder
+      expect(readFileSync(max, 'utf8').trim()).toBe(String(DEFAULT_PID_LIMIT));
+      writeFileSync(max, 'max'); // raised on the host before the release
+      const token = `30.${process.pid}${Date.now() % 1000}`;
+      const abort = new AbortController();
+      const running = sb.run(req(s, ['sh', '-c', `exec sleep ${token}`], { signal: abort.signal }));
+      await untilProcess(token);
+      expect(sb.preparedCounts().used).toBe(1);
+      expect(readFileSync(max, 'utf8').trim()).toBe(String(DEFAULT_PID_LIMIT));
+      abort.abort();
+      await running;
     } finally {
       await sb.close();
     }

@@ -884,7 +884,12 @@ export class LinuxSandbox implements SandboxService {
       // step 3: the pid limit, and with network on slirp4netns and nft beside it
       const held = state;
       if (warm) {
-        // its pid limit was entered when it was prepared
+        // in its cgroup since it was prepared; the limit is written again, so a change on the host meanwhile is not inherited
+        try {
+          await warm.prepared.pidLimit.reassert(warm.prepared.pid);
+        } catch (e) {
+          failure = { step: 'pid-limit', error: e as Error };
+        }
       } else if (held.kind === 'held' && !net) {
         failure = await applyPidLimit(held.pid);
       } else if (held.kind === 'held' && net) {
