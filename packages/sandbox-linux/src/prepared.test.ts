@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { SandboxRunRequest, SandboxRunResult } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -152,8 +152,9 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
       await sb.run(req(s, ['true']));
       await sb.preparationsSettled();
       const shim = shimsIn(tmpDir).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith(findPython() ?? 'python3'));
-      const argv = readFileSync(`/proc/${shim}/cmdline`, 'utf8').split('\0');
-      const max = join(findPidsCgroup()!, argv[argv.indexOf(SHIM_TAG) + 1]!, 'pids.max'); // its cgroup is named after its run folder
+      // its run cgroup (a child of the base, made or taken from the idle pool), as the host sees it
+      const line = readFileSync(`/proc/${shim}/cgroup`, 'utf8').split('\n').find((l) => /^\d+:([^:]*,)?pids(,[^:]*)?:/.test(l) || l.startsWith('0::'))!;
+      const max = join(findPidsCgroup()!, basename(line.slice(line.indexOf(':', line.indexOf(':') + 1) + 1)), 'pids.max');
       expect(readFileSync(max, 'utf8').trim()).toBe(String(DEFAULT_PID_LIMIT));
       writeFileSync(max, 'max'); // raised on the host before the release
       const token = `30.${process.pid}${Date.now() % 1000}`;
