@@ -1,7 +1,8 @@
 /*
  * `pnpm bench`: the cost of running under the sandbox, side by side in one run.
  *   1. a bare `true` spawned with execa (the baseline);
- *   2. `true` under our sandbox (network off, and on through slirp4netns), with the writes captured
+ *   2. `true` under our sandbox (network off, and on through slirp4netns), cold and in a sandbox
+ *      prepared ahead (prepared.ts: one run after another, each taking the one the last prepared), with the writes captured
  *      in an overlay (the default where it mounts) and with the look-based model, and a command
  *      that writes a file in each (the overlay's commit against the look after the run);
  *   3. `true` under Anthropic's sandbox-runtime with an equivalent policy, when it can start here;
@@ -38,7 +39,10 @@ async function time(runs: number, fn: () => Promise<unknown> | unknown): Promise
 
 const ms = (x: number) => `${x.toFixed(2)} ms`;
 const s = makeScene();
+// cold: every run sets its sandbox up (as measured before sandboxes were prepared ahead)
 const sb = createLinuxSandbox({ hostModel: 'overlay' });
+// warm: each run takes the sandbox the previous run of the policy left prepared (prepared.ts)
+const sbWarm = createLinuxSandbox({ hostModel: 'overlay', prepare: 'on' });
 const sbLook = createLinuxSandbox({ hostModel: 'look' });
 // the same service with the per-run chain (a fork of this process and a python start per run): the launcher's gain
 const sbFork = createLinuxSandbox({ hostModel: 'overlay', launcher: 'off' });
@@ -46,12 +50,24 @@ const WRITE = ['sh', '-c', 'echo x > src/bench.txt'] as [string, ...string[]];
 
 // The candidates are run interleaved, one of each per round, so that they all see the same load
 // of the machine (2 cores shared with whatever else runs).
-type Candidate = { name: string; every: number; fn: () => Promise<unknown> };
+// `per`: how many runs one call of fn makes (its time is divided by it)
+type Candidate = { name: string; every: number; per?: number; fn: () => Promise<unknown> };
 const candidates: Candidate[] = [
   { name: 'bare true (execa)', every: 1, fn: () => execa('true') },
   // bubblewrap's own floor: our namespaces, /proc and /dev, no policy mounts, no seccomp
   { name: 'bwrap alone, no policy', every: 1, fn: () => execa('bwrap', [...NAMESPACE_FLAGS, ...NETWORK_OFF_FLAGS, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true']) },
   { name: 'true in our sandbox, network off', every: 1, fn: () => sb.run(req(s, ['true'])) },
+  { name: 'true, network off, prepared ahead', every: 1, fn: () => sbWarm.run(req(s, ['true'])) },
+  // two at once after each other: the second does not find its sandbox ready and waits for the preparation under way
+  {
+    name: 'true, prepared ahead, back to back',
+    every: 1,
+    per: 2,
+    fn: async () => {
+      await sbWarm.run(req(s, ['true']));
+      await sbWarm.run(req(s, ['true']));
+    },
+  },
   { name: 'true, network off, launcher off', every: 1, fn: () => sbFork.run(req(s, ['true'])) },
   { name: 'true, network off, look model', every: 1, fn: () => sbLook.run(req(s, ['true'])) },
   { name: 'a write, network off', every: 1, fn: () => sb.run(req(s, WRITE)) },
@@ -92,7 +108,7 @@ for (let round = 0; round < RUNS; round++) {
     if (round % c.every !== 0) continue;
     const t = performance.now();
     await c.fn();
-    samples.get(c.name)!.push(performance.now() - t);
+    samples.get(c.name)!.push((performance.now() - t) / (c.per ?? 1));
   }
 }
 await srtReset?.();
@@ -101,7 +117,7 @@ const bare = rows[0]![1];
 
 const bwrapAlone = rows[1]![1];
 // the issue's targets, each against bubblewrap alone measured in the same interleaved rounds
-const targets: Record<string, number> = { 'true in our sandbox, network off': 1.6, 'true in our sandbox, network on': 3 };
+const targets: Record<string, number> = { 'true in our sandbox, network off': 1.6, 'true, network off, prepared ahead': 1.6, 'true, prepared ahead, back to back': 1.6, 'true in our sandbox, network on': 3 };
 console.log(`sandbox overhead, median of ${RUNS} interleaved rounds`);
 for (const [name, v] of rows) {
   const target = targets[name];
@@ -118,6 +134,8 @@ for (const [id, name, net] of [['sandbox-linux.true-network-off', 'true in our s
 {
   const at = (name: string) => rows.find((r) => r[0] === name)?.[1] ?? Number.NaN;
   if (process.getuid?.() === 0) console.log(`  the launcher (a root daemon's runs), measured in this run: true ${ms(at('true in our sandbox, network off'))} against ${ms(at('true, network off, launcher off'))} with it off, ${(at('true in our sandbox, network off') / at('true, network off, launcher off')).toFixed(2)}x`);
+  const counts = sbWarm.preparedCounts();
+  console.log(`  prepared ahead against cold, measured in this run: ${(at('true, network off, prepared ahead') / at('true in our sandbox, network off')).toFixed(2)}x (back to back ${(at('true, prepared ahead, back to back') / at('true in our sandbox, network off')).toFixed(2)}x); ${counts.used} runs took a prepared sandbox, ${counts.discarded} were discarded`);
   console.log(`  overlay against the look, measured in this run: true ${(at('true in our sandbox, network off') / at('true, network off, look model')).toFixed(2)}x, a write ${(at('a write, network off') / at('a write, network off, look model')).toFixed(2)}x`);
 }
 {

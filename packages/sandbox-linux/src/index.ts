@@ -35,6 +35,6 @@ export { HOST_MODELS, type HostModel, OVERLAY_OPTIONS, type OverlayProbe, probeO
 export { HOST_MODEL_CHECK } from './overlay-run.js';
 export { chooseRootRange, HOST_UID_CHECK, type IdFiles, type IdRange, ROOT_MAP_COUNT, ROOT_MAP_FIRST, ROOT_UID_MAPS, type RootUidMap } from './root-map.js';
 export { type CommitReport, commitUpper } from './upper-commit.js';
-export { createLinuxSandbox, DEFAULT_LANDING_SWEEP_MS, defaultUndoneDir, DEFAULT_MAX_OUTPUT, LAUNCHER_SETTINGS, type LauncherSetting, LinuxSandbox, type LinuxSandboxOptions } from './service.js';
+export { createLinuxSandbox, DEFAULT_LANDING_SWEEP_MS, defaultUndoneDir, DEFAULT_MAX_OUTPUT, LAUNCHER_SETTINGS, type LauncherSetting, LinuxSandbox, type LinuxSandboxOptions, PREPARE_SETTINGS, type PrepareSetting } from './service.js';
 export type { HostWalks } from './host-thread.js';
 export { type PlannedMount, type Placeholder, type TmpPlan, type Translation, type TranslateOptions, translatePolicy, UntranslatableError } from './translate.js';

@@ -33,6 +33,8 @@ export interface LauncherStart {
   /** fd number -> bytes, each a memfd in the child (seccomp, args, env). */
   readonly fds: Readonly<Record<number, Uint8Array>>;
   readonly stdin: boolean;
+  /** A sandbox prepared ahead (prepared.ts): it keeps no process alive until {@link LaunchedRun.claim}. */
+  readonly background?: boolean;
 }
 
 /** One run started by the launcher. */
@@ -51,6 +53,8 @@ export interface LaunchedRun {
   readonly exit: Promise<LauncherExit>;
   /** Closes whatever the daemon still holds of the run's FIFOs. */
   dispose(): void;
+  /** A background run (prepared ahead) becomes an ordinary one: it keeps the process alive from now on. */
+  claim(): void;
 }
 
 const Reply = z.union([
@@ -88,6 +92,8 @@ interface Live {
 export class Launcher {
   private live?: Live;
   private nextId = 0;
+  /** Runs prepared ahead and not yet claimed: they do not keep the process alive. */
+  private readonly background = new Set<number>();
   private stderrTail = '';
 
   /** `python`: the interpreter `findPython` chose. */
@@ -164,7 +170,9 @@ export class Launcher {
   private idle(): void {
     const live = this.live;
     if (!live || live.dead) return;
-    const busy = live.handlers.size > 0;
+    let waiting = 0;
+    for (const id of live.handlers.keys()) if (!this.background.has(id)) waiting++;
+    const busy = waiting > 0;
     for (const h of [live.proc, live.proc.stdin, live.proc.stdout, live.proc.stderr] as { ref(): void; unref(): void }[]) {
       if (busy) h.ref();
       else h.unref();
@@ -195,6 +203,7 @@ export class Launcher {
   private async launchOnce(dir: string, start: LauncherStart): Promise<LaunchedRun> {
     const live = this.ensure();
     const id = ++this.nextId;
+    if (start.background) this.background.add(id);
     let exitWith!: (e: LauncherExit) => void;
     const exit = new Promise<LauncherExit>((res) => {
       exitWith = res;
@@ -210,6 +219,7 @@ export class Launcher {
       else if ('signal' in r) exitWith({ kind: 'signal', signal: SIGNAL_NAMES.get(r.signal) ?? 'SIGKILL' });
       if ('lost' in r || 'exit' in r || 'signal' in r) {
         live.handlers.delete(id);
+        this.background.delete(id);
         this.idle();
       }
       step?.(r);
@@ -217,6 +227,7 @@ export class Launcher {
     this.idle();
     const fail = (reason: string): never => {
       live.handlers.delete(id);
+      this.background.delete(id);
       this.idle();
       throw unavailable(reason);
     };
@@ -225,6 +236,7 @@ export class Launcher {
       await live.ready;
     } catch (e) {
       live.handlers.delete(id);
+      this.background.delete(id);
       this.idle();
       lostBeforeStart.add(e as Error);
       throw e;
@@ -234,6 +246,7 @@ export class Launcher {
     let r = await answer;
     if ('lost' in r) {
       live.handlers.delete(id);
+      this.background.delete(id);
       this.idle();
       const e = unavailable(r.lost);
       lostBeforeStart.add(e);
@@ -277,6 +290,7 @@ export class Launcher {
     const socket = (fd: number, readable: boolean) => {
       const s = new Socket({ fd, readable, writable: !readable });
       s.on('error', () => {}); // a reader gone early (EPIPE) or a read error: the run's exit says what happened
+      if (start.background) s.unref();
       return s;
     };
     const stdout = socket(ends.out, true);
@@ -301,6 +315,11 @@ export class Launcher {
       dispose: () => {
         closeSync_();
         for (const s of [stdout, stderr, info, stdin]) s?.destroy();
+      },
+      claim: () => {
+        if (!this.background.delete(id)) return;
+        for (const s of [stdout, stderr, info, stdin]) s?.ref();
+        this.idle();
       },
     };
   }

@@ -104,6 +104,11 @@ export interface RunPidLimit {
   adopt(pid: number): void;
   /** Applies the limit to the sandbox whose first process is `pid`, before it runs anything (it waits at the start of its setup). */
   enter(pid: number): Promise<void>;
+  /**
+   * Sets the limit again on a sandbox that entered it earlier (one prepared ahead, at its release):
+   * a change made on the host meanwhile is not inherited. Rejects where it cannot be set.
+   */
+  reassert(pid: number): Promise<void>;
   release(): Promise<void>;
 }
 
@@ -115,15 +120,17 @@ export interface RunPidLimit {
  * runs nothing. `name` names a cgroup made for this run.
  */
 export async function preparePidLimit(m: PidLimitMechanism, limit: number, name: string): Promise<RunPidLimit> {
-  if (m.kind === 'none') return { adopt: () => {}, enter: async () => {}, release: async () => {} };
+  if (m.kind === 'none') return { adopt: () => {}, enter: async () => {}, reassert: async () => {}, release: async () => {} };
   if (m.kind === 'rlimit') {
+    const enter = async (pid: number) => {
+      const r = await execa(m.prlimit, ['--pid', String(pid), `--nproc=${limit}:${limit}`], { reject: false, env: {}, extendEnv: false, timeout: 5000 });
+      if (r.exitCode !== 0 && /No such process/.test(String(r.stderr))) return; // gone already, as below
+      if (r.exitCode !== 0) throw new PidLimitError(`prlimit could not limit the sandbox's processes: ${String(r.stderr).trim()}`, FIX);
+    };
     return {
       adopt: () => {}, // RLIMIT_NPROC set on bwrap would count in the daemon's user namespace: set on the sandbox only
-      enter: async (pid) => {
-        const r = await execa(m.prlimit, ['--pid', String(pid), `--nproc=${limit}:${limit}`], { reject: false, env: {}, extendEnv: false, timeout: 5000 });
-        if (r.exitCode !== 0 && /No such process/.test(String(r.stderr))) return; // gone already, as below
-        if (r.exitCode !== 0) throw new PidLimitError(`prlimit could not limit the sandbox's processes: ${String(r.stderr).trim()}`, FIX);
-      },
+      enter,
+      reassert: enter,
       release: async () => {},
     };
   }
@@ -143,6 +150,13 @@ export async function preparePidLimit(m: PidLimitMechanism, limit: number, name:
         // gone already: bwrap's setup failed on its own, and its stderr says why; nothing ran
         if ((e as NodeJS.ErrnoException).code === 'ESRCH') return;
         throw new PidLimitError(`the sandbox could not be put in its pids cgroup ${dir}: ${(e as Error).message}`, FIX);
+      }
+    },
+    reassert: async () => {
+      try {
+        await writeFile(join(dir, 'pids.max'), String(limit));
+      } catch (e) {
+        throw new PidLimitError(`the limit of the sandbox's pids cgroup ${dir} could not be set again: ${(e as Error).message}`, FIX);
       }
     },
     // not awaited by the run: a dying pid namespace takes a moment to empty the cgroup

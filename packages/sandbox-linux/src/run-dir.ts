@@ -6,6 +6,9 @@ import { recoverCommit } from './commit-journal.js';
 import { removeLayers } from './overlay-mount.js';
 import type { Placeholder } from './translate.js';
 
+/** The file in a run folder of a sandbox prepared ahead whose command has not started (see {@link RunDir.markPrepared}). */
+const PREPARED_MARK = 'prepared';
+
 /*
  * A run's host-side leftovers live in one folder, `<tmp>/aalis-sbx-<pid>-<n>`: the empty file
  * mounted over hidden files, and a journal of the placeholder directories created in writable roots. The
@@ -49,6 +52,7 @@ export class RunDir {
   private layers = false;
   private kept = false;
   private fifos = false;
+  private prepared = false;
   private readonly placeholders: Placeholder[] = [];
 
   constructor(readonly parent: string) {
@@ -109,6 +113,24 @@ export class RunDir {
     mkdirSync(dir, { mode: 0o700 });
     this.layers = true;
     return dir;
+  }
+
+  /**
+   * Marks the folder as a sandbox prepared ahead (prepared.ts) whose command has not started: a
+   * daemon killed meanwhile leaves layers nothing wrote to, which its sweep removes without saying
+   * writes were lost. {@link released} takes the mark away before the command is handed over.
+   */
+  markPrepared(): void {
+    this.ensure();
+    closeSync(openSync(join(this.path, PREPARED_MARK), 'wx', 0o400));
+    this.prepared = true;
+  }
+
+  /** The prepared sandbox's command is about to start: from here its folder holds a run's writes. */
+  released(): void {
+    if (!this.prepared) return;
+    unlinkSync(join(this.path, PREPARED_MARK));
+    this.prepared = false;
   }
 
   /** Where the launcher makes this run's FIFOs (launcher.ts), made now (0700, inside the run's own 0700 folder). */
@@ -178,8 +200,8 @@ export class RunDir {
     }
     this.placeholders.length = 0;
     if (!this.created) return;
-    const made = { empty: this.empty, void: this.void, journal: this.journal, layers: this.layers && !this.kept, fifos: this.fifos };
-    this.empty = this.void = this.journal = this.fifos = false;
+    const made = { empty: this.empty, void: this.void, journal: this.journal, layers: this.layers && !this.kept, fifos: this.fifos, prepared: this.prepared };
+    this.empty = this.void = this.journal = this.fifos = this.prepared = false;
     // kept layers wait for releaseLayers, and the folder with them
     if (!this.kept) this.created = this.layers = false;
     // only what this object put there, so no recursive delete outside the layers
@@ -187,6 +209,7 @@ export class RunDir {
     if (made.empty) parts.push(unlink(this.emptyFile));
     if (made.void) parts.push(rmdir(this.emptyDir));
     if (made.journal) parts.push(unlink(join(this.path, 'journal')));
+    if (made.prepared) parts.push(unlink(join(this.path, PREPARED_MARK)));
     if (made.layers) parts.push(removeLayersOffLoop(join(this.path, 'overlay')));
     if (made.fifos) parts.push(rm(join(this.path, 'fifo'), { recursive: true, force: true }));
     const settled = await Promise.allSettled(parts);
@@ -279,7 +302,9 @@ export function sweepStaleRunDirs(parent: string, unjudged?: (dir: string, parti
       if (existsSync(layers)) {
         const commit = recoverCommit(layers); // a commit cut off midway: its temps removed, said as partial (commit-journal.ts)
         removeLayers(layers); // its work directory is mode 000
-        if (commit.state !== 'done') unjudged?.(dir, commit.state === 'partial');
+        // a sandbox prepared ahead whose command never started: nothing was written, nothing to say
+        const preparedOnly = existsSync(join(dir, PREPARED_MARK));
+        if (commit.state !== 'done' && !preparedOnly) unjudged?.(dir, commit.state === 'partial');
       }
       rmSync(dir, { recursive: true, force: true });
       swept += 1;

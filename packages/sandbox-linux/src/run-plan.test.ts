@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeScene, req, SCENE_PARENT, type Scene } from './scene.testing.js';
 import { ENV_FD, LAUNCH_ENV } from './launch-env.js';
 import { tmpEnv } from './run-plan.js';
+import { SHIM_TAG, shimArgv } from './prepared.js';
 import { createLinuxSandbox } from './service.js';
 import { findExecutable } from './tools.js';
 
@@ -106,4 +107,27 @@ describe('LinuxSandbox.plan is what run executes', { timeout: 120_000 }, () => {
       expect(recorded(first === bwrapAt ? 'bwrap' : 'unshare', marker)).toEqual(plan.argv.slice(first));
     },
   );
+
+  it.skipIf(process.getuid?.() !== 0)('a root daemon with prepare on: the plan names the shim, and a warm run started exactly the plan with the shim for the command', async () => {
+    const sb = createLinuxSandbox({ bwrap: recorder('bwrap'), hostModel: 'overlay', prepare: 'on' });
+    try {
+      const request = req(s, ['/bin/echo', 'plan-marker-warm']);
+      const plan = SandboxPlanSchema.parse(await sb.plan(request));
+      const step = plan.pre.find((p) => p.step === 'prepared sandbox');
+      expect(step?.detail).toContain(`${plan.argv[0]} -I -S -c <shim> ${SHIM_TAG}`);
+      await sb.run(req(s, ['true'])); // its end prepares the next sandbox of this policy
+      await sb.preparationsSettled();
+      const r = await sb.run(request);
+      expect(r.stdout).toBe('plan-marker-warm\n');
+      expect(sb.preparedCounts().used).toBe(1);
+      // the last prepared start (the one the run took, or the next, made alike but for its run folder)
+      const started = recorded('bwrap', SHIM_TAG).map((a) => a.replace(/^aalis-sbx-\d+-\d+-[a-z0-9]+$/, PLAN_RUN_DIR));
+      const bwrapAt = plan.argv.findIndex((a) => a.endsWith('/bwrap'));
+      const commandAt = plan.argv.lastIndexOf('--') + 1;
+      expect(plan.argv.slice(commandAt)).toEqual(request.argv);
+      expect(started).toEqual([...plan.argv.slice(bwrapAt, commandAt), ...shimArgv(plan.argv[0]!, PLAN_RUN_DIR)]);
+    } finally {
+      await sb.close();
+    }
+  });
 });

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -42,10 +43,11 @@ import { buildSeccompFilter } from './seccomp.js';
 import { DEFAULT_KEPT_WRITES_MS, KeptWritesStore } from './kept-writes.js';
 import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
-import { ARGS_FD, type LinuxRunPlan, linuxPlan } from './run-plan.js';
+import { ARGS_FD, type LinuxRunPlan, linuxPlan, tmpEnv } from './run-plan.js';
 import { ENV_FD } from './launch-env.js';
 import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
+import { DEFAULT_PREPARED_IDLE_MS, type PreparedSandbox, PreparedPool, preparedKey, preparedStep, samePlan, shimPayload, shimRequest } from './prepared.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
 
 /** How the Linux sandbox is set up. */
@@ -118,7 +120,28 @@ export interface LinuxSandboxOptions {
    * Other runs (an ordinary user's daemon, `rootUidMap: off`) always use the per-run chain.
    */
   readonly launcher?: LauncherSetting;
+  /**
+   * Sandboxes prepared ahead (prepared.ts): `on` starts the next sandbox of a policy (and cwd) in
+   * the background after each of its runs, so the next run pays only the check, the release, the
+   * command and the commit; `off` (the default) never. Only runs through the launcher with the
+   * overlay model and network off are prepared. A daemon's setting: a one-shot process would only
+   * pay for a sandbox it never uses.
+   */
+  readonly prepare?: PrepareSetting;
+  /** How long a prepared sandbox waits for its run before it is discarded. Default {@link DEFAULT_PREPARED_IDLE_MS}. */
+  readonly preparedIdleMs?: number;
 }
+
+/** The {@link LinuxSandboxOptions.prepare} settings. */
+export const PREPARE_SETTINGS = ['on', 'off'] as const;
+/** One of {@link PREPARE_SETTINGS}. */
+export type PrepareSetting = (typeof PREPARE_SETTINGS)[number];
+
+/** A prepared sandbox's run started: its shim waits on stdin for the command (prepared.ts). */
+type Warm = PreparedSandbox<Started>;
+
+/** A prepared sandbox did not match the run at release: it was discarded, and the run goes cold. */
+class ColdAgain extends Error {}
 
 /** The {@link LinuxSandboxOptions.launcher} settings. */
 export const LAUNCHER_SETTINGS = ['on', 'off'] as const;
@@ -164,6 +187,8 @@ export class LinuxSandbox implements SandboxService {
   /** The scan and the looks for landings, off the event loop. */
   private readonly host: HostThread;
   private sweptAt = 0;
+  /** Set by {@link close}: nothing more is prepared. */
+  private closing = false;
   /** Run folders of dead daemons that held writes never judged (swept, never committed): said on the next run. */
   private unjudged: string[] = [];
   /** Runs' refused writes waiting in their upper layers for an answer (kept-writes.ts). */
@@ -172,8 +197,15 @@ export class LinuxSandbox implements SandboxService {
   private readonly tearDowns = new Set<Promise<void>>();
   /** The kept-alive launcher of mapped runs, per interpreter (started at the first such run). */
   private launcher?: Launcher;
+  /** Sandboxes prepared ahead, by policy and cwd (prepared.ts). */
+  private readonly prepared: PreparedPool<Started>;
+  /** Counts of prepared sandboxes, for tests and the benchmark. */
+  private readonly counts = { prepared: 0, used: 0, discarded: 0 };
+  /** Preparations under way, awaited by {@link close}. */
+  private readonly preparing = new Set<Promise<void>>();
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
+    this.prepared = new PreparedPool(options.preparedIdleMs ?? DEFAULT_PREPARED_IDLE_MS, (p) => this.discardPrepared(p));
     this.host = new HostThread(options.hostWalks);
     this.filter = options.seccompFilter ?? buildSeccompFilter();
     this.tmp = options.tmpDir ?? tmpdir();
@@ -276,6 +308,16 @@ export class LinuxSandbox implements SandboxService {
     return { rootMap: { python: plan.python, range: plan.range } };
   }
 
+  /** How many sandboxes were prepared ahead, used by a run, and discarded unused (changed at release, idle, closed), since the start. */
+  preparedCounts(): { readonly prepared: number; readonly used: number; readonly discarded: number } {
+    return { ...this.counts };
+  }
+
+  /** Resolves once no sandbox is being prepared (each preparation ready or failed); for tests and the benchmark. */
+  async preparationsSettled(): Promise<void> {
+    await Promise.all(this.preparing);
+  }
+
   /** What the host model (the scan's and the looks' kept listings, on the host thread) holds in memory now; for the benchmark. */
   hostMemory(): Promise<HostMemory> {
     return this.host.run({ op: 'memory' });
@@ -294,6 +336,9 @@ export class LinuxSandbox implements SandboxService {
   /** Discards every kept write and stops the host walk thread (the daemon or session is ending; the kernel calls it through `sandboxPlugin`). */
   async close(): Promise<void> {
     this.kept.discardAll();
+    this.closing = true;
+    await Promise.all(this.preparing);
+    await this.prepared.close();
     await Promise.all(this.tearDowns);
     this.launcher?.close();
     this.launcher = undefined;
@@ -329,7 +374,8 @@ export class LinuxSandbox implements SandboxService {
     const binds = socketBinds(overlays, facts.sockets.filter((p) => !hasRawBytes(p)));
     const hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd);
     const wrap = (bwrap: string, args: readonly string[], rootMap?: (mounts: readonly string[]) => string[]) => overlayLaunch(model.tools, overlays, binds, bwrap, args, rootMap);
-    return this.runPlan(request, translation, tools, model, hideArgs, wrap).plan;
+    const plan = this.runPlan(request, translation, tools, model, hideArgs, wrap).plan;
+    return this.preparable(request, tools, model) ? { ...plan, pre: [...plan.pre, preparedStep(tools.rootMap!.python)] } : plan;
   }
 
   /** The host model of a run of `policy`; a required overlay that cannot be had refuses the run. */
@@ -393,10 +439,16 @@ export class LinuxSandbox implements SandboxService {
     // A socket of another program (a container shim, say) can vanish between the scan and the
     // mount: bwrap then refuses to set up and nothing has run, so scan again and retry.
     // (See transientSetupFailure in launch-state.ts for the other case.)
+    let warmOk = true;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.attempt(request, tools);
+        return await this.attempt(request, tools, warmOk);
       } catch (e) {
+        if (e instanceof ColdAgain) {
+          warmOk = false;
+          attempt--;
+          continue;
+        }
         if (!(e instanceof VanishedMountError) || attempt >= MAX_SETUP_ATTEMPTS) {
           if (e instanceof VanishedMountError) throw unavailable(`bubblewrap could not set up the sandbox: ${e.message}`, 'see `aalis doctor`; nothing was run');
           throw e;
@@ -405,10 +457,13 @@ export class LinuxSandbox implements SandboxService {
     }
   }
 
-  private async attempt(request: SandboxRunRequest, tools: RunTools): Promise<SandboxRunResult> {
+  private async attempt(request: SandboxRunRequest, tools: RunTools, warmOk = true): Promise<SandboxRunResult> {
     const { policy } = request;
     const model = await this.modelFor(policy);
-    const dir = new RunDir(this.tmp);
+    const key = this.preparable(request, tools, model) ? preparedKey(policy, request.cwd) : undefined;
+    // taken (no other run can have it) before anything of this run is made; fail closed: whatever goes wrong, it is discarded
+    let warm = key !== undefined && warmOk ? await this.prepared.take(key) : undefined;
+    const dir = warm?.dir ?? new RunDir(this.tmp);
     // set by the overlay run: what must go before the folder does, which the result does not wait on
     let before: Promise<unknown> | undefined;
     try {
@@ -432,7 +487,13 @@ export class LinuxSandbox implements SandboxService {
           'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable; nothing was run',
         );
       }
-      if (model.kind === 'overlay') return await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p));
+      if (model.kind === 'overlay') {
+        const taken = warm;
+        warm = undefined; // the overlay run owns it now
+        const result = await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p), taken);
+        if (key !== undefined) this.prepareNext(key, request, tools, model);
+        return result;
+      }
       const aside = join(this.undoneDir, basename(dir.path));
       const sweeper = new LandingSweeper(policy, facts, this.options.scan, this.options.landingSweepMs ?? DEFAULT_LANDING_SWEEP_MS, livePlaceholders, aside, this.host);
       sweeper.start();
@@ -459,6 +520,7 @@ export class LinuxSandbox implements SandboxService {
       if (undo.removed.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
       return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...undo.removed])], movedAside };
     } finally {
+      if (warm) await this.discardPrepared(warm, false); // not used: killed; its folder goes below
       if (before === undefined) await dir.dispose(); // off the event loop (run-dir.ts)
       else {
         // the folder goes once the layers have: after the result. A daemon killed meanwhile leaves
@@ -482,8 +544,10 @@ export class LinuxSandbox implements SandboxService {
     facts: HostFacts,
     model: ModelChoice & { kind: 'overlay' },
     afterResult: (removal: Promise<unknown>) => void,
+    warm?: Warm,
   ): Promise<SandboxRunResult> {
     const { policy } = request;
+    if (warm) return await this.releasePrepared(request, tools, dir, translation, facts, model, afterResult, warm);
     let overlays: RunOverlays;
     let layersDir: string;
     try {
@@ -496,7 +560,21 @@ export class LinuxSandbox implements SandboxService {
       throw unavailable(`the run's overlay layers could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
     const runPlan = this.runPlan(request, translation, tools, model, overlays.hideArgs, (bwrap, args, rootMap) => overlays.command(bwrap, args, rootMap));
-    let result = await this.spawn(request, translation, runPlan, tools, () => {}, dir, overlays);
+    return await this.finishOverlay(request, translation, dir, overlays, afterResult, await this.spawn(request, translation, runPlan, tools, () => {}, dir, overlays));
+  }
+
+  /** The overlay run's commit and result, after its command ended. */
+  private async finishOverlay(
+    request: SandboxRunRequest,
+    translation: Translation,
+    dir: RunDir,
+    overlays: RunOverlays,
+    afterResult: (removal: Promise<unknown>) => void,
+    spawned: SandboxRunResult,
+  ): Promise<SandboxRunResult> {
+    const { policy } = request;
+    const layersDir = join(dir.path, 'overlay');
+    let result = spawned;
     // the command and its whole pid namespace are gone: nothing writes the upper layers any more
     const mountPoints = translation.mounts.map((m) => m.path);
     // a conflicting file's command version is kept beside what the look moves aside (undoneDir), by run
@@ -538,6 +616,149 @@ export class LinuxSandbox implements SandboxService {
     void done.finally(() => this.tearDowns.delete(done));
   }
 
+  /** Whether the next sandbox of this run's policy is prepared ahead: see {@link LinuxSandboxOptions.prepare}. */
+  private preparable(request: SandboxRunRequest, tools: RunTools, model: ModelChoice): model is ModelChoice & { kind: 'overlay' } {
+    const setting = this.options.prepare ?? 'off';
+    return setting === 'on' && model.kind === 'overlay' && request.policy.network !== 'on' && tools.rootMap !== undefined && this.launcherFor(tools) !== undefined;
+  }
+
+  /** Starts preparing the next sandbox for `key` in the background, unless one is held or under way. */
+  private prepareNext(key: string, request: SandboxRunRequest, tools: RunTools, model: ModelChoice & { kind: 'overlay' }): void {
+    if (this.closing) return;
+    const job = this.prepared.add(key, () => this.prepareOne(key, request, tools, model));
+    if (!job) return;
+    this.preparing.add(job);
+    void job.finally(() => this.preparing.delete(job));
+  }
+
+  /**
+   * One sandbox for `request`'s policy and cwd, made the way a cold run makes its own, with the shim
+   * for the command (prepared.ts): released once its pid limit holds, so bwrap sets up and the shim
+   * waits on stdin. Undefined when anything fails (whatever was made is taken down).
+   */
+  private async prepareOne(key: string, request: SandboxRunRequest, tools: RunTools, model: ModelChoice & { kind: 'overlay' }): Promise<Warm | undefined> {
+    const { policy, cwd } = request;
+    const dir = new RunDir(this.tmp);
+    const shim = shimRequest(request, tools.rootMap!.python, basename(dir.path));
+    let child: Started | undefined;
+    let pid: number | undefined;
+    let limit: RunPidLimit | undefined;
+    try {
+      dir.markPrepared();
+      const facts = await this.host.run({ op: 'scan', policy, cwd, options: this.options.scan, skip: [...livePlaceholders()] });
+      const translation = translatePolicy(policy, facts, { cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: false });
+      if (translation.usesEmptyFile) dir.prepareEmptyFile();
+      const overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
+      overlays.hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, cwd);
+      const plan = this.runPlan(shim, translation, tools, model, overlays.hideArgs, (bwrap, args, rootMap) => overlays.command(bwrap, args, rootMap));
+      const pidReady = preparePidLimit(this.pids!, this.pidLimit, basename(dir.path));
+      pidReady.catch(() => {});
+      try {
+        child = await this.start(shim, plan, tools, dir, true);
+      } finally {
+        limit = await pidReady.catch(() => undefined);
+      }
+      if (!limit) throw new Error('no pid limit');
+      if (child.pid !== undefined) limit.adopt(child.pid);
+      pid = await readChildPid(child.info);
+      await limit.enter(pid);
+      const started = child;
+      // the shim's one byte on stdout: bwrap has set up and exec'd it; anything else, or an end first, is a failure
+      const ready = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), 15_000);
+        timer.unref();
+        // stdout flows on, with no reader until a run attaches (before its release: nothing is lost), so the shim's death is seen at once
+        started.stdout.once('data', (c: Buffer) => {
+          clearTimeout(timer);
+          resolve(c.length === 1 && c[0] === 10);
+        });
+        void started.ended.then(() => resolve(false));
+        // read (and dropped) until a run attaches to it, so a bwrap that fails its set-up is seen ending at once
+        started.stderr.resume();
+        started.release();
+      });
+      if (!ready || this.closing) throw new Error('not ready');
+      const prepared: Warm = { key, dir, overlays, translation, plan, child, pid, pidLimit: limit, dead: false };
+      void child.ended.then(() => {
+        prepared.dead = true;
+      });
+      this.counts.prepared++;
+      return prepared;
+    } catch {
+      if (child) {
+        child.killBwrap();
+        // a sandbox still waiting on its setup sync holds its pipes until killed itself (launch-state.ts)
+        if (pid !== undefined) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // gone
+          }
+        }
+        child.stdout.resume();
+        child.stderr.resume();
+        await child.ended;
+        child.dispose();
+        if (pid !== undefined) await sandboxGone(pid);
+      }
+      await limit?.release();
+      await dir.dispose();
+      return undefined;
+    }
+  }
+
+  /** Kills a prepared sandbox that will not run anything (after its release its parent's death takes it) and frees what it holds; its folder too unless `withDir` is false. */
+  private async discardPrepared(p: Warm, withDir = true): Promise<void> {
+    this.counts.discarded++;
+    p.dead = true;
+    p.child.claim(); // its end is waited for now: the process stays until then
+    p.child.killBwrap();
+    p.child.stdout.resume();
+    p.child.stderr.resume();
+    await p.child.ended;
+    p.child.dispose();
+    // bwrap reaped, its sandbox's pid 1 dies of it (parent-death signal) and takes the shim with it: waited for, so nothing outlives close()
+    await sandboxGone(p.pid);
+    await p.pidLimit.release();
+    if (withDir) await p.dir.dispose();
+  }
+
+  /**
+   * A run in a prepared sandbox: the argv a cold run would start now (this run's scan and
+   * translation, the shim for the command, the prepared one's folder) must be the one it was
+   * started with, or it is discarded and the run goes cold ({@link ColdAgain}). The start stamp is
+   * taken here, at release, not when it was prepared.
+   */
+  private async releasePrepared(
+    request: SandboxRunRequest,
+    tools: RunTools,
+    dir: RunDir,
+    translation: Translation,
+    facts: HostFacts,
+    model: ModelChoice & { kind: 'overlay' },
+    afterResult: (removal: Promise<unknown>) => void,
+    warm: Warm,
+  ): Promise<SandboxRunResult> {
+    const { policy } = request;
+    const overlays = warm.overlays;
+    let now: LinuxRunPlan;
+    try {
+      const hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd);
+      const binds = socketBinds(overlays.overlays, facts.sockets.filter((p) => !hasRawBytes(p)));
+      now = this.runPlan(shimRequest(request, tools.rootMap!.python, basename(dir.path)), translation, tools, model, hideArgs, (bwrap, args, rootMap) => overlayLaunch(model.tools, overlays.overlays, binds, bwrap, args, rootMap));
+      if (warm.dead || !samePlan(now, warm.plan)) throw new ColdAgain('changed');
+      dir.released(); // from here on a daemon killed leaves the run's writes, unjudged, and its sweep says so
+      overlays.markStart();
+    } catch {
+      await this.discardPrepared(warm, false); // the folder goes with the attempt
+      throw new ColdAgain('the prepared sandbox was not used');
+    }
+    this.counts.used++;
+    const payload = shimPayload(request, { ...request.env, ...tmpEnv(policy.tmp) });
+    const spawned = await this.spawn(request, translation, now, tools, () => {}, dir, overlays, { prepared: warm, payload });
+    return await this.finishOverlay(request, translation, dir, overlays, afterResult, spawned);
+  }
+
   /** The launcher of a mapped run, or none (the per-run chain): see {@link LinuxSandboxOptions.launcher}. */
   private launcherFor(tools: RunTools): Launcher | undefined {
     if (!tools.rootMap || this.options.launcher === 'off') return undefined;
@@ -550,14 +771,14 @@ export class LinuxSandbox implements SandboxService {
    * (execa). Either way the same fds: stdin, stdout, stderr, seccomp on 3, info on 4, setup sync on
    * 5, args on 6, env on 7.
    */
-  private async start(request: SandboxRunRequest, runPlan: LinuxRunPlan, tools: RunTools, dir: RunDir): Promise<Started> {
+  private async start(request: SandboxRunRequest, runPlan: LinuxRunPlan, tools: RunTools, dir: RunDir, background = false): Promise<Started> {
     const [file, ...argv] = runPlan.plan.argv;
     const launcher = this.launcherFor(tools);
     if (launcher) {
       const mapped = argv[3] === ROOT_MAP_PY; // [-I, -S, -c, ROOT_MAP_PY, operands...]: the child runs that function itself
       const fds: Record<number, Uint8Array> = { 3: runPlan.seccomp, [ENV_FD]: runPlan.envBytes };
       if (runPlan.argsBytes) fds[ARGS_FD] = runPlan.argsBytes;
-      const run = await launcher.launch(dir.prepareFifoDir(), { argv: mapped ? argv.slice(4) : [file!, ...argv], env: runPlan.plan.env, rootMap: mapped, fds, stdin: request.stdin !== undefined });
+      const run = await launcher.launch(dir.prepareFifoDir(), { argv: mapped ? argv.slice(4) : [file!, ...argv], env: runPlan.plan.env, rootMap: mapped, fds, stdin: request.stdin !== undefined, background });
       return launchedStart(run);
     }
     // exactly the plan: its argv, its env, its fds
@@ -585,6 +806,7 @@ export class LinuxSandbox implements SandboxService {
       killBwrap: () => child.kill('SIGKILL'),
       ended: child.then((r) => ({ exitCode: r.exitCode, signal: r.signal })),
       dispose: () => fds[SETUP_SYNC_FD]?.destroy(), // bwrap is gone by now: nothing reads it any more
+      claim: () => {},
     };
   }
 
@@ -596,20 +818,22 @@ export class LinuxSandbox implements SandboxService {
     prepare: () => void,
     dir: RunDir,
     overlays?: RunOverlays,
+    warm?: { readonly prepared: Warm; readonly payload: Buffer },
   ): Promise<SandboxRunResult> {
     const netOn = request.policy.network === 'on';
     const net = netOn ? planNetwork(request.policy, this.options.nft ?? 'nft') : undefined;
-    // the run's cgroup is made while bwrap starts
-    const pidReady = preparePidLimit(this.pids!, this.pidLimit, basename(dir.path));
+    // the run's cgroup is made while bwrap starts (a prepared sandbox is in its own already)
+    const pidReady = warm ? Promise.resolve(warm.prepared.pidLimit) : preparePidLimit(this.pids!, this.pidLimit, basename(dir.path));
     pidReady.catch(() => {}); // awaited below; a run that ends before that only releases it
     let child: Started;
     try {
-      child = await this.start(request, runPlan, tools, dir);
+      child = warm ? warm.prepared.child : await this.start(request, runPlan, tools, dir);
     } catch (e) {
       await (await pidReady.catch(() => undefined))?.release();
       throw e;
     }
-    if (child.pid !== undefined) {
+    if (warm) child.claim();
+    else if (child.pid !== undefined) {
       const bwrapPid = child.pid;
       pidReady.then((l) => l.adopt(bwrapPid)).catch(() => {});
     }
@@ -618,9 +842,10 @@ export class LinuxSandbox implements SandboxService {
     const err = new BoundedOutput(limit);
     out.attach(child.stdout);
     err.attach(child.stderr);
-    if (request.stdin !== undefined) child.stdin?.end(Buffer.from(request.stdin));
-    // the launch's state machine (launch-state.ts): every step below moves it, a kill at any time too
-    let state: LaunchState = { kind: 'starting', killAsked: false };
+    if (request.stdin !== undefined && !warm) child.stdin?.end(Buffer.from(request.stdin));
+    // the launch's state machine (launch-state.ts): every step below moves it, a kill at any time too;
+    // a prepared sandbox is held from the start: set up, its shim waiting for the command
+    let state: LaunchState = warm ? { kind: 'held', pid: warm.prepared.pid } : { kind: 'starting', killAsked: false };
     let failure: SetupFailure | undefined;
     let timedOut = false;
     const killer: Killer = {
@@ -666,15 +891,22 @@ export class LinuxSandbox implements SandboxService {
       } catch (e) {
         failure = { step: 'placeholders', error: e as Error };
       }
-      // step 2: the sandbox's pid, before anything else
-      const pid = await readChildPid(child.info).then(
+      // step 2: the sandbox's pid, before anything else (a prepared sandbox's was read when it was prepared)
+      const pid = await (warm ? Promise.resolve(warm.prepared.pid) : readChildPid(child.info)).then(
         (p) => ({ ok: true as const, pid: p }),
         (e: Error) => ({ ok: false as const, error: e }), // bwrap ended before it made the sandbox: its stderr says why
       );
       state = sandboxKnown(state, pid, failure, killer);
       // step 3: the pid limit, and with network on slirp4netns and nft beside it
       const held = state;
-      if (held.kind === 'held' && !net) {
+      if (warm) {
+        // in its cgroup since it was prepared; the limit is written again, so a change on the host meanwhile is not inherited
+        try {
+          await warm.prepared.pidLimit.reassert(warm.prepared.pid);
+        } catch (e) {
+          failure = { step: 'pid-limit', error: e as Error };
+        }
+      } else if (held.kind === 'held' && !net) {
         failure = await applyPidLimit(held.pid);
       } else if (held.kind === 'held' && net) {
         // started by the run's launcher where it has one (no fork of the daemon), in the run's FIFO folder
@@ -695,7 +927,13 @@ export class LinuxSandbox implements SandboxService {
       }
       // step 4: released to run the command, or killed when a step failed
       if (failure) kill();
-      else state = released(state, () => child.release());
+      else if (warm) {
+        // the shim reads the command from its stdin (prepared.ts), then the command reads the rest
+        state = released(state, () => {
+          child.stdin?.write(warm.payload);
+          child.stdin?.end(request.stdin === undefined ? undefined : Buffer.from(request.stdin));
+        });
+      } else state = released(state, () => child.release());
       const r = await child.ended;
       const stderr = err.text();
       const error = launchFailure({ state, failure, stderr, exitCode: r.exitCode, overlays: overlays !== undefined, rootMap: tools.rootMap !== undefined, ...(r.lost === undefined ? {} : { launcherLost: r.lost }) }, translation, existsSync);
@@ -742,6 +980,21 @@ async function slirpWithRetry(start: StartNetHelper, slirp4netns: string, pid: n
   }
 }
 
+/** Resolves once `pid` has exited (gone, or a zombie: its pid namespace is emptied by then), or after 10 s. */
+async function sandboxGone(pid: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    let stat: string;
+    try {
+      stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return;
+    }
+    if (/^\d+ \(.*\) [ZX]/s.test(stat)) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 /** A started launch, whichever way it was started. */
 interface Started {
   readonly pid: number | undefined;
@@ -755,6 +1008,8 @@ interface Started {
   /** bwrap's end, once its output is drained too; `lost`: the launcher died first. */
   readonly ended: Promise<{ exitCode?: number; signal?: string; lost?: string }>;
   dispose(): void;
+  /** A prepared sandbox's run is this request's now: it keeps the process alive. */
+  claim(): void;
 }
 
 /** A launcher's run as a {@link Started}: its end once bwrap is reaped and stdout and stderr are read to their ends. */
@@ -771,7 +1026,7 @@ function launchedStart(run: LaunchedRun): Started {
     await Promise.all([drained(run.stdout), drained(run.stderr)]);
     return e.kind === 'exit' ? { exitCode: e.code } : { signal: e.signal };
   });
-  return { pid: run.pid, stdin: run.stdin, stdout: run.stdout, stderr: run.stderr, info: run.info, release: () => run.release(), killBwrap: () => run.kill(), ended, dispose: () => run.dispose() };
+  return { pid: run.pid, stdin: run.stdin, stdout: run.stdout, stderr: run.stderr, info: run.info, release: () => run.release(), killBwrap: () => run.kill(), ended, dispose: () => run.dispose(), claim: () => run.claim() };
 }
 
 /** A Linux sandbox service; see {@link LinuxSandboxOptions}. */

@@ -1,0 +1,231 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { SandboxRunRequest, SandboxRunResult } from '@aalis/api-reach';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SHIM_TAG } from './prepared.js';
+import { DEFAULT_PID_LIMIT, findPidsCgroup } from './pid-limit.js';
+import { type OverlayScene, overlayScene, req, until, untilProcess } from './scene.testing.js';
+import { findPython } from './system-python.js';
+import type { LinuxSandbox } from './service.js';
+
+const isRoot = process.getuid?.() === 0;
+
+/** Pids of processes with `word` somewhere in their argv. */
+function withArg(word: string): number[] {
+  return readdirSync('/proc')
+    .filter((n) => {
+      try {
+        return /^\d+$/.test(n) && readFileSync(`/proc/${n}/cmdline`, 'utf8').includes(word);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** Pids of prepared sandboxes' shims (and their bwraps) of run folders in `tmpDir`. */
+function shimsIn(tmpDir: string): number[] {
+  return withArg(SHIM_TAG).filter((pid) => {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const run = argv[argv.indexOf(SHIM_TAG) + 1] ?? '';
+      return run !== '' && readdirSync(tmpDir).includes(run);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Whether `pid` runs (a zombie has ended: only its exit status is left). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX]/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** The result without what differs between any two runs. */
+const same = (r: SandboxRunResult) => ({ stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode, signal: r.signal, timedOut: r.timedOut, writeDenied: r.writeDenied, deniedWrites: r.deniedWrites });
+
+/** Outcome of a run: its result, or the error it threw (message and code). */
+async function outcome(sb: LinuxSandbox, r: SandboxRunRequest): Promise<unknown> {
+  try {
+    return same(await sb.run(r));
+  } catch (e) {
+    return { error: (e as Error).message.replace(/aalis-sbx-[\w-]+/g, '<run>'), code: (e as { code?: string }).code };
+  }
+}
+
+describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the launcher)', { timeout: 240_000 }, () => {
+  let s: OverlayScene;
+  let warm: LinuxSandbox;
+  let cold: LinuxSandbox;
+  beforeAll(async () => {
+    s = await overlayScene();
+    warm = s.sandbox({ prepare: 'on' });
+    cold = s.sandbox(); // prepare: off, the default
+  });
+  afterAll(async () => {
+    await warm?.close();
+    await cold?.close();
+    s?.cleanup();
+  });
+
+  /** Runs `r` warm (after a run that prepares its sandbox) and cold; says whether the warm one really took a prepared sandbox. */
+  async function both(r: SandboxRunRequest): Promise<{ warm: unknown; cold: unknown; used: boolean }> {
+    await warm.run({ ...r, argv: ['true'], stdin: undefined });
+    await warm.preparationsSettled(); // this policy's next sandbox is ready (or failed: then the run below is cold, and says so)
+    const before = warm.preparedCounts();
+    const w = await outcome(warm, r);
+    const used = warm.preparedCounts().used === before.used + 1;
+    return { warm: w, cold: await outcome(cold, r), used };
+  }
+
+  const cases: { name: string; argv: [string, ...string[]]; extra?: Partial<SandboxRunRequest> }[] = [
+    { name: 'stdout, stderr and an exit code', argv: ['sh', '-c', 'echo out; echo err >&2; exit 7'] },
+    { name: 'stdin handed through', argv: ['sh', '-c', 'cat; echo; cat /proc/self/status | grep -c .'], extra: { stdin: 'line one\nline two' } },
+    { name: 'no stdin: /dev/null, as cold', argv: ['sh', '-c', 'test -c /dev/stdin && echo devnull; wc -c'] },
+    { name: 'killed by a signal', argv: ['sh', '-c', 'echo before; kill -TERM $$'] },
+    { name: 'every signal at its default, nothing blocked', argv: ['sh', '-c', 'grep -E "^(SigIgn|SigBlk)" /proc/self/status'] },
+    { name: 'the cwd and the environment', argv: ['sh', '-c', 'pwd; env | sort'] },
+    { name: 'a command that does not exist', argv: ['no-such-command-here'] },
+    { name: 'a hidden .env stays hidden', argv: ['sh', '-c', 'cat .env; echo $?'] },
+  ];
+  it.each(cases)('a warm run gives what a cold one does: $name', async ({ argv, extra }) => {
+    const got = await both(req(s, argv, extra));
+    expect(got.used).toBe(true);
+    expect(got.warm).toEqual(got.cold);
+  });
+
+  it('argv, environment and cwd with odd bytes reach the command as they would cold', async () => {
+    const odd = join(s.ws, 'odd dir\nwith = and \u00e9');
+    mkdirSync(odd, { recursive: true });
+    const argv: [string, ...string[]] = ['sh', '-c', 'pwd; for a in "$@"; do printf "[%s]\\n" "$a"; done; printf "%s|" "$ODD" "$EMPTY"', 'sh', '', 'a b', 'x\ny', '--', '=', '\u00e9\u4e2d', '-c'];
+    const r = req(s, argv, { cwd: odd, env: { PATH: '/usr/bin:/bin', ODD: 'v=1\nline2 \u00e9', EMPTY: '' } });
+    const got = await both(r);
+    expect(got.used).toBe(true);
+    expect(got.warm).toEqual(got.cold);
+    expect((got.warm as { stdout: string }).stdout).toContain('[x\ny]');
+  });
+
+  it('a .env made between preparation and release is hidden, as cold: the prepared sandbox is discarded', async () => {
+    mkdirSync(join(s.ws, 'late'), { recursive: true });
+    const r = req(s, ['sh', '-c', 'cat late/.env; echo exit=$?']);
+    await warm.run({ ...r, argv: ['true'] });
+    await warm.preparationsSettled(); // its preparation (and its scan) done before the file is made
+    const before = warm.preparedCounts();
+    writeFileSync(join(s.ws, 'late', '.env'), 'LATE_SECRET=1\n');
+    try {
+      const w = await warm.run(r);
+      expect(w.stdout).not.toContain('LATE_SECRET');
+      expect(warm.preparedCounts()).toMatchObject({ used: before.used, discarded: before.discarded + 1 });
+      expect(same(w)).toEqual(same(await cold.run(r)));
+    } finally {
+      rmSync(join(s.ws, 'late'), { recursive: true, force: true });
+    }
+  });
+
+  it('a prepared sandbox killed before its release is not used: the run goes cold', async () => {
+    const tmpDir = join(s.root, 'killed-prepared-tmp');
+    mkdirSync(tmpDir);
+    const sb = s.sandbox({ tmpDir, prepare: 'on' });
+    try {
+      await sb.run(req(s, ['true']));
+      await until(() => sb.preparedCounts().prepared > 0, 'a prepared sandbox');
+      for (const pid of shimsIn(tmpDir)) process.kill(pid, 'SIGKILL');
+      await until(() => shimsIn(tmpDir).length === 0, 'the prepared sandbox killed');
+      const r = await sb.run(req(s, ['sh', '-c', 'echo cold; exit 3']));
+      expect(same(r)).toMatchObject({ stdout: 'cold\n', exitCode: 3, signal: null });
+      expect(sb.preparedCounts()).toMatchObject({ used: 0, discarded: 1 });
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it.skipIf(!findPidsCgroup())('the pid limit is written again at release: a change on the host after preparation is not inherited', async () => {
+    const tmpDir = join(s.root, 'pids-tmp');
+    mkdirSync(tmpDir);
+    const sb = s.sandbox({ tmpDir, prepare: 'on' });
+    try {
+      await sb.run(req(s, ['true']));
+      await sb.preparationsSettled();
+      const shim = shimsIn(tmpDir).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith(findPython() ?? 'python3'));
+      // its run cgroup (a child of the base, made or taken from the idle pool), as the host sees it
+      const line = readFileSync(`/proc/${shim}/cgroup`, 'utf8').split('\n').find((l) => /^\d+:([^:]*,)?pids(,[^:]*)?:/.test(l) || l.startsWith('0::'))!;
+      const max = join(findPidsCgroup()!, basename(line.slice(line.indexOf(':', line.indexOf(':') + 1) + 1)), 'pids.max');
+      expect(readFileSync(max, 'utf8').trim()).toBe(String(DEFAULT_PID_LIMIT));
+      writeFileSync(max, 'max'); // raised on the host before the release
+      const token = `30.${process.pid}${Date.now() % 1000}`;
+      const abort = new AbortController();
+      const running = sb.run(req(s, ['sh', '-c', `exec sleep ${token}`], { signal: abort.signal }));
+      await untilProcess(token);
+      expect(sb.preparedCounts().used).toBe(1);
+      expect(readFileSync(max, 'utf8').trim()).toBe(String(DEFAULT_PID_LIMIT));
+      abort.abort();
+      await running;
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('concurrent runs of one policy: one takes the prepared sandbox, each gets its own output', async () => {
+    await warm.run(req(s, ['true']));
+    await warm.preparationsSettled();
+    const before = warm.preparedCounts();
+    const runs = await Promise.all([1, 2, 3, 4].map((i) => warm.run(req(s, ['sh', '-c', `echo run-${i}`]))));
+    expect(runs.map((r) => r.stdout)).toEqual(['run-1\n', 'run-2\n', 'run-3\n', 'run-4\n']);
+    expect(warm.preparedCounts().used).toBe(before.used + 1);
+  });
+
+  it('close() leaves no process of a prepared sandbox', async () => {
+    const tmpDir = join(s.root, 'close-tmp'); // its own, so no other sandbox's prepared one is counted
+    mkdirSync(tmpDir);
+    const sb = s.sandbox({ tmpDir, prepare: 'on' });
+    await sb.run(req(s, ['true']));
+    await until(() => shimsIn(tmpDir).length > 0, 'a prepared sandbox');
+    const pids = shimsIn(tmpDir);
+    await sb.close();
+    expect(pids.filter(running)).toEqual([]);
+    expect(shimsIn(tmpDir).filter(running)).toEqual([]);
+  });
+
+  it('a prepared sandbox unused for preparedIdleMs is discarded, its processes gone', async () => {
+    const tmpDir = join(s.root, 'idle-tmp');
+    mkdirSync(tmpDir);
+    const sb = s.sandbox({ preparedIdleMs: 300, tmpDir, prepare: 'on' });
+    try {
+      await sb.run(req(s, ['true']));
+      await until(() => sb.preparedCounts().prepared > 0, 'a prepared sandbox');
+      await until(() => sb.preparedCounts().discarded > 0, 'the idle one discarded');
+      await until(() => shimsIn(tmpDir).length === 0, 'its processes gone');
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('the daemon killed with SIGKILL while it holds a prepared sandbox: nothing of it survives', async () => {
+    const tmpDir = join(s.root, 'killed-holder-tmp');
+    mkdirSync(tmpDir);
+    const child = execa(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'prepared.child.testing.ts'), JSON.stringify(s), tmpDir], { cwd: join(import.meta.dirname, '..'), reject: false });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (d: Buffer) => d.toString().includes('prepared') && resolve());
+      void child.then((r) => reject(new Error(`the holder ended first: ${r.stderr}`)));
+    });
+    const pids = shimsIn(tmpDir);
+    expect(pids.length).toBeGreaterThan(0);
+    child.kill('SIGKILL');
+    await child;
+    await until(() => shimsIn(tmpDir).length === 0, 'the prepared sandbox died with its holder');
+    // the next daemon sweeps its folder without saying a run's writes were lost: nothing ran there
+    const next = s.sandbox({ tmpDir, prepare: 'off' });
+    try {
+      const r = await next.run(req(s, ['true']));
+      expect(r.stderr).toBe('');
+    } finally {
+      await next.close();
+    }
+    expect(readdirSync(tmpDir)).toEqual([]);
+  });
+});

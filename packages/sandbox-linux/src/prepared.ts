@@ -1,0 +1,207 @@
+import type { PlanStep, SandboxPolicy, SandboxRunRequest } from '@aalis/api-reach';
+import type { RunPidLimit } from './pid-limit.js';
+import type { RunDir } from './run-dir.js';
+import type { RunOverlays } from './overlay-run.js';
+import type { LinuxRunPlan } from './run-plan.js';
+import type { Translation } from './translate.js';
+
+/*
+ * Sandboxes prepared ahead (service.ts `prepare`). After a run of a policy ends, the next sandbox
+ * for the same policy and cwd is started in the background through the whole launch chain (run
+ * folder, overlay layers, root map, bwrap's namespaces and mounts, the pid limit) with a fixed
+ * command: the shim below, which waits on its stdin. A later run of that policy takes it, checks
+ * that the argv a cold run would start now (same scan, same translation, the shim in place of the
+ * command) is the one the prepared sandbox was started with, and only then writes the command's
+ * argv, cwd and environment to the shim's stdin; the shim execs them. Any difference, any error:
+ * the prepared sandbox is killed and the run goes cold.
+ *
+ * Why python and not `sh -c read`: argv, cwd and environment are arbitrary bytes (but NUL), which
+ * `read` cannot carry, and the interpreter is on the host already (the root map needs it), so its
+ * start is paid during preparation, not at release.
+ */
+
+/** The operand after the shim's program: names the process for `ps` and for tests. */
+export const SHIM_TAG = 'aalis-prepared';
+
+/**
+ * The shim: says it is ready (one byte on stdout, which the daemon drops), reads an 8-byte length
+ * and that many bytes from stdin (exactly, so the rest of stdin is the command's), then does what
+ * bwrap would have done for a cold run: the cwd, the environment, every signal at its default,
+ * execvp. Its failures read as bwrap's own (`bwrap: ...`, exit 1), so the run's result is the
+ * cold run's. Stdin closed before a whole payload: it exits 125 having run nothing.
+ */
+export const SHIM_PY = String.raw`
+import _signal, os
+os.write(1, b"\n")
+def rd(n):
+    b = b""
+    while len(b) < n:
+        c = os.read(0, n - len(b))
+        if not c: os._exit(125)
+        b += c
+    return b
+parts = rd(int.from_bytes(rd(8), "big")).split(b"\0")
+stdin, cwd, argc = parts[0], parts[1], int(parts[2])
+argv = parts[3:3 + argc]
+env = dict(p.split(b"=", 1) for p in parts[3 + argc:] if p)
+if stdin != b"1":
+    fd = os.open(b"/dev/null", os.O_RDONLY)
+    os.dup2(fd, 0); os.close(fd)
+def fail(msg):
+    os.write(2, b"bwrap: " + msg + b"\n"); os._exit(1)
+try: os.chdir(cwd)
+except OSError as e: fail(b"Can't chdir to " + cwd + b": " + os.fsencode(e.strerror))
+for s in range(1, _signal.NSIG):
+    try: _signal.signal(s, _signal.SIG_DFL)
+    except (OSError, ValueError): pass
+try: os.execvpe(argv[0], argv, env)
+except OSError as e: fail(b"execvp " + argv[0] + b": " + os.fsencode(e.strerror))
+`;
+
+/** The shim's argv, run by bwrap as the prepared sandbox's command; `run`: its run folder's name, so `ps` (and a test) tells which run it is. */
+export function shimArgv(python: string, run: string): [string, ...string[]] {
+  return [python, '-I', '-S', '-c', SHIM_PY, SHIM_TAG, run];
+}
+
+/** The plan's word on it: what a prepared sandbox runs instead of the command, and when one is used. */
+export function preparedStep(python: string): PlanStep {
+  return {
+    step: 'prepared sandbox',
+    detail: `this argv may have been started ahead with the command after "--" replaced by the shim (${python} -I -S -c <shim> ${SHIM_TAG} <run folder>), which at release reads the command's argv, cwd and environment (those above) from its stdin and execs them; it is used only when everything else of this argv, its fds and its environment are the same at release (else a fresh sandbox is started)`,
+  };
+}
+
+/** What the shim reads at release: whether stdin is the command's, the cwd, argv and environment, NUL-separated behind an 8-byte length. */
+export function shimPayload(request: Pick<SandboxRunRequest, 'argv' | 'cwd' | 'stdin'>, env: Readonly<Record<string, string>>): Buffer {
+  const parts = [request.stdin === undefined ? '0' : '1', request.cwd, String(request.argv.length), ...request.argv, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
+  const body = Buffer.from(parts.join('\0'));
+  const head = Buffer.alloc(8);
+  head.writeBigUInt64BE(BigInt(body.length));
+  return Buffer.concat([head, body]);
+}
+
+/** The request the prepared sandbox is started with: the shim, no environment of its own, stdin open for the payload. */
+export function shimRequest<R extends SandboxRunRequest>(request: R, python: string, run: string): R {
+  return { ...request, argv: shimArgv(python, run), env: {}, stdin: '' };
+}
+
+/** Which prepared sandbox a run may take: the same policy from the same cwd (the translation depends on both). */
+export function preparedKey(policy: SandboxPolicy, cwd: string): string {
+  return JSON.stringify([cwd, policy]);
+}
+
+/** A started run's handles that a prepared sandbox keeps (service.ts `Started`). */
+export interface PreparedChild {
+  readonly pid: number | undefined;
+  killBwrap(): void;
+  readonly ended: Promise<unknown>;
+  dispose(): void;
+}
+
+/** A sandbox prepared ahead, its shim waiting on stdin. */
+export interface PreparedSandbox<C extends PreparedChild = PreparedChild> {
+  readonly key: string;
+  readonly dir: RunDir;
+  readonly overlays: RunOverlays;
+  readonly translation: Translation;
+  /** The argv, fds and environment it was started with, to compare at release. */
+  readonly plan: LinuxRunPlan;
+  readonly child: C;
+  /** The sandbox's pid (bwrap's child). */
+  readonly pid: number;
+  readonly pidLimit: RunPidLimit;
+  /** Set once it ended before release: it is never taken then. */
+  dead: boolean;
+}
+
+/** Whether two plans start the same thing: argv, the fds' bytes, the chain's environment. */
+export function samePlan(a: LinuxRunPlan, b: LinuxRunPlan): boolean {
+  const x = a.plan;
+  const y = b.plan;
+  if (x.argv.length !== y.argv.length || x.argv.some((v, i) => v !== y.argv[i])) return false;
+  if (JSON.stringify(x.env) !== JSON.stringify(y.env)) return false;
+  const bytes = (p?: Uint8Array, q?: Uint8Array) => (p === undefined || q === undefined ? p === q : Buffer.from(p).equals(Buffer.from(q)));
+  return bytes(a.seccomp, b.seccomp) && bytes(a.envBytes, b.envBytes) && bytes(a.argsBytes, b.argsBytes);
+}
+
+/** A pool entry: the preparation, and its sandbox once it is ready. */
+interface Entry<C extends PreparedChild> {
+  readonly ready: Promise<PreparedSandbox<C> | undefined>;
+  done?: PreparedSandbox<C>;
+  timer?: NodeJS.Timeout;
+}
+
+/** How long a prepared sandbox waits for its run before it is discarded. */
+export const DEFAULT_PREPARED_IDLE_MS = 30_000;
+/** Most prepared sandboxes at once, over every policy. */
+export const MAX_PREPARED = 2;
+
+/**
+ * The prepared sandboxes, at most one per key and {@link MAX_PREPARED} in all: a preparation in
+ * flight counts. `take` removes one synchronously, so two runs never get the same one.
+ */
+export class PreparedPool<C extends PreparedChild> {
+  private readonly entries = new Map<string, Entry<C>>();
+
+  constructor(
+    private readonly idleMs: number,
+    private readonly discard: (p: PreparedSandbox<C>) => Promise<void>,
+  ) {}
+
+  /** Whether a preparation for `key` is held or under way. */
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /** Holds what `prepare` makes for `key` (nothing when the key is held already); the oldest is discarded beyond the cap. */
+  add(key: string, prepare: () => Promise<PreparedSandbox<C> | undefined>): Promise<void> | undefined {
+    if (this.entries.has(key)) return undefined;
+    while (this.entries.size >= MAX_PREPARED) {
+      const oldest = this.entries.keys().next().value as string;
+      this.drop(oldest);
+    }
+    const entry: Entry<C> = { ready: prepare().catch(() => undefined) };
+    this.entries.set(key, entry);
+    return entry.ready.then((p) => {
+      entry.done = p;
+      if (this.entries.get(key) !== entry) return; // dropped meanwhile
+      if (!p) {
+        this.entries.delete(key);
+        return;
+      }
+      entry.timer = setTimeout(() => this.drop(key), this.idleMs);
+      entry.timer.unref();
+    });
+  }
+
+  /**
+   * The prepared sandbox for `key`, no longer held; undefined when none is ready now (one still
+   * being prepared stays for the next run: waiting for it costs more than a cold start, since its
+   * shim's start comes on top), or it died.
+   */
+  async take(key: string): Promise<PreparedSandbox<C> | undefined> {
+    const entry = this.entries.get(key);
+    const p = entry?.done;
+    if (!entry || !p) return undefined;
+    this.entries.delete(key);
+    clearTimeout(entry.timer);
+    if (p.dead) {
+      await this.discard(p);
+      return undefined;
+    }
+    return p;
+  }
+
+  private drop(key: string): Promise<void> {
+    const entry = this.entries.get(key);
+    if (!entry) return Promise.resolve();
+    this.entries.delete(key);
+    clearTimeout(entry.timer);
+    return entry.ready.then((p) => (p ? this.discard(p) : undefined));
+  }
+
+  /** Discards every prepared sandbox, those still being prepared once they are. */
+  async close(): Promise<void> {
+    await Promise.all([...this.entries.keys()].map((k) => this.drop(k)));
+  }
+}
