@@ -1,9 +1,9 @@
-import type { SessionSettings } from '@aalis/core';
+import { AalisError, type SessionSettings } from '@aalis/core';
 
 /** Why a review was handed over: the conversation's new approver. */
-export class HandedOver extends Error {
+export class HandedOver extends AalisError<'handed-over'> {
   constructor(readonly to: 'human' | 'none') {
-    super(`the conversation's approver was switched to '${to}' while the reviewer was asked`);
+    super('handed-over', `the conversation's approver was switched to '${to}' while the reviewer was asked`);
   }
 }
 

@@ -29,6 +29,8 @@ export const LINUX_ERROR_CODES = [
   'move-failed',
   /** Kept writes whose layers are gone (kept-writes.ts). */
   'kept-writes-gone',
+  /** A prepared sandbox did not match its run at release; the run went cold (service.ts, internal). */
+  'prepared-cold',
 ] as const;
 /** One of {@link LINUX_ERROR_CODES}. */
 export type LinuxErrorCode = (typeof LINUX_ERROR_CODES)[number];

@@ -20,6 +20,8 @@ import {
   SandboxUnavailableError,
 } from '@aalis/api-reach';
 import { execa } from 'execa';
+import { AalisError } from '@aalis/core';
+import type { LinuxErrorCode } from './linux-error-codes.js';
 import { kernelSurface } from './kernel-surface.js';
 import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, preparePidLimit, type RunPidLimit, sweepStalePidCgroups } from './pid-limit.js';
 import { hasRawBytes, printablePath } from './host-names.js';
@@ -141,7 +143,11 @@ export type PrepareSetting = (typeof PREPARE_SETTINGS)[number];
 type Warm = PreparedSandbox<Started>;
 
 /** A prepared sandbox did not match the run at release: it was discarded, and the run goes cold. */
-class ColdAgain extends Error {}
+class ColdAgain extends AalisError<LinuxErrorCode> {
+  constructor(message: string) {
+    super('prepared-cold', message);
+  }
+}
 
 /** The {@link LinuxSandboxOptions.launcher} settings. */
 export const LAUNCHER_SETTINGS = ['on', 'off'] as const;
