@@ -531,9 +531,7 @@ export class LinuxSandbox implements SandboxService {
       else {
         // the folder goes once the layers have: after the result. A daemon killed meanwhile leaves
         // it to the sweep at the next start (its pid is gone), as any run cut off does.
-        const done = before.then(() => dir.dispose()).catch(() => {});
-        this.tearDowns.add(done);
-        void done.finally(() => this.tearDowns.delete(done));
+        this.untilClosed(before.then(() => dir.dispose()));
       }
     }
   }
