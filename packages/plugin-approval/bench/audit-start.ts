@@ -25,7 +25,7 @@ interface Start {
   readonly rssMb: number;
 }
 async function startOn(dataDir: string, maxBytes: number): Promise<Start> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', CHILD, dataDir, String(maxBytes)], { maxBuffer: 1 << 20 });
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--conditions=aalis-source', CHILD, dataDir, String(maxBytes)], { maxBuffer: 1 << 20 });
   return JSON.parse(stdout) as Start;
 }
 const median = (xs: number[]) => {
