@@ -37,10 +37,11 @@ describe('pid limit', { timeout: 90_000 }, () => {
 
   const withCgroup = isRoot && findPidsCgroup() !== undefined;
   const mine = () => readdirSync(findPidsCgroup()!).filter((d) => d.startsWith(`aalis-sbx-${process.pid}-`));
-  // every run cgroup of this process back in the idle pool (the last task of a run can stay counted for a second)
+  const count = (d: string) => readFileSync(join(findPidsCgroup()!, d, 'pids.current'), 'utf8').trim();
+  // every run cgroup of this process back in the pool and empty (the last task of a run can stay counted for a second or two)
   const drained = async () => {
     const idle = () => idleRunCgroups(findPidsCgroup()!).map((d) => d.slice(d.lastIndexOf('/') + 1));
-    for (let i = 0; i < 300 && !mine().every((d) => idle().includes(d)); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 300 && !mine().every((d) => idle().includes(d) && count(d) === '0'); i++) await new Promise((r) => setTimeout(r, 20));
   };
   const forkLoop = async (sb: ReturnType<typeof createLinuxSandbox>) => {
     const r = await sb.run(req(s, ['python3', '-c', FORK_LOOP, '300']));
@@ -56,7 +57,7 @@ describe('pid limit', { timeout: 90_000 }, () => {
     await forkLoop(sb);
     expect(execFileSync('sh', ['-c', 'for i in 1 2 3 4 5 6 7 8; do true & done; wait; echo ok']).toString()).toBe('ok\n');
     await drained();
-    for (const d of mine()) expect(readFileSync(join(findPidsCgroup()!, d, 'pids.current'), 'utf8').trim()).toBe('0');
+    for (const d of mine()) expect(count(d)).toBe('0');
   });
 
   it.skipIf(!withCgroup)('as root: run cgroups are reused, and a reused one gets its limit again (raised on the host meanwhile)', async () => {
@@ -90,6 +91,41 @@ describe('pid limit', { timeout: 90_000 }, () => {
     } finally {
       for (const p of squatters) p.kill('SIGKILL');
     }
+  });
+
+  it.skipIf(!withCgroup)('as root: a run cgroup goes back to the pool when its run ends, and a task left in it holds it until that task dies', async () => {
+    const sb = createLinuxSandbox({ pidLimit: 64 });
+    await drained();
+    const before = new Set(mine());
+    await forkLoop(sb);
+    // back at once, whatever it still counts: nothing polls it until the next run looks (one read)
+    const [used] = mine().filter((d) => !before.has(d) || count(d) !== '0');
+    const pool = () => idleRunCgroups(findPidsCgroup()!).map((d) => d.slice(d.lastIndexOf('/') + 1));
+    expect(used === undefined || pool().includes(used)).toBe(true);
+    expect(mine().every((d) => pool().includes(d))).toBe(true);
+    // a task of the run that outlived it (a host process put in the cgroup stands in for one): 30 of them
+    await drained();
+    const held = mine();
+    const survivors: ChildProcess[] = [];
+    try {
+      for (const d of held) {
+        for (let i = 0; i < 30; i++) {
+          const p = spawn('sleep', ['60'], { stdio: 'ignore' });
+          survivors.push(p);
+          writeFileSync(join(findPidsCgroup()!, d, 'cgroup.procs'), String(p.pid));
+        }
+      }
+      await forkLoop(sb); // would stop near 34 in a cgroup its 30 survivors still count in
+      await forkLoop(sb);
+    } finally {
+      for (const p of survivors) p.kill('SIGKILL');
+    }
+    // once they have died, the held cgroups are taken again: no new one is made
+    await drained();
+    const after = mine();
+    for (let i = 0; i < held.length + 1; i++) await forkLoop(sb);
+    expect(mine().length).toBe(after.length);
+    await drained();
   });
 
   it('runs a build-like load (40 processes of 8 threads at once) under the default limit', async () => {

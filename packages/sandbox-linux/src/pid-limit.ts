@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import { findSystemTool } from './loopback-filter.js';
 import { AalisError } from '@aalis/core';
@@ -159,15 +159,24 @@ export async function preparePidLimit(m: PidLimitMechanism, limit: number, name:
         throw new PidLimitError(`the limit of the sandbox's pids cgroup ${dir} could not be set again: ${(e as Error).message}`, FIX);
       }
     },
-    // not awaited by the run: a dying pid namespace takes a moment to empty the cgroup
-    release: async () => void giveBack(dir),
+    // drained or not: the next run to take it checks (a dying pid namespace takes a moment to empty it)
+    release: async () => giveBack(dir),
   };
 }
 
-/** Idle run cgroups of this process, per base: empty, ready for the next run. */
+/**
+ * Run cgroups of this process whose run has ended, per base, the longest ended first. One may
+ * still count tasks (a dying sandbox's last one stays counted for up to ~2 s here); it is taken
+ * again only once `pids.current` reads 0.
+ */
 const idle = new Map<string, string[]>();
-/** Idle cgroups kept per base; one more is removed. */
-const MAX_IDLE = 8;
+/**
+ * Ended cgroups kept per base; the oldest beyond is removed. Enough for back-to-back runs to find
+ * one that has drained: at ~8 runs/s with a ~2 s drain, about 16 are in the rotation.
+ */
+const MAX_IDLE = 24;
+/** How many ended cgroups one run reads `pids.current` of before it makes a new one. */
+const TAKE_READS = 2;
 let exitHook = false;
 
 /**
@@ -176,23 +185,27 @@ let exitHook = false;
  * cgroups of ended runs are kept and reused. One is taken only when `pids.current` reads 0 (no
  * task of an earlier run, not even a dying one, counts against this run) and its `pids.max` is
  * written again every time, so a limit changed on the host meanwhile is not inherited; any error
- * rejects, and the run fails closed.
+ * rejects, and the run fails closed. The oldest ended ones are looked at first (the likeliest to
+ * have drained), at most {@link TAKE_READS} of them: one read a run, where a poll of each ended
+ * run's cgroup until it drained cost 30–50 reads a run on the daemon's thread.
  */
 export async function takeRunCgroup(base: string, limit: number, name: string): Promise<string> {
   const pool = idle.get(base) ?? [];
-  while (pool.length > 0) {
-    const dir = pool.pop()!;
+  for (let reads = 0; reads < TAKE_READS && pool.length > 0; reads++) {
+    const dir = pool.shift()!;
     let current: string;
     try {
-      current = (await readFile(join(dir, 'pids.current'), 'utf8')).trim();
+      // read at once (a counter of the kernel's, no disk): through the thread pool, queued behind
+      // the run folders' removals, it took ~18 ms under load, and bwrap forked before it was adopted
+      current = readFileSync(join(dir, 'pids.current'), 'utf8').trim();
     } catch {
       continue; // removed on the host: not ours any more
     }
     if (current !== '0') {
-      void giveBack(dir); // busy after all: it comes back (or goes) when empty
+      pool.push(dir); // still counts tasks: to the back, looked at again once the others have been
       continue;
     }
-    await setMax(dir, limit);
+    setMaxNow(dir, limit);
     return dir;
   }
   const dir = join(base, name);
@@ -214,6 +227,15 @@ export async function takeRunCgroup(base: string, limit: number, name: string): 
   return dir;
 }
 
+/** {@link setMax} at once, for a cgroup that exists already (a write of the kernel's counter, no disk). */
+function setMaxNow(dir: string, limit: number): void {
+  try {
+    writeFileSync(join(dir, 'pids.max'), String(limit));
+  } catch (e) {
+    throw new PidLimitError(`the pids cgroup ${dir} refused its limit: ${(e as Error).message}`, FIX);
+  }
+}
+
 async function setMax(dir: string, limit: number): Promise<void> {
   try {
     await writeFile(join(dir, 'pids.max'), String(limit));
@@ -223,31 +245,19 @@ async function setMax(dir: string, limit: number): Promise<void> {
 }
 
 /**
- * Puts a run's cgroup back in the pool once no task is left in it, else removes it when it can. A
- * dying sandbox's last task was seen to stay counted for a second after the run had ended.
+ * Puts a run's cgroup in the pool of ended ones at once, drained or not: {@link takeRunCgroup}
+ * checks it is empty when it takes it, so nothing polls it meanwhile. The oldest beyond
+ * {@link MAX_IDLE} is removed once empty.
  */
-async function giveBack(dir: string): Promise<void> {
+function giveBack(dir: string): void {
   const base = dir.slice(0, dir.lastIndexOf('/'));
-  for (let i = 0; i < 100; i++) {
-    let current: string;
-    try {
-      current = (await readFile(join(dir, 'pids.current'), 'utf8')).trim();
-    } catch {
-      return; // gone
-    }
-    if (current === '0') {
-      const pool = idle.get(base) ?? [];
-      idle.set(base, pool);
-      if (pool.length < MAX_IDLE) pool.push(dir);
-      else await removeCgroup(dir);
-      return;
-    }
-    await new Promise((r) => setTimeout(r, i < 50 ? 20 : 200));
-  }
-  await removeCgroup(dir); // still busy: removed later if it can be, or by the next start's sweep
+  const pool = idle.get(base) ?? [];
+  idle.set(base, pool);
+  pool.push(dir);
+  if (pool.length > MAX_IDLE) void removeCgroup(pool.shift()!);
 }
 
-/** The run cgroups this process keeps idle, for tests and `doctor`. */
+/** The ended run cgroups this process keeps for reuse (some may still be draining), for tests and `doctor`. */
 export function idleRunCgroups(base: string): readonly string[] {
   return [...(idle.get(base) ?? [])];
 }
@@ -264,15 +274,15 @@ function removeIdle(): void {
   }
 }
 
-/** Removes a cgroup once its tasks are gone (a dying pid namespace can take a moment to empty); one still busy after a second is left for the sweep. */
+/** Removes a cgroup once its tasks are gone (a dying pid namespace can take a moment to empty); one still busy after a few seconds is left for the sweep. */
 async function removeCgroup(dir: string): Promise<void> {
-  for (let i = 0; i < 50; i++) {
+  for (let i = 0; i < 20; i++) {
     try {
-      rmdirSync(dir);
+      await rmdir(dir);
       return;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EBUSY') return; // gone, or not ours to remove
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 250));
     }
   }
 }

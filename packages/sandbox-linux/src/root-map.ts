@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { SandboxCheck } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { mountOperands } from './overlay-mount.js';
@@ -85,6 +85,27 @@ export function chooseRootRange(files: IdFiles = hostIdFiles()): IdRange | undef
   return undefined;
 }
 
+const ID_FILES = ['/etc/passwd', '/etc/group', '/etc/subuid', '/etc/subgid'];
+/** The last range chosen from the host's files, and the files' state then (inode, size, mtime of each). */
+let chosen: { readonly stamp: string; readonly range: IdRange | undefined } | undefined;
+
+/**
+ * {@link chooseRootRange} from the host's files, chosen again only when one of them changed (a
+ * run read and parsed all four on the daemon's thread; a stat of each tells whether they changed).
+ */
+function hostRootRange(): IdRange | undefined {
+  const stamp = ID_FILES.map((p) => {
+    try {
+      const st = statSync(p, { bigint: true });
+      return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    } catch {
+      return '-';
+    }
+  }).join('/');
+  if (chosen?.stamp !== stamp) chosen = { stamp, range: chooseRootRange() };
+  return chosen.range;
+}
+
 /** What marks the step's own failure on stderr (nothing of the command ran then). */
 export const ROOT_MAP_FAILURE = 'aalis-rootmap: ';
 
@@ -110,7 +131,7 @@ const OPT_OUT = 'or set `rootUidMap: off` in the sandbox-linux config to run com
 export function planRootMap(python?: string): RootMapPlan {
   const py = findPython(python);
   if (!py) return { ok: false, detail: `${python ?? 'python3'} is not installed (or is a script, not the interpreter), and it makes the idmapped mounts`, fix: `sudo apt-get install -y python3, ${OPT_OUT}` };
-  const range = chooseRootRange();
+  const range = hostRootRange();
   if (!range) return { ok: false, detail: `no free range of ${ROOT_MAP_COUNT} ids from ${ROOT_MAP_FIRST} up (accounts or /etc/subuid take them all)`, fix: `free a range in /etc/subuid, ${OPT_OUT}` };
   return { ok: true, python: py, range };
 }

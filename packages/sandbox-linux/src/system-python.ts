@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
+import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { findExecutable } from './tools.js';
 
 /*
@@ -7,8 +7,33 @@ import { findExecutable } from './tools.js';
  * it on PATH is a shell script that reads BASH_ENV, sources rc files and can add variables.
  */
 
-/** Whether `p` (symlinks followed) is a compiled program, not a script a shell would run first. */
+/** Programs found compiled, by path, with the state of the file then (device, inode, size, mtime, ctime: symlinks followed). */
+const elves = new Map<string, string>();
+
+function stampOf(p: string): string | undefined {
+  try {
+    const st = statSync(p, { bigint: true });
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `p` (symlinks followed) is a compiled program, not a script a shell would run first. A
+ * file found compiled before is not opened again while a stat of it shows the same file unchanged
+ * (each run asks, on the daemon's thread).
+ */
 function isElf(p: string): boolean {
+  const stamp = stampOf(p);
+  if (stamp !== undefined && elves.get(p) === stamp) return true;
+  const elf = readsAsElf(p);
+  if (elf && stamp !== undefined) elves.set(p, stamp);
+  else elves.delete(p);
+  return elf;
+}
+
+function readsAsElf(p: string): boolean {
   try {
     const fd = openSync(realpathSync(p), 'r');
     try {
