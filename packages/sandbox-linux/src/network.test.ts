@@ -5,7 +5,8 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findSystemTool } from './loopback-filter.js';
+import { execa } from 'execa';
+import { FILTER_TABLE, findSystemTool } from './loopback-filter.js';
 import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
@@ -180,6 +181,26 @@ describe('network', { timeout: 120_000 }, () => {
     const err = await broken.run(req(s, ['sh', '-c', `touch ${marker}`], { policy })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SandboxUnavailableError);
     expect((err as SandboxUnavailableError).message).toContain('nft could not install the localPorts filter');
+    expect((err as SandboxUnavailableError).fix).toContain('nf_tables');
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  // a root daemon's launcher applies the filter with libnftables in its own child (no nsenter, no nft)
+  it.skipIf(!nft || process.getuid?.() !== 0)('on, a root daemon: the launcher puts the filter in the sandbox namespace, never the host one; a libnftables it cannot load stops the run', async () => {
+    const hostTable = () => execa(nft!, ['list', 'table', 'inet', FILTER_TABLE], { reject: false });
+    expect((await hostTable()).exitCode).not.toBe(0);
+    const denied = await listen({ host: '127.0.0.1' });
+    const other = await listen({ host: '127.0.0.1' });
+    const policy = workspacePolicy(s, { network: 'on', localPorts: [denied] });
+    const r = await sb.run(req(s, probe(0, [`tcp|10.0.2.2|${denied}`, `tcp|10.0.2.2|${other}`]), { policy }));
+    expect(JSON.parse(r.stdout)).toEqual({ [`tcp|10.0.2.2|${denied}`]: 'ConnectionRefusedError', [`tcp|10.0.2.2|${other}`]: 'hello' });
+    expect((await hostTable()).exitCode).not.toBe(0); // the host's own ruleset never got the table
+    const marker = join(s.ws, 'ran-without-library');
+    const broken = createLinuxSandbox({ nftLibrary: join(s.root, 'no-such-libnftables.so.1') });
+    const err = await broken.run(req(s, ['sh', '-c', `touch ${marker}`], { policy })).catch((e: unknown) => e);
+    await broken.close();
+    expect(err).toBeInstanceOf(SandboxUnavailableError);
+    expect((err as SandboxUnavailableError).message).toMatch(/nft could not be started: .*no-such-libnftables\.so\.1/);
     expect((err as SandboxUnavailableError).fix).toContain('nf_tables');
     expect(existsSync(marker)).toBe(false);
   });
