@@ -9,6 +9,7 @@ import { execa } from 'execa';
 import { FILTER_TABLE, findSystemTool } from './loopback-filter.js';
 import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
+import { syncAtExec } from './network.js';
 
 const sb = createLinuxSandbox();
 /** The same service on a machine without nft. */
@@ -225,5 +226,26 @@ describe('unix sockets', { timeout: 120_000 }, () => {
     const ctl = join(s.control, 'daemon.sock');
     await listen(ctl);
     expect((await sb.run(req(s, connect(`unix|${ctl}`)))).stdout.trim()).toMatch(hidden);
+  });
+});
+
+describe('where bwrap waits while the network is set up', () => {
+  it('network on, run by root, no placeholders: just before the command (after its mounts); otherwise at the start of its setup', () => {
+    expect(syncAtExec('on', 0, 0)).toBe(true);
+    // unprivileged, bwrap nests a user namespace during setup that does not own the network namespace
+    expect(syncAtExec('on', 65534, 0)).toBe(false);
+    expect(syncAtExec('on', undefined, 0)).toBe(false);
+    // placeholders must exist before bwrap's first mount
+    expect(syncAtExec('on', 0, 1)).toBe(false);
+    expect(syncAtExec('off', 0, 0)).toBe(false);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)("a root daemon's network-on plan: --block-fd instead of the setup's --file", async () => {
+    const on = await sb.plan(req(s, ['true'], { policy: workspacePolicy(s, { network: 'on', localPorts: [5432] }) }));
+    expect(on.argv.join(' ')).toContain(`--info-fd 4 --block-fd 5`);
+    expect(on.argv).not.toContain('--file');
+    const off = await sb.plan(req(s, ['true']));
+    expect(off.argv.join(' ')).toContain('--info-fd 4 --file 5 /.aalis-setup-sync');
+    expect(off.argv).not.toContain('--block-fd');
   });
 });

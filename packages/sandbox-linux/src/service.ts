@@ -27,7 +27,7 @@ import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanis
 import { hasRawBytes, printablePath } from './host-names.js';
 import { type FilterRoute, installLoopbackFilter, NFT_LIBRARY } from './loopback-filter.js';
 import { forkNetHelper, launcherFilter, launcherNetHelper, type StartNetHelper } from './net-helper.js';
-import { INFO_FD, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp } from './network.js';
+import { INFO_FD, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp, syncAtExec } from './network.js';
 import { ADVISORY_CHECKS, probeHost } from './probe.js';
 import { hostFingerprint, loadCachedProbe, overlayFingerprint, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
 import { checkRunRequest } from './request.js';
@@ -433,7 +433,8 @@ export class LinuxSandbox implements SandboxService {
         ? [{ step: 'commit', detail: "the upper layers are judged against the policy; allowed writes are moved to the host, the rest kept off it (the result's deniedWrites)" }]
         : [{ step: 'landing sweep', detail: "new entries the policy does not allow are moved aside or removed (the result's deniedWrites)" }];
     post.push({ step: 'refused writes', detail: 'stderr is read for writes the read-only mounts refused' });
-    return linuxPlan({ request, translation, bwrap: tools.bwrap, seccomp: new Uint8Array(this.filter), hideArgs, ...(wrap ? { wrap } : {}), pre, post });
+    const atExec = syncAtExec(policy.network, process.getuid?.(), translation.placeholders.length);
+    return linuxPlan({ request, translation, bwrap: tools.bwrap, seccomp: new Uint8Array(this.filter), hideArgs, ...(wrap ? { wrap } : {}), syncAtExec: atExec, pre, post });
   }
 
   /**
