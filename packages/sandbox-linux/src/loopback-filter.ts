@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { isIPv4, isIPv6 } from 'node:net';
 import { type NetworkInterfaceInfo, networkInterfaces } from 'node:os';
 import type { ApplyFilter, NetHelper, StartNetHelper } from './net-helper.js';
@@ -143,6 +143,17 @@ async function idsMapped(pid: number, timeoutMs: number): Promise<void> {
   }
 }
 
+/** Whether `pid`'s network namespace is this process's own; a pid that cannot be looked at counts as the same (fail closed). */
+function sharesOurNetwork(pid: number): boolean {
+  try {
+    const theirs = statSync(`/proc/${pid}/ns/net`);
+    const ours = statSync('/proc/self/ns/net');
+    return theirs.ino === ours.ino && theirs.dev === ours.dev;
+  } catch {
+    return true;
+  }
+}
+
 /** The libnftables a root daemon's launcher loads to apply the filter without an nft process (the `nftLibrary` option's default). */
 export const NFT_LIBRARY = 'libnftables.so.1';
 
@@ -173,6 +184,8 @@ export async function installLoopbackFilter(route: FilterRoute, pid: number, rul
     if (route.kind === 'launcher') proc = await route.apply(pid, rules);
     else {
       await idsMapped(pid, timeoutMs);
+      // nsenter would join whatever namespace the pid has: never the daemon's own (the host's)
+      if (sharesOurNetwork(pid)) throw new LoopbackFilterError("the sandbox shares the daemon's network namespace: no filter is put there");
       // a root daemon's mapped sandbox (root-map.ts) maps 0 to another host id, not the daemon's: nft
       // must take that 0 (nsenter's default) or it loses the namespace's capabilities on exec
       const creds = route.rootMapped ? [] : ['--preserve-credentials'];
