@@ -13,6 +13,13 @@
  *                                 fork a child: it opens its ends of the FIFOs, writes fds 3 (seccomp),
  *                                 6 (args) and 7 (env) as memfds, then runs root_map() (root-map.helper.ts,
  *                                 the same function as the one-shot step) or execs argv  -> {"id","pid"}
+ *   {"op":"nft","id","pid","rules","library"}
+ *                                 the localPorts filter without an nft process: fork a child that puts
+ *                                 its ends of out, err and info on 1, 2 and 4, joins the network
+ *                                 namespace of `pid` (never the launcher's own) and applies `rules`
+ *                                 with libnftables (`library`, loaded once here, before the fork); it
+ *                                 exits 0 only with the whole script in place, else 1 with nft's
+ *                                 message on err                                  -> {"id","pid"}
  *   {"op":"kill","id"}            SIGKILL to the child, only while it is not reaped (its pid is still ours)
  *   {"op":"drop","id"}            a prepared run that will not start: its ends closed
  * and on its own, for every child reaped: {"id","exit"} or {"id","signal"}.
@@ -91,11 +98,57 @@ def child(m, d, rin, rsync):
     if m["rootMap"]: root_map(["-c"] + m["argv"], env)
     exec_clean(argv, env)
 
+CLONE_NEWNET = 0x40000000
+nftables = {}   # library path -> libnftables, loaded at its first filter and kept for the next
+
+def nft_library(path):
+    lib = nftables.get(path)
+    if lib is None:
+        lib = ctypes.CDLL(path, use_errno=True)
+        lib.nft_ctx_new.restype = ctypes.c_void_p   # a pointer: the default int would cut it
+        lib.nft_ctx_new.argtypes = [ctypes.c_uint32]
+        lib.nft_run_cmd_from_buffer.restype = ctypes.c_int
+        lib.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        nftables[path] = lib
+    return lib
+
+def ns_id(st): return (st.st_dev, st.st_ino)
+
+def filter_child(m, d, lib):
+    libc.prctl(PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != launcher: os._exit(125)
+    _signal.set_wakeup_fd(-1)
+    w = lambda n: os.open(os.path.join(d, n), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    os.dup2(w(b"err"), 2)
+    os.set_blocking(2, True)
+    def refuse(msg):
+        os.write(2, (msg + "\n").encode()); os._exit(125)
+    try:
+        for n, fd in ((b"out", 1), (b"info", 4)): os.dup2(w(n), fd)
+        ns = os.open("/proc/%d/ns/net" % int(m["pid"]), os.O_RDONLY | os.O_CLOEXEC)
+        target, own = ns_id(os.fstat(ns)), ns_id(os.stat("/proc/self/ns/net"))
+        rules = m["rules"].encode()
+    except Exception as e:
+        refuse("the sandbox's network namespace could not be opened: %s" % e)
+    # the rules go into the sandbox's namespace or nowhere: never the host's
+    if target == own: refuse("the sandbox shares the launcher's network namespace: no filter is put there")
+    if libc.setns(ns, CLONE_NEWNET) != 0: refuse(err("setns(CLONE_NEWNET)"))
+    if ns_id(os.stat("/proc/self/ns/net")) != target: refuse("setns did not move into the sandbox's network namespace")
+    # made only now: the context's netlink socket belongs to the namespace it is opened in
+    ctx = lib.nft_ctx_new(0)
+    if not ctx: refuse("nft_ctx_new failed")
+    # one transaction: 0 only with every rule in place; nft writes its own message to fd 2
+    os._exit(0 if lib.nft_run_cmd_from_buffer(ctx, rules) == 0 else 1)
+
 def start(m):
     d, rin, rsync = prepared[m["id"]]
+    # the library before the fork, once per launcher: a child only pays its own transaction
+    lib = nft_library(m["library"]) if m["op"] == "nft" else None
     pid = os.fork()
     if pid == 0:
-        try: child(m, d, rin, rsync)
+        try:
+            if lib is not None: filter_child(m, d, lib)
+            else: child(m, d, rin, rsync)
         finally: os._exit(125)
     drop(m)
     children[pid] = m["id"]; by_id[m["id"]] = pid
@@ -120,7 +173,7 @@ def handle(m):
     op, rid = m.get("op"), m.get("id")
     try:
         if op == "prepare": prepare(m); send({"id": rid, "prepared": True})
-        elif op == "start": start(m)
+        elif op == "start" or op == "nft": start(m)
         elif op == "kill":
             pid = by_id.get(rid)
             if pid is not None: os.kill(pid, _signal.SIGKILL)

@@ -35,6 +35,12 @@ export interface LauncherStart {
   readonly stdin: boolean;
   /** A sandbox prepared ahead (prepared.ts): it keeps no process alive until {@link LaunchedRun.claim}. */
   readonly background?: boolean;
+  /**
+   * Not a program: the launcher's child applies this nft script in the network namespace of `pid`
+   * with libnftables (`library`), the launcher's `nft` op (launcher.helper.ts); argv, env and fds
+   * are unused then. Its exit is 0 only with the whole script in place.
+   */
+  readonly filter?: { readonly pid: number; readonly rules: string; readonly library: string };
 }
 
 /** One run started by the launcher. */
@@ -268,8 +274,10 @@ export class Launcher {
       return fail(`the run's FIFOs could not be opened: ${(e as Error).message}`);
     }
     answer = next();
-    this.send(live, {
-      op: 'start',
+    if (start.filter) this.send(live, { op: 'nft', id, pid: start.filter.pid, rules: start.filter.rules, library: start.filter.library });
+    else
+      this.send(live, {
+        op: 'start',
       id,
       argv: start.argv,
       env: start.env,

@@ -1,7 +1,7 @@
 import type { NetworkInterfaceInfo } from 'node:os';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { findSystemTool, hostAddresses, loopbackFilterRules } from './loopback-filter.js';
+import { findSystemTool, hostAddresses, installLoopbackFilter, LoopbackFilterError, loopbackFilterRules } from './loopback-filter.js';
 
 const iface = (address: string, family: 'IPv4' | 'IPv6', internal = false) =>
   ({ address, family, internal, netmask: '', mac: '00:00:00:00:00:00', cidr: null, ...(family === 'IPv6' ? { scopeid: 0 } : {}) }) as NetworkInterfaceInfo;
@@ -55,5 +55,19 @@ describe('hostAddresses', () => {
       odd: [iface('not-an-address"; flush ruleset', 'IPv4')],
     });
     expect(found).toEqual({ v4: ['172.17.0.1', '192.168.1.5'], v6: ['fe80::1'] });
+  });
+});
+
+describe('installLoopbackFilter by nsenter + nft', () => {
+  it("refuses a pid in the daemon's own network namespace before starting anything", async () => {
+    const started: string[][] = [];
+    const start = async (_name: string, argv: readonly [string, ...string[]]) => {
+      started.push([...argv]);
+      throw new Error('must not be started');
+    };
+    const err = await installLoopbackFilter({ kind: 'exec', start, tools: { nft: '/usr/sbin/nft', nsenter: '/usr/bin/nsenter' }, rootMapped: false }, process.pid, 'table inet t {\n}\n').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LoopbackFilterError);
+    expect((err as Error).message).toContain("the sandbox shares the daemon's network namespace");
+    expect(started).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { isIPv4, isIPv6 } from 'node:net';
 import { type NetworkInterfaceInfo, networkInterfaces } from 'node:os';
-import type { NetHelper, StartNetHelper } from './net-helper.js';
+import type { ApplyFilter, NetHelper, StartNetHelper } from './net-helper.js';
 import { findExecutable } from './tools.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
@@ -143,25 +143,56 @@ async function idsMapped(pid: number, timeoutMs: number): Promise<void> {
   }
 }
 
+/** Whether `pid`'s network namespace is this process's own; a pid that cannot be looked at counts as the same (fail closed). */
+function sharesOurNetwork(pid: number): boolean {
+  try {
+    const theirs = statSync(`/proc/${pid}/ns/net`);
+    const ours = statSync('/proc/self/ns/net');
+    return theirs.ino === ours.ino && theirs.dev === ours.dev;
+  } catch {
+    return true;
+  }
+}
+
+/** The libnftables a root daemon's launcher loads to apply the filter without an nft process (the `nftLibrary` option's default). */
+export const NFT_LIBRARY = 'libnftables.so.1';
+
+/**
+ * How the filter is put in place: `exec` runs nsenter + nft by `start` (a fork of the daemon, or
+ * the launcher's child); `launcher`: the kept-alive launcher's child joins the sandbox's network
+ * namespace and applies the script with libnftables itself, no process started (net-helper.ts
+ * `launcherFilter`). Only a root daemon has a launcher: as the host's root it needs no user
+ * namespace to join the sandbox's network namespace, so it does not wait for bwrap's id maps.
+ */
+export type FilterRoute =
+  | { readonly kind: 'exec'; readonly start: StartNetHelper; readonly tools: FilterTools; readonly rootMapped: boolean }
+  | { readonly kind: 'launcher'; readonly apply: ApplyFilter };
+
 /**
  * Installs `rules` in the network namespace of the sandbox whose pid 1 is `pid`, from the host,
- * while bwrap waits in its setup (see network.ts); safe to run alongside slirp4netns. `nsenter`
- * joins the sandbox's user namespace (it owns the network namespace; the daemon's uid is 0 there,
- * unprivileged too, since bwrap maps it to 0 for `--dev` during setup) and its network namespace,
- * keeping the daemon's credentials (`rootMapped`: taking the namespace's 0), and runs nft with the
- * script on stdin; `start` starts it (the run's launcher where it has one: net-helper.ts). nft
- * applies a script as one transaction: it exits 0 only with every rule in place. Rejects with
- * {@link LoopbackFilterError} otherwise (nft not started, failed, killed at `timeoutMs`).
+ * while bwrap waits in its setup (see network.ts); safe to run alongside slirp4netns. By `exec`,
+ * `nsenter` joins the sandbox's user namespace (it owns the network namespace; the daemon's uid is
+ * 0 there, unprivileged too, since bwrap maps it to 0 for `--dev` during setup) and its network
+ * namespace, keeping the daemon's credentials (`rootMapped`: taking the namespace's 0), and runs
+ * nft with the script on stdin. By `launcher`, see {@link FilterRoute}. nft applies a script as one
+ * transaction: it ends 0 only with every rule in place. Rejects with {@link LoopbackFilterError}
+ * otherwise (not started, failed, killed at `timeoutMs`).
  */
-export async function installLoopbackFilter(start: StartNetHelper, tools: FilterTools, pid: number, rules: string, timeoutMs = 5000, rootMapped = false): Promise<void> {
-  await idsMapped(pid, timeoutMs);
-  // a root daemon's mapped sandbox (root-map.ts) maps 0 to another host id, not the daemon's: nft
-  // must take that 0 (nsenter's default) or it loses the namespace's capabilities on exec
-  const creds = rootMapped ? [] : ['--preserve-credentials'];
+export async function installLoopbackFilter(route: FilterRoute, pid: number, rules: string, timeoutMs = 5000): Promise<void> {
   let proc: NetHelper;
   try {
-    proc = await start('nft', [tools.nsenter, ...creds, `--user=/proc/${pid}/ns/user`, `--net=/proc/${pid}/ns/net`, tools.nft, '-f', '-'], rules);
+    if (route.kind === 'launcher') proc = await route.apply(pid, rules);
+    else {
+      await idsMapped(pid, timeoutMs);
+      // nsenter would join whatever namespace the pid has: never the daemon's own (the host's)
+      if (sharesOurNetwork(pid)) throw new LoopbackFilterError("the sandbox shares the daemon's network namespace: no filter is put there");
+      // a root daemon's mapped sandbox (root-map.ts) maps 0 to another host id, not the daemon's: nft
+      // must take that 0 (nsenter's default) or it loses the namespace's capabilities on exec
+      const creds = route.rootMapped ? [] : ['--preserve-credentials'];
+      proc = await route.start('nft', [route.tools.nsenter, ...creds, `--user=/proc/${pid}/ns/user`, `--net=/proc/${pid}/ns/net`, route.tools.nft, '-f', '-'], rules);
+    }
   } catch (e) {
+    if (e instanceof LoopbackFilterError) throw e;
     throw new LoopbackFilterError(`nft could not be started: ${(e as Error).message}`);
   }
   let stderr = '';

@@ -1,7 +1,11 @@
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findSystemTool } from './loopback-filter.js';
+import { execa } from 'execa';
+import { Launcher } from './launcher.js';
+import { findSystemTool, NFT_LIBRARY } from './loopback-filter.js';
+import { launcherFilter } from './net-helper.js';
+import { findPython } from './system-python.js';
 import { makeScene, req, type Scene, until, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
@@ -97,5 +101,30 @@ describe('network on: who starts slirp4netns, and that close() waits for its end
     await sb.close();
     expect(ourSlirps()).toEqual([]);
     expect(commandRuns(linger)).toBe(false);
+  });
+});
+
+describe("the launcher's localPorts filter (its nft op)", { timeout: 60_000 }, () => {
+  // a table of its own, so that a failure of the guard leaves nothing on the host that matters
+  const table = `aalis_guard_${process.pid}`;
+  const nft = findSystemTool('nft');
+  it.skipIf(!asRoot || !nft)("never goes into the launcher's own network namespace: refused, the host's ruleset untouched", async () => {
+    const launcher = new Launcher(findPython()!);
+    try {
+      const apply = launcherFilter(launcher, join(tmpDir, `guard-${Date.now()}`), NFT_LIBRARY);
+      // this process shares the launcher's (the host's) network namespace
+      const run = await apply(process.pid, `table inet ${table} {\n}\n`);
+      let stderr = '';
+      run.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const end = await run.ended;
+      expect(end.exitCode).toBe(125);
+      expect(stderr).toContain("the sandbox shares the launcher's network namespace");
+      expect((await execa(nft!, ['list', 'table', 'inet', table], { reject: false })).exitCode).not.toBe(0);
+    } finally {
+      launcher.close();
+      await execa(nft!, ['delete', 'table', 'inet', table], { reject: false });
+    }
   });
 });

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { execa } from 'execa';
-import type { Launcher } from './launcher.js';
+import type { LaunchedRun, Launcher } from './launcher.js';
 
 /*
  * Network `on` starts host-side helpers per run: slirp4netns, and nsenter + nft for the localPorts
@@ -71,22 +71,44 @@ export const forkNetHelper: StartNetHelper = async (_name, [file, ...args], inpu
  */
 export function launcherNetHelper(launcher: Launcher, fifoDir: string): StartNetHelper {
   return async (name, [file, ...args], input) => {
-    const dir = join(fifoDir, name);
-    // recursive: whichever way the run's own FIFOs were made, the folder is the run's (0700 inside the daemon's 0700 temp)
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const run = await launcher.launch(dir, { argv: [resolve(file), ...args], env: {}, rootMap: false, fds: {}, stdin: input !== undefined });
-    run.stdout.resume(); // slirp4netns says what it did on stdout: read and dropped, so it never blocks
+    const run = await launcher.launch(helperDir(fifoDir, name), { argv: [resolve(file), ...args], env: {}, rootMap: false, fds: {}, stdin: input !== undefined });
     if (input !== undefined) run.stdin?.end(input);
-    const drained = new Promise<void>((res) => (run.stderr.readableEnded || run.stderr.destroyed ? res() : run.stderr.once('close', () => res())));
-    const ended = run.exit.then(async (e): Promise<HelperEnd> => {
-      if (e.kind === 'lost') {
-        run.dispose();
-        return { lost: e.reason };
-      }
-      await drained;
-      run.dispose();
-      return e.kind === 'exit' ? { exitCode: e.code } : { signal: e.signal };
-    });
-    return { ready: run.info, stderr: run.stderr, closeExit: () => run.release(), kill: () => run.kill(), ended };
+    return launchedHelper(run);
   };
+}
+
+/**
+ * Applies an nft script in the network namespace of the sandbox whose pid 1 is `pid`, with no nft
+ * process: the launcher's child does it with libnftables (the launcher's `nft` op). Ends as a
+ * helper does: exit 0 only with the whole script in place, nft's message on its stderr.
+ */
+export type ApplyFilter = (pid: number, rules: string) => Promise<NetHelper>;
+
+/** {@link ApplyFilter} by the run's launcher, its FIFOs in `<fifoDir>/nft`; `library`: the libnftables it loads. */
+export function launcherFilter(launcher: Launcher, fifoDir: string, library: string): ApplyFilter {
+  return async (pid, rules) => launchedHelper(await launcher.launch(helperDir(fifoDir, 'nft'), { argv: [], env: {}, rootMap: false, fds: {}, stdin: false, filter: { pid, rules, library } }));
+}
+
+/** A helper's own FIFO folder inside the run's FIFO folder. */
+function helperDir(fifoDir: string, name: string): string {
+  const dir = join(fifoDir, name);
+  // recursive: whichever way the run's own FIFOs were made, the folder is the run's (0700 inside the daemon's 0700 temp)
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+/** A helper the launcher started, as a {@link NetHelper}. */
+function launchedHelper(run: LaunchedRun): NetHelper {
+  run.stdout.resume(); // slirp4netns says what it did on stdout: read and dropped, so it never blocks
+  const drained = new Promise<void>((res) => (run.stderr.readableEnded || run.stderr.destroyed ? res() : run.stderr.once('close', () => res())));
+  const ended = run.exit.then(async (e): Promise<HelperEnd> => {
+    if (e.kind === 'lost') {
+      run.dispose();
+      return { lost: e.reason };
+    }
+    await drained;
+    run.dispose();
+    return e.kind === 'exit' ? { exitCode: e.code } : { signal: e.signal };
+  });
+  return { ready: run.info, stderr: run.stderr, closeExit: () => run.release(), kill: () => run.kill(), ended };
 }

@@ -5,9 +5,11 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findSystemTool } from './loopback-filter.js';
+import { execa } from 'execa';
+import { FILTER_TABLE, findSystemTool } from './loopback-filter.js';
 import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
+import { syncAtExec } from './network.js';
 
 const sb = createLinuxSandbox();
 /** The same service on a machine without nft. */
@@ -183,6 +185,26 @@ describe('network', { timeout: 120_000 }, () => {
     expect((err as SandboxUnavailableError).fix).toContain('nf_tables');
     expect(existsSync(marker)).toBe(false);
   });
+
+  // a root daemon's launcher applies the filter with libnftables in its own child (no nsenter, no nft)
+  it.skipIf(!nft || process.getuid?.() !== 0)('on, a root daemon: the launcher puts the filter in the sandbox namespace, never the host one; a libnftables it cannot load stops the run', async () => {
+    const hostTable = () => execa(nft!, ['list', 'table', 'inet', FILTER_TABLE], { reject: false });
+    expect((await hostTable()).exitCode).not.toBe(0);
+    const denied = await listen({ host: '127.0.0.1' });
+    const other = await listen({ host: '127.0.0.1' });
+    const policy = workspacePolicy(s, { network: 'on', localPorts: [denied] });
+    const r = await sb.run(req(s, probe(0, [`tcp|10.0.2.2|${denied}`, `tcp|10.0.2.2|${other}`]), { policy }));
+    expect(JSON.parse(r.stdout)).toEqual({ [`tcp|10.0.2.2|${denied}`]: 'ConnectionRefusedError', [`tcp|10.0.2.2|${other}`]: 'hello' });
+    expect((await hostTable()).exitCode).not.toBe(0); // the host's own ruleset never got the table
+    const marker = join(s.ws, 'ran-without-library');
+    const broken = createLinuxSandbox({ nftLibrary: join(s.root, 'no-such-libnftables.so.1') });
+    const err = await broken.run(req(s, ['sh', '-c', `touch ${marker}`], { policy })).catch((e: unknown) => e);
+    await broken.close();
+    expect(err).toBeInstanceOf(SandboxUnavailableError);
+    expect((err as SandboxUnavailableError).message).toMatch(/nft could not be started: .*no-such-libnftables\.so\.1/);
+    expect((err as SandboxUnavailableError).fix).toContain('nf_tables');
+    expect(existsSync(marker)).toBe(false);
+  });
 });
 
 describe('unix sockets', { timeout: 120_000 }, () => {
@@ -204,5 +226,26 @@ describe('unix sockets', { timeout: 120_000 }, () => {
     const ctl = join(s.control, 'daemon.sock');
     await listen(ctl);
     expect((await sb.run(req(s, connect(`unix|${ctl}`)))).stdout.trim()).toMatch(hidden);
+  });
+});
+
+describe('where bwrap waits while the network is set up', () => {
+  it('network on, run by root, no placeholders: just before the command (after its mounts); otherwise at the start of its setup', () => {
+    expect(syncAtExec('on', 0, 0)).toBe(true);
+    // unprivileged, bwrap nests a user namespace during setup that does not own the network namespace
+    expect(syncAtExec('on', 65534, 0)).toBe(false);
+    expect(syncAtExec('on', undefined, 0)).toBe(false);
+    // placeholders must exist before bwrap's first mount
+    expect(syncAtExec('on', 0, 1)).toBe(false);
+    expect(syncAtExec('off', 0, 0)).toBe(false);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)("a root daemon's network-on plan: --block-fd instead of the setup's --file", async () => {
+    const on = await sb.plan(req(s, ['true'], { policy: workspacePolicy(s, { network: 'on', localPorts: [5432] }) }));
+    expect(on.argv.join(' ')).toContain(`--info-fd 4 --block-fd 5`);
+    expect(on.argv).not.toContain('--file');
+    const off = await sb.plan(req(s, ['true']));
+    expect(off.argv.join(' ')).toContain('--info-fd 4 --file 5 /.aalis-setup-sync');
+    expect(off.argv).not.toContain('--block-fd');
   });
 });

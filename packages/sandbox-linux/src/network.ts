@@ -46,6 +46,27 @@ const SYNC_FILE = '/.aalis-setup-sync';
  */
 export const SETUP_SYNC_FLAGS = ['--info-fd', String(INFO_FD), '--file', String(SETUP_SYNC_FD), SYNC_FILE] as const;
 
+/**
+ * Network `on` run by root, with no placeholders to make: bwrap does its whole setup (mounts, pivot
+ * into the new root, the capability drop) and then waits reading {@link SETUP_SYNC_FD}
+ * (`--block-fd`), before it forks the command and loads the seccomp filter. The network's set-up
+ * overlaps bwrap's mounts instead of coming before them. Only where bwrap does not nest a second
+ * user namespace during setup, which it does when the sandbox's uid is not the one it maps to 0
+ * for `--dev`, i.e. when run unprivileged: as root the sandbox is still, at that wait, in the user
+ * namespace that owns its network namespace, so slirp4netns and the filter join the same ones as
+ * at the setup's start. Releasing is the same close of the fd; nothing of the command runs before.
+ */
+export const EXEC_SYNC_FLAGS = ['--info-fd', String(INFO_FD), '--block-fd', String(SETUP_SYNC_FD)] as const;
+
+/**
+ * Whether a run waits just before its command ({@link EXEC_SYNC_FLAGS}) rather than at the start
+ * of bwrap's setup: network `on`, bwrap started by root (`daemonUid` 0), and no placeholders,
+ * which must exist before bwrap's first mount.
+ */
+export function syncAtExec(network: 'on' | 'off', daemonUid: number | undefined, placeholders: number): boolean {
+  return network === 'on' && daemonUid === 0 && placeholders === 0;
+}
+
 /** How network `on` is set up for one policy. */
 export interface NetworkPlan {
   /** slirp4netns maps its gateway to the host's 127.0.0.1 (no `--disable-host-loopback`). */

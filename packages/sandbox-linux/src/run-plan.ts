@@ -3,7 +3,7 @@ import type { PlanFile, PlanMount, PlanStep, SandboxPlan, SandboxRunRequest } fr
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { encodePath, hasRawBytes } from './host-names.js';
 import { commandEnvBytes, ENV_FD, envFlags, LAUNCH_ENV } from './launch-env.js';
-import { SETUP_SYNC_FLAGS } from './network.js';
+import { EXEC_SYNC_FLAGS, SETUP_SYNC_FLAGS } from './network.js';
 import type { Translation } from './translate.js';
 
 /** The fd bwrap reads its mount arguments from (`--args`) when a path in them is not UTF-8. */
@@ -21,6 +21,8 @@ export interface LinuxPlanInput {
   readonly hideArgs?: readonly string[];
   /** Under the overlay model: the mount step bwrap runs inside (`RunOverlays.command`). */
   readonly wrap?: (bwrap: string, bwrapArgs: readonly string[]) => string[];
+  /** bwrap waits for the release just before the command, after its mounts (network.ts {@link EXEC_SYNC_FLAGS}); default at its setup's start. */
+  readonly syncAtExec?: boolean;
   /** What happens around the program, for the reader of the plan. */
   readonly pre: readonly PlanStep[];
   readonly post: readonly PlanStep[];
@@ -68,7 +70,7 @@ export function linuxPlan(input: LinuxPlanInput): LinuxRunPlan {
   const raw = translation.args.some(hasRawBytes);
   const args = [
     ...NAMESPACE_FLAGS,
-    ...SETUP_SYNC_FLAGS,
+    ...(input.syncAtExec ? EXEC_SYNC_FLAGS : SETUP_SYNC_FLAGS),
     ...(request.policy.network === 'on' ? [] : NETWORK_OFF_FLAGS),
     ...envFlags(),
     // names that are not UTF-8 cannot be argv strings: bwrap reads them, as bytes, from ARGS_FD

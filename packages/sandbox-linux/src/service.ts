@@ -25,9 +25,9 @@ import type { LinuxErrorCode } from './linux-error-codes.js';
 import { kernelSurface } from './kernel-surface.js';
 import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, preparePidLimit, type RunPidLimit, sweepStalePidCgroups } from './pid-limit.js';
 import { hasRawBytes, printablePath } from './host-names.js';
-import { installLoopbackFilter } from './loopback-filter.js';
-import { forkNetHelper, launcherNetHelper, type StartNetHelper } from './net-helper.js';
-import { INFO_FD, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp } from './network.js';
+import { type FilterRoute, installLoopbackFilter, NFT_LIBRARY } from './loopback-filter.js';
+import { forkNetHelper, launcherFilter, launcherNetHelper, type StartNetHelper } from './net-helper.js';
+import { INFO_FD, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp, syncAtExec } from './network.js';
 import { ADVISORY_CHECKS, probeHost } from './probe.js';
 import { hostFingerprint, loadCachedProbe, overlayFingerprint, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
 import { checkRunRequest } from './request.js';
@@ -64,6 +64,14 @@ export interface LinuxSandboxOptions {
    * the whole host loopback instead (stricter); a path that does not exist shows that.
    */
   readonly nft?: string;
+  /**
+   * The libnftables a root daemon's kept-alive launcher loads to put the localPorts filter in
+   * place without starting nsenter and nft (a name the dynamic loader finds, or a path); used only
+   * while {@link nft} is not set (a configured nft is always the program run). Default
+   * `libnftables.so.1`, the library nft itself uses. Where it cannot be loaded, runs with
+   * `localPorts` fail closed.
+   */
+  readonly nftLibrary?: string;
   /** Where per-run folders go. Default the OS temp directory. */
   readonly tmpDir?: string;
   /** Limits of the walk for pattern rules. */
@@ -425,7 +433,8 @@ export class LinuxSandbox implements SandboxService {
         ? [{ step: 'commit', detail: "the upper layers are judged against the policy; allowed writes are moved to the host, the rest kept off it (the result's deniedWrites)" }]
         : [{ step: 'landing sweep', detail: "new entries the policy does not allow are moved aside or removed (the result's deniedWrites)" }];
     post.push({ step: 'refused writes', detail: 'stderr is read for writes the read-only mounts refused' });
-    return linuxPlan({ request, translation, bwrap: tools.bwrap, seccomp: new Uint8Array(this.filter), hideArgs, ...(wrap ? { wrap } : {}), pre, post });
+    const atExec = syncAtExec(policy.network, process.getuid?.(), translation.placeholders.length);
+    return linuxPlan({ request, translation, bwrap: tools.bwrap, seccomp: new Uint8Array(this.filter), hideArgs, ...(wrap ? { wrap } : {}), syncAtExec: atExec, pre, post });
   }
 
   /**
@@ -915,10 +924,17 @@ export class LinuxSandbox implements SandboxService {
       } else if (held.kind === 'held' && net) {
         // started by the run's launcher where it has one (no fork of the daemon), in the run's FIFO folder
         const launcher = this.launcherFor(tools);
-        const helpers = launcher ? launcherNetHelper(launcher, join(dir.path, 'fifo')) : forkNetHelper;
+        const fifoDir = join(dir.path, 'fifo');
+        const helpers = launcher ? launcherNetHelper(launcher, fifoDir) : forkNetHelper;
+        // the launcher applies the filter itself (no nsenter, no nft) unless an nft was configured
+        const route: FilterRoute | undefined = !net.filter
+          ? undefined
+          : launcher && this.options.nft === undefined
+            ? { kind: 'launcher', apply: launcherFilter(launcher, fifoDir, this.options.nftLibrary ?? NFT_LIBRARY) }
+            : { kind: 'exec', start: helpers, tools: net.filter.tools, rootMapped: tools.rootMap !== undefined };
         const [started, filtered, limited] = await Promise.allSettled([
           slirpWithRetry(helpers, tools.slirp!, held.pid, net.hostLoopback),
-          net.filter ? installLoopbackFilter(helpers, net.filter.tools, held.pid, net.filter.rules, undefined, tools.rootMap !== undefined) : undefined,
+          net.filter && route ? installLoopbackFilter(route, held.pid, net.filter.rules) : undefined,
           applyPidLimit(held.pid),
         ]);
         if (started.status === 'fulfilled') slirp = started.value;
