@@ -2,16 +2,18 @@
 // second replaced the first's token file and registry entry, and the first's stop killed the
 // second's running command (it kills every sandbox named under the data directory). Now the
 // second is refused, with whom to stop; a killed daemon's lock does not block the next start.
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe } from './serve-process.testing.js';
 
 const dir = deploymentDir({ owners: { chat: ['alice'] } });
+const otherDir = deploymentDir({ owners: { chat: ['alice'] } });
 const daemons: ServeProcess[] = [];
 afterAll(async () => {
   for (const d of daemons) await d.stop();
   rmSync(dir, { recursive: true, force: true });
+  rmSync(otherDir, { recursive: true, force: true });
 });
 
 describe('a second daemon on the same data directory', () => {
@@ -43,4 +45,38 @@ describe('a second daemon on the same data directory', () => {
     expect(await next.stop()).toBe(0);
     expect(() => readFileSync(join(dir, 'data', 'daemon.lock'))).toThrow(/ENOENT/);
   });
+
+  it("a daemon on another data directory: the first's stop leaves the second's running command alone", { timeout: 180_000 }, async () => {
+    const first = await startServe(dir);
+    daemons.push(first);
+    const second = await startServe(otherDir);
+    daemons.push(second);
+    const marker = `sleep 15.${process.pid}`;
+    const running = second.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `${marker}; echo survived` }, turn: ownerTurn('chat-second') });
+    await until(() => processesWith(marker).length > 0, 'the second daemon\'s command to run');
+    expect(await first.stop()).toBe(0);
+    expect((await running).body).toMatchObject({ ok: true, value: { exitCode: 0, stdout: 'survived\n' } });
+  });
 });
+
+function processesWith(command: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').trim() === command) found.push(Number(entry));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return found;
+}
+
+/** Waits for `check`; 60 s only decides how long a failure takes. */
+async function until(check: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 60_000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`${what}: not within 60 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
