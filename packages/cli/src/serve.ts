@@ -1,4 +1,4 @@
-import { DEPLOYMENTS, type Deployment } from '@aalis/core';
+import { DEPLOYMENTS, type Deployment, errorText } from '@aalis/core';
 import { parse } from './args.js';
 import { dirname, resolve } from 'node:path';
 import { ConfigError, type LoadedConfig, loadConfig } from './daemon/config.js';
@@ -160,7 +160,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
       io.stderr(`aalis serve: the config is not usable, so the daemon did not start:\n  ${error.message}\n`);
       return 2;
     }
-    io.stderr(`aalis serve: the daemon did not start: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr(`aalis serve: the daemon did not start: ${errorText(error)}\n`);
     return 1;
   }
   progress(`deployment ${daemon.deployment.mode} (from ${daemon.deployment.source}), data in ${daemon.dataDir}`);

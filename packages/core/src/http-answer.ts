@@ -96,6 +96,9 @@ export interface ReadJsonBodyOptions {
   readonly emptyBody?: unknown;
 }
 
+/** Decodes a body as UTF-8, refusing bytes that are not (TextDecoder's `fatal`). */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * Reads a JSON request body (at most {@link MAX_JSON_BODY} bytes) and validates it with `schema`.
  * Only `content-type: application/json` is read: a cross-site form cannot send it without a
@@ -114,7 +117,14 @@ export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, sc
     if (size > MAX_JSON_BODY) throw new RequestBodyError('too-large', `the body is larger than ${MAX_JSON_BODY} bytes.`);
     chunks.push(chunk as Buffer);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  let text: string;
+  try {
+    // JSON is UTF-8 (RFC 8259): bytes that are not would be replaced by U+FFFD, and a path
+    // in the body would then name another file than the client's.
+    text = STRICT_UTF8.decode(Buffer.concat(chunks));
+  } catch {
+    throw new RequestBodyError('invalid-body', 'the body is not UTF-8; JSON must be sent as UTF-8 (a file name that is not UTF-8 cannot be sent in JSON).');
+  }
   let raw: unknown;
   if (text.trim() === '' && 'emptyBody' in options) {
     raw = options.emptyBody;

@@ -127,14 +127,17 @@ export const reachPlugin = definePlugin({
     const reaches = new ReachCache();
     ctx.on('session/settings-changed', (event) => current.set(event.sessionId, event.next));
 
-    // The landings of a binding: the host's, and the hooks directories its repository names.
-    const bindingLists = new WeakMap<Binding, ProtectedLists>();
-    const listsOf = (binding: Binding): ProtectedLists => {
-      if (binding.hooksDirs.length === 0) return lists;
-      let own = bindingLists.get(binding);
+    // The landings of a binding: the host's, and the hooks directories its repository names now.
+    const bindingLists = new WeakMap<Binding, Map<string, ProtectedLists>>();
+    const listsOf = (binding: Binding, hooksDirs: readonly string[]): ProtectedLists => {
+      if (hooksDirs.length === 0) return lists;
+      const byHooks = bindingLists.get(binding) ?? new Map<string, ProtectedLists>();
+      bindingLists.set(binding, byHooks);
+      const id = hooksDirs.join('\u0000');
+      let own = byHooks.get(id);
       if (own === undefined) {
-        own = Object.freeze({ ...lists, landing: Object.freeze([...lists.landing, ...binding.hooksDirs.map((path) => ({ path }))]) });
-        bindingLists.set(binding, own);
+        own = Object.freeze({ ...lists, landing: Object.freeze([...lists.landing, ...hooksDirs.map((path) => ({ path }))]) });
+        byHooks.set(id, own);
       }
       return own;
     };
@@ -180,10 +183,14 @@ export const reachPlugin = definePlugin({
       const binding = bindings.get(personKey(root, settingsScopeOf(turn))) ?? bindings.get(root) ?? defaultBinding;
       const sessionTmp = join(binding.tmp ?? paths.tmp, `session-${createHash('sha256').update(root).digest('hex').slice(0, 24)}`);
       await mkdir(sessionTmp, { recursive: true, mode: 0o700 });
+      // Read again for every call, not only when the binding was made: a `core.hooksPath` set while
+      // the daemon runs (`husky init`, `git config core.hooksPath .githooks`) must be a landing at
+      // once, or a sandboxed command writes a hook the person's next commit runs on the host.
+      const hooksDirs = hooksPathDirs(binding.home, gitConfig);
       const currentReach = (): Reach => {
         const settings = current.get(root);
         if (settings === undefined) throw new Error(`reach: the settings of session '${root}' are unknown; refusing to judge without them.`);
-        return reaches.get(binding, reachKeyOf(principal, settings.tier, settings.boundary, sessionTmp), () =>
+        return reaches.get(binding, `${reachKeyOf(principal, settings.tier, settings.boundary, sessionTmp)}\u0000${hooksDirs.join('\u0000')}`, () =>
           resolveReach({
             principal,
             tier: settings.tier,
@@ -193,7 +200,7 @@ export const reachPlugin = definePlugin({
             gitDirs: binding.gitDirs,
             sessionTmp,
             localPorts: config.localPorts,
-            lists: listsOf(binding),
+            lists: listsOf(binding, hooksDirs),
             paths,
             toolchainCaches: binding.caches ?? toolchainCaches,
           }),

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { defineTool, openForRead, readFileNoFollow, renameNoFollow, SafeFileError, type TempJournal, ToolError, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
-import { realPathOf } from '@aalis/plugin-reach';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
+import { toolPathOf } from './tool-path.js';
 
 const MAX_READ = 1024 * 1024;
 const MAX_EDIT = 64 * 1024 * 1024;
@@ -37,8 +37,8 @@ async function safely<T>(doing: string, operation: () => Promise<T>): Promise<T>
   }
 }
 
-async function target(ctxHome: string | undefined, path: string): Promise<string> {
-  return realPathOf(path, ctxHome ?? process.cwd());
+async function target(ctxHome: string | undefined, path: string, param = 'path'): Promise<string> {
+  return toolPathOf(path, ctxHome ?? process.cwd(), param);
 }
 
 /** Reads a file (at most 1 MiB, from an offset). */
@@ -82,9 +82,9 @@ export const listDirTool = defineTool({
   },
 });
 
-async function checkedWriteTarget(ctx: Parameters<typeof readFileTool.handler>[0], rawPath: string): Promise<string> {
+async function checkedWriteTarget(ctx: Parameters<typeof readFileTool.handler>[0], rawPath: string, param = 'path'): Promise<string> {
   const credential = credentialOf(ctx);
-  const path = await target(credential.home, rawPath);
+  const path = await target(credential.home, rawPath, param);
   if (credential.exec !== 'host' && isNeverWritten(path, platform)) throw new ToolError('denied', neverWrittenMessage(path));
   await requireOrThrow(credential, { effect: 'write', path });
   return path;
@@ -137,8 +137,8 @@ export const movePathTool = defineTool({
   risk: 'medium',
   async handler(ctx, params) {
     const credential = credentialOf(ctx);
-    const from = await checkedWriteTarget(ctx, params.from);
-    const to = await checkedWriteTarget(ctx, params.to);
+    const from = await checkedWriteTarget(ctx, params.from, 'from');
+    const to = await checkedWriteTarget(ctx, params.to, 'to');
     const stat = await lstat(from).catch(() => {
       throw new ToolError('failed', `cannot move ${from}: it does not exist.`);
     });

@@ -4,6 +4,7 @@ import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import { BackgroundJobs } from './background-jobs.js';
 import { credentialOf, requireOrThrow } from './credential.js';
+import { toolPathOf } from './tool-path.js';
 import { type CommandRunResult, runUnsandboxed } from './unsandboxed-run.js';
 import { commandPolicyOf, MAX_OUTPUT, sandboxRequestOf } from './sandbox-request.js';
 import { grantRefusedWrites, type RefusedWrite, withMovedAside } from './write-retry.js';
@@ -75,7 +76,7 @@ async function sandboxed(service: SandboxService, request: Parameters<SandboxSer
 export async function runCommand(ctx: ToolCallContext, params: z.output<typeof RunCommandParams>, deps: RunDeps): Promise<RunCommandResult> {
   const credential: ReachCredential = credentialOf(ctx);
   const argv: [string, ...string[]] = typeof params.command === 'string' ? ['/bin/sh', '-c', params.command] : (params.command as [string, ...string[]]);
-  const cwd = await realPathOf(params.cwd ?? credential.home ?? process.cwd(), credential.home);
+  const cwd = await toolPathOf(params.cwd ?? credential.home ?? process.cwd(), credential.home ?? process.cwd(), 'cwd');
   const command = { argv, cwd, ...(params.stdin !== undefined ? { stdin: params.stdin } : {}) };
   await requireOrThrow(credential, { effect: 'exec', host: credential.exec === 'host', command });
   await requireOrThrow(credential, { effect: 'read', path: cwd });

@@ -1,3 +1,4 @@
+import { realpathSync, statSync } from 'node:fs';
 import type { PlanStep, SandboxPolicy, SandboxRunRequest } from '@aalis/api-reach';
 import type { RunPidLimit } from './pid-limit.js';
 import type { RunDir } from './run-dir.js';
@@ -106,6 +107,8 @@ export interface PreparedSandbox<C extends PreparedChild = PreparedChild> {
   readonly translation: Translation;
   /** The argv, fds and environment it was started with, to compare at release. */
   readonly plan: LinuxRunPlan;
+  /** {@link pathsIdentity} of its cwd and plan, taken before it started, to compare at release. */
+  readonly identity: string;
   readonly child: C;
   /** The sandbox's pid (bwrap's child). */
   readonly pid: number;
@@ -122,6 +125,29 @@ export function samePlan(a: LinuxRunPlan, b: LinuxRunPlan): boolean {
   if (JSON.stringify(x.env) !== JSON.stringify(y.env)) return false;
   const bytes = (p?: Uint8Array, q?: Uint8Array) => (p === undefined || q === undefined ? p === q : Buffer.from(p).equals(Buffer.from(q)));
   return bytes(a.seccomp, b.seccomp) && bytes(a.envBytes, b.envBytes) && bytes(a.argsBytes, b.argsBytes);
+}
+
+/**
+ * What the host paths a sandbox's start looked up are now: for the cwd and every absolute path in
+ * the plan's arguments, its real path and inode (or why it has none). bwrap resolves them once,
+ * at the preparation; the overlay and the kernel's cache then keep what it found, so a cwd
+ * symlink pointed elsewhere, or a directory replaced by another of the same name, before the
+ * release would not be seen by the prepared sandbox though its argv is the same. Taken before
+ * the preparation starts and again at release; a difference sends the run cold.
+ */
+export function pathsIdentity(cwd: string, plan: LinuxRunPlan): string {
+  const args = plan.argsBytes === undefined ? [] : Buffer.from(plan.argsBytes).toString('latin1').split('\0');
+  const paths = [...new Set([cwd, ...plan.plan.argv, ...args].filter((a) => a.startsWith('/')))];
+  return JSON.stringify(
+    paths.map((path) => {
+      try {
+        const st = statSync(path, { bigint: true });
+        return [path, realpathSync(path), String(st.dev), String(st.ino)];
+      } catch (error) {
+        return [path, (error as NodeJS.ErrnoException).code ?? 'unreadable'];
+      }
+    }),
+  );
 }
 
 /** A pool entry: the preparation, and its sandbox once it is ready. */

@@ -49,7 +49,7 @@ import { ARGS_FD, type LinuxRunPlan, linuxPlan, tmpEnv } from './run-plan.js';
 import { ENV_FD } from './launch-env.js';
 import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
-import { DEFAULT_PREPARED_IDLE_MS, type PreparedSandbox, PreparedPool, preparedKey, preparedStep, samePlan, shimPayload, shimRequest } from './prepared.js';
+import { DEFAULT_PREPARED_IDLE_MS, type PreparedSandbox, PreparedPool, pathsIdentity, preparedKey, preparedStep, samePlan, shimPayload, shimRequest } from './prepared.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
 
 /** How the Linux sandbox is set up. */
@@ -664,6 +664,8 @@ export class LinuxSandbox implements SandboxService {
       const overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
       overlays.hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, cwd);
       const plan = this.runPlan(shim, translation, tools, model, overlays.hideArgs, (bwrap, args, rootMap) => overlays.command(bwrap, args, rootMap));
+      // before the start: a change after it is then seen at release, whenever bwrap looked
+      const identity = pathsIdentity(cwd, plan);
       const pidReady = preparePidLimit(this.pids!, this.pidLimit, basename(dir.path));
       pidReady.catch(() => {});
       try {
@@ -691,7 +693,7 @@ export class LinuxSandbox implements SandboxService {
         started.release();
       });
       if (!ready || this.closing) throw new Error('not ready');
-      const prepared: Warm = { key, dir, overlays, translation, plan, child, pid, pidLimit: limit, dead: false };
+      const prepared: Warm = { key, dir, overlays, translation, plan, identity, child, pid, pidLimit: limit, dead: false };
       void child.ended.then(() => {
         prepared.dead = true;
       });
@@ -759,7 +761,7 @@ export class LinuxSandbox implements SandboxService {
       const hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd);
       const binds = socketBinds(overlays.overlays, facts.sockets.filter((p) => !hasRawBytes(p)));
       now = this.runPlan(shimRequest(request, tools.rootMap!.python, basename(dir.path)), translation, tools, model, hideArgs, (bwrap, args, rootMap) => overlayLaunch(model.tools, overlays.overlays, binds, bwrap, args, rootMap));
-      if (warm.dead || !samePlan(now, warm.plan)) throw new ColdAgain('changed');
+      if (warm.dead || !samePlan(now, warm.plan) || pathsIdentity(request.cwd, now) !== warm.identity) throw new ColdAgain('changed');
       dir.released(); // from here on a daemon killed leaves the run's writes, unjudged, and its sweep says so
       overlays.markStart();
     } catch {

@@ -6,11 +6,12 @@ import { AuditLog } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
 import { CONSOLE_PAGE } from '../console/page.js';
 import { registerDaemon, registryDir } from '../daemon-registry.js';
-import { chooseDataDir, deploymentDirOf, otherInstances } from '../data-dir.js';
+import { chooseDataDir, type DataDirChoice, deploymentDirOf, otherInstances } from '../data-dir.js';
 import { terminalIdentity } from '../install.js';
 import { handleApi } from './api.js';
 import { CallTracker } from './calls.js';
-import { loadConfig } from './config.js';
+import { type DaemonConfig, loadConfig } from './config.js';
+import { claimDataDir } from './data-dir-lock.js';
 import { commandDescendantsOf, killSurvivors, sandboxesUnder } from './descendants.js';
 import { dockerPlacer } from './docker-place.js';
 import { type ChosenDeployment, chooseDeployment } from './deployment.js';
@@ -112,6 +113,21 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const data = chooseDataDir({ data: options.dataDir, dir: found, env });
   const dataDir = data.dataDir;
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // One daemon per data directory, taken before anything in it is read or written.
+  const releaseDataDir = claimDataDir(dataDir);
+  try {
+    return await startOn(options, { env, progress, configFile, config, deployment, data, releaseDataDir });
+  } catch (error) {
+    releaseDataDir();
+    throw error;
+  }
+}
+
+async function startOn(
+  options: DaemonOptions,
+  { env, progress, configFile, config, deployment, data, releaseDataDir }: { env: NodeJS.ProcessEnv; progress: (line: string) => void; configFile: string | undefined; config: DaemonConfig; deployment: ChosenDeployment; data: DataDirChoice; releaseDataDir: () => void },
+): Promise<RunningDaemon> {
+  const dataDir = data.dataDir;
   const consoleIdentity = config.console.as ?? terminalIdentity();
   const host = options.host ?? config.server.host ?? '127.0.0.1';
   const token = env.AALIS_TOKEN && env.AALIS_TOKEN.length >= 32 ? env.AALIS_TOKEN : newToken();
@@ -240,6 +256,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         server.closeAllConnections();
       });
       await unregister();
+      releaseDataDir();
       progress('stopped.');
     })();
     return stopped;
