@@ -8,7 +8,8 @@ import { createLinuxSandbox } from './service.js';
 
 const [scene, tmpDir] = process.argv.slice(2) as [string, string];
 const s = JSON.parse(scene);
-const sb = createLinuxSandbox({ tmpDir, hostModel: 'overlay', landingSweepMs: 0, prepare: 'on' });
+// held however long the test takes on a busy machine (the default idle expiry, 30 s, would discard them first)
+const sb = createLinuxSandbox({ tmpDir, hostModel: 'overlay', landingSweepMs: 0, prepare: 'on', preparedIdleMs: 600_000 });
 await sb.run({ argv: ['true'], cwd: s.ws, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 60_000, policy: workspacePolicy(s) });
 await sb.preparationsSettled(); // both of the policy's share set up
 process.stdout.write(`prepared ${sb.preparedCounts().prepared}\n`);

@@ -314,7 +314,7 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
     }
   });
 
-  it('the daemon killed with SIGKILL while it holds a prepared sandbox: nothing of it survives', async () => {
+  it('a second daemon leaves a live one\'s prepared sandboxes alone; the first killed with SIGKILL while it holds two: nothing of them survives', async () => {
     const tmpDir = join(s.root, 'killed-holder-tmp');
     mkdirSync(tmpDir);
     const child = execa(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'prepared.child.testing.ts'), JSON.stringify(s), tmpDir], { cwd: join(import.meta.dirname, '..'), reject: false });
@@ -322,7 +322,20 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
       child.stdout!.on('data', (d: Buffer) => d.toString().includes('prepared') && resolve());
       void child.then((r) => reject(new Error(`the holder ended first: ${r.stderr}`)));
     });
-    expect(preparedFolders(tmpDir)).toHaveLength(DEFAULT_PREPARED_PER_KEY); // two held at once
+    const held = preparedFolders(tmpDir);
+    expect(held).toHaveLength(DEFAULT_PREPARED_PER_KEY); // two held at once
+    // a second daemon on the same temp directory meanwhile: it sweeps nothing of a live one's, never takes them, and prepares its own
+    const second = s.sandbox({ tmpDir, prepare: 'on' });
+    try {
+      const r = await second.run(req(s, ['sh', '-c', 'echo second']));
+      expect(r.stdout).toBe('second\n');
+      await second.preparationsSettled();
+      expect(second.preparedCounts().used).toBe(0);
+      expect(preparedFolders(tmpDir)).toEqual(expect.arrayContaining(held));
+    } finally {
+      await second.close();
+    }
+    expect(preparedFolders(tmpDir).sort()).toEqual([...held].sort()); // the second's gone with its close, the first's untouched
     child.kill('SIGKILL');
     await child;
     await until(() => shimsIn(tmpDir).length === 0, 'the prepared sandbox died with its holder');
