@@ -194,7 +194,8 @@ try {
       );
       return (8 * Math.floor(CALLS / 8)) / ((performance.now() - start) / 1000);
     };
-    const concurrentOff = await clients(unprepared);
+    // the baseline's 8 clients before and after the measured ones (off, on, off), the median of its two
+    const offRuns = [await clients(unprepared)];
     from = phases.length;
     await one.api('POST', '/api/status/event-loop'); // the daemon's own loop, measured over the clients' window only
     let clientsDone = false;
@@ -211,9 +212,11 @@ try {
     const loop = (await one.api('GET', '/api/status/event-loop')).body as { maxMs: number; p99Ms: number; resolutionMs: number; ownMaxMs?: number | null; cpuWaitMs?: number | null };
     clientsDone = true;
     await probing;
+    offRuns.push(await clients(unprepared));
+    const concurrentOff = (offRuns[0]! + offRuns[1]!) / 2;
     const rates = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(', ');
     console.log(`run_command true (network off) through the daemon: sequential ${sequential.toFixed(1)} calls/s (target 60); 8 concurrent clients ${concurrent.toFixed(1)} calls/s, ratio ${(concurrent / sequential).toFixed(2)}x the sequential baseline (target 1.5x)`);
-    console.log(`  prepared sandboxes off (AALIS_PREPARE=off), the baseline: sequential ${sequentialOff.toFixed(1)} calls/s (on/off ${(sequential / sequentialOff).toFixed(2)}x), 8 clients ${concurrentOff.toFixed(1)} calls/s (on/off ${(concurrent / concurrentOff).toFixed(2)}x)`);
+    console.log(`  prepared sandboxes off (AALIS_PREPARE=off), the baseline: sequential ${sequentialOff.toFixed(1)} calls/s (on/off ${(sequential / sequentialOff).toFixed(2)}x), 8 clients ${concurrentOff.toFixed(1)} calls/s (mean of ${offRuns.map((x) => x.toFixed(1)).join(' before and ')} after; on/off ${(concurrent / concurrentOff).toFixed(2)}x)`);
     console.log(`  sequential, ${TROUNDS} interleaved rounds of ${perRound} calls (calls/s): on ${rates(seq.on)}; off ${rates(seq.off)}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     console.log(`  a conversation's first call (32 per daemon, sequential, before the measures): ${firstCalls}`);
     console.log(`  sequential, prepared on, last round: ${seqOwn.on.at(-1)}`);
