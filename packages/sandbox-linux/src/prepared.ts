@@ -140,8 +140,12 @@ export const DEFAULT_PREPARED_IDLE_MS = 30_000;
  * prepared ahead").
  */
 export const DEFAULT_PREPARED_PER_KEY = 2;
-/** Most prepared sandboxes at once, over every policy: each holds a bwrap, a python shim, a run folder and a pids cgroup. */
-export const MAX_PREPARED = 4;
+/**
+ * Most prepared sandboxes at once, over every policy: each holds a bwrap, a python shim, a run
+ * folder and a pids cgroup. Eight: four conversations used in turn keep their two each (with four,
+ * the first two conversations' pairs filled the pool and the other two always ran cold).
+ */
+export const MAX_PREPARED = 8;
 
 /**
  * The prepared sandboxes, at most `perKey` per key and {@link MAX_PREPARED} in all: a preparation
