@@ -3,7 +3,8 @@
 // 1. `list_dir` with 100,000 known conversations against the baseline of one (sessions index), the
 //    index's own cost per call, and the event-loop stall of its compaction (100,000 against one);
 // 2. throughput of `run_command true` (network off): sequential calls/s, and 8 concurrent clients
-//    against that sequential baseline; the daemon's own cost per call (each answer's Server-Timing:
+//    against that sequential baseline, each also measured on a daemon with `AALIS_PREPARE=off` (no
+//    sandbox prepared ahead) in interleaved rounds, as the baseline of the prepared sandboxes; the daemon's own cost per call (each answer's Server-Timing:
 //    the call less its sandbox run, as the daemon timed both); the worst `/healthz` answer meanwhile
 //    (the event loop held by one call's synchronous work shows there, whatever the others wait on),
 //    with the daemon's own event-loop delay over the same window (max and p99, `/api/status/event-loop`);
@@ -78,7 +79,7 @@ function ownCost(from: number): string {
 // for a while (18 s for a million files), and a keep-alive socket the daemon closed meanwhile would
 // be reused by the next fetch before this process saw its end ("other side closed").
 const longWorkspace = LONG_S > 0 ? benchTree(LONG_FILES) : undefined;
-const dirs = [deploymentWith(1), deploymentWith(KNOWN)];
+const dirs = [deploymentWith(1), deploymentWith(KNOWN), deploymentWith(1)];
 // The daemon as people run it: the built CLI, through scripts/checkout.mjs, which builds it first
 // when a source is newer (as `pnpm aalis` does). From source (BENCH_SOURCE=1) it carries the
 // TypeScript loader's threads and about twice the memory, and every fork it makes per command
@@ -89,9 +90,10 @@ const daemonEnv = { NODE_OPTIONS: FROM_SOURCE ? `${withoutSource} --conditions=a
 const bin = FROM_SOURCE ? undefined : fileURLToPath(new URL('../scripts/checkout.mjs', import.meta.url));
 // built once here, before the two daemons start (each would otherwise find the sources newer)
 if (bin !== undefined && spawnSync(process.execPath, [bin, '--version'], { env: { ...process.env, ...daemonEnv }, stdio: ['ignore', 'ignore', 'inherit'] }).status !== 0) throw new Error('the CLI did not build; see above');
-const [one, many] = await Promise.all(dirs.map((d) => startServe(d, [], daemonEnv, bin)));
+// the third: the baseline of the prepared sandboxes (sandbox-linux `prepare`), which it does not prepare
+const [one, many, unprepared] = await Promise.all(dirs.map((d, i) => startServe(d, [], i === 2 ? { ...daemonEnv, AALIS_PREPARE: 'off' } : daemonEnv, bin)));
 console.log(`the daemons run ${FROM_SOURCE ? 'from source (the TypeScript loader)' : 'the built CLI (scripts/checkout.mjs)'}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-if (!one || !many) throw new Error('a daemon did not start');
+if (!one || !many || !unprepared) throw new Error('a daemon did not start');
 try {
   // 1. The conversation index: the same known conversation on both sides (the index notes it at
   // every call); only the number of other conversations the daemon knows differs.
@@ -157,23 +159,49 @@ try {
   console.log(`the conversation index's compaction (its snapshot rewritten): ${KNOWN} conversations, longest event-loop stall ${stalls[1]!.toFixed(1)} ms (target <= 50 ms); baseline 1 conversation ${stalls[0]!.toFixed(1)} ms; ratio ${(stalls[1]! / stalls[0]!).toFixed(2)}x`);
   recordFigure({ id: 'cli.session-index-compaction-stall', what: `the event loop's longest stall while the index of ${KNOWN} conversations compacts`, candidate: stalls[1]!, baseline: { what: 'one conversation', value: stalls[0]! }, unit: 'ms', target: { on: 'value', op: '<=', limit: 50 }, rounds: 1 });
 
-  // 2. Throughput of run_command true, network off.
+  // 2. Throughput of run_command true, network off: the daemon as shipped (sandboxes prepared
+  // ahead) against one with AALIS_PREPARE=off, in interleaved rounds (ABBA), so both see the same load.
   if (CALLS > 0) {
-    const run = (client: number, i: number) => call(one, 'run_command', { command: 'true', network: 'off' }, `chat-t${client}-${i % 4}`);
+    const run = (daemon: ServeProcess, client: number, i: number) => call(daemon, 'run_command', { command: 'true', network: 'off' }, `chat-t${client}-${i % 4}`);
     // Every conversation the clients use is known before either measure: a conversation's first
     // call also writes its session and index entry and resolves its reach (printed apart below),
     // which the concurrent clients would otherwise pay 28 times and the sequential client 4.
     let from = phases.length;
-    for (let client = 0; client < 8; client++) for (let k = 0; k < 4; k++) await run(client, k);
+    for (const daemon of [one, unprepared]) for (let client = 0; client < 8; client++) for (let k = 0; k < 4; k++) await run(daemon, client, k);
     const firstCalls = ownCost(from);
-    from = phases.length;
-    let start = performance.now();
-    for (let i = 0; i < CALLS; i++) await run(0, i);
-    const sequential = CALLS / ((performance.now() - start) / 1000);
-    const ownSequential = ownCost(from);
+    const TROUNDS = QUICK ? 2 : 4;
+    const perRound = Math.max(8, Math.floor(CALLS / TROUNDS));
+    const seq = { on: [] as number[], off: [] as number[] };
+    const seqOwn: { on: string[]; off: string[] } = { on: [], off: [] };
+    const sequentialOn = async (daemon: ServeProcess) => {
+      from = phases.length;
+      const start = performance.now();
+      for (let i = 0; i < perRound; i++) await run(daemon, 0, i);
+      const rate = perRound / ((performance.now() - start) / 1000);
+      return { rate, own: ownCost(from) };
+    };
+    for (let round = 0; round < TROUNDS; round++) {
+      for (const side of round % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
+        const r = await sequentialOn(side === 'on' ? one : unprepared);
+        seq[side].push(r.rate);
+        seqOwn[side].push(r.own);
+      }
+    }
+    const sequential = median(seq.on);
+    const sequentialOff = median(seq.off);
+    const clients = async (daemon: ServeProcess) => {
+      const start = performance.now();
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, client) => {
+          for (let i = 0; i < CALLS / 8; i++) await run(daemon, client, i);
+        }),
+      );
+      return (8 * Math.floor(CALLS / 8)) / ((performance.now() - start) / 1000);
+    };
+    // the baseline's 8 clients before and after the measured ones (off, on, off), the median of its two
+    const offRuns = [await clients(unprepared)];
     from = phases.length;
     await one.api('POST', '/api/status/event-loop'); // the daemon's own loop, measured over the clients' window only
-    start = performance.now();
     let clientsDone = false;
     const health: number[] = [];
     const probing = (async () => {
@@ -184,24 +212,27 @@ try {
         await new Promise((r) => setTimeout(r, 10));
       }
     })();
-    await Promise.all(Array.from({ length: 8 }, async (_, client) => {
-      for (let i = 0; i < CALLS / 8; i++) await run(client, i);
-    }));
-    const concurrent = (8 * Math.floor(CALLS / 8)) / ((performance.now() - start) / 1000);
+    const concurrent = await clients(one);
     const loop = (await one.api('GET', '/api/status/event-loop')).body as { maxMs: number; p99Ms: number; resolutionMs: number; ownMaxMs?: number | null; cpuWaitMs?: number | null };
     clientsDone = true;
     await probing;
+    offRuns.push(await clients(unprepared));
+    const concurrentOff = (offRuns[0]! + offRuns[1]!) / 2;
+    const rates = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(', ');
     console.log(`run_command true (network off) through the daemon: sequential ${sequential.toFixed(1)} calls/s (target 60); 8 concurrent clients ${concurrent.toFixed(1)} calls/s, ratio ${(concurrent / sequential).toFixed(2)}x the sequential baseline (target 1.5x)`);
-    console.log(`  a conversation's first call (32, sequential, before the measures): ${firstCalls}`);
-    console.log(`  sequential: ${ownSequential}`);
+    console.log(`  prepared sandboxes off (AALIS_PREPARE=off), the baseline: sequential ${sequentialOff.toFixed(1)} calls/s (on/off ${(sequential / sequentialOff).toFixed(2)}x), 8 clients ${concurrentOff.toFixed(1)} calls/s (mean of ${offRuns.map((x) => x.toFixed(1)).join(' before and ')} after; on/off ${(concurrent / concurrentOff).toFixed(2)}x)`);
+    console.log(`  sequential, ${TROUNDS} interleaved rounds of ${perRound} calls (calls/s): on ${rates(seq.on)}; off ${rates(seq.off)}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(`  a conversation's first call (32 per daemon, sequential, before the measures): ${firstCalls}`);
+    console.log(`  sequential, prepared on, last round: ${seqOwn.on.at(-1)}`);
+    console.log(`  sequential, prepared off, last round: ${seqOwn.off.at(-1)}`);
     console.log(`  8 clients: ${ownCost(from)}`);
     console.log(`/healthz while the 8 clients ran: ${health.length} answers, median ${median(health).toFixed(1)} ms, worst ${Math.max(...health).toFixed(1)} ms (target: the event loop never blocks longer than 50 ms)`);
     console.log(`  the daemon's event loop meanwhile (monitorEventLoopDelay in the daemon, every ${loop.resolutionMs} ms): longest stall ${loop.maxMs.toFixed(1)} ms, p99 ${loop.p99Ms.toFixed(1)} ms; ratio ${(loop.maxMs / 50).toFixed(2)}x the 50 ms target`);
     if (typeof loop.ownMaxMs === 'number' && typeof loop.cpuWaitMs === 'number') {
       console.log(`  of which the daemon's own (each stall less the thread's wait for a CPU others held, Linux schedstat): longest ${loop.ownMaxMs.toFixed(1)} ms, ratio ${(loop.ownMaxMs / 50).toFixed(2)}x the 50 ms target; the thread waited ${loop.cpuWaitMs.toFixed(0)} ms for a CPU over the window`);
     }
-    recordFigure({ id: 'cli.run-command-sequential', what: 'sequential `run_command true` (network off) through the HTTP API, built daemon', candidate: sequential, unit: 'calls/s', target: { on: 'value', op: '>=', limit: 60 }, rounds: CALLS });
-    recordFigure({ id: 'cli.run-command-clients', what: '8 concurrent clients of `run_command true`', candidate: concurrent, baseline: { what: 'sequential, same daemon', value: sequential }, unit: 'calls/s', target: { on: 'ratio', op: '>=', limit: 1.5 }, rounds: 8 * Math.floor(CALLS / 8) });
+    recordFigure({ id: 'cli.run-command-sequential', what: 'sequential `run_command true` (network off) through the HTTP API, built daemon, sandboxes prepared ahead', candidate: sequential, baseline: { what: 'the same with AALIS_PREPARE=off, interleaved rounds', value: sequentialOff }, unit: 'calls/s', target: { on: 'value', op: '>=', limit: 60 }, rounds: TROUNDS * perRound });
+    recordFigure({ id: 'cli.run-command-clients', what: '8 concurrent clients of `run_command true`', candidate: concurrent, baseline: { what: 'sequential, same daemon', value: sequential }, unit: 'calls/s', target: { on: 'ratio', op: '>=', limit: 1.5 }, rounds: 8 * Math.floor(CALLS / 8), note: `prepared off: ${concurrentOff.toFixed(1)} calls/s` });
     recordFigure({ id: 'cli.healthz-clients', what: '`/healthz` worst answer while the 8 clients ran', candidate: Math.max(...health), unit: 'ms', target: { on: 'value', op: '<=', limit: 50 }, rounds: health.length, note: `median ${median(health).toFixed(1)} ms` });
     recordFigure({ id: 'cli.event-loop-stall-clients', what: "the daemon's own longest event-loop stall while the 8 clients ran (`/api/status/event-loop`)", candidate: loop.maxMs, unit: 'ms', target: { on: 'value', op: '<=', limit: 50 }, rounds: 8 * Math.floor(CALLS / 8), note: `p99 ${loop.p99Ms.toFixed(1)} ms` });
   }
@@ -231,6 +262,6 @@ try {
     console.log(`  the whole call (scan before, commit after): ${whole.wallMs.toFixed(0)} ms, /healthz worst ${whole.worst.toFixed(1)} ms of ${whole.answers}, host side ${share(whole)}`);
   }
 } finally {
-  await Promise.all([one.stop(), many.stop()]);
+  await Promise.all([one.stop(), many.stop(), unprepared.stop()]);
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 }

@@ -7,7 +7,9 @@ import type { SandboxService } from '@aalis/api-reach';
  * opts out of mapping commands off the host's uid 0 (sandbox-linux README). `cacheDir` (in
  * the data directory, which no sandboxed command can write) keeps the backend's last good probe
  * for ten minutes, so a later process (each `aalis exec`) does not probe again while it is fresh.
- * `oneShot` (one command, then the process ends) keeps nothing for a next run.
+ * `oneShot` (one command, then the process ends) keeps nothing for a next run. A daemon (not
+ * `oneShot`) prepares the next sandbox of a policy ahead (sandbox-linux `prepare`; only a root
+ * daemon's runs through the launcher are prepared); `AALIS_PREPARE=off` opts out.
  */
 export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: NodeJS.ProcessEnv = process.env, cacheDir?: string, oneShot = false): Promise<SandboxService> {
   switch (backend) {
@@ -20,6 +22,8 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
         ...(oneShot ? { hostWalks: 'inline', scan: { noCache: true } } : {}),
         // AALIS_ROOT_UID_MAP=off: a root daemon's commands run as the host's uid 0 (anything else keeps the map, which fails closed)
         ...(env.AALIS_ROOT_UID_MAP === 'off' ? { rootUidMap: 'off' as const } : {}),
+        // a daemon runs many commands: the next sandbox of a policy is set up while it waits (one-shot: nothing to gain)
+        prepare: oneShot || env.AALIS_PREPARE === 'off' ? ('off' as const) : ('on' as const),
       });
     }
     case 'darwin': {

@@ -2,7 +2,7 @@
  * `pnpm bench`: the cost of running under the sandbox, side by side in one run.
  *   1. a bare `true` spawned with execa (the baseline);
  *   2. `true` under our sandbox (network off, and on through slirp4netns), cold and in a sandbox
- *      prepared ahead (prepared.ts: one run after another, each taking the one the last prepared), with the writes captured
+ *      prepared ahead (prepared.ts: one run after another, each taking one an earlier run prepared), with the writes captured
  *      in an overlay (the default where it mounts) and with the look-based model, and a command
  *      that writes a file in each (the overlay's commit against the look after the run);
  *   3. `true` under Anthropic's sandbox-runtime with an equivalent policy, when it can start here;
@@ -59,7 +59,7 @@ const candidates: Candidate[] = [
   { name: 'bwrap alone, no policy', every: 1, fn: () => execa('bwrap', [...NAMESPACE_FLAGS, ...NETWORK_OFF_FLAGS, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true']) },
   { name: 'true in our sandbox, network off', every: 1, fn: () => sb.run(req(s, ['true'])) },
   { name: 'true, network off, prepared ahead', every: 1, fn: () => sbWarm.run(req(s, ['true'])) },
-  // two at once after each other: the second does not find its sandbox ready and waits for the preparation under way
+  // two after each other, as a sequential client's calls come: each run starts preparing the next (two kept per policy), so the second finds one ready
   {
     name: 'true, prepared ahead, back to back',
     every: 1,

@@ -3,13 +3,64 @@ import { basename, join } from 'node:path';
 import type { SandboxRunRequest, SandboxRunResult } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHIM_TAG } from './prepared.js';
+import { DEFAULT_PREPARED_PER_KEY, MAX_PREPARED, type PreparedChild, PreparedPool, type PreparedSandbox, SHIM_TAG } from './prepared.js';
 import { DEFAULT_PID_LIMIT, findPidsCgroup } from './pid-limit.js';
 import { type OverlayScene, overlayScene, req, until, untilProcess } from './scene.testing.js';
 import { findPython } from './system-python.js';
 import type { LinuxSandbox } from './service.js';
 
 const isRoot = process.getuid?.() === 0;
+
+describe('the pool of prepared sandboxes (which preparations start, which are discarded)', () => {
+  /** A pool over stand-ins (the pool only holds and hands them out); `idleMs` its idle expiry. */
+  function pool(perKey: number, idleMs = 60_000) {
+    const discarded: string[] = [];
+    const p = new PreparedPool<PreparedChild>(
+      idleMs,
+      async (x) => {
+        discarded.push(x.key);
+      },
+      perKey,
+    );
+    const stand = (key: string) => async () => ({ key, dead: false }) as unknown as PreparedSandbox<PreparedChild>;
+    return { p, discarded, add: (key: string) => p.add(key, stand(key)) };
+  }
+
+  it('a key holds at most its share, and a full pool discards nothing to make room', async () => {
+    const { p, discarded, add } = pool(1);
+    for (let i = 0; i < MAX_PREPARED; i++) await add(`k${i}`);
+    expect(add('k0')).toBeUndefined(); // its share held
+    expect(add('late')).toBeUndefined(); // full: nothing started, nothing discarded
+    expect(discarded).toEqual([]);
+    expect((await p.take('k2'))?.key).toBe('k2'); // a take frees a place
+    await add('late');
+    expect((await p.take('late'))?.key).toBe('late');
+    await p.close();
+    expect(discarded.sort()).toEqual(Array.from({ length: MAX_PREPARED }, (_, i) => `k${i}`).filter((k) => k !== 'k2'));
+  });
+
+  it('a place frees when its sandbox has waited idleMs unused', async () => {
+    const { p, discarded, add } = pool(1, 50);
+    for (let i = 0; i < MAX_PREPARED; i++) await add(`k${i}`);
+    expect(add('late')).toBeUndefined();
+    await until(() => discarded.length === MAX_PREPARED, 'the idle ones discarded', 5_000);
+    await add('late');
+    expect(p.count('late')).toBe(1);
+    await p.close();
+  });
+
+  it("a key's second waits for room, and take hands each out once", async () => {
+    const { p, discarded, add } = pool(2);
+    for (let i = 0; i < MAX_PREPARED; i++) await add(`k${i}`);
+    expect(add('k0')).toBeUndefined();
+    expect(discarded).toEqual([]);
+    const [a, b] = await Promise.all([p.take('k1'), p.take('k1')]);
+    expect([a?.key, b?.key]).toEqual(['k1', undefined]);
+    await add('k0'); // room made by the take
+    expect(p.count('k0')).toBe(2);
+    await p.close();
+  });
+});
 
 /** Pids of processes with `word` somewhere in their argv. */
 function withArg(word: string): number[] {
@@ -35,6 +86,15 @@ function shimsIn(tmpDir: string): number[] {
       return false;
     }
   });
+}
+
+/** The run folders (in `tmpDir`) of the prepared sandboxes whose shims run now. */
+function preparedFolders(tmpDir: string): string[] {
+  const folders = shimsIn(tmpDir).map((pid) => {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return argv[argv.indexOf(SHIM_TAG) + 1] ?? '';
+  });
+  return [...new Set(folders)].filter((f) => f !== '');
 }
 
 /** Whether `pid` runs (a zombie has ended: only its exit status is left). */
@@ -147,7 +207,7 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
   it.skipIf(!findPidsCgroup())('the pid limit is written again at release: a change on the host after preparation is not inherited', async () => {
     const tmpDir = join(s.root, 'pids-tmp');
     mkdirSync(tmpDir);
-    const sb = s.sandbox({ tmpDir, prepare: 'on' });
+    const sb = s.sandbox({ tmpDir, prepare: 'on', preparedPerKey: 1 }); // one prepared: the run below takes the one whose limit is changed
     try {
       await sb.run(req(s, ['true']));
       await sb.preparationsSettled();
@@ -176,7 +236,61 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
     const before = warm.preparedCounts();
     const runs = await Promise.all([1, 2, 3, 4].map((i) => warm.run(req(s, ['sh', '-c', `echo run-${i}`]))));
     expect(runs.map((r) => r.stdout)).toEqual(['run-1\n', 'run-2\n', 'run-3\n', 'run-4\n']);
-    expect(warm.preparedCounts().used).toBe(before.used + 1);
+    // each prepared sandbox held for the policy (at most its share) taken by one run, the others cold
+    const used = warm.preparedCounts().used - before.used;
+    expect(used).toBeGreaterThanOrEqual(1);
+    expect(used).toBeLessThanOrEqual(DEFAULT_PREPARED_PER_KEY);
+  });
+
+  it('the next sandbox is prepared while a run goes on, not only after it: a run right after finds one ready', async () => {
+    const tmpDir = join(s.root, 'early-tmp');
+    mkdirSync(tmpDir);
+    const sb = s.sandbox({ tmpDir, prepare: 'on', preparedPerKey: 1 });
+    try {
+      await sb.run(req(s, ['true']));
+      await sb.preparationsSettled();
+      expect(preparedFolders(tmpDir)).toHaveLength(1);
+      const token = `31.${process.pid}${Date.now() % 1000}`;
+      const abort = new AbortController();
+      const running = sb.run(req(s, ['sh', '-c', `exec sleep ${token}`], { signal: abort.signal }));
+      try {
+        // released: the shim exec'd the command (a prepared sandbox's bwrap never carries the token)
+        await until(() => withArg(token).length > 0, 'the command running');
+        expect(sb.preparedCounts().used).toBe(1);
+        // the one it took is its run now; the next one is made while it still runs
+        await until(() => sb.preparedCounts().prepared === 2, 'the next sandbox prepared during the run');
+        expect(withArg(token).length).toBeGreaterThan(0);
+      } finally {
+        abort.abort();
+        await running;
+      }
+      const r = await sb.run(req(s, ['sh', '-c', 'echo right after']));
+      expect(r.stdout).toBe('right after\n');
+      expect(sb.preparedCounts().used).toBe(2);
+    } finally {
+      await sb.close();
+    }
+    expect(preparedFolders(tmpDir)).toEqual([]);
+  });
+
+  it('two are kept per policy: two runs back to back both take a prepared sandbox; close() leaves neither', async () => {
+    const tmpDir = join(s.root, 'two-tmp');
+    mkdirSync(tmpDir);
+    const sb = s.sandbox({ tmpDir, prepare: 'on' });
+    try {
+      await sb.run(req(s, ['true']));
+      await sb.preparationsSettled();
+      expect(preparedFolders(tmpDir)).toHaveLength(DEFAULT_PREPARED_PER_KEY);
+      const a = await sb.run(req(s, ['sh', '-c', 'echo a']));
+      const b = await sb.run(req(s, ['sh', '-c', 'echo b']));
+      expect([a.stdout, b.stdout]).toEqual(['a\n', 'b\n']);
+      expect(sb.preparedCounts().used).toBe(2);
+      await sb.preparationsSettled();
+    } finally {
+      await sb.close();
+    }
+    expect(preparedFolders(tmpDir)).toEqual([]);
+    expect(sb.preparedCounts().prepared).toBe(sb.preparedCounts().used + sb.preparedCounts().discarded);
   });
 
   it('close() leaves no process of a prepared sandbox', async () => {
@@ -205,7 +319,7 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
     }
   });
 
-  it('the daemon killed with SIGKILL while it holds a prepared sandbox: nothing of it survives', async () => {
+  it('a second daemon leaves a live one\'s prepared sandboxes alone; the first killed with SIGKILL while it holds two: nothing of them survives', async () => {
     const tmpDir = join(s.root, 'killed-holder-tmp');
     mkdirSync(tmpDir);
     const child = execa(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'prepared.child.testing.ts'), JSON.stringify(s), tmpDir], { cwd: join(import.meta.dirname, '..'), reject: false });
@@ -213,8 +327,20 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
       child.stdout!.on('data', (d: Buffer) => d.toString().includes('prepared') && resolve());
       void child.then((r) => reject(new Error(`the holder ended first: ${r.stderr}`)));
     });
-    const pids = shimsIn(tmpDir);
-    expect(pids.length).toBeGreaterThan(0);
+    const held = preparedFolders(tmpDir);
+    expect(held).toHaveLength(DEFAULT_PREPARED_PER_KEY); // two held at once
+    // a second daemon on the same temp directory meanwhile: it sweeps nothing of a live one's, never takes them, and prepares its own
+    const second = s.sandbox({ tmpDir, prepare: 'on' });
+    try {
+      const r = await second.run(req(s, ['sh', '-c', 'echo second']));
+      expect(r.stdout).toBe('second\n');
+      await second.preparationsSettled();
+      expect(second.preparedCounts().used).toBe(0);
+      expect(preparedFolders(tmpDir)).toEqual(expect.arrayContaining(held));
+    } finally {
+      await second.close();
+    }
+    expect(preparedFolders(tmpDir).sort()).toEqual([...held].sort()); // the second's gone with its close, the first's untouched
     child.kill('SIGKILL');
     await child;
     await until(() => shimsIn(tmpDir).length === 0, 'the prepared sandbox died with its holder');

@@ -150,8 +150,9 @@ export function pathsIdentity(cwd: string, plan: LinuxRunPlan): string {
   );
 }
 
-/** A pool entry: the preparation, and its sandbox once it is ready. */
+/** A pool entry: the preparation for one key, and its sandbox once it is ready. */
 interface Entry<C extends PreparedChild> {
+  readonly key: string;
   readonly ready: Promise<PreparedSandbox<C> | undefined>;
   done?: PreparedSandbox<C>;
   timer?: NodeJS.Timeout;
@@ -159,75 +160,106 @@ interface Entry<C extends PreparedChild> {
 
 /** How long a prepared sandbox waits for its run before it is discarded. */
 export const DEFAULT_PREPARED_IDLE_MS = 30_000;
-/** Most prepared sandboxes at once, over every policy. */
-export const MAX_PREPARED = 2;
+/**
+ * Prepared sandboxes held or under way per policy and cwd. Two, so that a run arriving right after
+ * another finds one ready while the next is still being prepared (measured: README, "Sandboxes
+ * prepared ahead").
+ */
+export const DEFAULT_PREPARED_PER_KEY = 2;
+/**
+ * Most prepared sandboxes at once, over every policy: each holds a bwrap, a python shim, a run
+ * folder and a pids cgroup. Eight: four conversations used in turn keep their two each (with four,
+ * the first two conversations' pairs filled the pool and the other two always ran cold).
+ */
+export const MAX_PREPARED = 8;
 
 /**
- * The prepared sandboxes, at most one per key and {@link MAX_PREPARED} in all: a preparation in
- * flight counts. `take` removes one synchronously, so two runs never get the same one.
+ * The prepared sandboxes, at most `perKey` per key and {@link MAX_PREPARED} in all: a preparation
+ * in flight counts. `take` removes one synchronously, so two runs never get the same one.
  */
 export class PreparedPool<C extends PreparedChild> {
-  private readonly entries = new Map<string, Entry<C>>();
+  /** Oldest first. */
+  private readonly entries: Entry<C>[] = [];
+  private readonly perKey: number;
+  /** Discards under way (beyond the cap, idle), awaited by {@link close}. */
+  private readonly dropping = new Set<Promise<void>>();
 
   constructor(
     private readonly idleMs: number,
     private readonly discard: (p: PreparedSandbox<C>) => Promise<void>,
-  ) {}
-
-  /** Whether a preparation for `key` is held or under way. */
-  has(key: string): boolean {
-    return this.entries.has(key);
+    perKey: number = DEFAULT_PREPARED_PER_KEY,
+  ) {
+    this.perKey = Math.max(1, Math.min(MAX_PREPARED, Math.floor(perKey)));
   }
 
-  /** Holds what `prepare` makes for `key` (nothing when the key is held already); the oldest is discarded beyond the cap. */
+  /** How many preparations for `key` are held or under way. */
+  count(key: string): number {
+    return this.entries.filter((e) => e.key === key).length;
+  }
+
+  /** Whether `key` holds as many as it may (held or under way). */
+  full(key: string): boolean {
+    return this.count(key) >= this.perKey;
+  }
+
+  /**
+   * Holds what `prepare` makes for `key`, or nothing (undefined) when `key` holds its share already
+   * or the pool is full. A full pool discards nothing to make room: a place frees when its sandbox
+   * is taken, fails, or has waited `idleMs` unused. (Runs of more policies in turn than the pool
+   * holds, as 8 clients of 32 conversations, each with its own temp directory, discarded each
+   * other's before any came back when a newer one took the oldest's place: a preparation per run
+   * for nothing, 0.50x the throughput of no preparation at all.)
+   */
   add(key: string, prepare: () => Promise<PreparedSandbox<C> | undefined>): Promise<void> | undefined {
-    if (this.entries.has(key)) return undefined;
-    while (this.entries.size >= MAX_PREPARED) {
-      const oldest = this.entries.keys().next().value as string;
-      this.drop(oldest);
-    }
-    const entry: Entry<C> = { ready: prepare().catch(() => undefined) };
-    this.entries.set(key, entry);
+    if (this.count(key) >= this.perKey || this.entries.length >= MAX_PREPARED) return undefined;
+    const entry: Entry<C> = { key, ready: prepare().catch(() => undefined) };
+    this.entries.push(entry);
     return entry.ready.then((p) => {
       entry.done = p;
-      if (this.entries.get(key) !== entry) return; // dropped meanwhile
+      if (!this.entries.includes(entry)) return; // dropped meanwhile: drop() discards it
       if (!p) {
-        this.entries.delete(key);
+        this.remove(entry);
         return;
       }
-      entry.timer = setTimeout(() => this.drop(key), this.idleMs);
+      entry.timer = setTimeout(() => void this.drop(entry), this.idleMs);
       entry.timer.unref();
     });
   }
 
   /**
-   * The prepared sandbox for `key`, no longer held; undefined when none is ready now (one still
-   * being prepared stays for the next run: waiting for it costs more than a cold start, since its
-   * shim's start comes on top), or it died.
+   * A prepared sandbox for `key` that is ready now, no longer held; undefined when none is (one
+   * still being prepared stays for a later run: waiting for it costs more than a cold start, since
+   * its shim's start comes on top). One that died meanwhile is discarded and the next looked at.
    */
   async take(key: string): Promise<PreparedSandbox<C> | undefined> {
-    const entry = this.entries.get(key);
-    const p = entry?.done;
-    if (!entry || !p) return undefined;
-    this.entries.delete(key);
-    clearTimeout(entry.timer);
-    if (p.dead) {
+    for (;;) {
+      const entry = this.entries.find((e) => e.key === key && e.done !== undefined);
+      const p = entry?.done;
+      if (!entry || !p) return undefined;
+      this.remove(entry);
+      if (!p.dead) return p;
       await this.discard(p);
-      return undefined;
     }
-    return p;
   }
 
-  private drop(key: string): Promise<void> {
-    const entry = this.entries.get(key);
-    if (!entry) return Promise.resolve();
-    this.entries.delete(key);
+  private remove(entry: Entry<C>): void {
+    const i = this.entries.indexOf(entry);
+    if (i >= 0) this.entries.splice(i, 1);
     clearTimeout(entry.timer);
-    return entry.ready.then((p) => (p ? this.discard(p) : undefined));
   }
 
-  /** Discards every prepared sandbox, those still being prepared once they are. */
+  private drop(entry: Entry<C>): Promise<void> {
+    if (!this.entries.includes(entry)) return Promise.resolve();
+    this.remove(entry);
+    const done = entry.ready.then((p) => (p ? this.discard(p) : undefined)).catch(() => {});
+    this.dropping.add(done);
+    void done.finally(() => this.dropping.delete(done));
+    return done;
+  }
+
+  /** Discards every prepared sandbox, those still being prepared once they are, and waits for every discard under way. */
   async close(): Promise<void> {
-    await Promise.all([...this.entries.keys()].map((k) => this.drop(k)));
+    await Promise.all([...this.entries].map((e) => this.drop(e)));
+    await Promise.all(this.dropping);
   }
 }

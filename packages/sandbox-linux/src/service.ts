@@ -49,7 +49,7 @@ import { ARGS_FD, type LinuxRunPlan, linuxPlan, tmpEnv } from './run-plan.js';
 import { ENV_FD } from './launch-env.js';
 import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
-import { DEFAULT_PREPARED_IDLE_MS, type PreparedSandbox, PreparedPool, pathsIdentity, preparedKey, preparedStep, samePlan, shimPayload, shimRequest } from './prepared.js';
+import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, pathsIdentity, preparedKey, preparedStep, samePlan, shimPayload, shimRequest } from './prepared.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
 
 /** How the Linux sandbox is set up. */
@@ -140,6 +140,8 @@ export interface LinuxSandboxOptions {
   readonly prepare?: PrepareSetting;
   /** How long a prepared sandbox waits for its run before it is discarded. Default {@link DEFAULT_PREPARED_IDLE_MS}. */
   readonly preparedIdleMs?: number;
+  /** Prepared sandboxes held or under way per policy and cwd (1 to prepared.ts `MAX_PREPARED`). Default {@link DEFAULT_PREPARED_PER_KEY}. */
+  readonly preparedPerKey?: number;
 }
 
 /** The {@link LinuxSandboxOptions.prepare} settings. */
@@ -219,7 +221,7 @@ export class LinuxSandbox implements SandboxService {
   private readonly preparing = new Set<Promise<void>>();
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
-    this.prepared = new PreparedPool(options.preparedIdleMs ?? DEFAULT_PREPARED_IDLE_MS, (p) => this.discardPrepared(p));
+    this.prepared = new PreparedPool(options.preparedIdleMs ?? DEFAULT_PREPARED_IDLE_MS, (p) => this.discardPrepared(p), options.preparedPerKey ?? DEFAULT_PREPARED_PER_KEY);
     this.host = new HostThread(options.hostWalks);
     this.filter = options.seccompFilter ?? buildSeccompFilter();
     this.tmp = options.tmpDir ?? tmpdir();
@@ -503,6 +505,9 @@ export class LinuxSandbox implements SandboxService {
         );
       }
       if (model.kind === 'overlay') {
+        // the next sandboxes of this policy are prepared while this one runs (after its scan, which
+        // theirs reuses), so a run right after it finds one ready
+        if (key !== undefined) this.prepareNext(key, request, tools, model);
         const taken = warm;
         warm = undefined; // the overlay run owns it now
         const result = await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p), taken);
@@ -635,13 +640,14 @@ export class LinuxSandbox implements SandboxService {
     return setting === 'on' && model.kind === 'overlay' && request.policy.network !== 'on' && tools.rootMap !== undefined && this.launcherFor(tools) !== undefined;
   }
 
-  /** Starts preparing the next sandbox for `key` in the background, unless one is held or under way. */
+  /** Starts preparing sandboxes for `key` in the background until it holds its share (held or under way). */
   private prepareNext(key: string, request: SandboxRunRequest, tools: RunTools, model: ModelChoice & { kind: 'overlay' }): void {
-    if (this.closing) return;
-    const job = this.prepared.add(key, () => this.prepareOne(key, request, tools, model));
-    if (!job) return;
-    this.preparing.add(job);
-    void job.finally(() => this.preparing.delete(job));
+    while (!this.closing) {
+      const job = this.prepared.add(key, () => this.prepareOne(key, request, tools, model));
+      if (!job) return;
+      this.preparing.add(job);
+      void job.finally(() => this.preparing.delete(job));
+    }
   }
 
   /**
