@@ -4,7 +4,7 @@
  * {@link StdinStream}); the source's end is the command's EOF. Absent: the command's stdin is
  * empty (`/dev/null`).
  */
-export type SandboxStdin = string | Uint8Array | AsyncIterable<Uint8Array>;
+export type SandboxStdin = string | Uint8Array<ArrayBuffer> | AsyncIterable<Uint8Array>;
 
 /** Whether `stdin` is fed while the command runs (so a run with it cannot be repeated). */
 export function isLiveStdin(stdin: unknown): stdin is AsyncIterable<Uint8Array> {
