@@ -53,7 +53,11 @@ export function feedStdin(source: SandboxStdin, sink: StdinSink): StdinFeed {
         }
         if (!sink.write(next.value)) {
           let drained: () => void = () => {};
-          await Promise.race([new Promise<void>((resolve) => sink.once('drain', (drained = resolve))), stopped]);
+          const drain = new Promise<void>((resolve) => {
+            drained = resolve;
+          });
+          sink.once('drain', drained);
+          await Promise.race([drain, stopped]);
           sink.removeListener('drain', drained);
         }
       }
