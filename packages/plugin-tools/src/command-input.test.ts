@@ -17,7 +17,7 @@ mkdirSync(project, { recursive: true });
 mkdirSync(elsewhere, { recursive: true });
 const owner = { platform: 'chat', userId: 'owner' };
 const stranger = { platform: 'chat', userId: 'stranger' };
-const turnOf = (who = owner, session = 'main'): OriginTurn => ({ session: { id: session }, platform: 'chat', speaker: who, authorised: who, inbound: { id: `m${Date.now()}` }, category: who === owner ? 'own' : 'other' });
+const turnOf = (who = owner, session = 'main'): OriginTurn => ({ session: { id: session }, platform: 'chat', speaker: who, authorised: who, inbound: { id: `m${Date.now()}` }, category: 'own' });
 
 const kernels: Kernel[] = [];
 afterAll(async () => {
