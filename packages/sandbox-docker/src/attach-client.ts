@@ -57,6 +57,7 @@ export function attachClient(cli: DockerCli, name: string, args: string[], env: 
     removeNow();
   };
   request.signal?.addEventListener('abort', onAbort, { once: true });
+  if (request.signal?.aborted) onAbort(); // aborted while the run was prepared: the listener above never fires
   return new Promise<AttachOutcome>((resolve, reject) => {
     child.on('error', (error) => {
       clearTimeout(timer);

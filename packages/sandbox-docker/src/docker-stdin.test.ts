@@ -51,7 +51,10 @@ describe.skipIf(engineSkip)('live stdin into a container on a real engine', { ti
     const bound = 256 * 1024;
     const stdin = new StdinStream({ maxPendingBytes: bound });
     const abort = new AbortController();
-    const run = box.run(sh('exec sleep 600', { stdin, signal: abort.signal, timeoutMs: 600_000 }));
+    const request = sh('touch started; exec sleep 600', { stdin, signal: abort.signal, timeoutMs: 600_000 });
+    const run = box.run(request);
+    // written once the command runs, so the whole chain (client, engine, container) is what holds back
+    await until(() => readdirSync(request.cwd).includes('started'));
     const chunk = new Uint8Array(64 * 1024).fill(0x61);
     let full = false;
     for (let i = 0; i < 4096 && !full; i++) {
