@@ -57,6 +57,9 @@ export {
   type SandboxRunRequest,
   SandboxRunRequestSchema,
 } from './run-request.js';
+export { feedStdin, type StdinFeed, type StdinSink } from './feed-stdin.js';
+export { isLiveStdin, type SandboxStdin } from './sandbox-stdin.js';
+export { DEFAULT_MAX_PENDING_STDIN, StdinStream, type StdinWrite } from './stdin-stream.js';
 export { PathRuleSchema, RealPathSchema, type SandboxGrants, type SandboxPolicy, SandboxPolicySchema } from './sandbox-policy.js';
 export { sandboxPolicyAllows, sandboxPolicyOf } from './sandbox-policy-of.js';
 export {

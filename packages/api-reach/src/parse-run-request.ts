@@ -25,7 +25,7 @@ const FIXES = {
   argv: 'pass the program and each argument as separate strings, the program not empty, none with a NUL byte',
   cwd: 'pass the real path of the working directory (absolute, symlinks and . / .. resolved)',
   env: 'pass the environment as string names (not empty, no "=") and string values, none with a NUL byte',
-  stdin: 'pass stdin as a string or bytes',
+  stdin: 'pass stdin as a string or bytes (given whole), or a StdinStream from @aalis/api-reach (fed while the command runs)',
   timeoutMs: `pass a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS} (one day)`,
   maxOutputBytes: 'pass a positive whole number of bytes, or leave it out for the default',
   policy: 'build the policy with sandboxPolicyOf from @aalis/api-reach: real absolute paths, patterns in the contract subset, exactly the fields of SandboxPolicy',

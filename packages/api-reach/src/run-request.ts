@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RealPathSchema, SandboxPolicySchema } from './sandbox-policy.js';
+import { isLiveStdin } from './sandbox-stdin.js';
 
 /** The longest a sandboxed command may be given: one day. A longer timeout is a mistake, not a plan. */
 export const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000;
@@ -22,7 +23,13 @@ const command = {
         )
         .readonly(),
     ),
-  stdin: z.union([z.string(), z.instanceof(Uint8Array)]).optional(),
+  /**
+   * What the command reads on its stdin ({@link SandboxStdin}): a string or bytes given whole, or
+   * a live source (a {@link StdinStream}) fed while it runs, its end the command's EOF.
+   */
+  stdin: z
+    .union([z.string(), z.instanceof(Uint8Array), z.custom<AsyncIterable<Uint8Array>>(isLiveStdin, 'is not a string, bytes, or an AsyncIterable of bytes')])
+    .optional(),
   /** Kill the whole process tree after this long; at most {@link MAX_TIMEOUT_MS}. */
   timeoutMs: z.number().int().positive().max(MAX_TIMEOUT_MS),
   /** Bytes kept of each of stdout and stderr; the rest is dropped and `truncated` set. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { StdinStream } from '@aalis/api-reach';
 import { type AccessTier, execPlaceOf, type SessionSettings, settingsScopeOf, type ToolCallContext, ToolError } from '@aalis/core';
 import type { MainDirectoryChangedEvent } from '@aalis/plugin-reach';
 
@@ -9,6 +10,20 @@ export type JobView<T> =
   | { readonly state: 'running' }
   | { readonly state: 'done'; readonly outcome: Outcome<T>; /** Why it was closed before it ended by itself. */ readonly closed?: string };
 
+/** A background command's live stdin (`interactive: true`): where `command_input` writes, and how each write is judged first. */
+export interface JobInput {
+  readonly stream: StdinStream;
+  /** Judges one write as the command started with that input would be (an ask where that asks); throws a {@link ToolError} when refused. */
+  judge(ctx: ToolCallContext, text: string): Promise<void>;
+}
+
+/** What `command_input` answers: bytes written, bytes the command has not read yet, whether its input is ended. */
+export interface InputView {
+  readonly written: number;
+  readonly pending: number;
+  readonly eof: boolean;
+}
+
 interface Job<T> {
   readonly session: string;
   /** Whose binding in the conversation it ran under (`settingsScopeOf`). */
@@ -18,6 +33,7 @@ interface Job<T> {
   closed?: string;
   /** Settles when the job's run has ended and its view is final. */
   readonly ended: Promise<void>;
+  readonly input?: JobInput;
 }
 
 /**
@@ -30,8 +46,8 @@ interface Job<T> {
 export class BackgroundJobs<T> {
   readonly #jobs = new Map<string, Job<T>>();
 
-  /** Starts `run` with a signal that the call's own and a closure both abort; answers its id at once. */
-  start(ctx: ToolCallContext, run: (ctx: ToolCallContext) => Promise<T>): { jobId: string } {
+  /** Starts `run` with a signal that the call's own and a closure both abort; answers its id at once. `input`: its live stdin, written by {@link input}. */
+  start(ctx: ToolCallContext, run: (ctx: ToolCallContext) => Promise<T>, input?: JobInput): { jobId: string } {
     const id = randomUUID();
     const controller = new AbortController();
     const signal = AbortSignal.any([ctx.signal, controller.signal]);
@@ -42,7 +58,7 @@ export class BackgroundJobs<T> {
       (value) => finish({ ok: true, value }),
       (error: unknown) => finish(error instanceof ToolError ? { ok: false, kind: error.kind, message: error.message } : { ok: false, kind: 'failed', message: String(error) }),
     );
-    const job: Job<T> = { session: rootOf(ctx), person: settingsScopeOf(ctx.turn), controller, view: { state: 'running' }, ended };
+    const job: Job<T> = { session: rootOf(ctx), person: settingsScopeOf(ctx.turn), controller, view: { state: 'running' }, ended, ...(input ? { input } : {}) };
     this.#jobs.set(id, job);
     return { jobId: id };
   }
@@ -64,6 +80,38 @@ export class BackgroundJobs<T> {
     }
     await job.ended;
     return job.view;
+  }
+
+  /**
+   * Writes `text` (UTF-8) to a running job's stdin, and with `eof` ends it; only the person who
+   * started it, in its conversation. Each write is judged first as the command started with that
+   * input would be (a script fed to a shell is the command as much as its argv). A job that has
+   * ended, one started without `interactive: true`, a write over the bound of input the command
+   * has not read: a {@link ToolError} saying so, nothing written.
+   */
+  async input(ctx: ToolCallContext, id: string, write: { readonly text?: string; readonly eof?: boolean }): Promise<InputView> {
+    const job = this.#own(ctx, id);
+    const ended = () =>
+      new ToolError('failed', `background command '${id}' has ended${job.closed !== undefined ? ` (${job.closed})` : ''}, so nothing can be written to it; command_status shows its result.`);
+    if (job.view.state === 'done') throw ended();
+    if (!job.input) {
+      throw new ToolError('failed', `background command '${id}' was started without interactive: true, so its stdin is empty (/dev/null) and cannot be written to; start it again with run_command_background and interactive: true to write to it.`);
+    }
+    const { stream } = job.input;
+    let written = 0;
+    if (write.text !== undefined && write.text !== '') {
+      await job.input.judge(ctx, write.text);
+      if ((job.view as JobView<T>).state === 'done') throw ended(); // it ended while the write was asked for
+      const bytes = new TextEncoder().encode(write.text);
+      const done = stream.write(bytes);
+      if (!done.ok) throw done.reason === 'closed' ? ended() : new ToolError('failed', `nothing was written to background command '${id}': ${done.message}`);
+      written = bytes.length;
+    }
+    if (write.eof) {
+      const done = stream.end();
+      if (!done.ok && done.reason === 'closed') throw ended();
+    }
+    return { written, pending: stream.pending, eof: stream.state !== 'open' };
   }
 
   /** The job `id` if the caller started it in this conversation; anybody else's is not shown to exist. */

@@ -1,8 +1,8 @@
-import { type KeptCommit, type MovedAside, type ReachCredential, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
+import { type KeptCommit, type MovedAside, type ReachCredential, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, StdinStream } from '@aalis/api-reach';
 import { defineTool, type ToolCallContext, ToolError } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
-import { BackgroundJobs } from './background-jobs.js';
+import { BackgroundJobs, type JobInput } from './background-jobs.js';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { toolPathOf } from './tool-path.js';
 import { type CommandRunResult, runUnsandboxed } from './unsandboxed-run.js';
@@ -20,6 +20,24 @@ export const RunCommandParams = z
     network: z.enum(['on', 'off']).optional(),
   })
   .strict();
+
+/** Parameters of `run_command_background`: those of `run_command`, and `interactive` to keep its stdin open for `command_input`. */
+export const RunCommandBackgroundParams = RunCommandParams.extend({
+  /** Keep the command's stdin open (after `stdin`, when given) for `command_input`; without it the command reads `stdin` or nothing, then EOF. */
+  interactive: z.boolean().optional(),
+}).strict();
+
+/** Parameters of `command_input`: text to write to a background command's stdin, `eof` to end it; at least one. */
+export const CommandInputParams = z
+  .object({
+    jobId: z.string().uuid(),
+    /** Written as UTF-8, as it is: a line needs its own "\n". */
+    text: z.string().optional(),
+    /** After the text: end the command's input (EOF), as Ctrl-D at a terminal. */
+    eof: z.boolean().optional(),
+  })
+  .strict()
+  .refine((p) => (p.text !== undefined && p.text !== '') || p.eof === true, 'give text to write, eof: true, or both');
 
 /** The command ran, was refused a write, and the write was not approved: nothing more ran. */
 export class CommandRefusedError extends ToolError {
@@ -73,14 +91,15 @@ async function sandboxed(service: SandboxService, request: Parameters<SandboxSer
  * policy lets the sandbox make. A refusal that cannot be asked for, or that a grant would not
  * change, is returned as the command's result (`refusedWrites`, `note`): it never re-runs.
  */
-export async function runCommand(ctx: ToolCallContext, params: z.output<typeof RunCommandParams>, deps: RunDeps): Promise<RunCommandResult> {
+export async function runCommand(ctx: ToolCallContext, params: z.output<typeof RunCommandParams>, deps: RunDeps, live?: StdinStream): Promise<RunCommandResult> {
   const credential: ReachCredential = credentialOf(ctx);
-  const argv: [string, ...string[]] = typeof params.command === 'string' ? ['/bin/sh', '-c', params.command] : (params.command as [string, ...string[]]);
-  const cwd = await toolPathOf(params.cwd ?? credential.home ?? process.cwd(), credential.home ?? process.cwd(), 'cwd');
+  const { argv, cwd } = await commandOf(params, credential);
   const command = { argv, cwd, ...(params.stdin !== undefined ? { stdin: params.stdin } : {}) };
   await requireOrThrow(credential, { effect: 'exec', host: credential.exec === 'host', command });
   await requireOrThrow(credential, { effect: 'read', path: cwd });
-  const common = { argv, cwd, timeoutMs: params.timeoutMs, maxOutputBytes: MAX_OUTPUT, ...(params.stdin !== undefined ? { stdin: params.stdin } : {}) };
+  // a live stdin (a background command's, written by command_input) starts with `stdin`, which its handler wrote to it
+  const stdin = live ?? params.stdin;
+  const common = { argv, cwd, timeoutMs: params.timeoutMs, maxOutputBytes: MAX_OUTPUT, ...(stdin !== undefined ? { stdin } : {}) };
 
   if (credential.exec === 'host') {
     const result = await runUnsandboxed({ ...common, env: await credential.processEnv('host'), signal: ctx.signal });
@@ -92,7 +111,7 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
   }
   if (params.network === 'on') await requireOrThrow(credential, { effect: 'network', via: 'command' });
   // The one request builder `aalis policy` plans with too: what it prints is this first run.
-  const request = await sandboxRequestOf(credential, service, { argv, cwd, timeoutMs: params.timeoutMs, ...(params.stdin !== undefined ? { stdin: params.stdin } : {}), ...(params.network ? { network: params.network } : {}) });
+  const request = await sandboxRequestOf(credential, service, { argv, cwd, timeoutMs: params.timeoutMs, ...(stdin !== undefined ? { stdin } : {}), ...(params.network ? { network: params.network } : {}) });
   const policyNow = (): SandboxPolicy => commandPolicyOf(credential, params.network);
   const { keepRefused: _first, ...again } = request;
   const signal = ctx.signal ? { signal: ctx.signal } : {};
@@ -126,6 +145,11 @@ export async function runCommand(ctx: ToolCallContext, params: z.output<typeof R
     }
     const { refused, granted } = plan;
     if (kept && refused.every((p) => kept.paths.includes(p))) return await commitKept(service, first, kept.id, policyNow(), refused, granted);
+    if (live) {
+      // what it read cannot be read again: a command fed live input is never re-run for a grant
+      const why = `The command was fed live input (command_input), so it cannot be run again to make the approved ${refused.length === 1 ? 'write' : 'writes'}, and the sandbox did not keep ${refused.length === 1 ? 'it' : 'them'}; ${refused.length === 1 ? 'it is' : 'they are'} not on the host.`;
+      return { where: 'sandbox', ...pick(first), runs: 1, grantedWrites: [], refusedWrites: refused.map((path) => ({ path, rule: 'live-input', message: `${path}: ${why}` })), note: `${why} The command ran once and was not run again; everything else it did stays.` };
+    }
     const second = await run(policyNow());
     const again = second.writeDenied ? withMovedAside(await refusedAgain(second, cwd), second.movedAside ?? []) : [];
     return {
@@ -174,6 +198,29 @@ async function commitKept(service: SandboxService, first: SandboxRunResult, id: 
   };
 }
 
+/** The argv (a shell string is `/bin/sh -c` it) and the real cwd of a command's params. */
+async function commandOf(params: z.output<typeof RunCommandParams>, credential: ReachCredential): Promise<{ argv: [string, ...string[]]; cwd: string }> {
+  const argv: [string, ...string[]] = typeof params.command === 'string' ? ['/bin/sh', '-c', params.command] : (params.command as [string, ...string[]]);
+  return { argv, cwd: await toolPathOf(params.cwd ?? credential.home ?? process.cwd(), credential.home ?? process.cwd(), 'cwd') };
+}
+
+/**
+ * A background command's live stdin: `stdin` (when given) queued first, each later write judged
+ * as the command started with that input would be, under the writer's credential now.
+ */
+function liveInputOf(params: z.output<typeof RunCommandBackgroundParams>): JobInput {
+  const stream = new StdinStream();
+  if (params.stdin !== undefined) stream.write(params.stdin);
+  return {
+    stream,
+    judge: async (ctx, text) => {
+      const credential = credentialOf(ctx);
+      const { argv, cwd } = await commandOf(params, credential);
+      await requireOrThrow(credential, { effect: 'exec', host: credential.exec === 'host', command: { argv, cwd, stdin: text } });
+    },
+  };
+}
+
 async function refusedAgain(result: SandboxRunResult, cwd: string): Promise<RefusedWrite[]> {
   const paths = [...new Set(await Promise.all(result.deniedWrites.map((p) => realPathOf(p, cwd).catch(() => p))))];
   return paths.map((path) => ({ path, rule: 'refused-again', message: `the retry was refused writing ${path} too; it was undone.` }));
@@ -184,7 +231,7 @@ function pick(result: SandboxRunResult): CommandRunResult & { readonly movedAsid
   return { stdout, stderr, exitCode, signal, timedOut, truncated, movedAside: result.movedAside ?? [] };
 }
 
-/** The shell tools: `run_command`, and a background variant with `command_status` and `command_kill`; `jobs` holds the background commands. */
+/** The shell tools: `run_command`, and a background variant with `command_input`, `command_status` and `command_kill`; `jobs` holds the background commands. */
 export function commandTools(deps: RunDeps, jobs: BackgroundJobs<RunCommandResult> = new BackgroundJobs()) {
   const run = defineTool({
     name: 'run_command',
@@ -196,10 +243,25 @@ export function commandTools(deps: RunDeps, jobs: BackgroundJobs<RunCommandResul
   });
   const background = defineTool({
     name: 'run_command_background',
-    description: 'Start run_command in the background; poll it with command_status, stop it with command_kill. It keeps the policy it started with, and is closed (output kept, the reason in its status) if the tier moves between the sandbox and the host or the main directory changes.',
-    params: RunCommandParams,
+    description:
+      'Start run_command in the background; poll it with command_status, stop it with command_kill. With interactive: true its stdin stays open (after stdin, when given) for command_input, to answer a prompt or drive a REPL. It keeps the policy it started with, and is closed (output kept, the reason in its status) if the tier moves between the sandbox and the host or the main directory changes.',
+    params: RunCommandBackgroundParams,
     risk: 'medium',
-    handler: (ctx, params) => jobs.start(ctx, (jobCtx) => runCommand(jobCtx, params, deps)),
+    summarize: (p) => (typeof p.command === 'string' ? p.command : p.command.join(' ')),
+    handler: (ctx, params) => {
+      const { interactive, ...run } = params;
+      const input = interactive ? liveInputOf(params) : undefined;
+      return jobs.start(ctx, (jobCtx) => runCommand(jobCtx, run, deps, input?.stream), input);
+    },
+  });
+  const input = defineTool({
+    name: 'command_input',
+    description:
+      "Write text to the stdin of a background command you started with interactive: true (a line needs its own \\n), and with eof: true end its input (EOF, as Ctrl-D). Each write is judged as the command with that input would be (asked where that asks). Answers the bytes written and those it has not read yet; a command that does not read refuses writes past 1 MiB unread. The output shows in command_status when it ends. A command fed input is never run again: a write the sandbox refused it is committed from where the sandbox kept it once approved, or stays refused (refusedWrites, rule live-input).",
+    params: CommandInputParams,
+    risk: 'medium',
+    summarize: (p) => `${p.text ?? ''}${p.eof ? ' <EOF>' : ''}`,
+    handler: (ctx, params) => jobs.input(ctx, params.jobId, params),
   });
   const status = defineTool({
     name: 'command_status',
@@ -215,5 +277,5 @@ export function commandTools(deps: RunDeps, jobs: BackgroundJobs<RunCommandResul
     risk: 'low',
     handler: (ctx, params) => jobs.kill(ctx, params.jobId),
   });
-  return [run, background, status, kill] as const;
+  return [run, background, input, status, kill] as const;
 }

@@ -1,4 +1,4 @@
-import type { ReachCredential, SandboxPolicy, SandboxRunRequest, SandboxService } from '@aalis/api-reach';
+import type { ReachCredential, SandboxPolicy, SandboxRunRequest, SandboxService, SandboxStdin } from '@aalis/api-reach';
 
 /** Bytes kept of each of a command's stdout and stderr. */
 export const MAX_OUTPUT = 1024 * 1024;
@@ -9,7 +9,8 @@ export interface CommandAsk {
   /** A real path. */
   readonly cwd: string;
   readonly timeoutMs: number;
-  readonly stdin?: string;
+  /** Given whole, or live (a `StdinStream` a background command's `command_input` writes to). */
+  readonly stdin?: SandboxStdin;
   /** `off` takes the network away even where the tier has it. */
   readonly network?: 'on' | 'off';
 }

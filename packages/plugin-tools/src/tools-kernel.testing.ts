@@ -6,7 +6,7 @@ import { sandbox } from '@aalis/api-reach';
 import { type AccessTier, authorityPlugin, createKernel, definePlugin, type Kernel, type OriginTurn, sessions, sessionsPlugin, type ToolOutcome, tools, toolsPlugin } from '@aalis/core';
 import { type ApprovalDeskService, type ApprovalRequestedEvent, approvalDesk, approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
-import { createLinuxSandbox } from '@aalis/sandbox-linux';
+import { createLinuxSandbox, type LinuxSandboxOptions } from '@aalis/sandbox-linux';
 import { builtinToolsPlugin } from './plugin.js';
 
 /** What {@link toolsKernelOf} builds a kernel from. */
@@ -16,8 +16,8 @@ export interface ToolsKernelOptions {
   readonly install: string;
   /** How long an ask waits for its answer. */
   readonly approvalTimeoutMs: number;
-  /** Whether `run_command` gets the real Linux sandbox (bubblewrap). */
-  readonly linuxSandbox?: boolean;
+  /** Whether `run_command` gets the real Linux sandbox (bubblewrap); options for it, when given. */
+  readonly linuxSandbox?: boolean | LinuxSandboxOptions;
   /** The test adapter: called for every ask, with the desk to answer it on. */
   readonly onAsk: (event: ApprovalRequestedEvent, desk: ApprovalDeskService) => void;
 }
@@ -35,7 +35,8 @@ export function toolsKernelOf(options: ToolsKernelOptions): Kernel {
     .use(reachPlugin, { install: options.install, form: 'source', userHome: options.home, loginShell: '/bin/sh' })
     .use(toolsPlugin)
     .use(builtinToolsPlugin);
-  if (options.linuxSandbox) kernel.use(definePlugin({ name: 'sandbox-linux', provides: [sandbox], apply: (ctx) => ctx.provide(sandbox, createLinuxSandbox()) }));
+  const linux = options.linuxSandbox;
+  if (linux) kernel.use(definePlugin({ name: 'sandbox-linux', provides: [sandbox], apply: (ctx) => ctx.provide(sandbox, createLinuxSandbox(linux === true ? {} : linux)) }));
   return kernel.use(
     definePlugin({
       name: 'test-adapter',

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { BoundedOutput, type SandboxRunResult } from '@aalis/api-reach';
+import { BoundedOutput, feedStdin, type SandboxRunResult, type SandboxStdin } from '@aalis/api-reach';
 import { ToolError } from '@aalis/core';
 
 /** What a command produced, sandboxed or not: a sandbox result without the sandbox's own findings. */
@@ -29,7 +29,8 @@ export function runUnsandboxed(options: {
   argv: readonly [string, ...string[]];
   cwd: string;
   env: Readonly<Record<string, string>>;
-  stdin?: string;
+  /** Given whole, or live (api-reach's `feedStdin` writes it as the command reads). */
+  stdin?: SandboxStdin;
   timeoutMs: number;
   maxOutputBytes: number;
   /** Aborting kills the whole tree, as a timeout does. */
@@ -58,15 +59,17 @@ export function runUnsandboxed(options: {
     if (options.signal?.aborted) killTree();
     child.once('error', (error) => {
       clearTimeout(timer);
+      feed.stop();
       reject(startFailure(file, options.cwd, error as NodeJS.ErrnoException));
     });
     child.once('close', (exitCode, signal) => {
       clearTimeout(timer);
+      feed.stop();
       options.signal?.removeEventListener('abort', killTree);
       killTree();
       resolve({ stdout: out.text(), stderr: err.text(), exitCode, signal, timedOut, truncated: out.truncated || err.truncated });
     });
     child.stdin.on('error', () => {});
-    child.stdin.end(options.stdin ?? '');
+    const feed = feedStdin(options.stdin ?? '', child.stdin);
   });
 }

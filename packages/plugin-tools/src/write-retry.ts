@@ -4,8 +4,13 @@ import { compileRules, escapePattern, foldPath, type MovedAside, pathIsUnder, pr
 import { realPathOf } from '@aalis/plugin-reach';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
 
-/** Why a write the sandbox refused was not asked for, was refused again after a retry, or (approved) did not land: a host change since the command started (`conflict`), a commit that failed (`not-committed`). */
-export const REFUSAL_RULES = ['control-plane', 'secret-file', 'no-grant-helps', 'not-utf8', 'refused-again', 'conflict', 'not-committed'] as const;
+/**
+ * Why a write the sandbox refused was not asked for, was refused again after a retry, or (approved)
+ * did not land: a host change since the command started (`conflict`), a commit that failed
+ * (`not-committed`), a command fed live input that the sandbox did not keep the write of and that
+ * cannot be run again (`live-input`).
+ */
+export const REFUSAL_RULES = ['control-plane', 'secret-file', 'no-grant-helps', 'not-utf8', 'refused-again', 'conflict', 'not-committed', 'live-input'] as const;
 /** One of {@link REFUSAL_RULES}. */
 export type RefusalRule = (typeof REFUSAL_RULES)[number];
 

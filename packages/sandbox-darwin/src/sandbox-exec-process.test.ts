@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxUnavailableError } from '@aalis/api-reach';
+import { SandboxUnavailableError, StdinStream } from '@aalis/api-reach';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runSandboxExec, type SandboxExecRun, sandboxExecError } from './sandbox-exec-process.js';
 
@@ -56,6 +56,22 @@ describe('runSandboxExec (stand-in sandbox-exec)', () => {
     const run = runOf(['/bin/sh', '-c', 'pwd; cat']);
     const out = await runSandboxExec({ ...run, stdin: 'from stdin' });
     expect(out.stdout).toBe(`${run.cwd}\nfrom stdin`);
+  });
+
+  // the same feed as the Linux and docker backends (api-reach's feedStdin); Seatbelt itself cannot run here (Linux)
+  it('feeds a live stdin as the command reads it: a second line after the first was answered, then EOF; closed at the end', async () => {
+    const run = runOf(['/bin/sh', '-c', 'read a; echo "got:$a" > first; od -An -tx1']);
+    const stdin = new StdinStream();
+    const ran = runSandboxExec({ ...run, stdin });
+    stdin.write(new Uint8Array([0x6f, 0x6e, 0x65, 0x0a])); // "one\n"
+    while (!existsSync(join(run.cwd, 'first'))) await new Promise((r) => setTimeout(r, 20));
+    stdin.write(new Uint8Array([0xff, 0xfe]));
+    stdin.end();
+    const out = await ran;
+    expect(readFileSync(join(run.cwd, 'first'), 'utf8')).toBe('got:one\n');
+    expect(out.stdout.trim()).toBe('ff fe'); // bytes that are not UTF-8, as they were written
+    expect(out.exitCode).toBe(0);
+    expect(stdin.write('late')).toMatchObject({ ok: false });
   });
 
   it('reports exit codes and signals', async () => {

@@ -1,4 +1,4 @@
-import { BoundedOutput, SandboxUnavailableError } from '@aalis/api-reach';
+import { BoundedOutput, feedStdin, type SandboxStdin, SandboxUnavailableError } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { sandboxExecArgv } from './darwin-plan.js';
 
@@ -11,7 +11,8 @@ export interface SandboxExecRun {
   readonly argv: readonly [string, ...string[]];
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
-  readonly stdin?: string | Uint8Array;
+  /** Given whole, or a live source fed as the command reads it (api-reach's `feedStdin`). */
+  readonly stdin?: SandboxStdin;
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
   readonly signal?: AbortSignal;
@@ -72,9 +73,10 @@ export async function runSandboxExec(run: SandboxExecRun): Promise<SandboxExecOu
   const stderr = new BoundedOutput(run.maxOutputBytes);
   stdout.attach(child.stdout);
   stderr.attach(child.stderr);
+  let feed: ReturnType<typeof feedStdin> | undefined;
   if (run.stdin !== undefined && child.stdin !== null) {
     child.stdin.on('error', () => {}); // EPIPE when the command does not read its input.
-    child.stdin.end(run.stdin);
+    feed = feedStdin(run.stdin, child.stdin);
   }
 
   let timedOut = false;
@@ -108,6 +110,7 @@ export async function runSandboxExec(run: SandboxExecRun): Promise<SandboxExecOu
   } finally {
     clearTimeout(timer);
     run.signal?.removeEventListener('abort', onAbort);
+    feed?.stop(); // the run is over: a live stdin is closed
     killGroup(child.pid);
   }
 }

@@ -1,4 +1,4 @@
-import { BoundedOutput, type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
+import { BoundedOutput, feedStdin, type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
 import type { CliResult, DockerCli } from './docker-cli.js';
 
 /** What an attached command takes from its request. */
@@ -25,7 +25,8 @@ export function removedOrGone(result: CliResult): boolean {
 }
 
 /**
- * Runs a docker client command (`run` or `exec`) attached: stdin fed, output kept to `limit`
+ * Runs a docker client command (`run` or `exec`) attached: stdin fed (whole, or live as the command
+ * reads it), output kept to `limit`
  * bytes a stream. On timeout or abort the container `name` is killed and removed (`rm --force`),
  * the client killed, and the removal repeated after the client exits, before this resolves.
  */
@@ -36,8 +37,10 @@ export function attachClient(cli: DockerCli, name: string, args: string[], env: 
   stdout.attach(child.stdout);
   stderr.attach(child.stderr);
   child.stdin?.on('error', () => {}); // the command may exit without reading its stdin
-  if (request.stdin !== undefined) child.stdin?.end(request.stdin);
-  else child.stdin?.end();
+  // the client's stdin is the container's (`--interactive`: the engine's attach stream); a live
+  // one is fed as the command reads it, and stops with the client
+  const feed = request.stdin !== undefined && child.stdin ? feedStdin(request.stdin, child.stdin) : undefined;
+  if (feed === undefined) child.stdin?.end();
   let timedOut = false;
   let aborted = false;
   let removing: Promise<CliResult> | undefined;
@@ -54,6 +57,7 @@ export function attachClient(cli: DockerCli, name: string, args: string[], env: 
     removeNow();
   };
   request.signal?.addEventListener('abort', onAbort, { once: true });
+  if (request.signal?.aborted) onAbort(); // aborted while the run was prepared: the listener above never fires
   return new Promise<AttachOutcome>((resolve, reject) => {
     child.on('error', (error) => {
       clearTimeout(timer);
@@ -61,6 +65,7 @@ export function attachClient(cli: DockerCli, name: string, args: string[], env: 
     });
     child.on('close', async (code) => {
       clearTimeout(timer);
+      feed?.stop();
       request.signal?.removeEventListener('abort', onAbort);
       let removal: 'done' | 'failed' | undefined;
       if (removing !== undefined) {

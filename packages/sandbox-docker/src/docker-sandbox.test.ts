@@ -188,6 +188,17 @@ describe.skipIf(engineSkip)('DockerSandbox on a real engine: no container outliv
     expect(aborted.signal).toBe('SIGKILL');
     expect(containersLabelled(label)).toEqual([]);
   });
+
+  it('an abort while the run is still being prepared is not lost: the container is removed, the run ends', { timeout: 120_000 }, async () => {
+    const controller = new AbortController();
+    // aborted before the client starts (the run first checks the engine and the image): before, the
+    // abort listener came too late and the command ran to its timeout (here 600 s, past the test's limit)
+    const run = life.run(sh('exec sleep 600', { signal: controller.signal, timeoutMs: 600_000 }));
+    controller.abort();
+    const aborted = await run;
+    expect(aborted.signal).toBe('SIGKILL');
+    expect(containersLabelled(label)).toEqual([]);
+  });
 });
 
 describe.skipIf(engineSkip)('DockerSandbox fails closed', () => {

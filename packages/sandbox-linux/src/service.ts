@@ -5,6 +5,7 @@ import { basename, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import {
   BoundedOutput,
+  feedStdin,
   type KeptCommit,
   type MovedAside,
   movedAsideSummary,
@@ -18,6 +19,7 @@ import {
   type SandboxRunResult,
   type SandboxService,
   SandboxUnavailableError,
+  type StdinFeed,
 } from '@aalis/api-reach';
 import { execa } from 'execa';
 import { AalisError } from '@aalis/core';
@@ -863,7 +865,8 @@ export class LinuxSandbox implements SandboxService {
     const err = new BoundedOutput(limit);
     out.attach(child.stdout);
     err.attach(child.stderr);
-    if (request.stdin !== undefined && !warm) child.stdin?.end(Buffer.from(request.stdin));
+    // stdin fed as the command reads it (a live source chunk by chunk); a prepared sandbox's shim reads its payload first (below)
+    let feed: StdinFeed | undefined = request.stdin !== undefined && !warm && child.stdin ? feedStdin(request.stdin, child.stdin) : undefined;
     // the launch's state machine (launch-state.ts): every step below moves it, a kill at any time too;
     // a prepared sandbox is held from the start: set up, its shim waiting for the command
     let state: LaunchState = warm ? { kind: 'held', pid: warm.prepared.pid } : { kind: 'starting', killAsked: false };
@@ -959,7 +962,8 @@ export class LinuxSandbox implements SandboxService {
         // the shim reads the command from its stdin (prepared.ts), then the command reads the rest
         state = released(state, () => {
           child.stdin?.write(warm.payload);
-          child.stdin?.end(request.stdin === undefined ? undefined : Buffer.from(request.stdin));
+          if (request.stdin === undefined || !child.stdin) child.stdin?.end();
+          else feed = feedStdin(request.stdin, child.stdin);
         });
       } else state = released(state, () => child.release());
       const r = await child.ended;
@@ -982,6 +986,7 @@ export class LinuxSandbox implements SandboxService {
     } finally {
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', onAbort);
+      feed?.stop(); // the run is over: a live stdin is closed, what was not read dropped
       child.dispose();
       // slirp4netns serves this run's network namespace only, which nothing is in any more: its
       // end (the tap device's removal waits on the kernel, ~20 ms) is not waited for; close() waits
