@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Script } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXEC_PHASES } from './exec-phases.js';
 
@@ -84,6 +85,17 @@ describe('the aalis exec bundle', () => {
     copyFileSync(`${bundle}.cache`, `${other}.cache`);
     expect(readFileSync(other).length).toBe(readFileSync(bundle).length);
     expect(cacheTaken(other)).toBe(false);
+  });
+
+  it('is ASCII, read as one-byte text, and its cache was made after a run: larger than a cache of the compile alone', async () => {
+    const bytes = readFileSync(bundle);
+    expect(bytes.every((b) => b < 0x80)).toBe(true);
+    const { readExec, wrapExec } = (await import(loader)) as { readExec(file: string): { code: string }; wrapExec(code: string): string };
+    expect(readExec(bundle).code).toBe(bytes.toString('utf8'));
+    // V8 compiles a function at its first call: a cache taken right after the compile has the top
+    // level only, the one taken after `exec --help` also every function that run compiled
+    const compileOnly = new Script(wrapExec(readExec(bundle).code), { filename: bundle }).createCachedData();
+    expect(readFileSync(`${bundle}.cache`).length - 32).toBeGreaterThan(compileOnly.length * 1.2);
   });
 
   it("holds zod's English messages and none of its other languages", () => {
