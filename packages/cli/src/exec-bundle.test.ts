@@ -159,6 +159,21 @@ describe('the aalis exec bundle', () => {
     expect(times).toEqual([...times].sort((a, b) => a - b));
   }, 120_000);
 
+  it('compiles no code from strings on a run (zod jitless: a one-shot would pay each parser it generates and use it once)', () => {
+    const s = scene('jitless');
+    const count = join(s.dir, 'functions.txt');
+    // counts every Function made from a string, as zod's generated parsers are made
+    const preload = join(s.dir, 'count-functions.cjs');
+    writeFileSync(
+      preload,
+      `'use strict';\nlet made = 0;\nglobalThis.Function = new Proxy(Function, { construct(t, a) { made++; return Reflect.construct(t, a); }, apply(t, self, a) { made++; return Reflect.apply(t, self, a); } });\nprocess.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(count)}, String(made)));\n`,
+    );
+    const result = execBundle(s, ['--network', 'off', '--', 'true'], 0, { nodeArgs: ['-r', preload] });
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.status).toBe(0);
+    expect(readFileSync(count, 'utf8')).toBe('0');
+  }, 120_000);
+
   it.each([
     [['--tier', 'root', '--', 'true'], 2, "--tier 'root' is not accepted"],
     [[], 2, 'no command given'],
