@@ -43,7 +43,7 @@ const MESSAGE_THEN_PATH = /(?:read-only file system|permission denied|operation 
 const NODE = /\bE[A-Z]+: [^,\n]*, (\w+) '([^'\n]*)'(?: -> '([^'\n]*)')?/;
 // coreutils' shell quoting: adjacent '...', $'...' and "..." pieces make one word.
 const SHELL_WORD = /(?:'[^'\n]*'|\$'(?:[^'\\\n]|\\.)*'|"[^"\n]*")+/g;
-const CURLY = /‘([^’\n]*)’|“([^”\n]*)”/g;
+const CURLY = /\u2018([^\u2019\n]*)\u2019|\u201c([^\u201d\n]*)\u201d/g;
 // Python's bytes path: b'/p/\xff'.
 const PY_BYTES = /\bb'((?:[^'\\\n]|\\.)*)'/g;
 const BSD_RENAME = /\brename (.+?) to (.+?): [^:]+$/i;

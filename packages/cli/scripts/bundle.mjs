@@ -5,13 +5,14 @@
 // a build-time tool only: nothing here runs when a user runs `aalis`. The @aalis packages come from
 // their TypeScript sources (the `aalis-source` condition), as the tests run them; third-party code
 // keeps its licence comments at the end of the file. CommonJS, because Node 20 takes a V8 code cache
-// only for a script: `<bundle>.cache`, made here, spares each run the parse of the whole file.
-import { renameSync, readFileSync, writeFileSync } from 'node:fs';
+// only for a script: `<bundle>.cache`, made here (scripts/exec-cache.mjs), spares each run the parse
+// and compile of the code it runs.
+import { spawnSync } from 'node:child_process';
+import { isAscii } from 'node:buffer';
+import { readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Script } from 'node:vm';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { digestOf, wrapExec } from '../bin/exec-loader.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
@@ -55,12 +56,18 @@ export async function bundleExec(outfile = resolve(here, '..', 'dist', 'aalis-ex
     plugins: [zodEnglishOnly],
     logLevel: 'warning',
   });
-  // the cache of the compiled top level, headed by the digest of the exact source it belongs to;
-  // written aside and renamed, so a reader never sees half of one
-  const code = readFileSync(outfile, 'utf8');
-  const cache = new Script(wrapExec(code), { filename: outfile }).createCachedData();
-  writeFileSync(`${outfile}.cache.tmp`, Buffer.concat([digestOf(code), cache]));
-  renameSync(`${outfile}.cache.tmp`, `${outfile}.cache`);
+  // ASCII, so that each run reads it as a one-byte string (bin/exec-loader.mjs): esbuild escapes
+  // non-ASCII in strings but not in a regular expression's literal characters
+  const bytes = readFileSync(outfile);
+  if (!isAscii(bytes)) {
+    const at = bytes.findIndex((b) => b > 0x7f);
+    throw new Error(`${outfile} is not ASCII at byte ${at} (${JSON.stringify(bytes.subarray(Math.max(0, at - 40), at + 8).toString('utf8'))}): write the character as a \\u escape in the source`);
+  }
+  // the code cache, made after a run of `aalis exec --help` from the bundle (scripts/exec-cache.mjs)
+  // in a plain node, as a user's runs it: no flags of this process (V8 rejects a cache made under other flags)
+  rmSync(`${outfile}.cache`, { force: true });
+  const made = spawnSync(process.execPath, [resolve(here, 'exec-cache.mjs'), outfile], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  if (made.status !== 0) throw new Error(`the code cache of ${outfile} could not be made: ${made.stderr || `exit ${made.status}`}`);
   return { outfile, inputs: Object.keys(result.metafile.inputs) };
 }
 

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Script } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXEC_PHASES } from './exec-phases.js';
 
@@ -86,6 +87,17 @@ describe('the aalis exec bundle', () => {
     expect(cacheTaken(other)).toBe(false);
   });
 
+  it('is ASCII, read as one-byte text, and its cache was made after a run: larger than a cache of the compile alone', async () => {
+    const bytes = readFileSync(bundle);
+    expect(bytes.every((b) => b < 0x80)).toBe(true);
+    const { readExec, wrapExec } = (await import(loader)) as { readExec(file: string): { code: string }; wrapExec(code: string): string };
+    expect(readExec(bundle).code).toBe(bytes.toString('utf8'));
+    // V8 compiles a function at its first call: a cache taken right after the compile has the top
+    // level only, the one taken after `exec --help` also every function that run compiled
+    const compileOnly = new Script(wrapExec(readExec(bundle).code), { filename: bundle }).createCachedData();
+    expect(readFileSync(`${bundle}.cache`).length - 32).toBeGreaterThan(compileOnly.length * 1.2);
+  });
+
   it("holds zod's English messages and none of its other languages", () => {
     const locales = inputs.filter((i) => /zod\/v4\/locales\/(?!index\.js$)/.test(i)).map((i) => i.replace(/.*\//, ''));
     expect(locales).toEqual(['en.js']);
@@ -145,6 +157,21 @@ describe('the aalis exec bundle', () => {
     expect(Object.keys(marks).sort()).toEqual([...order].sort());
     const times = order.map((m) => marks[m]!);
     expect(times).toEqual([...times].sort((a, b) => a - b));
+  }, 120_000);
+
+  it('compiles no code from strings on a run (zod jitless: a one-shot would pay each parser it generates and use it once)', () => {
+    const s = scene('jitless');
+    const count = join(s.dir, 'functions.txt');
+    // counts every Function made from a string, as zod's generated parsers are made
+    const preload = join(s.dir, 'count-functions.cjs');
+    writeFileSync(
+      preload,
+      `'use strict';\nlet made = 0;\nglobalThis.Function = new Proxy(Function, { construct(t, a) { made++; return Reflect.construct(t, a); }, apply(t, self, a) { made++; return Reflect.apply(t, self, a); } });\nprocess.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(count)}, String(made)));\n`,
+    );
+    const result = execBundle(s, ['--network', 'off', '--', 'true'], 0, { nodeArgs: ['-r', preload] });
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.status).toBe(0);
+    expect(readFileSync(count, 'utf8')).toBe('0');
   }, 120_000);
 
   it.each([

@@ -4,6 +4,7 @@
 // other command, no daemon, no console), and the bundle is never the entry of anything that loads
 // a plugin from outside it (a second copy of @aalis/core would not share its classes). No top-level
 // await: the bundle is CommonJS, so that V8 can take a code cache for it (bin/exec-loader.mjs).
+import './exec-jitless.js';
 import { execCommand } from './exec.js';
 import { markPhase } from './exec-phases.js';
 import { runGuarded } from './guarded.js';
