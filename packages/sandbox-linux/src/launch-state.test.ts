@@ -53,7 +53,10 @@ describe('the launch state machine', () => {
 describe('launchFailure: every failure before the command is an error, never a result', () => {
   const translation = { mounts: [{ path: '/gone/sock' }] } as unknown as Translation;
   const exists = (p: string) => p !== '/gone/sock';
-  const end = (extra: Partial<Parameters<typeof launchFailure>[0]>) => launchFailure({ state: { kind: 'released', pid: 1 }, failure: undefined, stderr: '', exitCode: 0, overlays: false, rootMap: false, ...extra }, translation, exists);
+  // a host where /var/lib/docker/overlay2/gone/merged was unmounted since bwrap read its mounts (the directory stays)
+  const mounted = (p: string) => p !== '/var/lib/docker/overlay2/gone/merged';
+  const end = (extra: Partial<Parameters<typeof launchFailure>[0]>) => launchFailure({ state: { kind: 'released', pid: 1 }, failure: undefined, stderr: '', exitCode: 0, overlays: false, rootMap: false, ...extra }, translation, exists, mounted);
+  const remount = (path: string) => `bwrap: Can't bind mount /oldroot/ on /newroot/: Unable to apply mount flags: remount "/newroot${path}": No such file or directory`;
   it.each<[string, Partial<Parameters<typeof launchFailure>[0]>, RegExp | 'vanished' | undefined]>([
     ['the command ran', {}, undefined],
     ['the command ran and exited 1 with its own text', { exitCode: 1, stderr: 'oops' }, undefined],
@@ -65,6 +68,8 @@ describe('launchFailure: every failure before the command is an error, never a r
     ['the network failed on a mount that vanished', { state: { kind: 'killed', pid: 1 }, failure: { step: 'network', error: new Error('x') }, stderr: 'bwrap: Can\'t bind /gone/sock' }, 'vanished'],
     ['bwrap refused its setup', { state: { kind: 'no-sandbox', error: new Error('ended') }, exitCode: 1, stderr: 'bwrap: Can\'t mount proc' }, /bubblewrap could not set up/],
     ['bwrap failed on a mount that vanished', { state: { kind: 'no-sandbox', error: new Error('ended') }, exitCode: 1, stderr: 'bwrap: Can\'t bind /gone/sock' }, 'vanished'],
+    ['a host mount under / unmounted during the setup', { state: { kind: 'no-sandbox', error: new Error('ended') }, exitCode: 1, stderr: remount('/var/lib/docker/overlay2/gone/merged') }, 'vanished'],
+    ['a host mount under / that is still mounted and refused its remount', { state: { kind: 'no-sandbox', error: new Error('ended') }, exitCode: 1, stderr: remount('/var/lib/docker/overlay2/here/merged') }, /bubblewrap could not set up/],
     ['killed by a timeout: the result says so', { state: { kind: 'killed', pid: 1 }, exitCode: 1, stderr: 'bwrap: whatever' }, undefined],
   ])('%s', (_, extra, expected) => {
     const e = end(extra);

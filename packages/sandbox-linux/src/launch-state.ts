@@ -7,6 +7,7 @@ import { OVERLAY_FAILURE } from './overlay-mount.js';
 import { PidLimitError } from './pid-limit.js';
 import { ROOT_MAP_FAILURE } from './root-map.js';
 import type { Translation } from './translate.js';
+import { hostMountPoint, vanishedHostMount } from './vanished-mount.js';
 
 /*
  * One run's launch as a state machine (service.ts `spawn` drives it): bwrap starts, the sandbox
@@ -89,10 +90,12 @@ export class VanishedMountError extends AalisError<LinuxErrorCode> {
  * A mount point that vanished since the scan (a container shim's socket), or bwrap's loopback
  * setup losing a netlink race with slirp4netns configuring the same namespace.
  */
-export function transientSetupFailure(stderr: string, translation: Translation, exists: (p: string) => boolean): boolean {
+export function transientSetupFailure(stderr: string, translation: Translation, exists: (p: string) => boolean, mounted: (p: string) => boolean = hostMountPoint): boolean {
   if (/^bwrap: loopback: /m.test(stderr)) return true;
+  if (vanishedHostMount(stderr, exists, mounted)) return true;
   return translation.mounts.some((m) => stderr.includes(m.path) && !exists(m.path));
 }
+
 
 const unavailable = (reason: string, fix: string) => new SandboxUnavailableError('linux', reason, fix);
 
@@ -114,7 +117,7 @@ export interface LaunchEnd {
  * command ran (its exit is the result). Every failure of a step before the command is an error:
  * nothing ran then.
  */
-export function launchFailure(end: LaunchEnd, translation: Translation, exists: (p: string) => boolean): Error | undefined {
+export function launchFailure(end: LaunchEnd, translation: Translation, exists: (p: string) => boolean, mounted: (p: string) => boolean = hostMountPoint): Error | undefined {
   const { state, failure, stderr } = end;
   // whatever the command did, its end was never seen: an error, never a result (and nothing is committed)
   if (end.launcherLost !== undefined) {
@@ -135,7 +138,7 @@ export function launchFailure(end: LaunchEnd, translation: Translation, exists: 
   }
   if (failure?.step === 'network') {
     const e = failure.error;
-    if (stderr.startsWith('bwrap: ') && transientSetupFailure(stderr, translation, exists)) return new VanishedMountError(stderr.trim());
+    if (stderr.startsWith('bwrap: ') && transientSetupFailure(stderr, translation, exists, mounted)) return new VanishedMountError(stderr.trim());
     // Refused the sandbox's namespaces (a bwrap that nests its user namespace before the sync
     // point would do that; see network.ts): a fresh sandbox may get them. Nothing ran yet.
     if (namespaceRefused(e.message)) return new VanishedMountError(e.message);
@@ -143,7 +146,7 @@ export function launchFailure(end: LaunchEnd, translation: Translation, exists: 
     return unavailable(`network "on" could not be set up: ${e.message}; bwrap: ${stderr.trim()}`, fix);
   }
   if (state.kind !== 'killed' && end.exitCode === 1 && stderr.startsWith('bwrap: ')) {
-    if (transientSetupFailure(stderr, translation, exists)) return new VanishedMountError(stderr.trim());
+    if (transientSetupFailure(stderr, translation, exists, mounted)) return new VanishedMountError(stderr.trim());
     return unavailable(`bubblewrap could not set up the sandbox: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
   }
   return undefined;

@@ -6,6 +6,7 @@ import { findFilterTools, findSystemTool, INSTALL_NFT } from './loopback-filter.
 import { findPython } from './system-python.js';
 import { choosePidLimit, PidLimitError } from './pid-limit.js';
 import { findExecutable, userNamespaceFix } from './tools.js';
+import { vanishedHostMount } from './vanished-mount.js';
 
 /** The bubblewrap this package needs: `--disable-userns` and `--remount-ro` came in 0.8. */
 export const MIN_BWRAP = [0, 8, 0] as const;
@@ -45,6 +46,14 @@ export const HOST_ROOT_DETAIL =
 const BASE = ['--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
 
 async function tryBwrap(bwrap: string, args: string[], filter?: Buffer): Promise<{ ok: boolean; message: string }> {
+  // a host mount that went away during bwrap's setup is not a verdict on this machine (it would be cached as one)
+  for (let attempt = 1; ; attempt++) {
+    const r = await bwrapOnce(bwrap, args, filter);
+    if (r.ok || attempt >= 5 || !vanishedHostMount(r.message)) return r;
+  }
+}
+
+async function bwrapOnce(bwrap: string, args: string[], filter?: Buffer): Promise<{ ok: boolean; message: string }> {
   try {
     const r = await execa(bwrap, args, {
       env: {},

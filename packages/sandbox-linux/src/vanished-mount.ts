@@ -1,0 +1,25 @@
+import { existsSync, readFileSync } from 'node:fs';
+
+/**
+ * bwrap's read-only bind of `/` remounts every host mount under it, from the mount table it read
+ * a moment before; a mount gone meanwhile (a container's overlay going away as it stops) fails
+ * that remount. True when `stderr` is that failure and the mount is no longer on the host: a
+ * fresh attempt (or probe) reads a table without it. Nothing ran in the sandbox then.
+ */
+export function vanishedHostMount(stderr: string, exists: (p: string) => boolean = existsSync, mounted: (p: string) => boolean = hostMountPoint): boolean {
+  const path = /remount "\/newroot(\/[^"]*)"/.exec(stderr)?.[1];
+  return path !== undefined && (!exists(path) || !mounted(path));
+}
+
+/** `path` is a mount point on the host now (from /proc/self/mountinfo; unreadable counts as mounted, so nothing is retried on a guess). */
+export function hostMountPoint(path: string): boolean {
+  let info: string;
+  try {
+    info = readFileSync('/proc/self/mountinfo', 'latin1');
+  } catch {
+    return true;
+  }
+  // field 5 is the mount point, with space, tab, newline and backslash written as octal escapes
+  const octal = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
+  return info.split('\n').some((line) => octal(line.split(' ')[4] ?? '') === path);
+}
