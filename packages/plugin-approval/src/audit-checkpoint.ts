@@ -44,9 +44,15 @@ export async function tailHashOf(handle: FileHandle, offset: number): Promise<st
   return createHash('sha256').update(bytes.subarray(0, read)).digest('hex');
 }
 
+/** What {@link checkpointMatches} needs of the log's stat (the caller's, so a start stats it once). */
+export interface LogIdentity {
+  readonly dev: number;
+  readonly ino: number;
+  readonly size: number;
+}
+
 /** Whether a checkpoint still describes this open log (same file, only appended to since). */
-export async function checkpointMatches(checkpoint: AuditCheckpoint, handle: FileHandle): Promise<boolean> {
-  const stat = await handle.stat();
+export async function checkpointMatches(checkpoint: AuditCheckpoint, handle: FileHandle, stat: LogIdentity): Promise<boolean> {
   if (stat.dev !== checkpoint.dev || stat.ino !== checkpoint.ino || stat.size < checkpoint.offset) return false;
   return (await tailHashOf(handle, checkpoint.offset)) === checkpoint.tail;
 }
