@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { DurableStore, LogRead } from '@aalis/core';
 import { describeError, openForAppend, openForRead, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
-import { AUDIT_CHECKPOINT, AuditCheckpointSchema, checkpointMatches, tailHashOf } from './audit-checkpoint.js';
+import { AUDIT_CHECKPOINT, checkpointMatches, parseCheckpoint, tailHashOf } from './audit-checkpoint.js';
 import { type AuditPage, type AuditPageQuery, readAuditPage } from './audit-page.js';
 import { AUDIT_LOG, type AuditEntry, type AuditRecord, AuditRecordSchema, parseLine } from './audit-record.js';
 import { type AuditedGrant, AuditState, type LeftPending } from './audit-state.js';
@@ -142,7 +142,7 @@ export class AuditLog {
       if (handle) {
         try {
           const [checkpoint, stat] = await Promise.all([
-            this.store.read(AUDIT_CHECKPOINT, AuditCheckpointSchema).catch((error: unknown) => {
+            this.store.read<unknown>(AUDIT_CHECKPOINT).then((value) => (value === undefined ? undefined : parseCheckpoint(value, join(this.store.dir, `${AUDIT_CHECKPOINT}.json`)))).catch((error: unknown) => {
               warnings.push(`the audit log's index could not be used (${describeError(error)}); the log was read from its start.`);
               return undefined;
             }),
