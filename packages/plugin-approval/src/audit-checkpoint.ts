@@ -31,6 +31,20 @@ export const AuditCheckpointSchema = z.object({
 /** The audit log's side index. */
 export type AuditCheckpoint = z.infer<typeof AuditCheckpointSchema>;
 
+/**
+ * Checks what the index file holds against {@link AuditCheckpointSchema}. Without zod's compiled
+ * checker (`jitless`): the index is checked once per start, and compiling the checker for the state
+ * snapshot costs more than that one check (first use in a fresh process, quietest of 6: 1.4 ms
+ * jitless against 2.5 ms compiled).
+ */
+export function parseCheckpoint(value: unknown, file: string): AuditCheckpoint {
+  const parsed = AuditCheckpointSchema.safeParse(value, { jitless: true });
+  if (!parsed.success) {
+    throw new Error(`${file} does not hold what was expected: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  }
+  return parsed.data;
+}
+
 /** The hash of the bytes just before `offset` in the log. */
 export async function tailHashOf(handle: FileHandle, offset: number): Promise<string> {
   const start = Math.max(0, offset - TAIL_BYTES);
@@ -44,9 +58,15 @@ export async function tailHashOf(handle: FileHandle, offset: number): Promise<st
   return createHash('sha256').update(bytes.subarray(0, read)).digest('hex');
 }
 
+/** What {@link checkpointMatches} needs of the log's stat (the caller's, so a start stats it once). */
+export interface LogIdentity {
+  readonly dev: number;
+  readonly ino: number;
+  readonly size: number;
+}
+
 /** Whether a checkpoint still describes this open log (same file, only appended to since). */
-export async function checkpointMatches(checkpoint: AuditCheckpoint, handle: FileHandle): Promise<boolean> {
-  const stat = await handle.stat();
+export async function checkpointMatches(checkpoint: AuditCheckpoint, handle: FileHandle, stat: LogIdentity): Promise<boolean> {
   if (stat.dev !== checkpoint.dev || stat.ino !== checkpoint.ino || stat.size < checkpoint.offset) return false;
   return (await tailHashOf(handle, checkpoint.offset)) === checkpoint.tail;
 }

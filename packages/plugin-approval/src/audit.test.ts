@@ -91,6 +91,39 @@ describe('the audit log at start', () => {
     expect(found.left.map((l) => l.id)).toEqual(['a0']);
   });
 
+  it('never indexes lines another writer appended: the next start still reads them after the index', async () => {
+    const dir = await tempDir();
+    const first = await logIn(dir);
+    await first.log.recover();
+    await first.log.append(requested('a'));
+    await first.log.append(resolved('a'));
+    await first.log.upkeep();
+    // Someone else appends an ask this run never saw; this run's upkeep and stop come after it.
+    await first.store.append(AUDIT_LOG, { v: 1, at: new Date().toISOString(), ...requested('theirs') });
+    await first.log.upkeep();
+    const found = await (await logIn(dir)).log.recover();
+    expect(found.left.map((l) => l.id)).toEqual(['theirs']);
+  });
+
+  it('reads the whole log when it was cut and rewritten in place past the index (same file, other bytes)', async () => {
+    const dir = await tempDir();
+    const first = await logIn(dir);
+    await first.log.recover();
+    for (let i = 0; i < 5; i++) await first.log.append(requested(`a${i}`));
+    for (let i = 0; i < 5; i++) await first.log.append(resolved(`a${i}`));
+    await first.log.upkeep();
+    const before = await stat(first.log.file);
+    // Same inode, longer than the index's offset: only the tail hash can tell.
+    const other = `${JSON.stringify({ v: 1, at: new Date().toISOString(), ...requested('rewritten') })}\n`;
+    const handle = await open(first.log.file, 'r+');
+    await handle.truncate(0);
+    await handle.write(other.repeat(Math.ceil(before.size / other.length) + 1), 0);
+    await handle.close();
+    expect((await stat(first.log.file)).ino).toBe(before.ino);
+    const found = await (await logIn(dir)).log.recover();
+    expect(found.left.map((l) => l.id)).toEqual(['rewritten']);
+  });
+
   it('ignores an index that does not parse and reads the log', async () => {
     const dir = await tempDir();
     const first = await logIn(dir);

@@ -1,9 +1,10 @@
 import { link, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DurableStore, LogRead } from '@aalis/core';
 import { describeError, openForAppend, openForRead, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
-import { AUDIT_CHECKPOINT, AuditCheckpointSchema, checkpointMatches, tailHashOf } from './audit-checkpoint.js';
+import { AUDIT_CHECKPOINT, checkpointMatches, parseCheckpoint, tailHashOf } from './audit-checkpoint.js';
 import { type AuditPage, type AuditPageQuery, readAuditPage } from './audit-page.js';
 import { AUDIT_LOG, type AuditEntry, type AuditRecord, AuditRecordSchema, parseLine } from './audit-record.js';
 import { type AuditedGrant, AuditState, type LeftPending } from './audit-state.js';
@@ -72,6 +73,14 @@ export class AuditLog {
   #sinceCheckpoint = 0;
   /** The file and offset the index on disk describes: an index that would not change is not rewritten. */
   #checkpointed: { ino: number; offset: number } | undefined;
+  /**
+   * Nothing was appended or rotated by this run since the index was last written or found to
+   * match: a checkpoint then has nothing to add and does no I/O (a start and a stop stay
+   * independent of the log's size and cost no file operations beyond the start's own check).
+   * A line appended by another writer is not in this run's state, so it must not be indexed
+   * by this run anyway: the next start reads it after the index's offset.
+   */
+  #indexCurrent = false;
   #chain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -99,6 +108,7 @@ export class AuditLog {
         throw error;
       }
       if (!this.#tracking) return;
+      this.#indexCurrent = false;
       this.#state.apply(record);
       this.#size += Buffer.byteLength(JSON.stringify(record)) + 1;
       // The line is on disk: a failed checkpoint or rotation is told, never the append's failure.
@@ -127,19 +137,45 @@ export class AuditLog {
       } catch (error) {
         if (!(await missing(this.file))) throw error;
       }
+      // No log: nothing to index until a line is appended.
+      let indexCurrent = handle === undefined;
       if (handle) {
         try {
-          const checkpoint = await this.store.read(AUDIT_CHECKPOINT, AuditCheckpointSchema).catch((error: unknown) => {
-            warnings.push(`the audit log's index could not be used (${describeError(error)}); the log was read from its start.`);
-            return undefined;
-          });
+          const [checkpoint, stat] = await Promise.all([
+            this.store.read<unknown>(AUDIT_CHECKPOINT).then((value) => (value === undefined ? undefined : parseCheckpoint(value, join(this.store.dir, `${AUDIT_CHECKPOINT}.json`)))).catch((error: unknown) => {
+              warnings.push(`the audit log's index could not be used (${describeError(error)}); the log was read from its start.`);
+              return undefined;
+            }),
+            handle.stat(),
+          ]);
           let start = 0;
-          if (checkpoint && (await checkpointMatches(checkpoint, handle))) {
+          if (checkpoint && (await checkpointMatches(checkpoint, handle, stat))) {
             state = AuditState.of(checkpoint.state);
             start = checkpoint.offset;
             startedAt = checkpoint.startedAt;
             this.#checkpointed = { ino: checkpoint.ino, offset: checkpoint.offset };
+            // The index covers the whole log: nothing after it to read, nothing new to index.
+            indexCurrent = start === stat.size;
           }
+          if (indexCurrent) this.#size = stat.size;
+          else await this.#foldFrom(handle, start, state, warnings, (at) => {
+            startedAt ??= at;
+          });
+        } finally {
+          await handle.close();
+        }
+      }
+      this.#state = state;
+      this.#startedAt = startedAt !== undefined && Number.isFinite(startedAt) ? startedAt : this.#now();
+      this.#tracking = true;
+      this.#indexCurrent = indexCurrent;
+      await this.#checkpoint();
+      return { left: [...state.open.values()], grants: new Map(state.grants), warnings };
+    });
+  }
+
+  /** Applies the log's lines from `start` to `state`, closes a torn last line, and notes the size. */
+  async #foldFrom(handle: FileHandle, start: number, state: AuditState, warnings: string[], firstAt: (at: number) => void): Promise<void> {
           let invalid = 0;
           const read = await readLinesForward(handle, start, (line) => {
             if (line.length === 0) return;
@@ -148,7 +184,7 @@ export class AuditLog {
               invalid++;
               return;
             }
-            startedAt ??= Date.parse(parsed.at);
+            firstAt(Date.parse(parsed.at));
             state.apply(parsed);
           });
           if (invalid > 0) warnings.push(`the approval audit log has ${invalid} line(s) that do not parse; they were skipped.`);
@@ -164,16 +200,6 @@ export class AuditLog {
             warnings.push('the approval audit log ended in a line cut short by a crash; it was skipped and closed.');
           }
           this.#size = (await handle.stat()).size + (read.torn ? 1 : 0);
-        } finally {
-          await handle.close();
-        }
-      }
-      this.#state = state;
-      this.#startedAt = startedAt !== undefined && Number.isFinite(startedAt) ? startedAt : this.#now();
-      this.#tracking = true;
-      await this.#checkpoint();
-      return { left: [...state.open.values()], grants: new Map(state.grants), warnings };
-    });
   }
 
   /** Writes the side index now, and rotates the log if it is due (start, stop). */
@@ -218,13 +244,14 @@ export class AuditLog {
     const now = this.#now();
     const first = `${JSON.stringify({ v: 1, at: new Date(now).toISOString(), event: 'rotated', from: archive, state: this.#state.snapshot() })}\n`;
     await writeFileAtomic(this.file, first, { mode: 0o600 });
+    this.#indexCurrent = false;
     this.#startedAt = now;
     this.#size = Buffer.byteLength(first);
     await this.#checkpoint();
   }
 
   async #checkpoint(): Promise<void> {
-    if (!this.#tracking || this.#broken) return;
+    if (!this.#tracking || this.#broken || this.#indexCurrent) return;
     let handle: Awaited<ReturnType<typeof openForRead>>;
     try {
       handle = await openForRead(this.file);
@@ -240,6 +267,7 @@ export class AuditLog {
       await this.store.write(AUDIT_CHECKPOINT, { v: 1, dev, ino, offset: size, tail, startedAt: this.#startedAt, state: this.#state.snapshot() });
       this.#sinceCheckpoint = 0;
       this.#checkpointed = { ino, offset: size };
+      this.#indexCurrent = true;
     } finally {
       await handle.close();
     }
