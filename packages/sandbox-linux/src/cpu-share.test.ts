@@ -83,7 +83,7 @@ describe('cpu share', { timeout: 90_000 }, () => {
     expect(cpuShareCheck('off').ok).toBe(true);
   });
 
-  it.skipIf(!withCpu)('as root: a sandboxed command and what it forks sit in the daemon\'s low-weight cpu cgroup, through the launcher and without it', async () => {
+  it.skipIf(!withCpu)('as root: a sandboxed command and what it forks sit in the daemon\'s cpu cgroup, through the launcher and without it', async () => {
     for (const launcher of ['on', 'off'] as const) {
       const sb = createLinuxSandbox({ cpuShare: 'on', launcher });
       try {

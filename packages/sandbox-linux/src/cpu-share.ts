@@ -4,14 +4,17 @@ import { readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
- * The CPU weight of all of one daemon's sandboxes together, against 1024 for the daemon (v1
- * `cpu.shares`; a nice-0 task and an autogroup both weigh 1024). With `kernel.sched_autogroup_enabled`
- * every `bwrap --new-session` is its own autogroup, weighted like the daemon's whole one, so eight
- * concurrent sandboxes held its thread off the CPU for most of a second (issue 17). In one cgroup
- * of this weight they compete with the daemon as one eighth of it: the daemon's thread runs first,
- * the sandboxes take every cycle it leaves.
+ * The CPU weight of all of one daemon's sandboxes together (v1 `cpu.shares`), that of one session:
+ * a nice-0 task and an autogroup both weigh 1024. With `kernel.sched_autogroup_enabled` every
+ * `bwrap --new-session` is its own autogroup, weighted like the daemon's whole one, so eight
+ * concurrent sandboxes weighed eight times the daemon and held its thread off the CPU for seconds
+ * over a bench window (issue 17). In one cgroup they weigh as much as the daemon together, and as
+ * much as one other session of the machine's. Measured (README, "CPU share"): 1024 lowered the
+ * worst stall and kept the throughput; 128 lowered the thread's wait too but cost ~20% of the
+ * throughput while other sessions loaded the machine (the group lost to each of them) and did not
+ * lower the worst stall reliably.
  */
-export const SANDBOX_CPU_SHARES = 128;
+export const SANDBOX_CPU_SHARES = 1024;
 
 /** The {@link LinuxSandboxOptions.cpuShare} settings. */
 export const CPU_SHARE_SETTINGS = ['on', 'off'] as const;
@@ -160,7 +163,7 @@ export function cpuShareCheck(setting: CpuShareSetting, share?: CpuShare, uid = 
   const name = 'cpu-share';
   if (setting === 'off') return { name, ok: true, detail: 'off (a one-shot run, or AALIS_CPU_SHARE=off): sandboxed commands compete for the CPU like any other process' };
   const where = share?.where ?? (uid === 0 ? findCpuCgroup() : { kind: 'none' as const, reason: 'the daemon is not root, so it cannot make a cgroup in the cpu controller' });
-  if (where.kind === 'cgroup') return { name, ok: true, detail: `the daemon's sandboxes share one cpu cgroup (${where.dir}, cpu.shares ${SANDBOX_CPU_SHARES} against the daemon's 1024), so its event loop gets the CPU first` };
+  if (where.kind === 'cgroup') return { name, ok: true, detail: `the daemon's sandboxes share one cpu cgroup (${where.dir}, cpu.shares ${SANDBOX_CPU_SHARES}: together they weigh as much as the daemon, not once each), so its event loop waits less for a CPU` };
   return {
     name,
     ok: false,

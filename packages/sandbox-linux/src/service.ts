@@ -146,9 +146,9 @@ export interface LinuxSandboxOptions {
   /** Prepared sandboxes held or under way per policy and cwd (1 to prepared.ts `MAX_PREPARED`). Default {@link DEFAULT_PREPARED_PER_KEY}. */
   readonly preparedPerKey?: number;
   /**
-   * `on`: a root daemon's sandboxes share one cgroup of the v1 cpu controller with a low weight
-   * (cpu-share.ts), so busy commands yield the CPU to the daemon's thread instead of competing with
-   * it as equals (each `bwrap --new-session` is otherwise its own autogroup). Not a security promise:
+   * `on`: a root daemon's sandboxes share one cgroup of the v1 cpu controller weighted as one session
+   * (cpu-share.ts), so together they weigh as much as the daemon's thread, not as much each (every
+   * `bwrap --new-session` is otherwise its own autogroup). Not a security promise:
    * where the cgroup cannot be made, runs go at normal priority and `aalis doctor` says why.
    * `off` (the default): a library or one-shot run leaves the scheduler alone.
    */
