@@ -163,7 +163,9 @@ export function cpuShareCheck(setting: CpuShareSetting, share?: CpuShare, uid = 
   const name = 'cpu-share';
   if (setting === 'off') return { name, ok: true, detail: 'off (a one-shot run, or AALIS_CPU_SHARE=off): sandboxed commands compete for the CPU like any other process' };
   const where = share?.where ?? (uid === 0 ? findCpuCgroup() : { kind: 'none' as const, reason: 'the daemon is not root, so it cannot make a cgroup in the cpu controller' });
-  if (where.kind === 'cgroup') return { name, ok: true, detail: `the daemon's sandboxes share one cpu cgroup (${where.dir}, cpu.shares ${SANDBOX_CPU_SHARES}: together they weigh as much as the daemon, not once each), so its event loop waits less for a CPU` };
+  // not made yet (`aalis doctor` is a process of its own): named as a daemon's would be
+  const dir = where.kind === 'cgroup' && !share ? `${where.dir.slice(0, where.dir.lastIndexOf('/'))}/${PREFIX}<daemon pid>` : where.kind === 'cgroup' ? where.dir : '';
+  if (where.kind === 'cgroup') return { name, ok: true, detail: `the daemon's sandboxes share one cpu cgroup (${dir}, cpu.shares ${SANDBOX_CPU_SHARES}: together they weigh as much as the daemon, not once each), so its event loop waits less for a CPU` };
   return {
     name,
     ok: false,
