@@ -8,6 +8,10 @@
 //    the call less its sandbox run, as the daemon timed both); the worst `/healthz` answer meanwhile
 //    (the event loop held by one call's synchronous work shows there, whatever the others wait on),
 //    with the daemon's own event-loop delay over the same window (max and p99, `/api/status/event-loop`);
+// 2b. the sandboxes' CPU share (sandbox-linux `cpuShare`): the same 8 clients on the daemon as
+//    shipped against one with `AALIS_CPU_SHARE=off` (each sandbox its own autogroup, as before), in
+//    interleaved rounds (ABBA): per window the worst `/healthz` answer, the daemon's loop's longest
+//    stall and its own part, its thread's wait for a CPU, and calls/s; medians over the rounds;
 // 3. a long command (`sleep`, 20 s) in a 1,000,000-file workspace: the worst `/healthz` answer
 //    meanwhile (polled every 20 ms from another process) against the same poll of the idle daemon,
 //    and the daemon's CPU over the command (every thread, /proc) less what answering the poll costs.
@@ -79,7 +83,7 @@ function ownCost(from: number): string {
 // for a while (18 s for a million files), and a keep-alive socket the daemon closed meanwhile would
 // be reused by the next fetch before this process saw its end ("other side closed").
 const longWorkspace = LONG_S > 0 ? benchTree(LONG_FILES) : undefined;
-const dirs = [deploymentWith(1), deploymentWith(KNOWN), deploymentWith(1)];
+const dirs = [deploymentWith(1), deploymentWith(KNOWN), deploymentWith(1), deploymentWith(1)];
 // The daemon as people run it: the built CLI, through scripts/checkout.mjs, which builds it first
 // when a source is newer (as `pnpm aalis` does). From source (BENCH_SOURCE=1) it carries the
 // TypeScript loader's threads and about twice the memory, and every fork it makes per command
@@ -91,9 +95,11 @@ const bin = FROM_SOURCE ? undefined : fileURLToPath(new URL('../scripts/checkout
 // built once here, before the two daemons start (each would otherwise find the sources newer)
 if (bin !== undefined && spawnSync(process.execPath, [bin, '--version'], { env: { ...process.env, ...daemonEnv }, stdio: ['ignore', 'ignore', 'inherit'] }).status !== 0) throw new Error('the CLI did not build; see above');
 // the third: the baseline of the prepared sandboxes (sandbox-linux `prepare`), which it does not prepare
-const [one, many, unprepared] = await Promise.all(dirs.map((d, i) => startServe(d, [], i === 2 ? { ...daemonEnv, AALIS_PREPARE: 'off' } : daemonEnv, bin)));
+// the fourth: the baseline of the sandboxes' CPU share, whose sandboxes compete with it as equals
+const envOf = (i: number) => (i === 2 ? { ...daemonEnv, AALIS_PREPARE: 'off' } : i === 3 ? { ...daemonEnv, AALIS_CPU_SHARE: 'off' } : daemonEnv);
+const [one, many, unprepared, unshared] = await Promise.all(dirs.map((d, i) => startServe(d, [], envOf(i), bin)));
 console.log(`the daemons run ${FROM_SOURCE ? 'from source (the TypeScript loader)' : 'the built CLI (scripts/checkout.mjs)'}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-if (!one || !many || !unprepared) throw new Error('a daemon did not start');
+if (!one || !many || !unprepared || !unshared) throw new Error('a daemon did not start');
 try {
   // 1. The conversation index: the same known conversation on both sides (the index notes it at
   // every call); only the number of other conversations the daemon knows differs.
@@ -167,7 +173,7 @@ try {
     // call also writes its session and index entry and resolves its reach (printed apart below),
     // which the concurrent clients would otherwise pay 28 times and the sequential client 4.
     let from = phases.length;
-    for (const daemon of [one, unprepared]) for (let client = 0; client < 8; client++) for (let k = 0; k < 4; k++) await run(daemon, client, k);
+    for (const daemon of [one, unprepared, unshared]) for (let client = 0; client < 8; client++) for (let k = 0; k < 4; k++) await run(daemon, client, k);
     const firstCalls = ownCost(from);
     const TROUNDS = QUICK ? 2 : 4;
     const perRound = Math.max(8, Math.floor(CALLS / TROUNDS));
@@ -235,6 +241,39 @@ try {
     recordFigure({ id: 'cli.run-command-clients', what: '8 concurrent clients of `run_command true`', candidate: concurrent, baseline: { what: 'sequential, same daemon', value: sequential }, unit: 'calls/s', target: { on: 'ratio', op: '>=', limit: 1.5 }, rounds: 8 * Math.floor(CALLS / 8), note: `prepared off: ${concurrentOff.toFixed(1)} calls/s` });
     recordFigure({ id: 'cli.healthz-clients', what: '`/healthz` worst answer while the 8 clients ran', candidate: Math.max(...health), unit: 'ms', target: { on: 'value', op: '<=', limit: 50 }, rounds: health.length, note: `median ${median(health).toFixed(1)} ms` });
     recordFigure({ id: 'cli.event-loop-stall-clients', what: "the daemon's own longest event-loop stall while the 8 clients ran (`/api/status/event-loop`)", candidate: loop.maxMs, unit: 'ms', target: { on: 'value', op: '<=', limit: 50 }, rounds: 8 * Math.floor(CALLS / 8), note: `p99 ${loop.p99Ms.toFixed(1)} ms` });
+
+    // 2b. The sandboxes' CPU share: the shipped daemon against AALIS_CPU_SHARE=off, interleaved (ABBA).
+    type Window = { rate: number; worst: number; stall: number; own: number | null; cpuWait: number | null };
+    const windowOf = async (daemon: ServeProcess): Promise<Window> => {
+      await daemon.api('POST', '/api/status/event-loop');
+      let done = false;
+      const answers: number[] = [];
+      const polling = (async () => {
+        while (!done) {
+          const t = performance.now();
+          await fetch(`${daemon.url}/healthz`);
+          answers.push(performance.now() - t);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      })();
+      const rate = await clients(daemon);
+      const l = (await daemon.api('GET', '/api/status/event-loop')).body as { maxMs: number; ownMaxMs?: number | null; cpuWaitMs?: number | null };
+      done = true;
+      await polling;
+      return { rate, worst: Math.max(...answers), stall: l.maxMs, own: typeof l.ownMaxMs === 'number' ? l.ownMaxMs : null, cpuWait: typeof l.cpuWaitMs === 'number' ? l.cpuWaitMs : null };
+    };
+    const SROUNDS = QUICK ? 4 : 6;
+    const shareWin: { on: Window[]; off: Window[] } = { on: [], off: [] };
+    for (let round = 0; round < SROUNDS; round++) {
+      for (const side of round % 4 === 0 || round % 4 === 3 ? (['on', 'off'] as const) : (['off', 'on'] as const)) shareWin[side].push(await windowOf(side === 'on' ? one : unshared));
+    }
+    const med = (side: 'on' | 'off', k: keyof Window) => median(shareWin[side].map((w) => w[k] ?? Number.NaN));
+    const fmt = (side: 'on' | 'off') => `/healthz worst ${med(side, 'worst').toFixed(1)} ms, loop stall ${med(side, 'stall').toFixed(1)} ms (its own ${med(side, 'own').toFixed(1)} ms), thread's wait for a CPU ${med(side, 'cpuWait').toFixed(0)} ms, ${med(side, 'rate').toFixed(1)} calls/s`;
+    console.log(`the sandboxes' CPU share, 8 clients, ${SROUNDS} interleaved rounds of ${8 * Math.floor(CALLS / 8)} calls, medians: share on ${fmt('on')}; baseline AALIS_CPU_SHARE=off ${fmt('off')}; /healthz worst on/off ${(med('on', 'worst') / med('off', 'worst')).toFixed(2)}x, loop stall on/off ${(med('on', 'stall') / med('off', 'stall')).toFixed(2)}x; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    const perRoundText = (side: 'on' | 'off') => shareWin[side].map((w) => `${w.worst.toFixed(0)}/${w.stall.toFixed(0)}/${w.cpuWait?.toFixed(0) ?? '?'}/${w.rate.toFixed(1)}`).join(', ');
+    console.log(`  per round (/healthz worst ms / loop stall ms / CPU wait ms / calls/s): on ${perRoundText('on')}; off ${perRoundText('off')}`);
+    recordFigure({ id: 'cli.cpu-share-healthz', what: "`/healthz` worst answer while 8 clients run `run_command true`, the sandboxes in the daemon's one cpu cgroup (median of the rounds' worst)", candidate: med('on', 'worst'), baseline: { what: 'AALIS_CPU_SHARE=off, interleaved rounds', value: med('off', 'worst') }, unit: 'ms', target: { on: 'value', op: '<=', limit: 50 }, rounds: SROUNDS });
+    recordFigure({ id: 'cli.cpu-share-loop-stall', what: "the daemon's event loop's longest stall in the same windows (median of the rounds')", candidate: med('on', 'stall'), baseline: { what: 'AALIS_CPU_SHARE=off, interleaved rounds', value: med('off', 'stall') }, unit: 'ms', target: { on: 'value', op: '<=', limit: 50 }, rounds: SROUNDS, note: `calls/s on ${med('on', 'rate').toFixed(1)}, off ${med('off', 'rate').toFixed(1)}` });
   }
 
   // 3. A long command in a large workspace: what the daemon does while it waits.
@@ -262,6 +301,6 @@ try {
     console.log(`  the whole call (scan before, commit after): ${whole.wallMs.toFixed(0)} ms, /healthz worst ${whole.worst.toFixed(1)} ms of ${whole.answers}, host side ${share(whole)}`);
   }
 } finally {
-  await Promise.all([one.stop(), many.stop(), unprepared.stop()]);
+  await Promise.all([one.stop(), many.stop(), unprepared.stop(), unshared.stop()]);
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 }

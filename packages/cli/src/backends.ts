@@ -9,7 +9,8 @@ import type { SandboxService } from '@aalis/api-reach';
  * for ten minutes, so a later process (each `aalis exec`) does not probe again while it is fresh.
  * `oneShot` (one command, then the process ends) keeps nothing for a next run. A daemon (not
  * `oneShot`) prepares the next sandbox of a policy ahead (sandbox-linux `prepare`; only a root
- * daemon's runs through the launcher are prepared); `AALIS_PREPARE=off` opts out.
+ * daemon's runs through the launcher are prepared); `AALIS_PREPARE=off` opts out. A daemon's
+ * sandboxes also share one cpu cgroup, weighted as one session (sandbox-linux `cpuShare`); `AALIS_CPU_SHARE=off` opts out.
  */
 export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: NodeJS.ProcessEnv = process.env, cacheDir?: string, oneShot = false): Promise<SandboxService> {
   switch (backend) {
@@ -24,6 +25,8 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
         ...(env.AALIS_ROOT_UID_MAP === 'off' ? { rootUidMap: 'off' as const } : {}),
         // a daemon runs many commands: the next sandbox of a policy is set up while it waits (one-shot: nothing to gain)
         prepare: oneShot || env.AALIS_PREPARE === 'off' ? ('off' as const) : ('on' as const),
+        // a daemon's sandboxes weigh as one session (one cpu cgroup), not one each; one-shot: no loop to keep answering
+        cpuShare: oneShot || env.AALIS_CPU_SHARE === 'off' ? ('off' as const) : ('on' as const),
       });
     }
     case 'darwin': {

@@ -29,6 +29,7 @@ export {
 } from './scan.js';
 export { type HostSocketFacts, hostSocketFacts, hostSockets, listedSockets, SOCKET_HOMES, type SocketHome, socketHomes } from './host-sockets.js';
 export { KERNEL_SURFACE, type KernelPath, kernelSurface } from './kernel-surface.js';
+export { CPU_SHARE_SETTINGS, type CpuShareSetting, SANDBOX_CPU_SHARES } from './cpu-share.js';
 export { DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism } from './pid-limit.js';
 export { buildSeccompFilter, SECCOMP_ARCHES, SeccompBuildError, type SeccompArch } from './seccomp.js';
 export { HOST_MODELS, type HostModel, OVERLAY_OPTIONS, type OverlayProbe, probeOverlay } from './overlay-mount.js';

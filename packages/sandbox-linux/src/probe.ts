@@ -25,14 +25,15 @@ export interface ProbeTargets {
 }
 
 /** Names of the checks; `network` is needed only for policies with network `on`. */
-export const CHECK_NAMES = ['bubblewrap', 'user-namespaces', 'seccomp', 'network', 'loopback-filter', 'unix-sockets', 'pid-limit', 'host-uid', 'tree-index'] as const;
+export const CHECK_NAMES = ['bubblewrap', 'user-namespaces', 'seccomp', 'network', 'loopback-filter', 'unix-sockets', 'pid-limit', 'host-uid', 'tree-index', 'cpu-share'] as const;
 
 /**
  * Checks whose failure leaves the sandbox working, only stricter than the policy, so they never
  * stop a run: without nft, network `on` closes the whole host loopback instead of the localPorts.
- * They still fail in `aalis doctor`, which prints their fix.
+ * They still fail in `aalis doctor`, which prints their fix. `cpu-share` is added by the service
+ * (cpu-share.ts): only the daemon's responsiveness depends on it.
  */
-export const ADVISORY_CHECKS: readonly string[] = ['loopback-filter', 'host-uid', 'tree-index'];
+export const ADVISORY_CHECKS: readonly string[] = ['loopback-filter', 'host-uid', 'tree-index', 'cpu-share'];
 
 /**
  * Said by `doctor` whenever the daemon is root: bubblewrap 0.8 maps the sandbox's uid to the

@@ -25,6 +25,7 @@ import { execa } from 'execa';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 import { kernelSurface } from './kernel-surface.js';
+import { type CpuShare, type CpuShareSetting, cpuShareCheck, openCpuShare } from './cpu-share.js';
 import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, preparePidLimit, type RunPidLimit, sweepStalePidCgroups } from './pid-limit.js';
 import { hasRawBytes, printablePath } from './host-names.js';
 import { type FilterRoute, installLoopbackFilter, NFT_LIBRARY } from './loopback-filter.js';
@@ -144,6 +145,14 @@ export interface LinuxSandboxOptions {
   readonly preparedIdleMs?: number;
   /** Prepared sandboxes held or under way per policy and cwd (1 to prepared.ts `MAX_PREPARED`). Default {@link DEFAULT_PREPARED_PER_KEY}. */
   readonly preparedPerKey?: number;
+  /**
+   * `on`: a root daemon's sandboxes share one cgroup of the v1 cpu controller weighted as one session
+   * (cpu-share.ts), so together they weigh as much as the daemon's thread, not as much each (every
+   * `bwrap --new-session` is otherwise its own autogroup). Not a security promise:
+   * where the cgroup cannot be made, runs go at normal priority and `aalis doctor` says why.
+   * `off` (the default): a library or one-shot run leaves the scheduler alone.
+   */
+  readonly cpuShare?: CpuShareSetting;
 }
 
 /** The {@link LinuxSandboxOptions.prepare} settings. */
@@ -202,6 +211,8 @@ export class LinuxSandbox implements SandboxService {
   private readonly undoneDir: string;
   private ready?: Promise<SandboxProbe>;
   private pids?: PidLimitMechanism;
+  /** The sandboxes' CPU cgroup, made at the first run when {@link LinuxSandboxOptions.cpuShare} is on; removed by {@link close}. */
+  private cpu?: CpuShare;
   /** The scan and the looks for landings, off the event loop. */
   private readonly host: HostThread;
   private sweptAt = 0;
@@ -259,7 +270,8 @@ export class LinuxSandbox implements SandboxService {
     this.ready ??= this.probeOnce();
     const probe = await this.ready;
     if (!probe.available) this.ready = undefined; // look again next time: it may have been fixed
-    return probe;
+    // the cpu share is this process's setting and state, never cached with the host's facts
+    return { ...probe, checks: [...probe.checks, cpuShareCheck(this.options.cpuShare ?? 'off', this.cpu)] };
   }
 
   private async probeOnce(): Promise<SandboxProbe> {
@@ -308,6 +320,7 @@ export class LinuxSandbox implements SandboxService {
       }
       sweepStalePidCgroups(this.pids);
     }
+    if (this.options.cpuShare === 'on' && !this.cpu && !this.closing) this.cpu = openCpuShare();
     const bwrap = findExecutable(this.options.bwrap ?? 'bwrap');
     if (!bwrap) throw unavailable('bubblewrap is gone', 'sudo apt-get install -y bubblewrap');
     if (policy.network !== 'on') return { bwrap, ...rootMap };
@@ -358,6 +371,8 @@ export class LinuxSandbox implements SandboxService {
     await Promise.all(this.preparing);
     await this.prepared.close();
     await Promise.all(this.tearDowns);
+    await this.cpu?.close();
+    this.cpu = undefined;
     this.launcher?.close();
     this.launcher = undefined;
     await this.host.close();
@@ -682,9 +697,12 @@ export class LinuxSandbox implements SandboxService {
         limit = await pidReady.catch(() => undefined);
       }
       if (!limit) throw new Error('no pid limit');
-      if (child.pid !== undefined) limit.adopt(child.pid);
+      if (child.pid !== undefined) {
+        limit.adopt(child.pid);
+        this.cpu?.adopt(child.pid);
+      }
       pid = await readChildPid(child.info);
-      await limit.enter(pid);
+      await Promise.all([limit.enter(pid), this.cpu?.enter(pid)]);
       const started = child;
       // the shim's one byte on stdout: bwrap has set up and exec'd it; anything else, or an end first, is a failure
       const ready = await new Promise<boolean>((resolve) => {
@@ -859,6 +877,7 @@ export class LinuxSandbox implements SandboxService {
     else if (child.pid !== undefined) {
       const bwrapPid = child.pid;
       pidReady.then((l) => l.adopt(bwrapPid)).catch(() => {});
+      this.cpu?.adopt(bwrapPid);
     }
     const limit = request.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
     const out = new BoundedOutput(limit);
@@ -899,13 +918,17 @@ export class LinuxSandbox implements SandboxService {
     let slirp: Slirp | undefined;
     let pidLimited: RunPidLimit | undefined;
     // the pid limit before anything of the command runs (its first process waits on the sync fd)
+    // and the CPU share beside it, which never fails a run
     const applyPidLimit = async (pid: number): Promise<SetupFailure | undefined> => {
+      const share = this.cpu?.enter(pid);
       try {
         pidLimited = await pidReady;
         await pidLimited.enter(pid);
         return undefined;
       } catch (e) {
         return { step: 'pid-limit', error: e as Error };
+      } finally {
+        await share;
       }
     };
     try {

@@ -1,0 +1,141 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cpuShareCheck, findCpuCgroup, inCpuCgroup, openCpuShare, SANDBOX_CPU_SHARES } from './cpu-share.js';
+import { makeScene, req, type Scene } from './scene.testing.js';
+import { createLinuxSandbox, type LinuxSandbox } from './service.js';
+
+const isRoot = process.getuid?.() === 0;
+const found = findCpuCgroup();
+const withCpu = isRoot && found.kind === 'cgroup';
+const dir = found.kind === 'cgroup' ? found.dir : '';
+let s: Scene;
+beforeAll(() => {
+  s = makeScene();
+});
+afterAll(() => s?.cleanup());
+
+/** The host pid of the process whose argv is exactly `argv`, once it exists. */
+async function pidOf(argv: string[]): Promise<number> {
+  const want = `${argv.join('\0')}\0`;
+  for (let i = 0; i < 500; i++) {
+    for (const p of readdirSync('/proc')) {
+      if (!/^\d+$/.test(p)) continue;
+      try {
+        if (readFileSync(`/proc/${p}/cmdline`, 'utf8') === want) return Number(p);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no process ${argv.join(' ')}`);
+}
+
+/** The cpu line of a running sandboxed command's `/proc/<pid>/cgroup` as the host sees it (inside, its cgroup namespace shows `/`). */
+async function cpuCgroupOfCommand(sb: LinuxSandbox, argv: [string, ...string[]]): Promise<string> {
+  const abort = new AbortController();
+  const run = sb.run(req(s, argv, { signal: abort.signal }));
+  try {
+    const pid = await pidOf(argv);
+    return readFileSync(`/proc/${pid}/cgroup`, 'utf8');
+  } finally {
+    abort.abort();
+    await run;
+  }
+}
+
+/** Removes a cgroup as the host would once the run's dying sandbox has left it. */
+async function removeOnceEmpty(d: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      rmdirSync(d);
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EBUSY' || i > 250) throw e;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+describe('cpu share', { timeout: 90_000 }, () => {
+  it.each([
+    ['cgroup v1 cpu,cpuacct', '40 31 0:36 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct', '4:cpu,cpuacct:/svc\n0::/', { kind: 'cgroup', dir: '/sys/fs/cgroup/cpu,cpuacct/svc/aalis-cpu-7' }],
+    ['cgroup v2 only', '40 31 0:36 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw', '0::/svc', { kind: 'none', reason: expect.stringMatching(/cgroup v2/) }],
+    ['no cpu controller', '40 31 0:36 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids', '0::/', { kind: 'none', reason: 'no cgroup cpu controller is mounted' }],
+  ])('finds the cpu hierarchy: %s', (_, mountinfo, own, where) => {
+    expect(findCpuCgroup(mountinfo, own, 7)).toEqual(where);
+  });
+
+  it('reads a task in the cgroup from /proc/<pid>/cgroup, also through a cgroup namespace', () => {
+    expect(inCpuCgroup('2:cpuacct:/\n1:cpu:/aalis-cpu-7\n0::/', '/sys/fs/cgroup/cpu/aalis-cpu-7')).toBe(true);
+    expect(inCpuCgroup('1:cpu,cpuacct:/svc/aalis-cpu-7\n', '/sys/fs/cgroup/cpu,cpuacct/svc/aalis-cpu-7')).toBe(true);
+    expect(inCpuCgroup('1:cpu:/\n', '/sys/fs/cgroup/cpu/aalis-cpu-7')).toBe(false);
+    expect(inCpuCgroup('1:cpu:/aalis-cpu-77\n', '/sys/fs/cgroup/cpu/aalis-cpu-7')).toBe(false);
+  });
+
+  it('an ordinary user\'s daemon gets none, and doctor says why without failing the sandbox', () => {
+    const share = openCpuShare({ kind: 'cgroup', dir: '/nonexistent/aalis-cpu-1' }, 1000);
+    expect(share.where.kind).toBe('none');
+    const check = cpuShareCheck('on', share);
+    expect(check).toMatchObject({ name: 'cpu-share', ok: false, detail: expect.stringMatching(/not root.*normal priority/) });
+    expect(cpuShareCheck('off').ok).toBe(true);
+  });
+
+  it.skipIf(!withCpu)('as root: a sandboxed command and what it forks sit in the daemon\'s cpu cgroup, through the launcher and without it', async () => {
+    for (const launcher of ['on', 'off'] as const) {
+      const sb = createLinuxSandbox({ cpuShare: 'on', launcher });
+      try {
+        const line = await cpuCgroupOfCommand(sb, ['sh', '-c', 'sleep 30.1 & wait']);
+        expect(inCpuCgroup(line, dir), line).toBe(true);
+        const forked = await cpuCgroupOfCommand(sb, ['sleep', '30.2']);
+        expect(inCpuCgroup(forked, dir), forked).toBe(true);
+        expect(readFileSync(join(dir, 'cpu.shares'), 'utf8').trim()).toBe(String(SANDBOX_CPU_SHARES));
+        expect((await sb.probe()).checks.find((c) => c.name === 'cpu-share')).toMatchObject({ ok: true, detail: expect.stringContaining(dir) });
+      } finally {
+        await sb.close();
+      }
+    }
+  });
+
+  it.skipIf(!withCpu)('as root: without cpuShare (the library default) the command is not moved', async () => {
+    const sb = createLinuxSandbox();
+    try {
+      const line = await cpuCgroupOfCommand(sb, ['sleep', '30.3']);
+      expect(inCpuCgroup(line, dir), line).toBe(false);
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it.skipIf(!withCpu)('as root: the cgroup goes at close(); one removed on the host meanwhile does not fail a run', async () => {
+    const sb = createLinuxSandbox({ cpuShare: 'on' });
+    const r = await sb.run(req(s, ['true']));
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(existsSync(dir)).toBe(true);
+    await removeOnceEmpty(dir); // the next run goes on at normal priority
+    const again = await sb.run(req(s, ['sh', '-c', 'echo ran']));
+    expect(again.stdout).toBe('ran\n');
+    await sb.close();
+    const sb2 = createLinuxSandbox({ cpuShare: 'on' });
+    await sb2.run(req(s, ['true']));
+    expect(existsSync(dir)).toBe(true);
+    await sb2.close();
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it.skipIf(!withCpu)('as root: a dead daemon\'s cpu cgroup is removed at the next start', async () => {
+    const dead = Number(execFileSync('sh', ['-c', 'sh -c "echo \\$\\$"']).toString().trim()); // a pid that has exited
+    const stale = join(dirname(dir), `aalis-cpu-${dead}`);
+    mkdirSync(stale);
+    try {
+      const share = openCpuShare();
+      expect(existsSync(stale)).toBe(false);
+      await share.close();
+    } finally {
+      if (existsSync(stale)) rmdirSync(stale);
+    }
+  });
+});
