@@ -128,4 +128,28 @@ describe('sessions', () => {
     expect((await second.service.get('a')).history).toEqual([{ role: 'user', content: 'kept' }]);
     expect(await second.service.settings('fresh')).toMatchObject({ tier: 'full', approver: 'reviewer' });
   });
+
+  // Two ids that differ only in a lone UTF-16 surrogate (JSON carries it) have the same UTF-8 form
+  // (U+FFFD): stored by that form they shared one file, so after a restart one conversation opened
+  // with the other's history, context and settings.
+  it('an id that is not well-formed Unicode is refused, and a stored record under another id is never taken for this one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aalis-sessions-'));
+    dirs.push(dir);
+    const first = await start(dir);
+    await expect(first.service.open('g\ud800')).rejects.toThrow(/session id 'g\\ud800' is not well-formed Unicode/);
+    await expect(first.service.append('g\udc00', { role: 'user', content: 'x' })).rejects.toThrow(/not well-formed Unicode/);
+    await first.service.append('private', { role: 'user', content: 'only mine' });
+    await first.kernel.stop();
+    // a file that holds another conversation's record (planted, or written by an older daemon under a colliding name)
+    const { readdir, copyFile } = await import('node:fs/promises');
+    const files = (await readdir(join(dir, 'sessions'), { recursive: true })).map(String);
+    const own = files.find((f) => f.includes('session-'));
+    expect(own).toBeDefined();
+    const { createHash } = await import('node:crypto');
+    const other = `session-${createHash('sha256').update('public').digest('hex').slice(0, 32)}`;
+    await copyFile(join(dir, 'sessions', own!), join(dir, 'sessions', own!.replace(/session-[0-9a-f]{32}/, other)));
+    const second = await start(dir);
+    await expect(second.service.get('public')).rejects.toThrow(/holds conversation 'private', not 'public'/);
+    expect((await second.service.get('private')).history).toEqual([{ role: 'user', content: 'only mine' }]);
+  });
 });

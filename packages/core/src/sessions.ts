@@ -12,6 +12,7 @@ import {
   type SettingsResolution,
 } from './settings.js';
 import type { DurableStore } from './store.js';
+import { isWellFormedText, shownText } from './well-formed.js';
 
 /** Payload of `session/settings-changed`. */
 export interface SettingsChangedEvent {
@@ -141,7 +142,7 @@ export class Sessions {
   async peek(id: string): Promise<Conversation | undefined> {
     const cached = this.#records.get(id);
     if (cached) return view(cached);
-    const stored = await this.store?.read(fileOf(id), SessionRecordSchema);
+    const stored = await this.#stored(id);
     if (!stored) return undefined;
     this.#records.set(id, stored);
     return view(stored);
@@ -153,10 +154,9 @@ export class Sessions {
   }
 
   async #record(id: string, rootId?: string, scope?: string): Promise<SessionRecord> {
-    if (typeof id !== 'string' || id === '') throw new TypeError('a session id must be a non-empty string');
     const cached = this.#records.get(id);
     if (cached) return cached;
-    const stored = await this.store?.read(fileOf(id), SessionRecordSchema);
+    const stored = await this.#stored(id);
     const record: SessionRecord = stored ?? {
       id,
       ...(rootId !== undefined ? { rootId } : {}),
@@ -170,6 +170,22 @@ export class Sessions {
     return record;
   }
 
+  /**
+   * The stored record of `id`, if any. Its file is named by a digest of the id's UTF-8 form: an id
+   * without one (a lone surrogate) is refused before any file is named, and a file holding another
+   * id's record (planted, or a digest shared) is refused, never served as this conversation.
+   */
+  async #stored(id: string): Promise<SessionRecord | undefined> {
+    checkSessionId(id);
+    const stored = await this.store?.read(fileOf(id), SessionRecordSchema);
+    if (stored !== undefined && stored.id !== id) {
+      throw new TypeError(
+        `the stored conversation file for session '${shownText(id)}' holds conversation '${shownText(stored.id)}', not '${shownText(id)}'; it was not opened. Move the file ${fileOf(id)}.json out of the data directory's sessions folder to start this conversation afresh.`,
+      );
+    }
+    return stored;
+  }
+
   async #persist(record: SessionRecord): Promise<void> {
     await this.store?.write(fileOf(record.id), record);
   }
@@ -177,6 +193,14 @@ export class Sessions {
 
 /** The kernel's sessions, as a service other plugins inject. */
 export const sessions = defineService<Sessions>('sessions');
+
+/** Refuses an id that cannot name a conversation (see {@link Sessions}' stored records). */
+function checkSessionId(id: string): void {
+  if (typeof id !== 'string' || id === '') throw new TypeError('a session id must be a non-empty string');
+  if (!isWellFormedText(id)) {
+    throw new TypeError(`session id '${shownText(id)}' is not well-formed Unicode (a lone UTF-16 surrogate): it has no UTF-8 form, so it would be stored as another id; nothing was opened. Send the id as well-formed Unicode.`);
+  }
+}
 
 function fileOf(id: string): string {
   return `session-${createHash('sha256').update(id).digest('hex').slice(0, 32)}`;

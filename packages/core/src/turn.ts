@@ -1,14 +1,23 @@
 import { z } from 'zod';
+import { isWellFormedText } from './well-formed.js';
 
 /** How a turn came to be: a person's own message, a continuation of one, or a subtask it spawned. */
 export const ORIGIN_CATEGORIES = ['own', 'continuation', 'subtask'] as const;
 /** One of {@link ORIGIN_CATEGORIES}. */
 export type OriginCategory = (typeof ORIGIN_CATEGORIES)[number];
 
+/**
+ * An id a turn carries: non-empty and well-formed Unicode. A lone surrogate has no UTF-8 form, so
+ * two ids differing only in one would be stored, hashed and compared on disk as one (sessions.ts).
+ */
+const TurnId = z.string().min(1).refine(isWellFormedText, {
+  message: 'is not well-formed Unicode (it holds a lone UTF-16 surrogate, which has no UTF-8 form, so two different ids would be stored as one); send the id as well-formed Unicode',
+});
+
 /** An identity on one chat platform, as its adapter authenticated it. */
 export const IdentitySchema = z.object({
-  platform: z.string().min(1),
-  userId: z.string().min(1),
+  platform: TurnId,
+  userId: TurnId,
 });
 /** An identity on one chat platform. */
 export type Identity = z.infer<typeof IdentitySchema>;
@@ -43,11 +52,11 @@ export interface OriginTurn {
 export const OriginTurnSchema: z.ZodType<OriginTurn> = z.lazy(() =>
   z
     .object({
-      session: z.object({ id: z.string().min(1), rootId: z.string().min(1).optional() }),
-      platform: z.string().min(1),
+      session: z.object({ id: TurnId, rootId: TurnId.optional() }),
+      platform: TurnId,
       speaker: IdentitySchema,
       authorised: IdentitySchema.nullable(),
-      inbound: z.object({ id: z.string().min(1) }),
+      inbound: z.object({ id: TurnId }),
       category: z.enum(ORIGIN_CATEGORIES),
       startedBy: OriginTurnSchema.optional(),
       participants: z.array(IdentitySchema).optional(),

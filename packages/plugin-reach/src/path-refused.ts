@@ -1,4 +1,4 @@
-import { AalisError } from '@aalis/core';
+import { AalisError, isWellFormedText, shownText } from '@aalis/core';
 
 /** Why a path given to reach cannot be judged at all. */
 export type PathRefusedCode = 'bad-path' | 'path-too-long';
@@ -16,21 +16,13 @@ export class PathRefusedError extends AalisError<PathRefusedCode> {
   override readonly name = 'PathRefusedError';
 }
 
-/** A high surrogate not followed by a low one, or a low one not after a high one. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-function shown(path: string): string {
-  const safe = path.replace(/\0/g, '\\0').replace(/[\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
-  return safe.length > 240 ? `${safe.slice(0, 160)}…${safe.slice(-60)}` : safe;
-}
-
 /** Refuses a path no file can have; `what` names it in the message ("the path", "the cwd"). */
 export function checkPathText(path: string, what = 'the path'): void {
   if (path.includes('\0')) {
-    throw new PathRefusedError('bad-path', `${what} '${shown(path)}' holds a NUL byte (U+0000), which no file name can hold; nothing was done.`, { fix: 'Remove the NUL byte from the path.' });
+    throw new PathRefusedError('bad-path', `${what} '${shownText(path)}' holds a NUL byte (U+0000), which no file name can hold; nothing was done.`, { fix: 'Remove the NUL byte from the path.' });
   }
-  if (LONE_SURROGATE.test(path)) {
-    throw new PathRefusedError('bad-path', `${what} '${shown(path)}' is not well-formed Unicode (a lone surrogate): it has no UTF-8 form, so the file on disk would not be the one named; nothing was done.`, {
+  if (!isWellFormedText(path)) {
+    throw new PathRefusedError('bad-path', `${what} '${shownText(path)}' is not well-formed Unicode (a lone surrogate): it has no UTF-8 form, so the file on disk would not be the one named; nothing was done.`, {
       fix: 'Send the name as well-formed Unicode. A name on disk that is not UTF-8 cannot be named through JSON: rename it with a command first (run_command mv, with a glob).',
     });
   }
@@ -46,10 +38,10 @@ export function checkPathLength(absolute: string, what = 'the path'): void {
 export function pathRefusalOf(error: unknown, absolute: string, what = 'the path'): PathRefusedError | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENAMETOOLONG') return tooLong(absolute, what, 'one of its names is longer than the system takes (NAME_MAX, 255 bytes), or the whole path is');
-  if (code === 'ELOOP') return new PathRefusedError('bad-path', `${what} '${shown(absolute)}' goes through a loop of symbolic links; nothing was done.`, { fix: 'Name the file by a path without the symlink loop.' });
+  if (code === 'ELOOP') return new PathRefusedError('bad-path', `${what} '${shownText(absolute)}' goes through a loop of symbolic links; nothing was done.`, { fix: 'Name the file by a path without the symlink loop.' });
   return undefined;
 }
 
 function tooLong(absolute: string, what: string, why: string): PathRefusedError {
-  return new PathRefusedError('path-too-long', `${what} '${shown(absolute)}' is too long: ${why}; nothing was done.`, { fix: 'Use a shorter path (a relative path from a deeper cwd does not help: the kernel sees the whole path).' });
+  return new PathRefusedError('path-too-long', `${what} '${shownText(absolute)}' is too long: ${why}; nothing was done.`, { fix: 'Use a shorter path (a relative path from a deeper cwd does not help: the kernel sees the whole path).' });
 }

@@ -74,4 +74,20 @@ describe('paths no file can have, through the API', () => {
     expect(await call('run_command', { command: 'pwd', cwd: deep })).toEqual(refusal('cwd', 'path-too-long', deepWhy));
     expect(readdirSync(ws).filter((n) => n.startsWith('n') || n.startsWith('d'))).toEqual([]);
   });
+
+  // Conversation ids name files and folders by their UTF-8 form (the stored conversation, the
+  // session temp): two ids differing only in a lone surrogate had one form, so they shared both.
+  it('a conversation id or an identity that is not well-formed Unicode is refused (400), nothing run or stored', { timeout: 60_000 }, async () => {
+    for (const [route, body] of [
+      ['/api/tools/call', { tool: 'run_command', params: { command: 'touch lone-id-ran' }, turn: ownerTurn('g\ud800') }],
+      ['/api/turns', { turn: ownerTurn('g\udc00'), message: 'hello', reply: false }],
+      ['/api/turns', { turn: { ...ownerTurn('g-fine'), session: { id: 'g-fine', rootId: 'r\udfff' } }, message: 'hello', reply: false }],
+      ['/api/tools/call', { tool: 'run_command', params: { command: 'touch lone-id-ran' }, turn: ownerTurn('g-fine', 'alice\ud83d') }],
+    ] as const) {
+      const answer = await daemon.api('POST', route, body);
+      expect(answer.status).toBe(400);
+      expect(answer.body).toEqual({ error: { code: 'invalid-body', message: expect.stringMatching(/turn\.(session\.(id|rootId)|speaker\.userId|authorised\.userId).*is not well-formed Unicode/) } });
+    }
+    expect(readdirSync(ws).filter((n) => n.startsWith('lone-id'))).toEqual([]);
+  });
 });

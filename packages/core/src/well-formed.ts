@@ -1,0 +1,18 @@
+/**
+ * Text that is not well-formed Unicode: a lone UTF-16 surrogate. JSON carries one (`"\ud800"`),
+ * but it has no UTF-8 form: written to a file name, hashed or sent to another process it becomes
+ * U+FFFD, so two different strings (`"a\ud800"`, `"a\udc00"`) become the same bytes. Anything that
+ * names a file, a key or a directory by a string's bytes refuses such a string first.
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether `text` has a UTF-8 form that is exactly it (no lone surrogate). */
+export function isWellFormedText(text: string): boolean {
+  return !LONE_SURROGATE.test(text);
+}
+
+/** `text` with NUL bytes and surrogates shown as escapes, and cut to a length a message can carry. */
+export function shownText(text: string, max = 240): string {
+  const safe = text.replace(/\0/g, '\\0').replace(/[\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+  return safe.length > max ? `${safe.slice(0, Math.floor((max * 2) / 3))}…${safe.slice(-Math.floor(max / 4))}` : safe;
+}
