@@ -16,3 +16,17 @@ export function shownText(text: string, max = 240): string {
   const safe = text.replace(/\0/g, '\\0').replace(/[\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
   return safe.length > max ? `${safe.slice(0, Math.floor((max * 2) / 3))}…${safe.slice(-Math.floor(max / 4))}` : safe;
 }
+
+/**
+ * A directory entry's name read as bytes, as text when the bytes are UTF-8 exactly; `undefined`
+ * when they are not (a text listing would give U+FFFD there, naming another path than the entry's).
+ */
+export function utf8NameOf(bytes: Uint8Array): string | undefined {
+  const text = Buffer.from(bytes).toString('utf8');
+  return Buffer.from(text, 'utf8').equals(bytes) ? text : undefined;
+}
+
+/** A name's bytes for a message: printable ASCII as it is, every other byte as `\xNN`. */
+export function shownBytes(bytes: Uint8Array): string {
+  return [...bytes].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`)).join('');
+}

@@ -63,6 +63,19 @@ describe('export to the workspace', () => {
     expect(await env.pod.undo(record.id).catch((e: unknown) => e)).toMatchObject({ code: 'undo-refused' });
   });
 
+  // A text listing gives a name that is not UTF-8 as U+FFFD: the export named a file that is not
+  // there (or another one) and left the real one behind.
+  it('a folder holding a name that is not UTF-8 is refused whole, before anything is written', async () => {
+    const odd = Buffer.concat([Buffer.from(`${task.dirs.work}/odd/`), Buffer.from([0x6e, 0xff])]);
+    mkdirSync(join(task.dirs.work, 'odd'));
+    writeFileSync(join(task.dirs.work, 'odd', 'fine.txt'), 'fine\n');
+    writeFileSync(odd, 'kept\n');
+    const refused = await env.pod.exportFiles({ taskId: task.id, to: place.project, files: ['odd'] }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'export-source', message: expect.stringMatching(/holds an entry named 'n\\xff', which is not UTF-8.*nothing was exported/) });
+    expect(existsSync(join(place.project, 'odd'))).toBe(false);
+    rmSync(join(task.dirs.work, 'odd'), { recursive: true });
+  });
+
   it('a clash is the user’s choice: nothing without one, then skip, rename or overwrite; undo restores what was there', async () => {
     const existing = join(place.project, 'report.txt');
     writeFileSync(existing, 'mine\n');

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, join, relative } from 'node:path';
 import { compileRules, type ProtectedLists, preparePath } from '@aalis/api-reach';
-import { copyFileAtomic, type DurableStore, makeDirs, openForRead, removeEmptyDir, removeFile, SafeFileError, type TempRecorder } from '@aalis/core';
+import { copyFileAtomic, type DurableStore, makeDirs, openForRead, removeEmptyDir, removeFile, SafeFileError, shownBytes, type TempRecorder, utf8NameOf } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { PodError } from './errors.js';
 import {
@@ -296,10 +296,18 @@ export class Exporter {
   }
 }
 
+/** Every regular file under `dir`. Listed as bytes: a name that is not UTF-8 is refused, not exported as a U+FFFD name of another file or lost. */
 async function walk(dir: string): Promise<string[]> {
   const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
+  for (const entry of await readdir(dir, { withFileTypes: true, encoding: 'buffer' })) {
+    const name = utf8NameOf(entry.name);
+    if (name === undefined) {
+      throw new PodError(
+        'export-source',
+        `${dir} holds an entry named '${shownBytes(entry.name)}', which is not UTF-8: it cannot be named exactly in the export, so nothing was exported. Rename it in the task's directory, or export the other entries one by one.`,
+      );
+    }
+    const p = join(dir, name);
     if (entry.isDirectory()) out.push(...(await walk(p)));
     else if (entry.isFile()) out.push(p);
   }

@@ -234,6 +234,25 @@ describe('moves never carry deny-read contents to a readable name', () => {
     await env.call(owner, 'move_path', { from: 'notes-moved.txt', to: 'notes.txt' });
     await env.kernel.stop();
   });
+
+  // A name that is not UTF-8 comes back from a text listing as U+FFFD: the path judged would not
+  // be the entry's, and listing it failed with a raw ENOENT. Now: refused by rule, with what to do.
+  it('refuses moving a directory that holds a name that is not UTF-8: its contents cannot be judged by name', async () => {
+    const env = await start();
+    env.answer('approve');
+    await env.setTier('full');
+    const box = join(project, 'box');
+    const odd = Buffer.concat([Buffer.from(`${box}/`), Buffer.from([0xff, 0x61])]);
+    mkdirSync(odd, { recursive: true });
+    writeFileSync(Buffer.concat([odd, Buffer.from('/.env')]), 'TOKEN=x\n');
+    const listed = await env.call(owner, 'list_dir', { path: box });
+    expect(listed).toMatchObject({ ok: true, value: { entries: [{ name: '\ufffda', kind: 'dir', notUtf8: '\\xffa' }] } });
+    const moved = await env.call(owner, 'move_path', { from: box, to: join(outside, 'box') });
+    expect(moved).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(/rule: not-utf8.*'\\xffa', which is not UTF-8.*run_command/) });
+    expect(existsSync(join(outside, 'box'))).toBe(false);
+    expect(existsSync(box)).toBe(true);
+    await env.kernel.stop();
+  });
 });
 
 describe('the reviewer approver', () => {

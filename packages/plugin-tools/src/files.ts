@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { defineTool, openForRead, readFileNoFollow, renameNoFollow, SafeFileError, type TempJournal, ToolError, writeFileAtomic } from '@aalis/core';
+import { defineTool, openForRead, readFileNoFollow, renameNoFollow, SafeFileError, shownBytes, type TempJournal, ToolError, utf8NameOf, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
@@ -65,19 +65,25 @@ export const readFileTool = defineTool({
 /** Lists a directory. */
 export const listDirTool = defineTool({
   name: 'list_dir',
-  description: 'List the entries of a directory.',
+  description: "List the entries of a directory. An entry whose name is not UTF-8 carries notUtf8 (its bytes as \\xNN): its name is shown with U+FFFD and cannot be used as a path; rename it with run_command (mv with a glob) first.",
   params: z.object({ path: z.string().min(1).default('.') }).strict(),
   risk: 'low',
   async handler(ctx, params) {
     const credential = credentialOf(ctx);
     const path = await target(credential.home, params.path);
     await requireOrThrow(credential, { effect: 'read', path });
-    const entries = await readdir(path, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+    const entries = await readdir(path, { withFileTypes: true, encoding: 'buffer' }).catch((error: NodeJS.ErrnoException) => {
       throw new ToolError('failed', `cannot list ${path}: ${error.code === 'ENOENT' ? 'it does not exist' : error.message}.`);
     });
     return {
       path,
-      entries: entries.map((e) => ({ name: e.name, kind: e.isDirectory() ? 'dir' : e.isSymbolicLink() ? 'symlink' : e.isFile() ? 'file' : 'other' })),
+      // A name that is not UTF-8 has no exact text form: shown with U+FFFD and marked with its
+      // bytes, so the agent knows a path built from it names another file (and renames it first).
+      entries: entries.map((e) => {
+        const kind = e.isDirectory() ? 'dir' : e.isSymbolicLink() ? 'symlink' : e.isFile() ? 'file' : 'other';
+        const name = utf8NameOf(e.name);
+        return name !== undefined ? { name, kind } : { name: e.name.toString('utf8'), kind, notUtf8: shownBytes(e.name) };
+      }),
     };
   },
 });
@@ -158,14 +164,26 @@ export const movePathTool = defineTool({
 
 const MOVE_WALK_LIMIT = 20_000;
 
-/** The first entry under `dir` that may not be read, walking at most {@link MOVE_WALK_LIMIT} entries (past that: refused). */
+/**
+ * The first entry under `dir` that may not be read, walking at most {@link MOVE_WALK_LIMIT} entries
+ * (past that: refused). Listed as bytes: a name that is not UTF-8 would come back as text with
+ * U+FFFD, naming another path than the entry's, so it is refused (its contents cannot be judged).
+ */
 async function firstUnreadable(dir: string, readable: (path: string) => boolean): Promise<string | undefined> {
   const queue = [dir];
   let seen = 0;
   while (queue.length > 0) {
     const current = queue.pop() as string;
-    for (const entry of await readdir(current, { withFileTypes: true })) {
-      const path = join(current, entry.name);
+    for (const entry of await readdir(current, { withFileTypes: true, encoding: 'buffer' })) {
+      const name = utf8NameOf(entry.name);
+      if (name === undefined) {
+        const shown = shownBytes(entry.name);
+        throw new ToolError(
+          'denied',
+          `moving ${dir} was refused (rule: not-utf8): ${current} holds an entry named '${shown}', which is not UTF-8, so it and what it holds cannot be judged against the deny-read list by name. This cannot be requested; rename it first with run_command (mv with a glob), or move the other entries one by one.`,
+        );
+      }
+      const path = join(current, name);
       if (++seen > MOVE_WALK_LIMIT) throw new ToolError('denied', `moving ${dir} was refused: it holds more than ${MOVE_WALK_LIMIT} entries, too many to check against the deny-read list. Move smaller parts.`);
       if (!readable(path)) return path;
       if (entry.isDirectory()) queue.push(path);
