@@ -20,6 +20,13 @@ beforeAll(async () => {
   model = await startScriptedModel([
     { match: 'copy it out', steps: [{ call: 'write_file', args: { path: join(outside, 'from-the-repl.txt'), content: 'typed yes\n' } }, { say: 'Copied it out for you.' }] },
     { match: 'another', steps: [{ call: 'write_file', args: { path: join(outside, 'refused.txt'), content: 'x' } }, { say: 'Then I leave it.' }] },
+    {
+      match: 'spoof',
+      steps: [
+        { call: 'write_file', args: { path: join(outside, 'notes.txt\x1b[2K\rwrite notes.txt'), content: 'x' } },
+        { say: 'Done.\x1b]52;c;c3Bvb2Y=\x07 \u202etxt.exe\r(answered)\n' },
+      ],
+    },
   ]);
   writeFileSync(join(dir, 'aalis.config.json'), JSON.stringify({ approval: { timeoutMs: 60_000 }, model: { baseURL: model.baseURL, model: 'scripted', requestTimeoutMs: 10_000 } }));
   daemon = await startServe(dir);
@@ -56,6 +63,21 @@ function startChat(args: readonly string[]) {
 }
 
 describe('aalis chat', () => {
+  // A terminal obeys what it prints (first: the next test leaves the person's last used settings in plan mode,
+  // where this write would be refused without an ask): \r and ESC[2K rewrote the ask's line (another path shown than
+  // the one approved), OSC 52 set the clipboard, U+202E reordered the text.
+  it('control characters from the model or a tool call are shown as escapes, never obeyed by the terminal', async () => {
+    const chat = startChat(['--dir', dir, '--session', 'spoofed']);
+    await chat.until("chatting in 'spoofed'");
+    chat.type('spoof the ask');
+    await chat.until(/\? .*notes\.txt\\x1b\[2K\\x0dwrite notes\.txt.*\n {2}rule: /);
+    chat.type('n');
+    await chat.until(/Done\.\\x1b\]52;c;c3Bvb2Y=\\x07 \\u202etxt\.exe\\x0d\(answered\)\n+\(answered\)/);
+    chat.type('/quit');
+    expect(await chat.exited).toBe(0);
+    expect(chat.out()).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f\u202e]/);
+  }, 60_000);
+
   it('streams the reply, shows each tool call, takes the answer to an ask at the prompt, and switches mode and tier', async () => {
     const chat = startChat(['--dir', dir, '--session', 'repl']);
     await chat.until("chatting in 'repl'");

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readErrorEnvelope } from '@aalis/core';
 import { daemonAddressOf, takeOptions } from './daemon-address.js';
 import type { CliIo } from './io.js';
+import { forTerminal, forTerminalLine } from './terminal-text.js';
 
 const HELP = `aalis chat: talk to the agent of a running daemon
 
@@ -112,27 +113,28 @@ class ChatSession {
     await isReady;
   }
 
+  /** Prints a line made of the daemon's data: every control character in it shown as its escape (terminal-text.ts). */
   #say(text: string): void {
     if (this.#midLine) this.io.stdout('\n');
     this.#midLine = false;
-    this.io.stdout(text);
+    this.io.stdout(forTerminal(text));
   }
 
   #onEvent(name: string, e: Json): void {
     if (name === 'message/delta') {
-      this.io.stdout(String(e.text));
+      this.io.stdout(forTerminal(String(e.text)));
       this.#midLine = true;
     } else if (name === 'message/created') {
       const message = e.message as { role: string; content: string };
       if (message.role === 'system') this.#say(`! ${message.content}\n`);
-    } else if (name === 'tool/started') this.#say(`  > ${String(e.tool)} ${short(e.params)}\n`);
+    } else if (name === 'tool/started') this.#say(`  > ${forTerminalLine(String(e.tool))} ${forTerminalLine(short(e.params))}\n`);
     else if (name === 'tool/ended') {
       const outcome = e.outcome as { ok: boolean; value?: unknown; kind?: string; message?: string };
       this.#say(outcome.ok ? `  ok ${String(e.tool)}: ${short(outcome.value)}\n` : `  refused ${String(e.tool)} (${outcome.kind}): ${outcome.message}\n`);
     } else if (name === 'approval/requested') {
       this.#asks.push({ id: String(e.id), code: String(e.code), rememberable: e.rememberable === true });
       const subject = e.subject as { rule: string };
-      this.#say(`? ${String(e.summary)}\n  rule: ${subject.rule} · code ${String(e.code)}\n  answer: y (approve once)${e.rememberable ? ', r (remember for this conversation)' : ''}, n [reason] (reject)\n`);
+      this.#say(`? ${forTerminalLine(String(e.summary))}\n  rule: ${forTerminalLine(String(subject.rule))} · code ${forTerminalLine(String(e.code))}\n  answer: y (approve once)${e.rememberable ? ', r (remember for this conversation)' : ''}, n [reason] (reject)\n`);
     } else if (name === 'approval/resolved') {
       const at = this.#asks.findIndex((a) => a.id === e.id);
       if (at >= 0) this.#asks.splice(at, 1);

@@ -98,6 +98,16 @@ describe('aalis exec', () => {
     expect(existsSync(target)).toBe(false);
   }, 60_000);
 
+  // The sandboxed command names the file: \r and ESC[2K in its name rewrote the ask's line on the
+  // terminal, so the ask could show another path than the one it was for.
+  it("an ask shows a name's control characters as escapes, never as terminal commands", () => {
+    const result = aalis(['exec', '--', 'sh', '-c', `echo x > "${outside}/$(printf 'real\\033[2K\\rshown')"`]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/approval needed[^\n]*\n {2}[^\n]*real\\x1b\[2K\\x0dshown/);
+    // only the command's own output carries them (its stderr is passed on as it is)
+    expect(result.stderr.split('\n').filter((line) => line.includes('\x1b'))).toEqual([expect.stringMatching(/^sh: /)]);
+  }, 60_000);
+
   it('a write no grant can lift (a .env file) is never asked, the command runs once, and exec says so and fails', () => {
     const result = aalis(['exec', '--', 'sh', '-c', 'echo run >> once.txt; echo A=1 > .env.local; true']);
     expect(result.status).toBe(1);

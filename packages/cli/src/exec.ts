@@ -8,6 +8,7 @@ import { parse } from './args.js';
 import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
 import { chooseDataDir } from './data-dir.js';
 import { markPhase } from './exec-phases.js';
+import { forTerminal } from './terminal-text.js';
 import { type CliIo, UsageError } from './io.js';
 import { startLocal } from './runtime.js';
 
@@ -105,7 +106,7 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
       const probe = await service.probe();
       if (!probe.available) {
         const failed = probe.checks.filter((c) => !c.ok);
-        io.stderr(`aalis: the ${backend} sandbox cannot start here, so the command did not run:\n${failed.map((c) => `  - ${c.name}: ${c.detail}${c.fix ? `\n    fix: ${c.fix}` : ''}`).join('\n')}\n`);
+        io.stderr(forTerminal(`aalis: the ${backend} sandbox cannot start here, so the command did not run:\n${failed.map((c) => `  - ${c.name}: ${c.detail}${c.fix ? `\n    fix: ${c.fix}` : ''}`).join('\n')}\n`));
         return EXIT_SANDBOX_UNAVAILABLE;
       }
     }
@@ -122,7 +123,7 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
     io.stderr(result.stderr);
     if (result.truncated) io.stderr('aalis: output was cut at 1 MiB per stream.\n');
     // Writes refused (and undone) that no grant could lift: said, and never a success.
-    if (result.note !== undefined) io.stderr(`aalis: ${result.note}\n`);
+    if (result.note !== undefined) io.stderr(`aalis: ${forTerminal(result.note)}\n`);
     if (result.timedOut) {
       io.stderr(`aalis: the command ran past --timeout ${timeout}s and was killed.\n`);
       return EXIT_TIMEOUT;
@@ -133,12 +134,12 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
     if (error instanceof CommandRefusedError) {
       io.stdout(error.result.stdout);
       io.stderr(error.result.stderr);
-      io.stderr(`aalis: ${error.message.split(' Output')[0]}\n`);
+      io.stderr(`aalis: ${forTerminal(error.message.split(' Output')[0] ?? '')}\n`);
       return exitStatus(error.result.exitCode, error.result.signal) || 1;
     }
     if (error instanceof ToolError && error.kind === 'unavailable') return unavailable(io, error);
     if (error instanceof ToolError) {
-      io.stderr(`aalis: ${error.message}\n`);
+      io.stderr(`aalis: ${forTerminal(error.message)}\n`);
       return EXIT_REFUSED;
     }
     throw error;
@@ -150,7 +151,7 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
 
 function unavailable(io: CliIo, error: unknown): number {
   const message = error instanceof SandboxUnavailableError || error instanceof Error ? error.message : String(error);
-  io.stderr(`aalis: the sandbox cannot start, so the command did not run: ${message}\n  Run 'aalis doctor' to see what works on this machine.\n`);
+  io.stderr(`aalis: the sandbox cannot start, so the command did not run: ${forTerminal(message)}\n  Run 'aalis doctor' to see what works on this machine.\n`);
   return EXIT_SANDBOX_UNAVAILABLE;
 }
 
