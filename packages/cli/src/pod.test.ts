@@ -42,6 +42,18 @@ describe('aalis pod', () => {
     expect(run.stderr).toMatch(/refused \(no-model\)/);
   });
 
+  // What the pod prints comes from tasks (a model's reply, a file's name): a path the daemon echoes
+  // stands in here for that text (no model runs in this file); the escaping is the same for all.
+  it('prints control characters from the daemon as escapes, and keeps --json valid', () => {
+    const odd = join(box, 'odd\u001b[2K\rname\u202e');
+    mkdirSync(odd);
+    const root = pod(['root', odd]);
+    expect(root.status).toBe(0);
+    expect(root.stdout).toContain('odd\\u001b[2K\\u000dname\\u202e');
+    expect(root.stdout).not.toMatch(/[\u001b\r\u202e]/);
+    expect(pod(['root', box]).status).toBe(0);
+  });
+
   it('says how to start the daemon when there is none', () => {
     const elsewhere = deploymentDir();
     try {

@@ -2,6 +2,7 @@ import { podCommand } from '@aalis/plugin-pod';
 import { daemonAddressOf } from './daemon-address.js';
 import type { CliIo } from './io.js';
 import { podClient } from './pod-client.js';
+import { forTerminalAsJson } from './terminal-text.js';
 
 const HELP = `aalis pod: the Isolation Pod of a running daemon
 
@@ -29,5 +30,8 @@ export async function podCliCommand(argv: readonly string[], io: CliIo): Promise
     io.stderr(`aalis pod: ${(error as Error).message}\n`);
     return 2;
   }
-  return podCommand(args, io, podClient(url, token));
+  // What the pod prints comes from a task (its model's replies, its files' names, its commands'
+  // output): control characters are shown as escapes, in a form that keeps --json valid.
+  const shown = { ...io, stdout: (s: string) => io.stdout(forTerminalAsJson(s)), stderr: (s: string) => io.stderr(forTerminalAsJson(s)) };
+  return podCommand(args, shown, podClient(url, token));
 }

@@ -25,3 +25,11 @@ export function forTerminal(text: string): string {
 export function forTerminalLine(text: string): string {
   return text.replace(UNSAFE_OR_NEWLINE, escaped);
 }
+
+/**
+ * As {@link forTerminal}, every such character written `\uXXXX`: for output that may be JSON
+ * (`--json`), where that escape keeps a string's value and the document valid.
+ */
+export function forTerminalAsJson(text: string): string {
+  return text.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
