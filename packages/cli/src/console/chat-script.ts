@@ -7,7 +7,7 @@ const AGENT_EVENT_NAMES = ['turn/started', 'message/delta', 'message/created', '
 const chat = { me: null, streaming: null, running: null };
 
 function chatSession() { return $('chat-session').value.trim() || 'console'; }
-function chatStatus(cls, text) { const el = $('chat-status'); el.className = 'msg ' + cls; el.textContent = text; }
+function chatStatus(cls, text) { const el = $('chat-status'); el.className = 'msg ' + cls; el.textContent = shown(text); }
 function short(text) { text = text === undefined ? '' : String(text); return text.length > 240 ? text.slice(0, 240) + '…' : text; }
 // A live call id is '<turnId>:<the model's call id>'; the history keeps the model's id.
 function callKey(callId) { const i = callId.indexOf(':'); return i >= 0 ? callId.slice(i + 1) : callId; }
@@ -31,7 +31,7 @@ function toolResult(key, outcome) {
   const el = $('chat-log').querySelector('[data-call="' + CSS.escape(key) + '"]');
   if (!el) return;
   el.className = 'tool ' + (outcome.ok ? 'ok' : 'bad');
-  el.querySelector('.result').textContent = outcome.ok ? ' → ok ' + short(JSON.stringify(outcome.value)) : ' → ' + outcome.kind + ': ' + outcome.message;
+  el.querySelector('.result').textContent = shown(outcome.ok ? ' → ok ' + short(JSON.stringify(outcome.value)) : ' → ' + outcome.kind + ': ' + outcome.message);
 }
 
 function showMessage(m, live) {
@@ -100,7 +100,7 @@ function onChatEvent(name, data) {
   }
   if (name === 'approval/resolved') {
     const card = data && $('chat-log').querySelector('article.pending[data-id="' + CSS.escape(data.id) + '"]');
-    if (card) { for (const b of card.querySelectorAll('button')) b.disabled = true; card.classList.add('answered'); const msg = card.querySelector('.msg'); if (!msg.textContent) msg.textContent = data.outcome.outcome + ' (' + data.via + ')'; }
+    if (card) { for (const b of card.querySelectorAll('button')) b.disabled = true; card.classList.add('answered'); const msg = card.querySelector('.msg'); if (!msg.textContent) msg.textContent = shown(data.outcome.outcome + ' (' + data.via + ')'); }
     return;
   }
   if (!data || (data.session !== id && data.conversation !== id)) return;
@@ -108,7 +108,7 @@ function onChatEvent(name, data) {
   if (name === 'turn/started') { chat.running = data.turnId; chatStatus('', 'The agent is answering (' + data.runMode + ' mode)…'); }
   else if (name === 'message/delta') {
     if (!chat.streaming) { chat.streaming = bubble({ role: 'assistant', content: '' }); chat.streaming.classList.add('streaming'); log.append(chat.streaming); }
-    chat.streaming.querySelector('.text').textContent += data.text;
+    chat.streaming.querySelector('.text').textContent += shown(data.text);
   } else if (name === 'message/created') {
     if (data.message.role === 'assistant' && chat.streaming) { chat.streaming.remove(); chat.streaming = null; }
     if (data.message.role === 'user' && log.querySelector('p.muted')) log.replaceChildren();

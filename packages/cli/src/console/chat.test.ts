@@ -42,6 +42,10 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the console
         steps: [{ call: 'write_file', args: { path: join(outside, 'rejected-by-hand.txt'), content: 'x' } }, { say: 'Not written: you said no.' }],
       },
       { match: 'garbage', steps: [{ status: 200, body: '<html>' }] },
+      {
+        match: 'name it oddly',
+        steps: [{ call: 'write_file', args: { path: join(outside, 'report\u202etxt.exe'), content: 'x' } }, { say: 'Asked for \u202etxt.exe and \u001b[31mred.' }],
+      },
       { match: 'let me take it', steps: [{ call: 'write_file', args: { path: join(outside, 'taken-back.txt'), content: 'by hand\n' } }, { say: 'Written, as you approved.' }] },
     ]);
     writeFileSync(join(dir, 'aalis.config.json'), JSON.stringify({ approval: { timeoutMs: 120_000 }, model: { baseURL: model.baseURL, model: 'scripted', requestTimeoutMs: 10_000 } }));
@@ -137,5 +141,22 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the console
     await expect.poll(() => page.locator('#chat-log .tool[data-tool="write_file"].bad').last().textContent(), { timeout: 30_000 }).toContain('not this file, thanks');
     const audit = (await daemon.api('GET', '/api/audit?session=console')).body.records;
     expect(audit.filter((r: { event: string }) => r.event === 'resolved').at(-1)).toMatchObject({ via: 'human', outcome: 'rejected', reason: 'not this file, thanks' });
+  }, 120_000);
+
+  // U+202E lays out what follows right to left: 'report\u202etxt.exe' reads 'reportexe.txt' in a
+  // browser, so an ask would show another name than the file it writes.
+  it('shows bidirectional overrides and control characters as escapes, in asks, tool lines and replies', async () => {
+    const settings = await daemon.api('POST', '/api/sessions/console/settings', { approver: 'human' });
+    expect(settings.status, JSON.stringify(settings.body)).toBe(200);
+    await page.locator('#chat-input').fill('name it oddly');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const ask = page.locator('#chat-log article.pending', { hasText: 'report\\u202etxt.exe' });
+    await ask.waitFor({ timeout: 60_000 });
+    expect(await ask.textContent()).not.toContain('\u202e');
+    await ask.getByRole('button', { name: 'Reject' }).click();
+    await expect.poll(() => page.locator('#chat-status').textContent(), { timeout: 60_000 }).toBe('Answered.');
+    const reply = await page.locator('#chat-log .bubble.assistant').last().textContent();
+    expect(reply).toContain('Asked for \\u202etxt.exe and \\u001b[31mred.');
+    expect(await page.locator('#chat-log').textContent()).not.toMatch(/[\u202e\u001b]/);
   }, 120_000);
 });

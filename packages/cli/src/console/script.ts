@@ -25,6 +25,15 @@ const TOKEN = takeToken();
 // Nothing else ever gets the token: no cookie (cookies are not tied to a port, so every server on
 // 127.0.0.1 would receive it). The pod's panel gets a capability that opens only the pod (openPod).
 
+// Text from the daemon (a path a command made, the model's reply) shown as it is, not as the
+// browser would lay it out: a bidirectional override (U+202E) or isolate shows the characters
+// after it in another order (an ask for 'exe.txt' could read 'txt.exe'), and other control
+// characters are invisible. Each is shown as its escape. Every text node goes through here.
+const UNSHOWN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+function shown(text) {
+  return String(text).replace(UNSHOWN, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -33,13 +42,13 @@ function h(tag, attrs, ...children) {
     else if (k === 'class') el.className = v;
     else el.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children.flat()) if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c));
+  for (const c of children.flat()) if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : shown(c));
   return el;
 }
 
 function notice(text) {
   const el = $('notice');
-  el.textContent = text || '';
+  el.textContent = shown(text || '');
   el.hidden = !text;
 }
 
@@ -91,11 +100,11 @@ async function reply(card, p, decision) {
   try {
     const r = await api('POST', '/api/approvals/reply', { code: p.code, decision, reason });
     msg.className = 'msg ok';
-    msg.textContent = r.message;
+    msg.textContent = shown(r.message);
     setTimeout(refreshAll, 600);
   } catch (e) {
     msg.className = 'msg bad';
-    msg.textContent = e.message;
+    msg.textContent = shown(e.message);
     for (const b of card.querySelectorAll('button')) b.disabled = false;
   }
 }
@@ -141,7 +150,7 @@ async function refreshGrants() {
       h('td', {}, new Date(g.grantedAt).toLocaleString()),
       h('td', {}, h('button', { class: 'danger', onclick: async () => {
         try { await api('POST', '/api/grants/revoke', { id: g.id }); refreshAll(); }
-        catch (e) { msg.className = 'msg bad'; msg.textContent = e.message; }
+        catch (e) { msg.className = 'msg bad'; msg.textContent = shown(e.message); }
       } }, 'Revoke'), msg));
   }));
 }
@@ -160,7 +169,7 @@ function sessionCard(s) {
   const say = (cls, text) => {
     sessionMessages[s.id] = { cls, text };
     msg.className = 'msg ' + cls;
-    msg.textContent = text;
+    msg.textContent = shown(text);
   };
   if (sessionMessages[s.id]) say(sessionMessages[s.id].cls, sessionMessages[s.id].text);
   const apply = h('button', { class: 'primary', onclick: async () => {
@@ -239,7 +248,7 @@ async function refreshAudit() {
 
 async function refreshTools() {
   const t = await api('GET', '/api/tools/spec');
-  $('tools-status').textContent = t.tools.length + ' spec tool(s) in ' + t.dir + ' · containers: ' + (t.engine.available ? 'run' : 'REFUSED (' + t.engine.detail + ')');
+  $('tools-status').textContent = shown(t.tools.length + ' spec tool(s) in ' + t.dir + ' · containers: ' + (t.engine.available ? 'run' : 'REFUSED (' + t.engine.detail + ')'));
   $('tools-problems').replaceChildren(...t.problems.map((p) => h('li', { class: 'outcome-rejected' }, p.file + ': ' + p.field + ': ' + p.message)));
   const body = $('tools-audit');
   if (!t.audit.length) return body.replaceChildren(h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'The tool manager has changed nothing.')));
@@ -266,8 +275,8 @@ $('pod-link').addEventListener('click', openPod);
 async function refreshStatus() {
   const s = await api('GET', '/api/status');
   $('pod-link').hidden = !s.pod;
-  $('status').textContent = 'deployment ' + s.deployment + ' · sandbox ' + s.backend + (s.sandboxWorks ? ' (works)' : ' (NOT working: sandboxed commands will not run)') + ' · answering as ' + s.console.as.platform + ':' + s.console.as.userId
-    + ((s.extensions || []).length ? ' · plugins: ' + s.extensions.map((e) => e.state === 'loaded' ? e.name : (e.name || e.specifier) + ' (FAILED: ' + e.cause + ')').join(', ') : '');
+  $('status').textContent = shown('deployment ' + s.deployment + ' · sandbox ' + s.backend + (s.sandboxWorks ? ' (works)' : ' (NOT working: sandboxed commands will not run)') + ' · answering as ' + s.console.as.platform + ':' + s.console.as.userId
+    + ((s.extensions || []).length ? ' · plugins: ' + s.extensions.map((e) => e.state === 'loaded' ? e.name : (e.name || e.specifier) + ' (FAILED: ' + e.cause + ')').join(', ') : ''));
 }
 
 // What each streamed event can change; the rest of the page is left alone.
