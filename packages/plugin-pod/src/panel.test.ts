@@ -26,7 +26,7 @@ beforeAll(async () => {
     {
       match: 'generate a CSV with Python',
       steps: [
-        { call: 'run_python', args: { code: "import csv\nw = csv.writer(open('data.csv', 'w', newline=''))\nw.writerows([('region', 'sales'), ('north', 10)])\nprint('rows written: 2')" } },
+        { call: 'run_python', args: { code: "import csv\nw = csv.writer(open('data.csv', 'w', newline=''))\nw.writerows([('region', 'sales'), ('north', 10)])\nopen('note\\u202etxt.md', 'w').write('x')\nprint('rows written: 2')" } },
         { call: 'finish', args: { conclusion: 'data.csv holds the sales by region.', summary: 'sales CSV, 1 region' } },
       ],
     },
@@ -80,6 +80,9 @@ describe('the pod panel in Chromium', () => {
     expect(log).toContain('exit code 0');
     expect(log).toContain('finished: succeeded');
     await poll(() => page.textContent('#files')).toContain('data.csv');
+    // a name with U+202E (made by the task) shown as written, not laid out right to left
+    await poll(() => page.textContent('#files')).toContain('note\\u202etxt.md');
+    expect(await page.textContent('#files')).not.toContain('\u202e');
     expect(await page.textContent('#detail-conclusion')).toBe('data.csv holds the sales by region.');
     expect(await conversation.fingerprint('main')).toBe(print);
 

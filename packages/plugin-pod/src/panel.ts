@@ -130,12 +130,17 @@ export const PANEL_HTML = `<!doctype html>
     if (!res.ok) throw new Error(data.error ? data.error.message : 'HTTP ' + res.status);
     return data;
   };
-  const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
-  const say = (text) => { $('action-message').textContent = text; };
+  // What tasks made, shown as written: a bidirectional override (U+202E) would lay out a name in
+  // another order ('exe.txt' read as 'txt.exe'), other control characters are invisible; each is
+  // shown as its escape. Every text the panel shows from the pod goes through here.
+  const UNSHOWN = /[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]/g;
+  const shown = (text) => String(text).replace(UNSHOWN, (c) => '\\\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = shown(text); if (cls) e.className = cls; return e; };
+  const say = (text) => { $('action-message').textContent = shown(text); };
 
   async function loadSettings() {
     settings = await api('GET', 'settings');
-    $('root-line').textContent = settings.sandboxRoot ? 'sandbox root: ' + settings.sandboxRoot : 'no sandbox root';
+    $('root-line').textContent = shown(settings.sandboxRoot ? 'sandbox root: ' + settings.sandboxRoot : 'no sandbox root');
     $('no-root').hidden = !!settings.sandboxRoot;
     $('open-export').hidden = !settings.exportEnabled;
     const kind = $('return-kind'); kind.textContent = '';
@@ -158,11 +163,11 @@ export const PANEL_HTML = `<!doctype html>
 
   function showTask(t) {
     $('detail').hidden = false;
-    $('detail-title').textContent = t.id;
-    $('detail-state').textContent = t.state; $('detail-state').className = 'state ' + t.state;
-    $('detail-dir').textContent = t.dirs.work;
-    $('detail-conclusion').textContent = t.conclusion || '';
-    $('detail-error').textContent = t.error || '';
+    $('detail-title').textContent = shown(t.id);
+    $('detail-state').textContent = shown(t.state); $('detail-state').className = 'state ' + t.state;
+    $('detail-dir').textContent = shown(t.dirs.work);
+    $('detail-conclusion').textContent = shown(t.conclusion || '');
+    $('detail-error').textContent = shown(t.error || '');
     const final = !['queued', 'running'].includes(t.state);
     $('cancel-task').hidden = final; $('clean-task').hidden = !final || !!t.cleanedAt; $('open-return').hidden = !final;
   }
@@ -224,9 +229,9 @@ export const PANEL_HTML = `<!doctype html>
       if ($('subdir-input').value.trim()) body.subdir = $('subdir-input').value.trim();
       const t = await api('POST', 'tasks', body);
       $('task-input').value = ''; select(t.id);
-    } catch (e) { $('start-error').textContent = e.message; }
+    } catch (e) { $('start-error').textContent = shown(e.message); }
   };
-  $('root-set').onclick = async () => { $('start-error').textContent = ''; try { await api('POST', 'settings/root', { path: $('root-input').value }); await loadSettings(); } catch (e) { $('start-error').textContent = e.message; } };
+  $('root-set').onclick = async () => { $('start-error').textContent = ''; try { await api('POST', 'settings/root', { path: $('root-input').value }); await loadSettings(); } catch (e) { $('start-error').textContent = shown(e.message); } };
   $('cancel-task').onclick = async () => { await api('POST', 'tasks/' + encodeURIComponent(selected) + '/cancel'); refreshTasks(); };
   $('clean-task').onclick = async () => { if (!confirm('Remove the directory of task ' + selected + '?')) return; try { await api('POST', 'clean', { id: selected }); say('Cleaned ' + selected + '.'); refreshTasks(); refreshDetail(); } catch (e) { say(e.message); } };
   $('clean-all').onclick = async () => { if (!confirm('Remove the directories of every ended task?')) return; const r = await api('POST', 'clean', { all: true }); say('Cleaned ' + r.cleaned.length + ' task(s).'); refreshTasks(); refreshDetail(); };
@@ -246,7 +251,7 @@ export const PANEL_HTML = `<!doctype html>
       if (body.as === 'file') body.file = $('return-file').value;
       const r = await api('POST', 'tasks/' + encodeURIComponent(selected) + '/return', body);
       $('return-dialog').close(); say('Returned one message to the conversation: ' + r.message);
-    } catch (e) { $('return-error').textContent = e.message; }
+    } catch (e) { $('return-error').textContent = shown(e.message); }
   };
 
   $('open-export').onclick = () => {
@@ -273,7 +278,7 @@ export const PANEL_HTML = `<!doctype html>
       $('export-clash-row').hidden = r.plan.clashes === 0;
       $('export-remember-row').hidden = !r.rememberAllowed; $('export-remember').checked = false;
       $('export-plan-box').hidden = false;
-    } catch (e) { $('export-error').textContent = e.message; }
+    } catch (e) { $('export-error').textContent = shown(e.message); }
   };
   $('export-confirm').onclick = async () => {
     if (!plan) return;
@@ -283,7 +288,7 @@ export const PANEL_HTML = `<!doctype html>
     try {
       const r = await api('POST', 'exports/confirm', body);
       plan = null; $('export-dialog').close(); say('Exported ' + r.items.length + ' file(s) to ' + r.to + ' (' + r.id + ').'); refreshExports(); refreshDetail();
-    } catch (e) { $('export-error').textContent = e.message; }
+    } catch (e) { $('export-error').textContent = shown(e.message); }
   };
 
   const tick = () => Promise.all([refreshTasks(), refreshDetail()]).catch(() => {}).finally(() => setTimeout(tick, 1000));
