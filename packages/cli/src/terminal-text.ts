@@ -1,3 +1,5 @@
+import { UNSHOWN_CHARACTERS } from '@aalis/core';
+
 /**
  * Text from elsewhere (the model's reply, a tool's parameters, an ask's summary, a file name a
  * sandboxed command made) made safe to print on a terminal. A terminal obeys control sequences in
@@ -7,9 +9,8 @@
  * as its escape (`\x1b`, `\u202e`) instead, so what is printed is what was sent.
  */
 
-// C0 controls but \t and \n, DEL, C1 controls, and the bidirectional formatting characters.
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-const UNSAFE_OR_NEWLINE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE = new RegExp(UNSHOWN_CHARACTERS, 'g');
+const UNSAFE_OR_NEWLINE = new RegExp(`${UNSHOWN_CHARACTERS}|\n`, 'g');
 
 function escaped(c: string): string {
   const code = c.charCodeAt(0);

@@ -103,4 +103,4 @@ export {
 export { TempJournal } from './temp-journal.js';
 export { toolsPlugin } from './tools-plugin.js';
 export { type Identity, IdentitySchema, ORIGIN_CATEGORIES, type OriginCategory, type OriginTurn, OriginTurnSchema, originatingTurn, settingsScopeOf } from './turn.js';
-export { isWellFormedText, shownBytes, shownText, utf8NameOf } from './well-formed.js';
+export { isWellFormedText, shownBytes, shownText, UNSHOWN_CHARACTERS, utf8NameOf } from './well-formed.js';

@@ -30,3 +30,11 @@ export function utf8NameOf(bytes: Uint8Array): string | undefined {
 export function shownBytes(bytes: Uint8Array): string {
   return [...bytes].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`)).join('');
 }
+
+/**
+ * The characters a terminal or a browser does not show as themselves, as a RegExp character class
+ * (source text): C0 controls but tab and newline, DEL, C1 controls, and the bidirectional
+ * formatting characters (an override lays out what follows in another order). Whatever shows a
+ * person text from elsewhere (the CLI, the console, the pod's panel) escapes these, from here.
+ */
+export const UNSHOWN_CHARACTERS = String.raw`[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]`;

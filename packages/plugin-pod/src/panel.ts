@@ -1,3 +1,5 @@
+import { UNSHOWN_CHARACTERS } from '@aalis/core';
+
 /**
  * The pod's panel for the console: one self-contained page (no external resources) on the
  * `/api/pod/…` routes. Task list with live progress (polled), the full log of a task, its files,
@@ -133,7 +135,7 @@ export const PANEL_HTML = `<!doctype html>
   // What tasks made, shown as written: a bidirectional override (U+202E) would lay out a name in
   // another order ('exe.txt' read as 'txt.exe'), other control characters are invisible; each is
   // shown as its escape. Every text the panel shows from the pod goes through here.
-  const UNSHOWN = /[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]/g;
+  const UNSHOWN = /${UNSHOWN_CHARACTERS}/g;
   const shown = (text) => String(text).replace(UNSHOWN, (c) => '\\\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
   const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = shown(text); if (cls) e.className = cls; return e; };
   const say = (text) => { $('action-message').textContent = shown(text); };

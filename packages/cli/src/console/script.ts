@@ -1,3 +1,5 @@
+import { UNSHOWN_CHARACTERS } from '@aalis/core';
+
 /**
  * The console's script (inline in the page; `CHOICES` is defined before it). Plain ES2020, no
  * template literals, so it sits in a TypeScript string as it is.
@@ -29,7 +31,7 @@ const TOKEN = takeToken();
 // browser would lay it out: a bidirectional override (U+202E) or isolate shows the characters
 // after it in another order (an ask for 'exe.txt' could read 'txt.exe'), and other control
 // characters are invisible. Each is shown as its escape. Every text node goes through here.
-const UNSHOWN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const UNSHOWN = /${UNSHOWN_CHARACTERS}/g;
 function shown(text) {
   return String(text).replace(UNSHOWN, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
