@@ -53,6 +53,7 @@ import { ENV_FD } from './launch-env.js';
 import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
 import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, pathsIdentity, preparedKey, preparedStep, samePlan, shimPayload, shimRequest } from './prepared.js';
+import { watchExec } from './exec-report.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
 
 /** How the Linux sandbox is set up. */
@@ -873,6 +874,8 @@ export class LinuxSandbox implements SandboxService {
       await (await pidReady.catch(() => undefined))?.release();
       throw e;
     }
+    // whether bwrap exec'd the command (a prepared sandbox's info was read when it was prepared: its shim was exec'd then)
+    const execd = warm ? undefined : watchExec(child.info);
     if (warm) child.claim();
     else if (child.pid !== undefined) {
       const bwrapPid = child.pid;
@@ -991,7 +994,9 @@ export class LinuxSandbox implements SandboxService {
       } else state = released(state, () => child.release());
       const r = await child.ended;
       const stderr = err.text();
-      const error = launchFailure({ state, failure, stderr, exitCode: r.exitCode, overlays: overlays !== undefined, rootMap: tools.rootMap !== undefined, ...(r.lost === undefined ? {} : { launcherLost: r.lost }) }, translation, existsSync);
+      // only where stderr reads like bwrap's own setup error is it asked whether the command ran (its end is bwrap's)
+      const commandRan = execd && r.exitCode === 1 && stderr.startsWith('bwrap: ') ? await execd : undefined;
+      const error = launchFailure({ state, failure, stderr, exitCode: r.exitCode, ...(commandRan === undefined ? {} : { commandRan }), ...(warm ? { setupDone: true } : {}), overlays: overlays !== undefined, rootMap: tools.rootMap !== undefined, ...(r.lost === undefined ? {} : { launcherLost: r.lost }) }, translation, existsSync);
       if (error) throw error;
       const mounted = new Set(translation.mounts.map((m) => m.path));
       const denied = refusedWritesIn(stderr, request.cwd, linuxRefusal(mounted, new Set(translation.placeholders.map((p) => p.path))));
