@@ -99,6 +99,31 @@ describe('cpu share', { timeout: 90_000 }, () => {
     }
   });
 
+  // the command (uid 0 in its own namespaces, no capability) sees /sys read-only: it cannot join the
+  // root cpu cgroup (so be weighed as a session of its own again), nor make a group of its own
+  it.skipIf(!withCpu)('as root: a sandboxed command cannot move itself out of the cgroup, nor make one', async () => {
+    const sb = createLinuxSandbox({ cpuShare: 'on' });
+    const base = dirname(dir);
+    const escape = `for f in ${base}/cgroup.procs ${base}/tasks ${dir}/../cgroup.procs; do echo $$ > "$f" || echo refused; done; mkdir ${base}/mine || echo refused; exec sleep 30.4`;
+    try {
+      const abort = new AbortController();
+      const run = sb.run(req(s, ['sh', '-c', escape], { signal: abort.signal }));
+      let line: string;
+      try {
+        line = readFileSync(`/proc/${await pidOf(['sleep', '30.4'])}/cgroup`, 'utf8');
+      } finally {
+        abort.abort();
+      }
+      const r = await run;
+      expect(inCpuCgroup(line, dir), line).toBe(true);
+      expect(r.stdout).toBe('refused\n'.repeat(4));
+      expect(r.stderr).toMatch(/Read-only file system/);
+      expect(existsSync(join(base, 'mine'))).toBe(false);
+    } finally {
+      await sb.close();
+    }
+  });
+
   it.skipIf(!withCpu)('as root: without cpuShare (the library default) the command is not moved', async () => {
     const sb = createLinuxSandbox();
     try {
