@@ -104,10 +104,10 @@ describe('cpu share', { timeout: 90_000 }, () => {
   it.skipIf(!withCpu)('as root: a sandboxed command cannot move itself out of the cgroup, nor make one', async () => {
     const sb = createLinuxSandbox({ cpuShare: 'on' });
     const base = dirname(dir);
-    const escape = `for f in ${base}/cgroup.procs ${base}/tasks ${dir}/../cgroup.procs; do echo $$ > "$f" || echo refused; done; mkdir ${base}/mine || echo refused; exec sleep 30.4`;
+    const leave = `for f in ${base}/cgroup.procs ${base}/tasks ${dir}/../cgroup.procs; do echo $$ > "$f" || echo refused; done; mkdir ${base}/mine || echo refused; exec sleep 30.4`;
     try {
       const abort = new AbortController();
-      const run = sb.run(req(s, ['sh', '-c', escape], { signal: abort.signal }));
+      const run = sb.run(req(s, ['sh', '-c', leave], { signal: abort.signal }));
       let line: string;
       try {
         line = readFileSync(`/proc/${await pidOf(['sleep', '30.4'])}/cgroup`, 'utf8');
