@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import type { SandboxCheck } from '@aalis/api-reach';
+import { pathIsUnder, type SandboxCheck } from '@aalis/api-reach';
 import { readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -47,7 +47,7 @@ export function findCpuCgroup(mountinfo = safeRead('/proc/self/mountinfo'), own 
       // the mount shows the hierarchy from `root` on (a container's own cgroup, mounted as its
       // /sys/fs/cgroup/cpu): the group is under the mount point at the path below that root; joined
       // whole, the recursive mkdir made that root's path again as new groups inside it, left behind
-      const below = root !== '/' && (path === root || path.startsWith(`${root}/`)) ? path.slice(root.length) || '/' : path;
+      const below = root !== '/' && pathIsUnder(path, root, 'linux') ? path.slice(root.length) || '/' : path;
       return { kind: 'cgroup', dir: join(mountPoint, below, `${PREFIX}${pid}`) };
     }
     if (fstype === 'cgroup2') v2 = true;
