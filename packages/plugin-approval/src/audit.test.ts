@@ -151,6 +151,19 @@ describe('the audit log at start', () => {
 });
 
 describe('rotation', () => {
+  it("does not rotate a log another process appended to: the new log's first line would carry a state without its lines", async () => {
+    const dir = await tempDir();
+    const { log, store, warnings } = await logIn(dir, { maxBytes: 4096 });
+    await log.recover();
+    await log.append(requested('a'));
+    await store.append(AUDIT_LOG, { v: 1, at: new Date().toISOString(), ...requested('theirs') });
+    for (let i = 0; i < 12; i++) await log.append(requested(`mine${i}`)); // past maxBytes
+    expect((await readdir(dir)).filter((n) => n.startsWith(`${AUDIT_LOG}-`))).toEqual([]);
+    expect(warnings.join(' ')).toContain('another process appended to the audit log');
+    const found = await (await logIn(dir)).log.recover();
+    expect(found.left.map((l) => l.id)).toContain('theirs');
+  });
+
   it('moves lines to an archive by size and carries open asks and grants into the new log', async () => {
     const dir = await tempDir();
     const { log } = await logIn(dir, { maxBytes: 8192 });
