@@ -1,11 +1,12 @@
 // One rule for the data directory, and every command keeping its sandboxed commands away from every
 // data directory it can know of: the real `aalis serve` and the real `aalis exec` in bubblewrap.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, deploymentDir, type ServeProcess, startServe } from './daemon/serve-process.testing.js';
 import { chooseDataDir } from './data-dir.js';
+import { NotUtf8PathError } from './lossy-inputs.js';
 
 describe('chooseDataDir: one rule for every command', () => {
   const deployment = realpathSync(mkdtempSync('/var/tmp/aalis-rule-'));
@@ -25,6 +26,52 @@ describe('chooseDataDir: one rule for every command', () => {
     ['else the default', { cwd: bare, env }, '/xdg/data/aalis', 'default'],
   ])('%s', (_name, input, dataDir, source) => {
     expect(chooseDataDir(input)).toMatchObject({ dataDir, source });
+  });
+});
+
+describe('a data directory named in bytes that are not UTF-8', () => {
+  // Node decodes argv, the environment and the cwd with U+FFFD for such bytes: the path it hands
+  // on names another directory. It was made fresh and used without a word; now it is refused.
+  const none = { args: new Set<string>(), env: new Set<string>(), cwd: false };
+  const bad = '/srv/d\uFFFD';
+  it.each([
+    ['--data', { data: bad, lossy: { ...none, args: new Set([bad]) } }, /--data: the argument "\/srv\/d\uFFFD" is not UTF-8/],
+    ['$AALIS_DATA', { env: { AALIS_DATA: bad }, lossy: { ...none, env: new Set(['AALIS_DATA']) } }, /AALIS_DATA: \$AALIS_DATA is not UTF-8/],
+    ['--dir', { dir: bad, lossy: { ...none, args: new Set([bad]) } }, /--dir: the argument .* is not UTF-8/],
+    ['a relative --data in a current directory that is not UTF-8', { data: 'rel', lossy: { ...none, cwd: true } }, /--data: the current directory is not UTF-8/],
+    ['the deployment looked up from such a current directory', { env: {}, lossy: { ...none, cwd: true } }, /the deployment directory .*: the current directory is not UTF-8/],
+    ['the default under such a $HOME', { cwd: '/', env: { HOME: bad }, lossy: { ...none, env: new Set(['HOME']) } }, /the default data directory: \$HOME is not UTF-8/],
+  ])('%s is refused, naming it', (_name, input, message) => {
+    let error: unknown;
+    try {
+      chooseDataDir(input);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(NotUtf8PathError);
+    expect(error).toMatchObject({ code: 'bad-path', message: expect.stringMatching(message), fix: expect.stringContaining('UTF-8') });
+  });
+
+  it('a name that really holds U+FFFD (its UTF-8 bytes) is a name like any other', () => {
+    expect(chooseDataDir({ data: bad, lossy: none })).toMatchObject({ dataDir: bad, source: '--data' });
+  });
+
+  it('aalis serve --data with such a byte does not start, says why, and makes no directory', { timeout: 60_000 }, () => {
+    const dir = realpathSync(deploymentDir({ owners: { chat: ['alice'] } }));
+    const parent = join(dir, 'parent');
+    mkdirSync(parent);
+    try {
+      // the argument's byte 0xff can only be passed by a shell: a JavaScript string goes out as UTF-8
+      const r = spawnSync('sh', ['-c', `exec "$0" "$1" serve --dir "$2" --port 0 --data "$(printf '%s/d\\377')"`, process.execPath, BIN, dir, parent], { encoding: 'utf8', timeout: 50_000, env: { ...process.env, NODE_OPTIONS: '--conditions=aalis-source' } });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/the daemon did not start: --data: the argument .* is not UTF-8/);
+      expect(r.stderr).toMatch(/fix: Give a path whose bytes are UTF-8/);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(readdirSync(parent)).toEqual([]);
+      expect(existsSync(join(dir, 'data'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

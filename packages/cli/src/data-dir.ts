@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { knownDaemons, registryDir } from './daemon-registry.js';
+import { type LossyInputs, lossyInputs, refuseLossyPath } from './lossy-inputs.js';
 
 /** The config file whose directory is a deployment directory (its data is `data/` there). */
 const DEPLOYMENT_MARK = 'aalis.config.json';
@@ -15,6 +16,8 @@ export interface DataDirInput {
   readonly env?: NodeJS.ProcessEnv;
   /** Where the search for a deployment directory starts (default the current directory). */
   readonly cwd?: string;
+  /** What of the process's input was not UTF-8 (default: read from /proc/self when a path may be affected). */
+  readonly lossy?: LossyInputs;
 }
 
 /** The data directory and the rule that chose it. */
@@ -46,11 +49,33 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
  */
 export function chooseDataDir(input: DataDirInput = {}): DataDirChoice {
   const env = input.env ?? process.env;
+  const lossy = lossyOf(input, env);
+  if (lossy && input.data === undefined && !env.AALIS_DATA) refuseLossyPath(input.dir !== undefined ? '--dir' : 'the deployment directory (looked up from the current directory)', input.dir, 'arg', lossy);
   const deployment = input.dir !== undefined ? resolve(input.dir) : deploymentDirOf(input.cwd ?? process.cwd());
-  if (input.data) return { dataDir: resolve(input.data), source: '--data', deployment };
-  if (env.AALIS_DATA) return { dataDir: resolve(env.AALIS_DATA), source: 'AALIS_DATA', deployment };
+  if (input.data) {
+    if (lossy) refuseLossyPath('--data', input.data, 'arg', lossy);
+    return { dataDir: resolve(input.data), source: '--data', deployment };
+  }
+  if (env.AALIS_DATA) {
+    if (lossy) refuseLossyPath('AALIS_DATA', env.AALIS_DATA, { envName: 'AALIS_DATA' }, lossy);
+    return { dataDir: resolve(env.AALIS_DATA), source: 'AALIS_DATA', deployment };
+  }
   if (deployment !== undefined) return { dataDir: join(deployment, 'data'), source: 'deployment', deployment };
+  const home = env.XDG_DATA_HOME ? 'XDG_DATA_HOME' : 'HOME';
+  if (lossy) refuseLossyPath('the default data directory', env[home], { envName: home }, { ...lossy, cwd: false });
   return { dataDir: defaultDataDir(env), source: 'default', deployment };
+}
+
+/**
+ * What of the inputs that decide the data directory came in bytes that are not UTF-8 (Node
+ * decoded them to U+FFFD, which names another directory: data-dir.test.ts), read only where one
+ * of them holds a U+FFFD (no I/O otherwise); undefined when none can have.
+ */
+function lossyOf(input: DataDirInput, env: NodeJS.ProcessEnv): LossyInputs | undefined {
+  if (input.lossy) return input.lossy;
+  const odd = (v: string | undefined) => v?.includes('\uFFFD') === true;
+  if (![input.data, input.dir, env.AALIS_DATA, input.cwd ?? process.cwd(), env.XDG_DATA_HOME, env.HOME].some(odd)) return undefined;
+  return lossyInputs();
 }
 
 /** What a command keeps its sandboxed commands away from, besides its own data directory. */

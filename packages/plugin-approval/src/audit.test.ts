@@ -105,6 +105,20 @@ describe('the audit log at start', () => {
     expect(found.left.map((l) => l.id)).toEqual(['theirs']);
   });
 
+  it("never indexes another writer's lines, also when this run appends after them: the next start still finds them", async () => {
+    const dir = await tempDir();
+    const first = await logIn(dir);
+    await first.log.recover();
+    await first.log.append(requested('a'));
+    await first.log.upkeep();
+    // Someone else appends an ask this run never saw, and then this run appends lines of its own.
+    await first.store.append(AUDIT_LOG, { v: 1, at: new Date().toISOString(), ...requested('theirs') });
+    await first.log.append(resolved('a'));
+    await first.log.upkeep();
+    const found = await (await logIn(dir)).log.recover();
+    expect(found.left.map((l) => l.id)).toEqual(['theirs']);
+  });
+
   it('reads the whole log when it was cut and rewritten in place past the index (same file, other bytes)', async () => {
     const dir = await tempDir();
     const first = await logIn(dir);
@@ -137,6 +151,19 @@ describe('the audit log at start', () => {
 });
 
 describe('rotation', () => {
+  it("does not rotate a log another process appended to: the new log's first line would carry a state without its lines", async () => {
+    const dir = await tempDir();
+    const { log, store, warnings } = await logIn(dir, { maxBytes: 4096 });
+    await log.recover();
+    await log.append(requested('a'));
+    await store.append(AUDIT_LOG, { v: 1, at: new Date().toISOString(), ...requested('theirs') });
+    for (let i = 0; i < 12; i++) await log.append(requested(`mine${i}`)); // past maxBytes
+    expect((await readdir(dir)).filter((n) => n.startsWith(`${AUDIT_LOG}-`))).toEqual([]);
+    expect(warnings.join(' ')).toContain('another process appended to the audit log');
+    const found = await (await logIn(dir)).log.recover();
+    expect(found.left.map((l) => l.id)).toContain('theirs');
+  });
+
   it('moves lines to an archive by size and carries open asks and grants into the new log', async () => {
     const dir = await tempDir();
     const { log } = await logIn(dir, { maxBytes: 8192 });

@@ -68,6 +68,14 @@ export class AuditLog {
   #tracking = false;
   /** An append failed: what is on disk may differ from the state, so no more checkpoints this run. */
   #broken = false;
+  /**
+   * The log holds lines this run's state does not (another process appended: an `aalis exec` on
+   * this data directory runs the approval plugin too): an index or a rotation's first line written
+   * now would carry a state without them, and a start would skip them (an ask left open, a grant
+   * revoked). So neither is written for the rest of this run; the next start reads them.
+   */
+  #foreign = false;
+  /** The log's size as far as this run's state covers it exactly (its own appends counted). */
   #size = 0;
   #startedAt = 0;
   #sinceCheckpoint = 0;
@@ -221,7 +229,7 @@ export class AuditLog {
   }
 
   #rotationDue(): boolean {
-    if (!this.#tracking || this.#broken || this.#size === 0) return false;
+    if (!this.#tracking || this.#broken || this.#foreign || this.#size === 0) return false;
     return this.#size >= this.#rotation.maxBytes || this.#now() - this.#startedAt >= this.#rotation.maxAgeMs;
   }
 
@@ -232,6 +240,7 @@ export class AuditLog {
    */
   async #rotate(): Promise<void> {
     const current = await stat(this.file);
+    if (this.#sawForeign(current.size)) return;
     const archive = `${AUDIT_LOG}-${new Date(this.#startedAt).toISOString().replace(/[-:.]/g, '')}-${current.ino}.jsonl`;
     const archivePath = join(this.store.dir, archive);
     try {
@@ -250,8 +259,16 @@ export class AuditLog {
     await this.#checkpoint();
   }
 
+  /** True (and noted, told once) when the log is not the size this run's state covers: another writer's lines are in it. */
+  #sawForeign(size: number): boolean {
+    if (size === this.#size) return false;
+    if (!this.#foreign) this.#warn(`approval: another process appended to the audit log ${this.file} (an aalis exec on this data directory?); this run no longer indexes or rotates it, and the next start reads those lines.`);
+    this.#foreign = true;
+    return true;
+  }
+
   async #checkpoint(): Promise<void> {
-    if (!this.#tracking || this.#broken || this.#indexCurrent) return;
+    if (!this.#tracking || this.#broken || this.#foreign || this.#indexCurrent) return;
     let handle: Awaited<ReturnType<typeof openForRead>>;
     try {
       handle = await openForRead(this.file);
@@ -261,7 +278,7 @@ export class AuditLog {
     }
     try {
       const { dev, ino, size } = await handle.stat();
-      this.#size = size;
+      if (this.#sawForeign(size)) return;
       if (this.#checkpointed?.ino === ino && this.#checkpointed.offset === size) return;
       const tail = await tailHashOf(handle, size);
       await this.store.write(AUDIT_CHECKPOINT, { v: 1, dev, ino, offset: size, tail, startedAt: this.#startedAt, state: this.#state.snapshot() });

@@ -91,9 +91,12 @@ export class BackgroundJobs<T> {
    */
   async input(ctx: ToolCallContext, id: string, write: { readonly text?: string; readonly eof?: boolean }): Promise<InputView> {
     const job = this.#own(ctx, id);
+    // closed (a tier or directory move, command_kill) is over for its input at once: the kill and
+    // the tear-down that end it take a while, and a write meanwhile would still reach the command
+    const over = () => job.view.state === 'done' || job.closed !== undefined;
     const ended = () =>
-      new ToolError('failed', `background command '${id}' has ended${job.closed !== undefined ? ` (${job.closed})` : ''}, so nothing can be written to it; command_status shows its result.`);
-    if (job.view.state === 'done') throw ended();
+      new ToolError('failed', `background command '${id}' ${job.view.state === 'done' ? 'has ended' : 'is being stopped'}${job.closed !== undefined ? ` (${job.closed})` : ''}, so nothing can be written to it; command_status shows its result.`);
+    if (over()) throw ended();
     if (!job.input) {
       throw new ToolError('failed', `background command '${id}' was started without interactive: true, so its stdin is empty (/dev/null) and cannot be written to; start it again with run_command_background and interactive: true to write to it.`);
     }
@@ -101,7 +104,7 @@ export class BackgroundJobs<T> {
     let written = 0;
     if (write.text !== undefined && write.text !== '') {
       await job.input.judge(ctx, write.text);
-      if ((job.view as JobView<T>).state === 'done') throw ended(); // it ended while the write was asked for
+      if (over()) throw ended(); // it ended, or was closed, while the write was asked for
       const bytes = new TextEncoder().encode(write.text);
       const done = stream.write(bytes);
       if (!done.ok) throw done.reason === 'closed' ? ended() : new ToolError('failed', `nothing was written to background command '${id}': ${done.message}`);

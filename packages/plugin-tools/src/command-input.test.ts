@@ -91,6 +91,18 @@ describe('command_input', { timeout: 120_000 }, () => {
     expect(await k.call('command_input', { jobId: reads, text: 'more\n' })).toMatchObject({ ok: false, message: expect.stringContaining('has ended') });
   });
 
+  it('a command closed by a tier move takes no more input at once, before its kill has landed, and never reads any', async () => {
+    const k = await start('closed', {});
+    const jobId = await k.begin('sleep 1.25; read a; echo "got:$a"; exec sleep 59.5');
+    // to the host: the command started in the sandbox is closed; the write comes at once after
+    await k.kernel.get(sessions).change('main', { tier: 'full' });
+    const late = await k.call('command_input', { jobId, text: 'after the close\n' });
+    expect(late).toMatchObject({ ok: false, message: expect.stringContaining("moved from 'workspace' (sandbox) to 'full' (host)") });
+    const done = await k.finished(jobId);
+    expect(done).toMatchObject({ ok: true, value: { state: 'done', closed: expect.stringContaining('to \'full\' (host)') } });
+    expect(JSON.stringify(done)).not.toContain('got:');
+  });
+
   it('read-only-first: a refused write of a command fed live input is committed from where the sandbox kept it once approved, and the command is not run again', async () => {
     const k = await start('kept', { hostModel: 'overlay' }, 'approve');
     const out = join(project, 'lefthook.yml'); // a landing: refused, kept in the overlay's upper layer, asked for

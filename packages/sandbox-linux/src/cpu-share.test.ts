@@ -62,6 +62,8 @@ async function removeOnceEmpty(d: string): Promise<void> {
 describe('cpu share', { timeout: 90_000 }, () => {
   it.each([
     ['cgroup v1 cpu,cpuacct', '40 31 0:36 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct', '4:cpu,cpuacct:/svc\n0::/', { kind: 'cgroup', dir: '/sys/fs/cgroup/cpu,cpuacct/svc/aalis-cpu-7' }],
+    ['a container\'s own cgroup mounted as its root (the mount\'s root field)', '40 31 0:36 /docker/abc /sys/fs/cgroup/cpu ro - cgroup cgroup rw,cpu', '4:cpu:/docker/abc/svc\n0::/', { kind: 'cgroup', dir: '/sys/fs/cgroup/cpu/svc/aalis-cpu-7' }],
+    ['the same, the daemon at that root', '40 31 0:36 /docker/abc /sys/fs/cgroup/cpu ro - cgroup cgroup rw,cpu', '4:cpu:/docker/abc\n0::/', { kind: 'cgroup', dir: '/sys/fs/cgroup/cpu/aalis-cpu-7' }],
     ['cgroup v2 only', '40 31 0:36 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw', '0::/svc', { kind: 'none', reason: expect.stringMatching(/cgroup v2/) }],
     ['no cpu controller', '40 31 0:36 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids', '0::/', { kind: 'none', reason: 'no cgroup cpu controller is mounted' }],
   ])('finds the cpu hierarchy: %s', (_, mountinfo, own, where) => {
@@ -96,6 +98,31 @@ describe('cpu share', { timeout: 90_000 }, () => {
       } finally {
         await sb.close();
       }
+    }
+  });
+
+  // the command (uid 0 in its own namespaces, no capability) sees /sys read-only: it cannot join the
+  // root cpu cgroup (so be weighed as a session of its own again), nor make a group of its own
+  it.skipIf(!withCpu)('as root: a sandboxed command cannot move itself out of the cgroup, nor make one', async () => {
+    const sb = createLinuxSandbox({ cpuShare: 'on' });
+    const base = dirname(dir);
+    const leave = `for f in ${base}/cgroup.procs ${base}/tasks ${dir}/../cgroup.procs; do echo $$ > "$f" || echo refused; done; mkdir ${base}/mine || echo refused; exec sleep 30.4`;
+    try {
+      const abort = new AbortController();
+      const run = sb.run(req(s, ['sh', '-c', leave], { signal: abort.signal }));
+      let line: string;
+      try {
+        line = readFileSync(`/proc/${await pidOf(['sleep', '30.4'])}/cgroup`, 'utf8');
+      } finally {
+        abort.abort();
+      }
+      const r = await run;
+      expect(inCpuCgroup(line, dir), line).toBe(true);
+      expect(r.stdout).toBe('refused\n'.repeat(4));
+      expect(r.stderr).toMatch(/Read-only file system/);
+      expect(existsSync(join(base, 'mine'))).toBe(false);
+    } finally {
+      await sb.close();
     }
   });
 

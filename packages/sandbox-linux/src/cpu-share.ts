@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import type { SandboxCheck } from '@aalis/api-reach';
+import { pathIsUnder, type SandboxCheck } from '@aalis/api-reach';
 import { readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -39,12 +39,16 @@ export function findCpuCgroup(mountinfo = safeRead('/proc/self/mountinfo'), own 
     const [before, after] = line.split(' - ');
     if (!before || !after) continue;
     const [fstype, , superOpts = ''] = after.split(' ');
-    const mountPoint = before.split(' ')[4];
+    const [, , , root = '/', mountPoint] = before.split(' ');
     if (!mountPoint) continue;
     if (fstype === 'cgroup' && superOpts.split(',').includes('cpu')) {
       const mine = own.split('\n').find((l) => l.split(':')[1]?.split(',').includes('cpu'));
       const path = mine?.split(':').slice(2).join(':') ?? '/';
-      return { kind: 'cgroup', dir: join(mountPoint, path, `${PREFIX}${pid}`) };
+      // the mount shows the hierarchy from `root` on (a container's own cgroup, mounted as its
+      // /sys/fs/cgroup/cpu): the group is under the mount point at the path below that root; joined
+      // whole, the recursive mkdir made that root's path again as new groups inside it, left behind
+      const below = root !== '/' && pathIsUnder(path, root, 'linux') ? path.slice(root.length) || '/' : path;
+      return { kind: 'cgroup', dir: join(mountPoint, below, `${PREFIX}${pid}`) };
     }
     if (fstype === 'cgroup2') v2 = true;
   }

@@ -70,6 +70,10 @@ describe('launchFailure: every failure before the command is an error, never a r
     ['bwrap failed on a mount that vanished', { state: { kind: 'no-sandbox', error: new Error('ended') }, exitCode: 1, stderr: 'bwrap: Can\'t bind /gone/sock' }, 'vanished'],
     ['a host mount under / unmounted during the setup', { state: { kind: 'no-sandbox', error: new Error('ended') }, exitCode: 1, stderr: remount('/var/lib/docker/overlay2/gone/merged') }, 'vanished'],
     ['a host mount under / that is still mounted and refused its remount', { state: { kind: 'no-sandbox', error: new Error('ended') }, exitCode: 1, stderr: remount('/var/lib/docker/overlay2/here/merged') }, /bubblewrap could not set up/],
+    ['the command ran (bwrap reported its exit) and printed a loopback failure of its own', { exitCode: 1, stderr: 'bwrap: loopback: Failed RTM_NEWADDR', commandRan: true }, undefined],
+    ['the command ran (bwrap reported its exit) and printed a setup error of its own', { exitCode: 1, stderr: "bwrap: Can't mount proc", commandRan: true }, undefined],
+    ['bwrap ended without exec (no exit reported): its loopback race, retried', { exitCode: 1, stderr: 'bwrap: loopback: Failed RTM_NEWADDR', commandRan: false }, 'vanished'],
+    ['a prepared sandbox: its shim or command printed a transient-looking line, never retried', { exitCode: 1, stderr: 'bwrap: loopback: Failed RTM_NEWADDR', setupDone: true }, /bubblewrap could not set up/],
     ['killed by a timeout: the result says so', { state: { kind: 'killed', pid: 1 }, exitCode: 1, stderr: 'bwrap: whatever' }, undefined],
   ])('%s', (_, extra, expected) => {
     const e = end(extra);

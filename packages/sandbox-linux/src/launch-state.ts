@@ -108,6 +108,13 @@ export interface LaunchEnd {
   /** The run has overlays (their step's failures are named), or a root map. */
   readonly overlays: boolean;
   readonly rootMap: boolean;
+  /** bwrap reported the command's exit (exec-report.ts): it was exec'd, so its stderr is its own, whatever it says. */
+  readonly commandRan?: boolean;
+  /**
+   * A prepared sandbox: bwrap set up before the run, so nothing of its setup can have vanished
+   * since; a `bwrap: ` line is the shim's (prepared.ts) or the command's, never retried.
+   */
+  readonly setupDone?: boolean;
   /** The launcher (launcher.ts) died before it reported the run's end: why. */
   readonly launcherLost?: string;
 }
@@ -145,8 +152,9 @@ export function launchFailure(end: LaunchEnd, translation: Translation, exists: 
     const fix = e instanceof LoopbackFilterError ? e.fix : 'sudo apt-get install -y slirp4netns; see `aalis doctor`';
     return unavailable(`network "on" could not be set up: ${e.message}; bwrap: ${stderr.trim()}`, fix);
   }
-  if (state.kind !== 'killed' && end.exitCode === 1 && stderr.startsWith('bwrap: ')) {
-    if (transientSetupFailure(stderr, translation, exists, mounted)) return new VanishedMountError(stderr.trim());
+  // a command that ran and printed "bwrap: ..." (a run again would run it again): its exit is the result
+  if (state.kind !== 'killed' && end.exitCode === 1 && stderr.startsWith('bwrap: ') && end.commandRan !== true) {
+    if (end.setupDone !== true && transientSetupFailure(stderr, translation, exists, mounted)) return new VanishedMountError(stderr.trim());
     return unavailable(`bubblewrap could not set up the sandbox: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
   }
   return undefined;

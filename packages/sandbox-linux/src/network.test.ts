@@ -242,10 +242,10 @@ describe('where bwrap waits while the network is set up', () => {
 
   it.skipIf(process.getuid?.() !== 0)("a root daemon's network-on plan: --block-fd instead of the setup's --file", async () => {
     const on = await sb.plan(req(s, ['true'], { policy: workspacePolicy(s, { network: 'on', localPorts: [5432] }) }));
-    expect(on.argv.join(' ')).toContain(`--info-fd 4 --block-fd 5`);
+    expect(on.argv.join(' ')).toContain(`--json-status-fd 4 --block-fd 5`);
     expect(on.argv).not.toContain('--file');
     const off = await sb.plan(req(s, ['true']));
-    expect(off.argv.join(' ')).toContain('--info-fd 4 --file 5 /.aalis-setup-sync');
+    expect(off.argv.join(' ')).toContain('--json-status-fd 4 --file 5 /.aalis-setup-sync');
     expect(off.argv).not.toContain('--block-fd');
   });
 });

@@ -28,7 +28,10 @@ import { HELPER_EXIT_FD, HELPER_READY_FD, type StartNetHelper } from './net-help
  * seccomp filter (clone/unshare with CLONE_NEWUSER, clone3).
  */
 
-/** bwrap writes `{"child-pid": N}` here once the sandbox exists. */
+/**
+ * bwrap's `--json-status-fd`: `{ "child-pid": N ... }` once the sandbox exists, and
+ * `{ "exit-code": N }` at the end only when the command was exec'd (exec-report.ts).
+ */
 export const INFO_FD = 4;
 /** bwrap reads this fd to its end during setup (see {@link SETUP_SYNC_FLAGS}); closed once the host side is ready. */
 export const SETUP_SYNC_FD = 5;
@@ -44,7 +47,7 @@ const SYNC_FILE = '/.aalis-setup-sync';
  * placeholders (their mkdirs overlap bwrap's start) and, with network `on`, sets up the network.
  * They must come before the translation, whose first mount is `/`.
  */
-export const SETUP_SYNC_FLAGS = ['--info-fd', String(INFO_FD), '--file', String(SETUP_SYNC_FD), SYNC_FILE] as const;
+export const SETUP_SYNC_FLAGS = ['--json-status-fd', String(INFO_FD), '--file', String(SETUP_SYNC_FD), SYNC_FILE] as const;
 
 /**
  * Network `on` run by root, with no placeholders to make: bwrap does its whole setup (mounts, pivot
@@ -56,7 +59,7 @@ export const SETUP_SYNC_FLAGS = ['--info-fd', String(INFO_FD), '--file', String(
  * namespace that owns its network namespace, so slirp4netns and the filter join the same ones as
  * at the setup's start. Releasing is the same close of the fd; nothing of the command runs before.
  */
-export const EXEC_SYNC_FLAGS = ['--info-fd', String(INFO_FD), '--block-fd', String(SETUP_SYNC_FD)] as const;
+export const EXEC_SYNC_FLAGS = ['--json-status-fd', String(INFO_FD), '--block-fd', String(SETUP_SYNC_FD)] as const;
 
 /**
  * Whether a run waits just before its command ({@link EXEC_SYNC_FLAGS}) rather than at the start

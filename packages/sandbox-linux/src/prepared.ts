@@ -25,11 +25,18 @@ import type { Translation } from './translate.js';
 export const SHIM_TAG = 'aalis-prepared';
 
 /**
+ * The line the shim ends its own failure with, followed by the run's token (shimPayload): only the
+ * shim has read the token (from its stdin, before the exec), so a command cannot write this line,
+ * and a `bwrap: ` line without it is the command's own (its exit is the result).
+ */
+export const SHIM_FAILED = 'aalis-shim-failed ';
+
+/**
  * The shim: says it is ready (one byte on stdout, which the daemon drops), reads an 8-byte length
  * and that many bytes from stdin (exactly, so the rest of stdin is the command's), then does what
  * bwrap would have done for a cold run: the cwd, the environment, every signal at its default,
- * execvp. Its failures read as bwrap's own (`bwrap: ...`, exit 1), so the run's result is the
- * cold run's. Stdin closed before a whole payload: it exits 125 having run nothing.
+ * execvp. Its failures read as bwrap's own (`bwrap: ...`, exit 1), so the run's error is the
+ * cold run's, and end with {@link SHIM_FAILED} and the token, which tells them from the command's. Stdin closed before a whole payload: it exits 125 having run nothing.
  */
 export const SHIM_PY = String.raw`
 import _signal, os
@@ -42,14 +49,14 @@ def rd(n):
         b += c
     return b
 parts = rd(int.from_bytes(rd(8), "big")).split(b"\0")
-stdin, cwd, argc = parts[0], parts[1], int(parts[2])
-argv = parts[3:3 + argc]
-env = dict(p.split(b"=", 1) for p in parts[3 + argc:] if p)
+token, stdin, cwd, argc = parts[0], parts[1], parts[2], int(parts[3])
+argv = parts[4:4 + argc]
+env = dict(p.split(b"=", 1) for p in parts[4 + argc:] if p)
 if stdin != b"1":
     fd = os.open(b"/dev/null", os.O_RDONLY)
     os.dup2(fd, 0); os.close(fd)
 def fail(msg):
-    os.write(2, b"bwrap: " + msg + b"\n"); os._exit(1)
+    os.write(2, b"bwrap: " + msg + b"\n" + b"${SHIM_FAILED}" + token + b"\n"); os._exit(1)
 try: os.chdir(cwd)
 except OSError as e: fail(b"Can't chdir to " + cwd + b": " + os.fsencode(e.strerror))
 for s in range(1, _signal.NSIG):
@@ -72,13 +79,19 @@ export function preparedStep(python: string): PlanStep {
   };
 }
 
-/** What the shim reads at release: whether stdin is the command's, the cwd, argv and environment, NUL-separated behind an 8-byte length. */
-export function shimPayload(request: Pick<SandboxRunRequest, 'argv' | 'cwd' | 'stdin'>, env: Readonly<Record<string, string>>): Buffer {
-  const parts = [request.stdin === undefined ? '0' : '1', request.cwd, String(request.argv.length), ...request.argv, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
+/** What the shim reads at release: the run's token (for {@link SHIM_FAILED}), whether stdin is the command's, the cwd, argv and environment, NUL-separated behind an 8-byte length. */
+export function shimPayload(request: Pick<SandboxRunRequest, 'argv' | 'cwd' | 'stdin'>, env: Readonly<Record<string, string>>, token: string): Buffer {
+  const parts = [token, request.stdin === undefined ? '0' : '1', request.cwd, String(request.argv.length), ...request.argv, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
   const body = Buffer.from(parts.join('\0'));
   const head = Buffer.alloc(8);
   head.writeBigUInt64BE(BigInt(body.length));
   return Buffer.concat([head, body]);
+}
+
+/** Whether `stderr` ends with the shim's own failure for `token` (then without that line), or is the command's. */
+export function shimFailure(stderr: string, token: string): { readonly failed: boolean; readonly stderr: string } {
+  const line = `${SHIM_FAILED}${token}\n`;
+  return stderr.endsWith(line) ? { failed: true, stderr: stderr.slice(0, -line.length) } : { failed: false, stderr };
 }
 
 /** The request the prepared sandbox is started with: the shim, no environment of its own, stdin open for the payload. */

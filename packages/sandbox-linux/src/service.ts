@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
@@ -52,7 +53,8 @@ import { ARGS_FD, type LinuxRunPlan, linuxPlan, tmpEnv } from './run-plan.js';
 import { ENV_FD } from './launch-env.js';
 import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
-import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, pathsIdentity, preparedKey, preparedStep, samePlan, shimPayload, shimRequest } from './prepared.js';
+import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, pathsIdentity, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
+import { watchExec } from './exec-report.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
 
 /** How the Linux sandbox is set up. */
@@ -795,8 +797,9 @@ export class LinuxSandbox implements SandboxService {
       throw new ColdAgain('the prepared sandbox was not used');
     }
     this.counts.used++;
-    const payload = shimPayload(request, { ...request.env, ...tmpEnv(policy.tmp) });
-    const spawned = await this.spawn(request, translation, now, tools, () => {}, dir, overlays, { prepared: warm, payload });
+    const token = randomBytes(16).toString('hex');
+    const payload = shimPayload(request, { ...request.env, ...tmpEnv(policy.tmp) }, token);
+    const spawned = await this.spawn(request, translation, now, tools, () => {}, dir, overlays, { prepared: warm, payload, token });
     return await this.finishOverlay(request, translation, dir, overlays, afterResult, spawned);
   }
 
@@ -859,7 +862,7 @@ export class LinuxSandbox implements SandboxService {
     prepare: () => void,
     dir: RunDir,
     overlays?: RunOverlays,
-    warm?: { readonly prepared: Warm; readonly payload: Buffer },
+    warm?: { readonly prepared: Warm; readonly payload: Buffer; readonly token: string },
   ): Promise<SandboxRunResult> {
     const netOn = request.policy.network === 'on';
     const net = netOn ? planNetwork(request.policy, this.options.nft ?? 'nft') : undefined;
@@ -873,6 +876,8 @@ export class LinuxSandbox implements SandboxService {
       await (await pidReady.catch(() => undefined))?.release();
       throw e;
     }
+    // whether bwrap exec'd the command (a prepared sandbox's info was read when it was prepared: its shim was exec'd then)
+    const execd = warm ? undefined : watchExec(child.info);
     if (warm) child.claim();
     else if (child.pid !== undefined) {
       const bwrapPid = child.pid;
@@ -990,8 +995,12 @@ export class LinuxSandbox implements SandboxService {
         });
       } else state = released(state, () => child.release());
       const r = await child.ended;
-      const stderr = err.text();
-      const error = launchFailure({ state, failure, stderr, exitCode: r.exitCode, overlays: overlays !== undefined, rootMap: tools.rootMap !== undefined, ...(r.lost === undefined ? {} : { launcherLost: r.lost }) }, translation, existsSync);
+      // a prepared sandbox's shim marks its own failures with the run's token (prepared.ts SHIM_FAILED); the line goes
+      const shim = warm ? shimFailure(err.text(), warm.token) : undefined;
+      const stderr = shim?.stderr ?? err.text();
+      // only where stderr reads like bwrap's own setup error is it asked whether the command ran (its end is bwrap's)
+      const commandRan = shim ? !shim.failed : execd && r.exitCode === 1 && stderr.startsWith('bwrap: ') ? await execd : undefined;
+      const error = launchFailure({ state, failure, stderr, exitCode: r.exitCode, ...(commandRan === undefined ? {} : { commandRan }), ...(warm ? { setupDone: true } : {}), overlays: overlays !== undefined, rootMap: tools.rootMap !== undefined, ...(r.lost === undefined ? {} : { launcherLost: r.lost }) }, translation, existsSync);
       if (error) throw error;
       const mounted = new Set(translation.mounts.map((m) => m.path));
       const denied = refusedWritesIn(stderr, request.cwd, linuxRefusal(mounted, new Set(translation.placeholders.map((p) => p.path))));

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, lstatSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, lstatSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AalisError } from '@aalis/core';
 import { z } from 'zod';
@@ -7,7 +7,12 @@ import { z } from 'zod';
 /** The lock's file in the data directory. */
 export const LOCK_FILE = 'daemon.lock';
 
-const HolderSchema = z.object({ pid: z.number().int().positive(), start: z.string().optional(), startedAt: z.string() });
+/**
+ * What the lock names: the holder's pid and start time (to tell a reused id apart), and where
+ * that pid means something: the boot (`/proc/sys/kernel/random/boot_id`) and the pid namespace
+ * (its inode). Locks written before these two were added lack them, and are judged by pid alone.
+ */
+const HolderSchema = z.object({ pid: z.number().int().positive(), start: z.string().optional(), startedAt: z.string(), boot: z.string().optional(), pidns: z.number().optional() });
 type Holder = z.infer<typeof HolderSchema>;
 
 /** A second daemon refused on a data directory a running daemon already holds. */
@@ -25,7 +30,35 @@ function startOf(pid: number): string | undefined {
   }
 }
 
-function running(holder: Holder): boolean {
+/** This boot's id, or undefined off Linux. */
+function bootId(): string | undefined {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The inode of this process's pid namespace, or undefined off Linux. */
+function pidNamespace(): number | undefined {
+  try {
+    return statSync('/proc/self/ns/pid').ino;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the holder runs: `'elsewhere'` when its pid is one of another pid namespace of this
+ * boot (a daemon in a container given the same data directory), which a pid here says nothing
+ * about: looked up here it named another process or none, and a live lock was taken over.
+ */
+function running(holder: Holder): boolean | 'elsewhere' {
+  const boot = bootId();
+  // the machine restarted since: every process of that boot is gone
+  if (holder.boot !== undefined && boot !== undefined && holder.boot !== boot) return false;
+  const ns = pidNamespace();
+  if (holder.pidns !== undefined && ns !== undefined && holder.pidns !== ns) return 'elsewhere';
   try {
     process.kill(holder.pid, 0);
   } catch (error) {
@@ -60,18 +93,35 @@ function inUse(dataDir: string, holder: Holder): DataDirInUseError {
   );
 }
 
+function elsewhere(dataDir: string, file: string, holder: Holder): DataDirInUseError {
+  return new DataDirInUseError(
+    'data-dir-in-use',
+    `the data directory ${dataDir} is held by an aalis daemon in another pid namespace (a container, say: pid ${holder.pid} there, started ${holder.startedAt}), whose process cannot be looked up from here, so whether it still runs is unknown and this daemon did not start.`,
+    { fix: `Stop that daemon first, or give this one its own data directory (--data DIR or another --dir); if no daemon runs on ${dataDir} any more, remove ${file} and start again.` },
+  );
+}
+
 /**
  * Takes the data directory for this daemon, or refuses with {@link DataDirInUseError} when a
  * running daemon holds it: the token, the conversation index, the sandboxes found by path under
  * the data directory at the stop, all assume one daemon. The lock is `<data>/daemon.lock`, made
  * whole under a temporary name and linked into place (a link never replaces a file or follows a
- * symlink there), naming this process's id and start time. A lock whose process is gone (a
- * killed daemon) is taken over: renamed aside first, so of two daemons starting together only
- * one takes it. Resolves to what gives the lock up at the stop.
+ * symlink there), naming this process's id and start time, the boot and the pid namespace. A
+ * lock whose process is gone (a killed daemon, or any of an earlier boot) is taken over; one of
+ * another pid namespace of this boot is refused (its pid cannot be looked up here). A stale lock
+ * is renamed aside first, so of two daemons starting together only one takes it. Resolves to what gives the lock up at the stop.
  */
 export function claimDataDir(dataDir: string): () => void {
   const file = join(dataDir, LOCK_FILE);
-  const own: Holder = { pid: process.pid, ...(startOf(process.pid) !== undefined ? { start: startOf(process.pid) as string } : {}), startedAt: new Date().toISOString() };
+  const boot = bootId();
+  const pidns = pidNamespace();
+  const own: Holder = {
+    pid: process.pid,
+    ...(startOf(process.pid) !== undefined ? { start: startOf(process.pid) as string } : {}),
+    startedAt: new Date().toISOString(),
+    ...(boot !== undefined ? { boot } : {}),
+    ...(pidns !== undefined ? { pidns } : {}),
+  };
   const temp = join(dataDir, `${LOCK_FILE}.${process.pid}.${randomBytes(6).toString('hex')}`);
   writeFileSync(temp, `${JSON.stringify(own)}\n`, { mode: 0o600, flag: 'wx' });
   try {
@@ -89,7 +139,9 @@ export function claimDataDir(dataDir: string): () => void {
           fix: `If no aalis daemon runs on ${dataDir}, remove ${file} and start again.`,
         });
       }
-      if (running(holder)) throw inUse(dataDir, holder);
+      const live = running(holder);
+      if (live === 'elsewhere') throw elsewhere(dataDir, file, holder);
+      if (live) throw inUse(dataDir, holder);
       // A dead daemon's lock: moved aside under a name of our own, then judged again there, so a
       // live lock another starting daemon linked in meanwhile is put back, not removed.
       const aside = `${temp}.stale`;
@@ -100,13 +152,14 @@ export function claimDataDir(dataDir: string): () => void {
         throw error;
       }
       const moved = holderOf(aside);
-      if (moved !== undefined && !('unreadable' in moved) && running(moved)) {
+      const movedLive = moved !== undefined && !('unreadable' in moved) ? running(moved) : false;
+      if (movedLive !== false) {
         try {
           linkSync(aside, file);
         } finally {
           unlinkSync(aside);
         }
-        throw inUse(dataDir, moved);
+        throw movedLive === 'elsewhere' ? elsewhere(dataDir, file, moved as Holder) : inUse(dataDir, moved as Holder);
       }
       unlinkSync(aside);
     }
