@@ -8,8 +8,9 @@ import { type CommitReport, commitUpper } from './upper-commit.js';
  * The commit of every upper layer of a run as one job of the host thread (host-thread.ts), in the
  * order of its roots, each root on its own as before: a root that throws is reported failed and
  * the next one is committed. One message there and back for the run instead of one per writable
- * root (ten with the default policy): each hop waits for both threads to be scheduled, which on a
- * loaded machine cost a run as much as its commit.
+ * root (ten a run in the daemon bench's deployment): each hop waits for both threads to be
+ * scheduled. Measured there: a root with nothing written takes 0.1-0.3 ms on the thread, the ten
+ * hops 8-20 ms of the call at a load of 3-6.
  */
 
 /**
