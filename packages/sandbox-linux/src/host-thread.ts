@@ -10,6 +10,7 @@ import { type OverlayRoot, removeLayers } from './overlay-mount.js';
 import type { Since } from './commit-conflicts.js';
 import { type UndoReport, undoNewForbidden } from './landing-sweeper.js';
 import { type CommitReport, commitUpper } from './upper-commit.js';
+import { type CommitBatch, type CommitBatchReport, commitBatch } from './commit-batch.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 
@@ -26,6 +27,8 @@ export type HostJob =
     }
   // the overlay's commit after a run (upper-commit.ts): as long as what the command wrote is large
   | { readonly op: 'commit'; readonly policy: SandboxPolicy; readonly overlay: OverlayRoot; readonly mountPoints: readonly string[]; readonly since?: Since; readonly only?: readonly string[]; readonly aside?: string }
+  // every upper layer of a run after it ended, in one job (commit-batch.ts)
+  | ({ readonly op: 'commitAll' } & CommitBatch)
   // a run's overlay layers after its commit: removing them waits on the kernel for tens of ms (overlay-mount.ts)
   | { readonly op: 'removeLayers'; readonly dir: string }
   | { readonly op: 'memory' };
@@ -49,9 +52,11 @@ export type HostAnswer<J extends HostJob> = J extends { op: 'scan' }
     ? HostMemory
     : J extends { op: 'commit' }
       ? CommitReport
-      : J extends { op: 'removeLayers' }
-        ? undefined
-        : UndoReport;
+      : J extends { op: 'commitAll' }
+        ? CommitBatchReport
+        : J extends { op: 'removeLayers' }
+          ? undefined
+          : UndoReport;
 
 /** An error the host thread threw, rebuilt on this side with its name and message. */
 export class HostWalkError extends AalisError {
@@ -65,12 +70,13 @@ export class HostWalkError extends AalisError {
 }
 
 /** The same job, on the calling thread: what the host thread does, and the fallback when it cannot start. */
-export function runHostJob(job: HostJob): HostFacts | UndoReport | CommitReport | HostMemory | undefined {
+export function runHostJob(job: HostJob): HostFacts | UndoReport | CommitReport | CommitBatchReport | HostMemory | undefined {
   if (job.op === 'memory') return hostMemory();
   if (job.op === 'removeLayers') {
     removeLayers(job.dir);
     return undefined;
   }
+  if (job.op === 'commitAll') return commitBatch(job);
   if (job.op === 'commit') return commitUpper(job.policy, job.overlay, new Set(job.mountPoints), job.since, job.only === undefined ? undefined : new Set(job.only), job.aside);
   return job.op === 'scan'
     ? scanHost(job.policy, job.cwd, job.options, new Set(job.skip))

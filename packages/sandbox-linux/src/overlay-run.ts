@@ -6,6 +6,7 @@ import type { CommitConflictEntry } from '@aalis/api-reach';
 import type { CommitReport } from './upper-commit.js';
 import { commitSince, markRunStart, type RunStart, type Since } from './commit-conflicts.js';
 import { type ClockStepWatch, clockSteps, type StepWindow } from './clock-steps.js';
+import type { CommitBatch, CommitBatchReport } from './commit-batch.js';
 import { beginCommit, endCommit } from './commit-journal.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
@@ -148,29 +149,74 @@ export class RunOverlays {
    * thread: a large commit does not stop the daemon answering). Refused entries are the run's
    * refused writes, by their exact paths. A root that cannot be committed at all is refused whole and said.
    */
-  async commit(run: (o: OverlayRoot) => Promise<CommitReport>): Promise<{ committed: string[]; refused: string[]; conflicts: CommitConflictEntry[]; failed: string[]; notes: string }> {
+  async commit(run: (o: OverlayRoot) => Promise<CommitReport>): Promise<OverlayCommit> {
+    beginCommit(this.layersDir);
+    const roots: RootOutcome[] = [];
+    for (const o of this.overlays) {
+      try {
+        roots.push({ ok: true, report: await run(o) });
+      } catch (e) {
+        roots.push({ ok: false, message: (e as Error).message });
+      }
+    }
+    return this.gathered(roots);
+  }
+
+  /**
+   * {@link commit} with every root in one job of `runAll` (commit-batch.ts: one hop to the host
+   * thread for the run). The batch reads the clock before each root itself where this run watches
+   * the process's clock; with another watch (tests) it is given `since` as of now for every root.
+   */
+  async commitAll(runAll: (batch: Pick<CommitBatch, 'overlays' | 'clock' | 'since'>) => Promise<CommitBatchReport>): Promise<OverlayCommit> {
+    beginCommit(this.layersDir);
+    let report: CommitBatchReport;
+    try {
+      const clock = this.clock === clockSteps && this.start !== undefined && this.window !== undefined ? { start: this.start, offsetAtStart: this.window.start, stepBack: this.window.stepBack() } : undefined;
+      const since = clock === undefined ? this.since : undefined;
+      report = await runAll({ overlays: this.overlays, ...(clock ? { clock } : {}), ...(since ? { since } : {}) });
+    } catch (e) {
+      report = { roots: this.overlays.map(() => ({ ok: false as const, message: (e as Error).message })) };
+    }
+    if (report.lowestOffset !== undefined) this.window?.see(report.lowestOffset);
+    return this.gathered(report.roots);
+  }
+
+  /** The run's commit from each root's outcome, in the order of the roots; the commit's journal closed. */
+  private gathered(roots: readonly RootOutcome[]): OverlayCommit {
     const committed: string[] = [];
     const refused: string[] = [];
     const conflicts: CommitConflictEntry[] = [];
     const failed: string[] = [];
     let notes = '';
-    beginCommit(this.layersDir);
-    for (const o of this.overlays) {
-      try {
-        const r = await run(o);
-        committed.push(...r.committed);
-        refused.push(...r.refused);
-        conflicts.push(...r.conflicts.map((path) => (r.keptAt[path] === undefined ? { path } : { path, keptAt: r.keptAt[path]! })));
-        failed.push(...r.failed);
-        notes += r.notes.join('');
-      } catch (e) {
+    this.overlays.forEach((o, i) => {
+      const r = roots[i] ?? { ok: false as const, message: 'the host thread gave no answer for it' };
+      if (!r.ok) {
         failed.push(o.root);
-        notes += `aalis: nothing the command wrote under ${o.root} was committed: ${(e as Error).message}\n`;
+        notes += `aalis: nothing the command wrote under ${o.root} was committed: ${r.message}\n`;
+        return;
       }
-    }
+      const { report } = r;
+      committed.push(...report.committed);
+      refused.push(...report.refused);
+      conflicts.push(...report.conflicts.map((path) => (report.keptAt[path] === undefined ? { path } : { path, keptAt: report.keptAt[path]! })));
+      failed.push(...report.failed);
+      notes += report.notes.join('');
+    });
     endCommit(this.layersDir);
     this.window?.pause(); // kept writes resume it (keepWatching)
     if (failed.length > 0) notes += `aalis: writes the policy allows could not be committed (not on the host; see above): ${failed.map(printablePath).join(', ')}\n`;
     return { committed, refused, conflicts, failed, notes };
   }
 }
+
+/** What a run's commit did, over every root. */
+export interface OverlayCommit {
+  readonly committed: string[];
+  readonly refused: string[];
+  readonly conflicts: CommitConflictEntry[];
+  readonly failed: string[];
+  readonly notes: string;
+}
+
+/** One root's commit: its report, or why nothing under it was committed. */
+type RootOutcome = { readonly ok: true; readonly report: CommitReport } | { readonly ok: false; readonly message: string };

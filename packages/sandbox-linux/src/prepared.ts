@@ -155,7 +155,8 @@ export function pathsIdentity(cwd: string, plan: LinuxRunPlan): string {
     paths.map((path) => {
       try {
         const st = statSync(path, { bigint: true });
-        return [path, realpathSync(path), String(st.dev), String(st.ino)];
+        // realpath(3): the JS walk lstats every component of every path (a hundred paths, twice a run, on the daemon's thread)
+        return [path, realpathSync.native(path), String(st.dev), String(st.ino)];
       } catch (error) {
         return [path, (error as NodeJS.ErrnoException).code ?? 'unreadable'];
       }

@@ -524,9 +524,11 @@ export class LinuxSandbox implements SandboxService {
         );
       }
       if (model.kind === 'overlay') {
-        // the next sandboxes of this policy are prepared while this one runs (after its scan, which
-        // theirs reuses), so a run right after it finds one ready
-        if (key !== undefined) this.prepareNext(key, request, tools, model);
+        // the next sandboxes of this policy are prepared while this one runs, from this run's scan
+        // (made a moment ago: a second scan of the same host would cost the walks thread as much
+        // again on every call), so a run right after it finds one ready. Nothing is trusted for it:
+        // the run that takes it scans again and compares (releasePrepared), any difference goes cold.
+        if (key !== undefined) this.prepareNext(key, request, tools, model, facts);
         const taken = warm;
         warm = undefined; // the overlay run owns it now
         const result = await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p), taken);
@@ -616,7 +618,8 @@ export class LinuxSandbox implements SandboxService {
     const mountPoints = translation.mounts.map((m) => m.path);
     // a conflicting file's command version is kept beside what the look moves aside (undoneDir), by run
     const aside = join(this.undoneDir, `${basename(dir.path)}-conflicts`);
-    const commit = await overlays.commit((overlay) => this.host.run({ op: 'commit', policy, overlay, mountPoints, aside, ...(overlays.since === undefined ? {} : { since: overlays.since }) }));
+    // every root in one job of the walks thread (commit-batch.ts), each root judged on its own as before
+    const commit = await overlays.commitAll((batch) => this.host.run({ op: 'commitAll', policy, mountPoints, aside, ...batch }));
     // on the chores thread, and not waited for: nothing in the result depends on it (the commit is
     // done, the command and its namespace are gone). What cannot be removed there the run folder's
     // disposal, after it, tries again, then the next start's sweep. Layers kept for an answer stay (kept-writes.ts).
@@ -660,9 +663,9 @@ export class LinuxSandbox implements SandboxService {
   }
 
   /** Starts preparing sandboxes for `key` in the background until it holds its share (held or under way). */
-  private prepareNext(key: string, request: SandboxRunRequest, tools: RunTools, model: ModelChoice & { kind: 'overlay' }): void {
+  private prepareNext(key: string, request: SandboxRunRequest, tools: RunTools, model: ModelChoice & { kind: 'overlay' }, facts?: HostFacts): void {
     while (!this.closing) {
-      const job = this.prepared.add(key, () => this.prepareOne(key, request, tools, model));
+      const job = this.prepared.add(key, () => this.prepareOne(key, request, tools, model, facts));
       if (!job) return;
       this.preparing.add(job);
       void job.finally(() => this.preparing.delete(job));
@@ -674,7 +677,7 @@ export class LinuxSandbox implements SandboxService {
    * for the command (prepared.ts): released once its pid limit holds, so bwrap sets up and the shim
    * waits on stdin. Undefined when anything fails (whatever was made is taken down).
    */
-  private async prepareOne(key: string, request: SandboxRunRequest, tools: RunTools, model: ModelChoice & { kind: 'overlay' }): Promise<Warm | undefined> {
+  private async prepareOne(key: string, request: SandboxRunRequest, tools: RunTools, model: ModelChoice & { kind: 'overlay' }, scanned?: HostFacts): Promise<Warm | undefined> {
     const { policy, cwd } = request;
     const dir = new RunDir(this.tmp);
     const shim = shimRequest(request, tools.rootMap!.python, basename(dir.path));
@@ -683,7 +686,7 @@ export class LinuxSandbox implements SandboxService {
     let limit: RunPidLimit | undefined;
     try {
       dir.markPrepared();
-      const facts = await this.host.run({ op: 'scan', policy, cwd, options: this.options.scan, skip: [...livePlaceholders()] });
+      const facts = scanned ?? (await this.host.run({ op: 'scan', policy, cwd, options: this.options.scan, skip: [...livePlaceholders()] }));
       const translation = translatePolicy(policy, facts, { cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: false });
       if (translation.usesEmptyFile) dir.prepareEmptyFile();
       const overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
