@@ -1,6 +1,7 @@
 import { lstatSync } from 'node:fs';
 import type { DirStamp } from './host-walk.js';
 import { encodePath } from './host-names.js';
+import type { PersistedWalk } from './scan-reuse-file.js';
 
 /*
  * Each walk of the pattern half of a scan (scan.ts's findPatternMatches: the workspace, the home
@@ -87,13 +88,41 @@ export function reusedScanCount(root?: string): number {
 /** Kept walks of this thread, by key (the policy, cwd, options and skipped placeholders as JSON, and the walk). */
 export class ScanReuse<T> {
   private readonly kept = new Map<string, Kept<T>>();
+  private changed = false;
+
+  /** Whether a walk was kept or dropped since the last {@link ScanReuse.persisted}. */
+  get dirty(): boolean {
+    return this.changed;
+  }
+
+  /** The kept walks, least recently used first, as written to a file (scan-reuse-file.ts). */
+  persisted(): PersistedWalk<T>[] {
+    this.changed = false;
+    return [...this.kept].map(([key, k]) => ({
+      key,
+      witnesses: k.witnesses.map((w) => ({ path: w.path, dev: String(w.stamp.dev), ino: String(w.stamp.ino), ctimeNs: String(w.stamp.ctimeNs) })),
+      value: k.value,
+    }));
+  }
+
+  /** Takes walks read from a file, in their order; each is checked at {@link ScanReuse.get} like any other. */
+  adopt(walks: readonly PersistedWalk<T>[]): void {
+    for (const w of walks) {
+      if (this.kept.size >= KEPT) break;
+      if (this.kept.has(w.key)) continue;
+      this.kept.set(w.key, { witnesses: w.witnesses.map((x) => ({ path: x.path, stamp: { dev: BigInt(x.dev), ino: BigInt(x.ino), ctimeNs: BigInt(x.ctimeNs) } })), value: w.value });
+    }
+  }
 
   /** The kept value for `key` (a walk from `root`) if every directory it listed is unchanged; otherwise it is dropped. */
   get(key: string, root: string): T | undefined {
     const k = this.kept.get(key);
     if (!k) return undefined;
     this.kept.delete(key);
-    if (!unchanged(k.witnesses)) return undefined;
+    if (!unchanged(k.witnesses)) {
+      this.changed = true;
+      return undefined;
+    }
     this.kept.set(key, k); // most recently used last
     reused += 1;
     reusedAt.set(root, (reusedAt.get(root) ?? 0) + 1);
@@ -103,6 +132,7 @@ export class ScanReuse<T> {
   /** Keeps `value` for `key` when its walk's witness is sound. */
   set(key: string, witness: ScanWitness, value: T): void {
     if (!witness.sound || witness.dirs.length === 0) return;
+    this.changed = true;
     this.kept.delete(key);
     if (this.kept.size >= KEPT) this.kept.delete(this.kept.keys().next().value!);
     this.kept.set(key, { witnesses: witness.dirs, value });
@@ -110,6 +140,7 @@ export class ScanReuse<T> {
 
   /** Forgets every kept scan. */
   clear(): void {
+    this.changed = this.kept.size > 0;
     this.kept.clear();
   }
 }

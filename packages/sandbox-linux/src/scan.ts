@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { type PathMatcher, type PathRule, type SandboxPolicy, toolchainCacheDirs } from '@aalis/api-reach';
+import { dirname } from 'node:path';
+import { escapePattern, type PathMatcher, type PathRule, type SandboxPolicy, toolchainCacheDirs } from '@aalis/api-reach';
 import { type HostSocketFacts, hostSocketFacts } from './host-sockets.js';
 import { policyEvaluatorOf } from './policy-evaluator.js';
 import { decodeName, encodePath } from './host-names.js';
@@ -11,7 +13,9 @@ import { isWithin, ruleSet } from './rule-match.js';
 import { INDEX_MIN_ENTRIES, treeIndex } from './tree-index.js';
 import { treeMemoFor } from './tree-memo.js';
 import { REUSE_SETTLED_MS, ScanReuse, ScanWitness } from './scan-reuse.js';
+import { loadReuseFile, type ReuseFileLoad, storeReuseFile } from './scan-reuse-file.js';
 import { AalisError } from '@aalis/core';
+import { z } from 'zod';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /** What sits at a path on the host, as far as mounting is concerned. */
@@ -71,6 +75,13 @@ export interface ScanOptions {
    * so that a scene made a moment ago is reused.
    */
   readonly reuseSettledMs?: number;
+  /**
+   * A file that keeps the reusable walks between processes (scan-reuse-file.ts): a one-shot process
+   * (`aalis exec`) starts from the last one's walks, each still given again only while every
+   * directory it listed is unchanged. In a directory no sandboxed command can write (the data
+   * directory); used only when it is this user's alone. Not set: walks are kept in memory only.
+   */
+  readonly reuseFile?: string;
 }
 
 /**
@@ -249,9 +260,20 @@ export function findPatternMatches(
   const unreadable: string[] = [];
   let visited = 0;
   const cache = options.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
-  // each walk is given again while every directory it listed last time is unchanged (scan-reuse.ts)
-  const reusable = cache !== undefined && options.maxEntries === undefined;
-  const scanKey = reusable ? JSON.stringify([policy, cwd, options, options.home ?? homedir(), [...skip].sort()]) : '';
+  // each walk is given again while every directory it listed last time is unchanged (scan-reuse.ts),
+  // kept in this thread's memory, and in a file for the next process when one is named
+  const { reuseFile, ...keyed } = options;
+  const reusable = (cache !== undefined || reuseFile !== undefined) && options.maxEntries === undefined;
+  // Each process gets a session temp of its own (a random name), so a key with it would never be
+  // met again by the next process: with a file, the key names it by a token (see sessionTmpToken)
+  // and a walk that meets anything in the temp's parent is not kept.
+  const tmpParent = reuseFile !== undefined && policy.tmp !== undefined && policy.tmp !== '/' ? dirname(policy.tmp) : undefined;
+  const rawKey = reusable ? JSON.stringify([policy, cwd, keyed, options.home ?? homedir(), [...skip].sort()]) : '';
+  const scanKey = tmpParent !== undefined ? sessionTmpToken(rawKey, policy.tmp!) : rawKey;
+  if (reusable && reuseFile !== undefined) {
+    lastReuseFileLoad = loadReuseFile(reuseFile, WalkMatchesSchema);
+    if (lastReuseFileLoad.kind === 'loaded') reuse.adopt(lastReuseFileLoad.walks);
+  }
   const settledNs = BigInt(options.reuseSettledMs ?? REUSE_SETTLED_MS) * 1_000_000n;
   const evaluator = policyEvaluatorOf(policy);
   const limit = options.maxEntries ?? Number.POSITIVE_INFINITY;
@@ -272,7 +294,7 @@ export function findPatternMatches(
   const gen = index?.synced;
   const memo = gen === undefined ? undefined : treeMemoFor(JSON.stringify([policy, [...walkedWhole].sort()]));
   for (const walk of walks) {
-    const walkKey = `${scanKey}\0${walk.why}\0${walk.depth}\0${walk.root}`;
+    const walkKey = createHash('sha256').update(`${scanKey}\0${walk.why}\0${walk.depth}\0${walk.root}`).digest('hex');
     const kept = reusable ? reuse.get(walkKey, walk.root) : undefined;
     if (kept) {
       for (const f of kept.added) add(f); // in the order met, so the same ones win over later walks' as before
@@ -280,6 +302,7 @@ export function findPatternMatches(
       continue;
     }
     const witness = new ScanWitness(settledNs);
+    if (tmpParent !== undefined && isWithin(walk.root, tmpParent)) witness.spoil();
     const added: FoundEntry[] = [];
     const addHere = (f: FoundEntry) => {
       added.push(f);
@@ -298,6 +321,7 @@ export function findPatternMatches(
         rec?.volatile(); // another run's placeholder: what is here now is not what the memo may keep
         return false;
       }
+      if (tmpParent !== undefined && isWithin(e.path, tmpParent)) witness.spoil(); // the session temp's siblings (and it): the key does not name it
       const hit = any.covers(e.path);
       if (e.type === 'symlink') {
         if (hit) {
@@ -321,7 +345,7 @@ export function findPatternMatches(
       walk.root,
       {
         entry: visit,
-        listed: witness.listed,
+        ...(reusable ? { listed: witness.listed } : {}),
         unreadable: (path) => {
           witness.spoil(); // what it holds, or may be probed in it, has no stamp here
           if (path === walk.root && walk.why === 'ancestor') {
@@ -347,8 +371,25 @@ export function findPatternMatches(
     // a large tree is watched from now on (tree-index.ts); the host thread syncs before its next walks
     if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES) && options.maxEntries === undefined && !options.noCache) treeIndex()?.watch(walk.root);
   }
+  if (reusable && reuseFile !== undefined && reuse.dirty) storeReuseFile(reuseFile, reuse.persisted());
   const keepVisible = [...named, ...(cwd ? [cwd] : [])];
   return { found: groupHidden(found, evaluator, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, visited };
+}
+
+/**
+ * A scan's key with the session temp `tmp` (as written, and as escaped in a pattern) replaced by one
+ * token, so that the next process, whose temp has another name, meets the same key. Sound for a
+ * walk that meets nothing at or under the temp's parent (the other walks are not kept): for any
+ * other path `p` every rule answers alike whichever name the temp has. A `{ path }` rule, a root
+ * or `readAllowWithin` entry at the temp covers `p` only if `p` is under the temp, and is under `p`
+ * exactly when the temp's parent is (two names in one directory); the patterns name the temp as a
+ * prefix (`^(?:…|<tmp>)/…`), which only a path under it matches.
+ */
+export function sessionTmpToken(key: string, tmp: string): string {
+  const token = '\u0000session-tmp\u0000';
+  let out = key;
+  for (const form of new Set([tmp, escapePattern(tmp)])) out = out.split(JSON.stringify(form).slice(1, -1)).join(token);
+  return out;
 }
 
 /** One walk's share of a scan, as kept for reuse: what it found, in order, and the entries it counted. */
@@ -357,8 +398,28 @@ interface WalkMatches {
   readonly visited: number;
 }
 
+/** A kept walk's value as read back from a file (scan-reuse-file.ts). */
+const WalkMatchesSchema: z.ZodType<WalkMatches> = z.object({
+  added: z.array(z.object({ path: z.string().startsWith('/'), kind: z.enum(['dir', 'file']), via: z.string().startsWith('/').optional(), hide: z.literal(true).optional() })),
+  visited: z.number().int().nonnegative(),
+});
+
 /** Walks of pattern scans on this thread, kept for reuse (by scan and walk). */
 const reuse = new ScanReuse<WalkMatches>();
+
+let lastReuseFileLoad: ReuseFileLoad<WalkMatches> | undefined;
+
+/** Forgets this thread's kept walks, as a new process starts with none (for tests of {@link ScanOptions.reuseFile}). */
+export function forgetKeptScans(): void {
+  reuse.clear();
+  reuse.persisted(); // nothing to write: the file is not this thread's to empty
+  lastReuseFileLoad = undefined;
+}
+
+/** What this thread's last scan with a {@link ScanOptions.reuseFile} made of the file (for tests and the report). */
+export function lastReuseFile(): ReuseFileLoad<WalkMatches> | undefined {
+  return lastReuseFileLoad;
+}
 
 /** Bytes a mount point's path may have: bubblewrap prefixes it (`/newroot`), and the kernel's PATH_MAX is 4096 with the NUL. */
 export const MAX_MOUNT_PATH = 4000;
