@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { WITNESS_LINE } from './scan-reuse.js';
 
 /*
  * scan-reuse.ts's kept walks, written to a file so that a one-shot process (each `aalis exec`)
@@ -15,18 +16,19 @@ import { z } from 'zod';
  * any error, is the same as no file: the scan walks everything, as with no reuse at all.
  */
 
-/** A kept walk as written: its key (a SHA-256 of the scan and the walk), what it found, and its listed directories' stamps (decimal). */
+/**
+ * A kept walk as written: its key (a SHA-256 of the scan and the walk), what it found, and its
+ * listed directories, each `dev:ino:ctimeNs:/path` (decimal; one string each, cheap to check).
+ */
 export interface PersistedWalk<T> {
   readonly key: string;
-  readonly witnesses: readonly { readonly path: string; readonly dev: string; readonly ino: string; readonly ctimeNs: string }[];
+  readonly witnesses: readonly string[];
   readonly value: T;
 }
 
 /** The largest file read (a few hundred walks of a few hundred directories each). */
 const MAX_BYTES = 8 << 20;
 
-const decimal = z.string().regex(/^\d{1,20}$/);
-const WitnessSchema = z.object({ path: z.string().startsWith('/'), dev: decimal, ino: decimal, ctimeNs: decimal });
 
 /** Why a file was not used (for tests and the report); `absent` is the usual first run. */
 export type ReuseFileLoad<T> = { readonly kind: 'loaded'; readonly walks: PersistedWalk<T>[] } | { readonly kind: 'absent' } | { readonly kind: 'ignored'; readonly why: string };
@@ -76,7 +78,7 @@ export function loadReuseFile<T>(file: string, value: z.ZodType<T>): ReuseFileLo
       return { kind: 'ignored', why: 'it is not JSON' };
     }
     const parsed = z
-      .object({ v: z.literal(1), walks: z.array(z.object({ key: z.string().regex(/^[0-9a-f]{64}$/), witnesses: z.array(WitnessSchema).min(1), value })) })
+      .object({ v: z.literal(1), walks: z.array(z.object({ key: z.string().regex(/^[0-9a-f]{64}$/), witnesses: z.array(z.string().regex(WITNESS_LINE)).min(1), value })) })
       .safeParse(json);
     if (!parsed.success) return { kind: 'ignored', why: 'its content is not kept walks' };
     return { kind: 'loaded', walks: parsed.data.walks as PersistedWalk<T>[] };

@@ -24,6 +24,9 @@ export const REUSE_SETTLED_MS = 2000;
 /** Walks kept, each of one scan (a policy, cwd and set of options; about ten walks a scan). */
 const KEPT = 128;
 
+/** A witness as {@link ScanReuse.persisted} writes it: device, inode, ctime (ns) and the absolute path. */
+export const WITNESS_LINE = /^(\d{1,20}):(\d{1,20}):(\d{1,20}):(\/.*)$/s;
+
 /** One directory a scan listed, as it was. */
 interface Witness {
   readonly path: string;
@@ -95,12 +98,12 @@ export class ScanReuse<T> {
     return this.changed;
   }
 
-  /** The kept walks, least recently used first, as written to a file (scan-reuse-file.ts). */
-  persisted(): PersistedWalk<T>[] {
+  /** The kept walks of `keys` (all without), least recently used first, as written to a file (scan-reuse-file.ts). */
+  persisted(keys?: ReadonlySet<string>): PersistedWalk<T>[] {
     this.changed = false;
-    return [...this.kept].map(([key, k]) => ({
+    return [...this.kept].filter(([key]) => keys === undefined || keys.has(key)).map(([key, k]) => ({
       key,
-      witnesses: k.witnesses.map((w) => ({ path: w.path, dev: String(w.stamp.dev), ino: String(w.stamp.ino), ctimeNs: String(w.stamp.ctimeNs) })),
+      witnesses: k.witnesses.map((w) => `${w.stamp.dev}:${w.stamp.ino}:${w.stamp.ctimeNs}:${w.path}`),
       value: k.value,
     }));
   }
@@ -110,7 +113,13 @@ export class ScanReuse<T> {
     for (const w of walks) {
       if (this.kept.size >= KEPT) break;
       if (this.kept.has(w.key)) continue;
-      this.kept.set(w.key, { witnesses: w.witnesses.map((x) => ({ path: x.path, stamp: { dev: BigInt(x.dev), ino: BigInt(x.ino), ctimeNs: BigInt(x.ctimeNs) } })), value: w.value });
+      const witnesses: Witness[] = [];
+      for (const x of w.witnesses) {
+        const m = WITNESS_LINE.exec(x);
+        if (!m) return; // not what persisted() writes: nothing more from this file
+        witnesses.push({ path: m[4]!, stamp: { dev: BigInt(m[1]!), ino: BigInt(m[2]!), ctimeNs: BigInt(m[3]!) } });
+      }
+      this.kept.set(w.key, { witnesses, value: w.value });
     }
   }
 

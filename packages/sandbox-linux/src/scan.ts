@@ -293,8 +293,10 @@ export function findPatternMatches(
   const index = options.maxEntries === undefined && !options.noCache ? treeIndex() : undefined;
   const gen = index?.synced;
   const memo = gen === undefined ? undefined : treeMemoFor(JSON.stringify([policy, [...walkedWhole].sort()]));
+  const walkKeys = new Set<string>();
   for (const walk of walks) {
     const walkKey = createHash('sha256').update(`${scanKey}\0${walk.why}\0${walk.depth}\0${walk.root}`).digest('hex');
+    walkKeys.add(walkKey);
     const kept = reusable ? reuse.get(walkKey, walk.root) : undefined;
     if (kept) {
       for (const f of kept.added) add(f); // in the order met, so the same ones win over later walks' as before
@@ -371,7 +373,8 @@ export function findPatternMatches(
     // a large tree is watched from now on (tree-index.ts); the host thread syncs before its next walks
     if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES) && options.maxEntries === undefined && !options.noCache) treeIndex()?.watch(walk.root);
   }
-  if (reusable && reuseFile !== undefined && reuse.dirty) storeReuseFile(reuseFile, reuse.persisted());
+  const stale = lastReuseFileLoad?.kind === 'loaded' && lastReuseFileLoad.walks.some((w) => !walkKeys.has(w.key)); // another scan's walks
+  if (reusable && reuseFile !== undefined && (reuse.dirty || stale)) storeReuseFile(reuseFile, reuse.persisted(walkKeys)); // this scan's walks only: a small file, read whole by the next process
   const keepVisible = [...named, ...(cwd ? [cwd] : [])];
   return { found: groupHidden(found, evaluator, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, visited };
 }
