@@ -25,7 +25,6 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
         ...(oneShot ? { hostWalks: 'inline', scan: { noCache: true, ...(cacheDir !== undefined ? { reuseFile: join(cacheDir, 'linux-scan-reuse.json') } : {}) } } : {}),
         // AALIS_ROOT_UID_MAP=off: a root daemon's commands run as the host's uid 0 (anything else keeps the map, which fails closed)
         ...(env.AALIS_ROOT_UID_MAP === 'off' ? { rootUidMap: 'off' as const } : {}),
-        ...(env.H47_LAUNCHER === 'off' ? { launcher: 'off' as const } : {}),
         // a daemon runs many commands: the next sandbox of a policy is set up while it waits (one-shot: nothing to gain)
         prepare: oneShot || env.AALIS_PREPARE === 'off' ? ('off' as const) : ('on' as const),
         // a daemon's sandboxes weigh as one session (one cpu cgroup), not one each; one-shot: no loop to keep answering
