@@ -72,11 +72,33 @@ describe('the scan kept in a file between processes', () => {
     await freshRun(['true']);
     await freshRun(['true']); // the home's walk is in the file now
     writeFileSync(secret(), 'TOKEN=LEAKED\n');
-    const before = reusedScanCount(s.home);
+    const before = reusedScanCount(join(s.home, 'code'));
     const r = await freshRun(['cat', secret()]);
     expect(r.stdout).not.toContain('LEAKED');
     expect(r.stdout).toBe(''); // an empty file stands in for it
-    expect(reusedScanCount(s.home)).toBe(before); // the directory changed: walked again
+    expect(reusedScanCount(join(s.home, 'code'))).toBe(before); // the directory changed: its part of the home walked again
+  });
+
+  it("a change in one directory of the home walks that part again, and the home's other parts come from the file", async () => {
+    const other = join(s.home, 'other');
+    mkdirSync(other, { recursive: true });
+    try {
+      await freshRun(['true']);
+      await freshRun(['true']);
+      const [home, code, rest] = [reusedScanCount(s.home), reusedScanCount(join(s.home, 'code')), reusedScanCount(other)];
+      writeFileSync(join(s.home, 'code', 'notes.txt'), 'x\n');
+      mkdirSync(join(s.home, 'code', 'deeper'));
+      writeFileSync(join(s.home, 'code', 'deeper', '.env'), 'TOKEN=LEAKED\n');
+      const r = await freshRun(['cat', join(s.home, 'code', 'deeper', '.env')]);
+      expect(r.stdout).toBe('');
+      expect(reusedScanCount(s.home)).toBe(home + 1); // the home's own listing did not change
+      expect(reusedScanCount(other)).toBe(rest + 1);
+      expect(reusedScanCount(join(s.home, 'code'))).toBe(code); // walked again
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+      rmSync(join(s.home, 'code'), { recursive: true, force: true });
+      mkdirSync(join(s.home, 'code'));
+    }
   });
 
   it('a session temp of another name (each process has its own) still meets the kept walks', async () => {

@@ -294,15 +294,25 @@ export function findPatternMatches(
   const gen = index?.synced;
   const memo = gen === undefined ? undefined : treeMemoFor(JSON.stringify([policy, [...walkedWhole].sort()]));
   const walkKeys = new Set<string>();
-  for (const walk of walks) {
-    const walkKey = createHash('sha256').update(`${scanKey}\0${walk.why}\0${walk.depth}\0${walk.root}`).digest('hex');
+  // With a file (a one-shot process, where a walk run again costs the most), a home walk that may
+  // be kept is split: the home's own listing, then one walk per directory in
+  // it (to the depth left), each kept on its own, so a program writing in one of them (its logs
+  // under ~/.npm, say) makes only that part run again. The same directories are listed and the
+  // same entries met as by one walk; only the order of the matches differs (per part).
+  const queue: (ScanWalk & { readonly part?: 'head' | 'sub' })[] = walks.map((w) => (reusable && reuseFile !== undefined && w.why === 'home' && w.depth > 1 ? { ...w, part: 'head' as const } : w));
+  for (let qi = 0; qi < queue.length; qi++) {
+    const walk = queue[qi]!;
+    const subWalks = (dirs: readonly string[]) => queue.splice(qi + 1, 0, ...dirs.map((root) => ({ root, depth: walk.depth - 1, why: walk.why, part: 'sub' as const })));
+    const walkKey = createHash('sha256').update(`${scanKey}\0${walk.why}${walk.part ? `-${walk.part}` : ''}\0${walk.depth}\0${walk.root}`).digest('hex');
     walkKeys.add(walkKey);
     const kept = reusable ? reuse.get(walkKey, walk.root) : undefined;
     if (kept) {
       for (const f of kept.added) add(f); // in the order met, so the same ones win over later walks' as before
       visited += kept.visited;
+      if (walk.part === 'head') subWalks(kept.descend ?? []);
       continue;
     }
+    const descend: string[] = [];
     const witness = new ScanWitness(settledNs);
     if (tmpParent !== undefined && isWithin(walk.root, tmpParent)) witness.spoil();
     const added: FoundEntry[] = [];
@@ -337,7 +347,9 @@ export function findPatternMatches(
       if (hit) found_({ path: e.path, kind: e.type === 'dir' ? 'dir' : 'file' });
       if (e.type !== 'dir' || walkedWhole.has(e.path)) return false; // a root of its own walk
       // hidden whole: nothing under it is visible, unless a named path (a carve-out, a root) is mounted back
-      return !(evaluator.hidden(e.path) && !named.some((n) => n !== e.path && isWithin(n, e.path)));
+      const into = !(evaluator.hidden(e.path) && !named.some((n) => n !== e.path && isWithin(n, e.path)));
+      if (into && walk.part === 'head') descend.push(e.path); // walked next, as a part of its own
+      return into;
     };
     // a tree the index trusts needs no kept listings (the memo answers for what did not change,
     // and what changed is read again anyway): they are dropped, which is most of the memory
@@ -364,12 +376,13 @@ export function findPatternMatches(
         },
         ...(rec ? { reuse: rec.reuse, entered: rec.entered, left: rec.left } : {}),
       },
-      walk.depth,
+      walk.part === 'head' ? 1 : walk.depth,
       trusted ? undefined : cache,
     );
     visited += counted;
     if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES)) witness.spoil(); // the index's (tree-index.ts)
-    if (reusable) reuse.set(walkKey, witness, { added, visited: counted });
+    if (reusable) reuse.set(walkKey, witness, { added, visited: counted, ...(walk.part === 'head' ? { descend } : {}) });
+    if (walk.part === 'head') subWalks(descend);
     // a large tree is watched from now on (tree-index.ts); the host thread syncs before its next walks
     if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES) && options.maxEntries === undefined && !options.noCache) treeIndex()?.watch(walk.root);
   }
@@ -399,12 +412,15 @@ export function sessionTmpToken(key: string, tmp: string): string {
 interface WalkMatches {
   readonly added: readonly FoundEntry[];
   readonly visited: number;
+  /** A home's own listing: the directories in it walked next, each as a part of its own. */
+  readonly descend?: readonly string[];
 }
 
 /** A kept walk's value as read back from a file (scan-reuse-file.ts). */
 const WalkMatchesSchema: z.ZodType<WalkMatches> = z.object({
   added: z.array(z.object({ path: z.string().startsWith('/'), kind: z.enum(['dir', 'file']), via: z.string().startsWith('/').optional(), hide: z.literal(true).optional() })),
   visited: z.number().int().nonnegative(),
+  descend: z.array(z.string().startsWith('/')).optional(),
 });
 
 /** Walks of pattern scans on this thread, kept for reuse (by scan and walk). */
