@@ -20,7 +20,9 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
         ...(cacheDir !== undefined ? { probeCache: { file: join(cacheDir, 'linux-probe.json') } } : {}),
         // One command and out: a walk thread's start-up, the listings kept for a next run and the
         // tree watcher are a daemon's savings and only this process's cost.
-        ...(oneShot ? { hostWalks: 'inline', scan: { noCache: true } } : {}),
+        // The scan's walks are kept in the data directory instead (sandbox-linux scan-reuse-file.ts):
+        // the next process lists again only the directories whose stamps changed.
+        ...(oneShot ? { hostWalks: 'inline', scan: { noCache: true, ...(cacheDir !== undefined ? { reuseFile: join(cacheDir, 'linux-scan-reuse.json') } : {}) } } : {}),
         // AALIS_ROOT_UID_MAP=off: a root daemon's commands run as the host's uid 0 (anything else keeps the map, which fails closed)
         ...(env.AALIS_ROOT_UID_MAP === 'off' ? { rootUidMap: 'off' as const } : {}),
         // a daemon runs many commands: the next sandbox of a policy is set up while it waits (one-shot: nothing to gain)

@@ -51,7 +51,7 @@ export interface Walker {
   /**
    * A directory whose entries the walk took into account, with its identity as it was then and
    * when (ns since the epoch, taken before the look): what a later look may compare (scan-reuse.ts).
-   * Only walks with a {@link ListingCache} report it (they stat every directory anyway).
+   * Walks with a {@link ListingCache} stat every directory anyway; one without stats each only for this hook.
    */
   listed?(path: string, stamp: DirStamp, at: bigint): void;
 }
@@ -216,6 +216,11 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
   const stack: Frame[] = [];
   const list = (fd: number, path: string): readonly Listed[] => {
     if (!cache) {
+      // a walk without kept listings still says what it listed when asked (a scan kept in a file, scan-reuse-file.ts)
+      if (walker.listed) {
+        const now = nowNs();
+        walker.listed(path, fstatSync(fd, { bigint: true }), now);
+      }
       const all = readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer', withFileTypes: true }).map((e) => ({ name: e.name, type: typeOf(e) }));
       visited += all.length;
       return all;

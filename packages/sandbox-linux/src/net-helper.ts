@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { execa } from 'execa';
+import { loadExeca } from './execa-lazy.js';
 import type { LaunchedRun, Launcher } from './launcher.js';
 
 /*
@@ -46,6 +46,7 @@ export type StartNetHelper = (name: string, argv: readonly [string, ...string[]]
 /** Helpers started by a fork of the daemon (execa): an ordinary user's daemon, or the launcher off. */
 export const forkNetHelper: StartNetHelper = async (_name, [file, ...args], input) => {
   const stdio = [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe', 'ignore', 'pipe', 'pipe'] as const;
+  const execa = await loadExeca();
   const proc = execa(file, args, { env: {}, extendEnv: false, cwd: '/', reject: false, buffer: false, stdio });
   const fds = proc.stdio as unknown as (Readable & Writable)[];
   fds[HELPER_EXIT_FD]!.on('error', () => {}); // the helper gone first: its end says so

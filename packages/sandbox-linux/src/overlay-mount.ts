@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
-import { execa } from 'execa';
+import { loadExeca } from './execa-lazy.js';
 import { isWithin } from './rule-match.js';
 import { findExecutable } from './tools.js';
 
@@ -252,6 +252,7 @@ export function probeOverlay(tmp: string, unshare = 'unshare'): Promise<OverlayP
       const [o] = planOverlays([lower], dir);
       prepareLayers([o!]);
       const step = overlayStep(tools, [o!]);
+      const execa = await loadExeca();
       const r = await execa(step[0]!, [...step.slice(1), '/bin/sh', '-c', 'echo x > "$0/probe"', lower], { reject: false, timeout: 10_000, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, extendEnv: false });
       const wrote = r.exitCode === 0 && readdirSync(o!.upper).includes('probe') && !readdirSync(lower).includes('probe');
       if (wrote) return { ok: true, detail: `writes are captured in an overlay per writable root and judged before they reach the host (${process.getuid?.() === 0 ? 'mounted as root in a mount namespace of its own' : 'mounted in an unprivileged user namespace'})` };

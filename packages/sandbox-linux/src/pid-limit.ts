@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
-import { execa } from 'execa';
+import { loadExeca } from './execa-lazy.js';
 import { findSystemTool } from './loopback-filter.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
@@ -123,6 +123,7 @@ export async function preparePidLimit(m: PidLimitMechanism, limit: number, name:
   if (m.kind === 'none') return { adopt: () => {}, enter: async () => {}, reassert: async () => {}, release: async () => {} };
   if (m.kind === 'rlimit') {
     const enter = async (pid: number) => {
+      const execa = await loadExeca();
       const r = await execa(m.prlimit, ['--pid', String(pid), `--nproc=${limit}:${limit}`], { reject: false, env: {}, extendEnv: false, timeout: 5000 });
       if (r.exitCode !== 0 && /No such process/.test(String(r.stderr))) return; // gone already, as below
       if (r.exitCode !== 0) throw new PidLimitError(`prlimit could not limit the sandbox's processes: ${String(r.stderr).trim()}`, FIX);

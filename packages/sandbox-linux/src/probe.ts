@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { SandboxCheck, SandboxProbe } from '@aalis/api-reach';
-import { execa } from 'execa';
+import { loadExeca } from './execa-lazy.js';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { findFilterTools, findSystemTool, INSTALL_NFT } from './loopback-filter.js';
 import { findPython } from './system-python.js';
@@ -56,6 +56,7 @@ async function tryBwrap(bwrap: string, args: string[], filter?: Buffer): Promise
 
 async function bwrapOnce(bwrap: string, args: string[], filter?: Buffer): Promise<{ ok: boolean; message: string }> {
   try {
+    const execa = await loadExeca();
     const r = await execa(bwrap, args, {
       env: {},
       extendEnv: false,
@@ -92,6 +93,7 @@ export async function probeHost(t: ProbeTargets): Promise<SandboxProbe> {
   const bwrap = findExecutable(t.bwrap);
   let version = '';
   if (bwrap) {
+    const execa = await loadExeca();
     const r = await execa(bwrap, ['--version'], { reject: false, timeout: 5000 }).catch(() => undefined);
     version = String(r?.stdout ?? '').trim();
   }

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { SandboxCheck } from '@aalis/api-reach';
-import { execa } from 'execa';
+import { loadExeca } from './execa-lazy.js';
 import { mountOperands } from './overlay-mount.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
 import { findPython } from './system-python.js';
@@ -159,6 +159,7 @@ export function probeRootMap(setting: RootUidMap, uid = process.geteuid?.() ?? 0
     const plan = planRootMap(python);
     if (!plan.ok) return { name: HOST_UID_CHECK, ok: false, detail: `commands of this root daemon cannot be mapped off the host's root, so every run fails closed: ${plan.detail}`, fix: plan.fix };
     const step = rootMapStep(plan.python, plan.range, []);
+    const execa = await loadExeca();
     const r = await execa(step[0]!, [...step.slice(1), '/bin/sh', '-c', 'cat /proc/self/uid_map; stat -c %u /'], { reject: false, timeout: 10_000, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, extendEnv: false, cwd: '/' });
     const [map, owner] = String(r.stdout).trim().split('\n');
     const seen = map?.trim().split(/\s+/);

@@ -1,6 +1,7 @@
 import { lstatSync } from 'node:fs';
 import type { DirStamp } from './host-walk.js';
 import { encodePath } from './host-names.js';
+import type { PersistedWalk } from './scan-reuse-file.js';
 
 /*
  * Each walk of the pattern half of a scan (scan.ts's findPatternMatches: the workspace, the home
@@ -22,6 +23,9 @@ export const REUSE_SETTLED_MS = 2000;
 
 /** Walks kept, each of one scan (a policy, cwd and set of options; about ten walks a scan). */
 const KEPT = 128;
+
+/** A witness as {@link ScanReuse.persisted} writes it: device, inode, ctime (ns) and the absolute path. */
+export const WITNESS_LINE = /^(\d{1,20}):(\d{1,20}):(\d{1,20}):(\/.*)$/s;
 
 /** One directory a scan listed, as it was. */
 interface Witness {
@@ -87,13 +91,47 @@ export function reusedScanCount(root?: string): number {
 /** Kept walks of this thread, by key (the policy, cwd, options and skipped placeholders as JSON, and the walk). */
 export class ScanReuse<T> {
   private readonly kept = new Map<string, Kept<T>>();
+  private changed = false;
+
+  /** Whether a walk was kept or dropped since the last {@link ScanReuse.persisted}. */
+  get dirty(): boolean {
+    return this.changed;
+  }
+
+  /** The kept walks of `keys` (all without), least recently used first, as written to a file (scan-reuse-file.ts). */
+  persisted(keys?: ReadonlySet<string>): PersistedWalk<T>[] {
+    this.changed = false;
+    return [...this.kept].filter(([key]) => keys === undefined || keys.has(key)).map(([key, k]) => ({
+      key,
+      witnesses: k.witnesses.map((w) => `${w.stamp.dev}:${w.stamp.ino}:${w.stamp.ctimeNs}:${w.path}`),
+      value: k.value,
+    }));
+  }
+
+  /** Takes walks read from a file, in their order; each is checked at {@link ScanReuse.get} like any other. */
+  adopt(walks: readonly PersistedWalk<T>[]): void {
+    for (const w of walks) {
+      if (this.kept.size >= KEPT) break;
+      if (this.kept.has(w.key)) continue;
+      const witnesses: Witness[] = [];
+      for (const x of w.witnesses) {
+        const m = WITNESS_LINE.exec(x);
+        if (!m) return; // not what persisted() writes: nothing more from this file
+        witnesses.push({ path: m[4]!, stamp: { dev: BigInt(m[1]!), ino: BigInt(m[2]!), ctimeNs: BigInt(m[3]!) } });
+      }
+      this.kept.set(w.key, { witnesses, value: w.value });
+    }
+  }
 
   /** The kept value for `key` (a walk from `root`) if every directory it listed is unchanged; otherwise it is dropped. */
   get(key: string, root: string): T | undefined {
     const k = this.kept.get(key);
     if (!k) return undefined;
     this.kept.delete(key);
-    if (!unchanged(k.witnesses)) return undefined;
+    if (!unchanged(k.witnesses)) {
+      this.changed = true;
+      return undefined;
+    }
     this.kept.set(key, k); // most recently used last
     reused += 1;
     reusedAt.set(root, (reusedAt.get(root) ?? 0) + 1);
@@ -103,6 +141,7 @@ export class ScanReuse<T> {
   /** Keeps `value` for `key` when its walk's witness is sound. */
   set(key: string, witness: ScanWitness, value: T): void {
     if (!witness.sound || witness.dirs.length === 0) return;
+    this.changed = true;
     this.kept.delete(key);
     if (this.kept.size >= KEPT) this.kept.delete(this.kept.keys().next().value!);
     this.kept.set(key, { witnesses: witness.dirs, value });
@@ -110,6 +149,7 @@ export class ScanReuse<T> {
 
   /** Forgets every kept scan. */
   clear(): void {
+    this.changed = this.kept.size > 0;
     this.kept.clear();
   }
 }

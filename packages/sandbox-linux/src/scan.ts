@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { type PathMatcher, type PathRule, type SandboxPolicy, toolchainCacheDirs } from '@aalis/api-reach';
+import { dirname } from 'node:path';
+import { escapePattern, type PathMatcher, type PathRule, type SandboxPolicy, toolchainCacheDirs } from '@aalis/api-reach';
 import { type HostSocketFacts, hostSocketFacts } from './host-sockets.js';
 import { policyEvaluatorOf } from './policy-evaluator.js';
 import { decodeName, encodePath } from './host-names.js';
@@ -11,7 +13,9 @@ import { isWithin, ruleSet } from './rule-match.js';
 import { INDEX_MIN_ENTRIES, treeIndex } from './tree-index.js';
 import { treeMemoFor } from './tree-memo.js';
 import { REUSE_SETTLED_MS, ScanReuse, ScanWitness } from './scan-reuse.js';
+import { loadReuseFile, type ReuseFileLoad, storeReuseFile } from './scan-reuse-file.js';
 import { AalisError } from '@aalis/core';
+import { z } from 'zod';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /** What sits at a path on the host, as far as mounting is concerned. */
@@ -71,6 +75,13 @@ export interface ScanOptions {
    * so that a scene made a moment ago is reused.
    */
   readonly reuseSettledMs?: number;
+  /**
+   * A file that keeps the reusable walks between processes (scan-reuse-file.ts): a one-shot process
+   * (`aalis exec`) starts from the last one's walks, each still given again only while every
+   * directory it listed is unchanged. In a directory no sandboxed command can write (the data
+   * directory); used only when it is this user's alone. Not set: walks are kept in memory only.
+   */
+  readonly reuseFile?: string;
 }
 
 /**
@@ -249,9 +260,20 @@ export function findPatternMatches(
   const unreadable: string[] = [];
   let visited = 0;
   const cache = options.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
-  // each walk is given again while every directory it listed last time is unchanged (scan-reuse.ts)
-  const reusable = cache !== undefined && options.maxEntries === undefined;
-  const scanKey = reusable ? JSON.stringify([policy, cwd, options, options.home ?? homedir(), [...skip].sort()]) : '';
+  // each walk is given again while every directory it listed last time is unchanged (scan-reuse.ts),
+  // kept in this thread's memory, and in a file for the next process when one is named
+  const { reuseFile, ...keyed } = options;
+  const reusable = (cache !== undefined || reuseFile !== undefined) && options.maxEntries === undefined;
+  // Each process gets a session temp of its own (a random name), so a key with it would never be
+  // met again by the next process: with a file, the key names it by a token (see sessionTmpToken)
+  // and a walk that meets anything in the temp's parent is not kept.
+  const tmpParent = reuseFile !== undefined && policy.tmp !== undefined && policy.tmp !== '/' ? dirname(policy.tmp) : undefined;
+  const rawKey = reusable ? JSON.stringify([policy, cwd, keyed, options.home ?? homedir(), [...skip].sort()]) : '';
+  const scanKey = tmpParent !== undefined ? sessionTmpToken(rawKey, policy.tmp!) : rawKey;
+  if (reusable && reuseFile !== undefined) {
+    lastReuseFileLoad = loadReuseFile(reuseFile, WalkMatchesSchema);
+    if (lastReuseFileLoad.kind === 'loaded') reuse.adopt(lastReuseFileLoad.walks);
+  }
   const settledNs = BigInt(options.reuseSettledMs ?? REUSE_SETTLED_MS) * 1_000_000n;
   const evaluator = policyEvaluatorOf(policy);
   const limit = options.maxEntries ?? Number.POSITIVE_INFINITY;
@@ -271,15 +293,28 @@ export function findPatternMatches(
   const index = options.maxEntries === undefined && !options.noCache ? treeIndex() : undefined;
   const gen = index?.synced;
   const memo = gen === undefined ? undefined : treeMemoFor(JSON.stringify([policy, [...walkedWhole].sort()]));
-  for (const walk of walks) {
-    const walkKey = `${scanKey}\0${walk.why}\0${walk.depth}\0${walk.root}`;
+  const walkKeys = new Set<string>();
+  // With a file (a one-shot process, where a walk run again costs the most), a home walk that may
+  // be kept is split: the home's own listing, then one walk per directory in
+  // it (to the depth left), each kept on its own, so a program writing in one of them (its logs
+  // under ~/.npm, say) makes only that part run again. The same directories are listed and the
+  // same entries met as by one walk; only the order of the matches differs (per part).
+  const queue: (ScanWalk & { readonly part?: 'head' | 'sub' })[] = walks.map((w) => (reusable && reuseFile !== undefined && w.why === 'home' && w.depth > 1 ? { ...w, part: 'head' as const } : w));
+  for (let qi = 0; qi < queue.length; qi++) {
+    const walk = queue[qi]!;
+    const subWalks = (dirs: readonly string[]) => queue.splice(qi + 1, 0, ...dirs.map((root) => ({ root, depth: walk.depth - 1, why: walk.why, part: 'sub' as const })));
+    const walkKey = createHash('sha256').update(`${scanKey}\0${walk.why}${walk.part ? `-${walk.part}` : ''}\0${walk.depth}\0${walk.root}`).digest('hex');
+    walkKeys.add(walkKey);
     const kept = reusable ? reuse.get(walkKey, walk.root) : undefined;
     if (kept) {
       for (const f of kept.added) add(f); // in the order met, so the same ones win over later walks' as before
       visited += kept.visited;
+      if (walk.part === 'head') subWalks(kept.descend ?? []);
       continue;
     }
+    const descend: string[] = [];
     const witness = new ScanWitness(settledNs);
+    if (tmpParent !== undefined && isWithin(walk.root, tmpParent)) witness.spoil();
     const added: FoundEntry[] = [];
     const addHere = (f: FoundEntry) => {
       added.push(f);
@@ -298,6 +333,7 @@ export function findPatternMatches(
         rec?.volatile(); // another run's placeholder: what is here now is not what the memo may keep
         return false;
       }
+      if (tmpParent !== undefined && isWithin(e.path, tmpParent)) witness.spoil(); // the session temp's siblings (and it): the key does not name it
       const hit = any.covers(e.path);
       if (e.type === 'symlink') {
         if (hit) {
@@ -311,7 +347,9 @@ export function findPatternMatches(
       if (hit) found_({ path: e.path, kind: e.type === 'dir' ? 'dir' : 'file' });
       if (e.type !== 'dir' || walkedWhole.has(e.path)) return false; // a root of its own walk
       // hidden whole: nothing under it is visible, unless a named path (a carve-out, a root) is mounted back
-      return !(evaluator.hidden(e.path) && !named.some((n) => n !== e.path && isWithin(n, e.path)));
+      const into = !(evaluator.hidden(e.path) && !named.some((n) => n !== e.path && isWithin(n, e.path)));
+      if (into && walk.part === 'head') descend.push(e.path); // walked next, as a part of its own
+      return into;
     };
     // a tree the index trusts needs no kept listings (the memo answers for what did not change,
     // and what changed is read again anyway): they are dropped, which is most of the memory
@@ -321,7 +359,7 @@ export function findPatternMatches(
       walk.root,
       {
         entry: visit,
-        listed: witness.listed,
+        ...(reusable ? { listed: witness.listed } : {}),
         unreadable: (path) => {
           witness.spoil(); // what it holds, or may be probed in it, has no stamp here
           if (path === walk.root && walk.why === 'ancestor') {
@@ -338,27 +376,69 @@ export function findPatternMatches(
         },
         ...(rec ? { reuse: rec.reuse, entered: rec.entered, left: rec.left } : {}),
       },
-      walk.depth,
+      walk.part === 'head' ? 1 : walk.depth,
       trusted ? undefined : cache,
     );
     visited += counted;
     if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES)) witness.spoil(); // the index's (tree-index.ts)
-    if (reusable) reuse.set(walkKey, witness, { added, visited: counted });
+    if (reusable) reuse.set(walkKey, witness, { added, visited: counted, ...(walk.part === 'head' ? { descend } : {}) });
+    if (walk.part === 'head') subWalks(descend);
     // a large tree is watched from now on (tree-index.ts); the host thread syncs before its next walks
     if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES) && options.maxEntries === undefined && !options.noCache) treeIndex()?.watch(walk.root);
   }
+  const stale = lastReuseFileLoad?.kind === 'loaded' && lastReuseFileLoad.walks.some((w) => !walkKeys.has(w.key)); // another scan's walks
+  if (reusable && reuseFile !== undefined && (reuse.dirty || stale)) storeReuseFile(reuseFile, reuse.persisted(walkKeys)); // this scan's walks only: a small file, read whole by the next process
   const keepVisible = [...named, ...(cwd ? [cwd] : [])];
   return { found: groupHidden(found, evaluator, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, visited };
+}
+
+/**
+ * A scan's key with the session temp `tmp` (as written, and as escaped in a pattern) replaced by one
+ * token, so that the next process, whose temp has another name, meets the same key. Sound for a
+ * walk that meets nothing at or under the temp's parent (the other walks are not kept): for any
+ * other path `p` every rule answers alike whichever name the temp has. A `{ path }` rule, a root
+ * or `readAllowWithin` entry at the temp covers `p` only if `p` is under the temp, and is under `p`
+ * exactly when the temp's parent is (two names in one directory); the patterns name the temp as a
+ * prefix (`^(?:…|<tmp>)/…`), which only a path under it matches.
+ */
+export function sessionTmpToken(key: string, tmp: string): string {
+  const token = '\u0000session-tmp\u0000';
+  let out = key;
+  for (const form of new Set([tmp, escapePattern(tmp)])) out = out.split(JSON.stringify(form).slice(1, -1)).join(token);
+  return out;
 }
 
 /** One walk's share of a scan, as kept for reuse: what it found, in order, and the entries it counted. */
 interface WalkMatches {
   readonly added: readonly FoundEntry[];
   readonly visited: number;
+  /** A home's own listing: the directories in it walked next, each as a part of its own. */
+  readonly descend?: readonly string[];
 }
+
+/** A kept walk's value as read back from a file (scan-reuse-file.ts). */
+const WalkMatchesSchema: z.ZodType<WalkMatches> = z.object({
+  added: z.array(z.object({ path: z.string().startsWith('/'), kind: z.enum(['dir', 'file']), via: z.string().startsWith('/').optional(), hide: z.literal(true).optional() })),
+  visited: z.number().int().nonnegative(),
+  descend: z.array(z.string().startsWith('/')).optional(),
+});
 
 /** Walks of pattern scans on this thread, kept for reuse (by scan and walk). */
 const reuse = new ScanReuse<WalkMatches>();
+
+let lastReuseFileLoad: ReuseFileLoad<WalkMatches> | undefined;
+
+/** Forgets this thread's kept walks, as a new process starts with none (for tests of {@link ScanOptions.reuseFile}). */
+export function forgetKeptScans(): void {
+  reuse.clear();
+  reuse.persisted(); // nothing to write: the file is not this thread's to empty
+  lastReuseFileLoad = undefined;
+}
+
+/** What this thread's last scan with a {@link ScanOptions.reuseFile} made of the file (for tests and the report). */
+export function lastReuseFile(): ReuseFileLoad<WalkMatches> | undefined {
+  return lastReuseFileLoad;
+}
 
 /** Bytes a mount point's path may have: bubblewrap prefixes it (`/newroot`), and the kernel's PATH_MAX is 4096 with the NUL. */
 export const MAX_MOUNT_PATH = 4000;

@@ -22,7 +22,7 @@ import {
   SandboxUnavailableError,
   type StdinFeed,
 } from '@aalis/api-reach';
-import { execa } from 'execa';
+import { loadExeca } from './execa-lazy.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 import { kernelSurface } from './kernel-surface.js';
@@ -832,6 +832,7 @@ export class LinuxSandbox implements SandboxService {
     const stdio: (string | Uint8Array)[] = [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', runPlan.seccomp, 'pipe', 'pipe'];
     stdio[ARGS_FD] = runPlan.argsBytes ?? 'ignore';
     stdio[ENV_FD] = runPlan.envBytes;
+    const execa = await loadExeca();
     const child = execa(file!, argv, {
       env: runPlan.plan.env,
       extendEnv: false,

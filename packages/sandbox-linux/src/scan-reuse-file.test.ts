@@ -1,0 +1,172 @@
+import { chmodSync, chownSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { reusedScanCount } from './scan-reuse.js';
+import { findPatternMatches, forgetKeptScans, lastReuseFile, type ScanOptions } from './scan.js';
+import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
+import { createLinuxSandbox, type LinuxSandbox } from './service.js';
+
+// A one-shot process (`aalis exec`) keeps the scan's walks in a file of the data directory
+// (scan-reuse-file.ts) and the next process starts from them. Each "process" here is the same
+// sandbox with this thread's kept walks forgotten first (forgetKeptScans), so only the file carries
+// them over. The file is trusted material: a walk it holds is given again while its directories are
+// unchanged, so only a file that this user alone could have written is read.
+let s: Scene;
+let sandbox: LinuxSandbox;
+let file: string;
+let options: ScanOptions;
+const secret = () => join(s.home, 'code', '.env');
+
+beforeAll(() => {
+  s = makeScene();
+  mkdirSync(join(s.home, 'code'));
+  file = join(s.data, 'cache', 'linux-scan-reuse.json');
+  // settled at once, so a scene made a moment ago is kept; no listings in memory, as in a one-shot process
+  options = { home: s.home, reuseSettledMs: 0, noCache: true, reuseFile: file };
+  sandbox = createLinuxSandbox({ hostWalks: 'inline', scan: options });
+});
+
+afterEach(() => {
+  rmSync(file, { force: true });
+  rmSync(secret(), { force: true });
+  forgetKeptScans();
+});
+
+afterAll(async () => {
+  await sandbox.close();
+  s.cleanup();
+});
+
+/** One run of `argv` as a new process would make it: nothing kept in memory. */
+async function freshRun(argv: [string, ...string[]]) {
+  forgetKeptScans();
+  return await sandbox.run(req(s, argv));
+}
+
+/** The home's `.env` names the next scan finds (what the sandbox would hide). */
+function homeEnvs(): string[] {
+  forgetKeptScans();
+  return findPatternMatches(workspacePolicy(s), options, new Set(), s.ws).matched.filter((p) => p.startsWith(join(s.home, 'code')));
+}
+
+/** The file as the last run wrote it, every walk's matches emptied and its witnesses kept: what a forger would plant. */
+function forge(): string {
+  const kept = JSON.parse(readFileSync(file, 'utf8')) as { walks: { value: { added: unknown[] } }[] };
+  for (const w of kept.walks) w.value.added = [];
+  return JSON.stringify(kept);
+}
+
+describe('the scan kept in a file between processes', () => {
+  it('is written 0600 in a 0700 directory and given again to the next process', async () => {
+    await freshRun(['true']);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(s.data, 'cache')).mode & 0o777).toBe(0o700);
+    const before = reusedScanCount(s.home);
+    const r = await freshRun(['true']);
+    expect(r.exitCode).toBe(0);
+    expect(lastReuseFile()?.kind).toBe('loaded');
+    expect(reusedScanCount(s.home)).toBe(before + 1); // the home's walk came from the file
+  });
+
+  it('a .env made in the home after the file was written is hidden from the next process', async () => {
+    await freshRun(['true']);
+    await freshRun(['true']); // the home's walk is in the file now
+    writeFileSync(secret(), 'TOKEN=LEAKED\n');
+    const before = reusedScanCount(join(s.home, 'code'));
+    const r = await freshRun(['cat', secret()]);
+    expect(r.stdout).not.toContain('LEAKED');
+    expect(r.stdout).toBe(''); // an empty file stands in for it
+    expect(reusedScanCount(join(s.home, 'code'))).toBe(before); // the directory changed: its part of the home walked again
+  });
+
+  it("a change in one directory of the home walks that part again, and the home's other parts come from the file", async () => {
+    const other = join(s.home, 'other');
+    mkdirSync(other, { recursive: true });
+    try {
+      await freshRun(['true']);
+      await freshRun(['true']);
+      const [home, code, rest] = [reusedScanCount(s.home), reusedScanCount(join(s.home, 'code')), reusedScanCount(other)];
+      writeFileSync(join(s.home, 'code', 'notes.txt'), 'x\n');
+      mkdirSync(join(s.home, 'code', 'deeper'));
+      writeFileSync(join(s.home, 'code', 'deeper', '.env'), 'TOKEN=LEAKED\n');
+      const r = await freshRun(['cat', join(s.home, 'code', 'deeper', '.env')]);
+      expect(r.stdout).toBe('');
+      expect(reusedScanCount(s.home)).toBe(home + 1); // the home's own listing did not change
+      expect(reusedScanCount(other)).toBe(rest + 1);
+      expect(reusedScanCount(join(s.home, 'code'))).toBe(code); // walked again
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+      rmSync(join(s.home, 'code'), { recursive: true, force: true });
+      mkdirSync(join(s.home, 'code'));
+    }
+  });
+
+  it('a session temp of another name (each process has its own) still meets the kept walks', async () => {
+    const other = join(s.data, 'tmp', 'session-2');
+    mkdirSync(other, { recursive: true });
+    try {
+      await freshRun(['true']);
+      const before = reusedScanCount(s.home);
+      forgetKeptScans();
+      const policy = workspacePolicy(s, { tmp: other, readAllowWithin: [other], write: [s.ws, other], unixSockets: [s.ws, other] });
+      const r = await sandbox.run(req(s, ['true'], { policy }));
+      expect(r.exitCode).toBe(0);
+      expect(reusedScanCount(s.home)).toBe(before + 1);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  describe('a planted file claiming the home holds nothing, with every stamp right', () => {
+    // the control: this user's own file is trusted, so the forgery would hide nothing if it were read
+    it("is used when it is this user's own (why no one else may write it)", async () => {
+      writeFileSync(secret(), 'TOKEN=LEAKED\n');
+      await freshRun(['true']);
+      await freshRun(['true']);
+      writeFileSync(file, forge(), { mode: 0o600 });
+      expect(homeEnvs()).toEqual([]);
+    });
+
+    const plants: [string, () => void, RegExp][] = [
+      ['owned by another user', () => chownSync(file, 65534, 65534), /owned by uid 65534/],
+      ['readable by others', () => chmodSync(file, 0o644), /mode 644/],
+      ['a symlink to a forged file', () => {
+        const elsewhere = join(s.root, 'forged.json');
+        writeFileSync(elsewhere, readFileSync(file), { mode: 0o600 });
+        rmSync(file);
+        symlinkSync(elsewhere, file);
+      }, /symlink/],
+      ['not JSON (a torn write)', () => writeFileSync(file, '{"v":1,"walks":[{"key"', { mode: 0o600 }), /not JSON/],
+      ['of another shape', () => writeFileSync(file, JSON.stringify({ v: 1, walks: [{ key: 'x', witnesses: [], value: {} }] }), { mode: 0o600 }), /not kept walks/],
+    ];
+    it.each(plants)('%s is ignored, and the .env stays hidden from a real sandboxed cat', async (_, plant, why) => {
+      writeFileSync(secret(), 'TOKEN=LEAKED\n');
+      await freshRun(['true']);
+      await freshRun(['true']);
+      writeFileSync(file, forge(), { mode: 0o600 });
+      plant();
+      expect(homeEnvs()).toEqual([secret()]);
+      const load = lastReuseFile();
+      expect(load?.kind).toBe('ignored');
+      expect(load?.kind === 'ignored' ? load.why : '').toMatch(why);
+      const r = await freshRun(['cat', secret()]);
+      expect(r.stdout).not.toContain('LEAKED');
+      expect(r.stdout).toBe(''); // an empty file stands in for it
+      rmSync(file, { force: true });
+    });
+
+    it('in a directory others can write is ignored', async () => {
+      writeFileSync(secret(), 'TOKEN=LEAKED\n');
+      await freshRun(['true']);
+      await freshRun(['true']);
+      writeFileSync(file, forge(), { mode: 0o600 });
+      chmodSync(join(s.data, 'cache'), 0o777);
+      try {
+        expect(homeEnvs()).toEqual([secret()]);
+        expect(lastReuseFile()).toMatchObject({ kind: 'ignored', why: expect.stringMatching(/writable by others/) });
+      } finally {
+        chmodSync(join(s.data, 'cache'), 0o700);
+      }
+    });
+  });
+});
