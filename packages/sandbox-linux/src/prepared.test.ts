@@ -198,7 +198,10 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
       await until(() => shimsIn(tmpDir).length === 0, 'the prepared sandbox killed');
       const r = await sb.run(req(s, ['sh', '-c', 'echo cold; exit 3']));
       expect(same(r)).toMatchObject({ stdout: 'cold\n', exitCode: 3, signal: null });
-      expect(sb.preparedCounts()).toMatchObject({ used: 0, discarded: 1 });
+      // the killed one is discarded; the pool's top-up may have started (and lost) another in the
+      // same moment, so the count is at least one (an exact 1 failed in CI at 2 discards, used 0)
+      expect(sb.preparedCounts().used).toBe(0);
+      expect(sb.preparedCounts().discarded).toBeGreaterThanOrEqual(1);
     } finally {
       await sb.close();
     }
