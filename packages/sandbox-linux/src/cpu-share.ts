@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { pathIsUnder, type SandboxCheck } from '@aalis/api-reach';
-import { readFile, rmdir, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { removeCgroup } from './pid-limit.js';
 
 /**
  * The CPU weight of all of one daemon's sandboxes together (v1 `cpu.shares`), that of one session:
@@ -117,7 +118,7 @@ export function openCpuShare(where = findCpuCgroup(), uid = process.geteuid?.() 
         // gone already, or the cgroup was removed on the host: the run goes on at normal priority
       }
     },
-    close: () => removeWhenEmpty(dir),
+    close: () => removeCgroup(dir),
   };
 }
 
@@ -125,18 +126,6 @@ export function openCpuShare(where = findCpuCgroup(), uid = process.geteuid?.() 
 export function inCpuCgroup(procCgroup: string, dir: string): boolean {
   const name = dir.slice(dir.lastIndexOf('/') + 1);
   return procCgroup.split('\n').some((l) => l.split(':')[1]?.split(',').includes('cpu') && l.split(':').slice(2).join(':').endsWith(`/${name}`));
-}
-
-async function removeWhenEmpty(dir: string): Promise<void> {
-  for (let i = 0; i < 20; i++) {
-    try {
-      await rmdir(dir);
-      return;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EBUSY') return; // gone, or not ours to remove
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
 }
 
 /** Removes the CPU cgroups under `base` of daemons whose process is gone (one still holding tasks stays). */

@@ -276,7 +276,7 @@ function removeIdle(): void {
 }
 
 /** Removes a cgroup once its tasks are gone (a dying pid namespace can take a moment to empty); one still busy after a few seconds is left for the sweep. */
-async function removeCgroup(dir: string): Promise<void> {
+export async function removeCgroup(dir: string): Promise<void> {
   for (let i = 0; i < 20; i++) {
     try {
       await rmdir(dir);
