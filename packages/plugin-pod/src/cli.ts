@@ -42,7 +42,7 @@ configured the task is refused. --wait waits for it to end and prints its outcom
   list: 'aalis pod list [--json]\n\nThe tasks, newest first, with state and progress.',
   show: 'aalis pod show ID [--json]\n\nOne task: its state, directory, conclusion or error.',
   logs: 'aalis pod logs ID [--json]\n\nThe full log of a task: model replies, tool calls, stdout, stderr, exit codes, refusals.',
-  files: 'aalis pod files ID [--json]\n\nThe files a task made in its working directory.',
+  files: "aalis pod files ID [--json]\n\nThe files a task made in its working directory. A path that is not UTF-8 is shown by its bytes (\\xNN) and marked; with --json it carries notUtf8.",
   return: `aalis pod return ID --as conclusion|file|summary|status [--file F] [--session ID]
 
 Adds exactly one short message to the main conversation: the task's conclusion, the content of one
@@ -190,7 +190,7 @@ export async function podCommand(argv: string[], io: PodIO, service: PodCommandS
       }
       case 'files': {
         const files = await service.files(id());
-        out(files, () => (files.length === 0 ? 'no files' : files.map((f) => `${f.kind === 'dir' ? 'dir ' : 'file'}  ${String(f.size).padStart(9)}  ${f.path}`).join('\n')));
+        out(files, () => (files.length === 0 ? 'no files' : files.map((f) => `${f.kind === 'dir' ? 'dir ' : 'file'}  ${String(f.size).padStart(9)}  ${f.notUtf8 ? `${f.notUtf8}  (name not UTF-8)` : f.path}`).join('\n')));
         return 0;
       }
       case 'return': {

@@ -73,6 +73,17 @@ describe('export to the workspace', () => {
     const refused = await env.pod.exportFiles({ taskId: task.id, to: place.project, files: ['odd'] }).catch((e: unknown) => e);
     expect(refused).toMatchObject({ code: 'export-source', message: expect.stringMatching(/holds an entry named 'n\\xff', which is not UTF-8.*nothing was exported/) });
     expect(existsSync(join(place.project, 'odd'))).toBe(false);
+    // The listing shows it, marked, with what is below it: a text listing skipped it and its subtree.
+    const oddDir = Buffer.concat([Buffer.from(`${task.dirs.work}/odd/`), Buffer.from([0x64, 0xfe])]);
+    mkdirSync(oddDir);
+    writeFileSync(Buffer.concat([oddDir, Buffer.from('/inner.txt')]), 'in\n');
+    const listed = await env.pod.files(task.id);
+    expect(listed.filter((f) => f.path.startsWith('odd/'))).toEqual([
+      { path: 'odd/d\ufffd', kind: 'dir', size: expect.any(Number), modifiedAt: expect.any(Number), notUtf8: 'odd/d\\xfe' },
+      { path: 'odd/d\ufffd/inner.txt', kind: 'file', size: 3, modifiedAt: expect.any(Number), notUtf8: 'odd/d\\xfe/inner.txt' },
+      { path: 'odd/fine.txt', kind: 'file', size: 5, modifiedAt: expect.any(Number) },
+      { path: 'odd/n\ufffd', kind: 'file', size: 5, modifiedAt: expect.any(Number), notUtf8: 'odd/n\\xff' },
+    ]);
     rmSync(join(task.dirs.work, 'odd'), { recursive: true });
   });
 

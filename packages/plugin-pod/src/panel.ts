@@ -200,7 +200,8 @@ export const PANEL_HTML = `<!doctype html>
     files = await api('GET', 'tasks/' + encodeURIComponent(selected) + '/files');
     const body = $('files'); body.textContent = '';
     if (files.length === 0) body.appendChild(el('tr')).appendChild(el('td', 'no files', 'muted'));
-    for (const f of files) { const tr = el('tr'); tr.appendChild(el('td', f.path)); tr.appendChild(el('td', f.kind === 'file' ? f.size + ' B' : f.kind, 'muted')); body.appendChild(tr); }
+    // A path that is not UTF-8 is shown by its bytes and marked: its text form names no file.
+    for (const f of files) { const tr = el('tr'); tr.appendChild(el('td', f.notUtf8 ? f.notUtf8 + ' (name not UTF-8)' : f.path)); tr.appendChild(el('td', f.kind === 'file' ? f.size + ' B' : f.kind, 'muted')); body.appendChild(tr); }
   }
 
   async function refreshExports() {
@@ -241,7 +242,7 @@ export const PANEL_HTML = `<!doctype html>
   $('open-return').onclick = () => {
     $('return-error').textContent = '';
     const sel = $('return-file'); sel.textContent = '';
-    for (const f of files.filter((f) => f.kind === 'file')) { const o = el('option', f.path); o.value = f.path; sel.appendChild(o); }
+    for (const f of files.filter((f) => f.kind === 'file' && !f.notUtf8)) { const o = el('option', f.path); o.value = f.path; sel.appendChild(o); }
     $('return-file-label').hidden = $('return-kind').value !== 'file';
     $('return-dialog').showModal();
   };
@@ -263,7 +264,8 @@ export const PANEL_HTML = `<!doctype html>
       if (f.path.includes('/') && files.some((d) => d.kind === 'dir' && f.path.startsWith(d.path + '/'))) continue;
       const label = el('label'); label.style.display = 'block';
       const cb = el('input'); cb.type = 'checkbox'; cb.value = f.path; cb.className = 'export-file';
-      label.appendChild(cb); label.appendChild(document.createTextNode(' ' + f.path + (f.kind === 'dir' ? '/' : ''))); box.appendChild(label);
+      if (f.notUtf8) { cb.disabled = true; cb.className = ''; } // cannot be named for an export: rename it inside the task first
+      label.appendChild(cb); label.appendChild(document.createTextNode(' ' + shown(f.notUtf8 ? f.notUtf8 + ' (name not UTF-8, cannot be exported)' : f.path) + (f.kind === 'dir' ? '/' : ''))); box.appendChild(label);
     }
     $('export-dialog').showModal();
   };

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { lstat, open, readdir } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
+import { shownBytes, utf8NameOf } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { PodError } from './errors.js';
 import { within } from './sandbox-root.js';
@@ -17,25 +18,35 @@ export interface TaskFileRead {
   readonly binary: boolean;
 }
 
-/** The files a task made in its working directory, depth first, by name; links are listed, never followed. */
+/**
+ * The files a task made in its working directory, depth first, by name; links are listed, never
+ * followed. Names are read as bytes: an entry whose path is not UTF-8 is listed with `notUtf8`
+ * (its bytes as `\xNN`) rather than skipped, so a person sees that it is there.
+ */
 export async function listTaskFiles(task: TaskRecord): Promise<TaskFile[]> {
   if (task.cleanedAt !== undefined) return [];
   const out: TaskFile[] = [];
-  const visit = async (dir: string) => {
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+  const root = Buffer.from(task.dirs.work);
+  const visit = async (dir: Buffer, rel: Buffer | undefined) => {
+    const names = await readdir(dir, { encoding: 'buffer' }).catch(() => [] as Buffer[]);
+    for (const name of names.sort(Buffer.compare)) {
       if (out.length >= MAX_FILES_LISTED) return;
-      const p = join(dir, entry.name);
-      const info = await lstat(p).catch(() => undefined);
+      const path = Buffer.concat([dir, SLASH, name]);
+      const info = await lstat(path).catch(() => undefined);
       if (!info) continue;
       const kind = info.isSymbolicLink() ? 'symlink' : info.isDirectory() ? 'dir' : 'file';
-      out.push({ path: relative(task.dirs.work, p), kind, size: info.size, modifiedAt: Math.round(info.mtimeMs) });
-      if (kind === 'dir') await visit(p);
+      const relBytes = rel ? Buffer.concat([rel, SLASH, name]) : name;
+      const text = utf8NameOf(relBytes);
+      const entry = { path: text ?? relBytes.toString('utf8'), kind, size: info.size, modifiedAt: Math.round(info.mtimeMs) } as const;
+      out.push(text === undefined ? { ...entry, notUtf8: shownBytes(relBytes) } : entry);
+      if (kind === 'dir') await visit(path, relBytes);
     }
   };
-  await visit(task.dirs.work);
+  await visit(root, undefined);
   return out;
 }
+
+const SLASH = Buffer.from('/');
 
 /**
  * The start of one of a task's files (the panel's preview, file returns). Judged on its real

@@ -98,4 +98,6 @@ export interface TaskFile {
   readonly kind: 'file' | 'dir' | 'symlink';
   readonly size: number;
   readonly modifiedAt: number;
+  /** Set when the path is not UTF-8: its bytes as `\xNN`; `path` then shows U+FFFD and names no file. */
+  readonly notUtf8?: string;
 }
