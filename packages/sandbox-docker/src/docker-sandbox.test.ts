@@ -1,4 +1,4 @@
-import { chownSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
@@ -113,6 +113,41 @@ describe.skipIf(engineSkip)('DockerSandbox on a real engine: the policy', () => 
     expect(result.deniedWrites).toEqual(expect.arrayContaining([join(ws, '.envrc'), join(ws, '.git/hooks/pre-commit'), join(ws, 'ctl/x')]));
     expect(result.movedAside).toEqual([{ path: join(ws, '.envrc'), reason: 'deleted' }]);
     expect(result.stderr).not.toContain('.envrc:');
+  });
+
+  // A text walk turned a directory name that is not UTF-8 into U+FFFD, could not open that path,
+  // and so never saw the .env below it: the container read it. Now the walk reads bytes, and a
+  // mask the engine cannot be given (its path is not UTF-8) refuses the run before it starts.
+  it('a .env under a directory whose name is not UTF-8: the run is refused, nothing read', async () => {
+    const ws = tempDir();
+    const odd = Buffer.concat([Buffer.from(`${ws}/`), Buffer.from([0x64, 0xff])]);
+    mkdirSync(odd);
+    writeFileSync(Buffer.concat([odd, Buffer.from('/.env')]), 'TOKEN=hunter2');
+    const refused = await box
+      .run(sh('cat */.env; echo ran > ran.txt', { cwd: ws, policy: policy({ write: [ws], readDeny: [{ pattern: '(.*/)?\\.env[^/]*' }] }) }))
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'sandbox-unavailable', message: expect.stringMatching(/d\\xff\/\.env needs its own mask.*\(rule: not-utf8\)/) });
+    expect(existsSync(join(ws, 'ran.txt'))).toBe(false);
+    // With nothing hidden below it, such a directory is no reason to refuse.
+    rmSync(Buffer.concat([odd, Buffer.from('/.env')]));
+    const ran = await box.run(sh('ls; cat */x 2>/dev/null; echo ok', { cwd: ws, policy: policy({ write: [ws], readDeny: [{ pattern: '(.*/)?\\.env[^/]*' }] }) }));
+    expect(ran.stdout).toMatch(/ok/);
+  });
+
+  it('a landing a command made under a new directory whose name is not UTF-8 is found and removed by its bytes', async () => {
+    const ws = tempDir();
+    const result = await box.run(
+      sh(`d=$(printf 'n\\376'); mkdir "$d" && echo evil > "$d/.envrc" && echo fine > "$d/ok.txt"; echo done`, {
+        cwd: ws,
+        policy: policy({ write: [ws], writeDeny: [{ pattern: '.*/\\.envrc' }] }),
+      }),
+    );
+    expect(result.stdout).toBe('done\n');
+    const odd = Buffer.concat([Buffer.from(`${ws}/`), Buffer.from([0x6e, 0xfe])]);
+    expect(existsSync(Buffer.concat([odd, Buffer.from('/ok.txt')]))).toBe(true);
+    expect(existsSync(Buffer.concat([odd, Buffer.from('/.envrc')]))).toBe(false);
+    expect(result.deniedWrites).toEqual([`${ws}/n\\xfe/.envrc`]);
+    expect(result.writeDenied).toBe(true);
   });
 
   it('hides deny-read paths: masked files read empty, masked directories are empty, other roots are absent', async () => {

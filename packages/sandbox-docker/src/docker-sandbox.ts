@@ -386,9 +386,11 @@ export class DockerSandbox implements SandboxService {
    * killed, with a line on stderr saying what happened.
    */
   async finish(plan: MountPlan, outcome: AttachOutcome, lost?: EngineLoss): Promise<DockerRunResult> {
-    const leaked = await deniedWritesAfter(plan, this.options.walkLimit);
-    // The mounts could not stop these (the path did not exist, or only a pattern names it): undo them.
-    await Promise.all(leaked.map((path) => rm(path, { recursive: true, force: true })));
+    const after = await deniedWritesAfter(plan, this.options.walkLimit);
+    // The mounts could not stop these (the path did not exist, or only a pattern names it): undo
+    // them, by their bytes (a name that is not UTF-8 has no text that names it).
+    await Promise.all(after.denied.map((w) => rm(w.bytes, { recursive: true, force: true })));
+    const leaked = after.denied.map((w) => w.path);
     const reported = refusedWritesIn(outcome.stderr, plan.cwd, dockerRefusal(plan));
     const deniedWrites = [...new Set([...leaked, ...reported.paths])];
     const bySignal =
@@ -399,10 +401,14 @@ export class DockerSandbox implements SandboxService {
         : lost === 'unconfirmed'
           ? `aalis: the docker client lost the engine at ${this.cli.engine} mid-run and it did not answer again; the container's own deadline has passed, and its writes were checked then. The run was unsupervised after the loss.\n`
           : '';
+    const unlistedNote =
+      after.unlisted.length > 0
+        ? `aalis: ${after.unlisted.length === 1 ? 'a directory' : `${after.unlisted.length} directories`} under the writable roots could not be listed after the run, so what is in them was not checked against the deny rules: ${after.unlisted.slice(0, 5).join(', ')}${after.unlisted.length > 5 ? ', …' : ''}\n`
+        : '';
     return {
       ...(lost !== undefined ? { engineLost: lost } : {}),
       stdout: outcome.stdout.text(),
-      stderr: outcome.stderr + note,
+      stderr: outcome.stderr + note + unlistedNote,
       exitCode: bySignal !== undefined ? null : outcome.code,
       signal: bySignal ?? null,
       timedOut: outcome.timedOut,

@@ -7,7 +7,7 @@ export { currentOwner, type OwnerIdentity, type OwnerState, ownerLabels, ownerSt
 export { SessionContainer, type SessionExecRequest } from './session-container.js';
 export { dockerRefusal } from './refusal-test.js';
 export { LABELS } from './labels.js';
-export { type ContainerMount, deniedWritesAfter, ENGINE_PATHS, type MountMode, type MountPlan, type MountPlanInput, NEVER_MOUNT_TARGETS, planMounts } from './mount-plan.js';
+export { type ContainerMount, type DeniedWrite, deniedWritesAfter, ENGINE_PATHS, type MountMode, type MountPlan, type MountPlanInput, NEVER_MOUNT_TARGETS, planMounts, type WritesAfter } from './mount-plan.js';
 export { MountPolicyError } from './mount-policy-error.js';
 export {
   BUILDER_TIMEOUT_MS,

@@ -2,6 +2,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir, realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { PathRule, SandboxPolicy } from '@aalis/api-reach';
+import { shownBytes, utf8NameOf } from '@aalis/core';
 import { MountPolicyError } from './mount-policy-error.js';
 import { isWithin, rulesCover } from './rule-match.js';
 
@@ -31,7 +32,7 @@ export interface MountPlan {
   readonly tmpfsTmp: boolean;
   /** Mounted writable roots, for the post-run check of writes the mounts could not stop. */
   readonly writableRoots: readonly string[];
-  /** Paths under writable roots that were denied and already existed before the run. */
+  /** Paths under writable roots that were denied and already existed before the run, keyed by their bytes (latin1). */
   readonly deniedBefore: ReadonlySet<string>;
   /** The mode of any path under the mounted roots. */
   modeAt(path: string): MountMode;
@@ -82,26 +83,68 @@ function hasPatterns(rules: readonly PathRule[]): boolean {
   return rules.some((rule) => 'pattern' in rule || (rule.except ?? []).some((c) => 'pattern' in c));
 }
 
-/** Every entry under `root`, depth first, not following symlinks, skipping subtrees `prune` says to. */
-async function walk(root: string, budget: { left: number }, visit: (path: string, entry: Dirent) => boolean): Promise<void> {
+/** One entry met by {@link walk}: its path as text for the rules, and its exact bytes for the kernel. */
+interface WalkEntry {
+  /** The path as text; a name that is not UTF-8 shows U+FFFD here (the rules judge this form). */
+  readonly path: string;
+  /** The path's exact bytes. */
+  readonly bytes: Buffer;
+  /** Whether `path` is the exact text of `bytes` (every name on the way is UTF-8). */
+  readonly utf8: boolean;
+  readonly isDirectory: boolean;
+  readonly isSymbolicLink: boolean;
+}
+
+const SLASH = Buffer.from('/');
+
+/**
+ * Every entry under `root`, depth first, not following symlinks, skipping subtrees `visit` says
+ * to. Names are read as bytes: a text listing turns a name that is not UTF-8 into U+FFFD, and the
+ * walk could then neither open that directory nor see what is below it (a `.env` there stayed
+ * readable in the container). A directory that cannot be listed is handed to `unlisted`.
+ */
+async function walk(root: WalkEntry, budget: { left: number }, visit: (entry: WalkEntry) => boolean, unlisted: (entry: WalkEntry) => void = () => {}): Promise<void> {
   let entries: Dirent[];
   try {
-    entries = await readdir(root, { withFileTypes: true });
+    entries = (await readdir(root.bytes, { withFileTypes: true, encoding: 'buffer' })) as unknown as Dirent[];
   } catch {
-    return; // unreadable to the daemon: the container cannot read it either
+    unlisted(root);
+    return;
   }
   for (const entry of entries) {
     budget.left -= 1;
     if (budget.left < 0) {
       throw new MountPolicyError(
         'walk-limit',
-        `the roots to mount hold more entries than the docker sandbox checks against the deny patterns (under ${root})`,
+        `the roots to mount hold more entries than the docker sandbox checks against the deny patterns (under ${root.path})`,
         'run the command with a smaller workspace or fewer readable roots, or raise walkLimit',
       );
     }
-    const path = root === '/' ? `/${entry.name}` : `${root}/${entry.name}`;
-    if (visit(path, entry) && entry.isDirectory()) await walk(path, budget, visit);
+    const name = entry.name as unknown as Buffer;
+    const text = utf8NameOf(name);
+    const under = root.path === '/';
+    const child: WalkEntry = {
+      path: under ? `/${text ?? name.toString('utf8')}` : `${root.path}/${text ?? name.toString('utf8')}`,
+      bytes: under ? Buffer.concat([SLASH, name]) : Buffer.concat([root.bytes, SLASH, name]),
+      utf8: root.utf8 && text !== undefined,
+      isDirectory: entry.isDirectory(),
+      isSymbolicLink: entry.isSymbolicLink(),
+    };
+    if (visit(child) && child.isDirectory) await walk(child, budget, visit, unlisted);
   }
+}
+
+function walkRoot(path: string): WalkEntry {
+  return { path, bytes: Buffer.from(path), utf8: true, isDirectory: true, isSymbolicLink: false };
+}
+
+/** The docker engine takes mount paths as JSON text: a path that is not UTF-8 cannot be masked or bound. */
+function notUtf8Mount(entry: WalkEntry, mode: MountMode): MountPolicyError {
+  return new MountPolicyError(
+    'not-utf8',
+    `${shownBytes(entry.bytes)} needs its own ${mode === 'masked' ? 'mask (the policy hides it)' : 'mount'} in the container, but its path is not UTF-8 and the docker engine takes mount paths only as UTF-8 text; nothing was run`,
+    'rename the directory or file on the way to a UTF-8 name (mv with a glob), or run the command with the Linux sandbox',
+  );
 }
 
 /**
@@ -184,13 +227,15 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
       return mode;
     };
     for (const root of baseRoots) {
-      await walk(root, budget, (path, entry) => {
-        if (!writableAt(path) && writeRoots.some((w) => isWithin(path, w))) deniedBefore.add(path);
-        if (entry.isSymbolicLink()) return false;
+      await walk(walkRoot(root), budget, (entry) => {
+        const { path } = entry;
+        if (!writableAt(path) && writeRoots.some((w) => isWithin(path, w))) deniedBefore.add(bytesKey(entry.bytes));
+        if (entry.isSymbolicLink) return false;
         const mode = modeAt(path);
         if (mode !== modeOfDir(dirname(path))) {
+          if (!entry.utf8) throw notUtf8Mount(entry, mode);
           candidates.add(path);
-          kinds.set(path, entry.isDirectory() ? 'dir' : 'file');
+          kinds.set(path, entry.isDirectory ? 'dir' : 'file');
         }
         return mode !== 'masked';
       });
@@ -231,22 +276,47 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   };
 }
 
+/** A write {@link deniedWritesAfter} found: its path as shown (`\xNN` for bytes that are not UTF-8) and its exact bytes. */
+export interface DeniedWrite {
+  readonly path: string;
+  readonly bytes: Buffer;
+}
+
+/** What {@link deniedWritesAfter} found under the writable roots. */
+export interface WritesAfter {
+  /** Denied writes, topmost paths only. */
+  readonly denied: readonly DeniedWrite[];
+  /** Directories under the writable roots that could not be listed: what is in them was not checked. */
+  readonly unlisted: readonly string[];
+}
+
 /**
  * Writes that landed where the policy denies them although the mounts allowed the parent (a
  * denied path that did not exist yet, or one only a pattern names): every entry under the
- * writable roots that is denied now and was not there before. Topmost paths only.
+ * writable roots that is denied now and was not there before (compared by bytes). Topmost paths only.
  */
-export async function deniedWritesAfter(plan: MountPlan, walkLimit = DEFAULT_WALK_LIMIT): Promise<string[]> {
-  const found: string[] = [];
+export async function deniedWritesAfter(plan: MountPlan, walkLimit = DEFAULT_WALK_LIMIT): Promise<WritesAfter> {
+  const denied: DeniedWrite[] = [];
+  const unlisted: string[] = [];
   const budget = { left: walkLimit };
   for (const root of plan.writableRoots) {
-    await walk(root, budget, (path, entry) => {
-      if (!plan.writableAt(path) && !plan.deniedBefore.has(path)) {
-        found.push(path);
-        return false;
-      }
-      return !entry.isSymbolicLink() && plan.modeAt(path) !== 'masked';
-    });
+    await walk(
+      walkRoot(root),
+      budget,
+      (entry) => {
+        if (!plan.writableAt(entry.path) && !plan.deniedBefore.has(bytesKey(entry.bytes))) {
+          denied.push({ path: entry.utf8 ? entry.path : shownBytes(entry.bytes), bytes: entry.bytes });
+          return false;
+        }
+        return !entry.isSymbolicLink && plan.modeAt(entry.path) !== 'masked';
+      },
+      (dir) => unlisted.push(dir.utf8 ? dir.path : shownBytes(dir.bytes)),
+    );
   }
-  return found;
+  return { denied, unlisted };
+}
+
+/** A set key that is one-to-one with a path's bytes (text with U+FFFD is not: two names can give one text). */
+function bytesKey(bytes: Buffer): string {
+  return bytes.toString('latin1');
 }
