@@ -1,7 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { type MovedAside, pathIsUnder, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
-import { AalisError, copyFileAtomic, makeDirs, openForRead, SafeFileError, type TempRecorder, writeFileAtomic } from '@aalis/core';
+import { AalisError, copyFileAtomic, makeDirs, openForRead, SafeFileError, shownBytes, type TempRecorder, utf8NameOf, writeFileAtomic } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import type { PodToolName } from './config.js';
@@ -157,12 +157,20 @@ export const AGENT_TOOLS: Readonly<Record<AgentTool['name'], AgentTool>> = {
   ),
   list_dir: tool(
     'list_dir',
-    'List a directory anywhere on this machine.',
+    'List a directory anywhere on this machine. An entry whose name is not UTF-8 carries notUtf8 (its bytes as \\xNN); its name is shown with U+FFFD and names no file.',
     z.object({ path: z.string().min(1).default('.') }).strict(),
     async (ctx, p) => {
       const path = await readable(ctx, p.path);
-      const entries = await readdir(path, { withFileTypes: true });
-      return { path, entries: entries.slice(0, 2000).map((e) => ({ name: e.name, kind: e.isDirectory() ? 'dir' : e.isSymbolicLink() ? 'symlink' : 'file' })) };
+      const entries = await readdir(path, { withFileTypes: true, encoding: 'buffer' });
+      // A name that is not UTF-8 has no exact text: shown with U+FFFD and marked with its bytes.
+      return {
+        path,
+        entries: entries.slice(0, 2000).map((e) => {
+          const kind = e.isDirectory() ? 'dir' : e.isSymbolicLink() ? 'symlink' : 'file';
+          const name = utf8NameOf(e.name);
+          return name !== undefined ? { name, kind } : { name: e.name.toString('utf8'), kind, notUtf8: shownBytes(e.name) };
+        }),
+      };
     },
   ),
   write_file: tool(

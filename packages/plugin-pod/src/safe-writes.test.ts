@@ -45,6 +45,7 @@ beforeAll(async () => {
         { call: 'copy_into_sandbox', args: { from: sales, to: 'tree/sales.txt' } },
         { call: 'copy_into_sandbox', args: { from: sales, to: 'copied.txt' } },
         { call: 'copy_into_sandbox', args: { from: join(place.project, 'odd') } },
+        { call: 'list_dir', args: { path: join(place.project, 'odd') } },
         { call: 'finish', args: { conclusion: 'done' } },
       ],
     },
@@ -82,6 +83,9 @@ describe('host-side writes of the pod', () => {
     expect(readdirSync(join(done.dirs.work, 'odd'))).toEqual(['plain.txt']);
     const oddCopy = logs.filter((e) => e.kind === 'tool-result' && e.tool === 'copy_into_sandbox' && e.ok).at(-1);
     expect(JSON.stringify(oddCopy)).toContain('its name is not UTF-8');
+    // list_dir shows it marked with its bytes, as the main agent's list_dir does.
+    const listed = logs.filter((e) => e.kind === 'tool-result' && e.tool === 'list_dir').at(-1);
+    expect(JSON.stringify(listed)).toContain('"notUtf8":"n\\\\xff.txt"');
     expect(existsSync(join(place.home, '.bashrc-planted'))).toBe(false);
     expect(existsSync(join(place.project, 'planted.txt'))).toBe(false);
     expect(readdirSync(join(place.project, '.git', 'hooks'))).toEqual([]);
