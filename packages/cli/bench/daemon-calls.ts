@@ -29,6 +29,7 @@ import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../src/
 import { SessionIndex } from '../src/daemon/session-index.js';
 import { recordFigure, recordSkipped } from '../../../test/bench/record-figure.js';
 import { benchTree } from './bench-tree.js';
+import { type CpuSnapshot, cpuPerCall, cpuSnapshot } from './call-cpu.js';
 import { pollHealth } from './health-poll.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -179,18 +180,23 @@ try {
     const perRound = Math.max(8, Math.floor(CALLS / TROUNDS));
     const seq = { on: [] as number[], off: [] as number[] };
     const seqOwn: { on: string[]; off: string[] } = { on: [], off: [] };
+    // the daemons' CPU over their sequential rounds (the clients' windows apart), from /proc
+    const seqCpu = { on: { calls: 0, spent: [] as [CpuSnapshot, CpuSnapshot][] }, off: { calls: 0, spent: [] as [CpuSnapshot, CpuSnapshot][] } };
     const sequentialOn = async (daemon: ServeProcess) => {
       from = phases.length;
+      const cpuBefore = cpuSnapshot(daemon.child.pid!);
       const start = performance.now();
       for (let i = 0; i < perRound; i++) await run(daemon, 0, i);
       const rate = perRound / ((performance.now() - start) / 1000);
-      return { rate, own: ownCost(from) };
+      return { rate, own: ownCost(from), cpu: [cpuBefore, cpuSnapshot(daemon.child.pid!)] as [CpuSnapshot, CpuSnapshot] };
     };
     for (let round = 0; round < TROUNDS; round++) {
       for (const side of round % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
         const r = await sequentialOn(side === 'on' ? one : unprepared);
         seq[side].push(r.rate);
         seqOwn[side].push(r.own);
+        seqCpu[side].calls += perRound;
+        seqCpu[side].spent.push(r.cpu);
       }
     }
     const sequential = median(seq.on);
@@ -231,6 +237,12 @@ try {
     console.log(`  a conversation's first call (32 per daemon, sequential, before the measures): ${firstCalls}`);
     console.log(`  sequential, prepared on, last round: ${seqOwn.on.at(-1)}`);
     console.log(`  sequential, prepared off, last round: ${seqOwn.off.at(-1)}`);
+    const sumCpu = (side: 'on' | 'off', at: 0 | 1): CpuSnapshot => {
+      const xs = seqCpu[side].spent.map((pair) => pair[at]);
+      return { main: xs.reduce((a, x) => a + x.main, 0), threads: xs.reduce((a, x) => a + x.threads, 0), children: xs.reduce((a, x) => a + x.children, 0) };
+    };
+    console.log(`  sequential, prepared on: ${cpuPerCall(sumCpu('on', 0), sumCpu('on', 1), seqCpu.on.calls)}`);
+    console.log(`  sequential, prepared off: ${cpuPerCall(sumCpu('off', 0), sumCpu('off', 1), seqCpu.off.calls)}`);
     console.log(`  8 clients: ${ownCost(from)}`);
     console.log(`/healthz while the 8 clients ran: ${health.length} answers, median ${median(health).toFixed(1)} ms, worst ${Math.max(...health).toFixed(1)} ms (target: the event loop never blocks longer than 50 ms)`);
     console.log(`  the daemon's event loop meanwhile (monitorEventLoopDelay in the daemon, every ${loop.resolutionMs} ms): longest stall ${loop.maxMs.toFixed(1)} ms, p99 ${loop.p99Ms.toFixed(1)} ms; ratio ${(loop.maxMs / 50).toFixed(2)}x the 50 ms target`);

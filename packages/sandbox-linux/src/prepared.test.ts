@@ -276,6 +276,39 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
     expect(preparedFolders(tmpDir)).toEqual([]);
   });
 
+  it("the next sandbox is prepared once the run's sandbox is set up, not before it starts", async () => {
+    const tmpDir = join(s.root, 'after-setup-tmp');
+    mkdirSync(tmpDir);
+    const sb = s.sandbox({ tmpDir, prepare: 'on' });
+    // the run's own processes carry this word (bwrap's argv, then the command's) from its start on
+    const token = `32.${process.pid}${Date.now() % 1000}`;
+    const seen: number[] = [];
+    const target = sb as unknown as { prepareNext: (...args: unknown[]) => void };
+    const prepareNext = target.prepareNext.bind(sb);
+    target.prepareNext = (...args: unknown[]) => {
+      seen.push(withArg(token).length);
+      prepareNext(...args);
+    };
+    const abort = new AbortController();
+    try {
+      // cold: nothing is prepared for this policy yet
+      const running = sb.run(req(s, ['sh', '-c', `exec sleep ${token}`], { signal: abort.signal }));
+      try {
+        await until(() => seen.length > 0, 'a preparation started');
+        // a preparation started before the run's bwrap took the CPU from its set-up (and its synchronous part held the release)
+        expect(seen[0]).toBeGreaterThan(0);
+      } finally {
+        abort.abort();
+        await running;
+      }
+      await sb.preparationsSettled();
+      expect(sb.preparedCounts().prepared).toBe(DEFAULT_PREPARED_PER_KEY);
+    } finally {
+      await sb.close();
+    }
+    expect(preparedFolders(tmpDir)).toEqual([]);
+  });
+
   it('two are kept per policy: two runs back to back both take a prepared sandbox; close() leaves neither', async () => {
     const tmpDir = join(s.root, 'two-tmp');
     mkdirSync(tmpDir);

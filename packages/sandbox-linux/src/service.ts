@@ -524,14 +524,18 @@ export class LinuxSandbox implements SandboxService {
         );
       }
       if (model.kind === 'overlay') {
-        // the next sandboxes of this policy are prepared while this one runs, from this run's scan
-        // (made a moment ago: a second scan of the same host would cost the walks thread as much
-        // again on every call), so a run right after it finds one ready. Nothing is trusted for it:
-        // the run that takes it scans again and compares (releasePrepared), any difference goes cold.
-        if (key !== undefined) this.prepareNext(key, request, tools, model, facts);
         const taken = warm;
         warm = undefined; // the overlay run owns it now
-        const result = await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p), taken);
+        // the next sandboxes of this policy are prepared while this one runs, from this run's scan
+        // (a second scan of the same host would cost the walks thread as much again on every call),
+        // so a run right after it finds one ready. Started once the command is released, not before
+        // its set-up: a preparation's synchronous part (translation, plan, path identities, layers)
+        // sat between this run's scan and its release, and its processes (root map, bwrap, the
+        // shim's python) took the CPU from this run's own set-up. Nothing is trusted for it: the run
+        // that takes it scans again and compares (releasePrepared), any difference goes cold.
+        const prepareNext = key === undefined ? undefined : () => this.prepareNext(key, request, tools, model, facts);
+        const result = await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p), taken, prepareNext);
+        // topped up after it from a scan of its own: this run's commit may have changed the host
         if (key !== undefined) this.prepareNext(key, request, tools, model);
         return result;
       }
@@ -584,9 +588,10 @@ export class LinuxSandbox implements SandboxService {
     model: ModelChoice & { kind: 'overlay' },
     afterResult: (removal: Promise<unknown>) => void,
     warm?: Warm,
+    onRelease?: () => void,
   ): Promise<SandboxRunResult> {
     const { policy } = request;
-    if (warm) return await this.releasePrepared(request, tools, dir, translation, facts, model, afterResult, warm);
+    if (warm) return await this.releasePrepared(request, tools, dir, translation, facts, model, afterResult, warm, onRelease);
     let overlays: RunOverlays;
     let layersDir: string;
     try {
@@ -599,7 +604,7 @@ export class LinuxSandbox implements SandboxService {
       throw unavailable(`the run's overlay layers could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
     const runPlan = this.runPlan(request, translation, tools, model, overlays.hideArgs, (bwrap, args, rootMap) => overlays.command(bwrap, args, rootMap));
-    return await this.finishOverlay(request, translation, dir, overlays, afterResult, await this.spawn(request, translation, runPlan, tools, () => {}, dir, overlays));
+    return await this.finishOverlay(request, translation, dir, overlays, afterResult, await this.spawn(request, translation, runPlan, tools, () => {}, dir, overlays, undefined, onRelease));
   }
 
   /** The overlay run's commit and result, after its command ended. */
@@ -679,6 +684,11 @@ export class LinuxSandbox implements SandboxService {
    */
   private async prepareOne(key: string, request: SandboxRunRequest, tools: RunTools, model: ModelChoice & { kind: 'overlay' }, scanned?: HostFacts): Promise<Warm | undefined> {
     const { policy, cwd } = request;
+    // each preparation's synchronous part (translation, plan, path identities, layers) is a turn of
+    // the event loop of its own, not part of the turn that started it: two of them there held the
+    // loop for both (and a run's release behind them)
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.closing) return undefined;
     const dir = new RunDir(this.tmp);
     const shim = shimRequest(request, tools.rootMap!.python, basename(dir.path));
     let child: Started | undefined;
@@ -784,6 +794,7 @@ export class LinuxSandbox implements SandboxService {
     model: ModelChoice & { kind: 'overlay' },
     afterResult: (removal: Promise<unknown>) => void,
     warm: Warm,
+    onRelease?: () => void,
   ): Promise<SandboxRunResult> {
     const { policy } = request;
     const overlays = warm.overlays;
@@ -802,7 +813,7 @@ export class LinuxSandbox implements SandboxService {
     this.counts.used++;
     const token = randomBytes(16).toString('hex');
     const payload = shimPayload(request, { ...request.env, ...tmpEnv(policy.tmp) }, token);
-    const spawned = await this.spawn(request, translation, now, tools, () => {}, dir, overlays, { prepared: warm, payload, token });
+    const spawned = await this.spawn(request, translation, now, tools, () => {}, dir, overlays, { prepared: warm, payload, token }, onRelease);
     return await this.finishOverlay(request, translation, dir, overlays, afterResult, spawned);
   }
 
@@ -867,6 +878,7 @@ export class LinuxSandbox implements SandboxService {
     dir: RunDir,
     overlays?: RunOverlays,
     warm?: { readonly prepared: Warm; readonly payload: Buffer; readonly token: string },
+    onRelease?: () => void,
   ): Promise<SandboxRunResult> {
     const netOn = request.policy.network === 'on';
     const net = netOn ? planNetwork(request.policy, this.options.nft ?? 'nft') : undefined;
@@ -998,6 +1010,7 @@ export class LinuxSandbox implements SandboxService {
           else feed = feedStdin(request.stdin, child.stdin);
         });
       } else state = released(state, () => child.release());
+      if (state.kind === 'released') onRelease?.(); // the command runs: what waits for that starts (prepared sandboxes)
       const r = await child.ended;
       // a prepared sandbox's shim marks its own failures with the run's token (prepared.ts SHIM_FAILED); the line goes
       const shim = warm ? shimFailure(err.text(), warm.token) : undefined;
