@@ -1,4 +1,5 @@
-import { chmodSync, chownSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { reusedScanCount } from './scan-reuse.js';
@@ -114,6 +115,26 @@ describe('the scan kept in a file between processes', () => {
       expect(reusedScanCount(s.home)).toBe(before + 1);
     } finally {
       rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it("a writer killed (SIGKILL) before its rename leaves a temp, which the next writer removes; a live writer's is left alone", async () => {
+    const dead = spawnSync('true').pid!; // ended: its pid names no process now
+    const cache = join(s.data, 'cache');
+    await freshRun(['true']);
+    const left = join(cache, `linux-scan-reuse.json.${dead}.0123456789ab.tmp`);
+    const live = join(cache, `linux-scan-reuse.json.${process.pid}.0123456789ab.tmp`);
+    writeFileSync(left, '{"v":1,"wal', { mode: 0o600 }); // torn mid-write
+    writeFileSync(live, '{"v":1,"wal', { mode: 0o600 });
+    try {
+      writeFileSync(secret(), 'TOKEN=LEAKED\n'); // the walk changes: the file is written again
+      const r = await freshRun(['cat', secret()]);
+      expect(r.stdout).toBe('');
+      expect(existsSync(left)).toBe(false);
+      expect(existsSync(live)).toBe(true);
+    } finally {
+      rmSync(live, { force: true });
+      rmSync(left, { force: true });
     }
   });
 
