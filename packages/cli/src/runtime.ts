@@ -104,7 +104,8 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
  */
 async function dropEmptySessionTmp(kernel: Kernel, turn: OriginTurn): Promise<void> {
   try {
-    rmdirSync((await kernel.get(reachView).reachOf(turn)).sessionTmp);
+    const reach = await kernel.get(reachView).reachOf(turn);
+    if (reach.exec !== 'none') rmdirSync(reach.sessionTmp);
   } catch {
     // not empty (kept, as the run said), or gone
   }
