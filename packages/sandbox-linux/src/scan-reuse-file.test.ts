@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { reusedScanCount } from './scan-reuse.js';
@@ -138,6 +138,23 @@ describe('the scan kept in a file between processes', () => {
     }
   });
 
+  it.skipIf(process.getuid?.() !== 0)('a directory with a .env mounted over a listed directory after the file was written: hidden from the next process', async () => {
+    const other = join(s.root, 'mounted');
+    mkdirSync(other, { recursive: true });
+    writeFileSync(join(other, '.env'), 'TOKEN=LEAKED\n');
+    await freshRun(['true']);
+    await freshRun(['true']); // the home's walks are in the file now
+    expect(spawnSync('mount', ['--bind', other, join(s.home, 'code')]).status).toBe(0);
+    try {
+      const r = await freshRun(['cat', secret()]);
+      expect(r.stdout).not.toContain('LEAKED');
+      expect(r.stdout).toBe('');
+    } finally {
+      spawnSync('umount', [join(s.home, 'code')]);
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
   describe('a planted file claiming the home holds nothing, with every stamp right', () => {
     // the control: this user's own file is trusted, so the forgery would hide nothing if it were read
     it("is used when it is this user's own (why no one else may write it)", async () => {
@@ -157,6 +174,7 @@ describe('the scan kept in a file between processes', () => {
         rmSync(file);
         symlinkSync(elsewhere, file);
       }, /symlink/],
+      ['with a second hard link (another name that could be written)', () => linkSync(file, join(s.root, 'forged-link.json')), /other hard links/],
       ['not JSON (a torn write)', () => writeFileSync(file, '{"v":1,"walks":[{"key"', { mode: 0o600 }), /not JSON/],
       ['of another shape', () => writeFileSync(file, JSON.stringify({ v: 1, walks: [{ key: 'x', witnesses: [], value: {} }] }), { mode: 0o600 }), /not kept walks/],
     ];
