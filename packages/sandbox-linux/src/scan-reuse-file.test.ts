@@ -147,11 +147,28 @@ describe('the scan kept in a file between processes', () => {
     expect(spawnSync('mount', ['--bind', other, join(s.home, 'code')]).status).toBe(0);
     try {
       const r = await freshRun(['cat', secret()]);
+      expect(r.exitCode).toBe(0); // an empty stand-in was read
       expect(r.stdout).not.toContain('LEAKED');
       expect(r.stdout).toBe('');
     } finally {
       spawnSync('umount', [join(s.home, 'code')]);
       rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it('a .env made later in a directory whose name is not UTF-8: hidden from the next process', async () => {
+    const odd = Buffer.concat([Buffer.from(`${join(s.home, 'code')}/`), Buffer.from([0x6f, 0xff, 0x64])]);
+    mkdirSync(odd);
+    try {
+      await freshRun(['true']);
+      await freshRun(['true']);
+      writeFileSync(Buffer.concat([odd, Buffer.from('/.env')]), 'TOKEN=LEAKED\n');
+      const r = await freshRun(['sh', '-c', `cat ${join(s.home, 'code')}/o*d/.env`]);
+      expect(r.exitCode).toBe(0); // the name was found and read: an empty stand-in
+      expect(r.stdout).not.toContain('LEAKED');
+      expect(r.stdout).toBe('');
+    } finally {
+      rmSync(odd, { recursive: true, force: true });
     }
   });
 
