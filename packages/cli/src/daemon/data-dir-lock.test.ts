@@ -2,7 +2,7 @@
 // namespace of its own (a container given the same data directory). Its pid names another process
 // here, or none, so the lock looked stale and was taken over: two daemons on one data directory.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { claimDataDir, DataDirInUseError, LOCK_FILE } from './data-dir-lock.js';
@@ -97,6 +97,15 @@ describe('the data directory lock', () => {
     const release = claimDataDir(dir);
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
     release();
+  });
+
+  it('a lock file with a second name (a hard link to another file) is refused, and that file is left as it was', () => {
+    const dir = fresh();
+    const other = join(dir, 'notes.txt');
+    writeFileSync(other, 'mine\n');
+    linkSync(other, join(dir, LOCK_FILE));
+    expect(() => claimDataDir(dir)).toThrow(/has 2 names \(hard links\)/);
+    expect(readFileSync(other, 'utf8')).toBe('mine\n');
   });
 });
 

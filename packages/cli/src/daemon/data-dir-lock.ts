@@ -183,7 +183,10 @@ export function claimDataDir(dataDir: string): () => void {
     }
     let keep = false;
     try {
-      if (!fstatSync(fd).isFile()) throw new DataDirInUseError('data-dir-in-use', `the data directory ${dataDir} has a lock ${file} that is not a regular file, so this daemon did not start.`, { fix: `If no aalis daemon runs on ${dataDir}, remove ${file} and start again.` });
+      const opened = fstatSync(fd);
+      // a second name for it (a hard link) would be another file this daemon truncates and writes
+      const odd = !opened.isFile() ? 'is not a regular file' : opened.nlink !== 1 ? `has ${opened.nlink} names (hard links): another file would be overwritten` : undefined;
+      if (odd !== undefined) throw new DataDirInUseError('data-dir-in-use', `the data directory ${dataDir} has a lock ${file} that ${odd}, so this daemon did not start.`, { fix: `If no aalis daemon runs on ${dataDir}, remove ${file} and start again.` });
       if (!tryLock(fd, dataDir)) throw heldBy(dataDir, file);
       // The file locked must still be the one at the path: a holder that stopped meanwhile removed
       // it, and a lock on a removed file would let the next daemon lock a new one beside this.
