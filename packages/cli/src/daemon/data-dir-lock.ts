@@ -184,6 +184,7 @@ export function claimDataDir(dataDir: string): () => void {
     let keep = false;
     try {
       const opened = fstatSync(fd);
+      if (opened.nlink === 0) continue; // removed by a holder's stop since it was opened: open the new one
       // a second name for it (a hard link) would be another file this daemon truncates and writes
       const odd = !opened.isFile() ? 'is not a regular file' : opened.nlink !== 1 ? `has ${opened.nlink} names (hard links): another file would be overwritten` : undefined;
       if (odd !== undefined) throw new DataDirInUseError('data-dir-in-use', `the data directory ${dataDir} has a lock ${file} that ${odd}, so this daemon did not start.`, { fix: `If no aalis daemon runs on ${dataDir}, remove ${file} and start again.` });
