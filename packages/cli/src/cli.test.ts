@@ -67,6 +67,21 @@ describe('aalis exec', () => {
     expect(readFileSync(join(workspace, 'in-workspace.txt'), 'utf8')).toBe('made\n');
   }, 60_000);
 
+  it("leaves no empty session temp under <data>/tmp (one per run, never met again); what the command wrote there is kept", () => {
+    const own = join(root, 'data-session-tmp');
+    const tmpOf = () => (existsSync(join(own, 'tmp')) ? readdirSync(join(own, 'tmp')) : []);
+    for (const args of [['exec', '--', 'true'], ['exec', '--', 'sh', '-c', 'echo "$TMPDIR" >&2'], ['explain', 'read', workspace], ['policy']]) {
+      const result = aalis(args, { env: { AALIS_DATA: own } });
+      expect({ args, status: result.status, stderr: result.stderr }).toMatchObject({ status: 0 });
+      expect({ args, left: tmpOf() }).toEqual({ args, left: [] });
+    }
+    const kept = aalis(['exec', '--', 'sh', '-c', 'echo kept > "$TMPDIR/note"'], { env: { AALIS_DATA: own } });
+    expect(kept.status).toBe(0);
+    const left = tmpOf();
+    expect(left).toHaveLength(1);
+    expect(readFileSync(join(own, 'tmp', left[0]!, 'note'), 'utf8')).toBe('kept\n');
+  }, 120_000);
+
   it("gives the command this terminal's environment without starting a login shell", () => {
     // $SHELL is a "login shell" that leaves a mark and adds a variable: exec must use neither
     const marker = join(root, 'login-shell-ran');

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmdirSync } from 'node:fs';
 import { sandboxPlugin } from '@aalis/api-reach';
 import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
-import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
+import { reachBindings, reachPlugin, reachView } from '@aalis/plugin-reach';
 import { sandboxOf } from './backends.js';
 import { type DataDirChoice, otherInstances } from './data-dir.js';
 import { installOf, terminalIdentity } from './install.js';
@@ -86,5 +86,27 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   }
   kernel.get(reachBindings).bind(session, { home: options.cwd, extraRoots: options.allowWrite });
   const turn: OriginTurn = { session: { id: session }, platform: 'cli', speaker: who, authorised: who, inbound: { id: `cli-${Date.now()}` }, category: 'own' };
-  return { kernel, turn, stop };
+  return {
+    kernel,
+    turn,
+    stop: async () => {
+      await dropEmptySessionTmp(kernel, turn);
+      await stop();
+    },
+  };
+}
+
+/**
+ * The session's temp (`<data>/tmp/session-…`) is named after the session, and a one-shot run's
+ * session is never met again: left empty, it was one more directory under `<data>/tmp` for every
+ * run. It is removed when empty (rmdir: never what the command left there, which the run's note
+ * says is kept, and never through a symlink).
+ */
+async function dropEmptySessionTmp(kernel: Kernel, turn: OriginTurn): Promise<void> {
+  try {
+    const reach = await kernel.get(reachView).reachOf(turn);
+    if (reach.exec !== 'none') rmdirSync(reach.sessionTmp);
+  } catch {
+    // not empty (kept, as the run said), or gone
+  }
 }

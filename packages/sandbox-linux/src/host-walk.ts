@@ -1,4 +1,5 @@
 import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync } from 'node:fs';
+import { StampedDevices } from './stamped-file-system.js';
 import { decodeName, encodePath } from './host-names.js';
 import { type DirId, DirMovedError, idOf } from './dir-cursor.js';
 import { isWithin } from './rule-match.js';
@@ -163,9 +164,10 @@ export class ListingCache {
   /**
    * Entries counted in `path` when it is a directory the walk need not open at all: its kept
    * listing holds nothing (no subdirectory, no match) and `lstat` through its parent's descriptor
-   * still shows the same device, inode and ctime. Undefined otherwise (open and list it).
+   * still shows the same device, inode and ctime, on a file system of `stamped`'s. Undefined
+   * otherwise (open and list it).
    */
-  emptyLeaf(path: string, parentFd: number, name: Buffer, seen?: (stamp: DirStamp, at: bigint) => void): number | undefined {
+  emptyLeaf(path: string, parentFd: number, name: Buffer, seen: ((stamp: DirStamp, at: bigint) => void) | undefined, stamped: StampedDevices): number | undefined {
     const c = this.map.get(path);
     if (!c?.settled || c.entries.length > 0) return undefined;
     let st: DirStamp;
@@ -176,6 +178,7 @@ export class ListingCache {
       return undefined; // gone or unreachable: opening it says which
     }
     if (!this.get(path, st)) return undefined;
+    if (!stamped.has(st.dev, atFd(parentFd, name))) return undefined; // listed afresh: its stamp does not tell
     seen?.(st, at);
     return c.count;
   }
@@ -213,6 +216,7 @@ export class ListingCache {
  */
 export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIVE_INFINITY, cache?: ListingCache): number {
   let visited = 0;
+  const stamped = new StampedDevices();
   const stack: Frame[] = [];
   const list = (fd: number, path: string): readonly Listed[] => {
     if (!cache) {
@@ -228,6 +232,12 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
     const now = nowNs(); // before the listing: a change after it has a later ctime
     const st = fstatSync(fd, { bigint: true });
     walker.listed?.(path, st, now);
+    // only where the kernel keeps the stamp: elsewhere it need not change with the entries (stamped-file-system.ts)
+    if (!stamped.has(st.dev, `/proc/self/fd/${fd}`)) {
+      const all = readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer', withFileTypes: true }).map((e) => ({ name: e.name, type: typeOf(e) }));
+      visited += all.length;
+      return all;
+    }
     const hit = cache.get(path, st);
     if (hit) {
       visited += hit.count;
@@ -304,7 +314,7 @@ export function walkTree(root: string, walker: Walker, maxDepth = Number.POSITIV
         visited += known;
         continue;
       }
-      const leaf = cache?.emptyLeaf(path, dirFd, e.name, walker.listed && ((st, at) => walker.listed!(path, st, at))); // one lstat instead of open, fstat, close
+      const leaf = cache?.emptyLeaf(path, dirFd, e.name, walker.listed && ((st, at) => walker.listed!(path, st, at)), stamped); // one lstat instead of open, fstat, close
       if (leaf !== undefined) visited += leaf;
       else enter(path, () => openDir(atFd(dirFd, e.name)), depth);
     }

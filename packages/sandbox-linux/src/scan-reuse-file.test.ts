@@ -1,4 +1,5 @@
-import { chmodSync, chownSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { reusedScanCount } from './scan-reuse.js';
@@ -117,6 +118,60 @@ describe('the scan kept in a file between processes', () => {
     }
   });
 
+  it("a writer killed (SIGKILL) before its rename leaves a temp, which the next writer removes; a live writer's is left alone", async () => {
+    const dead = spawnSync('true').pid!; // ended: its pid names no process now
+    const cache = join(s.data, 'cache');
+    await freshRun(['true']);
+    const left = join(cache, `linux-scan-reuse.json.${dead}.0123456789ab.tmp`);
+    const live = join(cache, `linux-scan-reuse.json.${process.pid}.0123456789ab.tmp`);
+    writeFileSync(left, '{"v":1,"wal', { mode: 0o600 }); // torn mid-write
+    writeFileSync(live, '{"v":1,"wal', { mode: 0o600 });
+    try {
+      writeFileSync(secret(), 'TOKEN=LEAKED\n'); // the walk changes: the file is written again
+      const r = await freshRun(['cat', secret()]);
+      expect(r.stdout).toBe('');
+      expect(existsSync(left)).toBe(false);
+      expect(existsSync(live)).toBe(true);
+    } finally {
+      rmSync(live, { force: true });
+      rmSync(left, { force: true });
+    }
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('a directory with a .env mounted over a listed directory after the file was written: hidden from the next process', async () => {
+    const other = join(s.root, 'mounted');
+    mkdirSync(other, { recursive: true });
+    writeFileSync(join(other, '.env'), 'TOKEN=LEAKED\n');
+    await freshRun(['true']);
+    await freshRun(['true']); // the home's walks are in the file now
+    expect(spawnSync('mount', ['--bind', other, join(s.home, 'code')]).status).toBe(0);
+    try {
+      const r = await freshRun(['cat', secret()]);
+      expect(r.exitCode).toBe(0); // an empty stand-in was read
+      expect(r.stdout).not.toContain('LEAKED');
+      expect(r.stdout).toBe('');
+    } finally {
+      spawnSync('umount', [join(s.home, 'code')]);
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it('a .env made later in a directory whose name is not UTF-8: hidden from the next process', async () => {
+    const odd = Buffer.concat([Buffer.from(`${join(s.home, 'code')}/`), Buffer.from([0x6f, 0xff, 0x64])]);
+    mkdirSync(odd);
+    try {
+      await freshRun(['true']);
+      await freshRun(['true']);
+      writeFileSync(Buffer.concat([odd, Buffer.from('/.env')]), 'TOKEN=LEAKED\n');
+      const r = await freshRun(['sh', '-c', `cat ${join(s.home, 'code')}/o*d/.env`]);
+      expect(r.exitCode).toBe(0); // the name was found and read: an empty stand-in
+      expect(r.stdout).not.toContain('LEAKED');
+      expect(r.stdout).toBe('');
+    } finally {
+      rmSync(odd, { recursive: true, force: true });
+    }
+  });
+
   describe('a planted file claiming the home holds nothing, with every stamp right', () => {
     // the control: this user's own file is trusted, so the forgery would hide nothing if it were read
     it("is used when it is this user's own (why no one else may write it)", async () => {
@@ -136,6 +191,7 @@ describe('the scan kept in a file between processes', () => {
         rmSync(file);
         symlinkSync(elsewhere, file);
       }, /symlink/],
+      ['with a second hard link (another name that could be written)', () => linkSync(file, join(s.root, 'forged-link.json')), /other hard links/],
       ['not JSON (a torn write)', () => writeFileSync(file, '{"v":1,"walks":[{"key"', { mode: 0o600 }), /not JSON/],
       ['of another shape', () => writeFileSync(file, JSON.stringify({ v: 1, walks: [{ key: 'x', witnesses: [], value: {} }] }), { mode: 0o600 }), /not kept walks/],
     ];

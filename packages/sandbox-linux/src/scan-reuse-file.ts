@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { WITNESS_LINE } from './scan-reuse.js';
 
@@ -112,6 +112,7 @@ export function storeReuseFile<T>(file: string, walks: readonly PersistedWalk<T>
     }
     renameSync(temp, file);
     temp = undefined;
+    dropDeadWritersTemps(file);
   } catch {
     // the next process walks again
   } finally {
@@ -120,6 +121,39 @@ export function storeReuseFile<T>(file: string, walks: readonly PersistedWalk<T>
         unlinkSync(temp);
       } catch {
         // gone already
+      }
+    }
+  }
+}
+
+/** Whether process `pid` runs (or is another user's: then it is not this one's writer to judge). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temps of writers that died before their rename (a SIGKILLed `aalis exec`): each
+ * would stay in the cache directory for good. Only this file's own temp names of a pid that no
+ * longer runs, and only a regular file of this user (unlink never follows a symlink).
+ */
+function dropDeadWritersTemps(file: string): void {
+  const dir = dirname(file);
+  const prefix = `${basename(file)}.`;
+  for (const name of readdirSync(dir)) {
+    const m = name.startsWith(prefix) ? /^(\d+)\.[0-9a-f]{12}\.tmp$/.exec(name.slice(prefix.length)) : null;
+    if (!m || alive(Number(m[1]))) continue;
+    const path = join(dir, name);
+    const st = lstatSync(path, { throwIfNoEntry: false });
+    if (st?.isFile() && st.uid === process.geteuid!()) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // gone already (another writer's sweep)
       }
     }
   }

@@ -2,6 +2,7 @@ import { lstatSync } from 'node:fs';
 import type { DirStamp } from './host-walk.js';
 import { encodePath } from './host-names.js';
 import type { PersistedWalk } from './scan-reuse-file.js';
+import { StampedDevices } from './stamped-file-system.js';
 
 /*
  * Each walk of the pattern half of a scan (scan.ts's findPatternMatches: the workspace, the home
@@ -45,6 +46,7 @@ interface Kept<T> {
 export class ScanWitness {
   readonly dirs: Witness[] = [];
   private spoiled = false;
+  private readonly stamped = new StampedDevices();
 
   constructor(private readonly settledNs: bigint) {}
 
@@ -52,6 +54,7 @@ export class ScanWitness {
   readonly listed = (path: string, stamp: DirStamp, at: bigint): void => {
     // changed within the clock's tick before the listing: a change after it might keep the same ctime
     if (stamp.ctimeNs >= at - this.settledNs) this.spoiled = true;
+    if (!this.spoiled && !this.stamped.has(stamp.dev, encodePath(path))) this.spoiled = true; // its stamp need not change when an entry does (stamped-file-system.ts)
     this.dirs.push({ path, stamp: { dev: stamp.dev, ino: stamp.ino, ctimeNs: stamp.ctimeNs } });
   };
 
@@ -68,6 +71,7 @@ export class ScanWitness {
 
 /** Whether every directory still has the stamp it had (looked up by path: a mount or a swap anywhere on the way shows as another device or inode). */
 function unchanged(witnesses: readonly Witness[]): boolean {
+  const stamped = new StampedDevices();
   for (const w of witnesses) {
     let st: DirStamp | undefined;
     try {
@@ -76,6 +80,7 @@ function unchanged(witnesses: readonly Witness[]): boolean {
       return false; // unreachable now (EACCES, ENAMETOOLONG): scan again, which says why
     }
     if (!st || st.ino !== w.stamp.ino || st.dev !== w.stamp.dev || st.ctimeNs !== w.stamp.ctimeNs) return false;
+    if (!stamped.has(st.dev, encodePath(w.path))) return false; // now on a file system whose stamps do not tell (a device number given again)
   }
   return true;
 }

@@ -1,9 +1,20 @@
 /*
- * Run by data-dir-lock.test.ts, in a pid namespace of its own: takes the data directory's lock as
- * a daemon would, says so on stdout, and holds it until killed.
+ * Run by data-dir-lock.test.ts: takes the data directory's lock as a daemon would, says so on
+ * stdout (`held <pid>`, or `refused <code>`), and holds it until killed. With a second argument
+ * (ms since the epoch) it waits for that moment first. It says `claiming` on stderr as it starts
+ * the claim.
  */
 import { claimDataDir } from './data-dir-lock.js';
 
-claimDataDir(process.argv[2]!);
-process.stdout.write(`held ${process.pid}\n`);
+const at = Number(process.argv[3] ?? 0);
+while (Date.now() < at) {
+  // busy: the moment matters, not the CPU
+}
+process.stderr.write('claiming\n');
+try {
+  claimDataDir(process.argv[2]!);
+  process.stdout.write(`held ${process.pid}\n`);
+} catch (e) {
+  process.stdout.write(`refused ${(e as { code?: string }).code ?? (e as Error).message}\n`);
+}
 setInterval(() => {}, 60_000);

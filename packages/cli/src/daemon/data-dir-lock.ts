@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { linkSync, lstatSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { AalisError } from '@aalis/core';
 import { z } from 'zod';
@@ -101,81 +101,127 @@ function elsewhere(dataDir: string, file: string, holder: Holder): DataDirInUseE
   );
 }
 
+/** Exit status of the lock helper when another open file holds the lock (flock(1) `--conflict-exit-code`). */
+const HELD = 75;
+
 /**
- * Takes the data directory for this daemon, or refuses with {@link DataDirInUseError} when a
- * running daemon holds it: the token, the conversation index, the sandboxes found by path under
- * the data directory at the stop, all assume one daemon. The lock is `<data>/daemon.lock`, made
- * whole under a temporary name and linked into place (a link never replaces a file or follows a
- * symlink there), naming this process's id and start time, the boot and the pid namespace. A
- * lock whose process is gone (a killed daemon, or any of an earlier boot) is taken over; one of
- * another pid namespace of this boot is refused (its pid cannot be looked up here). A stale lock
- * is renamed aside first, so of two daemons starting together only one takes it. Resolves to what gives the lock up at the stop.
+ * Takes a BSD lock (flock(2)) on the open file `fd`, without waiting; Node has no flock, so a helper
+ * given the file as its fd 3 takes it and exits. The lock belongs to the open file, which stays open
+ * here: it lasts as long as this process (the kernel drops it when the process dies, however it
+ * dies), and a process that opens the file on its own cannot take it meanwhile. `flock(1)`
+ * (util-linux), else perl's flock (macOS). Throws when neither can say.
  */
-export function claimDataDir(dataDir: string): () => void {
-  const file = join(dataDir, LOCK_FILE);
+function tryLock(fd: number, dataDir: string): boolean {
+  const helpers: [string, string[]][] = [
+    ['flock', ['--exclusive', '--nonblock', '--conflict-exit-code', String(HELD), '3']],
+    ['perl', ['-MFcntl=:flock', '-e', `open(my $f, "+<&=", 3) or exit 2; flock($f, LOCK_EX | LOCK_NB) or exit ${HELD}; exit 0`]],
+  ];
+  const tried: string[] = [];
+  for (const [command, args] of helpers) {
+    const r = spawnSync(command, args, { stdio: ['ignore', 'ignore', 'pipe', fd], encoding: 'utf8' });
+    if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') {
+      tried.push(`${command}: not found`);
+      continue;
+    }
+    if (r.status === 0) return true;
+    if (r.status === HELD) return false;
+    tried.push(`${command}: ${r.error?.message ?? `exit ${r.status ?? r.signal}`}${r.stderr ? ` (${r.stderr.trim()})` : ''}`);
+    break;
+  }
+  throw new DataDirInUseError('data-dir-in-use', `the data directory ${dataDir}'s lock could not be taken (${tried.join('; ')}), so whether another daemon runs on it is unknown and this daemon did not start.`, {
+    fix: 'Install flock (util-linux) or perl, or check that the data directory is on a file system that supports locks.',
+  });
+}
+
+/** The holder as this process sees it: what `claimDataDir` writes into the lock. */
+function ownHolder(): Holder {
   const boot = bootId();
   const pidns = pidNamespace();
-  const own: Holder = {
+  return {
     pid: process.pid,
     ...(startOf(process.pid) !== undefined ? { start: startOf(process.pid) as string } : {}),
     startedAt: new Date().toISOString(),
     ...(boot !== undefined ? { boot } : {}),
     ...(pidns !== undefined ? { pidns } : {}),
   };
-  const temp = join(dataDir, `${LOCK_FILE}.${process.pid}.${randomBytes(6).toString('hex')}`);
-  writeFileSync(temp, `${JSON.stringify(own)}\n`, { mode: 0o600, flag: 'wx' });
-  try {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        linkSync(temp, file);
-        return () => release(file, own);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      }
-      const holder = holderOf(file);
-      if (holder === undefined) continue; // given up meanwhile
-      if ('unreadable' in holder) {
-        throw new DataDirInUseError('data-dir-in-use', `the data directory ${dataDir} has a lock ${file} that cannot be judged (${holder.unreadable}), so this daemon did not start.`, {
-          fix: `If no aalis daemon runs on ${dataDir}, remove ${file} and start again.`,
-        });
-      }
-      const live = running(holder);
-      if (live === 'elsewhere') throw elsewhere(dataDir, file, holder);
-      if (live) throw inUse(dataDir, holder);
-      // A dead daemon's lock: moved aside under a name of our own, then judged again there, so a
-      // live lock another starting daemon linked in meanwhile is put back, not removed.
-      const aside = `${temp}.stale`;
-      try {
-        renameSync(file, aside);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw error;
-      }
-      const moved = holderOf(aside);
-      const movedLive = moved !== undefined && !('unreadable' in moved) ? running(moved) : false;
-      if (movedLive !== false) {
-        try {
-          linkSync(aside, file);
-        } finally {
-          unlinkSync(aside);
-        }
-        throw movedLive === 'elsewhere' ? elsewhere(dataDir, file, moved as Holder) : inUse(dataDir, moved as Holder);
-      }
-      unlinkSync(aside);
-    }
-    throw new DataDirInUseError('data-dir-in-use', `the data directory ${dataDir} was taken and given up by other daemons while this one started, so it did not start.`, { fix: 'Start it again once the other daemon is up or gone.' });
-  } finally {
-    unlinkSync(temp);
-  }
 }
 
-/** Gives the lock up, if it is still this daemon's. */
-function release(file: string, own: Holder): void {
+/** The refusal for a lock another open file holds, naming the holder when its file says who (it may not have written it yet). */
+function heldBy(dataDir: string, file: string): DataDirInUseError {
   const holder = holderOf(file);
-  if (holder === undefined || 'unreadable' in holder || holder.pid !== own.pid || holder.startedAt !== own.startedAt) return;
+  if (holder === undefined || 'unreadable' in holder) {
+    return new DataDirInUseError('data-dir-in-use', `another aalis daemon is starting on the data directory ${dataDir} (it holds ${file}), so this one did not start.`, {
+      fix: 'Use that daemon once it is up, stop it first, or give this one its own data directory (--data DIR or another --dir).',
+    });
+  }
+  const ns = pidNamespace();
+  return holder.pidns !== undefined && ns !== undefined && holder.pidns !== ns ? elsewhere(dataDir, file, holder) : inUse(dataDir, holder);
+}
+
+/**
+ * Takes the data directory for this daemon, or refuses with {@link DataDirInUseError} when a
+ * running daemon holds it: the token, the conversation index, the sandboxes found by path under
+ * the data directory at the stop, all assume one daemon. The lock is a kernel lock (flock) on
+ * `<data>/daemon.lock`, held for the life of this process: the kernel lets exactly one process
+ * hold it, in any pid namespace, and drops it when the holder dies (no stale lock to judge, so no
+ * take-over to race: it used to be renamed aside and judged, and of three daemons started together
+ * two could run). The file names the holder (pid and start time, boot, pid namespace) for the
+ * refusal's message; one that names a daemon of an older version, which did not lock it and still
+ * runs here, is refused too. Resolves to what gives the lock up at the stop.
+ */
+export function claimDataDir(dataDir: string): () => void {
+  const file = join(dataDir, LOCK_FILE);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new DataDirInUseError('data-dir-in-use', `the data directory ${dataDir} has a lock ${file} that cannot be opened (${code === 'ELOOP' ? 'it is a symlink' : (code ?? (error as Error).message)}), so this daemon did not start.`, {
+        fix: `If no aalis daemon runs on ${dataDir}, remove ${file} and start again.`,
+      });
+    }
+    let keep = false;
+    try {
+      const opened = fstatSync(fd);
+      if (opened.nlink === 0) continue; // removed by a holder's stop since it was opened: open the new one
+      // a second name for it (a hard link) would be another file this daemon truncates and writes
+      const odd = !opened.isFile() ? 'is not a regular file' : opened.nlink !== 1 ? `has ${opened.nlink} names (hard links): another file would be overwritten` : undefined;
+      if (odd !== undefined) throw new DataDirInUseError('data-dir-in-use', `the data directory ${dataDir} has a lock ${file} that ${odd}, so this daemon did not start.`, { fix: `If no aalis daemon runs on ${dataDir}, remove ${file} and start again.` });
+      if (!tryLock(fd, dataDir)) throw heldBy(dataDir, file);
+      // The file locked must still be the one at the path: a holder that stopped meanwhile removed
+      // it, and a lock on a removed file would let the next daemon lock a new one beside this.
+      const here = lstatSync(file, { throwIfNoEntry: false });
+      const mine = fstatSync(fd);
+      if (here === undefined || here.ino !== mine.ino || here.dev !== mine.dev) continue;
+      const before = holderOf(file);
+      // a daemon of an older version holds the directory by the file alone, without a kernel lock
+      if (before !== undefined && !('unreadable' in before) && running(before) === true && before.pid !== process.pid) throw inUse(dataDir, before);
+      const own = ownHolder();
+      const bytes = Buffer.from(`${JSON.stringify(own)}\n`);
+      ftruncateSync(fd, 0);
+      writeSync(fd, bytes, 0, bytes.length, 0);
+      keep = true;
+      return () => release(file, fd, own);
+    } finally {
+      if (!keep) closeSync(fd);
+    }
+  }
+  throw new DataDirInUseError('data-dir-in-use', `the data directory ${dataDir} was taken and given up by other daemons while this one started, so it did not start.`, { fix: 'Start it again once the other daemon is up or gone.' });
+}
+
+/** Gives the lock up: the file is removed while still locked (a daemon that opened it meanwhile sees it gone and opens the new one), then closed. */
+function release(file: string, fd: number, own: Holder): void {
   try {
-    unlinkSync(file);
+    const holder = holderOf(file);
+    if (holder !== undefined && !('unreadable' in holder) && holder.pid === own.pid && holder.startedAt === own.startedAt) unlinkSync(file);
   } catch {
     // gone already
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // closed already (a second release)
+    }
   }
 }

@@ -46,6 +46,20 @@ describe('a second daemon on the same data directory', () => {
     expect(() => readFileSync(join(dir, 'data', 'daemon.lock'))).toThrow(/ENOENT/);
   });
 
+  it('three started at once over a killed one\'s lock: exactly one runs, the others exit 1 naming it', { timeout: 180_000 }, async () => {
+    // the lock is the kernel's now (data-dir-lock.ts): whoever holds it runs, whatever the order
+    const killed = await startServe(dir);
+    await killed.stop('SIGKILL');
+    const starts = [0, 1, 2].map(() => startServe(dir).then((d) => ({ ok: true as const, d }), (e: Error) => ({ ok: false as const, e })));
+    const results = await Promise.all(starts);
+    const up = results.flatMap((r) => (r.ok ? [r.d] : []));
+    daemons.push(...up);
+    expect(up).toHaveLength(1);
+    for (const r of results) if (!r.ok) expect(r.e.message).toMatch(new RegExp(`another aalis daemon \\(pid ${up[0]!.child.pid}, started|another aalis daemon is starting`));
+    expect(JSON.parse(readFileSync(join(dir, 'data', 'daemon.lock'), 'utf8'))).toMatchObject({ pid: up[0]!.child.pid });
+    expect(await up[0]!.stop()).toBe(0);
+  });
+
   it("a daemon on another data directory: the first's stop leaves the second's running command alone", { timeout: 180_000 }, async () => {
     const first = await startServe(dir);
     daemons.push(first);
