@@ -56,6 +56,8 @@ import { ROOT_MAP_PY } from './root-map.helper.js';
 import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, pathsIdentity, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
 import { watchExec } from './exec-report.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
+import { endWithin, forcedEndLine, type SandboxRemains } from './bounded-end.js';
+import { findPython } from './system-python.js';
 
 /** How the Linux sandbox is set up. */
 export interface LinuxSandboxOptions {
@@ -155,6 +157,12 @@ export interface LinuxSandboxOptions {
    * `off` (the default): a library or one-shot run leaves the scheduler alone.
    */
   readonly cpuShare?: CpuShareSetting;
+  /**
+   * Where the service says what it had to do on its own that a log should show: a sandbox that did
+   * not end within its bound after its kill, and what was killed to end it (bounded-end.ts). A
+   * daemon logs these lines; default: none kept.
+   */
+  readonly onWarning?: (line: string) => void;
 }
 
 /** The {@link LinuxSandboxOptions.prepare} settings. */
@@ -646,6 +654,16 @@ export class LinuxSandbox implements SandboxService {
     return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...commit.refused])], ...(keptWrites ? { keptWrites } : {}) };
   }
 
+  /**
+   * Waits for a killed sandbox's end, bounded (bounded-end.ts): past the bound what remains of it is
+   * killed through its cgroup or verified pid namespace, then our ends of its pipes are closed. What
+   * that took is said through {@link LinuxSandboxOptions.onWarning}. Always resolves.
+   */
+  private async endBounded(what: string, child: Started, remains: SandboxRemains): Promise<void> {
+    const forced = await endWithin(child.ended, remains, () => child.dispose(), { python: findPython(this.options.python) });
+    if (forced) this.options.onWarning?.(forcedEndLine(what, remains, forced));
+  }
+
   /** A run's tear-down its result does not wait for; {@link close} waits for it. */
   private untilClosed(work: Promise<unknown>): void {
     const done = work.then(
@@ -743,7 +761,8 @@ export class LinuxSandbox implements SandboxService {
         }
         child.stdout.resume();
         child.stderr.resume();
-        await child.ended;
+        const started = child;
+        await this.endBounded('a sandbox being prepared', started, { runDir: dir.path, ...(pid === undefined ? {} : { pid }), ...(limit?.cgroup ? { cgroup: limit.cgroup } : {}) });
         child.dispose();
         if (pid !== undefined) await sandboxGone(pid);
       }
@@ -761,7 +780,8 @@ export class LinuxSandbox implements SandboxService {
     p.child.killBwrap();
     p.child.stdout.resume();
     p.child.stderr.resume();
-    await p.child.ended;
+    // bounded: a pid 1 that outlived bwrap would hold its FIFOs, and close() (a daemon's stop) with them, for ever
+    await this.endBounded('a prepared sandbox', p.child, { runDir: p.dir.path, pid: p.pid, ...(p.pidLimit.cgroup ? { cgroup: p.pidLimit.cgroup } : {}) });
     p.child.dispose();
     // bwrap reaped, its sandbox's pid 1 dies of it (parent-death signal) and takes the shim with it: waited for, so nothing outlives close()
     await sandboxGone(p.pid);
