@@ -3,10 +3,15 @@
 // kept the run folder's FIFOs open: close() waited for their end for ever. Here the same shape is
 // made with real processes: a bwrap run without `--die-with-parent`, so the sandbox's pid 1 (which
 // sets its parent-death signal only with that flag) survives the kill of the bwrap outside it.
-import { chmodSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OverlayScene, overlayScene, req } from './scene.testing.js';
+import { killRemains } from './bounded-end.js';
+import { findPidsCgroup, removeCgroup } from './pid-limit.js';
+import { type OverlayScene, overlayScene, req, until } from './scene.testing.js';
+import { findPython } from './system-python.js';
 import { findExecutable } from './tools.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -59,12 +64,77 @@ describe.skipIf(!isRoot)('a sandbox that outlives its bwrap (a root daemon, thro
       expect(held.length).toBeGreaterThan(0); // the prepared sandbox's bwrap, its pid 1 and its shim
       await sb.close();
       closed = true;
-      console.log(warnings);
       expect(held.filter(running)).toEqual([]);
       expect(holdersUnder(s.tmpDir)).toEqual([]);
-      expect(warnings.join('\n')).toMatch(/did not end within \d+ ms of its kill; killed \d+ of its processes/);
+      expect(warnings.join('\n')).toMatch(/did not end within \d+ ms of its kill; killed \d+ of its processes through its pid 1 \(verified\) and its pids cgroup/);
     } finally {
       if (!closed) for (const pid of holdersUnder(s.tmpDir)) process.kill(pid, 'SIGKILL'); // a failed test leaves nothing behind
+    }
+  });
+});
+
+describe.skipIf(!isRoot)('what remains of a sandbox is killed only through what the run owns', { timeout: 60_000 }, () => {
+  let root: string;
+  const started: ChildProcess[] = [];
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'aalis-remains-'));
+  });
+  afterAll(() => {
+    for (const c of started) c.kill('SIGKILL');
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  /** A process (and its pid) holding `file` open on fd 3; `pidns`: as pid 1 of a new pid namespace (its host pid is returned). */
+  async function holder(file: string, pidns: boolean): Promise<number> {
+    writeFileSync(file, '');
+    const script = 'exec 3<"$0"; sleep 600; :';
+    const c = pidns ? spawn('unshare', ['--pid', '--fork', 'sh', '-c', script, file], { stdio: 'ignore' }) : spawn('sh', ['-c', script, file], { stdio: 'ignore' });
+    started.push(c);
+    const parent = c.pid!;
+    let pid: number | undefined;
+    await until(() => {
+      // the one holding the file: sh itself, or (in a new pid namespace) unshare's child
+      const candidates = pidns ? readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number) : [parent];
+      pid = candidates.find((p) => holdersUnder(root).includes(p));
+      return pid !== undefined;
+    }, 'the holder');
+    return pid!;
+  }
+
+  it("the sandbox's pid is killed only while it is pid 1 of a pid namespace and holds an fd in the run's folder", async () => {
+    const run = join(root, 'run-a');
+    const other = join(root, 'run-b');
+    mkdirSync(run);
+    mkdirSync(other);
+    const notPid1 = await holder(join(run, 'out'), false);
+    const otherRun = await holder(join(other, 'out'), true);
+    const pid1 = await holder(join(run, 'err'), true);
+    for (const python of [findPython(), undefined]) {
+      expect(await killRemains({ runDir: run, pid: notPid1 }, python)).toEqual([]);
+      expect(await killRemains({ runDir: run, pid: otherRun }, python)).toEqual([]);
+    }
+    expect(running(notPid1) && running(otherRun)).toBe(true);
+    expect(await killRemains({ runDir: run, pid: pid1 }, findPython())).toEqual([pid1]);
+    await until(() => !running(pid1), 'pid 1 gone');
+  });
+
+  it("every process in the run's pids cgroup is killed, and nothing outside it", async () => {
+    const base = findPidsCgroup();
+    expect(base).toBeDefined();
+    mkdirSync(base!, { recursive: true });
+    const cgroup = join(base!, `aalis-remains-test-${process.pid}`);
+    mkdirSync(cgroup);
+    try {
+      const run = join(root, 'run-c');
+      mkdirSync(run);
+      const inside = [await holder(join(run, 'x'), false), await holder(join(run, 'y'), false)];
+      const outside = await holder(join(run, 'z'), false);
+      for (const pid of inside) writeFileSync(join(cgroup, 'cgroup.procs'), String(pid));
+      expect((await killRemains({ runDir: run, cgroup }, findPython())).sort()).toEqual(inside.sort());
+      await until(() => inside.every((p) => !running(p)), 'the cgroup emptied');
+      expect(running(outside)).toBe(true);
+    } finally {
+      await removeCgroup(cgroup);
     }
   });
 });

@@ -56,7 +56,7 @@ import { ROOT_MAP_PY } from './root-map.helper.js';
 import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, pathsIdentity, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
 import { watchExec } from './exec-report.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
-import { endWithin, forcedEndLine, type SandboxRemains } from './bounded-end.js';
+import { endWithin, type ForcedEnd, forcedEndLine, type SandboxRemains } from './bounded-end.js';
 import { findPython } from './system-python.js';
 
 /** How the Linux sandbox is set up. */
@@ -659,9 +659,14 @@ export class LinuxSandbox implements SandboxService {
    * killed through its cgroup or verified pid namespace, then our ends of its pipes are closed. What
    * that took is said through {@link LinuxSandboxOptions.onWarning}. Always resolves.
    */
-  private async endBounded(what: string, child: Started, remains: SandboxRemains): Promise<void> {
-    const forced = await endWithin(child.ended, remains, () => child.dispose(), { python: findPython(this.options.python) });
+  private async endBounded(what: string, child: Started, remains: SandboxRemains): Promise<ForcedEnd | undefined> {
+    // our read ends only: closing the setup sync fd (dispose) would release a sandbox still in its setup
+    const closeOurs = () => {
+      for (const s of [child.stdout, child.stderr, child.info]) s.destroy();
+    };
+    const forced = await endWithin(child.ended, remains, closeOurs, { python: findPython(this.options.python) });
     if (forced) this.options.onWarning?.(forcedEndLine(what, remains, forced));
+    return forced;
   }
 
   /** A run's tear-down its result does not wait for; {@link close} waits for it. */
@@ -930,9 +935,17 @@ export class LinuxSandbox implements SandboxService {
         }
       },
     };
+    let killAsked!: () => void;
+    const afterKill = new Promise<void>((resolve) => {
+      killAsked = resolve;
+    });
     const kill = () => {
       state = killed(state, killer);
+      killAsked();
     };
+    // the run's cgroup, through which what outlives a kill is killed (bounded-end.ts)
+    let cgroup: string | undefined;
+    pidReady.then((l) => (cgroup = l.cgroup)).catch(() => {});
     const timer = setTimeout(() => {
       timedOut = true;
       kill();
@@ -1018,7 +1031,15 @@ export class LinuxSandbox implements SandboxService {
           else feed = feedStdin(request.stdin, child.stdin);
         });
       } else state = released(state, () => child.release());
-      const r = await child.ended;
+      // after a kill (a timeout, an abort, a failed step) the end is bounded: a sandbox that outlives
+      // it is killed through what the run owns, then its pipes closed on our side (bounded-end.ts)
+      const r = await Promise.race([
+        child.ended,
+        afterKill.then(async () => {
+          const forced = await this.endBounded('a killed run', child, { runDir: dir.path, ...(state.kind === 'killed' && state.pid !== undefined ? { pid: state.pid } : {}), ...(cgroup ? { cgroup } : {}) });
+          return forced?.abandoned ? { signal: 'SIGKILL' } : await child.ended;
+        }),
+      ]);
       // a prepared sandbox's shim marks its own failures with the run's token (prepared.ts SHIM_FAILED); the line goes
       const shim = warm ? shimFailure(err.text(), warm.token) : undefined;
       const stderr = shim?.stderr ?? err.text();
