@@ -51,6 +51,30 @@ describe.skipIf(!isRoot)('a sandbox that outlives its bwrap (a root daemon, thro
   });
   afterAll(() => s?.cleanup());
 
+  it('a run whose output a process outside its pid namespace holds open ends at its timeout: that process is killed through the pids cgroup', { timeout: 60_000 }, async () => {
+    // a bwrap that leaves a process behind holding the run's FIFOs (its stdout is fifo/out), reparented
+    // to init, once bwrap is in the run's pids cgroup (as every process of a sandbox is)
+    const leaving = join(s.root, 'bwrap-leaves');
+    writeFileSync(
+      leaving,
+      `#!/bin/sh\ncase "$(readlink /proc/$$/fd/1)" in */fifo/out) i=0; until grep -q 'pids:/.' /proc/$$/cgroup || [ $i -ge 500 ]; do sleep 0.01; i=$((i+1)); done; (exec sleep 611.75 </dev/null &) ;; esac\nexec ${findExecutable('bwrap')} "$@"\n`,
+    );
+    chmodSync(leaving, 0o755);
+    const warnings: string[] = [];
+    const sb = s.sandbox({ bwrap: leaving, onWarning: (line: string) => warnings.push(line) });
+    try {
+      const r = await sb.run(req(s, ['sh', '-c', 'echo ran'], { timeoutMs: 1500 }));
+      // the command ran and exited; its output's end never came, so the run timed out, and then ended
+      expect(r.stdout).toBe('ran\n');
+      expect(r.timedOut).toBe(true);
+      expect(warnings.join('\n')).toMatch(/a killed run \(.*\) did not end within \d+ ms of its kill; killed 1 of its processes/);
+      expect(holdersUnder(s.tmpDir)).toEqual([]);
+    } finally {
+      await sb.close();
+      for (const pid of holdersUnder(s.tmpDir)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
   it('close() ends a prepared sandbox whose pid 1 survived its bwrap: killed through its pid cgroup, said in a warning', { timeout: 60_000 }, async () => {
     const warnings: string[] = [];
     const sb = s.sandbox({ bwrap: lingering, prepare: 'on', onWarning: (line: string) => warnings.push(line) });

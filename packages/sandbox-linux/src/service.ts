@@ -242,6 +242,8 @@ export class LinuxSandbox implements SandboxService {
   private readonly counts = { prepared: 0, used: 0, discarded: 0 };
   /** Preparations under way, awaited by {@link close}. */
   private readonly preparing = new Set<Promise<void>>();
+  /** Preparations waiting for their sandbox to be ready: {@link close} ends those waits at once. */
+  private readonly readyWaits = new Set<() => void>();
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
     this.prepared = new PreparedPool(options.preparedIdleMs ?? DEFAULT_PREPARED_IDLE_MS, (p) => this.discardPrepared(p), options.preparedPerKey ?? DEFAULT_PREPARED_PER_KEY);
@@ -378,6 +380,7 @@ export class LinuxSandbox implements SandboxService {
   async close(): Promise<void> {
     this.kept.discardAll();
     this.closing = true;
+    for (const stop of this.readyWaits) stop(); // a sandbox being prepared is not waited for (up to 15 s): it is discarded
     await Promise.all(this.preparing);
     await this.prepared.close();
     await Promise.all(this.tearDowns);
@@ -734,14 +737,22 @@ export class LinuxSandbox implements SandboxService {
       const started = child;
       // the shim's one byte on stdout: bwrap has set up and exec'd it; anything else, or an end first, is a failure
       const ready = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), 15_000);
+        const stop = () => {
+          this.readyWaits.delete(stop);
+          clearTimeout(timer);
+          resolve(false);
+        };
+        const timer = setTimeout(stop, 15_000);
         timer.unref();
+        this.readyWaits.add(stop);
+        if (this.closing) return stop();
         // stdout flows on, with no reader until a run attaches (before its release: nothing is lost), so the shim's death is seen at once
         started.stdout.once('data', (c: Buffer) => {
+          this.readyWaits.delete(stop);
           clearTimeout(timer);
           resolve(c.length === 1 && c[0] === 10);
         });
-        void started.ended.then(() => resolve(false));
+        void started.ended.then(stop);
         // read (and dropped) until a run attaches to it, so a bwrap that fails its set-up is seen ending at once
         started.stderr.resume();
         started.release();
