@@ -94,7 +94,7 @@ function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
  * or `-`. Prints the killed pids as JSON. The pid namespace first (its pid 1's death takes every
  * process in it), then the cgroup, read again until no process of it is left unkilled.
  */
-const KILL_PY = String.raw`
+const KILL_PY = `
 import json, os, signal, sys, time
 run_dir, cg, pid = sys.argv[1], sys.argv[2], sys.argv[3]
 killed = []

@@ -4,7 +4,7 @@
 // for ever. Here a real `aalis serve` runs with a bwrap first on its PATH that, for a prepared
 // sandbox only, leaves behind a process holding those FIFOs, reparented to init (so neither the
 // daemon's kill of its commands' descendants nor its kill of its bwraps finds it).
-import { accessSync, chmodSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
