@@ -85,7 +85,8 @@ describe.skipIf(!isRoot)("a daemon's stop with a sandbox that outlives its bwrap
     const log = daemon.stderr();
     daemon = undefined;
     expect(code, log).toBe(0);
-    expect(log).toMatch(/WARNING: aalis: a prepared sandbox \(.*\) did not end within \d+ ms of its kill; killed \d+ of its processes/);
+    // under load the stop can come while the sandbox is still being prepared: the same bound applies
+    expect(log).toMatch(/WARNING: aalis: a (prepared sandbox|sandbox being prepared) \(.*\) did not end within \d+ ms of its kill; killed \d+ of its processes/);
     // what was left behind ran in the run's pids cgroup (bwrap was put there at its start): killed through it
     await until(() => lingering().length === 0, 'what was left behind to be killed', 10_000);
     expect(holdersOf(pid)).toEqual([]);
