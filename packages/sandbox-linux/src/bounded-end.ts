@@ -36,6 +36,8 @@ export interface SandboxRemains {
 
 /** A sandbox that did not end within its bound: what was done to end the wait. */
 export interface ForcedEnd {
+  /** What identified what remained (read when the bound passed). */
+  readonly remains: SandboxRemains;
   /** Pids killed through the cgroup or the verified pid namespace. */
   readonly killed: readonly number[];
   /** Our ends of its pipes were closed (it still had not ended after the kill). */
@@ -52,24 +54,27 @@ export interface ForcedEnd {
  */
 export async function endWithin(
   ended: Promise<unknown>,
-  remains: SandboxRemains,
+  remainsNow: () => SandboxRemains,
   closeOurs: () => void,
   options: { readonly python?: string | undefined; readonly graceMs?: number; readonly afterMs?: number } = {},
 ): Promise<ForcedEnd | undefined> {
   if (await settlesWithin(ended, options.graceMs ?? END_GRACE_MS)) return undefined;
+  // read only now: a kill asked before the sandbox's pid was known has it by the time the bound passes
+  const remains = remainsNow();
   const killed = await killRemains(remains, options.python).catch(() => [] as number[]);
   const after = options.afterMs ?? AFTER_KILL_MS;
-  if (await settlesWithin(ended, after)) return { killed, closedOurs: false, abandoned: false };
+  if (await settlesWithin(ended, after)) return { remains, killed, closedOurs: false, abandoned: false };
   try {
     closeOurs();
   } catch {
     // closed already
   }
-  return { killed, closedOurs: true, abandoned: !(await settlesWithin(ended, after)) };
+  return { remains, killed, closedOurs: true, abandoned: !(await settlesWithin(ended, after)) };
 }
 
 /** One line for a log: which sandbox, what had to be done. */
-export function forcedEndLine(what: string, remains: SandboxRemains, forced: ForcedEnd, graceMs = END_GRACE_MS): string {
+export function forcedEndLine(what: string, forced: ForcedEnd, graceMs = END_GRACE_MS): string {
+  const { remains } = forced;
   const how = [remains.pid === undefined ? undefined : 'its pid 1 (verified)', remains.cgroup ? 'its pids cgroup' : undefined].filter(Boolean).join(' and ') || 'nothing it owns (neither its pid nor a cgroup was known)';
   let line = `aalis: ${what} (${remains.runDir}) did not end within ${graceMs} ms of its kill; killed ${forced.killed.length} of its processes through ${how}`;
   if (forced.closedOurs) line += '; its output pipes were still held open, so they were closed on our side';

@@ -662,13 +662,13 @@ export class LinuxSandbox implements SandboxService {
    * killed through its cgroup or verified pid namespace, then our ends of its pipes are closed. What
    * that took is said through {@link LinuxSandboxOptions.onWarning}. Always resolves.
    */
-  private async endBounded(what: string, child: Started, remains: SandboxRemains): Promise<ForcedEnd | undefined> {
+  private async endBounded(what: string, child: Started, remains: () => SandboxRemains): Promise<ForcedEnd | undefined> {
     // our read ends only: closing the setup sync fd (dispose) would release a sandbox still in its setup
     const closeOurs = () => {
       for (const s of [child.stdout, child.stderr, child.info]) s.destroy();
     };
     const forced = await endWithin(child.ended, remains, closeOurs, { python: findPython(this.options.python) });
-    if (forced) this.options.onWarning?.(forcedEndLine(what, remains, forced));
+    if (forced) this.options.onWarning?.(forcedEndLine(what, forced));
     return forced;
   }
 
@@ -778,7 +778,7 @@ export class LinuxSandbox implements SandboxService {
         child.stdout.resume();
         child.stderr.resume();
         const started = child;
-        await this.endBounded('a sandbox being prepared', started, { runDir: dir.path, ...(pid === undefined ? {} : { pid }), ...(limit?.cgroup ? { cgroup: limit.cgroup } : {}) });
+        await this.endBounded('a sandbox being prepared', started, () => ({ runDir: dir.path, ...(pid === undefined ? {} : { pid }), ...(limit?.cgroup ? { cgroup: limit.cgroup } : {}) }));
         child.dispose();
         if (pid !== undefined) await sandboxGone(pid);
       }
@@ -797,7 +797,7 @@ export class LinuxSandbox implements SandboxService {
     p.child.stdout.resume();
     p.child.stderr.resume();
     // bounded: a pid 1 that outlived bwrap would hold its FIFOs, and close() (a daemon's stop) with them, for ever
-    await this.endBounded('a prepared sandbox', p.child, { runDir: p.dir.path, pid: p.pid, ...(p.pidLimit.cgroup ? { cgroup: p.pidLimit.cgroup } : {}) });
+    await this.endBounded('a prepared sandbox', p.child, () => ({ runDir: p.dir.path, pid: p.pid, ...(p.pidLimit.cgroup ? { cgroup: p.pidLimit.cgroup } : {}) }));
     p.child.dispose();
     // bwrap reaped, its sandbox's pid 1 dies of it (parent-death signal) and takes the shim with it: waited for, so nothing outlives close()
     await sandboxGone(p.pid);
@@ -1047,7 +1047,7 @@ export class LinuxSandbox implements SandboxService {
       const r = await Promise.race([
         child.ended,
         afterKill.then(async () => {
-          const forced = await this.endBounded('a killed run', child, { runDir: dir.path, ...(state.kind === 'killed' && state.pid !== undefined ? { pid: state.pid } : {}), ...(cgroup ? { cgroup } : {}) });
+          const forced = await this.endBounded('a killed run', child, () => ({ runDir: dir.path, ...(state.kind === 'killed' && state.pid !== undefined ? { pid: state.pid } : {}), ...(cgroup ? { cgroup } : {}) }));
           return forced?.abandoned ? { signal: 'SIGKILL' } : await child.ended;
         }),
       ]);
