@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killRemains } from './bounded-end.js';
+import { endWithin, forcedEndLine, killRemains } from './bounded-end.js';
 import { findPidsCgroup, removeCgroup } from './pid-limit.js';
 import { type OverlayScene, overlayScene, req, until } from './scene.testing.js';
 import { findPython } from './system-python.js';
@@ -38,6 +38,36 @@ function running(pid: number): boolean {
     return false;
   }
 }
+
+describe("the bound on a wait for a sandbox's end", () => {
+  const never = new Promise<void>(() => {});
+  it('an end within the bound needs nothing: no kill, our ends left open', async () => {
+    let asked = 0;
+    const forced = await endWithin(Promise.resolve(), () => {
+      asked++;
+      return { runDir: '/nonexistent/run' };
+    }, () => asked++, { graceMs: 50, afterMs: 50 });
+    expect(forced).toBeUndefined();
+    expect(asked).toBe(0);
+  });
+
+  it('an end that never comes: our ends are closed and the wait given up, and it says so', async () => {
+    let closed = 0;
+    const forced = await endWithin(never, () => ({ runDir: '/nonexistent/run' }), () => closed++, { graceMs: 20, afterMs: 20 });
+    expect(closed).toBe(1);
+    expect(forced).toEqual({ remains: { runDir: '/nonexistent/run' }, killed: [], closedOurs: true, abandoned: true });
+    expect(forcedEndLine('a prepared sandbox', forced!)).toMatch(/killed 0 of its processes through nothing it owns.*closed on our side.*given up/);
+  });
+
+  it('an end that comes once our ends are closed is not given up', async () => {
+    let end!: () => void;
+    const ended = new Promise<void>((r) => {
+      end = r;
+    });
+    const forced = await endWithin(ended, () => ({ runDir: '/nonexistent/run' }), () => end(), { graceMs: 20, afterMs: 1000 });
+    expect(forced).toMatchObject({ closedOurs: true, abandoned: false });
+  });
+});
 
 describe.skipIf(!isRoot)('a sandbox that outlives its bwrap (a root daemon, through the launcher)', { timeout: 120_000 }, () => {
   let s: OverlayScene;
