@@ -135,14 +135,16 @@ describe.skipIf(!isRoot)('what remains of a sandbox is killed only through what 
   });
   afterAll(() => {
     for (const c of started) c.kill('SIGKILL');
+    for (const pid of holdersUnder(root)) process.kill(pid, 'SIGKILL');
     rmSync(root, { recursive: true, force: true });
   });
 
   /** A process (and its pid) holding `file` open on fd 3; `pidns`: as pid 1 of a new pid namespace (its host pid is returned). */
   async function holder(file: string, pidns: boolean): Promise<number> {
     writeFileSync(file, '');
-    const script = 'exec 3<"$0"; sleep 600; :';
-    const c = pidns ? spawn('unshare', ['--pid', '--fork', 'sh', '-c', script, file], { stdio: 'ignore' }) : spawn('sh', ['-c', script, file], { stdio: 'ignore' });
+    // sh becomes sleep (exec), so the holder is the process started (or unshare's child, killed with unshare)
+    const script = 'exec 3<"$0"; exec sleep 600';
+    const c = pidns ? spawn('unshare', ['--pid', '--fork', '--kill-child', 'sh', '-c', script, file], { stdio: 'ignore' }) : spawn('sh', ['-c', script, file], { stdio: 'ignore' });
     started.push(c);
     const parent = c.pid!;
     let pid: number | undefined;
