@@ -110,6 +110,8 @@ export interface RunPidLimit {
    */
   reassert(pid: number): Promise<void>;
   release(): Promise<void>;
+  /** The run's cgroup (a root daemon's): what remains of a sandbox that does not end is killed through it (bounded-end.ts). */
+  readonly cgroup?: string;
 }
 
 /**
@@ -139,6 +141,7 @@ export async function preparePidLimit(m: PidLimitMechanism, limit: number, name:
   const procs = join(dir, 'cgroup.procs');
   let adopted: Promise<unknown> = Promise.resolve();
   return {
+    cgroup: dir,
     adopt: (pid) => {
       adopted = writeFile(procs, String(pid)).catch(() => {}); // enter() checks what it achieved
     },

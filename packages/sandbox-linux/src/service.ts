@@ -56,6 +56,8 @@ import { ROOT_MAP_PY } from './root-map.helper.js';
 import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, pathsIdentity, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
 import { watchExec } from './exec-report.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
+import { endWithin, type ForcedEnd, forcedEndLine, type SandboxRemains } from './bounded-end.js';
+import { findPython } from './system-python.js';
 
 /** How the Linux sandbox is set up. */
 export interface LinuxSandboxOptions {
@@ -155,6 +157,12 @@ export interface LinuxSandboxOptions {
    * `off` (the default): a library or one-shot run leaves the scheduler alone.
    */
   readonly cpuShare?: CpuShareSetting;
+  /**
+   * Where the service says what it had to do on its own that a log should show: a sandbox that did
+   * not end within its bound after its kill, and what was killed to end it (bounded-end.ts). A
+   * daemon logs these lines; default: none kept.
+   */
+  readonly onWarning?: (line: string) => void;
 }
 
 /** The {@link LinuxSandboxOptions.prepare} settings. */
@@ -234,6 +242,8 @@ export class LinuxSandbox implements SandboxService {
   private readonly counts = { prepared: 0, used: 0, discarded: 0 };
   /** Preparations under way, awaited by {@link close}. */
   private readonly preparing = new Set<Promise<void>>();
+  /** Preparations waiting for their sandbox to be ready: {@link close} ends those waits at once. */
+  private readonly readyWaits = new Set<() => void>();
 
   constructor(private readonly options: LinuxSandboxOptions = {}) {
     this.prepared = new PreparedPool(options.preparedIdleMs ?? DEFAULT_PREPARED_IDLE_MS, (p) => this.discardPrepared(p), options.preparedPerKey ?? DEFAULT_PREPARED_PER_KEY);
@@ -370,6 +380,7 @@ export class LinuxSandbox implements SandboxService {
   async close(): Promise<void> {
     this.kept.discardAll();
     this.closing = true;
+    for (const stop of this.readyWaits) stop(); // a sandbox being prepared is not waited for (up to 15 s): it is discarded
     await Promise.all(this.preparing);
     await this.prepared.close();
     await Promise.all(this.tearDowns);
@@ -651,6 +662,21 @@ export class LinuxSandbox implements SandboxService {
     return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...commit.refused])], ...(keptWrites ? { keptWrites } : {}) };
   }
 
+  /**
+   * Waits for a killed sandbox's end, bounded (bounded-end.ts): past the bound what remains of it is
+   * killed through its cgroup or verified pid namespace, then our ends of its pipes are closed. What
+   * that took is said through {@link LinuxSandboxOptions.onWarning}. Always resolves.
+   */
+  private async endBounded(what: string, child: Started, remains: () => SandboxRemains): Promise<ForcedEnd | undefined> {
+    // our read ends only: closing the setup sync fd (dispose) would release a sandbox still in its setup
+    const closeOurs = () => {
+      for (const s of [child.stdout, child.stderr, child.info]) s.destroy();
+    };
+    const forced = await endWithin(child.ended, remains, closeOurs, { python: findPython(this.options.python) });
+    if (forced) this.options.onWarning?.(forcedEndLine(what, forced));
+    return forced;
+  }
+
   /** A run's tear-down its result does not wait for; {@link close} waits for it. */
   private untilClosed(work: Promise<unknown>): void {
     const done = work.then(
@@ -721,14 +747,22 @@ export class LinuxSandbox implements SandboxService {
       const started = child;
       // the shim's one byte on stdout: bwrap has set up and exec'd it; anything else, or an end first, is a failure
       const ready = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), 15_000);
+        const stop = () => {
+          this.readyWaits.delete(stop);
+          clearTimeout(timer);
+          resolve(false);
+        };
+        const timer = setTimeout(stop, 15_000);
         timer.unref();
+        this.readyWaits.add(stop);
+        if (this.closing) return stop();
         // stdout flows on, with no reader until a run attaches (before its release: nothing is lost), so the shim's death is seen at once
         started.stdout.once('data', (c: Buffer) => {
+          this.readyWaits.delete(stop);
           clearTimeout(timer);
           resolve(c.length === 1 && c[0] === 10);
         });
-        void started.ended.then(() => resolve(false));
+        void started.ended.then(stop);
         // read (and dropped) until a run attaches to it, so a bwrap that fails its set-up is seen ending at once
         started.stderr.resume();
         started.release();
@@ -753,7 +787,8 @@ export class LinuxSandbox implements SandboxService {
         }
         child.stdout.resume();
         child.stderr.resume();
-        await child.ended;
+        const started = child;
+        await this.endBounded('a sandbox being prepared', started, () => ({ runDir: dir.path, ...(pid === undefined ? {} : { pid }), ...(limit?.cgroup ? { cgroup: limit.cgroup } : {}) }));
         child.dispose();
         if (pid !== undefined) await sandboxGone(pid);
       }
@@ -771,7 +806,8 @@ export class LinuxSandbox implements SandboxService {
     p.child.killBwrap();
     p.child.stdout.resume();
     p.child.stderr.resume();
-    await p.child.ended;
+    // bounded: a pid 1 that outlived bwrap would hold its FIFOs, and close() (a daemon's stop) with them, for ever
+    await this.endBounded('a prepared sandbox', p.child, () => ({ runDir: p.dir.path, pid: p.pid, ...(p.pidLimit.cgroup ? { cgroup: p.pidLimit.cgroup } : {}) }));
     p.child.dispose();
     // bwrap reaped, its sandbox's pid 1 dies of it (parent-death signal) and takes the shim with it: waited for, so nothing outlives close()
     await sandboxGone(p.pid);
@@ -922,9 +958,17 @@ export class LinuxSandbox implements SandboxService {
         }
       },
     };
+    let killAsked!: () => void;
+    const afterKill = new Promise<void>((resolve) => {
+      killAsked = resolve;
+    });
     const kill = () => {
       state = killed(state, killer);
+      killAsked();
     };
+    // the run's cgroup, through which what outlives a kill is killed (bounded-end.ts)
+    let cgroup: string | undefined;
+    pidReady.then((l) => (cgroup = l.cgroup)).catch(() => {});
     const timer = setTimeout(() => {
       timedOut = true;
       kill();
@@ -1011,7 +1055,15 @@ export class LinuxSandbox implements SandboxService {
         });
       } else state = released(state, () => child.release());
       if (state.kind === 'released') onRelease?.(); // the command runs: what waits for that starts (prepared sandboxes)
-      const r = await child.ended;
+      // after a kill (a timeout, an abort, a failed step) the end is bounded: a sandbox that outlives
+      // it is killed through what the run owns, then its pipes closed on our side (bounded-end.ts)
+      const r = await Promise.race([
+        child.ended,
+        afterKill.then(async () => {
+          const forced = await this.endBounded('a killed run', child, () => ({ runDir: dir.path, ...(state.kind === 'killed' && state.pid !== undefined ? { pid: state.pid } : {}), ...(cgroup ? { cgroup } : {}) }));
+          return forced?.abandoned ? { signal: 'SIGKILL' } : await child.ended;
+        }),
+      ]);
       // a prepared sandbox's shim marks its own failures with the run's token (prepared.ts SHIM_FAILED); the line goes
       const shim = warm ? shimFailure(err.text(), warm.token) : undefined;
       const stderr = shim?.stderr ?? err.text();

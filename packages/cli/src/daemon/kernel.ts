@@ -128,7 +128,8 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
   if (plan.deployment.mode === 'docker') {
     ({ service, deployment: docker } = await dockerSandbox(plan, install.dir));
   } else {
-    service = await sandboxOf(resolveBackend(plan.config.sandbox.backend), process.env, join(plan.dataDir, 'cache'));
+    // a sandbox that outlived its kill (and what was killed to end it) is said in the daemon's log
+    service = await sandboxOf(resolveBackend(plan.config.sandbox.backend), process.env, join(plan.dataDir, 'cache'), false, (line) => plan.progress(`WARNING: ${line}`));
   }
   plan.progress(`probing the ${service.backend} sandbox…`);
   const probe = await service.probe();
