@@ -11,8 +11,10 @@ import type { SandboxService } from '@aalis/api-reach';
  * `oneShot`) prepares the next sandbox of a policy ahead (sandbox-linux `prepare`; only a root
  * daemon's runs through the launcher are prepared); `AALIS_PREPARE=off` opts out. A daemon's
  * sandboxes also share one cpu cgroup, weighted as one session (sandbox-linux `cpuShare`); `AALIS_CPU_SHARE=off` opts out.
+ * `willRun` (a one-shot process about to run a command): linux starts a root run's launcher as soon
+ * as its probe answers (sandbox-linux `warmLauncher`), so its python start is not waited for after the scan.
  */
-export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: NodeJS.ProcessEnv = process.env, cacheDir?: string, oneShot = false): Promise<SandboxService> {
+export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: NodeJS.ProcessEnv = process.env, cacheDir?: string, oneShot = false, willRun = false): Promise<SandboxService> {
   switch (backend) {
     case 'linux': {
       const { createLinuxSandbox } = await import('@aalis/sandbox-linux');
@@ -29,6 +31,7 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
         prepare: oneShot || env.AALIS_PREPARE === 'off' ? ('off' as const) : ('on' as const),
         // a daemon's sandboxes weigh as one session (one cpu cgroup), not one each; one-shot: no loop to keep answering
         cpuShare: oneShot || env.AALIS_CPU_SHARE === 'off' ? ('off' as const) : ('on' as const),
+        ...(willRun ? { warmLauncher: true } : {}),
       });
     }
     case 'darwin': {

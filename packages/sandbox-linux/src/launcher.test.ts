@@ -70,6 +70,22 @@ describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout:
     expect({ exitCode: viaLauncher.exitCode, signal: viaLauncher.signal }).toEqual({ exitCode: viaFork.exitCode, signal: viaFork.signal });
   });
 
+  it('warmLauncher: the launcher starts when the probe answers, the first run goes through it, close ends it', async () => {
+    const before = launchersOf(process.pid);
+    const warm = s.sandbox({ warmLauncher: true });
+    try {
+      expect((await warm.probe()).available).toBe(true);
+      await until(() => launchersOf(process.pid).length === before.length + 1, 'a launcher started by the probe, before any run');
+      const started = launchersOf(process.pid).filter((p) => !before.includes(p));
+      const r = await warm.run(req(s, ['sh', '-c', 'echo warm']));
+      expect(r).toMatchObject({ stdout: 'warm\n', exitCode: 0 });
+      expect(launchersOf(process.pid).filter((p) => !before.includes(p))).toEqual(started);
+    } finally {
+      await warm.close();
+    }
+    await until(() => launchersOf(process.pid).length === before.length, 'the warmed launcher ended with its service');
+  });
+
   it('gives the command stdin, stdout and stderr open and nothing of the launcher', async () => {
     // (the per-run chain hands on whatever fd its daemon left inheritable: a test runner's, here)
     const r = await sb.run(req(s, ['sh', '-c', 'ls /proc/$$/fd']));
