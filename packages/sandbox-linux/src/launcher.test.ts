@@ -179,6 +179,16 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
   });
   const sh = (script: string) => ({ argv: ['/bin/sh', '-c', script], env: { PATH: '/usr/bin:/bin' }, rootMap: false, fds: { 3: new TextEncoder().encode('three'), 7: new TextEncoder().encode('seven') }, stdin: false });
 
+  it.skipIf(!python)('starts without the json, base64, re and enum packages (a third of its start; JSON and base64 go through C modules)', async () => {
+    // -X importtime lists every module the interpreter imports on stderr; stdin closed at once: ready, then its exit
+    const r = await execa(python!, ['-I', '-S', '-X', 'importtime', '-c', LAUNCHER_PY, String(process.pid)], { input: '', reject: false, env: { PATH: '/usr/bin:/bin' }, extendEnv: false });
+    expect(JSON.parse(r.stdout)).toEqual({ ready: expect.any(Number) });
+    expect(r.exitCode).toBe(0);
+    const imported = [...r.stderr.matchAll(/\|\s*(\S+)\s*$/gm)].map((m) => m[1]);
+    expect(imported).toContain('ctypes');
+    expect(imported.filter((m) => ['json', 'base64', 're', 'enum'].includes(m!))).toEqual([]);
+  });
+
   it.skipIf(!python)('hands the data fds as files the command reads, and its exit', async () => {
     const l = new Launcher(python!);
     try {
