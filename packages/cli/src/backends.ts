@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import type { SandboxService } from '@aalis/api-reach';
 
+/** What {@link sandboxOf} takes besides the backend and its cache. */
+export interface SandboxOfOptions {
+  readonly onWarning?: (line: string) => void;
+  readonly willRun?: boolean;
+}
+
 /**
  * The sandbox service of a backend, its package loaded only now (a run loads one backend, never the
  * others'). Docker needs an image: `AALIS_DOCKER_IMAGE`. Linux run by root: `AALIS_ROOT_UID_MAP=off`
@@ -13,8 +19,11 @@ import type { SandboxService } from '@aalis/api-reach';
  * sandboxes also share one cpu cgroup, weighted as one session (sandbox-linux `cpuShare`); `AALIS_CPU_SHARE=off` opts out.
  * `onWarning` gets what the Linux backend had to do on its own (a sandbox that did not end within
  * its bound after its kill, and what was killed to end it), for the daemon's log.
+ * `willRun` (a one-shot process about to run a command): linux starts a root run's launcher as soon
+ * as its probe answers (sandbox-linux `warmLauncher`), so its python start is not waited for after the scan.
  */
-export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: NodeJS.ProcessEnv = process.env, cacheDir?: string, oneShot = false, onWarning?: (line: string) => void): Promise<SandboxService> {
+export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: NodeJS.ProcessEnv = process.env, cacheDir?: string, oneShot = false, more: SandboxOfOptions = {}): Promise<SandboxService> {
+  const { onWarning, willRun = false } = more;
   switch (backend) {
     case 'linux': {
       const { createLinuxSandbox } = await import('@aalis/sandbox-linux');
@@ -32,6 +41,7 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
         // a daemon's sandboxes weigh as one session (one cpu cgroup), not one each; one-shot: no loop to keep answering
         cpuShare: oneShot || env.AALIS_CPU_SHARE === 'off' ? ('off' as const) : ('on' as const),
         ...(onWarning ? { onWarning } : {}),
+        ...(willRun ? { warmLauncher: true } : {}),
       });
     }
     case 'darwin': {

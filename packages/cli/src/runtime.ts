@@ -62,11 +62,12 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       ownerEnv: 'process',
     })
     .use(terminalApprover(options.io, who));
-  const service = options.backend === 'none' ? undefined : await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'), true);
+  const service = options.backend === 'none' ? undefined : await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'), true, { willRun: options.warmSandbox === true });
   if (service) kernel.use(sandboxPlugin(service));
   // linux probes once per process: started now, its answer (from the probe cache while fresh, which
   // answers the overlay probe too; else bubblewrap's checks and one throw-away overlay mount, in
-  // child processes) is ready or nearly so when the command asks for it after the kernel's start
+  // child processes) is ready or nearly so when the command asks for it after the kernel's start;
+  // a root's run launcher starts once it answers (see sandboxOf)
   const warming = options.warmSandbox && options.backend === 'linux' && service ? service.probe().then(() => undefined, () => undefined) : undefined;
   const stop = async () => {
     await kernel.stop();

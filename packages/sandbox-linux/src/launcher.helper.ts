@@ -31,7 +31,29 @@ import { ROOT_MAP_LIB_PY } from './root-map.helper.js';
 /** The launcher's program: the root map's library, then the loop. */
 export const LAUNCHER_PY = `${ROOT_MAP_LIB_PY}
 ${String.raw`
-import base64, fcntl, json, select
+import _json, binascii, fcntl, select
+# JSON and base64 through their C modules: the json and base64 packages import re (and enum), a
+# third of this interpreter's start, which every aalis exec run as root waits for or shares a core with
+class _JsonSettings:
+    strict, object_hook, object_pairs_hook, parse_float, parse_int, parse_constant = True, None, None, float, int, None
+_scan = _json.make_scanner(_JsonSettings())
+_quote = _json.encode_basestring_ascii
+
+def json_loads(line):
+    # one value per line, as json.loads: anything else (or after it) is an error, which ends the launcher
+    s = line.decode("utf-8")
+    try: value, end = _scan(s, 0)
+    except StopIteration: raise ValueError("the daemon sent a line that is not JSON")
+    if s[end:].strip(" \t\r\n"): raise ValueError("the daemon sent more than one JSON value on a line")
+    return value
+
+def json_dumps(msg):
+    # the launcher's answers: flat objects of ints, booleans and strings (ASCII, as json.dumps writes them)
+    def value(v):
+        if v is True or v is False: return "true" if v else "false"
+        if isinstance(v, int): return str(int(v))
+        return _quote(str(v))
+    return "{" + ",".join(_quote(k) + ":" + value(v) for k, v in msg.items()) + "}"
 PR_SET_PDEATHSIG = 1
 libc.prctl(PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
 if os.getppid() != int(sys.argv[1]): os._exit(0)   # the daemon died before the prctl
@@ -47,7 +69,7 @@ children = {}   # pid -> id, until reaped
 by_id = {}      # id -> pid, until reaped
 
 def send(msg):
-    data = (json.dumps(msg) + "\n").encode()
+    data = (json_dumps(msg) + "\n").encode()
     while data:
         data = data[os.write(1, data):]
 
@@ -80,7 +102,7 @@ def child(m, d, rin, rsync):
     os.dup2(err, 2)
     try:
         place = {1: w(b"out"), 4: w(b"info"), 5: rsync, 0: rin if m["stdin"] else os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)}
-        for n, data in m["fds"].items(): place[int(n)] = memfd(base64.b64decode(data))
+        for n, data in m["fds"].items(): place[int(n)] = memfd(binascii.a2b_base64(data))
         # every source above the targets first, so no dup2 overwrites one not yet placed
         high = {t: fcntl.fcntl(f, fcntl.F_DUPFD_CLOEXEC, 10) for t, f in place.items()}
         for t, f in high.items():
@@ -201,5 +223,5 @@ while True:
         buf += chunk
         *lines, buf = buf.split(b"\n")
         for line in lines:
-            if line.strip(): handle(json.loads(line))
+            if line.strip(): handle(json_loads(line))
 `}`;

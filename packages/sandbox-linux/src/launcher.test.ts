@@ -70,6 +70,22 @@ describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout:
     expect({ exitCode: viaLauncher.exitCode, signal: viaLauncher.signal }).toEqual({ exitCode: viaFork.exitCode, signal: viaFork.signal });
   });
 
+  it('warmLauncher: the launcher starts when the probe answers, the first run goes through it, close ends it', async () => {
+    const before = launchersOf(process.pid);
+    const warm = s.sandbox({ warmLauncher: true });
+    try {
+      expect((await warm.probe()).available).toBe(true);
+      await until(() => launchersOf(process.pid).length === before.length + 1, 'a launcher started by the probe, before any run');
+      const started = launchersOf(process.pid).filter((p) => !before.includes(p));
+      const r = await warm.run(req(s, ['sh', '-c', 'echo warm']));
+      expect(r).toMatchObject({ stdout: 'warm\n', exitCode: 0 });
+      expect(launchersOf(process.pid).filter((p) => !before.includes(p))).toEqual(started);
+    } finally {
+      await warm.close();
+    }
+    await until(() => launchersOf(process.pid).length === before.length, 'the warmed launcher ended with its service');
+  });
+
   it('gives the command stdin, stdout and stderr open and nothing of the launcher', async () => {
     // (the per-run chain hands on whatever fd its daemon left inheritable: a test runner's, here)
     const r = await sb.run(req(s, ['sh', '-c', 'ls /proc/$$/fd']));
@@ -162,6 +178,16 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
     s.on('close', () => resolve(t));
   });
   const sh = (script: string) => ({ argv: ['/bin/sh', '-c', script], env: { PATH: '/usr/bin:/bin' }, rootMap: false, fds: { 3: new TextEncoder().encode('three'), 7: new TextEncoder().encode('seven') }, stdin: false });
+
+  it.skipIf(!python)('starts without the json, base64, re and enum packages (a third of its start; JSON and base64 go through C modules)', async () => {
+    // -X importtime lists every module the interpreter imports on stderr; stdin closed at once: ready, then its exit
+    const r = await execa(python!, ['-I', '-S', '-X', 'importtime', '-c', LAUNCHER_PY, String(process.pid)], { input: '', reject: false, env: { PATH: '/usr/bin:/bin' }, extendEnv: false });
+    expect(JSON.parse(r.stdout)).toEqual({ ready: expect.any(Number) });
+    expect(r.exitCode).toBe(0);
+    const imported = [...r.stderr.matchAll(/\|\s*(\S+)\s*$/gm)].map((m) => m[1]);
+    expect(imported).toContain('ctypes');
+    expect(imported.filter((m) => ['json', 'base64', 're', 'enum'].includes(m!))).toEqual([]);
+  });
 
   it.skipIf(!python)('hands the data fds as files the command reads, and its exit', async () => {
     const l = new Launcher(python!);

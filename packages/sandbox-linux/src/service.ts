@@ -163,6 +163,13 @@ export interface LinuxSandboxOptions {
    * daemon logs these lines; default: none kept.
    */
   readonly onWarning?: (line: string) => void;
+  /**
+   * `true`: the launcher's python (see {@link launcher}) is started as soon as the first probe
+   * answers, not at the first run, so its start overlaps what comes before the run instead of
+   * being waited for after the scan. For a process about to run a command (`aalis exec`); it only
+   * starts the interpreter, which runs nothing until a run asks. Default `false`.
+   */
+  readonly warmLauncher?: boolean;
 }
 
 /** The {@link LinuxSandboxOptions.prepare} settings. */
@@ -279,7 +286,10 @@ export class LinuxSandbox implements SandboxService {
    * fresh good probe for the same host fingerprint (see `probe-cache.ts`).
    */
   async probe(): Promise<SandboxProbe> {
-    this.ready ??= this.probeOnce();
+    if (!this.ready) {
+      this.ready = this.probeOnce();
+      if (this.options.warmLauncher) void this.ready.then((p) => this.warmLauncher(p));
+    }
     const probe = await this.ready;
     if (!probe.available) this.ready = undefined; // look again next time: it may have been fixed
     // the cpu share is this process's setting and state, never cached with the host's facts
@@ -339,6 +349,22 @@ export class LinuxSandbox implements SandboxService {
     const slirp = findExecutable(this.options.slirp4netns ?? 'slirp4netns');
     if (!slirp) throw unavailable('slirp4netns is gone', 'sudo apt-get install -y slirp4netns');
     return { bwrap, slirp, ...rootMap };
+  }
+
+  /**
+   * {@link LinuxSandboxOptions.warmLauncher}: the launcher started once the probe says a mapped run
+   * can go through it. Nothing is decided here: each run checks its tools again (requireReady) and
+   * fails closed as before; a launcher that cannot start makes that run's launch fail, not this.
+   */
+  private warmLauncher(probe: SandboxProbe): void {
+    if (!probe.available || this.closing) return;
+    let tools: Pick<RunTools, 'rootMap'>;
+    try {
+      tools = this.requireRootMap(probe);
+    } catch {
+      return; // the run says why, and runs nothing
+    }
+    this.launcherFor(tools)?.warm();
   }
 
   /** Run by root with rootUidMap on: the mapping's interpreter and range; where the probe found it impossible, nothing runs. */
@@ -854,7 +880,7 @@ export class LinuxSandbox implements SandboxService {
   }
 
   /** The launcher of a mapped run, or none (the per-run chain): see {@link LinuxSandboxOptions.launcher}. */
-  private launcherFor(tools: RunTools): Launcher | undefined {
+  private launcherFor(tools: Pick<RunTools, 'rootMap'>): Launcher | undefined {
     if (!tools.rootMap || this.options.launcher === 'off') return undefined;
     this.launcher ??= new Launcher(tools.rootMap.python);
     return this.launcher;

@@ -129,7 +129,7 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
     ({ service, deployment: docker } = await dockerSandbox(plan, install.dir));
   } else {
     // a sandbox that outlived its kill (and what was killed to end it) is said in the daemon's log
-    service = await sandboxOf(resolveBackend(plan.config.sandbox.backend), process.env, join(plan.dataDir, 'cache'), false, (line) => plan.progress(`WARNING: ${line}`));
+    service = await sandboxOf(resolveBackend(plan.config.sandbox.backend), process.env, join(plan.dataDir, 'cache'), false, { onWarning: (line) => plan.progress(`WARNING: ${line}`) });
   }
   plan.progress(`probing the ${service.backend} sandbox…`);
   const probe = await service.probe();
