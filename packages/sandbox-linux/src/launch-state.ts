@@ -7,7 +7,7 @@ import { OVERLAY_FAILURE } from './overlay-mount.js';
 import { PidLimitError } from './pid-limit.js';
 import { ROOT_MAP_FAILURE } from './root-map.js';
 import type { Translation } from './translate.js';
-import { hostMountPoint, vanishedHostMount } from './vanished-mount.js';
+import { hostMountPoint, vanishedHostMount, vanishedRootMapMount } from './vanished-mount.js';
 
 /*
  * One run's launch as a state machine (service.ts `spawn` drives it): bwrap starts, the sandbox
@@ -135,6 +135,7 @@ export function launchFailure(end: LaunchEnd, translation: Translation, exists: 
     return unavailable(`the writable roots could not be mounted as overlays: ${stderr.trim()}`, 'see `aalis doctor` (host-model); nothing was run');
   }
   if (end.rootMap && !hadSandbox && stderr.includes(ROOT_MAP_FAILURE)) {
+    if (vanishedRootMapMount(stderr, exists, mounted)) return new VanishedMountError(stderr.trim());
     return unavailable(`the command could not be mapped off the host's uid 0: ${stderr.trim()}`, "see `aalis doctor` (host-uid), or set `rootUidMap: off` in the sandbox-linux config to run commands as the host's root; nothing was run");
   }
   if (failure?.step === 'placeholders') {

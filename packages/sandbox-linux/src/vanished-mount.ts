@@ -11,6 +11,19 @@ export function vanishedHostMount(stderr: string, exists: (p: string) => boolean
   return path !== undefined && (!exists(path) || !mounted(path));
 }
 
+/**
+ * The root map (root-map.helper.ts) clones every host mount, then moves each clone onto its place
+ * in a namespace of its own; a mount gone between the two (a container's overlay going away as it
+ * stops, on a docker host at any moment) fails the move, as does a table that kept changing through
+ * its three tries. True for those failures when the mount is no longer on the host: a fresh launch
+ * reads the table again. Nothing ran then (the root map runs before bwrap).
+ */
+export function vanishedRootMapMount(stderr: string, exists: (p: string) => boolean = existsSync, mounted: (p: string) => boolean = hostMountPoint): boolean {
+  if (/^aalis-rootmap: the mount table kept changing while it was cloned/m.test(stderr)) return true;
+  const path = /^aalis-rootmap: move_mount\((\/.*)\) failed: /m.exec(stderr)?.[1];
+  return path !== undefined && (!exists(path) || !mounted(path));
+}
+
 /** `path` is a mount point on the host now (from /proc/self/mountinfo; unreadable counts as mounted, so nothing is retried on a guess). */
 export function hostMountPoint(path: string): boolean {
   let info: string;
