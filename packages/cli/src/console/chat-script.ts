@@ -4,7 +4,9 @@
  */
 export const CHAT_SCRIPT = `
 const AGENT_EVENT_NAMES = ['turn/started', 'message/delta', 'message/created', 'tool/started', 'tool/ended', 'turn/ended'];
-const chat = { me: null, streaming: null, running: null };
+// ended: the turns whose turn/ended came; the event stream can bring it before the POST that
+// started the turn answers (a turn that fails at once), and that answer must not say it runs.
+const chat = { me: null, streaming: null, running: null, ended: new Set() };
 
 function chatSession() { return $('chat-session').value.trim() || 'console'; }
 function chatStatus(cls, text) { const el = $('chat-status'); el.className = 'msg ' + cls; el.textContent = shown(text); }
@@ -75,8 +77,10 @@ async function sendChat(event) {
     const r = await api('POST', '/api/turns', { turn, message: text });
     input.value = '';
     if ($('chat-log').querySelector('p.muted')) $('chat-log').replaceChildren();
-    chat.running = r.turnId || null;
-    chatStatus('', r.turnId ? 'The agent is answering…' : 'Recorded.');
+    if (!r.turnId || !chat.ended.has(r.turnId)) {
+      chat.running = r.turnId || null;
+      chatStatus('', r.turnId ? 'The agent is answering…' : 'Recorded.');
+    }
   } catch (e) {
     chatStatus('bad', (e.code === 'turn-running' ? 'Not sent: ' : 'Refused: ') + e.message);
   }
@@ -116,6 +120,7 @@ function onChatEvent(name, data) {
   } else if (name === 'tool/started') toolLine(callKey(data.callId), data.tool, data.params);
   else if (name === 'tool/ended') toolResult(callKey(data.callId), data.outcome);
   else if (name === 'turn/ended') {
+    chat.ended.add(data.turnId);
     chat.running = null;
     chat.streaming = null;
     if (data.state === 'failed') chatStatus('bad', 'The turn failed: ' + data.error.message + (data.error.fix ? ' Fix: ' + data.error.fix + '.' : ''));

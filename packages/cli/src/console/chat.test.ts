@@ -100,6 +100,28 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the console
     expect(await page.locator('#chat-log .bubble.system').last().textContent()).toContain('the model could not answer');
   }, 90_000);
 
+  // The turn's events and the answer to the POST that started it travel apart: a turn that failed
+  // at once could end (turn/ended) before the POST's answer reached the page, which then said
+  // "The agent is answering…" for ever (seen in CI under load). The answer is held back here.
+  it('a turn that ends before the answer to its POST arrives still shows its end', async () => {
+    await page.route('**/api/turns', async (route) => {
+      const response = await route.fetch();
+      await model.untilAsked('garbage, late', 30_000);
+      await new Promise((r) => setTimeout(r, 1500));
+      await route.fulfill({ response });
+    });
+    try {
+      await page.locator('#chat-input').fill('garbage, late');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => page.locator('#chat-status').textContent(), { timeout: 60_000 }).toContain('The turn failed');
+      // the held answer has arrived by now and did not overwrite the end
+      await page.waitForTimeout(2500);
+      expect(await page.locator('#chat-status').textContent()).toContain('The turn failed');
+    } finally {
+      await page.unroute('**/api/turns');
+    }
+  }, 90_000);
+
   it("takes an ask back from the reviewer: switched to human in the console while the reviewer's model is asked, the ask waits and is approved inline", async () => {
     // The chat pane's conversation exists once anything was said in it; opened here so this test stands alone.
     expect((await daemon.api('POST', '/api/turns', { turn: ownerTurn('console'), reply: false })).status).toBe(200);
