@@ -43,6 +43,7 @@ import { type HostMemory, HostThread, type HostWalks } from './host-thread.js';
 import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
 import { type HostModel, overlayRootsOf, planOverlays, probeOverlay, seedOverlayProbe, socketBinds } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, overlayLaunch, RunOverlays } from './overlay-run.js';
+import { factsForMappedRoot } from './socket-reach.js';
 import { HOST_UID_CHECK, type IdRange, planRootMap, probeRootMap, rootMapStep, type RootUidMap } from './root-map.js';
 import { isWithin } from './rule-match.js';
 import { buildSeccompFilter } from './seccomp.js';
@@ -427,6 +428,15 @@ export class LinuxSandbox implements SandboxService {
    * model and argv, built by the same code, with nothing made and nothing run. Paths in the run's
    * own scratch directory read `PLAN_RUN_DIR`.
    */
+  /**
+   * The host as this run's command meets it: the scan (off the event loop), and for a root-mapped
+   * command without the host sockets it cannot reach (socket-reach.ts).
+   */
+  private async scanFor(policy: SandboxPolicy, cwd: string, tools: Pick<RunTools, 'rootMap'>): Promise<HostFacts> {
+    const facts = await this.host.run({ op: 'scan', policy, cwd, options: this.options.scan, skip: [...livePlaceholders()] });
+    return tools.rootMap ? factsForMappedRoot(facts) : facts;
+  }
+
   async plan(input: SandboxRunRequest): Promise<SandboxPlan> {
     const request = checkRunRequest(input);
     const { policy } = request;
@@ -436,7 +446,7 @@ export class LinuxSandbox implements SandboxService {
     let translation: Translation;
     let facts: HostFacts;
     try {
-      facts = await this.host.run({ op: 'scan', policy, cwd: request.cwd, options: this.options.scan, skip: [...livePlaceholders()] });
+      facts = await this.scanFor(policy, request.cwd, tools);
       translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: model.kind !== 'overlay' });
     } catch (e) {
       throw unavailable(`the policy cannot be enforced here: ${(e as Error).message}`, 'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable');
@@ -547,7 +557,7 @@ export class LinuxSandbox implements SandboxService {
           for (const root of policy.write) mkdirSync(root, { recursive: true, mode: 0o700 });
         }
         // off the event loop: a large tree takes seconds to walk
-        facts = await this.host.run({ op: 'scan', policy, cwd: request.cwd, options: this.options.scan, skip: [...livePlaceholders()] });
+        facts = await this.scanFor(policy, request.cwd, tools);
         // the overlay captures every write, a new denied name included, and the commit refuses it (or
         // keeps it for an answer: kept-writes.ts): no placeholders
         translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: model.kind !== 'overlay' });
@@ -748,7 +758,7 @@ export class LinuxSandbox implements SandboxService {
     let limit: RunPidLimit | undefined;
     try {
       dir.markPrepared();
-      const facts = scanned ?? (await this.host.run({ op: 'scan', policy, cwd, options: this.options.scan, skip: [...livePlaceholders()] }));
+      const facts = scanned ?? (await this.scanFor(policy, cwd, tools));
       const translation = translatePolicy(policy, facts, { cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: false });
       if (translation.usesEmptyFile) dir.prepareEmptyFile();
       const overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
