@@ -174,6 +174,24 @@ describe.skipIf(!isRoot)('what remains of a sandbox is killed only through what 
     await until(() => !running(pid1), 'pid 1 gone');
   });
 
+  it("a pid 1 of another mount namespace holding a file its own namespace names like the run's folder is not the run's: left running", async () => {
+    // a sandbox or container of anything else (a docker sandbox's command is its pid 1) can make a
+    // file at any path in its own file system; read from here, the link of its fd names that path
+    const run = join(root, 'run-d');
+    mkdirSync(run);
+    const script = `mount -t tmpfs forged "$0" && mkdir "$0/run-d" && exec 3>"$0/run-d/out" && exec sleep 600`;
+    const c = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount', '--propagation', 'private', 'sh', '-c', script, root], { stdio: 'ignore' });
+    started.push(c);
+    let forger: number | undefined;
+    await until(() => {
+      const kids = readFileSync(`/proc/${c.pid}/task/${c.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+      forger = kids.find((p) => holdersUnder(run).includes(p) && readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'sleep');
+      return forger !== undefined;
+    }, 'the forger');
+    for (const python of [findPython(), undefined]) expect(await killRemains({ runDir: run, pid: forger! }, python)).toEqual([]);
+    expect(running(forger!)).toBe(true);
+  });
+
   it("every process in the run's pids cgroup is killed, and nothing outside it", async () => {
     const base = findPidsCgroup();
     expect(base).toBeDefined();
