@@ -57,6 +57,9 @@ describe("the bound on a wait for a sandbox's end", () => {
     expect(closed).toBe(1);
     expect(forced).toEqual({ remains: { runDir: '/nonexistent/run' }, killed: [], closedOurs: true, abandoned: true });
     expect(forcedEndLine('a prepared sandbox', forced!)).toMatch(/killed 0 of its processes through nothing it owns.*closed on our side.*given up/);
+    // a pid that failed its check is not said to be verified
+    expect(forcedEndLine('a killed run', { ...forced!, remains: { runDir: '/nonexistent/run', pid: 4242 } })).toMatch(/through its pid 1 \(4242 was gone or no longer it: left alone\)/);
+    expect(forcedEndLine('a killed run', { ...forced!, remains: { runDir: '/nonexistent/run', pid: 4242 }, killed: [4242] })).toMatch(/killed 1 of its processes through its pid 1 \(verified\)/);
   });
 
   it('an end that comes once our ends are closed is not given up', async () => {

@@ -78,7 +78,9 @@ export async function endWithin(
 /** One line for a log: which sandbox, what had to be done. */
 export function forcedEndLine(what: string, forced: ForcedEnd, graceMs = END_GRACE_MS): string {
   const { remains } = forced;
-  const how = [remains.pid === undefined ? undefined : 'its pid 1 (verified)', remains.cgroup ? 'its pids cgroup' : undefined].filter(Boolean).join(' and ') || 'nothing it owns (neither its pid nor a cgroup was known)';
+  // 'verified' only where the check held and the kill went through: a pid that failed it (gone, or another process now) was left alone
+  const pid1 = remains.pid === undefined ? undefined : forced.killed.includes(remains.pid) ? 'its pid 1 (verified)' : `its pid 1 (${remains.pid} was gone or no longer it: left alone)`;
+  const how = [pid1, remains.cgroup ? 'its pids cgroup' : undefined].filter(Boolean).join(' and ') || 'nothing it owns (neither its pid nor a cgroup was known)';
   let line = `aalis: ${what} (${remains.runDir}) did not end within ${graceMs} ms of its kill; killed ${forced.killed.length} of its processes through ${how}`;
   if (forced.closedOurs) line += '; its output pipes were still held open, so they were closed on our side';
   if (forced.abandoned) line += '; its bwrap was still not reported reaped, and the wait was given up';
