@@ -176,6 +176,24 @@ describe('aalis exec', () => {
     expect(existsSync(target)).toBe(false);
   }, 120_000);
 
+  // Node decodes argv and the cwd as UTF-8, with U+FFFD for each byte that is not: --allow-write
+  // 'out\xff' named the directory 'out\uFFFD', another one, which was then granted and written.
+  it('a path option or a current directory whose bytes are not UTF-8 is refused, nothing run, not taken for another directory', () => {
+    const base = mkdtempSync(join(workspace, 'lossy-'));
+    mkdirSync(join(base, 'out\uFFFD'));
+    mkdirSync(Buffer.from(`${base}/out\xff`, 'latin1'));
+    const run = (script: string) =>
+      spawnSync('sh', ['-c', script, 'sh', process.execPath, bin], { cwd: base, env: { ...process.env, AALIS_DATA: data }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    const given = run(`exec "$1" "$2" exec --allow-write "$(printf 'out\\377')" -- touch "${base}/out\uFFFD/written"`);
+    expect(given.stderr).toMatch(/--allow-write: the argument .* is not UTF-8/);
+    expect(given.stderr).not.toMatch(/\n\s+at /);
+    expect(given.status).toBe(2);
+    expect(existsSync(join(base, 'out\uFFFD', 'written'))).toBe(false);
+    const here = run(`cd "$(printf 'out\\377')" && exec "$1" "$2" exec -- true`);
+    expect(here.stderr).toMatch(/the current directory is not UTF-8/);
+    expect(here.status).toBe(2);
+  });
+
   it('exits 125 and runs nothing when the chosen sandbox cannot start', () => {
     const marker = join(workspace, 'docker-ran.txt');
     const result = aalis(['exec', '--backend', 'docker', '--', 'sh', '-c', `touch ${marker}`], { env: { AALIS_DOCKER_IMAGE: '' } });

@@ -8,6 +8,7 @@ import { parse } from './args.js';
 import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
 import { chooseDataDir } from './data-dir.js';
 import { markPhase } from './exec-phases.js';
+import { lossyInputs, refuseLossyPath } from './lossy-inputs.js';
 import { forTerminal } from './terminal-text.js';
 import { type CliIo, UsageError } from './io.js';
 import { startLocal } from './runtime.js';
@@ -65,7 +66,23 @@ const FLAGS = {
   data: { type: 'string' },
 } as const;
 
-function directory(path: string, what: string): string {
+/**
+ * A directory option (`given`: from argv) or the current directory, resolved. One whose bytes are
+ * not UTF-8 is refused (lossy-inputs.ts): Node hands on U+FFFD for each such byte, which names
+ * another directory, and that one was granted or run in. `/proc/self` is read only when a U+FFFD is there.
+ */
+function directory(path: string, what: string, given: boolean): string {
+  if (resolve(path).includes('\uFFFD')) {
+    const inputs = lossyInputs();
+    // `--opt=value` is one argv entry: its value is what was given
+    const args = new Set([...inputs.args].flatMap((a) => [a, a.slice(a.indexOf('=') + 1)]));
+    try {
+      refuseLossyPath(what, given ? path : undefined, given ? 'arg' : 'cwd', { ...inputs, args });
+    } catch (error) {
+      // a bad argument, as a missing directory is (exit 2), never mistaken for the command's own exit 1
+      throw new UsageError(`${(error as Error).message} ${(error as { fix?: string }).fix ?? ''}`.trim(), 'exec');
+    }
+  }
   try {
     const real = realpathSync(resolve(path));
     if (!statSync(real).isDirectory()) throw new Error('not a directory');
@@ -87,8 +104,8 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
   const tier = tierOf(flags.tier, 'exec');
   const timeout = flags.timeout === undefined ? 600 : Number(flags.timeout);
   if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError(`--timeout '${String(flags.timeout)}' is not a positive number of seconds.`, 'exec');
-  const cwd = directory(typeof flags.cwd === 'string' ? flags.cwd : process.cwd(), '--cwd');
-  const allowWrite = ((flags['allow-write'] as string[] | undefined) ?? []).map((p) => directory(p, '--allow-write'));
+  const cwd = typeof flags.cwd === 'string' ? directory(flags.cwd, '--cwd', true) : directory(process.cwd(), 'the command\'s directory', false);
+  const allowWrite = ((flags['allow-write'] as string[] | undefined) ?? []).map((p) => directory(p, '--allow-write', true));
   const backend = resolveBackend((flags.backend as BackendChoice | undefined) ?? 'auto');
   const stdin = flags.stdin ? await io.readStdin?.() : undefined;
 

@@ -115,6 +115,21 @@ describe.skipIf(engineSkip)('DockerSandbox on a real engine: the policy', () => 
     expect(result.stderr).not.toContain('.envrc:');
   });
 
+  // The walk after the run that finds denied writes stopped at the plan's walkLimit and threw: a
+  // command that wrote more entries than that left its .envrc on the host, unjudged, and the run
+  // ended in an error instead of a result.
+  it('a command that writes past the walk limit still has its denied writes found and removed', async () => {
+    const ws = tempDir();
+    const few = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-sandbox', walkLimit: 40 });
+    const result = await few.run(
+      sh('mkdir many && for i in $(seq 1 60); do : > many/f$i; done; echo d > .envrc; echo done', { cwd: ws, identity: 'owner', policy: policy({ write: [ws], writeDeny: [{ pattern: '.*/\\.envrc' }] }) }),
+    );
+    expect(result.stdout).toBe('done\n');
+    expect(existsSync(join(ws, 'many', 'f60'))).toBe(true);
+    expect(existsSync(join(ws, '.envrc'))).toBe(false);
+    expect(result.movedAside).toEqual([{ path: join(ws, '.envrc'), reason: 'deleted' }]);
+  });
+
   // A text walk turned a directory name that is not UTF-8 into U+FFFD, could not open that path,
   // and so never saw the .env below it: the container read it. Now the walk reads bytes, and a
   // mask the engine cannot be given (its path is not UTF-8) refuses the run before it starts.

@@ -57,7 +57,7 @@ export interface DockerSandboxOptions {
   readonly local?: SandboxService;
   /** Extra labels on every container (the deployment's user). */
   readonly labels?: Readonly<Record<string, string>>;
-  /** Most entries walked under the mounted roots per run; past it the run is refused. */
+  /** Most entries walked under the mounted roots before a run; past it the run is refused (the walk after it is not bounded). */
   readonly walkLimit?: number;
   /** Every mount root must lie inside one of these (a deployment user's data directory). */
   readonly confineTo?: readonly string[];
@@ -386,7 +386,8 @@ export class DockerSandbox implements SandboxService {
    * killed, with a line on stderr saying what happened.
    */
   async finish(plan: MountPlan, outcome: AttachOutcome, lost?: EngineLoss): Promise<DockerRunResult> {
-    const after = await deniedWritesAfter(plan, this.options.walkLimit);
+    // not bounded by walkLimit: what the command wrote is on the host, and all of it is judged
+    const after = await deniedWritesAfter(plan);
     // The mounts could not stop these (the path did not exist, or only a pattern names it): undo
     // them, by their bytes (a name that is not UTF-8 has no text that names it).
     await Promise.all(after.denied.map((w) => rm(w.bytes, { recursive: true, force: true })));

@@ -294,8 +294,11 @@ export interface WritesAfter {
  * Writes that landed where the policy denies them although the mounts allowed the parent (a
  * denied path that did not exist yet, or one only a pattern names): every entry under the
  * writable roots that is denied now and was not there before (compared by bytes). Topmost paths only.
+ * Unbounded by default: the plan's walk limit bounds what a run may be started on, but after it the
+ * command's writes are on the host and each must be judged, however many it made (a limit there
+ * left a denied write in place behind a walk-limit error).
  */
-export async function deniedWritesAfter(plan: MountPlan, walkLimit = DEFAULT_WALK_LIMIT): Promise<WritesAfter> {
+export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSITIVE_INFINITY): Promise<WritesAfter> {
   const denied: DeniedWrite[] = [];
   const unlisted: string[] = [];
   const budget = { left: walkLimit };

@@ -57,6 +57,9 @@ describe("the bound on a wait for a sandbox's end", () => {
     expect(closed).toBe(1);
     expect(forced).toEqual({ remains: { runDir: '/nonexistent/run' }, killed: [], closedOurs: true, abandoned: true });
     expect(forcedEndLine('a prepared sandbox', forced!)).toMatch(/killed 0 of its processes through nothing it owns.*closed on our side.*given up/);
+    // a pid that failed its check is not said to be verified
+    expect(forcedEndLine('a killed run', { ...forced!, remains: { runDir: '/nonexistent/run', pid: 4242 } })).toMatch(/through its pid 1 \(4242 was gone or no longer it: left alone\)/);
+    expect(forcedEndLine('a killed run', { ...forced!, remains: { runDir: '/nonexistent/run', pid: 4242 }, killed: [4242] })).toMatch(/killed 1 of its processes through its pid 1 \(verified\)/);
   });
 
   it('an end that comes once our ends are closed is not given up', async () => {
@@ -172,6 +175,24 @@ describe.skipIf(!isRoot)('what remains of a sandbox is killed only through what 
     expect(running(notPid1) && running(otherRun)).toBe(true);
     expect(await killRemains({ runDir: run, pid: pid1 }, findPython())).toEqual([pid1]);
     await until(() => !running(pid1), 'pid 1 gone');
+  });
+
+  it("a pid 1 of another mount namespace holding a file its own namespace names like the run's folder is not the run's: left running", async () => {
+    // a sandbox or container of anything else (a docker sandbox's command is its pid 1) can make a
+    // file at any path in its own file system; read from here, the link of its fd names that path
+    const run = join(root, 'run-d');
+    mkdirSync(run);
+    const script = `mount -t tmpfs forged "$0" && mkdir "$0/run-d" && exec 3>"$0/run-d/out" && exec sleep 600`;
+    const c = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount', '--propagation', 'private', 'sh', '-c', script, root], { stdio: 'ignore' });
+    started.push(c);
+    let forger: number | undefined;
+    await until(() => {
+      const kids = readFileSync(`/proc/${c.pid}/task/${c.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+      forger = kids.find((p) => holdersUnder(run).includes(p) && readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'sleep');
+      return forger !== undefined;
+    }, 'the forger');
+    for (const python of [findPython(), undefined]) expect(await killRemains({ runDir: run, pid: forger! }, python)).toEqual([]);
+    expect(running(forger!)).toBe(true);
   });
 
   it("every process in the run's pids cgroup is killed, and nothing outside it", async () => {

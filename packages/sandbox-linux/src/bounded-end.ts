@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /*
@@ -12,7 +12,10 @@ import { join } from 'node:path';
  * verify, never by a bare pid that could have been reused meanwhile:
  *   - the run's pids cgroup (pid-limit.ts): every process listed in its `cgroup.procs`;
  *   - the sandbox's pid namespace: its pid 1, once it is verified to still be it (its `NSpid` ends
- *     in 1 and one of its fds is in this run's folder, the launcher's FIFOs).
+ *     in 1 and one of its fds is a file of this run's folder, the launcher's FIFOs). The fd's link
+ *     is a path in the holder's own mount namespace, which anything in a container or sandbox can
+ *     make up (a tmpfs over /tmp, a folder of the same name), so the file it holds must be the one
+ *     that path names here (same device and inode), not just have a name under the folder.
  * Each process is pinned with a pidfd before it is checked, and signalled through that pidfd
  * (python: node has no pidfd), so a pid reused between the check and the kill is never hit.
  * Then the wait is given a second bound, and after it our ends of the pipes are closed, which ends
@@ -75,7 +78,9 @@ export async function endWithin(
 /** One line for a log: which sandbox, what had to be done. */
 export function forcedEndLine(what: string, forced: ForcedEnd, graceMs = END_GRACE_MS): string {
   const { remains } = forced;
-  const how = [remains.pid === undefined ? undefined : 'its pid 1 (verified)', remains.cgroup ? 'its pids cgroup' : undefined].filter(Boolean).join(' and ') || 'nothing it owns (neither its pid nor a cgroup was known)';
+  // 'verified' only where the check held and the kill went through: a pid that failed it (gone, or another process now) was left alone
+  const pid1 = remains.pid === undefined ? undefined : forced.killed.includes(remains.pid) ? 'its pid 1 (verified)' : `its pid 1 (${remains.pid} was gone or no longer it: left alone)`;
+  const how = [pid1, remains.cgroup ? 'its pids cgroup' : undefined].filter(Boolean).join(' and ') || 'nothing it owns (neither its pid nor a cgroup was known)';
   let line = `aalis: ${what} (${remains.runDir}) did not end within ${graceMs} ms of its kill; killed ${forced.killed.length} of its processes through ${how}`;
   if (forced.closedOurs) line += '; its output pipes were still held open, so they were closed on our side';
   if (forced.abandoned) line += '; its bwrap was still not reported reaped, and the wait was given up';
@@ -114,7 +119,11 @@ def pid1_of_run(p):
         if len(ns) < 2 or ns[-1] != "1": return False
         for fd in os.listdir("/proc/%d/fd" % p):
             try:
-                if os.readlink("/proc/%d/fd/%s" % (p, fd)).startswith(run_dir + "/"): return True
+                link = os.readlink("/proc/%d/fd/%s" % (p, fd))
+                if not link.startswith(run_dir + "/"): continue
+                # the link is a path in the holder's own mount namespace: it must name here the file it holds
+                held, here = os.stat("/proc/%d/fd/%s" % (p, fd)), os.lstat(link)
+                if (held.st_dev, held.st_ino) == (here.st_dev, here.st_ino): return True
             except OSError: pass
     except OSError: pass
     return False
@@ -178,14 +187,19 @@ function killRemainsHere(remains: SandboxRemains): number[] {
   return killed;
 }
 
-/** Whether `pid` is pid 1 of a pid namespace and holds an fd in `runDir`. */
+/** Whether `pid` is pid 1 of a pid namespace and holds a file of `runDir` (the same file its path names here). */
 function isRunPid1(pid: number, runDir: string): boolean {
   try {
     const ns = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]?.trim().split(/\s+/) ?? [];
     if (ns.length < 2 || ns[ns.length - 1] !== '1') return false;
     return readdirSync(`/proc/${pid}/fd`).some((fd) => {
       try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(`${runDir}/`);
+        const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        if (!link.startsWith(`${runDir}/`)) return false;
+        // the link is a path in the holder's own mount namespace: it must name here the file it holds
+        const held = statSync(`/proc/${pid}/fd/${fd}`, { bigint: true });
+        const here = lstatSync(link, { bigint: true });
+        return held.dev === here.dev && held.ino === here.ino;
       } catch {
         return false;
       }

@@ -1,8 +1,8 @@
 // The data directory's lock (data-dir-lock.ts) against a holder it cannot see: a daemon in a pid
 // namespace of its own (a container given the same data directory). Its pid names another process
 // here, or none, so the lock looked stale and was taken over: two daemons on one data directory.
-import { spawn } from 'node:child_process';
-import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { claimDataDir, DataDirInUseError, LOCK_FILE } from './data-dir-lock.js';
@@ -97,6 +97,41 @@ describe('the data directory lock', () => {
     const release = claimDataDir(dir);
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
     release();
+  });
+
+  it('a flock first on PATH that locks nothing is not used: the kernel holds the lock (a second open cannot take it)', { timeout: 60_000 }, async () => {
+    const dir = fresh();
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'flock'), `#!/bin/sh\ntouch ${join(dir, 'fake-ran')}\nexit 0\n`);
+    chmodSync(join(bin, 'flock'), 0o755);
+    const a = claimer(dir, 0, ['env', `PATH=${bin}:${process.env.PATH}`]);
+    try {
+      expect(await a.line).toMatch(/^held \d+$/);
+      expect(existsSync(join(dir, 'fake-ran'))).toBe(false);
+      const probe = spawnSync('/usr/bin/flock', ['--exclusive', '--nonblock', join(dir, LOCK_FILE), 'true']);
+      expect(probe.status).toBe(1); // held by the claimer's open file
+    } finally {
+      a.child.kill('SIGKILL');
+    }
+  });
+
+  it.skipIf(!isRoot)('a lock helper that says it locked but does not is found out: the daemon does not start, saying why', { timeout: 60_000 }, async () => {
+    const dir = fresh();
+    const fake = join(dir, 'flock');
+    writeFileSync(fake, '#!/bin/sh\nexit 0\n');
+    chmodSync(fake, 0o755);
+    // the system's own flock replaced, in a mount namespace of the claimer's alone
+    const a = claimer(dir, 0, ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', `mount --bind ${fake} /usr/bin/flock && exec "$@"`, 'sh']);
+    let err = '';
+    a.child.stderr.on('data', (d) => (err += d));
+    try {
+      expect(await a.line).toBe('refused data-dir-in-use');
+      await new Promise((resolve) => a.child.stderr.once('end', resolve).once('close', resolve) && setTimeout(resolve, 2000));
+    } finally {
+      a.child.kill('SIGKILL');
+    }
+    expect(err).toMatch(/\/usr\/bin\/flock said it locked .*daemon\.lock, but then let a second open of it take the same lock .*: it does not lock/);
   });
 
   it('a lock file with a second name (a hard link to another file) is refused, and that file is left as it was', () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { AalisError } from '@aalis/core';
 import { z } from 'zod';
@@ -105,31 +105,68 @@ function elsewhere(dataDir: string, file: string, holder: Holder): DataDirInUseE
 const HELD = 75;
 
 /**
+ * The lock helpers, by absolute path first: PATH is the caller's (a root daemon started with a
+ * user's PATH, or `node_modules/.bin` put first by a package script), and a `flock` found there
+ * that exits 0 without locking would let two daemons run. A name on PATH is only the last resort,
+ * where the system has neither at its usual place; the lock is checked either way ({@link takeLock}).
+ */
+const HELPERS: readonly { readonly paths: readonly string[]; readonly args: readonly string[] }[] = [
+  { paths: ['/usr/bin/flock', '/bin/flock', 'flock'], args: ['--exclusive', '--nonblock', '--conflict-exit-code', String(HELD), '3'] },
+  { paths: ['/usr/bin/perl', '/bin/perl', 'perl'], args: ['-MFcntl=:flock', '-e', `open(my $f, "+<&=", 3) or exit 2; flock($f, LOCK_EX | LOCK_NB) or exit ${HELD}; exit 0`] },
+];
+
+/** One helper, found. */
+type Helper = { readonly command: string; readonly args: readonly string[] };
+
+/** `helper` run on the open file `fd` (as its fd 3): its exit status, and what went wrong when it neither locked nor found the lock held. */
+function tryWith(helper: Helper, fd: number): { status: number | null; error?: string } {
+  // its own environment: nothing of the caller's (PERL5OPT, PERL5LIB, LD_PRELOAD) changes what it does
+  const r = spawnSync(helper.command, helper.args, { stdio: ['ignore', 'ignore', 'pipe', fd], encoding: 'utf8', env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' } });
+  if (r.error) return { status: null, error: r.error.message };
+  return { status: r.status, ...(r.status !== 0 && r.status !== HELD ? { error: `exit ${r.status ?? r.signal}${r.stderr ? ` (${r.stderr.trim()})` : ''}` } : {}) };
+}
+
+/**
  * Takes a BSD lock (flock(2)) on the open file `fd`, without waiting; Node has no flock, so a helper
  * given the file as its fd 3 takes it and exits. The lock belongs to the open file, which stays open
  * here: it lasts as long as this process (the kernel drops it when the process dies, however it
  * dies), and a process that opens the file on its own cannot take it meanwhile. `flock(1)`
- * (util-linux), else perl's flock (macOS). Throws when neither can say.
+ * (util-linux), else perl's flock (macOS). A helper that says it locked is then asked for a second
+ * open of the same file, which must be refused: one that does not lock (a stand-in, a file system
+ * without locks) is found out there, and the daemon does not start. Throws when no helper can say.
  */
-function tryLock(fd: number, dataDir: string): boolean {
-  const helpers: [string, string[]][] = [
-    ['flock', ['--exclusive', '--nonblock', '--conflict-exit-code', String(HELD), '3']],
-    ['perl', ['-MFcntl=:flock', '-e', `open(my $f, "+<&=", 3) or exit 2; flock($f, LOCK_EX | LOCK_NB) or exit ${HELD}; exit 0`]],
-  ];
+function takeLock(fd: number, file: string, dataDir: string): boolean {
   const tried: string[] = [];
-  for (const [command, args] of helpers) {
-    const r = spawnSync(command, args, { stdio: ['ignore', 'ignore', 'pipe', fd], encoding: 'utf8' });
-    if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') {
+  for (const { paths, args } of HELPERS) {
+    const command = paths.find((p) => !p.startsWith('/') || existsSync(p));
+    if (command === undefined) continue;
+    const helper = { command, args };
+    const first = tryWith(helper, fd);
+    if (first.status === HELD) return false;
+    if (first.status === 0) {
+      const again = openSync(file, constants.O_RDWR | constants.O_NOFOLLOW);
+      let second: ReturnType<typeof tryWith>;
+      try {
+        const [ours, other] = [fstatSync(fd), fstatSync(again)];
+        // another file at the path now: the caller sees it too, and opens that one
+        if (ours.ino !== other.ino || ours.dev !== other.dev) return true;
+        second = tryWith(helper, again);
+      } finally {
+        closeSync(again); // an open file that holds no lock: closing it leaves ours
+      }
+      if (second.status === HELD) return true;
+      tried.push(`${command} said it locked ${file}, but then let a second open of it take the same lock (${second.error ?? `exit ${second.status}`}): it does not lock`);
+      break;
+    }
+    if (first.error !== undefined && /ENOENT/.test(first.error)) {
       tried.push(`${command}: not found`);
       continue;
     }
-    if (r.status === 0) return true;
-    if (r.status === HELD) return false;
-    tried.push(`${command}: ${r.error?.message ?? `exit ${r.status ?? r.signal}`}${r.stderr ? ` (${r.stderr.trim()})` : ''}`);
+    tried.push(`${command}: ${first.error ?? `exit ${first.status}`}`);
     break;
   }
-  throw new DataDirInUseError('data-dir-in-use', `the data directory ${dataDir}'s lock could not be taken (${tried.join('; ')}), so whether another daemon runs on it is unknown and this daemon did not start.`, {
-    fix: 'Install flock (util-linux) or perl, or check that the data directory is on a file system that supports locks.',
+  throw new DataDirInUseError('data-dir-in-use', `the data directory ${dataDir}'s lock could not be taken (${tried.join('; ') || 'neither flock nor perl is installed'}), so whether another daemon runs on it is unknown and this daemon did not start.`, {
+    fix: 'Install flock (util-linux) or perl at /usr/bin, or check that the data directory is on a file system that supports locks.',
   });
 }
 
@@ -188,7 +225,7 @@ export function claimDataDir(dataDir: string): () => void {
       // a second name for it (a hard link) would be another file this daemon truncates and writes
       const odd = !opened.isFile() ? 'is not a regular file' : opened.nlink !== 1 ? `has ${opened.nlink} names (hard links): another file would be overwritten` : undefined;
       if (odd !== undefined) throw new DataDirInUseError('data-dir-in-use', `the data directory ${dataDir} has a lock ${file} that ${odd}, so this daemon did not start.`, { fix: `If no aalis daemon runs on ${dataDir}, remove ${file} and start again.` });
-      if (!tryLock(fd, dataDir)) throw heldBy(dataDir, file);
+      if (!takeLock(fd, file, dataDir)) throw heldBy(dataDir, file);
       // The file locked must still be the one at the path: a holder that stopped meanwhile removed
       // it, and a lock on a removed file would let the next daemon lock a new one beside this.
       const here = lstatSync(file, { throwIfNoEntry: false });
