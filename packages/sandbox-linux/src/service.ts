@@ -797,7 +797,7 @@ export class LinuxSandbox implements SandboxService {
         started.release();
       });
       if (!ready || this.closing) throw new Error('not ready');
-      const prepared: Warm = { key, dir, overlays, translation, plan, identity, child, pid, pidLimit: limit, dead: false };
+      const prepared: Warm = { key, dir, overlays, translation, plan, identity, child, pid, ...(pinned ? { pinned } : {}), pidLimit: limit, dead: false };
       void child.ended.then(() => {
         prepared.dead = true;
       });
@@ -972,7 +972,7 @@ export class LinuxSandbox implements SandboxService {
     let failure: SetupFailure | undefined;
     let timedOut = false;
     // the sandbox's pid 1, pinned when its pid is read (pinned-pid.ts): a kill by pid checks it is still that process
-    let pinned: PinnedPid | undefined;
+    let pinned: PinnedPid | undefined = warm?.prepared.pinned;
     const killer: Killer = {
       killBwrap: () => child.killBwrap(),
       killPid: (pid) => {
@@ -1029,8 +1029,8 @@ export class LinuxSandbox implements SandboxService {
         (p) => ({ ok: true as const, pid: p }),
         (e: Error) => ({ ok: false as const, error: e }), // bwrap ended before it made the sandbox: its stderr says why
       );
-      // pinned now, while it waits on the sync fd (a prepared one is taken only while it has not ended)
-      if (pid.ok) pinned = pinPid(pid.pid);
+      // pinned now, while it waits on the sync fd (a prepared one was pinned when it was prepared)
+      if (pid.ok && !warm) pinned = pinPid(pid.pid);
       state = sandboxKnown(state, pid, failure, killer);
       // step 3: the pid limit, and with network on slirp4netns and nft beside it
       const held = state;
