@@ -39,9 +39,10 @@ export interface SetupFailure {
   readonly error: Error;
 }
 
-/** What kills a launch: bwrap (its death takes the sandbox's pid 1 and its pid namespace) and, by pid, a sandbox still in its setup. */
+/** What kills a launch: bwrap (its death takes the sandbox's pid 1 and its pid namespace) and a sandbox still in its setup. */
 export interface Killer {
   killBwrap(): void;
+  /** SIGKILL to the sandbox's pid 1, only while it still is the process read at the start (pinned-pid.ts): never a bare pid. */
   killPid(pid: number): void;
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { execa } from 'execa';
@@ -247,6 +247,63 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
       expect({ exit: await run.exit, out: await out }).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'again\n' });
       run.dispose();
       expect(l.pid).not.toBe(first);
+    } finally {
+      l.close();
+    }
+  });
+
+  /** Whether process `pid` is gone (or a zombie no one has reaped yet). */
+  const gone = (pid: number) => {
+    try {
+      return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    } catch {
+      return true;
+    }
+  };
+
+  it.skipIf(!python)('a launcher alive but silent (SIGSTOP) between two runs: it is killed on the bound and the run starts on a new one', async () => {
+    const l = new Launcher(python!, 1000);
+    try {
+      const warm = await l.launch(runDir(), sh('true'));
+      warm.release();
+      await warm.exit;
+      warm.dispose();
+      const first = l.pid!;
+      process.kill(first, 'SIGSTOP');
+      const run = await l.launch(runDir(), sh('echo again'));
+      const out = text(run.stdout);
+      run.release();
+      expect({ exit: await run.exit, out: await out }).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'again\n' });
+      run.dispose();
+      expect(l.pid).not.toBe(first);
+      await until(() => gone(first), 'the silent launcher was killed');
+    } finally {
+      l.close();
+    }
+  });
+
+  it.skipIf(!python)('a launcher that goes silent once asked to start a run: the run fails closed (lost), nothing of it ran, the launcher is killed', async () => {
+    // the launcher's own program, stopping itself (SIGSTOP) where it would fork the run's child
+    const program = LAUNCHER_PY.replace('elif op == "start" or op == "nft": start(m)', 'elif op == "start" or op == "nft": os.kill(os.getpid(), 19)');
+    expect(program).not.toBe(LAUNCHER_PY);
+    const d = runDir();
+    writeFileSync(join(d, 'program.py'), program);
+    const wrapper = join(d, 'python');
+    writeFileSync(wrapper, `#!/bin/sh\nexec ${python} -I -S -c "$(cat ${join(d, 'program.py')})" "$5"\n`, { mode: 0o755 });
+    const l = new Launcher(wrapper, 1000);
+    const mark = join(d, 'ran');
+    try {
+      const run = await l.launch(runDir(), sh(`touch ${mark}`)).catch((e: Error) => e);
+      if (run instanceof Error) {
+        expect(run).toBeInstanceOf(SandboxUnavailableError);
+        expect(run.message).toMatch(/did not answer within 1000 ms/);
+      } else {
+        run.release();
+        expect(await run.exit).toEqual({ kind: 'lost', reason: expect.stringMatching(/did not answer within 1000 ms \(starting the run\)/) });
+        run.dispose();
+      }
+      expect(existsSync(mark)).toBe(false);
+      expect(l.pid).toBeUndefined();
     } finally {
       l.close();
     }

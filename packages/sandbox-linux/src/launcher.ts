@@ -76,6 +76,13 @@ type Reply = z.infer<typeof Reply>;
 /** How long the launcher may take to say it is ready. */
 const READY_MS = 15_000;
 
+/**
+ * How long the launcher may take to answer one step of a run (its FIFOs made, its child forked).
+ * Each is a few syscalls in a process that does nothing else; a launcher silent longer is stopped
+ * (SIGSTOP) or wedged, and is treated as lost: killed, and a new one starts for the next run.
+ */
+export const LAUNCHER_REPLY_MS = 10_000;
+
 const SIGNAL_NAMES = new Map(Object.entries(osConstants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
 
 const unavailable = (reason: string) => new SandboxUnavailableError('linux', `the launcher: ${reason}`, 'run it again (a new launcher starts); see `aalis doctor` (host-uid); nothing was run');
@@ -91,6 +98,8 @@ interface Live {
   readonly proc: ChildProcess;
   readonly ready: Promise<void>;
   readonly handlers: Map<number, (r: Reply | { lost: string }) => void>;
+  /** Marks it lost (killed; every waiting run told): a launcher silent past {@link LAUNCHER_REPLY_MS}. */
+  readonly lose: (reason: string) => void;
   dead?: string;
 }
 
@@ -102,8 +111,11 @@ export class Launcher {
   private readonly background = new Set<number>();
   private stderrTail = '';
 
-  /** `python`: the interpreter `findPython` chose. */
-  constructor(private readonly python: string) {}
+  /** `python`: the interpreter `findPython` chose; `replyMs`: the bound on each answer (tests shorten it). */
+  constructor(
+    private readonly python: string,
+    private readonly replyMs = LAUNCHER_REPLY_MS,
+  ) {}
 
   /** The launcher's pid while one runs (tests). */
   get pid(): number | undefined {
@@ -127,10 +139,9 @@ export class Launcher {
       onFail = rej;
     });
     ready.catch(() => {});
-    const live: Live = { proc, ready, handlers };
     const timer = setTimeout(() => lose(`it did not start within ${READY_MS} ms`), READY_MS);
     timer.unref();
-    const lose = (reason: string) => {
+    const lose = (reason: string): void => {
       if (live.dead) return;
       live.dead = `${reason}${this.stderrTail ? `: ${this.stderrTail.trim()}` : ''}`;
       clearTimeout(timer);
@@ -139,6 +150,7 @@ export class Launcher {
       for (const h of [...handlers.values()]) h({ lost: live.dead });
       handlers.clear();
     };
+    const live: Live = { proc, ready, handlers, lose };
     proc.on('error', (e) => lose(`it could not be started (${e.message})`));
     proc.on('exit', (code, signal) => lose(`it ended (${signal ?? `exit ${code}`})`));
     proc.stdin!.on('error', () => {}); // a dead launcher: its exit says so
@@ -215,9 +227,15 @@ export class Launcher {
       exitWith = res;
     });
     let step: ((r: Reply | { lost: string }) => void) | undefined;
-    const next = () =>
+    // every answer is awaited within the bound: a launcher alive but silent (stopped, wedged) is lost,
+    // which answers this run (and every other waiting on it) with `lost` and kills it
+    const next = (what: string) =>
       new Promise<Reply | { lost: string }>((res) => {
-        step = res;
+        const bound = setTimeout(() => live.lose(`it did not answer within ${this.replyMs} ms (${what})`), this.replyMs);
+        step = (r) => {
+          clearTimeout(bound);
+          res(r);
+        };
       });
     live.handlers.set(id, (r) => {
       if ('lost' in r) exitWith({ kind: 'lost', reason: r.lost });
@@ -247,7 +265,7 @@ export class Launcher {
       lostBeforeStart.add(e as Error);
       throw e;
     }
-    let answer = next();
+    let answer = next("making the run's FIFOs");
     this.send(live, { op: 'prepare', id, dir });
     let r = await answer;
     if ('lost' in r) {
@@ -273,7 +291,7 @@ export class Launcher {
       this.send(live, { op: 'drop', id });
       return fail(`the run's FIFOs could not be opened: ${(e as Error).message}`);
     }
-    answer = next();
+    answer = next('starting the run');
     if (start.filter) this.send(live, { op: 'nft', id, pid: start.filter.pid, rules: start.filter.rules, library: start.filter.library });
     else
       this.send(live, {

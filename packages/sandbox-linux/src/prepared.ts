@@ -1,6 +1,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import type { PlanStep, SandboxPolicy, SandboxRunRequest } from '@aalis/api-reach';
 import type { RunPidLimit } from './pid-limit.js';
+import type { PinnedPid } from './pinned-pid.js';
 import type { RunDir } from './run-dir.js';
 import type { RunOverlays } from './overlay-run.js';
 import type { LinuxRunPlan } from './run-plan.js';
@@ -125,6 +126,8 @@ export interface PreparedSandbox<C extends PreparedChild = PreparedChild> {
   readonly child: C;
   /** The sandbox's pid (bwrap's child). */
   readonly pid: number;
+  /** That pid pinned when it was read (pinned-pid.ts): what a kill by pid checks. */
+  readonly pinned?: PinnedPid;
   readonly pidLimit: RunPidLimit;
   /** Set once it ended before release: it is never taken then. */
   dead: boolean;

@@ -1,10 +1,12 @@
-import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, linkSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { loadReuseFile } from './scan-reuse-file.js';
 import { reusedScanCount } from './scan-reuse.js';
 import { findPatternMatches, forgetKeptScans, lastReuseFile, type ScanOptions } from './scan.js';
-import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
+import { makeScene, req, type Scene, until, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox, type LinuxSandbox } from './service.js';
 
 // A one-shot process (`aalis exec`) keeps the scan's walks in a file of the data directory
@@ -225,4 +227,42 @@ describe('the scan kept in a file between processes', () => {
       }
     });
   });
+
+  it('a cache directory swapped for a symlink to a directory others can write while the file is read: never read from there', { timeout: 120_000 }, async () => {
+    // the cache directory is checked once and used through that descriptor (scan-reuse-file.ts); checked
+    // by path and then opened by path, a swap in between read the planted file (seen before the change)
+    const race = join(s.root, 'race');
+    const cache = join(race, 'cache');
+    const open = join(race, 'open');
+    mkdirSync(cache, { recursive: true, mode: 0o700 });
+    mkdirSync(open, { mode: 0o777 });
+    chmodSync(open, 0o777);
+    const planted = { v: 1, walks: [{ key: 'a'.repeat(64), witnesses: ['1:2:3:/planted'], value: {} }] };
+    writeFileSync(join(open, 'walks.json'), JSON.stringify(planted), { mode: 0o600 });
+    symlinkSync(open, join(race, 'link'));
+    const swap = `import os
+os.chdir(${JSON.stringify(race)})
+while True:
+    os.rename("cache", "cache.real"); os.rename("link", "cache"); os.rename("cache", "link"); os.rename("cache.real", "cache")
+`;
+    const swapper = spawn('/usr/bin/python3', ['-c', swap], { stdio: 'ignore' });
+    const kinds = new Map<string, number>();
+    try {
+      await until(() => !existsSync(cache) || lstatSync(cache).isSymbolicLink(), 'the swapper runs');
+      // at least 5000 reads, and on until both the real directory and the symlink were met (a loaded machine may hold the swapper still)
+      const met = () => (kinds.get('absent') ?? 0) > 0 && (kinds.get('ignored') ?? 0) > 0;
+      for (let i = 0; i < 5000 || (!met() && i < 1_000_000); i++) {
+        const kind = loadReuseFile(join(cache, 'walks.json'), z.unknown()).kind;
+        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+      }
+    } finally {
+      swapper.kill('SIGKILL');
+      await new Promise((r) => swapper.once('exit', r));
+      if (existsSync(cache) && lstatSync(cache).isSymbolicLink()) renameSync(cache, join(race, 'link'));
+      if (existsSync(join(race, 'cache.real'))) renameSync(join(race, 'cache.real'), cache);
+    }
+    // never the planted file; and the real directory, holding no file, was met too (the counts show on a failure)
+    expect({ loaded: kinds.get('loaded') ?? 0, metAbsent: (kinds.get('absent') ?? 0) > 0, kinds: Object.fromEntries(kinds) }).toMatchObject({ loaded: 0, metAbsent: true });
+  });
 });
+

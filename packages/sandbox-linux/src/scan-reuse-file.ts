@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { z } from 'zod';
 import { WITNESS_LINE } from './scan-reuse.js';
 
@@ -14,6 +14,13 @@ import { WITNESS_LINE } from './scan-reuse.js';
  * owned by this process's user and unreadable and unwritable by anyone else, in a directory owned by
  * this user that no one else can write; its content must pass the schema below. Anything else, and
  * any error, is the same as no file: the scan walks everything, as with no reuse at all.
+ *
+ * The directory is opened once (O_DIRECTORY|O_NOFOLLOW), checked by that descriptor (fstat), and
+ * every step after (open, temp, rename, listing, unlink) names its entry relative to that
+ * descriptor (`/proc/self/fd/<fd>/<name>`: node has no openat, and the kernel resolves that link to
+ * the open directory itself, not to a path looked up again). So the directory checked is the one
+ * used, whatever is renamed or swapped for a symlink at its path meanwhile. Its ancestors (the
+ * data directory) are this user's own and are followed as they are.
  */
 
 /**
@@ -33,14 +40,26 @@ const MAX_BYTES = 8 << 20;
 /** Why a file was not used (for tests and the report); `absent` is the usual first run. */
 export type ReuseFileLoad<T> = { readonly kind: 'loaded'; readonly walks: PersistedWalk<T>[] } | { readonly kind: 'absent' } | { readonly kind: 'ignored'; readonly why: string };
 
-/** Whether `mode`/`uid` of the file's directory make it this user's alone to write. */
-function ownDirectory(dir: string): string | undefined {
-  const st = lstatSync(dir, { throwIfNoEntry: false });
-  if (!st) return 'its directory is missing';
-  if (!st.isDirectory()) return 'its directory is not a directory (a symlink?)';
-  if (st.uid !== process.geteuid!()) return `its directory is owned by uid ${st.uid}`;
-  if ((st.mode & 0o022) !== 0) return 'its directory is writable by others';
-  return undefined;
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/** The path of `name` in the directory open at `fd`: resolved by the kernel through the descriptor. */
+const inDir = (fd: number, name: string) => `/proc/self/fd/${fd}/${name}`;
+
+/** The file's directory, open, when its owner and mode make it this user's alone to write; else why not. */
+function openOwnDirectory(dir: string): { fd: number } | { why: string; absent?: true } {
+  let fd: number;
+  try {
+    fd = openSync(dir, DIR_FLAGS);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { why: 'its directory is missing', absent: true };
+    return { why: code === 'ELOOP' || code === 'ENOTDIR' ? 'its directory is not a directory (a symlink?)' : `its directory cannot be opened (${code})` };
+  }
+  const st = fstatSync(fd);
+  const why = st.uid !== process.geteuid!() ? `its directory is owned by uid ${st.uid}` : (st.mode & 0o022) !== 0 ? 'its directory is writable by others' : undefined;
+  if (why === undefined) return { fd };
+  closeSync(fd);
+  return { why };
 }
 
 /**
@@ -49,11 +68,13 @@ function ownDirectory(dir: string): string | undefined {
  */
 export function loadReuseFile<T>(file: string, value: z.ZodType<T>): ReuseFileLoad<T> {
   let fd: number | undefined;
+  let dirFd: number | undefined;
   try {
-    const badDir = ownDirectory(dirname(file));
-    if (badDir) return badDir === 'its directory is missing' ? { kind: 'absent' } : { kind: 'ignored', why: badDir };
+    const dir = openOwnDirectory(dirname(file));
+    if (!('fd' in dir)) return dir.absent ? { kind: 'absent' } : { kind: 'ignored', why: dir.why };
+    dirFd = dir.fd;
     try {
-      fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      fd = openSync(inDir(dirFd, basename(file)), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       return code === 'ENOENT' ? { kind: 'absent' } : { kind: 'ignored', why: code === 'ELOOP' ? 'it is a symlink' : `it cannot be opened (${code})` };
@@ -86,6 +107,7 @@ export function loadReuseFile<T>(file: string, value: z.ZodType<T>): ReuseFileLo
     return { kind: 'ignored', why: `it could not be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
   } finally {
     if (fd !== undefined) closeSync(fd);
+    if (dirFd !== undefined) closeSync(dirFd);
   }
 }
 
@@ -97,11 +119,14 @@ export function loadReuseFile<T>(file: string, value: z.ZodType<T>): ReuseFileLo
  */
 export function storeReuseFile<T>(file: string, walks: readonly PersistedWalk<T>[]): void {
   let temp: string | undefined;
+  let dirFd: number | undefined;
   try {
-    const dir = dirname(file);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    if (ownDirectory(dir) !== undefined) return;
-    temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    const dir = openOwnDirectory(dirname(file));
+    if (!('fd' in dir)) return;
+    dirFd = dir.fd;
+    const name = basename(file);
+    temp = inDir(dirFd, `${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     try {
       const data = Buffer.from(`${JSON.stringify({ v: 1, walks })}\n`, 'utf8');
@@ -110,9 +135,9 @@ export function storeReuseFile<T>(file: string, walks: readonly PersistedWalk<T>
     } finally {
       closeSync(fd);
     }
-    renameSync(temp, file);
+    renameSync(temp, inDir(dirFd, name));
     temp = undefined;
-    dropDeadWritersTemps(file);
+    dropDeadWritersTemps(dirFd, name);
   } catch {
     // the next process walks again
   } finally {
@@ -123,6 +148,7 @@ export function storeReuseFile<T>(file: string, walks: readonly PersistedWalk<T>
         // gone already
       }
     }
+    if (dirFd !== undefined) closeSync(dirFd);
   }
 }
 
@@ -138,16 +164,15 @@ function alive(pid: number): boolean {
 
 /**
  * Removes the temps of writers that died before their rename (a SIGKILLed `aalis exec`): each
- * would stay in the cache directory for good. Only this file's own temp names of a pid that no
+ * would stay in the cache directory (open at `dirFd`) for good. Only this file's own temp names of a pid that no
  * longer runs, and only a regular file of this user (unlink never follows a symlink).
  */
-function dropDeadWritersTemps(file: string): void {
-  const dir = dirname(file);
-  const prefix = `${basename(file)}.`;
-  for (const name of readdirSync(dir)) {
+function dropDeadWritersTemps(dirFd: number, file: string): void {
+  const prefix = `${file}.`;
+  for (const name of readdirSync(`/proc/self/fd/${dirFd}`)) {
     const m = name.startsWith(prefix) ? /^(\d+)\.[0-9a-f]{12}\.tmp$/.exec(name.slice(prefix.length)) : null;
     if (!m || alive(Number(m[1]))) continue;
-    const path = join(dir, name);
+    const path = inDir(dirFd, name);
     const st = lstatSync(path, { throwIfNoEntry: false });
     if (st?.isFile() && st.uid === process.geteuid!()) {
       try {

@@ -56,6 +56,7 @@ import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
 import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, pathsIdentity, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
 import { watchExec } from './exec-report.js';
+import { killPinned, type PinnedPid, pinPid } from './pinned-pid.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
 import { endWithin, type ForcedEnd, forcedEndLine, type SandboxRemains } from './bounded-end.js';
 import { findPython } from './system-python.js';
@@ -755,6 +756,7 @@ export class LinuxSandbox implements SandboxService {
     const shim = shimRequest(request, tools.rootMap!.python, basename(dir.path));
     let child: Started | undefined;
     let pid: number | undefined;
+    let pinned: PinnedPid | undefined;
     let limit: RunPidLimit | undefined;
     try {
       dir.markPrepared();
@@ -779,6 +781,7 @@ export class LinuxSandbox implements SandboxService {
         this.cpu?.adopt(child.pid);
       }
       pid = await readChildPid(child.info);
+      pinned = pinPid(pid); // while it waits on the sync fd: what a kill below checks (pinned-pid.ts)
       await Promise.all([limit.enter(pid), this.cpu?.enter(pid)]);
       const started = child;
       // the shim's one byte on stdout: bwrap has set up and exec'd it; anything else, or an end first, is a failure
@@ -804,7 +807,7 @@ export class LinuxSandbox implements SandboxService {
         started.release();
       });
       if (!ready || this.closing) throw new Error('not ready');
-      const prepared: Warm = { key, dir, overlays, translation, plan, identity, child, pid, pidLimit: limit, dead: false };
+      const prepared: Warm = { key, dir, overlays, translation, plan, identity, child, pid, ...(pinned ? { pinned } : {}), pidLimit: limit, dead: false };
       void child.ended.then(() => {
         prepared.dead = true;
       });
@@ -814,13 +817,7 @@ export class LinuxSandbox implements SandboxService {
       if (child) {
         child.killBwrap();
         // a sandbox still waiting on its setup sync holds its pipes until killed itself (launch-state.ts)
-        if (pid !== undefined) {
-          try {
-            process.kill(pid, 'SIGKILL');
-          } catch {
-            // gone
-          }
-        }
+        killPinned(pinned);
         child.stdout.resume();
         child.stderr.resume();
         const started = child;
@@ -984,14 +981,12 @@ export class LinuxSandbox implements SandboxService {
     let state: LaunchState = warm ? { kind: 'held', pid: warm.prepared.pid } : { kind: 'starting', killAsked: false };
     let failure: SetupFailure | undefined;
     let timedOut = false;
+    // the sandbox's pid 1, pinned when its pid is read (pinned-pid.ts): a kill by pid checks it is still that process
+    let pinned: PinnedPid | undefined = warm?.prepared.pinned;
     const killer: Killer = {
       killBwrap: () => child.killBwrap(),
       killPid: (pid) => {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
+        if (pinned?.pid === pid) killPinned(pinned);
       },
     };
     let killAsked!: () => void;
@@ -1044,6 +1039,8 @@ export class LinuxSandbox implements SandboxService {
         (p) => ({ ok: true as const, pid: p }),
         (e: Error) => ({ ok: false as const, error: e }), // bwrap ended before it made the sandbox: its stderr says why
       );
+      // pinned now, while it waits on the sync fd (a prepared one was pinned when it was prepared)
+      if (pid.ok && !warm) pinned = pinPid(pid.pid);
       state = sandboxKnown(state, pid, failure, killer);
       // step 3: the pid limit, and with network on slirp4netns and nft beside it
       const held = state;
