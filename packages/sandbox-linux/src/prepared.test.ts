@@ -124,6 +124,10 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
   let cold: LinuxSandbox;
   beforeAll(async () => {
     s = await overlayScene();
+    // commands for the PATH cases below: one in the workspace (the cwd), and one there that cannot be run
+    writeFileSync(join(s.ws, 'mine'), '#!/bin/sh\necho mine ran\n', { mode: 0o755 });
+    mkdirSync(join(s.ws, 'noexec'));
+    writeFileSync(join(s.ws, 'noexec', 'mine'), '#!/bin/sh\necho not to be run\n', { mode: 0o644 });
     warm = s.sandbox({ prepare: 'on' });
     cold = s.sandbox(); // prepare: off, the default
   });
@@ -135,7 +139,7 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
 
   /** Runs `r` warm (after a run that prepares its sandbox) and cold; says whether the warm one really took a prepared sandbox. */
   async function both(r: SandboxRunRequest): Promise<{ warm: unknown; cold: unknown; used: boolean }> {
-    await warm.run({ ...r, argv: ['true'], stdin: undefined });
+    await warm.run({ ...r, argv: ['/bin/true'], stdin: undefined }); // by its path: some cases' PATH has no true
     await warm.preparationsSettled(); // this policy's next sandbox is ready (or failed: then the run below is cold, and says so)
     const before = warm.preparedCounts();
     const w = await outcome(warm, r);
@@ -151,6 +155,12 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
     { name: 'every signal at its default, nothing blocked', argv: ['sh', '-c', 'grep -E "^(SigIgn|SigBlk)" /proc/self/status'] },
     { name: 'the cwd and the environment', argv: ['sh', '-c', 'pwd; env | sort'] },
     { name: 'a command that does not exist', argv: ['no-such-command-here'] },
+    // the shim's own PATH search (prepared.ts): missing and non-directory entries are passed over, an empty one is the cwd
+    { name: 'a command found on a later PATH entry', argv: ['sh', '-c', 'echo found'], extra: { env: { PATH: '/no/such/dir:/etc/hostname:/usr/bin:/bin' } } },
+    { name: 'a command found through an empty PATH entry (the cwd)', argv: ['mine'], extra: { env: { PATH: ':/usr/bin' } } },
+    { name: 'a command that is on no PATH entry', argv: ['sh'], extra: { env: { PATH: '/no/such/dir' } } },
+    { name: 'a PATH entry that is not executable, before one that is', argv: ['mine'], extra: { env: { PATH: 'noexec:/usr/bin:/bin' } } },
+    { name: 'a command named with a slash is not searched for', argv: ['./mine'], extra: { env: { PATH: '/usr/bin' } } },
     { name: 'a hidden .env stays hidden', argv: ['sh', '-c', 'cat .env; echo $?'] },
   ];
   it.each(cases)('a warm run gives what a cold one does: $name', async ({ argv, extra }) => {
