@@ -5,7 +5,6 @@ import { encodePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
 import { unescapeOctal } from './opaque-dirs.js';
 import { walkTree } from './dir-cursor.js';
-import type { StampedDevices } from './stamped-file-system.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 
@@ -31,22 +30,7 @@ import type { LinuxErrorCode } from './linux-error-codes.js';
  * - the wall clock stepped back during the run: the largest step seen (clock-steps.ts samples
  *   the wall clock against the monotonic one, which no step moves, while the run is open) is
  *   taken off the start.
- *
- * A ctime is the kernel's word only on a file system whose stamps it keeps itself
- * (stamped-file-system.ts). On a network or FUSE file system (NFS, sshfs, …) it is the server's,
- * cached or made up: an edit by another client can leave it as it was. There no stamp tells
- * "unchanged", and no copy of the host's bytes from the start exists to compare with, so an
- * existing host entry is never replaced or removed: the commit reports it as a conflict that
- * could not be told ({@link HostChange} `untold`) and keeps the command's version aside. New
- * entries are committed, and an entry whose bytes the host already has needs no commit.
  */
-
-/**
- * Why the commit leaves a host entry alone: it `changed` during the run (its ctime says so), or a
- * change could not be told (`untold`: its file system's ctimes are not the kernel's); undefined
- * when it did not change.
- */
-export type HostChange = 'changed' | 'untold' | undefined;
 
 /** A host entry the commit left alone because it changed during the run; thrown from deep in the walk, caught per entry. */
 export class CommitConflict extends AalisError<LinuxErrorCode> {
@@ -54,18 +38,14 @@ export class CommitConflict extends AalisError<LinuxErrorCode> {
     readonly path: string,
     /** Where the command's version was kept, if it was. */
     readonly keptAt?: string,
-    /** `untold`: on a file system whose ctimes the kernel does not keep, so a change could not be ruled out. */
-    readonly why: 'changed' | 'untold' = 'changed',
   ) {
-    super('commit-conflict', `${path} ${why === 'changed' ? 'changed on the host during the run' : UNTOLD}: the command's version was not committed`);
+    super('commit-conflict', `${path} changed on the host during the run: the command's version was not committed`);
   }
 }
 
-const UNTOLD = 'is on a file system whose change times this kernel does not keep (a network or FUSE one), so a change made on the host during the run cannot be told';
-
 /** The stderr line for a conflict. */
-export const conflictNote = (path: string, keptAt?: string, why: 'changed' | 'untold' = 'changed') =>
-  `aalis: ${path} ${why === 'changed' ? 'changed on the host during the run' : UNTOLD}: the command's version was not committed (the host's version is kept)${keptAt === undefined ? '' : `; the command's version is at ${keptAt}`}\n`;
+export const conflictNote = (path: string, keptAt?: string) =>
+  `aalis: ${path} changed on the host during the run: the command's version was not committed (the host's version is kept)${keptAt === undefined ? '' : `; the command's version is at ${keptAt}`}\n`;
 
 /** The coarsest timestamps a Linux file system keeps (FAT: 2 s): the margin when a root cannot be stamped. */
 export const COARSEST_NS = 2_000_000_000n;
@@ -207,29 +187,24 @@ export function commitSince(start: RunStart, stepBack: bigint): Since {
   return { ns: stepBack > 0n ? start.stamp - stepBack - 1_000_000n : start.stamp, devs: start.devs };
 }
 
-/**
- * Whether the host entry `name` in the directory open at `fd` changed at or after `since`
- * (`untold` on a file system `stamped` does not trust); undefined when it did not, or is gone.
- */
-export function changedSince(fd: number, name: Buffer, since: Since, stamped: StampedDevices): HostChange {
+/** Whether the host entry `name` in the directory open at `fd` changed at or after `since`; false when it is gone. */
+export function changedSince(fd: number, name: Buffer, since: Since): boolean {
   try {
     const st = lstatSync(atFd(fd, name), { bigint: true });
-    // a directory may be a mount point of its own file system; anything else is on its directory's
-    if (!stamped.has(st.dev, st.isDirectory() ? atFd(fd, name) : `/proc/self/fd/${fd}`)) return 'untold';
-    return st.ctimeNs >= (since.devs.includes(st.dev) ? since.ns : since.ns - COARSEST_NS) ? 'changed' : undefined;
+    return st.ctimeNs >= (since.devs.includes(st.dev) ? since.ns : since.ns - COARSEST_NS);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw e;
   }
 }
 
 /**
- * Whether any entry of the host tree at `name` changed at or after `since` (the first answer
- * {@link changedSince} gives). Iterative and by descriptors (any depth, never through a symlink);
- * a directory that cannot be read counts as changed (what it holds is unknown, so it is not removed).
+ * Whether any entry of the host tree at `name` changed at or after `since`. Iterative and by
+ * descriptors (any depth, never through a symlink); a directory that cannot be read counts as
+ * changed (what it holds is unknown, so it is not removed).
  */
-export function treeChangedSince(fd: number, name: Buffer, since: Since, stamped: StampedDevices): HostChange {
-  let changed: HostChange;
+export function treeChangedSince(fd: number, name: Buffer, since: Since): boolean {
+  let changed = false;
   try {
     // one open directory at a time, back up through `..` checked by identity (dir-cursor.ts)
     const whole = walkTree(
@@ -237,20 +212,17 @@ export function treeChangedSince(fd: number, name: Buffer, since: Since, stamped
       name,
       '',
       () => '',
-      (d, n) => {
-        changed ??= changedSince(d, n, since, stamped);
-        return changed ? 'stop' : 'descend';
-      },
+      (d, n) => (changed || changedSince(d, n, since) ? 'stop' : 'descend'),
       (d, n) => {
         const r = openDirOrChanged(atFd(d, n));
         if (r !== 'changed') return r;
-        changed = 'changed';
+        changed = true;
         return undefined;
       },
     );
-    return changed ?? (whole ? undefined : 'changed');
+    return changed || !whole;
   } catch {
-    return 'changed'; // a directory that could not be listed, or moved meanwhile: what it holds is unknown
+    return true; // a directory that could not be listed, or moved meanwhile: what it holds is unknown
   }
 }
 

@@ -8,7 +8,6 @@ import { type OverlayXattrs, readOverlayXattrs, renameKeepsNoXattr } from './ove
 import { recordTemp } from './commit-journal.js';
 import { dirname, join } from 'node:path';
 import { CommitConflict, changedSince, conflictNote, type Since, sameAsHost, treeChangedSince } from './commit-conflicts.js';
-import { StampedDevices } from './stamped-file-system.js';
 import { policyEvaluatorOf } from './policy-evaluator.js';
 import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
 import type { OverlayRoot } from './overlay-mount.js';
@@ -106,7 +105,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     } catch (e) {
       if (e instanceof CommitConflict) {
         conflicts.push(e.path);
-        notes.push(conflictNote(e.path, e.keptAt, e.why));
+        notes.push(conflictNote(e.path, e.keptAt));
         return undefined;
       }
       failed.push(path);
@@ -134,8 +133,6 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     return one ?? false;
   };
   const uid = process.getuid?.() ?? 0;
-  // whose ctimes tell a host change (commit-conflicts.ts), asked once per device for this commit
-  const stamped = new StampedDevices();
 
   // the walks below are iterative with one open directory per side (dir-cursor.ts): any depth
   /** Every path of the host tree at `name` is one the policy lets the command remove. */
@@ -197,8 +194,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   };
 
   const removeHost = (hostFd: number, name: Buffer, path: string): boolean => {
-    const why = since === undefined ? undefined : treeChangedSince(hostFd, name, since, stamped);
-    if (why) throw new CommitConflict(path, undefined, why);
+    if (since !== undefined && treeChangedSince(hostFd, name, since)) throw new CommitConflict(path);
     if (!removable(hostFd, name, path)) {
       refused.push(path);
       return false;
@@ -384,11 +380,10 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       return;
     }
     if (host && !host.isDirectory() && sameAsHost(upperFd, hostFd, name, st, host)) return; // only its times changed: nothing to commit
-    const why = host && !host.isDirectory() && since !== undefined ? changedSince(hostFd, name, since, stamped) : undefined;
-    if (why) {
+    if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) {
       const kept = aside === undefined ? undefined : keepAside(upperFd, name, st, join(aside, overlay.root, rel));
       if (kept !== undefined) keptAt[path] = kept;
-      throw new CommitConflict(path, kept, why);
+      throw new CommitConflict(path, kept);
     }
     if (host?.isDirectory() && !removeHost(hostFd, name, path)) return;
     placeFile(upperFd, hostFd, name, st, rel);
