@@ -96,7 +96,7 @@ describe.skipIf(!isRoot)('a sandbox that outlives its bwrap (a root daemon, thro
     const warnings: string[] = [];
     const sb = s.sandbox({ bwrap: leaving, onWarning: (line: string) => warnings.push(line) });
     try {
-      const r = await sb.run(req(s, ['sh', '-c', 'echo ran'], { timeoutMs: 1500 }));
+      const r = await sb.run(req(s, ['sh', '-c', 'echo ran'], { timeoutMs: 8000 })); // room for its set-up under load (1.5 s timed out before 'echo' in CI)
       // the command ran and exited; its output's end never came, so the run timed out, and then ended
       expect(r.stdout).toBe('ran\n');
       expect(r.timedOut).toBe(true);
