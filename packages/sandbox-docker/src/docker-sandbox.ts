@@ -15,7 +15,7 @@ import { ZodError } from 'zod';
 import { containerEnv } from './container-env.js';
 import { type DockerClientOptions, DockerCli, engineUnreachable } from './docker-cli.js';
 import { LABELS } from './labels.js';
-import { deniedWritesAfter, type MountPlan, planMounts } from './mount-plan.js';
+import { type DeniedWrite, deniedWritesAfter, type MountPlan, planMounts } from './mount-plan.js';
 import { dockerRefusal } from './refusal-test.js';
 import { probeEngine } from './probe-engine.js';
 import { dropCachedProbe, loadCachedProbe, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
@@ -29,6 +29,25 @@ import { clientLostEngine, missingDeadlineProgram, startFailed } from './client-
 import { dockerRunArgs } from './run-args.js';
 import { SessionContainer } from './session-container.js';
 import { validateRequest } from './validate-request.js';
+
+/**
+ * Holds a session's container still (frozen) while what its command left is removed from the host;
+ * resolves to what lets it run again. See {@link SessionContainer}.
+ */
+export type SessionHold = () => Promise<() => Promise<void>>;
+
+/** Removes each denied write by its bytes; what could not be removed, as `path (code)`. */
+async function removeAll(denied: readonly DeniedWrite[]): Promise<string[]> {
+  const failed: string[] = [];
+  await Promise.all(
+    denied.map((w) =>
+      rm(w.bytes, { recursive: true, force: true, maxRetries: 2 }).catch((e: unknown) => {
+        failed.push(`${w.path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      }),
+    ),
+  );
+  return failed;
+}
 
 /** The images of the three container profiles; `network` and `builder` fall back to `stdio`. */
 export interface ProfileImages {
@@ -385,12 +404,24 @@ export class DockerSandbox implements SandboxService {
    * could not stop, and build the result. A run whose client lost the engine is reported as
    * killed, with a line on stderr saying what happened.
    */
-  async finish(plan: MountPlan, outcome: AttachOutcome, lost?: EngineLoss): Promise<DockerRunResult> {
+  async finish(plan: MountPlan, outcome: AttachOutcome, lost?: EngineLoss, hold?: SessionHold): Promise<DockerRunResult> {
     // not bounded by walkLimit: what the command wrote is on the host, and all of it is judged
-    const after = await deniedWritesAfter(plan);
+    let after = await deniedWritesAfter(plan);
     // The mounts could not stop these (the path did not exist, or only a pattern names it): undo
-    // them, by their bytes (a name that is not UTF-8 has no text that names it).
-    await Promise.all(after.denied.map((w) => rm(w.bytes, { recursive: true, force: true })));
+    // them, by their bytes (a name that is not UTF-8 has no text that names it). A session's
+    // container still runs what the command left behind, which could swap a directory on the way
+    // for a symlink to a host path between the walk and the removal (the host's rm would follow
+    // it): the session is held still, and its landings found again, while they are removed.
+    let failedRemovals: string[] = [];
+    if (after.denied.length > 0 && hold) {
+      const release = await hold();
+      try {
+        after = await deniedWritesAfter(plan);
+        failedRemovals = await removeAll(after.denied);
+      } finally {
+        await release();
+      }
+    } else failedRemovals = await removeAll(after.denied);
     const leaked = after.denied.map((w) => w.path);
     const reported = refusedWritesIn(outcome.stderr, plan.cwd, dockerRefusal(plan));
     const deniedWrites = [...new Set([...leaked, ...reported.paths])];
@@ -402,6 +433,7 @@ export class DockerSandbox implements SandboxService {
         : lost === 'unconfirmed'
           ? `aalis: the docker client lost the engine at ${this.cli.engine} mid-run and it did not answer again; the container's own deadline has passed, and its writes were checked then. The run was unsupervised after the loss.\n`
           : '';
+    const removalNote = failedRemovals.length > 0 ? `aalis: denied writes that could not be removed from the host (they are still there): ${failedRemovals.join(', ')}\n` : '';
     const unlistedNote =
       after.unlisted.length > 0
         ? `aalis: ${after.unlisted.length === 1 ? 'a directory' : `${after.unlisted.length} directories`} under the writable roots could not be listed after the run, so what is in them was not checked against the deny rules: ${after.unlisted.slice(0, 5).join(', ')}${after.unlisted.length > 5 ? ', …' : ''}\n`
@@ -409,7 +441,7 @@ export class DockerSandbox implements SandboxService {
     return {
       ...(lost !== undefined ? { engineLost: lost } : {}),
       stdout: outcome.stdout.text(),
-      stderr: outcome.stderr + note + unlistedNote,
+      stderr: outcome.stderr + note + unlistedNote + removalNote,
       exitCode: bySignal !== undefined ? null : outcome.code,
       signal: bySignal ?? null,
       timedOut: outcome.timedOut,

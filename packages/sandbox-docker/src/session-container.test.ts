@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { containersLabelled, engineSkip, policy, TEST_IMAGE, tempDir } from '../test/engine.js';
@@ -23,6 +23,27 @@ describe.skipIf(engineSkip)('a session container', () => {
       await session.close();
     }
     expect(containersLabelled(label)).toEqual([]);
+  });
+
+  // The session lives on after a command: what it left running can swap a directory for a symlink
+  // to a host path between the walk that found a landing and its removal. The removal on the host
+  // then followed the link and deleted the host's own files. Now the session is frozen while its
+  // landings are found again and removed.
+  it("a landing's removal never follows a symlink a process left in the session swaps in", { timeout: 120_000 }, async () => {
+    const ws = tempDir();
+    const outside = tempDir();
+    mkdirSync(join(outside, '.git'));
+    writeFileSync(join(outside, '.git', 'keep'), 'the host repo\n');
+    const session = await box.openSession({ cwd: ws, env: {}, policy: policy({ write: [ws], writeDeny: [{ pattern: '(.*/)?\\.git(/.*)?' }] }) });
+    try {
+      // a process left running: it makes the landing d/.git again and again, and swaps d for a link to the host's repo
+      const swapper = `while :; do mkdir -p d/.git; echo x > d/.git/HEAD; mv d d.real; ln -s ${outside} d; rm d; mv d.real d; done`;
+      await session.exec({ argv: ['sh', '-c', `(${swapper}) </dev/null >/dev/null 2>&1 & echo started`], timeoutMs: 10_000 });
+      for (let i = 0; i < 30 && existsSync(join(outside, '.git', 'keep')); i++) await session.exec({ argv: ['true'], timeoutMs: 10_000 });
+      expect(existsSync(join(outside, '.git', 'keep'))).toBe(true);
+    } finally {
+      await session.close();
+    }
   });
 
   it('a timeout kills and removes the whole session; further commands are refused', async () => {

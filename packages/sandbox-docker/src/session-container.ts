@@ -60,7 +60,19 @@ export class SessionContainer {
       this.closed = true;
       throw new SandboxUnavailableError('docker', `the session container ${this.name} is gone (${outcome.stderr.trim()})`, 'open a new session');
     }
-    return this.sandbox.finish(this.plan, outcome);
+    return this.sandbox.finish(this.plan, outcome, undefined, () => this.hold());
+  }
+
+  /**
+   * Freezes the container (`docker pause`: its cgroup's freezer) so nothing it left running can
+   * move a path while the host removes what the command wrote where it may not. When it cannot be
+   * frozen, the session is closed (its processes killed with the container) instead.
+   */
+  private async hold(): Promise<() => Promise<void>> {
+    const paused = await this.sandbox.cli.call(['pause', this.name]);
+    if (paused.code === 0) return async () => void (await this.sandbox.cli.call(['unpause', this.name]));
+    await this.close();
+    return async () => {};
   }
 
   /** Kills and removes the session container. Idempotent. */
