@@ -186,7 +186,9 @@ function ownHolder(): Holder {
 /** The refusal for a lock another open file holds, naming the holder when its file says who (it may not have written it yet). */
 function heldBy(dataDir: string, file: string): DataDirInUseError {
   const holder = holderOf(file);
-  if (holder === undefined || 'unreadable' in holder) {
+  // the file names who wrote it last: the new holder writes it only after it locked, so a holder
+  // that no longer runs (the killed one before it) says nothing about who holds the lock now
+  if (holder === undefined || 'unreadable' in holder || running(holder) === false) {
     return new DataDirInUseError('data-dir-in-use', `another aalis daemon is starting on the data directory ${dataDir} (it holds ${file}), so this one did not start.`, {
       fix: 'Use that daemon once it is up, stop it first, or give this one its own data directory (--data DIR or another --dir).',
     });
