@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
-import { writeFileAtomic } from '@aalis/core';
+import { writeFileAtomic, processAlive } from '@aalis/core';
 import { z } from 'zod';
 
 const EntrySchema = z.object({
@@ -30,14 +30,6 @@ function fileOf(dir: string, dataDir: string): string {
   return join(dir, `${createHash('sha256').update(dataDir).digest('hex').slice(0, 24)}.json`);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Notes a running daemon; resolves to what removes the note at its stop. The entry of a data
@@ -102,7 +94,7 @@ export function knownDaemons(env: NodeJS.ProcessEnv = process.env): DaemonEntry[
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') rmSync(file, { force: true });
       continue;
     }
-    out.push({ ...entry, running: entry.pid !== null && alive(entry.pid) });
+    out.push({ ...entry, running: entry.pid !== null && processAlive(entry.pid) });
   }
   return out;
 }

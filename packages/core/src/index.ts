@@ -100,6 +100,7 @@ export {
   type ToolOutcome,
   tools,
 } from './tools.js';
+export { processAlive } from './process-alive.js';
 export { TempJournal } from './temp-journal.js';
 export { toolsPlugin } from './tools-plugin.js';
 export { type Identity, IdentitySchema, ORIGIN_CATEGORIES, type OriginCategory, type OriginTurn, OriginTurnSchema, originatingTurn, settingsScopeOf } from './turn.js';

@@ -1,3 +1,4 @@
+import { processAlive } from './process-alive.js';
 import { readdir } from 'node:fs/promises';
 import { checkedPath, realDirOf, splitPath } from './dir-anchor.js';
 import { isTempName, makeDirs, openForAppend, readFileNoFollow, removeFile, type TempRecorder, writeFileAtomic } from './safe-file.js';
@@ -36,7 +37,7 @@ export class TempJournal implements TempRecorder {
     const cleaned: string[] = [];
     for (const name of await readdir(real)) {
       const pid = journalPid(name);
-      if (pid === undefined || (pid !== process.pid && alive(pid))) continue;
+      if (pid === undefined || (pid !== process.pid && processAlive(pid))) continue;
       cleaned.push(...(await removeRecorded(`${real}/${name}`)));
       if (pid !== process.pid) await removeFile(`${real}/${name}`);
     }
@@ -84,16 +85,6 @@ function journalPid(name: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-function alive(pid: number): boolean {
-  if (pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, owned by someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Removes every temp a journal file records (regular files with a temp name only, never followed). */
 async function removeRecorded(file: string): Promise<string[]> {

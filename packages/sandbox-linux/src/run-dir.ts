@@ -1,3 +1,4 @@
+import { processAlive } from '@aalis/core';
 import { execFile } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
 import { chmod, lstat, readdir, rm, rmdir, unlink } from 'node:fs/promises';
@@ -260,14 +261,6 @@ function removePlaceholder(p: Placeholder): boolean {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Removes the run folders (and their journalled placeholders) of processes that are gone. Returns
@@ -285,7 +278,7 @@ export function sweepStaleRunDirs(parent: string, unjudged?: (dir: string, parti
   for (const name of names) {
     if (!name.startsWith(PREFIX)) continue;
     const pid = Number(name.slice(PREFIX.length).split('-')[0]);
-    if (!Number.isInteger(pid) || pid <= 0 || alive(pid)) continue;
+    if (!Number.isInteger(pid) || pid <= 0 || processAlive(pid)) continue;
     const dir = join(parent, name);
     try {
       const journal = readFileSync(join(dir, 'journal'), 'utf8');

@@ -1,3 +1,4 @@
+import { processAlive } from '@aalis/core';
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
@@ -152,15 +153,6 @@ export function storeReuseFile<T>(file: string, walks: readonly PersistedWalk<T>
   }
 }
 
-/** Whether process `pid` runs (or is another user's: then it is not this one's writer to judge). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Removes the temps of writers that died before their rename (a SIGKILLed `aalis exec`): each
@@ -171,7 +163,7 @@ function dropDeadWritersTemps(dirFd: number, file: string): void {
   const prefix = `${file}.`;
   for (const name of readdirSync(`/proc/self/fd/${dirFd}`)) {
     const m = name.startsWith(prefix) ? /^(\d+)\.[0-9a-f]{12}\.tmp$/.exec(name.slice(prefix.length)) : null;
-    if (!m || alive(Number(m[1]))) continue;
+    if (!m || processAlive(Number(m[1]))) continue;
     const path = inDir(dirFd, name);
     const st = lstatSync(path, { throwIfNoEntry: false });
     if (st?.isFile() && st.uid === process.geteuid!()) {
