@@ -248,7 +248,16 @@ while True:
     const swapper = spawn('/usr/bin/python3', ['-c', swap], { stdio: 'ignore' });
     const kinds = new Map<string, number>();
     try {
-      await until(() => !existsSync(cache) || lstatSync(cache).isSymbolicLink(), 'the swapper runs');
+      // one lstat, its ENOENT meaning the swapper moved the directory away: an exists-then-lstat pair
+      // raced the swapper and threw (seen in CI)
+      const swapped = () => {
+        try {
+          return lstatSync(cache).isSymbolicLink();
+        } catch {
+          return true;
+        }
+      };
+      await until(swapped, 'the swapper runs');
       // at least 5000 reads, and on until both the real directory and the symlink were met (a loaded machine may hold the swapper still)
       const met = () => (kinds.get('absent') ?? 0) > 0 && (kinds.get('ignored') ?? 0) > 0;
       for (let i = 0; i < 5000 || (!met() && i < 1_000_000); i++) {
