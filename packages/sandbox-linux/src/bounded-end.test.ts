@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endWithin, forcedEndLine, killRemains } from './bounded-end.js';
 import { findPidsCgroup, removeCgroup } from './pid-limit.js';
 import { type OverlayScene, overlayScene, req, until } from './scene.testing.js';
-import { findPython } from './system-python.js';
+import { findPython } from './system-interpreters.js';
 import { findExecutable } from './tools.js';
 
 const isRoot = process.getuid?.() === 0;

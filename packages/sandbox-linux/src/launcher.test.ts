@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Launcher, type LaunchedRun } from './launcher.js';
 import { LAUNCHER_PY } from './launcher.helper.js';
 import { type OverlayScene, overlayScene, req, SCENE_PARENT, until, untilProcess } from './scene.testing.js';
-import { findPython } from './system-python.js';
+import { findPython } from './system-interpreters.js';
 
 const isRoot = process.getuid?.() === 0;
 

@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import { Launcher } from './launcher.js';
 import { findSystemTool, NFT_LIBRARY } from './loopback-filter.js';
 import { launcherFilter } from './net-helper.js';
-import { findPython } from './system-python.js';
+import { findPython } from './system-interpreters.js';
 import { makeScene, req, type Scene, until, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 

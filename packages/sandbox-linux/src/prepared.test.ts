@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PREPARED_PER_KEY, MAX_PREPARED, type PreparedChild, PreparedPool, type PreparedSandbox, SHIM_TAG } from './prepared.js';
 import { DEFAULT_PID_LIMIT, findPidsCgroup } from './pid-limit.js';
 import { type OverlayScene, overlayScene, req, until, untilProcess } from './scene.testing.js';
-import { findPython } from './system-python.js';
+import { findPerl } from './system-interpreters.js';
 import type { LinuxSandbox } from './service.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -128,6 +128,8 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
     writeFileSync(join(s.ws, 'mine'), '#!/bin/sh\necho mine ran\n', { mode: 0o755 });
     mkdirSync(join(s.ws, 'noexec'));
     writeFileSync(join(s.ws, 'noexec', 'mine'), '#!/bin/sh\necho not to be run\n', { mode: 0o644 });
+    // no #! line: execvp runs it with /bin/sh (ENOEXEC), as bwrap's does cold
+    writeFileSync(join(s.ws, 'plain'), 'echo plain ran: $0\n', { mode: 0o755 });
     warm = s.sandbox({ prepare: 'on' });
     cold = s.sandbox(); // prepare: off, the default
   });
@@ -147,7 +149,8 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
     return { warm: w, cold: await outcome(cold, r), used };
   }
 
-  const cases: { name: string; argv: [string, ...string[]]; extra?: Partial<SandboxRunRequest> }[] = [
+  // out: what the command prints when it ran (warm and cold alike)
+  const cases: { name: string; argv: [string, ...string[]]; extra?: Partial<SandboxRunRequest>; out?: string }[] = [
     { name: 'stdout, stderr and an exit code', argv: ['sh', '-c', 'echo out; echo err >&2; exit 7'] },
     { name: 'stdin handed through', argv: ['sh', '-c', 'cat; echo; cat /proc/self/status | grep -c .'], extra: { stdin: 'line one\nline two' } },
     { name: 'no stdin: /dev/null, as cold', argv: ['sh', '-c', 'test -c /dev/stdin && echo devnull; wc -c'] },
@@ -161,12 +164,38 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
     { name: 'a command that is on no PATH entry', argv: ['sh'], extra: { env: { PATH: '/no/such/dir' } } },
     { name: 'a PATH entry that is not executable, before one that is', argv: ['mine'], extra: { env: { PATH: 'noexec:/usr/bin:/bin' } } },
     { name: 'a command named with a slash is not searched for', argv: ['./mine'], extra: { env: { PATH: '/usr/bin' } } },
+    // the python shim searched PATH and exec'd itself, so such a script failed warm (Exec format error) and ran cold
+    { name: 'a script without a #! line, run by /bin/sh as execvp does', argv: ['plain'], extra: { env: { PATH: '/usr/bin:.' } }, out: 'plain ran: ./plain' },
+    { name: 'a script without a #! line named by its path', argv: ['./plain'], extra: { env: { PATH: '/usr/bin:/bin' } }, out: 'plain ran: ./plain' },
     { name: 'a hidden .env stays hidden', argv: ['sh', '-c', 'cat .env; echo $?'] },
   ];
-  it.each(cases)('a warm run gives what a cold one does: $name', async ({ argv, extra }) => {
+  it.each(cases)('a warm run gives what a cold one does: $name', async ({ argv, extra, out }) => {
     const got = await both(req(s, argv, extra));
     expect(got.used).toBe(true);
     expect(got.warm).toEqual(got.cold);
+    if (out !== undefined) expect(got.warm).toMatchObject({ stdout: expect.stringContaining(out), exitCode: 0 });
+  });
+
+  it("the waiting shim is the system's perl, started with no environment of the daemon's (no PERL5OPT or PERL5LIB of the daemon's reaches it)", async () => {
+    const tmpDir = join(s.root, 'shim-env-tmp');
+    mkdirSync(tmpDir);
+    process.env.PERL5OPT = '-MAalisNoSuchModule'; // perl would die of it at start
+    const sb = s.sandbox({ tmpDir, prepare: 'on', preparedPerKey: 1 });
+    try {
+      await sb.run(req(s, ['true']));
+      await sb.preparationsSettled();
+      const shim = shimsIn(tmpDir).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith(`${findPerl()}\0-e\0`));
+      expect(shim).toBeDefined();
+      // what bwrap sets after --clearenv: the session temp and the cwd, nothing of the daemon's
+      const names = readFileSync(`/proc/${shim}/environ`, 'utf8').split('\0').filter(Boolean).map((e) => e.slice(0, e.indexOf('=')));
+      expect(names.sort()).toEqual(['PWD', 'TEMP', 'TMP', 'TMPDIR']);
+      const r = await sb.run(req(s, ['sh', '-c', 'echo ran']));
+      expect(same(r)).toMatchObject({ stdout: 'ran\n', exitCode: 0 });
+      expect(sb.preparedCounts().used).toBe(1);
+    } finally {
+      delete process.env.PERL5OPT;
+      await sb.close();
+    }
   });
 
   it('argv, environment and cwd with odd bytes reach the command as they would cold', async () => {
@@ -224,7 +253,7 @@ describe.skipIf(!isRoot)('sandboxes prepared ahead (a root daemon, through the l
     try {
       await sb.run(req(s, ['true']));
       await sb.preparationsSettled();
-      const shim = shimsIn(tmpDir).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith(findPython() ?? 'python3'));
+      const shim = shimsIn(tmpDir).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith(findPerl() ?? 'perl'));
       // its run cgroup (a child of the base, made or taken from the idle pool), as the host sees it
       const line = readFileSync(`/proc/${shim}/cgroup`, 'utf8').split('\n').find((l) => /^\d+:([^:]*,)?pids(,[^:]*)?:/.test(l) || l.startsWith('0::'))!;
       const max = join(findPidsCgroup()!, basename(line.slice(line.indexOf(':', line.indexOf(':') + 1) + 1)), 'pids.max');

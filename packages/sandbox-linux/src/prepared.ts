@@ -17,11 +17,15 @@ import type { Translation } from './translate.js';
  * argv, cwd and environment to the shim's stdin; the shim execs them. Any difference, any error:
  * the prepared sandbox is killed and the run goes cold.
  *
- * Why python and not `sh -c read`: argv, cwd and environment are arbitrary bytes (but NUL), which
- * `read` cannot carry, and the interpreter is on the host already (the root map needs it), so its
- * start is paid during preparation, not at release. It is paid in CPU all the same, on every
- * prepared sandbox: measured here (h56, load 9) about 37 ms of CPU a start, the largest single
- * part of a sequential `run_command true`'s CPU; the shim imports nothing it can do without.
+ * Why perl: argv, cwd and environment are arbitrary bytes (but NUL), which `sh -c read` cannot
+ * carry, so the shim needs an interpreter that reads bytes, and its start is paid in CPU on every
+ * prepared sandbox. python3 (on the host already for the root map) took about 37 ms of CPU a start
+ * here (h56, load 9), the largest single part of a sequential `run_command true`'s CPU; perl (Debian's
+ * perl-base, an essential package) takes about a quarter of that, and its `exec` is the C library's
+ * `execvp`, the call bwrap makes for a cold run, so the PATH search and a script without a `#!` line
+ * (run by /bin/sh) are the cold run's by construction, not a copy of them. A host without a system
+ * perl prepares nothing (runs go cold). The shim starts with an empty environment (bwrap's
+ * `--clearenv`, launch-env.ts), so no PERL5OPT or PERL5LIB of the owner's reaches it.
  */
 
 /** The operand after the shim's program: names the process for `ps` and for tests. */
@@ -38,62 +42,38 @@ export const SHIM_FAILED = 'aalis-shim-failed ';
  * The shim: says it is ready (one byte on stdout, which the daemon drops), reads an 8-byte length
  * and that many bytes from stdin (exactly, so the rest of stdin is the command's), then does what
  * bwrap would have done for a cold run: the cwd, the environment, every signal at its default,
- * execvp. Its failures read as bwrap's own (`bwrap: ...`, exit 1), so the run's error is the
- * cold run's, and end with {@link SHIM_FAILED} and the token, which tells them from the command's. Stdin closed before a whole payload: it exits 125 having run nothing.
+ * execvp. Its failures read as bwrap's own (`bwrap: ...`, exit 1), so the run's error is the cold
+ * run's, and end with {@link SHIM_FAILED} and the token, which tells them from the command's. Stdin
+ * closed before a whole payload: it exits 125 having run nothing. Only built-ins: a module (POSIX,
+ * say) would cost its load on every start.
  */
-export const SHIM_PY = String.raw`
-import _signal, posix
-posix.write(1, b"\n")
-def rd(n):
-    b = b""
-    while len(b) < n:
-        c = posix.read(0, n - len(b))
-        if not c: posix._exit(125)
-        b += c
-    return b
-parts = rd(int.from_bytes(rd(8), "big")).split(b"\0")
-token, stdin, cwd, argc = parts[0], parts[1], parts[2], int(parts[3])
-argv = parts[4:4 + argc]
-env = dict(p.split(b"=", 1) for p in parts[4 + argc:] if p)
-if stdin != b"1":
-    fd = posix.open(b"/dev/null", posix.O_RDONLY)
-    posix.dup2(fd, 0); posix.close(fd)
-def fail(msg):
-    posix.write(2, b"bwrap: " + msg + b"\n" + b"${SHIM_FAILED}" + token + b"\n"); posix._exit(1)
-def why(e): return e.strerror.encode("utf-8", "surrogateescape")
-try: posix.chdir(cwd)
-except OSError as e: fail(b"Can't chdir to " + cwd + b": " + why(e))
-for s in range(1, _signal.NSIG):
-    try: _signal.signal(s, _signal.SIG_DFL)
-    except (OSError, ValueError): pass
-# os.execvpe's search, on posix alone (importing os was 2.6 of the 39 ms of CPU this start took here):
-# a name with a slash is run as it is; else each entry of the command's PATH (the default path
-# without one) in turn, an empty entry being the cwd; the first error other than "not found"
-# wins, else the last
-file = argv[0]
-try:
-    if b"/" in file: posix.execve(file, argv, env)
-    saved = last = None
-    for d in env.get(b"PATH", b"/bin:/usr/bin").split(b":"):
-        try: posix.execve(d + b"/" + file if d and not d.endswith(b"/") else d + file, argv, env)
-        except (FileNotFoundError, NotADirectoryError) as e: last = e
-        except OSError as e:
-            last = e
-            if saved is None: saved = e
-    raise saved or last
-except OSError as e: fail(b"execvp " + file + b": " + why(e))
+export const SHIM_PL = String.raw`
+syswrite(STDOUT, "\n");
+sub rd { my $n = shift; my $b = ""; while (length($b) < $n) { sysread(STDIN, $b, $n - length($b), length($b)) or exit(125) } return $b }
+my ($hi, $lo) = unpack("NN", rd(8));
+my @p = split(/\0/, rd($hi * 4294967296 + $lo), -1);
+my ($token, $in, $cwd, $argc) = @p[0 .. 3];
+my @argv = @p[4 .. 3 + $argc];
+sub fail { syswrite(STDERR, "bwrap: " . $_[0] . "\n" . '${SHIM_FAILED}' . $token . "\n"); exit(1) }
+if ($in ne "1") { open(STDIN, "<", "/dev/null") or fail("Can't open /dev/null: " . $!) }
+chdir($cwd) or fail("Can't chdir to " . $cwd . ": " . $!);
+# perl ignores SIGFPE at its start; this puts it back, with every other one
+$SIG{$_} = "DEFAULT" for keys(%SIG);
+%ENV = ();
+for (@p[4 + $argc .. $#p]) { next if $_ eq ""; my ($k, $v) = split(/=/, $_, 2); $ENV{$k} = $v }
+exec { $argv[0] } @argv or fail("execvp " . $argv[0] . ": " . $!);
 `;
 
-/** The shim's argv, run by bwrap as the prepared sandbox's command; `run`: its run folder's name, so `ps` (and a test) tells which run it is. */
-export function shimArgv(python: string, run: string): [string, ...string[]] {
-  return [python, '-I', '-S', '-c', SHIM_PY, SHIM_TAG, run];
+/** The shim's argv, run by bwrap as the prepared sandbox's command (`perl`: findPerl's); `run`: its run folder's name, so `ps` (and a test) tells which run it is. */
+export function shimArgv(perl: string, run: string): [string, ...string[]] {
+  return [perl, '-e', SHIM_PL, SHIM_TAG, run];
 }
 
 /** The plan's word on it: what a prepared sandbox runs instead of the command, and when one is used. */
-export function preparedStep(python: string): PlanStep {
+export function preparedStep(perl: string): PlanStep {
   return {
     step: 'prepared sandbox',
-    detail: `this argv may have been started ahead with the command after "--" replaced by the shim (${python} -I -S -c <shim> ${SHIM_TAG} <run folder>), which at release reads the command's argv, cwd and environment (those above) from its stdin and execs them; it is used only when everything else of this argv, its fds and its environment are the same at release (else a fresh sandbox is started)`,
+    detail: `this argv may have been started ahead with the command after "--" replaced by the shim (${perl} -e <shim> ${SHIM_TAG} <run folder>), which at release reads the command's argv, cwd and environment (those above) from its stdin and execs them; it is used only when everything else of this argv, its fds and its environment are the same at release (else a fresh sandbox is started)`,
   };
 }
 
@@ -113,8 +93,8 @@ export function shimFailure(stderr: string, token: string): { readonly failed: b
 }
 
 /** The request the prepared sandbox is started with: the shim, no environment of its own, stdin open for the payload. */
-export function shimRequest<R extends SandboxRunRequest>(request: R, python: string, run: string): R {
-  return { ...request, argv: shimArgv(python, run), env: {}, stdin: '' };
+export function shimRequest<R extends SandboxRunRequest>(request: R, perl: string, run: string): R {
+  return { ...request, argv: shimArgv(perl, run), env: {}, stdin: '' };
 }
 
 /** Which prepared sandbox a run may take: the same policy from the same cwd (the translation depends on both). */
@@ -201,7 +181,7 @@ export const DEFAULT_PREPARED_IDLE_MS = 30_000;
  */
 export const DEFAULT_PREPARED_PER_KEY = 2;
 /**
- * Most prepared sandboxes at once, over every policy: each holds a bwrap, a python shim, a run
+ * Most prepared sandboxes at once, over every policy: each holds a bwrap, a perl shim, a run
  * folder and a pids cgroup. Eight: four conversations used in turn keep their two each (with four,
  * the first two conversations' pairs filled the pool and the other two always ran cold).
  */

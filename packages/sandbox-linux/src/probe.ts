@@ -3,7 +3,7 @@ import type { SandboxCheck, SandboxProbe } from '@aalis/api-reach';
 import { loadExeca } from './execa-lazy.js';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
 import { findFilterTools, findSystemTool, INSTALL_NFT } from './loopback-filter.js';
-import { findPython } from './system-python.js';
+import { findPython } from './system-interpreters.js';
 import { choosePidLimit, PidLimitError } from './pid-limit.js';
 import { findExecutable, userNamespaceFix } from './tools.js';
 import { vanishedHostMount } from './vanished-mount.js';

@@ -3,7 +3,7 @@ import type { SandboxCheck } from '@aalis/api-reach';
 import { loadExeca } from './execa-lazy.js';
 import { mountOperands } from './overlay-mount.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
-import { findPython } from './system-python.js';
+import { findPython } from './system-interpreters.js';
 
 /*
  * A root daemon's commands never run as the host's uid 0 (README "The command's host uid"): the

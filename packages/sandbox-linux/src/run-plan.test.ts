@@ -7,6 +7,7 @@ import { ENV_FD, LAUNCH_ENV } from './launch-env.js';
 import { tmpEnv } from './run-plan.js';
 import { SHIM_TAG, shimArgv } from './prepared.js';
 import { createLinuxSandbox } from './service.js';
+import { findPerl } from './system-interpreters.js';
 import { findExecutable } from './tools.js';
 
 // `plan` against what `run` really starts: bwrap (and, under the overlay model, unshare) are
@@ -114,7 +115,8 @@ describe('LinuxSandbox.plan is what run executes', { timeout: 120_000 }, () => {
       const request = req(s, ['/bin/echo', 'plan-marker-warm']);
       const plan = SandboxPlanSchema.parse(await sb.plan(request));
       const step = plan.pre.find((p) => p.step === 'prepared sandbox');
-      expect(step?.detail).toContain(`${plan.argv[0]} -I -S -c <shim> ${SHIM_TAG}`);
+      const perl = findPerl()!;
+      expect(step?.detail).toContain(`${perl} -e <shim> ${SHIM_TAG}`);
       await sb.run(req(s, ['true'])); // its end prepares the next sandbox of this policy
       await sb.preparationsSettled();
       const r = await sb.run(request);
@@ -125,7 +127,7 @@ describe('LinuxSandbox.plan is what run executes', { timeout: 120_000 }, () => {
       const bwrapAt = plan.argv.findIndex((a) => a.endsWith('/bwrap'));
       const commandAt = plan.argv.lastIndexOf('--') + 1;
       expect(plan.argv.slice(commandAt)).toEqual(request.argv);
-      expect(started).toEqual([...plan.argv.slice(bwrapAt, commandAt), ...shimArgv(plan.argv[0]!, PLAN_RUN_DIR)]);
+      expect(started).toEqual([...plan.argv.slice(bwrapAt, commandAt), ...shimArgv(perl, PLAN_RUN_DIR)]);
     } finally {
       await sb.close();
     }

@@ -59,7 +59,7 @@ import { watchExec } from './exec-report.js';
 import { killPinned, type PinnedPid, pinPid } from './pinned-pid.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
 import { endWithin, type ForcedEnd, forcedEndLine, type SandboxRemains } from './bounded-end.js';
-import { findPython } from './system-python.js';
+import { findPerl, findPython } from './system-interpreters.js';
 
 /** How the Linux sandbox is set up. */
 export interface LinuxSandboxOptions {
@@ -458,7 +458,7 @@ export class LinuxSandbox implements SandboxService {
     const hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd);
     const wrap = (bwrap: string, args: readonly string[], rootMap?: (mounts: readonly string[]) => string[]) => overlayLaunch(model.tools, overlays, binds, bwrap, args, rootMap);
     const plan = this.runPlan(request, translation, tools, model, hideArgs, wrap).plan;
-    return this.preparable(request, tools, model) ? { ...plan, pre: [...plan.pre, preparedStep(tools.rootMap!.python)] } : plan;
+    return this.preparable(request, tools, model) ? { ...plan, pre: [...plan.pre, preparedStep(findPerl()!)] } : plan;
   }
 
   /** The host model of a run of `policy`; a required overlay that cannot be had refuses the run. */
@@ -727,7 +727,8 @@ export class LinuxSandbox implements SandboxService {
   /** Whether the next sandbox of this run's policy is prepared ahead: see {@link LinuxSandboxOptions.prepare}. */
   private preparable(request: SandboxRunRequest, tools: RunTools, model: ModelChoice): model is ModelChoice & { kind: 'overlay' } {
     const setting = this.options.prepare ?? 'off';
-    return setting === 'on' && model.kind === 'overlay' && request.policy.network !== 'on' && tools.rootMap !== undefined && this.launcherFor(tools) !== undefined;
+    // the shim is perl's (prepared.ts): a host without it runs cold
+    return setting === 'on' && model.kind === 'overlay' && request.policy.network !== 'on' && tools.rootMap !== undefined && findPerl() !== undefined && this.launcherFor(tools) !== undefined;
   }
 
   /** Starts preparing sandboxes for `key` in the background until it holds its share (held or under way). */
@@ -753,7 +754,7 @@ export class LinuxSandbox implements SandboxService {
     await new Promise((resolve) => setImmediate(resolve));
     if (this.closing) return undefined;
     const dir = new RunDir(this.tmp);
-    const shim = shimRequest(request, tools.rootMap!.python, basename(dir.path));
+    const shim = shimRequest(request, findPerl()!, basename(dir.path));
     let child: Started | undefined;
     let pid: number | undefined;
     let pinned: PinnedPid | undefined;
@@ -871,7 +872,7 @@ export class LinuxSandbox implements SandboxService {
     try {
       const hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd);
       const binds = socketBinds(overlays.overlays, facts.sockets.filter((p) => !hasRawBytes(p)));
-      now = this.runPlan(shimRequest(request, tools.rootMap!.python, basename(dir.path)), translation, tools, model, hideArgs, (bwrap, args, rootMap) => overlayLaunch(model.tools, overlays.overlays, binds, bwrap, args, rootMap));
+      now = this.runPlan(shimRequest(request, findPerl()!, basename(dir.path)), translation, tools, model, hideArgs, (bwrap, args, rootMap) => overlayLaunch(model.tools, overlays.overlays, binds, bwrap, args, rootMap));
       if (warm.dead || !samePlan(now, warm.plan) || pathsIdentity(request.cwd, now) !== warm.identity) throw new ColdAgain('changed');
       dir.released(); // from here on a daemon killed leaves the run's writes, unjudged, and its sweep says so
       overlays.markStart();

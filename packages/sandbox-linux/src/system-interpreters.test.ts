@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findPython } from './system-python.js';
+import { findPerl, findPython } from './system-interpreters.js';
 import { TreeIndex } from './tree-index.js';
 
 // The host-side helpers (root map, tree index) run python3 as the daemon's user, root included:
@@ -43,5 +43,19 @@ describe('findPython', () => {
 
   it('refuses a named python that is a script', () => {
     expect(findPython(shim)).toBeUndefined();
+  });
+});
+
+describe('findPerl', () => {
+  it("takes the system's perl, never a perl first on PATH", () => {
+    const script = join(dir, 'perl');
+    writeFileSync(script, '#!/bin/sh\ntouch "$0.ran"\nexec /usr/bin/perl "$@"\n', { mode: 0o755 });
+    const saved = process.env.PATH;
+    process.env.PATH = `${dir}:${saved}`;
+    try {
+      expect(findPerl()).toMatch(/^(\/usr)?\/bin\/perl$/);
+    } finally {
+      process.env.PATH = saved;
+    }
   });
 });

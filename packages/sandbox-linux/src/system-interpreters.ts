@@ -2,9 +2,10 @@ import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { findExecutable } from './tools.js';
 
 /*
- * The python3 the sandbox's host-side helpers run (the root map, the tree index). A root daemon runs
- * them as root, so the interpreter must be the program itself: a version manager's shim in front of
- * it on PATH is a shell script that reads BASH_ENV, sources rc files and can add variables.
+ * The interpreters the sandbox runs programs of its own in: python3 for the host-side helpers (the
+ * root map, the tree index, the launcher), perl for a prepared sandbox's shim (prepared.ts). A root
+ * daemon runs them as root, so the interpreter must be the program itself: a version manager's shim
+ * in front of it on PATH is a shell script that reads BASH_ENV, sources rc files and can add variables.
  */
 
 /** Programs found compiled, by path, with the state of the file then (device, inode, size, mtime, ctime: symlinks followed). */
@@ -53,6 +54,18 @@ export function findPython(python?: string): string | undefined {
   for (const n of names) {
     const p = findExecutable(n);
     if (p && isElf(p)) return p;
+  }
+  return undefined;
+}
+
+/**
+ * The system's perl (`/usr/bin/perl`, else `/bin/perl`), compiled; never one found on PATH, which a
+ * version manager or a user's own build could put first. Undefined when there is none.
+ */
+export function findPerl(): string | undefined {
+  for (const p of ['/usr/bin/perl', '/bin/perl']) {
+    const found = findExecutable(p);
+    if (found && isElf(found)) return found;
   }
   return undefined;
 }
