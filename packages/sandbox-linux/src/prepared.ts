@@ -21,7 +21,7 @@ import type { Translation } from './translate.js';
  * carry, so the shim needs an interpreter that reads bytes, and its start is paid in CPU on every
  * prepared sandbox. python3 (on the host already for the root map) took about 37 ms of CPU a start
  * here (h56, load 9), the largest single part of a sequential `run_command true`'s CPU; perl (Debian's
- * perl-base, an essential package) takes about a quarter of that, and its `exec` is the C library's
+ * perl-base, an essential package) takes less than half of that (bench/shim-start.ts), and its `exec` is the C library's
  * `execvp`, the call bwrap makes for a cold run, so the PATH search and a script without a `#!` line
  * (run by /bin/sh) are the cold run's by construction, not a copy of them. A host without a system
  * perl prepares nothing (runs go cold). The shim starts with an empty environment (bwrap's
