@@ -142,6 +142,37 @@ describe('the data directory lock', () => {
     expect(() => claimDataDir(dir)).toThrow(/has 2 names \(hard links\)/);
     expect(readFileSync(other, 'utf8')).toBe('mine\n');
   });
+
+  it("a held lock's file exchanged with a FIFO over and over while others claim it: each claim is refused, none waits on the FIFO", { timeout: 90_000 }, async () => {
+    // the holder's name was judged by lstat and then read by path: a FIFO there by the read blocked
+    // that start for good (no writer ever comes); the exchange (renameat2 RENAME_EXCHANGE) keeps
+    // the path always present, the holder's file or the FIFO
+    const dir = fresh();
+    const holder = claimer(dir, 0);
+    expect(await holder.line).toMatch(/^held \d+$/);
+    const swapper = spawn('/usr/bin/python3', ['-I', '-S', '-c', `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+os.chdir(${JSON.stringify(dir)})
+os.mkfifo("fifo")
+while True:
+    if libc.renameat2(-100, b"fifo", -100, b"${LOCK_FILE}", 2) != 0: raise OSError(ctypes.get_errno(), "renameat2")
+`], { stdio: 'ignore' });
+    try {
+      const r = spawnSync(process.execPath, ['--conditions=aalis-source', '--import', 'tsx', join(import.meta.dirname, 'data-dir-lock.claimer.testing.ts'), dir, '400'], { cwd: join(import.meta.dirname, '..', '..'), encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' }); // a claim that blocks: killed, and said below
+      await new Promise((r) => setTimeout(r, 100)); // an exit meanwhile is seen by the event loop, which spawnSync held
+      expect(swapper.exitCode).toBeNull(); // it swapped all along
+      expect({ status: r.status, signal: r.signal, stderr: r.stderr }).toEqual({ status: 0, signal: null, stderr: '' });
+      const { taken, kinds } = JSON.parse(r.stdout) as { taken: number; kinds: Record<string, number> };
+      expect(taken).toBe(0);
+      // refused for what was at the path each time: the FIFO, or the holder's file naming it (read whole)
+      const known = ['another aalis daemon is starting', 'is not a regular file', 'is running on the data directory'];
+      expect(Object.keys(kinds).filter((k) => !known.includes(k)), JSON.stringify(kinds)).toEqual([]);
+      expect(kinds['is running on the data directory'] ?? 0).toBeGreaterThan(0);
+    } finally {
+      swapper.kill('SIGKILL');
+      holder.child.kill('SIGKILL');
+    }
+  });
 });
 
 /** A process taking the lock at `at` (ms since the epoch; 0: now), run under `wrap` if given; `line` is what it said: `held <pid>` or `refused <code>`. */

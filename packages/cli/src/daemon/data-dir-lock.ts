@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { AalisError } from '@aalis/core';
 import { z } from 'zod';
@@ -68,20 +68,39 @@ function running(holder: Holder): boolean | 'elsewhere' {
   return holder.start === undefined || startOf(holder.pid) === undefined || startOf(holder.pid) === holder.start;
 }
 
-/** The holder a lock file names, or why it cannot be judged (not a regular file, not the lock's JSON). */
-function holderOf(file: string): Holder | { unreadable: string } | undefined {
-  let stat: ReturnType<typeof lstatSync>;
+/** The most a lock file is read of: its JSON is a line of about 200 bytes. */
+const HOLDER_MAX_BYTES = 64 * 1024;
+
+/**
+ * The holder a lock file names, or why it cannot be judged (not a regular file, not the lock's
+ * JSON). Read through one descriptor, `fd` when the caller holds the file open, else one opened
+ * here without following a symlink and without waiting: a path checked by lstat and then read by
+ * path could be a FIFO by the read, which blocks the start for good.
+ */
+function holderOf(file: string, fd?: number): Holder | { unreadable: string } | undefined {
+  let own: number;
   try {
-    stat = lstatSync(file);
+    own = fd ?? openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    return { unreadable: (error as Error).message };
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    return { unreadable: code === 'ELOOP' ? 'it is a symlink' : (error as Error).message };
   }
-  if (!stat.isFile()) return { unreadable: 'it is not a regular file' };
   try {
-    return HolderSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
+    const stat = fstatSync(own);
+    if (!stat.isFile()) return { unreadable: 'it is not a regular file' };
+    const bytes = Buffer.alloc(Math.min(stat.size, HOLDER_MAX_BYTES));
+    let got = 0;
+    while (got < bytes.length) {
+      const n = readSync(own, bytes, got, bytes.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return HolderSchema.parse(JSON.parse(bytes.subarray(0, got).toString('utf8')));
   } catch {
     return { unreadable: 'it does not name a daemon' };
+  } finally {
+    if (fd === undefined) closeSync(own);
   }
 }
 
@@ -233,7 +252,7 @@ export function claimDataDir(dataDir: string): () => void {
       const here = lstatSync(file, { throwIfNoEntry: false });
       const mine = fstatSync(fd);
       if (here === undefined || here.ino !== mine.ino || here.dev !== mine.dev) continue;
-      const before = holderOf(file);
+      const before = holderOf(file, fd);
       // a daemon of an older version holds the directory by the file alone, without a kernel lock
       if (before !== undefined && !('unreadable' in before) && running(before) === true && before.pid !== process.pid) throw inUse(dataDir, before);
       const own = ownHolder();
@@ -252,8 +271,12 @@ export function claimDataDir(dataDir: string): () => void {
 /** Gives the lock up: the file is removed while still locked (a daemon that opened it meanwhile sees it gone and opens the new one), then closed. */
 function release(file: string, fd: number, own: Holder): void {
   try {
-    const holder = holderOf(file);
-    if (holder !== undefined && !('unreadable' in holder) && holder.pid === own.pid && holder.startedAt === own.startedAt) unlinkSync(file);
+    // our own file's content (by the descriptor), and the path still leads to it
+    const holder = holderOf(file, fd);
+    const here = lstatSync(file, { throwIfNoEntry: false });
+    const mine = fstatSync(fd);
+    const ours = here !== undefined && here.ino === mine.ino && here.dev === mine.dev;
+    if (ours && holder !== undefined && !('unreadable' in holder) && holder.pid === own.pid && holder.startedAt === own.startedAt) unlinkSync(file);
   } catch {
     // gone already
   } finally {
