@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { readRegularSync, shownText } from '@aalis/core';
+import { PathRefusedError } from './path-refused.js';
 
 /** One `section[.subsection].key` of a git config file, names folded as git folds them. */
 interface Entry {
@@ -66,19 +67,29 @@ export function expandHome(path: string, home: string): string {
   return path.startsWith('~/') ? join(home, path.slice(2)) : path;
 }
 
+/** The most of one git config file read; git's own are a few kilobytes. */
+const GIT_CONFIG_MAX_BYTES = 4 * 1024 * 1024;
+
 /**
  * Every value of `section.key` (no subsection) in a config file and the files it includes
  * (`include.path` and every `includeIf.*.path`, taken whatever their condition: a landing too
- * many is safer than one missed), in the order git reads them. Files that cannot be read are
- * skipped; includes deeper than git's own limit (10) are not followed.
+ * many is safer than one missed), in the order git reads them. Files missing or closed to the
+ * daemon are skipped; one that is not a regular file (a FIFO, a device) or is too large throws a
+ * {@link PathRefusedError} (`git-config-unreadable`); includes deeper than git's own limit (10) are not followed.
  */
 export function gitConfigValues(file: string, section: string, key: string, home: string, depth = 0): string[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return [];
+  // read without waiting: an included path may name a FIFO (a file a command may make), which a
+  // read by path waited on for good, on the daemon's thread. What git would read but this cannot
+  // (a FIFO a process feeds, a device, a file past the bound) may name a hooks directory: refused,
+  // not skipped. A file missing or closed to the daemon is skipped, as before.
+  const read = readRegularSync(file, { maxBytes: GIT_CONFIG_MAX_BYTES, follow: true });
+  if (read.kind === 'refused' && !/^E[A-Z]+$/.test(read.why)) {
+    throw new PathRefusedError('git-config-unreadable', `git reads ${shownText(file)} as configuration, and ${read.why}: where git runs hooks from (core.hooksPath) cannot be judged without reading it, so this call was refused; nothing was run.`, {
+      fix: `Make ${shownText(file)} a regular file of git configuration, or remove it (or the include that names it).`,
+    });
   }
+  if (read.kind !== 'read') return [];
+  const text = read.bytes.toString('utf8');
   const out: string[] = [];
   for (const e of parseGitConfig(text)) {
     if (e.value === undefined) continue;

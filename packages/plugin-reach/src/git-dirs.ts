@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { readRegularSync } from '@aalis/core';
 import { dirname, join, resolve } from 'node:path';
 import { realPathOfSync } from './real-path.js';
 
@@ -57,10 +58,12 @@ function gitDirAt(dotGit: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The first line of a small regular file; undefined for anything else. Read without waiting: a
+ * `.git` judged a file by stat and then swapped for a FIFO (a process a session container left
+ * running can) would block the daemon's thread for good in a read by path.
+ */
 function readLine(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8').split('\n')[0]?.trim() || undefined;
-  } catch {
-    return undefined;
-  }
+  const read = readRegularSync(file, { maxBytes: 64 * 1024, follow: true });
+  return read.kind === 'read' ? read.bytes.toString('utf8').split('\n')[0]?.trim() || undefined : undefined;
 }

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { reach } from '@aalis/api-reach';
@@ -45,6 +45,24 @@ describe('core.hooksPath names a landing', { timeout: 60_000 }, () => {
     symlinkSync('real-hooks', join(other, 'hooks-link'));
     execFileSync('git', ['-C', other, 'config', 'core.hooksPath', 'hooks-link'], { env: gitEnv });
     expect(hooksPathDirs(other, noSystem)).toEqual(expect.arrayContaining([join(other, 'hooks-link'), join(other, 'real-hooks')]));
+  });
+
+  it('an included config that is a FIFO (a command may make one in the workspace) refuses, naming it; nothing waits on it', () => {
+    // before, the include was read by path: the FIFO, with no writer, held the daemon's thread for good
+    const other = join(root, 'fifo-repo');
+    const fifo = join(other, 'team.gitconfig');
+    execFileSync('git', ['init', '-q', other], { env: gitEnv });
+    execFileSync('mkfifo', [fifo]);
+    execFileSync('git', ['-C', other, 'config', 'include.path', '../team.gitconfig'], { env: gitEnv });
+    const r = spawnSync(process.execPath, ['--conditions=aalis-source', '--import', 'tsx', join(import.meta.dirname, 'hooks-path.child.testing.ts'), other, home, noSystem.systemConfig], { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
+    expect({ signal: r.signal, status: r.status, stderr: r.stderr }).toEqual({ signal: null, status: 0, stderr: '' });
+    const out = JSON.parse(r.stdout) as { code?: string; message?: string };
+    expect(out.code).toBe('git-config-unreadable');
+    expect(out.message).toContain(fifo);
+    expect(out.message).toMatch(/not a regular file/);
+    rmSync(fifo);
+    writeFileSync(fifo, '[core]\n\thooksPath = team-hooks\n'); // a regular file again: read, its directory a landing
+    expect(hooksPathDirs(other, noSystem)).toContain(join(other, 'team-hooks'));
   });
 
   it('a sandboxed write there is refused by the kernel, and the tool boundary asks', async () => {

@@ -1,7 +1,7 @@
 import { AalisError, isWellFormedText, shownText } from '@aalis/core';
 
 /** Why a path given to reach cannot be judged at all. */
-export type PathRefusedCode = 'bad-path' | 'path-too-long';
+export type PathRefusedCode = 'bad-path' | 'path-too-long' | 'git-config-unreadable';
 
 /** Linux's PATH_MAX: the kernel refuses a longer path in any call. */
 const PATH_MAX = 4096;

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { AalisError } from '@aalis/core';
+import { AalisError, readRegularSync } from '@aalis/core';
 import { z } from 'zod';
 
 /** The lock's file in the data directory. */
@@ -68,39 +68,20 @@ function running(holder: Holder): boolean | 'elsewhere' {
   return holder.start === undefined || startOf(holder.pid) === undefined || startOf(holder.pid) === holder.start;
 }
 
-/** The most a lock file is read of: its JSON is a line of about 200 bytes. */
-const HOLDER_MAX_BYTES = 64 * 1024;
-
 /**
  * The holder a lock file names, or why it cannot be judged (not a regular file, not the lock's
- * JSON). Read through one descriptor, `fd` when the caller holds the file open, else one opened
- * here without following a symlink and without waiting: a path checked by lstat and then read by
- * path could be a FIFO by the read, which blocks the start for good.
+ * JSON). Read through one descriptor (core's readRegularSync): `fd` when the caller holds the file
+ * open, else one opened here without following a symlink and without waiting. A path checked by
+ * lstat and then read by path could be a FIFO by the read, which blocked the start for good.
  */
 function holderOf(file: string, fd?: number): Holder | { unreadable: string } | undefined {
-  let own: number;
+  const read = readRegularSync(fd ?? file, { maxBytes: 64 * 1024 });
+  if (read.kind === 'missing') return undefined;
+  if (read.kind === 'refused') return { unreadable: read.why };
   try {
-    own = fd ?? openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    return { unreadable: code === 'ELOOP' ? 'it is a symlink' : (error as Error).message };
-  }
-  try {
-    const stat = fstatSync(own);
-    if (!stat.isFile()) return { unreadable: 'it is not a regular file' };
-    const bytes = Buffer.alloc(Math.min(stat.size, HOLDER_MAX_BYTES));
-    let got = 0;
-    while (got < bytes.length) {
-      const n = readSync(own, bytes, got, bytes.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return HolderSchema.parse(JSON.parse(bytes.subarray(0, got).toString('utf8')));
+    return HolderSchema.parse(JSON.parse(read.bytes.toString('utf8')));
   } catch {
     return { unreadable: 'it does not name a daemon' };
-  } finally {
-    if (fd === undefined) closeSync(own);
   }
 }
 
