@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from './approval.js';
+import { AalisError } from './aalis-error.js';
 import { defineTool, ToolDispatcher, ToolError } from './tools.js';
 import type { OriginTurn } from './turn.js';
 
@@ -113,6 +114,12 @@ describe('ToolDispatcher', () => {
     dispatcher.register(defineTool({ name: 'crash', description: '', params: z.object({}), risk: 'low', handler: async () => { throw new Error('disk on fire'); } }));
     expect(await dispatcher.dispatch({ tool: 'deny', params: {}, turn })).toEqual({ ok: false, kind: 'denied', message: 'not here' });
     expect(await dispatcher.dispatch({ tool: 'crash', params: {}, turn })).toEqual({ ok: false, kind: 'failed', message: "tool 'crash' failed: disk on fire" });
+  });
+
+  it("an AalisError thrown by a handler (or by what it called) keeps its code and fix in the failure's message", async () => {
+    const dispatcher = new ToolDispatcher();
+    dispatcher.register(defineTool({ name: 'judge', description: '', params: z.object({}), risk: 'low', handler: () => { throw new AalisError('git-config-unreadable', 'it cannot be judged', { fix: 'make it a regular file' }); } }));
+    expect(await dispatcher.dispatch({ tool: 'judge', params: {}, turn })).toEqual({ ok: false, kind: 'failed', message: "tool 'judge' failed (git-config-unreadable): it cannot be judged\nfix: make it a regular file" });
   });
 
   it('passes what extenders add into the handler context, and refuses duplicate names', async () => {

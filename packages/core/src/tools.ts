@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ApprovalService } from './approval.js';
-import { AalisError, type AalisErrorOptions, describeError } from './aalis-error.js';
+import { AalisError, type AalisErrorOptions, describeError, errorText, isAalisError } from './aalis-error.js';
 import { defineService } from './service.js';
 import type { OriginTurn } from './turn.js';
 
@@ -176,6 +176,8 @@ export class ToolDispatcher {
       return { ok: true, value: value as T };
     } catch (error) {
       if (error instanceof ToolError) return fail(error.kind, error.message);
+      // an AalisError's code and fix reach the caller too: which rule refused, and what to do
+      if (isAalisError(error)) return fail('failed', `tool '${tool.name}' failed (${error.code}): ${errorText(error)}`);
       return fail('failed', `tool '${tool.name}' failed: ${describeError(error)}`);
     }
   }

@@ -36,4 +36,29 @@ describe('core.hooksPath set after the daemon started', () => {
     expect(existsSync(join(ws, 'githooks-late', 'pre-commit'))).toBe(false);
     expect(existsSync(join(ws, 'githooks-late', 'post-commit'))).toBe(false);
   });
+
+  it('an included config that is a FIFO refuses the call, naming the file and the fix; the daemon goes on answering', { timeout: 120_000 }, async () => {
+    // before, the daemon read the include by path: the FIFO, with no writer, held its thread for good
+    const turn = ownerTurn('chat-hooks-fifo');
+    const pwd = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'pwd' }, turn });
+    const ws = String(pwd.body.value.stdout).trim();
+    execFileSync('git', ['init', '-q', ws]);
+    execFileSync('git', ['-C', ws, 'config', 'include.path', '../team.gitconfig']);
+    const fifo = join(ws, 'team.gitconfig');
+    execFileSync('mkfifo', [fifo]);
+    try {
+      const refused = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'echo should-not-run' }, turn });
+      const text = JSON.stringify(refused.body);
+      expect(refused.body).toMatchObject({ ok: false });
+      expect(text).toContain('git-config-unreadable');
+      expect(text).toContain(fifo);
+      expect(text).toContain('fix: Make');
+      expect(text).not.toContain('should-not-run\\n');
+      expect((await daemon.api('GET', '/healthz', undefined, null)).status).toBe(200);
+    } finally {
+      rmSync(fifo);
+    }
+    const after = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'echo ran' }, turn });
+    expect(after.body).toMatchObject({ ok: true });
+  });
 });
