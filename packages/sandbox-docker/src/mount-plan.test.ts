@@ -1,4 +1,5 @@
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sandboxPolicyAllows } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
@@ -102,5 +103,37 @@ describe('planMounts', () => {
     const { ws } = workspace();
     await expect(planMounts({ cwd: join(ws, 'nope'), policy: policy() })).rejects.toMatchObject({ rule: 'cwd' });
     await expect(planMounts({ cwd: ws, policy: policy({ readDeny: [ENV_PATTERN] }), walkLimit: 3 })).rejects.toMatchObject({ rule: 'walk-limit' });
+  });
+
+  it('a .env deeper than PATH_MAX, where the walk cannot list: refused, since it can be neither checked nor masked', async () => {
+    // before, the walk skipped what it could not list: the .env had no mask, and a program that
+    // walks down by relative names (openat, chdir) read it in the container
+    const { ws } = workspace();
+    const name = 'd'.repeat(200);
+    execFileSync('python3', ['-I', '-S', '-c', `import os
+fd = os.open(${JSON.stringify(ws)}, os.O_RDONLY)
+for i in range(25):
+    os.mkdir(${JSON.stringify(name)}, dir_fd=fd)
+    n = os.open(${JSON.stringify(name)}, os.O_RDONLY, dir_fd=fd); os.close(fd); fd = n
+os.close(os.open(".env", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
+`]);
+    const refused = planMounts({ cwd: ws, policy: policy({ readDeny: [ENV_PATTERN] }) });
+    await expect(refused).rejects.toMatchObject({ rule: 'unlisted' });
+    await expect(refused).rejects.toThrow(/deeper than PATH_MAX .*nothing was run/);
+    execFileSync('rm', ['-rf', join(ws, name)]); // rm walks deeper than PATH_MAX
+  });
+
+  it.skipIf(process.getuid?.() === 0)('a directory the daemon cannot list is masked whole (what it holds was not checked)', async () => {
+    const { ws } = workspace();
+    mkdirSync(join(ws, 'closed'));
+    writeFileSync(join(ws, 'closed', 'notes.txt'), 'x');
+    chmodSync(join(ws, 'closed'), 0o000);
+    try {
+      const plan = await planMounts({ cwd: ws, policy: policy({ readDeny: [ENV_PATTERN] }) });
+      expect(plan.mounts).toContainEqual({ kind: 'mask-dir', path: join(ws, 'closed') });
+      expect(plan.modeAt(join(ws, 'closed', '.env'))).toBe('masked');
+    } finally {
+      chmodSync(join(ws, 'closed'), 0o755);
+    }
   });
 });

@@ -101,14 +101,16 @@ const SLASH = Buffer.from('/');
  * Every entry under `root`, depth first, not following symlinks, skipping subtrees `visit` says
  * to. Names are read as bytes: a text listing turns a name that is not UTF-8 into U+FFFD, and the
  * walk could then neither open that directory nor see what is below it (a `.env` there stayed
- * readable in the container). A directory that cannot be listed is handed to `unlisted`.
+ * readable in the container). A directory that cannot be listed (closed to the daemon, or past
+ * PATH_MAX) is handed to `unlisted`; one gone since its parent was listed is passed over.
  */
 async function walk(root: WalkEntry, budget: { left: number }, visit: (entry: WalkEntry) => boolean, unlisted: (entry: WalkEntry) => void = () => {}): Promise<void> {
   let entries: Dirent[];
   try {
     entries = (await readdir(root.bytes, { withFileTypes: true, encoding: 'buffer' })) as unknown as Dirent[];
-  } catch {
-    unlisted(root);
+  } catch (error) {
+    // gone since its parent was listed: nothing there to hide or to undo
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') unlisted(root);
     return;
   }
   for (const entry of entries) {
@@ -144,6 +146,18 @@ function notUtf8Mount(entry: WalkEntry, mode: MountMode): MountPolicyError {
     'not-utf8',
     `${shownBytes(entry.bytes)} needs its own ${mode === 'masked' ? 'mask (the policy hides it)' : 'mount'} in the container, but its path is not UTF-8 and the docker engine takes mount paths only as UTF-8 text; nothing was run`,
     'rename the directory or file on the way to a UTF-8 name (mv with a glob), or run the command with the Linux sandbox',
+  );
+}
+
+/** Linux's PATH_MAX: no call takes a longer path, a mount's target included. */
+const PATH_MAX = 4096;
+
+/** A directory the walk could not list because its path is past PATH_MAX: it cannot be masked either. */
+function unlistedTooDeep(dir: WalkEntry): MountPolicyError {
+  return new MountPolicyError(
+    'unlisted',
+    `${shownBytes(dir.bytes).slice(0, 200)}… (${dir.bytes.length} bytes) lies deeper than PATH_MAX (${PATH_MAX} bytes), so what it holds cannot be checked against the deny rules, and it cannot be hidden by a mount either; nothing was run`,
+    'move or shorten the deep tree (its files stay readable in the container otherwise), or run the command with the Linux sandbox, whose scan reaches any depth',
   );
 }
 
@@ -192,8 +206,11 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     if (writable && controlDenied(path)) writable = false;
     return writable;
   };
+  // directories the walk could not list: what they hold was not checked, so they are hidden whole
+  const unlistedDirs: string[] = [];
   const modeAt = (path: string): MountMode => {
     if (!roots.some((root) => isWithin(path, root))) return 'masked';
+    if (unlistedDirs.some((dir) => isWithin(path, dir))) return 'masked';
     if (readDenied(path) && !allowBack.some((root) => isWithin(path, root))) return 'masked';
     return writableAt(path) ? 'rw' : 'ro';
   };
@@ -238,6 +255,15 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
           kinds.set(path, entry.isDirectory ? 'dir' : 'file');
         }
         return mode !== 'masked';
+      }, (dir) => {
+        // a .env (or anything the rules deny) below it would be readable in the container: hidden
+        // whole, as the Linux sandbox hides what its scan cannot list; a mask needs a mountable path
+        if (!dir.utf8) throw notUtf8Mount(dir, 'masked');
+        if (dir.bytes.length >= PATH_MAX) throw unlistedTooDeep(dir);
+        unlistedDirs.push(dir.path);
+        candidates.add(dir.path);
+        kinds.set(dir.path, 'dir');
+        dirModes.clear(); // modes cached before it was known may have been below it
       });
     }
   }
