@@ -1,7 +1,14 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 
-/** What {@link readRegularSync} found: the bytes, nothing at the name, or why it did not read. */
-export type RegularRead = { readonly kind: 'read'; readonly bytes: Buffer } | { readonly kind: 'missing' } | { readonly kind: 'refused'; readonly why: string };
+/**
+ * What {@link readRegularSync} found: the bytes; nothing at the name; a file it refused to read
+ * (a symlink not followed, not a regular file, too large); or the system's error (`why`: its code).
+ */
+export type RegularRead =
+  | { readonly kind: 'read'; readonly bytes: Buffer }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'refused'; readonly why: string }
+  | { readonly kind: 'error'; readonly why: string };
 
 /**
  * Reads a small regular file whole, synchronously, never waiting on what is not one. `file` is a
@@ -20,7 +27,8 @@ export function readRegularSync(file: string | number, options: { readonly maxBy
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return { kind: 'missing' };
-      return { kind: 'refused', why: code === 'ELOOP' && !options.follow ? 'it is a symlink' : (code ?? (error as Error).message) };
+      if (code === 'ELOOP' && !options.follow) return { kind: 'refused', why: 'it is a symlink' };
+      return { kind: 'error', why: code ?? (error as Error).message };
     }
   }
   try {
@@ -40,7 +48,7 @@ export function readRegularSync(file: string | number, options: { readonly maxBy
     if (got > options.maxBytes) return { kind: 'refused', why: `it is larger than ${options.maxBytes} bytes` };
     return { kind: 'read', bytes: bytes.subarray(0, got) };
   } catch (error) {
-    return { kind: 'refused', why: (error as NodeJS.ErrnoException).code ?? (error as Error).message };
+    return { kind: 'error', why: (error as NodeJS.ErrnoException).code ?? (error as Error).message };
   } finally {
     if (typeof file !== 'number') closeSync(fd);
   }

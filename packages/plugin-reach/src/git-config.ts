@@ -83,7 +83,7 @@ export function gitConfigValues(file: string, section: string, key: string, home
   // (a FIFO a process feeds, a device, a file past the bound) may name a hooks directory: refused,
   // not skipped. A file missing or closed to the daemon is skipped, as before.
   const read = readRegularSync(file, { maxBytes: GIT_CONFIG_MAX_BYTES, follow: true });
-  if (read.kind === 'refused' && !/^E[A-Z]+$/.test(read.why)) {
+  if (read.kind === 'refused') {
     throw new PathRefusedError('git-config-unreadable', `git reads ${shownText(file)} as configuration, and ${read.why}: where git runs hooks from (core.hooksPath) cannot be judged without reading it, so this call was refused; nothing was run.`, {
       fix: `Make ${shownText(file)} a regular file of git configuration, or remove it (or the include that names it).`,
     });

@@ -263,7 +263,6 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
         unlistedDirs.push(dir.path);
         candidates.add(dir.path);
         kinds.set(dir.path, 'dir');
-        dirModes.clear(); // modes cached before it was known may have been below it
       });
     }
   }

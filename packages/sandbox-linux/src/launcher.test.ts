@@ -230,23 +230,32 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
     }
   });
 
+  /**
+   * A run on `l`, then `disturb` on its launcher's process, then a run that must start on a new
+   * launcher and print what it should; resolves to the first launcher's pid.
+   */
+  async function runsOnANewOne(l: Launcher, disturb: (pid: number) => void): Promise<number> {
+    const warm = await l.launch(runDir(), sh('true'));
+    warm.release();
+    await warm.exit;
+    warm.dispose();
+    const first = l.pid!;
+    disturb(first);
+    const run = await l.launch(runDir(), sh('echo again'));
+    const out = text(run.stdout);
+    run.release();
+    expect({ exit: await run.exit, out: await out }).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'again\n' });
+    run.dispose();
+    expect(l.pid).not.toBe(first);
+    return first;
+  }
+
   it.skipIf(!python)('a launcher killed just as a run is asked of it (its exit not yet seen): the run starts on a new one', async () => {
     const l = new Launcher(python!);
     try {
-      const warm = await l.launch(runDir(), sh('true'));
-      warm.release();
-      await warm.exit;
-      warm.dispose();
-      const first = l.pid!;
       // killed and asked in the same tick: the launcher object cannot have seen the exit yet, so the
       // run's prepare goes to a dead process (this failed the run, seen once in CI on a loaded machine)
-      process.kill(first, 'SIGKILL');
-      const run = await l.launch(runDir(), sh('echo again'));
-      const out = text(run.stdout);
-      run.release();
-      expect({ exit: await run.exit, out: await out }).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'again\n' });
-      run.dispose();
-      expect(l.pid).not.toBe(first);
+      await runsOnANewOne(l, (first) => process.kill(first, 'SIGKILL'));
     } finally {
       l.close();
     }
@@ -264,18 +273,7 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
   it.skipIf(!python)('a launcher alive but silent (SIGSTOP) between two runs: it is killed on the bound and the run starts on a new one', async () => {
     const l = new Launcher(python!, 1000);
     try {
-      const warm = await l.launch(runDir(), sh('true'));
-      warm.release();
-      await warm.exit;
-      warm.dispose();
-      const first = l.pid!;
-      process.kill(first, 'SIGSTOP');
-      const run = await l.launch(runDir(), sh('echo again'));
-      const out = text(run.stdout);
-      run.release();
-      expect({ exit: await run.exit, out: await out }).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'again\n' });
-      run.dispose();
-      expect(l.pid).not.toBe(first);
+      const first = await runsOnANewOne(l, (pid) => process.kill(pid, 'SIGSTOP'));
       await until(() => gone(first), 'the silent launcher was killed');
     } finally {
       l.close();

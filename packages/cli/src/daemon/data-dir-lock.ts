@@ -77,7 +77,7 @@ function running(holder: Holder): boolean | 'elsewhere' {
 function holderOf(file: string, fd?: number): Holder | { unreadable: string } | undefined {
   const read = readRegularSync(fd ?? file, { maxBytes: 64 * 1024 });
   if (read.kind === 'missing') return undefined;
-  if (read.kind === 'refused') return { unreadable: read.why };
+  if (read.kind === 'refused' || read.kind === 'error') return { unreadable: read.why };
   try {
     return HolderSchema.parse(JSON.parse(read.bytes.toString('utf8')));
   } catch {
@@ -241,7 +241,7 @@ export function claimDataDir(dataDir: string): () => void {
       ftruncateSync(fd, 0);
       writeSync(fd, bytes, 0, bytes.length, 0);
       keep = true;
-      return () => release(file, fd, own);
+      return () => release(file, fd);
     } finally {
       if (!keep) closeSync(fd);
     }
@@ -250,14 +250,12 @@ export function claimDataDir(dataDir: string): () => void {
 }
 
 /** Gives the lock up: the file is removed while still locked (a daemon that opened it meanwhile sees it gone and opens the new one), then closed. */
-function release(file: string, fd: number, own: Holder): void {
+function release(file: string, fd: number): void {
   try {
-    // our own file's content (by the descriptor), and the path still leads to it
-    const holder = holderOf(file, fd);
+    // only while the path still leads to our file (written by us alone: no other holder can write it while we lock it)
     const here = lstatSync(file, { throwIfNoEntry: false });
     const mine = fstatSync(fd);
-    const ours = here !== undefined && here.ino === mine.ino && here.dev === mine.dev;
-    if (ours && holder !== undefined && !('unreadable' in holder) && holder.pid === own.pid && holder.startedAt === own.startedAt) unlinkSync(file);
+    if (here !== undefined && here.ino === mine.ino && here.dev === mine.dev) unlinkSync(file);
   } catch {
     // gone already
   } finally {
