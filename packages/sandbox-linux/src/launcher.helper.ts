@@ -11,8 +11,9 @@
  *                                 -> {"id","prepared":true} | {"id","error"}
  *   {"op":"start","id","argv","env","rootMap","fds","stdin"}
  *                                 fork a child: it opens its ends of the FIFOs, writes fds 3 (seccomp),
- *                                 6 (args) and 7 (env) as memfds, then runs root_map() (root-map.helper.ts,
- *                                 the same function as the one-shot step) or execs argv  -> {"id","pid"}
+ *                                 6 (args) and 7 (env) as memfds, then runs root_map_in_view() with the
+ *                                 view kept here, or root_map() (root-map.helper.ts, the one-shot step's
+ *                                 function) where none could be made, or execs argv  -> {"id","pid"}
  *   {"op":"nft","id","pid","rules","library"}
  *                                 the localPorts filter without an nft process: fork a child that puts
  *                                 its ends of out, err and info on 1, 2 and 4, joins the network
@@ -22,6 +23,8 @@
  *                                 message on err                                  -> {"id","pid"}
  *   {"op":"kill","id"}            SIGKILL to the child, only while it is not reaped (its pid is still ours)
  *   {"op":"drop","id"}            a prepared run that will not start: its ends closed
+ *   {"op":"view","argv"}          the idmapped view for the range argv = [base, count] made now, not
+ *                                 at the next run's start (see View below); no answer
  * and on its own, for every child reaped: {"id","exit"} or {"id","signal"}.
  * It dies with the daemon (PR_SET_PDEATHSIG, then a check the daemon is still its parent), and so
  * does every bwrap it started (`--die-with-parent` is relative to the launcher).
@@ -90,7 +93,7 @@ def memfd(data):
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
-def child(m, d, rin, rsync):
+def child(m, d, rin, rsync, v):
     # before anything else: a child whose launcher is gone must not go on to run a command
     libc.prctl(PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
     if os.getppid() != launcher: os._exit(125)
@@ -101,6 +104,8 @@ def child(m, d, rin, rsync):
     os.set_blocking(err, True)
     os.dup2(err, 2)
     try:
+        # the view's descriptors may sit where the run's are placed: moved above them first
+        if v: v = v.moved()
         place = {1: w(b"out"), 4: w(b"info"), 5: rsync, 0: rin if m["stdin"] else os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)}
         for n, data in m["fds"].items(): place[int(n)] = memfd(binascii.a2b_base64(data))
         # every source above the targets first, so no dup2 overwrites one not yet placed
@@ -108,17 +113,115 @@ def child(m, d, rin, rsync):
         for t, f in high.items():
             os.dup2(f, t)
             os.set_blocking(t, True)
-        # nothing else of the launcher's reaches bwrap: every fd not placed is closed
+        # nothing else of the launcher's reaches bwrap: every fd not placed is closed (the view's, kept
+        # above the placed ones until the step below closes them, are close-on-exec as well)
         for fd in range(3, 8):
             if fd not in high: os.closerange(fd, fd + 1)
-        os.closerange(8, 65536)
+        low = 8
+        for fd in sorted(v.fds() if v else ()):
+            os.closerange(low, fd); low = fd + 1
+        os.closerange(low, 65536)
         os.chdir("/")
         env = {os.fsencode(k): os.fsencode(v) for k, v in m["env"].items()}
         argv = [os.fsencode(a) for a in m["argv"]]
     except Exception as e:
         fail("the launcher could not set up the run: %s" % e)
-    if m["rootMap"]: root_map(["-c"] + m["argv"], env)
+    if m["rootMap"]:
+        if v: root_map_in_view(["-c"] + m["argv"], env, v)
+        root_map(["-c"] + m["argv"], env)
     exec_clean(argv, env)
+
+# The idmapped view (root-map.helper.ts, steps 1 and 2) is the same for every run while the host's
+# mount table and the range stay as they are, and making it was most of the step's cost: the user
+# namespace U and a mount namespace M holding the placed clones are made once, by a builder child,
+# and kept here as descriptors; each run's child joins M (setns, a chroot into the clone of "/")
+# and goes on with step 3. /proc/self/mountinfo of the launcher's own namespace (the daemon's)
+# tells of any change to that table (poll: POLLPRI): the view is dropped at once (the main loop
+# watches it, so no file system stays held by it once the host unmounts it) and made again at the
+# next run, which checks it before it forks. A view that cannot be built is not an error here: the
+# run's child takes the whole step itself, with its errors as before.
+class View:
+    def __init__(self, base, count, watch, userns, mnt, root, places, mapped, why):
+        self.base, self.count, self.watch, self.userns, self.mnt, self.root = base, count, watch, userns, mnt, root
+        self.places, self.mapped, self.why = places, mapped, why
+    def fds(self): return (self.watch, self.userns, self.mnt, self.root)
+    def moved(self):
+        up = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in self.fds()]
+        return View(self.base, self.count, *up, self.places, self.mapped, self.why)
+    def stale(self): return bool(select.select([], [], [self.watch], 0)[2])
+
+view = None
+
+def drop_view():
+    global view
+    if view is not None:
+        for fd in view.fds(): os.close(fd)
+        view = None
+
+def read_all(fd):
+    out = b""
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk: return out
+        out += chunk
+
+def build_view(base, count):
+    # opened first: a change made while the view is built is seen at the next run
+    watch = os.open("/proc/self/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
+    got = [watch]
+    try:
+        userns = make_userns(base, count); got.append(userns)
+        r, w = os.pipe(); r2, w2 = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                libc.prctl(PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
+                _signal.set_wakeup_fd(-1)
+                os.close(r); os.close(w2)
+                try:
+                    clones, mapped, why = clone_view(userns)
+                    places = [at for at, _ in clones]
+                    place_view(clones)
+                    out = b"".join(b"%s\0%s\0%s\0" % (b"1" if at in mapped else b"0", at, os.fsencode(why.get(at, ""))) for at in places)
+                except MapError as e:
+                    out = b"!" + os.fsencode(str(e))
+                view_out = memoryview(out)
+                while view_out: view_out = view_out[os.write(w, view_out):]
+                os.close(w)
+                os.read(r2, 1)   # held in M until the launcher has its descriptors
+            finally:
+                os._exit(0)
+        os.close(w); os.close(r2)
+        try:
+            data = read_all(r)
+            if not data or data.startswith(b"!"): raise MapError(os.fsdecode(data[1:]) or "the view's builder ended early")
+            got.append(os.open("/proc/%d/ns/mnt" % pid, os.O_RDONLY | os.O_CLOEXEC))
+            got.append(os.open("/proc/%d/root" % pid, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
+        finally:
+            os.close(r); os.close(w2); os.waitpid(pid, 0)
+        fields = data.split(b"\0")[:-1]
+        if len(fields) % 3: raise MapError("the view's builder sent a report that is not whole")
+        places, mapped, why = [], set(), {}
+        for i in range(0, len(fields), 3):
+            flag, at, reason = fields[i:i + 3]
+            places.append(at)
+            if flag == b"1": mapped.add(at)
+            else: why[at] = os.fsdecode(reason)
+        return View(base, count, watch, userns, got[2], got[3], places, mapped, why)
+    except BaseException:
+        for fd in got: os.close(fd)
+        raise
+
+def view_for(argv):
+    # the run's <base> <count> (its argv as the one-shot step gets it, less "-c"); None: the run's child takes the whole step
+    global view
+    try: base, count = int(argv[0]), int(argv[1])
+    except (IndexError, ValueError): return None
+    if view is not None and (view.base != base or view.count != count or view.stale()): drop_view()
+    if view is None:
+        try: view = build_view(base, count)
+        except (MapError, OSError): return None
+    return view
 
 CLONE_NEWNET = 0x40000000
 nftables = {}   # library path -> libnftables, loaded at its first filter and kept for the next
@@ -166,11 +269,12 @@ def start(m):
     d, rin, rsync = prepared[m["id"]]
     # the library before the fork, once per launcher: a child only pays its own transaction
     lib = nft_library(m["library"]) if m["op"] == "nft" else None
+    v = view_for(m["argv"]) if m["op"] == "start" and m["rootMap"] else None
     pid = os.fork()
     if pid == 0:
         try:
             if lib is not None: filter_child(m, d, lib)
-            else: child(m, d, rin, rsync)
+            else: child(m, d, rin, rsync, v)
         finally: os._exit(125)
     drop(m)
     children[pid] = m["id"]; by_id[m["id"]] = pid
@@ -200,6 +304,7 @@ def handle(m):
             pid = by_id.get(rid)
             if pid is not None: os.kill(pid, _signal.SIGKILL)
         elif op == "drop": drop(m)
+        elif op == "view": view_for(m["argv"])   # made ahead of the runs (no answer: a run that finds none makes it)
         else: send({"id": rid, "error": "unknown op %r" % op})
     except Exception as e:
         drop(m)
@@ -208,7 +313,8 @@ def handle(m):
 send({"ready": os.getpid()})
 buf = b""
 while True:
-    ready, _, _ = select.select([0, wake_r], [], [])
+    ready, _, changed = select.select([0, wake_r], [], [view.watch] if view else [])
+    if changed: drop_view()
     if wake_r in ready:
         try:
             while os.read(wake_r, 512): pass

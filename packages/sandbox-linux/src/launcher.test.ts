@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { execa } from 'execa';
@@ -84,6 +84,42 @@ describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout:
       await warm.close();
     }
     await until(() => launchersOf(process.pid).length === before.length, 'the warmed launcher ended with its service');
+  });
+
+  it('keeps the idmapped view between runs, and makes it again once the host mounts or unmounts anything', async () => {
+    // the view's mount namespace, as the launcher holds it: one descriptor, none while it has no view
+    const views = () =>
+      launchersOf(process.pid).flatMap((pid) =>
+        readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+          try {
+            const to = readlinkSync(`/proc/${pid}/fd/${fd}`);
+            return to.startsWith('mnt:') ? [to] : [];
+          } catch {
+            return []; // closed meanwhile
+          }
+        }),
+      );
+    const place = join(s.home, 'mounted-later');
+    mkdirSync(place);
+    const look = () => sb.run(req(s, ['sh', '-c', `cat ${place}/x 2>/dev/null || echo none`]));
+    expect((await look()).stdout).toBe('none\n');
+    const first = views();
+    expect(first).toHaveLength(1);
+    expect((await look()).stdout).toBe('none\n');
+    expect(views()).toEqual(first); // kept: the second run joined the same view
+    await execa('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'aalis-view-test', place]);
+    try {
+      writeFileSync(join(place, 'x'), 'mounted\n');
+      // dropped as soon as the table changed, not at the next run: nothing holds the new file system
+      await until(() => views().length === 0, 'the launcher dropped its view when the host mounted', 10_000);
+      expect((await look()).stdout).toBe('mounted\n');
+      expect(views()).toHaveLength(1);
+    } finally {
+      await execa('umount', [place]);
+    }
+    await until(() => views().length === 0, 'the launcher dropped its view when the host unmounted', 10_000);
+    expect((await look()).stdout).toBe('none\n');
+    expect(views()).not.toEqual(first);
   });
 
   it('gives the command stdin, stdout and stderr open and nothing of the launcher', async () => {

@@ -7,6 +7,7 @@ import { SandboxUnavailableError } from '@aalis/api-reach';
 import { z } from 'zod';
 import { LAUNCH_ENV } from './launch-env.js';
 import { LAUNCHER_PY } from './launcher.helper.js';
+import type { IdRange } from './root-map.js';
 
 /*
  * A root daemon's runs start from one kept-alive python process (launcher.helper.ts) instead of a
@@ -101,6 +102,8 @@ interface Live {
   /** Marks it lost (killed; every waiting run told): a launcher silent past {@link LAUNCHER_REPLY_MS}. */
   readonly lose: (reason: string) => void;
   dead?: string;
+  /** The range whose view it was asked to make ahead ({@link Launcher.warm}). */
+  view?: string;
 }
 
 /** The per-service launcher: started at the first run, again after it died; see the file's note. */
@@ -122,9 +125,18 @@ export class Launcher {
     return this.live && !this.live.dead ? this.live.proc.pid : undefined;
   }
 
-  /** Starts the launcher now if none runs, so its python start overlaps the run's scan. */
-  warm(): void {
-    this.ensure();
+  /**
+   * Starts the launcher now if none runs, so its python start overlaps the run's scan; with the
+   * root map's `range`, it also makes its idmapped view for that range now (launcher.helper.ts),
+   * not at the run's start.
+   */
+  warm(range?: IdRange): void {
+    const live = this.ensure();
+    const key = range && `${range.base}:${range.count}`;
+    if (range && live.view !== key) {
+      live.view = key;
+      this.send(live, { op: 'view', id: 0, argv: [String(range.base), String(range.count)] });
+    }
   }
 
   private ensure(): Live {

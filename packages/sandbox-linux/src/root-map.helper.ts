@@ -48,8 +48,11 @@ def err(call):
     e = ctypes.get_errno()
     return "%s failed: %s (errno %d)" % (call, os.strerror(e), e)
 
-# argv: the step's own (argv[1] is <base>); given: the environment bwrap gets, as bytes
-def root_map(argv, given):
+# a step that cannot be taken: the one-shot step and a run's child exit with it (fail), the
+# launcher, which builds views for its runs, falls back to the whole step in the run's child
+class MapError(Exception): pass
+
+def parse_args(argv):
     # every path operand is absolute, so the first three "--" are the separators (bwrap's own "--" comes later)
     try:
         base, count = int(argv[1]), int(argv[2])
@@ -64,8 +67,10 @@ def root_map(argv, given):
     if len(quads) % 4 or len(pairs) % 2: fail("the overlay operands are not whole")
     cmd = argv[sep3 + 1:]
     if not cmd: fail("no command")
+    return base, count, need, quads, pairs, cmd
 
-    # 1. the user namespace
+# 1. the user namespace U: a forked child unshares it, this process (the host's root) writes its maps
+def make_userns(base, count):
     r, w = os.pipe(); r2, w2 = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -73,30 +78,33 @@ def root_map(argv, given):
         os.write(w, b"1" if libc.unshare(CLONE_NEWUSER) == 0 else b"0")
         os.read(r2, 1); os._exit(0)
     os.close(w); os.close(r2)
-    if os.read(r, 1) != b"1":
-        os.close(w2); os.waitpid(pid, 0); fail("unshare(CLONE_NEWUSER) in a child failed: no user namespace")
     try:
-        for f in ("uid_map", "gid_map"):
-            with open("/proc/%d/%s" % (pid, f), "w") as h: h.write("0 %d %d\n" % (base, count))
-        userns = os.open("/proc/%d/ns/user" % pid, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError as e:
-        fail("writing the user namespace's id map failed: %s" % e)
+        if os.read(r, 1) != b"1": raise MapError("unshare(CLONE_NEWUSER) in a child failed: no user namespace")
+        try:
+            for f in ("uid_map", "gid_map"):
+                with open("/proc/%d/%s" % (pid, f), "w") as h: h.write("0 %d %d\n" % (base, count))
+            return os.open("/proc/%d/ns/user" % pid, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as e:
+            raise MapError("writing the user namespace's id map failed: %s" % e)
     finally:
-        os.close(w2); os.waitpid(pid, 0)
+        os.close(r); os.close(w2); os.waitpid(pid, 0)
 
-    # 2. the idmapped view
-    if libc.unshare(CLONE_NEWNS) != 0: fail(err("unshare(CLONE_NEWNS)"))
-    if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0: fail(err("mount(/, MS_REC|MS_PRIVATE)"))
+def unescape(s):
+    out, j = bytearray(), 0
+    while j < len(s):
+        if s[j:j + 1] == b"\\" and s[j + 1:j + 4].isdigit(): out.append(int(s[j + 1:j + 4], 8)); j += 4
+        else: out += s[j:j + 1]; j += 1
+    return bytes(out)
 
-    def unescape(s):
-        out, j = bytearray(), 0
-        while j < len(s):
-            if s[j:j + 1] == b"\\" and s[j + 1:j + 4].isdigit(): out.append(int(s[j + 1:j + 4], 8)); j += 4
-            else: out += s[j:j + 1]; j += 1
-        return bytes(out)
+class MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
 
-    class MountAttr(ctypes.Structure):
-        _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+# 2. the idmapped view, in this process: a mount namespace of its own, every visible mount cloned
+# (open_tree), each made idmapped through U where its file system allows; returns the clones (not
+# yet in place, see place_view), the places idmapped, and why each other one is not
+def clone_view(userns):
+    if libc.unshare(CLONE_NEWNS) != 0: raise MapError(err("unshare(CLONE_NEWNS)"))
+    if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0: raise MapError(err("mount(/, MS_REC|MS_PRIVATE)"))
     attr = MountAttr(MOUNT_ATTR_IDMAP, 0, 0, userns)
 
     def clone_all():
@@ -114,7 +122,7 @@ def root_map(argv, given):
                 if not over: return m
                 m = max(over)
         roots = [m for m, (parent, _) in mounts.items() if parent not in mounts]
-        if len(roots) != 1: fail("the mount table has %d roots, not one" % len(roots))
+        if len(roots) != 1: raise MapError("the mount table has %d roots, not one" % len(roots))
         order = []
         def walk(m):
             m = top(m); order.append(m)
@@ -139,30 +147,35 @@ def root_map(argv, given):
 
     for attempt in range(3):
         got, e = clone_all()
-        if got: break
-    else:
-        fail("the mount table kept changing while it was cloned: " + e)
-    clones, mapped, why = got
+        if got: return got
+    raise MapError("the mount table kept changing while it was cloned: " + e)
 
+# a mount that cannot be idmapped (proc, sysfs, devpts: bwrap makes its own or binds read-only) is
+# put back as it was, unless one of need (the writable roots, and "/") lies on it: then nothing runs
+def check_need(places, mapped, why, need):
     def holder(p):
         best = None
-        for at, _ in clones:
+        for at in places:
             if (p == at or p.startswith(at.rstrip(b"/") + b"/")) and (best is None or len(at) >= len(best)): best = at
         return best
     for p in [b"/"] + need:
         h = holder(p)
         if h not in mapped:
-            fail("the file system of %s cannot be idmapped, so the command would not see its owners: %s" % (os.fsdecode(p), why.get(h, "no mount holds it")))
+            raise MapError("the file system of %s cannot be idmapped, so the command would not see its owners: %s" % (os.fsdecode(p), why.get(h, "no mount holds it")))
 
+# each clone put back over its own place, "/" first (then a chroot into the clone, which the kernel
+# does not count as chrooted: it is the top of the namespace's root), so host files keep their owners inside U
+def place_view(clones):
     cwd = os.getcwd()
     for at, fd in clones:
-        if libc.syscall(SYS_move_mount, fd, b"", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) != 0: fail(err("move_mount(%s)" % os.fsdecode(at)))
+        if libc.syscall(SYS_move_mount, fd, b"", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) != 0: raise MapError(err("move_mount(%s)" % os.fsdecode(at)))
         if at == b"/":
             os.fchdir(fd); os.chroot(".")
         os.close(fd)
     os.chdir(cwd)
 
-    # 3. into U as its root, and exec
+# 3. into U as its root; 4. the overlays and socket binds in a mount namespace U owns; exec
+def enter_and_exec(userns, quads, pairs, cmd, given):
     if libc.setns(userns, CLONE_NEWUSER) != 0: fail(err("setns(CLONE_NEWUSER)"))
     os.close(userns)
     try:
@@ -172,7 +185,7 @@ def root_map(argv, given):
     # a mount namespace U owns, in which the overlay's step may mount (overlayfs takes idmapped layers; it cannot itself be idmapped)
     if libc.unshare(CLONE_NEWNS) != 0: fail(err("unshare(CLONE_NEWNS) in the user namespace"))
 
-    # 4. the overlays and socket binds, in the order of the shell step (overlay-mount.ts)
+    # the overlays and socket binds, in the order of the shell step (overlay-mount.ts)
     def ofail(msg):
         sys.stderr.write("${OVERLAY_FAILURE}" + msg + "\n"); sys.stderr.flush(); os._exit(125)
     MS_BIND = 4096
@@ -189,6 +202,36 @@ def root_map(argv, given):
     for a in aliases:
         if libc.umount2(a, 0) != 0: ofail("cannot take down %s: %s" % (os.fsdecode(a), err("umount2")))
     exec_clean(cmd, given)
+
+# the whole step in this process (the one-shot step; a launcher's run without a view): argv is the
+# step's own (argv[1] is <base>); given: the environment bwrap gets, as bytes
+def root_map(argv, given):
+    base, count, need, quads, pairs, cmd = parse_args(argv)
+    try:
+        userns = make_userns(base, count)
+        clones, mapped, why = clone_view(userns)
+        check_need([at for at, _ in clones], mapped, why, need)
+        place_view(clones)
+    except MapError as e:
+        fail(str(e))
+    enter_and_exec(userns, quads, pairs, cmd, given)
+
+# the step in a launcher's run child with the view the launcher keeps (launcher.helper.ts): steps 1
+# and 2 were taken once, by its builder; this child joins the view's mount namespace and goes on
+# from step 3. The view's descriptors are close-on-exec, and each is closed here once used.
+def root_map_in_view(argv, given, v):
+    base, count, need, quads, pairs, cmd = parse_args(argv)
+    if (base, count) != (v.base, v.count): fail("the launcher's view maps another range")
+    try:
+        check_need(v.places, v.mapped, v.why, need)
+    except MapError as e:
+        fail(str(e))
+    cwd = os.getcwd()
+    if libc.setns(v.mnt, CLONE_NEWNS) != 0: fail(err("setns(CLONE_NEWNS) into the idmapped view"))
+    # setns put this process at the namespace's own root, under the clone of "/" stacked on it
+    os.fchdir(v.root); os.chroot("."); os.chdir(cwd)
+    for fd in (v.watch, v.mnt, v.root): os.close(fd)
+    enter_and_exec(v.userns, quads, pairs, cmd, given)
 
 def exec_clean(argv, env):
     # python ignores SIGPIPE and SIGXFSZ (and a launcher SIGINT), and an ignored signal stays ignored

@@ -366,7 +366,7 @@ export class LinuxSandbox implements SandboxService {
     } catch {
       return; // the run says why, and runs nothing
     }
-    this.launcherFor(tools)?.warm();
+    this.launcherFor(tools)?.warm(tools.rootMap?.range);
   }
 
   /** Run by root with rootUidMap on: the mapping's interpreter and range; where the probe found it impossible, nothing runs. */
@@ -515,7 +515,7 @@ export class LinuxSandbox implements SandboxService {
     const { policy } = request;
     const tools = await this.requireReady(policy);
     // the launcher's python starts while the scan runs (a one-shot `aalis exec` pays it once either way)
-    this.launcherFor(tools)?.warm();
+    this.launcherFor(tools)?.warm(tools.rootMap?.range);
     if (Date.now() - this.sweptAt > SWEEP_INTERVAL_MS) {
       sweepStaleRunDirs(this.tmp, (d, partial) => this.unjudged.push(partial ? `${d}: partially committed, cut off midway` : d));
       this.sweptAt = Date.now();
