@@ -119,7 +119,7 @@ describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout:
     }
     await until(() => views().length === 0, 'the launcher dropped its view when the host unmounted', 10_000);
     expect((await look()).stdout).toBe('none\n');
-    expect(views()).not.toEqual(first);
+    expect(views()).toHaveLength(1); // made again (a namespace's inode number may be given again, so not compared)
   });
 
   it('gives the command stdin, stdout and stderr open and nothing of the launcher', async () => {
