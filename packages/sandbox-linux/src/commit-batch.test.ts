@@ -47,12 +47,12 @@ describe('the commit of a run', { timeout: 120_000 }, () => {
     }
   });
 
-  it('a root that cannot be committed is reported failed on its own; the roots after it are committed', () => {
+  it('a root that cannot be committed is reported failed on its own; the roots after it are committed', async () => {
     const layers = mkdtempSync(join(s.root, 'layers-'));
     const gone = mkdtempSync(join(s.root, 'gone-'));
     const kept = mkdtempSync(join(s.root, 'kept-'));
     const policy = workspacePolicy(s, { write: [gone, kept] });
-    const o = new RunOverlays({ unshare: 'unshare', mount: 'mount', umount: 'umount' }, policy, layers, []);
+    const o = await RunOverlays.create({ unshare: 'unshare', mount: 'mount', umount: 'umount' }, policy, layers, []);
     const [first, second] = o.overlays;
     expect(first?.root).toBe(gone);
     writeFileSync(join(first!.upper, 'a.txt'), 'a\n');
@@ -64,13 +64,13 @@ describe('the commit of a run', { timeout: 120_000 }, () => {
     expect(readFileSync(join(kept, 'b.txt'), 'utf8')).toBe('b\n');
   });
 
-  it("the clock is read before each root: a step back since the run's start lowers every root's start stamp, and the lowest offset read is given back", () => {
+  it("the clock is read before each root: a step back since the run's start lowers every root's start stamp, and the lowest offset read is given back", async () => {
     const layers = mkdtempSync(join(s.root, 'layers-'));
     const root = mkdtempSync(join(s.root, 'root-'));
     mkdirSync(join(root, 'd'));
     writeFileSync(join(root, 'd', 'edited.txt'), 'host\n');
     const policy = workspacePolicy(s, { write: [root] });
-    const o = new RunOverlays({ unshare: 'unshare', mount: 'mount', umount: 'umount' }, policy, layers, []);
+    const o = await RunOverlays.create({ unshare: 'unshare', mount: 'mount', umount: 'umount' }, policy, layers, []);
     mkdirSync(join(o.overlays[0]!.upper, 'd'));
     writeFileSync(join(o.overlays[0]!.upper, 'd', 'edited.txt'), 'command\n');
     const now = wallMinusMonotonic();

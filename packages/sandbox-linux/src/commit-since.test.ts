@@ -116,16 +116,16 @@ function fakeClock() {
 }
 
 /** A run's overlays as service.ts makes them (real layer folder, real stamps), with the clock of `watch`. */
-function runOverlays(watch: ClockStepWatch): RunOverlays {
+function runOverlays(watch: ClockStepWatch): Promise<RunOverlays> {
   const layers = mkdtempSync(join(s.root, 'layers-'));
   const root = mkdtempSync(join(s.root, 'root-'));
-  return new RunOverlays({ unshare: 'unshare', mount: 'mount', umount: 'umount' }, workspacePolicy(s, { write: [root] }), layers, [], watch);
+  return RunOverlays.create({ unshare: 'unshare', mount: 'mount', umount: 'umount' }, workspacePolicy(s, { write: [root] }), layers, [], watch);
 }
 
 describe('a step of the wall clock during the run (the clock read through a parameter; the machine clock is never stepped)', () => {
   it('a step back and forward again while the command runs is seen by the sampling and taken off the start', async () => {
     const c = fakeClock();
-    const o = runOverlays(c.watch);
+    const o = await runOverlays(c.watch);
     o.markStart();
     const stamp = o.since!.ns;
     expect(c.watch.active).toBe(true);
@@ -140,8 +140,8 @@ describe('a step of the wall clock during the run (the clock read through a para
 
   it('one timer for every open run, stopped once none is open; kept writes keep it going until they are gone', async () => {
     const c = fakeClock();
-    const a = runOverlays(c.watch);
-    const b = runOverlays(c.watch);
+    const a = await runOverlays(c.watch);
+    const b = await runOverlays(c.watch);
     a.markStart();
     b.markStart();
     await a.commit(async () => ({ committed: [], refused: [], conflicts: [], keptAt: {}, failed: [], notes: [] }));

@@ -32,13 +32,13 @@ describe.skipIf(process.getuid?.() !== 0)('a root daemon\'s launch chain', { tim
     expect(existsSync(join(s.ws, 'made.txt'))).toBe(true);
   });
 
-  it('a mount the step cannot make: exit 125, said on stderr, and the command never runs', () => {
+  it('a mount the step cannot make: exit 125, said on stderr, and the command never runs', async () => {
     const plan = planRootMap();
     if (!plan.ok) throw new Error(plan.detail);
     const lower = join(s.root, 'chain-lower');
     mkdirSync(lower, { recursive: true });
     const [o] = planOverlays([lower], join(s.root, 'chain-layers'));
-    prepareLayers([o!]);
+    await prepareLayers([o!]);
     const marker = join(s.root, 'chain-ran');
     // an upper layer that is a file, not a directory: the kernel refuses the overlay
     const bad = { ...o!, upper: join(s.root, 'chain-upper-file') };

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { loadExeca } from './execa-lazy.js';
@@ -146,13 +147,14 @@ export function planOverlays(roots: readonly string[], runDir: string): OverlayR
   return roots.map((root, i) => ({ root, upper: join(runDir, String(i), 'upper'), work: join(runDir, String(i), 'work'), lower: join(runDir, String(i), 'lower') }));
 }
 
-/** Makes the layers' directories (mode 0700: only the daemon reads what the command wrote). */
-export function prepareLayers(overlays: readonly OverlayRoot[]): void {
-  for (const o of overlays) {
-    mkdirSync(o.upper, { recursive: true, mode: 0o700 });
-    mkdirSync(o.work, { recursive: true, mode: 0o700 });
-    mkdirSync(o.lower, { recursive: true, mode: 0o700 });
-  }
+/**
+ * Makes each overlay's upper, work and lower directories (mode 0700: only the daemon reads what the
+ * command wrote), in the thread pool: a directory
+ * made on a journalling file system can wait for the journal's commit behind another program's
+ * fsync (the audit log's, every call), and on the daemon's thread that wait held its event loop.
+ */
+export async function prepareLayers(overlays: readonly OverlayRoot[]): Promise<void> {
+  await Promise.all(overlays.flatMap((o) => [o.upper, o.work, o.lower].map((d) => mkdir(d, { recursive: true, mode: 0o700 }))));
 }
 
 /** The binaries of the mount step, found on the daemon's PATH (never the command's). */
@@ -250,7 +252,7 @@ export function probeOverlay(tmp: string, unshare = 'unshare'): Promise<OverlayP
       const lower = join(dir, 'lower');
       mkdirSync(lower);
       const [o] = planOverlays([lower], dir);
-      prepareLayers([o!]);
+      await prepareLayers([o!]);
       const step = overlayStep(tools, [o!]);
       const execa = await loadExeca();
       const r = await execa(step[0]!, [...step.slice(1), '/bin/sh', '-c', 'echo x > "$0/probe"', lower], { reject: false, timeout: 10_000, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, extendEnv: false });

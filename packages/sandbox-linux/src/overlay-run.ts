@@ -102,7 +102,18 @@ export class RunOverlays {
     return this.start === undefined || this.window === undefined ? undefined : commitSince(this.start, this.window.stepBack());
   }
 
-  /** `sockets`: the host's bound sockets (the scan's), those inside an overlay root bound back. `clock`: where steps of the wall clock are watched (tests give their own). */
+  /** The run's overlays with their layers' directories made ({@link prepareLayers}); arguments as the constructor's. */
+  static async create(tools: OverlayTools, policy: SandboxPolicy, layersDir: string, sockets: readonly string[], clock: ClockStepWatch = clockSteps): Promise<RunOverlays> {
+    const made = new RunOverlays(tools, policy, layersDir, sockets, clock);
+    await prepareLayers(made.overlays);
+    return made;
+  }
+
+  /**
+   * `sockets`: the host's bound sockets (the scan's), those inside an overlay root bound back.
+   * `clock`: where steps of the wall clock are watched (tests give their own). Makes no
+   * directory: {@link RunOverlays.create} does.
+   */
   constructor(
     private readonly tools: OverlayTools,
     policy: SandboxPolicy,
@@ -111,7 +122,6 @@ export class RunOverlays {
     private readonly clock: ClockStepWatch = clockSteps,
   ) {
     this.overlays = planOverlays(overlayRootsOf(policy), layersDir);
-    prepareLayers(this.overlays);
     // a name that is not UTF-8 cannot be an argv string; such a socket stays unreachable (stricter)
     this.binds = socketBinds(this.overlays, sockets.filter((p) => !hasRawBytes(p)));
     this.layersDir = layersDir;

@@ -1,4 +1,4 @@
-import { realpathSync, statSync } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
 import type { PlanStep, SandboxPolicy, SandboxRunRequest } from '@aalis/api-reach';
 import type { RunPidLimit } from './pid-limit.js';
 import type { PinnedPid } from './pinned-pid.js';
@@ -148,20 +148,22 @@ export function samePlan(a: LinuxRunPlan, b: LinuxRunPlan): boolean {
  * release would not be seen by the prepared sandbox though its argv is the same. Taken before
  * the preparation starts and again at release; a difference sends the run cold.
  */
-export function pathsIdentity(cwd: string, plan: LinuxRunPlan): string {
+export async function pathsIdentity(cwd: string, plan: LinuxRunPlan): Promise<string> {
   const args = plan.argsBytes === undefined ? [] : Buffer.from(plan.argsBytes).toString('latin1').split('\0');
   const paths = [...new Set([cwd, ...plan.plan.argv, ...args].filter((a) => a.startsWith('/')))];
-  return JSON.stringify(
-    paths.map((path) => {
+  // in the thread pool: a hundred paths, twice a call, held the daemon's event loop for ms
+  // (realpath(3) through libuv, as realpathSync.native; the JS walk lstats every component)
+  const seen = await Promise.all(
+    paths.map(async (path) => {
       try {
-        const st = statSync(path, { bigint: true });
-        // realpath(3): the JS walk lstats every component of every path (a hundred paths, twice a run, on the daemon's thread)
-        return [path, realpathSync.native(path), String(st.dev), String(st.ino)];
+        const [st, real] = await Promise.all([stat(path, { bigint: true }), realpath(path)]);
+        return [path, real, String(st.dev), String(st.ino)];
       } catch (error) {
         return [path, (error as NodeJS.ErrnoException).code ?? 'unreadable'];
       }
     }),
   );
+  return JSON.stringify(seen);
 }
 
 /** A pool entry: the preparation for one key, and its sandbox once it is ready. */

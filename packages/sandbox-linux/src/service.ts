@@ -644,7 +644,7 @@ export class LinuxSandbox implements SandboxService {
     let layersDir: string;
     try {
       layersDir = dir.prepareLayersDir();
-      overlays = new RunOverlays(model.tools, policy, layersDir, facts.sockets);
+      overlays = await RunOverlays.create(model.tools, policy, layersDir, facts.sockets);
       overlays.hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd); // other runs' layers are never readable inside (daemon-tmp.ts)
       overlays.markStart(); // host entries changed from here on are the host's (commit-conflicts.ts)
     } catch (e) {
@@ -764,11 +764,11 @@ export class LinuxSandbox implements SandboxService {
       const facts = scanned ?? (await this.scanFor(policy, cwd, tools));
       const translation = translatePolicy(policy, facts, { cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: false });
       if (translation.usesEmptyFile) dir.prepareEmptyFile();
-      const overlays = new RunOverlays(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
+      const overlays = await RunOverlays.create(model.tools, policy, dir.prepareLayersDir(), facts.sockets);
       overlays.hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, cwd);
       const plan = this.runPlan(shim, translation, tools, model, overlays.hideArgs, (bwrap, args, rootMap) => overlays.command(bwrap, args, rootMap));
       // before the start: a change after it is then seen at release, whenever bwrap looked
-      const identity = pathsIdentity(cwd, plan);
+      const identity = await pathsIdentity(cwd, plan);
       const pidReady = preparePidLimit(this.pids!, this.pidLimit, basename(dir.path));
       pidReady.catch(() => {});
       try {
@@ -873,7 +873,10 @@ export class LinuxSandbox implements SandboxService {
       const hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd);
       const binds = socketBinds(overlays.overlays, facts.sockets.filter((p) => !hasRawBytes(p)));
       now = this.runPlan(shimRequest(request, findPerl()!, basename(dir.path)), translation, tools, model, hideArgs, (bwrap, args, rootMap) => overlayLaunch(model.tools, overlays.overlays, binds, bwrap, args, rootMap));
-      if (warm.dead || !samePlan(now, warm.plan) || pathsIdentity(request.cwd, now) !== warm.identity) throw new ColdAgain('changed');
+      if (warm.dead || !samePlan(now, warm.plan)) throw new ColdAgain('changed');
+      const identity = await pathsIdentity(request.cwd, now);
+      // checked again after the wait: the sandbox may have died meanwhile
+      if (warm.dead || identity !== warm.identity) throw new ColdAgain('changed');
       dir.released(); // from here on a daemon killed leaves the run's writes, unjudged, and its sweep says so
       overlays.markStart();
     } catch {
