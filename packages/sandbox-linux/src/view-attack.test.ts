@@ -19,7 +19,8 @@ const python = findPython();
 /**
  * A FUSE file system served from python: a root directory holding one directory, `sub`. After
  * SIGUSR1 it reads requests and answers none (a server that hangs, as a dead network share does),
- * and says `asked` on stdout at the first such request. Killing it aborts the connection: every
+ * and says `asked <pid>` on stdout for each such request (the pid of the process that waits on
+ * it). Killing it aborts the connection: every
  * waiting request fails (ENOTCONN).
  */
 const FUSE_PY = String.raw`
@@ -28,7 +29,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 fd = os.open("/dev/fuse", os.O_RDWR)
 opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other" % fd).encode()
 if libc.mount(b"aalis-view-attack", sys.argv[1].encode(), b"fuse", 0, opts) != 0: sys.exit("mount: errno %d" % ctypes.get_errno())
-frozen = [False, False]
+frozen = [False]
 def freeze(*a): frozen[0] = True
 signal.signal(signal.SIGUSR1, freeze)
 def attr(ino): return struct.pack("<QQQQQQIIIIIIIIII", ino, 0, 0, 0, 0, 0, 0, 0, 0, 0o40755, 2, 0, 0, 0, 4096, 0)
@@ -37,9 +38,9 @@ print("ready", flush=True)
 while True:
     try: req = os.read(fd, 1 << 20)
     except InterruptedError: continue
-    n, op, unique, node = struct.unpack_from("<IIQQ", req)
+    n, op, unique, node, uid, gid, pid = struct.unpack_from("<IIQQIII", req)
     if frozen[0]:
-        if not frozen[1]: frozen[1] = True; print("asked", flush=True)
+        if op not in (2, 36, 42): print("asked %d" % pid, flush=True)
         continue
     body = req[40:]
     if op == 26: reply(unique, struct.pack("<IIIIHHIIHHII", 7, 31, 0, 0, 12, 10, 4096, 1, 0, 0, 0, 0) + bytes(24))   # INIT
@@ -125,7 +126,7 @@ describe.skipIf(!isRoot || !python)("the launcher's kept view under attack", { t
     expect(fdKinds(l)).toEqual(before);
   });
 
-  it('a host mount whose file system stops answering hangs only the runs that walk it, never the launcher: a run already going ends as it would', async () => {
+  it('a host mount whose file system stops answering hangs only the runs that walk it, never the launcher: a run already going ends as it would, and one builder waits on it, not one per run', async () => {
     const fuseDir = mkdtempSync(join(SCENE_PARENT, 'aalis-view-fuse-'));
     const at = join(fuseDir, 'f');
     mkdirSync(at);
@@ -138,6 +139,7 @@ describe.skipIf(!isRoot || !python)("the launcher's kept view under attack", { t
     let said = '';
     server.stdout!.on('data', (d: Buffer) => (said += d.toString()));
     let b: Promise<unknown> | undefined;
+    let c: Promise<unknown> | undefined;
     try {
       await until(() => said.includes('ready'), 'the FUSE server mounted');
       await execa('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'aalis-view-attack', join(at, 'sub')]);
@@ -145,16 +147,37 @@ describe.skipIf(!isRoot || !python)("the launcher's kept view under attack", { t
       server.kill('SIGUSR1');
       // B: its start walks every host mount, sub too (in the launcher's builder, or, as before the
       // view was kept, in the run's own child), and hangs there
+      const l = launcherOf(process.pid);
       b = sb.run(req(s, ['sh', '-c', 'echo B'])).catch((e: Error) => e);
       await until(() => said.includes('asked'), "a walk to the silent mount's place");
       // A ends now, reported by a launcher that still answers (a hung launcher is lost after its
       // reply bound, and every bwrap it started dies with it)
       g.open();
       expect(await a).toMatchObject({ stdout: 'A\n', exitCode: 0 });
+      // C: its start finds the failed build remembered and forks at once; its child walks and
+      // waits, as B's does. Of the launcher's children waiting on the mount, the runs' children
+      // hold their out FIFO on fd 1, and only one other is a builder (a second: C's start built again)
+      c = sb.run(req(s, ['sh', '-c', 'echo C'])).catch((e: Error) => e);
+      const waiting = () => {
+        const runs: number[] = [];
+        const others: number[] = [];
+        for (const pid of new Set([...said.matchAll(/asked (\d+)/g)].map((m) => Number(m[1])))) {
+          try {
+            if (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1] !== String(l)) continue; // not the launcher's
+            (readlinkSync(`/proc/${pid}/fd/1`).endsWith('/fifo/out') ? runs : others).push(pid);
+          } catch {
+            // ended meanwhile
+          }
+        }
+        return { runs: runs.length, others: others.length };
+      };
+      await until(() => waiting().runs === 2, "both runs' children waiting on the mount");
+      expect(waiting()).toEqual({ runs: 2, others: 1 });
     } finally {
-      server.kill('SIGKILL'); // the connection aborted: the walk fails, B fails closed
+      server.kill('SIGKILL'); // the connection aborted: the walks fail, B and C end
       await server;
       await b;
+      await c;
       await execa('umount', ['-l', join(at, 'sub')], { reject: false });
       await execa('umount', ['-l', at], { reject: false });
       rmSync(fuseDir, { recursive: true, force: true });
