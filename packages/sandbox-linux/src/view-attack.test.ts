@@ -135,6 +135,7 @@ describe.skipIf(!isRoot || !python)("the launcher's kept view under attack", { t
     // A: started before the mount, waits at the gate
     const a = sb.run(req(s, ['sh', '-c', `sleep ${t} & s=$!; ${g.wait}; kill $s; echo A`]));
     await untilProcess(t);
+    // (the mount is the host's for a few seconds: a root map elsewhere on this host that walks it waits until the server is killed)
     const server = execa(python!, ['-I', '-S', '-c', FUSE_PY, at], { reject: false, buffer: false });
     let said = '';
     server.stdout!.on('data', (d: Buffer) => (said += d.toString()));
@@ -148,16 +149,8 @@ describe.skipIf(!isRoot || !python)("the launcher's kept view under attack", { t
       // B: its start walks every host mount, sub too (in the launcher's builder, or, as before the
       // view was kept, in the run's own child), and hangs there
       const l = launcherOf(process.pid);
-      b = sb.run(req(s, ['sh', '-c', 'echo B'])).catch((e: Error) => e);
-      await until(() => said.includes('asked'), "a walk to the silent mount's place");
-      // A ends now, reported by a launcher that still answers (a hung launcher is lost after its
-      // reply bound, and every bwrap it started dies with it)
-      g.open();
-      expect(await a).toMatchObject({ stdout: 'A\n', exitCode: 0 });
-      // C: its start finds the failed build remembered and forks at once; its child walks and
-      // waits, as B's does. Of the launcher's children waiting on the mount, the runs' children
-      // hold their out FIFO on fd 1, and only one other is a builder (a second: C's start built again)
-      c = sb.run(req(s, ['sh', '-c', 'echo C'])).catch((e: Error) => e);
+      // the launcher's children waiting on the mount: the runs' children hold their out FIFO on fd
+      // 1, the others are builders (any other process of the host that walks there is not counted)
       const waiting = () => {
         const runs: number[] = [];
         const others: number[] = [];
@@ -171,6 +164,15 @@ describe.skipIf(!isRoot || !python)("the launcher's kept view under attack", { t
         }
         return { runs: runs.length, others: others.length };
       };
+      b = sb.run(req(s, ['sh', '-c', 'echo B'])).catch((e: Error) => e);
+      await until(() => waiting().runs + waiting().others > 0, "a walk by the launcher's child to the silent mount's place");
+      // A ends now, reported by a launcher that still answers (a hung launcher is lost after its
+      // reply bound, and every bwrap it started dies with it)
+      g.open();
+      expect(await a).toMatchObject({ stdout: 'A\n', exitCode: 0 });
+      // C: its start finds the failed build remembered and forks at once; its child walks and
+      // waits, as B's does: one builder waits on the mount (a second: C's start built again)
+      c = sb.run(req(s, ['sh', '-c', 'echo C'])).catch((e: Error) => e);
       await until(() => waiting().runs === 2, "both runs' children waiting on the mount");
       expect(waiting()).toEqual({ runs: 2, others: 1 });
     } finally {
