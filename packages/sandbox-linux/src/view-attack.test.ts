@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,6 +124,34 @@ describe.skipIf(!isRoot || !python)("the launcher's kept view under attack", { t
     expect(await sb.run(req(s, ['sh', '-c', 'echo ok']))).toMatchObject({ stdout: 'ok\n', exitCode: 0 });
     expect(launcherOf(process.pid)).toBe(l);
     expect(fdKinds(l)).toEqual(before);
+  });
+
+  // Found, not mended (it predates the kept view): a sandbox prepared ahead (prepared.ts) took its
+  // mount namespace at its preparation, and what its release compares (the plan, the paths'
+  // identity) leaves out the host's mount table, so a run that takes it after the host unmounted a
+  // file system still reads that file system (and holds it). A mend would send such a run cold
+  // when the table changed since the preparation (the launcher sees it: POLLPRI on its
+  // mountinfo); a digest of the table in pathsIdentity would do it too, but any mount on the host
+  // (a container starting) would then send every prepared run cold. it.fails: this fails today.
+  it.fails('a run that takes a sandbox prepared before the host unmounted a file system does not read that file system', async () => {
+    const warm = s.sandbox({ prepare: 'on' });
+    const place = join(s.home, 'vault');
+    mkdirSync(place);
+    try {
+      await execa('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'aalis-view-attack', place]);
+      writeFileSync(join(place, 'x'), 'secret\n');
+      const look = () => warm.run(req(s, ['sh', '-c', `cat ${place}/x 2>/dev/null || echo none`]));
+      expect((await look()).stdout).toBe('secret\n');
+      await warm.preparationsSettled(); // the next sandbox of this policy is prepared, the tmpfs in it
+      await execa('umount', [place]);
+      const used = warm.preparedCounts().used;
+      const r = await look();
+      expect(warm.preparedCounts().used).toBe(used + 1); // it took the prepared sandbox
+      expect(r.stdout).toBe('none\n');
+    } finally {
+      await execa('umount', [place], { reject: false });
+      await warm.close();
+    }
   });
 
   it('a host mount whose file system stops answering hangs only the runs that walk it, never the launcher: a run already going ends as it would, and one builder waits on it, not one per run', async () => {
