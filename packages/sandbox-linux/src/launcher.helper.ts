@@ -34,7 +34,7 @@ import { ROOT_MAP_LIB_PY } from './root-map.helper.js';
 /** The launcher's program: the root map's library, then the loop. */
 export const LAUNCHER_PY = `${ROOT_MAP_LIB_PY}
 ${String.raw`
-import _json, binascii, fcntl, select
+import _json, binascii, fcntl, select, time
 # JSON and base64 through their C modules: the json and base64 packages import re (and enum), a
 # third of this interpreter's start, which every aalis exec run as root waits for or shares a core with
 class _JsonSettings:
@@ -83,7 +83,9 @@ def prepare(m):
     for n in NAMES: os.mkfifo(os.path.join(d, n.encode()), 0o600)
     # held open here (non-blocking, so the open does not wait for a writer) until the child has its own
     rin = os.open(os.path.join(d, b"in"), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    rsync = os.open(os.path.join(d, b"sync"), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try: rsync = os.open(os.path.join(d, b"sync"), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        os.close(rin); raise   # the run fails (its error sent); the launcher keeps nothing of it
     prepared[m["id"]] = (d, rin, rsync)
 
 def memfd(data):
@@ -139,7 +141,18 @@ def child(m, d, rin, rsync, v):
 # tells of any change to that table (poll: POLLPRI): the view is dropped at once (the main loop
 # watches it, so no file system stays held by it once the host unmounts it) and made again at the
 # next run, which checks it before it forks. A view that cannot be built is not an error here: the
-# run's child takes the whole step itself, with its errors as before.
+# run's child takes the whole step itself, with its errors as before; and it is not tried again
+# until the table changes (or another range is asked for), so a file system that does not answer
+# (a dead network share: a walk to its mounts waits for good) costs one builder, not one per run.
+# The launcher waits for its builder BUILD_S at most: it must go on answering the daemon (a silent
+# launcher is lost, with every run it started), so only the runs that walk that mount hang, as before.
+# Every wait on a descriptor here is poll, not select: the view's may be numbered above 1023.
+BUILD_S = 3
+
+def changed(watch):
+    p = select.poll(); p.register(watch, select.POLLPRI)
+    return bool(p.poll(0))
+
 class View:
     def __init__(self, base, count, watch, userns, mnt, root, places, mapped, why):
         self.base, self.count, self.watch, self.userns, self.mnt, self.root = base, count, watch, userns, mnt, root
@@ -148,9 +161,10 @@ class View:
     def moved(self):
         up = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in self.fds()]
         return View(self.base, self.count, *up, self.places, self.mapped, self.why)
-    def stale(self): return bool(select.select([], [], [self.watch], 0)[2])
+    def stale(self): return changed(self.watch)
 
 view = None
+failed = None   # (base, count, watch) of the last build that failed: not tried again before the watch says so
 
 def drop_view():
     global view
@@ -158,21 +172,30 @@ def drop_view():
         for fd in view.fds(): os.close(fd)
         view = None
 
-def read_all(fd):
-    out = b""
+def read_report(fd):
+    # all the builder sends, or None when it has not ended its report within BUILD_S
+    p = select.poll(); p.register(fd, select.POLLIN)
+    out, end = b"", time.monotonic() + BUILD_S
     while True:
+        left = end - time.monotonic()
+        if left <= 0 or not p.poll(left * 1000): return None
         chunk = os.read(fd, 1 << 16)
         if not chunk: return out
         out += chunk
 
-def build_view(base, count):
-    # opened first: a change made while the view is built is seen at the next run
-    watch = os.open("/proc/self/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
-    got = [watch]
+# watch: the launcher's mountinfo, opened before the build (a change made meanwhile is seen at the next run)
+def build_view(base, count, watch):
+    got = []
     try:
         userns = make_userns(base, count); got.append(userns)
-        r, w = os.pipe(); r2, w2 = os.pipe()
-        pid = os.fork()
+        pipes = []
+        try:
+            pipes += os.pipe(); pipes += os.pipe()
+            pid = os.fork()
+        except OSError:
+            for fd in pipes: os.close(fd)   # a launcher that lives on keeps no descriptor of a failed build
+            raise
+        r, w, r2, w2 = pipes
         if pid == 0:
             try:
                 libc.prctl(PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
@@ -192,13 +215,19 @@ def build_view(base, count):
             finally:
                 os._exit(0)
         os.close(w); os.close(r2)
+        data = None
         try:
-            data = read_all(r)
+            data = read_report(r)
+            if data is None: raise MapError("the view's builder did not end within %d s" % BUILD_S)
             if not data or data.startswith(b"!"): raise MapError(os.fsdecode(data[1:]) or "the view's builder ended early")
             got.append(os.open("/proc/%d/ns/mnt" % pid, os.O_RDONLY | os.O_CLOEXEC))
             got.append(os.open("/proc/%d/root" % pid, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
         finally:
-            os.close(r); os.close(w2); os.waitpid(pid, 0)
+            os.close(r); os.close(w2)
+            # a builder that did not end its report is killed and left to the loop's reap: it may wait
+            # on a file system that does not answer until that one is gone
+            if data is None: os.kill(pid, _signal.SIGKILL)
+            else: os.waitpid(pid, 0)
         fields = data.split(b"\0")[:-1]
         if len(fields) % 3: raise MapError("the view's builder sent a report that is not whole")
         places, mapped, why = [], set(), {}
@@ -207,20 +236,26 @@ def build_view(base, count):
             places.append(at)
             if flag == b"1": mapped.add(at)
             else: why[at] = os.fsdecode(reason)
-        return View(base, count, watch, userns, got[2], got[3], places, mapped, why)
+        return View(base, count, watch, userns, got[1], got[2], places, mapped, why)
     except BaseException:
         for fd in got: os.close(fd)
         raise
 
 def view_for(argv):
     # the run's <base> <count> (its argv as the one-shot step gets it, less "-c"); None: the run's child takes the whole step
-    global view
+    global view, failed
     try: base, count = int(argv[0]), int(argv[1])
     except (IndexError, ValueError): return None
     if view is not None and (view.base != base or view.count != count or view.stale()): drop_view()
-    if view is None:
-        try: view = build_view(base, count)
-        except (MapError, OSError): return None
+    if failed is not None and (failed[:2] != (base, count) or changed(failed[2])):
+        os.close(failed[2]); failed = None
+    if view is None and failed is None:
+        try: watch = os.open("/proc/self/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError: return None   # no watch, no view: the run's child takes the whole step
+        try: view = build_view(base, count, watch)
+        except (MapError, OSError): failed = (base, count, watch)
+        except BaseException:
+            os.close(watch); raise
     return view
 
 CLONE_NEWNET = 0x40000000
@@ -313,8 +348,13 @@ def handle(m):
 send({"ready": os.getpid()})
 buf = b""
 while True:
-    ready, _, changed = select.select([0, wake_r], [], [view.watch] if view else [])
-    if changed: drop_view()
+    p = select.poll()
+    for fd in (0, wake_r): p.register(fd, select.POLLIN)
+    if view: p.register(view.watch, select.POLLPRI)
+    events = dict(p.poll())
+    # a closed channel is POLLHUP, not POLLIN: it is read too (its end of file ends the launcher)
+    ready = [fd for fd in (0, wake_r) if events.get(fd, 0)]
+    if view and events.get(view.watch, 0): drop_view()
     if wake_r in ready:
         try:
             while os.read(wake_r, 512): pass

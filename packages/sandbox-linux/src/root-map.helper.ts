@@ -71,8 +71,15 @@ def parse_args(argv):
 
 # 1. the user namespace U: a forked child unshares it, this process (the host's root) writes its maps
 def make_userns(base, count):
-    r, w = os.pipe(); r2, w2 = os.pipe()
-    pid = os.fork()
+    pipes = []
+    try:
+        pipes += os.pipe(); pipes += os.pipe()
+        pid = os.fork()
+    except OSError as e:
+        # the launcher (launcher.helper.ts) lives on after a failed step: it keeps none of these
+        for fd in pipes: os.close(fd)
+        raise MapError("the user namespace's child could not be made: %s" % e)
+    r, w, r2, w2 = pipes
     if pid == 0:
         os.close(r); os.close(w2)
         os.write(w, b"1" if libc.unshare(CLONE_NEWUSER) == 0 else b"0")
