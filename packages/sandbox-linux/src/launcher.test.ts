@@ -5,25 +5,11 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Launcher, type LaunchedRun } from './launcher.js';
 import { LAUNCHER_PY } from './launcher.helper.js';
-import { type OverlayScene, overlayScene, req, SCENE_PARENT, until, untilProcess } from './scene.testing.js';
+import { launchersOf, sharedOverlaySandbox } from './launcher-scene.testing.js';
+import { type OverlayScene, req, SCENE_PARENT, until, untilProcess } from './scene.testing.js';
 import { findPython } from './system-interpreters.js';
 
 const isRoot = process.getuid?.() === 0;
-
-/** Pids of launchers whose daemon is `daemon` (their argv ends in its pid). */
-function launchersOf(daemon: number): number[] {
-  const want = `-c\0${LAUNCHER_PY}\0${daemon}\0`;
-  const out: number[] = [];
-  for (const n of readdirSync('/proc')) {
-    if (!/^\d+$/.test(n)) continue;
-    try {
-      if (readFileSync(`/proc/${n}/cmdline`, 'utf8').endsWith(want)) out.push(Number(n));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 /** Pids of processes with `token` among their argv. */
 function withToken(token: string): number[] {
@@ -45,13 +31,9 @@ const token = () => {
 describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout: 180_000 }, () => {
   let s: OverlayScene;
   let sb: ReturnType<OverlayScene['sandbox']>;
-  beforeAll(async () => {
-    s = await overlayScene();
-    sb = s.sandbox();
-  });
-  afterAll(async () => {
-    await sb?.close();
-    s?.cleanup();
+  sharedOverlaySandbox((scene, sandbox) => {
+    s = scene;
+    sb = sandbox;
   });
 
   it('hands stdin, stdout, stderr (pipes, as before), the exit code and every signal at its default through', async () => {

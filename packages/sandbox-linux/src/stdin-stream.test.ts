@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asNobody, canRunAsNobody, NOBODY } from './nobody.testing.js';
+import { sharedOverlaySandbox } from './launcher-scene.testing.js';
 import { type OverlayScene, overlayScene, req } from './scene.testing.js';
 import type { LinuxSandbox } from './service.js';
 import { bytes, eof, neverReads, STDIN_EXPECTED, twoTimes } from './stdin.scenarios.testing.js';
@@ -20,13 +21,9 @@ const isRoot = process.getuid?.() === 0;
 describe.skipIf(!isRoot)('live stdin, root daemon', { timeout: 120_000 }, () => {
   let s: OverlayScene;
   let sb: LinuxSandbox;
-  beforeAll(async () => {
-    s = await overlayScene();
-    sb = s.sandbox();
-  });
-  afterAll(async () => {
-    await sb?.close();
-    s?.cleanup();
+  sharedOverlaySandbox((scene, sandbox) => {
+    s = scene;
+    sb = sandbox;
   });
 
   it('two lines written at two times, the second made from what the command did after the first', async () => {

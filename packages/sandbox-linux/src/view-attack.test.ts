@@ -1,10 +1,10 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Launcher } from './launcher.js';
-import { LAUNCHER_PY } from './launcher.helper.js';
-import { gate, type OverlayScene, overlayScene, req, SCENE_PARENT, until, untilProcess } from './scene.testing.js';
+import { launchersOf, sharedOverlaySandbox } from './launcher-scene.testing.js';
+import { gate, type OverlayScene, req, SCENE_PARENT, until, untilProcess } from './scene.testing.js';
 import { findPython } from './system-interpreters.js';
 
 /*
@@ -54,16 +54,9 @@ while True:
 
 /** The launcher of this process's sandboxes (its argv ends in our pid). */
 function launcherOf(daemon: number): number {
-  const want = `-c\0${LAUNCHER_PY}\0${daemon}\0`;
-  const found = readdirSync('/proc').filter((n) => {
-    try {
-      return /^\d+$/.test(n) && readFileSync(`/proc/${n}/cmdline`, 'utf8').endsWith(want);
-    } catch {
-      return false; // gone meanwhile
-    }
-  });
+  const found = launchersOf(daemon);
   expect(found).toHaveLength(1);
-  return Number(found[0]);
+  return found[0]!;
 }
 
 /** What the process's descriptors lead to, each kind once per descriptor (pipe, socket, mnt, ...: numbers left out). */
@@ -87,13 +80,9 @@ const token = () => {
 describe.skipIf(!isRoot || !python)("the launcher's kept view under attack", { timeout: 180_000 }, () => {
   let s: OverlayScene;
   let sb: ReturnType<OverlayScene['sandbox']>;
-  beforeAll(async () => {
-    s = await overlayScene();
-    sb = s.sandbox();
-  });
-  afterAll(async () => {
-    await sb?.close();
-    s?.cleanup();
+  sharedOverlaySandbox((scene, sandbox) => {
+    s = scene;
+    sb = sandbox;
   });
 
   it('keeps no descriptor of a view it could not make for want of descriptors', async () => {
