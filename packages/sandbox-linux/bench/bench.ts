@@ -47,6 +47,8 @@ const sbWarm = createLinuxSandbox({ hostModel: 'overlay', prepare: 'on' });
 const sbLook = createLinuxSandbox({ hostModel: 'look' });
 // the same service with the per-run chain (a fork of this process and a python start per run): the launcher's gain
 const sbFork = createLinuxSandbox({ hostModel: 'overlay', launcher: 'off' });
+// the same without the cgroup lead (cgroup-lead.ts): each cold run waits for its cgroup move after bwrap starts
+const sbNoLead = createLinuxSandbox({ hostModel: 'overlay', cgroupLead: 'off' });
 const WRITE = ['sh', '-c', 'echo x > src/bench.txt'] as [string, ...string[]];
 
 // The candidates are run interleaved, one of each per round, so that they all see the same load
@@ -70,6 +72,7 @@ const candidates: Candidate[] = [
     },
   },
   { name: 'true, network off, launcher off', every: 1, fn: () => sbFork.run(req(s, ['true'])) },
+  { name: 'true, network off, cgroup lead off', every: 1, fn: () => sbNoLead.run(req(s, ['true'])) },
   { name: 'true, network off, look model', every: 1, fn: () => sbLook.run(req(s, ['true'])) },
   { name: 'a write, network off', every: 1, fn: () => sb.run(req(s, WRITE)) },
   { name: 'a write, network off, look model', every: 1, fn: () => sbLook.run(req(s, WRITE)) },
@@ -147,6 +150,7 @@ for (const [id, name, net] of [['sandbox-linux.true-network-off', 'true in our s
 {
   const at = (name: string) => rows.find((r) => r[0] === name)?.[1] ?? Number.NaN;
   if (process.getuid?.() === 0) console.log(`  the launcher (a root daemon's runs), measured in this run: true ${ms(at('true in our sandbox, network off'))} against ${ms(at('true, network off, launcher off'))} with it off, ${(at('true in our sandbox, network off') / at('true, network off, launcher off')).toFixed(2)}x`);
+  if (process.getuid?.() === 0) console.log(`  the cgroup lead (a root daemon's cold runs), measured in this run: true ${ms(at('true in our sandbox, network off'))} against ${ms(at('true, network off, cgroup lead off'))} with it off, ${(at('true in our sandbox, network off') / at('true, network off, cgroup lead off')).toFixed(2)}x`);
   const counts = sbWarm.preparedCounts();
   console.log(`  prepared ahead against cold, measured in this run: ${(at('true, network off, prepared ahead') / at('true in our sandbox, network off')).toFixed(2)}x (back to back ${(at('true, prepared ahead, back to back') / at('true in our sandbox, network off')).toFixed(2)}x); ${counts.used} runs took a prepared sandbox, ${counts.discarded} were discarded`);
   console.log(`  overlay against the look, measured in this run: true ${(at('true in our sandbox, network off') / at('true, network off, look model')).toFixed(2)}x, a write ${(at('a write, network off') / at('a write, network off, look model')).toFixed(2)}x`);

@@ -26,6 +26,7 @@ import { loadExeca } from './execa-lazy.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 import { kernelSurface } from './kernel-surface.js';
+import { CgroupLead } from './cgroup-lead.js';
 import { type CpuShare, type CpuShareSetting, cpuShareCheck, openCpuShare } from './cpu-share.js';
 import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, preparePidLimit, type RunPidLimit, sweepStalePidCgroups } from './pid-limit.js';
 import { hasRawBytes, printablePath } from './host-names.js';
@@ -160,6 +161,14 @@ export interface LinuxSandboxOptions {
    */
   readonly cpuShare?: CpuShareSetting;
   /**
+   * A root daemon's cold runs move their sandbox into their pids cgroup once bwrap has started, and
+   * that move waits for the kernel (an RCU grace period, 5–9 ms here). `on` (the default) starts
+   * that wait when the run starts, through a parked shell of the daemon's that moves itself within
+   * a cgroup of its own (cgroup-lead.ts); `off` does without it (no extra process; each cold run
+   * waits). Only speed depends on it: the limit is applied the same either way.
+   */
+  readonly cgroupLead?: LauncherSetting;
+  /**
    * Where the service says what it had to do on its own that a log should show: a sandbox that did
    * not end within its bound after its kill, and what was killed to end it (bounded-end.ts). A
    * daemon logs these lines; default: none kept.
@@ -232,6 +241,8 @@ export class LinuxSandbox implements SandboxService {
   private pids?: PidLimitMechanism;
   /** The sandboxes' CPU cgroup, made at the first run when {@link LinuxSandboxOptions.cpuShare} is on; removed by {@link close}. */
   private cpu?: CpuShare;
+  /** Starts a cold run's cgroup move's wait at its start (cgroup-lead.ts), where the pid limit is a cgroup; or why not. */
+  private lead?: CgroupLead | { readonly off: string };
   /** The scan and the looks for landings, off the event loop. */
   private readonly host: HostThread;
   private sweptAt = 0;
@@ -344,6 +355,7 @@ export class LinuxSandbox implements SandboxService {
       }
       sweepStalePidCgroups(this.pids);
     }
+    if (!this.lead && this.pids.kind === 'cgroup' && !this.closing) this.lead = this.options.cgroupLead === 'off' ? { off: 'cgroupLead is off' } : CgroupLead.open(this.pids.base);
     if (this.options.cpuShare === 'on' && !this.cpu && !this.closing) this.cpu = openCpuShare();
     const bwrap = findExecutable(this.options.bwrap ?? 'bwrap');
     if (!bwrap) throw unavailable('bubblewrap is gone', 'sudo apt-get install -y bubblewrap');
@@ -414,6 +426,7 @@ export class LinuxSandbox implements SandboxService {
     await Promise.all(this.tearDowns);
     await this.cpu?.close();
     this.cpu = undefined;
+    if (this.lead instanceof CgroupLead) await this.lead.close();
     this.launcher?.close();
     this.launcher = undefined;
     await this.host.close();
@@ -547,6 +560,8 @@ export class LinuxSandbox implements SandboxService {
     const key = this.preparable(request, tools, model) ? preparedKey(policy, request.cwd) : undefined;
     // taken (no other run can have it) before anything of this run is made; fail closed: whatever goes wrong, it is discarded
     let warm = key !== undefined && warmOk ? await this.prepared.take(key) : undefined;
+    // a cold run moves its sandbox into its cgroups once bwrap has started: the wait that move has starts now
+    if (!warm) this.kickLead();
     const dir = warm?.dir ?? new RunDir(this.tmp);
     // set by the overlay run: what must go before the folder does, which the result does not wait on
     let before: Promise<unknown> | undefined;
@@ -724,6 +739,10 @@ export class LinuxSandbox implements SandboxService {
     void done.finally(() => this.tearDowns.delete(done));
   }
 
+  private kickLead(): void {
+    if (this.lead instanceof CgroupLead) this.lead.kick();
+  }
+
   /** Whether the next sandbox of this run's policy is prepared ahead: see {@link LinuxSandboxOptions.prepare}. */
   private preparable(request: SandboxRunRequest, tools: RunTools, model: ModelChoice): model is ModelChoice & { kind: 'overlay' } {
     const setting = this.options.prepare ?? 'off';
@@ -753,6 +772,7 @@ export class LinuxSandbox implements SandboxService {
     // loop for both (and a run's release behind them)
     await new Promise((resolve) => setImmediate(resolve));
     if (this.closing) return undefined;
+    this.kickLead();
     const dir = new RunDir(this.tmp);
     const shim = shimRequest(request, findPerl()!, basename(dir.path));
     let child: Started | undefined;

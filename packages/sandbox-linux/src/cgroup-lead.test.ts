@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CgroupLead } from './cgroup-lead.js';
+import { findPidsCgroup, sweepStalePidCgroups } from './pid-limit.js';
+import { makeScene, req, until } from './scene.testing.js';
+import { createLinuxSandbox } from './service.js';
+
+const base = process.getuid?.() === 0 ? findPidsCgroup() : undefined;
+const procs = (dir: string) => readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+const cmdline = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
+};
+const ownPidsCgroup = () => readFileSync('/proc/self/cgroup', 'utf8');
+
+describe.skipIf(base === undefined)('the cgroup lead (as root, a pids cgroup)', { timeout: 60_000 }, () => {
+  it('parks one shell in a cgroup of its own, limited to one task, and moves nothing but that shell', async () => {
+    const before = ownPidsCgroup();
+    const lead = CgroupLead.open(base!);
+    if (!(lead instanceof CgroupLead)) throw new Error(`no lead: ${lead.off}`);
+    try {
+      await until(() => procs(lead.dir).length === 1, 'the shell moved itself in');
+      const [pid] = procs(lead.dir);
+      expect(cmdline(pid!)).toContain('aalis-cgroup-lead');
+      expect(readFileSync(join(lead.dir, 'pids.max'), 'utf8').trim()).toBe('1');
+      for (let i = 0; i < 50; i++) lead.kick();
+      // every kick read and done: the shell is still the one task there, and it is still running
+      await until(() => readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2] === 'S', 'the shell waits again');
+      expect(procs(lead.dir)).toEqual([pid]);
+      expect(lead.running).toBe(true);
+      expect(ownPidsCgroup()).toBe(before); // this process was not moved
+    } finally {
+      await lead.close();
+    }
+    expect(existsSync(lead.dir)).toBe(false);
+    expect(lead.running).toBe(false);
+  });
+
+  it('a lead that was ended stops, and runs go on without it', async () => {
+    const s = makeScene();
+    const sb = createLinuxSandbox({ hostModel: 'overlay' });
+    try {
+      expect((await sb.run(req(s, ['true']))).exitCode).toBe(0);
+      const dir = join(base!, `aalis-lead-${process.pid}`);
+      await until(() => procs(dir).length === 1, 'the service parked its lead');
+      const [pid] = procs(dir);
+      process.kill(pid!, 'SIGKILL'); // as if the host ended it
+      await until(() => procs(dir).length === 0, 'the lead is gone');
+      for (let i = 0; i < 3; i++) expect((await sb.run(req(s, ['sh', '-c', 'echo ran']))).stdout).toBe('ran\n');
+    } finally {
+      await sb.close();
+      s.cleanup();
+    }
+    expect(readdirSync(base!).filter((n) => n === `aalis-lead-${process.pid}`)).toEqual([]);
+  });
+
+  it('a killed daemon leaves its lead to end with it, and the next start sweeps its cgroup', async () => {
+    // a process that opens a lead, says where, and is killed: the shell reads the end of its stdin
+    const script = `import { CgroupLead } from ${JSON.stringify(join(import.meta.dirname, 'cgroup-lead.ts'))}; const l = CgroupLead.open(${JSON.stringify(base)}); console.log(l.dir); setInterval(() => {}, 1000);`;
+    const daemon = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let dir = '';
+    daemon.stdout!.on('data', (b: Buffer) => (dir += b.toString()));
+    await until(() => dir.endsWith('\n'), 'the daemon opened its lead');
+    dir = dir.trim();
+    expect(dir).toBe(join(base!, `aalis-lead-${daemon.pid}`));
+    await until(() => procs(dir).length === 1, 'its shell moved in');
+    const [shell] = procs(dir);
+    daemon.kill('SIGKILL');
+    await until(() => !existsSync(`/proc/${shell}`) || readFileSync(`/proc/${shell}/stat`, 'utf8').split(' ')[2] === 'Z', 'the shell ended with the daemon');
+    await until(() => procs(dir).length === 0, 'its cgroup is empty');
+    sweepStalePidCgroups({ kind: 'cgroup', base: base! });
+    expect(existsSync(dir)).toBe(false);
+  });
+});
+
+describe('the cgroup lead (off)', () => {
+  it('is not started when cgroupLead is off, and a run is limited all the same', { timeout: 60_000, skip: base === undefined }, async () => {
+    const s = makeScene();
+    const sb = createLinuxSandbox({ hostModel: 'overlay', cgroupLead: 'off', pidLimit: 64 });
+    try {
+      const r = await sb.run(req(s, ['sh', '-c', 'cat /proc/self/cgroup']));
+      expect(r.stdout).toMatch(/pids:\/.*aalis-sbx-/);
+      expect(existsSync(join(base!, `aalis-lead-${process.pid}`))).toBe(false);
+    } finally {
+      await sb.close();
+      s.cleanup();
+    }
+  });
+});
