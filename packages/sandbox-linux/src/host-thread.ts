@@ -11,6 +11,7 @@ import type { Since } from './commit-conflicts.js';
 import { type UndoReport, undoNewForbidden } from './landing-sweeper.js';
 import { type CommitReport, commitUpper } from './upper-commit.js';
 import { type CommitBatch, type CommitBatchReport, commitBatch } from './commit-batch.js';
+import { pathsIdentity } from './prepared.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 
@@ -31,6 +32,8 @@ export type HostJob =
   | ({ readonly op: 'commitAll' } & CommitBatch)
   // a run's overlay layers after its commit: removing them waits on the kernel for tens of ms (overlay-mount.ts)
   | { readonly op: 'removeLayers'; readonly dir: string }
+  // what the paths a prepared sandbox's start looked up are now (prepared.ts), beside the scan of its release
+  | { readonly op: 'identity'; readonly paths: readonly string[] }
   | { readonly op: 'memory' };
 
 /** What the host model holds in memory: the heap of the thread it runs on, after a full collection, and the directories whose listings it keeps. */
@@ -56,7 +59,9 @@ export type HostAnswer<J extends HostJob> = J extends { op: 'scan' }
         ? CommitBatchReport
         : J extends { op: 'removeLayers' }
           ? undefined
-          : UndoReport;
+          : J extends { op: 'identity' }
+            ? string
+            : UndoReport;
 
 /** An error the host thread threw, rebuilt on this side with its name and message. */
 export class HostWalkError extends AalisError {
@@ -70,8 +75,9 @@ export class HostWalkError extends AalisError {
 }
 
 /** The same job, on the calling thread: what the host thread does, and the fallback when it cannot start. */
-export function runHostJob(job: HostJob): HostFacts | UndoReport | CommitReport | CommitBatchReport | HostMemory | undefined {
+export function runHostJob(job: HostJob): HostFacts | UndoReport | CommitReport | CommitBatchReport | HostMemory | string | undefined {
   if (job.op === 'memory') return hostMemory();
+  if (job.op === 'identity') return pathsIdentity(job.paths);
   if (job.op === 'removeLayers') {
     removeLayers(job.dir);
     return undefined;
@@ -99,7 +105,10 @@ export function hostMemory(): HostMemory {
 /** Where the host walks run: on a worker thread (a daemon), or on the calling thread (a one-shot process). */
 export type HostWalks = 'thread' | 'inline';
 
-/** Which lane a job runs on (host-lane.ts): only the removal of layers needs no order with the walks. */
+/**
+ * Which lane a job runs on (host-lane.ts): only the removal of layers needs no order with the walks.
+ * A prepared sandbox's identity goes with the walks, not behind a removal of layers (tens of ms).
+ */
 function laneOf(job: HostJob): HostLaneRole {
   return job.op === 'removeLayers' ? 'chores' : 'walks';
 }

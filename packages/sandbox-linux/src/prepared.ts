@@ -1,4 +1,4 @@
-import { realpath, stat } from 'node:fs/promises';
+import { realpathSync, statSync } from 'node:fs';
 import type { PlanStep, SandboxPolicy, SandboxRunRequest } from '@aalis/api-reach';
 import type { RunPidLimit } from './pid-limit.js';
 import type { PinnedPid } from './pinned-pid.js';
@@ -141,28 +141,32 @@ export function samePlan(a: LinuxRunPlan, b: LinuxRunPlan): boolean {
 }
 
 /**
- * What the host paths a sandbox's start looked up are now: for the cwd and every absolute path in
- * the plan's arguments, its real path and inode (or why it has none). bwrap resolves them once,
- * at the preparation; the overlay and the kernel's cache then keep what it found, so a cwd
- * symlink pointed elsewhere, or a directory replaced by another of the same name, before the
- * release would not be seen by the prepared sandbox though its argv is the same. Taken before
- * the preparation starts and again at release; a difference sends the run cold.
+ * The host paths a sandbox's start looks up: the cwd and every absolute path in the plan's
+ * arguments. bwrap resolves them once, at the preparation; the overlay and the kernel's cache then
+ * keep what it found, so a cwd symlink pointed elsewhere, or a directory replaced by another of the
+ * same name, before the release would not be seen by the prepared sandbox though its argv is the
+ * same. Their {@link pathsIdentity} is taken before the preparation starts and again at release; a
+ * difference sends the run cold. Two plans that {@link samePlan} calls the same give the same paths.
  */
-export async function pathsIdentity(cwd: string, plan: LinuxRunPlan): Promise<string> {
+export function identityPaths(cwd: string, plan: LinuxRunPlan): string[] {
   const args = plan.argsBytes === undefined ? [] : Buffer.from(plan.argsBytes).toString('latin1').split('\0');
-  const paths = [...new Set([cwd, ...plan.plan.argv, ...args].filter((a) => a.startsWith('/')))];
-  // in the thread pool: a hundred paths, twice a call, held the daemon's event loop for ms
-  // (realpath(3) through libuv, as realpathSync.native; the JS walk lstats every component)
-  const seen = await Promise.all(
-    paths.map(async (path) => {
-      try {
-        const [st, real] = await Promise.all([stat(path, { bigint: true }), realpath(path)]);
-        return [path, real, String(st.dev), String(st.ino)];
-      } catch (error) {
-        return [path, (error as NodeJS.ErrnoException).code ?? 'unreadable'];
-      }
-    }),
-  );
+  return [...new Set([cwd, ...plan.plan.argv, ...args].filter((a) => a.startsWith('/')))];
+}
+
+/**
+ * What `paths` are now: each one's real path and inode (or why it has none). Run on the host
+ * thread (host-thread.ts, op `identity`), beside the scan: through the thread pool, a hundred
+ * paths were two hundred callbacks on the daemon's event loop, about 2 ms a call.
+ */
+export function pathsIdentity(paths: readonly string[]): string {
+  const seen = paths.map((path) => {
+    try {
+      const st = statSync(path, { bigint: true });
+      return [path, realpathSync.native(path), String(st.dev), String(st.ino)];
+    } catch (error) {
+      return [path, (error as NodeJS.ErrnoException).code ?? 'unreadable'];
+    }
+  });
   return JSON.stringify(seen);
 }
 

@@ -55,7 +55,7 @@ import { ARGS_FD, type LinuxRunPlan, linuxPlan, tmpEnv } from './run-plan.js';
 import { ENV_FD } from './launch-env.js';
 import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
-import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, pathsIdentity, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
+import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, identityPaths, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
 import { watchExec } from './exec-report.js';
 import { killPinned, type PinnedPid, pinPid } from './pinned-pid.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
@@ -560,6 +560,9 @@ export class LinuxSandbox implements SandboxService {
     const key = this.preparable(request, tools, model) ? preparedKey(policy, request.cwd) : undefined;
     // taken (no other run can have it) before anything of this run is made; fail closed: whatever goes wrong, it is discarded
     let warm = key !== undefined && warmOk ? await this.prepared.take(key) : undefined;
+    // the paths its start looked up, looked at again beside the scan (a plan the scan changes goes cold anyway)
+    const identity = warm ? this.host.run({ op: 'identity', paths: identityPaths(request.cwd, warm.plan) }) : undefined;
+    identity?.catch(() => {}); // awaited at its release; a run that goes cold before that does not need it
     // a cold run moves its sandbox into its cgroups once bwrap has started: the wait that move has starts now
     if (!warm) this.kickLead();
     const dir = warm?.dir ?? new RunDir(this.tmp);
@@ -597,7 +600,7 @@ export class LinuxSandbox implements SandboxService {
         // shim's python) took the CPU from this run's own set-up. Nothing is trusted for it: the run
         // that takes it scans again and compares (releasePrepared), any difference goes cold.
         const prepareNext = key === undefined ? undefined : () => this.prepareNext(key, request, tools, model, facts);
-        const result = await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p), taken, prepareNext);
+        const result = await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p), taken && identity ? { warm: taken, identity } : undefined, prepareNext);
         // topped up after it from a scan of its own: this run's commit may have changed the host
         if (key !== undefined) this.prepareNext(key, request, tools, model);
         return result;
@@ -650,11 +653,11 @@ export class LinuxSandbox implements SandboxService {
     facts: HostFacts,
     model: ModelChoice & { kind: 'overlay' },
     afterResult: (removal: Promise<unknown>) => void,
-    warm?: Warm,
+    taken?: { readonly warm: Warm; readonly identity: Promise<string> },
     onRelease?: () => void,
   ): Promise<SandboxRunResult> {
     const { policy } = request;
-    if (warm) return await this.releasePrepared(request, tools, dir, translation, facts, model, afterResult, warm, onRelease);
+    if (taken) return await this.releasePrepared(request, tools, dir, translation, facts, model, afterResult, taken.warm, taken.identity, onRelease);
     let overlays: RunOverlays;
     let layersDir: string;
     try {
@@ -788,7 +791,7 @@ export class LinuxSandbox implements SandboxService {
       overlays.hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, cwd);
       const plan = this.runPlan(shim, translation, tools, model, overlays.hideArgs, (bwrap, args, rootMap) => overlays.command(bwrap, args, rootMap));
       // before the start: a change after it is then seen at release, whenever bwrap looked
-      const identity = await pathsIdentity(cwd, plan);
+      const identity = await this.host.run({ op: 'identity', paths: identityPaths(cwd, plan) });
       const pidReady = preparePidLimit(this.pids!, this.pidLimit, basename(dir.path));
       pidReady.catch(() => {});
       try {
@@ -884,6 +887,7 @@ export class LinuxSandbox implements SandboxService {
     model: ModelChoice & { kind: 'overlay' },
     afterResult: (removal: Promise<unknown>) => void,
     warm: Warm,
+    identityNow: Promise<string>,
     onRelease?: () => void,
   ): Promise<SandboxRunResult> {
     const { policy } = request;
@@ -894,7 +898,8 @@ export class LinuxSandbox implements SandboxService {
       const binds = socketBinds(overlays.overlays, facts.sockets.filter((p) => !hasRawBytes(p)));
       now = this.runPlan(shimRequest(request, findPerl()!, basename(dir.path)), translation, tools, model, hideArgs, (bwrap, args, rootMap) => overlayLaunch(model.tools, overlays.overlays, binds, bwrap, args, rootMap));
       if (warm.dead || !samePlan(now, warm.plan)) throw new ColdAgain('changed');
-      const identity = await pathsIdentity(request.cwd, now);
+      // of warm.plan's paths, taken after the take (attempt): the same paths as now's, the plans being the same
+      const identity = await identityNow;
       // checked again after the wait: the sandbox may have died meanwhile
       if (warm.dead || identity !== warm.identity) throw new ColdAgain('changed');
       dir.released(); // from here on a daemon killed leaves the run's writes, unjudged, and its sweep says so
