@@ -103,10 +103,19 @@ export class RunOverlays {
   }
 
   /** The run's overlays with their layers' directories made ({@link prepareLayers}); arguments as the constructor's. */
-  static async create(tools: OverlayTools, policy: SandboxPolicy, layersDir: string, sockets: readonly string[], clock: ClockStepWatch = clockSteps): Promise<RunOverlays> {
+  static async create(tools: OverlayTools, policy: SandboxPolicy, layersDir: string, sockets: readonly string[], clock: ClockStepWatch = clockSteps, layers?: Promise<void>): Promise<RunOverlays> {
     const made = new RunOverlays(tools, policy, layersDir, sockets, clock);
-    await prepareLayers(made.overlays);
+    await (layers ?? prepareLayers(made.overlays));
     return made;
+  }
+
+  /**
+   * The layer directories of `policy`'s roots under `layersDir`, made now: they depend on the
+   * policy alone, so a cold run makes them while its scan runs and hands the promise to
+   * {@link RunOverlays.create}.
+   */
+  static makeLayers(policy: SandboxPolicy, layersDir: string): Promise<void> {
+    return prepareLayers(planOverlays(overlayRootsOf(policy), layersDir));
   }
 
   /**

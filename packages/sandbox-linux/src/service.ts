@@ -568,7 +568,18 @@ export class LinuxSandbox implements SandboxService {
     const dir = warm?.dir ?? new RunDir(this.tmp);
     // set by the overlay run: what must go before the folder does, which the result does not wait on
     let before: Promise<unknown> | undefined;
+    // a cold overlay run's layer directories, made while its scan runs (they depend on the policy alone)
+    let layers: { readonly dir: string; readonly made: Promise<void> } | undefined;
     try {
+      if (model.kind === 'overlay' && !warm) {
+        try {
+          const layersDir = dir.prepareLayersDir();
+          layers = { dir: layersDir, made: RunOverlays.makeLayers(policy, layersDir) };
+          layers.made.catch(() => {}); // its error is the run's when it is awaited (attemptOverlay)
+        } catch (e) {
+          throw unavailable(`the run's overlay layers could not be made: ${(e as Error).message}`, "check the daemon's temp directory; nothing was run");
+        }
+      }
       let translation: Translation;
       let facts: HostFacts;
       try {
@@ -600,7 +611,7 @@ export class LinuxSandbox implements SandboxService {
         // shim's python) took the CPU from this run's own set-up. Nothing is trusted for it: the run
         // that takes it scans again and compares (releasePrepared), any difference goes cold.
         const prepareNext = key === undefined ? undefined : () => this.prepareNext(key, request, tools, model, facts);
-        const result = await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p), taken && identity ? { warm: taken, identity } : undefined, prepareNext);
+        const result = await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p), taken && identity ? { warm: taken, identity } : undefined, prepareNext, layers);
         // topped up after it from a scan of its own: this run's commit may have changed the host
         if (key !== undefined) this.prepareNext(key, request, tools, model);
         return result;
@@ -632,6 +643,7 @@ export class LinuxSandbox implements SandboxService {
       return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...undo.removed])], movedAside };
     } finally {
       if (warm) await this.discardPrepared(warm, false); // not used: killed; its folder goes below
+      await layers?.made.catch(() => {}); // nothing makes a directory in the folder once it goes
       if (before === undefined) await dir.dispose(); // off the event loop (run-dir.ts)
       else {
         // the folder goes once the layers have: after the result. A daemon killed meanwhile leaves
@@ -655,14 +667,15 @@ export class LinuxSandbox implements SandboxService {
     afterResult: (removal: Promise<unknown>) => void,
     taken?: { readonly warm: Warm; readonly identity: Promise<string> },
     onRelease?: () => void,
+    layers?: { readonly dir: string; readonly made: Promise<void> },
   ): Promise<SandboxRunResult> {
     const { policy } = request;
     if (taken) return await this.releasePrepared(request, tools, dir, translation, facts, model, afterResult, taken.warm, taken.identity, onRelease);
     let overlays: RunOverlays;
     let layersDir: string;
     try {
-      layersDir = dir.prepareLayersDir();
-      overlays = await RunOverlays.create(model.tools, policy, layersDir, facts.sockets);
+      layersDir = layers?.dir ?? dir.prepareLayersDir();
+      overlays = await RunOverlays.create(model.tools, policy, layersDir, facts.sockets, undefined, layers?.made);
       overlays.hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd); // other runs' layers are never readable inside (daemon-tmp.ts)
       overlays.markStart(); // host entries changed from here on are the host's (commit-conflicts.ts)
     } catch (e) {
