@@ -1132,13 +1132,20 @@ export class LinuxSandbox implements SandboxService {
       if (state.kind === 'released') onRelease?.(); // the command runs: what waits for that starts (prepared sandboxes)
       // after a kill (a timeout, an abort, a failed step) the end is bounded: a sandbox that outlives
       // it is killed through what the run owns, then its pipes closed on our side (bounded-end.ts)
+      let bounded: Promise<unknown> | undefined;
       const r = await Promise.race([
         child.ended,
-        afterKill.then(async () => {
-          const forced = await this.endBounded('a killed run', child, () => ({ runDir: dir.path, ...(state.kind === 'killed' && state.pid !== undefined ? { pid: state.pid } : {}), ...(cgroup ? { cgroup } : {}) }));
-          return forced?.abandoned ? { signal: 'SIGKILL' } : await child.ended;
+        afterKill.then(() => {
+          const end = (async () => {
+            const forced = await this.endBounded('a killed run', child, () => ({ runDir: dir.path, ...(state.kind === 'killed' && state.pid !== undefined ? { pid: state.pid } : {}), ...(cgroup ? { cgroup } : {}) }));
+            return forced?.abandoned ? { signal: 'SIGKILL' } : await child.ended;
+          })();
+          bounded = end;
+          return end;
         }),
       ]);
+      // the end its kill forced came first: what the bounded end has to say (onWarning) is said before the result
+      await bounded?.catch(() => {});
       // a prepared sandbox's shim marks its own failures with the run's token (prepared.ts SHIM_FAILED); the line goes
       const shim = warm ? shimFailure(err.text(), warm.token) : undefined;
       const stderr = shim?.stderr ?? err.text();
