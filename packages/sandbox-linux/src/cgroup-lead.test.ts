@@ -17,6 +17,8 @@ const cmdline = (pid: number) => {
   }
 };
 const ownPidsCgroup = () => readFileSync('/proc/self/cgroup', 'utf8');
+/** The lead cgroups of this process's services. */
+const ownLeads = () => readdirSync(base!).filter((n) => n.startsWith(`aalis-lead-${process.pid}-`)).map((n) => join(base!, n));
 
 describe.skipIf(base === undefined)('the cgroup lead (as root, a pids cgroup)', { timeout: 60_000 }, () => {
   it('parks one shell in a cgroup of its own, limited to one task, and moves nothing but that shell', async () => {
@@ -46,7 +48,8 @@ describe.skipIf(base === undefined)('the cgroup lead (as root, a pids cgroup)', 
     const sb = createLinuxSandbox({ hostModel: 'overlay' });
     try {
       expect((await sb.run(req(s, ['true']))).exitCode).toBe(0);
-      const dir = join(base!, `aalis-lead-${process.pid}`);
+      expect(ownLeads()).toHaveLength(1);
+      const [dir] = ownLeads() as [string];
       await until(() => procs(dir).length === 1, 'the service parked its lead');
       const [pid] = procs(dir);
       process.kill(pid!, 'SIGKILL'); // as if the host ended it
@@ -56,7 +59,32 @@ describe.skipIf(base === undefined)('the cgroup lead (as root, a pids cgroup)', 
       await sb.close();
       s.cleanup();
     }
-    expect(readdirSync(base!).filter((n) => n === `aalis-lead-${process.pid}`)).toEqual([]);
+    expect(ownLeads()).toEqual([]);
+  });
+
+  it('two services in one process park a lead each, in a cgroup each: closing one leaves the other running and removes its own', async () => {
+    // before, both shells went into the one aalis-lead-<pid> (pids.max 1, two tasks), and the first
+    // close found it busy with the other's shell, waited its removal out and left it behind
+    const s = makeScene();
+    const a = createLinuxSandbox({ hostModel: 'overlay' });
+    const b = createLinuxSandbox({ hostModel: 'overlay' });
+    try {
+      expect((await a.run(req(s, ['true']))).exitCode).toBe(0);
+      expect((await b.run(req(s, ['true']))).exitCode).toBe(0);
+      await until(() => ownLeads().flatMap(procs).length === 2, 'both shells moved in');
+      expect(ownLeads().map((d) => procs(d).length)).toEqual([1, 1]);
+      await a.close();
+      expect(ownLeads()).toHaveLength(1);
+      const [left] = ownLeads() as [string];
+      expect(procs(left)).toHaveLength(1);
+      expect(cmdline(procs(left)[0]!)).toContain('aalis-cgroup-lead');
+      expect((await b.run(req(s, ['true']))).exitCode).toBe(0);
+    } finally {
+      await a.close();
+      await b.close();
+      s.cleanup();
+    }
+    expect(ownLeads()).toEqual([]);
   });
 
   it('a killed daemon leaves its lead to end with it, and the next start sweeps its cgroup', async () => {
@@ -67,7 +95,7 @@ describe.skipIf(base === undefined)('the cgroup lead (as root, a pids cgroup)', 
     daemon.stdout!.on('data', (b: Buffer) => (dir += b.toString()));
     await until(() => dir.endsWith('\n'), 'the daemon opened its lead');
     dir = dir.trim();
-    expect(dir).toBe(join(base!, `aalis-lead-${daemon.pid}`));
+    expect(dir.startsWith(join(base!, `aalis-lead-${daemon.pid}-`))).toBe(true);
     await until(() => procs(dir).length === 1, 'its shell moved in');
     const [shell] = procs(dir);
     daemon.kill('SIGKILL');
@@ -85,7 +113,7 @@ describe('the cgroup lead (off)', () => {
     try {
       const r = await sb.run(req(s, ['sh', '-c', 'cat /proc/self/cgroup']));
       expect(r.stdout).toMatch(/pids:\/.*aalis-sbx-/);
-      expect(existsSync(join(base!, `aalis-lead-${process.pid}`))).toBe(false);
+      expect(readdirSync(base!).filter((n) => n.startsWith(`aalis-lead-${process.pid}`))).toEqual([]);
     } finally {
       await sb.close();
       s.cleanup();

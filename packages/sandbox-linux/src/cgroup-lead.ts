@@ -19,11 +19,14 @@ import { removeCgroup } from './pid-limit.js';
  * task at most: it forks nothing, `read` and `echo` are built in), moves itself into the cgroup it
  * is already in (`echo 0 > cgroup.procs`: "0" is the writer itself) for each line the daemon
  * sends. No pid is written, so none can have been reused. The shell ends at the end of its
- * stdin, so with the daemon; its cgroup is named by the daemon's pid (`aalis-lead-<pid>`), so the
+ * stdin, so with the daemon; its cgroup is named by the daemon's pid and the lead's number in it
+ * (`aalis-lead-<pid>-<n>`: each service of a process has its own, one task in each), so the
  * next start's sweep removes one a killed daemon left (pid-limit.ts). Only speed depends on it: anything
  * that fails turns it off, and every run is limited exactly as before.
  */
 export class CgroupLead {
+  /** Leads opened by this process so far: each service's lead has a cgroup of its own. */
+  private static opened = 0;
   private alive = true;
   private readonly ended: Promise<void>;
 
@@ -47,7 +50,7 @@ export class CgroupLead {
   static open(base: string): CgroupLead | { readonly off: string } {
     const sh = findSystemTool('sh');
     if (!sh) return { off: 'no sh on the system path' };
-    const dir = join(base, `aalis-lead-${process.pid}`);
+    const dir = join(base, `aalis-lead-${process.pid}-${++CgroupLead.opened}`);
     try {
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, 'pids.max'), '1');
