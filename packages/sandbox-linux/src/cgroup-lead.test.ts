@@ -87,6 +87,20 @@ describe.skipIf(base === undefined)('the cgroup lead (as root, a pids cgroup)', 
     expect(ownLeads()).toEqual([]);
   });
 
+  it('a lead stopped by the host does not hold the close: the shell is ended and its cgroup removed', async () => {
+    // before, close() ended the shell's stdin and waited for it to exit, which a stopped shell never does
+    const lead = CgroupLead.open(base!);
+    if (!(lead instanceof CgroupLead)) throw new Error(`no lead: ${lead.off}`);
+    await until(() => procs(lead.dir).length === 1, 'the shell moved itself in');
+    const [pid] = procs(lead.dir);
+    process.kill(pid!, 'SIGSTOP');
+    await until(() => readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2] === 'T', 'the shell is stopped');
+    lead.kick();
+    await lead.close();
+    expect(existsSync(lead.dir)).toBe(false);
+    expect(existsSync(`/proc/${pid}`) && readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2] !== 'Z').toBe(false);
+  });
+
   it('a killed daemon leaves its lead to end with it, and the next start sweeps its cgroup', async () => {
     // a process that opens a lead, says where, and is killed: the shell reads the end of its stdin
     const script = `import { CgroupLead } from ${JSON.stringify(join(import.meta.dirname, 'cgroup-lead.ts'))}; const l = CgroupLead.open(${JSON.stringify(base)}); console.log(l.dir); setInterval(() => {}, 1000);`;

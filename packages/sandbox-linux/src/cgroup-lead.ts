@@ -81,6 +81,8 @@ export class CgroupLead {
     this.alive = false;
     this.shell.ref(); // waited for here, though it does not keep a process alive otherwise
     this.shell.stdin?.end();
+    // killed, not only told: a shell the host stopped (or one stuck) would never read the end
+    if (this.shell.exitCode === null && this.shell.signalCode === null) this.shell.kill('SIGKILL');
     await this.ended;
     await removeCgroup(this.dir);
   }
