@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CgroupLead } from './cgroup-lead.js';
@@ -99,6 +99,15 @@ describe.skipIf(base === undefined)('the cgroup lead (as root, a pids cgroup)', 
     await lead.close();
     expect(existsSync(lead.dir)).toBe(false);
     expect(existsSync(`/proc/${pid}`) && readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2] !== 'Z').toBe(false);
+  });
+
+  it('the sweep removes the lead cgroups of a daemon that is gone, in either name', async () => {
+    const gone = spawn('true');
+    await new Promise((resolve) => gone.once('exit', resolve));
+    const dirs = [join(base!, `aalis-lead-${gone.pid}`), join(base!, `aalis-lead-${gone.pid}-3`)];
+    for (const d of dirs) mkdirSync(d);
+    sweepStalePidCgroups({ kind: 'cgroup', base: base! });
+    expect(dirs.filter((d) => existsSync(d))).toEqual([]);
   });
 
   it('a killed daemon leaves its lead to end with it, and the next start sweeps its cgroup', async () => {
