@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CgroupLead } from './cgroup-lead.js';
@@ -85,6 +85,35 @@ describe.skipIf(base === undefined)('the cgroup lead (as root, a pids cgroup)', 
       s.cleanup();
     }
     expect(ownLeads()).toEqual([]);
+  });
+
+  it('never takes a cgroup of its name that is already there: one a gone daemon of the same pid left, with a task in it', async () => {
+    // before, the lead's mkdir took an existing one as its own and set pids.max 1 on whatever ran in it
+    const first = CgroupLead.open(base!);
+    if (!(first instanceof CgroupLead)) throw new Error(`no lead: ${first.off}`);
+    await first.close();
+    const n = Number(/-(\d+)$/.exec(first.dir)![1]);
+    const taken = join(base!, `aalis-lead-${process.pid}-${n + 1}`);
+    mkdirSync(taken);
+    const other = spawn('sleep', ['600'], { stdio: 'ignore' });
+    try {
+      writeFileSync(join(taken, 'cgroup.procs'), String(other.pid));
+      const lead = CgroupLead.open(base!);
+      if (!(lead instanceof CgroupLead)) throw new Error(`no lead: ${lead.off}`);
+      try {
+        expect(lead.dir).not.toBe(taken);
+        expect(readFileSync(join(taken, 'pids.max'), 'utf8').trim()).toBe('max');
+        await until(() => procs(lead.dir).length === 1, 'the shell moved itself in');
+        expect(procs(taken)).toEqual([other.pid]);
+      } finally {
+        await lead.close();
+      }
+    } finally {
+      other.kill('SIGKILL');
+      await new Promise((resolve) => other.once('exit', resolve));
+      await until(() => procs(taken).length === 0, 'the sleep is gone');
+      rmdirSync(taken);
+    }
   });
 
   it('a lead stopped by the host does not hold the close: the shell is ended and its cgroup removed', async () => {

@@ -50,12 +50,23 @@ export class CgroupLead {
   static open(base: string): CgroupLead | { readonly off: string } {
     const sh = findSystemTool('sh');
     if (!sh) return { off: 'no sh on the system path' };
-    const dir = join(base, `aalis-lead-${process.pid}-${++CgroupLead.opened}`);
+    let dir = '';
     try {
-      mkdirSync(dir, { recursive: true });
+      mkdirSync(base, { recursive: true });
+      // a cgroup of its own, made here: one of that name already there (a gone daemon's of the same
+      // pid, whose stopped shell keeps it) is someone else's, never limited nor shared
+      for (;;) {
+        dir = join(base, `aalis-lead-${process.pid}-${++CgroupLead.opened}`);
+        try {
+          mkdirSync(dir);
+          break;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        }
+      }
       writeFileSync(join(dir, 'pids.max'), '1');
     } catch (e) {
-      return { off: `its cgroup ${dir} could not be made: ${(e as Error).message}` };
+      return { off: `its cgroup ${dir || base} could not be made: ${(e as Error).message}` };
     }
     const script = 'echo 0 > "$1" || exit 1; while read -r _; do echo 0 > "$1" || exit 1; done';
     const shell = spawn(sh, ['-c', script, 'aalis-cgroup-lead', join(dir, 'cgroup.procs')], { stdio: ['pipe', 'ignore', 'ignore'], env: {}, cwd: '/' });
