@@ -19,11 +19,14 @@ import { removeCgroup } from './pid-limit.js';
  * task at most: it forks nothing, `read` and `echo` are built in), moves itself into the cgroup it
  * is already in (`echo 0 > cgroup.procs`: "0" is the writer itself) for each line the daemon
  * sends. No pid is written, so none can have been reused. The shell ends at the end of its
- * stdin, so with the daemon; its cgroup is named by the daemon's pid (`aalis-lead-<pid>`), so the
+ * stdin, so with the daemon; its cgroup is named by the daemon's pid and the lead's number in it
+ * (`aalis-lead-<pid>-<n>`: each service of a process has its own, one task in each), so the
  * next start's sweep removes one a killed daemon left (pid-limit.ts). Only speed depends on it: anything
  * that fails turns it off, and every run is limited exactly as before.
  */
 export class CgroupLead {
+  /** Leads opened by this process so far: each service's lead has a cgroup of its own. */
+  private static opened = 0;
   private alive = true;
   private readonly ended: Promise<void>;
 
@@ -47,12 +50,23 @@ export class CgroupLead {
   static open(base: string): CgroupLead | { readonly off: string } {
     const sh = findSystemTool('sh');
     if (!sh) return { off: 'no sh on the system path' };
-    const dir = join(base, `aalis-lead-${process.pid}`);
+    let dir = '';
     try {
-      mkdirSync(dir, { recursive: true });
+      mkdirSync(base, { recursive: true });
+      // a cgroup of its own, made here: one of that name already there (a gone daemon's of the same
+      // pid, whose stopped shell keeps it) is someone else's, never limited nor shared
+      for (;;) {
+        dir = join(base, `aalis-lead-${process.pid}-${++CgroupLead.opened}`);
+        try {
+          mkdirSync(dir);
+          break;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        }
+      }
       writeFileSync(join(dir, 'pids.max'), '1');
     } catch (e) {
-      return { off: `its cgroup ${dir} could not be made: ${(e as Error).message}` };
+      return { off: `its cgroup ${dir || base} could not be made: ${(e as Error).message}` };
     }
     const script = 'echo 0 > "$1" || exit 1; while read -r _; do echo 0 > "$1" || exit 1; done';
     const shell = spawn(sh, ['-c', script, 'aalis-cgroup-lead', join(dir, 'cgroup.procs')], { stdio: ['pipe', 'ignore', 'ignore'], env: {}, cwd: '/' });
@@ -78,6 +92,8 @@ export class CgroupLead {
     this.alive = false;
     this.shell.ref(); // waited for here, though it does not keep a process alive otherwise
     this.shell.stdin?.end();
+    // killed, not only told: a shell the host stopped (or one stuck) would never read the end
+    if (this.shell.exitCode === null && this.shell.signalCode === null) this.shell.kill('SIGKILL');
     await this.ended;
     await removeCgroup(this.dir);
   }

@@ -32,7 +32,7 @@ export type HostJob =
   | ({ readonly op: 'commitAll' } & CommitBatch)
   // a run's overlay layers after its commit: removing them waits on the kernel for tens of ms (overlay-mount.ts)
   | { readonly op: 'removeLayers'; readonly dir: string }
-  // what the paths a prepared sandbox's start looked up are now (prepared.ts), beside the scan of its release
+  // what the paths a prepared sandbox's start looked up are now (prepared.ts), after the scan of its release
   | { readonly op: 'identity'; readonly paths: readonly string[] }
   | { readonly op: 'memory' };
 

@@ -1,4 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,5 +123,75 @@ describe('nothing is left behind on the host', { timeout: 120_000 }, () => {
     expect(state().tmp).not.toEqual(before.tmp); // the killed daemon's run folder and placeholders are still there
     createLinuxSandbox({ tmpDir }); // the next daemon start
     expect(state()).toEqual(before);
+  });
+});
+
+/** Holds every open of the directory argv[1] (fanotify permission events) until a byte comes on stdin; says "held" at the first. */
+const HOLD_OPENS = `
+import ctypes, os, select, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
+fd = libc.fanotify_init(0x4 | 0x1, os.O_RDONLY)  # FAN_CLASS_CONTENT | FAN_CLOEXEC
+if fd < 0 or libc.fanotify_mark(fd, 0x1, 0x10000 | 0x40000000, -100, sys.argv[1].encode()) != 0: sys.exit("fanotify: %d" % ctypes.get_errno())
+print("ready", flush=True)
+held, go = [], False
+while True:
+    ready = select.select([fd] + ([] if go else [0]), [], [])[0]
+    if 0 in ready:
+        os.read(0, 1); go = True
+        for e in held: os.write(fd, struct.pack("iI", e, 1)); os.close(e)
+        held = []
+    if fd in ready:
+        buf, off = os.read(fd, 4096), 0
+        while off < len(buf):
+            size, _, _, _, _, e, _ = struct.unpack_from("IBBHQii", buf, off)
+            off += size
+            if go: os.write(fd, struct.pack("iI", e, 1)); os.close(e)
+            else:
+                held.append(e)
+                if len(held) == 1: print("held", flush=True)
+`;
+
+describe.skipIf(process.getuid?.() !== 0)('a daemon killed while a cold overlay run scans', { timeout: 120_000 }, () => {
+  it('leaves a run folder whose sweep says no writes were lost: no command had started', async () => {
+    // the run makes its layers while its scan runs (overlay-run.ts makeLayers); the scan is held at
+    // its open of the policy's data/tmp, and the daemon killed there. Before, the next start said
+    // "a daemon that died during a run left writes never judged" of a run that never ran anything
+    const s = makeScene();
+    const tmpDir = mkdtempSync(join(tmpdir(), 'aalis-scan-killed-'));
+    const holder = spawn('python3', ['-c', HOLD_OPENS, join(s.data, 'tmp')], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let said = '';
+    holder.stdout!.on('data', (b: Buffer) => (said += b.toString()));
+    let daemon: ReturnType<typeof spawn> | undefined;
+    try {
+      await until(() => said.includes('ready') || holder.exitCode !== null, 'the holder is ready');
+      expect(said).toContain('ready');
+      const here = import.meta.dirname;
+      const script = `import { req } from ${JSON.stringify(join(here, 'scene.testing.ts'))}; import { createLinuxSandbox } from ${JSON.stringify(join(here, 'service.ts'))};
+        const s = JSON.parse(process.argv[1]); await createLinuxSandbox({ hostModel: 'overlay', tmpDir: process.argv[2] }).run(req(s, ['true']));`;
+      daemon = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, JSON.stringify(s), tmpDir], { stdio: 'ignore' });
+      const pid = daemon.pid!;
+      await until(() => said.includes('held'), "the run's scan is held");
+      const [folder] = readdirSync(tmpDir).filter((n) => n.startsWith(`aalis-sbx-${pid}-`));
+      expect(folder).toBeDefined();
+      expect(readdirSync(join(tmpDir, folder!))).toContain('overlay'); // its layers, made beside the scan
+      daemon.kill('SIGKILL');
+      holder.stdin!.write('x'); // the held open answered: the killed daemon can end
+      await until(() => !existsSync(`/proc/${pid}`), 'the daemon is gone');
+      const next = createLinuxSandbox({ hostModel: 'overlay', tmpDir }); // its start sweeps the folder
+      try {
+        const r = await next.run(req(s, ['true']));
+        expect(r.exitCode).toBe(0);
+        expect(r.stderr).not.toContain('never judged');
+      } finally {
+        await next.close();
+      }
+      expect(readdirSync(tmpDir)).toEqual([]);
+    } finally {
+      daemon?.kill('SIGKILL');
+      holder.kill();
+      rmSync(tmpDir, { recursive: true, force: true });
+      s.cleanup();
+    }
   });
 });

@@ -294,7 +294,7 @@ export async function removeCgroup(dir: string): Promise<void> {
   }
 }
 
-/** Removes the cgroups of runs whose daemon is gone (named `aalis-sbx-<pid>-…` like the run folders), and their leads (`aalis-lead-<pid>`: cgroup-lead.ts). */
+/** Removes the cgroups of runs whose daemon is gone (named `aalis-sbx-<pid>-…` like the run folders), and their leads (`aalis-lead-<pid>-<n>`: cgroup-lead.ts; `aalis-lead-<pid>` as the first version named them). */
 export function sweepStalePidCgroups(m: PidLimitMechanism): void {
   if (m.kind !== 'cgroup') return;
   let names: string[];
@@ -304,7 +304,7 @@ export function sweepStalePidCgroups(m: PidLimitMechanism): void {
     return;
   }
   for (const n of names) {
-    const pid = /^aalis-(?:sbx-(\d+)-|lead-(\d+)$)/.exec(n)?.slice(1).find((p) => p !== undefined);
+    const pid = /^aalis-(?:sbx-(\d+)-|lead-(\d+)(?:-\d+)?$)/.exec(n)?.slice(1).find((p) => p !== undefined);
     if (!pid || Number(pid) === process.pid || existsSync(`/proc/${pid}`)) continue;
     try {
       rmdirSync(join(m.base, n));

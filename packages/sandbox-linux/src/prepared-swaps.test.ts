@@ -4,14 +4,37 @@
 // cwd symlink pointed at the hidden ~/.ssh after the preparation ran the command in the old
 // target (cold refuses to start there), and a cwd directory replaced by a new one of the same
 // name showed the old one's files.
+import { spawn } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SandboxRunRequest, SandboxRunResult } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OverlayScene, overlayScene, req } from './scene.testing.js';
+import { type OverlayScene, overlayScene, req, until } from './scene.testing.js';
 import type { LinuxSandbox } from './service.js';
 
 const isRoot = process.getuid?.() === 0;
+
+/**
+ * Holds the first open of the directory argv[1] (fanotify, a permission event: the opener waits
+ * for the answer) until the symlink argv[2] is pointed at argv[3]; then lets every open go on.
+ */
+const SWAP_AT_OPEN = `
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
+fd = libc.fanotify_init(0x4 | 0x1, os.O_RDONLY)  # FAN_CLASS_CONTENT | FAN_CLOEXEC
+if fd < 0 or libc.fanotify_mark(fd, 0x1, 0x10000 | 0x40000000, -100, sys.argv[1].encode()) != 0: sys.exit("fanotify: %d" % ctypes.get_errno())
+print("ready", flush=True)
+swapped = False
+while True:
+    buf, off = os.read(fd, 4096), 0
+    while off < len(buf):
+        size, _, _, _, _, efd, _ = struct.unpack_from("IBBHQii", buf, off)
+        if not swapped:
+            os.symlink(sys.argv[3], sys.argv[2] + ".new"); os.rename(sys.argv[2] + ".new", sys.argv[2]); swapped = True
+            print("swapped", flush=True)
+        os.write(fd, struct.pack("iI", efd, 1)); os.close(efd); off += size
+`;
 
 /** A run's result without what differs between two runs, or the error it threw (run folders named alike). */
 async function outcome(sb: LinuxSandbox, r: SandboxRunRequest): Promise<unknown> {
@@ -84,6 +107,48 @@ describe.skipIf(!isRoot)('a prepared sandbox, its cwd changed before the release
     } finally {
       rmSync(dir, { recursive: true, force: true });
       rmSync(`${dir}.before`, { recursive: true, force: true });
+    }
+  });
+
+  it('a cwd symlink pointed elsewhere while the release\'s scan runs, after the scan read it: not used; the run is what cold gives', async () => {
+    // the release's scan walks the workspace (the link read as it was), then the policy's denied
+    // data/tmp: its open is held until the link points elsewhere. Before, the path identity was
+    // taken at the take, before the scan: it matched the preparation's, and the command ran in
+    // the old target though the host's link pointed at the new one when it was released
+    const dir = join(s.ws, 'swap-scan');
+    for (const n of ['plain', 'other']) {
+      mkdirSync(join(dir, n), { recursive: true });
+      writeFileSync(join(dir, n, 'm.txt'), `${n}\n`);
+    }
+    symlinkSync('plain', join(dir, 'link'));
+    const r = req(s, ['sh', '-c', 'pwd -P; cat m.txt'], { cwd: join(dir, 'link') });
+    let swapper: ReturnType<typeof spawn> | undefined;
+    try {
+      await warm.run({ ...r, argv: ['true'] });
+      await warm.preparationsSettled();
+      const before = warm.preparedCounts();
+      // a new entry there: the release's scan lists data/tmp again (an unchanged listing is kept)
+      writeFileSync(join(s.data, 'tmp', 'poke'), '');
+      // started only now: the preparation's own scan opened data/tmp too
+      swapper = spawn('python3', ['-c', SWAP_AT_OPEN, join(s.data, 'tmp'), join(dir, 'link'), 'other'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let said = '';
+      swapper.stdout!.on('data', (b: Buffer) => (said += b.toString()));
+      const started = swapper;
+      await until(() => said.includes('ready') || started.exitCode !== null, 'the swapper is ready');
+      expect(said).toContain('ready');
+      const w = await outcome(warm, r);
+      expect(said).toContain('swapped');
+      const counts = warm.preparedCounts();
+      swapper.kill();
+      await new Promise((resolve) => started.once('exit', resolve));
+      const c = await outcome(cold, r);
+      expect(c).toMatchObject({ stdout: `${join(dir, 'other')}\nother\n`, exitCode: 0 });
+      expect(w).toEqual(c);
+      expect(counts.discarded === before.discarded + 1 && counts.used === before.used).toBe(true);
+    } finally {
+      swapper?.kill();
+      rmSync(join(s.data, 'tmp', 'poke'), { force: true });
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

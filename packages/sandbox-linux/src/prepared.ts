@@ -155,7 +155,7 @@ export function identityPaths(cwd: string, plan: LinuxRunPlan): string[] {
 
 /**
  * What `paths` are now: each one's real path and inode (or why it has none). Run on the host
- * thread (host-thread.ts, op `identity`), beside the scan: through the thread pool, a hundred
+ * thread (host-thread.ts, op `identity`), after the release's scan: through the thread pool, a hundred
  * paths were two hundred callbacks on the daemon's event loop, about 2 ms a call.
  */
 export function pathsIdentity(paths: readonly string[]): string {

@@ -294,10 +294,13 @@ export function sweepStaleRunDirs(parent: string, unjudged?: (dir: string, parti
       const layers = join(dir, 'overlay');
       if (existsSync(layers)) {
         const commit = recoverCommit(layers); // a commit cut off midway: its temps removed, said as partial (commit-journal.ts)
+        // layers whose run never stamped its start (markRunStart, just before its command starts) hold
+        // no writes: a cold run makes them while its scan runs, and a daemon killed then ran nothing
+        const started = existsSync(join(layers, 'started'));
         removeLayers(layers); // its work directory is mode 000
         // a sandbox prepared ahead whose command never started: nothing was written, nothing to say
         const preparedOnly = existsSync(join(dir, PREPARED_MARK));
-        if (commit.state !== 'done' && !preparedOnly) unjudged?.(dir, commit.state === 'partial');
+        if (!preparedOnly && (commit.state === 'partial' || (commit.state === 'none' && started))) unjudged?.(dir, commit.state === 'partial');
       }
       rmSync(dir, { recursive: true, force: true });
       swept += 1;

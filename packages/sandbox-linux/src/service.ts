@@ -560,9 +560,8 @@ export class LinuxSandbox implements SandboxService {
     const key = this.preparable(request, tools, model) ? preparedKey(policy, request.cwd) : undefined;
     // taken (no other run can have it) before anything of this run is made; fail closed: whatever goes wrong, it is discarded
     let warm = key !== undefined && warmOk ? await this.prepared.take(key) : undefined;
-    // the paths its start looked up, looked at again beside the scan (a plan the scan changes goes cold anyway)
-    const identity = warm ? this.host.run({ op: 'identity', paths: identityPaths(request.cwd, warm.plan) }) : undefined;
-    identity?.catch(() => {}); // awaited at its release; a run that goes cold before that does not need it
+    // the paths its start looked up, looked at again on the walks thread once the scan is done (set below)
+    let identity: Promise<string> | undefined;
     // a cold run moves its sandbox into its cgroups once bwrap has started: the wait that move has starts now
     if (!warm) this.kickLead();
     const dir = warm?.dir ?? new RunDir(this.tmp);
@@ -588,6 +587,10 @@ export class LinuxSandbox implements SandboxService {
         }
         // off the event loop: a large tree takes seconds to walk
         facts = await this.scanFor(policy, request.cwd, tools);
+        // after the scan, not beside it: a cwd symlink pointed elsewhere after the scan read it (the
+        // plan the same) would be missed by an identity taken before; this one runs while the plan is built
+        identity = warm ? this.host.run({ op: 'identity', paths: identityPaths(request.cwd, warm.plan) }) : undefined;
+        identity?.catch(() => {}); // awaited at its release; a run that goes cold before that does not need it
         // the overlay captures every write, a new denied name included, and the commit refuses it (or
         // keeps it for an answer: kept-writes.ts): no placeholders
         translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: model.kind !== 'overlay' });
@@ -911,7 +914,7 @@ export class LinuxSandbox implements SandboxService {
       const binds = socketBinds(overlays.overlays, facts.sockets.filter((p) => !hasRawBytes(p)));
       now = this.runPlan(shimRequest(request, findPerl()!, basename(dir.path)), translation, tools, model, hideArgs, (bwrap, args, rootMap) => overlayLaunch(model.tools, overlays.overlays, binds, bwrap, args, rootMap));
       if (warm.dead || !samePlan(now, warm.plan)) throw new ColdAgain('changed');
-      // of warm.plan's paths, taken after the take (attempt): the same paths as now's, the plans being the same
+      // of warm.plan's paths, taken after the scan (attempt): the same paths as now's, the plans being the same
       const identity = await identityNow;
       // checked again after the wait: the sandbox may have died meanwhile
       if (warm.dead || identity !== warm.identity) throw new ColdAgain('changed');
