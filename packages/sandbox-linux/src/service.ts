@@ -594,15 +594,17 @@ export class LinuxSandbox implements SandboxService {
         // the overlay captures every write, a new denied name included, and the commit refuses it (or
         // keeps it for an answer: kept-writes.ts): no placeholders
         translation = translatePolicy(policy, facts, { cwd: request.cwd, emptyFile: dir.emptyFile, emptyDir: dir.emptyDir, kernel: kernelSurface(), placeholders: model.kind !== 'overlay' });
-        // bwrap looks up every mount source as it starts
-        if (translation.usesEmptyFile) dir.prepareEmptyFile();
-        if (translation.placeholders.length > 0) dir.prepareEmptyDir();
       } catch (e) {
         throw unavailable(
           `the policy cannot be enforced here: ${(e as Error).message}`,
           'check the policy (real absolute paths, patterns in the contract subset) and that its roots are scannable; nothing was run',
         );
       }
+      // bwrap looks up every mount source as it starts
+      this.inRunFolder('empty mount sources', () => {
+        if (translation.usesEmptyFile) dir.prepareEmptyFile();
+        if (translation.placeholders.length > 0) dir.prepareEmptyDir();
+      });
       if (model.kind === 'overlay') {
         const taken = warm;
         warm = undefined; // the overlay run owns it now
@@ -756,6 +758,18 @@ export class LinuxSandbox implements SandboxService {
     );
     this.tearDowns.add(done);
     void done.finally(() => this.tearDowns.delete(done));
+  }
+
+  /**
+   * What the run makes in its folder (the daemon's temp directory): an error there is the temp
+   * directory's (space, inodes, permissions), never the policy's, and nothing has run.
+   */
+  private inRunFolder<T>(what: string, make: () => T): T {
+    try {
+      return make();
+    } catch (e) {
+      throw unavailable(`the run's ${what} could not be made in the daemon's temp directory (${this.tmp}): ${(e as Error).message}`, "check the daemon's temp directory (free space and inodes, permissions); nothing was run");
+    }
   }
 
   private kickLead(): void {
@@ -950,7 +964,8 @@ export class LinuxSandbox implements SandboxService {
       const mapped = argv[3] === ROOT_MAP_PY; // [-I, -S, -c, ROOT_MAP_PY, operands...]: the child runs that function itself
       const fds: Record<number, Uint8Array> = { 3: runPlan.seccomp, [ENV_FD]: runPlan.envBytes };
       if (runPlan.argsBytes) fds[ARGS_FD] = runPlan.argsBytes;
-      const run = await launcher.launch(dir.prepareFifoDir(), { argv: mapped ? argv.slice(4) : [file!, ...argv], env: runPlan.plan.env, rootMap: mapped, fds, stdin: request.stdin !== undefined, background });
+      const fifoDir = this.inRunFolder('FIFO folder', () => dir.prepareFifoDir());
+      const run = await launcher.launch(fifoDir, { argv: mapped ? argv.slice(4) : [file!, ...argv], env: runPlan.plan.env, rootMap: mapped, fds, stdin: request.stdin !== undefined, background });
       return launchedStart(run);
     }
     // exactly the plan: its argv, its env, its fds
