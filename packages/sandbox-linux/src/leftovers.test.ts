@@ -6,6 +6,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPidsCgroup } from './pid-limit.js';
 import { listTree, makeScene, req, type Scene, until, untilProcess, workspacePolicy } from './scene.testing.js';
+import { FANOTIFY_OPENS_PY } from './fanotify.testing.js';
 import { createLinuxSandbox } from './service.js';
 
 let s: Scene;
@@ -127,13 +128,7 @@ describe('nothing is left behind on the host', { timeout: 120_000 }, () => {
 });
 
 /** Holds every open of the directory argv[1] (fanotify permission events) until a byte comes on stdin; says "held" at the first. */
-const HOLD_OPENS = `
-import ctypes, os, select, struct, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
-fd = libc.fanotify_init(0x4 | 0x1, os.O_RDONLY)  # FAN_CLASS_CONTENT | FAN_CLOEXEC
-if fd < 0 or libc.fanotify_mark(fd, 0x1, 0x10000 | 0x40000000, -100, sys.argv[1].encode()) != 0: sys.exit("fanotify: %d" % ctypes.get_errno())
-print("ready", flush=True)
+const HOLD_OPENS = `${FANOTIFY_OPENS_PY}
 held, go = [], False
 while True:
     ready = select.select([fd] + ([] if go else [0]), [], [])[0]

@@ -9,6 +9,7 @@ import { mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync }
 import { join } from 'node:path';
 import type { SandboxRunRequest, SandboxRunResult } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FANOTIFY_OPENS_PY } from './fanotify.testing.js';
 import { type OverlayScene, overlayScene, req, until } from './scene.testing.js';
 import type { LinuxSandbox } from './service.js';
 
@@ -18,13 +19,7 @@ const isRoot = process.getuid?.() === 0;
  * Holds the first open of the directory argv[1] (fanotify, a permission event: the opener waits
  * for the answer) until the symlink argv[2] is pointed at argv[3]; then lets every open go on.
  */
-const SWAP_AT_OPEN = `
-import ctypes, os, struct, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
-fd = libc.fanotify_init(0x4 | 0x1, os.O_RDONLY)  # FAN_CLASS_CONTENT | FAN_CLOEXEC
-if fd < 0 or libc.fanotify_mark(fd, 0x1, 0x10000 | 0x40000000, -100, sys.argv[1].encode()) != 0: sys.exit("fanotify: %d" % ctypes.get_errno())
-print("ready", flush=True)
+const SWAP_AT_OPEN = `${FANOTIFY_OPENS_PY}
 swapped = False
 while True:
     buf, off = os.read(fd, 4096), 0
