@@ -88,7 +88,8 @@ describe('aalis pod', () => {
     expect(planned.stdout).toContain('nothing is written yet');
     expect(existsSync(join(place.project, 'data.csv'))).toBe(false);
     const code = /aalis pod confirm (\S+)/.exec(planned.stdout)![1]!;
-    expect((await cli('confirm', code)).stdout).toContain(`created     ${join(place.project, 'data.csv')}`);
+    const confirmed = await cli('confirm', code);
+    expect(confirmed.stdout, `exit ${confirmed.code}: ${confirmed.stderr}`).toContain(`created     ${join(place.project, 'data.csv')}`);
     expect(readFileSync(join(place.project, 'data.csv'), 'utf8')).toBe('a,b\n1,2\n');
     expect(await cli('confirm', code)).toMatchObject({ code: 1, stderr: expect.stringContaining('export-token') });
     const again = await cli('export', task.id, '--files', 'data.csv', '--to', place.project);

@@ -52,6 +52,12 @@ const plan = async (request: Partial<Parameters<PodEnv['pod']['exportFiles']>[0]
 };
 
 describe('export to the workspace', () => {
+  it("a confirmation code is never read as an option where it is pasted (`aalis pod confirm <code>`): hex, never a leading '-'", async () => {
+    const tokens = await Promise.all(Array.from({ length: 64 }, () => plan({ files: ['report.txt'] }).then((p) => p.token)));
+    for (const t of tokens) env.pod.cancelExport(t);
+    for (const t of tokens) expect(t).toMatch(/^[0-9a-f]{12}$/);
+  });
+
   it('a folder is exported with its structure; undo removes what it created, folders included', async () => {
     const p = await plan({ files: ['out'], to: 'exports' });
     expect(p.plan.items.map((i) => i.target)).toEqual([join(place.project, 'exports', 'out', 'a.txt'), join(place.project, 'exports', 'out', 'sub', 'b.txt')]);

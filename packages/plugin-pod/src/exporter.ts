@@ -70,7 +70,9 @@ export class Exporter {
       return { state: 'done', record: await this.#execute(plan, plan.onClash, 'remembered', grant.id) };
     }
     this.#sweep();
-    const token = randomBytes(6).toString('base64url');
+    // hex: the code is pasted after `aalis pod confirm`, and a base64url one began with '-' one time in
+    // 64, which the command line then read as an option (`unknown option`), not as the code
+    const token = randomBytes(6).toString('hex');
     const expiresAt = this.#now() + this.deps.confirmTtlMs;
     this.#pending.set(token, { plan, expiresAt });
     return { state: 'needs-confirmation', token, expiresAt, plan, rememberAllowed: this.deps.allowRemember };
