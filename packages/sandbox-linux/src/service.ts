@@ -568,16 +568,12 @@ export class LinuxSandbox implements SandboxService {
     // set by the overlay run: what must go before the folder does, which the result does not wait on
     let before: Promise<unknown> | undefined;
     // a cold overlay run's layer directories, made while its scan runs (they depend on the policy alone)
-    let layers: { readonly dir: string; readonly made: Promise<void> } | undefined;
+    let layers: ColdLayers | undefined;
     try {
       if (model.kind === 'overlay' && !warm) {
-        try {
-          const layersDir = dir.prepareLayersDir();
-          layers = { dir: layersDir, made: RunOverlays.makeLayers(policy, layersDir) };
-          layers.made.catch(() => {}); // its error is the run's when it is awaited (attemptOverlay)
-        } catch (e) {
-          throw unavailable(`the run's overlay layers could not be made: ${(e as Error).message}`, "check the daemon's temp directory; nothing was run");
-        }
+        const layersDir = this.inRunFolder('overlay layers', () => dir.prepareLayersDir());
+        layers = { dir: layersDir, made: RunOverlays.makeLayers(policy, layersDir) };
+        layers.made.catch(() => {}); // its error is the run's when it is awaited (attemptOverlay)
       }
       let translation: Translation;
       let facts: HostFacts;
@@ -616,7 +612,8 @@ export class LinuxSandbox implements SandboxService {
         // shim's python) took the CPU from this run's own set-up. Nothing is trusted for it: the run
         // that takes it scans again and compares (releasePrepared), any difference goes cold.
         const prepareNext = key === undefined ? undefined : () => this.prepareNext(key, request, tools, model, facts);
-        const result = await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p), taken && identity ? { warm: taken, identity } : undefined, prepareNext, layers);
+        const from = taken && identity ? { warm: taken, identity } : { layers: layers! };
+        const result = await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p), from, prepareNext);
         // topped up after it from a scan of its own: this run's commit may have changed the host
         if (key !== undefined) this.prepareNext(key, request, tools, model);
         return result;
@@ -670,17 +667,15 @@ export class LinuxSandbox implements SandboxService {
     facts: HostFacts,
     model: ModelChoice & { kind: 'overlay' },
     afterResult: (removal: Promise<unknown>) => void,
-    taken?: { readonly warm: Warm; readonly identity: Promise<string> },
+    from: { readonly warm: Warm; readonly identity: Promise<string> } | { readonly layers: ColdLayers },
     onRelease?: () => void,
-    layers?: { readonly dir: string; readonly made: Promise<void> },
   ): Promise<SandboxRunResult> {
     const { policy } = request;
-    if (taken) return await this.releasePrepared(request, tools, dir, translation, facts, model, afterResult, taken.warm, taken.identity, onRelease);
+    if ('warm' in from) return await this.releasePrepared(request, tools, dir, translation, facts, model, afterResult, from.warm, from.identity, onRelease);
+    const { layers } = from;
     let overlays: RunOverlays;
-    let layersDir: string;
     try {
-      layersDir = layers?.dir ?? dir.prepareLayersDir();
-      overlays = await RunOverlays.create(model.tools, policy, layersDir, facts.sockets, undefined, layers?.made);
+      overlays = await RunOverlays.create(model.tools, policy, layers.dir, facts.sockets, undefined, layers.made);
       overlays.hideArgs = hideDaemonTmp(this.tmp, translation.tmp, policy, request.cwd); // other runs' layers are never readable inside (daemon-tmp.ts)
       overlays.markStart(); // host entries changed from here on are the host's (commit-conflicts.ts)
     } catch (e) {
@@ -1261,6 +1256,12 @@ function launchedStart(run: LaunchedRun): Started {
     return e.kind === 'exit' ? { exitCode: e.code } : { signal: e.signal };
   });
   return { pid: run.pid, stdin: run.stdin, stdout: run.stdout, stderr: run.stderr, info: run.info, release: () => run.release(), killBwrap: () => run.kill(), ended, dispose: () => run.dispose(), claim: () => run.claim() };
+}
+
+/** A cold overlay run's layer folder, its directories made while the run scans (attempt). */
+interface ColdLayers {
+  readonly dir: string;
+  readonly made: Promise<void>;
 }
 
 /** A Linux sandbox service; see {@link LinuxSandboxOptions}. */
