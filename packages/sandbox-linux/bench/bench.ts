@@ -9,7 +9,8 @@
  *   4. the time to build the mount plan (scan + translate) for a workspace of 100,000 files,
  *      against a bare readdir walk of the same tree.
  */
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -154,6 +155,34 @@ for (const [id, name, net] of [['sandbox-linux.true-network-off', 'true in our s
   const counts = sbWarm.preparedCounts();
   console.log(`  prepared ahead against cold, measured in this run: ${(at('true, network off, prepared ahead') / at('true in our sandbox, network off')).toFixed(2)}x (back to back ${(at('true, prepared ahead, back to back') / at('true in our sandbox, network off')).toFixed(2)}x); ${counts.used} runs took a prepared sandbox, ${counts.discarded} were discarded`);
   console.log(`  overlay against the look, measured in this run: true ${(at('true in our sandbox, network off') / at('true, network off, look model')).toFixed(2)}x, a write ${(at('a write, network off') / at('a write, network off, look model')).toFixed(2)}x`);
+}
+// The same cold `true` while another program writes on the file system under the layers (a build,
+// a download): before the overlays were `volatile`, each run's end waited for that program's
+// writeback (overlay-mount.ts). Rounds alternate a quiet host and a writer (dd in a loop).
+{
+  const WRITER_ROUNDS = QUICK ? 2 : 4;
+  const PER = QUICK ? 5 : 10;
+  const quiet: number[] = [];
+  const busy: number[] = [];
+  const one = async () => {
+    const t = performance.now();
+    await sb.run(req(s, ['true']));
+    return performance.now() - t;
+  };
+  const target = join(s.root, 'writer.bin');
+  for (let round = 0; round < WRITER_ROUNDS; round++) {
+    for (let i = 0; i < PER; i++) quiet.push(await one());
+    const writer = spawn('sh', ['-c', 'while :; do dd if=/dev/zero of="$0" bs=1M count=256 status=none; done', target], { stdio: 'ignore', detached: true });
+    await new Promise((r) => setTimeout(r, 300));
+    for (let i = 0; i < PER; i++) busy.push(await one());
+    process.kill(-writer.pid!, 'SIGKILL');
+    await new Promise((r) => writer.once('exit', r));
+    rmSync(target, { force: true });
+    await new Promise((r) => setTimeout(r, 300)); // its writeback settles before the quiet runs
+  }
+  const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]!;
+  console.log(`  true with another program writing on the layers' file system: median ${ms(median(busy))} (p90 ${ms(p90(busy))}) against ${ms(median(quiet))} (p90 ${ms(p90(quiet))}) on a quiet host, ${WRITER_ROUNDS} alternating rounds of ${PER}`);
+  recordFigure({ id: 'sandbox-linux.true-host-writer', what: "`true` through `LinuxSandbox.run` while another program writes on the file system under the overlay's layers (dd in a loop)", candidate: median(busy), baseline: { what: 'a quiet host, alternating rounds', value: median(quiet) }, unit: 'ms', rounds: busy.length, note: `p90 ${ms(p90(busy))} against ${ms(p90(quiet))}` });
 }
 {
   const plan = sb.translate(workspacePolicy(s), s.ws);

@@ -55,6 +55,7 @@ import { ARGS_FD, type LinuxRunPlan, linuxPlan, tmpEnv } from './run-plan.js';
 import { ENV_FD } from './launch-env.js';
 import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
+import { rootsReceiving } from './committed-sync.js';
 import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, identityPaths, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
 import { watchExec } from './exec-report.js';
 import { killPinned, type PinnedPid, pinPid } from './pinned-pid.js';
@@ -134,6 +135,8 @@ export interface LinuxSandboxOptions {
   readonly rootUidMap?: RootUidMap;
   /** python3, which makes the idmapped mounts of {@link rootUidMap}. Default `python3` on the daemon's PATH. */
   readonly python?: string;
+  /** coreutils `sync`, which writes what a run committed out to the disk before its result (committed-sync.ts). Default `sync` on the daemon's PATH. */
+  readonly sync?: string;
   /**
    * A root daemon's mapped runs start from one kept-alive python launcher (launcher.ts): `on`
    * (default), so the daemon never forks per run; `off` forks the one-shot chain per run, as before.
@@ -408,7 +411,19 @@ export class LinuxSandbox implements SandboxService {
 
   /** Commits a run's kept refused writes, judged under `policy` (kept-writes.ts); the rest of them is discarded. */
   async commitKept(id: string, policy: SandboxPolicy, paths: readonly string[]): Promise<KeptCommit> {
-    return this.kept.commit(id, policy, paths, (job) => this.host.run({ op: 'commit', ...job }));
+    const kept = await this.kept.commit(id, policy, paths, (job) => this.host.run({ op: 'commit', ...job }));
+    const unsynced = await this.syncCommitted(policy, kept.committed);
+    return unsynced ? { ...kept, notes: kept.notes + unsynced } : kept;
+  }
+
+  /**
+   * The file systems that received a commit, synced before the result (committed-sync.ts: the
+   * overlays are `volatile`); a line for stderr when one could not be, '' otherwise.
+   */
+  private async syncCommitted(policy: SandboxPolicy, committed: readonly string[]): Promise<string> {
+    const roots = committed.length === 0 ? [] : rootsReceiving(policy.write, committed);
+    if (roots.length === 0) return '';
+    return await this.host.run({ op: 'syncFs', roots, sync: findExecutable(this.options.sync ?? 'sync') }).catch((e: Error) => `aalis: the writes committed under ${roots.join(', ')} were not synced to the disk (${e.message}): they reach it with the kernel's writeback\n`);
   }
 
   /** Discards a run's kept refused writes. */
@@ -708,7 +723,7 @@ export class LinuxSandbox implements SandboxService {
     // done, the command and its namespace are gone). What cannot be removed there the run folder's
     // disposal, after it, tries again, then the next start's sweep. Layers kept for an answer stay (kept-writes.ts).
     if (!(request.keepRefused === true && commit.refused.length > 0)) afterResult(this.host.run({ op: 'removeLayers', dir: layersDir }).catch(() => {}));
-    let notes = translation.notes.join('') + commit.notes;
+    let notes = translation.notes.join('') + commit.notes + (await this.syncCommitted(policy, commit.committed));
     if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
     if (this.unjudged.length > 0) {
       const partial = this.unjudged.filter((d) => d.endsWith('cut off midway'));
