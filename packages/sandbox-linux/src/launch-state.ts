@@ -137,6 +137,7 @@ export function launchFailure(end: LaunchEnd, translation: Translation, exists: 
   }
   if (end.rootMap && !hadSandbox && stderr.includes(ROOT_MAP_FAILURE)) {
     if (vanishedRootMapMount(stderr, exists, mounted)) return new VanishedMountError(stderr.trim());
+    if (/^aalis-rootmap: cannot hide the /m.test(stderr)) return unavailable(`a path the policy hides could not be hidden: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
     return unavailable(`the command could not be mapped off the host's uid 0: ${stderr.trim()}`, "see `aalis doctor` (host-uid), or set `rootUidMap: off` in the sandbox-linux config to run commands as the host's root; nothing was run");
   }
   if (failure?.step === 'placeholders') {

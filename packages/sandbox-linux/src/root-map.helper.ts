@@ -4,11 +4,13 @@
  * util-linux 2.38's mount has no `X-mount.idmap`. Run by the host's root, between the overlay's
  * mount step and bwrap:
  *
- *   python3 -I -S -c ROOT_MAP_PY <base> <count> <path that must be idmapped>... -- <mounts> bwrap ...
+ *   python3 -I -S -c ROOT_MAP_PY <base> <count> <path that must be idmapped>... -- <mounts> <hides> -- bwrap ...
  *
  * where <mounts> are the overlay mount step's operands (overlay-mount.ts `mountOperands`: each
  * writable root's `lower upper work alias`, `--`, each socket bind's `src dst`, `--`), mounted here
- * by mount(2) in step 4 instead of by a shell and one mount(8) per entry after it:
+ * by mount(2) in step 4 instead of by a shell and one mount(8) per entry after it, and <hides>
+ * the hidden entries taken off bwrap's arguments (premount.ts): `f <empty file> <path>` or
+ * `d - <path>` each:
  *
  * 1. a user namespace U mapping ids 0..count-1 to the host's base..base+count-1 (a forked child
  *    unshares it; the host's root writes its maps);
@@ -19,7 +21,7 @@
  * 3. setns into U, ids set to U's 0 (the host's `base`), a mount namespace U owns;
  * 4. the overlays (overlayfs refuses to be idmapped itself, but takes idmapped layers, so each is
  *    mounted here, as U's root, over the idmapped host directory), the socket binds, the aliases
- *    taken down again, then exec of bwrap, which runs as root of U, as it ran as the host's root
+ *    taken down again, the hides (read-only, bwrap's recursive binds carry them), then exec of bwrap, which runs as root of U, as it ran as the host's root
  *    before, and nests its own namespace in U. A mount that fails exits 125 with a line starting
  *    `aalis-overlay: `, as the shell step does.
  * A mount that cannot be idmapped (proc, sysfs, devpts: bwrap makes its own or binds read-only)
@@ -53,21 +55,24 @@ def err(call):
 class MapError(Exception): pass
 
 def parse_args(argv):
-    # every path operand is absolute, so the first three "--" are the separators (bwrap's own "--" comes later)
+    # every path operand is absolute (a hide's kind is "f" or "d"), so the first four "--" are the separators (bwrap's own "--" comes later)
     try:
         base, count = int(argv[1]), int(argv[2])
         sep = argv.index("--", 3)
         sep2 = argv.index("--", sep + 1)
         sep3 = argv.index("--", sep2 + 1)
+        sep4 = argv.index("--", sep3 + 1)
     except (IndexError, ValueError):
-        fail("usage: <base> <count> <path>... -- <lower upper work alias>... -- <src dst>... -- <command>")
+        fail("usage: <base> <count> <path>... -- <lower upper work alias>... -- <src dst>... -- <kind src dst>... -- <command>")
     need = [os.fsencode(p) for p in argv[3:sep]]
     quads = [os.fsencode(p) for p in argv[sep + 1:sep2]]
     pairs = [os.fsencode(p) for p in argv[sep2 + 1:sep3]]
-    if len(quads) % 4 or len(pairs) % 2: fail("the overlay operands are not whole")
-    cmd = argv[sep3 + 1:]
+    hides = [os.fsencode(p) for p in argv[sep3 + 1:sep4]]
+    if len(quads) % 4 or len(pairs) % 2 or len(hides) % 3: fail("the overlay operands are not whole")
+    if any(hides[i] not in (b"f", b"d") for i in range(0, len(hides), 3)): fail("a hide is neither a file nor a directory")
+    cmd = argv[sep4 + 1:]
     if not cmd: fail("no command")
-    return base, count, need, quads, pairs, cmd
+    return base, count, need, quads, pairs, hides, cmd
 
 # 1. the user namespace U: a forked child unshares it, this process (the host's root) writes its maps
 def make_userns(base, count):
@@ -182,7 +187,7 @@ def place_view(clones):
     os.chdir(cwd)
 
 # 3. into U as its root; 4. the overlays and socket binds in a mount namespace U owns; exec
-def enter_and_exec(userns, quads, pairs, cmd, given):
+def enter_and_exec(userns, quads, pairs, hides, cmd, given):
     if libc.setns(userns, CLONE_NEWUSER) != 0: fail(err("setns(CLONE_NEWUSER)"))
     os.close(userns)
     try:
@@ -208,12 +213,23 @@ def enter_and_exec(userns, quads, pairs, cmd, given):
         if libc.mount(pairs[i], pairs[i + 1], None, MS_BIND, None) != 0: ofail("cannot bind the socket %s: %s" % (os.fsdecode(pairs[i + 1]), err("mount")))
     for a in aliases:
         if libc.umount2(a, 0) != 0: ofail("cannot take down %s: %s" % (os.fsdecode(a), err("umount2")))
+    # the hidden entries bwrap would otherwise mount, each of its mounts costing it a read of the
+    # whole mount table (premount.ts): a file covered by the empty file, a directory by a tmpfs,
+    # both read-only; files first, whose source may lie in a directory hidden after them
+    MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
+    for i in range(0, len(hides), 3):
+        kind, src, dst = hides[i:i + 3]
+        if kind == b"f":
+            if libc.mount(src, dst, None, MS_BIND, None) != 0 or libc.mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, None) != 0:
+                fail("cannot hide the file %s: %s" % (os.fsdecode(dst), err("mount")))
+        elif libc.mount(b"tmpfs", dst, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, b"mode=0755") != 0:
+            fail("cannot hide the directory %s: %s" % (os.fsdecode(dst), err("mount")))
     exec_clean(cmd, given)
 
 # the whole step in this process (the one-shot step; a launcher's run without a view): argv is the
 # step's own (argv[1] is <base>); given: the environment bwrap gets, as bytes
 def root_map(argv, given):
-    base, count, need, quads, pairs, cmd = parse_args(argv)
+    base, count, need, quads, pairs, hides, cmd = parse_args(argv)
     try:
         userns = make_userns(base, count)
         clones, mapped, why = clone_view(userns)
@@ -221,13 +237,13 @@ def root_map(argv, given):
         place_view(clones)
     except MapError as e:
         fail(str(e))
-    enter_and_exec(userns, quads, pairs, cmd, given)
+    enter_and_exec(userns, quads, pairs, hides, cmd, given)
 
 # the step in a launcher's run child with the view the launcher keeps (launcher.helper.ts): steps 1
 # and 2 were taken once, by its builder; this child joins the view's mount namespace and goes on
 # from step 3. The view's descriptors are close-on-exec, and each is closed here once used.
 def root_map_in_view(argv, given, v):
-    base, count, need, quads, pairs, cmd = parse_args(argv)
+    base, count, need, quads, pairs, hides, cmd = parse_args(argv)
     if (base, count) != (v.base, v.count): fail("the launcher's view maps another range")
     try:
         check_need(v.places, v.mapped, v.why, need)
@@ -238,7 +254,7 @@ def root_map_in_view(argv, given, v):
     # setns put this process at the namespace's own root, under the clone of "/" stacked on it
     os.fchdir(v.root); os.chroot("."); os.chdir(cwd)
     for fd in (v.watch, v.mnt, v.root): os.close(fd)
-    enter_and_exec(v.userns, quads, pairs, cmd, given)
+    enter_and_exec(v.userns, quads, pairs, hides, cmd, given)
 
 def exec_clean(argv, env):
     # python ignores SIGPIPE and SIGXFSZ (and a launcher SIGINT), and an ignored signal stays ignored

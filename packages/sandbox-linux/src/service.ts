@@ -56,6 +56,7 @@ import { ENV_FD } from './launch-env.js';
 import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
 import { rootsReceiving } from './committed-sync.js';
+import { premountHides } from './premount.js';
 import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, identityPaths, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
 import { watchExec } from './exec-report.js';
 import { killPinned, type PinnedPid, pinPid } from './pinned-pid.js';
@@ -512,11 +513,16 @@ export class LinuxSandbox implements SandboxService {
     // a root daemon's command: bwrap behind the step that maps it off the host's uid 0 (root-map.ts)
     // (a write root in /proc or /sys is bound read-only whatever the policy says: kernel-surface.ts)
     const mapped = policy.write.filter((p) => !hasRawBytes(p) && !['/proc', '/sys'].some((k) => isWithin(p, k)));
-    const rootMap = tools.rootMap ? (mounts?: readonly string[]) => rootMapStep(tools.rootMap!.python, tools.rootMap!.range, mapped, mounts) : undefined;
-    const wrap = overlayWrap
-      ? (bwrap: string, args: readonly string[]) => overlayWrap(bwrap, args, rootMap)
-      : rootMap
-        ? (bwrap: string, args: readonly string[]) => [...rootMap(), bwrap, ...args]
+    const rootMap = tools.rootMap ? (mounts?: readonly string[], hides?: readonly string[]) => rootMapStep(tools.rootMap!.python, tools.rootMap!.range, mapped, mounts, hides) : undefined;
+    // the root map's step mounts the hidden entries it can in bwrap's place (premount.ts)
+    const wrap = rootMap
+      ? (bwrap: string, args: readonly string[]) => {
+          const pre = premountHides(args, translation, bwrap);
+          const step = (mounts?: readonly string[]) => rootMap(mounts, pre.hides);
+          return overlayWrap ? overlayWrap(bwrap, pre.args, step) : [...step(), bwrap, ...pre.args];
+        }
+      : overlayWrap
+        ? (bwrap: string, args: readonly string[]) => overlayWrap(bwrap, args)
         : undefined;
     const pre: PlanStep[] = [];
     if ((this.options.createMissingWriteRoots ?? true) && policy.write.length > 0) pre.push({ step: 'write roots', detail: `made when missing (mode 0700): ${policy.write.join(', ')}` });

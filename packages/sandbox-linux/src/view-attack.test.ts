@@ -223,7 +223,7 @@ describe.skipIf(!isRoot || !python)("the launcher's kept view with many runs at 
       const one = async (i: number) => {
         const d = join(dir, `run-${i}`);
         mkdirSync(d, { mode: 0o700 });
-        const argv = i === 0 ? [String(0x70000000), '65536', '/', '--', '--', '--', '/bin/sh', '-c', 'echo mapped'] : ['/bin/true'];
+        const argv = i === 0 ? [String(0x70000000), '65536', '/', '--', '--', '--', '--', '/bin/sh', '-c', 'echo mapped'] : ['/bin/true'];
         const run = await l.launch(d, { argv, env: { PATH: '/usr/bin:/bin' }, rootMap: i === 0, fds: {}, stdin: false });
         const out = text(run.stdout);
         run.release();

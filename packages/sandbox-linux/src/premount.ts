@@ -1,0 +1,138 @@
+import { ENV_FD } from './launch-env.js';
+import { isWithin } from './rule-match.js';
+import type { Translation } from './translate.js';
+
+/*
+ * bubblewrap 0.8 reads the whole of /proc/self/mountinfo for every bind and every `--remount-ro`
+ * (to find the submounts the flags go to): with the host's mounts twice (old and new root) and one
+ * line per policy mount, a daemon's sandbox read it 60 times, 1.6 MB of text the kernel formats
+ * and bwrap parses, about a third of bwrap's CPU (perf, `show_mountinfo` and `sscanf`). The root
+ * map's step (root-map.helper.ts) runs just before bwrap, in the mount namespace bwrap starts from,
+ * and mounts with mount(2) directly: the hidden entries are mounted there instead, read-only, and
+ * bwrap's recursive binds (`/` and each writable root) carry them into the sandbox as they are.
+ *
+ * Only where that gives the same view: an entry is taken off bwrap's arguments when nothing else
+ * bwrap mounts lies at or under it, no bind bwrap makes takes its source from under it, and every
+ * mount bwrap makes over one of its ancestors is a bind of that same path (which carries what is
+ * mounted under it) rather than a fresh file system (a tmpfs, /proc, /dev) or a bind from another
+ * place, under which the entry hidden on the host side would not be seen at all. Anything else
+ * stays with bwrap, as before; an argument this parser does not know leaves every one with bwrap.
+ */
+
+/** Operands each bwrap option takes; an option not here means the arguments are left as they are. */
+const ARITY: Readonly<Record<string, number>> = {
+  '--unshare-user': 0,
+  '--unshare-ipc': 0,
+  '--unshare-pid': 0,
+  '--unshare-net': 0,
+  '--unshare-uts': 0,
+  '--unshare-cgroup-try': 0,
+  '--die-with-parent': 0,
+  '--new-session': 0,
+  '--disable-userns': 0,
+  '--clearenv': 0,
+  '--cap-drop': 1,
+  '--json-status-fd': 1,
+  '--block-fd': 1,
+  '--args': 1,
+  '--chdir': 1,
+  '--seccomp': 1,
+  '--tmpfs': 1,
+  '--remount-ro': 1,
+  '--proc': 1,
+  '--dev': 1,
+  '--dir': 1,
+  '--uid': 1,
+  '--gid': 1,
+  '--file': 2,
+  '--ro-bind': 2,
+  '--bind': 2,
+  '--dev-bind': 2,
+  '--symlink': 2,
+  '--setenv': 2,
+  '--chmod': 2,
+};
+
+/** Options that mount something at their last operand; a bind's source is its first. */
+const BINDS = new Set(['--ro-bind', '--bind', '--dev-bind']);
+const FRESH = new Set(['--tmpfs', '--proc', '--dev']);
+/** Options that act on a path without mounting over what is under it. */
+const NOT_A_MOUNT = new Set(['--remount-ro', '--chmod', '--chdir']);
+
+interface Op {
+  readonly at: number;
+  readonly flag: string;
+  readonly operands: readonly string[];
+}
+
+/** What {@link premountHides} gives: bwrap's arguments without the entries, and the root map step's `hides` operands. */
+export interface Premounts {
+  readonly args: string[];
+  /** `f <source> <path>` per hidden file, then `d - <path>` per hidden directory (root-map.helper.ts). */
+  readonly hides: string[];
+}
+
+function parse(args: readonly string[]): Op[] | undefined {
+  const ops: Op[] = [];
+  for (let i = 0; i < args.length; ) {
+    const flag = args[i]!;
+    if (flag === '--') return ops; // the command follows
+    const n = ARITY[flag];
+    if (n === undefined || i + n >= args.length) return undefined;
+    // names that are not UTF-8 put the mounts on another fd, out of sight here: leave them all
+    if (flag === '--args' && args[i + 1] !== String(ENV_FD)) return undefined;
+    ops.push({ at: i, flag, operands: args.slice(i + 1, i + 1 + n) });
+    i += 1 + n;
+  }
+  return undefined; // no command: not arguments this knows
+}
+
+const destOf = (op: Op): string | undefined => (op.flag === '--symlink' || op.flag === '--file' || BINDS.has(op.flag) ? op.operands[1] : FRESH.has(op.flag) || op.flag === '--dir' || NOT_A_MOUNT.has(op.flag) ? op.operands[0] : undefined);
+
+/**
+ * Takes the hidden entries of `translation` that the root map's step can mount in bwrap's place
+ * off `args` (bwrap's arguments up to and with its `--` and the command): each hidden file's
+ * `--ro-bind <source> <path>`, each hidden directory's `--tmpfs <path>` with its `--remount-ro`.
+ * `bwrap` is the binary the step then runs, which no hide may cover.
+ */
+export function premountHides(args: readonly string[], translation: Pick<Translation, 'mounts'>, bwrap: string): Premounts {
+  const ops = parse(args);
+  if (!ops) return { args: [...args], hides: [] };
+  const taken = new Set<number>();
+  const files: string[] = [];
+  const dirs: string[] = [];
+  const hidden = translation.mounts.filter((m) => m.state === 'hidden' && m.why !== 'socket-home' && m.path !== '/');
+  for (const m of hidden) {
+    const own = ops.filter((op) => destOf(op) === m.path);
+    const shape = m.kind === 'dir' ? own.length === 2 && own[0]!.flag === '--tmpfs' && own[1]!.flag === '--remount-ro' : own.length === 1 && own[0]!.flag === '--ro-bind';
+    if (!shape || isWithin(bwrap, m.path)) continue;
+    const others = ops.filter((op) => !own.includes(op));
+    const clear = others.every((op) => {
+      const dest = destOf(op);
+      const source = BINDS.has(op.flag) ? op.operands[0]! : undefined;
+      if (source !== undefined && m.kind === 'dir' && isWithin(source, m.path)) return false; // its source would be hidden
+      if (dest === undefined) return true;
+      if (isWithin(dest, m.path)) return false; // something else at or under it
+      // over an ancestor: only a bind of that same path carries what is mounted under it
+      if (isWithin(m.path, dest) && !NOT_A_MOUNT.has(op.flag)) return BINDS.has(op.flag) && source === dest;
+      return true;
+    });
+    if (!clear) continue;
+    for (const op of own) taken.add(op.at);
+    if (m.kind === 'dir') dirs.push('d', '-', m.path);
+    else files.push('f', own[0]!.operands[0]!, m.path);
+  }
+  if (taken.size === 0) return { args: [...args], hides: [] };
+  const rest: string[] = [];
+  const starts = new Map(ops.map((op) => [op.at, op]));
+  for (let i = 0; i < args.length; ) {
+    const op = starts.get(i);
+    if (op && taken.has(i)) {
+      i += 1 + op.operands.length;
+      continue;
+    }
+    rest.push(args[i]!);
+    i += 1;
+  }
+  return { args: rest, hides: [...files, ...dirs] };
+}
