@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { vanishedRootMapMount } from './vanished-mount.js';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,5 +54,24 @@ describe.skipIf(process.getuid?.() !== 0)('a root daemon\'s launch chain', { tim
     const r2 = spawnSync(ok[0]!, [...ok.slice(1), '/usr/bin/touch', marker], { env: { ...LAUNCH_ENV }, encoding: 'utf8' });
     expect(r2.stderr).toBe('');
     expect(r2.status).toBe(0);
+  });
+
+  it('a hidden entry removed since the scan: the step exits 125 naming it, the command never runs, and the failure is one to try again', async () => {
+    const plan = planRootMap();
+    if (!plan.ok) throw new Error(plan.detail);
+    const marker = join(s.root, 'hide-ran');
+    const gone = join(s.root, 'gone-dir', '.env');
+    const step = rootMapStep(plan.python, plan.range, [], mountOperands([]), ['f', '/dev/null', gone]);
+    const r = spawnSync(step[0]!, [...step.slice(1), '/usr/bin/touch', marker], { env: { ...LAUNCH_ENV }, encoding: 'utf8' });
+    expect(r.status).toBe(125);
+    expect(r.stderr).toContain(`aalis-rootmap: cannot hide the file ${gone}: mount failed: No such file or directory`);
+    expect(existsSync(marker)).toBe(false);
+    expect(vanishedRootMapMount(r.stderr)).toBe(true);
+    // a directory there now: not vanished, so not tried again (a file over a directory is refused)
+    mkdirSync(gone, { recursive: true });
+    const r2 = spawnSync(step[0]!, [...step.slice(1), '/usr/bin/touch', marker], { env: { ...LAUNCH_ENV }, encoding: 'utf8' });
+    expect(r2.status).toBe(125);
+    expect(vanishedRootMapMount(r2.stderr)).toBe(false);
+    expect(existsSync(marker)).toBe(false);
   });
 });
