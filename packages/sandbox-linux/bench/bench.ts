@@ -156,6 +156,37 @@ for (const [id, name, net] of [['sandbox-linux.true-network-off', 'true in our s
   console.log(`  prepared ahead against cold, measured in this run: ${(at('true, network off, prepared ahead') / at('true in our sandbox, network off')).toFixed(2)}x (back to back ${(at('true, prepared ahead, back to back') / at('true in our sandbox, network off')).toFixed(2)}x); ${counts.used} runs took a prepared sandbox, ${counts.discarded} were discarded`);
   console.log(`  overlay against the look, measured in this run: true ${(at('true in our sandbox, network off') / at('true, network off, look model')).toFixed(2)}x, a write ${(at('a write, network off') / at('a write, network off, look model')).toFixed(2)}x`);
 }
+// A root daemon's hidden entries mounted by the root map's step rather than by bwrap (premount.ts):
+// a policy that hides 40 more directories (other daemons' data, say), with it and without, interleaved.
+if (process.getuid?.() === 0) {
+  const HIDDEN = 40;
+  const dirs = Array.from({ length: HIDDEN }, (_, i) => join(s.root, `other-${i}`, 'data'));
+  for (const d of dirs) mkdirSync(d, { recursive: true });
+  const base = workspacePolicy(s);
+  const many = req(s, ['true'], { policy: { ...base, readDeny: [...base.readDeny, ...dirs.map((path) => ({ path }))] } });
+  const sbNoPre = createLinuxSandbox({ hostModel: 'overlay', premount: 'off' });
+  const on: number[] = [];
+  const off: number[] = [];
+  const one = async (box: typeof sb) => {
+    const t = performance.now();
+    await box.run(many);
+    return performance.now() - t;
+  };
+  await one(sb);
+  await one(sbNoPre);
+  for (let i = 0; i < RUNS; i++) {
+    if (i % 2) {
+      on.push(await one(sb));
+      off.push(await one(sbNoPre));
+    } else {
+      off.push(await one(sbNoPre));
+      on.push(await one(sb));
+    }
+  }
+  await sbNoPre.close();
+  console.log(`  true with ${HIDDEN} more hidden directories: ${ms(median(on))} with the root map's step mounting them, ${ms(median(off))} with bwrap mounting them (${(median(on) / median(off)).toFixed(2)}x), ${RUNS} interleaved rounds`);
+  recordFigure({ id: 'sandbox-linux.true-many-hidden', what: `\`true\` through \`LinuxSandbox.run\` with ${HIDDEN} more hidden directories, the root map's step mounting them (premount.ts)`, candidate: median(on), baseline: { what: 'bwrap mounting them (`premount: off`), interleaved', value: median(off) }, unit: 'ms', rounds: RUNS });
+}
 // The same cold `true` while another program writes on the file system under the layers (a build,
 // a download): before the overlays were `volatile`, each run's end waited for that program's
 // writeback (overlay-mount.ts). Rounds alternate a quiet host and a writer (dd in a loop).

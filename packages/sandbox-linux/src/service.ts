@@ -173,6 +173,12 @@ export interface LinuxSandboxOptions {
    */
   readonly cgroupLead?: LauncherSetting;
   /**
+   * A root daemon's hidden files and directories: `on` (the default) has the root map's step mount
+   * those it can in bwrap's place (premount.ts), sparing bwrap a read of the whole mount table per
+   * entry; `off` leaves every one to bwrap (for comparing). The view inside is the same either way.
+   */
+  readonly premount?: LauncherSetting;
+  /**
    * Where the service says what it had to do on its own that a log should show: a sandbox that did
    * not end within its bound after its kill, and what was killed to end it (bounded-end.ts). A
    * daemon logs these lines; default: none kept.
@@ -517,7 +523,7 @@ export class LinuxSandbox implements SandboxService {
     // the root map's step mounts the hidden entries it can in bwrap's place (premount.ts)
     const wrap = rootMap
       ? (bwrap: string, args: readonly string[]) => {
-          const pre = premountHides(args, translation, bwrap);
+          const pre = this.options.premount === 'off' ? { args: [...args], hides: [] } : premountHides(args, translation, bwrap);
           const step = (mounts?: readonly string[]) => rootMap(mounts, pre.hides);
           return overlayWrap ? overlayWrap(bwrap, pre.args, step) : [...step(), bwrap, ...pre.args];
         }
