@@ -4,7 +4,7 @@ import type { SandboxProbe } from '@aalis/api-reach';
 import { readFileNoFollow, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
 import { findSystemTool } from './loopback-filter.js';
-import { findOverlayTools, type OverlayProbe } from './overlay-mount.js';
+import { findOverlayTools, OVERLAY_OPTIONS, type OverlayProbe } from './overlay-mount.js';
 import type { ProbeTargets } from './probe.js';
 import { findExecutable } from './tools.js';
 
@@ -60,7 +60,8 @@ function namespaces(): string {
 /**
  * What the overlay probe's answer depends on besides the host's fingerprint: the temp directory the
  * probe mounts under (its real place, file system and type: another mount there may not take an
- * overlay) and the mount step's binaries (util-linux's unshare, mount, umount: an upgrade changes them).
+ * overlay), the mount options, and the mount step's binaries (util-linux's unshare, mount, umount:
+ * an upgrade changes them).
  */
 export function overlayFingerprint(tmp: string, unshare = 'unshare'): string {
   let place: string;
@@ -71,7 +72,8 @@ export function overlayFingerprint(tmp: string, unshare = 'unshare'): string {
     place = `${tmp}:gone`;
   }
   const tools = findOverlayTools(unshare);
-  const parts = [place, ...(tools ? [tools.unshare, tools.mount, tools.umount].map(fileId) : ['no-tools'])];
+  // the options the probe mounted with: a cached answer for other options (before `volatile`) is not this one's
+  const parts = [place, OVERLAY_OPTIONS, ...(tools ? [tools.unshare, tools.mount, tools.umount].map(fileId) : ['no-tools'])];
   return createHash('sha256').update(parts.join('\n')).digest('hex');
 }
 
