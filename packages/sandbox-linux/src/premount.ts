@@ -1,3 +1,4 @@
+import { lstatSync, realpathSync } from 'node:fs';
 import { ENV_FD } from './launch-env.js';
 import { isWithin } from './rule-match.js';
 import type { Translation } from './translate.js';
@@ -93,9 +94,10 @@ const destOf = (op: Op): string | undefined => (op.flag === '--symlink' || op.fl
  * Takes the hidden entries of `translation` that the root map's step can mount in bwrap's place
  * off `args` (bwrap's arguments up to and with its `--` and the command): each hidden file's
  * `--ro-bind <source> <path>`, each hidden directory's `--tmpfs <path>` with its `--remount-ro`.
- * `bwrap` is the binary the step then runs, which no hide may cover.
+ * `bwrap` is the binary the step then runs (its real path), which no hide may cover; `plain`
+ * says whether an entry is there and not a symlink (only those are taken).
  */
-export function premountHides(args: readonly string[], translation: Pick<Translation, 'mounts'>, bwrap: string): Premounts {
+export function premountHides(args: readonly string[], translation: Pick<Translation, 'mounts'>, bwrap: string, plain: (path: string) => boolean = () => true): Premounts {
   const ops = parse(args);
   if (!ops) return { args: [...args], hides: [] };
   const taken = new Set<number>();
@@ -105,7 +107,9 @@ export function premountHides(args: readonly string[], translation: Pick<Transla
   for (const m of hidden) {
     const own = ops.filter((op) => destOf(op) === m.path);
     const shape = m.kind === 'dir' ? own.length === 2 && own[0]!.flag === '--tmpfs' && own[1]!.flag === '--remount-ro' : own.length === 1 && own[0]!.flag === '--ro-bind';
-    if (!shape || isWithin(bwrap, m.path)) continue;
+    // mount(2) follows a symlink at the entry (bwrap resolves it in the sandbox's view): the hide
+    // would land on its target, which may be the bwrap binary the step then runs
+    if (!shape || isWithin(bwrap, m.path) || !plain(m.path)) continue;
     const others = ops.filter((op) => !own.includes(op));
     const clear = others.every((op) => {
       const dest = destOf(op);
@@ -135,4 +139,22 @@ export function premountHides(args: readonly string[], translation: Pick<Transla
     i += 1;
   }
   return { args: rest, hides: [...files, ...dirs] };
+}
+
+/** `path` with its symlinks resolved (the bwrap binary a hide must not cover), or as given when it cannot be. */
+export function realOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Whether `path` is there and is not a symlink: the entries {@link premountHides} may take. */
+export function isPlainEntry(path: string): boolean {
+  try {
+    return !lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }

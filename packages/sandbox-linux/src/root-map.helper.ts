@@ -33,7 +33,7 @@ import { OVERLAY_FAILURE, OVERLAY_OPTIONS } from './overlay-mount.js';
 
 /** The step as a library: `root_map(argv, given)`, shared by the one-shot {@link ROOT_MAP_PY} and the launcher's child (launcher.helper.ts). */
 export const ROOT_MAP_LIB_PY = String.raw`
-import _signal, ctypes, os, sys
+import _signal, ctypes, os, stat, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 # the new mount API's numbers are the same on every architecture (424 and up)
@@ -216,11 +216,29 @@ def enter_and_exec(userns, quads, pairs, hides, cmd, given):
     # the hidden entries bwrap would otherwise mount, each of its mounts costing it a read of the
     # whole mount table (premount.ts): a file covered by the empty file, a directory by a tmpfs,
     # both read-only; files first, whose source may lie in a directory hidden after them
-    MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
+    # A hide is never mounted through a symlink (mount(2) follows one, so the hide would land on its
+    # target, e.g. the bwrap binary exec'd next, and not at the entry): premount.ts leaves a symlink
+    # with bwrap, so one here was swapped in since the scan. The empty file's bind keeps the flags
+    # of the mount it comes from that this namespace cannot clear (noexec, nosymfollow: locked, as
+    # the step's user namespace is not the host's), or the remount fails with EPERM, as bwrap keeps them.
+    MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_NOSYMFOLLOW = 1, 2, 4, 8, 32, 256
+    ST_NOEXEC, ST_NOSYMFOLLOW = 8, 0x2000
     for i in range(0, len(hides), 3):
         kind, src, dst = hides[i:i + 3]
+        what = "file" if kind == b"f" else "directory"
+        try:
+            if stat.S_ISLNK(os.lstat(dst).st_mode): fail("cannot hide the %s %s: it is a symlink now" % (what, os.fsdecode(dst)))
+        except OSError as e:
+            fail("cannot hide the %s %s: mount failed: %s (errno %d)" % (what, os.fsdecode(dst), os.strerror(e.errno), e.errno))
         if kind == b"f":
-            if libc.mount(src, dst, None, MS_BIND, None) != 0 or libc.mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, None) != 0:
+            if libc.mount(src, dst, None, MS_BIND, None) != 0:
+                fail("cannot hide the file %s: %s" % (os.fsdecode(dst), err("mount")))
+            try:
+                f = os.statvfs(dst).f_flag
+            except OSError:
+                f = 0
+            keep = (MS_NOEXEC if f & ST_NOEXEC else 0) | (MS_NOSYMFOLLOW if f & ST_NOSYMFOLLOW else 0)
+            if libc.mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | keep, None) != 0:
                 fail("cannot hide the file %s: %s" % (os.fsdecode(dst), err("mount")))
         elif libc.mount(b"tmpfs", dst, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, b"mode=0755") != 0:
             fail("cannot hide the directory %s: %s" % (os.fsdecode(dst), err("mount")))

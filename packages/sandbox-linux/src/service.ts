@@ -56,7 +56,7 @@ import { ENV_FD } from './launch-env.js';
 import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
 import { rootsReceiving } from './committed-sync.js';
-import { premountHides } from './premount.js';
+import { isPlainEntry, premountHides, realOr } from './premount.js';
 import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, identityPaths, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
 import { watchExec } from './exec-report.js';
 import { killPinned, type PinnedPid, pinPid } from './pinned-pid.js';
@@ -523,7 +523,7 @@ export class LinuxSandbox implements SandboxService {
     // the root map's step mounts the hidden entries it can in bwrap's place (premount.ts)
     const wrap = rootMap
       ? (bwrap: string, args: readonly string[]) => {
-          const pre = this.options.premount === 'off' ? { args: [...args], hides: [] } : premountHides(args, translation, bwrap);
+          const pre = this.options.premount === 'off' ? { args: [...args], hides: [] } : premountHides(args, translation, realOr(bwrap), isPlainEntry);
           const step = (mounts?: readonly string[]) => rootMap(mounts, pre.hides);
           return overlayWrap ? overlayWrap(bwrap, pre.args, step) : [...step(), bwrap, ...pre.args];
         }

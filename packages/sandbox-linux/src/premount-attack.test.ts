@@ -1,0 +1,101 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mountOperands } from './overlay-mount.js';
+import { rootMapStep } from './root-map.js';
+import { type OverlayScene, overlayScene, req, workspacePolicy } from './scene.testing.js';
+import { findExecutable } from './tools.js';
+
+/*
+ * Attacks on, and breakages of, the hidden entries the root map's step mounts in bwrap's place
+ * (premount.ts, root-map.helper.ts): real sandboxed runs as a root daemon, asserting what the
+ * command meets and that runs which worked with bwrap's own hides still work.
+ */
+
+const isRoot = process.getuid?.() === 0;
+const python = findExecutable('python3');
+const bwrap = findExecutable('bwrap');
+let s: OverlayScene;
+beforeAll(async () => {
+  if (isRoot) s = await overlayScene();
+});
+afterAll(() => s?.cleanup());
+
+/** The step's hide operands in a plan's argv: `kind path` pairs. */
+function stepHides(argv: readonly string[]): string[] {
+  const at = argv.findIndex((a) => a.endsWith('/bwrap'));
+  const step = argv.slice(0, at);
+  const out: string[] = [];
+  for (let i = 0; i + 2 < step.length; i++) if ((step[i] === 'f' || step[i] === 'd') && step[i + 2]!.startsWith('/')) out.push(`${step[i]} ${step[i + 2]}`);
+  return out;
+}
+
+describe.skipIf(!isRoot || !python || !bwrap)('hidden entries mounted by the root map step, attacked', { timeout: 120_000 }, () => {
+  it('a daemon temp on a noexec file system (a hardened /tmp): hidden files are still hidden and the run works (the bind of the empty file keeps the locked noexec)', async () => {
+    const nx = join(s.root, 'noexec-tmp');
+    mkdirSync(nx);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'noexec,nosuid,nodev,mode=0700', 'tmpfs', nx]);
+    const sb = s.sandbox({ tmpDir: nx });
+    try {
+      const request = req(s, ['sh', '-c', 'printf "[%s]" "$(cat .env)"; (echo x > .env) 2>/dev/null || echo refused']);
+      expect(stepHides((await sb.plan(request)).argv)).toContain(`f ${join(s.ws, '.env')}`);
+      const r = await sb.run(request);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe('[]refused\n');
+    } finally {
+      await sb.close();
+      execFileSync('umount', ['-l', nx]);
+    }
+  });
+
+  it("a hidden .env that is a relative symlink to bwrap's binary: the step does not mount the empty file over bwrap (the run works, as with bwrap's own hide)", async () => {
+    const ws = join(s.root, 'ws-link');
+    mkdirSync(ws);
+    symlinkSync(relative(ws, realpathSync(bwrap!)), join(ws, '.env'));
+    const sb = s.sandbox();
+    try {
+      const request = req(s, ['sh', '-c', 'printf "[%s]" "$(cat .env)"; echo ran'], { cwd: ws, policy: workspacePolicy(s, { write: [ws, s.sessionTmp] }) });
+      expect(stepHides((await sb.plan(request)).argv)).not.toContain(`f ${join(ws, '.env')}`);
+      const r = await sb.run(request);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe('[]ran\n');
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it("a policy that hides bwrap's binary by its real path while the daemon names it by another (/bin/bwrap, /bin a symlink to usr/bin): bwrap still starts", async () => {
+    const real = realpathSync(bwrap!);
+    const other = join(s.root, 'bin-link');
+    symlinkSync(join(real, '..'), other);
+    const sb = s.sandbox({ bwrap: join(other, 'bwrap') });
+    try {
+      const policy = workspacePolicy(s);
+      const request = req(s, ['sh', '-c', 'echo ran'], { policy: { ...policy, readDeny: [...policy.readDeny, { path: real }] } });
+      const r = await sb.run(request);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe('ran\n');
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('a hidden entry swapped for a symlink after the scan: the step refuses it rather than mount the hide on the symlink\'s target', () => {
+    const dir = mkdtempSync(join(s.root, 'swap-'));
+    try {
+      const empty = join(dir, 'empty');
+      const target = join(dir, 'target');
+      writeFileSync(empty, '');
+      writeFileSync(target, 'NOT HIDDEN\n');
+      symlinkSync(target, join(dir, 'entry'));
+      const argv = [...rootMapStep(python!, { base: 0x70000000, count: 65536 }, [], mountOperands([]), ['f', empty, join(dir, 'entry')]), '/bin/sh', '-c', `cat ${target}; echo ran`];
+      const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`aalis-rootmap: cannot hide the file ${join(dir, 'entry')}`);
+      expect(r.status).toBe(125);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
