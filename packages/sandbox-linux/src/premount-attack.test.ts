@@ -65,6 +65,24 @@ describe.skipIf(!isRoot || !python || !bwrap)('hidden entries mounted by the roo
     }
   });
 
+  it("a hidden .env that is a relative symlink to a library bwrap loads (libcap): the step does not hide the library before bwrap's exec (the run works, as with bwrap's own hide)", async () => {
+    const lib = ['/usr/lib/x86_64-linux-gnu/libcap.so.2', '/usr/lib/aarch64-linux-gnu/libcap.so.2', '/usr/lib64/libcap.so.2'].map((p) => { try { return realpathSync(p); } catch { return undefined; } }).find((p) => p !== undefined);
+    if (!lib) return;
+    const ws = join(s.root, 'ws-lib');
+    mkdirSync(ws);
+    symlinkSync(relative(ws, lib), join(ws, '.env'));
+    const sb = s.sandbox();
+    try {
+      const request = req(s, ['sh', '-c', 'printf "[%s]" "$(cat .env)"; echo ran'], { cwd: ws, policy: workspacePolicy(s, { write: [ws, s.sessionTmp] }) });
+      expect(stepHides((await sb.plan(request)).argv)).not.toContain(`f ${lib}`);
+      const r = await sb.run(request);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe('[]ran\n');
+    } finally {
+      await sb.close();
+    }
+  });
+
   it("a policy that hides bwrap's binary by its real path while the daemon names it by another (/bin/bwrap, /bin a symlink to usr/bin): bwrap still starts", async () => {
     const real = realpathSync(bwrap!);
     const other = join(s.root, 'bin-link');

@@ -54,6 +54,14 @@ const ARITY: Readonly<Record<string, number>> = {
   '--chmod': 2,
 };
 
+/**
+ * What the step's exec of bwrap reads after the hides (ld.so's cache and the library directories,
+ * a symlink's target resolved): an entry at, under or over one of them stays with bwrap, which
+ * mounts it only in the sandbox. A hidden .env that is a relative symlink to libcap (its target is
+ * hidden too) otherwise left bwrap unable to start.
+ */
+const BWRAP_LOADS = ['/etc/ld.so.cache', '/lib', '/lib32', '/lib64', '/libx32', '/usr/lib', '/usr/lib32', '/usr/lib64', '/usr/libx32', '/usr/local/lib'];
+
 /** Options that mount something at their last operand; a bind's source is its first. */
 const BINDS = new Set(['--ro-bind', '--bind', '--dev-bind']);
 const FRESH = new Set(['--tmpfs', '--proc', '--dev']);
@@ -109,7 +117,9 @@ export function premountHides(args: readonly string[], translation: Pick<Transla
     const shape = m.kind === 'dir' ? own.length === 2 && own[0]!.flag === '--tmpfs' && own[1]!.flag === '--remount-ro' : own.length === 1 && own[0]!.flag === '--ro-bind';
     // mount(2) follows a symlink at the entry (bwrap resolves it in the sandbox's view): the hide
     // would land on its target, which may be the bwrap binary the step then runs
-    if (!shape || isWithin(bwrap, m.path) || !plain(m.path)) continue;
+    if (!shape || !plain(m.path)) continue;
+    // what the step's exec of bwrap loads: its binary, the dynamic loader's cache and libraries
+    if ([bwrap, ...BWRAP_LOADS].some((p) => isWithin(p, m.path) || isWithin(m.path, p))) continue;
     const others = ops.filter((op) => !own.includes(op));
     const clear = others.every((op) => {
       const dest = destOf(op);
