@@ -78,16 +78,16 @@ describe('the overlay is volatile; a commit is synced before the result', { time
 });
 
 describe('syncFileSystems and rootsReceiving', () => {
-  it('syncs each file system once, skips a root that is gone, and says when sync is missing', () => {
+  it('syncs each file system once, skips a root that is gone, and says when sync is missing', async () => {
     const a = join(s.root, 'fs-a');
     const b = join(s.root, 'fs-b');
     mkdirSync(a);
     mkdirSync(b);
     const before = calls().length;
-    expect(syncFileSystems([a, b, join(s.root, 'gone')], wrapper)).toBe('');
+    expect(await syncFileSystems([a, b, join(s.root, 'gone')], wrapper)).toBe('');
     expect(calls().slice(before)).toEqual([`--file-system -- ${a}`]); // a and b: one device
-    expect(syncFileSystems([a], undefined)).toContain(`under ${a} (coreutils sync is not installed)`);
-    expect(syncFileSystems([join(s.root, 'gone')], undefined)).toBe('');
+    expect(await syncFileSystems([a], undefined)).toContain(`under ${a} (coreutils sync is not installed)`);
+    expect(await syncFileSystems([join(s.root, 'gone')], undefined)).toBe('');
   });
 
   it('names the writable roots that received a commit, by path components', () => {

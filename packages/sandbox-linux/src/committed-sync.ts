@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { stat } from 'node:fs/promises';
 import { isWithin } from './rule-match.js';
 
 /*
@@ -20,28 +20,31 @@ export function rootsReceiving(roots: readonly string[], committed: readonly str
  * Syncs the file system of each of `roots` with `sync` (coreutils, found by the caller on the
  * daemon's PATH; undefined when it is not there): one `sync --file-system` per device, syncfs(2).
  * Answers a line for stderr naming what could not be synced, or '' when every one was. A root gone
- * meanwhile is skipped: nothing of it is left to write out.
+ * meanwhile is skipped: nothing of it is left to write out. Each call is its own child processes,
+ * started from the caller's thread without blocking it: not a job of a shared host lane, where one
+ * run's sync of much data (seconds, its command's own doing) held up every other run's result.
  */
-export function syncFileSystems(roots: readonly string[], sync: string | undefined): string {
+export async function syncFileSystems(roots: readonly string[], sync: string | undefined): Promise<string> {
   const devices = new Map<number, string>();
   for (const root of roots) {
     try {
-      const dev = statSync(root).dev;
+      const dev = (await stat(root)).dev;
       if (!devices.has(dev)) devices.set(dev, root);
     } catch {
       // gone: nothing to sync
     }
   }
   if (devices.size === 0) return '';
-  const failed: string[] = [];
-  for (const root of devices.values()) {
-    try {
-      if (!sync) throw new Error('coreutils sync is not installed');
-      execFileSync(sync, ['--file-system', '--', root], { stdio: ['ignore', 'ignore', 'pipe'], env: {}, timeout: 120_000 });
-    } catch (e) {
-      const err = e as Error & { stderr?: Buffer };
-      failed.push(`${root} (${err.stderr?.toString().trim() || err.message})`);
-    }
-  }
+  const failed = (
+    await Promise.all(
+      [...devices.values()].map(
+        (root) =>
+          new Promise<string | undefined>((resolve) => {
+            if (!sync) return resolve(`${root} (coreutils sync is not installed)`);
+            execFile(sync, ['--file-system', '--', root], { env: {}, timeout: 120_000 }, (e, _stdout, stderr) => resolve(e ? `${root} (${String(stderr).trim() || e.message})` : undefined));
+          }),
+      ),
+    )
+  ).filter((f): f is string => f !== undefined);
   return failed.length === 0 ? '' : `aalis: the writes committed under ${failed.join(', ')} were not synced to the disk: they reach it with the kernel's writeback, as any program's unsynced writes do\n`;
 }

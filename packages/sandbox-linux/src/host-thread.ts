@@ -12,7 +12,6 @@ import { type UndoReport, undoNewForbidden } from './landing-sweeper.js';
 import { type CommitReport, commitUpper } from './upper-commit.js';
 import { type CommitBatch, type CommitBatchReport, commitBatch } from './commit-batch.js';
 import { pathsIdentity } from './prepared.js';
-import { syncFileSystems } from './committed-sync.js';
 import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 
@@ -33,8 +32,6 @@ export type HostJob =
   | ({ readonly op: 'commitAll' } & CommitBatch)
   // a run's overlay layers after its commit: removing them waits on the kernel for tens of ms (overlay-mount.ts)
   | { readonly op: 'removeLayers'; readonly dir: string }
-  // the file systems a run's commit wrote to, synced before its result (committed-sync.ts)
-  | { readonly op: 'syncFs'; readonly roots: readonly string[]; readonly sync: string | undefined }
   // what the paths a prepared sandbox's start looked up are now (prepared.ts), after the scan of its release
   | { readonly op: 'identity'; readonly paths: readonly string[] }
   | { readonly op: 'memory' };
@@ -62,7 +59,7 @@ export type HostAnswer<J extends HostJob> = J extends { op: 'scan' }
         ? CommitBatchReport
         : J extends { op: 'removeLayers' }
           ? undefined
-          : J extends { op: 'identity' | 'syncFs' }
+          : J extends { op: 'identity' }
             ? string
             : UndoReport;
 
@@ -85,7 +82,6 @@ export function runHostJob(job: HostJob): HostFacts | UndoReport | CommitReport 
     removeLayers(job.dir);
     return undefined;
   }
-  if (job.op === 'syncFs') return syncFileSystems(job.roots, job.sync);
   if (job.op === 'commitAll') return commitBatch(job);
   if (job.op === 'commit') return commitUpper(job.policy, job.overlay, new Set(job.mountPoints), job.since, job.only === undefined ? undefined : new Set(job.only), job.aside);
   return job.op === 'scan'
@@ -110,13 +106,12 @@ export function hostMemory(): HostMemory {
 export type HostWalks = 'thread' | 'inline';
 
 /**
- * Which lane a job runs on (host-lane.ts): the removal of layers and the sync after a commit only
- * wait on the kernel and need no order with the walks (a sync behind another program's writeback
- * would hold up every conversation's scan). A prepared sandbox's identity goes with the walks, not
- * behind a removal of layers (tens of ms).
+ * Which lane a job runs on (host-lane.ts): only the removal of layers needs no order with the walks.
+ * A prepared sandbox's identity goes with the walks, not behind a removal of layers (tens of ms).
+ * (The sync after a commit is on no lane: each run's is its own child, committed-sync.ts.)
  */
 function laneOf(job: HostJob): HostLaneRole {
-  return job.op === 'removeLayers' || job.op === 'syncFs' ? 'chores' : 'walks';
+  return job.op === 'removeLayers' ? 'chores' : 'walks';
 }
 
 /**

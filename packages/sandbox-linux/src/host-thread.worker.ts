@@ -41,7 +41,7 @@ function interned(policy: SandboxPolicy): SandboxPolicy {
 
 /** Whether a job's walk is large enough for the index (see INDEX_MIN_ENTRIES). */
 function large(job: HostJob): boolean {
-  if (job.op === 'memory' || job.op === 'commit' || job.op === 'commitAll' || job.op === 'removeLayers' || job.op === 'identity' || job.op === 'syncFs') return false;
+  if (job.op === 'memory' || job.op === 'commit' || job.op === 'commitAll' || job.op === 'removeLayers' || job.op === 'identity') return false;
   const min = job.options?.indexMinEntries ?? INDEX_MIN_ENTRIES;
   return job.op === 'scan' ? (lastVisited.get(job.cwd) ?? 0) >= min : job.before.visited >= min;
 }

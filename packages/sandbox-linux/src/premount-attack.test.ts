@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync } from 'node:fs';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,6 +115,32 @@ describe.skipIf(!isRoot || !python || !bwrap)('hidden entries mounted by the roo
       expect(r.status).toBe(125);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("one run's slow sync of its commit does not hold up another run's result (each run's sync is its own, not queued behind the others')", async () => {
+    const slowRoot = join(s.root, 'ws-slow');
+    const quickRoot = join(s.root, 'ws-quick');
+    mkdirSync(slowRoot);
+    mkdirSync(quickRoot);
+    const started = join(s.root, 'slow-sync-started');
+    const slowSync = join(s.root, 'sync-slow');
+    // sleeps for the slow root only (a file system with much to write out), quick for any other
+    writeFileSync(slowSync, `#!/bin/sh\nfor a in "$@"; do [ "$a" = '${slowRoot}' ] && { touch '${started}'; sleep 8; }; done\nexit 0\n`);
+    chmodSync(slowSync, 0o755);
+    const sb = s.sandbox({ sync: slowSync });
+    const run = (ws: string) => sb.run(req(s, ['sh', '-c', 'echo x > f'], { cwd: ws, policy: workspacePolicy(s, { write: [ws, s.sessionTmp] }) }));
+    try {
+      const slow = run(slowRoot);
+      while (!existsSync(started)) await new Promise((r) => setTimeout(r, 20));
+      const t0 = Date.now();
+      const quick = await run(quickRoot);
+      const took = Date.now() - t0;
+      expect(quick.exitCode).toBe(0);
+      expect(took).toBeLessThan(5000);
+      expect((await slow).exitCode).toBe(0);
+    } finally {
+      await sb.close();
     }
   });
 });

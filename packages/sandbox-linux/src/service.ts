@@ -55,7 +55,7 @@ import { ARGS_FD, type LinuxRunPlan, linuxPlan, tmpEnv } from './run-plan.js';
 import { ENV_FD } from './launch-env.js';
 import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY } from './root-map.helper.js';
-import { rootsReceiving } from './committed-sync.js';
+import { rootsReceiving, syncFileSystems } from './committed-sync.js';
 import { isPlainEntry, premountHides, realOr } from './premount.js';
 import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, identityPaths, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
 import { watchExec } from './exec-report.js';
@@ -430,7 +430,8 @@ export class LinuxSandbox implements SandboxService {
   private async syncCommitted(policy: SandboxPolicy, committed: readonly string[]): Promise<string> {
     const roots = committed.length === 0 ? [] : rootsReceiving(policy.write, committed);
     if (roots.length === 0) return '';
-    return await this.host.run({ op: 'syncFs', roots, sync: findExecutable(this.options.sync ?? 'sync') }).catch((e: Error) => `aalis: the writes committed under ${roots.join(', ')} were not synced to the disk (${e.message}): they reach it with the kernel's writeback\n`);
+    // not on a host lane: one run's slow sync would hold up every other run's result behind it
+    return await syncFileSystems(roots, findExecutable(this.options.sync ?? 'sync')).catch((e: Error) => `aalis: the writes committed under ${roots.join(', ')} were not synced to the disk (${e.message}): they reach it with the kernel's writeback\n`);
   }
 
   /** Discards a run's kept refused writes. */
