@@ -143,4 +143,43 @@ describe.skipIf(!isRoot || !python || !bwrap)('hidden entries mounted by the roo
       await sb.close();
     }
   });
+
+  it('hidden names with a newline, a space, a non-UTF-8 byte, or that read like the step\'s separators: every one empty and read-only (the non-UTF-8 one puts all with bwrap, on fd 6)', async () => {
+    const ws = join(s.root, 'ws-names');
+    mkdirSync(join(ws, 'f'), { recursive: true });
+    const odd = ['.env.a\nb', '.env. --', 'f/.env', '.env.-'];
+    for (const n of odd) writeFileSync(join(ws, n), 'SECRET\n');
+    const policy = workspacePolicy(s, { write: [ws, s.sessionTmp] });
+    const script = 'for f in .env.* f/.env; do printf "[%s]" "$(cat "$f")"; (echo x > "$f") 2>/dev/null && echo "WROTE $f"; done; echo';
+    const sb = s.sandbox();
+    try {
+      expect(stepHides((await sb.plan(req(s, ['true'], { cwd: ws, policy }))).argv).sort()).toEqual(odd.map((n) => `f ${join(ws, n)}`).concat(`d ${join(s.home, '.ssh')}`).sort());
+      const plain = await sb.run(req(s, ['sh', '-c', script], { cwd: ws, policy }));
+      expect(plain.stderr).toBe('');
+      expect(plain.stdout).toBe('[][][][]\n');
+      writeFileSync(Buffer.concat([Buffer.from(`${ws}/.env.`), Buffer.of(0xff)]), 'RAW SECRET\n');
+      expect(stepHides((await sb.plan(req(s, ['true'], { cwd: ws, policy }))).argv)).toEqual([]);
+      const raw = await sb.run(req(s, ['sh', '-c', script], { cwd: ws, policy }));
+      expect(raw.stderr).toBe('');
+      expect(raw.stdout).toBe('[][][][][]\n');
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('a prepared sandbox (prepare on): the hides mounted at its preparation meet the command of the run that takes it', async () => {
+    const sb = s.sandbox({ prepare: 'on' });
+    try {
+      const request = req(s, ['sh', '-c', 'printf "[%s]" "$(cat .env)"; ls -A "$0"; (echo x > .env) 2>/dev/null || echo refused', join(s.home, '.ssh')]);
+      await sb.run({ ...request, argv: ['true'] });
+      await sb.preparationsSettled();
+      const before = sb.preparedCounts();
+      const r = await sb.run(request);
+      expect(sb.preparedCounts().used).toBe(before.used + 1);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe('[]refused\n');
+    } finally {
+      await sb.close();
+    }
+  });
 });
