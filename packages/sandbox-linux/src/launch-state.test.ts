@@ -1,5 +1,6 @@
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
+import { vanishedRootMapMount } from './vanished-mount.js';
 import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, VanishedMountError } from './launch-state.js';
 import { OVERLAY_FAILURE } from './overlay-mount.js';
 import { PidLimitError } from './pid-limit.js';
@@ -88,5 +89,14 @@ describe('launchFailure: every failure before the command is an error, never a r
       expect(e).toBeInstanceOf(SandboxUnavailableError);
       expect(e!.message).toMatch(expected);
     }
+  });
+});
+
+describe('vanishedRootMapMount', () => {
+  it("reads a hidden entry's name that holds a newline whole", () => {
+    const name = '/w/a\nb/.env';
+    const stderr = `${ROOT_MAP_FAILURE}cannot hide the file ${name}: mount failed: No such file or directory (errno 2)\n`;
+    expect(vanishedRootMapMount(stderr, (p) => p !== name)).toBe(true);
+    expect(vanishedRootMapMount(stderr, () => true)).toBe(false);
   });
 });

@@ -55,12 +55,13 @@ const ARITY: Readonly<Record<string, number>> = {
 };
 
 /**
- * What the step's exec of bwrap reads after the hides (ld.so's cache and the library directories,
- * a symlink's target resolved): an entry at, under or over one of them stays with bwrap, which
+ * What the step's exec of bwrap reads after the hides (ld.so's cache and preload list, the library
+ * directories, and the stores NixOS and Guix keep every binary and library in; a symlink's target
+ * resolved): an entry at, under or over one of them stays with bwrap, which
  * mounts it only in the sandbox. A hidden .env that is a relative symlink to libcap (its target is
  * hidden too) otherwise left bwrap unable to start.
  */
-const BWRAP_LOADS = ['/etc/ld.so.cache', '/lib', '/lib32', '/lib64', '/libx32', '/usr/lib', '/usr/lib32', '/usr/lib64', '/usr/libx32', '/usr/local/lib'];
+const BWRAP_LOADS = ['/etc/ld.so.cache', '/etc/ld.so.preload', '/lib', '/lib32', '/lib64', '/libx32', '/usr/lib', '/usr/lib32', '/usr/lib64', '/usr/libx32', '/usr/local/lib', '/nix/store', '/gnu/store'];
 
 /** Options that mount something at their last operand; a bind's source is its first. */
 const BINDS = new Set(['--ro-bind', '--bind', '--dev-bind']);

@@ -21,7 +21,7 @@ export function vanishedHostMount(stderr: string, exists: (p: string) => boolean
 export function vanishedRootMapMount(stderr: string, exists: (p: string) => boolean = existsSync, mounted: (p: string) => boolean = hostMountPoint): boolean {
   if (/^aalis-rootmap: the mount table kept changing while it was cloned/m.test(stderr)) return true;
   // a hidden entry the step mounts in bwrap's place (premount.ts) that was removed since the scan, as bwrap's own mount of it would have failed
-  const hidden = /^aalis-rootmap: cannot hide the (?:file|directory) (\/.*): mount failed: /m.exec(stderr)?.[1];
+  const hidden = /^aalis-rootmap: cannot hide the (?:file|directory) (\/[\s\S]*?): mount failed: /m.exec(stderr)?.[1]; // a name may hold a newline
   if (hidden !== undefined) return !exists(hidden);
   const path = /^aalis-rootmap: move_mount\((\/.*)\) failed: /m.exec(stderr)?.[1];
   return path !== undefined && (!exists(path) || !mounted(path));
