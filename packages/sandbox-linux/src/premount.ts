@@ -1,6 +1,5 @@
 import { lstatSync, realpathSync } from 'node:fs';
 import { ENV_FD } from './launch-env.js';
-import { isWithin } from './rule-match.js';
 import type { Translation } from './translate.js';
 
 /*
@@ -109,30 +108,44 @@ const destOf = (op: Op): string | undefined => (op.flag === '--symlink' || op.fl
 export function premountHides(args: readonly string[], translation: Pick<Translation, 'mounts'>, bwrap: string, plain: (path: string) => boolean = () => true): Premounts {
   const ops = parse(args);
   if (!ops) return { args: [...args], hides: [] };
+  // indexed once (a daemon's plan: ~300 arguments, ~50 hidden entries, twice a call): the ops by
+  // their path, and how many mount paths and bind sources lie at or under each directory
+  const byDest = new Map<string, Op[]>();
+  const destsUnder = new Map<string, number>();
+  const sourcesUnder = new Map<string, number>();
+  const count = (into: Map<string, number>, path: string) => {
+    for (const a of selfAndAncestors(path)) into.set(a, (into.get(a) ?? 0) + 1);
+  };
+  for (const op of ops) {
+    const dest = destOf(op);
+    if (dest !== undefined) {
+      byDest.set(dest, [...(byDest.get(dest) ?? []), op]);
+      count(destsUnder, dest);
+    }
+    if (BINDS.has(op.flag)) count(sourcesUnder, op.operands[0]!);
+  }
+  const loads = [bwrap, ...BWRAP_LOADS];
   const taken = new Set<number>();
   const files: string[] = [];
   const dirs: string[] = [];
   const hidden = translation.mounts.filter((m) => m.state === 'hidden' && m.why !== 'socket-home' && m.path !== '/');
   for (const m of hidden) {
-    const own = ops.filter((op) => destOf(op) === m.path);
+    const own = byDest.get(m.path) ?? [];
     const shape = m.kind === 'dir' ? own.length === 2 && own[0]!.flag === '--tmpfs' && own[1]!.flag === '--remount-ro' : own.length === 1 && own[0]!.flag === '--ro-bind';
     // mount(2) follows a symlink at the entry (bwrap resolves it in the sandbox's view): the hide
     // would land on its target, which may be the bwrap binary the step then runs
     if (!shape || !plain(m.path)) continue;
     // what the step's exec of bwrap loads: its binary, the dynamic loader's cache and libraries
-    if ([bwrap, ...BWRAP_LOADS].some((p) => isWithin(p, m.path) || isWithin(m.path, p))) continue;
-    const others = ops.filter((op) => !own.includes(op));
-    const clear = others.every((op) => {
-      const dest = destOf(op);
-      const source = BINDS.has(op.flag) ? op.operands[0]! : undefined;
-      if (source !== undefined && m.kind === 'dir' && isWithin(source, m.path)) return false; // its source would be hidden
-      if (dest === undefined) return true;
-      if (isWithin(dest, m.path)) return false; // something else at or under it
-      // over an ancestor: only a bind of that same path carries what is mounted under it
-      if (isWithin(m.path, dest) && !NOT_A_MOUNT.has(op.flag)) return BINDS.has(op.flag) && source === dest;
-      return true;
-    });
-    if (!clear) continue;
+    if (loads.some((p) => under(p, m.path) || under(m.path, p))) continue;
+    // something else mounted (or remounted, or entered) at or under it
+    if ((destsUnder.get(m.path) ?? 0) > own.length) continue;
+    // a directory holding a bind's source: the source would be hidden (a file's own source is the empty file)
+    if (m.kind === 'dir' && (sourcesUnder.get(m.path) ?? 0) > 0) continue;
+    // over an ancestor: only a bind of that same path carries what is mounted under it
+    const carried = selfAndAncestors(m.path)
+      .slice(1)
+      .every((a) => (byDest.get(a) ?? []).every((op) => NOT_A_MOUNT.has(op.flag) || (BINDS.has(op.flag) && op.operands[0] === a)));
+    if (!carried) continue;
     for (const op of own) taken.add(op.at);
     if (m.kind === 'dir') dirs.push('d', '-', m.path);
     else files.push('f', own[0]!.operands[0]!, m.path);
@@ -150,6 +163,19 @@ export function premountHides(args: readonly string[], translation: Pick<Transla
     i += 1;
   }
   return { args: rest, hides: [...files, ...dirs] };
+}
+
+/** `path` is `root` or lies under it: real absolute paths, compared by their bytes as Linux does. */
+function under(path: string, root: string): boolean {
+  return path === root || root === '/' || path.startsWith(`${root}/`);
+}
+
+/** `path` and each directory above it, up to `/`. */
+function selfAndAncestors(path: string): string[] {
+  const out = [path];
+  for (let i = path.lastIndexOf('/'); i > 0; i = path.lastIndexOf('/', i - 1)) out.push(path.slice(0, i));
+  if (path !== '/') out.push('/');
+  return out;
 }
 
 /** `path` with its symlinks resolved (the bwrap binary a hide must not cover), or as given when it cannot be. */
