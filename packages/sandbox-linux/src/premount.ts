@@ -1,5 +1,6 @@
 import { lstatSync, realpathSync } from 'node:fs';
 import { ENV_FD } from './launch-env.js';
+import { isWithin } from './rule-match.js';
 import type { Translation } from './translate.js';
 
 /*
@@ -136,7 +137,7 @@ export function premountHides(args: readonly string[], translation: Pick<Transla
     // would land on its target, which may be the bwrap binary the step then runs
     if (!shape || !plain(m.path)) continue;
     // what the step's exec of bwrap loads: its binary, the dynamic loader's cache and libraries
-    if (loads.some((p) => under(p, m.path) || under(m.path, p))) continue;
+    if (loads.some((p) => isWithin(p, m.path) || isWithin(m.path, p))) continue;
     // something else mounted (or remounted, or entered) at or under it
     if ((destsUnder.get(m.path) ?? 0) > own.length) continue;
     // a directory holding a bind's source: the source would be hidden (a file's own source is the empty file)
@@ -163,11 +164,6 @@ export function premountHides(args: readonly string[], translation: Pick<Transla
     i += 1;
   }
   return { args: rest, hides: [...files, ...dirs] };
-}
-
-/** `path` is `root` or lies under it: real absolute paths, compared by their bytes as Linux does. */
-function under(path: string, root: string): boolean {
-  return path === root || root === '/' || path.startsWith(`${root}/`);
 }
 
 /** `path` and each directory above it, up to `/`. */
