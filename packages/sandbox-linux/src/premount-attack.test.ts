@@ -50,38 +50,41 @@ describe.skipIf(!isRoot || !python || !bwrap)('hidden entries mounted by the roo
     }
   });
 
-  it("a hidden .env that is a relative symlink to bwrap's binary: the step does not mount the empty file over bwrap (the run works, as with bwrap's own hide)", async () => {
-    const ws = join(s.root, 'ws-link');
+  /** A workspace whose checked-in `.env` is a relative symlink to `target`: the step leaves its hide to bwrap, and the run works. */
+  async function envLinkedTo(name: string, target: string): Promise<void> {
+    const ws = join(s.root, name);
     mkdirSync(ws);
-    symlinkSync(relative(ws, realpathSync(bwrap!)), join(ws, '.env'));
+    symlinkSync(relative(ws, target), join(ws, '.env'));
     const sb = s.sandbox();
     try {
       const request = req(s, ['sh', '-c', 'printf "[%s]" "$(cat .env)"; echo ran'], { cwd: ws, policy: workspacePolicy(s, { write: [ws, s.sessionTmp] }) });
-      expect(stepHides((await sb.plan(request)).argv)).not.toContain(`f ${join(ws, '.env')}`);
+      const hides = stepHides((await sb.plan(request)).argv);
+      expect(hides).not.toContain(`f ${join(ws, '.env')}`);
+      expect(hides).not.toContain(`f ${target}`);
       const r = await sb.run(request);
       expect(r.stderr).toBe('');
       expect(r.stdout).toBe('[]ran\n');
     } finally {
       await sb.close();
     }
+  }
+
+  it("a hidden .env that is a relative symlink to bwrap's binary: the step does not mount the empty file over bwrap (the run works, as with bwrap's own hide)", async () => {
+    await envLinkedTo('ws-link', realpathSync(bwrap!));
   });
 
   it("a hidden .env that is a relative symlink to a library bwrap loads (libcap): the step does not hide the library before bwrap's exec (the run works, as with bwrap's own hide)", async () => {
-    const lib = ['/usr/lib/x86_64-linux-gnu/libcap.so.2', '/usr/lib/aarch64-linux-gnu/libcap.so.2', '/usr/lib64/libcap.so.2'].map((p) => { try { return realpathSync(p); } catch { return undefined; } }).find((p) => p !== undefined);
+    const lib = ['/usr/lib/x86_64-linux-gnu/libcap.so.2', '/usr/lib/aarch64-linux-gnu/libcap.so.2', '/usr/lib64/libcap.so.2']
+      .map((p) => {
+        try {
+          return realpathSync(p);
+        } catch {
+          return undefined;
+        }
+      })
+      .find((p) => p !== undefined);
     if (!lib) return;
-    const ws = join(s.root, 'ws-lib');
-    mkdirSync(ws);
-    symlinkSync(relative(ws, lib), join(ws, '.env'));
-    const sb = s.sandbox();
-    try {
-      const request = req(s, ['sh', '-c', 'printf "[%s]" "$(cat .env)"; echo ran'], { cwd: ws, policy: workspacePolicy(s, { write: [ws, s.sessionTmp] }) });
-      expect(stepHides((await sb.plan(request)).argv)).not.toContain(`f ${lib}`);
-      const r = await sb.run(request);
-      expect(r.stderr).toBe('');
-      expect(r.stdout).toBe('[]ran\n');
-    } finally {
-      await sb.close();
-    }
+    await envLinkedTo('ws-lib', lib);
   });
 
   it("a policy that hides bwrap's binary by its real path while the daemon names it by another (/bin/bwrap, /bin a symlink to usr/bin): bwrap still starts", async () => {

@@ -19,46 +19,47 @@ const dir = (path: string): M => ({ path, state: 'hidden', kind: 'dir', why: 'ru
 const hideFile = (p: string) => ['--ro-bind', E, p];
 const hideDir = (p: string) => ['--tmpfs', p];
 
-const cases: { name: string; mounts: M[]; middle: string[]; remount: string[]; taken: string[]; bwrap?: string }[] = [
+// `middle`: bwrap's mounts, one option and its operands each
+const cases: { name: string; mounts: M[]; middle: string[][]; remount: string[]; taken: string[]; bwrap?: string }[] = [
   {
     name: 'a hidden file and directory under / and a writable root are taken, files first',
     mounts: [dir('/home/u/.ssh'), file('/ws/.env')],
-    middle: ['--bind', '/ws', '/ws', ...hideDir('/home/u/.ssh'), ...hideFile('/ws/.env')],
+    middle: [['--bind', '/ws', '/ws'], hideDir('/home/u/.ssh'), hideFile('/ws/.env')],
     remount: ['/home/u/.ssh'],
     taken: ['f', E, '/ws/.env', 'd', '-', '/home/u/.ssh'],
   },
   {
     name: 'a directory with a carve-out mounted back under it stays with bwrap',
     mounts: [dir('/data/tmp')],
-    middle: [...hideDir('/data/tmp'), '--bind', '/data/tmp/s', '/data/tmp/s'],
+    middle: [hideDir('/data/tmp'), ['--bind', '/data/tmp/s', '/data/tmp/s']],
     remount: ['/data/tmp'],
     taken: [],
   },
   {
     name: 'a directory holding the source of a bind elsewhere stays (the source would be hidden)',
     mounts: [dir('/data')],
-    middle: [...hideDir('/data'), '--bind', '/data2/s', '/tmp', '--bind', '/data/s', '/elsewhere'],
+    middle: [hideDir('/data'), ['--bind', '/data2/s', '/tmp'], ['--bind', '/data/s', '/elsewhere']],
     remount: ['/data'],
     taken: [],
   },
   {
     name: 'an entry under a fresh file system bwrap mounts (a tmpfs, /proc) stays: the hide would be under it',
     mounts: [dir('/tmp/x'), dir('/proc/y'), file('/var/run2/z')],
-    middle: ['--tmpfs', '/tmp', ...hideDir('/tmp/x'), ...hideDir('/proc/y'), '--tmpfs', '/var/run2', ...hideFile('/var/run2/z')],
+    middle: [['--tmpfs', '/tmp'], hideDir('/tmp/x'), hideDir('/proc/y'), ['--tmpfs', '/var/run2'], hideFile('/var/run2/z')],
     remount: ['/tmp/x', '/proc/y'],
     taken: [],
   },
   {
     name: 'an entry under a bind from another place stays; under a bind of the same path it is taken',
     mounts: [file('/tmp/a/.env'), file('/ws/b/.env')],
-    middle: ['--bind', '/data/session', '/tmp', '--ro-bind', '/ws/b', '/ws/b', ...hideFile('/tmp/a/.env'), ...hideFile('/ws/b/.env')],
+    middle: [['--bind', '/data/session', '/tmp'], ['--ro-bind', '/ws/b', '/ws/b'], hideFile('/tmp/a/.env'), hideFile('/ws/b/.env')],
     remount: [],
     taken: ['f', E, '/ws/b/.env'],
   },
   {
     name: 'a socket home and the root are never taken; an entry that covers bwrap is not',
     mounts: [{ path: '/run', state: 'hidden', kind: 'dir', why: 'socket-home' }, dir('/opt/tools')],
-    middle: ['--tmpfs', '/run', '--symlink', '/x', '/run/y', ...hideDir('/opt/tools')],
+    middle: [['--tmpfs', '/run'], ['--symlink', '/x', '/run/y'], hideDir('/opt/tools')],
     remount: ['/run', '/opt/tools'],
     taken: [],
     bwrap: '/opt/tools/bwrap',
@@ -67,25 +68,13 @@ const cases: { name: string; mounts: M[]; middle: string[]; remount: string[]; t
 
 describe('premountHides', () => {
   it.each(cases)('$name', ({ mounts, middle, remount, taken, bwrap }) => {
-    const args = [...head, ...middle, ...remount.flatMap((p) => ['--remount-ro', p]), ...tail];
-    const out = premountHides(args, { mounts }, bwrap ?? BWRAP);
+    const remounts = (paths: readonly string[]) => paths.flatMap((p) => ['--remount-ro', p]);
+    const out = premountHides([...head, ...middle.flat(), ...remounts(remount), ...tail], { mounts }, bwrap ?? BWRAP);
     expect(out.hides).toEqual(taken);
+    // every argument of a taken entry is gone (its empty-file bind or tmpfs, and its remount), everything else is kept in order
     const gone = new Set(taken.filter((_, i) => i % 3 === 2));
-    const kept = [...head, ...middle, ...remount.flatMap((p) => ['--remount-ro', p]), ...tail];
-    // every argument of a taken entry is gone, everything else is kept in order
-    const expected: string[] = [];
-    for (let i = 0; i < kept.length; ) {
-      const flag = kept[i]!;
-      const n = flag === '--ro-bind' || flag === '--bind' || flag === '--symlink' ? 3 : flag === '--tmpfs' || flag === '--remount-ro' ? 2 : 1;
-      const dest = kept[i + n - 1]!;
-      const mine = (flag === '--ro-bind' && kept[i + 1] === E) || flag === '--tmpfs' || flag === '--remount-ro';
-      if (i >= head.length && i < kept.length - tail.length && mine && gone.has(dest)) i += n;
-      else {
-        expected.push(...kept.slice(i, i + n));
-        i += n;
-      }
-    }
-    expect(out.args).toEqual(expected);
+    const hideOf = (op: string[]) => gone.has(op.at(-1)!) && (op[0] === '--tmpfs' || (op[0] === '--ro-bind' && op[1] === E));
+    expect(out.args).toEqual([...head, ...middle.filter((op) => !hideOf(op)).flat(), ...remounts(remount.filter((p) => !gone.has(p))), ...tail]);
   });
 
   it('leaves every argument with bwrap when one is unknown, or when the mounts are on another fd (names not UTF-8)', () => {
