@@ -61,7 +61,9 @@ The config file (JSON; every key optional, unknown keys are errors):
     "pod": { ... } }                          the Isolation Pod's config, when it is installed
 
 Stops cleanly on SIGINT or SIGTERM: running commands are killed, pending approvals end as
-expired (recorded in the audit log), the plugins stop. See packages/cli/DAEMON.md for the API.
+expired (recorded in the audit log), the plugins stop. One received while it starts stops it
+as soon as it has started (no console line is printed then); a second one then exits at once.
+See packages/cli/DAEMON.md for the API.
 
 Examples:
   aalis serve --dir ~/aalis
@@ -104,35 +106,66 @@ function pluginsHelp(dir: string | undefined, configFile: string | undefined): s
   return `\nPlugins in ${loaded.file} (loaded in dependency order at start; one that fails is left out and named):\n${lines.join('\n')}\n`;
 }
 
-/** Waits for SIGINT or SIGTERM, then stops the daemon; resolves with the exit status. */
-function untilSignal(daemon: RunningDaemon, io: CliIo): Promise<number> {
-  return new Promise((resolve) => {
-    let stopping = false;
-    // The handlers stay until the stop is done: other listeners (execa's child clean-up) re-raise
-    // the signal, killing the process mid-stop, when they find themselves the only listener.
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        io.stderr(`aalis serve: ${signal} received again; already stopping\n`);
-        return;
+/** SIGINT and SIGTERM, listened to from before the daemon starts until its stop is done. */
+interface StopSignals {
+  /** The signal received so far, if any. */
+  readonly received: () => NodeJS.Signals | undefined;
+  /** Stops `daemon` at the first signal (at once when one came during the start); resolves with the exit status. */
+  readonly stopOn: (daemon: RunningDaemon) => Promise<number>;
+  /** Stops listening (the daemon did not start). */
+  readonly off: () => void;
+}
+
+/**
+ * Listens for SIGINT and SIGTERM from the process's start, not from the console line's print: a
+ * supervisor (or a test) that reads that line and stops the daemon at once could signal it before
+ * a handler was there, and the default action (or execa's clean-up, which re-raises the signal
+ * when it finds itself the only listener) killed it mid-stop, its commands and lock left behind.
+ */
+function stopSignals(io: CliIo): StopSignals {
+  let received: NodeJS.Signals | undefined;
+  let onFirst: ((signal: NodeJS.Signals) => void) | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (received !== undefined) {
+      // a start that does not end (a probe that hangs) must not leave Ctrl-C without an effect
+      if (onFirst === undefined) {
+        io.stderr(`aalis serve: ${signal} received again while starting; exiting now\n`);
+        process.exit(1);
       }
-      stopping = true;
-      io.stderr(`aalis serve: ${signal} received\n`);
-      const done = (status: number) => {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        resolve(status);
+      io.stderr(`aalis serve: ${signal} received again; already stopping\n`);
+      return;
+    }
+    received = signal;
+    io.stderr(`aalis serve: ${signal} received${onFirst ? '' : ' while starting; stopping once started'}\n`);
+    onFirst?.(signal);
+  };
+  // The handlers stay until the stop is done: other listeners (execa's child clean-up) re-raise
+  // the signal, killing the process mid-stop, when they find themselves the only listener.
+  const off = () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const stopOn = (daemon: RunningDaemon) =>
+    new Promise<number>((resolve) => {
+      const stop = (signal: NodeJS.Signals) => {
+        daemon.stop(`the daemon received ${signal}`).then(
+          () => {
+            off();
+            resolve(0);
+          },
+          (error: unknown) => {
+            io.stderr(`aalis serve: the stop did not finish cleanly: ${error instanceof Error ? error.message : String(error)}\n`);
+            off();
+            resolve(1);
+          },
+        );
       };
-      daemon.stop(`the daemon received ${signal}`).then(
-        () => done(0),
-        (error: unknown) => {
-          io.stderr(`aalis serve: the stop did not finish cleanly: ${error instanceof Error ? error.message : String(error)}\n`);
-          done(1);
-        },
-      );
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
+      if (received !== undefined) stop(received);
+      else onFirst = stop;
+    });
+  return { received: () => received, stopOn, off };
 }
 
 /** `aalis serve`: the daemon. */
@@ -144,6 +177,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
   }
   if (positionals.length > 0 || rest.length > 0) throw new UsageError(`serve takes no arguments (got '${[...positionals, ...rest].join(' ')}'); the deployment directory goes in --dir.`, 'serve');
   const progress = (line: string) => io.stderr(`aalis serve: ${line}\n`);
+  const signals = stopSignals(io);
   let daemon: RunningDaemon;
   try {
     daemon = await startDaemon({
@@ -156,6 +190,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
       progress,
     });
   } catch (error) {
+    signals.off();
     if (error instanceof ConfigError) {
       io.stderr(`aalis serve: the config is not usable, so the daemon did not start:\n  ${error.message}\n`);
       return 2;
@@ -165,9 +200,10 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
   }
   progress(`deployment ${daemon.deployment.mode} (from ${daemon.deployment.source}), data in ${daemon.dataDir}`);
   progress(`API on ${daemon.url}/api/ (Authorization: Bearer <token>)`);
-  // The one line a person needs, on stdout so a script can take it: the console with its token.
-  io.stdout(`console: ${daemon.consoleUrl}\n`);
-  const status = await untilSignal(daemon, io);
+  // The one line a person needs, on stdout so a script can take it: the console with its token;
+  // not when a signal came during the start, which stops it at once.
+  if (signals.received() === undefined) io.stdout(`console: ${daemon.consoleUrl}\n`);
+  const status = await signals.stopOn(daemon);
   // Everything is stopped; a handle some backend left open must not keep the process alive.
   setTimeout(() => {
     io.stderr('aalis serve: something was still open after the stop; exiting anyway.\n');

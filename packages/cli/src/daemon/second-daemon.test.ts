@@ -42,7 +42,7 @@ describe('a second daemon on the same data directory', () => {
     daemons.push(next);
     expect(JSON.parse(readFileSync(join(dir, 'data', 'daemon.lock'), 'utf8'))).toMatchObject({ pid: next.child.pid });
     expect((await next.api('GET', '/api/status')).status).toBe(200);
-    expect(await next.stop()).toBe(0);
+    expect(await next.stop(), next.stderr()).toBe(0);
     expect(() => readFileSync(join(dir, 'data', 'daemon.lock'))).toThrow(/ENOENT/);
   });
 
@@ -57,7 +57,7 @@ describe('a second daemon on the same data directory', () => {
     expect(up).toHaveLength(1);
     for (const r of results) if (!r.ok) expect(r.e.message).toMatch(new RegExp(`another aalis daemon \\(pid ${up[0]!.child.pid}, started|another aalis daemon is starting`));
     expect(JSON.parse(readFileSync(join(dir, 'data', 'daemon.lock'), 'utf8'))).toMatchObject({ pid: up[0]!.child.pid });
-    expect(await up[0]!.stop()).toBe(0);
+    expect(await up[0]!.stop(), up[0]!.stderr()).toBe(0);
   });
 
   it("a daemon on another data directory: the first's stop leaves the second's running command alone", { timeout: 180_000 }, async () => {
@@ -68,7 +68,7 @@ describe('a second daemon on the same data directory', () => {
     const marker = `sleep 15.${process.pid}`;
     const running = second.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `${marker}; echo survived` }, turn: ownerTurn('chat-second') });
     await until(() => processesWith(marker).length > 0, 'the second daemon\'s command to run');
-    expect(await first.stop()).toBe(0);
+    expect(await first.stop(), first.stderr()).toBe(0);
     expect((await running).body).toMatchObject({ ok: true, value: { exitCode: 0, stdout: 'survived\n' } });
   });
 });

@@ -53,7 +53,13 @@ export async function startServe(dir: string, extra: readonly string[] = [], env
   let stdout = '';
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const exited = new Promise<number | null>((r) =>
+    child.on('exit', (code, signal) => {
+      // a signal's end has no status: say which, for the assertion's message (stderr())
+      if (signal !== null) stderr += `\n[the test saw aalis serve (pid ${child.pid}) end on ${signal}]\n`;
+      r(code);
+    }),
+  );
   const line = await new Promise<string>((resolveLine, reject) => {
     const timer = setTimeout(() => reject(new Error(`aalis serve did not print its console line in 45 s; stderr:\n${stderr}`)), 45_000);
     child.stdout?.on('data', (d) => {

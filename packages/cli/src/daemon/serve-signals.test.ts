@@ -1,0 +1,103 @@
+// SIGINT and SIGTERM reach `aalis serve`'s handlers from the process's start. They used to be
+// installed only after the `console:` line was printed, so a supervisor that read the line and
+// stopped the daemon at once could signal it in between: the default action killed it (CI saw
+// `stop()` give no exit status, the process ended by a signal). Here the start is held open by a
+// plugin module that waits for a file, so the signal lands inside the start every time.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BIN, deploymentDir } from './serve-process.testing.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A deployment whose one plugin, while it loads, writes `loading` and waits for `go` (top-level await): the daemon's start waits with it. */
+function heldDeployment(): { dir: string; loading: string; go: string } {
+  const dir = deploymentDir({ owners: { chat: ['alice'] }, plugins: { './plugins/hold.mjs': {} } });
+  dirs.push(dir);
+  const loading = join(dir, 'loading');
+  const go = join(dir, 'go');
+  mkdirSync(join(dir, 'plugins'));
+  writeFileSync(
+    join(dir, 'plugins', 'hold.mjs'),
+    `import { existsSync, writeFileSync } from 'node:fs';
+writeFileSync(${JSON.stringify(loading)}, '');
+while (!existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 20));
+export const value = 1;
+`,
+  );
+  return { dir, loading, go };
+}
+
+function serve(dir: string) {
+  const child = spawn(process.execPath, [BIN, 'serve', '--dir', dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  let gone = false;
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('exit', (code, signal) => {
+      gone = true;
+      r({ code, signal });
+    }),
+  );
+  return { child, ended, gone: () => gone, out: () => ({ stdout, stderr }) };
+}
+
+async function until(check: () => boolean, what: string, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('aalis serve and a signal that comes while it starts', () => {
+  it('SIGTERM during the start: it stops as soon as the start ends, exit 0, no console line, the lock given up', { timeout: 120_000 }, async () => {
+    const { dir, loading, go } = heldDeployment();
+    const daemon = serve(dir);
+    await until(() => existsSync(loading), 'the plugin to be loading');
+    daemon.child.kill('SIGTERM');
+    await until(() => daemon.gone() || daemon.out().stderr.includes('SIGTERM received'), 'the daemon to say it received SIGTERM');
+    writeFileSync(go, '');
+    const end = await daemon.ended;
+    const { stdout, stderr } = daemon.out();
+    expect(end, stderr).toEqual({ code: 0, signal: null });
+    expect(stderr).toContain('aalis serve: SIGTERM received while starting; stopping once started');
+    expect(stderr).toContain('aalis serve: stopped.');
+    expect(stdout).not.toMatch(/console:/);
+    expect(existsSync(join(dir, 'data', 'daemon.lock'))).toBe(false);
+  });
+
+  it('a second signal during the start exits at once with status 1, the start never ended', { timeout: 120_000 }, async () => {
+    const { dir, loading } = heldDeployment();
+    const daemon = serve(dir);
+    await until(() => existsSync(loading), 'the plugin to be loading');
+    daemon.child.kill('SIGINT');
+    await until(() => daemon.gone() || daemon.out().stderr.includes('SIGINT received'), 'the daemon to say it received SIGINT');
+    daemon.child.kill('SIGTERM');
+    const end = await daemon.ended;
+    const { stdout, stderr } = daemon.out();
+    expect(end, stderr).toEqual({ code: 1, signal: null });
+    expect(stderr).toContain('aalis serve: SIGTERM received again while starting; exiting now');
+    expect(stdout).not.toMatch(/console:/);
+  });
+
+  it('a supervisor that stops it the moment the console line is read: exit 0 each time', { timeout: 180_000 }, async () => {
+    const dir = deploymentDir({ owners: { chat: ['alice'] } });
+    dirs.push(dir);
+    for (let i = 0; i < 3; i++) {
+      const daemon = serve(dir);
+      daemon.child.stdout.on('data', () => {
+        if (/^console: /m.test(daemon.out().stdout)) daemon.child.kill('SIGTERM');
+      });
+      const end = await daemon.ended;
+      expect(end, daemon.out().stderr).toEqual({ code: 0, signal: null });
+      expect(daemon.out().stdout).toMatch(/^console: /m);
+    }
+  });
+});
