@@ -33,6 +33,13 @@ export function removedOrGone(result: CliResult): boolean {
 export function attachClient(cli: DockerCli, name: string, args: string[], env: Record<string, string>, request: AttachRequest, timeoutMs: number, limit: number): Promise<AttachOutcome> {
   const stdout = new BoundedOutput(limit);
   const stderr = new BoundedOutput(limit);
+  // Aborted while the run was prepared: no client is started. A `docker run` client killed at once
+  // still had its create sent, and the engine made the container after both removals below had
+  // found none: a Created container outlived the run (seen on a shared engine, where the next
+  // run's tests found it). The container `name` is removed all the same (a session's, on exec).
+  if (request.signal?.aborted) {
+    return cli.call(['rm', '--force', name]).then((removed) => ({ code: null, stdout, stderr: '', stderrTruncated: false, timedOut: false, aborted: true, removal: removedOrGone(removed) ? 'done' : 'failed' }));
+  }
   const child = cli.spawn(args, env);
   stdout.attach(child.stdout);
   stderr.attach(child.stderr);
@@ -57,7 +64,6 @@ export function attachClient(cli: DockerCli, name: string, args: string[], env: 
     removeNow();
   };
   request.signal?.addEventListener('abort', onAbort, { once: true });
-  if (request.signal?.aborted) onAbort(); // aborted while the run was prepared: the listener above never fires
   return new Promise<AttachOutcome>((resolve, reject) => {
     child.on('error', (error) => {
       clearTimeout(timer);

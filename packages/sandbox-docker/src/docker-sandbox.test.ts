@@ -239,15 +239,28 @@ describe.skipIf(engineSkip)('DockerSandbox on a real engine: no container outliv
     expect(containersLabelled(label)).toEqual([]);
   });
 
-  it('an abort while the run is still being prepared is not lost: the container is removed, the run ends', { timeout: 120_000 }, async () => {
-    const controller = new AbortController();
-    // aborted before the client starts (the run first checks the engine and the image): before, the
-    // abort listener came too late and the command ran to its timeout (here 600 s, past the test's limit)
-    const run = life.run(sh('exec sleep 600', { signal: controller.signal, timeoutMs: 600_000 }));
-    controller.abort();
-    const aborted = await run;
-    expect(aborted.signal).toBe('SIGKILL');
-    expect(containersLabelled(label)).toEqual([]);
+  it('an abort while the run is still being prepared is not lost: no client is started, no container is left, the run ends', { timeout: 120_000 }, async () => {
+    // the client through a wrapper that notes each command it is asked for
+    const dir = tempDir();
+    const calls = join(dir, 'calls');
+    const wrapper = join(dir, 'docker');
+    writeFileSync(wrapper, `#!/bin/sh\necho "$1" >> ${calls}\nexec ${JSON.stringify(realDocker())} "$@"\n`, { mode: 0o755 });
+    const noted = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-sandbox-life', client: { binary: wrapper } });
+    for (let i = 0; i < 5; i++) {
+      const controller = new AbortController();
+      // aborted before the client starts (the run first checks the engine and the image): before, the
+      // abort listener came too late and the command ran to its timeout (here 600 s, past the test's limit)
+      const run = noted.run(sh('exec sleep 600', { signal: controller.signal, timeoutMs: 600_000 }));
+      controller.abort();
+      const aborted = await run;
+      expect(aborted.signal).toBe('SIGKILL');
+      expect(containersLabelled(label)).toEqual([]);
+    }
+    // a client started and killed at once had sent its create: the engine could make the container
+    // after the run's removals (a Created one, found by the next run's tests on a shared engine)
+    const asked = readFileSync(calls, 'utf8').split('\n').filter(Boolean);
+    expect(asked).not.toContain('run');
+    expect(asked.filter((c) => c === 'rm')).toHaveLength(5);
   });
 });
 
@@ -292,3 +305,11 @@ describe.skipIf(engineSkip)('DockerSandbox fails closed', () => {
     expect(probe.checks.map((c) => c.name)).toEqual(['engine', `image ${TEST_IMAGE}`, 'baseline']);
   });
 });
+
+/** The docker client on PATH, as a real path (the wrapper above runs it). */
+function realDocker(): string {
+  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':')) {
+    if (dir !== '' && existsSync(join(dir, 'docker'))) return realpathSync(join(dir, 'docker'));
+  }
+  throw new Error('no docker client on PATH');
+}
