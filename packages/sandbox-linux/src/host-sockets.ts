@@ -52,13 +52,16 @@ export function unixSocketLists(): { lists: string[]; netns: number } {
       // the process ended meanwhile
     }
   };
-  // a stat of the ns link is a quarter cheaper than reading it (about 20 µs a process here); its inode names the namespace
+  // a stat of the ns link is a quarter cheaper than reading it (about 20 µs a process here); its inode
+  // names the namespace. A process that ended (a zombie: it has no namespaces) is ENOENT, answered
+  // without an exception: those cost several times the stat, and an init that reaps late keeps dozens.
   const nsOf = (pid: string) => {
-    const st = statSync(`/proc/${pid}/ns/net`);
-    return `${st.dev}:${st.ino}`;
+    const st = statSync(`/proc/${pid}/ns/net`, { throwIfNoEntry: false });
+    return st === undefined ? undefined : `${st.dev}:${st.ino}`;
   };
   try {
-    seen.add(nsOf('self'));
+    const own = nsOf('self');
+    if (own !== undefined) seen.add(own);
   } catch {
     // no ns link: the list below is the only one
   }
@@ -70,13 +73,13 @@ export function unixSocketLists(): { lists: string[]; netns: number } {
   }
   for (const pid of readdirSync('/proc')) {
     if (pid.charCodeAt(0) > 57 || pid.charCodeAt(0) < 49) continue; // not a pid
-    let ns: string;
+    let ns: string | undefined;
     try {
       ns = nsOf(pid);
     } catch {
-      continue; // gone, or not ours to inspect
+      continue; // not ours to inspect
     }
-    if (seen.has(ns)) continue;
+    if (ns === undefined || seen.has(ns)) continue; // gone (or a zombie)
     seen.add(ns);
     read(`/proc/${pid}/net/unix`);
   }

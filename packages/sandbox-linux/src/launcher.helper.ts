@@ -25,7 +25,8 @@
  *   {"op":"drop","id"}            a prepared run that will not start: its ends closed
  *   {"op":"view","argv"}          the idmapped view for the range argv = [base, count] made now, not
  *                                 at the next run's start (see View below); no answer
- * and on its own, for every child reaped: {"id","exit"} or {"id","signal"}.
+ * and on its own, for every child reaped: {"id","exit"} or {"id","signal"}. It is its runs' subreaper:
+ * what they leave without a parent (the sandbox's pid 1, after bwrap's monitor) is reaped here.
  * It dies with the daemon (PR_SET_PDEATHSIG, then a check the daemon is still its parent), and so
  * does every bwrap it started (`--die-with-parent` is relative to the launcher).
  */
@@ -60,6 +61,14 @@ def json_dumps(msg):
 PR_SET_PDEATHSIG = 1
 libc.prctl(PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
 if os.getppid() != int(sys.argv[1]): os._exit(0)   # the daemon died before the prctl
+# Whatever a run leaves without a parent is reaped here (the loop's reap takes any child), not by
+# the host's init: bwrap's monitor returns as soon as the sandbox's pid 1 reports the command's
+# exit, without waiting for that pid 1, so every run left one orphan. An init that reaps late (a
+# VM's or a container's; none at all where the daemon is a container's pid 1) kept them as
+# zombies, dozens at a time here, which every run's look through /proc (its sockets) paid for.
+# Not inherited by the children forked here; where the kernel lacks it, init reaps as before.
+PR_SET_CHILD_SUBREAPER = 36
+libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 # a terminal's ^C is the daemon's to handle; the launcher goes with the daemon
 _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
 wake_r, wake_w = os.pipe()

@@ -268,6 +268,30 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
     return first;
   }
 
+  it.skipIf(!python)("is its runs' subreaper: what a run leaves without a parent is the launcher's child, reaped by it (not left to the host's init)", async () => {
+    // bwrap's monitor exits before the sandbox's pid 1 does; a run's shell that exits before its
+    // background job leaves the same kind of orphan, which this can find by its argv
+    const l = new Launcher(python!);
+    const mark = token();
+    try {
+      const run = await l.launch(runDir(), sh(`sleep ${mark} & exit 0`));
+      run.release();
+      expect(await run.exit).toEqual({ kind: 'exit', code: 0 });
+      run.dispose();
+      await until(() => withToken(mark).length === 1, 'the orphaned sleep');
+      const [orphan] = withToken(mark) as [number];
+      const parent = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${orphan}/status`, 'utf8'))![1]);
+      expect(parent).toBe(l.pid);
+      process.kill(orphan, 'SIGKILL');
+      // reaped by the launcher: gone, not a zombie waiting for init
+      await until(() => !existsSync(`/proc/${orphan}`), 'the killed orphan reaped');
+      expect(l.pid).toBe(parent); // the launcher went on
+    } finally {
+      for (const pid of withToken(mark)) process.kill(pid, 'SIGKILL');
+      l.close();
+    }
+  });
+
   it.skipIf(!python)('a launcher killed just as a run is asked of it (its exit not yet seen): the run starts on a new one', async () => {
     const l = new Launcher(python!);
     try {
