@@ -13,7 +13,8 @@ export interface SandboxOfOptions {
  * opts out of mapping commands off the host's uid 0 (sandbox-linux README). `cacheDir` (in
  * the data directory, which no sandboxed command can write) keeps the backend's last good probe
  * for ten minutes, so a later process (each `aalis exec`) does not probe again while it is fresh.
- * `oneShot` (one command, then the process ends) keeps nothing for a next run. A daemon (not
+ * `oneShot` (one command, then the process ends) keeps nothing for a next run. A daemon's runs
+ * start from a kept-alive launcher, an ordinary user's too (sandbox-linux `launcher: all`). A daemon (not
  * `oneShot`) prepares the next sandbox of a policy ahead (sandbox-linux `prepare`; only a root
  * daemon's runs through the launcher are prepared); `AALIS_PREPARE=off` opts out. A daemon's
  * sandboxes also share one cpu cgroup, weighted as one session (sandbox-linux `cpuShare`); `AALIS_CPU_SHARE=off` opts out.
@@ -36,6 +37,9 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
         ...(oneShot ? { hostWalks: 'inline', scan: { noCache: true, ...(cacheDir !== undefined ? { reuseFile: join(cacheDir, 'linux-scan-reuse.json') } : {}) } } : {}),
         // AALIS_ROOT_UID_MAP=off: a root daemon's commands run as the host's uid 0 (anything else keeps the map, which fails closed)
         ...(env.AALIS_ROOT_UID_MAP === 'off' ? { rootUidMap: 'off' as const } : {}),
+        // a daemon's runs all start from its kept-alive launcher, an ordinary user's too, whose child
+        // mounts the overlays itself (sandbox-linux `launcher: all`); one-shot: a python start for one run
+        ...(oneShot ? {} : { launcher: 'all' as const }),
         // a daemon runs many commands: the next sandbox of a policy is set up while it waits (one-shot: nothing to gain)
         prepare: oneShot || env.AALIS_PREPARE === 'off' ? ('off' as const) : ('on' as const),
         // a daemon's sandboxes weigh as one session (one cpu cgroup), not one each; one-shot: no loop to keep answering

@@ -109,6 +109,8 @@ export interface LaunchEnd {
   /** The run has overlays (their step's failures are named), or a root map. */
   readonly overlays: boolean;
   readonly rootMap: boolean;
+  /** Started by the kept-alive launcher (launcher.ts), whose run child says a failed start with a `aalis-rootmap: ` line, mapped or not. */
+  readonly viaLauncher?: boolean;
   /** bwrap reported the command's exit (exec-report.ts): it was exec'd, so its stderr is its own, whatever it says. */
   readonly commandRan?: boolean;
   /**
@@ -134,6 +136,10 @@ export function launchFailure(end: LaunchEnd, translation: Translation, exists: 
   const hadSandbox = state.kind === 'held' || state.kind === 'released' || (state.kind === 'killed' && state.pid !== undefined);
   if (end.overlays && !hadSandbox && stderr.includes(OVERLAY_FAILURE)) {
     return unavailable(`the writable roots could not be mounted as overlays: ${stderr.trim()}`, 'see `aalis doctor` (host-model); nothing was run');
+  }
+  // an ordinary user's run started by the launcher (`launcher: all`): its child could not set it up
+  if (!end.rootMap && end.viaLauncher === true && !hadSandbox && stderr.includes(ROOT_MAP_FAILURE)) {
+    return unavailable(`the launcher could not start the run: ${stderr.trim()}`, 'run it again (a new run child is forked); see `aalis doctor`; nothing was run');
   }
   if (end.rootMap && !hadSandbox && stderr.includes(ROOT_MAP_FAILURE)) {
     if (vanishedRootMapMount(stderr, exists, mounted)) return new VanishedMountError(stderr.trim());

@@ -9,11 +9,12 @@
  *   {"op":"prepare","id","dir"}   mkfifo dir/{in,out,err,info,sync} (0600); the read ends of `in`
  *                                 and `sync` opened here, so the daemon can open their write ends
  *                                 -> {"id","prepared":true} | {"id","error"}
- *   {"op":"start","id","argv","env","rootMap","fds","stdin"}
+ *   {"op":"start","id","argv","env","rootMap","userStep"?,"fds","stdin"}
  *                                 fork a child: it opens its ends of the FIFOs, writes fds 3 (seccomp),
  *                                 6 (args) and 7 (env) as memfds, then runs root_map_in_view() with the
  *                                 view kept here, or root_map() (root-map.helper.ts, the one-shot step's
- *                                 function) where none could be made, or execs argv  -> {"id","pid"}
+ *                                 function) where none could be made, or (userStep) an ordinary user's
+ *                                 overlay step user_step(), or execs argv          -> {"id","pid"}
  *   {"op":"nft","id","pid","rules","library"}
  *                                 the localPorts filter without an nft process: fork a child that puts
  *                                 its ends of out, err and info on 1, 2 and 4, joins the network
@@ -140,6 +141,7 @@ def child(m, d, rin, rsync, v):
     if m["rootMap"]:
         if v: root_map_in_view(["-c"] + m["argv"], env, v)
         root_map(["-c"] + m["argv"], env)
+    if m.get("userStep"): user_step(["-c"] + m["argv"], env)
     exec_clean(argv, env)
 
 # The idmapped view (root-map.helper.ts, steps 1 and 2) is the same for every run while the host's
@@ -319,6 +321,10 @@ def start(m):
         try:
             if lib is not None: filter_child(m, d, lib)
             else: child(m, d, rin, rsync, v)
+        except BaseException as e:
+            # said, so the daemon reads a failed start (launch-state.ts), never an exit of 125 as the command's
+            try: os.write(2, ("aalis-rootmap: the launcher's run child failed: %s: %s\n" % (type(e).__name__, e)).encode())
+            except OSError: pass
         finally: os._exit(125)
     drop(m)
     children[pid] = m["id"]; by_id[m["id"]] = pid

@@ -268,6 +268,22 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
     return first;
   }
 
+  it.skipIf(!python)("a run child that fails unexpectedly says so on the run's stderr (exit 125), never a silent 125 read as the command's", async () => {
+    const l = new Launcher(python!);
+    try {
+      // an argument holding a NUL byte: execve refuses it with a ValueError, not an OSError
+      const run = await l.launch(runDir(), { ...sh('echo never'), argv: ['/bin/sh', '-c', 'echo never\0'] });
+      const [out, err] = [text(run.stdout), text(run.stderr)];
+      run.release();
+      expect(await run.exit).toEqual({ kind: 'exit', code: 125 });
+      expect(await out).toBe('');
+      expect(await err).toMatch(/^aalis-rootmap: the launcher's run child failed: ValueError: /);
+      run.dispose();
+    } finally {
+      l.close();
+    }
+  });
+
   it.skipIf(!python)("is its runs' subreaper: what a run leaves without a parent is the launcher's child, reaped by it (not left to the host's init)", async () => {
     // bwrap's monitor exits before the sandbox's pid 1 does; a run's shell that exits before its
     // background job leaves the same kind of orphan, which this can find by its argv

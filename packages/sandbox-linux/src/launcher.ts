@@ -31,6 +31,8 @@ export interface LauncherStart {
   readonly env: Readonly<Record<string, string>>;
   /** argv is the root map's one-shot step: the child runs the same python function on its operands instead of a new interpreter. */
   readonly rootMap: boolean;
+  /** argv is an ordinary user's overlay step (`USER_STEP_PY`'s operands, then bwrap): the child runs `user_step` on them. */
+  readonly userStep?: boolean;
   /** fd number -> bytes, each a memfd in the child (seccomp, args, env). */
   readonly fds: Readonly<Record<number, Uint8Array>>;
   readonly stdin: boolean;
@@ -312,6 +314,7 @@ export class Launcher {
       argv: start.argv,
       env: start.env,
       rootMap: start.rootMap,
+      ...(start.userStep ? { userStep: true } : {}),
       stdin: start.stdin,
       fds: Object.fromEntries(Object.entries(start.fds).map(([n, b]) => [n, Buffer.from(b).toString('base64')])),
     });

@@ -12,7 +12,9 @@ import { createLinuxSandbox } from './service.js';
 const [mode, scene, tmpDir, sleep = '601'] = process.argv.slice(2) as [string, string, string | undefined, string | undefined];
 const token = sleep.replace(/^--sleep=/, ''); // passed so, or this process would have the token in its argv too
 const s = JSON.parse(scene) as Scene;
-const sb = createLinuxSandbox({ hostModel: 'overlay', ...(tmpDir ? { tmpDir } : {}) });
+// the test runs each case with both launcher settings (`all`: the launcher's child mounts the overlays)
+const launcher = process.env.AALIS_TEST_LAUNCHER === 'all' ? ('all' as const) : ('on' as const);
+const sb = createLinuxSandbox({ hostModel: 'overlay', launcher, ...(tmpDir ? { tmpDir } : {}) });
 
 if (mode === 'kill') {
   await sb.run(req(s, ['sh', '-c', `echo x > unjudged.txt; mkdir -p pkg/.github/workflows; echo x > pkg/.github/workflows/ci.yml; exec sleep ${token}`], { timeoutMs: 600_000 }));

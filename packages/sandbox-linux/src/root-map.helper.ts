@@ -186,21 +186,15 @@ def place_view(clones):
         os.close(fd)
     os.chdir(cwd)
 
-# 3. into U as its root; 4. the overlays and socket binds in a mount namespace U owns; exec
-def enter_and_exec(userns, quads, pairs, hides, cmd, given):
-    if libc.setns(userns, CLONE_NEWUSER) != 0: fail(err("setns(CLONE_NEWUSER)"))
-    os.close(userns)
-    try:
-        os.setgroups([]); os.setresgid(0, 0, 0); os.setresuid(0, 0, 0)
-    except OSError as e:
-        fail("taking the user namespace's ids failed: %s" % e)
-    # a mount namespace U owns, in which the overlay's step may mount (overlayfs takes idmapped layers; it cannot itself be idmapped)
-    if libc.unshare(CLONE_NEWNS) != 0: fail(err("unshare(CLONE_NEWNS) in the user namespace"))
+MS_BIND = 4096
 
-    # the overlays and socket binds, in the order of the shell step (overlay-mount.ts)
-    def ofail(msg):
-        sys.stderr.write("${OVERLAY_FAILURE}" + msg + "\n"); sys.stderr.flush(); os._exit(125)
-    MS_BIND = 4096
+# a failure of the overlays' mounts: exit 125 with a line the daemon reads as the shell step's (launch-state.ts)
+def ofail(msg):
+    sys.stderr.write("${OVERLAY_FAILURE}" + msg + "\n"); sys.stderr.flush(); os._exit(125)
+
+# the overlays and socket binds, in the order of the shell step (overlay-mount.ts), as the root of
+# the user namespace that owns this mount namespace (U here; an ordinary user's own in user_step)
+def mount_overlays(quads, pairs):
     aliases = []
     for i in range(0, len(quads), 4):
         lower, upper, work, alias = quads[i:i + 4]
@@ -213,6 +207,49 @@ def enter_and_exec(userns, quads, pairs, hides, cmd, given):
         if libc.mount(pairs[i], pairs[i + 1], None, MS_BIND, None) != 0: ofail("cannot bind the socket %s: %s" % (os.fsdecode(pairs[i + 1]), err("mount")))
     for a in aliases:
         if libc.umount2(a, 0) != 0: ofail("cannot take down %s: %s" % (os.fsdecode(a), err("umount2")))
+
+# An ordinary user's overlay step: what the shell step does with unshare(1) --map-root-user
+# --mount, a shell and one mount(8) per entry (overlay-mount.ts), in this process: a user namespace
+# mapping its 0 to this user alone and a mount namespace it owns (mounts private, as unshare(1)
+# makes them), the overlays and socket binds by mount(2), then exec of bwrap. A kept-alive
+# launcher's child runs it (launcher.helper.ts): no interpreter's start, no mount(8) per root.
+# argv: <lower upper work alias>... -- <src dst>... -- <command>, after argv[0]
+# Every failure here is the overlay step's (exit 125, a line starting "${OVERLAY_FAILURE}"), as
+# the shell step's: the daemon reads it as "the writable roots could not be mounted", nothing ran.
+def user_step(argv, given):
+    try:
+        sep = argv.index("--", 1)
+        sep2 = argv.index("--", sep + 1)
+    except ValueError:
+        ofail("usage: <lower upper work alias>... -- <src dst>... -- <command>")
+    quads = [os.fsencode(p) for p in argv[1:sep]]
+    pairs = [os.fsencode(p) for p in argv[sep + 1:sep2]]
+    cmd = argv[sep2 + 1:]
+    if len(quads) % 4 or len(pairs) % 2: ofail("the overlay operands are not whole")
+    if not cmd: ofail("no command")
+    uid, gid = os.geteuid(), os.getegid()
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0: ofail(err("unshare(CLONE_NEWUSER|CLONE_NEWNS)"))
+    try:
+        for f, data in (("setgroups", "deny"), ("uid_map", "0 %d 1\n" % uid), ("gid_map", "0 %d 1\n" % gid)):
+            with open("/proc/self/" + f, "w") as h: h.write(data)
+    except OSError as e:
+        ofail("writing the user namespace's id map failed: %s" % e)
+    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0: ofail(err("mount(MS_REC|MS_PRIVATE) of /"))
+    mount_overlays(quads, pairs)
+    exec_clean(cmd, given, ofail)
+
+# 3. into U as its root; 4. the overlays and socket binds in a mount namespace U owns; exec
+def enter_and_exec(userns, quads, pairs, hides, cmd, given):
+    if libc.setns(userns, CLONE_NEWUSER) != 0: fail(err("setns(CLONE_NEWUSER)"))
+    os.close(userns)
+    try:
+        os.setgroups([]); os.setresgid(0, 0, 0); os.setresuid(0, 0, 0)
+    except OSError as e:
+        fail("taking the user namespace's ids failed: %s" % e)
+    # a mount namespace U owns, in which the overlay's step may mount (overlayfs takes idmapped layers; it cannot itself be idmapped)
+    if libc.unshare(CLONE_NEWNS) != 0: fail(err("unshare(CLONE_NEWNS) in the user namespace"))
+
+    mount_overlays(quads, pairs)
     # the hidden entries bwrap would otherwise mount, each of its mounts costing it a read of the
     # whole mount table (premount.ts): a file covered by the empty file, a directory by a tmpfs,
     # both read-only; files first, whose source may lie in a directory hidden after them
@@ -274,7 +311,7 @@ def root_map_in_view(argv, given, v):
     for fd in (v.watch, v.mnt, v.root): os.close(fd)
     enter_and_exec(v.userns, quads, pairs, hides, cmd, given)
 
-def exec_clean(argv, env):
+def exec_clean(argv, env, failed=None):
     # python ignores SIGPIPE and SIGXFSZ (and a launcher SIGINT), and an ignored signal stays ignored
     # across exec: the command gets every signal at its default, as a program node starts does
     for s in range(1, _signal.NSIG):
@@ -283,7 +320,14 @@ def exec_clean(argv, env):
     try:
         os.execve(argv[0], argv, env)
     except OSError as e:
-        fail("exec %s failed: %s" % (os.fsdecode(argv[0]), e))
+        (failed or fail)("exec %s failed: %s" % (os.fsdecode(argv[0]), e))
+`;
+
+/** An ordinary user's overlay step: `user_step` of {@link ROOT_MAP_LIB_PY} on its own argv and environment (`python3 -I -S -c USER_STEP_PY <mounts> bwrap ...`). */
+export const USER_STEP_PY = `${ROOT_MAP_LIB_PY}
+with open("/proc/self/environ", "rb") as h:
+    given = dict(kv.split(b"=", 1) for kv in h.read().split(b"\\0") if b"=" in kv)
+user_step(sys.argv, given)
 `;
 
 /** The one-shot step: {@link ROOT_MAP_LIB_PY} run on its own argv and environment (`python3 -I -S -c ROOT_MAP_PY ...`). */

@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import type { SandboxCheck } from '@aalis/api-reach';
 import { loadExeca } from './execa-lazy.js';
 import { mountOperands } from './overlay-mount.js';
-import { ROOT_MAP_PY } from './root-map.helper.js';
+import { ROOT_MAP_PY, USER_STEP_PY } from './root-map.helper.js';
 import { findPython } from './system-interpreters.js';
 
 /*
@@ -118,6 +118,16 @@ export const ROOT_MAP_FAILURE = 'aalis-rootmap: ';
  */
 export function rootMapStep(python: string, range: IdRange, mustMap: readonly string[], mounts: readonly string[] = mountOperands([]), hides: readonly string[] = []): string[] {
   return [python, '-I', '-S', '-c', ROOT_MAP_PY, String(range.base), String(range.count), ...mustMap, '--', ...mounts, ...hides, '--'];
+}
+
+/**
+ * An ordinary user's overlay step as python (`user_step`, root-map.helper.ts), for a daemon whose
+ * kept-alive launcher runs it in its run's child: the same mounts as the shell step
+ * (overlay-mount.ts `overlayStep`), by mount(2), without unshare(1), a shell and one mount(8) per
+ * entry. `mounts`: overlay-mount.ts `mountOperands`; bwrap's argv follows.
+ */
+export function userOverlayStep(python: string, mounts: readonly string[]): string[] {
+  return [python, '-I', '-S', '-c', USER_STEP_PY, ...mounts];
 }
 
 /** What a root daemon's runs need for the mapping: the interpreter and the range, or why not. */

@@ -45,7 +45,7 @@ import { DaemonTmpVisibleError, hideDaemonTmp } from './daemon-tmp.js';
 import { type HostModel, overlayRootsOf, planOverlays, probeOverlay, seedOverlayProbe, socketBinds } from './overlay-mount.js';
 import { chooseModel, HOST_MODEL_CHECK, hostModelCheck, type ModelChoice, OverlayRequiredError, overlayLaunch, RunOverlays } from './overlay-run.js';
 import { factsForMappedRoot } from './socket-reach.js';
-import { HOST_UID_CHECK, type IdRange, planRootMap, probeRootMap, rootMapStep, type RootUidMap } from './root-map.js';
+import { HOST_UID_CHECK, type IdRange, planRootMap, probeRootMap, rootMapStep, type RootUidMap, userOverlayStep } from './root-map.js';
 import { isWithin } from './rule-match.js';
 import { buildSeccompFilter } from './seccomp.js';
 import { DEFAULT_KEPT_WRITES_MS, KeptWritesStore } from './kept-writes.js';
@@ -54,7 +54,7 @@ import { type Translation, translatePolicy } from './translate.js';
 import { ARGS_FD, type LinuxRunPlan, linuxPlan, tmpEnv } from './run-plan.js';
 import { ENV_FD } from './launch-env.js';
 import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
-import { ROOT_MAP_PY } from './root-map.helper.js';
+import { ROOT_MAP_PY, USER_STEP_PY } from './root-map.helper.js';
 import { rootsReceiving, syncFileSystems } from './committed-sync.js';
 import { isPlainEntry, premountHides, realOr } from './premount.js';
 import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, identityPaths, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
@@ -139,9 +139,13 @@ export interface LinuxSandboxOptions {
   /** coreutils `sync`, which writes what a run committed out to the disk before its result (committed-sync.ts). Default `sync` on the daemon's PATH. */
   readonly sync?: string;
   /**
-   * A root daemon's mapped runs start from one kept-alive python launcher (launcher.ts): `on`
-   * (default), so the daemon never forks per run; `off` forks the one-shot chain per run, as before.
-   * Other runs (an ordinary user's daemon, `rootUidMap: off`) always use the per-run chain.
+   * Runs start from one kept-alive python launcher (launcher.ts) rather than a fork of the daemon:
+   * `on` (default) a root daemon's mapped runs, so the daemon never forks per run; `all` an
+   * ordinary user's runs too, whose overlays the launcher's child then mounts itself (`user_step`,
+   * root-map.helper.ts) rather than unshare(1), a shell and one mount(8) per writable root (a
+   * daemon's setting: the python start pays back over many runs); `off` forks the per-run chain, as
+   * before. Where no system python is found, the per-run chain. An ordinary user's network helpers
+   * are started as before, by a fork of the daemon.
    */
   readonly launcher?: LauncherSetting;
   /**
@@ -209,7 +213,7 @@ class ColdAgain extends AalisError<LinuxErrorCode> {
 }
 
 /** The {@link LinuxSandboxOptions.launcher} settings. */
-export const LAUNCHER_SETTINGS = ['on', 'off'] as const;
+export const LAUNCHER_SETTINGS = ['on', 'all', 'off'] as const;
 /** One of {@link LAUNCHER_SETTINGS}. */
 export type LauncherSetting = (typeof LAUNCHER_SETTINGS)[number];
 
@@ -529,7 +533,11 @@ export class LinuxSandbox implements SandboxService {
           return overlayWrap ? overlayWrap(bwrap, pre.args, step) : [...step(), bwrap, ...pre.args];
         }
       : overlayWrap
-        ? (bwrap: string, args: readonly string[]) => overlayWrap(bwrap, args)
+        ? (bwrap: string, args: readonly string[]) => {
+            // an ordinary user's overlays mounted by the launcher's child (`launcher: all`), else the shell step
+            const python = this.userStepPython();
+            return overlayWrap(bwrap, args, python === undefined ? undefined : (mounts) => userOverlayStep(python, mounts));
+          }
         : undefined;
     const pre: PlanStep[] = [];
     if ((this.options.createMissingWriteRoots ?? true) && policy.write.length > 0) pre.push({ step: 'write roots', detail: `made when missing (mode 0700): ${policy.write.join(', ')}` });
@@ -968,11 +976,31 @@ export class LinuxSandbox implements SandboxService {
     return await this.finishOverlay(request, translation, dir, overlays, afterResult, spawned);
   }
 
-  /** The launcher of a mapped run, or none (the per-run chain): see {@link LinuxSandboxOptions.launcher}. */
+  /** The launcher of a run, or none (the per-run chain): see {@link LinuxSandboxOptions.launcher}. */
   private launcherFor(tools: Pick<RunTools, 'rootMap'>): Launcher | undefined {
-    if (!tools.rootMap || this.options.launcher === 'off') return undefined;
-    this.launcher ??= new Launcher(tools.rootMap.python);
+    const python = tools.rootMap?.python ?? this.userStepPython();
+    if (python === undefined || this.options.launcher === 'off') return undefined;
+    this.launcher ??= new Launcher(python);
     return this.launcher;
+  }
+
+  /**
+   * The interpreter of an ordinary user's launcher (`launcher: all`), found by the root map's rule
+   * (findPython: the system's, never a PATH shim); none for root (its unmapped runs, `rootUidMap:
+   * off`, keep the shell step, which does not make a user namespace) and without python.
+   */
+  private userStepPython(): string | undefined {
+    if (this.options.launcher !== 'all' || (process.geteuid?.() ?? 0) === 0) return undefined;
+    return findPython(this.options.python);
+  }
+
+  /**
+   * The launcher that starts a run's network helpers (slirp4netns, the localPorts filter): a mapped
+   * run's only. An ordinary user's sandbox is in a user namespace of bwrap's making, which the
+   * launcher (no capability there) cannot enter to put the filter in; its helpers start as before.
+   */
+  private netLauncherFor(tools: Pick<RunTools, 'rootMap'>): Launcher | undefined {
+    return tools.rootMap ? this.launcherFor(tools) : undefined;
   }
 
   /**
@@ -984,11 +1012,14 @@ export class LinuxSandbox implements SandboxService {
     const [file, ...argv] = runPlan.plan.argv;
     const launcher = this.launcherFor(tools);
     if (launcher) {
-      const mapped = argv[3] === ROOT_MAP_PY; // [-I, -S, -c, ROOT_MAP_PY, operands...]: the child runs that function itself
+      // [-I, -S, -c, ROOT_MAP_PY or USER_STEP_PY, operands...]: the child runs that function itself
+      const mapped = argv[3] === ROOT_MAP_PY;
+      const userStep = argv[3] === USER_STEP_PY;
       const fds: Record<number, Uint8Array> = { 3: runPlan.seccomp, [ENV_FD]: runPlan.envBytes };
       if (runPlan.argsBytes) fds[ARGS_FD] = runPlan.argsBytes;
       const fifoDir = this.inRunFolder('FIFO folder', () => dir.prepareFifoDir());
-      const run = await launcher.launch(fifoDir, { argv: mapped ? argv.slice(4) : [file!, ...argv], env: runPlan.plan.env, rootMap: mapped, fds, stdin: request.stdin !== undefined, background });
+      const argvOf = mapped || userStep ? argv.slice(4) : [file!, ...argv];
+      const run = await launcher.launch(fifoDir, { argv: argvOf, env: runPlan.plan.env, rootMap: mapped, ...(userStep ? { userStep } : {}), fds, stdin: request.stdin !== undefined, background });
       return launchedStart(run);
     }
     // exactly the plan: its argv, its env, its fds
@@ -1138,7 +1169,7 @@ export class LinuxSandbox implements SandboxService {
         failure = await applyPidLimit(held.pid);
       } else if (held.kind === 'held' && net) {
         // started by the run's launcher where it has one (no fork of the daemon), in the run's FIFO folder
-        const launcher = this.launcherFor(tools);
+        const launcher = this.netLauncherFor(tools);
         const fifoDir = join(dir.path, 'fifo');
         const helpers = launcher ? launcherNetHelper(launcher, fifoDir) : forkNetHelper;
         // the launcher applies the filter itself (no nsenter, no nft) unless an nft was configured
@@ -1192,7 +1223,7 @@ export class LinuxSandbox implements SandboxService {
       const stderr = shim?.stderr ?? err.text();
       // only where stderr reads like bwrap's own setup error is it asked whether the command ran (its end is bwrap's)
       const commandRan = shim ? !shim.failed : execd && r.exitCode === 1 && stderr.startsWith('bwrap: ') ? await execd : undefined;
-      const error = launchFailure({ state, failure, stderr, exitCode: r.exitCode, ...(commandRan === undefined ? {} : { commandRan }), ...(warm ? { setupDone: true } : {}), overlays: overlays !== undefined, rootMap: tools.rootMap !== undefined, ...(r.lost === undefined ? {} : { launcherLost: r.lost }) }, translation, existsSync);
+      const error = launchFailure({ state, failure, stderr, exitCode: r.exitCode, ...(commandRan === undefined ? {} : { commandRan }), ...(warm ? { setupDone: true } : {}), overlays: overlays !== undefined, rootMap: tools.rootMap !== undefined, viaLauncher: this.launcherFor(tools) !== undefined, ...(r.lost === undefined ? {} : { launcherLost: r.lost }) }, translation, existsSync);
       if (error) throw error;
       const mounted = new Set(translation.mounts.map((m) => m.path));
       const denied = refusedWritesIn(stderr, request.cwd, linuxRefusal(mounted, new Set(translation.placeholders.map((p) => p.path))));

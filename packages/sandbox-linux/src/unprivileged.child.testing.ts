@@ -4,13 +4,16 @@
  * the host's 127.0.0.1 (the first one is made a localPort).
  */
 import type { SandboxPolicy } from '@aalis/api-reach';
+import { basename } from 'node:path';
 import { findSystemTool } from './loopback-filter.js';
+import { USER_STEP_PY } from './root-map.helper.js';
 import { req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
 const s = JSON.parse(process.argv[2]!) as Scene;
 const { denied, other } = JSON.parse(process.argv[3]!) as { denied: number; other: number };
-const sb = createLinuxSandbox();
+// the test runs it with both launcher settings (`all`: the launcher's child mounts the overlays)
+const sb = createLinuxSandbox({ launcher: process.env.AALIS_TEST_LAUNCHER === 'all' ? 'all' : 'on' });
 const env = { PATH: '/usr/bin:/bin', HOME: s.home, LANG: 'C' };
 const runArgv = async (argv: [string, ...string[]], policy: Partial<SandboxPolicy> = {}) => {
   const r = await sb.run(req(s, argv, { env, policy: workspacePolicy(s, policy) }));
@@ -26,7 +29,10 @@ for p in sys.argv[1:]:
         print(type(e).__name__)
 `;
 const nft = findSystemTool('nft') ?? 'nft';
+// which step mounts the overlays: the shell step (unshare(1)) or python's user_step (root-map.helper.ts)
+const planned = (await sb.plan(req(s, ['true'], { env, policy: workspacePolicy(s) }))).argv;
 const out = {
+  step: planned.includes(USER_STEP_PY) ? 'user_step' : basename(planned[0] ?? ''),
   available: (await sb.probe()).available,
   id: await run('id -u'),
   tmp: await run('echo kept > /tmp/nobody-tmp; echo "$TMPDIR"'),
