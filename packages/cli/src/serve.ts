@@ -62,7 +62,8 @@ The config file (JSON; every key optional, unknown keys are errors):
 
 Stops cleanly on SIGINT or SIGTERM: running commands are killed, pending approvals end as
 expired (recorded in the audit log), the plugins stop. One received while it starts stops it
-as soon as it has started (no console line is printed then); a second one then exits at once.
+as soon as it has started (no console line is printed then); a second one before the start has
+ended exits at once, one during the stop does not.
 See packages/cli/DAEMON.md for the API.
 
 Examples:
@@ -162,8 +163,11 @@ function stopSignals(io: CliIo): StopSignals {
           },
         );
       };
+      // set either way: a second signal during this stop is the stop's ("already stopping"), not
+      // the start's, even when the first came during the start (it exited mid-stop, its plugins
+      // not stopped and its lock file left)
+      onFirst = stop;
       if (received !== undefined) stop(received);
-      else onFirst = stop;
     });
   return { received: () => received, stopOn, off };
 }

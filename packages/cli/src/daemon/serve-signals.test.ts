@@ -14,22 +14,30 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** A deployment whose one plugin, while it loads, writes `loading` and waits for `go` (top-level await): the daemon's start waits with it. */
-function heldDeployment(): { dir: string; loading: string; go: string } {
+/**
+ * A deployment whose one plugin, while it loads, writes `loading` and waits for `go` (top-level
+ * await): the daemon's start waits with it. With `heldStop`, the plugin runs, and its disposer
+ * writes `stopping` and waits for `stopGo`: the daemon's stop waits with it.
+ */
+function heldDeployment(heldStop = false): { dir: string; loading: string; go: string; stopping: string; stopGo: string } {
   const dir = deploymentDir({ owners: { chat: ['alice'] }, plugins: { './plugins/hold.mjs': {} } });
   dirs.push(dir);
   const loading = join(dir, 'loading');
   const go = join(dir, 'go');
+  const stopping = join(dir, 'stopping');
+  const stopGo = join(dir, 'stop-go');
+  // the plugin as definePlugin makes it (the module cannot import @aalis/core from /var/tmp)
+  const plugin = `export default { kind: 'plugin', name: 'hold', apply() { return async () => { writeFileSync(${JSON.stringify(stopping)}, ''); while (!existsSync(${JSON.stringify(stopGo)})) await new Promise((r) => setTimeout(r, 20)); }; } };`;
   mkdirSync(join(dir, 'plugins'));
   writeFileSync(
     join(dir, 'plugins', 'hold.mjs'),
     `import { existsSync, writeFileSync } from 'node:fs';
 writeFileSync(${JSON.stringify(loading)}, '');
 while (!existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 20));
-export const value = 1;
+${heldStop ? plugin : 'export const value = 1;'}
 `,
   );
-  return { dir, loading, go };
+  return { dir, loading, go, stopping, stopGo };
 }
 
 function serve(dir: string) {
@@ -85,6 +93,30 @@ describe('aalis serve and a signal that comes while it starts', () => {
     expect(end, stderr).toEqual({ code: 1, signal: null });
     expect(stderr).toContain('aalis serve: SIGTERM received again while starting; exiting now');
     expect(stdout).not.toMatch(/console:/);
+  });
+
+  it('a second signal during the stop that a signal during the start began: already stopping, the stop finishes (exit 0, the lock given up)', { timeout: 120_000 }, async () => {
+    // the start's "exit at once" is for a start that does not end; once stopping, a second signal
+    // is the stop's, as after the console line (it used to exit mid-stop: status 1, the plugins'
+    // disposers not run, the lock file left)
+    const { dir, loading, go, stopping, stopGo } = heldDeployment(true);
+    const daemon = serve(dir);
+    await until(() => existsSync(loading), 'the plugin to be loading');
+    daemon.child.kill('SIGTERM');
+    await until(() => daemon.gone() || daemon.out().stderr.includes('SIGTERM received'), 'the daemon to say it received SIGTERM');
+    writeFileSync(go, '');
+    await until(() => daemon.gone() || existsSync(stopping), "the plugin's disposer to run");
+    daemon.child.kill('SIGINT');
+    await until(() => daemon.gone() || daemon.out().stderr.includes('SIGINT received'), 'the daemon to say it received SIGINT');
+    writeFileSync(stopGo, '');
+    const end = await daemon.ended;
+    const { stdout, stderr } = daemon.out();
+    expect(end, stderr).toEqual({ code: 0, signal: null });
+    expect(stderr).toContain('aalis serve: SIGINT received again; already stopping');
+    expect(stderr).not.toContain('exiting now');
+    expect(stderr).toContain('aalis serve: stopped.');
+    expect(stdout).not.toMatch(/console:/);
+    expect(existsSync(join(dir, 'data', 'daemon.lock'))).toBe(false);
   });
 
   it('a supervisor that stops it the moment the console line is read: exit 0 each time', { timeout: 180_000 }, async () => {
