@@ -19,6 +19,11 @@ export interface AttachOutcome {
   readonly removal?: 'done' | 'failed';
 }
 
+/** How long an aborted or timed-out client gets to end by itself, its container removed again and again, before it is killed. */
+const REMOVAL_GRACE_MS = 10_000;
+/** How often the container is removed again meanwhile. */
+const REMOVAL_RETRY_MS = 100;
+
 /** Whether an `rm --force` removed the container or found it already gone. */
 export function removedOrGone(result: CliResult): boolean {
   return result.code === 0 || /No such container/i.test(result.stderr);
@@ -28,7 +33,8 @@ export function removedOrGone(result: CliResult): boolean {
  * Runs a docker client command (`run` or `exec`) attached: stdin fed (whole, or live as the command
  * reads it), output kept to `limit`
  * bytes a stream. On timeout or abort the container `name` is killed and removed (`rm --force`),
- * the client killed, and the removal repeated after the client exits, before this resolves.
+ * again until the client has ended (killed only past a grace), and once more after it exits, before
+ * this resolves.
  */
 export function attachClient(cli: DockerCli, name: string, args: string[], env: Record<string, string>, request: AttachRequest, timeoutMs: number, limit: number): Promise<AttachOutcome> {
   const stdout = new BoundedOutput(limit);
@@ -51,9 +57,24 @@ export function attachClient(cli: DockerCli, name: string, args: string[], env: 
   let timedOut = false;
   let aborted = false;
   let removing: Promise<CliResult> | undefined;
+  let closed = false;
   const removeNow = () => {
-    // `rm -f` kills and removes in one step; the client is killed after it so it cannot recreate state.
-    removing ??= cli.call(['rm', '--force', name]).finally(() => child.kill('SIGKILL'));
+    // `rm -f` kills and removes in one step. The client is not killed at once: one killed just
+    // after its start had sent its create, which the engine finished after every removal here had
+    // found no container (a Created container left, about one abort in eight 0-30 ms after the
+    // client's spawn). It is left to end by itself, which it does once its container is gone (a
+    // start of a removed container fails; an attached one ends), and the removal is repeated until
+    // then; killed only past REMOVAL_GRACE_MS (an engine that does not answer).
+    removing ??= (async () => {
+      const first = await cli.call(['rm', '--force', name]);
+      const end = Date.now() + REMOVAL_GRACE_MS;
+      while (!closed && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, REMOVAL_RETRY_MS));
+        if (!closed) await cli.call(['rm', '--force', name]);
+      }
+      if (!closed) child.kill('SIGKILL');
+      return first;
+    })();
   };
   const timer = setTimeout(() => {
     timedOut = true;
@@ -66,10 +87,12 @@ export function attachClient(cli: DockerCli, name: string, args: string[], env: 
   request.signal?.addEventListener('abort', onAbort, { once: true });
   return new Promise<AttachOutcome>((resolve, reject) => {
     child.on('error', (error) => {
+      closed = true;
       clearTimeout(timer);
       reject(new SandboxUnavailableError('docker', `the docker client ${cli.binary} could not start (${error.message})`, 'install the docker CLI (apt-get install docker.io) or set its path'));
     });
     child.on('close', async (code) => {
+      closed = true;
       clearTimeout(timer);
       feed?.stop();
       request.signal?.removeEventListener('abort', onAbort);

@@ -262,6 +262,30 @@ describe.skipIf(engineSkip)('DockerSandbox on a real engine: no container outliv
     expect(asked).not.toContain('run');
     expect(asked.filter((c) => c === 'rm')).toHaveLength(5);
   });
+
+  it('an abort just after the client started leaves no container either: the client is left to end once its container is removed, not killed mid-create', { timeout: 180_000 }, async () => {
+    // The client used to be killed right after the first removal: one killed 0-30 ms after its
+    // spawn had sent its create, which the engine finished after both removals had found no
+    // container (a Created one left, about one run in ten here). Each run is aborted 0-30 ms
+    // after its `docker run` client is spawned.
+    const aborting = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-sandbox-life' });
+    let abortAfter: (() => void) | undefined;
+    const spawn = aborting.cli.spawn.bind(aborting.cli);
+    aborting.cli.spawn = (args, env) => {
+      const child = spawn(args, env);
+      if (args[0] === 'run') abortAfter?.();
+      return child;
+    };
+    for (let i = 0; i < 40; i++) {
+      const controller = new AbortController();
+      abortAfter = () => setTimeout(() => controller.abort(), i % 31);
+      const aborted = await aborting.run(sh('exec sleep 600', { signal: controller.signal, timeoutMs: 600_000 }));
+      expect(aborted.signal).toBe('SIGKILL');
+    }
+    // a create the engine finishes late shows as a Created container a moment after the run
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(containersLabelled(label)).toEqual([]);
+  });
 });
 
 describe.skipIf(engineSkip)('DockerSandbox fails closed', () => {
