@@ -65,6 +65,20 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis exec 
     expect(Date.now() - killedAt).toBeGreaterThan(3_000);
   }, 90_000);
 
+  it.each([['SIGTERM', 143], ['SIGINT', 130]] as const)('%s mid-run: exec removes its container before it exits (status %i) and says why', async (signal, status) => {
+    const args = [bin, 'exec', '--backend', 'docker', '--tier', 'readonly', '--timeout', '300', '--', 'sleep', '100'];
+    const cli = spawn(process.execPath, args, { cwd: workspace, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    cli.stderr?.on('data', (d) => (stderr += d));
+    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => cli.on('exit', (code, sig) => r({ code, signal: sig })));
+    await until(() => containers('running').length === 1, 60_000);
+    cli.kill(signal);
+    // before: the default action killed the process and its container ran on to its deadline
+    expect(await ended, stderr).toEqual({ code: status, signal: null });
+    expect(containers()).toEqual([]);
+    expect(stderr).toContain(`aalis: ${signal} received; the command was killed and its sandbox removed.`);
+  }, 90_000);
+
   it('leaves a container that the next run reaps (its owner is dead)', async () => {
     const cli = execInBackground(300);
     await until(() => containers('running').length === 1, 60_000);

@@ -46,7 +46,9 @@ Options:
 
 Exit status: the command's own; ${EXIT_TIMEOUT} on timeout; ${EXIT_REFUSED} when the reach refused it
 before it ran; ${EXIT_SANDBOX_UNAVAILABLE} when the sandbox cannot start (the reason and the fix are
-printed), so nothing ever runs unsandboxed by accident.
+printed), so nothing ever runs unsandboxed by accident. SIGINT or SIGTERM while the command
+runs kills it and removes its sandbox (a docker container too), then exits 130 or 143; a second
+one exits at once.
 
 Examples:
   aalis exec -- make test
@@ -130,12 +132,25 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
     markPhase('probed');
     const credential = await runtime.kernel.get(reach).forCall(runtime.turn);
     const controller = new AbortController();
-    const result = await runCommand(
-      { turn: runtime.turn, callId: runtime.turn.inbound.id, tool: 'run_command', signal: controller.signal, credential },
-      { command, timeoutMs: Math.round(timeout * 1000), ...(flags.network ? { network: flags.network as 'on' | 'off' } : {}), ...(stdin !== undefined ? { stdin } : {}) },
-      { sandbox: () => service },
-    );
+    const interrupt = abortOnSignal(controller, io);
+    let result: Awaited<ReturnType<typeof runCommand>>;
+    try {
+      result = await runCommand(
+        { turn: runtime.turn, callId: runtime.turn.inbound.id, tool: 'run_command', signal: controller.signal, credential },
+        { command, timeoutMs: Math.round(timeout * 1000), ...(flags.network ? { network: flags.network as 'on' | 'off' } : {}), ...(stdin !== undefined ? { stdin } : {}) },
+        { sandbox: () => service },
+      );
+    } finally {
+      interrupt.off();
+    }
     markPhase('ran');
+    const received = interrupt.received();
+    if (received !== undefined) {
+      io.stdout(result.stdout);
+      io.stderr(result.stderr);
+      io.stderr(`aalis: ${received} received; the command was killed and its sandbox removed.\n`);
+      return exitStatus(null, received);
+    }
     io.stdout(result.stdout);
     io.stderr(result.stderr);
     if (result.truncated) io.stderr('aalis: output was cut at 1 MiB per stream.\n');
@@ -164,6 +179,33 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
     await runtime.stop();
     markPhase('stopped');
   }
+}
+
+/**
+ * SIGINT and SIGTERM while the command runs abort it: the sandbox kills it and removes what it
+ * made (a docker backend's container: the process dying at the signal's default action left it
+ * running until its own deadline) before exec exits with 128 + the signal's number. A second
+ * signal exits at once. SIGHUP is left at its default (nohup's ignore stays).
+ */
+function abortOnSignal(controller: AbortController, io: CliIo): { readonly received: () => NodeJS.Signals | undefined; readonly off: () => void } {
+  let received: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (received !== undefined) {
+      io.stderr(`aalis: ${signal} received again; exiting without waiting for the sandbox to be removed\n`);
+      process.exit(exitStatus(null, signal));
+    }
+    received = signal;
+    controller.abort(new Error(`aalis exec received ${signal}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    received: () => received,
+    off: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }
 
 function unavailable(io: CliIo, error: unknown): number {
