@@ -175,13 +175,13 @@ export interface LinuxSandboxOptions {
    * a cgroup of its own (cgroup-lead.ts); `off` does without it (no extra process; each cold run
    * waits). Only speed depends on it: the limit is applied the same either way.
    */
-  readonly cgroupLead?: LauncherSetting;
+  readonly cgroupLead?: 'on' | 'off';
   /**
    * A root daemon's hidden files and directories: `on` (the default) has the root map's step mount
    * those it can in bwrap's place (premount.ts), sparing bwrap a read of the whole mount table per
    * entry; `off` leaves every one to bwrap (for comparing). The view inside is the same either way.
    */
-  readonly premount?: LauncherSetting;
+  readonly premount?: 'on' | 'off';
   /**
    * Where the service says what it had to do on its own that a log should show: a sandbox that did
    * not end within its bound after its kill, and what was killed to end it (bounded-end.ts). A
@@ -268,8 +268,10 @@ export class LinuxSandbox implements SandboxService {
   private readonly kept: KeptWritesStore;
   /** Runs' tear-downs their results did not wait for (the layers' removal, the run folder's), awaited by {@link close}. */
   private readonly tearDowns = new Set<Promise<void>>();
-  /** The kept-alive launcher of mapped runs, per interpreter (started at the first such run). */
+  /** The kept-alive launcher (started at the first run that goes through it: see {@link LinuxSandboxOptions.launcher}). */
   private launcher?: Launcher;
+  /** An ordinary user's launcher's interpreter (`launcher: all`), once looked up; null: none found. */
+  private userPython?: string | null;
   /** Sandboxes prepared ahead, by policy and cwd (prepared.ts). */
   private readonly prepared: PreparedPool<Started>;
   /** Counts of prepared sandboxes, for tests and the benchmark. */
@@ -991,7 +993,9 @@ export class LinuxSandbox implements SandboxService {
    */
   private userStepPython(): string | undefined {
     if (this.options.launcher !== 'all' || (process.geteuid?.() ?? 0) === 0) return undefined;
-    return findPython(this.options.python);
+    // looked up once: every run asks (its plan, its start, its end's reading)
+    this.userPython ??= findPython(this.options.python) ?? null;
+    return this.userPython ?? undefined;
   }
 
   /**

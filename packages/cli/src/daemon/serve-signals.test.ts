@@ -64,13 +64,18 @@ async function until(check: () => boolean, what: string, ms = 60_000): Promise<v
   }
 }
 
+/** Sends `signal` and waits until the daemon says it received it (or has ended). */
+async function signalled(daemon: ReturnType<typeof serve>, signal: NodeJS.Signals): Promise<void> {
+  daemon.child.kill(signal);
+  await until(() => daemon.gone() || daemon.out().stderr.includes(`${signal} received`), `the daemon to say it received ${signal}`);
+}
+
 describe('aalis serve and a signal that comes while it starts', () => {
   it('SIGTERM during the start: it stops as soon as the start ends, exit 0, no console line, the lock given up', { timeout: 120_000 }, async () => {
     const { dir, loading, go } = heldDeployment();
     const daemon = serve(dir);
     await until(() => existsSync(loading), 'the plugin to be loading');
-    daemon.child.kill('SIGTERM');
-    await until(() => daemon.gone() || daemon.out().stderr.includes('SIGTERM received'), 'the daemon to say it received SIGTERM');
+    await signalled(daemon, 'SIGTERM');
     writeFileSync(go, '');
     const end = await daemon.ended;
     const { stdout, stderr } = daemon.out();
@@ -85,8 +90,7 @@ describe('aalis serve and a signal that comes while it starts', () => {
     const { dir, loading } = heldDeployment();
     const daemon = serve(dir);
     await until(() => existsSync(loading), 'the plugin to be loading');
-    daemon.child.kill('SIGINT');
-    await until(() => daemon.gone() || daemon.out().stderr.includes('SIGINT received'), 'the daemon to say it received SIGINT');
+    await signalled(daemon, 'SIGINT');
     daemon.child.kill('SIGTERM');
     const end = await daemon.ended;
     const { stdout, stderr } = daemon.out();
@@ -102,12 +106,10 @@ describe('aalis serve and a signal that comes while it starts', () => {
     const { dir, loading, go, stopping, stopGo } = heldDeployment(true);
     const daemon = serve(dir);
     await until(() => existsSync(loading), 'the plugin to be loading');
-    daemon.child.kill('SIGTERM');
-    await until(() => daemon.gone() || daemon.out().stderr.includes('SIGTERM received'), 'the daemon to say it received SIGTERM');
+    await signalled(daemon, 'SIGTERM');
     writeFileSync(go, '');
     await until(() => daemon.gone() || existsSync(stopping), "the plugin's disposer to run");
-    daemon.child.kill('SIGINT');
-    await until(() => daemon.gone() || daemon.out().stderr.includes('SIGINT received'), 'the daemon to say it received SIGINT');
+    await signalled(daemon, 'SIGINT');
     writeFileSync(stopGo, '');
     const end = await daemon.ended;
     const { stdout, stderr } = daemon.out();
