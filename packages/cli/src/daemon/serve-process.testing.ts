@@ -1,14 +1,74 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { processAlive } from '@aalis/core';
 
 /** The `aalis` command of this checkout, from source (the tests run without a build; `bin/aalis.mjs` runs dist/). */
 export const BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'scripts', 'source.mjs');
 
-/** A fresh deployment directory under /var/tmp (the sandbox has a private /tmp), with a config if given. */
+/*
+ * What the tests and benchmarks leave: every daemon notes its data directory in the user's registry
+ * (daemon-registry.ts), and every data directory the registry knows of is hidden in every
+ * sandboxed command, one mount each. A test process that left its deployments and their notes in
+ * the user's own registry made every later daemon's runs slower (about 90 left on one machine cost
+ * each `run_command` 8 ms of CPU, and the benchmark measured that), and filled the developer's own
+ * state. So the daemons started here note themselves in a registry of this process's
+ * (XDG_STATE_HOME, unless the caller's env names one), and that and the deployment directories go
+ * when the process exits; those of a process that was killed go at the next process's first one.
+ */
+const SCRATCH = '/var/tmp';
+const PREFIXES = ['aalis-serve-test-', 'aalis-serve-state-'] as const;
+const made: string[] = [];
+let stateHome: string | undefined;
+
+function sweepDead(): void {
+  let names: string[];
+  try {
+    names = readdirSync(SCRATCH);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = PREFIXES.some((p) => name.startsWith(p)) ? /-(\d+)-[^-]+$/.exec(name)?.[1] : undefined;
+    if (pid !== undefined && Number(pid) !== process.pid && !processAlive(Number(pid))) remove(join(SCRATCH, name));
+  }
+}
+
+function remove(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // somebody else's, or busy: the next sweep tries again
+  }
+}
+
+function scratchDir(prefix: (typeof PREFIXES)[number]): string {
+  if (made.length === 0) {
+    sweepDead();
+    process.once('exit', () => {
+      for (const dir of made) remove(dir);
+    });
+  }
+  const dir = mkdtempSync(join(SCRATCH, `${prefix}${process.pid}-`));
+  made.push(dir);
+  return dir;
+}
+
+/** This process's daemon registry (XDG_STATE_HOME) for the daemons started here; see above. */
+export function testStateHome(): string {
+  stateHome ??= scratchDir('aalis-serve-state-');
+  return stateHome;
+}
+
+/** The environment a daemon or command started by a test gets: `env` over the process's, with this process's registry unless `env` names one. */
+export function childEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...process.env, XDG_STATE_HOME: testStateHome(), ...env };
+}
+
+/** A fresh deployment directory under /var/tmp (the sandbox has a private /tmp), with a config if given; removed when this process exits. */
 export function deploymentDir(config?: unknown): string {
-  const dir = mkdtempSync('/var/tmp/aalis-serve-test-');
+  const dir = scratchDir('aalis-serve-test-');
   if (config !== undefined) writeFileSync(join(dir, 'aalis.config.json'), typeof config === 'string' ? config : JSON.stringify(config, null, 2));
   return dir;
 }
@@ -34,7 +94,7 @@ export interface ServeProcess {
 /** Runs `aalis serve` to its end (for start-up failures): exit status and output. */
 export function serveOnce(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [BIN, 'serve', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve', ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -49,7 +109,7 @@ export function serveOnce(args: readonly string[], env: NodeJS.ProcessEnv = {}):
 
 /** Starts `aalis serve --dir DIR --port 0` and waits for the console line on stdout; `bin` is the script run (default {@link BIN}, from source). */
 export async function startServe(dir: string, extra: readonly string[] = [], env: NodeJS.ProcessEnv = {}, bin: string = BIN): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [bin, 'serve', '--dir', dir, '--port', '0', ...extra], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'serve', '--dir', dir, '--port', '0', ...extra], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr += d));

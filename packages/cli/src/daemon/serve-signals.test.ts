@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, deploymentDir } from './serve-process.testing.js';
+import { BIN, childEnv, deploymentDir } from './serve-process.testing.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -41,7 +41,7 @@ ${heldStop ? plugin : 'export const value = 1;'}
 }
 
 function serve(dir: string) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--dir', dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--dir', dir, '--port', '0'], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
