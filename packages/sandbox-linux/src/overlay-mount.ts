@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
@@ -212,15 +212,58 @@ export function innerIdArgs(uid = process.getuid?.() ?? 0, gid = process.getgid?
 /**
  * Removes a run's layers. The overlay leaves its work directory mode 000 and the command may have
  * made directories it cannot be listed in, so every directory is made listable first; never follows
- * a symlink (rmSync does not).
+ * a symlink (rmSync does not). Layers as a run leaves them go by name first ({@link removeKnownLayers}).
  */
 export function removeLayers(dir: string): void {
+  if (removeKnownLayers(dir)) return;
   try {
     makeListable(Buffer.from(dir));
     rmSync(dir, { recursive: true, force: true });
   } catch {
     // deeper than PATH_MAX: rm(1) walks relative to each directory
     execFileSync('rm', ['-rf', '--', dir], { stdio: 'ignore' });
+  }
+}
+
+/**
+ * What one root's layers hold once its overlay is gone and its upper layer committed: the three
+ * directories {@link prepareLayers} made, and what the kernel made in the work directory at the
+ * mount (`work`, and, for a `volatile` overlay, `work/incompat/volatile/dirty`), deepest first.
+ */
+const LAYER_ENTRIES = ['work/work/incompat/volatile/dirty', 'work/work/incompat/volatile', 'work/work/incompat', 'work/work', 'work', 'upper', 'lower'] as const;
+/** The kernel's directories above, mode 000: an ordinary user must make them searchable to remove what is in them (root need not). */
+const SEALED = ['work/work', 'work/work/incompat', 'work/work/incompat/volatile'] as const;
+
+/**
+ * Removes `dir` (a run's `overlay` folder: one folder per root, named by its index) entry by entry
+ * by name, when it holds no more than {@link LAYER_ENTRIES}: about 8 calls a root, where the walk
+ * below (a look, a listing and a failed removal at each directory first) made 40; a daemon's run
+ * has ten roots. False, with whatever was removed gone, as soon as anything is not as expected
+ * (an upper layer that kept writes, a name it does not know): the walk below takes the rest.
+ */
+export function removeKnownLayers(dir: string): boolean {
+  try {
+    const sealed = (process.geteuid?.() ?? 0) !== 0;
+    for (const n of readdirSync(dir)) {
+      if (!/^\d{1,6}$/.test(n)) return false;
+      const root = join(dir, n);
+      if (sealed) for (const d of SEALED) tryEntry(() => chmodSync(join(root, d), 0o700));
+      for (const e of LAYER_ENTRIES) tryEntry(() => (e.endsWith('/dirty') ? unlinkSync : rmdirSync)(join(root, e)));
+      rmdirSync(root);
+    }
+    rmdirSync(dir);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs `step`, an entry's removal or chmod: one already absent is fine (an overlay never mounted has no `work/work`), any other error is thrown. */
+function tryEntry(step: () => void): void {
+  try {
+    step();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
 }
 
