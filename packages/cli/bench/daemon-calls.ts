@@ -20,6 +20,7 @@
 // BENCH_QUICK=1: 10,000 conversations, 10 rounds, 24 calls, 20,000 files, 3 s (a check that it
 // runs, not the figures of the issue).
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,13 +45,18 @@ const median = (xs: number[]) => {
   return s[Math.floor(s.length / 2)] ?? Number.NaN;
 };
 
-/** A deployment whose daemon has seen `count` conversations before it starts. */
+/**
+ * A deployment whose daemon has seen `count` conversations before it starts: each in the
+ * conversation index, and each with its session temp, as a tool call of it leaves one
+ * (plugin-reach: `data/tmp/session-<sha256 of the conversation, 24 hex>`).
+ */
 function deploymentWith(count: number): string {
   const dir = deploymentDir({ owners: { chat: ['alice'] } });
   mkdirSync(join(dir, 'data', 'daemon'), { recursive: true, mode: 0o700 });
   const at = new Date().toISOString();
   const sessions = Array.from({ length: count }, (_, i) => ({ id: `chat-${i}`, platform: 'chat', firstSeen: at, lastSeen: at }));
   writeFileSync(join(dir, 'data', 'daemon', 'sessions.json'), JSON.stringify({ v: 1, sessions }), { mode: 0o600 });
+  for (const { id } of sessions) mkdirSync(join(dir, 'data', 'tmp', `session-${createHash('sha256').update(id).digest('hex').slice(0, 24)}`), { recursive: true, mode: 0o700 });
   return dir;
 }
 
@@ -120,6 +126,26 @@ try {
   const mN = median(times.many);
   console.log(`list_dir through the daemon, ${ROUNDS} interleaved rounds, medians: ${KNOWN} known conversations ${mN.toFixed(1)} ms; baseline 1 known conversation ${m1.toFixed(1)} ms; ratio ${(mN / m1).toFixed(2)}x (target 1.2x)`);
   recordFigure({ id: 'cli.list-dir-conversations', what: `\`list_dir\` through the daemon's HTTP API with ${KNOWN} known conversations`, candidate: mN, baseline: { what: 'one known conversation', value: m1 }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: 1.2 }, rounds: ROUNDS });
+
+  // 1a. run_command with the same conversations: each has its session temp in the data directory,
+  // whose listing every run's scan made (725 ms a call at 100,000, against 26).
+  if (CALLS > 0) {
+    const runs = { one: [] as number[], many: [] as number[] };
+    for (let round = -5; round < ROUNDS; round++) {
+      const first = round % 2 === 0 ? one : many;
+      const second = first === one ? many : one;
+      const x = await call(first, 'run_command', { command: 'true', network: 'off' }, 'chat-0');
+      const y = await call(second, 'run_command', { command: 'true', network: 'off' }, 'chat-0');
+      const [a, b] = first === one ? [x, y] : [y, x];
+      if (round < 0) continue;
+      runs.one.push(a);
+      runs.many.push(b);
+    }
+    const r1 = median(runs.one);
+    const rN = median(runs.many);
+    console.log(`run_command true through the daemon, ${ROUNDS} interleaved rounds, medians: ${KNOWN} known conversations with their session temps ${rN.toFixed(1)} ms; baseline 1 ${r1.toFixed(1)} ms; ratio ${(rN / r1).toFixed(2)}x (target 1.2x)`);
+    recordFigure({ id: 'cli.run-command-conversations', what: `\`run_command true\` through the daemon's HTTP API with ${KNOWN} known conversations, each with its session temp`, candidate: rN, baseline: { what: 'one known conversation', value: r1 }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: 1.2 }, rounds: ROUNDS });
+  }
 
   // 1b. The same in one process: the index's own cost per call, without HTTP and the tool.
   const indexDirs = [mkdtempSync(join(tmpdir(), 'aalis-index-1-')), mkdtempSync(join(tmpdir(), 'aalis-index-n-'))];

@@ -228,6 +228,26 @@ export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOption
   return { kinds, found, matched, ...hostSocketFacts(), keepReadable: keepReadablePaths(), dangling, unreadable, visited, ...(indexGen === undefined ? {} : { indexGen }) };
 }
 
+/**
+ * The directories `{ path }` read-deny rules hide that are there, real directories (not symlinks),
+ * and whose exceptions are all `{ path }` ones: each is mounted over whole, and what in it is not
+ * hidden is a named path (an exception, a readable or writable root), mounted back on its own. An
+ * exception by pattern could put back an entry only a listing finds: such a rule's directory is
+ * listed as before.
+ */
+function sealedDirs(policy: SandboxPolicy): string[] {
+  const out: string[] = [];
+  for (const r of policy.readDeny) {
+    if (!('path' in r) || (r.except ?? []).some((e) => !('path' in e))) continue;
+    try {
+      if (lstatSync(r.path, { throwIfNoEntry: false })?.isDirectory()) out.push(r.path);
+    } catch {
+      // not reachable: nothing is skipped for it
+    }
+  }
+  return out;
+}
+
 /** The names of `.env` files probed in an ancestor that cannot be listed (see {@link findPatternMatches}). */
 const ENV_NAMES = NEW_ENTRY_NAMES.filter((n) => n.startsWith('.env'));
 
@@ -278,6 +298,12 @@ export function findPatternMatches(
   const evaluator = policyEvaluatorOf(policy);
   const limit = options.maxEntries ?? Number.POSITIVE_INFINITY;
   const walks = scanWalks(policy, cwd, options);
+  // An ancestor inside a directory that a `{ path }` read-deny rule hides (the daemon's data
+  // directory holds the workspace and every conversation's session temp) is not listed: that
+  // directory is a mount of its own (a tmpfs: translate.ts), so nothing in it is seen but the
+  // named paths mounted back, each walked on its own. Listing it found only entries that mount
+  // covers, one per conversation: 100,000 of them made every run_command 27 times slower.
+  const sealed = sealedDirs(policy);
   const walkedWhole = new Set(walks.filter((w) => w.why !== 'ancestor').map((w) => w.root));
   const named = [...policy.write, ...policy.readAllowWithin, ...rules(policy).flatMap((r) => ('path' in r ? [r.path] : []))];
   const seen = new Set<string>();
@@ -302,6 +328,7 @@ export function findPatternMatches(
   const queue: (ScanWalk & { readonly part?: 'head' | 'sub' })[] = walks.map((w) => (reusable && reuseFile !== undefined && w.why === 'home' && w.depth > 1 ? { ...w, part: 'head' as const } : w));
   for (let qi = 0; qi < queue.length; qi++) {
     const walk = queue[qi]!;
+    if (walk.why === 'ancestor' && sealed.some((d) => isWithin(walk.root, d)) && evaluator.hidden(walk.root)) continue;
     const subWalks = (dirs: readonly string[]) => queue.splice(qi + 1, 0, ...dirs.map((root) => ({ root, depth: walk.depth - 1, why: walk.why, part: 'sub' as const })));
     const walkKey = createHash('sha256').update(`${scanKey}\0${walk.why}${walk.part ? `-${walk.part}` : ''}\0${walk.depth}\0${walk.root}`).digest('hex');
     walkKeys.add(walkKey);
