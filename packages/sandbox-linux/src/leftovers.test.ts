@@ -150,11 +150,11 @@ while True:
 describe.skipIf(process.getuid?.() !== 0)('a daemon killed while a cold overlay run scans', { timeout: 120_000 }, () => {
   it('leaves a run folder whose sweep says no writes were lost: no command had started', async () => {
     // the run makes its layers while its scan runs (overlay-run.ts makeLayers); the scan is held at
-    // its open of the policy's data/tmp, and the daemon killed there. Before, the next start said
+    // its open of the data directory (an ancestor of the session temp), and the daemon killed there. Before, the next start said
     // "a daemon that died during a run left writes never judged" of a run that never ran anything
     const s = makeScene();
     const tmpDir = mkdtempSync(join(tmpdir(), 'aalis-scan-killed-'));
-    const holder = spawn('python3', ['-c', HOLD_OPENS, join(s.data, 'tmp')], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const holder = spawn('python3', ['-c', HOLD_OPENS, s.data], { stdio: ['pipe', 'pipe', 'inherit'] });
     let said = '';
     holder.stdout!.on('data', (b: Buffer) => (said += b.toString()));
     let daemon: ReturnType<typeof spawn> | undefined;

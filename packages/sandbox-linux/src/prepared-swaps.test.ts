@@ -106,8 +106,8 @@ describe.skipIf(!isRoot)('a prepared sandbox, its cwd changed before the release
   });
 
   it('a cwd symlink pointed elsewhere while the release\'s scan runs, after the scan read it: not used; the run is what cold gives', async () => {
-    // the release's scan walks the workspace (the link read as it was), then the policy's denied
-    // data/tmp: its open is held until the link points elsewhere. Before, the path identity was
+    // the release's scan walks the workspace (the link read as it was), then the ancestors, the
+    // data directory among them: its open is held until the link points elsewhere. Before, the path identity was
     // taken at the take, before the scan: it matched the preparation's, and the command ran in
     // the old target though the host's link pointed at the new one when it was released
     const dir = join(s.ws, 'swap-scan');
@@ -122,10 +122,11 @@ describe.skipIf(!isRoot)('a prepared sandbox, its cwd changed before the release
       await warm.run({ ...r, argv: ['true'] });
       await warm.preparationsSettled();
       const before = warm.preparedCounts();
-      // a new entry there: the release's scan lists data/tmp again (an unchanged listing is kept)
-      writeFileSync(join(s.data, 'tmp', 'poke'), '');
-      // started only now: the preparation's own scan opened data/tmp too
-      swapper = spawn('python3', ['-c', SWAP_AT_OPEN, join(s.data, 'tmp'), join(dir, 'link'), 'other'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      // a new entry there: the release's scan lists the data directory again (an unchanged listing
+      // is kept). Not data/tmp, which a { path } rule hides whole: the scan does not list it
+      writeFileSync(join(s.data, 'poke'), '');
+      // started only now: the preparation's own scan opened it too
+      swapper = spawn('python3', ['-c', SWAP_AT_OPEN, s.data, join(dir, 'link'), 'other'], { stdio: ['ignore', 'pipe', 'inherit'] });
       let said = '';
       swapper.stdout!.on('data', (b: Buffer) => (said += b.toString()));
       const started = swapper;
@@ -142,7 +143,7 @@ describe.skipIf(!isRoot)('a prepared sandbox, its cwd changed before the release
       expect(counts.discarded === before.discarded + 1 && counts.used === before.used).toBe(true);
     } finally {
       swapper?.kill();
-      rmSync(join(s.data, 'tmp', 'poke'), { force: true });
+      rmSync(join(s.data, 'poke'), { force: true });
       rmSync(dir, { recursive: true, force: true });
     }
   });
