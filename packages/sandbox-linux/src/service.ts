@@ -153,7 +153,10 @@ export interface LinuxSandboxOptions {
    * the background after each of its runs, so the next run pays only the check, the release, the
    * command and the commit; `off` (the default) never. Only runs through the launcher with the
    * overlay model and network off are prepared. A daemon's setting: a one-shot process would only
-   * pay for a sandbox it never uses.
+   * pay for a sandbox it never uses. Nothing is prepared while another run is setting up (not yet
+   * released to its command): a prepared run costs more CPU than a cold one (its release scans,
+   * translates and compares again), and with runs competing for the cores the speculative work
+   * only took theirs. A long command (a dev server in the background) is released: it does not stop it.
    */
   readonly prepare?: PrepareSetting;
   /** How long a prepared sandbox waits for its run before it is discarded. Default {@link DEFAULT_PREPARED_IDLE_MS}. */
@@ -276,6 +279,8 @@ export class LinuxSandbox implements SandboxService {
   private readonly prepared: PreparedPool<Started>;
   /** Counts of prepared sandboxes, for tests and the benchmark. */
   private readonly counts = { prepared: 0, used: 0, discarded: 0 };
+  /** Runs of this service setting up: started, their command not yet released (see {@link LinuxSandboxOptions.prepare}). */
+  private settingUp = 0;
   /** Preparations under way, awaited by {@link close}. */
   private readonly preparing = new Set<Promise<void>>();
   /** Preparations waiting for their sandbox to be ready: {@link close} ends those waits at once. */
@@ -563,6 +568,22 @@ export class LinuxSandbox implements SandboxService {
    */
   async run(input: SandboxRunRequest): Promise<SandboxRunResult> {
     const request = checkRunRequest(input);
+    this.settingUp++;
+    let settingUp = true;
+    const released = () => {
+      if (!settingUp) return;
+      settingUp = false;
+      this.settingUp--;
+    };
+    try {
+      return await this.runSettingUp(request, released);
+    } finally {
+      released();
+    }
+  }
+
+  /** {@link run} from its checks on; `released` is called once the command is released (see {@link LinuxSandboxOptions.prepare}). */
+  private async runSettingUp(request: SandboxRunRequest, released: () => void): Promise<SandboxRunResult> {
     const { policy } = request;
     const tools = await this.requireReady(policy);
     // the launcher's python starts while the scan runs (a one-shot `aalis exec` pays it once either way)
@@ -577,7 +598,7 @@ export class LinuxSandbox implements SandboxService {
     let warmOk = true;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.attempt(request, tools, warmOk);
+        return await this.attempt(request, tools, warmOk, released);
       } catch (e) {
         if (e instanceof ColdAgain) {
           warmOk = false;
@@ -592,7 +613,7 @@ export class LinuxSandbox implements SandboxService {
     }
   }
 
-  private async attempt(request: SandboxRunRequest, tools: RunTools, warmOk = true): Promise<SandboxRunResult> {
+  private async attempt(request: SandboxRunRequest, tools: RunTools, warmOk = true, released: () => void = () => {}): Promise<SandboxRunResult> {
     const { policy } = request;
     const model = await this.modelFor(policy);
     const key = this.preparable(request, tools, model) ? preparedKey(policy, request.cwd) : undefined;
@@ -649,7 +670,10 @@ export class LinuxSandbox implements SandboxService {
         // sat between this run's scan and its release, and its processes (root map, bwrap, the
         // shim's python) took the CPU from this run's own set-up. Nothing is trusted for it: the run
         // that takes it scans again and compares (releasePrepared), any difference goes cold.
-        const prepareNext = key === undefined ? undefined : () => this.prepareNext(key, request, tools, model, facts);
+        const prepareNext = () => {
+          released();
+          if (key !== undefined) this.prepareNext(key, request, tools, model, facts);
+        };
         const from = taken && identity ? { warm: taken, identity } : { layers: layers! };
         const result = await this.attemptOverlay(request, tools, dir, translation, facts, model, (p) => (before = p), from, prepareNext);
         // topped up after it from a scan of its own: this run's commit may have changed the host
@@ -818,6 +842,7 @@ export class LinuxSandbox implements SandboxService {
 
   /** Starts preparing sandboxes for `key` in the background until it holds its share (held or under way). */
   private prepareNext(key: string, request: SandboxRunRequest, tools: RunTools, model: ModelChoice & { kind: 'overlay' }, facts?: HostFacts): void {
+    if (this.settingUp > 0) return; // runs compete for the cores: see LinuxSandboxOptions.prepare
     while (!this.closing) {
       const job = this.prepared.add(key, () => this.prepareOne(key, request, tools, model, facts));
       if (!job) return;
