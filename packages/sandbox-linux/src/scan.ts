@@ -230,17 +230,20 @@ export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOption
 
 /**
  * The directories `{ path }` read-deny rules hide that are there, real directories (not symlinks),
- * and whose exceptions are all `{ path }` ones: each is mounted over whole, and what in it is not
- * hidden is a named path (an exception, a readable or writable root), mounted back on its own. An
- * exception by pattern could put back an entry only a listing finds: such a rule's directory is
- * listed as before.
+ * and whose exceptions are all `{ path }` ones, with those exceptions: each is mounted over whole,
+ * and what in it the rule covers is seen only through a named path mounted back (an exception, a
+ * readable or writable root). An ancestor the rule covers is listed for its symlinks alone (a
+ * matching one hides its target, wherever that is). An exception by pattern could put back an
+ * entry only a full listing finds: such a rule's directory is listed as before.
  */
-function sealedDirs(policy: SandboxPolicy): string[] {
-  const out: string[] = [];
+function sealedDirs(policy: SandboxPolicy): { readonly path: string; readonly excepts: readonly string[] }[] {
+  const out: { path: string; excepts: string[] }[] = [];
   for (const r of policy.readDeny) {
-    if (!('path' in r) || (r.except ?? []).some((e) => !('path' in e))) continue;
+    if (!('path' in r)) continue;
+    const excepts = (r.except ?? []).flatMap((e) => ('path' in e ? [e.path] : []));
+    if (excepts.length !== (r.except ?? []).length) continue;
     try {
-      if (lstatSync(r.path, { throwIfNoEntry: false })?.isDirectory()) out.push(r.path);
+      if (lstatSync(r.path, { throwIfNoEntry: false })?.isDirectory()) out.push({ path: r.path, excepts });
     } catch {
       // not reachable: nothing is skipped for it
     }
@@ -298,11 +301,12 @@ export function findPatternMatches(
   const evaluator = policyEvaluatorOf(policy);
   const limit = options.maxEntries ?? Number.POSITIVE_INFINITY;
   const walks = scanWalks(policy, cwd, options);
-  // An ancestor inside a directory that a `{ path }` read-deny rule hides (the daemon's data
-  // directory holds the workspace and every conversation's session temp) is not listed: that
-  // directory is a mount of its own (a tmpfs: translate.ts), so nothing in it is seen but the
-  // named paths mounted back, each walked on its own. Listing it found only entries that mount
-  // covers, one per conversation: 100,000 of them made every run_command 27 times slower.
+  // An ancestor that the rule of a directory a `{ path }` read-deny rule hides covers (the daemon's
+  // data directory holds the workspace and every conversation's session temp) is listed for its
+  // symlinks alone: that directory is a mount of its own (a tmpfs: translate.ts), so nothing in it
+  // is seen but the named paths mounted back; a matching symlink in it still hides its target,
+  // which may lie anywhere. Matching every entry found one per conversation, each then sent,
+  // grouped and translated: 100,000 of them made every run_command 27 times slower.
   const sealed = sealedDirs(policy);
   const walkedWhole = new Set(walks.filter((w) => w.why !== 'ancestor').map((w) => w.root));
   const named = [...policy.write, ...policy.readAllowWithin, ...rules(policy).flatMap((r) => ('path' in r ? [r.path] : []))];
@@ -328,7 +332,7 @@ export function findPatternMatches(
   const queue: (ScanWalk & { readonly part?: 'head' | 'sub' })[] = walks.map((w) => (reusable && reuseFile !== undefined && w.why === 'home' && w.depth > 1 ? { ...w, part: 'head' as const } : w));
   for (let qi = 0; qi < queue.length; qi++) {
     const walk = queue[qi]!;
-    if (walk.why === 'ancestor' && sealed.some((d) => isWithin(walk.root, d)) && evaluator.hidden(walk.root)) continue;
+    const symlinksOnly = walk.why === 'ancestor' && sealed.some((d) => isWithin(walk.root, d.path) && !d.excepts.some((x) => isWithin(walk.root, x))) && evaluator.hidden(walk.root);
     const subWalks = (dirs: readonly string[]) => queue.splice(qi + 1, 0, ...dirs.map((root) => ({ root, depth: walk.depth - 1, why: walk.why, part: 'sub' as const })));
     const walkKey = createHash('sha256').update(`${scanKey}\0${walk.why}${walk.part ? `-${walk.part}` : ''}\0${walk.depth}\0${walk.root}`).digest('hex');
     walkKeys.add(walkKey);
@@ -361,6 +365,7 @@ export function findPatternMatches(
         return false;
       }
       if (tmpParent !== undefined && isWithin(e.path, tmpParent)) witness.spoil(); // the session temp's siblings (and it): the key does not name it
+      if (symlinksOnly && e.type !== 'symlink') return false; // under the sealed directory's mount, or a named path mounted back
       const hit = any.covers(e.path);
       if (e.type === 'symlink') {
         if (hit) {

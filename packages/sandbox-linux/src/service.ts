@@ -687,7 +687,7 @@ export class LinuxSandbox implements SandboxService {
       try {
         // made while bwrap starts, which waits for them before its first mount
         const prepare = () => dir.addPlaceholders(translation.placeholders);
-        result = await this.spawn(request, translation, this.runPlan(request, translation, tools, model), tools, prepare, dir);
+        result = await this.spawn(request, translation, this.runPlan(request, translation, tools, model), tools, prepare, dir, undefined, undefined, released);
       } finally {
         await dir.dispose();
       }

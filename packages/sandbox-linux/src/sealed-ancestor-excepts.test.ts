@@ -7,10 +7,12 @@ import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js'
 import { createLinuxSandbox } from './service.js';
 
 /*
- * h61: the rule that hides data/tmp has only a path exception (data/tmp/e), so data/tmp counts as
- * sealed; another read-deny rule, a pattern, hides data/tmp/e but puts back data/tmp/e/pub by a
- * pattern exception. data/tmp/e (the session temp's parent) is hidden and inside data/tmp, so it is
- * no longer listed: pub, which the policy leaves readable, is not found and stays under a tmpfs.
+ * Found by an attack on c4735c8: the rule that hides data/tmp has only a path exception
+ * (data/tmp/e), so data/tmp counts as sealed; another read-deny rule, a pattern, hides data/tmp/e
+ * but puts back data/tmp/e/pub by a pattern exception. data/tmp/e (the session temp's parent) was
+ * hidden and inside data/tmp, so c4735c8 did not list it: pub, which the policy leaves readable,
+ * was not found and stayed under a tmpfs (closed, not a leak). An ancestor inside one of the
+ * sealing rule's own exceptions is now listed whole.
  */
 let s: Scene;
 let e: string;

@@ -6,11 +6,11 @@ import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js'
 import { createLinuxSandbox } from './service.js';
 
 /*
- * h61: a `.env` symlink directly in an ancestor that lies inside a directory a `{ path }` rule
- * hides (data/tmp, the parent of the session temp). The scan reports a matching symlink at its
- * target (via the link) and the translation hides the target: the link's content is a `.env`'s.
- * The old code listed data/tmp and so hid the target wherever it is; c4735c8 no longer lists
- * data/tmp, so the target is left readable (and writable, when it lies in a write root).
+ * Found by an attack on c4735c8: a `.env` symlink directly in an ancestor that lies inside a
+ * directory a `{ path }` rule hides (data/tmp, the parent of the session temp). The scan reports a
+ * matching symlink at its target (via the link) and the translation hides the target: the link's
+ * content is a `.env`'s. c4735c8 no longer listed data/tmp, so the target was left readable (and
+ * writable, when it lies in a write root); such an ancestor is now listed for its symlinks.
  */
 let s: Scene;
 let outside: string;

@@ -6,7 +6,7 @@ import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js'
 import { createLinuxSandbox } from './service.js';
 
 /*
- * h61 variants of the .env symlink in a sealed ancestor (h61-attack.test.ts):
+ * More shapes of the .env symlink in a sealed ancestor (sealed-ancestor-symlinks.test.ts):
  * 1. the daemon's own shape (protected-lists.ts denyRead): the whole data directory hidden by a
  *    { path } rule whose exceptions are paths; the link is data/.env (data is an ancestor of the
  *    session temp, inside the rule's directory, hidden);
@@ -25,7 +25,7 @@ beforeAll(() => {
   writeFileSync(outside2, 'OUTSIDE-SECRET-2\n');
   mkdirSync(join(s.data, 'logs'));
   symlinkSync(outside, join(s.data, '.env'));
-  t = realpathSync(mkdtempSync('/tmp/h61-'));
+  t = realpathSync(mkdtempSync('/tmp/aalis-sealed-'));
   mkdirSync(join(t, 'p', 'a', 'r'), { recursive: true });
   symlinkSync(outside2, join(t, 'p', 'a', '.env'));
 });
