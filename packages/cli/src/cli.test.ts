@@ -77,9 +77,11 @@ describe('aalis exec', () => {
     }
     const kept = aalis(['exec', '--', 'sh', '-c', 'echo kept > "$TMPDIR/note"'], { env: { AALIS_DATA: own } });
     expect(kept.status).toBe(0);
-    const left = tmpOf();
+    const left = tmpOf(); // the session temp's shard (tmp/<2 hex>/session-…)
     expect(left).toHaveLength(1);
-    expect(readFileSync(join(own, 'tmp', left[0]!, 'note'), 'utf8')).toBe('kept\n');
+    const temps = readdirSync(join(own, 'tmp', left[0]!));
+    expect(temps).toHaveLength(1);
+    expect(readFileSync(join(own, 'tmp', left[0]!, temps[0]!, 'note'), 'utf8')).toBe('kept\n');
   }, 120_000);
 
   it("gives the command this terminal's environment without starting a login shell", () => {
@@ -301,7 +303,7 @@ describe('aalis doctor and policy', () => {
     expect(records).toHaveLength(1);
     const starts = records.map((r) => r.argv);
     // each CLI process is its own session, with its own session temp; the run's directory is named as it starts
-    const session = (a: string) => a.replace(/session-[0-9a-f]+/g, 'session-<id>');
+    const session = (a: string) => a.replace(/[0-9a-f]{2}\/session-[0-9a-f]+/g, '<shard>/session-<id>');
     const started = starts[0]!.map((a) => session(a.replace(/\/[^\0]*?\/aalis-sbx-\d+-\d+-[a-z0-9]+/g, '<run>')));
     const planned = (plan: { argv: string[] }) => [...plan.argv.slice(firstRecorded(plan), -1).map(session), '/bin/echo', `mark-${tier}`];
     if (JSON.stringify(started) !== JSON.stringify(planned(before))) expect(started).toEqual(planned(after));

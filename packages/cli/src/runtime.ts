@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { mkdirSync, rmdirSync } from 'node:fs';
 import { sandboxPlugin } from '@aalis/api-reach';
 import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin } from '@aalis/core';
@@ -98,15 +98,18 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
 }
 
 /**
- * The session's temp (`<data>/tmp/session-…`) is named after the session, and a one-shot run's
- * session is never met again: left empty, it was one more directory under `<data>/tmp` for every
- * run. It is removed when empty (rmdir: never what the command left there, which the run's note
+ * The session's temp (`<data>/tmp/<2 hex>/session-…`) is named after the session, and a one-shot
+ * run's session is never met again: left empty, it was one more directory under `<data>/tmp` for
+ * every run (its shard directory stays: 256 at most). It is removed when empty (rmdir: never what the command left there, which the run's note
  * says is kept, and never through a symlink).
  */
 async function dropEmptySessionTmp(kernel: Kernel, turn: OriginTurn): Promise<void> {
   try {
     const reach = await kernel.get(reachView).reachOf(turn);
-    if (reach.exec !== 'none') rmdirSync(reach.sessionTmp);
+    if (reach.exec !== 'none') {
+      rmdirSync(reach.sessionTmp);
+      rmdirSync(dirname(reach.sessionTmp)); // its shard, when no other temp is in it
+    }
   } catch {
     // not empty (kept, as the run said), or gone
   }

@@ -41,13 +41,14 @@ describe('bindings per person in one conversation (the docker deployment)', () =
     const aliceWrites = forAlice.sandboxPolicy().write;
     const bobWrites = forBob.sandboxPolicy().write;
     expect(aliceWrites).toEqual(expect.arrayContaining([a.workspace, a.caches[0]]));
-    expect(aliceWrites.some((p) => p.startsWith(`${a.tmp}/session-`))).toBe(true);
+    expect(aliceWrites.some((p) => p.startsWith(`${a.tmp}/`) && /\/[0-9a-f]{2}\/session-[0-9a-f]{24}$/.test(p))).toBe(true);
     for (const path of [b.workspace, b.tmp, b.caches[0], join(ownerHome, '.cache'), join(root, 'data', 'tmp')]) {
       expect(aliceWrites.some((p) => p === path || p.startsWith(`${path}/`))).toBe(false);
     }
     expect(bobWrites).toEqual(expect.arrayContaining([b.workspace, b.caches[0]]));
     expect(bobWrites.some((p) => p.startsWith(`${a.workspace}`) || p.startsWith(a.tmp))).toBe(false);
-    expect((await forBob.processEnv('sandbox')).TMPDIR?.startsWith(`${b.tmp}/session-`)).toBe(true);
+    const bobTmp = (await forBob.processEnv('sandbox')).TMPDIR ?? '';
+    expect(bobTmp.startsWith(`${b.tmp}/`) && /\/[0-9a-f]{2}\/session-[0-9a-f]{24}$/.test(bobTmp)).toBe(true);
     await kernel.stop();
   });
 });

@@ -167,7 +167,7 @@ describe('reach plugin', () => {
     expect(unsandboxedEnv.AALIS_TEST_SECRET).toBe('must-not-leak');
     const env = await credential.processEnv('sandbox');
     expect(Object.keys(env).filter((k) => k.startsWith('AALIS_') || k === 'SSH_AUTH_SOCK')).toEqual([]);
-    expect(env.TMPDIR).toMatch(/\/tmp\/session-[0-9a-f]+$/);
+    expect(env.TMPDIR).toMatch(/\/tmp\/[0-9a-f]{2}\/session-[0-9a-f]{24}$/);
     expect(env.PATH).toBeTruthy();
     // installs use a pnpm store of their own, inside a writable cache, never the hard-linked one
     expect(env.pnpm_config_store_dir).toBe(`${home}/.cache/aalis-sandbox/pnpm-store`);

@@ -1,6 +1,3 @@
-import { createHash } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { checkEnvPattern, checkPattern, INSTALL_FORMS, type ProtectedLists, type Reach, reach, resolveReach } from '@aalis/api-reach';
 import { approval, authority, definePlugin, type OriginTurn, type SessionSettings, sessions, settingsScopeOf } from '@aalis/core';
 import { z } from 'zod';
@@ -12,6 +9,7 @@ import { reachInstanceOf } from './instance.js';
 import { captureLoginEnv, definedOnly, type LoginEnv } from './login-env.js';
 import { ReachCache, reachKeyOf } from './reach-cache.js';
 import { realPathOfSync } from './real-path.js';
+import { ensureSessionTmp } from './session-tmp.js';
 
 /** One extra landing of the config: a path, or a pattern every sandbox backend can translate. */
 export const LandingConfigSchema = z.union([
@@ -181,8 +179,7 @@ export const reachPlugin = definePlugin({
       const principal = auth.principalOf(turn);
       // A person's own binding in the session first (the docker deployment's user space), then the session's.
       const binding = bindings.get(personKey(root, settingsScopeOf(turn))) ?? bindings.get(root) ?? defaultBinding;
-      const sessionTmp = join(binding.tmp ?? paths.tmp, `session-${createHash('sha256').update(root).digest('hex').slice(0, 24)}`);
-      await mkdir(sessionTmp, { recursive: true, mode: 0o700 });
+      const sessionTmp = await ensureSessionTmp(binding.tmp ?? paths.tmp, root);
       // Read again for every call, not only when the binding was made: a `core.hooksPath` set while
       // the daemon runs (`husky init`, `git config core.hooksPath .githooks`) must be a landing at
       // once, or a sandboxed command writes a hook the person's next commit runs on the host.

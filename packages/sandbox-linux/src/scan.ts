@@ -409,7 +409,7 @@ export function findPatternMatches(
         ...(rec ? { reuse: rec.reuse, entered: rec.entered, left: rec.left } : {}),
       },
       walk.part === 'head' ? 1 : walk.depth,
-      trusted ? undefined : cache,
+      trusted || symlinksOnly ? undefined : cache, // the cache matches every entry it keeps: for symlinks alone, a plain listing
     );
     visited += counted;
     if (walk.why === 'tree' && counted >= (options.indexMinEntries ?? INDEX_MIN_ENTRIES)) witness.spoil(); // the index's (tree-index.ts)

@@ -77,7 +77,8 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis serve
       expect(carol.body.value.stderr).toMatch(/No such file or directory/);
       expect(existsSync(daemonCache)).toBe(false); // the daemon's own cache is nobody's
       // The session temp is the user's own, not the daemon's tmp/ every user shares.
-      expect(bob.body.value.stdout.trim().startsWith(`${bobSpace}/tmp/session-`)).toBe(true);
+      const bobTmp = bob.body.value.stdout.trim();
+      expect(bobTmp.startsWith(`${bobSpace}/tmp/`) && /\/[0-9a-f]{2}\/session-[0-9a-f]{24}$/.test(bobTmp)).toBe(true);
     } finally {
       rmSync(daemonCache, { force: true });
     }
