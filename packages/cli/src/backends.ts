@@ -16,7 +16,7 @@ export interface SandboxOfOptions {
  * `oneShot` (one command, then the process ends) keeps nothing for a next run. A daemon's runs
  * start from a kept-alive launcher, an ordinary user's too (sandbox-linux `launcher: all`). A daemon (not
  * `oneShot`) prepares the next sandbox of a policy ahead (sandbox-linux `prepare`; only a root
- * daemon's runs through the launcher are prepared); `AALIS_PREPARE=off` opts out. A daemon's
+ * daemon's runs through the launcher are prepared), from a conversation's second call (`preparedFrom`); `AALIS_PREPARE=off` opts out. A daemon's
  * sandboxes also share one cpu cgroup, weighted as one session (sandbox-linux `cpuShare`); `AALIS_CPU_SHARE=off` opts out.
  * `onWarning` gets what the Linux backend had to do on its own (a sandbox that did not end within
  * its bound after its kill, and what was killed to end it), for the daemon's log.
@@ -42,6 +42,8 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
         ...(oneShot ? {} : { launcher: 'all' as const }),
         // a daemon runs many commands: the next sandbox of a policy is set up while it waits (one-shot: nothing to gain)
         prepare: oneShot || env.AALIS_PREPARE === 'off' ? ('off' as const) : ('on' as const),
+        // from a conversation's second call: one that calls once would hold prepared sandboxes (and the pool's places) for nothing
+        preparedFrom: 2,
         // a daemon's sandboxes weigh as one session (one cpu cgroup), not one each; one-shot: no loop to keep answering
         cpuShare: oneShot || env.AALIS_CPU_SHARE === 'off' ? ('off' as const) : ('on' as const),
         // a daemon's cold runs start their cgroup move's wait early (sandbox-linux cgroupLead); one-shot:

@@ -65,4 +65,24 @@ describe.skipIf(process.getuid?.() !== 0 || findPerl() === undefined)('preparing
     expect(warm.preparedCounts().prepared).toBeGreaterThan(before.prepared);
     expect((await long).stdout).toBe('done\n');
   });
+
+  it("with preparedFrom 2, prepares from a policy's second run within the idle time, not its first", async () => {
+    const once = a.sandbox({ prepare: 'on', preparedFrom: 2, preparedIdleMs: 1500 });
+    try {
+      const count = async () => {
+        await once.preparationsSettled();
+        return once.preparedCounts().prepared;
+      };
+      await once.run(req(b, ['true']));
+      expect(await count()).toBe(0); // a conversation of one call holds nothing
+      await once.run(req(b, ['true']));
+      expect(await count()).toBeGreaterThan(0);
+      const held = await count();
+      await new Promise((r) => setTimeout(r, 2000)); // past the idle time: the next run is a first again
+      await once.run(req(a, ['true']));
+      expect(await count()).toBe(held);
+    } finally {
+      await once.close();
+    }
+  });
 });

@@ -164,6 +164,14 @@ export interface LinuxSandboxOptions {
   /** Prepared sandboxes held or under way per policy and cwd (1 to prepared.ts `MAX_PREPARED`). Default {@link DEFAULT_PREPARED_PER_KEY}. */
   readonly preparedPerKey?: number;
   /**
+   * Runs of a policy (and cwd), each within {@link preparedIdleMs} of the one before, before its
+   * next sandbox is prepared: 1 (default) from its first run. A daemon of many conversations sets
+   * 2: one that makes a single call would otherwise hold sandboxes it never uses, and with them
+   * the pool's places (8 in all) for their idle time, while the conversations that do call again
+   * ran cold (the daemon benchmark: a few dozen new conversations, then no gain from preparing).
+   */
+  readonly preparedFrom?: number;
+  /**
    * `on`: a root daemon's sandboxes share one cgroup of the v1 cpu controller weighted as one session
    * (cpu-share.ts), so together they weigh as much as the daemon's thread, not as much each (every
    * `bwrap --new-session` is otherwise its own autogroup). Not a security promise:
@@ -279,6 +287,8 @@ export class LinuxSandbox implements SandboxService {
   private readonly prepared: PreparedPool<Started>;
   /** Counts of prepared sandboxes, for tests and the benchmark. */
   private readonly counts = { prepared: 0, used: 0, discarded: 0 };
+  /** Each policy's (and cwd's) latest run and how many ran before it, each within the idle time of the next (see {@link LinuxSandboxOptions.preparedFrom}). */
+  private readonly runsOf = new Map<string, { readonly last: number; readonly streak: number }>();
   /** Runs of this service setting up: started, their command not yet released (see {@link LinuxSandboxOptions.prepare}). */
   private settingUp = 0;
   /** Preparations under way, awaited by {@link close}. */
@@ -616,9 +626,11 @@ export class LinuxSandbox implements SandboxService {
   private async attempt(request: SandboxRunRequest, tools: RunTools, warmOk = true, released: () => void = () => {}): Promise<SandboxRunResult> {
     const { policy } = request;
     const model = await this.modelFor(policy);
-    const key = this.preparable(request, tools, model) ? preparedKey(policy, request.cwd) : undefined;
+    const preparable = this.preparable(request, tools, model) ? preparedKey(policy, request.cwd) : undefined;
+    // its next sandbox is prepared only once the policy recurs (preparedFrom); one held already is taken all the same
+    const key = preparable !== undefined && this.recurs(preparable) ? preparable : undefined;
     // taken (no other run can have it) before anything of this run is made; fail closed: whatever goes wrong, it is discarded
-    let warm = key !== undefined && warmOk ? await this.prepared.take(key) : undefined;
+    let warm = preparable !== undefined && warmOk ? await this.prepared.take(preparable) : undefined;
     // the paths its start looked up, looked at again on the walks thread once the scan is done (set below)
     let identity: Promise<string> | undefined;
     // a cold run moves its sandbox into its cgroups once bwrap has started: the wait that move has starts now
@@ -838,6 +850,22 @@ export class LinuxSandbox implements SandboxService {
     const setting = this.options.prepare ?? 'off';
     // the shim is perl's (prepared.ts): a host without it runs cold
     return setting === 'on' && model.kind === 'overlay' && request.policy.network !== 'on' && tools.rootMap !== undefined && findPerl() !== undefined && this.launcherFor(tools) !== undefined;
+  }
+
+  /**
+   * Notes a run of `key` now; whether it is at least the {@link LinuxSandboxOptions.preparedFrom}th
+   * within the idle time of the one before. Keys not run for that long are forgotten.
+   */
+  private recurs(key: string): boolean {
+    const from = Math.max(1, Math.floor(this.options.preparedFrom ?? 1));
+    if (from === 1) return true;
+    const now = Date.now();
+    const before = this.runsOf.get(key);
+    const streak = before !== undefined && now - before.last <= (this.options.preparedIdleMs ?? DEFAULT_PREPARED_IDLE_MS) ? before.streak + 1 : 1;
+    this.runsOf.delete(key); // the most recently run last
+    this.runsOf.set(key, { last: now, streak });
+    if (this.runsOf.size > 4096) this.runsOf.delete(this.runsOf.keys().next().value!); // the least recently run
+    return streak >= from;
   }
 
   /** Starts preparing sandboxes for `key` in the background until it holds its share (held or under way). */

@@ -34,6 +34,7 @@ describe('stopping the daemon', () => {
     expect(credential.home).toBeDefined();
     const request = await sandboxRequestOf(credential, service, { argv: ['/bin/sh', '-c', 'echo hook > lefthook.yml'], cwd: credential.home as string, timeoutMs: 60_000, network: 'off' }); // network off: a policy a root daemon prepares sandboxes for
     expect(request.keepRefused).toBe(true);
+    await service.run(request); // a daemon prepares a policy's next sandboxes from its second run (preparedFrom)
     const result = await service.run(request);
     expect(result.keptWrites?.paths, result.stderr).toEqual([`${credential.home}/lefthook.yml`]);
     // a root daemon prepares the policy's next sandboxes (each in a folder of its own): accounted for, and gone with the stop too
