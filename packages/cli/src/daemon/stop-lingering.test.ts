@@ -77,9 +77,12 @@ describe.skipIf(!isRoot)("a daemon's stop with a sandbox that outlives its bwrap
     chmodSync(join(bin, 'bwrap'), 0o755);
     daemon = await startServe(dir, [], { PATH: `${bin}:${process.env.PATH}` });
     const pid = daemon.child.pid!;
-    const call = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'echo ran', network: 'off' }, turn: ownerTurn('chat-lingering') });
-    expect(call.body, daemon.stderr()).toMatchObject({ ok: true, value: { stdout: 'ran\n' } });
-    // the policy's next sandbox, prepared ahead after the call: its processes hold its run folder's FIFOs
+    // two calls: a daemon prepares a conversation's next sandbox from its second (preparedFrom)
+    for (let i = 0; i < 2; i++) {
+      const call = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'echo ran', network: 'off' }, turn: ownerTurn('chat-lingering') });
+      expect(call.body, daemon.stderr()).toMatchObject({ ok: true, value: { stdout: 'ran\n' } });
+    }
+    // the policy's next sandbox, prepared ahead after the second call: its processes hold its run folder's FIFOs
     await until(() => lingering().length > 0, 'a prepared sandbox, and what its bwrap left behind');
     const code = await daemon.stop();
     const log = daemon.stderr();
