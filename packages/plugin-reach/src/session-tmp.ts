@@ -24,22 +24,27 @@ export function sessionTmpOf(base: string, root: string): string {
  * Resolves to its path.
  */
 export async function ensureSessionTmp(base: string, root: string): Promise<string> {
-  void migrateSessionTmps(base);
   const path = sessionTmpOf(base, root);
-  const shard = join(path, '..');
-  const before = join(base, path.slice(shard.length + 1));
-  await mkdir(shard, { recursive: true, mode: 0o700 });
-  try {
-    // only a real directory of ours is moved (never what a symlink there names)
-    if ((await lstat(before)).isDirectory()) await rename(before, path);
-  } catch {
-    // none from before (ENOENT), or the new one holds something already (ENOTEMPTY): the new one is the temp
+  // until the background move of every one is done: what it left is left for good
+  if (!migrated.has(base)) {
+    void migrateSessionTmps(base);
+    const shard = join(path, '..');
+    const before = join(base, path.slice(shard.length + 1));
+    await mkdir(shard, { recursive: true, mode: 0o700 });
+    try {
+      // only a real directory of ours is moved (never what a symlink there names)
+      if ((await lstat(before)).isDirectory()) await rename(before, path);
+    } catch {
+      // none from before (ENOENT), or the new one holds something already (ENOTEMPTY): the new one is the temp
+    }
   }
   await mkdir(path, { recursive: true, mode: 0o700 });
   return path;
 }
 
 const migrations = new Map<string, Promise<void>>();
+/** Bases whose background move has ended. */
+const migrated = new Set<string>();
 
 /**
  * Moves every session temp from before the shards in `base` to its shard: once per process and
@@ -68,6 +73,7 @@ export function migrateSessionTmps(base: string): Promise<void> {
           // moved by its conversation meanwhile (ENOENT), or the new one holds something: left
         }
       }
+      migrated.add(base);
     })();
     migrations.set(base, running);
   }
