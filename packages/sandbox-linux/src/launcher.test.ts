@@ -131,6 +131,32 @@ describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout:
     await until(() => withToken(t).length === 0, 'the timed-out sleep is gone');
   });
 
+  it('a run refused after its FIFOs were asked for (its scan over the limit) leaves nothing of it open in the launcher', async () => {
+    const before = launchersOf(process.pid);
+    const limited = s.sandbox({ scan: { maxEntries: 3 } });
+    try {
+      await limited.run(req(s, ['true'])).then(
+        () => expect.unreachable('a scan over its limit must refuse the run'),
+        (e: Error) => expect(e.message).toMatch(/cannot be enforced/),
+      );
+      const started = launchersOf(process.pid).filter((pid) => !before.includes(pid));
+      expect(started).toHaveLength(1);
+      // the ends a launcher opens for a run are in the run folder's fifo/: none may stay once the run is refused
+      const fifoEnds = () =>
+        readdirSync(`/proc/${started[0]}/fd`).filter((fd) => {
+          try {
+            return readlinkSync(`/proc/${started[0]}/fd/${fd}`).includes('/fifo/');
+          } catch {
+            return false; // closed meanwhile
+          }
+        });
+      await until(() => fifoEnds().length === 0, "the refused run's FIFO ends closed in the launcher");
+      expect(fifoEnds()).toEqual([]);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('a launcher killed between two runs: the next run starts a new one and works', async () => {
     await sb.run(req(s, ['true']));
     const [first] = launchersOf(process.pid);
@@ -205,6 +231,75 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
     const imported = [...r.stderr.matchAll(/\|\s*(\S+)\s*$/gm)].map((m) => m[1]);
     expect(imported).toContain('ctypes');
     expect(imported.filter((m) => ['json', 'base64', 're', 'enum'].includes(m!))).toEqual([]);
+  });
+
+  /** The FIFOs of `dir` the launcher `pid` holds open (the read ends of `in` and `sync` it opened for the run). */
+  const heldFifos = (pid: number, dir: string) =>
+    readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+      try {
+        const to = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        return to.startsWith(`${dir}/`) ? [to.slice(dir.length + 1)] : [];
+      } catch {
+        return []; // closed meanwhile
+      }
+    });
+
+  it.skipIf(!python)('begin: the FIFOs are made before the start is known, and the launch then only starts the run', async () => {
+    const l = new Launcher(python!);
+    try {
+      const d = runDir();
+      l.begin(d);
+      await until(() => readdirSync(d).length === 5, 'the FIFOs made while the run is still being planned');
+      expect(readdirSync(d).sort()).toEqual(['err', 'in', 'info', 'out', 'sync']);
+      expect(heldFifos(l.pid!, d).sort()).toEqual(['in', 'sync']);
+      const run = await l.launch(d, sh('cat <&3; echo begun'));
+      const out = text(run.stdout);
+      run.release();
+      expect({ exit: await run.exit, out: await out }).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'threebegun\n' });
+      run.dispose();
+      l.abandon(d); // after the launch: nothing to drop
+      expect(heldFifos(l.pid!, d)).toEqual([]);
+    } finally {
+      l.close();
+    }
+  });
+
+  it.skipIf(!python)('abandon: a run begun and never launched leaves the launcher holding nothing of it, and the next run goes through', async () => {
+    const l = new Launcher(python!);
+    try {
+      const d = runDir();
+      l.begin(d);
+      await until(() => heldFifos(l.pid!, d).length === 2, 'the read ends the launcher opens for the begun run');
+      l.abandon(d);
+      await until(() => heldFifos(l.pid!, d).length === 0, 'the ends closed in the launcher once the run is abandoned');
+      const run = await l.launch(runDir(), sh('echo next'));
+      const out = text(run.stdout);
+      run.release();
+      expect({ exit: await run.exit, out: await out }).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'next\n' });
+      run.dispose();
+    } finally {
+      l.close();
+    }
+  });
+
+  it.skipIf(!python)('a launcher killed while a begun run is still being planned: its launch starts on a new launcher and works', async () => {
+    const l = new Launcher(python!);
+    try {
+      const d = runDir();
+      l.begin(d);
+      await until(() => readdirSync(d).length === 5, 'the FIFOs made');
+      const first = l.pid!;
+      process.kill(first, 'SIGKILL');
+      await until(() => !existsSync(`/proc/${first}/fd`), 'the first launcher gone');
+      const run = await l.launch(d, sh('echo again'));
+      const out = text(run.stdout);
+      run.release();
+      expect({ exit: await run.exit, out: await out }).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'again\n' });
+      run.dispose();
+      expect(l.pid).not.toBe(first);
+    } finally {
+      l.close();
+    }
   });
 
   it.skipIf(!python)('hands the data fds as files the command reads, and its exit', async () => {

@@ -114,6 +114,8 @@ export class Launcher {
   private nextId = 0;
   /** Runs prepared ahead and not yet claimed: they do not keep the process alive. */
   private readonly background = new Set<number>();
+  /** Runs whose FIFOs were asked for before their start was known ({@link begin}), by FIFO folder. */
+  private readonly early = new Map<string, { readonly give: (start: LauncherStart) => void; readonly refuse: (e: Error) => void; readonly run: Promise<LaunchedRun> }>();
   private stderrTail = '';
 
   /** `python`: the interpreter `findPython` chose; `replyMs`: the bound on each answer (tests shorten it). */
@@ -220,8 +222,13 @@ export class Launcher {
    * {@link SandboxUnavailableError} when the launcher cannot start or is lost before the run started.
    */
   async launch(dir: string, start: LauncherStart): Promise<LaunchedRun> {
+    if (start.background) this.abandon(dir); // begun as a run of its own: not one prepared ahead
+    const early = this.early.get(dir);
+    this.early.delete(dir);
     try {
-      return await this.launchOnce(dir, start);
+      if (!early) return await this.launchOnce(dir, start);
+      early.give(start);
+      return await early.run;
     } catch (e) {
       // a launcher lost before this run's start was sent ran nothing of it: killed, or dead with its
       // exit not yet seen when the run began (ensure() still took it for alive). One fresh launcher
@@ -232,10 +239,36 @@ export class Launcher {
     }
   }
 
-  private async launchOnce(dir: string, start: LauncherStart): Promise<LaunchedRun> {
+  /**
+   * Has the launcher make the FIFOs in `dir` (which must exist) now, while the run's scan goes on,
+   * so its {@link launch} with `dir` only starts it: one round trip to the launcher off the run's
+   * path. A run that will not launch after all calls {@link abandon}.
+   */
+  begin(dir: string): void {
+    if (this.early.has(dir)) return;
+    let give!: (start: LauncherStart) => void;
+    let refuse!: (e: Error) => void;
+    const start = new Promise<LauncherStart>((res, rej) => {
+      give = res;
+      refuse = rej;
+    });
+    const run = this.launchOnce(dir, start, false);
+    run.catch(() => {}); // its error is the run's when it launches; unused, it is dropped (abandon)
+    this.early.set(dir, { give, refuse, run });
+  }
+
+  /** The run {@link begin} was called for will not launch: its FIFOs' ends are closed in the launcher. No-op once launched. */
+  abandon(dir: string): void {
+    const early = this.early.get(dir);
+    if (!early) return;
+    this.early.delete(dir);
+    early.refuse(new Error('the run did not launch'));
+  }
+
+  private async launchOnce(dir: string, startOrLater: LauncherStart | Promise<LauncherStart>, background = (startOrLater as LauncherStart).background === true): Promise<LaunchedRun> {
     const live = this.ensure();
     const id = ++this.nextId;
-    if (start.background) this.background.add(id);
+    if (background) this.background.add(id);
     let exitWith!: (e: LauncherExit) => void;
     const exit = new Promise<LauncherExit>((res) => {
       exitWith = res;
@@ -291,6 +324,23 @@ export class Launcher {
       throw e;
     }
     if ('error' in r) return fail(`the run's FIFOs could not be made: ${r.error}`);
+    let start: LauncherStart;
+    try {
+      start = await startOrLater;
+    } catch (e) {
+      this.send(live, { op: 'drop', id }); // abandoned: the ends the launcher opened are closed
+      live.handlers.delete(id);
+      this.idle();
+      throw e;
+    }
+    if (live.dead) {
+      // lost while the run was still being planned: nothing of it was started, so it may be tried again
+      live.handlers.delete(id);
+      this.idle();
+      const e = unavailable(live.dead);
+      lostBeforeStart.add(e);
+      throw e;
+    }
     const fds: number[] = [];
     const open = (name: string, flags: number) => {
       const fd = openSync(join(dir, name), flags | constants.O_NONBLOCK | constants.O_NOFOLLOW); // libuv adds O_CLOEXEC

@@ -136,8 +136,9 @@ export class RunDir {
 
   /** Where the launcher makes this run's FIFOs (launcher.ts), made now (0700, inside the run's own 0700 folder). */
   prepareFifoDir(): string {
-    this.ensure();
     const dir = join(this.path, 'fifo');
+    if (this.fifos) return dir; // made already: the launcher was asked for the FIFOs while the scan ran
+    this.ensure();
     mkdirSync(dir, { mode: 0o700 });
     this.fifos = true;
     return dir;

@@ -636,6 +636,7 @@ export class LinuxSandbox implements SandboxService {
     // a cold run moves its sandbox into its cgroups once bwrap has started: the wait that move has starts now
     if (!warm) this.kickLead();
     const dir = warm?.dir ?? new RunDir(this.tmp);
+    const launcher = warm ? undefined : this.launcherFor(tools);
     // set by the overlay run: what must go before the folder does, which the result does not wait on
     let before: Promise<unknown> | undefined;
     // a cold overlay run's layer directories, made while its scan runs (they depend on the policy alone)
@@ -646,6 +647,8 @@ export class LinuxSandbox implements SandboxService {
         layers = { dir: layersDir, made: RunOverlays.makeLayers(policy, layersDir) };
         layers.made.catch(() => {}); // its error is the run's when it is awaited (attemptOverlay)
       }
+      // the launcher makes the run's FIFOs while the scan runs: one round trip off the run's path
+      if (launcher) launcher.begin(this.inRunFolder('FIFO folder', () => dir.prepareFifoDir()));
       let translation: Translation;
       let facts: HostFacts;
       try {
@@ -718,6 +721,7 @@ export class LinuxSandbox implements SandboxService {
       if (undo.removed.length === 0) return notes ? { ...result, stderr: result.stderr + notes } : result;
       return { ...result, stderr: result.stderr + notes, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...undo.removed])], movedAside };
     } finally {
+      launcher?.abandon(join(dir.path, 'fifo')); // a run that did not launch (a no-op for one that did)
       if (warm) await this.discardPrepared(warm, false); // not used: killed; its folder goes below
       await layers?.made.catch(() => {}); // nothing makes a directory in the folder once it goes
       if (before === undefined) await dir.dispose(); // off the event loop (run-dir.ts)
