@@ -23,6 +23,16 @@ export class PolicyEvaluator {
   private readonly writeDeny: RuleSet;
   private readonly writeExceptions: RuleSet;
   private readonly controlDeny: RuleSet;
+  /*
+   * The answers already given, by path: a daemon's runs of one conversation ask about the same
+   * paths every time (translate.ts asks hundreds of them against a policy of hundreds of rules,
+   * a millisecond of the daemon's thread a run, twice with a sandbox prepared ahead). An answer
+   * depends on the path and the policy only, and a policy does not change (it is read-only data,
+   * checked once: api-reach's parseRunRequest). Emptied when full, so a commit or a walk of a
+   * million entries keeps no more than this many.
+   */
+  private readonly hiddenAnswers = new Map<string, boolean>();
+  private readonly writableAnswers = new Map<string, boolean>();
 
   constructor(readonly policy: SandboxPolicy) {
     this.readDeny = ruleSet(policy.readDeny);
@@ -33,18 +43,26 @@ export class PolicyEvaluator {
 
   /** Hidden by readDeny and not put back by readAllowWithin. */
   hidden(path: string): boolean {
-    if (this.policy.readAllowWithin.some((root) => isWithin(path, root))) return false;
-    return this.readDeny.covers(path);
+    let answer = this.hiddenAnswers.get(path);
+    if (answer === undefined) {
+      answer = !this.policy.readAllowWithin.some((root) => isWithin(path, root)) && this.readDeny.covers(path);
+      remember(this.hiddenAnswers, path, answer);
+    }
+    return answer;
   }
 
   /** Writable after every write layer. */
   writable(path: string): boolean {
-    const p = this.policy;
-    let w = p.write.some((root) => isWithin(path, root));
-    if (w && this.writeDeny.covers(path)) w = false;
-    if (!w && this.writeExceptions.covers(path)) w = true;
-    if (w && this.controlDeny.covers(path)) w = false;
-    return w;
+    let answer = this.writableAnswers.get(path);
+    if (answer === undefined) {
+      const p = this.policy;
+      answer = p.write.some((root) => isWithin(path, root));
+      if (answer && this.writeDeny.covers(path)) answer = false;
+      if (!answer && this.writeExceptions.covers(path)) answer = true;
+      if (answer && this.controlDeny.covers(path)) answer = false;
+      remember(this.writableAnswers, path, answer);
+    }
+    return answer;
   }
 
   /** The state of the path's own entry. */
@@ -59,6 +77,14 @@ export class PolicyEvaluator {
     if (this.hidden(path)) return 'hidden';
     return this.writable(childOf(path, PROBE_CHILD)) ? 'rw' : 'ro';
   }
+}
+
+/** How many answers of each kind an evaluator keeps (see PolicyEvaluator's answers). */
+export const EVALUATOR_ANSWERS_KEPT = 16_384;
+
+function remember(answers: Map<string, boolean>, path: string, answer: boolean): void {
+  if (answers.size >= EVALUATOR_ANSWERS_KEPT) answers.clear();
+  answers.set(path, answer);
 }
 
 /** `dir/name` without doubling the slash at the root. */
