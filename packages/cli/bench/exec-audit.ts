@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { writeSyntheticAuditLog } from '@aalis/plugin-approval';
 import { recordFigure } from '../../../test/bench/record-figure.js';
+import { benchNodeEnv } from './node-env.js';
 
 /** The built `aalis` command, as users run it (the package's bench script builds first when sources are newer); the source form needs the TypeScript loader. */
 const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
@@ -29,7 +30,7 @@ function exec(data: string): { ms: number; rssMb: number } {
   const start = performance.now();
   const r = spawnSync('/usr/bin/time', ['-f', 'maxrss=%M', process.execPath, BIN, 'exec', '--network', 'off', '--', 'true'], {
     cwd: workspace,
-    env: { ...process.env, AALIS_DATA: data, NODE_OPTIONS: '' },
+    env: benchNodeEnv({ AALIS_DATA: data }),
     encoding: 'utf8',
   });
   const ms = performance.now() - start;

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { recordFigure, recordSkipped } from '../../../test/bench/record-figure.js';
+import { benchNodeEnv } from './node-env.js';
 
 /** The built `aalis` command, as users run it (the package's bench script builds first when sources are newer); the source form needs the TypeScript loader. */
 const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
@@ -27,7 +28,7 @@ const root = mkdtempSync('/var/tmp/aalis-exec-docker-');
 const workspace = join(root, 'workspace');
 mkdirSync(workspace);
 const data = join(root, 'data');
-const env = { ...process.env, AALIS_DATA: data, AALIS_DOCKER_IMAGE: IMAGE, AALIS_INSTANCE: 'bench-exec-docker', NODE_OPTIONS: '' };
+const env = benchNodeEnv({ AALIS_DATA: data, AALIS_DOCKER_IMAGE: IMAGE, AALIS_INSTANCE: 'bench-exec-docker' });
 
 function exec(): number {
   const start = performance.now();

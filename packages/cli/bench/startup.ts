@@ -15,13 +15,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { recordFigure } from '../../../test/bench/record-figure.js';
+import { benchNodeEnv } from './node-env.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (process.env.BENCH_QUICK === '1' ? 5 : 15));
 const bin = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
 const root = mkdtempSync('/var/tmp/aalis-startup-');
 const workspace = join(root, 'workspace');
 mkdirSync(workspace);
-const env = { ...process.env, AALIS_DATA: join(root, 'data'), NODE_OPTIONS: '' };
+const env = benchNodeEnv({ AALIS_DATA: join(root, 'data') });
 const phaseLog = join(root, 'phases.jsonl');
 const phased = ['-r', join(import.meta.dirname, 'phase-marks.cjs'), bin, 'exec', '--network', 'off', '--', 'true'];
 
