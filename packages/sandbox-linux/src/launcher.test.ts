@@ -233,6 +233,15 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
     expect(imported.filter((m) => ['json', 'base64', 're', 'enum'].includes(m!))).toEqual([]);
   });
 
+  /** Releases `run`, waits for its end, disposes of it: its exit and what it wrote on stdout. */
+  const toEnd = async (run: LaunchedRun) => {
+    const out = text(run.stdout);
+    run.release();
+    const got = { exit: await run.exit, out: await out };
+    run.dispose();
+    return got;
+  };
+
   /** The FIFOs of `dir` the launcher `pid` holds open (the read ends of `in` and `sync` it opened for the run). */
   const heldFifos = (pid: number, dir: string) =>
     readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
@@ -252,11 +261,7 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
       await until(() => readdirSync(d).length === 5, 'the FIFOs made while the run is still being planned');
       expect(readdirSync(d).sort()).toEqual(['err', 'in', 'info', 'out', 'sync']);
       expect(heldFifos(l.pid!, d).sort()).toEqual(['in', 'sync']);
-      const run = await l.launch(d, sh('cat <&3; echo begun'));
-      const out = text(run.stdout);
-      run.release();
-      expect({ exit: await run.exit, out: await out }).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'threebegun\n' });
-      run.dispose();
+      expect(await toEnd(await l.launch(d, sh('cat <&3; echo begun')))).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'threebegun\n' });
       l.abandon(d); // after the launch: nothing to drop
       expect(heldFifos(l.pid!, d)).toEqual([]);
     } finally {
@@ -272,11 +277,7 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
       await until(() => heldFifos(l.pid!, d).length === 2, 'the read ends the launcher opens for the begun run');
       l.abandon(d);
       await until(() => heldFifos(l.pid!, d).length === 0, 'the ends closed in the launcher once the run is abandoned');
-      const run = await l.launch(runDir(), sh('echo next'));
-      const out = text(run.stdout);
-      run.release();
-      expect({ exit: await run.exit, out: await out }).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'next\n' });
-      run.dispose();
+      expect(await toEnd(await l.launch(runDir(), sh('echo next')))).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'next\n' });
     } finally {
       l.close();
     }
@@ -291,11 +292,7 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
       const first = l.pid!;
       process.kill(first, 'SIGKILL');
       await until(() => !existsSync(`/proc/${first}/fd`), 'the first launcher gone');
-      const run = await l.launch(d, sh('echo again'));
-      const out = text(run.stdout);
-      run.release();
-      expect({ exit: await run.exit, out: await out }).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'again\n' });
-      run.dispose();
+      expect(await toEnd(await l.launch(d, sh('echo again')))).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'again\n' });
       expect(l.pid).not.toBe(first);
     } finally {
       l.close();
