@@ -157,6 +157,32 @@ describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout:
     }
   });
 
+  it('a run refused at once after its FIFOs were asked for (a write root it cannot make), on a launcher not yet ready: no unhandled rejection, nothing left open in the launcher', async () => {
+    const unhandled: unknown[] = [];
+    const note = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', note);
+    const before = launchersOf(process.pid);
+    const fresh = s.sandbox();
+    try {
+      // a write root under a file: its mkdir fails at once, before the launcher's python has started
+      const policy = { ...req(s, ['true']).policy };
+      policy.write = [...policy.write, join(s.ws, '.env.example', 'sub')];
+      await fresh.run(req(s, ['true'], { policy })).then(
+        () => expect.unreachable('a write root that cannot be made must refuse the run'),
+        (e: Error) => expect(e.message).toMatch(/cannot be enforced/),
+      );
+      const started = launchersOf(process.pid).filter((pid) => !before.includes(pid));
+      expect(started).toHaveLength(1);
+      await until(() => readdirSync(`/proc/${started[0]}/fd`).every((fd) => { try { return !readlinkSync(`/proc/${started[0]}/fd/${fd}`).includes('/fifo/'); } catch { return true; } }), "the refused run's FIFO ends closed in the launcher");
+      expect((await fresh.run(req(s, ['sh', '-c', 'echo after']))).stdout).toBe('after\n');
+      await new Promise((res) => setTimeout(res, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', note);
+      await fresh.close();
+    }
+  });
+
   it('a launcher killed between two runs: the next run starts a new one and works', async () => {
     await sb.run(req(s, ['true']));
     const [first] = launchersOf(process.pid);
@@ -279,6 +305,25 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
       await until(() => heldFifos(l.pid!, d).length === 0, 'the ends closed in the launcher once the run is abandoned');
       expect(await toEnd(await l.launch(runDir(), sh('echo next')))).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'next\n' });
     } finally {
+      l.close();
+    }
+  });
+
+  it.skipIf(!python)('abandon before the launcher answered the begun run (a run refused at once, a cold launcher): no unhandled rejection, and the launcher holds nothing of it', async () => {
+    const unhandled: unknown[] = [];
+    const note = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', note);
+    const l = new Launcher(python!);
+    try {
+      const d = runDir();
+      l.begin(d); // the launcher's python is still starting
+      l.abandon(d); // refused before its FIFOs were made
+      expect(await toEnd(await l.launch(runDir(), sh('echo next')))).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'next\n' });
+      await until(() => heldFifos(l.pid!, d).length === 0, 'no end of the abandoned run held');
+      await new Promise((res) => setTimeout(res, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', note);
       l.close();
     }
   });
