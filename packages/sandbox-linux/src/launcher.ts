@@ -252,6 +252,8 @@ export class Launcher {
       give = res;
       refuse = rej;
     });
+    // refused (abandon) before launchOnce awaits it, or when it never will (its launcher lost first): not unhandled
+    start.catch(() => {});
     const run = this.launchOnce(dir, start, false);
     run.catch(() => {}); // its error is the run's when it launches; unused, it is dropped (abandon)
     this.early.set(dir, { give, refuse, run });
