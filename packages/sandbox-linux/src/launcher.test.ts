@@ -11,6 +11,28 @@ import { findPython } from './system-interpreters.js';
 
 const isRoot = process.getuid?.() === 0;
 
+/** Where each open fd of process `pid` leads (`/proc/<pid>/fd`); one closed meanwhile is left out. */
+function fdLinks(pid: number): string[] {
+  return readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+    try {
+      return [readlinkSync(`/proc/${pid}/fd/${fd}`)];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The FIFO ends `pid` holds in any run folder's `fifo/` (a folder removed since still shows its path). */
+const runFifoEnds = (pid: number) => fdLinks(pid).filter((to) => to.includes('/fifo/'));
+
+/** Collects the process's unhandled rejections until `stop`: a run's refusal must never leave one (it would end a daemon). */
+function watchUnhandled(): { readonly seen: unknown[]; stop(): void } {
+  const seen: unknown[] = [];
+  const note = (e: unknown) => seen.push(e);
+  process.on('unhandledRejection', note);
+  return { seen, stop: () => process.off('unhandledRejection', note) };
+}
+
 /** Pids of processes with `token` among their argv. */
 function withToken(token: string): number[] {
   return readdirSync('/proc').filter((n) => {
@@ -70,17 +92,7 @@ describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout:
 
   it('keeps the idmapped view between runs, and makes it again once the host mounts or unmounts anything', async () => {
     // the view's mount namespace, as the launcher holds it: one descriptor, none while it has no view
-    const views = () =>
-      launchersOf(process.pid).flatMap((pid) =>
-        readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
-          try {
-            const to = readlinkSync(`/proc/${pid}/fd/${fd}`);
-            return to.startsWith('mnt:') ? [to] : [];
-          } catch {
-            return []; // closed meanwhile
-          }
-        }),
-      );
+    const views = () => launchersOf(process.pid).flatMap((pid) => fdLinks(pid).filter((to) => to.startsWith('mnt:')));
     const place = join(s.home, 'mounted-later');
     mkdirSync(place);
     const look = () => sb.run(req(s, ['sh', '-c', `cat ${place}/x 2>/dev/null || echo none`]));
@@ -139,28 +151,19 @@ describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout:
         () => expect.unreachable('a scan over its limit must refuse the run'),
         (e: Error) => expect(e.message).toMatch(/cannot be enforced/),
       );
-      const started = launchersOf(process.pid).filter((pid) => !before.includes(pid));
-      expect(started).toHaveLength(1);
+      const newLaunchers = () => launchersOf(process.pid).filter((pid) => !before.includes(pid));
+      await until(() => newLaunchers().length === 1, "the limited sandbox's launcher");
+      const started = newLaunchers();
       // the ends a launcher opens for a run are in the run folder's fifo/: none may stay once the run is refused
-      const fifoEnds = () =>
-        readdirSync(`/proc/${started[0]}/fd`).filter((fd) => {
-          try {
-            return readlinkSync(`/proc/${started[0]}/fd/${fd}`).includes('/fifo/');
-          } catch {
-            return false; // closed meanwhile
-          }
-        });
-      await until(() => fifoEnds().length === 0, "the refused run's FIFO ends closed in the launcher");
-      expect(fifoEnds()).toEqual([]);
+      await until(() => runFifoEnds(started[0]!).length === 0, "the refused run's FIFO ends closed in the launcher");
+      expect(runFifoEnds(started[0]!)).toEqual([]);
     } finally {
       await limited.close();
     }
   });
 
   it('a run refused at once after its FIFOs were asked for (a write root it cannot make), on a launcher not yet ready: no unhandled rejection, nothing left open in the launcher', async () => {
-    const unhandled: unknown[] = [];
-    const note = (e: unknown) => unhandled.push(e);
-    process.on('unhandledRejection', note);
+    const unhandled = watchUnhandled();
     const before = launchersOf(process.pid);
     const fresh = s.sandbox();
     try {
@@ -171,14 +174,16 @@ describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout:
         () => expect.unreachable('a write root that cannot be made must refuse the run'),
         (e: Error) => expect(e.message).toMatch(/cannot be enforced/),
       );
-      const started = launchersOf(process.pid).filter((pid) => !before.includes(pid));
-      expect(started).toHaveLength(1);
-      await until(() => readdirSync(`/proc/${started[0]}/fd`).every((fd) => { try { return !readlinkSync(`/proc/${started[0]}/fd/${fd}`).includes('/fifo/'); } catch { return true; } }), "the refused run's FIFO ends closed in the launcher");
+      // the refusal can come before the launcher's python has exec'd (its cmdline still node's): wait for it
+      const newLaunchers = () => launchersOf(process.pid).filter((pid) => !before.includes(pid));
+      await until(() => newLaunchers().length === 1, "the fresh sandbox's launcher");
+      const started = newLaunchers();
+      await until(() => runFifoEnds(started[0]!).length === 0, "the refused run's FIFO ends closed in the launcher");
       expect((await fresh.run(req(s, ['sh', '-c', 'echo after']))).stdout).toBe('after\n');
       await new Promise((res) => setTimeout(res, 50));
-      expect(unhandled).toEqual([]);
+      expect(unhandled.seen).toEqual([]);
     } finally {
-      process.off('unhandledRejection', note);
+      unhandled.stop();
       await fresh.close();
     }
   });
@@ -269,15 +274,7 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
   };
 
   /** The FIFOs of `dir` the launcher `pid` holds open (the read ends of `in` and `sync` it opened for the run). */
-  const heldFifos = (pid: number, dir: string) =>
-    readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
-      try {
-        const to = readlinkSync(`/proc/${pid}/fd/${fd}`);
-        return to.startsWith(`${dir}/`) ? [to.slice(dir.length + 1)] : [];
-      } catch {
-        return []; // closed meanwhile
-      }
-    });
+  const heldFifos = (pid: number, dir: string) => fdLinks(pid).flatMap((to) => (to.startsWith(`${dir}/`) ? [to.slice(dir.length + 1)] : []));
 
   it.skipIf(!python)('begin: the FIFOs are made before the start is known, and the launch then only starts the run', async () => {
     const l = new Launcher(python!);
@@ -310,9 +307,7 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
   });
 
   it.skipIf(!python)('abandon before the launcher answered the begun run (a run refused at once, a cold launcher): no unhandled rejection, and the launcher holds nothing of it', async () => {
-    const unhandled: unknown[] = [];
-    const note = (e: unknown) => unhandled.push(e);
-    process.on('unhandledRejection', note);
+    const unhandled = watchUnhandled();
     const l = new Launcher(python!);
     try {
       const d = runDir();
@@ -321,9 +316,9 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
       expect(await toEnd(await l.launch(runDir(), sh('echo next')))).toEqual({ exit: { kind: 'exit', code: 0 }, out: 'next\n' });
       await until(() => heldFifos(l.pid!, d).length === 0, 'no end of the abandoned run held');
       await new Promise((res) => setTimeout(res, 50));
-      expect(unhandled).toEqual([]);
+      expect(unhandled.seen).toEqual([]);
     } finally {
-      process.off('unhandledRejection', note);
+      unhandled.stop();
       l.close();
     }
   });

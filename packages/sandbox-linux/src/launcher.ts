@@ -226,7 +226,7 @@ export class Launcher {
     const early = this.early.get(dir);
     this.early.delete(dir);
     try {
-      if (!early) return await this.launchOnce(dir, start);
+      if (!early) return await this.launchOnce(dir, Promise.resolve(start), start.background === true);
       early.give(start);
       return await early.run;
     } catch (e) {
@@ -235,7 +235,7 @@ export class Launcher {
       // is tried, in a folder cleared of the FIFOs the lost one may have made, before failing closed.
       if (!lostBeforeStart.has(e as Error)) throw e;
       for (const name of FIFO_NAMES) rmSync(join(dir, name), { force: true });
-      return await this.launchOnce(dir, start);
+      return await this.launchOnce(dir, Promise.resolve(start), start.background === true);
     }
   }
 
@@ -267,7 +267,8 @@ export class Launcher {
     early.refuse(new Error('the run did not launch'));
   }
 
-  private async launchOnce(dir: string, startOrLater: LauncherStart | Promise<LauncherStart>, background = (startOrLater as LauncherStart).background === true): Promise<LaunchedRun> {
+  /** One launch: the FIFOs asked for now, the start sent once `later` gives it (at once, or when a begun run's plan is ready). */
+  private async launchOnce(dir: string, later: Promise<LauncherStart>, background: boolean): Promise<LaunchedRun> {
     const live = this.ensure();
     const id = ++this.nextId;
     if (background) this.background.add(id);
@@ -328,7 +329,7 @@ export class Launcher {
     if ('error' in r) return fail(`the run's FIFOs could not be made: ${r.error}`);
     let start: LauncherStart;
     try {
-      start = await startOrLater;
+      start = await later;
     } catch (e) {
       this.send(live, { op: 'drop', id }); // abandoned: the ends the launcher opened are closed
       live.handlers.delete(id);
