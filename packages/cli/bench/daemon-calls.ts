@@ -107,59 +107,41 @@ const envOf = (i: number) => (i === 2 ? { ...daemonEnv, AALIS_PREPARE: 'off' } :
 const [one, many, unprepared, unshared] = await Promise.all(dirs.map((d, i) => startServe(d, [], envOf(i), bin)));
 console.log(`the daemons run ${FROM_SOURCE ? 'from source (the TypeScript loader)' : 'the built CLI (scripts/checkout.mjs)'}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 if (!one || !many || !unprepared || !unshared) throw new Error('a daemon did not start');
-try {
-  // 1. The conversation index: the same known conversation on both sides (the index notes it at
-  // every call); only the number of other conversations the daemon knows differs.
+/**
+ * `fn` on the daemon with one known conversation and on the one with many, once each a round, in
+ * ABBA order so neither always goes first; rounds below 0 warm up. The medians of each side.
+ */
+const interleaved = async (warmup: number, fn: (daemon: ServeProcess, round: number) => Promise<number>): Promise<{ one: number; many: number }> => {
   const times = { one: [] as number[], many: [] as number[] };
-  for (let round = -5; round < ROUNDS; round++) {
-    // ABBA: neither daemon always goes first.
+  for (let round = -warmup; round < ROUNDS; round++) {
     const first = round % 2 === 0 ? one : many;
     const second = first === one ? many : one;
-    const x = await call(first, 'list_dir', { path: '.' }, 'chat-0');
-    const y = await call(second, 'list_dir', { path: '.' }, 'chat-0');
+    const x = await fn(first, round);
+    const y = await fn(second, round);
     const [a, b] = first === one ? [x, y] : [y, x];
     if (round < 0) continue;
     times.one.push(a);
     times.many.push(b);
   }
-  const m1 = median(times.one);
-  const mN = median(times.many);
+  return { one: median(times.one), many: median(times.many) };
+};
+
+try {
+  // 1. The conversation index: the same known conversation on both sides (the index notes it at
+  // every call); only the number of other conversations the daemon knows differs.
+  const { one: m1, many: mN } = await interleaved(5, (d) => call(d, 'list_dir', { path: '.' }, 'chat-0'));
   console.log(`list_dir through the daemon, ${ROUNDS} interleaved rounds, medians: ${KNOWN} known conversations ${mN.toFixed(1)} ms; baseline 1 known conversation ${m1.toFixed(1)} ms; ratio ${(mN / m1).toFixed(2)}x (target 1.2x)`);
   recordFigure({ id: 'cli.list-dir-conversations', what: `\`list_dir\` through the daemon's HTTP API with ${KNOWN} known conversations`, candidate: mN, baseline: { what: 'one known conversation', value: m1 }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: 1.2 }, rounds: ROUNDS });
 
   // 1a. run_command with the same conversations: each has its session temp in the data directory,
   // whose listing every run's scan made (725 ms a call at 100,000, against 26).
   if (CALLS > 0) {
-    const runs = { one: [] as number[], many: [] as number[] };
-    for (let round = -5; round < ROUNDS; round++) {
-      const first = round % 2 === 0 ? one : many;
-      const second = first === one ? many : one;
-      const x = await call(first, 'run_command', { command: 'true', network: 'off' }, 'chat-0');
-      const y = await call(second, 'run_command', { command: 'true', network: 'off' }, 'chat-0');
-      const [a, b] = first === one ? [x, y] : [y, x];
-      if (round < 0) continue;
-      runs.one.push(a);
-      runs.many.push(b);
-    }
-    const r1 = median(runs.one);
-    const rN = median(runs.many);
+    const { one: r1, many: rN } = await interleaved(5, (d) => call(d, 'run_command', { command: 'true', network: 'off' }, 'chat-0'));
     console.log(`run_command true through the daemon, ${ROUNDS} interleaved rounds, medians: ${KNOWN} known conversations with their session temps ${rN.toFixed(1)} ms; baseline 1 ${r1.toFixed(1)} ms; ratio ${(rN / r1).toFixed(2)}x (target 1.2x)`);
     recordFigure({ id: 'cli.run-command-conversations', what: `\`run_command true\` through the daemon's HTTP API with ${KNOWN} known conversations, each with its session temp`, candidate: rN, baseline: { what: 'one known conversation', value: r1 }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: 1.2 }, rounds: ROUNDS });
     // each call from a conversation never seen before: its session temp is made, so the data
     // directory's listings change under every run (the scan lists them again)
-    const fresh = { one: [] as number[], many: [] as number[] };
-    for (let round = -2; round < ROUNDS; round++) {
-      const first = round % 2 === 0 ? one : many;
-      const second = first === one ? many : one;
-      const x = await call(first, 'run_command', { command: 'true', network: 'off' }, `new-${round}`);
-      const y = await call(second, 'run_command', { command: 'true', network: 'off' }, `new-${round}`);
-      const [a, b] = first === one ? [x, y] : [y, x];
-      if (round < 0) continue;
-      fresh.one.push(a);
-      fresh.many.push(b);
-    }
-    const f1 = median(fresh.one);
-    const fN = median(fresh.many);
+    const { one: f1, many: fN } = await interleaved(2, (d, round) => call(d, 'run_command', { command: 'true', network: 'off' }, `new-${round}`));
     console.log(`run_command true, each call a new conversation, ${ROUNDS} interleaved rounds, medians: ${KNOWN} known conversations ${fN.toFixed(1)} ms; baseline 1 ${f1.toFixed(1)} ms; ratio ${(fN / f1).toFixed(2)}x`);
     recordFigure({ id: 'cli.run-command-new-conversations', what: `\`run_command true\` from a new conversation at each call, with ${KNOWN} known conversations (their session temps)`, candidate: fN, baseline: { what: 'one known conversation', value: f1 }, unit: 'ms', rounds: ROUNDS });
   }
