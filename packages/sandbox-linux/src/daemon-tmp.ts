@@ -9,8 +9,9 @@ import type { LinuxErrorCode } from './linux-error-codes.js';
  * layer: what each command wrote before it was judged, `.env` files the commit will refuse
  * included. Another run's command must never read it. Under /tmp it is out of sight already (the
  * sandbox's /tmp is the session temp or private), unless /tmp is the host's; anywhere else it is
- * covered by an empty tmpfs inside the sandbox. A policy that needs a path inside it cannot have
- * both, so the run fails closed.
+ * covered by an empty tmpfs inside the sandbox, read-only (a write there would otherwise "succeed"
+ * and vanish with the command). A policy that needs a path inside it cannot have both, so the run
+ * fails closed.
  */
 
 /** The daemon's temp directory cannot be hidden from this run: nothing runs. */
@@ -32,5 +33,5 @@ export function hideDaemonTmp(tmp: string, tmpPlan: TmpPlan, policy: SandboxPoli
   const paths = [...policy.write, ...policy.readAllowWithin, ...policy.unixSockets, ...(policy.tmp === undefined ? [] : [policy.tmp]), cwd];
   const inside = paths.find((p) => isWithin(p, tmp));
   if (inside !== undefined) throw new DaemonTmpVisibleError(tmp, inside);
-  return ['--tmpfs', tmp];
+  return ['--tmpfs', tmp, '--remount-ro', tmp];
 }

@@ -166,6 +166,63 @@ export function premountHides(args: readonly string[], translation: Pick<Transla
   return { args: rest, hides: [...files, ...dirs] };
 }
 
+/** What {@link readOnlyByStep} gives: bwrap's arguments, and whether the root map's step makes the host's mounts read-only first. */
+export interface StepReadOnly {
+  readonly args: string[];
+  /** The step makes every host mount read-only before it mounts the overlays (root-map.helper.ts `read_only_tree`); bwrap binds `/` as it is. */
+  readonly readOnly: boolean;
+}
+
+/*
+ * bwrap's `--ro-bind / /` remounts each mount under / read-only, one mount(2) for each (the host's
+ * and the step's: 45 in the test scene), and each writable root is then bound back over itself,
+ * each bind one more read of the whole mount table. Under the overlay model every writable mount is
+ * one of the root map step's overlays, so the step makes every host mount read-only itself (one
+ * recursive mount_setattr before it mounts the overlays: root-map.helper.ts `read_only_tree`), bwrap
+ * binds / as it is, and a root's bind over itself goes where it only restored what was already there.
+ */
+
+/**
+ * bwrap's arguments for a root map step that makes the host's mounts read-only: the root's
+ * `--ro-bind / /` becomes `--bind / /`, and each `--bind R R` of an overlay root R (`overlayRoots`,
+ * the step's) goes where nothing bwrap mounts before it lies over R but binds of their own path.
+ * Only where every writable bind's source lies in an overlay root (a bind from anywhere else would
+ * now be read-only); otherwise, or with arguments this parser does not know, `args` as they are.
+ */
+export function readOnlyByStep(args: readonly string[], overlayRoots: readonly string[]): StepReadOnly {
+  const ops = parse(args);
+  const same: StepReadOnly = { args: [...args], readOnly: false };
+  if (!ops) return same;
+  const mounts = ops.filter((op) => destOf(op) !== undefined && !NOT_A_MOUNT.has(op.flag));
+  const root = mounts.find((op) => op.flag !== '--file');
+  if (root?.flag !== '--ro-bind' || root.operands[0] !== '/' || root.operands[1] !== '/') return same;
+  const inOverlay = (p: string) => overlayRoots.some((r) => isWithin(p, r));
+  if (ops.some((op) => op.flag === '--dev-bind' || (op.flag === '--bind' && !inOverlay(op.operands[0]!)))) return same;
+  const selfBind = (op: Op) => BINDS.has(op.flag) && op.flag !== '--ro-bind' && op.operands[0] === op.operands[1];
+  const dropped = new Set<number>();
+  for (const op of mounts) {
+    if (op.flag !== '--bind' || op.operands[0] !== op.operands[1] || !overlayRoots.includes(op.operands[0]!)) continue;
+    const r = op.operands[0]!;
+    // before it, over r or an ancestor: only the root's bind and writable binds of their own path,
+    // each of which carries the step's overlay at r as it is (a tmpfs, /proc, /dev or a read-only
+    // bind there would leave r hidden or read-only without this bind)
+    const carried = mounts.every((o) => o.at >= op.at || o === root || !isWithin(r, destOf(o)!) || selfBind(o));
+    if (carried) dropped.add(op.at);
+  }
+  const rest: string[] = [];
+  const starts = new Map(ops.map((op) => [op.at, op]));
+  for (let i = 0; i < args.length; ) {
+    const op = starts.get(i);
+    if (op && dropped.has(i)) {
+      i += 1 + op.operands.length;
+      continue;
+    }
+    rest.push(i === root.at ? '--bind' : args[i]!);
+    i += 1;
+  }
+  return { args: rest, readOnly: true };
+}
+
 /** `path` and each directory above it, up to `/`. */
 function selfAndAncestors(path: string): string[] {
   const out = [path];

@@ -87,7 +87,9 @@ describe('the linux probe: once per process, none while the cache is fresh', { t
   it('probes once for a probe and a run in one process, and not at all in a later one with the same cache', async () => {
     const { bwrap, starts } = loggingBwrap();
     const file = join(dir, 'cache', 'linux-probe.json');
-    const first = createLinuxSandbox({ bwrap, probeCache: { file } });
+    // a root daemon's bwrap starts from the root map's step: its log written there needs the host
+    // left writable (with the step's read-only host the run's start would write nothing down)
+    const first = createLinuxSandbox({ bwrap, probeCache: { file }, stepReadOnly: 'off' });
     expect((await first.probe()).available).toBe(true);
     const probeStarts = starts();
     expect(probeStarts).toBeGreaterThan(1);
@@ -95,7 +97,7 @@ describe('the linux probe: once per process, none while the cache is fresh', { t
     expect(r.exitCode).toBe(0);
     expect(starts()).toBe(probeStarts + 1); // the run's own bubblewrap, no second probe
 
-    const later = createLinuxSandbox({ bwrap, probeCache: { file } });
+    const later = createLinuxSandbox({ bwrap, probeCache: { file }, stepReadOnly: 'off' });
     expect((await later.probe()).available).toBe(true);
     const again = await later.run(req(s, ['/bin/true']));
     expect(again.exitCode).toBe(0);

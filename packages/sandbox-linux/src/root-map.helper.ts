@@ -4,7 +4,7 @@
  * util-linux 2.38's mount has no `X-mount.idmap`. Run by the host's root, between the overlay's
  * mount step and bwrap:
  *
- *   python3 -I -S -c ROOT_MAP_PY <base> <count> <path that must be idmapped>... -- <mounts> <hides> -- bwrap ...
+ *   python3 -I -S -c ROOT_MAP_PY <base> <count> [+ro] <path that must be idmapped>... -- <mounts> <hides> -- bwrap ...
  *
  * where <mounts> are the overlay mount step's operands (overlay-mount.ts `mountOperands`: each
  * writable root's `lower upper work alias`, `--`, each socket bind's `src dst`, `--`), mounted here
@@ -21,7 +21,8 @@
  * 3. setns into U, ids set to U's 0 (the host's `base`), a mount namespace U owns;
  * 4. the overlays (overlayfs refuses to be idmapped itself, but takes idmapped layers, so each is
  *    mounted here, as U's root, over the idmapped host directory), the socket binds, the aliases
- *    taken down again, the hides (read-only, bwrap's recursive binds carry them), then exec of bwrap, which runs as root of U, as it ran as the host's root
+ *    taken down again, the hides (read-only, bwrap's recursive binds carry them), with `+ro` every other mount
+ *    made read-only (premount.ts `readOnlyByStep`: bwrap then binds / as it is), then exec of bwrap, which runs as root of U, as it ran as the host's root
  *    before, and nests its own namespace in U. A mount that fails exits 125 with a line starting
  *    `aalis-overlay: `, as the shell step does.
  * A mount that cannot be idmapped (proc, sysfs, devpts: bwrap makes its own or binds read-only)
@@ -55,16 +56,18 @@ def err(call):
 class MapError(Exception): pass
 
 def parse_args(argv):
-    # every path operand is absolute (a hide's kind is "f" or "d"), so the first four "--" are the separators (bwrap's own "--" comes later)
+    # every path operand is absolute (a hide's kind is "f" or "d", the read-only mark "+ro"), so the first four "--" are the separators (bwrap's own "--" comes later)
     try:
         base, count = int(argv[1]), int(argv[2])
-        sep = argv.index("--", 3)
+        read_only = argv[3] == "+ro"
+        first = 4 if read_only else 3
+        sep = argv.index("--", first)
         sep2 = argv.index("--", sep + 1)
         sep3 = argv.index("--", sep2 + 1)
         sep4 = argv.index("--", sep3 + 1)
     except (IndexError, ValueError):
-        fail("usage: <base> <count> <path>... -- <lower upper work alias>... -- <src dst>... -- <kind src dst>... -- <command>")
-    need = [os.fsencode(p) for p in argv[3:sep]]
+        fail("usage: <base> <count> [+ro] <path>... -- <lower upper work alias>... -- <src dst>... -- <kind src dst>... -- <command>")
+    need = [os.fsencode(p) for p in argv[first:sep]]
     quads = [os.fsencode(p) for p in argv[sep + 1:sep2]]
     pairs = [os.fsencode(p) for p in argv[sep2 + 1:sep3]]
     hides = [os.fsencode(p) for p in argv[sep3 + 1:sep4]]
@@ -72,7 +75,7 @@ def parse_args(argv):
     if any(hides[i] not in (b"f", b"d") for i in range(0, len(hides), 3)): fail("a hide is neither a file nor a directory")
     cmd = argv[sep4 + 1:]
     if not cmd: fail("no command")
-    return base, count, need, quads, pairs, hides, cmd
+    return base, count, need, quads, pairs, hides, cmd, read_only
 
 # 1. the user namespace U: a forked child unshares it, this process (the host's root) writes its maps
 def make_userns(base, count):
@@ -186,7 +189,27 @@ def place_view(clones):
         os.close(fd)
     os.chdir(cwd)
 
-MS_BIND = 4096
+MS_BIND, MS_NOSUID, MS_NODEV = 4096, 2, 4
+MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV, AT_RECURSIVE = 1, 2, 4, 0x8000
+
+# With +ro (premount.ts readOnlyByStep), once the overlays, socket binds and hides are mounted: every
+# mount of this namespace made read-only, nosuid and nodev at once (one recursive mount_setattr on
+# "/"), as bwrap's --ro-bind / / made each of its copies one by one; bwrap then binds / as it is.
+# Writable again: each overlay's own mount (its upper layer is written through the overlay's own
+# clone of the layers' mount, taken as it was mounted, which this does not touch), and /dev and
+# /proc, each its own mount made so here where it is not one: bwrap makes a /dev and a /proc of its
+# own over them, from them (the device nodes it binds keep the flags of /dev's mount, and it writes
+# its child's id maps through /proc); what is under them is covered in the sandbox, and read-only
+# here as the rest. places: the mount points of this namespace (the view's), to know whether each is
+# one; roots: the overlays' mount points. Any failure: nothing runs.
+def read_only_tree(places, roots):
+    for at in (b"/dev", b"/proc"):
+        if at not in places and libc.mount(at, at, None, MS_BIND, None) != 0: fail(err("mount(%s, MS_BIND)" % os.fsdecode(at)))
+    attr = MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, 0, 0)
+    if libc.syscall(SYS_mount_setattr, AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)) != 0: fail(err("mount_setattr(/, read-only, recursive)"))
+    for at, clear in [(b"/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV), (b"/proc", MOUNT_ATTR_RDONLY)] + [(r, MOUNT_ATTR_RDONLY) for r in roots]:
+        attr = MountAttr(0, clear, 0, 0)
+        if libc.syscall(SYS_mount_setattr, AT_FDCWD, at, 0, ctypes.byref(attr), ctypes.sizeof(attr)) != 0: fail(err("mount_setattr(%s, writable)" % os.fsdecode(at)))
 
 # a failure of the overlays' mounts: exit 125 with a line the daemon reads as the shell step's (launch-state.ts)
 def ofail(msg):
@@ -202,7 +225,8 @@ def mount_overlays(quads, pairs):
             if libc.mount(lower, alias, None, MS_BIND, None) != 0: ofail("cannot keep the host directory %s reachable: %s" % (os.fsdecode(lower), err("mount")))
             aliases.append(alias)
         opts = b"lowerdir=" + lower + b",upperdir=" + upper + b",workdir=" + work + b",${OVERLAY_OPTIONS}"
-        if libc.mount(b"overlay", lower, b"overlay", 0, opts) != 0: ofail("cannot mount an overlay on %s: %s" % (os.fsdecode(lower), err("mount")))
+        # nosuid and nodev, as bwrap gives every bind (its binds of / and of the roots find nothing to remount)
+        if libc.mount(b"overlay", lower, b"overlay", MS_NOSUID | MS_NODEV, opts) != 0: ofail("cannot mount an overlay on %s: %s" % (os.fsdecode(lower), err("mount")))
     for i in range(0, len(pairs), 2):
         if libc.mount(pairs[i], pairs[i + 1], None, MS_BIND, None) != 0: ofail("cannot bind the socket %s: %s" % (os.fsdecode(pairs[i + 1]), err("mount")))
     for a in aliases:
@@ -239,7 +263,7 @@ def user_step(argv, given):
     exec_clean(cmd, given, ofail)
 
 # 3. into U as its root; 4. the overlays and socket binds in a mount namespace U owns; exec
-def enter_and_exec(userns, quads, pairs, hides, cmd, given):
+def enter_and_exec(userns, quads, pairs, hides, cmd, given, read_only=False, places=()):
     if libc.setns(userns, CLONE_NEWUSER) != 0: fail(err("setns(CLONE_NEWUSER)"))
     os.close(userns)
     try:
@@ -279,26 +303,28 @@ def enter_and_exec(userns, quads, pairs, hides, cmd, given):
                 fail("cannot hide the file %s: %s" % (os.fsdecode(dst), err("mount")))
         elif libc.mount(b"tmpfs", dst, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, b"mode=0755") != 0:
             fail("cannot hide the directory %s: %s" % (os.fsdecode(dst), err("mount")))
+    if read_only: read_only_tree(places, [quads[i] for i in range(0, len(quads), 4)])
     exec_clean(cmd, given)
 
 # the whole step in this process (the one-shot step; a launcher's run without a view): argv is the
 # step's own (argv[1] is <base>); given: the environment bwrap gets, as bytes
 def root_map(argv, given):
-    base, count, need, quads, pairs, hides, cmd = parse_args(argv)
+    base, count, need, quads, pairs, hides, cmd, read_only = parse_args(argv)
     try:
         userns = make_userns(base, count)
         clones, mapped, why = clone_view(userns)
-        check_need([at for at, _ in clones], mapped, why, need)
+        places = [at for at, _ in clones]
+        check_need(places, mapped, why, need)
         place_view(clones)
     except MapError as e:
         fail(str(e))
-    enter_and_exec(userns, quads, pairs, hides, cmd, given)
+    enter_and_exec(userns, quads, pairs, hides, cmd, given, read_only, places)
 
 # the step in a launcher's run child with the view the launcher keeps (launcher.helper.ts): steps 1
 # and 2 were taken once, by its builder; this child joins the view's mount namespace and goes on
 # from step 3. The view's descriptors are close-on-exec, and each is closed here once used.
 def root_map_in_view(argv, given, v):
-    base, count, need, quads, pairs, hides, cmd = parse_args(argv)
+    base, count, need, quads, pairs, hides, cmd, read_only = parse_args(argv)
     if (base, count) != (v.base, v.count): fail("the launcher's view maps another range")
     try:
         check_need(v.places, v.mapped, v.why, need)
@@ -309,7 +335,7 @@ def root_map_in_view(argv, given, v):
     # setns put this process at the namespace's own root, under the clone of "/" stacked on it
     os.fchdir(v.root); os.chroot("."); os.chdir(cwd)
     for fd in (v.watch, v.mnt, v.root): os.close(fd)
-    enter_and_exec(v.userns, quads, pairs, hides, cmd, given)
+    enter_and_exec(v.userns, quads, pairs, hides, cmd, given, read_only, v.places)
 
 def exec_clean(argv, env, failed=None):
     # python ignores SIGPIPE and SIGXFSZ (and a launcher SIGINT), and an ignored signal stays ignored

@@ -113,11 +113,12 @@ export const ROOT_MAP_FAILURE = 'aalis-rootmap: ';
  * The step's argv, followed by bwrap and its arguments. `mustMap`: paths whose file systems must be
  * idmapped (the writable roots); `mounts`: the overlays' mount operands (overlay-mount.ts
  * `mountOperands`), mounted by this step; `hides`: the hidden entries it mounts instead of bwrap
- * (premount.ts `premountHides`); python runs isolated (`-I -S`), and with the fixed launch
+ * (premount.ts `premountHides`); `readOnly`: the step makes every host mount read-only before the
+ * overlays (premount.ts `readOnlyByStep`); python runs isolated (`-I -S`), and with the fixed launch
  * environment (launch-env.ts), so nothing of the command's environment loads code into it.
  */
-export function rootMapStep(python: string, range: IdRange, mustMap: readonly string[], mounts: readonly string[] = mountOperands([]), hides: readonly string[] = []): string[] {
-  return [python, '-I', '-S', '-c', ROOT_MAP_PY, String(range.base), String(range.count), ...mustMap, '--', ...mounts, ...hides, '--'];
+export function rootMapStep(python: string, range: IdRange, mustMap: readonly string[], mounts: readonly string[] = mountOperands([]), hides: readonly string[] = [], readOnly = false): string[] {
+  return [python, '-I', '-S', '-c', ROOT_MAP_PY, String(range.base), String(range.count), ...(readOnly ? ['+ro'] : []), ...mustMap, '--', ...mounts, ...hides, '--'];
 }
 
 /**

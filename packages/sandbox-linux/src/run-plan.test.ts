@@ -1,8 +1,8 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PLAN_RUN_DIR, SandboxPlanSchema } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeScene, req, SCENE_PARENT, type Scene } from './scene.testing.js';
+import { makeScene, req, type Scene } from './scene.testing.js';
 import { ENV_FD, LAUNCH_ENV } from './launch-env.js';
 import { tmpEnv } from './run-plan.js';
 import { SHIM_TAG, shimArgv } from './prepared.js';
@@ -14,15 +14,18 @@ import { findExecutable } from './tools.js';
 // replaced by scripts that write down their argv and then exec the real binary, so the run is a
 // real sandboxed run and the argv compared is the one the kernel was given. The only difference
 // allowed is the run's scratch directory, which has a name only once a run makes it.
+// The scripts write in the workspace: a root daemon's bwrap starts from the root map's step, where
+// every host mount but the writable roots' overlays is read-only (premount.ts readOnlyByStep), so
+// the record of such a start is a write of the run, committed with it.
 let s: Scene;
 let logs: string;
 beforeAll(() => {
   s = makeScene();
-  logs = realpathSync(mkdtempSync(join(SCENE_PARENT, 'aalis-plan-log-')));
+  logs = join(s.ws, '.plan-logs');
+  mkdirSync(logs);
 });
 afterAll(() => {
   s.cleanup();
-  rmSync(logs, { recursive: true, force: true });
 });
 
 function recorder(name: string): string {

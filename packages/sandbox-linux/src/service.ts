@@ -56,7 +56,7 @@ import { ENV_FD } from './launch-env.js';
 import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY, USER_STEP_PY } from './root-map.helper.js';
 import { rootsReceiving, syncFileSystems } from './committed-sync.js';
-import { isPlainEntry, premountHides, realOr } from './premount.js';
+import { isPlainEntry, premountHides, readOnlyByStep, realOr } from './premount.js';
 import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, identityPaths, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
 import { watchExec } from './exec-report.js';
 import { killPinned, type PinnedPid, pinPid } from './pinned-pid.js';
@@ -66,7 +66,11 @@ import { findPerl, findPython } from './system-interpreters.js';
 
 /** How the Linux sandbox is set up. */
 export interface LinuxSandboxOptions {
-  /** bubblewrap: a name looked up on the daemon's PATH, or an absolute path. Default `bwrap`. */
+  /**
+   * bubblewrap: a name looked up on the daemon's PATH, or an absolute path. Default `bwrap`. A root
+   * daemon's overlay runs start it from the root map's step, where the host is read-only but for the
+   * writable roots (see {@link stepReadOnly}): a wrapper script put here cannot write on the host.
+   */
   readonly bwrap?: string;
   /** slirp4netns, for network `on`. Default `slirp4netns`. */
   readonly slirp4netns?: string;
@@ -193,6 +197,14 @@ export interface LinuxSandboxOptions {
    * entry; `off` leaves every one to bwrap (for comparing). The view inside is the same either way.
    */
   readonly premount?: 'on' | 'off';
+  /**
+   * A root daemon's overlay runs: `on` (the default) has the root map's step make every host mount
+   * read-only itself, with one recursive mount_setattr (premount.ts `readOnlyByStep`), so bwrap
+   * binds / as it is instead of remounting each mount read-only and binding each writable root back
+   * over itself; `off` leaves that to bwrap (for comparing; also off with `premount: off`). The view
+   * inside is the same either way.
+   */
+  readonly stepReadOnly?: 'on' | 'off';
   /**
    * Where the service says what it had to do on its own that a log should show: a sandbox that did
    * not end within its bound after its kill, and what was killed to end it (bounded-end.ts). A
@@ -541,13 +553,17 @@ export class LinuxSandbox implements SandboxService {
     // a root daemon's command: bwrap behind the step that maps it off the host's uid 0 (root-map.ts)
     // (a write root in /proc or /sys is bound read-only whatever the policy says: kernel-surface.ts)
     const mapped = policy.write.filter((p) => !hasRawBytes(p) && !['/proc', '/sys'].some((k) => isWithin(p, k)));
-    const rootMap = tools.rootMap ? (mounts?: readonly string[], hides?: readonly string[]) => rootMapStep(tools.rootMap!.python, tools.rootMap!.range, mapped, mounts, hides) : undefined;
-    // the root map's step mounts the hidden entries it can in bwrap's place (premount.ts)
+    const rootMap = tools.rootMap ? (mounts?: readonly string[], hides?: readonly string[], readOnly?: boolean) => rootMapStep(tools.rootMap!.python, tools.rootMap!.range, mapped, mounts, hides, readOnly) : undefined;
+    const pre: PlanStep[] = [];
+    // the root map's step mounts the hidden entries it can in bwrap's place (premount.ts), and
+    // under the overlay model makes the host's mounts read-only itself (readOnlyByStep)
     const wrap = rootMap
       ? (bwrap: string, args: readonly string[]) => {
-          const pre = this.options.premount === 'off' ? { args: [...args], hides: [] } : premountHides(args, translation, realOr(bwrap), isPlainEntry);
-          const step = (mounts?: readonly string[]) => rootMap(mounts, pre.hides);
-          return overlayWrap ? overlayWrap(bwrap, pre.args, step) : [...step(), bwrap, ...pre.args];
+          const hid = this.options.premount === 'off' ? { args: [...args], hides: [] } : premountHides(args, translation, realOr(bwrap), isPlainEntry);
+          const ro = overlayWrap && this.options.premount !== 'off' && this.options.stepReadOnly !== 'off' ? readOnlyByStep(hid.args, overlayRootsOf(policy)) : { args: hid.args, readOnly: false };
+          if (ro.readOnly) pre.push({ step: 'read-only host', detail: "the root map's step makes every host mount read-only, nosuid and nodev (one recursive mount_setattr; /dev and /proc, which bwrap makes anew from them, kept writable) before it mounts the overlays; bwrap binds / as it is" });
+          const step = (mounts?: readonly string[]) => rootMap(mounts, hid.hides, ro.readOnly);
+          return overlayWrap ? overlayWrap(bwrap, ro.args, step) : [...step(), bwrap, ...ro.args];
         }
       : overlayWrap
         ? (bwrap: string, args: readonly string[]) => {
@@ -556,7 +572,6 @@ export class LinuxSandbox implements SandboxService {
             return overlayWrap(bwrap, args, python === undefined ? undefined : (mounts) => userOverlayStep(python, mounts));
           }
         : undefined;
-    const pre: PlanStep[] = [];
     if ((this.options.createMissingWriteRoots ?? true) && policy.write.length > 0) pre.push({ step: 'write roots', detail: `made when missing (mode 0700): ${policy.write.join(', ')}` });
     if (translation.placeholders.length > 0) pre.push({ step: 'placeholders', detail: `empty entries made on the host and mounted read-only: ${translation.placeholders.map((p) => printablePath(p.path)).join(', ')}` });
     if (model.kind === 'overlay') pre.push({ step: 'overlay layers', detail: `each writable root (${overlayRootsOf(policy).join(', ')}) an overlay whose upper layer is in the run's directory` });
