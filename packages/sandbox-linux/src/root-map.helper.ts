@@ -21,8 +21,9 @@
  * 3. setns into U, ids set to U's 0 (the host's `base`), a mount namespace U owns;
  * 4. the overlays (overlayfs refuses to be idmapped itself, but takes idmapped layers, so each is
  *    mounted here, as U's root, over the idmapped host directory), the socket binds, the aliases
- *    taken down again, the hides (read-only, bwrap's recursive binds carry them), with `+ro` every other mount
- *    made read-only (premount.ts `readOnlyByStep`: bwrap then binds / as it is), then exec of bwrap, which runs as root of U, as it ran as the host's root
+ *    taken down again, the hides (read-only, bwrap's recursive binds carry them), with `+ro` every
+ *    host mount made read-only first (premount.ts `readOnlyByStep`: bwrap then binds / as it is),
+ *    then exec of bwrap, which runs as root of U, as it ran as the host's root
  *    before, and nests its own namespace in U. A mount that fails exits 125 with a line starting
  *    `aalis-overlay: `, as the shell step does.
  * A mount that cannot be idmapped (proc, sysfs, devpts: bwrap makes its own or binds read-only)
@@ -192,24 +193,40 @@ def place_view(clones):
 MS_BIND, MS_NOSUID, MS_NODEV = 4096, 2, 4
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV, AT_RECURSIVE = 1, 2, 4, 0x8000
 
-# With +ro (premount.ts readOnlyByStep), once the overlays, socket binds and hides are mounted: every
-# mount of this namespace made read-only, nosuid and nodev at once (one recursive mount_setattr on
-# "/"), as bwrap's --ro-bind / / made each of its copies one by one; bwrap then binds / as it is.
-# Writable again: each overlay's own mount (its upper layer is written through the overlay's own
-# clone of the layers' mount, taken as it was mounted, which this does not touch), and /dev and
-# /proc, each its own mount made so here where it is not one: bwrap makes a /dev and a /proc of its
-# own over them, from them (the device nodes it binds keep the flags of /dev's mount, and it writes
-# its child's id maps through /proc); what is under them is covered in the sandbox, and read-only
-# here as the rest. places: the mount points of this namespace (the view's), to know whether each is
-# one; roots: the overlays' mount points. Any failure: nothing runs.
-def read_only_tree(places, roots):
+# With +ro (premount.ts readOnlyByStep), before the overlays: every mount of this namespace made
+# read-only, nosuid and nodev at once (one recursive mount_setattr on "/"), as bwrap's --ro-bind / /
+# made each of its copies one by one; bwrap then binds / as it is. The overlays mounted after it
+# are new mounts, writable; their upper and work directories are reached through a clone of the
+# layers' directory taken before (layer_clones), as the layers' own mount is read-only by then.
+# Left writable: the mounts of /dev and /proc, each made its own mount here where it is not one
+# (recursively, so what is under it comes along): bwrap makes a /dev and a /proc of its own over
+# them, from them (the device nodes it binds keep the flags of /dev's mount, and it writes its
+# child's id maps through /proc); what is under them is covered in the sandbox, and read-only here
+# as the rest. Nothing is made writable again by a path a host program could have moved meanwhile
+# (/dev and /proc are the host root's). places: the mount points of this namespace (the view's).
+# Any failure: nothing runs.
+def read_only_tree(places):
     for at in (b"/dev", b"/proc"):
-        if at not in places and libc.mount(at, at, None, MS_BIND, None) != 0: fail(err("mount(%s, MS_BIND)" % os.fsdecode(at)))
+        if at not in places and libc.mount(at, at, None, MS_BIND | MS_REC, None) != 0: fail(err("mount(%s, MS_BIND|MS_REC)" % os.fsdecode(at)))
     attr = MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, 0, 0)
     if libc.syscall(SYS_mount_setattr, AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)) != 0: fail(err("mount_setattr(/, read-only, recursive)"))
-    for at, clear in [(b"/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV), (b"/proc", MOUNT_ATTR_RDONLY)] + [(r, MOUNT_ATTR_RDONLY) for r in roots]:
+    for at, clear in ((b"/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV), (b"/proc", MOUNT_ATTR_RDONLY)):
         attr = MountAttr(0, clear, 0, 0)
         if libc.syscall(SYS_mount_setattr, AT_FDCWD, at, 0, ctypes.byref(attr), ctypes.sizeof(attr)) != 0: fail(err("mount_setattr(%s, writable)" % os.fsdecode(at)))
+
+# the layers' directories (each root's upper and work share one, <run>/overlay/<i>; all of them the
+# run's overlay folder), each cloned as it is (writable) before read_only_tree: path -> descriptor
+def layer_clones(quads):
+    clones = {}
+    for i in range(0, len(quads), 4):
+        upper, work = quads[i + 1], quads[i + 2]
+        home = os.path.dirname(os.path.dirname(upper))
+        if os.path.dirname(os.path.dirname(work)) != home: ofail("the upper and work directories of %s are not in one folder" % os.fsdecode(quads[i]))
+        if home in clones: continue
+        fd = libc.syscall(SYS_open_tree, AT_FDCWD, home, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
+        if fd < 0: ofail("cannot keep the layers' folder %s writable: %s" % (os.fsdecode(home), err("open_tree")))
+        clones[home] = fd
+    return clones
 
 # a failure of the overlays' mounts: exit 125 with a line the daemon reads as the shell step's (launch-state.ts)
 def ofail(msg):
@@ -217,10 +234,15 @@ def ofail(msg):
 
 # the overlays and socket binds, in the order of the shell step (overlay-mount.ts), as the root of
 # the user namespace that owns this mount namespace (U here; an ordinary user's own in user_step)
-def mount_overlays(quads, pairs):
+def mount_overlays(quads, pairs, clones=None):
     aliases = []
     for i in range(0, len(quads), 4):
         lower, upper, work, alias = quads[i:i + 4]
+        if clones:
+            # through the clone of their folder (layer_clones): "/proc/self/fd/<clone>/<i>/upper"
+            home = os.path.dirname(os.path.dirname(upper))
+            through = lambda p: b"/proc/self/fd/%d%s" % (clones[home], p[len(home):])
+            upper, work = through(upper), through(work)
         if alias != b"-":
             if libc.mount(lower, alias, None, MS_BIND, None) != 0: ofail("cannot keep the host directory %s reachable: %s" % (os.fsdecode(lower), err("mount")))
             aliases.append(alias)
@@ -272,8 +294,11 @@ def enter_and_exec(userns, quads, pairs, hides, cmd, given, read_only=False, pla
         fail("taking the user namespace's ids failed: %s" % e)
     # a mount namespace U owns, in which the overlay's step may mount (overlayfs takes idmapped layers; it cannot itself be idmapped)
     if libc.unshare(CLONE_NEWNS) != 0: fail(err("unshare(CLONE_NEWNS) in the user namespace"))
-
-    mount_overlays(quads, pairs)
+    clones = None
+    if read_only:
+        clones = layer_clones(quads)
+        read_only_tree(places)
+    mount_overlays(quads, pairs, clones)
     # the hidden entries bwrap would otherwise mount, each of its mounts costing it a read of the
     # whole mount table (premount.ts): a file covered by the empty file, a directory by a tmpfs,
     # both read-only; files first, whose source may lie in a directory hidden after them
@@ -303,7 +328,6 @@ def enter_and_exec(userns, quads, pairs, hides, cmd, given, read_only=False, pla
                 fail("cannot hide the file %s: %s" % (os.fsdecode(dst), err("mount")))
         elif libc.mount(b"tmpfs", dst, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, b"mode=0755") != 0:
             fail("cannot hide the directory %s: %s" % (os.fsdecode(dst), err("mount")))
-    if read_only: read_only_tree(places, [quads[i] for i in range(0, len(quads), 4)])
     exec_clean(cmd, given)
 
 # the whole step in this process (the one-shot step; a launcher's run without a view): argv is the
