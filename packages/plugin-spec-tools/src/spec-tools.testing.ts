@@ -6,7 +6,7 @@ import { cpSync, mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sandbox } from '@aalis/api-reach';
-import { authorityPlugin, createKernel, definePlugin, type Kernel, type OriginTurn, sessions, sessionsPlugin, type ToolOutcome, tools, toolsPlugin } from '@aalis/core';
+import { authorityPlugin, createKernel, definePlugin, type Kernel, makeProcessDir, type ToolOutcome, tools, toolsPlugin, type OriginTurn, sessions, sessionsPlugin } from '@aalis/core';
 import { type ApprovalDeskService, type ApprovalRequestedEvent, approvalDesk, approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin } from '@aalis/plugin-reach';
 import { builtinToolsPlugin } from '@aalis/plugin-tools';
@@ -36,10 +36,13 @@ if (engineSkip) console.warn(`plugin-spec-tools: skipping real-engine tests: ${e
 
 export const owner = { platform: 'chat', userId: 'owner' };
 
-/** A fresh real temp directory under /tmp. */
+/** A fresh real temp directory under /tmp, in this test process's own folder there: removed when the process exits, or by a later run once it is gone (a full run left over a hundred behind). */
 export function tempDir(prefix = 'aalis-spec-'): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  ownDir ??= makeProcessDir(tmpdir(), 'aalis-spec-run-');
+  return realpathSync(mkdtempSync(join(ownDir, prefix)));
 }
+
+let ownDir: string | undefined;
 
 /** Every container of an instance, running or not, straight from the engine. */
 export function containersOf(instance: string): string[] {

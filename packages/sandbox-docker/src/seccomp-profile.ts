@@ -1,6 +1,7 @@
-import { closeSync, mkdtempSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeProcessDir } from '@aalis/core';
 import { CLONE_NEWUSER, CREATING_OPEN_FLAGS, DENIED_IOCTLS, DENIED_SOCKETS, DENIED_SYSCALLS, FALLBACK_SYSCALLS, MODE_SYSCALLS, SET_ID_BITS } from '@aalis/api-reach';
 
 /*
@@ -62,11 +63,13 @@ let written: string | undefined;
 /**
  * The profile as a file the docker client reads (`--security-opt seccomp=<file>`), written once
  * per process into a fresh directory only this user can enter, never overwritten: a command that
- * could change it would choose its own filter.
+ * could change it would choose its own filter. The directory goes when the process exits; those
+ * of this user's processes that were killed first are removed by the next process that writes one
+ * (core's `makeProcessDir`: every `aalis exec --backend docker` left one behind before).
  */
-export function dockerSeccompProfileFile(): string {
+export function dockerSeccompProfileFile(parent = tmpdir()): string {
   if (written !== undefined) return written;
-  const dir = mkdtempSync(join(tmpdir(), 'aalis-seccomp-'));
+  const dir = makeProcessDir(parent, 'aalis-seccomp-');
   const file = join(dir, 'profile.json');
   const fd = openSync(file, 'wx', 0o400);
   try {

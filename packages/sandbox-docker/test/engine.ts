@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { makeProcessDir } from '@aalis/core';
 import { join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
 
@@ -36,10 +37,13 @@ export function policy(layers: Partial<SandboxPolicy> = {}): SandboxPolicy {
   return { readDeny: [], readAllowWithin: [], write: [], writeDeny: [], writeExceptions: [], controlDeny: [], network: 'off', localPorts: [], unixSockets: [], ...layers };
 }
 
-/** A fresh real temp directory. */
+/** A fresh real temp directory, in this test process's own folder there: removed when the process exits, or by a later run once it is gone (a full run left over a hundred behind). */
 export function tempDir(prefix = 'aalis-docker-'): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  ownDir ??= makeProcessDir(tmpdir(), 'aalis-docker-run-');
+  return realpathSync(mkdtempSync(join(ownDir, prefix)));
 }
+
+let ownDir: string | undefined;
 
 /** The ids of containers with a label (all, or only those in `status`), straight from the engine. */
 export function containersLabelled(label: string, status?: 'running'): string[] {
