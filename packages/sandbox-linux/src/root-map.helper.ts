@@ -193,19 +193,21 @@ def place_view(clones):
 MS_BIND, MS_NOSUID, MS_NODEV = 4096, 2, 4
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV, AT_RECURSIVE = 1, 2, 4, 0x8000
 
-# With +ro (premount.ts readOnlyByStep), before the overlays: every mount of this namespace made
-# read-only, nosuid and nodev at once (one recursive mount_setattr on "/"), as bwrap's --ro-bind / /
-# made each of its copies one by one; bwrap then binds / as it is. The overlays mounted after it
-# are new mounts, writable; their upper and work directories are reached through a clone of the
-# layers' directory taken before (layer_clones), as the layers' own mount is read-only by then.
-# Left writable: the mounts of /dev and /proc, each made its own mount here where it is not one
-# (recursively, so what is under it comes along): bwrap makes a /dev and a /proc of its own over
-# them, from them (the device nodes it binds keep the flags of /dev's mount, and it writes its
-# child's id maps through /proc); what is under them is covered in the sandbox, and read-only here
-# as the rest. Nothing is made writable again by a path a host program could have moved meanwhile
-# (/dev and /proc are the host root's). places: the mount points of this namespace (the view's).
-# Any failure: nothing runs.
-def read_only_tree(places):
+SYS_fsopen, SYS_fsconfig, SYS_fsmount = 430, 431, 432
+FSCONFIG_SET_FLAG, FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE, FSMOUNT_CLOEXEC = 0, 1, 6, 1
+
+# With +ro (premount.ts readOnlyByStep), once the overlays, socket binds and hides are mounted: every
+# mount of this namespace made read-only, nosuid and nodev at once (one recursive mount_setattr on
+# "/"), as bwrap's --ro-bind / / made each of its copies one by one; bwrap then binds / as it is.
+# Made writable again: each overlay, by the descriptor its mount was made with (overlay_mount), never
+# by its path, which a host program could have moved meanwhile to name the mount around it; and the
+# mounts of /dev and /proc, each made its own mount here where it is not one (recursively, so what
+# is under it comes along): bwrap makes a /dev and a /proc of its own over them, from them (the
+# device nodes it binds keep the flags of /dev's mount, and it writes its child's id maps through
+# /proc); what is under them is covered in the sandbox, and read-only here as the rest (/dev and
+# /proc are the host root's: no other program moves them). places: the mount points of this
+# namespace (the view's); overlays: the overlays' mount descriptors. Any failure: nothing runs.
+def read_only_tree(places, overlays):
     for at in (b"/dev", b"/proc"):
         if at not in places and libc.mount(at, at, None, MS_BIND | MS_REC, None) != 0: fail(err("mount(%s, MS_BIND|MS_REC)" % os.fsdecode(at)))
     attr = MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, 0, 0)
@@ -213,20 +215,27 @@ def read_only_tree(places):
     for at, clear in ((b"/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV), (b"/proc", MOUNT_ATTR_RDONLY)):
         attr = MountAttr(0, clear, 0, 0)
         if libc.syscall(SYS_mount_setattr, AT_FDCWD, at, 0, ctypes.byref(attr), ctypes.sizeof(attr)) != 0: fail(err("mount_setattr(%s, writable)" % os.fsdecode(at)))
+    attr = MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)
+    for fd in overlays:
+        if libc.syscall(SYS_mount_setattr, fd, b"", AT_EMPTY_PATH, ctypes.byref(attr), ctypes.sizeof(attr)) != 0: fail(err("mount_setattr(an overlay, writable)"))
+        os.close(fd)
 
-# the layers' directories (each root's upper and work share one, <run>/overlay/<i>; all of them the
-# run's overlay folder), each cloned as it is (writable) before read_only_tree: path -> descriptor
-def layer_clones(quads):
-    clones = {}
-    for i in range(0, len(quads), 4):
-        upper, work = quads[i + 1], quads[i + 2]
-        home = os.path.dirname(os.path.dirname(upper))
-        if os.path.dirname(os.path.dirname(work)) != home: ofail("the upper and work directories of %s are not in one folder" % os.fsdecode(quads[i]))
-        if home in clones: continue
-        fd = libc.syscall(SYS_open_tree, AT_FDCWD, home, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
-        if fd < 0: ofail("cannot keep the layers' folder %s writable: %s" % (os.fsdecode(home), err("open_tree")))
-        clones[home] = fd
-    return clones
+# an overlay mounted by the new mount API (fsopen, fsconfig, fsmount, move_mount), nosuid and nodev:
+# what mount(2) makes, but its descriptor kept (read_only_tree makes it writable again by it)
+def overlay_mount(lower, upper, work):
+    fs = libc.syscall(SYS_fsopen, b"overlay", 1)   # FSOPEN_CLOEXEC
+    if fs < 0: ofail("cannot mount an overlay on %s: %s" % (os.fsdecode(lower), err("fsopen")))
+    try:
+        params = [(b"lowerdir", lower), (b"upperdir", upper), (b"workdir", work)] + [tuple(o.split(b"=", 1)) if b"=" in o else (o, None) for o in b"${OVERLAY_OPTIONS}".split(b",")]
+        for key, value in params:
+            if libc.syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING if value is not None else FSCONFIG_SET_FLAG, key, value, 0) != 0: ofail("cannot mount an overlay on %s: %s" % (os.fsdecode(lower), err("fsconfig(%s)" % key.decode())))
+        if libc.syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, None, None, 0) != 0: ofail("cannot mount an overlay on %s: %s" % (os.fsdecode(lower), err("fsconfig(create)")))
+        mnt = libc.syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+        if mnt < 0: ofail("cannot mount an overlay on %s: %s" % (os.fsdecode(lower), err("fsmount")))
+    finally:
+        os.close(fs)
+    if libc.syscall(SYS_move_mount, mnt, b"", AT_FDCWD, lower, MOVE_MOUNT_F_EMPTY_PATH) != 0: ofail("cannot mount an overlay on %s: %s" % (os.fsdecode(lower), err("move_mount")))
+    return mnt
 
 # a failure of the overlays' mounts: exit 125 with a line the daemon reads as the shell step's (launch-state.ts)
 def ofail(msg):
@@ -234,18 +243,17 @@ def ofail(msg):
 
 # the overlays and socket binds, in the order of the shell step (overlay-mount.ts), as the root of
 # the user namespace that owns this mount namespace (U here; an ordinary user's own in user_step)
-def mount_overlays(quads, pairs, clones=None):
-    aliases = []
+# keep: each overlay's mount descriptor, returned (read_only_tree); otherwise none are kept
+def mount_overlays(quads, pairs, keep=False):
+    aliases, kept = [], []
     for i in range(0, len(quads), 4):
         lower, upper, work, alias = quads[i:i + 4]
-        if clones:
-            # through the clone of their folder (layer_clones): "/proc/self/fd/<clone>/<i>/upper"
-            home = os.path.dirname(os.path.dirname(upper))
-            through = lambda p: b"/proc/self/fd/%d%s" % (clones[home], p[len(home):])
-            upper, work = through(upper), through(work)
         if alias != b"-":
             if libc.mount(lower, alias, None, MS_BIND, None) != 0: ofail("cannot keep the host directory %s reachable: %s" % (os.fsdecode(lower), err("mount")))
             aliases.append(alias)
+        if keep:
+            kept.append(overlay_mount(lower, upper, work))
+            continue
         opts = b"lowerdir=" + lower + b",upperdir=" + upper + b",workdir=" + work + b",${OVERLAY_OPTIONS}"
         # nosuid and nodev, as bwrap gives every bind (its binds of / and of the roots find nothing to remount)
         if libc.mount(b"overlay", lower, b"overlay", MS_NOSUID | MS_NODEV, opts) != 0: ofail("cannot mount an overlay on %s: %s" % (os.fsdecode(lower), err("mount")))
@@ -253,6 +261,7 @@ def mount_overlays(quads, pairs, clones=None):
         if libc.mount(pairs[i], pairs[i + 1], None, MS_BIND, None) != 0: ofail("cannot bind the socket %s: %s" % (os.fsdecode(pairs[i + 1]), err("mount")))
     for a in aliases:
         if libc.umount2(a, 0) != 0: ofail("cannot take down %s: %s" % (os.fsdecode(a), err("umount2")))
+    return kept
 
 # An ordinary user's overlay step: what the shell step does with unshare(1) --map-root-user
 # --mount, a shell and one mount(8) per entry (overlay-mount.ts), in this process: a user namespace
@@ -294,11 +303,7 @@ def enter_and_exec(userns, quads, pairs, hides, cmd, given, read_only=False, pla
         fail("taking the user namespace's ids failed: %s" % e)
     # a mount namespace U owns, in which the overlay's step may mount (overlayfs takes idmapped layers; it cannot itself be idmapped)
     if libc.unshare(CLONE_NEWNS) != 0: fail(err("unshare(CLONE_NEWNS) in the user namespace"))
-    clones = None
-    if read_only:
-        clones = layer_clones(quads)
-        read_only_tree(places)
-    mount_overlays(quads, pairs, clones)
+    overlays = mount_overlays(quads, pairs, read_only)
     # the hidden entries bwrap would otherwise mount, each of its mounts costing it a read of the
     # whole mount table (premount.ts): a file covered by the empty file, a directory by a tmpfs,
     # both read-only; files first, whose source may lie in a directory hidden after them
@@ -328,6 +333,7 @@ def enter_and_exec(userns, quads, pairs, hides, cmd, given, read_only=False, pla
                 fail("cannot hide the file %s: %s" % (os.fsdecode(dst), err("mount")))
         elif libc.mount(b"tmpfs", dst, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, b"mode=0755") != 0:
             fail("cannot hide the directory %s: %s" % (os.fsdecode(dst), err("mount")))
+    if read_only: read_only_tree(places, overlays)
     exec_clean(cmd, given)
 
 # the whole step in this process (the one-shot step; a launcher's run without a view): argv is the
