@@ -18,6 +18,8 @@ export interface SandboxOfOptions {
  * `oneShot`) prepares the next sandbox of a policy ahead (sandbox-linux `prepare`; only a root
  * daemon's runs through the launcher are prepared), from a conversation's second call (`preparedFrom`); `AALIS_PREPARE=off` opts out. A daemon's
  * sandboxes also share one cpu cgroup, weighted as one session (sandbox-linux `cpuShare`); `AALIS_CPU_SHARE=off` opts out.
+ * A root run's host is made read-only by its root map step, not by bwrap (sandbox-linux `stepReadOnly`);
+ * `AALIS_STEP_READ_ONLY=off` leaves it to bwrap (for comparing, or a `bwrap` wrapper that writes on the host).
  * `onWarning` gets what the Linux backend had to do on its own (a sandbox that did not end within
  * its bound after its kill, and what was killed to end it), for the daemon's log.
  * `willRun` (a one-shot process about to run a command): linux starts a root run's launcher as soon
@@ -37,6 +39,8 @@ export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: Nod
         ...(oneShot ? { hostWalks: 'inline', scan: { noCache: true, ...(cacheDir !== undefined ? { reuseFile: join(cacheDir, 'linux-scan-reuse.json') } : {}) } } : {}),
         // AALIS_ROOT_UID_MAP=off: a root daemon's commands run as the host's uid 0 (anything else keeps the map, which fails closed)
         ...(env.AALIS_ROOT_UID_MAP === 'off' ? { rootUidMap: 'off' as const } : {}),
+        // AALIS_STEP_READ_ONLY=off: bwrap makes the host read-only, as before (the view inside is the same)
+        ...(env.AALIS_STEP_READ_ONLY === 'off' ? { stepReadOnly: 'off' as const } : {}),
         // a daemon's runs all start from its kept-alive launcher, an ordinary user's too, whose child
         // mounts the overlays itself (sandbox-linux `launcher: all`); one-shot: a python start for one run
         ...(oneShot ? {} : { launcher: 'all' as const }),

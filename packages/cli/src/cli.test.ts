@@ -257,25 +257,32 @@ describe('aalis doctor and policy', () => {
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('Sandbox policy (tier readonly)');
     expect(result.stdout).toContain('network: off');
-    expect(result.stdout).toMatch(/bwrap --unshare-user .*--cap-drop ALL .*--disable-userns .*--ro-bind \/ \/ .*--seccomp 3 -- CMD\.\.\./);
+    expect(result.stdout).toMatch(/bwrap --unshare-user .*--cap-drop ALL .*--disable-userns .*--(ro-)?bind \/ \/ .*--seccomp 3 -- CMD\.\.\./);
+    // `--bind / /` only where the root map's step makes the host read-only first, and says so
+    if (!/--ro-bind \/ \/ /.test(result.stdout)) expect(result.stdout).toContain('read-only host');
     expect(aalis(['policy', '--tier', 'full']).stderr).toContain('runs commands on the host, so it has no sandbox policy');
   }, 60_000);
 
   // bwrap and unshare on PATH are recorders that write down their argv and exec the real ones:
-  // what `aalis exec` really started is compared with what `aalis policy` printed.
+  // what `aalis exec` really started is compared with what `aalis policy` printed. Run as root,
+  // bwrap starts from the root map's step, where the host is read-only but for the writable roots:
+  // the workspace tier's recorder writes in the workspace (a write of the run, committed with it);
+  // the readonly tier has none, so there bwrap makes the host read-only, as before (AALIS_STEP_READ_ONLY=off).
   it.each(['readonly', 'workspace'])('policy --tier %s prints exactly the command line aalis exec starts', (tier) => {
     const rec = join(root, `rec-${tier}`);
-    mkdirSync(join(rec, 'log'), { recursive: true });
+    const log = tier === 'workspace' ? join(workspace, `.rec-log-${tier}`) : join(rec, 'log');
+    mkdirSync(rec, { recursive: true });
+    mkdirSync(log, { recursive: true });
     for (const name of ['bwrap', 'unshare']) {
       const real = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim();
       // the argv, and beside it the environment the program was started with
       // bwrap reads the command's own environment on fd 7 (sandbox-linux launch-env.ts): kept, then handed on
       const fd7 = name === 'bwrap' ? `if [ -e /proc/self/fd/7 ]; then cat <&7 > "$f.fd7"; exec ${real} "$@" 7<"$f.fd7"; fi\n` : '';
-      writeFileSync(join(rec, name), `#!/bin/sh\nf=$(mktemp ${rec}/log/${name}.XXXXXX)\nenv -0 > "$f.env"\nprintf '%s\\0' "$0" "$@" > "$f"\n${fd7}exec ${real} "$@"\n`, { mode: 0o755 });
+      writeFileSync(join(rec, name), `#!/bin/sh\nf=$(mktemp ${log}/${name}.XXXXXX)\nenv -0 > "$f.env"\nprintf '%s\\0' "$0" "$@" > "$f"\n${fd7}exec ${real} "$@"\n`, { mode: 0o755 });
     }
     // a registry of its own: the daemons other tests start and stop meanwhile are hidden in every
     // sandbox (daemon-registry.ts), so a shared registry would change the plan between its two prints
-    const env = { PATH: `${rec}:${process.env.PATH}`, XDG_STATE_HOME: join(rec, 'state') };
+    const env = { PATH: `${rec}:${process.env.PATH}`, XDG_STATE_HOME: join(rec, 'state'), ...(tier === 'workspace' ? {} : { AALIS_STEP_READ_ONLY: 'off' }) };
     // a root daemon's plan starts with the root map's python3 (sandbox-linux root-map.ts), which
     // cannot be a recorder: compared from the first recorded program on, the map's step is in the plan
     const firstRecorded = (plan: { argv: string[] }) => plan.argv.findIndex((a) => a.startsWith(`${rec}/`));
@@ -290,9 +297,9 @@ describe('aalis doctor and policy', () => {
     const ran = aalis(['exec', '--tier', tier, '--', '/bin/echo', `mark-${tier}`], { env });
     expect(ran.stdout).toContain(`mark-${tier}`);
     const after = planNow();
-    const records = readdirSync(join(rec, 'log'))
+    const records = readdirSync(log)
       .filter((f) => !f.endsWith('.env') && !f.endsWith('.fd7'))
-      .map((f) => join(rec, 'log', f))
+      .map((f) => join(log, f))
       .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)
       .map((f) => ({
         argv: readFileSync(f, 'utf8').split('\0').slice(0, -1),
