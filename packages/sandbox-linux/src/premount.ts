@@ -169,7 +169,7 @@ export function premountHides(args: readonly string[], translation: Pick<Transla
 /** What {@link readOnlyByStep} gives: bwrap's arguments, and whether the root map's step makes the host's mounts read-only first. */
 export interface StepReadOnly {
   readonly args: string[];
-  /** The step makes every host mount read-only before it mounts the overlays (root-map.helper.ts `read_only_tree`); bwrap binds `/` as it is. */
+  /** The step makes every host mount read-only once it has mounted the overlays, and each overlay writable again (root-map.helper.ts `read_only_tree`); bwrap binds `/` as it is. */
   readonly readOnly: boolean;
 }
 
@@ -177,9 +177,10 @@ export interface StepReadOnly {
  * bwrap's `--ro-bind / /` remounts each mount under / read-only, one mount(2) for each (the host's
  * and the step's: 45 in the test scene), and each writable root is then bound back over itself,
  * each bind one more read of the whole mount table. Under the overlay model every writable mount is
- * one of the root map step's overlays, so the step makes every host mount read-only itself (one
- * recursive mount_setattr before it mounts the overlays: root-map.helper.ts `read_only_tree`), bwrap
- * binds / as it is, and a root's bind over itself goes where it only restored what was already there.
+ * one of the root map step's overlays, so the step makes every mount read-only itself (one
+ * recursive mount_setattr once its own are mounted, each overlay then writable again by its mount's
+ * descriptor: root-map.helper.ts `read_only_tree`), bwrap binds / as it is, and a root's bind over
+ * itself goes where it only restored what was already there.
  */
 
 /**

@@ -21,8 +21,8 @@
  * 3. setns into U, ids set to U's 0 (the host's `base`), a mount namespace U owns;
  * 4. the overlays (overlayfs refuses to be idmapped itself, but takes idmapped layers, so each is
  *    mounted here, as U's root, over the idmapped host directory), the socket binds, the aliases
- *    taken down again, the hides (read-only, bwrap's recursive binds carry them), with `+ro` every
- *    host mount made read-only first (premount.ts `readOnlyByStep`: bwrap then binds / as it is),
+ *    taken down again, the hides (read-only, bwrap's recursive binds carry them), with `+ro` then
+ *    every other mount made read-only (premount.ts `readOnlyByStep`: bwrap then binds / as it is),
  *    then exec of bwrap, which runs as root of U, as it ran as the host's root
  *    before, and nests its own namespace in U. A mount that fails exits 125 with a line starting
  *    `aalis-overlay: `, as the shell step does.
