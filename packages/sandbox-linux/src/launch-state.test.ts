@@ -92,6 +92,17 @@ describe('launchFailure: every failure before the command is an error, never a r
       expect(e!.message).toMatch(expected);
     }
   });
+
+  it("the root map step could not make the host read-only (`+ro`): it says so and points to stepReadOnly, never to running as the host's root", () => {
+    for (const why of ['mount_setattr(/, read-only, recursive) failed: Operation not permitted (errno 1)', 'mount_setattr(the overlay on /ws, writable) failed: Device or resource busy (errno 16)']) {
+      const e = end({ state: { kind: 'no-sandbox', error: new Error('ended') }, rootMap: true, stderr: `${ROOT_MAP_FAILURE}cannot make the host read-only: ${why}`, exitCode: 125 });
+      expect(e).toBeInstanceOf(SandboxUnavailableError);
+      expect(e!.message).toMatch(/could not make the host's mounts read-only: .*read-only: mount_setattr/);
+      expect(e!.message).not.toMatch(/mapped off the host's uid 0/);
+      expect((e as SandboxUnavailableError).fix).toMatch(/stepReadOnly: off/);
+      expect((e as SandboxUnavailableError).fix).not.toMatch(/rootUidMap/);
+    }
+  });
 });
 
 describe('vanishedRootMapMount', () => {

@@ -196,6 +196,9 @@ MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV, AT_RECURSIVE = 1, 2, 4, 
 SYS_fsopen, SYS_fsconfig, SYS_fsmount = 430, 431, 432
 FSCONFIG_SET_FLAG, FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE, FSMOUNT_CLOEXEC = 0, 1, 6, 1
 
+# its failures start with RO_FAILURE, which the daemon tells from the mapping's own (launch-state.ts)
+RO_FAILURE = "cannot make the host read-only: "
+
 # With +ro (premount.ts readOnlyByStep), once the overlays, socket binds and hides are mounted: every
 # mount of this namespace made read-only, nosuid and nodev at once (one recursive mount_setattr on
 # "/"), as bwrap's --ro-bind / / made each of its copies one by one; bwrap then binds / as it is.
@@ -206,18 +209,19 @@ FSCONFIG_SET_FLAG, FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE, FSMOUNT_CLOEXEC = 0
 # device nodes it binds keep the flags of /dev's mount, and it writes its child's id maps through
 # /proc); what is under them is covered in the sandbox, and read-only here as the rest (/dev and
 # /proc are the host root's: no other program moves them). places: the mount points of this
-# namespace (the view's); overlays: the overlays' mount descriptors. Any failure: nothing runs.
+# namespace (the view's); overlays: each overlay's mount descriptor and where it was mounted. Any
+# failure: nothing runs, and its line starts with RO_FAILURE (launch-state.ts tells it from the mapping's).
 def read_only_tree(places, overlays):
     for at in (b"/dev", b"/proc"):
-        if at not in places and libc.mount(at, at, None, MS_BIND | MS_REC, None) != 0: fail(err("mount(%s, MS_BIND|MS_REC)" % os.fsdecode(at)))
+        if at not in places and libc.mount(at, at, None, MS_BIND | MS_REC, None) != 0: fail(RO_FAILURE + err("mount(%s, MS_BIND|MS_REC)" % os.fsdecode(at)))
     attr = MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, 0, 0)
-    if libc.syscall(SYS_mount_setattr, AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)) != 0: fail(err("mount_setattr(/, read-only, recursive)"))
+    if libc.syscall(SYS_mount_setattr, AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)) != 0: fail(RO_FAILURE + err("mount_setattr(/, read-only, recursive)"))
     for at, clear in ((b"/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV), (b"/proc", MOUNT_ATTR_RDONLY)):
         attr = MountAttr(0, clear, 0, 0)
-        if libc.syscall(SYS_mount_setattr, AT_FDCWD, at, 0, ctypes.byref(attr), ctypes.sizeof(attr)) != 0: fail(err("mount_setattr(%s, writable)" % os.fsdecode(at)))
+        if libc.syscall(SYS_mount_setattr, AT_FDCWD, at, 0, ctypes.byref(attr), ctypes.sizeof(attr)) != 0: fail(RO_FAILURE + err("mount_setattr(%s, writable)" % os.fsdecode(at)))
     attr = MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)
-    for fd in overlays:
-        if libc.syscall(SYS_mount_setattr, fd, b"", AT_EMPTY_PATH, ctypes.byref(attr), ctypes.sizeof(attr)) != 0: fail(err("mount_setattr(an overlay, writable)"))
+    for fd, at in overlays:
+        if libc.syscall(SYS_mount_setattr, fd, b"", AT_EMPTY_PATH, ctypes.byref(attr), ctypes.sizeof(attr)) != 0: fail(RO_FAILURE + err("mount_setattr(the overlay on %s, writable)" % os.fsdecode(at)))
         os.close(fd)
 
 # an overlay mounted by the new mount API (fsopen, fsconfig, fsmount, move_mount), nosuid and nodev:
@@ -243,7 +247,7 @@ def ofail(msg):
 
 # the overlays and socket binds, in the order of the shell step (overlay-mount.ts), as the root of
 # the user namespace that owns this mount namespace (U here; an ordinary user's own in user_step)
-# keep: each overlay's mount descriptor, returned (read_only_tree); otherwise none are kept
+# keep: each overlay's mount descriptor and its path, returned (read_only_tree); otherwise none are kept
 def mount_overlays(quads, pairs, keep=False):
     aliases, kept = [], []
     for i in range(0, len(quads), 4):
@@ -252,7 +256,7 @@ def mount_overlays(quads, pairs, keep=False):
             if libc.mount(lower, alias, None, MS_BIND, None) != 0: ofail("cannot keep the host directory %s reachable: %s" % (os.fsdecode(lower), err("mount")))
             aliases.append(alias)
         if keep:
-            kept.append(overlay_mount(lower, upper, work))
+            kept.append((overlay_mount(lower, upper, work), lower))
             continue
         opts = b"lowerdir=" + lower + b",upperdir=" + upper + b",workdir=" + work + b",${OVERLAY_OPTIONS}"
         # nosuid and nodev, as bwrap gives every bind (its binds of / and of the roots find nothing to remount)
