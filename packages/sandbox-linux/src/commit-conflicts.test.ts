@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SandboxRunResult } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -153,6 +153,23 @@ describe("the daemon's temp directory is never readable inside the sandbox (atta
     });
     expect(b?.stdout).not.toContain('secret-of-a');
     expect(b?.stdout).toBe('');
+  });
+
+  it('with tmpDir named through a symlink: the run runs, and the run folders are hidden at the directory the link names', async () => {
+    const real = join(s.root, 'daemon-tmp-real');
+    const link = join(s.root, 'daemon-tmp-link');
+    mkdirSync(real);
+    symlinkSync(real, link);
+    const linked = s.sandbox({ tmpDir: link });
+    try {
+      const r = await linked.run(req(s, ['sh', '-c', `echo in-upper > linked.txt; ls -A '${real}' '${link}/'`], { policy: workspacePolicy(s) }));
+      expect(r.stderr).toBe('');
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout.split('\n').filter((l) => l.startsWith('aalis-sbx-'))).toEqual([]);
+      expect(readFileSync(join(s.ws, 'linked.txt'), 'utf8')).toBe('in-upper\n');
+    } finally {
+      await linked.close();
+    }
   });
 
   it('a policy path inside the daemon temp directory: it cannot be hidden, so nothing runs', async () => {

@@ -1,4 +1,5 @@
 import type { SandboxPolicy } from '@aalis/api-reach';
+import { realOr } from './premount.js';
 import { isWithin } from './rule-match.js';
 import type { TmpPlan } from './translate.js';
 import { AalisError } from '@aalis/core';
@@ -28,7 +29,10 @@ export class DaemonTmpVisibleError extends AalisError<LinuxErrorCode> {
 }
 
 /** The bwrap arguments that hide `tmp` inside the sandbox (none where it is out of sight already); throws {@link DaemonTmpVisibleError}. */
-export function hideDaemonTmp(tmp: string, tmpPlan: TmpPlan, policy: SandboxPolicy, cwd: string): string[] {
+export function hideDaemonTmp(given: string, tmpPlan: TmpPlan, policy: SandboxPolicy, cwd: string): string[] {
+  // the directory itself: named through a symlink (a TMPDIR that is one), bwrap's tmpfs could not be
+  // mounted on the link and no run would start; the policy's paths are real paths too
+  const tmp = realOr(given);
   if (isWithin(tmp, '/tmp') && tmpPlan.kind !== 'host') return [];
   const paths = [...policy.write, ...policy.readAllowWithin, ...policy.unixSockets, ...(policy.tmp === undefined ? [] : [policy.tmp]), cwd];
   const inside = paths.find((p) => isWithin(p, tmp));
