@@ -392,6 +392,12 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
 
   const hostRoot = openDir(encodePath(overlay.root));
   if (hostRoot === undefined) throw new Error(`the writable root ${overlay.root} is no longer a directory`);
+  // reached by its own path: a folder above it swapped for a symlink meanwhile (a host program's
+  // rename) would have this root's writes committed, as root, wherever the link points
+  if (!encodePath(overlay.root).equals(readlinkSync(`/proc/self/fd/${hostRoot}`, { encoding: 'buffer' }))) {
+    closeSync(hostRoot);
+    throw new Error(`the writable root ${overlay.root} is reached through a symlink now (a folder above it was replaced since the run started)`);
+  }
   let upperRoot: number | undefined;
   try {
     upperRoot = openDir(encodePath(overlay.upper));
