@@ -152,18 +152,23 @@ export function premountHides(args: readonly string[], translation: Pick<Transla
     else files.push('f', own[0]!.operands[0]!, m.path);
   }
   if (taken.size === 0) return { args: [...args], hides: [] };
+  return { args: withoutOps(args, ops, taken), hides: [...files, ...dirs] };
+}
+
+/** `args` without the options that start at the positions in `drop` (with their operands); `rename` gives an option at a position another name. */
+function withoutOps(args: readonly string[], ops: readonly Op[], drop: ReadonlySet<number>, rename: ReadonlyMap<number, string> = new Map()): string[] {
   const rest: string[] = [];
   const starts = new Map(ops.map((op) => [op.at, op]));
   for (let i = 0; i < args.length; ) {
     const op = starts.get(i);
-    if (op && taken.has(i)) {
+    if (op && drop.has(i)) {
       i += 1 + op.operands.length;
       continue;
     }
-    rest.push(args[i]!);
+    rest.push(rename.get(i) ?? args[i]!);
     i += 1;
   }
-  return { args: rest, hides: [...files, ...dirs] };
+  return rest;
 }
 
 /** What {@link readOnlyByStep} gives: bwrap's arguments, and whether the root map's step makes the host's mounts read-only first. */
@@ -199,7 +204,7 @@ export function readOnlyByStep(args: readonly string[], overlayRoots: readonly s
   if (root?.flag !== '--ro-bind' || root.operands[0] !== '/' || root.operands[1] !== '/') return same;
   const inOverlay = (p: string) => overlayRoots.some((r) => isWithin(p, r));
   if (ops.some((op) => op.flag === '--dev-bind' || (op.flag === '--bind' && !inOverlay(op.operands[0]!)))) return same;
-  const selfBind = (op: Op) => BINDS.has(op.flag) && op.flag !== '--ro-bind' && op.operands[0] === op.operands[1];
+  const selfBind = (op: Op) => op.flag === '--bind' && op.operands[0] === op.operands[1];
   const dropped = new Set<number>();
   for (const op of mounts) {
     if (op.flag !== '--bind' || op.operands[0] !== op.operands[1] || !overlayRoots.includes(op.operands[0]!)) continue;
@@ -210,18 +215,7 @@ export function readOnlyByStep(args: readonly string[], overlayRoots: readonly s
     const carried = mounts.every((o) => o.at >= op.at || o === root || !isWithin(r, destOf(o)!) || selfBind(o));
     if (carried) dropped.add(op.at);
   }
-  const rest: string[] = [];
-  const starts = new Map(ops.map((op) => [op.at, op]));
-  for (let i = 0; i < args.length; ) {
-    const op = starts.get(i);
-    if (op && dropped.has(i)) {
-      i += 1 + op.operands.length;
-      continue;
-    }
-    rest.push(i === root.at ? '--bind' : args[i]!);
-    i += 1;
-  }
-  return { args: rest, readOnly: true };
+  return { args: withoutOps(args, ops, dropped, new Map([[root.at, '--bind']])), readOnly: true };
 }
 
 /** `path` and each directory above it, up to `/`. */
