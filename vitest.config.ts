@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { useTestTmp } from './test/test-tmp.js';
 
 // One run covers every package and the architecture guards. Each folder is its own project,
 // named after its package (`--project @aalis/core`), and inherits the options below.
@@ -14,6 +15,9 @@ const folders = [...readdirSync('packages').map((d) => join('packages', d)), ...
 // NODE_OPTIONS, inherited from this process.
 const SOURCE = 'aalis-source';
 if (!(process.env.NODE_OPTIONS ?? '').includes(`--conditions=${SOURCE}`)) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --conditions=${SOURCE}`.trim();
+
+// one temp directory for the run, removed as it ends: what a test leaves in TMPDIR goes with it
+useTestTmp();
 
 export default defineConfig({
   resolve: { conditions: [SOURCE, 'module', 'node', 'development|production'] },

@@ -101,7 +101,7 @@ export {
   tools,
 } from './tools.js';
 export { processAlive } from './process-alive.js';
-export { makeProcessDir, sweepProcessDirs } from './process-dirs.js';
+export { makeProcessDir, type RemoveDir, sweepProcessDirs } from './process-dirs.js';
 export { type RegularRead, readRegularSync } from './read-regular-sync.js';
 export { TempJournal } from './temp-journal.js';
 export { toolsPlugin } from './tools-plugin.js';

@@ -72,4 +72,22 @@ describe('a process folder', { timeout: 60_000 }, () => {
       await exited(live.child);
     }
   });
+
+  it("removes a gone process's folder through the caller's removal when one is given, and keeps it when that removal fails", async () => {
+    const killed = maker('wait');
+    const path = await killed.dir;
+    killed.child.kill('SIGKILL');
+    await exited(killed.child);
+    const asked: string[] = [];
+    expect(
+      sweepProcessDirs(parent, PREFIX, (dir) => {
+        asked.push(dir);
+        throw new Error('a mount inside');
+      }),
+    ).toBe(0);
+    expect(asked).toEqual([path]);
+    expect(existsSync(path)).toBe(true);
+    expect(sweepProcessDirs(parent, PREFIX, (dir) => rmSync(dir, { recursive: true }))).toBe(1);
+    expect(existsSync(path)).toBe(false);
+  });
 });

@@ -10,13 +10,22 @@ import { processAlive } from './process-alive.js';
  * a name made otherwise, not a folder of a process still alive.
  */
 
+/**
+ * How a folder and its contents are removed: by default `rmSync`, recursive. A caller whose folder
+ * may hold mounts passes one that stays on the folder's file system (`rm -rf --one-file-system`).
+ * It may throw: the folder then stays, for a later sweep.
+ */
+export type RemoveDir = (dir: string) => void;
+
+const removeWhole: RemoveDir = (dir) => rmSync(dir, { recursive: true, force: true });
+
 /** Makes `<parent>/<prefix><pid>-XXXXXX` (mode 0700), removed with its contents when this process exits, after sweeping those of processes gone ({@link sweepProcessDirs}). */
-export function makeProcessDir(parent: string, prefix: string): string {
-  sweepProcessDirs(parent, prefix);
+export function makeProcessDir(parent: string, prefix: string, remove: RemoveDir = removeWhole): string {
+  sweepProcessDirs(parent, prefix, remove);
   const dir = mkdtempSync(join(parent, `${prefix}${process.pid}-`));
   process.once('exit', () => {
     try {
-      rmSync(dir, { recursive: true, force: true });
+      remove(dir);
     } catch {
       // what another user's program left in it: the folder stays, for a later sweep by a user who may
     }
@@ -25,7 +34,7 @@ export function makeProcessDir(parent: string, prefix: string): string {
 }
 
 /** Removes the folders {@link makeProcessDir} made in `parent` with `prefix` for this user's processes that are gone; returns how many. */
-export function sweepProcessDirs(parent: string, prefix: string): number {
+export function sweepProcessDirs(parent: string, prefix: string, remove: RemoveDir = removeWhole): number {
   let names: string[];
   try {
     names = readdirSync(parent);
@@ -41,7 +50,7 @@ export function sweepProcessDirs(parent: string, prefix: string): number {
     try {
       const st = lstatSync(dir);
       if (!st.isDirectory() || st.uid !== process.geteuid?.()) continue;
-      rmSync(dir, { recursive: true, force: true });
+      remove(dir);
       swept++;
     } catch {
       // gone meanwhile, or not all of it ours to remove: left

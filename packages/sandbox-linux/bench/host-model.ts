@@ -31,7 +31,7 @@ import { recordFigure } from '../../../test/bench/record-figure.js';
 
 const DIR = process.env.BENCH_DIR ?? '/var/tmp/aalis-bench';
 const QUICK = process.env.BENCH_QUICK === '1';
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 2 : 5));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 2 : 21));
 /** Files of the large trees. */
 const LARGE = Number(process.env.BENCH_LARGE ?? (QUICK ? 20_000 : 1_000_000));
 const MAKE = `

@@ -1,0 +1,55 @@
+/*
+ * One temp directory for a whole run of the test suite, made by vitest.config.ts as the run starts
+ * and given to every test file as TMPDIR (the workers inherit it). Tests make their folders with
+ * `mkdtemp(tmpdir())`, and some leave them: a hook that never ran, a child that outlived its test,
+ * a folder a test forgot. Before this, every run of the suite left about 25 in `/tmp`; now
+ * whatever a test leaves goes with the run's directory when the run ends. A run that is killed
+ * leaves its directory, and the next run removes those of runs whose process is gone (core's
+ * process folders).
+ *
+ * The directory lies in the temp directory the run was started with (`/tmp` here), so what tests
+ * say about paths under the host's `/tmp` stays true. AALIS_TEST_TMP=keep keeps it (its path is
+ * printed at the end) for a look at what the tests left.
+ */
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { basename } from 'node:path';
+import { makeProcessDir } from '../packages/core/src/process-dirs.js';
+
+/** The prefix of a test run's temp directory: `<tmp>/aalis-test-run-<pid>-XXXXXX`. */
+export const TEST_TMP_PREFIX = 'aalis-test-run-';
+
+/**
+ * Removes a test run's directory. Tests mount things (a tmpfs, an overlay), and one killed midway
+ * may leave a mount in it: the removal never crosses into another file system (`rm
+ * --one-file-system`, and the folders a test sealed, mode 000 as an overlay leaves its work
+ * directory, opened by a `find -xdev` first).
+ */
+function removeRunDir(dir: string): void {
+  if (process.env.AALIS_TEST_TMP === 'keep') {
+    process.stdout.write(`the tests' temp directory is kept: ${dir}\n`);
+    return;
+  }
+  try {
+    execFileSync('find', [dir, '-xdev', '-type', 'd', '!', '-perm', '-u=rwx', '-exec', 'chmod', 'u+rwx', '{}', '+'], { stdio: 'ignore' });
+  } catch {
+    // what cannot be opened is left for rm to report
+  }
+  try {
+    execFileSync('rm', ['-rf', '--one-file-system', '--', dir], { stdio: 'pipe' });
+  } catch (error) {
+    process.stderr.write(`the tests' temp directory ${dir} was not removed whole: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}\n`);
+  }
+}
+
+/**
+ * Points TMPDIR at this run's own temp directory, made now and removed when this process exits.
+ * A process started inside a run (a test that runs vitest) keeps the run's directory.
+ */
+export function useTestTmp(): string {
+  const current = tmpdir();
+  if (basename(current).startsWith(TEST_TMP_PREFIX)) return current;
+  const dir = makeProcessDir(current, TEST_TMP_PREFIX, removeRunDir);
+  process.env.TMPDIR = dir;
+  return dir;
+}
