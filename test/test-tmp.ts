@@ -8,10 +8,12 @@
  * process folders).
  *
  * The directory lies in the temp directory the run was started with (`/tmp` here), so what tests
- * say about paths under the host's `/tmp` stays true. AALIS_TEST_TMP=keep keeps it (its path is
+ * say about paths under the host's `/tmp` stays true, and has `/tmp`'s mode (1777), so children a
+ * test runs as another user reach what it made there. AALIS_TEST_TMP=keep keeps it (its path is
  * printed at the end) for a look at what the tests left.
  */
 import { execFileSync } from 'node:child_process';
+import { chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename } from 'node:path';
 import { makeProcessDir } from '../packages/core/src/process-dirs.js';
@@ -50,6 +52,8 @@ export function useTestTmp(): string {
   const current = tmpdir();
   if (basename(current).startsWith(TEST_TMP_PREFIX)) return current;
   const dir = makeProcessDir(current, TEST_TMP_PREFIX, removeRunDir);
+  // as /tmp is: tests run children as another user (nobody) on folders made here
+  chmodSync(dir, 0o1777);
   process.env.TMPDIR = dir;
   return dir;
 }

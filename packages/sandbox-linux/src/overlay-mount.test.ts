@@ -1,5 +1,9 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { overlayConflict, overlayRefusal, overlayRootsOf, socketBinds } from './overlay-mount.js';
+import { findOverlayTools, mountOperands, overlayConflict, overlayRefusal, overlayRootsOf, socketBinds } from './overlay-mount.js';
+import { RunOverlays } from './overlay-run.js';
 import { ENV_FILES } from '@aalis/api-reach';
 
 const MOUNTINFO = [
@@ -44,3 +48,30 @@ describe('which roots can be overlays', () => {
     expect(socketBinds([o], ['/w/ws/dev.sock', '/elsewhere/a.sock', '/w/wsx/b.sock'])).toEqual([{ src: '/r/0/lower/dev.sock', dst: '/w/ws/dev.sock' }]);
   });
 });
+
+describe("a run's layer directories", () => {
+  it('are upper and work for each root; the lower alias point only for a root that holds a socket bound back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'aalis-layers-'));
+    try {
+      const [ws, cache] = [join(dir, 'ws'), join(dir, 'cache')];
+      for (const d of [ws, cache]) mkdirSync(d);
+      const tools = findOverlayTools() ?? { unshare: 'unshare', mount: 'mount', umount: 'umount' };
+      const policy = { readDeny: [], readAllowWithin: [], write: [ws, cache], writeDeny: [], writeExceptions: [], controlDeny: [], network: 'off', localPorts: [], unixSockets: [] } as const;
+      const plain = await RunOverlays.create(tools, policy, join(dir, 'run-a'), []);
+      for (const o of plain.overlays) expect(readdirSync(join(o.upper, '..')).sort()).toEqual(['upper', 'work']);
+      const socket = join(cache, 'dev.sock');
+      const bound = await RunOverlays.create(tools, policy, join(dir, 'run-b'), [socket]);
+      const [c, w] = [bound.overlays.find((o) => o.root === cache)!, bound.overlays.find((o) => o.root === ws)!];
+      expect(existsSync(c.lower)).toBe(true);
+      expect(existsSync(w.lower)).toBe(false);
+      // and the mount step is told so: an alias for the root with the socket, '-' for the other
+      const ops = bound.command('bwrap', []);
+      expect(ops.join(' ')).toContain(`${cache} ${c.upper} ${c.work} ${c.lower}`);
+      expect(ops.join(' ')).toContain(`${ws} ${w.upper} ${w.work} -`);
+      expect(mountOperands(bound.overlays)).not.toContain(c.lower);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+

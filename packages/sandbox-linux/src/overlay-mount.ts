@@ -159,13 +159,26 @@ export function planOverlays(roots: readonly string[], runDir: string): OverlayR
 }
 
 /**
- * Makes each overlay's upper, work and lower directories (mode 0700: only the daemon reads what the
+ * Makes each overlay's upper and work directories (mode 0700: only the daemon reads what the
  * command wrote), in the thread pool: a directory
  * made on a journalling file system can wait for the journal's commit behind another program's
  * fsync (the audit log's, every call), and on the daemon's thread that wait held its event loop.
+ * The `lower` alias point is made only for a root that needs one ({@link prepareAliases}): every
+ * directory a run makes and removes is an inode allocated and freed, about 12 a root with the
+ * overlay's own (README, "This machine's file system").
  */
 export async function prepareLayers(overlays: readonly OverlayRoot[]): Promise<void> {
-  await Promise.all(overlays.flatMap((o) => [o.upper, o.work, o.lower].map((d) => mkdir(d, { recursive: true, mode: 0o700 }))));
+  await Promise.all(overlays.flatMap((o) => [o.upper, o.work].map((d) => mkdir(d, { recursive: true, mode: 0o700 }))));
+}
+
+/** Whether a socket bind reaches the host directory under `o` through its `lower` alias (the mount step then binds the root there). */
+export function isAliased(o: OverlayRoot, binds: readonly SocketBind[]): boolean {
+  return binds.some((b) => b.src.startsWith(`${o.lower}/`));
+}
+
+/** Makes the `lower` alias point of each overlay a socket bind needs ({@link isAliased}), after {@link prepareLayers}. */
+export async function prepareAliases(overlays: readonly OverlayRoot[], binds: readonly SocketBind[]): Promise<void> {
+  await Promise.all(overlays.filter((o) => isAliased(o, binds)).map((o) => mkdir(o.lower, { mode: 0o700 })));
 }
 
 /** The binaries of the mount step, found on the daemon's PATH (never the command's). */
@@ -189,8 +202,7 @@ export function findOverlayTools(unshare = 'unshare'): OverlayTools | undefined 
  * in it needs the host directory kept reachable), `--`, each socket bind's `src dst`, `--`.
  */
 export function mountOperands(overlays: readonly OverlayRoot[], binds: readonly SocketBind[] = []): string[] {
-  const aliased = (o: OverlayRoot) => binds.some((b) => b.src.startsWith(`${o.lower}/`));
-  return [...overlays.flatMap((o) => [o.root, o.upper, o.work, aliased(o) ? o.lower : '-']), '--', ...binds.flatMap((b) => [b.src, b.dst]), '--'];
+  return [...overlays.flatMap((o) => [o.root, o.upper, o.work, isAliased(o, binds) ? o.lower : '-']), '--', ...binds.flatMap((b) => [b.src, b.dst]), '--'];
 }
 
 /**

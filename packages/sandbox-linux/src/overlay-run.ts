@@ -1,7 +1,7 @@
 import type { SandboxCheck, SandboxPolicy } from '@aalis/api-reach';
 import { hasRawBytes, printablePath } from './host-names.js';
 import { readFileSync } from 'node:fs';
-import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, mountOperands, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
+import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, mountOperands, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareAliases, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
 import type { CommitConflictEntry } from '@aalis/api-reach';
 import type { CommitReport } from './upper-commit.js';
 import { commitSince, markRunStart, type RunStart, type Since } from './commit-conflicts.js';
@@ -106,6 +106,7 @@ export class RunOverlays {
   static async create(tools: OverlayTools, policy: SandboxPolicy, layersDir: string, sockets: readonly string[], clock: ClockStepWatch = clockSteps, layers?: Promise<void>): Promise<RunOverlays> {
     const made = new RunOverlays(tools, policy, layersDir, sockets, clock);
     await (layers ?? prepareLayers(made.overlays));
+    await prepareAliases(made.overlays, made.binds);
     return made;
   }
 
