@@ -16,22 +16,26 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename } from 'node:path';
-import { makeProcessDir } from '../packages/core/src/process-dirs.js';
+import { makeProcessDir, sweepProcessDirs } from '../packages/core/src/process-dirs.js';
 
 /** The prefix of a test run's temp directory: `<tmp>/aalis-test-run-<pid>-XXXXXX`. */
 export const TEST_TMP_PREFIX = 'aalis-test-run-';
 
 /**
- * Removes a test run's directory. Tests mount things (a tmpfs, an overlay), and one killed midway
+ * Process folders the test helpers make outside TMPDIR, in /var/tmp (a sandbox's /tmp is private):
+ * the daemons' deployments and registry (cli `serve-process.testing.ts`). vitest ends its workers
+ * without their exit handlers, so each test file's stay until a later one sweeps them; the run
+ * sweeps them once more as it ends, when every worker is gone.
+ */
+const SCRATCH_FOLDERS = [['/var/tmp', 'aalis-serve-test-'], ['/var/tmp', 'aalis-serve-state-']] as const;
+
+/**
+ * Removes a folder the tests made. Tests mount things (a tmpfs, an overlay), and one killed midway
  * may leave a mount in it: the removal never crosses into another file system (`rm
  * --one-file-system`, and the folders a test sealed, mode 000 as an overlay leaves its work
  * directory, opened by a `find -xdev` first).
  */
-function removeRunDir(dir: string): void {
-  if (process.env.AALIS_TEST_TMP === 'keep') {
-    process.stdout.write(`the tests' temp directory is kept: ${dir}\n`);
-    return;
-  }
+function removeTree(dir: string): void {
   try {
     execFileSync('find', [dir, '-xdev', '-type', 'd', '!', '-perm', '-u=rwx', '-exec', 'chmod', 'u+rwx', '{}', '+'], { stdio: 'ignore' });
   } catch {
@@ -40,8 +44,17 @@ function removeRunDir(dir: string): void {
   try {
     execFileSync('rm', ['-rf', '--one-file-system', '--', dir], { stdio: 'pipe' });
   } catch (error) {
-    process.stderr.write(`the tests' temp directory ${dir} was not removed whole: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}\n`);
+    process.stderr.write(`${dir}, left by the tests, was not removed whole: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}\n`);
   }
+}
+
+/** Removes the run's temp directory at its end, unless AALIS_TEST_TMP=keep. */
+function removeRunDir(dir: string): void {
+  if (process.env.AALIS_TEST_TMP === 'keep') {
+    process.stdout.write(`the tests' temp directory is kept: ${dir}\n`);
+    return;
+  }
+  removeTree(dir);
 }
 
 /**
@@ -52,6 +65,9 @@ export function useTestTmp(): string {
   const current = tmpdir();
   if (basename(current).startsWith(TEST_TMP_PREFIX)) return current;
   const dir = makeProcessDir(current, TEST_TMP_PREFIX, removeRunDir);
+  process.once('exit', () => {
+    for (const [parent, prefix] of SCRATCH_FOLDERS) sweepProcessDirs(parent, prefix, removeTree);
+  });
   // as /tmp is: tests run children as another user (nobody) on folders made here
   chmodSync(dir, 0o1777);
   process.env.TMPDIR = dir;

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { processAlive } from '@aalis/core';
+import { makeProcessDir } from '@aalis/core';
 
 /** The `aalis` command of this checkout, from source (the tests run without a build; `bin/aalis.mjs` runs dist/). */
 export const BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'scripts', 'source.mjs');
@@ -18,42 +18,10 @@ export const BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '
  * when the process exits; those of a process that was killed go at the next process's first one.
  */
 const SCRATCH = '/var/tmp';
-const PREFIXES = ['aalis-serve-test-', 'aalis-serve-state-'] as const;
-const made: string[] = [];
+
+/** A folder of this process's under /var/tmp, removed when it exits; a killed one's go at the next one's start (core's process folders). */
+const scratchDir = (prefix: 'aalis-serve-test-' | 'aalis-serve-state-'): string => makeProcessDir(SCRATCH, prefix);
 let stateHome: string | undefined;
-
-function sweepDead(): void {
-  let names: string[];
-  try {
-    names = readdirSync(SCRATCH);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const pid = PREFIXES.some((p) => name.startsWith(p)) ? /-(\d+)-[^-]+$/.exec(name)?.[1] : undefined;
-    if (pid !== undefined && Number(pid) !== process.pid && !processAlive(Number(pid))) remove(join(SCRATCH, name));
-  }
-}
-
-function remove(dir: string): void {
-  try {
-    rmSync(dir, { recursive: true, force: true });
-  } catch {
-    // somebody else's, or busy: the next sweep tries again
-  }
-}
-
-function scratchDir(prefix: (typeof PREFIXES)[number]): string {
-  if (made.length === 0) {
-    sweepDead();
-    process.once('exit', () => {
-      for (const dir of made) remove(dir);
-    });
-  }
-  const dir = mkdtempSync(join(SCRATCH, `${prefix}${process.pid}-`));
-  made.push(dir);
-  return dir;
-}
 
 /** This process's daemon registry (XDG_STATE_HOME) for the daemons started here; see above. */
 export function testStateHome(): string {
