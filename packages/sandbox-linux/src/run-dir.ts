@@ -178,7 +178,7 @@ export class RunDir {
 
   /**
    * Removes every placeholder now (only while still empty: what someone else put there stays),
-   * then the folder, off the event loop: an overlay run's folder holds four directories per
+   * then the folder, off the event loop: an overlay run's folder holds three or more directories per
    * writable root, and removing them one synchronous call after another stalled every other call
    * of the daemon. Placeholders stay synchronous: another run may take a share of one the moment
    * this one lets it go, and a removal still in flight would then lift that run's mount.
