@@ -1,6 +1,7 @@
 /*
  * One temp directory for a whole run of the test suite, made by vitest.config.ts as the run starts
- * and given to every test file as TMPDIR (the workers inherit it). Tests make their folders with
+ * and given to every test file as TMPDIR (the workers inherit it), and one under /var/tmp for
+ * what a sandbox must see (test/scratch.ts). Tests make their folders with
  * `mkdtemp(tmpdir())`, and some leave them: a hook that never ran, a child that outlived its test,
  * a folder a test forgot. Before this, every run of the suite left about 25 in `/tmp`; now
  * whatever a test leaves goes with the run's directory when the run ends. A run that is killed
@@ -13,21 +14,16 @@
  * printed at the end) for a look at what the tests left.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync } from 'node:fs';
+import { chmodSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename } from 'node:path';
-import { makeProcessDir, sweepProcessDirs } from '../packages/core/src/process-dirs.js';
+import { makeProcessDir } from '../packages/core/src/process-dirs.js';
 
-/** The prefix of a test run's temp directory: `<tmp>/aalis-test-run-<pid>-XXXXXX`. */
+/** The prefix of a test run's folders: `<tmp>/aalis-test-run-<pid>-XXXXXX`, and the same under /var/tmp. */
 export const TEST_TMP_PREFIX = 'aalis-test-run-';
 
-/**
- * Process folders the test helpers make outside TMPDIR, in /var/tmp (a sandbox's /tmp is private):
- * the daemons' deployments and registry (cli `serve-process.testing.ts`). vitest ends its workers
- * without their exit handlers, so each test file's stay until a later one sweeps them; the run
- * sweeps them once more as it ends, when every worker is gone.
- */
-const SCRATCH_FOLDERS = [['/var/tmp', 'aalis-serve-test-'], ['/var/tmp', 'aalis-serve-state-']] as const;
+/** Where the tests make what a sandbox must see (its /tmp is private): test/scratch.ts. */
+const VAR_TMP = '/var/tmp';
 
 /**
  * Removes a folder the tests made. Tests mount things (a tmpfs, an overlay), and one killed midway
@@ -57,19 +53,20 @@ function removeRunDir(dir: string): void {
   removeTree(dir);
 }
 
-/**
- * Points TMPDIR at this run's own temp directory, made now and removed when this process exits.
- * A process started inside a run (a test that runs vitest) keeps the run's directory.
- */
-export function useTestTmp(): string {
-  const current = tmpdir();
-  if (basename(current).startsWith(TEST_TMP_PREFIX)) return current;
-  const dir = makeProcessDir(current, TEST_TMP_PREFIX, removeRunDir);
-  process.once('exit', () => {
-    for (const [parent, prefix] of SCRATCH_FOLDERS) sweepProcessDirs(parent, prefix, removeTree);
-  });
-  // as /tmp is: tests run children as another user (nobody) on folders made here
+/** Makes a test run's folder in `parent` (`<parent>/aalis-test-run-<pid>-XXXXXX`), with `/tmp`'s mode: tests run children as another user (nobody) on folders made there. */
+function runFolder(parent: string): string {
+  const dir = makeProcessDir(parent, TEST_TMP_PREFIX, removeRunDir);
   chmodSync(dir, 0o1777);
-  process.env.TMPDIR = dir;
   return dir;
+}
+
+/**
+ * Points TMPDIR, and AALIS_TEST_SCRATCH (test/scratch.ts: the folders a sandbox must see, outside
+ * /tmp), at this run's own folders, made now and removed when this process exits. A process
+ * started inside a run (a test that runs vitest) keeps the run's folders.
+ */
+export function useTestTmp(): void {
+  if (basename(tmpdir()).startsWith(TEST_TMP_PREFIX)) return;
+  process.env.TMPDIR = runFolder(tmpdir());
+  if (existsSync(VAR_TMP)) process.env.AALIS_TEST_SCRATCH = runFolder(VAR_TMP);
 }

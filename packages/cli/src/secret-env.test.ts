@@ -3,6 +3,7 @@
 // environment plugin-reach builds), and a variable the config allows does.
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 import { sandboxPlugin } from '@aalis/api-reach';
 import { authorityPlugin, createKernel, type Kernel, sessions, sessionsPlugin, tools, toolsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
@@ -23,7 +24,7 @@ const SET_ON_DAEMON = {
 } as const;
 
 describe.runIf(process.platform === 'linux')('a sandboxed command\'s environment', () => {
-  const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-secret-env-')));
+  const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-secret-env-')));
   let kernel: Kernel;
   const saved: Record<string, string | undefined> = {};
 

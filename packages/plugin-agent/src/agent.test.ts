@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 import { type Kernel, sessions } from '@aalis/core';
 import { type Script, type ScriptedModel, startScriptedModel } from '@aalis/model';
 import type { ApprovalRequestedEvent } from '@aalis/plugin-approval';
@@ -15,7 +16,7 @@ import { AgentError } from './agent-error.js';
 import { agent } from './agent-service.js';
 
 // Not under /tmp: the sandbox has a private /tmp, so a host path there is not what it sees.
-const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-agent-')));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-agent-')));
 const home = join(root, 'home');
 const project = join(home, 'project');
 const outside = join(root, 'outside');

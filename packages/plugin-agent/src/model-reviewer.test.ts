@@ -3,6 +3,7 @@
 // scripted chat-completions server plays both the agent's model and the reviewer's.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 import { DurableStore, type Kernel, sessions } from '@aalis/core';
 import { type ScriptedModel, startScriptedModel } from '@aalis/model';
 import { type ApprovalDeskService, AuditLog } from '@aalis/plugin-approval';
@@ -12,7 +13,7 @@ import { agentKernelOf, OWNER, type Seen, turnOf } from './agent-kernel.testing.
 import { agent } from './agent-service.js';
 import { reviewerPlugin } from './model-reviewer.js';
 
-const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-reviewer-')));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-reviewer-')));
 const home = join(root, 'home');
 const project = join(home, 'project');
 const outside = join(root, 'outside');

@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 import { reach } from '@aalis/api-reach';
 import { authorityPlugin, createKernel, type OriginTurn, sessionsPlugin } from '@aalis/core';
 import { createLinuxSandbox } from '@aalis/sandbox-linux';
@@ -10,7 +11,7 @@ import { hooksPathDirs } from './hooks-path.js';
 import { reachPlugin } from './plugin.js';
 
 // Outside /tmp, which is private in the sandbox: the workspace must be the host's own.
-const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-hookspath-')));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-hookspath-')));
 const home = join(root, 'home');
 const ws = join(home, 'proj');
 const gitEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, GIT_CONFIG_NOSYSTEM: '1' };

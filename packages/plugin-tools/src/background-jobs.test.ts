@@ -4,12 +4,13 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 import { type Kernel, type OriginTurn, sessions, tools } from '@aalis/core';
 import { reachBindings } from '@aalis/plugin-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolsKernelOf } from './tools-kernel.testing.js';
 
-const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-jobs-')));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-jobs-')));
 const home = join(root, 'home');
 const project = join(home, 'project');
 const elsewhere = join(home, 'elsewhere');

@@ -2,6 +2,7 @@
 // kernel, the real Linux sandbox (bubblewrap) and real processes; asks answered by a test adapter.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 import { type Kernel, type OriginTurn, sessions, tools } from '@aalis/core';
 import type { ApprovalRequestedEvent } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
@@ -9,7 +10,7 @@ import type { LinuxSandboxOptions } from '@aalis/sandbox-linux';
 import { afterAll, describe, expect, it } from 'vitest';
 import { toolsKernelOf } from './tools-kernel.testing.js';
 
-const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-input-')));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-input-')));
 const home = join(root, 'home');
 const project = join(home, 'project');
 const elsewhere = join(home, 'elsewhere');

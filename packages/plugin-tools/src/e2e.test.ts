@@ -3,6 +3,7 @@
 // dispatcher, these tools and the real Linux sandbox (bubblewrap). Nothing is mocked.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 import { type AccessTier, definePlugin, type OriginTurn, sessions, type ToolOutcome, tools } from '@aalis/core';
 import { type ApprovalRequestedEvent, approvalDesk, approvalReviewer } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
@@ -10,7 +11,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toolsKernelOf } from './tools-kernel.testing.js';
 
 // Not under /tmp: the sandbox has a private /tmp, so a host path there is not what it sees.
-const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-e2e-')));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-e2e-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const home = join(root, 'home');
 const project = join(home, 'project');

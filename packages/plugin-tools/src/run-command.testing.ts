@@ -1,8 +1,9 @@
 // The kernel run_command's tests run through: the real approval desk (answered by a test adapter
 // by code), the reach plugin, the dispatcher and the real Linux sandbox (bubblewrap). Nothing is
-// mocked. Each test file that imports this gets its own root under /var/tmp.
+// mocked. Each test file that imports this gets its own root under the tests' scratch folder (outside /tmp).
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 import { type AccessTier, type OriginTurn, sessions, type ToolOutcome, tools } from '@aalis/core';
 import type { ApprovalRequestedEvent } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
@@ -11,7 +12,7 @@ import type { RunCommandResult } from './run-command.js';
 import { toolsKernelOf } from './tools-kernel.testing.js';
 
 // Not under /tmp: the sandbox has a private /tmp, so a host path there is not what it sees.
-const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-run-command-')));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-run-command-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const home = join(root, 'home');
 /** A directory outside every root of the reach. */

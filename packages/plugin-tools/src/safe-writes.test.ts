@@ -5,10 +5,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { installOf, startToolsKernel } from './tools-kernel.testing.js';
 
-const root = realpathSync(mkdtempSync(join('/var/tmp', 'aalis-safe-writes-')));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-safe-writes-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function layout(name: string) {

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 import { ENV_FILES, GIT_LANDINGS, PROJECT_LANDINGS, type SandboxPolicy, type SandboxRunRequest } from '@aalis/api-reach';
 import { probeOverlay } from './overlay-mount.js';
 import { createLinuxSandbox, type LinuxSandboxOptions } from './service.js';
@@ -21,7 +21,7 @@ export interface Scene {
  * Where scenes live: outside /tmp, which is private in the sandbox, so the fake HOME and the
  * control plane are visible read-only there as a real HOME would be.
  */
-export const SCENE_PARENT = existsSync('/var/tmp') ? '/var/tmp' : tmpdir();
+export const SCENE_PARENT = TEST_SCRATCH;
 
 /** Creates a {@link Scene} (real paths throughout). */
 export function makeScene(): Scene {

@@ -7,6 +7,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OverlayScene, overlayScene, req } from './scene.testing.js';
 import { findExecutable } from './tools.js';
@@ -20,7 +21,7 @@ describe.skipIf(!isRoot)("a hidden socket's directory removed between the scan a
   beforeAll(async () => {
     s = await overlayScene();
     // outside the workspace and the home: hidden (the empty file over it)
-    sockDir = join('/var/tmp', `aalis-vanishing-socket-${process.pid}`);
+    sockDir = join(TEST_SCRATCH, `aalis-vanishing-socket-${process.pid}`);
     mkdirSync(sockDir, { recursive: true });
     server = createServer();
     await new Promise<void>((r) => server.listen(join(sockDir, 'count.sock'), r));

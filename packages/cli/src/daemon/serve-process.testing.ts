@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { TEST_SCRATCH } from '../../../../test/scratch.js';
 import { fileURLToPath } from 'node:url';
 import { makeProcessDir } from '@aalis/core';
 
@@ -17,9 +18,9 @@ export const BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '
  * (XDG_STATE_HOME, unless the caller's env names one), and that and the deployment directories go
  * when the process exits; those of a process that was killed go at the next process's first one.
  */
-const SCRATCH = '/var/tmp';
+const SCRATCH = TEST_SCRATCH;
 
-/** A folder of this process's under /var/tmp, removed when it exits; a killed one's go at the next one's start (core's process folders). */
+/** A folder of this process's in the tests' scratch folder (/var/tmp outside a test run), removed when it exits; a killed one's go at the next one's start (core's process folders). */
 const scratchDir = (prefix: 'aalis-serve-test-' | 'aalis-serve-state-'): string => makeProcessDir(SCRATCH, prefix);
 let stateHome: string | undefined;
 
