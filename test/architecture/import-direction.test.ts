@@ -28,6 +28,7 @@ describe('the import direction of docs/architecture.md, and backends only throug
         'package-internals packages/plugin-pod/src/internals.ts:3',
         'package-internals packages/plugin-pod/src/internals.ts:4',
         'package-internals packages/plugin-pod/src/bench-recorder.ts:2',
+        'package-internals packages/plugin-pod/src/scratch-user.ts:2',
         'package-internals packages/plugin-pod/bench/elsewhere.ts:2',
         'backend-side-door packages/plugin-pod/src/internals.ts:4',
         'backend-side-door packages/plugin-pod/src/own-backend.ts:2',
