@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,4 +90,16 @@ describe('a process folder', { timeout: 60_000 }, () => {
     expect(sweepProcessDirs(parent, PREFIX, (dir) => rmSync(dir, { recursive: true }))).toBe(1);
     expect(existsSync(path)).toBe(false);
   });
+
+  it('many folders of one process: one exit handler (no warning), every one removed at exit', () => {
+    const module = join(import.meta.dirname, 'process-dirs.ts');
+    const script = `import { makeProcessDir } from ${JSON.stringify(module)}; for (let i = 0; i < 12; i++) console.log(makeProcessDir(${JSON.stringify(parent)}, ${JSON.stringify(PREFIX)}));`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    const made = r.stdout.trim().split('\n');
+    expect(made).toHaveLength(12);
+    expect(r.stderr).not.toMatch(/MaxListeners/);
+    for (const dir of made) expect(existsSync(dir)).toBe(false);
+  });
 });
+

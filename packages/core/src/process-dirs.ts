@@ -19,17 +19,31 @@ export type RemoveDir = (dir: string) => void;
 
 const removeWhole: RemoveDir = (dir) => rmSync(dir, { recursive: true, force: true });
 
-/** Makes `<parent>/<prefix><pid>-XXXXXX` (mode 0700), removed with its contents when this process exits, after sweeping those of processes gone ({@link sweepProcessDirs}). */
-export function makeProcessDir(parent: string, prefix: string, remove: RemoveDir = removeWhole): string {
-  sweepProcessDirs(parent, prefix, remove);
-  const dir = mkdtempSync(join(parent, `${prefix}${process.pid}-`));
-  process.once('exit', () => {
+/** This process's folders, each with its removal: one exit handler for all of them (a handler each warned past ten). */
+const ours = new Map<string, RemoveDir>();
+/** The `<parent>\0<prefix>` pairs swept already by this process: those of processes gone are swept once, not at every folder made. */
+const swept = new Set<string>();
+
+function removeOurs(): void {
+  for (const [dir, remove] of ours) {
     try {
       remove(dir);
     } catch {
       // what another user's program left in it: the folder stays, for a later sweep by a user who may
     }
-  });
+  }
+}
+
+/** Makes `<parent>/<prefix><pid>-XXXXXX` (mode 0700), removed with its contents when this process exits, after sweeping those of processes gone ({@link sweepProcessDirs}) the first time `parent` and `prefix` are used. */
+export function makeProcessDir(parent: string, prefix: string, remove: RemoveDir = removeWhole): string {
+  const key = `${parent}\0${prefix}`;
+  if (!swept.has(key)) {
+    sweepProcessDirs(parent, prefix, remove);
+    swept.add(key);
+  }
+  const dir = mkdtempSync(join(parent, `${prefix}${process.pid}-`));
+  if (ours.size === 0) process.once('exit', removeOurs);
+  ours.set(dir, remove);
   return dir;
 }
 
