@@ -6,6 +6,7 @@ import { namespaceRefused } from './network.js';
 import { OVERLAY_FAILURE } from './overlay-mount.js';
 import { PidLimitError } from './pid-limit.js';
 import { ROOT_MAP_FAILURE } from './root-map.js';
+import { READ_ONLY_FAILURE } from './root-map.helper.js';
 import type { Translation } from './translate.js';
 import { hostMountPoint, vanishedHostMount, vanishedRootMapMount } from './vanished-mount.js';
 
@@ -145,7 +146,7 @@ export function launchFailure(end: LaunchEnd, translation: Translation, exists: 
     if (vanishedRootMapMount(stderr, exists, mounted)) return new VanishedMountError(stderr.trim());
     if (/^aalis-rootmap: cannot hide the /m.test(stderr)) return unavailable(`a path the policy hides could not be hidden: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
     // the read-only step (`+ro`, root-map.helper.ts read_only_tree): the ids were mapped; running as the host's root is no way out of this
-    if (/^aalis-rootmap: cannot make the host read-only: /m.test(stderr)) return unavailable(`the root map step could not make the host's mounts read-only: ${stderr.trim()}`, 'see `aalis doctor`, or set `stepReadOnly: off` in the sandbox-linux config (AALIS_STEP_READ_ONLY=off for the CLI) to leave that to bubblewrap; nothing was run');
+    if (stderr.split('\n').some((line) => line.startsWith(`${ROOT_MAP_FAILURE}${READ_ONLY_FAILURE}`))) return unavailable(`the root map step could not make the host's mounts read-only: ${stderr.trim()}`, 'see `aalis doctor`, or set `stepReadOnly: off` in the sandbox-linux config (AALIS_STEP_READ_ONLY=off for the CLI) to leave that to bubblewrap; nothing was run');
     return unavailable(`the command could not be mapped off the host's uid 0: ${stderr.trim()}`, "see `aalis doctor` (host-uid), or set `rootUidMap: off` in the sandbox-linux config to run commands as the host's root; nothing was run");
   }
   if (failure?.step === 'placeholders') {

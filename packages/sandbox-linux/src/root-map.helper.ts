@@ -33,6 +33,9 @@
  */
 import { OVERLAY_FAILURE, OVERLAY_OPTIONS } from './overlay-mount.js';
 
+/** What a failure of the `+ro` step says after `aalis-rootmap: ` (the daemon tells it from the mapping's own: launch-state.ts). */
+export const READ_ONLY_FAILURE = 'cannot make the host read-only: ';
+
 /** The step as a library: `root_map(argv, given)`, shared by the one-shot {@link ROOT_MAP_PY} and the launcher's child (launcher.helper.ts). */
 export const ROOT_MAP_LIB_PY = String.raw`
 import _signal, ctypes, os, stat, sys
@@ -197,7 +200,7 @@ SYS_fsopen, SYS_fsconfig, SYS_fsmount = 430, 431, 432
 FSCONFIG_SET_FLAG, FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE, FSMOUNT_CLOEXEC = 0, 1, 6, 1
 
 # its failures start with RO_FAILURE, which the daemon tells from the mapping's own (launch-state.ts)
-RO_FAILURE = "cannot make the host read-only: "
+RO_FAILURE = "${READ_ONLY_FAILURE}"
 
 # With +ro (premount.ts readOnlyByStep), once the overlays, socket binds and hides are mounted: every
 # mount of this namespace made read-only, nosuid and nodev at once (one recursive mount_setattr on

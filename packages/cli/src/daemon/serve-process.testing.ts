@@ -18,10 +18,8 @@ export const BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '
  * (XDG_STATE_HOME, unless the caller's env names one), and that and the deployment directories go
  * when the process exits; those of a process that was killed go at the next process's first one.
  */
-const SCRATCH = TEST_SCRATCH;
-
 /** A folder of this process's in the tests' scratch folder (/var/tmp outside a test run), removed when it exits; a killed one's go at the next one's start (core's process folders). */
-const scratchDir = (prefix: 'aalis-serve-test-' | 'aalis-serve-state-'): string => makeProcessDir(SCRATCH, prefix);
+const scratchDir = (prefix: 'aalis-serve-test-' | 'aalis-serve-state-'): string => makeProcessDir(TEST_SCRATCH, prefix);
 let stateHome: string | undefined;
 
 /** This process's daemon registry (XDG_STATE_HOME) for the daemons started here; see above. */
