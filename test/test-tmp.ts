@@ -12,6 +12,9 @@
  * say about paths under the host's `/tmp` stays true, and has `/tmp`'s mode (1777), so children a
  * test runs as another user reach what it made there. AALIS_TEST_TMP=keep keeps it (its path is
  * printed at the end) for a look at what the tests left.
+ *
+ * `pnpm bench` (test/bench/run.ts) does the same for its benches, with its own prefix: they make
+ * their folders as tests do, and left some in `/tmp` at every run, all of them when killed.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync } from 'node:fs';
@@ -21,6 +24,11 @@ import { makeProcessDir } from '../packages/core/src/process-dirs.js';
 
 /** The prefix of a test run's folders: `<tmp>/aalis-test-run-<pid>-XXXXXX`, and the same under /var/tmp. */
 export const TEST_TMP_PREFIX = 'aalis-test-run-';
+
+/** The prefix of a `pnpm bench` run's folders (test/bench/run.ts): benchmarks make theirs as tests do, and left them too. */
+export const BENCH_TMP_PREFIX = 'aalis-bench-run-';
+
+const RUN_PREFIXES = [TEST_TMP_PREFIX, BENCH_TMP_PREFIX] as const;
 
 /** Where the tests make what a sandbox must see (its /tmp is private): test/scratch.ts. */
 const VAR_TMP = '/var/tmp';
@@ -47,15 +55,15 @@ function removeTree(dir: string): void {
 /** Removes the run's temp directory at its end, unless AALIS_TEST_TMP=keep. */
 function removeRunDir(dir: string): void {
   if (process.env.AALIS_TEST_TMP === 'keep') {
-    process.stdout.write(`the tests' temp directory is kept: ${dir}\n`);
+    process.stdout.write(`the run's temp directory is kept: ${dir}\n`);
     return;
   }
   removeTree(dir);
 }
 
-/** Makes a test run's folder in `parent` (`<parent>/aalis-test-run-<pid>-XXXXXX`), with `/tmp`'s mode: tests run children as another user (nobody) on folders made there. */
-function runFolder(parent: string): string {
-  const dir = makeProcessDir(parent, TEST_TMP_PREFIX, removeRunDir);
+/** Makes a run's folder in `parent` (`<parent>/<prefix><pid>-XXXXXX`), with `/tmp`'s mode: tests run children as another user (nobody) on folders made there. */
+function runFolder(parent: string, prefix: string): string {
+  const dir = makeProcessDir(parent, prefix, removeRunDir);
   chmodSync(dir, 0o1777);
   return dir;
 }
@@ -63,10 +71,12 @@ function runFolder(parent: string): string {
 /**
  * Points TMPDIR, and AALIS_TEST_SCRATCH (test/scratch.ts: the folders a sandbox must see, outside
  * /tmp), at this run's own folders, made now and removed when this process exits. A process
- * started inside a run (a test that runs vitest) keeps the run's folders.
+ * started inside a run (a test that runs vitest, a bench inside `pnpm bench`) keeps the run's
+ * folders. `prefix` names the kind of run: {@link TEST_TMP_PREFIX} (vitest.config.ts) or
+ * {@link BENCH_TMP_PREFIX} (test/bench/run.ts).
  */
-export function useTestTmp(): void {
-  if (basename(tmpdir()).startsWith(TEST_TMP_PREFIX)) return;
-  process.env.TMPDIR = runFolder(tmpdir());
-  if (existsSync(VAR_TMP)) process.env.AALIS_TEST_SCRATCH = runFolder(VAR_TMP);
+export function useTestTmp(prefix: string = TEST_TMP_PREFIX): void {
+  if (RUN_PREFIXES.some((p) => basename(tmpdir()).startsWith(p))) return;
+  process.env.TMPDIR = runFolder(tmpdir(), prefix);
+  if (existsSync(VAR_TMP)) process.env.AALIS_TEST_SCRATCH = runFolder(VAR_TMP, prefix);
 }

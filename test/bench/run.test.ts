@@ -7,7 +7,7 @@ import { MEASURED_END, MEASURED_START } from './readme-markers.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const FIXTURES = join(import.meta.dirname, 'fixtures');
-const dir = mkdtempSync(join(tmpdir(), 'aalis-bench-run-'));
+const dir = mkdtempSync(join(tmpdir(), 'aalis-bench-runner-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const IDS = ['sandbox-linux.true-network-off', 'cli.run-command-sequential', 'cli.host-cpu-long-command', 'cli.exec-docker-probe-cache'];

@@ -18,6 +18,7 @@ import { FIGURES_ENV, type RunEndRecord, type RunStartRecord } from './figure.js
 import { BenchFiguresError, readFigures } from './figures-file.js';
 import { readmeFigureIds, replaceMeasured } from './readme-markers.js';
 import { renderMeasured } from './render-measured.js';
+import { BENCH_TMP_PREFIX, useTestTmp } from '../test-tmp.js';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 const { values } = parseArgs({
@@ -73,6 +74,8 @@ if (values.render !== undefined) {
   const start: RunStartRecord = { kind: 'run-start', at: new Date().toISOString(), quick, commit: `${git('rev-parse', '--short', 'HEAD')}${dirty}`, cores: availableParallelism(), kernel: release(), uid: process.getuid?.() ?? -1, load: loadavg() as [number, number, number] };
   writeFileSync(file, `${JSON.stringify(start)}\n`);
   console.log(`pnpm bench: figures to ${file}${quick ? ' (quick)' : ''}; load ${start.load.map((l) => l.toFixed(2)).join(' ')}`);
+  // what the benches make in the temp directories goes with the run (a killed run's, with the next)
+  useTestTmp(BENCH_TMP_PREFIX);
   const filters = (values.only ?? []).map((f) => `--filter=${f}`);
   // --continue: a failed bench must not cost the figures of the rest of a long run (the README is refused anyway)
   const turbo = spawnSync('pnpm', ['exec', 'turbo', 'run', 'bench', '--concurrency=1', '--continue', ...filters], {

@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { writeSyntheticAuditLog } from '@aalis/plugin-approval';
 import { recordFigure } from '../../../test/bench/record-figure.js';
 import { benchNodeEnv } from './node-env.js';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 /** The built `aalis` command, as users run it (the package's bench script builds first when sources are newer); the source form needs the TypeScript loader. */
 const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
@@ -22,7 +23,7 @@ const median = (xs: number[]) => {
   return s[Math.floor(s.length / 2)] ?? Number.NaN;
 };
 
-const root = mkdtempSync('/var/tmp/aalis-exec-audit-');
+const root = mkdtempSync(join(TEST_SCRATCH, 'aalis-exec-audit-'));
 const workspace = join(root, 'workspace');
 mkdirSync(workspace);
 

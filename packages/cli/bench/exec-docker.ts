@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { recordFigure, recordSkipped } from '../../../test/bench/record-figure.js';
 import { benchNodeEnv } from './node-env.js';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 /** The built `aalis` command, as users run it (the package's bench script builds first when sources are newer); the source form needs the TypeScript loader. */
 const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
@@ -24,7 +25,7 @@ if (spawnSync('docker', ['image', 'inspect', IMAGE], { stdio: 'ignore' }).status
   recordSkipped(['cli.exec-docker-probe-cache'], `no docker engine or no image ${IMAGE} (scripts/setup.sh starts dockerd and builds it)`);
   process.exit(0);
 }
-const root = mkdtempSync('/var/tmp/aalis-exec-docker-');
+const root = mkdtempSync(join(TEST_SCRATCH, 'aalis-exec-docker-'));
 const workspace = join(root, 'workspace');
 mkdirSync(workspace);
 const data = join(root, 'data');

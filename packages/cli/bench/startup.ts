@@ -16,10 +16,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { recordFigure } from '../../../test/bench/record-figure.js';
 import { benchNodeEnv } from './node-env.js';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (process.env.BENCH_QUICK === '1' ? 5 : 15));
 const bin = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
-const root = mkdtempSync('/var/tmp/aalis-startup-');
+const root = mkdtempSync(join(TEST_SCRATCH, 'aalis-startup-'));
 const workspace = join(root, 'workspace');
 mkdirSync(workspace);
 const env = benchNodeEnv({ AALIS_DATA: join(root, 'data') });
