@@ -12,6 +12,7 @@ import { lossyInputs, refuseLossyPath } from './lossy-inputs.js';
 import { forTerminal } from './terminal-text.js';
 import { type CliIo, UsageError } from './io.js';
 import { startLocal } from './runtime.js';
+import { NotOwnDirError } from './own-dir.js';
 
 /** The exit status when the sandbox cannot start: nothing ran. */
 export const EXIT_SANDBOX_UNAVAILABLE = 125;
@@ -116,6 +117,8 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
     const sandboxed = tier !== 'confirm' && tier !== 'full';
     runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, data: chooseDataDir({ data: flags.data as string | undefined }), io, warmSandbox: sandboxed });
   } catch (error) {
+    // not the sandbox's: a data directory to refuse says so with its own fix
+    if (error instanceof NotOwnDirError) throw error;
     return unavailable(io, error);
   }
   markPhase('runtime');

@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import { mkdirSync, rmdirSync } from 'node:fs';
+import { rmdirSync } from 'node:fs';
 import { sandboxPlugin } from '@aalis/api-reach';
 import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
@@ -8,6 +8,7 @@ import { sandboxOf } from './backends.js';
 import { type DataDirChoice, otherInstances } from './data-dir.js';
 import { installOf, terminalIdentity } from './install.js';
 import type { CliIo } from './io.js';
+import { ownDir } from './own-dir.js';
 import { terminalApprover } from './prompt.js';
 
 /** What a one-shot CLI run (`exec`, `explain`, `policy`) needs. */
@@ -42,7 +43,7 @@ export interface LocalRuntime {
  * tools' temp journal, a daemon's clean-up) would be this process's cost and nobody's use.
  */
 export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
-  mkdirSync(options.data.dataDir, { recursive: true, mode: 0o700 });
+  ownDir(options.data.dataDir, 'the data directory', '--data DIR, or AALIS_DATA');
   const who = terminalIdentity();
   const install = installOf();
   // Every other data directory this command can know of is unreadable, and every running daemon's

@@ -1,13 +1,14 @@
-import { mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
-import { type Deployment, DurableStore, RequestBodyError } from '@aalis/core';
+import { type Deployment, DurableStore, RequestBodyError, writeFileAtomic } from '@aalis/core';
 import { AuditLog } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
 import { CONSOLE_PAGE } from '../console/page.js';
 import { registerDaemon, registryDir } from '../daemon-registry.js';
 import { chooseDataDir, type DataDirChoice, deploymentDirOf, otherInstances } from '../data-dir.js';
 import { terminalIdentity } from '../install.js';
+import { ownDir } from '../own-dir.js';
 import { handleApi } from './api.js';
 import { CallTracker } from './calls.js';
 import { type DaemonConfig, loadConfig } from './config.js';
@@ -112,7 +113,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   // The same rule as every other command's, so `aalis exec` run here knows this data directory.
   const data = chooseDataDir({ data: options.dataDir, dir: found, env });
   const dataDir = data.dataDir;
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // its token, grants and audit log: a directory another user made first (under /tmp, say) is refused
+  ownDir(dataDir, 'the data directory', '--data DIR or another --dir');
   // One daemon per data directory, taken before anything in it is read or written.
   const releaseDataDir = claimDataDir(dataDir);
   try {
@@ -167,9 +169,12 @@ async function startOn(
   const daemonDir = join(dataDir, 'daemon');
   const index = await SessionIndex.open(daemonDir);
   // For adapters on this machine; the data directory is outside every sandboxed tier's reads.
-  writeFileSync(join(daemonDir, 'token'), `${token}\n`, { mode: 0o600 });
+  // A new file each (temp, rename, never through a symlink): one already there keeps its owner and
+  // mode when written over in place, and a symlink put there would take the token elsewhere.
+  const realDaemonDir = realpathSync(daemonDir);
+  await writeFileAtomic(join(realDaemonDir, 'token'), `${token}\n`, { mode: 0o600 });
   // Where `aalis pod` and other local clients find this daemon.
-  writeFileSync(join(daemonDir, 'url'), `http://${host.includes(':') ? `[${host}]` : host}:${port}\n`, { mode: 0o600 });
+  await writeFileAtomic(join(realDaemonDir, 'url'), `http://${host.includes(':') ? `[${host}]` : host}:${port}\n`, { mode: 0o600 });
   const hub = new EventHub(kernel.events);
   const calls = new CallTracker();
   const podRoutes: PodRouteHandler | undefined = started.pod?.routes(kernel);

@@ -1,0 +1,70 @@
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { NotOwnDirError, ownDir } from './own-dir.js';
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), 'aalis-own-dir-')));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const isRoot = process.geteuid?.() === 0;
+const NOBODY = 65534;
+
+let n = 0;
+/** A fresh folder under the test's root, made by `make` (which returns the path to judge). */
+function scene(make: (base: string) => string): string {
+  const base = join(root, `case-${n++}`);
+  mkdirSync(base, { mode: 0o755 });
+  return make(base);
+}
+const judge = (path: string) => () => ownDir(path, 'the data directory', '--data DIR');
+
+describe('ownDir: a data directory is this user\'s own, or nothing is read or written in it', () => {
+  it('makes a missing one, with its parents, 0700', () => {
+    const path = join(root, 'new', 'deep', 'data');
+    expect(ownDir(path, 'the data directory', '--data DIR')).toBe(path);
+    expect(statSync(path).mode & 0o777).toBe(0o700);
+  });
+
+  it.each([
+    ['one of its own, 0755', (b: string) => (mkdirSync(join(b, 'd'), { mode: 0o755 }), join(b, 'd'))],
+    ['one reached through a symlink (judged at its real path)', (b: string) => (mkdirSync(join(b, 'real')), symlinkSync(join(b, 'real'), join(b, 'link')), join(b, 'link'))],
+    ['one in a world-writable parent with the sticky bit (/tmp)', (b: string) => (mkdirSync(join(b, 'tmp')), chmodSync(join(b, 'tmp'), 0o1777), mkdirSync(join(b, 'tmp', 'd')), join(b, 'tmp', 'd'))],
+  ])('takes %s', (_what, make) => {
+    const path = scene(make);
+    expect(judge(path)()).toBe(path);
+  });
+
+  it.each([
+    ['writable by others', (b: string) => (mkdirSync(join(b, 'd')), chmodSync(join(b, 'd'), 0o777), join(b, 'd')), /is writable by its group or by others \(mode 777\)/],
+    ['in a parent others may write, without the sticky bit', (b: string) => (mkdirSync(join(b, 'open')), chmodSync(join(b, 'open'), 0o777), mkdirSync(join(b, 'open', 'd'), { mode: 0o700 }), join(b, 'open', 'd')), /lies in .*\/open, where others may rename or replace entries \(mode 777, no sticky bit\)/],
+    ['a regular file', (b: string) => (writeFileSync(join(b, 'f'), ''), join(b, 'f')), /is not a directory/],
+  ])('refuses one %s', (_what, make, message) => {
+    const path = scene(make);
+    expect(judge(path)).toThrow(NotOwnDirError);
+    expect(judge(path)).toThrow(message);
+  });
+
+  it.skipIf(!isRoot)('refuses one another user made first, and one of its group shared with others (as root: chown)', () => {
+    const theirs = scene((b) => (mkdirSync(join(b, 'd'), { mode: 0o700 }), chownSync(join(b, 'd'), NOBODY, NOBODY), join(b, 'd')));
+    expect(judge(theirs)).toThrow(/belongs to uid 65534, not to this user \(uid 0\)/);
+    // through a symlink of this user's: still somebody else's directory
+    const link = join(root, `link-${n++}`);
+    symlinkSync(theirs, link);
+    expect(judge(link)).toThrow(NotOwnDirError);
+    // group-writable, the group nogroup: not this user's private group
+    const grouped = scene((b) => (mkdirSync(join(b, 'd')), chownSync(join(b, 'd'), 0, NOBODY), chmodSync(join(b, 'd'), 0o770), join(b, 'd')));
+    expect(judge(grouped)).toThrow(/writable by its group or by others \(mode 770\)/);
+  });
+
+  it('says what to do, and the error carries a stable code', () => {
+    const path = scene((b) => (mkdirSync(join(b, 'd')), chmodSync(join(b, 'd'), 0o777), join(b, 'd')));
+    try {
+      judge(path)();
+      expect.unreachable();
+    } catch (error) {
+      expect((error as NotOwnDirError).code).toBe('dir-not-own');
+      expect((error as NotOwnDirError).fix).toContain(`chmod go-w ${path}`);
+      expect((error as NotOwnDirError).fix).toContain('--data DIR');
+    }
+  });
+});
