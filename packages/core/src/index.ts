@@ -105,5 +105,5 @@ export { makeProcessDir, type RemoveDir, sweepProcessDirs } from './process-dirs
 export { type RegularRead, readRegularSync } from './read-regular-sync.js';
 export { TempJournal } from './temp-journal.js';
 export { toolsPlugin } from './tools-plugin.js';
-export { type Identity, IdentitySchema, ORIGIN_CATEGORIES, type OriginCategory, type OriginTurn, OriginTurnSchema, originatingTurn, settingsScopeOf } from './turn.js';
+export { type Identity, IdentitySchema, ORIGIN_CATEGORIES, type OriginCategory, type OriginTurn, OriginTurnSchema, originatingTurn, personScopeOf, settingsScopeOf } from './turn.js';
 export { isWellFormedText, shownBytes, shownText, UNSHOWN_CHARACTERS, utf8NameOf } from './well-formed.js';

@@ -40,6 +40,16 @@ describe('sessions', () => {
     expect(service.lastUsed()).toEqual(DEFAULT_SETTINGS);
   });
 
+  it('a change is the last used of the person who made it, not of the person who started the conversation', async () => {
+    const { service } = await start();
+    await service.open('bob-dm', { scope: 'qq:bob' });
+    await service.change('bob-dm', { tier: 'full', approver: 'none' }, { by: 'qq:alice' });
+    expect(service.lastUsed('qq:alice')).toMatchObject({ tier: 'full', approver: 'none' });
+    expect(service.lastUsed('qq:bob')).toEqual(DEFAULT_SETTINGS);
+    expect(await service.settings('bob-later', { scope: 'qq:bob' })).toEqual(DEFAULT_SETTINGS);
+    expect(await service.settings('alice-later', { scope: 'qq:alice' })).toMatchObject({ tier: 'full' });
+  });
+
   it("a child opened before its root puts the root in the child's scope, not the shared one", async () => {
     const { service } = await start();
     await service.open('alice-dm', { scope: 'qq:alice' });

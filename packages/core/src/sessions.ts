@@ -95,8 +95,13 @@ export class Sessions {
     return Object.fromEntries(this.#lastUsed);
   }
 
-  /** Applies a change through the cross-axis resolver; a refused change leaves everything as it was. */
-  async change(id: string, change: SettingsChange): Promise<SettingsResolution> {
+  /**
+   * Applies a change through the cross-axis resolver; a refused change leaves everything as it was.
+   * The new settings become the last used of `options.by` (the scope of the person who made the
+   * change, `platform:userId`), else of the person who started the conversation: an owner who
+   * raises somebody else's conversation raises nobody's next one but their own.
+   */
+  async change(id: string, change: SettingsChange, options: { readonly by?: string } = {}): Promise<SettingsResolution> {
     const parsed = SettingsChangeSchema.safeParse(change);
     if (!parsed.success) {
       throw new TypeError(`settings change refused: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(change)'}: ${i.message}`).join('; ')}`);
@@ -107,7 +112,7 @@ export class Sessions {
     if (!resolution.ok) return resolution;
     const previous = record.settings;
     record.settings = resolution.settings;
-    this.#lastUsed.set(record.scope ?? '', resolution.settings);
+    this.#lastUsed.set(options.by ?? record.scope ?? '', resolution.settings);
     await this.#persist(record);
     await this.store?.write('settings-last-used', Object.fromEntries(this.#lastUsed));
     this.onChange({ sessionId: record.id, previous, next: resolution.settings });

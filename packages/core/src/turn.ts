@@ -87,5 +87,10 @@ export function originatingTurn(turn: OriginTurn): OriginTurn {
  */
 export function settingsScopeOf(turn: OriginTurn): string {
   const who = originatingTurn(turn).authorised;
-  return who ? `${who.platform}:${who.userId}` : 'anonymous';
+  return who ? personScopeOf(who) : 'anonymous';
+}
+
+/** The scope a person's last used settings are kept under (`platform:userId`): whoever makes a settings change, the settings become that person's last used. */
+export function personScopeOf(who: Identity): string {
+  return `${who.platform}:${who.userId}`;
 }

@@ -9,6 +9,7 @@ import {
   type ToolDispatcher,
   authority,
   describeError,
+  personScopeOf,
   sessions,
   settingsScopeOf,
   tools,
@@ -308,7 +309,8 @@ const ROUTES: readonly Route[] = [
         throw new ApiError('turn-running', `the run mode cannot change while a turn (${running.turnId}) runs in conversation '${id}'; nothing was changed. Wait for its turn/ended event, or stop it (POST /api/sessions/${encodeURIComponent(id)}/stop), then switch.`);
       }
       // The kernel's resolver is the one place the cross-axis rules live; its refusal is passed on.
-      const resolution = await sessionsOf(ctx).change(id, change);
+      // the last used settings of whoever asked for the change, not of whoever started the conversation
+      const resolution = await sessionsOf(ctx).change(id, change, { by: personScopeOf(by ?? ctx.consoleIdentity) });
       if (!resolution.ok) throw new ApiError(resolution.rule, resolution.message);
       sendJson(res, 200, await settingsView(ctx, id));
     },

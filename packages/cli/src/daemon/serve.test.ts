@@ -258,7 +258,7 @@ describe('aalis serve: the API', () => {
   it("one person's last used settings are never another's starting point, and a settings change to an unknown conversation is 404", async () => {
     const open = async (session: string, userId: string) => (await daemon.api('POST', '/api/turns', { turn: ownerTurn(session, userId) })).body;
     expect((await open('scope-alice-1', 'alice')).settings.tier).toBe('workspace');
-    expect((await daemon.api('POST', '/api/sessions/scope-alice-1/settings', { tier: 'full' })).status).toBe(200);
+    expect((await daemon.api('POST', '/api/sessions/scope-alice-1/settings', { tier: 'full', by: { platform: 'chat', userId: 'alice' } })).status).toBe(200);
     // Another owner's, and a non-owner's, new conversations start from their own (the defaults).
     expect(await open('scope-bob-1', 'bob')).toMatchObject({ principal: 'owner', settings: { tier: 'workspace' } });
     expect(await open('scope-mallory-1', 'mallory')).toMatchObject({ principal: 'other', settings: { tier: 'workspace' } });
@@ -271,6 +271,18 @@ describe('aalis serve: the API', () => {
     const lastUsed = (await daemon.api('GET', '/api/sessions')).body.lastUsed;
     expect(lastUsed['chat:alice'].tier).toBe('full');
     expect(lastUsed['chat:bob']).toBeUndefined();
+    // The settings become the last used of whoever changed them, not of whoever started the
+    // conversation: bob (an owner) raising mallory's, or the console raising bob's, starts nobody
+    // else's next conversation raised.
+    expect((await daemon.api('POST', '/api/sessions/scope-mallory-1/settings', { tier: 'full', approver: 'none', by: { platform: 'chat', userId: 'bob' } })).status).toBe(200);
+    expect((await open('scope-bob-2', 'bob')).settings).toMatchObject({ tier: 'full', approver: 'none' });
+    expect(await open('scope-mallory-3', 'mallory')).toMatchObject({ principal: 'other', settings: { tier: 'workspace' } });
+    expect((await daemon.api('POST', '/api/sessions/scope-bob-2/settings', { tier: 'readonly' })).status).toBe(200);
+    expect((await open('scope-bob-3', 'bob')).settings.tier).toBe('full');
+    const after = (await daemon.api('GET', '/api/sessions')).body.lastUsed;
+    expect(after['chat:mallory']).toBeUndefined();
+    expect(after['chat:bob'].tier).toBe('full');
+    expect(Object.values(after).filter((s) => (s as { tier: string }).tier === 'readonly')).toHaveLength(1);
 
     for (const [method, body] of [['POST', { tier: 'full' }], ['GET', undefined]] as const) {
       const unknown = await daemon.api(method, '/api/sessions/never-opened/settings', body);
