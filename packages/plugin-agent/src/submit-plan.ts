@@ -35,7 +35,8 @@ export function submitPlanTool(deps: SubmitPlanDeps) {
       // The plan is a file in the owner's workspace and an ask of the owner: a call that acts for
       // somebody else has no local effect (its credential runs nothing), so it writes nothing and
       // asks nothing (before, a non-owner's plan was written over the owner's, then put to them).
-      const credential = ctx.credential;
+      // read as unknown: plugin-tools declares the field, and this package does not depend on it
+      const credential: unknown = (ctx as { readonly credential?: unknown }).credential;
       if (!isReachCredential(credential) || credential.exec === 'none') {
         throw new ToolError('denied', 'submit_plan was refused (rule: no-local-effect): this call acts for someone who is not the owner, so it has no effect on this machine; nothing was written and nothing was asked. The owner can plan in a turn of their own.');
       }
