@@ -292,7 +292,7 @@ describe('aalis serve: the API', () => {
     }
     expect((await daemon.api('GET', '/api/sessions')).body.sessions.map((s: { id: string }) => s.id)).not.toContain('never-opened');
     // Nor did the refused change become anybody's last used settings.
-    expect((await open('scope-bob-2', 'bob')).settings.tier).toBe('workspace');
+    expect((await daemon.api('GET', '/api/sessions')).body.lastUsed).toEqual(after);
   });
 
   it('refuses approvedBy from an adapter with 400, in a turn and in the turn that started it; nothing runs', async () => {
