@@ -55,6 +55,22 @@ const EXAMPLES = {
   gitstatus: ['~/.cache/gitstatus/gitstatusd-linux-x86_64', '~/.cache/gitstatusx'],
   'zsh-plugin-caches': ['~/.cache/antidote/x/x.plugin.zsh', '~/.cache/pip/antidote'],
   'pre-commit-cache': ['~/.cache/pre-commit/repoabc/hook.py', '~/.cache/pre-commit-x'],
+  corepack: ['~/.cache/node/corepack/v1/pnpm/9.99.0/bin/pnpm.cjs', '~/.cache/node/other'],
+  'corepack-mac': ['~/Library/Caches/node/corepack/v1/pnpm/9.0.0/bin/pnpm.cjs', '~/Library/Caches/node/other'],
+  'pnpm-cache': ['~/.cache/pnpm/dlx/abc/pkg/node_modules/.bin/x', '~/.cache/pnpm-x'],
+  'pnpm-cache-mac': ['~/Library/Caches/pnpm/dlx/abc/x', '~/Library/Caches/pnpmx'],
+  'go-build-cache': ['~/.cache/go-build/ab/abcdef-d', '~/.cache/go-buildx'],
+  'go-build-cache-mac': ['~/Library/Caches/go-build/ab/abcdef-d', '~/Library/Caches/go-buildx'],
+  'go-mod': ['~/go/pkg/mod/github.com/x/y@v1.2.3/main.go', '~/go/pkg/modx'],
+  'uv-cache': ['~/.cache/uv/archive-v0/abc/bin/tool', '~/.cache/uvx'],
+  'poetry-venvs': ['~/.cache/pypoetry/virtualenvs/x-py3.11/bin/python', '~/.cache/pypoetry/cache/x'],
+  'poetry-venvs-mac': ['~/Library/Caches/pypoetry/virtualenvs/x/bin/python', '~/Library/Caches/pypoetry/cache/x'],
+  'playwright-browsers': ['~/.cache/ms-playwright/chromium-1100/chrome-linux/chrome', '~/.cache/ms-playwrightx'],
+  'playwright-browsers-mac': ['~/Library/Caches/ms-playwright/chromium-1100/x', '~/Library/Caches/ms-playwrightx'],
+  'cargo-sources': ['~/.cargo/registry/src/index.crates.io-6f17d22bba15001f/serde-1.0.0/build.rs', '~/.cargo/registry/cache/index.crates.io-6f17d22bba15001f/serde-1.0.0.crate'],
+  'cargo-git-checkouts': ['~/.cargo/git/checkouts/x-abc/1234567/build.rs', '~/.cargo/git/db/x-abc/HEADx'],
+  'maven-repository': ['~/.m2/repository/org/apache/maven/plugins/evil/1.0/evil-1.0.jar', '~/.m2/settings.xml'],
+  'gradle-caches': ['~/.gradle/caches/modules-2/files-2.1/x/y/1.0/abc/y-1.0.jar', '~/.gradle/gradle.propertiesx'],
   envrc: ['/srv/p/.envrc', '/srv/p/envrc'],
   'vscode-tasks': ['/srv/p/.vscode/tasks.json', '/srv/p/.vscode/launch.json'],
   'vscode-settings': ['/srv/p/.vscode/settings.json', '/srv/p/vscode/settings.json'],
@@ -99,6 +115,26 @@ describe('the landing table', () => {
     const e = ENTRIES.find((x) => x.id === id)!;
     expect(covers(e, yes)).toBe(true);
     expect(covers(e, no)).toBe(false);
+  });
+
+  // mise reads config from its directories too: a symlink or a rename named like one (`ln -s d
+  // .mise`) brought a prepared config in whole, and conf.d/ was not covered at all
+  it.each([
+    ['/srv/p/.mise', true],
+    ['/srv/p/mise', true],
+    ['/srv/p/.config/mise', true],
+    ['/srv/p/.mise/config.toml', true],
+    ['/srv/p/mise/config.local.toml', true],
+    ['/srv/p/.config/mise/config.toml', true],
+    ['/srv/p/.config/mise/conf.d/evil.toml', true],
+    ['/srv/p/.mise/conf.d/x.toml', true],
+    ['/srv/p/.config/mise.toml', true],
+    ['/srv/p/mise.production.toml', true],
+    ['/srv/p/src/mise/readme.md', false],
+    ['/srv/p/mise.lock', false],
+    ['/srv/p/.tool-versions', false],
+  ])('mise covers %s: %s', (path, yes) => {
+    expect(covers(ENTRIES.find((x) => x.id === 'mise')!, path)).toBe(yes);
   });
 
   it.each(ENTRIES.flatMap((e) => (e.names ?? []).map((n) => [e.id, n] as const)))('%s: its placeholder name %s is covered where it is placed', (id, name) => {

@@ -124,6 +124,29 @@ export const LANDING_TABLE = [
   { id: 'p10k-named-zwc', group: 'cache', platforms: ['linux', 'darwin'], place: { home: '.cache/p10k-instant-prompt-{user}.zsh.zwc', tree: true }, reason: 'its compiled form, which zsh loads instead when newer', tool: 'zsh (powerlevel10k)' },
   { id: 'gitstatus', group: 'cache', platforms: ['linux', 'darwin'], place: { home: '.cache/gitstatus', tree: true }, reason: 'the gitstatusd binary powerlevel10k starts with every shell', tool: 'zsh (powerlevel10k)' },
   { id: 'zsh-plugin-caches', group: 'cache', platforms: ['linux', 'darwin'], place: { homePattern: '\\.cache/(?:antidote|prezto|zsh4humans)(?:/.*)?' }, reason: 'plugin code and completion dumps these frameworks source at every start', tool: 'zsh (antidote, prezto, zsh4humans)' },
+  // package and tool caches whose files run without a check against a source of truth once
+  // there (a sandboxed command that plants one runs on the host at the next install or build):
+  // landings in the writable cache roots, as _npx is. What is there stays usable in the sandbox
+  // (read-only); a new entry is asked for, as any landing. The stores of verified archives
+  // beside them (cargo's registry/cache and index, npm's _cacache, yarn's
+  // cache) stay writable. uv links from its cache, as pnpm does: it gets one of its own
+  // (sandboxStoreEnv)
+  { id: 'corepack', group: 'cache', platforms: ['linux'], place: { home: '.cache/node/corepack', tree: true }, reason: 'the package managers corepack runs for every pnpm, yarn and npm command, reused from here without a check of their hashes', tool: 'corepack' },
+  { id: 'corepack-mac', group: 'cache', platforms: ['darwin'], place: { home: 'Library/Caches/node/corepack', tree: true }, reason: 'the package managers corepack runs for every pnpm, yarn and npm command, reused from here without a check of their hashes', tool: 'corepack' },
+  { id: 'pnpm-cache', group: 'cache', platforms: ['linux'], place: { home: '.cache/pnpm', tree: true }, reason: 'dlx/ holds the packages `pnpm dlx` runs, reused without a new download (the pnpm counterpart of _npx)', tool: 'pnpm dlx' },
+  { id: 'pnpm-cache-mac', group: 'cache', platforms: ['darwin'], place: { home: 'Library/Caches/pnpm', tree: true }, reason: 'dlx/ holds the packages `pnpm dlx` runs, reused without a new download (the pnpm counterpart of _npx)', tool: 'pnpm dlx' },
+  { id: 'go-build-cache', group: 'cache', platforms: ['linux'], place: { home: '.cache/go-build', tree: true }, reason: 'compiled packages go links into the next build of any program, found by the hash of their inputs and never checked', tool: 'go build' },
+  { id: 'go-build-cache-mac', group: 'cache', platforms: ['darwin'], place: { home: 'Library/Caches/go-build', tree: true }, reason: 'compiled packages go links into the next build of any program, found by the hash of their inputs and never checked', tool: 'go build' },
+  { id: 'go-mod', group: 'cache', platforms: ['linux', 'darwin'], place: { home: 'go/pkg/mod', tree: true }, reason: 'module sources go compiles, taken from here without checking them against go.sum again once extracted', tool: 'go build' },
+  { id: 'uv-cache', group: 'cache', platforms: ['linux', 'darwin'], place: { home: '.cache/uv', tree: true }, reason: 'unpacked wheels uv links into virtual environments (hard links: the same files), and the tools `uvx` runs', tool: 'uv, uvx' },
+  { id: 'poetry-venvs', group: 'cache', platforms: ['linux'], place: { home: '.cache/pypoetry/virtualenvs', tree: true }, reason: "the projects' virtual environments poetry runs commands in", tool: 'poetry' },
+  { id: 'poetry-venvs-mac', group: 'cache', platforms: ['darwin'], place: { home: 'Library/Caches/pypoetry/virtualenvs', tree: true }, reason: "the projects' virtual environments poetry runs commands in", tool: 'poetry' },
+  { id: 'playwright-browsers', group: 'cache', platforms: ['linux'], place: { home: '.cache/ms-playwright', tree: true }, reason: 'the browser builds playwright starts, used as found', tool: 'playwright' },
+  { id: 'playwright-browsers-mac', group: 'cache', platforms: ['darwin'], place: { home: 'Library/Caches/ms-playwright', tree: true }, reason: 'the browser builds playwright starts, used as found', tool: 'playwright' },
+  { id: 'cargo-sources', group: 'cache', platforms: ['linux', 'darwin'], place: { home: '.cargo/registry/src', tree: true }, reason: "extracted crate sources (build.rs, proc macros) cargo compiles and runs, reused once a .cargo-ok is there (the verified archives stay in registry/cache, writable)", tool: 'cargo build' },
+  { id: 'cargo-git-checkouts', group: 'cache', platforms: ['linux', 'darwin'], place: { home: '.cargo/git/checkouts', tree: true }, reason: 'checked-out git dependencies cargo compiles and runs, reused as found', tool: 'cargo build' },
+  { id: 'maven-repository', group: 'cache', platforms: ['linux', 'darwin'], place: { home: '.m2/repository', tree: true }, reason: 'the jars and plugins maven loads, used as found (checksums are checked only on download)', tool: 'maven' },
+  { id: 'gradle-caches', group: 'cache', platforms: ['linux', 'darwin'], place: { home: '.gradle/caches', tree: true }, reason: 'the jars and compiled build scripts gradle loads, used as found', tool: 'gradle' },
   { id: 'pre-commit-cache', group: 'cache', platforms: ['linux', 'darwin'], place: { home: '.cache/pre-commit', tree: true }, reason: 'the hook repositories pre-commit runs on every commit', tool: 'pre-commit' },
 
   // project files, in every project
@@ -135,7 +158,10 @@ export const LANDING_TABLE = [
   { id: 'pre-commit-config', group: 'project', place: { anywhere: '\\.pre-commit-config\\.yaml' }, names: ['.pre-commit-config.yaml'], reason: 'names the hooks run on every commit', tool: 'pre-commit' },
   { id: 'lefthook', group: 'project', place: { anywhere: '(?:\\.?lefthook(?:-local)?\\.(?:ya?ml|jsonc?|toml)|\\.lefthook(?:-local)?(?:/.*)?)' }, names: ['lefthook.yml', '.lefthook.yml', 'lefthook-local.yml', '.lefthook'], reason: 'git hooks and the scripts they run, on every commit', tool: 'git (lefthook)' },
   { id: 'github', group: 'project', place: { anywhere: '\\.github/(?:workflows|actions)(?:/.*)?' }, names: ['.github/workflows'], reason: "workflows and local actions, run on push with the repository's secrets", tool: 'GitHub Actions' },
-  { id: 'mise', group: 'project', place: { anywhere: '(?:\\.?mise(?:\\.[^/]*)?\\.toml|\\.?mise/config(?:\\.[^/]*)?\\.toml)' }, names: ['mise.toml', '.mise.toml', 'mise.local.toml', '.mise.local.toml'], reason: 'env._.source and hooks run on cd', tool: 'mise' },
+  // mise reads mise.toml, .mise.toml and their .local and environment forms, and config*.toml and
+  // conf.d/*.toml in mise/, .mise/ and .config/mise/: the directories themselves are landings too,
+  // or a symlink (or a rename) named like one would bring a prepared tree in whole
+  { id: 'mise', group: 'project', place: { anywhere: '(?:\\.config/)?(?:\\.?mise(?:\\.[^/]*)?\\.toml|\\.?mise(?:/(?:config[^/]*\\.toml|conf\\.d(?:/.*)?))?)' }, names: ['mise.toml', '.mise.toml', 'mise.local.toml', '.mise.local.toml', '.mise'], reason: 'env._.source and hooks run on cd', tool: 'mise' },
   { id: 'devcontainer', group: 'project', place: { anywhere: '(?:\\.devcontainer(?:/.*)?|\\.devcontainer\\.json)' }, names: ['.devcontainer', '.devcontainer.json'], reason: 'postCreate/postStart commands, features, mounts', tool: 'Dev Containers (VS Code, devcontainer CLI)' },
   { id: 'idea', group: 'project', place: { anywhere: '\\.idea(?:/.*)?' }, names: ['.idea'], reason: 'run configurations and startup tasks, file watchers', tool: 'JetBrains IDEs' },
   { id: 'package-manager-rc', group: 'project', place: { anywhere: '(?:\\.npmrc|\\.yarnrc(?:\\.yml)?|\\.pnpmfile\\.cjs)' }, names: ['.npmrc', '.yarnrc.yml', '.pnpmfile.cjs'], reason: 'node-options, script-shell, yarnPath and the pnpmfile run code on the next install', tool: 'npm, yarn, pnpm' },

@@ -104,7 +104,7 @@ describe('sandboxPolicyOf', () => {
     expect(can(p, 'write', `${HOME}/.local/share/pnpm/store/v11/files/ab/cd`)).toBe(false);
     expect(can(p, 'write', `${HOME}/notes.txt`)).toBe(true);
     const env = sandboxStoreEnv(HOME, 'linux');
-    for (const dir of [env.pnpm_config_store_dir, env.npm_config_store_dir, env.BUN_INSTALL_CACHE_DIR]) {
+    for (const dir of [env.pnpm_config_store_dir, env.npm_config_store_dir, env.BUN_INSTALL_CACHE_DIR, env.UV_CACHE_DIR]) {
       expect(dir).toBeDefined();
       expect(can(policy('workspace'), 'write', `${dir}/v11/files/x`)).toBe(true);
     }

@@ -45,7 +45,7 @@ export function linkedStoreDirs(userHome: string, platform: NodeJS.Platform): re
 }
 
 /**
- * The environment that points a sandboxed command's pnpm and bun at stores of their own, inside
+ * The environment that points a sandboxed command's pnpm, bun and uv at stores of their own, inside
  * a writable cache root: installs still work and link from there, and no write can reach the
  * inodes the host's installs share. Empty on a platform without a sandbox store place.
  */
@@ -54,6 +54,8 @@ export function sandboxStoreEnv(userHome: string, platform: NodeJS.Platform): Re
   if (rel === undefined) return {};
   const base = joinPath(slashPath(userHome, platform), rel);
   const pnpmStore = `${base}/pnpm-store`;
-  // pnpm reads pnpm_config_* (npm_config_* in older releases); bun its own variable.
-  return { pnpm_config_store_dir: pnpmStore, npm_config_store_dir: pnpmStore, BUN_INSTALL_CACHE_DIR: `${base}/bun-cache` };
+  // pnpm reads pnpm_config_* (npm_config_* in older releases); bun and uv their own variables.
+  // uv links its cache's files into virtual environments, as pnpm does (the landing table has the
+  // host's uv cache read-only inside)
+  return { pnpm_config_store_dir: pnpmStore, npm_config_store_dir: pnpmStore, BUN_INSTALL_CACHE_DIR: `${base}/bun-cache`, UV_CACHE_DIR: `${base}/uv-cache` };
 }
