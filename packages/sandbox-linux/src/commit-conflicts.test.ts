@@ -92,6 +92,28 @@ describe('host entries changed during the run keep the host version', { timeout:
     expect(r.stderr).toContain(`${join(s.ws, 'dist')} ${CONFLICT}`);
   });
 
+  it("a folder the command filled, where the host made a file meanwhile: a conflict, and the command's whole folder is kept aside, not lost", async () => {
+    const r = await during('mkdir out && for i in 1 2 3; do echo important-$i > out/r$i; done && mkdir out/deep && echo d > out/deep/e', () => writeFileSync(join(s.ws, 'out'), 'hostfile\n'));
+    expect(readFileSync(join(s.ws, 'out'), 'utf8')).toBe('hostfile\n');
+    const conflict = r.conflicts?.find((c) => c.path === join(s.ws, 'out'));
+    expect(conflict?.keptAt).toBeDefined();
+    expect(r.stderr).toContain(`the command's version is at ${conflict?.keptAt}`);
+    expect(readdirSync(conflict!.keptAt!).sort()).toEqual(['deep', 'r1', 'r2', 'r3']);
+    expect(readFileSync(join(conflict!.keptAt!, 'r2'), 'utf8')).toBe('important-2\n');
+    expect(readFileSync(join(conflict!.keptAt!, 'deep', 'e'), 'utf8')).toBe('d\n');
+  });
+
+  it("a file the command wrote where the host made a folder meanwhile: the host's folder stays, the command's file is kept aside", async () => {
+    const r = await during('echo command-file > spot', () => {
+      mkdirSync(join(s.ws, 'spot'));
+      writeFileSync(join(s.ws, 'spot', 'host.txt'), 'host\n');
+    });
+    expect(readFileSync(join(s.ws, 'spot', 'host.txt'), 'utf8')).toBe('host\n');
+    const conflict = r.conflicts?.find((c) => c.path === join(s.ws, 'spot'));
+    expect(conflict?.keptAt).toBeDefined();
+    expect(readFileSync(conflict!.keptAt!, 'utf8')).toBe('command-file\n');
+  });
+
   it('writes with no host change in between are committed as before', async () => {
     writeFileSync(join(s.ws, 'plain.txt'), 'orig\n');
     const r = await during('echo more >> plain.txt && rm -f k2.txt && echo x > fresh.txt', () => {});

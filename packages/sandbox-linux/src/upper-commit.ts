@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, copyFileSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, renameSync, type Stats, symlinkSync, writeSync } from 'node:fs';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { decodeName, encodePath } from './host-names.js';
+import { copyAt } from './copy-tree.js';
 import { atFd, openDir } from './host-walk.js';
 import { type OverlayXattrs, readOverlayXattrs, renameKeepsNoXattr } from './overlay-xattrs.js';
 import { recordTemp } from './commit-journal.js';
@@ -193,8 +194,24 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     );
   };
 
-  const removeHost = (hostFd: number, name: Buffer, path: string): boolean => {
-    if (since !== undefined && treeChangedSince(hostFd, name, since)) throw new CommitConflict(path);
+  /** The conflict of `path`, the command's version (the upper entry `name`, at `rel`) kept aside first where it can be. */
+  const conflictKeeping = (upperFd: number, name: Buffer, st: Stats, path: string, rel: string): CommitConflict => {
+    const kept = aside === undefined ? undefined : keepAside(upperFd, name, st, join(aside, overlay.root, rel));
+    if (kept !== undefined) keptAt[path] = kept;
+    return new CommitConflict(path, kept);
+  };
+
+  /**
+   * Removes a host entry the command replaced or deleted; a conflict when the host changed it
+   * since the start. `replacedBy`: what of the command's takes its place (kept aside then, as a
+   * conflicting file is: before, a folder of the command's written where the host had made a file
+   * meanwhile was lost whole, unkept).
+   */
+  const removeHost = (hostFd: number, name: Buffer, path: string, replacedBy?: { readonly upperFd: number; readonly st: Stats; readonly rel: string }): boolean => {
+    if (since !== undefined && treeChangedSince(hostFd, name, since)) {
+      if (replacedBy !== undefined) throw conflictKeeping(replacedBy.upperFd, name, replacedBy.st, path, replacedBy.rel);
+      throw new CommitConflict(path);
+    }
     if (!removable(hostFd, name, path)) {
       refused.push(path);
       return false;
@@ -330,9 +347,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         if (h === undefined || u === undefined) {
           if (u !== undefined) closeSync(u);
           if (h !== undefined) closeSync(h);
-          refuseTree(upperFd, name, path);
-          notes.push(`aalis: ${path} changed on the host during the run (no longer a directory): what the command wrote under it was not committed\n`);
-          return;
+          // the host made it something else since it was looked at: a conflict, the command's tree kept
+          throw conflictKeeping(upperFd, name, st, path, rel);
         }
         return { u, h, fresh: false };
       }
@@ -341,7 +357,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         refuseTree(upperFd, name, path);
         return;
       }
-      if (host && !removeHost(hostFd, name, path)) {
+      if (host && !removeHost(hostFd, name, path, { upperFd, st, rel })) {
         refuseTree(upperFd, name, path);
         return;
       }
@@ -380,12 +396,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       return;
     }
     if (host && !host.isDirectory() && sameAsHost(upperFd, hostFd, name, st, host)) return; // only its times changed: nothing to commit
-    if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) {
-      const kept = aside === undefined ? undefined : keepAside(upperFd, name, st, join(aside, overlay.root, rel));
-      if (kept !== undefined) keptAt[path] = kept;
-      throw new CommitConflict(path, kept);
-    }
-    if (host?.isDirectory() && !removeHost(hostFd, name, path)) return;
+    if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) throw conflictKeeping(upperFd, name, st, path, rel);
+    if (host?.isDirectory() && !removeHost(hostFd, name, path, { upperFd, st, rel })) return;
     placeFile(upperFd, hostFd, name, st, rel);
     committed.push(path);
   };
@@ -416,14 +428,16 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
 }
 
 /**
- * Copies the command's version of a conflicting file or symlink to `dest` (the daemon's own
- * folder, never a host path the command could reach); undefined when it could not be kept.
+ * Copies the command's version of a conflicting file, symlink or directory (its whole tree, by
+ * copy-tree.ts's walk) to `dest` (the daemon's own folder, never a host path the command could
+ * reach); undefined when it could not be kept.
  */
 function keepAside(upperFd: number, name: Buffer, st: Stats, dest: string): string | undefined {
   try {
     mkdirSync(dirname(dest), { recursive: true, mode: 0o700 });
     if (st.isSymbolicLink()) symlinkSync(readlinkSync(atFd(upperFd, name), { encoding: 'buffer' }), dest);
     else if (st.isFile()) copyFileSync(atFd(upperFd, name), dest, constants.COPYFILE_EXCL);
+    else if (st.isDirectory()) copyAt(upperFd, name, encodePath(dest));
     else return undefined;
     return dest;
   } catch {
