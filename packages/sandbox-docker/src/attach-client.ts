@@ -1,5 +1,6 @@
 import { BoundedOutput, feedStdin, type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
 import type { CliResult, DockerCli } from './docker-cli.js';
+import { REMOVE_CONTAINER } from './container-removal.js';
 
 /** What an attached command takes from its request. */
 export type AttachRequest = Pick<SandboxRunRequest, 'stdin' | 'signal' | 'maxOutputBytes'>;
@@ -44,7 +45,7 @@ export function attachClient(cli: DockerCli, name: string, args: string[], env: 
   // found none: a Created container outlived the run (seen on a shared engine, where the next
   // run's tests found it). The container `name` is removed all the same (a session's, on exec).
   if (request.signal?.aborted) {
-    return cli.call(['rm', '--force', name]).then((removed) => ({ code: null, stdout, stderr: '', stderrTruncated: false, timedOut: false, aborted: true, removal: removedOrGone(removed) ? 'done' : 'failed' }));
+    return cli.call([...REMOVE_CONTAINER, name]).then((removed) => ({ code: null, stdout, stderr: '', stderrTruncated: false, timedOut: false, aborted: true, removal: removedOrGone(removed) ? 'done' : 'failed' }));
   }
   const child = cli.spawn(args, env);
   stdout.attach(child.stdout);
@@ -66,11 +67,11 @@ export function attachClient(cli: DockerCli, name: string, args: string[], env: 
     // start of a removed container fails; an attached one ends), and the removal is repeated until
     // then; killed only past REMOVAL_GRACE_MS (an engine that does not answer).
     removing ??= (async () => {
-      const first = await cli.call(['rm', '--force', name]);
+      const first = await cli.call([...REMOVE_CONTAINER, name]);
       const end = Date.now() + REMOVAL_GRACE_MS;
       while (!closed && Date.now() < end) {
         await new Promise((r) => setTimeout(r, REMOVAL_RETRY_MS));
-        if (!closed) await cli.call(['rm', '--force', name]);
+        if (!closed) await cli.call([...REMOVE_CONTAINER, name]);
       }
       if (!closed) child.kill('SIGKILL');
       return first;
@@ -100,7 +101,7 @@ export function attachClient(cli: DockerCli, name: string, args: string[], env: 
       if (removing !== undefined) {
         const first = await removing;
         // The create may have finished after the first removal: make sure it is gone.
-        const again = await cli.call(['rm', '--force', name]);
+        const again = await cli.call([...REMOVE_CONTAINER, name]);
         removal = [first, again].some(removedOrGone) ? 'done' : 'failed';
       }
       resolve({ code, stdout, stderr: stderr.text(), stderrTruncated: stderr.truncated, timedOut, aborted, ...(removal !== undefined ? { removal } : {}) });

@@ -6,6 +6,7 @@ import { DockerSandbox, type DockerSandboxOptions } from './docker-sandbox.js';
 import { LABELS } from './labels.js';
 import { RESTRICTED_UID } from './profile.js';
 import type { UserSpace } from './user-space.js';
+import { REMOVE_CONTAINER } from './container-removal.js';
 
 /** How the docker deployment is set up at daemon start; it does not change while running. */
 export interface DockerDeploymentOptions extends Omit<DockerSandboxOptions, 'labels' | 'confineTo' | 'local'> {
@@ -120,7 +121,7 @@ export class DockerDeployment {
    */
   async stop(): Promise<number> {
     const ids = await this.engine.ownContainers();
-    if (ids.length > 0) await this.engine.cli.call(['rm', '--force', ...ids]);
+    if (ids.length > 0) await this.engine.cli.call([...REMOVE_CONTAINER, ...ids]);
     return ids.length;
   }
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
@@ -239,6 +240,22 @@ describe.skipIf(engineSkip)('DockerSandbox on a real engine: no container outliv
     expect(containersLabelled(label)).toEqual([]);
   });
 
+  it("removes a timed-out run's anonymous volumes too (an image that declares a VOLUME): what the command wrote there does not stay in the engine", { timeout: 120_000 }, async () => {
+    // built here from the test image, no registry: one VOLUME line
+    const image = 'aalis/sandbox-test-volume:local';
+    execFileSync('docker', ['build', '--quiet', '--tag', image, '-'], { input: `FROM ${TEST_IMAGE}\nVOLUME /data\n`, stdio: ['pipe', 'ignore', 'pipe'], timeout: 60_000 });
+    const volumes = () => new Set(execFileSync('docker', ['volume', 'ls', '--quiet'], { encoding: 'utf8' }).split('\n').filter(Boolean));
+    const before = volumes();
+    const withVolume = new DockerSandbox({ images: { stdio: image }, instance: 'test-sandbox-volume' });
+    const timedOut = await withVolume.run(sh('echo written > /data/x; sleep 300', { timeoutMs: 2000 }));
+    expect(timedOut.timedOut).toBe(true);
+    const aborted = new AbortController();
+    setTimeout(() => aborted.abort(), 1500);
+    await withVolume.run(sh('echo written > /data/x; sleep 300', { signal: aborted.signal }));
+    expect([...volumes()].filter((v) => !before.has(v))).toEqual([]);
+    expect(containersLabelled(`${LABELS.instance}=test-sandbox-volume`)).toEqual([]);
+  });
+
   it('an abort while the run is still being prepared is not lost: no client is started, no container is left, the run ends', { timeout: 120_000 }, async () => {
     // the client through a wrapper that notes each command it is asked for
     const dir = tempDir();
@@ -308,6 +325,23 @@ describe.skipIf(engineSkip)('DockerSandbox fails closed', () => {
     expect((await named.run(sh('echo via-docker-host'))).stdout).toBe('via-docker-host\n');
     await expect(named.run(sh('true', { cwd: dir }))).rejects.toThrow(new RegExp(`holds ${dir}/engine.sock`));
     expect(containersLabelled(`${LABELS.instance}=test-host`)).toEqual([]);
+  });
+
+  it('runs nothing when a writable root was swapped for a symlink after the policy named it: its target is never mounted', async () => {
+    // A pod task turned another task's work/ into a symlink to the owner's files; the container
+    // was given the target as the writable root.
+    const base = tempDir();
+    const victim = join(base, 'victim');
+    mkdirSync(victim);
+    const work = join(base, 'work');
+    symlinkSync(victim, work);
+    const run = box.run(sh('echo escaped > escaped.txt; pwd', { cwd: work, policy: policy({ write: [work] }) }));
+    await expect(run).rejects.toThrow(/the writable root .*\/work now resolves to .*\/victim/);
+    expect(existsSync(join(victim, 'escaped.txt'))).toBe(false);
+    // a directory above it swapped the same way
+    const parent = join(base, 'parent');
+    symlinkSync(base, parent);
+    await expect(box.run(sh('true', { cwd: victim, policy: policy({ write: [join(parent, 'victim')] }) }))).rejects.toThrow(/moved|now resolves to/);
   });
 
   it('runs nothing when the image is missing, and never pulls it', async () => {

@@ -29,6 +29,7 @@ import { clientLostEngine, missingDeadlineProgram, startFailed } from './client-
 import { dockerRunArgs } from './run-args.js';
 import { SessionContainer } from './session-container.js';
 import { validateRequest } from './validate-request.js';
+import { REMOVE_CONTAINER } from './container-removal.js';
 
 /**
  * Holds a session's container still (frozen) while what its command left is removed from the host;
@@ -37,7 +38,8 @@ import { validateRequest } from './validate-request.js';
 export type SessionHold = () => Promise<() => Promise<void>>;
 
 /** Removes each denied write by its bytes; what could not be removed, as `path (code)`. */
-async function removeAll(denied: readonly DeniedWrite[]): Promise<string[]> {
+/** Removes each denied write from the host, by its bytes; the paths that could not be removed, with why. */
+export async function removeAll(denied: readonly DeniedWrite[]): Promise<string[]> {
   const failed: string[] = [];
   await Promise.all(
     denied.map((w) =>
@@ -249,7 +251,7 @@ export class DockerSandbox implements SandboxService {
     const plan = this.containerPlan(prepared, request);
     const outcome = await this.attach(prepared.args.name, plan.argv.slice(1), prepared.env, request, timeoutMs);
     if (!outcome.timedOut && !outcome.aborted && startFailed(outcome)) {
-      await this.cli.call(['rm', '--force', prepared.args.name]); // a create that half happened
+      await this.cli.call([...REMOVE_CONTAINER, prepared.args.name]); // a create that half happened
       throw this.refused(outcome.stderr);
     }
     const lost = await this.supervise(prepared.args.name, outcome, prepared.deadlineAt);
@@ -281,7 +283,7 @@ export class DockerSandbox implements SandboxService {
         const status = state.code === 0 ? state.stdout.trim() : /No such (container|object)/i.test(state.stderr) ? 'gone' : undefined;
         if (status !== undefined && ['exited', 'dead', 'removing', 'gone'].includes(status)) return outcome.code === 125 ? undefined : 'stopped';
       }
-      if (removedOrGone(await this.cli.call(['rm', '--force', name], 15_000))) return 'stopped';
+      if (removedOrGone(await this.cli.call([...REMOVE_CONTAINER, name], 15_000))) return 'stopped';
       if (Date.now() > deadlineAt + SUPERVISE_SLACK_MS) return 'unconfirmed';
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -535,7 +537,7 @@ export class DockerSandbox implements SandboxService {
     const list = await this.cli.call(['ps', '--all', '--no-trunc', '--format', REAP_FORMAT, ...this.instanceFilter]);
     if (list.code !== 0) throw unavailable(`cannot list containers at ${this.cli.engine}: ${list.stderr.trim()}`, 'start the engine');
     const orphans = orphansIn(list.stdout, this.runId);
-    if (orphans.length > 0) await this.cli.call(['rm', '--force', ...orphans]);
+    if (orphans.length > 0) await this.cli.call([...REMOVE_CONTAINER, ...orphans]);
     return orphans.length;
   }
 }

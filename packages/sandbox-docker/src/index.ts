@@ -4,7 +4,7 @@ export { type AttachOutcome, type AttachRequest, attachClient } from './attach-c
 export { type DockerRunRequest, type DockerRunResult, DockerSandbox, type DockerSandboxOptions, type EngineLoss, type ProfileImages, type SessionOpenRequest, type SessionHold } from './docker-sandbox.js';
 export { instanceNameOf } from './instance-name.js';
 export { currentOwner, type OwnerIdentity, type OwnerState, ownerLabels, ownerStateOf } from './owner.js';
-export { SessionContainer, type SessionExecRequest } from './session-container.js';
+export { SessionContainer, type SessionExecRequest, type SessionSweep } from './session-container.js';
 export { dockerRefusal } from './refusal-test.js';
 export { LABELS } from './labels.js';
 export { type ContainerMount, type DeniedWrite, deniedWritesAfter, ENGINE_PATHS, type MountMode, type MountPlan, type MountPlanInput, NEVER_MOUNT_TARGETS, planMounts, type WritesAfter } from './mount-plan.js';

@@ -62,6 +62,24 @@ async function realOrUndefined(path: string): Promise<string | undefined> {
   }
 }
 
+/**
+ * Refuses a policy's root that is there but no longer is its own real path (it, or a directory
+ * above it, was swapped for a symlink after the policy judged it). Mounting where it points now
+ * would give the container a place nobody judged: a pod task that turned another task's `work/`
+ * into a symlink sent that task's writes into the owner's workspace. The Linux sandbox refuses
+ * the same (its mounts never follow a symlink). The engine resolves the path again when it
+ * creates the container: a swap between this check and then is not seen.
+ */
+async function refuseMoved(path: string, what: string): Promise<void> {
+  const real = await realOrUndefined(path);
+  if (real === undefined || real === path) return;
+  throw new MountPolicyError(
+    'moved',
+    `${what} ${path} now resolves to ${real}: it, or a directory above it, is a symlink, and the policy judged ${path}, not where it points; nothing was run`,
+    'run the command again (the policy is made anew from the real path), or put the directory back where the policy named it',
+  );
+}
+
 function uniqueSorted(paths: Iterable<string>): string[] {
   return [...new Set(paths)].sort((a, b) => depth(a) - depth(b) || a.localeCompare(b));
 }
@@ -193,6 +211,9 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
       );
     }
   }
+
+  // after the never-mount check, which names the reason better where both hold (/var/run)
+  for (const root of policy.write) await refuseMoved(root, 'the writable root');
 
   const writeDenyRules = [...policy.writeDeny, ...policy.controlDeny];
   const readDenied = rulesCover(policy.readDeny);

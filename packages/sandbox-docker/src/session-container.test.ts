@@ -25,6 +25,35 @@ describe.skipIf(engineSkip)('a session container', () => {
     expect(containersLabelled(label)).toEqual([]);
   });
 
+  // A process a command leaves running can write a landing after that command's check: it was
+  // found only at the next command, and never once the session closed (a git hook stayed for good).
+  it('a landing a left-behind process writes later is removed before the next command runs, and at the close', { timeout: 120_000 }, async () => {
+    const ws = tempDir();
+    const landings = policy({ write: [ws], writeDeny: [{ pattern: '(.*/)?\\.git(/.*)?' }, { pattern: '(.*/)?\\.envrc' }] });
+    const session = await box.openSession({ cwd: ws, env: {}, policy: landings });
+    try {
+      const late = '(sleep 1; mkdir -p .git/hooks; echo "#!/bin/sh" > .git/hooks/pre-commit; echo late > .envrc) </dev/null >/dev/null 2>&1 & echo started';
+      expect((await session.exec({ argv: ['sh', '-c', late], timeoutMs: 10_000 })).stdout).toBe('started\n');
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(existsSync(join(ws, '.envrc'))).toBe(true); // on the host between two commands: the window this model has
+      const next = await session.exec({ argv: ['sh', '-c', 'ls -a'], timeoutMs: 10_000 });
+      expect(existsSync(join(ws, '.envrc'))).toBe(false);
+      expect(existsSync(join(ws, '.git', 'hooks', 'pre-commit'))).toBe(false);
+      expect(next.writeDenied).toBe(true);
+      expect(next.deniedWrites).toEqual(expect.arrayContaining([join(ws, '.envrc')]));
+      expect(next.stderr).toContain('by a process an earlier command left running, and removed');
+      expect(next.stdout).not.toContain('.envrc');
+      // once more, and then the session closes before any other command
+      await session.exec({ argv: ['sh', '-c', '(sleep 1; echo again > .envrc) </dev/null >/dev/null 2>&1 &'], timeoutMs: 10_000 });
+      await new Promise((r) => setTimeout(r, 3000));
+    } finally {
+      const closed = await session.close();
+      expect(closed.removed).toEqual([join(ws, '.envrc')]);
+    }
+    expect(existsSync(join(ws, '.envrc'))).toBe(false);
+    expect(containersLabelled(label)).toEqual([]);
+  });
+
   // The session lives on after a command: what it left running can swap a directory for a symlink
   // to a host path between the walk that found a landing and its removal. The removal on the host
   // then followed the link and deleted the host's own files. Now the session is frozen while its

@@ -1,9 +1,10 @@
 import { type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
-import type { DockerRunResult, DockerSandbox } from './docker-sandbox.js';
-import type { MountPlan } from './mount-plan.js';
+import { type DockerRunResult, type DockerSandbox, removeAll } from './docker-sandbox.js';
+import { deniedWritesAfter, type MountPlan } from './mount-plan.js';
 import type { ContainerProfile } from './profile.js';
 import { withDeadline } from './run-args.js';
 import { validateSessionCommand } from './validate-request.js';
+import { REMOVE_CONTAINER } from './container-removal.js';
 
 const EXEC_DEADLINE_GRACE_S = 5;
 
@@ -41,6 +42,15 @@ export class SessionContainer {
   async exec(request: SessionExecRequest): Promise<DockerRunResult> {
     if (this.closed) throw new SandboxUnavailableError('docker', `the session container ${this.name} is closed`, 'open a new session');
     validateSessionCommand(request);
+    // what a process an earlier command left running wrote where it may not since that command's
+    // check: removed before this command runs (the container held still meanwhile), and said
+    const left = await this.sweep();
+    const result = await this.run(request);
+    const note = sweptNote(left, 'since the last command, by a process an earlier command left running');
+    return note === '' ? result : { ...result, stderr: result.stderr + note, writeDenied: true, deniedWrites: [...new Set([...result.deniedWrites, ...left.removed])] };
+  }
+
+  private async run(request: SessionExecRequest): Promise<DockerRunResult> {
     const env = this.sandbox.envFor(request.env ?? this.env, this.profile);
     const args = ['exec', '--workdir', this.plan.cwd, ...Object.keys(env).flatMap((name) => ['--env', name])];
     if (request.stdin !== undefined) args.push('--interactive');
@@ -75,9 +85,53 @@ export class SessionContainer {
     return async () => {};
   }
 
-  /** Kills and removes the session container. Idempotent. */
-  async close(): Promise<void> {
-    this.closed = true;
-    await this.sandbox.cli.call(['rm', '--force', this.name]);
+  /**
+   * The writes the mounts could not stop that are on the host now (a process an earlier command
+   * left running made them after that command's check), removed with the container held still;
+   * none while the session is closed.
+   */
+  private async sweep(): Promise<SessionSweep> {
+    const first = await deniedWritesAfter(this.plan);
+    if (first.denied.length === 0 || this.closed) return { removed: [], failed: [] };
+    const release = await this.hold();
+    try {
+      const again = await deniedWritesAfter(this.plan);
+      const failed = await removeAll(again.denied);
+      return { removed: again.denied.map((w) => w.path), failed };
+    } finally {
+      await release();
+    }
   }
+
+  /**
+   * Kills and removes the session container, then removes what it wrote where it may not since
+   * its last command (nothing of it runs any more: no hold needed). Before, a process a command
+   * left running could put a git hook or an `.envrc` on the host after that command's check, and
+   * it stayed for good. Idempotent.
+   */
+  async close(): Promise<SessionSweep> {
+    const wasOpen = !this.closed;
+    this.closed = true;
+    await this.sandbox.cli.call([...REMOVE_CONTAINER, this.name]);
+    if (!wasOpen && this.closedSweep !== undefined) return this.closedSweep;
+    const after = await deniedWritesAfter(this.plan);
+    this.closedSweep = { removed: after.denied.map((w) => w.path), failed: await removeAll(after.denied) };
+    return this.closedSweep;
+  }
+
+  private closedSweep?: SessionSweep;
+}
+
+/** What a session found on the host that it may not write, outside a command's own check. */
+export interface SessionSweep {
+  /** Removed from the host. */
+  readonly removed: readonly string[];
+  /** Could not be removed: still there, with why. */
+  readonly failed: readonly string[];
+}
+
+function sweptNote(swept: SessionSweep, when: string): string {
+  if (swept.removed.length === 0) return '';
+  const failed = swept.failed.length > 0 ? `; these could not be removed and are still there: ${swept.failed.join(', ')}` : '';
+  return `aalis: written where the policy does not allow ${when}, and removed: ${swept.removed.join(', ')}${failed}\n`;
 }
