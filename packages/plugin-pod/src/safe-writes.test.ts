@@ -102,6 +102,19 @@ describe('host-side writes of the pod', () => {
     expect(readdirSync(join(place.project, 'tree'))).toEqual([]);
   });
 
+  it("a subdirectory inside another task's directory is refused before any directory is made: that task's code could rewrite the new one's log", async () => {
+    const first = await env.pod.wait((await env.pod.start({ task: 'make a file', subdir: 'first' })).id);
+    const inside = join(sandboxRoot(), 'first');
+    const taskDir = readdirSync(inside).find((n) => n.startsWith('pod-'))!;
+    const before = snapshot(join(inside, taskDir));
+    for (const subdir of [`first/${taskDir}/work/sub`, `first/${taskDir}`]) {
+      const error = await env.pod.start({ task: 'make a file', subdir }).catch((e: unknown) => e);
+      expect(error, subdir).toMatchObject({ code: 'bad-sandbox-root', message: expect.stringContaining('inside the directory of another task') });
+    }
+    expect(snapshot(join(inside, taskDir))).toEqual(before);
+    expect(first.state).toBe('succeeded');
+  });
+
   it('an export onto a symlink planted after the plan is refused, and the place it points to stays untouched', async () => {
     const task = await env.pod.start({ task: 'make a file' });
     expect((await env.pod.wait(task.id)).state).toBe('succeeded');

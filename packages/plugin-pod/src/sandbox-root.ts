@@ -1,5 +1,6 @@
 // The pod's sandbox root: where a task's directories may live, checked before any is made.
-import { isAbsolute, join, sep } from 'node:path';
+import { lstat } from 'node:fs/promises';
+import { dirname, isAbsolute, join, sep } from 'node:path';
 import { compileRules, pathIsUnder, type ProtectedLists, preparePath } from '@aalis/api-reach';
 import { makeDirs, SafeFileError } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
@@ -70,6 +71,12 @@ export async function makeTaskDirs(root: string, subdir: string | undefined, id:
       throw new PodError('root-in-workspace', `the task directory ${base} overlaps the workspace ${ws}; the pod refused the task and made no directory. Choose a sandbox root or subdirectory away from it.`);
     }
   }
+  // Inside another task's directory (its work/ is that task's code's to write), the other task's
+  // code could rewrite this task's log, or swap its work/ for a link: found by an attack
+  const owner = await enclosingTask(dirname(base), root);
+  if (owner !== undefined) {
+    throw new PodError('bad-sandbox-root', `the task directory ${base} lies inside the directory of another task (${owner}), whose code may write there; the pod refused the task and made no directory. Choose a subdirectory outside every task's directory.`);
+  }
   const dirs: TaskDirs = { base, work: join(base, 'work'), scratch: join(base, '.pod', 'scratch'), meta: join(base, '.pod') };
   try {
     for (const d of [dirs.work, join(dirs.scratch, 'tmp'), join(dirs.scratch, 'home'), join(dirs.scratch, 'cache')]) await makeDirs(d, { mode: 0o700 });
@@ -80,4 +87,13 @@ export async function makeTaskDirs(root: string, subdir: string | undefined, id:
     throw error;
   }
   return dirs;
+}
+
+/** The nearest of `dir` and its ancestors below `root` that is a task's directory (it holds `.pod/`), if any. */
+async function enclosingTask(dir: string, root: string): Promise<string | undefined> {
+  for (let d = dir; within(d, root) && d !== root; d = dirname(d)) {
+    const meta = await lstat(join(d, '.pod')).catch(() => undefined);
+    if (meta?.isDirectory()) return d;
+  }
+  return undefined;
 }
