@@ -132,6 +132,17 @@ describe('the overlay: nothing lands on the host that the policy has not judged'
     expect(statSync(alias).ino).not.toBe(statSync(control).ino);
   });
 
+  it('hard links the command makes are committed as files of their own: no committed name shares an inode with another', async () => {
+    // an approved landing committed later (kept-writes.ts) was still a link of a plain file the
+    // first commit had put on the host: a later edit of the plain file changed the approved hook
+    const r = await sandbox().run(req(s, ['sh', '-c', 'echo first > linked-a.txt && ln linked-a.txt linked-b.txt && mkdir -p linked && ln linked-a.txt linked/c.txt'], { policy: policy() }));
+    expect(r.exitCode).toBe(0);
+    const names = ['linked-a.txt', 'linked-b.txt', 'linked/c.txt'].map((n) => join(s.ws, n));
+    for (const n of names) expect(readFileSync(n, 'utf8')).toBe('first\n');
+    // (their link counts still include the upper layer's names until it is removed, after the result)
+    expect(new Set(names.map((n) => statSync(n).ino)).size).toBe(3);
+  });
+
   it('a symlink the command makes pointing outside is committed as a symlink, never followed', async () => {
     const r = await sandbox().run(req(s, ['sh', '-c', `ln -s '${outside}' out && ln -s '${join(outside, 'keep.txt')}' outfile && mkdir sl && ln -s '${outside}' sl/x`], { policy: policy() }));
     expect(r.exitCode).toBe(0);

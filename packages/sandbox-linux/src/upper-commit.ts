@@ -221,9 +221,14 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     return true;
   };
 
-  /** A new file or symlink into the host directory: renamed from the upper layer, or copied to a fresh name, synced, renamed. */
+  /**
+   * A new file or symlink into the host directory: renamed from the upper layer, or copied to a
+   * fresh name, synced, renamed. A file with other links is copied: a rename would give the host
+   * two names of one inode, and a landing approved later (kept-writes.ts) would stay a link of a
+   * plain file any host tool may edit (found by an attack).
+   */
   const placeFile = (upperFd: number, hostFd: number, name: Buffer, st: Stats, rel: string): void => {
-    if (sameFs && renameOk(rel, false)) {
+    if (sameFs && renameOk(rel, false) && !(st.isFile() && st.nlink > 1)) {
       try {
         renameSync(atFd(upperFd, name), atFd(hostFd, name));
         return;
