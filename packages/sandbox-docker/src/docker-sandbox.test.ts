@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
@@ -92,6 +93,28 @@ describe.skipIf(engineSkip)('DockerSandbox on a real engine: the policy', () => 
     expect(owned.stderr).toMatch(new RegExp(`${ws}/new: Permission denied`));
     expect(owned).toMatchObject({ writeDenied: false, deniedWrites: [] });
     expect(existsSync(join(ws, 'new'))).toBe(false);
+  });
+
+  it('masks the unix sockets in its mounts that unixSockets does not name: a host service listening in a project is not reachable', async () => {
+    const ws = tempDir();
+    chmodSync(ws, 0o755); // the container's uid 10001 looks at them
+    mkdirSync(join(ws, 'db'), { mode: 0o755 });
+    mkdirSync(join(ws, 'allowed'), { mode: 0o755 });
+    const servers = [join(ws, 'db', '.s.PGSQL.5432'), join(ws, 'allowed', 'agent.sock'), join(ws, 'top.sock')].map((path) => {
+      const server = createServer(() => {});
+      server.listen(path);
+      return server;
+    });
+    try {
+      await Promise.all(servers.map((srv) => new Promise((r) => srv.once('listening', r))));
+      const look = 'for s in db/.s.PGSQL.5432 allowed/agent.sock top.sock; do if [ -S $s ]; then echo "$s socket"; else echo "$s masked"; fi; done';
+      for (const p of [policy(), policy({ write: [ws] })]) {
+        const result = await box.run(sh(look, { cwd: ws, policy: { ...p, unixSockets: [join(ws, 'allowed')] } }));
+        expect(result.stdout).toBe('db/.s.PGSQL.5432 masked\nallowed/agent.sock socket\ntop.sock masked\n');
+      }
+    } finally {
+      for (const srv of servers) srv.close();
+    }
   });
 
   it('writes into a writable root as the owner; landings and the control plane stay read-only', async () => {

@@ -97,9 +97,6 @@ function rulePaths(rules: readonly PathRule[]): string[] {
   return out;
 }
 
-function hasPatterns(rules: readonly PathRule[]): boolean {
-  return rules.some((rule) => 'pattern' in rule || (rule.except ?? []).some((c) => 'pattern' in c));
-}
 
 /** One entry met by {@link walk}: its path as text for the rules, and its exact bytes for the kernel. */
 interface WalkEntry {
@@ -111,6 +108,8 @@ interface WalkEntry {
   readonly utf8: boolean;
   readonly isDirectory: boolean;
   readonly isSymbolicLink: boolean;
+  /** A unix socket: what a program on the host listens on. */
+  readonly isSocket?: boolean;
 }
 
 const SLASH = Buffer.from('/');
@@ -149,6 +148,7 @@ async function walk(root: WalkEntry, budget: { left: number }, visit: (entry: Wa
       utf8: root.utf8 && text !== undefined,
       isDirectory: entry.isDirectory(),
       isSymbolicLink: entry.isSymbolicLink(),
+      isSocket: entry.isSocket(),
     };
     if (visit(child) && child.isDirectory) await walk(child, budget, visit, unlisted);
   }
@@ -252,8 +252,14 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   // differs from its directory's is a boundary and gets a mount. The same walk notes which denied
   // paths under writable roots exist before the run.
   const deniedBefore = new Set<string>();
-  const mustWalk = hasPatterns(allRules) || writeRoots.length > 0;
-  if (mustWalk) {
+  // Unix sockets under the roots that the policy does not name (`unixSockets`): a bind mount shows
+  // a socket like any file, and connecting to it works even through a read-only mount, so each is
+  // masked. Before, the docker backend left every socket in a mounted folder reachable (a
+  // database's socket in a project, say) where the Linux sandbox refused the same connection
+  // (found by an attack). Always walked for them; a socket bound after the walk is not masked.
+  const socketsAllowed = (path: string) => policy.unixSockets.some((dir) => isWithin(path, dir));
+  const sockets: WalkEntry[] = [];
+  {
     const budget = { left: input.walkLimit ?? DEFAULT_WALK_LIMIT };
     const dirModes = new Map<string, MountMode>();
     const modeOfDir = (dir: string): MountMode => {
@@ -269,6 +275,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
         const { path } = entry;
         if (!writableAt(path) && writeRoots.some((w) => isWithin(path, w))) deniedBefore.add(bytesKey(entry.bytes));
         if (entry.isSymbolicLink) return false;
+        if (entry.isSocket && !socketsAllowed(path)) sockets.push(entry);
         const mode = modeAt(path);
         if (mode !== modeOfDir(dirname(path))) {
           if (!entry.utf8) throw notUtf8Mount(entry, mode);
@@ -309,6 +316,12 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
       mounts.push({ kind: 'bind', path, readOnly: mode === 'ro' });
     }
     emitted.push({ path, mode });
+  }
+
+  for (const socket of sockets) {
+    if (modeAt(socket.path) === 'masked') continue; // hidden with what holds it
+    if (!socket.utf8) throw notUtf8Mount(socket, 'masked');
+    mounts.push({ kind: 'mask-file', path: socket.path });
   }
 
   return {
