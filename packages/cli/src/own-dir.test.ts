@@ -17,6 +17,13 @@ function scene(make: (base: string) => string): string {
   return make(base);
 }
 const judge = (path: string) => () => ownDir(path, 'the data directory', '--data DIR');
+/** Makes `name` in `base` (with `mode` set by chmod, past the umask) and returns its path. */
+function dir(base: string, name: string, mode?: number): string {
+  const path = join(base, name);
+  mkdirSync(path, { recursive: true });
+  if (mode !== undefined) chmodSync(path, mode);
+  return path;
+}
 
 describe('ownDir: a data directory is this user\'s own, or nothing is read or written in it', () => {
   it('makes a missing one, with its parents, 0700', () => {
@@ -26,18 +33,24 @@ describe('ownDir: a data directory is this user\'s own, or nothing is read or wr
   });
 
   it.each([
-    ['one of its own, 0755', (b: string) => (mkdirSync(join(b, 'd'), { mode: 0o755 }), join(b, 'd'))],
-    ['one reached through a symlink (judged at its real path)', (b: string) => (mkdirSync(join(b, 'real')), symlinkSync(join(b, 'real'), join(b, 'link')), join(b, 'link'))],
-    ['one in a world-writable parent with the sticky bit (/tmp)', (b: string) => (mkdirSync(join(b, 'tmp')), chmodSync(join(b, 'tmp'), 0o1777), mkdirSync(join(b, 'tmp', 'd')), join(b, 'tmp', 'd'))],
+    ['one of its own, 0755', (b: string) => dir(b, 'd', 0o755)],
+    ['one reached through a symlink (judged at its real path)', (b: string) => {
+      symlinkSync(dir(b, 'real'), join(b, 'link'));
+      return join(b, 'link');
+    }],
+    ['one in a world-writable parent with the sticky bit (/tmp)', (b: string) => dir(dir(b, 'tmp', 0o1777), 'd')],
   ])('takes %s', (_what, make) => {
     const path = scene(make);
     expect(judge(path)()).toBe(path);
   });
 
   it.each([
-    ['writable by others', (b: string) => (mkdirSync(join(b, 'd')), chmodSync(join(b, 'd'), 0o777), join(b, 'd')), /is writable by its group or by others \(mode 777\)/],
-    ['in a parent others may write, without the sticky bit', (b: string) => (mkdirSync(join(b, 'open')), chmodSync(join(b, 'open'), 0o777), mkdirSync(join(b, 'open', 'd'), { mode: 0o700 }), join(b, 'open', 'd')), /lies in .*\/open, where others may rename or replace entries \(mode 777, no sticky bit\)/],
-    ['a regular file', (b: string) => (writeFileSync(join(b, 'f'), ''), join(b, 'f')), /is not a directory/],
+    ['writable by others', (b: string) => dir(b, 'd', 0o777), /is writable by its group or by others \(mode 777\)/],
+    ['in a parent others may write, without the sticky bit', (b: string) => dir(dir(b, 'open', 0o777), 'd', 0o700), /lies in .*\/open, where others may rename or replace entries \(mode 777, no sticky bit\)/],
+    ['a regular file', (b: string) => {
+      writeFileSync(join(b, 'f'), '');
+      return join(b, 'f');
+    }, /is not a directory/],
   ])('refuses one %s', (_what, make, message) => {
     const path = scene(make);
     expect(judge(path)).toThrow(NotOwnDirError);
@@ -45,19 +58,27 @@ describe('ownDir: a data directory is this user\'s own, or nothing is read or wr
   });
 
   it.skipIf(!isRoot)('refuses one another user made first, and one of its group shared with others (as root: chown)', () => {
-    const theirs = scene((b) => (mkdirSync(join(b, 'd'), { mode: 0o700 }), chownSync(join(b, 'd'), NOBODY, NOBODY), join(b, 'd')));
+    const theirs = scene((b) => {
+      const d = dir(b, 'd', 0o700);
+      chownSync(d, NOBODY, NOBODY);
+      return d;
+    });
     expect(judge(theirs)).toThrow(/belongs to uid 65534, not to this user \(uid 0\)/);
     // through a symlink of this user's: still somebody else's directory
     const link = join(root, `link-${n++}`);
     symlinkSync(theirs, link);
     expect(judge(link)).toThrow(NotOwnDirError);
     // group-writable, the group nogroup: not this user's private group
-    const grouped = scene((b) => (mkdirSync(join(b, 'd')), chownSync(join(b, 'd'), 0, NOBODY), chmodSync(join(b, 'd'), 0o770), join(b, 'd')));
+    const grouped = scene((b) => {
+      const d = dir(b, 'd', 0o770);
+      chownSync(d, 0, NOBODY);
+      return d;
+    });
     expect(judge(grouped)).toThrow(/writable by its group or by others \(mode 770\)/);
   });
 
   it('says what to do, and the error carries a stable code', () => {
-    const path = scene((b) => (mkdirSync(join(b, 'd')), chmodSync(join(b, 'd'), 0o777), join(b, 'd')));
+    const path = scene((b) => dir(b, 'd', 0o777));
     try {
       judge(path)();
       expect.unreachable();
