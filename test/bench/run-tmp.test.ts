@@ -25,7 +25,7 @@ function benchRun(tmp: string, scratch?: string): { tmp: string; scratch: string
     `for (const d of [tmpdir(), process.env.AALIS_TEST_SCRATCH]) { const left = mkdtempSync(join(d, 'a-bench-')); mkdirSync(join(left, 'sealed')); chmodSync(join(left, 'sealed'), 0); }`,
     `console.log(JSON.stringify({ tmp: tmpdir(), scratch: process.env.AALIS_TEST_SCRATCH }));`,
   ].join('\n');
-  const env = { ...process.env, TMPDIR: tmp };
+  const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
   if (scratch === undefined) delete env.AALIS_TEST_SCRATCH;
   else env.AALIS_TEST_SCRATCH = scratch;
   delete env.AALIS_TEST_TMP;
