@@ -16,6 +16,7 @@ import { claimDataDir } from './data-dir-lock.js';
 import { commandDescendantsOf, killSurvivors, sandboxesUnder } from './descendants.js';
 import { dockerPlacer } from './docker-place.js';
 import { type ChosenDeployment, chooseDeployment } from './deployment.js';
+import { guardConnections } from './connection-guard.js';
 import { EventLoopWatch } from './event-loop.js';
 import { EventHub } from './events.js';
 import { ApiError, sendError, sendJson } from './http.js';
@@ -143,6 +144,7 @@ async function startOn(
     ready(req, res).catch((error: unknown) => sendError(res, error instanceof ApiError || error instanceof RequestBodyError ? error : new ApiError('internal', `the daemon failed to answer: ${error instanceof Error ? error.message : String(error)}`)));
   });
   server.requestTimeout = 0; // tool calls wait for approvals and commands; each has its own timeout
+  guardConnections(server);
   progress(`listening on ${host}…`);
   const port = await listen(server, options.port ?? config.server.port ?? DEFAULT_PORT, host);
 
@@ -228,6 +230,7 @@ async function startOn(
       const page = url.pathname === '/pod' || url.pathname === '/pod/';
       if (!page && !bearerMatches(req, token) && !podCapabilities.matches(req)) {
         res.setHeader('www-authenticate', 'Bearer realm="aalis-pod"');
+        res.setHeader('connection', 'close'); // a client without the token keeps no connection open
         throw new ApiError('unauthorized', "the pod's API needs 'Authorization: Bearer <token>' or a pod capability: open the pod's panel from the console (cookies are not accepted).");
       }
       if (podRoutes && (await podRoutes(req, res, url))) return;
@@ -235,6 +238,7 @@ async function startOn(
     }
     if (!bearerMatches(req, token)) {
       res.setHeader('www-authenticate', 'Bearer realm="aalis"');
+      res.setHeader('connection', 'close'); // a client without the token keeps no connection open
       throw new ApiError('unauthorized', "this needs the daemon's token: send 'Authorization: Bearer <token>' (printed at start, and in <data>/daemon/token).");
     }
     await handleApi(ctx, req, res, url);

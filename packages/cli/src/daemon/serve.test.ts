@@ -82,6 +82,8 @@ describe('aalis serve: the API', () => {
     }
     const events = await fetch(`${daemon.url}/api/events`);
     expect(events.status).toBe(401);
+    // a client without the token keeps no connection open (connection-guard.ts)
+    expect(events.headers.get('connection')).toBe('close');
     expect((await daemon.api('GET', '/api/approvals/pending')).status).toBe(200);
   });
 

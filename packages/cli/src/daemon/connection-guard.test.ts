@@ -1,0 +1,74 @@
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { guardConnections, HEADERS_TIMEOUT_MS } from './connection-guard.js';
+
+// Any local user can connect to the daemon's loopback port without the token. One who opened
+// 20,000 connections and sent half a header on each left the daemon unable to accept its owner's.
+// A real server and real sockets here: the guard closes the connections that waited longest once
+// too many wait, and a client that sends its request at once is answered.
+let server: Server | undefined;
+const open: Socket[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) s.destroy();
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  server = undefined;
+});
+
+async function listening(max: number): Promise<number> {
+  server = createServer((_req, res) => res.end('answered\n'));
+  guardConnections(server, max);
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  return (server.address() as AddressInfo).port;
+}
+
+/** A connection that sends half a request's headers and nothing more; resolves once connected. */
+function halfHeader(port: number): Promise<Socket & { closedAt?: number }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write('GET /api/status HTTP/1.1\r\nHost: x\r\n');
+      resolve(socket);
+    }) as Socket & { closedAt?: number };
+    socket.on('error', () => {});
+    socket.on('close', () => (socket.closedAt = Date.now()));
+    open.push(socket);
+  });
+}
+
+describe('guardConnections', () => {
+  it('closes the connections waiting longest for their headers past the limit; one that sends its request is answered', async () => {
+    const port = await listening(8);
+    const flood: (Socket & { closedAt?: number })[] = [];
+    for (let i = 0; i < 20; i++) flood.push(await halfHeader(port));
+    await new Promise((r) => setTimeout(r, 200));
+    const closed = flood.map((s, i) => [i, s.closedAt !== undefined] as const);
+    // the oldest 12 were closed, the newest 8 still wait
+    expect(closed.filter(([, c]) => c).map(([i]) => i)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    const answer = await fetch(`http://127.0.0.1:${port}/`);
+    expect(await answer.text()).toBe('answered\n');
+  });
+
+  it('never closes a connection that has sent its request (a long call, the event stream)', async () => {
+    server = createServer(() => {}); // never answers: the request stays open
+    guardConnections(server, 2);
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const long = await new Promise<Socket & { closedAt?: number }>((resolve) => {
+      const s = connect(port, '127.0.0.1', () => {
+        s.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+        resolve(s);
+      }) as Socket & { closedAt?: number };
+      s.on('close', () => (s.closedAt = Date.now()));
+      open.push(s);
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 6; i++) await halfHeader(port);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(long.closedAt).toBeUndefined();
+  });
+
+  it('gives a client 10 s for its headers, not the 60 s default', async () => {
+    await listening(8);
+    expect(server!.headersTimeout).toBe(HEADERS_TIMEOUT_MS);
+  });
+});
