@@ -110,7 +110,7 @@ export {
   REACH_PRINCIPALS,
   type ReachPrincipal,
 } from './tier.js';
-export { linkedStoreDirs, sandboxStoreEnv, toolchainCacheDirs } from './toolchain-caches.js';
+export { linkedStoreDirs, sandboxStoreEnv, toolchainCacheDirs, userCacheDirs } from './toolchain-caches.js';
 export {
   CLONE_NEWUSER,
   CREATING_OPEN_FLAGS,

@@ -125,12 +125,10 @@ export const LANDING_TABLE = [
   { id: 'gitstatus', group: 'cache', platforms: ['linux', 'darwin'], place: { home: '.cache/gitstatus', tree: true }, reason: 'the gitstatusd binary powerlevel10k starts with every shell', tool: 'zsh (powerlevel10k)' },
   { id: 'zsh-plugin-caches', group: 'cache', platforms: ['linux', 'darwin'], place: { homePattern: '\\.cache/(?:antidote|prezto|zsh4humans)(?:/.*)?' }, reason: 'plugin code and completion dumps these frameworks source at every start', tool: 'zsh (antidote, prezto, zsh4humans)' },
   // package and tool caches whose files run without a check against a source of truth once
-  // there (a sandboxed command that plants one runs on the host at the next install or build):
-  // landings in the writable cache roots, as _npx is. What is there stays usable in the sandbox
-  // (read-only); a new entry is asked for, as any landing. The stores of verified archives
-  // beside them (cargo's registry/cache and index, npm's _cacache, yarn's
-  // cache) stay writable. uv links from its cache, as pnpm does: it gets one of its own
-  // (sandboxStoreEnv)
+  // there (what a sandboxed command planted would run on the host at the next install or build).
+  // The host's caches are not writable in the sandbox at all any more (its tools cache in a home
+  // of their own: toolchain-caches.ts); these entries give a write there its reason when asked
+  // (granted, it lands in the host's cache)
   { id: 'corepack', group: 'cache', platforms: ['linux'], place: { home: '.cache/node/corepack', tree: true }, reason: 'the package managers corepack runs for every pnpm, yarn and npm command, reused from here without a check of their hashes', tool: 'corepack' },
   { id: 'corepack-mac', group: 'cache', platforms: ['darwin'], place: { home: 'Library/Caches/node/corepack', tree: true }, reason: 'the package managers corepack runs for every pnpm, yarn and npm command, reused from here without a check of their hashes', tool: 'corepack' },
   { id: 'pnpm-cache', group: 'cache', platforms: ['linux'], place: { home: '.cache/pnpm', tree: true }, reason: 'dlx/ holds the packages `pnpm dlx` runs, reused without a new download (the pnpm counterpart of _npx)', tool: 'pnpm dlx' },

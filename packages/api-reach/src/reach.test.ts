@@ -30,8 +30,11 @@ describe('resolveReach', () => {
     expect(local(resolveReach(reachInput('owner', 'full', 'ask'))).writableRoots).toEqual([]);
     const ws = local(resolveReach(reachInput('owner', 'workspace', 'ask'))).writableRoots;
     expect(ws.slice(0, 5)).toEqual([PROJECT, `${HOME}/extra`, `${HOME}/wt/feature`, `${PROJECT}/.git`, '/srv/repos/app.git']);
-    expect(ws).toContain(`${HOME}/.npm`);
-    expect(ws).toContain(`${HOME}/.cache`);
+    // the sandbox's own cache home, never the host's caches (what is planted there runs on the host)
+    expect(ws).toContain(`${HOME}/.cache/aalis-sandbox`);
+    expect(ws).not.toContain(`${HOME}/.npm`);
+    expect(ws).not.toContain(`${HOME}/.cache`);
+    expect(ws).not.toContain(`${HOME}/.cargo/registry`);
     expect(ws.at(-1)).toBe(SESSION_TMP);
   });
 

@@ -16,7 +16,8 @@ describe('sandboxPolicyOf', () => {
     expect(p.readDeny).toEqual(LISTS.denyRead);
     expect(p.readAllowWithin).toEqual([SESSION_TMP]);
     expect(p.write.slice(0, 5)).toEqual([PROJECT, `${HOME}/extra`, `${HOME}/wt/feature`, `${PROJECT}/.git`, '/srv/repos/app.git']);
-    expect(p.write).toContain(`${HOME}/.npm`);
+    expect(p.write).toContain(`${HOME}/.cache/aalis-sandbox`);
+    expect(p.write).not.toContain(`${HOME}/.npm`);
     expect(p.writeDeny.slice(0, LISTS.landing.length)).toEqual(LISTS.landing);
     const nm = p.writeExceptions[0];
     expect(nm !== undefined && 'pattern' in nm && nm.pattern.startsWith(`^(?:${PROJECT}|`)).toBe(true);
@@ -53,12 +54,16 @@ describe('sandboxPolicyOf', () => {
     ['git objects', 'write', `${PROJECT}/.git/objects/ab/cd`, true],
     ['out of range', 'write', `${HOME}/other/x`, false],
     ['the control plane', 'write', `${DATA}/plugins/x`, false],
-    ['a toolchain cache', 'write', `${HOME}/.cache/pip/x`, true],
+    ["a toolchain cache: the sandbox's own (its tools are pointed there)", 'write', `${HOME}/.cache/aalis-sandbox/xdg/pip/x`, true],
+    ["the host's pip cache (its wheels run at the host's next install)", 'write', `${HOME}/.cache/pip/x`, false],
+    ["black's cache on the host (pickles it loads)", 'write', `${HOME}/.cache/black/24.1/cache.pickle`, false],
+    ["cargo's downloaded crates on the host (unpacked without a check)", 'write', `${HOME}/.cargo/registry/cache/i/serde-1.0.0.crate`, false],
     ["pnpm's store, hard-linked into node_modules", 'write', `${HOME}/.local/share/pnpm/store/v11/files/ab/cd`, false],
     ["bun's cache, hard-linked into node_modules", 'write', `${HOME}/.bun/install/cache/x`, false],
     ["the sandbox's own pnpm store", 'write', `${HOME}/.cache/aalis-sandbox/pnpm-store/v11/files/ab/cd`, true],
     ['npx packages', 'write', `${HOME}/.npm/_npx/abc/node_modules/x/cli.js`, false],
-    ["npm's content cache", 'write', `${HOME}/.npm/_cacache/index-v5/x`, true],
+    ["npm's content cache on the host (its index names what an install takes)", 'write', `${HOME}/.npm/_cacache/index-v5/x`, false],
+    ["the sandbox's own npm cache", 'write', `${HOME}/.cache/aalis-sandbox/npm/_cacache/index-v5/x`, true],
     ["powerlevel10k's instant prompt", 'write', `${HOME}/.cache/p10k-instant-prompt-ada.zsh`, false],
     ['a hook repository of pre-commit', 'write', `${HOME}/.cache/pre-commit/repo1/hook.py`, false],
     ['a credential', 'read', `${HOME}/.ssh/id_rsa`, false],
@@ -104,7 +109,8 @@ describe('sandboxPolicyOf', () => {
     expect(can(p, 'write', `${HOME}/.local/share/pnpm/store/v11/files/ab/cd`)).toBe(false);
     expect(can(p, 'write', `${HOME}/notes.txt`)).toBe(true);
     const env = sandboxStoreEnv(HOME, 'linux');
-    for (const dir of [env.pnpm_config_store_dir, env.npm_config_store_dir, env.BUN_INSTALL_CACHE_DIR, env.UV_CACHE_DIR]) {
+    expect(Object.keys(env).sort()).toEqual(['BUN_INSTALL_CACHE_DIR', 'UV_CACHE_DIR', 'XDG_CACHE_HOME', 'YARN_CACHE_FOLDER', 'YARN_GLOBAL_FOLDER', 'npm_config_cache', 'npm_config_store_dir', 'pnpm_config_store_dir']);
+    for (const dir of Object.values(env)) {
       expect(dir).toBeDefined();
       expect(can(policy('workspace'), 'write', `${dir}/v11/files/x`)).toBe(true);
     }

@@ -1,6 +1,6 @@
 import { chmod, chown, mkdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type SandboxPolicy, SandboxUnavailableError, toolchainCacheDirs } from '@aalis/api-reach';
+import { type SandboxPolicy, SandboxUnavailableError, userCacheDirs } from '@aalis/api-reach';
 import { DeploymentSandbox } from './deployment-sandbox.js';
 import { DockerSandbox, type DockerSandboxOptions } from './docker-sandbox.js';
 import { LABELS } from './labels.js';
@@ -78,7 +78,7 @@ export class DockerDeployment {
     const workspace = join(dataDir, 'workspace');
     const tmp = join(dataDir, 'tmp');
     const home = join(dataDir, 'home');
-    const caches = toolchainCacheDirs(home, 'linux');
+    const caches = userCacheDirs(home, 'linux'); // a home of the person's own, which the host never runs from
     // The data directory keeps other host users out; inside a container only the workspace and
     // the temp are mounted, and the restricted uid must be able to read the workspace.
     await mkdir(dataDir, { recursive: true, mode: 0o700 });

@@ -85,12 +85,23 @@ describe('toolchain caches writable in the workspace tier', { timeout: 120_000 }
   it('pip install --user of a local package succeeds inside the sandbox', async () => {
     // a wheel written by hand (a zip with metadata), so no build backend is needed offline
     execFileSync(python, ['-c', WHEEL_PY, wheel()]);
-    const env = { PATH: '/usr/bin:/bin', HOME: s.home, LANG: 'C', PIP_DISABLE_PIP_VERSION_CHECK: '1' };
+    const env = { PATH: '/usr/bin:/bin', HOME: s.home, LANG: 'C', PIP_DISABLE_PIP_VERSION_CHECK: '1', ...sandboxStoreEnv(s.home, 'linux') };
     const r = await sb.run(req(s, [python, '-m', 'pip', 'install', '--user', '--no-index', wheel()], { env, policy: installPolicy(), timeoutMs: 90_000 }));
     expect(r.stderr).not.toMatch(/EROFS|Read-only file system/);
     expect(r.exitCode).toBe(0);
     const check = await sb.run(req(s, [python, '-c', 'import aalispkg; print(aalispkg.VALUE)'], { env }));
     expect(check.stdout.trim()).toBe('installed');
+  });
+
+  it("the host's caches are not written: a sandboxed command's tools cache in the sandbox's own, and a plant in the host's is refused", async () => {
+    // what a sandboxed command planted in the host's caches ran on the host later: cargo unpacks a
+    // .crate it finds, black loads its pickles, corepack runs the pnpm it finds (attacks, 2026-12-05)
+    const env = { PATH: '/usr/bin:/bin', HOME: s.home, LANG: 'C', ...sandboxStoreEnv(s.home, 'linux') };
+    const plants = ['.cache/black/24.1.0/cache.pickle', '.cargo/registry/cache/index/evil-1.0.0.crate', '.npm/_cacache/index-v5/ab/cd', '.cache/node/corepack/v1/pnpm/9.0.0/bin/pnpm.cjs'];
+    const r = await sb.run(req(s, ['sh', '-c', `for p in ${plants.join(' ')}; do mkdir -p "$HOME/$(dirname $p)" 2>/dev/null; echo planted > "$HOME/$p" 2>/dev/null && echo "wrote $p"; done; mkdir -p "$XDG_CACHE_HOME/pip" && echo ok > "$XDG_CACHE_HOME/pip/x" && echo own-cache`], { env, policy: reachPolicyOf(s) }));
+    expect(r.stdout).toBe('own-cache\n');
+    for (const p of plants) expect(existsSync(join(s.home, p)), p).toBe(false);
+    expect(readFileSync(join(s.home, '.cache/aalis-sandbox/xdg/pip/x'), 'utf8')).toBe('ok\n');
   });
 
   it('without the allow list the same install is refused, and the refusal is detected', async () => {
