@@ -257,7 +257,8 @@ export async function chatCommand(argv: readonly string[], io: CliIo): Promise<n
     session = takeOptions(args, ['session']).session ?? 'cli';
     if (args.length > 0) throw new Error(`unknown argument '${args[0]}'; the options are --dir, --data, --url and --session.`);
   } catch (error) {
-    io.stderr(`aalis chat: ${(error as Error).message}\n`);
+    const fix = (error as { fix?: unknown }).fix;
+    io.stderr(`aalis chat: ${(error as Error).message}\n${typeof fix === 'string' ? `fix: ${fix}\n` : ''}`);
     return 2;
   }
   if (!io.lines) {

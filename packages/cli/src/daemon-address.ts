@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { readRegularSync } from '@aalis/core';
 import { chooseDataDir } from './data-dir.js';
+import { ownDir } from './own-dir.js';
 
 /**
  * Takes the value options `names` (`--dir D`, `--dir=D`) out of `argv`, read by node's parser as
@@ -26,12 +27,12 @@ export function takeOptions<N extends string>(argv: string[], names: readonly N[
   return values;
 }
 
-function readOr(file: string, what: string): string {
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch {
-    throw new Error(`no ${what} at ${file}: is 'aalis serve' running for this deployment? Give --dir, --data or --url.`);
-  }
+function readOr(file: string, what: string, fix = "is 'aalis serve' running for this deployment? Give --dir, --data or --url."): string {
+  // never through a symlink, never a FIFO: the daemon writes these as regular files of its own
+  const read = readRegularSync(file, { maxBytes: 4096 });
+  if (read.kind === 'read') return read.bytes.toString('utf8').trim();
+  if (read.kind === 'missing') throw new Error(`no ${what} at ${file}: ${fix}`);
+  throw new Error(`the ${what} at ${file} was not read (${read.why}): the daemon writes it as a regular file of its own; remove it and start the daemon again.`);
 }
 
 /**
@@ -42,7 +43,10 @@ function readOr(file: string, what: string): string {
 export function daemonAddressOf(argv: string[]): { url: string; token: string } {
   const { dir, data, url: given } = takeOptions(argv, ['dir', 'data', 'url']);
   const { dataDir } = chooseDataDir({ data, dir });
+  // its token is sent to whatever address the url file names: a data directory another user may
+  // change would take the owner's token wherever they like (found by an attack)
+  if (given === undefined || !process.env.AALIS_TOKEN) ownDir(dataDir, 'the data directory', '--data DIR or another --dir', false);
   const url = given ?? readOr(join(dataDir, 'daemon', 'url'), 'daemon address');
-  const token = process.env.AALIS_TOKEN || readOr(join(dataDir, 'daemon', 'token'), 'daemon token');
+  const token = process.env.AALIS_TOKEN || readOr(join(dataDir, 'daemon', 'token'), 'daemon token', given === undefined ? undefined : 'with --url, give the daemon\'s token in AALIS_TOKEN (it is in <data>/daemon/token of the daemon\'s data directory).');
   return { url, token };
 }

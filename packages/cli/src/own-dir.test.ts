@@ -1,4 +1,5 @@
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ const root = realpathSync(mkdtempSync(join(tmpdir(), 'aalis-own-dir-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const isRoot = process.geteuid?.() === 0;
 const NOBODY = 65534;
+const hasSetfacl = spawnSync('setfacl', ['--version'], { stdio: 'ignore' }).status === 0;
 
 let n = 0;
 /** A fresh folder under the test's root, made by `make` (which returns the path to judge). */
@@ -45,7 +47,7 @@ describe('ownDir: a data directory is this user\'s own, or nothing is read or wr
   });
 
   it.each([
-    ['writable by others', (b: string) => dir(b, 'd', 0o777), /is writable by its group or by others \(mode 777\)/],
+    ['writable by others', (b: string) => dir(b, 'd', 0o777), /is writable by its group or by others \(mode 777;/],
     ['in a parent others may write, without the sticky bit', (b: string) => dir(dir(b, 'open', 0o777), 'd', 0o700), /lies in .*\/open, where others may rename or replace entries \(mode 777, no sticky bit\)/],
     ['a regular file', (b: string) => {
       writeFileSync(join(b, 'f'), '');
@@ -74,7 +76,34 @@ describe('ownDir: a data directory is this user\'s own, or nothing is read or wr
       chownSync(d, 0, NOBODY);
       return d;
     });
-    expect(judge(grouped)).toThrow(/writable by its group or by others \(mode 770\)/);
+    expect(judge(grouped)).toThrow(/writable by its group or by others \(mode 770;/);
+  });
+
+  it('refuses a path through a symlink in a directory others may write (whoever may replace the link chooses where it leads)', () => {
+    const good = scene((b) => dir(b, 'good', 0o700));
+    const open = scene((b) => dir(b, 'open', 0o777));
+    symlinkSync(good, join(open, 'd'));
+    expect(judge(join(open, 'd'))).toThrow(/lies in .*\/open, where others may rename or replace entries/);
+    // the same directory named directly is taken
+    expect(judge(good)()).toBe(good);
+  });
+
+  it('judges the directories above before it makes the missing ones: a refusal leaves nothing behind', () => {
+    const open = scene((b) => dir(b, 'open', 0o777));
+    expect(judge(join(open, 'new', 'data'))).toThrow(NotOwnDirError);
+    expect(existsSync(join(open, 'new'))).toBe(false);
+  });
+
+  it('without create, a missing directory is returned as it is, and nothing is made', () => {
+    const missing = join(root, `missing-${n++}`, 'data');
+    expect(ownDir(missing, 'the data directory', '--data DIR', false)).toBe(missing);
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it.skipIf(!isRoot || !hasSetfacl)('refuses one another user may write through an ACL (the grant shows in the group bits)', () => {
+    const acl = scene((b) => dir(b, 'd', 0o700));
+    execFileSync('setfacl', ['-m', 'u:nobody:rwx', acl]);
+    expect(judge(acl)).toThrow(/is writable by its group or by others \(mode 770;/);
   });
 
   it('says what to do, and the error carries a stable code', () => {

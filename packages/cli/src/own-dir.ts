@@ -1,5 +1,5 @@
 import { lstatSync, mkdirSync, readFileSync, realpathSync, type Stats } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { AalisError } from '@aalis/core';
 
 /**
@@ -23,68 +23,93 @@ function table(file: string): string[][] {
 }
 
 /**
- * Whether this user is the only member of group `gid`: its primary group, which /etc/group lists
- * with no other member and no other account in /etc/passwd has as its primary group (a user
- * private group, as Debian and Fedora make one for each person, whose umask 002 makes their
- * directories group-writable). A group these files do not show (from a directory service) counts
- * as shared.
+ * Whether group `gid` has no member but the account `uid`: that account's primary group, which
+ * /etc/group lists with no other member and no other account in /etc/passwd has as its primary
+ * group (a user private group, as Debian and Fedora make one for each person, whose umask 002
+ * makes their directories group-writable). A group these files do not show (from a directory
+ * service) counts as shared.
  */
-function soleGroup(gid: number): boolean {
-  if (gid !== process.getegid?.()) return false;
-  const uid = euid();
-  const me = table('/etc/passwd').find((f) => Number(f[2]) === uid)?.[0];
+function soleGroupOf(gid: number, uid: number): boolean {
+  const passwd = table('/etc/passwd');
+  const account = passwd.find((f) => Number(f[2]) === uid);
   const group = table('/etc/group').find((f) => Number(f[2]) === gid);
-  if (me === undefined || group === undefined) return false;
-  const members = (group[3] ?? '').split(',').filter((m) => m !== '' && m !== me);
-  const sharing = table('/etc/passwd').some((f) => f.length > 3 && Number(f[3]) === gid && f[0] !== me);
+  if (account === undefined || group === undefined || Number(account[3]) !== gid) return false;
+  const members = (group[3] ?? '').split(',').filter((m) => m !== '' && m !== account[0]);
+  const sharing = passwd.some((f) => f.length > 3 && Number(f[3]) === gid && f[0] !== account[0]);
   return members.length === 0 && !sharing;
 }
 
-/** Whether anyone but its owner may write a directory: others, or a group with someone else in it. */
-function othersMayWrite(st: Stats): boolean {
-  return (st.mode & 0o002) !== 0 || ((st.mode & 0o020) !== 0 && !soleGroup(st.gid));
+/**
+ * Whether anyone but its owner may rename or replace a directory's entries: it is writable by
+ * others, or by a group with someone else in it (the owner's private group is the owner), and no
+ * sticky bit holds them to their own. An ACL granting another user write shows in the group bits
+ * (the mask) of a directory's mode, but its group may still be a private one: for the data
+ * directory itself any group write is refused ({@link ownDir}); for the directories above it, an
+ * ACL on a user-private-group directory is not seen.
+ */
+function othersMayReplace(st: Stats): boolean {
+  if ((st.mode & 0o1000) !== 0) return false;
+  return (st.mode & 0o002) !== 0 || ((st.mode & 0o020) !== 0 && !soleGroupOf(st.gid, st.uid));
 }
 
-/** Who may change a directory's entries besides its owner: others may write it, and no sticky bit holds them to their own. */
-function othersMayReplace(st: Stats): boolean {
-  return othersMayWrite(st) && (st.mode & 0o1000) === 0;
+/** The nearest of `path` and its ancestors that exists (lexically: `..` and symlinks as written). */
+function nearestExisting(path: string): string {
+  for (let p = resolve(path); ; p = dirname(p)) {
+    if (lstatSync(p, { throwIfNoEntry: false }) !== undefined || dirname(p) === p) return p;
+  }
 }
 
 /**
- * Makes `path` (0700, with its missing parents) unless it is there, and refuses it unless it is
- * this user's own: a real directory (the path may reach it through symlinks; the directory itself
- * is judged at its real path), owned by this user, writable by nobody else (a group-writable one
- * is fine when the group has no other member), and inside ancestors in which nobody else may
- * rename or replace entries (writable by others without the sticky bit). Before this, a daemon started on a data directory another user had made first (under
- * `/tmp`, say) wrote its token into that user's file, or through that user's symlink.
+ * Refuses `path` unless it is this user's own directory: owned by this user, with no group or
+ * other write bit (an ACL's grant shows there), and every directory above it, both on the way
+ * written (a symlink is followed from where it sits, so whoever may replace it chooses where the
+ * path leads) and on its real path, one in which nobody else may rename or replace entries
+ * (writable by others, or by a group with another member, without the sticky bit). Before, a
+ * daemon started on a data directory another user had made first (under `/tmp`, say) wrote its
+ * token into that user's file, or through that user's symlink; an ACL, or a symlink in a
+ * directory anyone may write, let another user do the same (found by attacks). The directories
+ * above are judged before the missing ones are made (0700), so a refusal leaves nothing behind.
  *
  * Ancestors owned by another user are not refused: a root daemon in a project under a person's
  * home is the usual case, and that person could change the project already.
  *
  * @param what how the refusal names the directory ("the data directory").
  * @param how how a user picks another one ("--data DIR").
+ * @param create make it (0700, with its missing parents) when it is not there; without, a missing
+ *   one is returned as it is (a client then finds no daemon there).
  */
-export function ownDir(path: string, what: string, how: string): string {
-  try {
-    mkdirSync(path, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    // something else is there: refused below, by what it is
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
+export function ownDir(path: string, what: string, how: string, create = true): string {
   const uid = euid();
+  const refuse = (shown: string, why: string, fix: string): never => {
+    throw new NotOwnDirError('dir-not-own', `${what} ${shown}${shown === path ? '' : ` (${path})`} ${why}, so another user could read or replace what aalis keeps there (its token, grants, audit log); nothing was read or written in it.`, { fix: `${fix}, or use another directory (${how}).` });
+  };
+  const judgeAbove = (from: string) => {
+    for (let dir = from; ; dir = dirname(dir)) {
+      const up = lstatSync(dir);
+      if (othersMayReplace(up)) refuse(path, `lies in ${dir}, where others may rename or replace entries (mode ${(up.mode & 0o7777).toString(8)}, no sticky bit)`, `\`chmod go-w ${dir}\` or \`chmod +t ${dir}\``);
+      if (dirname(dir) === dir) break;
+    }
+  };
+  if (uid !== undefined) {
+    // the way as written, then where it really leads, up to what exists now
+    const existing = nearestExisting(path);
+    judgeAbove(existing === resolve(path) ? dirname(existing) : existing);
+    judgeAbove(dirname(realpathSync(existing)));
+  }
+  if (create) {
+    try {
+      mkdirSync(path, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      // something else is there: refused below, by what it is
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  } else if (lstatSync(path, { throwIfNoEntry: false }) === undefined) return path;
   if (uid === undefined) return path; // no owners to compare (not POSIX)
   const real = realpathSync(path);
   const st = lstatSync(real);
-  const refuse = (why: string, fix: string): never => {
-    throw new NotOwnDirError('dir-not-own', `${what} ${real}${real === path ? '' : ` (${path})`} ${why}, so another user could read or replace what aalis keeps there (its token, grants, audit log); nothing was read or written in it.`, { fix: `${fix}, or use another directory (${how}).` });
-  };
-  if (!st.isDirectory()) refuse('is not a directory', `remove it`);
-  if (st.uid !== uid) refuse(`belongs to uid ${st.uid}, not to this user (uid ${uid})`, `check who made it; if it is yours to take, \`chown ${uid} ${real}\``);
-  if (othersMayWrite(st)) refuse(`is writable by its group or by others (mode ${(st.mode & 0o7777).toString(8)})`, `\`chmod go-w ${real}\``);
-  for (let dir = dirname(real); ; dir = dirname(dir)) {
-    const up = lstatSync(dir);
-    if (othersMayReplace(up)) refuse(`lies in ${dir}, where others may rename or replace entries (mode ${(up.mode & 0o7777).toString(8)}, no sticky bit)`, `\`chmod go-w ${dir}\` or \`chmod +t ${dir}\``);
-    if (dirname(dir) === dir) break;
-  }
+  if (!st.isDirectory()) refuse(real, 'is not a directory', 'remove it');
+  if (st.uid !== uid) refuse(real, `belongs to uid ${st.uid}, not to this user (uid ${uid})`, `check who made it; if it is yours to take, \`chown ${uid} ${real}\``);
+  if ((st.mode & 0o022) !== 0) refuse(real, `is writable by its group or by others (mode ${(st.mode & 0o7777).toString(8)}; an ACL's grant shows in the group bits)`, `\`chmod go-w ${real}\` (and \`setfacl -b ${real}\` where an ACL grants it)`);
+  judgeAbove(dirname(real));
   return path;
 }

@@ -27,7 +27,8 @@ export async function podCliCommand(argv: readonly string[], io: CliIo): Promise
   try {
     ({ url, token } = daemonAddressOf(args));
   } catch (error) {
-    io.stderr(`aalis pod: ${(error as Error).message}\n`);
+    const fix = (error as { fix?: unknown }).fix;
+    io.stderr(`aalis pod: ${(error as Error).message}\n${typeof fix === 'string' ? `fix: ${fix}\n` : ''}`);
     return 2;
   }
   // What the pod prints comes from a task (its model's replies, its files' names, its commands'
