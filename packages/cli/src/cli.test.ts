@@ -115,6 +115,29 @@ describe('aalis exec', () => {
     expect(existsSync(target)).toBe(false);
   }, 60_000);
 
+  // Run in a deployment directory, the daemon's config, plugins and tools are its control plane
+  // here too: a sandboxed command added an owner to aalis.config.json and planted a spec tool,
+  // and explain called those writes allowed, where the daemon refused them.
+  it("in a deployment directory, the config, plugins and tools are control plane: refused, never asked, and explain says so", () => {
+    const project = join(root, 'project');
+    mkdirSync(join(project, 'plugins', 'notes'), { recursive: true });
+    mkdirSync(join(project, 'my-tools'));
+    const config = JSON.stringify({ owners: { cli: ['root'] }, tools: { dir: 'my-tools' }, plugins: { './plugins/notes': {} } });
+    writeFileSync(join(project, 'aalis.config.json'), config);
+    writeFileSync(join(project, 'plugins', 'notes', 'index.js'), 'export default {};\n');
+    const script = 'echo "{}" > aalis.config.json; echo x >> plugins/notes/index.js; mkdir -p my-tools/evil && echo "{}" > my-tools/evil/tool.json; echo kept > notes.txt';
+    const result = aalis(['exec', '--', 'sh', '-c', script], { cwd: project });
+    expect(result.status).not.toBe(0);
+    expect(readFileSync(join(project, 'aalis.config.json'), 'utf8')).toBe(config);
+    expect(readFileSync(join(project, 'plugins', 'notes', 'index.js'), 'utf8')).toBe('export default {};\n');
+    expect(existsSync(join(project, 'my-tools', 'evil'))).toBe(false);
+    expect(readFileSync(join(project, 'notes.txt'), 'utf8')).toBe('kept\n');
+    expect(result.stderr).toContain('(rule: control-plane)');
+    for (const path of ['aalis.config.json', 'plugins/notes/index.js', 'my-tools/x/tool.json', 'tools/x/tool.json']) {
+      expect(aalis(['explain', 'write', path], { cwd: project }).stdout, path).toContain('deny (rule: control-plane)');
+    }
+  }, 120_000);
+
   // The sandboxed command names the file: \r and ESC[2K in its name rewrote the ask's line on the
   // terminal, so the ask could show another path than the one it was for.
   it("an ask shows a name's control characters as escapes, never as terminal commands", () => {

@@ -6,6 +6,7 @@ import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin, reachView } from '@aalis/plugin-reach';
 import { sandboxOf } from './backends.js';
 import { type DataDirChoice, otherInstances } from './data-dir.js';
+import { deploymentControlOf } from './deployment-control.js';
 import { installOf, terminalIdentity } from './install.js';
 import type { CliIo } from './io.js';
 import { ownDir } from './own-dir.js';
@@ -56,7 +57,8 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     .use(reachPlugin, {
       install: install.dir,
       form: install.form,
-      ...(options.data.deployment !== undefined ? { deployment: options.data.deployment } : {}),
+      // in a deployment, its config, plugins and tools are control plane, as the daemon's reach has them
+      ...(options.data.deployment !== undefined ? { deployment: options.data.deployment, ...deploymentControlOf(options.data.deployment, install) } : {}),
       otherData: others.otherData,
       localPorts: others.ports,
       // run from the owner's terminal, this process already has the terminal's environment
