@@ -4,7 +4,7 @@
 // through a symlink leaves no directory behind; an export onto a planted symlink is refused.
 // A real kernel, real files; the model is the scripted stand-in.
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeModel, startFakeModel } from './fake-model.testing.js';
 import { makePlace, type Place, type PodEnv, snapshot, startPod } from './harness.testing.js';
@@ -113,6 +113,21 @@ describe('host-side writes of the pod', () => {
     }
     expect(snapshot(join(inside, taskDir))).toEqual(before);
     expect(first.state).toBe('succeeded');
+  });
+
+  it("a subdirectory reaching below a root placed above them into the daemon's data or install is refused, and nothing is made", async () => {
+    // a root above a project (or the daemon's own folders) is taken; what lies below it was not judged
+    const wide = await startPod(place, { baseURL: model.baseURL, sandboxRoot: place.root, timeoutMs: 20_000 });
+    try {
+      for (const subdir of [basename(wide.dataDir), 'install', `${basename(wide.dataDir)}/deeper`]) {
+        const before = snapshot(place.root);
+        const error = await wide.pod.start({ task: 'make a file', subdir }).catch((e: unknown) => e);
+        expect(error, subdir).toMatchObject({ code: 'root-in-control-plane', message: expect.stringContaining('made no directory') });
+        expect(snapshot(place.root)).toEqual(before);
+      }
+    } finally {
+      await wide.kernel.stop();
+    }
   });
 
   it('an export onto a symlink planted after the plan is refused, and the place it points to stays untouched', async () => {

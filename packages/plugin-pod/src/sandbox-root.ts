@@ -42,16 +42,20 @@ export async function checkRoot(configured: string | undefined, context: RootCon
       throw new PodError('root-in-workspace', `the sandbox root ${root} is inside the workspace or project ${ws}, so the pod refused the task: a task's files must not land in the workspace. ${HOW_TO_SET}`);
     }
   }
-  for (const dir of context.daemonDirs) {
-    if (within(root, dir)) {
-      throw new PodError('root-in-control-plane', `the sandbox root ${root} is inside the daemon's own directory ${dir}, so the pod refused the task. ${HOW_TO_SET}`);
-    }
-  }
-  const prepared = preparePath(root, context.lists.platform);
-  if (compileRules(context.lists.control, context.lists.platform).test(prepared) || compileRules(context.lists.denyRead, context.lists.platform).test(prepared)) {
-    throw new PodError('root-in-control-plane', `the sandbox root ${root} is in the control plane or the deny-read list, so the pod refused the task. ${HOW_TO_SET}`);
-  }
+  const protectedBy = protectedPlace(root, context);
+  if (protectedBy !== undefined) throw new PodError('root-in-control-plane', `the sandbox root ${root} is ${protectedBy}, so the pod refused the task. ${HOW_TO_SET}`);
   return root;
+}
+
+/**
+ * Why a place may not hold a task's files, if it may not: inside the daemon's own directories, or
+ * in the control plane or the deny-read list (a project's `node_modules`, its `tools/`, …).
+ */
+function protectedPlace(path: string, context: RootContext): string | undefined {
+  for (const dir of context.daemonDirs) if (within(path, dir)) return `inside the daemon's own directory ${dir}`;
+  const prepared = preparePath(path, context.lists.platform);
+  if (compileRules(context.lists.control, context.lists.platform).test(prepared) || compileRules(context.lists.denyRead, context.lists.platform).test(prepared)) return 'in the control plane or the deny-read list';
+  return undefined;
 }
 
 /**
@@ -70,6 +74,12 @@ export async function makeTaskDirs(root: string, subdir: string | undefined, id:
     if (within(base, ws) || within(ws, base)) {
       throw new PodError('root-in-workspace', `the task directory ${base} overlaps the workspace ${ws}; the pod refused the task and made no directory. Choose a sandbox root or subdirectory away from it.`);
     }
+  }
+  // the root was judged, but a subdirectory can reach below it into what the root check refuses
+  // (a root above a project: its node_modules, its tools/, the daemon's data; found by a new user's trial)
+  const protectedBy = protectedPlace(base, context);
+  if (protectedBy !== undefined) {
+    throw new PodError('root-in-control-plane', `the task directory ${base} is ${protectedBy}; the pod refused the task and made no directory. Choose a subdirectory away from it.`);
   }
   // Inside another task's directory (its work/ is that task's code's to write), the other task's
   // code could rewrite this task's log, or swap its work/ for a link: found by an attack
