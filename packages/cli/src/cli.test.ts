@@ -217,6 +217,15 @@ describe('aalis exec', () => {
     const here = run(`cd "$(printf 'out\\377')" && exec "$1" "$2" exec -- true`);
     expect(here.stderr).toMatch(/the current directory is not UTF-8/);
     expect(here.status).toBe(2);
+    // the command's own arguments: node would hand on U+FFFD, another name than the one given
+    const arg = run(`exec "$1" "$2" exec -- touch "$(printf '${base}/out\\377/made')"`);
+    expect(arg.stderr).toMatch(/the command's argument 2 .* is not UTF-8/);
+    expect(arg.status).toBe(2);
+    expect(existsSync(join(base, 'out\uFFFD', 'made'))).toBe(false);
+    expect(existsSync(Buffer.from(`${base}/out\xff/made`, 'latin1'))).toBe(false);
+    const lossyData = run(`exec "$1" "$2" exec --data "$(printf '${base}/d\\377')" -- true`);
+    expect(lossyData.stderr).toMatch(/--data: the argument .* is not UTF-8/);
+    expect(lossyData.status).toBe(2);
   });
 
   it('exits 125 and runs nothing when the chosen sandbox cannot start', () => {

@@ -8,7 +8,7 @@ import { parse } from './args.js';
 import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
 import { chooseDataDir } from './data-dir.js';
 import { markPhase } from './exec-phases.js';
-import { lossyInputs, refuseLossyPath } from './lossy-inputs.js';
+import { lossyInputs, NotUtf8PathError, refuseLossyArgs, refuseLossyPath } from './lossy-inputs.js';
 import { forTerminal } from './terminal-text.js';
 import { type CliIo, UsageError } from './io.js';
 import { startLocal } from './runtime.js';
@@ -104,6 +104,7 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
   }
   const command = [...positionals, ...rest];
   if (command.length === 0) throw new UsageError('no command given; put it after --, e.g. aalis exec -- ls -la', 'exec');
+  refuseLossyArgs(command);
   const tier = tierOf(flags.tier, 'exec');
   const timeout = flags.timeout === undefined ? 600 : Number(flags.timeout);
   if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError(`--timeout '${String(flags.timeout)}' is not a positive number of seconds.`, 'exec');
@@ -117,8 +118,8 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
     const sandboxed = tier !== 'confirm' && tier !== 'full';
     runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, data: chooseDataDir({ data: flags.data as string | undefined }), io, warmSandbox: sandboxed });
   } catch (error) {
-    // not the sandbox's: a data directory to refuse says so with its own fix
-    if (error instanceof NotOwnDirError) throw error;
+    // not the sandbox's: a data directory to refuse, or one named in bytes that are not UTF-8, says so with its own fix
+    if (error instanceof NotOwnDirError || error instanceof NotUtf8PathError) throw error;
     return unavailable(io, error);
   }
   markPhase('runtime');

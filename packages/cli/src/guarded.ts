@@ -5,8 +5,8 @@ export type Command = (argv: readonly string[], io: CliIo) => Promise<number>;
 
 /**
  * Runs subcommand `name` and turns what it throws into the CLI's answer: a usage error is printed
- * with a pointer to its `--help` (exit 2), anything else as its message (exit 1), never a stack
- * trace. What the error path needs is loaded only when it runs.
+ * with a pointer to its `--help` (exit 2), a path or argument refused for its bytes (`bad-path`)
+ * too, anything else as its message (exit 1), never a stack trace. What the error path needs is loaded only when it runs.
  */
 export async function runGuarded(name: string, command: Command, argv: readonly string[], io: CliIo): Promise<number> {
   try {
@@ -18,6 +18,7 @@ export async function runGuarded(name: string, command: Command, argv: readonly 
       return 2;
     }
     io.stderr(`aalis ${name}: ${errorText(error)}\n`);
-    return 1;
+    // an argument refused for its bytes is a bad value, as the README's exit codes have it
+    return (error as { code?: unknown }).code === 'bad-path' ? 2 : 1;
   }
 }

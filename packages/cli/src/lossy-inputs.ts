@@ -83,3 +83,21 @@ export function refuseLossyPath(what: string, value: string | undefined, from: '
     { fix: FIX },
   );
 }
+
+/**
+ * Refuses a command's arguments (`aalis exec -- …`) when one came in bytes that are not UTF-8:
+ * node hands it on with U+FFFD, so the command would get another argument than the one given
+ * (`rm $'f\\xff'` would act on `f\uFFFD`), silently (found by a new user's trial).
+ */
+export function refuseLossyArgs(args: readonly string[], inputs: () => LossyInputs = lossyInputs): void {
+  const odd = args.findIndex((a) => a.includes('\uFFFD'));
+  if (odd < 0) return; // none can be lossy: no read of /proc
+  const known = inputs();
+  const lossy = args.findIndex((a) => known.args.has(a));
+  if (lossy < 0) return;
+  throw new NotUtf8PathError(
+    'bad-path',
+    `the command's argument ${lossy + 1} (${JSON.stringify(args[lossy])}) is not UTF-8 (shown with U+FFFD for each byte that is not); aalis receives its arguments as text, so the command would get another argument than the one given; nothing was run.`,
+    { fix: "Put the command in a script and run that (sh ./script.sh), or give the bytes to the command another way (printf '\\xff' in sh -c)." },
+  );
+}

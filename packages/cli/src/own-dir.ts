@@ -80,8 +80,8 @@ function nearestExisting(path: string): string {
  */
 export function ownDir(path: string, what: string, how: string, create = true): string {
   const uid = euid();
-  const refuse = (shown: string, why: string, fix: string): never => {
-    throw new NotOwnDirError('dir-not-own', `${what} ${shown}${shown === path ? '' : ` (${path})`} ${why}, so another user could read or replace what aalis keeps there (its token, grants, audit log); nothing was read or written in it.`, { fix: `${fix}, or use another directory (${how}).` });
+  const refuse = (shown: string, why: string, fix: string, risk = ', so another user could read or replace what aalis keeps there (its token, grants, audit log)'): never => {
+    throw new NotOwnDirError('dir-not-own', `${what} ${shown}${shown === path ? '' : ` (${path})`} ${why}${risk}; nothing was read or written in it.`, { fix: `${fix}, or use another directory (${how}).` });
   };
   const judgeAbove = (from: string) => {
     for (let dir = from; ; dir = dirname(dir)) {
@@ -107,7 +107,7 @@ export function ownDir(path: string, what: string, how: string, create = true): 
   if (uid === undefined) return path; // no owners to compare (not POSIX)
   const real = realpathSync(path);
   const st = lstatSync(real);
-  if (!st.isDirectory()) refuse(real, 'is not a directory', 'remove it');
+  if (!st.isDirectory()) refuse(real, 'is not a directory', 'check the path', '');
   if (st.uid !== uid) refuse(real, `belongs to uid ${st.uid}, not to this user (uid ${uid})`, `check who made it; if it is yours to take, \`chown ${uid} ${real}\``);
   if ((st.mode & 0o022) !== 0) refuse(real, `is writable by its group or by others (mode ${(st.mode & 0o7777).toString(8)}; an ACL's grant shows in the group bits)`, `\`chmod go-w ${real}\` (and \`setfacl -b ${real}\` where an ACL grants it)`);
   judgeAbove(dirname(real));
