@@ -1,7 +1,7 @@
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
 import { vanishedRootMapMount } from './vanished-mount.js';
-import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, VanishedMountError } from './launch-state.js';
+import { commandNotRun, type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, VanishedMountError } from './launch-state.js';
 import { OVERLAY_FAILURE } from './overlay-mount.js';
 import { PidLimitError } from './pid-limit.js';
 import { ROOT_MAP_FAILURE } from './root-map.js';
@@ -111,5 +111,17 @@ describe('vanishedRootMapMount', () => {
     const stderr = `${ROOT_MAP_FAILURE}cannot hide the file ${name}: mount failed: No such file or directory (errno 2)\n`;
     expect(vanishedRootMapMount(stderr, (p) => p !== name)).toBe(true);
     expect(vanishedRootMapMount(stderr, () => true)).toBe(false);
+  });
+});
+
+describe('commandNotRun: bubblewrap could not exec the command in a sandbox it had set up', () => {
+  it.each([
+    [1, 'bwrap: execvp nonexistentcmd: No such file or directory\n', { exitCode: 127, stderr: 'aalis: nonexistentcmd: command not found in the sandbox\n' }],
+    [1, 'bwrap: execvp ./script: Permission denied\n', { exitCode: 126, stderr: 'aalis: ./script: cannot run it in the sandbox (Permission denied)\n' }],
+    [1, 'bwrap: Can\'t mount proc on /newroot/proc: Operation not permitted\n', undefined],
+    [2, 'bwrap: execvp x: No such file or directory\n', undefined],
+    [1, 'bwrap: execvp x: No such file or directory\nmore the command said\n', undefined],
+  ] as const)('exit %s with %j', (exitCode, stderr, expected) => {
+    expect(commandNotRun(exitCode, stderr)).toEqual(expected);
   });
 });

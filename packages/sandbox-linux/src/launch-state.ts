@@ -128,6 +128,22 @@ export interface LaunchEnd {
  * command ran (its exit is the result). Every failure of a step before the command is an error:
  * nothing ran then.
  */
+/**
+ * bubblewrap's own line when the sandbox was set up and the command could not be exec'd in it
+ * (`bwrap: execvp NAME: No such file or directory`): not a sandbox that could not start, but a
+ * command that does not exist (or may not run) in the sandbox's view. Answered as a shell does,
+ * 127 or 126 with the reason; before, it was "the sandbox cannot start" (exit 125 from `aalis
+ * exec`), which sent a user to `aalis doctor` for a typo (found by a new user's trial).
+ */
+export function commandNotRun(exitCode: number | null, stderr: string): { readonly exitCode: 126 | 127; readonly stderr: string } | undefined {
+  if (exitCode !== 1) return undefined;
+  const m = /^bwrap: execvp (.*): ([^\n]+)\n?$/.exec(stderr);
+  if (!m) return undefined;
+  const [, name, why] = m;
+  const missing = why === 'No such file or directory';
+  return { exitCode: missing ? 127 : 126, stderr: `aalis: ${name}: ${missing ? 'command not found in the sandbox' : `cannot run it in the sandbox (${why})`}\n` };
+}
+
 export function launchFailure(end: LaunchEnd, translation: Translation, exists: (p: string) => boolean, mounted: (p: string) => boolean = hostMountPoint): Error | undefined {
   const { state, failure, stderr } = end;
   // whatever the command did, its end was never seen: an error, never a result (and nothing is committed)
@@ -165,7 +181,7 @@ export function launchFailure(end: LaunchEnd, translation: Translation, exists: 
     return unavailable(`network "on" could not be set up: ${e.message}; bwrap: ${stderr.trim()}`, fix);
   }
   // a command that ran and printed "bwrap: ..." (a run again would run it again): its exit is the result
-  if (state.kind !== 'killed' && end.exitCode === 1 && stderr.startsWith('bwrap: ') && end.commandRan !== true) {
+  if (state.kind !== 'killed' && end.exitCode === 1 && stderr.startsWith('bwrap: ') && end.commandRan !== true && commandNotRun(end.exitCode, stderr) === undefined) {
     if (end.setupDone !== true && transientSetupFailure(stderr, translation, exists, mounted)) return new VanishedMountError(stderr.trim());
     return unavailable(`bubblewrap could not set up the sandbox: ${stderr.trim()}`, 'see `aalis doctor`; nothing was run');
   }

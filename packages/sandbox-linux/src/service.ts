@@ -60,7 +60,7 @@ import { isPlainEntry, premountHides, readOnlyByStep, realOr } from './premount.
 import { DEFAULT_PREPARED_IDLE_MS, DEFAULT_PREPARED_PER_KEY, type PreparedSandbox, PreparedPool, identityPaths, preparedKey, preparedStep, samePlan, shimFailure, shimPayload, shimRequest } from './prepared.js';
 import { watchExec } from './exec-report.js';
 import { killPinned, type PinnedPid, pinPid } from './pinned-pid.js';
-import { type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
+import { commandNotRun, type Killer, killed, type LaunchState, launchFailure, released, sandboxKnown, type SetupFailure, VanishedMountError } from './launch-state.js';
 import { endWithin, type ForcedEnd, forcedEndLine, type SandboxRemains } from './bounded-end.js';
 import { findPerl, findPython } from './system-interpreters.js';
 
@@ -1304,10 +1304,12 @@ export class LinuxSandbox implements SandboxService {
       const mounted = new Set(translation.mounts.map((m) => m.path));
       const denied = refusedWritesIn(stderr, request.cwd, linuxRefusal(mounted, new Set(translation.placeholders.map((p) => p.path))));
       const wasKilled = state.kind === 'killed';
+      // only where the sandbox said the command never started: a command's own such line stays its own
+      const notRun = !wasKilled && commandRan === false ? commandNotRun(r.exitCode ?? null, stderr) : undefined;
       return {
         stdout: out.text(),
-        stderr,
-        exitCode: wasKilled ? null : (r.exitCode ?? null),
+        stderr: notRun?.stderr ?? stderr,
+        exitCode: wasKilled ? null : (notRun?.exitCode ?? r.exitCode ?? null),
         signal: wasKilled ? 'SIGKILL' : (r.signal ?? null),
         timedOut,
         truncated: out.truncated || err.truncated,
