@@ -80,6 +80,7 @@ const EXAMPLES = {
   lefthook: ['/srv/p/.lefthook/pre-commit/lint.sh', '/srv/p/lefthook.md'],
   github: ['/srv/p/.github/workflows/ci.yml', '/srv/p/.github/dependabot.yml'],
   mise: ['/srv/p/.config/mise/config.toml', '/srv/p/mise.lock'],
+  'tool-versions': ['/srv/p/.tool-versions', '/srv/p/.tool-versions.bak'],
   devcontainer: ['/srv/p/.devcontainer/devcontainer.json', '/srv/p/devcontainer.json'],
   idea: ['/srv/p/.idea/workspace.xml', '/srv/p/idea/x'],
   'package-manager-rc': ['/srv/p/.pnpmfile.cjs', '/srv/p/pnpmfile.cjs'],
@@ -132,7 +133,6 @@ describe('the landing table', () => {
     ['/srv/p/mise.production.toml', true],
     ['/srv/p/src/mise/readme.md', false],
     ['/srv/p/mise.lock', false],
-    ['/srv/p/.tool-versions', false],
   ])('mise covers %s: %s', (path, yes) => {
     expect(covers(ENTRIES.find((x) => x.id === 'mise')!, path)).toBe(yes);
   });

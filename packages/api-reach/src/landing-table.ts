@@ -160,6 +160,7 @@ export const LANDING_TABLE = [
   // conf.d/*.toml in mise/, .mise/ and .config/mise/: the directories themselves are landings too,
   // or a symlink (or a rename) named like one would bring a prepared tree in whole
   { id: 'mise', group: 'project', place: { anywhere: '(?:\\.config/)?(?:\\.?mise(?:\\.[^/]*)?\\.toml|\\.?mise(?:/(?:config[^/]*\\.toml|conf\\.d(?:/.*)?))?)' }, names: ['mise.toml', '.mise.toml', 'mise.local.toml', '.mise.local.toml', '.mise'], reason: 'env._.source and hooks run on cd', tool: 'mise' },
+  { id: 'tool-versions', group: 'project', place: { anywhere: '\\.tool-versions' }, names: ['.tool-versions'], reason: 'a `path:` version puts a directory the file names on PATH at every cd', tool: 'asdf, mise' },
   { id: 'devcontainer', group: 'project', place: { anywhere: '(?:\\.devcontainer(?:/.*)?|\\.devcontainer\\.json)' }, names: ['.devcontainer', '.devcontainer.json'], reason: 'postCreate/postStart commands, features, mounts', tool: 'Dev Containers (VS Code, devcontainer CLI)' },
   { id: 'idea', group: 'project', place: { anywhere: '\\.idea(?:/.*)?' }, names: ['.idea'], reason: 'run configurations and startup tasks, file watchers', tool: 'JetBrains IDEs' },
   { id: 'package-manager-rc', group: 'project', place: { anywhere: '(?:\\.npmrc|\\.yarnrc(?:\\.yml)?|\\.pnpmfile\\.cjs)' }, names: ['.npmrc', '.yarnrc.yml', '.pnpmfile.cjs'], reason: 'node-options, script-shell, yarnPath and the pnpmfile run code on the next install', tool: 'npm, yarn, pnpm' },
