@@ -41,7 +41,11 @@ function readOr(file: string, what: string, fix = "is 'aalis serve' running for 
  * `--data` / `--dir` / the current directory choose. Takes those flags out of `argv`.
  */
 export function daemonAddressOf(argv: string[]): { url: string; token: string } {
-  const { dir, data, url: given } = takeOptions(argv, ['dir', 'data', 'url']);
+  return daemonAddressFrom(takeOptions(argv, ['dir', 'data', 'url']));
+}
+
+/** {@link daemonAddressOf} from flags already taken out of the arguments (a command that looks the daemon up only when it needs it). */
+export function daemonAddressFrom({ dir, data, url: given }: { readonly dir?: string; readonly data?: string; readonly url?: string }): { url: string; token: string } {
   const { dataDir } = chooseDataDir({ data, dir });
   // its token is sent to whatever address the url file names: a data directory another user may
   // change would take the owner's token wherever they like (found by an attack)

@@ -63,8 +63,9 @@ describe('a data directory named in bytes that are not UTF-8', () => {
     try {
       // the argument's byte 0xff can only be passed by a shell: a JavaScript string goes out as UTF-8
       const r = spawnSync('sh', ['-c', `exec "$0" "$1" serve --dir "$2" --port 0 --data "$(printf '%s/d\\377')"`, process.execPath, BIN, dir, parent], { encoding: 'utf8', timeout: 50_000, env: { ...process.env, NODE_OPTIONS: '--conditions=aalis-source' } });
-      expect(r.status).toBe(1);
-      expect(r.stderr).toMatch(/the daemon did not start: --data: the argument .* is not UTF-8/);
+      // a bad value: exit 2, as every command's
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(/aalis serve: --data: the argument .* is not UTF-8/);
       expect(r.stderr).toMatch(/fix: Give a path whose bytes are UTF-8/);
       expect(r.stderr).not.toMatch(/\n\s+at /);
       expect(readdirSync(parent)).toEqual([]);

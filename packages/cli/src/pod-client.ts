@@ -5,8 +5,12 @@ import { PodError, type PodCommandService, type PodErrorCode } from '@aalis/plug
  * The pod service of a running daemon, through its `/api/pod/…` routes: what `aalis pod` uses,
  * so tasks run in the daemon that owns them and the CLI never writes the pod's state itself.
  */
-export function podClient(baseUrl: string, token: string): PodCommandService {
+export function podClient(address: { readonly url: string; readonly token: string } | (() => { readonly url: string; readonly token: string })): PodCommandService {
+  // looked up at the first call: the pod's help and its refusal of an unknown command need no daemon
+  let known = typeof address === 'function' ? undefined : address;
   const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
+    known ??= (address as () => { readonly url: string; readonly token: string })();
+    const { url: baseUrl, token } = known;
     let response: Response;
     try {
       response = await fetch(new URL(`/api/pod/${path}`, baseUrl), {

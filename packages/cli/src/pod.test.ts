@@ -61,8 +61,10 @@ describe('aalis pod', () => {
       const home = join(elsewhere, 'home');
       mkdirSync(home);
       const result = pod(['list'], elsewhere, { HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_DATA_HOME: join(home, 'data'), AALIS_DATA: '' });
-      expect(result.status).toBe(2);
+      // a daemon that is not there is the command's failure (1), not its usage; the help needs none
+      expect(result.status).toBe(1);
       expect(result.stderr).toContain("is 'aalis serve' running for this deployment?");
+      for (const help of [['help'], ['list', '--help']]) expect(pod(help, elsewhere, { HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_DATA_HOME: join(home, 'data'), AALIS_DATA: '' }).status).toBe(0);
     } finally {
       rmSync(elsewhere, { recursive: true, force: true });
     }

@@ -180,6 +180,11 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
     return 0;
   }
   if (positionals.length > 0 || rest.length > 0) throw new UsageError(`serve takes no arguments (got '${[...positionals, ...rest].join(' ')}'); the deployment directory goes in --dir.`, 'serve');
+  // bad values are usage errors (exit 2), said before anything starts
+  const port = flags.port !== undefined ? portOf(flags.port) : undefined;
+  if (typeof flags.host === 'string' && flags.host.trim() === '') {
+    throw new UsageError("--host '' names no address (an empty one would listen on every interface); give one, e.g. --host 127.0.0.1, or leave it out for the default.", 'serve');
+  }
   const progress = (line: string) => io.stderr(`aalis serve: ${line}\n`);
   const signals = stopSignals(io);
   let daemon: RunningDaemon;
@@ -187,7 +192,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
     daemon = await startDaemon({
       ...(typeof flags.dir === 'string' ? { deploymentDir: flags.dir } : {}),
       ...(typeof flags.data === 'string' ? { dataDir: flags.data } : {}),
-      ...(flags.port !== undefined ? { port: portOf(flags.port) as number } : {}),
+      ...(port !== undefined ? { port } : {}),
       ...(typeof flags.host === 'string' ? { host: flags.host } : {}),
       ...(flags.deployment !== undefined ? { deployment: flags.deployment as Deployment } : {}),
       ...(typeof flags.config === 'string' ? { configFile: flags.config } : {}),
@@ -199,6 +204,8 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
       io.stderr(`aalis serve: the config is not usable, so the daemon did not start:\n  ${error.message}\n`);
       return 2;
     }
+    // a bad argument (--dir that is not a directory, a path not UTF-8) is the user's to fix: exit 2
+    if (error instanceof UsageError || (error as { code?: unknown }).code === 'bad-path') throw error;
     io.stderr(`aalis serve: the daemon did not start: ${errorText(error)}\n`);
     return 1;
   }

@@ -8,6 +8,7 @@ import { CONSOLE_PAGE } from '../console/page.js';
 import { registerDaemon, registryDir } from '../daemon-registry.js';
 import { chooseDataDir, type DataDirChoice, deploymentDirOf, otherInstances } from '../data-dir.js';
 import { terminalIdentity } from '../install.js';
+import { UsageError } from '../io.js';
 import { ownDir } from '../own-dir.js';
 import { handleApi } from './api.js';
 import { CallTracker } from './calls.js';
@@ -72,9 +73,9 @@ function directory(path: string, what: string): string {
   try {
     real = realpathSync(resolve(path));
   } catch {
-    throw new Error(`${what} '${path}' does not exist; create it, or point ${what} at an existing directory.`);
+    throw new UsageError(`${what} '${path}' does not exist; create it, or point ${what} at an existing directory.`, 'serve');
   }
-  if (!statSync(real).isDirectory()) throw new Error(`${what} '${path}' is not a directory.`);
+  if (!statSync(real).isDirectory()) throw new UsageError(`${what} '${path}' is not a directory.`, 'serve');
   return real;
 }
 

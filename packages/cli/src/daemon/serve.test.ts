@@ -48,6 +48,20 @@ describe('aalis serve: a bad config names the file, the field and the expectatio
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--deployment 'cloud' is not accepted; use one of: host, docker");
   });
+
+  // each was exit 1, "the daemon did not start", and an empty --host listened on every interface
+  it.each([
+    [['--port', 'abc'], "--port 'abc' is not a port"],
+    [['--port', '99999'], "--port '99999' is not a port"],
+    [['--host', ''], "--host '' names no address"],
+    [['--dir', '/nonexistent-aalis-dir'], "--dir '/nonexistent-aalis-dir' does not exist"],
+  ])('%j is a bad value: exit 2, said before anything starts', async (args, message) => {
+    const result = await serveOnce(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).toContain("Run 'aalis serve --help' for the options.");
+    expect(result.stdout).not.toMatch(/console: /);
+  });
 });
 
 describe('aalis serve: the API', () => {
