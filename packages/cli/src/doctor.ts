@@ -10,7 +10,7 @@ import { describeSecretEnv, type SecretEnvView, secretEnvView } from './secret-e
 
 export const DOCTOR_HELP = `aalis doctor: what works on this machine
 
-Usage: aalis doctor [--backend ${BACKEND_CHOICES.join('|')}] [--json]
+Usage: aalis doctor [--backend ${BACKEND_CHOICES.join('|')}] [--config FILE] [--json]
 
 Checks every sandbox backend (bubblewrap, user namespaces and the AppArmor restriction, seccomp;
 the Docker engine and image; sandbox-exec) and prints each check with the command that fixes it.

@@ -1,6 +1,4 @@
-import { realpathSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import { resolve } from 'node:path';
 import { reach, SandboxUnavailableError, sandbox } from '@aalis/api-reach';
 import { ToolError } from '@aalis/core';
 import { CommandRefusedError, runCommand } from '@aalis/plugin-tools';
@@ -8,11 +6,12 @@ import { parse } from './args.js';
 import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
 import { chooseDataDir } from './data-dir.js';
 import { markPhase } from './exec-phases.js';
-import { lossyInputs, NotUtf8PathError, refuseLossyArgs, refuseLossyPath } from './lossy-inputs.js';
+import { NotUtf8PathError, refuseLossyArgs } from './lossy-inputs.js';
 import { forTerminal } from './terminal-text.js';
 import { type CliIo, UsageError } from './io.js';
 import { startLocal } from './runtime.js';
-import { NotOwnDirError } from './own-dir.js';
+import { MissingParentError, NotOwnDirError } from './own-dir.js';
+import { directory } from './directory-option.js';
 
 /** The exit status when the sandbox cannot start: nothing ran. */
 export const EXIT_SANDBOX_UNAVAILABLE = 125;
@@ -69,31 +68,6 @@ const FLAGS = {
   data: { type: 'string' },
 } as const;
 
-/**
- * A directory option (`given`: from argv) or the current directory, resolved. One whose bytes are
- * not UTF-8 is refused (lossy-inputs.ts): Node hands on U+FFFD for each such byte, which names
- * another directory, and that one was granted or run in. `/proc/self` is read only when a U+FFFD is there.
- */
-function directory(path: string, what: string, given: boolean): string {
-  if (resolve(path).includes('\uFFFD')) {
-    const inputs = lossyInputs();
-    // `--opt=value` is one argv entry: its value is what was given
-    const args = new Set([...inputs.args].flatMap((a) => [a, a.slice(a.indexOf('=') + 1)]));
-    try {
-      refuseLossyPath(what, given ? path : undefined, given ? 'arg' : 'cwd', { ...inputs, args });
-    } catch (error) {
-      // a bad argument, as a missing directory is (exit 2), never mistaken for the command's own exit 1
-      throw new UsageError(`${(error as Error).message} ${(error as { fix?: string }).fix ?? ''}`.trim(), 'exec');
-    }
-  }
-  try {
-    const real = realpathSync(resolve(path));
-    if (!statSync(real).isDirectory()) throw new Error('not a directory');
-    return real;
-  } catch {
-    throw new UsageError(`${what} '${path}' is not an existing directory.`, 'exec');
-  }
-}
 
 /** `aalis exec`. */
 export async function execCommand(argv: readonly string[], io: CliIo): Promise<number> {
@@ -119,7 +93,7 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
     runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, data: chooseDataDir({ data: flags.data as string | undefined }), io, warmSandbox: sandboxed });
   } catch (error) {
     // not the sandbox's: a data directory to refuse, or one named in bytes that are not UTF-8, says so with its own fix
-    if (error instanceof NotOwnDirError || error instanceof NotUtf8PathError) throw error;
+    if (error instanceof NotOwnDirError || error instanceof MissingParentError || error instanceof NotUtf8PathError) throw error;
     return unavailable(io, error);
   }
   markPhase('runtime');

@@ -3,7 +3,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, realpathSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NotOwnDirError, ownDir } from './own-dir.js';
+import { MissingParentError, NotOwnDirError, ownDir } from './own-dir.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aalis-own-dir-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -92,6 +92,16 @@ describe('ownDir: a data directory is this user\'s own, or nothing is read or wr
     const open = scene((b) => dir(b, 'open', 0o777));
     expect(judge(join(open, 'new', 'data'))).toThrow(NotOwnDirError);
     expect(existsSync(join(open, 'new'))).toBe(false);
+  });
+
+  it("named by hand ('leaf'), it is made only where its parent is: a typo makes nothing", () => {
+    const parent = join(root, `typo-${n++}`);
+    expect(() => ownDir(join(parent, 'x'), 'the data directory', '--data DIR', 'leaf')).toThrow(MissingParentError);
+    expect(() => ownDir(join(parent, 'x'), 'the data directory', '--data DIR', 'leaf')).toThrow(/its parent .* is not there \(a typo\?\); nothing was made/);
+    expect(existsSync(parent)).toBe(false);
+    mkdirSync(parent);
+    expect(ownDir(join(parent, 'x'), 'the data directory', '--data DIR', 'leaf')).toBe(join(parent, 'x'));
+    expect(statSync(join(parent, 'x')).mode & 0o777).toBe(0o700);
   });
 
   it('without create, a missing directory is returned as it is, and nothing is made', () => {

@@ -11,6 +11,11 @@ export class NotOwnDirError extends AalisError<'dir-not-own'> {
   override readonly name = 'NotOwnDirError';
 }
 
+/** A directory named by hand (`--data`, `AALIS_DATA`) whose parent is not there: a typo, most likely, made nothing. */
+export class MissingParentError extends AalisError<'dir-missing-parent'> {
+  override readonly name = 'MissingParentError';
+}
+
 const euid = () => process.geteuid?.();
 
 /** The lines of a colon-separated system file (/etc/group, /etc/passwd), split; none when it cannot be read. */
@@ -75,10 +80,12 @@ function nearestExisting(path: string): string {
  *
  * @param what how the refusal names the directory ("the data directory").
  * @param how how a user picks another one ("--data DIR").
- * @param create make it (0700, with its missing parents) when it is not there; without, a missing
- *   one is returned as it is (a client then finds no daemon there).
+ * @param create make it (0700, with its missing parents) when it is not there; `leaf`: make it only
+ *   where its parent is there (a directory named by hand: a mistyped `--data /nonexistent/x` made a
+ *   fresh data directory with an empty audit log, silently); without, a missing one is returned as
+ *   it is (a client then finds no daemon there).
  */
-export function ownDir(path: string, what: string, how: string, create = true): string {
+export function ownDir(path: string, what: string, how: string, create: boolean | 'leaf' = true): string {
   const uid = euid();
   const refuse = (shown: string, why: string, fix: string, risk = ', so another user could read or replace what aalis keeps there (its token, grants, audit log)'): never => {
     throw new NotOwnDirError('dir-not-own', `${what} ${shown}${shown === path ? '' : ` (${path})`} ${why}${risk}; nothing was read or written in it.`, { fix: `${fix}, or use another directory (${how}).` });
@@ -98,10 +105,12 @@ export function ownDir(path: string, what: string, how: string, create = true): 
   }
   if (create) {
     try {
-      mkdirSync(path, { recursive: true, mode: 0o700 });
+      mkdirSync(path, { recursive: create === true, mode: 0o700 });
     } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new MissingParentError('dir-missing-parent', `${what} ${path} was not made: its parent ${dirname(resolve(path))} is not there (a typo?); nothing was made.`, { fix: `check the path, or make ${dirname(resolve(path))} first (${how}).` });
       // something else is there: refused below, by what it is
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (code !== 'EEXIST') throw error;
     }
   } else if (lstatSync(path, { throwIfNoEntry: false }) === undefined) return path;
   if (uid === undefined) return path; // no owners to compare (not POSIX)

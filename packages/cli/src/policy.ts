@@ -1,17 +1,16 @@
-import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { PLAN_RUN_DIR, reach, type SandboxPlan, type SandboxPolicy, sandbox } from '@aalis/api-reach';
 import { sandboxRequestOf } from '@aalis/plugin-tools';
 import { parse } from './args.js';
 import { BACKEND_CHOICES, type BackendChoice, boundaryOf, resolveBackend, TIER_CHOICES, tierOf } from './choices.js';
 import { chooseDataDir } from './data-dir.js';
+import { directory } from './directory-option.js';
 import { type CliIo, UsageError } from './io.js';
 import { startLocal } from './runtime.js';
 import { describeSecretEnv, secretEnvView } from './secret-env-view.js';
 
 export const POLICY_HELP = `aalis policy: the sandbox policy of a tier, and its translation for a backend
 
-Usage: aalis policy [--tier TIER] [--boundary ask|deny] [--backend ${BACKEND_CHOICES.join('|')}] [--cwd DIR] [--allow-write PATH]... [--json]
+Usage: aalis policy [--tier TIER] [--boundary ask|deny] [--backend ${BACKEND_CHOICES.join('|')}] [--cwd DIR] [--allow-write PATH]... [--data DIR] [--config FILE] [--json]
 
 Prints the SandboxPolicy an owner's command gets in a conversation whose main directory is the
 current directory (or --cwd), in its layers (later layers win), then the backend's plan for a
@@ -27,6 +26,11 @@ look like credentials, each with its reason), and the allow and deny lists of th
 
 Options:
   --tier TIER          ${TIER_CHOICES.join(' | ')}  (default workspace)
+  --boundary ask|deny  what a request outside the reach gets: asked (default), or refused
+  --backend NAME       ${BACKEND_CHOICES.join(' | ')}  whose plan to print (default auto: this machine's)
+  --cwd DIR            the conversation's main directory (default the current directory)
+  --allow-write PATH   a further writable root, as a grant would add (repeatable)
+  --data DIR           the data directory (default: the shared rule, see 'aalis exec --help')
   --config FILE        the daemon config whose reach.env lists to show
   --json               the policy and translation as JSON
   -h, --help           this help
@@ -74,7 +78,7 @@ function quote(arg: string): string {
 
 /** `aalis policy`. */
 export async function policyCommand(argv: readonly string[], io: CliIo): Promise<number> {
-  const { flags } = parse('policy', argv, {
+  const { flags, positionals, rest } = parse('policy', argv, {
     tier: { type: 'string', choices: TIER_CHOICES },
     boundary: { type: 'string', choices: ['ask', 'deny'] },
     backend: { type: 'string', choices: BACKEND_CHOICES },
@@ -88,11 +92,12 @@ export async function policyCommand(argv: readonly string[], io: CliIo): Promise
     io.stdout(POLICY_HELP);
     return 0;
   }
+  if (positionals.length > 0 || rest.length > 0) throw new UsageError(`policy takes no arguments (got '${[...positionals, ...rest].join(' ')}'); the directory goes in --cwd.`, 'policy');
   const tier = tierOf(flags.tier, 'policy');
   if (tier === 'confirm' || tier === 'full') throw new UsageError(`the ${tier} tier runs commands on the host, so it has no sandbox policy; use readonly or workspace.`, 'policy');
   const backend = resolveBackend((flags.backend as BackendChoice | undefined) ?? 'auto');
-  const cwd = realpathSync(resolve(typeof flags.cwd === 'string' ? flags.cwd : process.cwd()));
-  const allowWrite = ((flags['allow-write'] as string[] | undefined) ?? []).map((p) => realpathSync(resolve(p)));
+  const cwd = typeof flags.cwd === 'string' ? directory(flags.cwd, '--cwd', true, 'policy') : directory(process.cwd(), 'the current directory', false, 'policy');
+  const allowWrite = ((flags['allow-write'] as string[] | undefined) ?? []).map((p) => directory(p, '--allow-write', true, 'policy'));
   const environment = secretEnvView(process.cwd(), flags.config as string | undefined);
   // Started as `aalis exec` starts it, with the backend it would run under.
   const runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, data: chooseDataDir({ data: flags.data as string | undefined }), io });

@@ -44,7 +44,8 @@ export interface LocalRuntime {
  * tools' temp journal, a daemon's clean-up) would be this process's cost and nobody's use.
  */
 export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
-  ownDir(options.data.dataDir, 'the data directory', '--data DIR, or AALIS_DATA');
+  // one named by hand is made only where its parent is (a typo makes nothing)
+  ownDir(options.data.dataDir, 'the data directory', '--data DIR, or AALIS_DATA', options.data.source === '--data' || options.data.source === 'AALIS_DATA' ? 'leaf' : true);
   const who = terminalIdentity();
   const install = installOf();
   // Every other data directory this command can know of is unreadable, and every running daemon's

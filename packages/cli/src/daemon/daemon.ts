@@ -116,7 +116,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const data = chooseDataDir({ data: options.dataDir, dir: found, env });
   const dataDir = data.dataDir;
   // its token, grants and audit log: a directory another user made first (under /tmp, say) is refused
-  ownDir(dataDir, 'the data directory', '--data DIR or another --dir');
+  ownDir(dataDir, 'the data directory', '--data DIR or another --dir', data.source === '--data' || data.source === 'AALIS_DATA' ? 'leaf' : true);
   // One daemon per data directory, taken before anything in it is read or written.
   const releaseDataDir = claimDataDir(dataDir);
   try {
