@@ -20,7 +20,8 @@ describe('policy verdicts follow the layers', () => {
     ['/Users/ana/.aalis/tmp/s-other/x', false, false],
     ['/Users/ana/.aalis/secrets.yaml', false, false],
     ['/Users/ana/.aalis/workspace/notes.md', true, false],
-    ['/Users/ana/Library/Caches/x', true, true],
+    ['/Users/ana/Library/Caches/x', true, false], // the host's caches: never written (api-reach toolchain-caches.ts)
+    ['/Users/ana/Library/Caches/aalis-sandbox/npm/x', true, true], // the sandbox's own
     ['/Users/ana/Library/Preferences/x.plist', true, false],
     ['/tmp/x', true, false],
     // The per-user temp is not in the policy; the profile adds it where caches are writable (seatbelt-profile tests).

@@ -33,6 +33,7 @@ describe('grantsUserCaches', () => {
     [['/Users/ana/library/caches/'], true],
     [['/Users/ana/.aalis/tmp/s1'], false],
     [['/Users/ana/Library/Caches/x'], false],
+    [['/Users/ana/src/app', '/Users/ana/Library/Caches/aalis-sandbox'], true],
   ])('%j → %s', (roots, expected) => expect(grantsUserCaches(roots)).toBe(expected));
 });
 

@@ -35,7 +35,8 @@ export function checkUserDirs(dirs: DarwinUserDirs): DarwinUserDirs {
 
 /** Whether the policy grants the owner's caches (`…/Library/Caches` is a write root): then the per-user folders are granted too. */
 export function grantsUserCaches(write: readonly string[]): boolean {
-  return write.some((root) => /\/library\/caches$/i.test(darwinPath(root, 'write')));
+  // the sandbox's own cache home (api-reach toolchainCacheDirs) grants them as the whole folder did
+  return write.some((root) => /\/library\/caches(?:\/aalis-sandbox)?$/i.test(darwinPath(root, 'write')));
 }
 
 /**

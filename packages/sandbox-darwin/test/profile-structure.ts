@@ -29,8 +29,9 @@ function fromRoots(action: Expected['action'], roots: readonly string[], field: 
   return roots.map((root, index) => ({ action, first: { kind: 'subpath', value: darwinPath(root, `${field}[${index}]`) }, excepts: [] }));
 }
 
-// Written here, not imported: the per-user folders are granted where ~/Library/Caches is.
-const grantsCaches = (policy: SandboxPolicy) => policy.write.some((root) => root.toLowerCase().endsWith('/library/caches'));
+// Written here, not imported: the per-user folders are granted where ~/Library/Caches is, or the
+// sandbox's own cache home in it (api-reach's toolchain caches since 2026-12-05).
+const grantsCaches = (policy: SandboxPolicy) => policy.write.some((root) => /\/library\/caches(\/aalis-sandbox)?$/.test(root.toLowerCase()));
 
 /** The file rules a profile must have for `policy`, per operation, in order (baseline entries have `first: null`). */
 export function expectedFileRules(policy: SandboxPolicy, host: SeatbeltHost = {}): Record<'file-read*' | 'file-write*' | 'file-write-unlink', Expected[]> {
