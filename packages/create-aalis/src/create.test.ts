@@ -81,7 +81,8 @@ describe('create-aalis', () => {
     [['--deployment', 'cloud'], 'deployment'],
     [['--key-env', 'my key'], 'model.apiKeyEnv'],
     [['--owner', 'QQ:1'], 'owner.platform'],
-    [['--frobnicate'], "Unknown option '--frobnicate'"],
+    [['--frobnicate'], "unknown option '--frobnicate'; the options are --owner,"],
+    [['--tarballs', '/nonexistent-aalis-tarballs'], '--tarballs /nonexistent-aalis-tarballs cannot be listed (ENOENT)'],
   ])('a bad flag %j is a clear error naming %s, and nothing is written', async (extra, named) => {
     const dir = join(root, `bad-${named.replace(/\W/g, '').toLowerCase()}`);
     const r = await create([dir, ...FLAGS, ...extra]);

@@ -52,7 +52,13 @@ function ownVersion(): string {
 /** The tarballs `pnpm pack` wrote into `dir`, by package name (aalis-core-0.1.0.tgz is @aalis/core). */
 function tarballsIn(dir: string): Record<string, string> {
   const files: Record<string, string> = {};
-  for (const file of readdirSync(dir)) {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    throw new CreateAalisError('usage', `--tarballs ${dir} cannot be listed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 'give the directory pnpm pack wrote the packages into');
+  }
+  for (const file of names) {
     const match = /^aalis-(.+)-\d+\.\d+\.\d+.*\.tgz$/.exec(file);
     if (match?.[1]) files[`@aalis/${match[1]}`] = join(resolve(dir), file);
   }
@@ -67,7 +73,10 @@ export async function run(argv: readonly string[], io: CreateIo): Promise<number
     try {
       parsed = parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: true });
     } catch (error) {
-      throw new CreateAalisError('usage', (error as Error).message, "run 'create-aalis --help' for the options");
+      // node's own text suggests a quoting that does not balance ('-- "--bogus"'): said plainly instead
+      const unknown = /^Unknown option '([^']*)'/.exec((error as Error).message)?.[1];
+      const options = Object.keys(FLAGS).map((f) => `--${f}`).join(', ');
+      throw new CreateAalisError('usage', unknown !== undefined ? `unknown option '${unknown}'; the options are ${options}` : (error as Error).message, "run 'create-aalis --help' for the options");
     }
     const { values: flags, positionals } = parsed;
     if (flags.help) {
