@@ -10,6 +10,12 @@ export interface PendingView {
   readonly session: string;
   readonly summary: string;
   readonly subject: ApprovalRequest['subject'];
+  /**
+   * Whom the asking call acts for: the authenticated speaker of the turn that started it (`null`:
+   * nobody vouched for one). An owner deciding an ask sees whether it came from their own agent's
+   * work or from someone else in a shared conversation.
+   */
+  readonly raisedBy: Identity | null;
   readonly rememberable: boolean;
   readonly approver: 'human' | 'reviewer';
   readonly createdAt: number;

@@ -24,6 +24,8 @@ describe('asking a person', () => {
     expect(shown.code).toMatch(/^[2-9A-Z]{6}$/);
     expect(shown.expiresAt - shown.createdAt).toBeGreaterThanOrEqual(5 * 60 * 1000);
     expect(h.desk.pending('conv-1').map((p) => p.code)).toEqual([shown.code]);
+    // whom the asking call acts for: an owner tells their own agent's asks from another person's
+    expect(h.desk.pending('conv-1')[0]?.raisedBy).toEqual(OWNER);
 
     const reply = await h.desk.reply({ code: shown.code.toLowerCase(), decision: 'approve', by: OWNER });
     expect(reply).toMatchObject({ ok: true, id: shown.id, outcome: { outcome: 'approved', by: OWNER, remembered: false } });
@@ -80,6 +82,7 @@ describe('asking a person', () => {
     // Same user id on another platform is somebody else.
     expect(await h.desk.reply({ code, decision: 'approve', by: { platform: 'mail', userId: 'owner' } })).toMatchObject({ refused: 'not-owner' });
     expect(h.desk.pending().map((p) => p.id)).toEqual([id]);
+    expect(h.desk.pending()[0]?.raisedBy).toEqual(OWNER);
     expect(await h.desk.reply({ code, decision: 'approve', by: OWNER })).toMatchObject({ ok: true });
     expect(await asked).toMatchObject({ outcome: 'approved', by: OWNER });
     const refusals = (await h.audit()).filter((r) => r.event === 'reply-refused');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ApprovalOutcome, ApprovalRequest, AuthorityService, DurableStore, Identity, KernelEventPayload, Sessions } from '@aalis/core';
+import { type ApprovalOutcome, type ApprovalRequest, type AuthorityService, type DurableStore, type Identity, type KernelEventPayload, originatingTurn, type Sessions } from '@aalis/core';
 import { describeError } from '@aalis/core';
 import { AuditLog, type AuditRotation } from './audit.js';
 import { currentCallSignal } from './call-scope.js';
@@ -143,6 +143,7 @@ export class ApprovalDesk implements ApprovalDeskService {
         session: e.session,
         summary: e.request.summary,
         subject: e.request.subject,
+        raisedBy: originatingTurn(e.request.turn).authorised,
         rememberable: e.request.rememberable,
         approver: e.approver,
         createdAt: e.createdAt,

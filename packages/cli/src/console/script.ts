@@ -115,6 +115,7 @@ function pendingCard(p) {
   const card = h('article', { class: 'card pending', 'data-code': p.code, 'data-id': p.id },
     h('h3', {}, what(p.subject)),
     h('div', { class: 'row' }, h('span', { class: 'label' }, 'why'), p.summary),
+    h('div', { class: 'row' }, h('span', { class: 'label' }, 'for'), p.raisedBy ? h('code', { title: 'whom the asking call acts for' }, p.raisedBy.platform + ':' + p.raisedBy.userId) : 'nobody vouched for (no authenticated speaker)'),
     h('div', { class: 'row' }, h('span', { class: 'label' }, 'rule'), h('code', {}, p.subject.rule), RULES[p.subject.rule] || ''),
     (p.running || []).length ? h('div', { class: 'row' }, h('span', { class: 'label' }, 'running'), (p.running || []).map((c) => h('code', { title: 'a call running in this conversation' }, c.summary))) : '',
     h('div', { class: 'row muted' }, 'conversation ', h('code', {}, p.session), ' · code ', h('code', { class: 'code' }, p.code), ' · asked ' + when(p.createdAt), p.expiresAt ? ' · ' + left(p.expiresAt) : '', p.approver === 'reviewer' ? ' · the AI reviewer is deciding; your answer wins' : ''),
