@@ -24,7 +24,9 @@ const out = {
   workflow: await plant(`${s.ws}/.github/workflows/ci.yml`),
   hooksNodeModules: await plant(`${s.ws}/.git/hooks/node_modules/x`),
   npx: await plant(`${s.home}/.npm/_npx/abc/cli.js`),
-  npmContent: await plant(`${s.home}/.npm/_cacache/x`),
+  // the sandbox's own npm cache (its tools are pointed there); the host's ~/.npm is not writable
+  npmContent: await plant(`${s.home}/.cache/aalis-sandbox/npm/_cacache/x`),
+  hostNpmContent: await plant(`${s.home}/.npm/_cacache/x`),
   store: await plant(store),
 };
 process.stdout.write(JSON.stringify(out), () => process.exit(0));

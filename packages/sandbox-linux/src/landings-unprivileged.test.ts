@@ -34,7 +34,7 @@ describe.skipIf(!able)('landings as an unprivileged user (nobody)', { timeout: 1
     expect(r.stderr).toBe('');
     const out = JSON.parse(r.stdout) as Record<string, number>;
     expect(out).toMatchObject({ ordinary: 0, npmContent: 0 });
-    for (const denied of ['claude', 'workflow', 'hooksNodeModules', 'npx', 'store']) expect(out[denied], denied).not.toBe(0);
+    for (const denied of ['claude', 'workflow', 'hooksNodeModules', 'npx', 'store', 'hostNpmContent']) expect(out[denied], denied).not.toBe(0);
     expect(readFileSync(installed, 'utf8')).toBe('original\n');
     expect(existsSync(join(s.ws, 'CLAUDE.md'))).toBe(false);
     expect(existsSync(join(s.ws, '.git/hooks/node_modules/x'))).toBe(false);

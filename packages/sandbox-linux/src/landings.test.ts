@@ -53,10 +53,16 @@ describe('the landings of the table, enforced by the kernel', { timeout: 120_000
     expectRefused(await plant(path, model), path, model);
   });
 
-  it.each(MODELS)("the executing parts of toolchain caches are refused while the caches' content stays writable (%s model)", async (model) => {
+  // since 2026-12-05 the host's caches are not writable at all (what was planted in their content
+  // stores ran too: cargo's .crate, npm's index); the sandbox's own cache home is
+  it.each(MODELS)("the executing parts of toolchain caches are refused, and so are the host's caches' content stores; the sandbox's own cache is writable (%s model)", async (model) => {
     const npx = join(s.home, '.npm/_npx/abc/node_modules/x/cli.js');
     const prompt = join(s.home, '.cache/p10k-instant-prompt-ada.zsh');
-    const store = join(s.home, `.npm/_cacache/index-v5/${model}`);
+    const hostStore = join(s.home, `.npm/_cacache/index-v5/${model}`);
+    expect(sandboxPolicyAllows(policy, 'write', hostStore, 'linux')).toBe(false);
+    expect((await plant(hostStore, model)).exitCode).not.toBe(0);
+    expect(existsSync(hostStore)).toBe(false);
+    const store = join(s.home, `.cache/aalis-sandbox/npm/_cacache/index-v5/${model}`);
     expect(sandboxPolicyAllows(policy, 'write', npx, 'linux')).toBe(false);
     expectRefused(await plant(npx, model), npx, model);
     expect(existsSync(join(s.home, '.npm/_npx/abc'))).toBe(false);

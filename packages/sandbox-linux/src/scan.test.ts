@@ -32,16 +32,18 @@ describe('scanHost', () => {
     expect(facts.kinds.get(s.ws)).toBe('dir');
   });
 
-  it('walks toolchain caches only to the home depth', () => {
-    mkdirSync(join(s.home, '.npm', 'a/b/c/d'), { recursive: true });
-    writeFileSync(join(s.home, '.npm', 'a/b/c/d/.env'), 'X=1');
-    writeFileSync(join(s.home, '.npm', 'a/b/.env'), 'X=1'); // level 4 under the home
-    const policy = workspacePolicy(s, { write: [s.ws, join(s.home, '.npm')] });
-    expect(scanRoots(policy)).not.toContain(join(s.home, '.npm'));
+  it('walks toolchain caches (the sandbox\'s own cache home) only to the home depth', () => {
+    const cache = join(s.home, '.cache', 'aalis-sandbox');
+    mkdirSync(join(cache, 'a/b/c/d'), { recursive: true });
+    writeFileSync(join(cache, 'a/b/c/d/.env'), 'X=1');
+    writeFileSync(join(cache, 'a/.env'), 'X=1'); // level 4 under the home
+    writeFileSync(join(cache, '.env'), 'X=1');
+    const policy = workspacePolicy(s, { write: [s.ws, cache] });
+    expect(scanRoots(policy)).not.toContain(cache);
     const found = scanHost(policy, s.ws, { home: s.home }).found.map((f) => f.path);
-    expect(found).toContain(join(s.home, '.npm', '.env'));
-    expect(found).toContain(join(s.home, '.npm', 'a/b/.env'));
-    expect(found).not.toContain(join(s.home, '.npm', 'a/b/c/d/.env'));
+    expect(found).toContain(join(cache, '.env'));
+    expect(found).toContain(join(cache, 'a/.env'));
+    expect(found).not.toContain(join(cache, 'a/b/c/d/.env'));
   });
 
   it('stops at the entry limit', () => {
