@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lchownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -86,6 +86,23 @@ describe('ownDir: a data directory is this user\'s own, or nothing is read or wr
     expect(judge(join(open, 'd'))).toThrow(/lies in .*\/open, where others may rename or replace entries/);
     // the same directory named directly is taken
     expect(judge(good)()).toBe(good);
+  });
+
+  it('takes a path through a symlink of its own or root\'s (a symlinked home: Silverblue, a dotfile manager), whatever the link\'s mode bits say', () => {
+    const real = scene((b) => dir(b, 'var-home', 0o755));
+    const link = join(root, `homelink-${n++}`);
+    symlinkSync(real, link);
+    expect(judge(join(link, 'data'))()).toBe(join(link, 'data'));
+  });
+
+  it.skipIf(!isRoot)('refuses a path through a symlink another user owns: its owner may point it elsewhere', () => {
+    const target = scene((b) => dir(b, 'rootdata', 0o700));
+    const team = scene((b) => dir(b, 'team', 0o1777));
+    const link = join(team, 'd');
+    symlinkSync(target, link);
+    lchownSync(link, NOBODY, NOBODY);
+    expect(judge(link)).toThrow(/is reached through the symlink .*\/team\/d, which belongs to uid 65534/);
+    expect(judge(join(link, 'sub'))).toThrow(/which belongs to uid 65534/);
   });
 
   it('judges the directories above before it makes the missing ones: a refusal leaves nothing behind', () => {

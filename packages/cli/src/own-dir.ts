@@ -90,17 +90,24 @@ export function ownDir(path: string, what: string, how: string, create: boolean 
   const refuse = (shown: string, why: string, fix: string, risk = ', so another user could read or replace what aalis keeps there (its token, grants, audit log)'): never => {
     throw new NotOwnDirError('dir-not-own', `${what} ${shown}${shown === path ? '' : ` (${path})`} ${why}${risk}; nothing was read or written in it.`, { fix: `${fix}, or use another directory (${how}).` });
   };
-  const judgeAbove = (from: string) => {
+  const judgeAbove = (from: string, itself?: string) => {
     for (let dir = from; ; dir = dirname(dir)) {
       const up = lstatSync(dir);
-      if (othersMayReplace(up)) refuse(path, `lies in ${dir}, where others may rename or replace entries (mode ${(up.mode & 0o7777).toString(8)}, no sticky bit)`, `\`chmod go-w ${dir}\` or \`chmod +t ${dir}\``);
+      if (up.isSymbolicLink()) {
+        // a link is judged by who may point it elsewhere: its owner (its mode says nothing), and
+        // whoever may replace it in the directory above, judged next
+        if (up.uid !== 0 && up.uid !== uid) refuse(path, `is reached through the symlink ${dir}, which belongs to uid ${up.uid}, who may point it elsewhere`, `name the directory it leads to (${realpathSync(dir)}) instead`);
+      } else if (dir !== itself && othersMayReplace(up)) {
+        refuse(path, `lies in ${dir}, where others may rename or replace entries (mode ${(up.mode & 0o7777).toString(8)}, no sticky bit)`, `\`chmod go-w ${dir}\` or \`chmod +t ${dir}\``);
+      }
       if (dirname(dir) === dir) break;
     }
   };
   if (uid !== undefined) {
-    // the way as written, then where it really leads, up to what exists now
+    // the way as written (the directory itself too, when it is a link: judged below as a directory
+    // otherwise), then where it really leads, up to what exists now
     const existing = nearestExisting(path);
-    judgeAbove(existing === resolve(path) ? dirname(existing) : existing);
+    judgeAbove(existing, resolve(path));
     judgeAbove(dirname(realpathSync(existing)));
   }
   if (create) {
