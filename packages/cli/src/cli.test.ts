@@ -138,6 +138,24 @@ describe('aalis exec', () => {
     }
   }, 120_000);
 
+  // A plugin whose entry is in dist/: its package.json chooses the entry, and was writable when
+  // only the entry's directory was protected (the daemon then ran a planted file as root).
+  it("a path-named plugin's whole directory is control plane, its package.json included", () => {
+    const project = join(root, 'project-dist');
+    mkdirSync(join(project, 'myplugin', 'dist'), { recursive: true });
+    writeFileSync(join(project, 'aalis.config.json'), JSON.stringify({ plugins: { './myplugin': {} } }));
+    const pkg = JSON.stringify({ name: 'myplugin', type: 'module', main: 'dist/index.js' });
+    writeFileSync(join(project, 'myplugin', 'package.json'), pkg);
+    writeFileSync(join(project, 'myplugin', 'dist', 'index.js'), 'export default {};\n');
+    const result = aalis(['exec', '--', 'sh', '-c', 'sed -i "s#dist/index.js#evil.js#" myplugin/package.json; echo x > myplugin/evil.js'], { cwd: project });
+    expect(result.status).not.toBe(0);
+    expect(readFileSync(join(project, 'myplugin', 'package.json'), 'utf8')).toBe(pkg);
+    expect(existsSync(join(project, 'myplugin', 'evil.js'))).toBe(false);
+    for (const path of ['myplugin/package.json', 'myplugin/evil.js', 'myplugin/dist/index.js']) {
+      expect(aalis(['explain', 'write', path], { cwd: project }).stdout, path).toContain('deny (rule: control-plane)');
+    }
+  }, 120_000);
+
   // The sandboxed command names the file: \r and ESC[2K in its name rewrote the ask's line on the
   // terminal, so the ask could show another path than the one it was for.
   it("an ask shows a name's control characters as escapes, never as terminal commands", () => {

@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { locatePlugin } from './daemon/plugins.js';
+import { locatePlugin, pluginDirOf } from './daemon/plugins.js';
 
 /**
  * What of a deployment directory is the daemon's control plane for a command run there (`aalis
  * exec`, `explain`, `policy`), as the daemon's own reach has it: the config file, the tools
- * directory (`tools.dir`, default `tools/`), `plugins/`, the directories of the plugins the config
- * names by path, and an npm install's `plugins/`. Before, those commands gave reach none of them:
+ * directory (`tools.dir`, default `tools/`), `plugins/`, the whole directories of the plugins the
+ * config names by path (their `package.json` chooses what runs), and an npm install's `plugins/`. Before, those commands gave reach none of them:
  * a sandboxed command run in a project rewrote `aalis.config.json` (an owner added) and planted a
  * spec tool, and `explain` called those writes allowed, where the daemon refused them (found by a
  * new user's trial). Read without the config's schema (which would load the agent's and the model's
@@ -28,6 +28,9 @@ export function deploymentControlOf(deploymentDir: string, install: { readonly d
     if (typeof dir === 'string' && dir !== '') dirs.push(resolve(deploymentDir, dir));
     if (typeof plugins === 'object' && plugins !== null) {
       for (const specifier of Object.keys(plugins)) {
+        const dir = pluginDirOf(specifier, deploymentDir);
+        if (dir !== undefined) dirs.push(dir);
+        // and where the entry is, should the path lead out of that directory (a symlink)
         const from = locatePlugin(specifier, deploymentDir);
         if (from !== undefined && !from.includes('/node_modules/')) dirs.push(dirname(from));
       }

@@ -15,7 +15,7 @@ import { timedSandbox } from './call-timing.js';
 import { installOf } from '../install.js';
 import type { DaemonConfig } from './config.js';
 import type { ChosenDeployment } from './deployment.js';
-import { type ExtensionReport, type LoadedExtension, loadExtensions } from './plugins.js';
+import { type ExtensionReport, type LoadedExtension, loadExtensions, pluginDirOf } from './plugins.js';
 import { type PodModule, loadPod } from './pod.js';
 
 /** What the daemon's kernel is built from. */
@@ -62,8 +62,9 @@ function podConfigOf(plan: KernelPlan): Record<string, unknown> {
  * Code the daemon runs besides its packages, kept from every sandboxed write (control plane): a
  * generated project's `plugins/` and the directory of each plugin loaded by path.
  */
-function codeDirsOf(install: { dir: string; form: 'source' | 'npm' }, extra: readonly LoadedExtension[]): string[] {
-  const dirs = extra.filter((e) => !e.from.includes('/node_modules/')).map((e) => dirname(e.from));
+function codeDirsOf(install: { dir: string; form: 'source' | 'npm' }, extra: readonly LoadedExtension[], baseDir: string): string[] {
+  // a path-named plugin's whole directory, not only its entry's (whose package.json chose the entry)
+  const dirs = extra.filter((e) => !e.from.includes('/node_modules/')).map((e) => pluginDirOf(e.specifier, baseDir) ?? dirname(e.from));
   if (install.form === 'npm' && existsSync(join(install.dir, 'plugins'))) dirs.push(join(install.dir, 'plugins'));
   return [...new Set(dirs)];
 }
@@ -162,7 +163,7 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
         form: install.form,
         ...(plan.deploymentDir !== undefined ? { deployment: plan.deploymentDir } : {}),
         ...(plan.configFile !== undefined ? { configFile: plan.configFile } : {}),
-        codeDirs: [...codeDirsOf(install, extra), toolsConfig.dir],
+        codeDirs: [...codeDirsOf(install, extra, baseDir), toolsConfig.dir],
         otherData: [...plan.otherData],
         localPorts: [...plan.localPorts],
         ...(plan.config.reach ? { env: plan.config.reach.env } : {}),

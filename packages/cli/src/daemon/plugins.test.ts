@@ -24,6 +24,10 @@ function projectWith(plugins: Record<string, unknown>): string {
   // A plugin kept inside the workspace, where sandboxed commands may write: its folder becomes control plane.
   mkdirSync(join(dir, 'data', 'workspace', 'own'), { recursive: true });
   writeFileSync(join(dir, 'data', 'workspace', 'own', 'plugin.mjs'), `import { definePlugin } from '@aalis/core';\nexport default definePlugin({ name: 'own', apply() {} });\n`);
+  // One whose entry is in dist/: its package.json chooses the entry.
+  mkdirSync(join(dir, 'data', 'workspace', 'distplug', 'dist'), { recursive: true });
+  writeFileSync(join(dir, 'data', 'workspace', 'distplug', 'package.json'), JSON.stringify({ name: 'distplug', type: 'module', main: 'dist/index.mjs' }));
+  writeFileSync(join(dir, 'data', 'workspace', 'distplug', 'dist', 'index.mjs'), `import { definePlugin } from '@aalis/core';\nexport default definePlugin({ name: 'distplug', apply() {} });\n`);
   return dir;
 }
 
@@ -38,6 +42,7 @@ describe('plugins in aalis.config.json', () => {
       './plugins/nothing.mjs': {},
       './plugins/missing': {},
       './data/workspace/own/plugin.mjs': {},
+      './data/workspace/distplug': {},
     });
     daemon = await startServe(dir);
   }, 90_000);
@@ -84,6 +89,12 @@ describe('plugins in aalis.config.json', () => {
     expect(out.body, JSON.stringify(out.body)).toMatchObject({ ok: true, value: { where: 'sandbox' } });
     expect(readFileSync(code, 'utf8')).toBe(before);
     expect(readFileSync(join(dir, 'data', 'workspace', 'free.txt'), 'utf8')).toBe('x\n'); // the workspace itself stays writable
+    // the whole folder of a plugin named by path, its package.json (which chooses the entry) included
+    const pkg = join(dir, 'data', 'workspace', 'distplug', 'package.json');
+    const pkgBefore = readFileSync(pkg, 'utf8');
+    await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `sed -i 's#dist/index.mjs#evil.mjs#' ${pkg}; echo x > ${join(dir, 'data', 'workspace', 'distplug', 'evil.mjs')}`, network: 'off' }, turn: ownerTurn('notes-2') });
+    expect(readFileSync(pkg, 'utf8')).toBe(pkgBefore);
+    expect(existsSync(join(dir, 'data', 'workspace', 'distplug', 'evil.mjs'))).toBe(false);
   });
 
   it('aalis serve --help lists the configured plugins and where each was found', () => {

@@ -42,6 +42,22 @@ function entryOfPackage(dir: string): string {
 }
 
 /**
+ * The directory whose files make up a path-named plugin (`./plugins/notes`): the directory named,
+ * or the file's directory; undefined for a package name (in `node_modules`, control plane already).
+ * Its whole tree is control plane: the entry's directory alone left the plugin's `package.json`
+ * writable, and its `main` chose what the daemon ran next (found by an attack).
+ */
+export function pluginDirOf(specifier: string, baseDir: string): string | undefined {
+  if (!isRelative(specifier)) return undefined;
+  const path = resolve(baseDir, specifier);
+  try {
+    return statSync(path).isDirectory() ? path : dirname(path);
+  } catch {
+    return dirname(path); // not there yet: where it would be made
+  }
+}
+
+/**
  * Where a specifier's module is: a relative path from `baseDir` (a file, or a directory with a
  * package.json or index.js), or a package in `node_modules` of `baseDir` or an ancestor. `undefined`
  * when there is nothing there.
