@@ -109,7 +109,7 @@ describe('sandboxPolicyOf', () => {
     expect(can(p, 'write', `${HOME}/.local/share/pnpm/store/v11/files/ab/cd`)).toBe(false);
     expect(can(p, 'write', `${HOME}/notes.txt`)).toBe(true);
     const env = sandboxStoreEnv(HOME, 'linux');
-    expect(Object.keys(env).sort()).toEqual(['BUN_INSTALL_CACHE_DIR', 'UV_CACHE_DIR', 'XDG_CACHE_HOME', 'YARN_CACHE_FOLDER', 'YARN_GLOBAL_FOLDER', 'npm_config_cache', 'npm_config_store_dir', 'pnpm_config_store_dir']);
+    expect(Object.keys(env).sort()).toEqual(['BUN_INSTALL_CACHE_DIR', 'UV_CACHE_DIR', 'XDG_CACHE_HOME', 'YARN_CACHE_FOLDER', 'YARN_GLOBAL_FOLDER', 'npm_config_cache', 'pnpm_config_store_dir']);
     for (const dir of Object.values(env)) {
       expect(dir).toBeDefined();
       expect(can(policy('workspace'), 'write', `${dir}/v11/files/x`)).toBe(true);

@@ -79,14 +79,15 @@ export function sandboxStoreEnv(userHome: string, platform: NodeJS.Platform): Re
   if (rel === undefined) return {};
   const base = joinPath(slashPath(userHome, platform), rel);
   const pnpmStore = `${base}/pnpm-store`;
-  // pnpm reads pnpm_config_* (npm_config_* in older releases); the others their own variables
+  // pnpm reads pnpm_config_*, the others their own variables. Not npm_config_store_dir as well
+  // (older pnpm read it): npm warned of an unknown setting at every command, and an older pnpm
+  // without it meets the host's store read-only and fails, never writes it
   return {
     XDG_CACHE_HOME: `${base}/xdg`,
     npm_config_cache: `${base}/npm`,
     YARN_CACHE_FOLDER: `${base}/yarn`,
     YARN_GLOBAL_FOLDER: `${base}/yarn-berry`,
     pnpm_config_store_dir: pnpmStore,
-    npm_config_store_dir: pnpmStore,
     BUN_INSTALL_CACHE_DIR: `${base}/bun-cache`,
     UV_CACHE_DIR: `${base}/uv-cache`,
   };

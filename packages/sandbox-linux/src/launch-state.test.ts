@@ -116,7 +116,7 @@ describe('vanishedRootMapMount', () => {
 
 describe('commandNotRun: bubblewrap could not exec the command in a sandbox it had set up', () => {
   it.each([
-    [1, 'bwrap: execvp nonexistentcmd: No such file or directory\n', { exitCode: 127, stderr: 'aalis: nonexistentcmd: command not found in the sandbox\n' }],
+    [1, 'bwrap: execvp nonexistentcmd: No such file or directory\n', { exitCode: 127, stderr: 'aalis: nonexistentcmd: command not found in the sandbox (or the interpreter its #! line names)\n' }],
     [1, 'bwrap: execvp ./script: Permission denied\n', { exitCode: 126, stderr: 'aalis: ./script: cannot run it in the sandbox (Permission denied)\n' }],
     [1, 'bwrap: Can\'t mount proc on /newroot/proc: Operation not permitted\n', undefined],
     [2, 'bwrap: execvp x: No such file or directory\n', undefined],

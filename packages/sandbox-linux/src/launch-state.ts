@@ -141,7 +141,8 @@ export function commandNotRun(exitCode: number | null, stderr: string): { readon
   if (!m) return undefined;
   const [, name, why] = m;
   const missing = why === 'No such file or directory';
-  return { exitCode: missing ? 127 : 126, stderr: `aalis: ${name}: ${missing ? 'command not found in the sandbox' : `cannot run it in the sandbox (${why})`}\n` };
+  // ENOENT is also a script whose #! interpreter is not there: said, as the shell does not
+  return { exitCode: missing ? 127 : 126, stderr: `aalis: ${name}: ${missing ? 'command not found in the sandbox (or the interpreter its #! line names)' : `cannot run it in the sandbox (${why})`}\n` };
 }
 
 export function launchFailure(end: LaunchEnd, translation: Translation, exists: (p: string) => boolean, mounted: (p: string) => boolean = hostMountPoint): Error | undefined {

@@ -146,7 +146,7 @@ describe('the overlay: nothing lands on the host that the policy has not judged'
   it("a command that is not there is the command's result (127, said plainly), not a sandbox that could not start", async () => {
     const r = await sandbox().run(req(s, ['aalis-no-such-command-here'], { policy: policy() }));
     expect(r.exitCode).toBe(127);
-    expect(r.stderr).toBe('aalis: aalis-no-such-command-here: command not found in the sandbox\n');
+    expect(r.stderr).toBe('aalis: aalis-no-such-command-here: command not found in the sandbox (or the interpreter its #! line names)\n');
   });
 
   it('a symlink the command makes pointing outside is committed as a symlink, never followed', async () => {
