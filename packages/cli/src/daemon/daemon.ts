@@ -204,6 +204,10 @@ async function startOn(
   const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability };
 
   ready = async (req, res) => {
+    // a client without the token or a pod capability keeps no connection open, whatever it asked
+    // (the console page, /healthz, a 404): an idle kept-alive one is no longer counted as waiting
+    // (connection-guard.ts), and a flood of them took the daemon's descriptors (found by an attack)
+    if (!bearerMatches(req, token) && !podCapabilities.matches(req)) res.setHeader('connection', 'close');
     const url = new URL(req.url ?? '/', 'http://daemon.invalid');
     const isPod = url.pathname === '/pod' || url.pathname === '/pod/' || url.pathname.startsWith('/api/pod/');
     if (url.pathname === '/' || url.pathname === '/console' || url.pathname === '/console/' || isPod) {
@@ -231,7 +235,6 @@ async function startOn(
       const page = url.pathname === '/pod' || url.pathname === '/pod/';
       if (!page && !bearerMatches(req, token) && !podCapabilities.matches(req)) {
         res.setHeader('www-authenticate', 'Bearer realm="aalis-pod"');
-        res.setHeader('connection', 'close'); // a client without the token keeps no connection open
         throw new ApiError('unauthorized', "the pod's API needs 'Authorization: Bearer <token>' or a pod capability: open the pod's panel from the console (cookies are not accepted).");
       }
       if (podRoutes && (await podRoutes(req, res, url))) return;
@@ -239,7 +242,6 @@ async function startOn(
     }
     if (!bearerMatches(req, token)) {
       res.setHeader('www-authenticate', 'Bearer realm="aalis"');
-      res.setHeader('connection', 'close'); // a client without the token keeps no connection open
       throw new ApiError('unauthorized', "this needs the daemon's token: send 'Authorization: Bearer <token>' (printed at start, and in <data>/daemon/token).");
     }
     await handleApi(ctx, req, res, url);
