@@ -67,6 +67,24 @@ describe('guardConnections', () => {
     expect(long.closedAt).toBeUndefined();
   });
 
+  it('counts a kept-alive connection idle after its answer as waiting again: a flood of them is closed, oldest first', async () => {
+    const port = await listening(4);
+    // each sends one whole request, reads its answer, and stays open (keep-alive), idle
+    const idle: (Socket & { closedAt?: number })[] = [];
+    for (let i = 0; i < 10; i++) {
+      const s = await halfHeader(port);
+      await new Promise<void>((r) => {
+        s.once('data', () => r());
+        s.write('\r\n'); // completes the request the helper began
+      });
+      idle.push(s);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    expect(idle.map((s) => s.closedAt !== undefined)).toEqual([true, true, true, true, true, true, false, false, false, false]);
+    const answer = await fetch(`http://127.0.0.1:${port}/`);
+    expect(await answer.text()).toBe('answered\n');
+  });
+
   it('gives a client 10 s for its headers, not the 60 s default', async () => {
     await listening(8);
     expect(server!.headersTimeout).toBe(HEADERS_TIMEOUT_MS);

@@ -14,8 +14,8 @@ export const HEADERS_TIMEOUT_MS = 10_000;
  * by an attack; it answered again only once the flood stopped). Past
  * {@link MAX_WAITING_CONNECTIONS} waiting at once, the one waiting longest is closed: a client
  * sends its headers as soon as it connects, so a flood can only push out connections that sat
- * silent behind 256 newer ones. A connection that has sent a request is never closed here (a long
- * tool call, the event stream).
+ * silent behind 256 newer ones. A connection inside a request is never closed here (a long tool
+ * call, the event stream); one kept alive after its answer waits again, as a new one does.
  */
 export function guardConnections(server: Server, maxWaiting = MAX_WAITING_CONNECTIONS): void {
   server.headersTimeout = HEADERS_TIMEOUT_MS;
@@ -30,5 +30,20 @@ export function guardConnections(server: Server, maxWaiting = MAX_WAITING_CONNEC
       oldest.destroy();
     }
   });
-  server.on('request', (req) => waiting.delete(req.socket));
+  // inside a request a connection is never closed here; once its answer is out it waits again (a
+  // kept-alive connection idle after a 404 was no longer counted, and a flood of them took 17,000
+  // of the daemon's 20,000 descriptors: found by an attack), the newest of the waiting
+  server.on('request', (req, res) => {
+    const socket = req.socket;
+    waiting.delete(socket);
+    res.once('finish', () => {
+      if (socket.destroyed) return;
+      waiting.add(socket);
+      if (waiting.size > maxWaiting) {
+        const oldest = waiting.values().next().value as Socket;
+        waiting.delete(oldest);
+        oldest.destroy();
+      }
+    });
+  });
 }

@@ -204,10 +204,6 @@ async function startOn(
   const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability };
 
   ready = async (req, res) => {
-    // a client without the token or a pod capability keeps no connection open, whatever it asked
-    // (the console page, /healthz, a 404): an idle kept-alive one is no longer counted as waiting
-    // (connection-guard.ts), and a flood of them took the daemon's descriptors (found by an attack)
-    if (!bearerMatches(req, token) && !podCapabilities.matches(req)) res.setHeader('connection', 'close');
     const url = new URL(req.url ?? '/', 'http://daemon.invalid');
     const isPod = url.pathname === '/pod' || url.pathname === '/pod/' || url.pathname.startsWith('/api/pod/');
     if (url.pathname === '/' || url.pathname === '/console' || url.pathname === '/console/' || isPod) {

@@ -96,10 +96,6 @@ describe('aalis serve: the API', () => {
     }
     const events = await fetch(`${daemon.url}/api/events`);
     expect(events.status).toBe(401);
-    // a client without the token keeps no connection open (connection-guard.ts), whatever it asked
-    expect(events.headers.get('connection')).toBe('close');
-    for (const path of ['/nope', '/healthz', '/console']) expect((await fetch(`${daemon.url}${path}`)).headers.get('connection'), path).toBe('close');
-    expect((await fetch(`${daemon.url}/api/approvals/pending`, { headers: { authorization: `Bearer ${daemon.token}` } })).headers.get('connection')).not.toBe('close');
     expect((await daemon.api('GET', '/api/approvals/pending')).status).toBe(200);
   });
 
