@@ -6,11 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 // the CLI from source (scripts/source.mjs): the tests run without a build
 const bin = join(import.meta.dirname, '..', 'scripts', 'source.mjs');
 const pty = join(import.meta.dirname, 'fixtures', 'pty-answer.py');
-const root = realpathSync(mkdtempSync('/var/tmp/aalis-cli-'));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-cli-')));
 const data = join(root, 'data');
 const workspace = join(root, 'workspace');
 const outside = join(root, 'outside');

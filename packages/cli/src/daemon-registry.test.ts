@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { knownDaemons, registerDaemon, registryDir } from './daemon-registry.js';
 import { otherInstances } from './data-dir.js';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
-const root = mkdtempSync('/var/tmp/aalis-registry-');
+const root = mkdtempSync(join(TEST_SCRATCH, 'aalis-registry-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const env = { XDG_STATE_HOME: join(root, 'state'), XDG_DATA_HOME: join(root, 'share') };
 

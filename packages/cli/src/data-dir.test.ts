@@ -7,11 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, deploymentDir, type ServeProcess, startServe } from './daemon/serve-process.testing.js';
 import { chooseDataDir } from './data-dir.js';
 import { NotUtf8PathError } from './lossy-inputs.js';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 describe('chooseDataDir: one rule for every command', () => {
-  const deployment = realpathSync(mkdtempSync('/var/tmp/aalis-rule-'));
+  const deployment = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-rule-')));
   writeFileSync(join(deployment, 'aalis.config.json'), '{}');
-  const bare = realpathSync(mkdtempSync('/var/tmp/aalis-rule-bare-'));
+  const bare = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-rule-bare-')));
   afterAll(() => {
     rmSync(deployment, { recursive: true, force: true });
     rmSync(bare, { recursive: true, force: true });
@@ -85,8 +86,8 @@ describe("a sandboxed aalis exec never reads a daemon's data or reaches its port
 
   beforeAll(async () => {
     dir = realpathSync(deploymentDir({ owners: { chat: ['alice'] } }));
-    elsewhere = realpathSync(mkdtempSync('/var/tmp/aalis-elsewhere-'));
-    state = realpathSync(mkdtempSync('/var/tmp/aalis-state-'));
+    elsewhere = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-elsewhere-')));
+    state = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-state-')));
     // The registry and the default data directory of this test's user, away from the machine's.
     env = { XDG_STATE_HOME: join(state, 'state'), XDG_DATA_HOME: join(state, 'share') };
     daemon = await startServe(dir, [], env);

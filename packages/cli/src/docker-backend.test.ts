@@ -4,6 +4,7 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_pr
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 const IMAGE = 'aalis/sandbox-test:latest';
 // the CLI from source (scripts/source.mjs): the tests run without a build
@@ -20,7 +21,7 @@ function engineMissing(): string | undefined {
 const missing = engineMissing();
 if (missing && process.env.CI !== 'true') console.warn(`skipping the aalis exec --backend docker tests: ${missing}`);
 
-const root = realpathSync(mkdtempSync('/var/tmp/aalis-cli-docker-'));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-cli-docker-')));
 const workspace = join(root, 'workspace');
 mkdirSync(workspace);
 afterAll(() => rmSync(root, { recursive: true, force: true }));

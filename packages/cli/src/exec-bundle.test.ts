@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXEC_PHASES } from './exec-phases.js';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 const here = join(import.meta.dirname, '..');
 const out = join(here, '.aalis-tmp');
@@ -15,7 +16,7 @@ const bundle = join(out, `aalis-exec-${process.pid}.cjs`);
 // what bin/aalis.mjs does for `aalis exec`, with this bundle
 const runner = join(out, `run-exec-${process.pid}.mjs`);
 const loader = join(here, 'bin', 'exec-loader.mjs');
-const root = realpathSync(mkdtempSync('/var/tmp/aalis-exec-bundle-'));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-exec-bundle-')));
 const NOBODY = 65534;
 let inputs: string[] = [];
 

@@ -6,10 +6,11 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ownerTurn, serveOnce, startServe } from './daemon/serve-process.testing.js';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 // the CLI from source (scripts/source.mjs): the tests run without a build
 const bin = join(import.meta.dirname, '..', 'scripts', 'source.mjs');
-const root = realpathSync(mkdtempSync('/var/tmp/aalis-secret-env-view-'));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-secret-env-view-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 writeFileSync(join(root, 'aalis.config.json'), JSON.stringify({ reach: { env: { allow: ['NPM_TOKEN', 'HF_*'], deny: ['ACME_*'] } } }));
 

@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { parseConfig } from '@aalis/cli';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run } from './run.js';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
-const root = mkdtempSync('/var/tmp/create-aalis-');
+const root = mkdtempSync(join(TEST_SCRATCH, 'create-aalis-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 async function create(args: string[], answers?: string[]) {

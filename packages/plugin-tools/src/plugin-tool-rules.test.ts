@@ -11,8 +11,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { installOf, toolsKernelOf } from './tools-kernel.testing.js';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
-const root = realpathSync(mkdtempSync('/var/tmp/aalis-plugin-tool-'));
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-plugin-tool-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** A plugin's tool as an author writes it: judge the write through the credential, then write through the safe file layer. */

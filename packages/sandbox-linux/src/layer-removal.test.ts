@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { asNobody, canRunAsNobody, NOBODY } from './nobody.testing.js';
 import { OVERLAY_OPTIONS, removeKnownLayers, removeLayers } from './overlay-mount.js';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 /*
  * A run's layers as the kernel leaves them: each root's upper, work and lower directories, an
@@ -17,7 +18,7 @@ afterEach(() => {
 });
 
 function mountedLayers(count: number, unshareArgs: readonly string[] = ['-m', '--propagation', 'private'], asUser?: (argv: string[]) => string[]): string {
-  const root = mkdtempSync('/var/tmp/aalis-layers-');
+  const root = mkdtempSync(join(TEST_SCRATCH, 'aalis-layers-'));
   roots.push(root);
   const dir = join(root, 'overlay');
   const script: string[] = [];
@@ -62,7 +63,7 @@ describe("a run's layers removed by name", () => {
   });
 
   it('is false for a folder that is not there, and removeLayers is then a no-op', () => {
-    const dir = join(mkdtempSync('/var/tmp/aalis-layers-'), 'overlay');
+    const dir = join(mkdtempSync(join(TEST_SCRATCH, 'aalis-layers-')), 'overlay');
     roots.push(join(dir, '..'));
     expect(removeKnownLayers(dir)).toBe(false);
     expect(() => removeLayers(dir)).not.toThrow();

@@ -31,6 +31,7 @@ print('ready', flush=True)
 while True:
     c, _ = s.accept(); c.sendall(b'hello\\n'); c.close()
 `;
+import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 // the look model: a test here signals through a file the command writes while it runs, which the overlay keeps off the host until the end
 const sb = createLinuxSandbox({ hostModel: 'look' });
@@ -84,7 +85,7 @@ describe('host unix sockets, found by what they are', { timeout: 60_000 }, () =>
   // refused every run ("Can't mkdir parents for …: Permission denied") while such a socket listened
   // (seen in CI: a test's listener in a nobody-owned scene). It cannot reach that socket anyway.
   it.skipIf(!isRoot)("a socket in another user's private directory: the run goes on, and the command cannot reach it", async () => {
-    const priv = mkdtempSync('/var/tmp/aalis-private-');
+    const priv = mkdtempSync(join(TEST_SCRATCH, 'aalis-private-'));
     chownSync(priv, 65534, 65534);
     chmodSync(priv, 0o700);
     const ws = join(priv, 'ws');

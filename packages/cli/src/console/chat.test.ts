@@ -7,6 +7,7 @@ import { type ScriptedModel, startScriptedModel } from '@aalis/model';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../daemon/serve-process.testing.js';
+import { TEST_SCRATCH } from '../../../../test/scratch.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -49,7 +50,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the console
       { match: 'let me take it', steps: [{ call: 'write_file', args: { path: join(outside, 'taken-back.txt'), content: 'by hand\n' } }, { say: 'Written, as you approved.' }] },
     ]);
     writeFileSync(join(dir, 'aalis.config.json'), JSON.stringify({ approval: { timeoutMs: 120_000 }, model: { baseURL: model.baseURL, model: 'scripted', requestTimeoutMs: 10_000 } }));
-    profile = mkdtempSync('/var/tmp/aalis-chat-profile-');
+    profile = mkdtempSync(join(TEST_SCRATCH, 'aalis-chat-profile-'));
     daemon = await startServe(dir);
     browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../daemon/serve-process.testing.js';
+import { TEST_SCRATCH } from '../../../../test/scratch.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -20,7 +21,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     dir = deploymentDir({ owners: { chat: ['alice'] }, approval: { timeoutMs: 120_000 } });
     outside = `${dir}-outside`;
     mkdirSync(outside);
-    profile = mkdtempSync('/var/tmp/aalis-console-profile-');
+    profile = mkdtempSync(join(TEST_SCRATCH, 'aalis-console-profile-'));
     daemon = await startServe(dir);
     // A fresh profile directory: playwright passes it as --user-data-dir.
     browser = await chromium.launchPersistentContext(profile, {

@@ -6,6 +6,7 @@ import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, 
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { claimDataDir, DataDirInUseError, LOCK_FILE } from './data-dir-lock.js';
+import { TEST_SCRATCH } from '../../../../test/scratch.js';
 
 const isRoot = process.getuid?.() === 0;
 const dirs: string[] = [];
@@ -13,7 +14,7 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 const fresh = () => {
-  const d = mkdtempSync('/var/tmp/aalis-lock-');
+  const d = mkdtempSync(join(TEST_SCRATCH, 'aalis-lock-'));
   dirs.push(d);
   return d;
 };
