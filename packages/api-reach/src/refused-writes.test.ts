@@ -70,6 +70,13 @@ describe('refusedWriteCandidates', () => {
     ['git on macOS', "fatal: could not create work tree dir 'clone': Operation not permitted", [t('EPERM', '/w/ws/clone')]],
     ['busybox kill (prose, no path)', "sh: can't kill pid 1: Operation not permitted", [t('EPERM')]],
     ['curl (prose, no path)', 'curl: (7) Failed to connect to example.org port 443: Operation not permitted', [t('EPERM')]],
+    // cargo: the path on one line, its error in the chain below
+    [
+      'cargo, an unpack refused (Rust error chain)',
+      'error: failed to unpack package `zzfoo v0.1.0`\n\nCaused by:\n  failed to create directory `/root/.cargo/registry/src/-7066d17006c4a5f7/zzfoo-0.1.0`\n\nCaused by:\n  Read-only file system (os error 30)',
+      [t('EROFS', '/root/.cargo/registry/src/-7066d17006c4a5f7/zzfoo-0.1.0')],
+    ],
+    ['a Rust error too far below its path is not tied to it', 'failed to open `/x/y`\n\n\n\n\n\nRead-only file system (os error 30)', [t('EROFS')]],
     // nothing
     ['a plain failure', 'cat: /nope: No such file or directory', []],
     ['a line that names no error', "npm error path /ro/pkg/node_modules", []],

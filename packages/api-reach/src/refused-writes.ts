@@ -49,6 +49,11 @@ const PY_BYTES = /\bb'((?:[^'\\\n]|\\.)*)'/g;
 const BSD_RENAME = /\brename (.+?) to (.+?): [^:]+$/i;
 const PROSE = /^(?:cannot|can't|could not|unable to|failed to) (?:create(?: directory| regular file)?|mkdir|touch|remove|open|write(?: to)?|make directory|lock config file|create work tree dir)\s+/i;
 const CONTRACTION = /(?<=^|\s)(can|couldn|won|don|doesn|isn|wasn|didn)'t(?=\s)/gi;
+// cargo and other Rust tools: "failed to create directory `/p`", then, a few lines below ("Caused
+// by:"), "Read-only file system (os error 30)": the path and its error on lines of their own.
+// Before, a refused unpack into cargo's registry gave nothing precise to ask for.
+const RUST_CHAIN = /\bfailed to (?:create(?: directory)?|open|write(?: to)?|rename|remove|copy|unpack|lock)\b[^`\n]*`([^`\n]+)`/i;
+const RUST_CHAIN_LINES = 4;
 // A shell's `zsh:1` before its message: the program and a line number, not a path.
 const PROGRAM_LINE = /^[\w.-]+:\d+$/;
 // Words that stand where a path would in some tools' messages, never a path.
@@ -144,16 +149,29 @@ function namedIn(text: string): Named[] {
 
 /**
  * Every refusal a command's stderr reports, line by line, as the tools print it (coreutils,
- * busybox, sh, bash, zsh, git, Python, Node, npm, BSD tools), with the paths named resolved
+ * busybox, sh, bash, zsh, git, Python, Node, npm, BSD tools, and Rust's error chains, whose path
+ * and error stand a few lines apart), with the paths named resolved
  * against `cwd`. A line that reports one of {@link REFUSAL_ERRNOS} without naming a path gives a
  * candidate without `path`. Pure: nothing is looked up on disk, nothing is judged here.
  */
 export function refusedWriteCandidates(stderr: string, cwd: string): RefusedWriteCandidate[] {
   const out: RefusedWriteCandidate[] = [];
-  for (const line of stderr.split('\n')) {
+  // Rust's error chains (cargo): the path on one line, its error a few "Caused by:" lines below
+  let chained: { readonly path: string; readonly at: number } | undefined;
+  const lines = stderr.split('\n');
+  for (const [i, line] of lines.entries()) {
     const errno = errnoOf(line);
-    if (errno === undefined) continue;
+    if (errno === undefined) {
+      const rust = RUST_CHAIN.exec(line);
+      if (rust) chained = { path: rust[1]!, at: i };
+      continue;
+    }
     const named = namedIn(line);
+    if (named.length === 0 && chained !== undefined && i - chained.at <= RUST_CHAIN_LINES) {
+      out.push({ errno, role: 'target', path: posix.resolve(cwd, chained.path) });
+      chained = undefined;
+      continue;
+    }
     if (named.length === 0) out.push({ errno, role: 'target' });
     for (const { path, role } of named) out.push({ errno, role, path: posix.resolve(cwd, path) });
   }
