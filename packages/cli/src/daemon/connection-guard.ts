@@ -21,29 +21,26 @@ export function guardConnections(server: Server, maxWaiting = MAX_WAITING_CONNEC
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   // insertion order: the first is the one waiting longest
   const waiting = new Set<Socket>();
-  server.on('connection', (socket: Socket) => {
+  /** `socket` waits (again), the newest; past the limit the one waiting longest is closed. */
+  const wait = (socket: Socket) => {
     waiting.add(socket);
+    if (waiting.size <= maxWaiting) return;
+    const oldest = waiting.values().next().value as Socket;
+    waiting.delete(oldest);
+    oldest.destroy();
+  };
+  server.on('connection', (socket: Socket) => {
     socket.once('close', () => waiting.delete(socket));
-    if (waiting.size > maxWaiting) {
-      const oldest = waiting.values().next().value as Socket;
-      waiting.delete(oldest);
-      oldest.destroy();
-    }
+    wait(socket);
   });
   // inside a request a connection is never closed here; once its answer is out it waits again (a
   // kept-alive connection idle after a 404 was no longer counted, and a flood of them took 17,000
-  // of the daemon's 20,000 descriptors: found by an attack), the newest of the waiting
+  // of the daemon's 20,000 descriptors: found by an attack)
   server.on('request', (req, res) => {
     const socket = req.socket;
     waiting.delete(socket);
     res.once('finish', () => {
-      if (socket.destroyed) return;
-      waiting.add(socket);
-      if (waiting.size > maxWaiting) {
-        const oldest = waiting.values().next().value as Socket;
-        waiting.delete(oldest);
-        oldest.destroy();
-      }
+      if (!socket.destroyed) wait(socket);
     });
   });
 }
