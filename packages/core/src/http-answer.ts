@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { AalisError, errorEnvelope } from './aalis-error.js';
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from './json-depth.js';
 
 /**
  * The HTTP status of each error code the project's HTTP APIs (the daemon's and the pod's routes
@@ -90,26 +91,6 @@ export class RequestBodyError extends AalisError<RequestBodyErrorCode> {
 /** The largest JSON body {@link readJsonBody} reads. */
 export const MAX_JSON_BODY = 1024 * 1024;
 
-/**
- * The deepest nesting of arrays and objects {@link readJsonBody} takes. JSON.parse takes any depth,
- * but what reads the value after it recurses (the schemas of recursive shapes, `JSON.stringify`):
- * a turn's `startedBy` chain 3,000 deep, or params nested 500,000 deep, ended in "Maximum call stack
- * size exceeded", answered 500 instead of 400 (found by an attack).
- */
-export const MAX_JSON_DEPTH = 64;
-
-/** Whether a parsed JSON value nests arrays and objects deeper than `limit` (an explicit stack: any depth is measured without recursion). */
-function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth + 1 > limit) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
 /** How {@link readJsonBody} reads a body. */
 export interface ReadJsonBodyOptions {
   /** What an empty body reads as; without it an empty body is not JSON and refused. */
@@ -154,7 +135,7 @@ export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, sc
     } catch (error) {
       throw new RequestBodyError('invalid-body', `the body is not valid JSON (${(error as Error).message}).`);
     }
-    if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) throw new RequestBodyError('invalid-body', `the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels; nothing was done.`);
+    if (jsonNestsDeeperThan(raw, MAX_JSON_DEPTH)) throw new RequestBodyError('invalid-body', `the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels; nothing was done.`);
   }
   return validBody(schema, raw);
 }

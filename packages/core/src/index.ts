@@ -30,6 +30,7 @@ export {
   sendJson,
   validBody,
 } from './http-answer.js';
+export { jsonNestsDeeperThan, MAX_JSON_DEPTH } from './json-depth.js';
 export { KERNEL_ERROR_CODES, KernelError, type KernelErrorCode } from './errors.js';
 export { EventBus, type KernelEventName, type KernelEventPayload, type KernelEvents } from './events.js';
 export { createKernel, Kernel, type KernelOptions, type PluginStatus, type StopReport } from './kernel.js';

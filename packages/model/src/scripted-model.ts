@@ -3,8 +3,9 @@ import type { AddressInfo } from 'node:net';
 
 /** One scripted reply of {@link startScriptedModel}. */
 export type ScriptStep =
-  | { readonly call: string; readonly args: Record<string, unknown> }
-  | { readonly calls: readonly { readonly call: string; readonly args: Record<string, unknown> }[] }
+  /** A tool call; `args` as a string is sent as the arguments' text as it is (a model's malformed or hostile JSON). */
+  | { readonly call: string; readonly args: Record<string, unknown> | string }
+  | { readonly calls: readonly { readonly call: string; readonly args: Record<string, unknown> | string }[] }
   | { readonly say: string }
   | { readonly hang: true }
   | { readonly status: number; readonly body: string }
@@ -111,7 +112,7 @@ export async function startScriptedModel(scripts: readonly Script[]): Promise<Sc
       return;
     }
     const calls = 'say' in step ? [] : 'calls' in step ? step.calls : [step];
-    const toolCalls = calls.map((c) => ({ id: `call_${++n}`, type: 'function', function: { name: c.call, arguments: JSON.stringify(c.args) } }));
+    const toolCalls = calls.map((c) => ({ id: `call_${++n}`, type: 'function', function: { name: c.call, arguments: typeof c.args === 'string' ? c.args : JSON.stringify(c.args) } }));
     const content = 'say' in step ? step.say : null;
     const finish = calls.length ? 'tool_calls' : 'stop';
     if (body.stream) {

@@ -41,6 +41,8 @@ const scripts: Script[] = [
   { match: 'stranger wants', steps: [{ call: 'write_file', args: { path: join(project, 'stranger.txt'), content: 'x' } }, { say: 'I could not write it.' }] },
   { match: 'garbage please', steps: [{ status: 200, body: '<html>not an API</html>' }] },
   { match: 'bad args', steps: [{ call: 'write_file', args: {} }, { say: 'ok' }] },
+  // 200,000 levels: JSON.parse takes it, but what reads the value after it recurses (the schemas, the events' JSON)
+  { match: 'deep args', steps: [{ call: 'write_file', args: `${'{"a":'.repeat(200_000)}1${'}'.repeat(200_000)}` }, { call: 'read_file', args: `{"path":${'['.repeat(100)}1${']'.repeat(100)}}` }, { say: 'still here' }] },
   { match: 'make a plan', steps: [{ call: 'submit_plan', args: { name: 'tidy', plan: '1. read the notes\n2. write a summary' } }, { say: 'executing the plan' }] },
   { match: 'write during the plan', steps: [{ call: 'write_file', args: { path: join(project, 'planned-too-early.txt'), content: 'x' } }, { say: 'refused, as it should be' }] },
   { match: 'symlinked plan', steps: [{ call: 'submit_plan', args: { name: 'evil', plan: 'x' } }, { say: 'could not save it' }] },
@@ -69,7 +71,7 @@ beforeAll(async () => {
   }));
   const status = await kernel.start();
   expect(status.filter((s) => s.state !== 'running')).toEqual([]);
-  for (const id of ['main', 'busy', 'stranger', 'stranger-plan', 'down', 'plan', 'plan-rejected', 'bad-args', 'plan-write', 'mode-ask', 'mode-execute']) kernel.get(reachBindings).bind(id, { home: project });
+  for (const id of ['main', 'busy', 'stranger', 'stranger-plan', 'down', 'plan', 'plan-rejected', 'bad-args', 'deep-args', 'plan-write', 'mode-ask', 'mode-execute']) kernel.get(reachBindings).bind(id, { home: project });
   kernel.get(reachBindings).bind('plan-symlink', { home: planted });
 });
 afterAll(async () => {
@@ -162,6 +164,20 @@ describe('the agent', () => {
     const { turnId, done } = await kernel.get(agent).submit(turnOf(OWNER, 'bad-args'), 'bad args');
     expect(await done).toMatchObject({ state: 'answered' });
     expect(eventsOf(turnId).find(([n]) => n === 'tool/ended')?.[1]).toMatchObject({ outcome: { ok: false, kind: 'invalid-params' } });
+  });
+
+  it("a model's tool-call arguments nested past the JSON depth limit are refused as invalid, and the turn goes on", async () => {
+    const { turnId, done } = await kernel.get(agent).submit(turnOf(OWNER, 'deep-args'), 'deep args');
+    expect(await done).toMatchObject({ state: 'answered' });
+    const ended = eventsOf(turnId).filter(([n]) => n === 'tool/ended').map(([, e]) => e);
+    expect(ended).toMatchObject([
+      { tool: 'write_file', outcome: { ok: false, kind: 'invalid-params', message: expect.stringMatching(/nest.*deeper than 64/) } },
+      { tool: 'read_file', outcome: { ok: false, kind: 'invalid-params', message: expect.stringMatching(/nest.*deeper than 64/) } },
+    ]);
+    // the events carry the arguments' text, cut, not the parsed value
+    const started = eventsOf(turnId).find(([n]) => n === 'tool/started')?.[1] as { params: unknown };
+    expect(typeof started.params).toBe('string');
+    expect(JSON.stringify(eventsOf(turnId))).toBeTruthy();
   });
 
   it('plan: submit_plan writes the plan document, asks the owner with its text; approval switches to execute with the saved settings back', async () => {

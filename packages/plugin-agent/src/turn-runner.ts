@@ -1,5 +1,5 @@
 import type { ChatMessage, OriginTurn, PluginContext, Sessions, ToolDispatcher, ToolOutcome } from '@aalis/core';
-import { describeError } from '@aalis/core';
+import { describeError, jsonNestsDeeperThan, MAX_JSON_DEPTH } from '@aalis/core';
 import { ModelError, type ModelMessage, type ModelProvider, type ModelTool } from '@aalis/model';
 import { withinCall } from '@aalis/plugin-approval';
 import { z } from 'zod';
@@ -91,11 +91,18 @@ const stoppedOutcome: ToolOutcome = { ok: false, kind: 'failed', message: 'the t
 async function callTool(deps: TurnDeps, run: TurnRun, base: AgentEventBase, call: { id: string; name: string; arguments: string }): Promise<ToolOutcome> {
   const callId = `${run.turnId}:${call.id}`;
   let params: unknown;
+  let refused: string | undefined;
   try {
     params = JSON.parse(call.arguments === '' ? '{}' : call.arguments);
+    // what reads the value after the parse recurses (the events' JSON for the console, the schemas)
+    if (jsonNestsDeeperThan(params)) refused = `the arguments of ${call.name} nest arrays and objects deeper than ${MAX_JSON_DEPTH} levels; nothing ran. Write them as one flat JSON object.`;
   } catch {
-    deps.events.emit('tool/started', { ...base, callId, tool: call.name, params: call.arguments });
-    const outcome: ToolOutcome = { ok: false, kind: 'invalid-params', message: `the arguments of ${call.name} are not JSON (${call.arguments.slice(0, 200)}); nothing ran. Write them as one JSON object.` };
+    refused = `the arguments of ${call.name} are not JSON (${call.arguments.slice(0, 200)}); nothing ran. Write them as one JSON object.`;
+  }
+  if (refused !== undefined) {
+    // the event carries the arguments' text, cut, never a value too deep to serialize
+    deps.events.emit('tool/started', { ...base, callId, tool: call.name, params: cut(call.arguments, 2_000) });
+    const outcome: ToolOutcome = { ok: false, kind: 'invalid-params', message: refused };
     deps.events.emit('tool/ended', { ...base, callId, tool: call.name, outcome });
     return outcome;
   }

@@ -16,7 +16,8 @@ let model: FakeModel;
 const scripts = (): Script[] => [
   { match: 'no writes', steps: [{ call: 'write_file', args: { path: 'a.txt', content: 'x' } }, { call: 'run_python', args: { code: "import tempfile\ntempfile.mkstemp()\nopen('b.txt','w')" } }, { say: 'ok' }] },
   { match: 'context off', steps: [{ say: 'ok' }] },
-  { match: 'garbled', steps: [{ calls: [{ call: 'delete_everything', args: {} }] }, { call: 'read_file', args: { path: 7 } }, { say: 'ok' }] },
+  // the third: arguments nested 200,000 deep, which the task's log would write as JSON
+  { match: 'garbled', steps: [{ calls: [{ call: 'delete_everything', args: {} }] }, { call: 'read_file', args: { path: 7 } }, { call: 'read_file', args: `{"path":${'['.repeat(200_000)}${']'.repeat(200_000)}}` }, { say: 'ok' }] },
   { match: 'loop', steps: [{ call: 'list_dir', args: {} }, { call: 'list_dir', args: {} }, { call: 'list_dir', args: {} }] },
   { match: 'give up', steps: [{ call: 'finish', args: { conclusion: 'could not do it', summary: 'no data', success: false } }] },
   {
@@ -93,7 +94,8 @@ describe('the agent', () => {
       expect(t.state).toBe('succeeded');
       const logs = await pod.logs(t.id);
       expect(logs.find((e) => e.kind === 'refused')).toMatchObject({ tool: 'delete_everything', rule: 'tool-not-allowed' });
-      expect(logs.find((e) => e.kind === 'tool-result' && e.tool === 'read_file')).toMatchObject({ ok: false, error: expect.stringContaining("refused its parameters") });
+      const results = logs.filter((e) => e.kind === 'tool-result' && e.tool === 'read_file');
+      expect(results).toMatchObject([{ ok: false, error: expect.stringContaining('refused its parameters') }, { ok: false, error: expect.stringContaining('deeper than 64 levels') }]);
     }));
 
   it('stops after model.maxSteps, and a reported failure is a failure', () =>

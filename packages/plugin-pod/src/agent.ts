@@ -1,5 +1,5 @@
 import type { SandboxPolicy, SandboxService } from '@aalis/api-reach';
-import type { TempRecorder } from '@aalis/core';
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH, type TempRecorder } from '@aalis/core';
 import { AGENT_TOOLS, type AgentTool, modelToolsOf } from './agent-tools.js';
 import type { ModelMessage, ModelProvider } from '@aalis/model';
 import type { NewLogEntry, TaskDirs, TaskState } from './task.js';
@@ -69,10 +69,12 @@ export async function runAgent(run: AgentRun): Promise<AgentResult> {
       let params: unknown;
       try {
         params = JSON.parse(call.function.arguments || '{}');
+        // the task's log writes the value as JSON: nested past the limit, that would overflow the stack
+        if (jsonNestsDeeperThan(params)) params = undefined;
       } catch {
         params = undefined;
       }
-      await run.log({ kind: 'tool-call', callId: call.id, tool: name, params: params ?? call.function.arguments });
+      await run.log({ kind: 'tool-call', callId: call.id, tool: name, params: params ?? call.function.arguments.slice(0, 2_000) });
       if (!offered.has(name) || !(name in AGENT_TOOLS)) {
         const message = `the tool '${name}' is not allowed in this pod (allowed: ${[...offered].join(', ')}); nothing ran.`;
         await run.log({ kind: 'refused', callId: call.id, tool: name, rule: 'tool-not-allowed', message });
@@ -80,7 +82,7 @@ export async function runAgent(run: AgentRun): Promise<AgentResult> {
         continue;
       }
       if (params === undefined) {
-        const message = `the arguments of '${name}' are not valid JSON; nothing ran.`;
+        const message = `the arguments of '${name}' are not valid JSON, or nest arrays and objects deeper than ${MAX_JSON_DEPTH} levels; nothing ran.`;
         await run.log({ kind: 'tool-result', callId: call.id, tool: name, ok: false, error: message });
         messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify({ ok: false, error: message }) });
         continue;

@@ -27,6 +27,16 @@ describe('toolRunOutcome', () => {
   ])('%j -> %j', (result, outcome) => {
     expect(toolRunOutcome({ ...base, ...result })).toMatchObject(outcome);
   });
+
+  it('a value nested past the JSON depth limit is bad output (the model and the console serialize it), one at the limit is taken', () => {
+    const nested = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+    for (const depth of [64, 200_000]) {
+      const outcome = toolRunOutcome({ ...base, stdout: `{"ok":true,"value":${nested(depth)}}` });
+      expect(outcome).toMatchObject({ ok: false, kind: 'bad-output', message: expect.stringContaining('nested deeper than 64 levels') });
+    }
+    // the result object is one level: its value may nest 63 more
+    expect(toolRunOutcome({ ...base, stdout: `{"ok":true,"value":${nested(63)}}` })).toMatchObject({ ok: true });
+  });
 });
 
 describe('encodeToolEnvelope', () => {

@@ -1,4 +1,5 @@
 import type { SandboxRunResult } from '@aalis/api-reach';
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '@aalis/core';
 import { z } from 'zod';
 
 /** Which call an envelope belongs to: the dispatcher's call id, the conversation and who asked. */
@@ -46,12 +47,20 @@ export const ToolResultSchema = z.discriminatedUnion('ok', [
 ]);
 
 const Json = z.string().transform((text, ctx) => {
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch {
     ctx.addIssue({ code: 'custom', message: 'not JSON' });
     return z.NEVER;
   }
+  // the value goes on to the model and the console as JSON: one nested past the limit would end
+  // their serialization in a stack overflow, so it is bad output like any other
+  if (jsonNestsDeeperThan(value)) {
+    ctx.addIssue({ code: 'custom', message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels` });
+    return z.NEVER;
+  }
+  return value;
 });
 
 /**
@@ -86,10 +95,11 @@ function plainOutcome(result: SandboxRunResult): ToolRunOutcome {
   if (result.truncated) return { ok: false, kind: 'bad-output', message: 'the tool printed more than the output limit' };
   const parsed = Json.pipe(ToolResultSchema).safeParse(result.stdout.trim());
   if (!parsed.success) {
+    const deep = parsed.error.issues.find((i) => i.message.startsWith('JSON nested deeper'));
     return {
       ok: false,
       kind: 'bad-output',
-      message: `the tool did not print one JSON result ({"ok":true,"value":…} or {"ok":false,"kind":…,"message":…}) on stdout${tail ? ` (stderr: ${tail})` : ''}`,
+      message: deep !== undefined ? `the tool printed ${deep.message}, which is refused${tail ? ` (stderr: ${tail})` : ''}` : `the tool did not print one JSON result ({"ok":true,"value":…} or {"ok":false,"kind":…,"message":…}) on stdout${tail ? ` (stderr: ${tail})` : ''}`,
     };
   }
   if (!parsed.data.ok) return { ok: false, kind: 'tool', message: `the tool reported ${parsed.data.kind}: ${parsed.data.message}` };
