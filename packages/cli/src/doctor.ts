@@ -14,7 +14,8 @@ Usage: aalis doctor [--backend ${BACKEND_CHOICES.join('|')}] [--config FILE] [--
 
 Checks every sandbox backend (bubblewrap, user namespaces and the AppArmor restriction, seccomp;
 the Docker engine and image; sandbox-exec) and prints each check with the command that fixes it.
-Exits 0 only when the configured backend (--backend, default the platform's) works.
+Exits 0 only when the configured backend (--backend, default the platform's) works and the
+config (when there is one) can be read: the daemon does not start with a config it cannot read.
 Then whether spec tools in container profiles can run (the engine and the tools.images of the
 config); when not, the daemon refuses them. Last it lists the environment filter of sandboxed commands: the variables removed (names that
 look like credentials) and the allow and deny lists of the daemon config (reach.env in
@@ -65,9 +66,11 @@ export async function doctorCommand(argv: readonly string[], io: CliIo): Promise
     environment = { error: error instanceof Error ? error.message : String(error) };
   }
   const specTools = await specToolsCheck(flags.config as string | undefined);
+  const configReadable = !('error' in environment);
+  const status = ok && configReadable ? 0 : 1;
   if (flags.json) {
-    io.stdout(`${JSON.stringify({ configured, ok, probes, environment, specTools }, null, 2)}\n`);
-    return ok ? 0 : 1;
+    io.stdout(`${JSON.stringify({ configured, ok, configReadable, probes, environment, specTools }, null, 2)}\n`);
+    return status;
   }
   for (const probe of probes) {
     const mark = probe.available ? 'works' : 'not available';
@@ -80,5 +83,6 @@ export async function doctorCommand(argv: readonly string[], io: CliIo): Promise
   io.stdout(`\nspec tools (002): ${specTools.works ? 'ok  ' : 'FAIL'} ${specTools.detail}\n`);
   io.stdout(`\n${'error' in environment ? `environment of sandboxed commands: FAIL the config could not be read (${environment.error}); the daemon will not start with it` : describeSecretEnv(environment)}\n`);
   io.stdout(ok ? `\nThe configured backend (${configured}) works.\n` : `\nThe configured backend (${configured}) does not work here: commands in the sandboxed tiers will not run.\n`);
-  return ok ? 0 : 1;
+  if (!configReadable) io.stdout(`The config cannot be read (above): 'aalis serve' refuses to start with it; fix the field it names.\n`);
+  return status;
 }

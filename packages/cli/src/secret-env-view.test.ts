@@ -30,6 +30,18 @@ describe('the environment filter, as the CLI shows it', () => {
     expect(result.stdout).toContain('removed besides, by the config: ACME_*');
   }, 60_000);
 
+  it('doctor exits 1 with a config it cannot read, saying the daemon will not start with it', () => {
+    const bad = join(root, 'unreadable.json');
+    writeFileSync(bad, JSON.stringify({ model: 5 }));
+    const result = aalis(['doctor', '--config', bad]);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toMatch(/model: Invalid input: expected object, received number\); the daemon will not start with it/);
+    expect(result.stdout).toMatch(/The configured backend \(linux\) works\.\nThe config cannot be read/);
+    const json = aalis(['doctor', '--json', '--config', bad]);
+    expect(json.status).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, configReadable: false });
+  }, 60_000);
+
   it('policy --json carries the same, and a bad config file is a clear error', () => {
     const result = aalis(['policy', '--json']);
     expect(result.status).toBe(0);
