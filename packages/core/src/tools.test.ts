@@ -102,6 +102,37 @@ describe('ToolDispatcher', () => {
     expect(ran).toEqual([]);
   });
 
+  it("does not ask for a high-risk call its admission refuses, and admits with the call's extensions made again after the gate", async () => {
+    const { dispatcher, asked, ran } = setup({ outcome: 'approved', by: 'reviewer', remembered: false });
+    let made = 0;
+    dispatcher.extend(() => ({ credential: { n: ++made } }) as never);
+    const seen: unknown[] = [];
+    dispatcher.register(
+      defineTool({
+        name: 'owners_only',
+        description: 'refuses n < 0 before the gate',
+        params: z.object({ n: z.number() }),
+        risk: 'high',
+        admit: (ctx, p) => {
+          seen.push((ctx as { credential?: unknown }).credential);
+          if (p.n < 0) throw new ToolError('denied', 'not for you');
+        },
+        handler: (ctx, p) => {
+          ran.push((ctx as { credential?: unknown }).credential);
+          return p.n;
+        },
+      }),
+    );
+    expect(await dispatcher.dispatch({ tool: 'owners_only', params: { n: -1 }, turn })).toEqual({ ok: false, kind: 'denied', message: 'not for you' });
+    expect(asked).toEqual([]);
+    expect(ran).toEqual([]);
+    expect(await dispatcher.dispatch({ tool: 'owners_only', params: { n: 1 }, turn })).toEqual({ ok: true, value: 1 });
+    expect(asked).toHaveLength(1);
+    // admitted with one context, run with a newer one
+    expect(seen).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(ran).toEqual([{ n: 3 }]);
+  });
+
   it('does not ask for a high-risk call whose parameters are bad', async () => {
     const { dispatcher, asked } = setup({ outcome: 'approved', by: 'reviewer', remembered: false });
     await dispatcher.dispatch({ tool: 'danger', params: { n: 'x' }, turn });

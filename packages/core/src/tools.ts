@@ -66,6 +66,13 @@ export interface Tool<P extends z.ZodType = z.ZodType, R = unknown> {
   readonly risk: RiskLevel;
   /** One line for the approval prompt; defaults to the tool name and its parameters. */
   summarize?(params: z.output<P>): string;
+  /**
+   * Checked before the approval gate, with the call's extensions as the handler gets them: a call
+   * it refuses (it throws, a {@link ToolError} with its kind) is refused without asking anyone.
+   * For what would refuse the call whatever the answer (a non-owner's call to a tool whose only
+   * effect is local): an ask the owner cannot usefully answer is never raised.
+   */
+  admit?(ctx: ToolCallContext, params: z.output<P>): void | Promise<void>;
   handler(ctx: ToolCallContext, params: z.output<P>): R | Promise<R>;
 }
 
@@ -152,6 +159,20 @@ export class ToolDispatcher {
       return fail('invalid-params', `tool '${tool.name}' refused its parameters, nothing ran: ${issues.join('; ')}.`);
     }
     const callId = request.callId ?? randomUUID();
+    const signal = request.signal ?? new AbortController().signal;
+    // the extensions are made again after the gate: an answer may come minutes later
+    const contextOf = async (): Promise<ToolCallContext> => {
+      const extensions: Partial<ToolCallExtensions> = {};
+      for (const extender of this.#extenders) Object.assign(extensions, await extender({ turn: request.turn, tool: tool.name, callId }));
+      return { ...extensions, turn: request.turn, callId, tool: tool.name, signal };
+    };
+    if (tool.admit) {
+      try {
+        await tool.admit(await contextOf(), parsed.data);
+      } catch (error) {
+        return failureOf(tool.name, error);
+      }
+    }
     // A handler runs only once the gate said yes, so the context carries no "approved" flag to check.
     if (tool.risk === 'high') {
       const gate = this.options.approval?.();
@@ -168,19 +189,21 @@ export class ToolDispatcher {
       if (outcome.outcome === 'rejected') return fail('rejected', `tool '${tool.name}' was not approved: ${outcome.reason}. Nothing ran.`);
       if (outcome.outcome === 'expired') return fail('expired', `the approval for tool '${tool.name}' expired after ${outcome.afterMs} ms; nothing ran.`);
     }
-    const signal = request.signal ?? new AbortController().signal;
     try {
-      const extensions: Partial<ToolCallExtensions> = {};
-      for (const extender of this.#extenders) Object.assign(extensions, await extender({ turn: request.turn, tool: tool.name, callId }));
-      const value = await tool.handler({ ...extensions, turn: request.turn, callId, tool: tool.name, signal }, parsed.data);
+      const value = await tool.handler(await contextOf(), parsed.data);
       return { ok: true, value: value as T };
     } catch (error) {
-      if (error instanceof ToolError) return fail(error.kind, error.message);
-      // an AalisError's code and fix reach the caller too: which rule refused, and what to do
-      if (isAalisError(error)) return fail('failed', `tool '${tool.name}' failed (${error.code}): ${errorText(error)}`);
-      return fail('failed', `tool '${tool.name}' failed: ${describeError(error)}`);
+      return failureOf(tool.name, error);
     }
   }
+}
+
+/** A throw of a tool's handler or admission, as the call's outcome. */
+function failureOf(tool: string, error: unknown): ToolOutcome<never> {
+  if (error instanceof ToolError) return fail(error.kind, error.message);
+  // an AalisError's code and fix reach the caller too: which rule refused, and what to do
+  if (isAalisError(error)) return fail('failed', `tool '${tool}' failed (${error.code}): ${errorText(error)}`);
+  return fail('failed', `tool '${tool}' failed: ${describeError(error)}`);
 }
 
 function fail(kind: ToolErrorKind, message: string): ToolOutcome<never> {

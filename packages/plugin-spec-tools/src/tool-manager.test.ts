@@ -105,9 +105,12 @@ describe.skipIf(engineSkip)('the tool manager on the real engine', () => {
     expect(JSON.parse(readFileSync(join(env.toolsDir, 'sneaky', 'tool.json'), 'utf8'))).toMatchObject({ risk: 'high', generated: true });
   }, 120_000);
 
-  it("a call for someone who is not an owner changes nothing, even approved, and is audited as refused", async () => {
+  it('a call for someone who is not an owner changes nothing, asks nobody, and is audited as refused', async () => {
     env.answers = ['approve'];
-    expect(await env.callAsStranger('tool_manager', create('strangers', 'v1'))).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('not an owner') });
+    const before = env.asked.length;
+    expect(await env.callAsStranger('tool_manager', create('strangers', 'v1'))).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(/not an owner.*nobody was asked/) });
+    expect(env.asked.length).toBe(before);
+    expect(env.answers).toEqual(['approve']);
     expect(existsSync(join(env.toolsDir, 'strangers'))).toBe(false);
     expect(audit(env).at(-1)).toMatchObject({ who: 'chat:stranger', tool: 'strangers', result: 'refused' });
   }, 60_000);

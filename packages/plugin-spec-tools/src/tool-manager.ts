@@ -143,6 +143,20 @@ async function readSpec(dir: string): Promise<ToolSpec> {
   return parsed.data;
 }
 
+const NOT_OWNER = 'this call acts for someone who is not an owner, so it has no local effect: the tools directory is not changed for it';
+
+/**
+ * Refuses, before the approval gate, a call for someone who is not an owner: the handler would
+ * refuse it whatever the owner answered, so the owner is not asked (a stranger in a group could
+ * raise one high-risk card after another). Audited as refused, with who asked.
+ */
+export async function admitManage(ctx: ToolCallContext, request: ToolManagerRequest, deps: ToolManagerDeps): Promise<void> {
+  if (credentialOf(ctx).exec !== 'none') return;
+  const who = originatingTurn(ctx.turn).authorised;
+  await deps.audit.append({ who: who ? `${who.platform}:${who.userId}` : 'anonymous', action: request.action, tool: request.name, result: 'refused', detail: NOT_OWNER });
+  throw new ToolError('denied', `tool_manager ${request.action} '${request.name}': ${NOT_OWNER} (ask an owner); nobody was asked.`);
+}
+
 /**
  * Runs one tool manager action: audited before it acts and after, reserved names refused,
  * and the registry reloaded after every change (a failed build too: its program is gone).
@@ -154,7 +168,8 @@ export async function manageTool(ctx: ToolCallContext, request: ToolManagerReque
   await deps.audit.append({ ...entry, result: 'started' });
   try {
     if (credential.exec === 'none') {
-      throw new SpecToolError('not-owner', 'this call acts for someone who is not an owner, so it has no local effect: the tools directory is not changed for it', 'ask an owner');
+      // admitManage refused it before the gate; the credential made after the gate may differ
+      throw new SpecToolError('not-owner', NOT_OWNER, 'ask an owner');
     }
     const done = await act(request, deps, ctx.signal);
     const reload = await deps.registry.reload();
@@ -187,6 +202,7 @@ export function toolManagerTool(deps: ToolManagerDeps) {
     params: ToolManagerParams,
     risk: 'high',
     summarize: (p) => `tool_manager ${p.action} ${p.name}${'command' in p ? ` (command: ${p.command.join(' ')}${p.build ? `; build: ${p.build.command.join(' ')}` : ''})` : ''}`,
+    admit: (ctx, params) => admitManage(ctx, params, deps),
     handler: (ctx, params) => serial(() => manageTool(ctx, params, deps)),
   });
 }
