@@ -76,6 +76,10 @@ try {
   // must find this install (the project) from node_modules as dist/main.js does: the install is control plane
   const cliFiles = sh('tar', ['-tzf', join(tarballs, 'aalis-cli-0.1.0.tgz')], work);
   check(cliFiles.includes('package/dist/aalis-exec.cjs') && cliFiles.includes('package/dist/aalis-exec.cjs.cache') && cliFiles.includes('package/bin/exec-loader.mjs'), 'the cli tarball ships the exec bundle, its code cache and its loader');
+  // the docker backend's fixes name the engine and image script: it ships, where the fix says it is
+  check(existsSync(join(project, 'node_modules', '@aalis', 'sandbox-docker', 'scripts', 'prepare.sh')), 'the sandbox-docker package ships scripts/prepare.sh, which its fix texts name');
+  const noImage = spawnSync(join(project, 'node_modules', '.bin', 'aalis'), ['exec', '--backend', 'docker', '--', 'true'], { cwd: project, encoding: 'utf8', env: { ...process.env, AALIS_DOCKER_IMAGE: '' } });
+  check(noImage.status === 125 && noImage.stderr.includes('node_modules/@aalis/sandbox-docker/scripts/prepare.sh'), `aalis exec --backend docker without an image exits 125 naming the shipped script (exit ${noImage.status}: ${noImage.stderr.trim().slice(0, 300)})`);
   const execOut = sh(join(project, 'node_modules', '.bin', 'aalis'), ['exec', '--network', 'off', '--', 'sh', '-c', 'echo bundled'], project);
   check(execOut === 'bundled\n', `aalis exec runs a command in the sandbox from node_modules/.bin (${JSON.stringify(execOut)})`);
   const execWrite = spawnSync(join(project, 'node_modules', '.bin', 'aalis'), ['exec', '--boundary', 'deny', '--', 'sh', '-c', 'echo x >> package.json'], { cwd: project, encoding: 'utf8' });

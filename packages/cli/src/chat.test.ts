@@ -70,7 +70,8 @@ describe('aalis chat', () => {
     const chat = startChat(['--dir', dir, '--session', 'spoofed']);
     await chat.until("chatting in 'spoofed'");
     chat.type('spoof the ask');
-    await chat.until(/\? .*notes\.txt\\x1b\[2K\\x0dwrite notes\.txt.*\n {2}rule: /);
+    // the summary's line, then the path whole on its own marked line, escaped the same way
+    await chat.until(/\? .*notes\.txt\\x1b\[2K\\x0dwrite notes\.txt.*\n {2}write the path:\n {4}│ .*notes\.txt\\x1b\[2K\\x0dwrite notes\.txt\n {2}rule: /);
     chat.type('n');
     await chat.until(/Done\.\\x1b\]52;c;c3Bvb2Y=\\x07 \\u202etxt\.exe\\x0d\(answered\)\n+\(answered\)/);
     chat.type('/quit');

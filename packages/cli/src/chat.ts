@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readErrorEnvelope } from '@aalis/core';
+import { askText } from './ask-text.js';
 import { daemonAddressOf, takeOptions } from './daemon-address.js';
 import type { CliIo } from './io.js';
 import { forTerminal, forTerminalLine } from './terminal-text.js';
@@ -134,7 +135,7 @@ class ChatSession {
     } else if (name === 'approval/requested') {
       this.#asks.push({ id: String(e.id), code: String(e.code), rememberable: e.rememberable === true });
       const subject = e.subject as { rule: string };
-      this.#say(`? ${forTerminalLine(String(e.summary))}\n  rule: ${forTerminalLine(String(subject.rule))} · code ${forTerminalLine(String(e.code))}\n  answer: y (approve once)${e.rememberable ? ', r (remember for this conversation)' : ''}, n [reason] (reject)\n`);
+      this.#say(`? ${forTerminalLine(String(e.summary))}\n${askText(e.subject)}  rule: ${forTerminalLine(String(subject.rule))} · code ${forTerminalLine(String(e.code))}\n  answer: y (approve once)${e.rememberable ? ', r (remember for this conversation)' : ''}, n [reason] (reject)\n`);
     } else if (name === 'approval/resolved') {
       const at = this.#asks.findIndex((a) => a.id === e.id);
       if (at >= 0) this.#asks.splice(at, 1);

@@ -167,6 +167,15 @@ describe('aalis exec', () => {
     expect(result.stderr.split('\n').filter((line) => line.includes('\x1b'))).toEqual([expect.stringMatching(/^sh: /)]);
   }, 60_000);
 
+  // A newline in the command read as a space in the one-line summary: `echo …  # not run: touch x`
+  // hid a second line that ran on approval (found by an attack on the console's card).
+  it('a host command is asked with each of its lines shown on its own line, whole', () => {
+    const result = aalis(['exec', '--tier', 'confirm', '--', 'sh', '-c', `echo "${'done. '.repeat(80)}"  # not run: touch hidden\ntouch hidden`]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/run on the host, outside the sandbox, the command:\n {4}│ sh -c .*done\. done\. done\.[^\n]*# not run: touch hidden\n {4}│ touch hidden/);
+    expect(existsSync(join(workspace, 'hidden'))).toBe(false);
+  }, 60_000);
+
   it('a write no grant can lift (a .env file) is never asked, the command runs once, and exec says so and fails', () => {
     const result = aalis(['exec', '--', 'sh', '-c', 'echo run >> once.txt; echo A=1 > .env.local; true']);
     expect(result.status).toBe(1);

@@ -1,10 +1,10 @@
 import { type SandboxService, SandboxUnavailableError } from '@aalis/api-reach';
 import { join } from 'node:path';
-import { DockerSandbox } from '@aalis/sandbox-docker';
+import { DockerSandbox, PREPARE_SCRIPT_HINT } from '@aalis/sandbox-docker';
 
 /**
  * The docker backend for a one-shot CLI run. The image comes from `AALIS_DOCKER_IMAGE` (built
- * locally: see packages/sandbox-docker/scripts/prepare.sh); without one the backend is
+ * locally: see sandbox-docker's scripts/prepare.sh); without one the backend is
  * unavailable and nothing runs. Every run first removes the containers earlier CLI runs left
  * behind when they were killed (their owner provably dead, or their own deadline passed);
  * a running CLI's containers are never touched. With `cacheDir`, the probe's good result is kept
@@ -13,7 +13,7 @@ import { DockerSandbox } from '@aalis/sandbox-docker';
 export async function dockerSandboxFromEnv(env: NodeJS.ProcessEnv, cacheDir?: string): Promise<SandboxService> {
   const image = env.AALIS_DOCKER_IMAGE;
   if (!image) {
-    throw new SandboxUnavailableError('docker', 'no image is configured for the docker backend', 'build one (bash packages/sandbox-docker/scripts/prepare.sh prints its tag) and set AALIS_DOCKER_IMAGE=<tag>');
+    throw new SandboxUnavailableError('docker', 'no image is configured for the docker backend', `set AALIS_DOCKER_IMAGE=<tag> to a local image with a POSIX shell; ${PREPARE_SCRIPT_HINT} builds one without a registry and prints its tag`);
   }
   const box = new DockerSandbox({
     images: { stdio: image, network: env.AALIS_DOCKER_NETWORK_IMAGE ?? image },

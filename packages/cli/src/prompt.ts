@@ -1,5 +1,6 @@
 import { definePlugin, type Identity } from '@aalis/core';
 import { type ApprovalRequestedEvent, approvalDesk } from '@aalis/plugin-approval';
+import { askText } from './ask-text.js';
 import type { CliIo } from './io.js';
 import { forTerminal, forTerminalLine } from './terminal-text.js';
 
@@ -30,7 +31,7 @@ export function terminalApprover(io: CliIo, who: Identity) {
         queue = queue.then(() => answer(event)).catch((error: unknown) => io.stderr(`aalis: could not answer approval ${event.code}: ${String(error)}\n`));
       });
       async function answer(event: ApprovalRequestedEvent): Promise<void> {
-        io.stderr(`\naalis: approval needed (code ${event.code})\n  ${forTerminalLine(event.summary)}\n`);
+        io.stderr(`\naalis: approval needed (code ${event.code})\n  ${forTerminalLine(event.summary)}\n${askText(event.subject)}`);
         if (!io.ask) {
           io.stderr('  no terminal to ask on: rejected. Run in a terminal to be asked, or widen the reach (--tier, --allow-write).\n');
           await desk.reply({ code: event.code, decision: 'reject', by: who, reason: 'no terminal to ask on' });

@@ -33,8 +33,11 @@ export function shownBytes(bytes: Uint8Array): string {
 
 /**
  * The characters a terminal or a browser does not show as themselves, as a RegExp character class
- * (source text): C0 controls but tab and newline, DEL, C1 controls, and the bidirectional
- * formatting characters (an override lays out what follows in another order). Whatever shows a
- * person text from elsewhere (the CLI, the console, the pod's panel) escapes these, from here.
+ * (source text): C0 controls but tab and newline, DEL, C1 controls, the bidirectional formatting
+ * characters (an override lays out what follows in another order), and the characters that show
+ * as nothing or as a plain space: zero-width ones (U+200B..U+200D, U+2060..U+2064, U+FEFF), the soft
+ * hyphen, fillers, invisible operators, the line and paragraph separators (U+2028, U+2029): a path
+ * `inv\u200bisible.txt` read as `invisible.txt` on an approval card (found by an attack). Whatever
+ * shows a person text from elsewhere (the CLI, the console, the pod's panel) escapes these, from here.
  */
-export const UNSHOWN_CHARACTERS = String.raw`[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]`;
+export const UNSHOWN_CHARACTERS = String.raw`[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb]`;

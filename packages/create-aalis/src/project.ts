@@ -83,7 +83,7 @@ export function envExampleOf(answers: Answers): string {
 /** The project's README: the two commands, and where everything is. */
 export function readmeOf(answers: Answers): string {
   const docker = answers.deployment === 'docker'
-    ? '\nThis project runs commands in hardened Docker containers: the machine needs a Docker Engine, and\nthe sandbox image named by `AALIS_DOCKER_IMAGE` (or `"docker": { "image": … }` in aalis.config.json).\n'
+    ? '\nThis project runs commands in hardened Docker containers: the machine needs a Docker Engine, and\nthe sandbox image named by `AALIS_DOCKER_IMAGE` (or `"docker": { "image": … }` in aalis.config.json): any\nlocal image with a POSIX shell; `bash node_modules/@aalis/sandbox-docker/scripts/prepare.sh`, as root on\na Debian-like machine, starts the engine and builds one without a registry, and prints its tag.\n'
     : '';
   const root = answers.sandboxRoot === undefined
     ? 'The Isolation Pod has no sandbox root yet, so it runs no side tasks: set `pod.sandboxRoot` in\naalis.config.json to a folder of its own (never this project) when you want them.'

@@ -12,4 +12,5 @@ export { type ApprovalConfig, ApprovalConfigSchema, approvalPlugin } from './plu
 export { REPLY_DECISIONS, REPLY_REFUSALS, type ReplyDecision, type ReplyRefusal, type ReplyRequest, ReplyRequestSchema, type ReplyResult } from './reply.js';
 export { type ApprovalReviewer, approvalReviewer, type ReviewRequest, type ReviewVerdict, ReviewVerdictSchema } from './reviewer.js';
 export { ApprovalRequestSchema, ApprovalSubjectSchema, type GrantScope, scopeOf } from './subject.js';
+export { subjectLines } from './subject-text.js';
 export { writeSyntheticAuditLog } from './synthetic-audit-log.js';

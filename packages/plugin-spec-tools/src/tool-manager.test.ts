@@ -69,8 +69,9 @@ describe.skipIf(engineSkip)('the tool manager on the real engine', () => {
     expect((await env.kernel.get(specTools).audit()).length).toBe(2);
   }, 120_000);
 
-  it('002 table: refuses reserved names (itself, a built-in) and writes nothing', async () => {
+  it('002 table: refuses reserved names (itself, a built-in) before anyone is asked, and writes nothing', async () => {
     env.answers = ['approve', 'approve', 'approve'];
+    const before = env.asked.length;
     expect(await env.call('tool_manager', { ...create('tool_manager', 'x'), action: 'update' })).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('cannot change itself') });
     expect(await env.call('tool_manager', create('read_file', 'x'))).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('reserved') });
     expect(await env.call('tool_manager', { action: 'delete', name: 'run_command' })).toMatchObject({ ok: false, kind: 'denied' });
@@ -81,6 +82,7 @@ describe.skipIf(engineSkip)('the tool manager on the real engine', () => {
       ['create', 'read_file', 'refused'],
       ['delete', 'run_command', 'refused'],
     ]);
+    expect(env.asked.length).toBe(before);
   }, 60_000);
 
   it('a failed build removes the stale program: the reload leaves the tool out instead of running the old one', async () => {

@@ -102,9 +102,9 @@ async function write(dir: string, spec: ToolSpec, files: Readonly<Record<string,
 
 async function act(request: ToolManagerRequest, deps: ToolManagerDeps, signal: AbortSignal): Promise<Omit<ToolManagerResult, 'reload'>> {
   const { registry } = deps;
-  if (registry.reserved().has(request.name)) {
-    throw new SpecToolError('reserved-name', `'${request.name}' is reserved (${request.name === TOOL_MANAGER ? 'the tool manager cannot change itself' : 'a built-in tool'}); the tool manager does not ${request.action} it`, 'choose another name');
-  }
+  // admitManage refused it before the gate; the built-in tools may have changed during the ask
+  const reserved = reservedRefusal(request, registry);
+  if (reserved !== undefined) throw reserved;
   const dir = join(registry.dir, request.name);
   const present = await exists(dir);
   const noEngine = deps.run.noEngine();
@@ -146,15 +146,21 @@ async function readSpec(dir: string): Promise<ToolSpec> {
 const NOT_OWNER = 'this call acts for someone who is not an owner, so it has no local effect: the tools directory is not changed for it';
 
 /**
- * Refuses, before the approval gate, a call for someone who is not an owner: the handler would
- * refuse it whatever the owner answered, so the owner is not asked (a stranger in a group could
- * raise one high-risk card after another). Audited as refused, with who asked.
+ * Refuses, before the approval gate, what the handler would refuse whatever the owner answered: a
+ * call for someone who is not an owner (a stranger in a group could raise one high-risk card after
+ * another) and a reserved name. Nobody is asked; audited as refused, with who asked.
  */
 export async function admitManage(ctx: ToolCallContext, request: ToolManagerRequest, deps: ToolManagerDeps): Promise<void> {
-  if (credentialOf(ctx).exec !== 'none') return;
+  const refusal = credentialOf(ctx).exec === 'none' ? new SpecToolError('not-owner', NOT_OWNER, 'ask an owner') : reservedRefusal(request, deps.registry);
+  if (refusal === undefined) return;
   const who = originatingTurn(ctx.turn).authorised;
-  await deps.audit.append({ who: who ? `${who.platform}:${who.userId}` : 'anonymous', action: request.action, tool: request.name, result: 'refused', detail: NOT_OWNER });
-  throw new ToolError('denied', `tool_manager ${request.action} '${request.name}': ${NOT_OWNER} (ask an owner); nobody was asked.`);
+  await deps.audit.append({ who: who ? `${who.platform}:${who.userId}` : 'anonymous', action: request.action, tool: request.name, result: 'refused', detail: refusal.message });
+  throw new ToolError('denied', `tool_manager ${request.action} '${request.name}': ${refusal.message} (${refusal.fix}); nobody was asked.`);
+}
+
+function reservedRefusal(request: ToolManagerRequest, registry: SpecToolRegistry): SpecToolError | undefined {
+  if (!registry.reserved().has(request.name)) return undefined;
+  return new SpecToolError('reserved-name', `'${request.name}' is reserved (${request.name === TOOL_MANAGER ? 'the tool manager cannot change itself' : 'a built-in tool'}); the tool manager does not ${request.action} it`, 'choose another name');
 }
 
 /**

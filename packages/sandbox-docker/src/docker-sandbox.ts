@@ -30,6 +30,7 @@ import { dockerRunArgs } from './run-args.js';
 import { SessionContainer } from './session-container.js';
 import { validateRequest } from './validate-request.js';
 import { REMOVE_CONTAINER } from './container-removal.js';
+import { PREPARE_SCRIPT_HINT } from './prepare-script.js';
 
 /**
  * Holds a session's container still (frozen) while what its command left is removed from the host;
@@ -487,7 +488,7 @@ export class DockerSandbox implements SandboxService {
       return;
     }
     if (engineUnreachable(inspect.stderr)) {
-      throw unavailable(`no Docker Engine answers at ${this.cli.engine}`, 'start the engine (as root: packages/sandbox-docker/scripts/prepare.sh) or point DOCKER_HOST at one that runs');
+      throw unavailable(`no Docker Engine answers at ${this.cli.engine}`, `start the engine (dockerd, or ${PREPARE_SCRIPT_HINT}) or point DOCKER_HOST at one that runs`);
     }
     throw unavailable(`the image ${image} is not on the engine at ${this.cli.engine}`, `build or load ${image} there; nothing is pulled from a registry`);
   }

@@ -40,4 +40,5 @@ export {
   type ToolRunOutcome,
   toolRunOutcome,
 } from './tool-envelope.js';
+export { PREPARE_SCRIPT_HINT } from './prepare-script.js';
 export { probeEngine } from './probe-engine.js';

@@ -1,5 +1,6 @@
 import type { SandboxCheck, SandboxProbe } from '@aalis/api-reach';
 import type { DockerCli } from './docker-cli.js';
+import { PREPARE_SCRIPT_HINT } from './prepare-script.js';
 
 /**
  * What `aalis doctor` shows for the docker backend: the engine at DOCKER_HOST, each image, and a
@@ -14,7 +15,7 @@ export async function probeEngine(cli: DockerCli, images: { readonly stdio: stri
     name: 'engine',
     ok: engineOk,
     detail: engineOk ? `Docker Engine ${version.stdout.trim()} at ${cli.engine}` : `no engine answers at ${cli.engine}: ${version.stderr.trim().split('\n')[0] ?? ''}`,
-    ...(engineOk ? {} : { fix: 'start the engine (dockerd, or packages/sandbox-docker/scripts/prepare.sh as root), or set DOCKER_HOST to one that runs' }),
+    ...(engineOk ? {} : { fix: `start the engine (dockerd, or ${PREPARE_SCRIPT_HINT}), or set DOCKER_HOST to one that runs` }),
   });
   for (const image of new Set(Object.values(images))) {
     if (!engineOk) {
@@ -26,7 +27,7 @@ export async function probeEngine(cli: DockerCli, images: { readonly stdio: stri
       name: `image ${image}`,
       ok: inspect.code === 0,
       detail: inspect.code === 0 ? `present (${inspect.stdout.trim().slice(0, 19)})` : 'missing on the engine',
-      ...(inspect.code === 0 ? {} : { fix: `build or load ${image} on the engine (the test image: packages/sandbox-docker/scripts/prepare.sh)` }),
+      ...(inspect.code === 0 ? {} : { fix: `build or load ${image} on the engine (the test image and the builder: ${PREPARE_SCRIPT_HINT})` }),
     });
   }
   if (checks.every((c) => c.ok)) {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,16 +76,33 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     expect(await page.locator('#audit tr[data-event="requested"]').count()).toBe(1);
   });
 
-  it("shows the tool manager's audit log: a refused reserved name, after its high-risk ask was approved", async () => {
-    const call = daemon.api('POST', '/api/tools/call', { tool: 'tool_manager', params: { action: 'delete', name: 'read_file' }, turn: ownerTurn('chat-tools') });
-    const card = page.locator('article.pending', { hasText: 'tool_manager' });
-    await card.waitFor({ timeout: 20_000 });
-    const [pending] = (await daemon.api('GET', '/api/approvals/pending?session=chat-tools')).body.pending;
-    await daemon.api('POST', '/api/approvals/reply', { code: pending.code, decision: 'approve', by: { platform: 'chat', userId: 'alice' } });
-    expect((await call).body).toMatchObject({ ok: false, kind: 'denied' });
+  it("shows the tool manager's audit log: a reserved name, refused before anyone was asked", async () => {
+    const call = await daemon.api('POST', '/api/tools/call', { tool: 'tool_manager', params: { action: 'delete', name: 'read_file' }, turn: ownerTurn('chat-tools') });
+    expect(call.body).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('nobody was asked') });
+    expect((await daemon.api('GET', '/api/approvals/pending?session=chat-tools')).body.pending).toEqual([]);
     await page.reload();
     await expect.poll(() => page.locator('#tools-audit tr[data-result="refused"]').textContent(), { timeout: 15_000 }).toContain('read_file');
     expect(await page.locator('#tools-status').textContent()).toContain('spec tool(s)');
+  }, 60_000);
+
+  // An attack found a newline in an asked path or command shown as a space (HTML collapses it),
+  // and a zero-width space not shown at all: the card showed another path than the one asked for.
+  it("shows an ask's path exactly: a newline as ⏎ and a line break, an invisible character as its escape, laid out left to right", async () => {
+    const call = daemon.api('POST', '/api/tools/call', { tool: 'write_file', params: { path: `${outside}/safe.txt\nfake.txt\u200b`, content: 'x' }, turn: ownerTurn('chat-exact') });
+    const card = page.locator('article.pending', { hasText: 'chat-exact' });
+    await Promise.race([card.waitFor({ timeout: 20_000 }), call.then((r) => { throw new Error(JSON.stringify(r.body)); })]);
+    const heading = card.locator('h3 code').first();
+    expect(await heading.textContent()).toBe(`${outside}/safe.txt\u23ce\nfake.txt\\u200b`);
+    const style = await heading.evaluate((el) => {
+      const css = el.ownerDocument.defaultView!.getComputedStyle(el);
+      return [css.whiteSpace, css.unicodeBidi, css.direction];
+    });
+    expect(style).toEqual(['pre-wrap', 'bidi-override', 'ltr']);
+    // laid out on two lines: the break is kept
+    expect(await heading.evaluate((el) => el.getClientRects().length)).toBeGreaterThan(1);
+    await card.getByRole('button', { name: 'Reject' }).click();
+    expect((await call).body).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('rejected') });
+    expect(readdirSync(outside).filter((name) => name.includes('fake'))).toEqual([]);
   }, 60_000);
 
   it('remembers a grant from the inbox, lists it, and revokes it', async () => {

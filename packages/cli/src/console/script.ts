@@ -44,8 +44,17 @@ function h(tag, attrs, ...children) {
     else if (k === 'class') el.className = v;
     else el.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children.flat()) if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : shown(c));
+  for (const c of children.flat()) if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : tag === 'code' ? exact(c) : shown(c));
   return el;
+}
+
+// A code element holds a value a person judges (a path, a command, its input): a newline in it
+// collapsed to a space in HTML, so 'echo "…"  # not run: touch x' hid a second line that ran on
+// approval (found by an attack). Each newline is shown as ⏎ and breaks the line (the style keeps
+// it: white-space pre-wrap), each tab as ⇥; the style lays the value out left to right in its
+// stored order (bidi-override), so right-to-left letters cannot reorder a path's parts.
+function exact(text) {
+  return shown(text).replace(/\n/g, '\u23ce\n').replace(/\t/g, '\u21e5\t');
 }
 
 function notice(text) {

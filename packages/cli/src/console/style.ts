@@ -18,7 +18,7 @@ main { max-width: 1100px; margin: 0 auto; padding: 0 1.2rem 3rem; }
 .card h3 { margin: 0 0 .3rem; font-size: 1rem; word-break: break-all; }
 .row { display: flex; flex-wrap: wrap; gap: .5rem 1.2rem; align-items: center; margin: .25rem 0; }
 .label { color: var(--muted); font-size: .8rem; text-transform: uppercase; letter-spacing: .03em; }
-code { font: 12.5px ui-monospace, SFMono-Regular, Menlo, monospace; background: color-mix(in srgb, var(--line) 45%, transparent); padding: .05em .35em; border-radius: 4px; word-break: break-all; }
+code { font: 12.5px ui-monospace, SFMono-Regular, Menlo, monospace; background: color-mix(in srgb, var(--line) 45%, transparent); padding: .05em .35em; border-radius: 4px; word-break: break-all; white-space: pre-wrap; unicode-bidi: bidi-override; direction: ltr; }
 button { font: inherit; padding: .35em .9em; border-radius: 6px; border: 1px solid var(--line); background: var(--card); color: var(--fg); cursor: pointer; }
 button:hover { border-color: var(--accent); }
 button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
