@@ -37,6 +37,7 @@ function listsFor(platform: 'linux' | 'darwin', form: 'source' | 'npm' = 'source
     form,
     codeDirs: [`${home}/plugins/linked`],
     entry: `${install}/bin/aalis.mjs`,
+    stateDir: `${home}/.local/state/aalis`,
   });
 }
 
@@ -57,6 +58,14 @@ const CASES: readonly Case[] = [
   ['control', '@/self/persona.md', false],
   ['control', '@/self', false],
   ['control', '@/selfish', true],
+  // control plane and hidden: the daemon's state outside the data directory (the registry, the undone folder)
+  ['control', '~/.local/state/aalis/daemons/0123.json', true],
+  ['control', '~/.local/state/aalis/undone/run-1-conflicts', true],
+  ['control', '~/.local/state/aalis', true],
+  ['control', '~/.local/state/other-tool/x', false],
+  ['denyRead', '~/.local/state/aalis/undone/run-1/.env', true],
+  ['denyRead', '~/.local/state/aalis/daemons/0123.json', true],
+  ['denyRead', '~/.local/state/other-tool/x', false],
   // control plane: loaded code
   ['control', '%/node_modules/zod/index.js', true],
   ['control', '%/dist/index.js', true],

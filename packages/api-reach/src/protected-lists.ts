@@ -29,6 +29,11 @@ export interface ProtectedListsInput {
    * are denied like the user's own, which matters when the daemon is root and could read them.
    */
   readonly otherHomes?: readonly string[];
+  /**
+   * The daemon's state outside its data directory ({@link aalisStateDir}: the daemon registry,
+   * the sandbox's undone folder), a real path: control plane and hidden, like the data directory.
+   */
+  readonly stateDir?: string;
 }
 
 /** Credential files and directories in the user's home, on every platform. */
@@ -67,6 +72,7 @@ function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly st
     rules.push({ pattern: `^${escapePattern(joinPath(p.install, 'packages'))}/[^/]+/(?:dist|node_modules)(?:/.*)?$` });
   }
   for (const dir of codeDirs) rules.push({ path: dir });
+  if (input.stateDir !== undefined) rules.push({ path: checked(input.stateDir, input.platform, 'stateDir') });
   if (input.form === 'npm') {
     if (entry !== undefined) rules.push({ path: entry });
     rules.push({ path: joinPath(p.install, 'package.json') });
@@ -74,11 +80,12 @@ function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly st
   return rules;
 }
 
-function denyRead(p: HostPaths, home: (rel: string) => string, platform: NodeJS.Platform, otherHomes: readonly string[]): PathRule[] {
+function denyRead(p: HostPaths, home: (rel: string) => string, platform: NodeJS.Platform, otherHomes: readonly string[], stateDir: string | undefined): PathRule[] {
   const rules: PathRule[] = [
     { path: p.data, except: [{ path: p.workspace }, { path: p.self }, { path: p.logs }, { path: p.config }] },
     { path: p.secrets },
   ];
+  if (stateDir !== undefined) rules.push({ path: checked(stateDir, platform, 'stateDir') });
   if (p.deployment !== undefined) {
     rules.push({ pattern: `^${escapePattern(p.deployment)}/data(?:-[^/]*)?(?:/.*)?$`, except: [{ path: p.data }] });
   }
@@ -141,6 +148,7 @@ export function protectedLists(input: ProtectedListsInput): ProtectedLists {
       home,
       platform,
       (input.otherHomes ?? []).map((d) => checked(d, platform, 'another account\'s home')).filter((d) => d !== userHome && baseName(d) !== ''),
+      input.stateDir,
     ),
   };
 }

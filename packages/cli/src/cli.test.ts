@@ -176,6 +176,24 @@ describe('aalis exec', () => {
     expect(existsSync(join(workspace, 'hidden'))).toBe(false);
   }, 60_000);
 
+  // A command whose workspace was the home directory could write the daemon registry (every aalis
+  // command reads it to keep each daemon's data from sandboxed commands) and the undone folder
+  // (where a commit keeps conflicting files, by path): both are the daemon's state (found by an attack).
+  it('the state folder (daemon registry, undone folder) is control plane and hidden, even with the home as the workspace', () => {
+    const home = join(root, 'home-as-workspace');
+    const state = join(home, '.local', 'state', 'aalis');
+    mkdirSync(join(state, 'undone'), { recursive: true });
+    writeFileSync(join(state, 'undone', 'kept.txt'), 'another run kept this\n');
+    const env = { HOME: home, XDG_STATE_HOME: '' };
+    const script = 'cat .local/state/aalis/undone/kept.txt; mkdir -p .local/state/aalis/daemons; echo {} > .local/state/aalis/daemons/evil.json';
+    const result = aalis(['exec', '--boundary', 'deny', '--', 'sh', '-c', script], { cwd: home, env });
+    expect(result.status).not.toBe(0);
+    expect(result.stdout).not.toContain('another run kept this');
+    expect(existsSync(join(state, 'daemons', 'evil.json'))).toBe(false);
+    expect(aalis(['explain', 'write', join(state, 'daemons', 'x.json')], { cwd: home, env }).stdout).toContain('deny (rule: control-plane)');
+    expect(aalis(['explain', 'read', join(state, 'undone', 'kept.txt')], { cwd: home, env }).stdout).toContain('deny');
+  }, 60_000);
+
   it('a write no grant can lift (a .env file) is never asked, the command runs once, and exec says so and fails', () => {
     const result = aalis(['exec', '--', 'sh', '-c', 'echo run >> once.txt; echo A=1 > .env.local; true']);
     expect(result.status).toBe(1);

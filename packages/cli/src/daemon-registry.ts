@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
+import { aalisStateDir } from '@aalis/api-reach';
 import { writeFileAtomic, processAlive } from '@aalis/core';
 import { z } from 'zod';
 
@@ -23,7 +24,8 @@ export type DaemonEntry = z.infer<typeof EntrySchema> & { readonly running: bool
  * whatever directory the command was started from.
  */
 export function registryDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'aalis', 'daemons');
+  // in the state folder the reach lists make control plane and hidden: no command rewrites it
+  return join(aalisStateDir(env, homedir()), 'daemons');
 }
 
 function fileOf(dir: string, dataDir: string): string {

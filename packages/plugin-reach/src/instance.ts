@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type HostPaths, pathIsUnder, type ProtectedLists, protectedLists, toolchainCacheDirs, withRealRoots } from '@aalis/api-reach';
+import { aalisStateDir, type HostPaths, pathIsUnder, type ProtectedLists, protectedLists, toolchainCacheDirs, withRealRoots } from '@aalis/api-reach';
 import { otherHomesOf } from './other-homes.js';
 import type { ReachConfig } from './plugin.js';
 import { realPathOfSync } from './real-path.js';
@@ -42,15 +42,17 @@ export function reachInstanceOf(config: ReachConfig, kernelDataDir: string | und
   const userHome = realPathOfSync(config.userHome ?? homedir());
   const others = otherDataDirs(config.otherData, data);
   const base = protectedLists({
-      paths,
-      userHome,
+    paths,
+    userHome,
     platform,
     form: config.form,
     codeDirs: config.codeDirs.map((d) => realPathOfSync(d)),
-      ...(config.entry !== undefined ? { entry: realPathOfSync(config.entry) } : {}),
+    ...(config.entry !== undefined ? { entry: realPathOfSync(config.entry) } : {}),
     ...userNameOf(),
     extraLandings: config.landings.map((l) => ('path' in l ? { path: realPathOfSync(l.path) } : l)),
     otherHomes: otherHomesOf(userHome, platform),
+    // where every aalis command of this user keeps its state (the daemon registry, the undone folder)
+    stateDir: realPathOfSync(aalisStateDir(process.env, homedir())),
   });
   const lists = withRealRoots(
     { ...base, control: [...base.control, ...others.map((path) => ({ path }))], denyRead: [...base.denyRead, ...others.map((path) => ({ path }))] },

@@ -114,6 +114,31 @@ describe('host entries changed during the run keep the host version', { timeout:
     expect(readFileSync(conflict!.keptAt!, 'utf8')).toBe('command-file\n');
   });
 
+  // Kept aside by text path before: a name that is not UTF-8 (\xff) and U+FFFD's own bytes were the
+  // same path there, so the command's symlink `\xff` kept first led the copy of its folder
+  // `\xEF\xBF\xBD/evil` through it, anywhere on the host (found by an attack: a root-owned file in a
+  // cron folder). Each conflict is now one flat entry of its own in the run's folder.
+  it("conflicting entries are kept aside one by one, never through a symlink of the command's", async () => {
+    const target = join(s.root, 'kept-target');
+    mkdirSync(target);
+    const names = [Buffer.from([0xff]), Buffer.from([0xef, 0xbf, 0xbd])];
+    const script = `mkdir D && ln -s ${target} "D/$(printf '\\377')" && mkdir "D/$(printf '\\357\\277\\275')" && echo payload > "D/$(printf '\\357\\277\\275')/evil"`;
+    mkdirSync(join(s.ws, 'D'));
+    const r = await during(script.replace('mkdir D && ', ''), () => {
+      for (const name of names) writeFileSync(Buffer.concat([Buffer.from(`${s.ws}/D/`), name]), 'host\n');
+    });
+    expect(readdirSync(target)).toEqual([]);
+    const kept = (r.conflicts ?? []).filter((c) => c.path.startsWith(join(s.ws, 'D'))).map((c) => c.keptAt);
+    expect(kept).toHaveLength(2);
+    for (const at of kept) expect(at).toBeDefined();
+    expect(new Set(kept).size).toBe(2);
+    // the symlink kept as a symlink, the folder as a folder with the command's file
+    const [link, folder] = [kept.find((k) => lstatSync(k!).isSymbolicLink())!, kept.find((k) => lstatSync(k!).isDirectory())!];
+    expect(readFileSync(join(folder, 'evil'), 'utf8')).toBe('payload\n');
+    expect(link).toBeDefined();
+    for (const name of names) expect(readFileSync(Buffer.concat([Buffer.from(`${s.ws}/D/`), name]), 'utf8')).toBe('host\n');
+  });
+
   it('writes with no host change in between are committed as before', async () => {
     writeFileSync(join(s.ws, 'plain.txt'), 'orig\n');
     const r = await during('echo more >> plain.txt && rm -f k2.txt && echo x > fresh.txt', () => {});

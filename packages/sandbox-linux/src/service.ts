@@ -5,6 +5,7 @@ import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import {
+  aalisStateDir,
   BoundedOutput,
   feedStdin,
   type KeptCommit,
@@ -250,8 +251,8 @@ interface RunTools {
 
 /** The default {@link LinuxSandboxOptions.undoneDir}. */
 export function defaultUndoneDir(env: NodeJS.ProcessEnv = process.env): string {
-  const state = env.XDG_STATE_HOME?.startsWith('/') ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
-  return join(state, 'aalis', 'undone');
+  // in the state folder the reach lists make control plane and hidden from every command
+  return join(aalisStateDir(env, homedir()), 'undone');
 }
 
 /** The least pause between two looks for new landings while a command runs. */

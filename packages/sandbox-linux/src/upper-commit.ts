@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, copyFileSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, renameSync, type Stats, symlinkSync, writeSync } from 'node:fs';
 import type { SandboxPolicy } from '@aalis/api-reach';
+import { shownBytes } from '@aalis/core';
 import { decodeName, encodePath } from './host-names.js';
 import { copyAt } from './copy-tree.js';
 import { atFd, openDir } from './host-walk.js';
@@ -194,9 +195,10 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     );
   };
 
-  /** The conflict of `path`, the command's version (the upper entry `name`, at `rel`) kept aside first where it can be. */
-  const conflictKeeping = (upperFd: number, name: Buffer, st: Stats, path: string, rel: string): CommitConflict => {
-    const kept = aside === undefined ? undefined : keepAside(upperFd, name, st, join(aside, overlay.root, rel));
+  let keptCount = 0;
+  /** The conflict of `path`, the command's version (the upper entry `name`) kept aside first where it can be. */
+  const conflictKeeping = (upperFd: number, name: Buffer, st: Stats, path: string, _rel: string): CommitConflict => {
+    const kept = aside === undefined ? undefined : keepAside(upperFd, name, st, join(aside, overlay.root), ++keptCount);
     if (kept !== undefined) keptAt[path] = kept;
     return new CommitConflict(path, kept);
   };
@@ -434,12 +436,18 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
 
 /**
  * Copies the command's version of a conflicting file, symlink or directory (its whole tree, by
- * copy-tree.ts's walk) to `dest` (the daemon's own folder, never a host path the command could
- * reach); undefined when it could not be kept.
+ * copy-tree.ts's walk) into `folder` (the daemon's own, never a host path the command could
+ * reach), as `<n>-<its name, escaped>`: one flat entry per conflict, whose name no other conflict
+ * has. Before, the copy went to the folder plus the entry's path as text, its parents made by
+ * path: names that are not UTF-8 (`\xff`) and U+FFFD's own bytes became the same text, so a
+ * symlink of the command's kept there first led the next copy through it, anywhere on the host
+ * (found by an attack: a root-owned file in a cron folder). Undefined when it could not be kept.
  */
-function keepAside(upperFd: number, name: Buffer, st: Stats, dest: string): string | undefined {
+function keepAside(upperFd: number, name: Buffer, st: Stats, folder: string, n: number): string | undefined {
   try {
-    mkdirSync(dirname(dest), { recursive: true, mode: 0o700 });
+    // the folder's parts are the daemon's state folder and the writable root's path: none the command named
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const dest = join(folder, `${n}-${shownBytes(name).slice(0, 200)}`);
     if (st.isSymbolicLink()) symlinkSync(readlinkSync(atFd(upperFd, name), { encoding: 'buffer' }), dest);
     else if (st.isFile()) copyFileSync(atFd(upperFd, name), dest, constants.COPYFILE_EXCL);
     else if (st.isDirectory()) copyAt(upperFd, name, encodePath(dest));
