@@ -12,5 +12,5 @@ import { joinPath } from './path.js';
  */
 export function aalisStateDir(env: Readonly<Record<string, string | undefined>>, home: string): string {
   const state = env.XDG_STATE_HOME;
-  return joinPath(state !== undefined && state.startsWith('/') ? state : joinPath(home, '.local/state'), 'aalis');
+  return joinPath(state?.startsWith('/') ? state : joinPath(home, '.local/state'), 'aalis');
 }
