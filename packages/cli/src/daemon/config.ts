@@ -26,9 +26,11 @@ export const DaemonConfigSchema = z
       .object({
         port: PortSchema.optional(),
         host: z.string().min(1).optional(),
+        /** Names besides IP addresses and localhost a request's Host may give (a reverse proxy's); any other is refused (DNS rebinding). */
+        allowedHosts: z.array(z.string().min(1).max(253).regex(/^[A-Za-z0-9.-]+$/, 'a host name: letters, digits, dots and dashes')).max(64).default([]),
       })
       .strict()
-      .default({}),
+      .default({ allowedHosts: [] }),
     sandbox: z
       .object({ backend: z.enum(['auto', 'linux', 'darwin']).default('auto') })
       .strict()

@@ -8,6 +8,8 @@ import { CONSOLE_PAGE } from '../console/page.js';
 import { registerDaemon, registryDir } from '../daemon-registry.js';
 import { chooseDataDir, type DataDirChoice, deploymentDirOf, otherInstances } from '../data-dir.js';
 import { terminalIdentity } from '../install.js';
+import { forTerminalLine } from '../terminal-text.js';
+import { hostAllowed } from './host-header.js';
 import { UsageError } from '../io.js';
 import { ownDir } from '../own-dir.js';
 import { handleApi } from './api.js';
@@ -140,6 +142,9 @@ async function startOn(
   let ready: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
   let stopping = false;
   const server = createServer((req, res) => {
+    if (!hostAllowed(req.headers.host, config.server.allowedHosts)) {
+      return sendError(res, new ApiError('forbidden', `this daemon does not answer to the name in the request's Host header ('${forTerminalLine(String(req.headers.host)).slice(0, 100)}'): a web page may have made its own name point at this machine (DNS rebinding), so nothing was done.`, { fix: 'use the daemon\'s address (http://127.0.0.1:<port>) or localhost, or list the name in server.allowedHosts of aalis.config.json' }));
+    }
     if (stopping) return sendError(res, new ApiError('stopping', 'the daemon is stopping; try again after it restarts.'));
     if (!ready) return sendError(res, new ApiError('stopping', 'the daemon is still starting; try again in a moment.'));
     ready(req, res).catch((error: unknown) => sendError(res, error instanceof ApiError || error instanceof RequestBodyError ? error : new ApiError('internal', `the daemon failed to answer: ${error instanceof Error ? error.message : String(error)}`)));

@@ -1,11 +1,12 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { readErrorEnvelope } from '@aalis/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalResolvedEventSchema, ReadyEventSchema, SettingsChangedEventSchema, SettingsViewSchema, ToolOutcomeSchema, ToolsAnswerSchema, TurnAnswerSchema } from './payloads.js';
 import { deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe, subscribe } from './serve-process.testing.js';
 
-const CONFIG = { owners: { chat: ['alice', 'bob'] }, approval: { timeoutMs: 60_000 } };
+const CONFIG = { owners: { chat: ['alice', 'bob'] }, approval: { timeoutMs: 60_000 }, server: { allowedHosts: ['aalis.internal'] } };
 
 describe('aalis serve: a bad config names the file, the field and the expectation', () => {
   const cases = [
@@ -97,6 +98,34 @@ describe('aalis serve: the API', () => {
     const events = await fetch(`${daemon.url}/api/events`);
     expect(events.status).toBe(401);
     expect((await daemon.api('GET', '/api/approvals/pending')).status).toBe(200);
+  });
+
+  // A page whose DNS name was made to resolve to 127.0.0.1 read /healthz and the console's page
+  // (found by an attack): a Host that is not an address, localhost or a listed name gets nothing.
+  it('answers a request whose Host is another name (DNS rebinding) with 403 and nothing else, even with the token', async () => {
+    const { hostname, port } = new URL(daemon.url);
+    const get = (path: string, host: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request({ host: hostname, port, path, headers: { host, authorization: `Bearer ${daemon.token}` } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => {
+            body += d;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    for (const path of ['/healthz', '/console', '/pod', '/api/approvals/pending']) {
+      const res = await get(path, `evil.example:${port}`);
+      expect(res.status, path).toBe(403);
+      expect(readErrorEnvelope(JSON.parse(res.body))).toMatchObject({ code: 'forbidden', message: expect.stringContaining('DNS rebinding') });
+    }
+    expect((await get('/healthz', `localhost:${port}`)).status).toBe(200);
+    expect((await get('/api/approvals/pending', `127.0.0.1:${port}`)).status).toBe(200);
+    // a name the config lists (server.allowedHosts)
+    expect((await get('/api/approvals/pending', `AALIS.internal:${port}`)).status).toBe(200);
   });
 
   it("sets no cookie anywhere; the pod's API refuses the old token cookie and takes a capability that opens only the pod", async () => {
