@@ -14,7 +14,7 @@ import {
   sandboxPolicyOf,
 } from '@aalis/api-reach';
 import type { ApprovalService, ApprovalSubject, OriginTurn } from '@aalis/core';
-import { sandboxEnvOf } from './login-env.js';
+import { hostEnvOf, sandboxEnvOf } from './login-env.js';
 import { commandLine, denialMessage, describeAsk, describeRequest, notApprovedMessage } from './messages.js';
 
 /** What a credential is issued from: fixed facts of the call, and how to see its current reach. */
@@ -163,7 +163,7 @@ export function issueCredential(source: CredentialSource): ReachCredential {
         throw new Error('this call has no local effect (it acts for someone who is not the owner), so it has no process environment: nothing may run for it.');
       }
       const owner = await source.ownerEnv();
-      return mode === 'host' ? { ...owner } : sandboxEnvOf(owner, source.sessionTmp, source.secretEnv, source.userHome);
+      return mode === 'host' ? hostEnvOf(owner) : sandboxEnvOf(owner, source.sessionTmp, source.secretEnv, source.userHome);
     },
   };
   Object.defineProperty(credential, REACH_CREDENTIAL, { value: true, enumerable: false, writable: false, configurable: false });

@@ -66,6 +66,18 @@ function filteredOf(ownerEnv: Readonly<Record<string, string>>, secrets: SecretE
 }
 
 /**
+ * The environment of a command the owner let run on the host: the owner's as it is (their
+ * credentials are theirs to use there), less the daemon's own `AALIS_*` (its token, its data
+ * directory): a host command's output goes back to the model and the conversation, a group's
+ * perhaps, and `env` printed the token there (found by an attack).
+ */
+export function hostEnvOf(ownerEnv: Readonly<Record<string, string>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(ownerEnv)) if (!key.startsWith('AALIS_')) env[key] = value;
+  return env;
+}
+
+/**
  * The environment of a sandboxed command: the owner's, minus the variables api-reach's
  * {@link filterSecretEnv} removes (credentials by name, the daemon's own `AALIS_*`, agent
  * sockets) unless the config allows them, plus what the sandbox needs.

@@ -160,11 +160,14 @@ describe('reach plugin', () => {
     expect(asked).toEqual([]);
   });
 
-  it("builds the sandbox environment from the owner's login shell without AALIS_* or SSH_AUTH_SOCK", async () => {
+  it("builds the sandbox environment from the owner's login shell without AALIS_* or SSH_AUTH_SOCK, and the host's without AALIS_*", async () => {
     const { reach } = await start();
     const credential: ReachCredential = await reach.forCall(turnOf(owner));
     const unsandboxedEnv = await credential.processEnv('host');
-    expect(unsandboxedEnv.AALIS_TEST_SECRET).toBe('must-not-leak');
+    // the daemon's own (its token among them) reach no command, on the host neither
+    expect(unsandboxedEnv.AALIS_TEST_SECRET).toBeUndefined();
+    expect(Object.keys(unsandboxedEnv).filter((k) => k.startsWith('AALIS_'))).toEqual([]);
+    expect(unsandboxedEnv.PATH).toBeTruthy();
     const env = await credential.processEnv('sandbox');
     expect(Object.keys(env).filter((k) => k.startsWith('AALIS_') || k === 'SSH_AUTH_SOCK')).toEqual([]);
     expect(env.TMPDIR).toMatch(/\/tmp\/[0-9a-f]{2}\/session-[0-9a-f]{24}$/);
@@ -183,11 +186,13 @@ describe('reach plugin', () => {
     const shell = join(root, `login-${ownerEnv}.sh`);
     writeFileSync(shell, `#!/bin/sh\n: > '${marker}'\nFROM_LOGIN_SHELL=1 exec env -0\n`, { mode: 0o755 });
     process.env.AALIS_TEST_OWN_ENV = 'this-process';
+    process.env.REACH_TEST_OWN_ENV = 'this-process';
     const { reach } = await start([], { loginShell: shell, ownerEnv });
     const unsandboxedEnv = await (await reach.forCall(turnOf(owner))).processEnv('host');
     expect(unsandboxedEnv.FROM_LOGIN_SHELL).toBe(fromShell ? '1' : undefined);
     expect(existsSync(marker)).toBe(fromShell);
-    expect(unsandboxedEnv.AALIS_TEST_OWN_ENV).toBe('this-process');
+    expect(unsandboxedEnv.REACH_TEST_OWN_ENV).toBe('this-process');
+    expect(unsandboxedEnv.AALIS_TEST_OWN_ENV).toBeUndefined();
   });
 
   it.each([
