@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readErrorEnvelope } from '@aalis/core';
 import { askText } from './ask-text.js';
 import { daemonAddressOf, takeOptions } from './daemon-address.js';
+import { proveDaemon } from './daemon-proof.js';
 import type { CliIo } from './io.js';
 import { forTerminal, forTerminalLine } from './terminal-text.js';
 
@@ -57,6 +58,7 @@ class ChatSession {
   ) {}
 
   async api(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: Json }> {
+    await proveDaemon(this.url, this.token);
     let response: Response;
     try {
       response = await fetch(new URL(path, this.url), {
@@ -79,6 +81,7 @@ class ChatSession {
 
   /** Opens the event stream of the conversation; resolves once it is live. */
   async listen(): Promise<void> {
+    await proveDaemon(this.url, this.token);
     const res = await fetch(new URL(`/api/events?session=${encodeURIComponent(this.session)}`, this.url), { headers: { authorization: `Bearer ${this.token}` }, signal: this.#stream.signal }).catch(
       (error: unknown) => {
         throw new Error(`the daemon at ${this.url} does not answer (${(error as Error).message}); start it with 'aalis serve'.`);

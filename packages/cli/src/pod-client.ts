@@ -1,5 +1,6 @@
 import { readErrorEnvelope } from '@aalis/core';
 import { PodError, type PodCommandService, type PodErrorCode } from '@aalis/plugin-pod';
+import { proveDaemon } from './daemon-proof.js';
 
 /**
  * The pod service of a running daemon, through its `/api/pod/…` routes: what `aalis pod` uses,
@@ -11,6 +12,7 @@ export function podClient(address: { readonly url: string; readonly token: strin
   const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
     known ??= (address as () => { readonly url: string; readonly token: string })();
     const { url: baseUrl, token } = known;
+    await proveDaemon(baseUrl, token);
     let response: Response;
     try {
       response = await fetch(new URL(`/api/pod/${path}`, baseUrl), {

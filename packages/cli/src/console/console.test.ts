@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -168,4 +169,27 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     page.off('response', onResponse);
     await page.goBack();
   });
+
+  // Last: it stops the daemon. Another local user's server on the stopped daemon's port got the
+  // token from this tab's retries and refreshes (found by an attack); the tab now sends it only
+  // to a server that proves it knows it.
+  it('sends the token to no server on the port that cannot prove it knows it (the daemon stopped, another took the port)', async () => {
+    await page.locator('#live.on').waitFor({ timeout: 15_000 });
+    const { port } = new URL(daemon.url);
+    await daemon.stop();
+    const seen: { path: string; authorization?: string }[] = [];
+    const squatter = createServer((req, res) => {
+      seen.push({ path: req.url ?? '', ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ proof: '0'.repeat(64) }));
+    });
+    await new Promise<void>((resolve) => squatter.listen(Number(port), '127.0.0.1', resolve));
+    try {
+      await expect.poll(() => seen.filter((r) => r.path.startsWith('/api/proof')).length, { timeout: 30_000 }).toBeGreaterThan(1);
+      await expect.poll(() => page.locator('#notice').textContent(), { timeout: 15_000 }).toContain('could not prove it is the daemon');
+      expect(seen.filter((r) => r.authorization !== undefined)).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+    }
+  }, 90_000);
 });

@@ -63,7 +63,28 @@ function notice(text) {
   el.hidden = !text;
 }
 
+// The token goes only to a server that proves it knows it (GET /api/proof, daemon/token.ts): a
+// stopped daemon's port may be taken by another local user's server, and this tab's refreshes
+// sent it the token (found by an attack). Proved before every request that carries the token.
+const PROOF_TEXT = new TextEncoder();
+function hex(bytes) {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+async function proveDaemon() {
+  const nonce = hex(crypto.getRandomValues(new Uint8Array(32)));
+  const res = await fetch('/api/proof?nonce=' + nonce);
+  const data = await res.json().catch(() => ({}));
+  const key = await crypto.subtle.importKey('raw', PROOF_TEXT.encode(TOKEN), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = hex(new Uint8Array(await crypto.subtle.sign('HMAC', key, PROOF_TEXT.encode('aalis-daemon-proof\u0000' + nonce))));
+  if (data.proof !== mac) {
+    const err = new Error('the server at this address could not prove it is the daemon that gave this page its token: the daemon may have stopped and something else listens on its port. The token was not sent; start the daemon and open the address it prints.');
+    err.status = 'not-the-daemon';
+    throw err;
+  }
+}
+
 async function api(method, path, body) {
+  await proveDaemon();
   const res = await fetch(path, {
     method,
     headers: Object.assign({ authorization: 'Bearer ' + TOKEN }, body ? { 'content-type': 'application/json' } : {}),
@@ -324,6 +345,7 @@ async function listen() {
   const live = $('live');
   for (let delay = 1000; ; delay = Math.min(delay * 2, 15000)) {
     try {
+      await proveDaemon();
       const res = await fetch('/api/events', { headers: { authorization: 'Bearer ' + TOKEN } });
       if (!res.ok || !res.body) throw new Error('HTTP ' + res.status);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -349,7 +371,8 @@ async function listen() {
         }
       }
     } catch (e) {
-      // fall through to the retry below
+      // said, then the retry below
+      if (e.status === 'not-the-daemon') notice(e.message);
     }
     live.textContent = 'offline';
     live.className = 'badge off';

@@ -1,4 +1,4 @@
-import { realpathSync, statSync } from 'node:fs';
+import { realpathSync, rmSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import { type Deployment, DurableStore, RequestBodyError, writeFileAtomic } from '@aalis/core';
@@ -27,7 +27,7 @@ import { type DaemonKernel, startKernel } from './kernel.js';
 import type { PodRouteHandler } from './pod.js';
 import { SessionIndex } from './session-index.js';
 import { PodCapabilities } from './pod-capability.js';
-import { bearerMatches, isLoopback, newToken } from './token.js';
+import { bearerMatches, isLoopback, newToken, PROOF_NONCE, proofOf } from './token.js';
 
 /** How to start the daemon. */
 export interface DaemonOptions {
@@ -228,6 +228,13 @@ async function startOn(
       return;
     }
     if (url.pathname === '/healthz') return sendJson(res, 200, { ok: true });
+    if (url.pathname === '/api/proof') {
+      // no token needed: it proves this daemon knows the token before a client sends it (token.ts)
+      if (req.method !== 'GET') throw new ApiError('method-not-allowed', `${req.method} is not accepted on /api/proof; use GET.`);
+      const nonce = url.searchParams.get('nonce') ?? '';
+      if (!PROOF_NONCE.test(nonce)) throw new ApiError('bad-input', 'give ?nonce= 32 to 128 lower-case hex digits, new for each proof.');
+      return sendJson(res, 200, { proof: proofOf(token, nonce) });
+    }
     if (!url.pathname.startsWith('/api/') && !isPod) throw new ApiError('not-found', `there is nothing at ${url.pathname}; the API is under /api/ and the console at /console.`);
     if (isPod) {
       // The panel's page holds no data (like the console's); its API takes the owner's token or a
@@ -269,6 +276,8 @@ async function startOn(
         server.closeAllConnections();
       });
       await unregister();
+      // a client would read them and send the token to whatever listens on the port next
+      for (const name of ['url', 'token']) rmSync(join(realDaemonDir, name), { force: true });
       releaseDataDir();
       progress('stopped.');
     })();

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 /** A new API token: 32 random bytes, base64url. */
@@ -10,6 +10,20 @@ export function newToken(): string {
 export function same(given: string, token: string): boolean {
   const digest = (s: string) => createHash('sha256').update(s).digest();
   return timingSafeEqual(digest(given), digest(token));
+}
+
+/** What a nonce of {@link proofOf} is: 32 to 128 lower-case hex digits. */
+export const PROOF_NONCE = /^[0-9a-f]{32,128}$/;
+
+/**
+ * The daemon's answer to `GET /api/proof?nonce=…`: HMAC-SHA-256 keyed by its token over a label
+ * and the client's nonce, in hex. A client checks it before it sends the token (daemon-proof.ts):
+ * whatever listens on a stopped daemon's port (another local user's server) cannot answer it, so
+ * the token a client read from the data directory is never handed to it (found by an attack: the
+ * console's tab and \`aalis chat\` sent it to a squatter). The answer tells nothing of the token.
+ */
+export function proofOf(token: string, nonce: string): string {
+  return createHmac('sha256', token).update(`aalis-daemon-proof\0${nonce}`).digest('hex');
 }
 
 /** The value of `Authorization: Bearer <value>`, if the request carries one. */

@@ -1,0 +1,67 @@
+// The token goes only to a server that proves it knows it: the real daemon answers /api/proof; a
+// server another local user starts on a stopped daemon's port cannot, and `aalis pod` then sends
+// it nothing (found by an attack: the console's tab and `aalis chat` sent the token to such a
+// squatter). Real daemon, real CLI, a real server on the port; no stand-in.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, deploymentDir, type ServeProcess, startServe } from './daemon/serve-process.testing.js';
+import { proofOf } from './daemon/token.js';
+import { NotTheDaemonError, proveDaemon } from './daemon-proof.js';
+
+describe("a client proves the daemon before it sends the token", () => {
+  let dir: string;
+  let daemon: ServeProcess;
+  beforeAll(async () => {
+    dir = deploymentDir({});
+    daemon = await startServe(dir);
+  }, 90_000);
+  afterAll(async () => {
+    await daemon?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the daemon answers /api/proof without the token, with the HMAC of the nonce under its token', async () => {
+    const nonce = randomBytes(32).toString('hex');
+    const res = await daemon.api('GET', `/api/proof?nonce=${nonce}`, undefined, null);
+    expect(res).toMatchObject({ status: 200, body: { proof: proofOf(daemon.token, nonce) } });
+    expect(proofOf(daemon.token, nonce)).not.toBe(proofOf(`${daemon.token}x`, nonce));
+    expect((await daemon.api('GET', '/api/proof?nonce=xyz', undefined, null)).status).toBe(400);
+    expect((await daemon.api('POST', `/api/proof?nonce=${nonce}`, {}, null)).status).toBe(405);
+    await proveDaemon(daemon.url, daemon.token);
+    await expect(proveDaemon(daemon.url, `${daemon.token}x`)).rejects.toThrow(NotTheDaemonError);
+  });
+
+  it('a clean stop removes the url and token files; a squatter on the port then gets no token from aalis pod', async () => {
+    const { port } = new URL(daemon.url);
+    const files = ['url', 'token'].map((name) => join(dir, 'data', 'daemon', name));
+    for (const file of files) expect(existsSync(file)).toBe(true);
+    await daemon.stop();
+    for (const file of files) expect(existsSync(file)).toBe(false);
+
+    const seen: IncomingHttpHeaders[] = [];
+    const squatter = createServer((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ proof: '0'.repeat(64), tasks: [] }));
+    });
+    await new Promise<void>((resolve) => squatter.listen(Number(port), '127.0.0.1', resolve));
+    try {
+      // not spawnSync: the squatter answers from this process's event loop
+      const run = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        execFile(process.execPath, [BIN, 'pod', 'list', '--url', daemon.url], { env: { ...process.env, AALIS_TOKEN: daemon.token }, encoding: 'utf8', timeout: 60_000 }, (error, _stdout, stderr) => {
+          resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stderr });
+        });
+      });
+      expect(run.status).not.toBe(0);
+      expect(run.stderr).toMatch(/could not prove it is the daemon whose token this is.*The token was not sent/);
+      expect(seen.length).toBeGreaterThan(0);
+      for (const headers of seen) expect(headers.authorization).toBeUndefined();
+    } finally {
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+    }
+  }, 90_000);
+});
