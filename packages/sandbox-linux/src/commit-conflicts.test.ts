@@ -139,6 +139,30 @@ describe('host entries changed during the run keep the host version', { timeout:
     for (const name of names) expect(readFileSync(Buffer.concat([Buffer.from(`${s.ws}/D/`), name]), 'utf8')).toBe('host\n');
   });
 
+  // The commit of an `rm -rf build` deleted the files of a folder the host bound at build during
+  // the run, and wrote into a tmpfs mounted there (found by an attack). A removal never goes
+  // through a mount point: the command never saw what is mounted there.
+  it.skipIf(process.getuid?.() !== 0)('a removal is not carried through a file system mounted there during the run', async () => {
+    const victim = join(s.root, 'mount-victim');
+    mkdirSync(victim);
+    writeFileSync(join(victim, 'precious'), 'keep me\n');
+    mkdirSync(join(s.ws, 'mnt-build'));
+    writeFileSync(join(s.ws, 'mnt-build', 'old.o'), 'old\n');
+    let mounted = false;
+    try {
+      const r = await during('rm -rf mnt-build', () => {
+        execFileSync('mount', ['--bind', victim, join(s.ws, 'mnt-build')]);
+        mounted = true;
+      });
+      expect(readFileSync(join(victim, 'precious'), 'utf8')).toBe('keep me\n');
+      expect(r.stderr).toMatch(/mnt-build could not be committed: it was not removed: a file system is mounted at .*mnt-build/);
+    } finally {
+      if (mounted) execFileSync('umount', [join(s.ws, 'mnt-build')]);
+    }
+    // what the mount covered is there as it was
+    expect(readdirSync(join(s.ws, 'mnt-build'))).toEqual(['old.o']);
+  });
+
   it('writes with no host change in between are committed as before', async () => {
     writeFileSync(join(s.ws, 'plain.txt'), 'orig\n');
     const r = await during('echo more >> plain.txt && rm -f k2.txt && echo x > fresh.txt', () => {});

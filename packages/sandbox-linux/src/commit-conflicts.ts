@@ -140,6 +140,40 @@ export function mountsUnder(roots: readonly string[], mountinfo: Buffer): Buffer
   return points;
 }
 
+/**
+ * The mount point (bytes) at or under the host entry `name` of the directory open at `dirFd`, from
+ * the text of /proc/self/mountinfo; undefined when there is none. A removal the command made is
+ * not carried through one: overlayfs shows the command the directory under a mount, never what is
+ * mounted there, and a file system the host mounted there during the run (a bind of another
+ * folder, a FUSE mount) had its files deleted by the commit of an `rm -rf` the command ran before
+ * (found by an attack).
+ */
+export function mountAtOrUnder(dirFd: number, name: Buffer, mountinfo: Buffer): Buffer | undefined {
+  let dir: Buffer;
+  try {
+    dir = readlinkSync(`/proc/self/fd/${dirFd}`, { encoding: 'buffer' });
+  } catch {
+    return undefined;
+  }
+  const at = Buffer.concat([dir, Buffer.from(dir.length === 1 ? '' : '/'), name]);
+  let from = 0;
+  while (from < mountinfo.length) {
+    let end = mountinfo.indexOf(0x0a, from);
+    if (end < 0) end = mountinfo.length;
+    const raw = fifthField(mountinfo, from, end);
+    from = end + 1;
+    if (raw === undefined) continue;
+    const point = unescapeOctal(raw);
+    if (point.equals(at) || (point.length > at.length && point[at.length] === 0x2f && point.subarray(0, at.length).equals(at))) return point;
+  }
+  return undefined;
+}
+
+/** The text of /proc/self/mountinfo; empty when there is none (no mount is then found). */
+export function mountTable(): Buffer {
+  return readMountinfo();
+}
+
 /** The mount point field (the fifth, space-separated) of the line `buf[from, end)`. */
 function fifthField(buf: Buffer, from: number, end: number): Buffer | undefined {
   let start = from;
