@@ -163,6 +163,36 @@ describe('host entries changed during the run keep the host version', { timeout:
     expect(readdirSync(join(s.ws, 'mnt-build'))).toEqual(['old.o']);
   });
 
+  // Two runs in one workspace that commit at once: before, a file of one was silently replaced by
+  // the other's (a rename replaces what it finds), and a new folder both made kept one run's files
+  // only (the other's rename failed with ENOTEMPTY and its files were lost). Found by an attack.
+  it("two runs committing at once lose nothing: a name both made is one run's file and the other's conflict; a folder both made holds both", async () => {
+    const go = gate(s);
+    const script = (who: string) => `mkdir both && for i in $(seq 1 400); do echo ${who} > both/${who}$i; echo ${who} > same$i; done; touch ready-${who}; ${go.wait}; rm ready-${who}`;
+    const runs = ['a', 'b'].map((who) => sandbox().run(req(s, ['sh', '-c', script(who)], { policy: workspacePolicy(s) })));
+    await until(() => s.inUpper('ready-a') && s.inUpper('ready-b'), 'both runs wrote their files');
+    go.open();
+    const [a, b] = await Promise.all(runs);
+    expect([a!.exitCode, b!.exitCode]).toEqual([0, 0]);
+    const inBoth = readdirSync(join(s.ws, 'both'));
+    const keptBoth = [...(a!.conflicts ?? []), ...(b!.conflicts ?? [])].filter((c) => c.path.startsWith(join(s.ws, 'both')));
+    // every file of both runs is in the folder, or (a run's folder met the other's first) kept aside
+    for (const who of ['a', 'b']) {
+      for (let i = 1; i <= 400; i++) {
+        const name = `${who}${i}`;
+        if (!inBoth.includes(name)) expect(keptBoth.length, `${name} is neither in the folder nor kept`).toBeGreaterThan(0);
+      }
+    }
+    const conflictsOf = (r: SandboxRunResult) => new Set((r.conflicts ?? []).map((c) => c.path));
+    const [ca, cb] = [conflictsOf(a!), conflictsOf(b!)];
+    for (let i = 1; i <= 400; i++) {
+      const path = join(s.ws, `same${i}`);
+      const content = readFileSync(path, 'utf8');
+      // the file is one run's; the other said its own version was not committed
+      expect(content === 'a\n' ? cb.has(path) : content === 'b\n' ? ca.has(path) : false, `${path}: ${JSON.stringify(content)}`).toBe(true);
+    }
+  });
+
   it('writes with no host change in between are committed as before', async () => {
     writeFileSync(join(s.ws, 'plain.txt'), 'orig\n');
     const r = await during('echo more >> plain.txt && rm -f k2.txt && echo x > fresh.txt', () => {});

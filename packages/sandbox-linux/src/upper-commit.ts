@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, copyFileSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, renameSync, type Stats, symlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, renameSync, type Stats, symlinkSync, unlinkSync, writeSync } from 'node:fs';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { shownBytes } from '@aalis/core';
 import { decodeName, encodePath } from './host-names.js';
@@ -235,11 +235,32 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
    * two names of one inode, and a landing approved later (kept-writes.ts) would stay a link of a
    * plain file any host tool may edit (found by an attack).
    */
-  const placeFile = (upperFd: number, hostFd: number, name: Buffer, st: Stats, rel: string): void => {
-    if (sameFs && renameOk(rel, false) && !(st.isFile() && st.nlink > 1)) {
+  /** Whether the upper entry can be moved in whole (same file system, no overlay xattr, one link); asked before the host is checked, as it may spawn getfattr. */
+  const movable = (st: Stats, rel: string): boolean => sameFs && renameOk(rel, false) && !(st.isFile() && st.nlink > 1);
+  /**
+   * `from` of the directory at `fromFd` becomes `name` of the host directory: over the host's
+   * entry when `replace`, else only where there is none (a link, then the old name unlinked: a
+   * rename would replace a file another run or the host made there since it was looked at, and
+   * that file would be lost; found by an attack). False when there was one.
+   */
+  const putAt = (fromFd: number, from: Buffer, hostFd: number, name: Buffer, replace: boolean): boolean => {
+    if (replace) {
+      renameSync(atFd(fromFd, from), atFd(hostFd, name));
+      return true;
+    }
+    try {
+      linkSync(atFd(fromFd, from), atFd(hostFd, name));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw e;
+    }
+    unlinkSync(atFd(fromFd, from));
+    return true;
+  };
+  const placeFile = (upperFd: number, hostFd: number, name: Buffer, st: Stats, rel: string, move: boolean, replace: boolean): boolean => {
+    if (move) {
       try {
-        renameSync(atFd(upperFd, name), atFd(hostFd, name));
-        return;
+        return putAt(upperFd, name, hostFd, name, replace);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
       }
@@ -271,12 +292,15 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         closeSync(src);
       }
     }
+    let placed: boolean;
     try {
-      renameSync(atFd(hostFd, tmp), atFd(hostFd, name));
+      placed = putAt(hostFd, tmp, hostFd, name, replace);
     } catch (e) {
       removeAt(hostFd, tmp);
       throw e;
     }
+    if (!placed) removeAt(hostFd, tmp);
+    return placed;
   };
 
   /**
@@ -344,6 +368,25 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     }
   };
 
+  /**
+   * A directory of the command's where the host had none at the start, and has an entry now (the
+   * host, or another run's commit, made it meanwhile): a directory is merged entry by entry, each
+   * judged as under any host directory (a file made there since is a conflict, kept aside); anything
+   * else is a conflict, the command's tree kept aside. Before, the command's whole new directory
+   * was lost when another run had made one of the same name (found by an attack).
+   */
+  const madeMeanwhile = (upperFd: number, hostFd: number, name: Buffer, st: Stats, path: string, rel: string): Descent => {
+    const now = lstatAt(hostFd, name);
+    if (now?.isDirectory()) {
+      const h = openDir(atFd(hostFd, name));
+      const u = openUpperDir(upperFd, name);
+      if (h !== undefined && u !== undefined) return { u, h, fresh: false };
+      if (u !== undefined) closeSync(u);
+      if (h !== undefined) closeSync(h);
+    }
+    throw conflictKeeping(upperFd, name, st, path, rel);
+  };
+
   /** One upper entry judged and committed; a directory to walk into is returned open on both sides. */
   const entry = (upperFd: number, hostFd: number, name: Buffer, path: string, rel: string): Descent | undefined => {
     if (scope(path) === 'out') return;
@@ -376,15 +419,23 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       }
       if (only === undefined && sameFs && renameOk(rel, true) && allAllowed(upperFd, name, path)) {
         try {
+          // where the host had none: a rename replaces an empty directory made there since, never a full one
           renameSync(atFd(upperFd, name), atFd(hostFd, name));
           committed.push(path);
           return;
         } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOTDIR') return madeMeanwhile(upperFd, hostFd, name, st, path, rel);
+          if (code !== 'EXDEV') throw e;
         }
       }
       // writable by the daemon while its entries go in; its own mode once they are in (walkAll)
-      mkdirSync(atFd(hostFd, name), { mode: 0o700 });
+      try {
+        mkdirSync(atFd(hostFd, name), { mode: 0o700 });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') return madeMeanwhile(upperFd, hostFd, name, st, path, rel);
+        throw e;
+      }
       committed.push(path);
       const h = openDir(atFd(hostFd, name));
       const u = openUpperDir(upperFd, name);
@@ -408,10 +459,13 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       refused.push(path);
       return;
     }
+    // before the host is checked: it may spawn getfattr, which held the check and the rename apart
+    const move = movable(st, rel);
     if (host && !host.isDirectory() && sameAsHost(upperFd, hostFd, name, st, host)) return; // only its times changed: nothing to commit
     if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) throw conflictKeeping(upperFd, name, st, path, rel);
     if (host?.isDirectory() && !removeHost(hostFd, name, path, { upperFd, st, rel })) return;
-    placeFile(upperFd, hostFd, name, st, rel);
+    // a file the host had (and kept since the start) is replaced; where there was none, one made since is never replaced
+    if (!placeFile(upperFd, hostFd, name, st, rel, move, host !== undefined && !host.isDirectory())) throw conflictKeeping(upperFd, name, st, path, rel);
     committed.push(path);
   };
 
