@@ -84,6 +84,19 @@ describe('host entries changed during the run keep the host version', { timeout:
     expect(r.stderr).toContain(`${join(s.ws, 'build/user.txt')}`);
   });
 
+  it('a directory replaced whole is replaced at every depth: old host files in its new subdirectories go too', async () => {
+    mkdirSync(join(s.ws, 'rebuilt/out/sub'), { recursive: true });
+    writeFileSync(join(s.ws, 'rebuilt/out/stale.o'), 'stale\n');
+    writeFileSync(join(s.ws, 'rebuilt/out/sub/old'), 'old\n');
+    writeFileSync(join(s.ws, 'rebuilt/top'), 'top\n');
+    const r = await sandbox().run(req(s, ['sh', '-c', 'rm -rf rebuilt && mkdir -p rebuilt/out/sub && echo fresh > rebuilt/out/new.o && ls -R rebuilt'], { policy: workspacePolicy(s) }));
+    expect(r.exitCode).toBe(0);
+    expect(readdirSync(join(s.ws, 'rebuilt')).sort()).toEqual(['out']);
+    expect(readdirSync(join(s.ws, 'rebuilt/out')).sort()).toEqual(['new.o', 'sub']);
+    expect(readdirSync(join(s.ws, 'rebuilt/out/sub'))).toEqual([]);
+    expect(r.stderr).toBe('');
+  });
+
   it('a directory removed whole keeps itself and what the host added to it during the run', async () => {
     mkdirSync(join(s.ws, 'dist'));
     writeFileSync(join(s.ws, 'dist/a.js'), 'a\n');

@@ -64,6 +64,8 @@ interface Frame {
   i: number;
   readonly mode: number | undefined;
   readonly up: { readonly u: DirId; readonly h: DirId };
+  /** Replaced whole in the sandbox: opaque in the upper layer, or under a directory that is. */
+  readonly replaced: boolean;
 }
 
 const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -307,14 +309,18 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
    * Enters one upper directory against its host directory (`fresh`: made by this commit, so it held
    * nothing before): its names, and for a directory replaced whole the host entries it lacks removed.
    */
-  const enter = (upperFd: number, hostFd: number, path: string, rel: string, fresh: boolean, mode: number | undefined, up: { u: DirId; h: DirId }): Frame => {
+  const enter = (upperFd: number, hostFd: number, path: string, rel: string, fresh: boolean, mode: number | undefined, up: { u: DirId; h: DirId }, underReplaced: boolean): Frame => {
     const names = list(upperFd);
-    if (!fresh && rel !== '' && isOpaque(rel, upperFd)) {
+    // A directory made under one replaced whole is replaced whole too, though the kernel marks only
+    // the top one opaque: the command saw none of the host's entries there (`rm -rf build; mkdir -p
+    // build/out` left the host's old build/out/* in place before; found by an attack).
+    const replaced = underReplaced || (!fresh && rel !== '' && isOpaque(rel, upperFd));
+    if (replaced && !fresh) {
       // replaced whole in the sandbox: what the host has and the upper layer lacks was removed
       const inUpper = new Set(names.map((n) => n.toString('latin1')));
       for (const n of list(hostFd)) if (!inUpper.has(n.toString('latin1')) && scope(child(path, n)) !== 'out') settle(child(path, n), () => removeHost(hostFd, n, child(path, n)));
     }
-    return { path, rel, names, i: 0, mode, up };
+    return { path, rel, names, i: 0, mode, up, replaced };
   };
 
   /**
@@ -326,7 +332,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     let u = upperRoot;
     let h = hostRoot;
     try {
-      const frames: Frame[] = [enter(u, h, overlay.root, '', false, undefined, { u: idOf(u), h: idOf(h) })];
+      const frames: Frame[] = [enter(u, h, overlay.root, '', false, undefined, { u: idOf(u), h: idOf(h) }, false)];
       while (frames.length > 0) {
         const top = frames.at(-1)!;
         if (top.i === top.names.length) {
@@ -350,7 +356,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         const r = top.rel === '' ? decodeName(name) : `${top.rel}/${decodeName(name)}`;
         const down = settle(p, () => entry(u, h, name, p, r));
         if (down === undefined) continue;
-        const frame = settle(p, () => enter(down.u, down.h, p, r, down.fresh, down.mode, { u: idOf(u), h: idOf(h) }));
+        const frame = settle(p, () => enter(down.u, down.h, p, r, down.fresh, down.mode, { u: idOf(u), h: idOf(h) }, top.replaced));
         if (frame === undefined) {
           closeSync(down.u);
           closeSync(down.h);
