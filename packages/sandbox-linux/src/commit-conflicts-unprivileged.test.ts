@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,5 +33,11 @@ describe.skipIf(!able)('the commit as an unprivileged user (nobody)', { timeout:
     expect(out.append.exitCode).toBe(0);
     expect(readFileSync(join(s.ws, 'x.txt'), 'utf8')).toBe('x\nmore\n');
     expect(execFileSync('getfattr', ['-P', '-m', '^user\\.overlay\\.', join(s.ws, 'x.txt')], { encoding: 'utf8' })).toBe('');
+    // a folder made with no search bit: everything after it is committed too, and it keeps mode 000
+    expect(out.locked.stderr).toBe('');
+    expect(readFileSync(join(s.ws, 'top.txt'), 'utf8')).toBe('top\n');
+    expect(readFileSync(join(s.ws, 'made', 'g2'), 'utf8')).toBe('2\n');
+    expect(statSync(join(s.ws, 'made', 'locked')).mode & 0o7777).toBe(0);
+    expect(readFileSync(join(s.ws, 'made', 'locked', 'in'), 'utf8')).toBe('in\n'); // read as root
   });
 });

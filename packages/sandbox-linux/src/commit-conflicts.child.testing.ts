@@ -1,7 +1,9 @@
 /*
  * The daemon commit-conflicts-unprivileged.test.ts runs as `nobody`: a run whose host file is
  * edited while the command sleeps (a conflict), then a run that appends to a host file (its
- * copy-up carries `user.overlay.origin`). Prints what each run returned, as JSON.
+ * copy-up carries `user.overlay.origin`), then a run that makes a folder with no search bit
+ * (`chmod 000`) and writes after it (its mode is set from above, once the walk is out). Prints
+ * what each run returned, as JSON.
  */
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,4 +24,5 @@ writeFileSync(join(s.ws, 'h.txt'), 'user\n');
 const conflict = await run;
 writeFileSync(join(s.ws, 'x.txt'), 'x\n');
 const append = await sb.run(req(s, ['sh', '-c', 'echo more >> x.txt']));
-process.stdout.write(JSON.stringify({ conflict, append }), () => process.exit(0));
+const locked = await sb.run(req(s, ['sh', '-c', 'mkdir made && cd made && echo 1 > f1 && mkdir locked && echo in > locked/in && chmod 000 locked && echo 2 > g2 && cd .. && echo top > top.txt']));
+process.stdout.write(JSON.stringify({ conflict, append, locked }), () => process.exit(0));

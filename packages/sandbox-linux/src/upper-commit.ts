@@ -66,6 +66,29 @@ interface Frame {
   readonly up: { readonly u: DirId; readonly h: DirId };
   /** Replaced whole in the sandbox: opaque in the upper layer, or under a directory that is. */
   readonly replaced: boolean;
+  /** Its name in the host directory above it (none for the root). */
+  readonly name?: Buffer;
+}
+
+/** `O_PATH` (Linux): a descriptor that names an inode without opening it, so needs no permission on it. */
+const O_PATH = 0o10000000;
+
+/**
+ * Gives the host directory `name` (of the directory open at `parentFd`) the mode `mode`, once the
+ * walk is back above it: set from inside, a mode without the owner's search bit (`chmod 000` of a
+ * new folder) kept an unprivileged daemon from climbing back out, and the rest of the commit was
+ * lost (found by an attack). By an `O_PATH` descriptor checked to be the directory the walk made
+ * or entered (`id`), never by following a name.
+ */
+function chmodFromAbove(parentFd: number, name: Buffer, id: DirId, mode: number): void {
+  const fd = openSync(atFd(parentFd, name), O_PATH | constants.O_NOFOLLOW | constants.O_DIRECTORY);
+  try {
+    const now = idOf(fd);
+    if (now.dev !== id.dev || now.ino !== id.ino) throw new Error('it was replaced on the host during the commit, so its mode was not set');
+    chmodSync(`/proc/self/fd/${fd}`, mode);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -337,9 +360,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         const top = frames.at(-1)!;
         if (top.i === top.names.length) {
           frames.pop();
-          // writable by the daemon while its entries went in; its own mode once they are in
-          if (top.mode !== undefined) settle(top.path, () => fchmodSync(h, top.mode!));
           if (frames.length === 0) break;
+          const id = idOf(h);
           try {
             u = upTo(u, top.up.u);
             h = upTo(h, top.up.h);
@@ -349,6 +371,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
             notes.push(`aalis: ${at} moved on the host during the commit (${(e as Error).message}): what the command wrote after ${top.path} was not committed\n`);
             break;
           }
+          // writable by the daemon while its entries went in; its own mode once they are in
+          if (top.mode !== undefined && top.name !== undefined) settle(top.path, () => chmodFromAbove(h, top.name!, id, top.mode!));
           continue;
         }
         const name = top.names[top.i++]!;
@@ -356,7 +380,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         const r = top.rel === '' ? decodeName(name) : `${top.rel}/${decodeName(name)}`;
         const down = settle(p, () => entry(u, h, name, p, r));
         if (down === undefined) continue;
-        const frame = settle(p, () => enter(down.u, down.h, p, r, down.fresh, down.mode, { u: idOf(u), h: idOf(h) }, top.replaced));
+        const frame = settle(p, () => ({ ...enter(down.u, down.h, p, r, down.fresh, down.mode, { u: idOf(u), h: idOf(h) }, top.replaced), name }));
         if (frame === undefined) {
           closeSync(down.u);
           closeSync(down.h);
@@ -412,7 +436,15 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
           // the host made it something else since it was looked at: a conflict, the command's tree kept
           throw conflictKeeping(upperFd, name, st, path, rel);
         }
-        return { u, h, fresh: false };
+        // a chmod of the command's is carried over (it was dropped unsaid before) unless the host
+        // changed the directory since the start (its entries or its own mode): then it is said
+        const mode = st.mode & 0o7777;
+        if (mode === (host.mode & 0o7777)) return { u, h, fresh: false };
+        if (since !== undefined && changedSince(hostFd, name, since)) {
+          notes.push(`aalis: ${path}: the command's change of its mode (to ${mode.toString(8)}) was not committed, as the folder changed on the host during the run\n`);
+          return { u, h, fresh: false };
+        }
+        return { u, h, fresh: false, mode };
       }
       if (!host && mountPoints.has(path) && list0(upperFd, name)) return; // a mount point bwrap made
       if (!writable(path)) {
