@@ -58,7 +58,7 @@ class SyncAnchor {
     }
     let real: Buffer | undefined;
     try {
-      real = realpathSync(this.dir, { encoding: 'buffer' });
+      real = realpathSync.native(this.dir, { encoding: 'buffer' }); // the JS one decodes a Buffer path as text (a name not UTF-8 is then missing)
     } catch {
       real = undefined;
     }

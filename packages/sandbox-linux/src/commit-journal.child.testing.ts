@@ -6,7 +6,9 @@
 import { req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
-const [scene, tmpDir] = process.argv.slice(2) as [string, string];
+const [scene, tmpDir, folderHex] = process.argv.slice(2) as [string, string, string];
 const s = JSON.parse(scene) as Scene;
 const sb = createLinuxSandbox({ hostModel: 'overlay', tmpDir });
-await sb.run(req(s, ['sh', '-c', 'mkdir -p big && echo a > big/a.txt && head -c 1000000000 /dev/zero > big/large.bin'], { policy: workspacePolicy(s), timeoutMs: 120_000 }));
+// the folder's name by its bytes, as printf octal escapes (it may not be UTF-8)
+const folder = [...Buffer.from(folderHex, 'hex')].map((b) => `\\${b.toString(8).padStart(3, '0')}`).join('');
+await sb.run(req(s, ['sh', '-c', `d="$(printf '${folder}')" && mkdir -p "$d" && echo a > "$d/a.txt" && head -c 1000000000 /dev/zero > "$d/large.bin"`], { policy: workspacePolicy(s), timeoutMs: 120_000 }));

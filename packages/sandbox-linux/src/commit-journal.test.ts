@@ -22,34 +22,38 @@ afterAll(() => {
   execFileSync('rm', ['-rf', s.root, tmpDir]);
 });
 
-const temps = () => (existsSync(join(s.ws, 'big')) ? readdirSync(join(s.ws, 'big')).filter((n) => n.startsWith('.aalis-commit-')) : []);
+/** The folder the command fills, by its bytes: a plain name, and one that is not UTF-8 (its temp was recorded by a decoded path that named another folder, and stayed; found by an attack). */
+const FOLDERS = [Buffer.from('big'), Buffer.from([0x62, 0x69, 0x67, 0xff])];
+const inWs = (folder: Buffer, ...rest: Buffer[]) => Buffer.concat([Buffer.from(`${s.ws}/`), folder, ...rest.flatMap((r) => [Buffer.from('/'), r])]);
+const temps = (folder: Buffer) => (existsSync(inWs(folder)) ? readdirSync(inWs(folder), { encoding: 'buffer' }).filter((n) => n.toString('latin1').startsWith('.aalis-commit-')) : []);
 /**
  * The commit is copying the large file: its temp is in the host directory and already holds data
  * (a.txt's temp lives for an instant only; a kill timed by it can land between the two files).
  */
-const copying = () => temps().some((n) => {
+const copying = (folder: Buffer) => temps(folder).some((n) => {
   try {
-    return statSync(join(s.ws, 'big', n)).size > 1_000_000;
+    return statSync(inWs(folder, n)).size > 1_000_000;
   } catch {
     return false;
   }
 });
 
 describe('a daemon killed mid-commit', { timeout: 180_000 }, () => {
-  it('leaves no stray commit temp once the next daemon starts, which says the run was partially committed', async () => {
+  it.each(FOLDERS.map((f) => [f.toString('latin1'), f] as const))('leaves no stray commit temp once the next daemon starts (folder %j), which says the run was partially committed', async (_shown, folder) => {
     if (statSync('/dev/shm').dev === statSync(s.ws).dev) return;
-    mkdirSync(join(s.ws, 'big'));
-    const child = execa(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'commit-journal.child.testing.ts'), JSON.stringify(s), tmpDir], { cwd: join(import.meta.dirname, '..'), reject: false });
+    mkdirSync(inWs(folder));
+    const child = execa(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'commit-journal.child.testing.ts'), JSON.stringify(s), tmpDir, folder.toString('hex')], { cwd: join(import.meta.dirname, '..'), reject: false });
     const end = Date.now() + 120_000;
-    while (!copying() && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+    while (!copying(folder) && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
     child.kill('SIGKILL');
     await child;
-    expect(temps().length).toBe(1); // the kill did land mid-copy: a temp is on the host
+    expect(temps(folder).length).toBe(1); // the kill did land mid-copy: a temp is on the host
     const next = createLinuxSandbox({ tmpDir, hostModel: 'overlay' }); // the next daemon start sweeps
-    expect(temps()).toEqual([]);
+    expect(temps(folder)).toEqual([]);
     expect(readdirSync(tmpDir)).toEqual([]);
     const r = await next.run(req(s, ['true'], { policy: workspacePolicy(s) }));
     expect(r.stderr).toContain('partially committed');
+    expect(r.stderr).not.toContain('could not remove');
     expect(r.stderr).not.toContain('never judged');
   });
 });

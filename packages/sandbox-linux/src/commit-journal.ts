@@ -1,4 +1,5 @@
-import { appendFileSync, closeSync, existsSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, readFileSync, readlinkSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { shownBytes } from '@aalis/core';
 import { dirname, join } from 'node:path';
 import { openDir } from './host-walk.js';
 import { removeAt } from './safe-move.js';
@@ -29,9 +30,15 @@ export function endCommit(layersDir: string): void {
 /** Where a dead daemon's commit stood: never begun, cut off midway, or ended. */
 export type CommitState = 'none' | 'partial' | 'done';
 
-/** Records a temp before it is made in host directory `hostDir`; `upper` is the overlay's upper layer (`<layers>/<n>/upper`). */
-export function recordTemp(upper: string, hostDir: string, name: string): void {
-  appendFileSync(join(dirname(dirname(upper)), TEMPS), `${JSON.stringify({ dir: hostDir, name })}\n`, { mode: 0o600 });
+/**
+ * Records a temp before it is made in the host directory open at `hostDirFd`, by that directory's
+ * path as bytes (hex): a path made of decoded names named another directory where a name was not
+ * UTF-8, and the temp was never removed (found by an attack). `upper` is the overlay's upper layer
+ * (`<layers>/<n>/upper`).
+ */
+export function recordTemp(upper: string, hostDirFd: number, name: string): void {
+  const dir = readlinkSync(`/proc/self/fd/${hostDirFd}`, { encoding: 'buffer' });
+  appendFileSync(join(dirname(dirname(upper)), TEMPS), `${JSON.stringify({ dirHex: dir.toString('hex'), name })}\n`, { mode: 0o600 });
 }
 
 /**
@@ -39,9 +46,11 @@ export function recordTemp(upper: string, hostDir: string, name: string): void {
  * and the stray temps removed. A temp's directory is entered only if it is still the real path it
  * was (no symlink swapped in since), and only the exact recorded name is removed.
  */
-export function recoverCommit(layersDir: string): { state: CommitState; removed: number } {
+export function recoverCommit(layersDir: string): { state: CommitState; removed: number; left: string[] } {
   const state: CommitState = existsSync(join(layersDir, COMMITTED)) ? 'done' : existsSync(join(layersDir, COMMITTING)) ? 'partial' : 'none';
   let removed = 0;
+  // temps that may still be there: said by the sweep, never claimed removed
+  const left: string[] = [];
   let lines: string[] = [];
   try {
     lines = readFileSync(join(layersDir, TEMPS), 'utf8').split('\n').filter(Boolean);
@@ -49,22 +58,34 @@ export function recoverCommit(layersDir: string): { state: CommitState; removed:
     // no temps recorded
   }
   for (const line of lines) {
+    let shown = line;
     try {
-      const { dir, name } = JSON.parse(line) as { dir: string; name: string };
-      if (!/^\.aalis-commit-[0-9a-f]{12}$/.test(name) || realpathSync(dir) !== dir) continue;
+      const entry = JSON.parse(line) as { dirHex?: string; dir?: string; name: string };
+      const dir = entry.dirHex !== undefined ? Buffer.from(entry.dirHex, 'hex') : Buffer.from(entry.dir ?? '');
+      shown = `${shownBytes(dir)}/${entry.name}`;
+      if (!/^\.aalis-commit-[0-9a-f]{12}$/.test(entry.name)) continue;
+      let real: Buffer;
+      try {
+        real = realpathSync.native(dir, { encoding: 'buffer' }); // the native one: the JS one decodes a Buffer path as text
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue; // its directory is gone, and the temp with it
+        throw e;
+      }
+      if (!real.equals(dir)) continue; // a symlink swapped in since: not followed (a temp of ours is not there)
       const fd = openDir(dir);
       if (fd === undefined) continue;
       try {
-        if (existsSync(`/proc/self/fd/${fd}/${name}`)) {
-          removeAt(fd, Buffer.from(name));
+        if (existsSync(`/proc/self/fd/${fd}/${entry.name}`)) {
+          removeAt(fd, Buffer.from(entry.name));
           removed += 1;
         }
       } finally {
         closeSync(fd);
       }
     } catch {
-      // gone, or not a directory any more: nothing of ours is left there
+      // could not be reached (a path past PATH_MAX, no permission): the temp may be there still
+      left.push(shown);
     }
   }
-  return { state, removed };
+  return { state, removed, left };
 }

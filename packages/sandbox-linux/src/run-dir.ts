@@ -268,7 +268,7 @@ function removePlaceholder(p: Placeholder): boolean {
  * how many. `unjudged` hears of each folder that held overlay layers: the writes of a run whose
  * daemon died, never judged, so never committed (removed here with the folder).
  */
-export function sweepStaleRunDirs(parent: string, unjudged?: (dir: string, partial: boolean) => void): number {
+export function sweepStaleRunDirs(parent: string, unjudged?: (dir: string, partial: boolean, tempsLeft: readonly string[]) => void): number {
   let swept = 0;
   let names: string[];
   try {
@@ -301,7 +301,7 @@ export function sweepStaleRunDirs(parent: string, unjudged?: (dir: string, parti
         removeLayers(layers); // its work directory is mode 000
         // a sandbox prepared ahead whose command never started: nothing was written, nothing to say
         const preparedOnly = existsSync(join(dir, PREPARED_MARK));
-        if (!preparedOnly && (commit.state === 'partial' || (commit.state === 'none' && started))) unjudged?.(dir, commit.state === 'partial');
+        if (!preparedOnly && (commit.state === 'partial' || (commit.state === 'none' && started))) unjudged?.(dir, commit.state === 'partial', commit.left);
       }
       rmSync(dir, { recursive: true, force: true });
       swept += 1;

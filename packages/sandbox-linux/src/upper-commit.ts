@@ -282,7 +282,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     unlinkSync(atFd(fromFd, from));
     return true;
   };
-  const placeFile = (upperFd: number, hostFd: number, name: Buffer, st: Stats, rel: string, move: boolean, replace: boolean): boolean => {
+  const placeFile = (upperFd: number, hostFd: number, name: Buffer, st: Stats, move: boolean, replace: boolean): boolean => {
     if (move) {
       try {
         return putAt(upperFd, name, hostFd, name, replace);
@@ -291,7 +291,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       }
     }
     const tmp = Buffer.from(`.aalis-commit-${randomBytes(6).toString('hex')}`);
-    recordTemp(overlay.upper, dirname(join(overlay.root, rel)), tmp.toString()); // before it exists: a kill leaves no temp unnamed (commit-journal.ts)
+    recordTemp(overlay.upper, hostFd, tmp.toString()); // before it exists: a kill leaves no temp unnamed (commit-journal.ts)
     if (st.isFIFO()) {
       // a named pipe is made anew (copying one would read nothing and leave an empty file); the name is ASCII, so a path string carries it
       execFileSync('mkfifo', ['-m', (st.mode & 0o7777).toString(8), `/proc/${process.pid}/fd/${hostFd}/${tmp.toString()}`], { stdio: 'ignore' });
@@ -503,7 +503,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) throw conflictKeeping(upperFd, name, st, path, rel);
     if (host?.isDirectory() && !removeHost(hostFd, name, path, { upperFd, st, rel })) return;
     // a file the host had (and kept since the start) is replaced; where there was none, one made since is never replaced
-    if (!placeFile(upperFd, hostFd, name, st, rel, move, host !== undefined && !host.isDirectory())) throw conflictKeeping(upperFd, name, st, path, rel);
+    if (!placeFile(upperFd, hostFd, name, st, move, host !== undefined && !host.isDirectory())) throw conflictKeeping(upperFd, name, st, path, rel);
     committed.push(path);
   };
 
