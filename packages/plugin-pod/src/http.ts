@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { RETURN_KINDS } from './config.js';
 import { PodError } from './errors.js';
 import { CLASH_CHOICES } from './export-types.js';
-import { PANEL_HTML } from './panel.js';
+import { PANEL_CSP, PANEL_HTML } from './panel.js';
 import type { PodService } from './service.js';
 
 const ReturnBody = z.object({ as: z.enum(RETURN_KINDS), file: z.string().min(1).optional(), session: z.string().min(1).optional() }).strict();
@@ -41,7 +41,7 @@ export function podRoutes(service: PodService): PodRouteHandler {
       res.writeHead(200, {
         'content-type': 'text/html; charset=utf-8',
         'cache-control': 'no-store',
-        'content-security-policy': "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        'content-security-policy': PANEL_CSP,
         'x-frame-options': 'DENY',
       });
       res.end(PANEL_HTML);

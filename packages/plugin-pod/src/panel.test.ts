@@ -55,7 +55,9 @@ describe('the pod panel in Chromium', () => {
     const print = await conversation.fingerprint('main');
     const requests: string[] = [];
     page.on('request', (r) => requests.push(r.url()));
-    await page.goto(`${server.url}/pod`);
+    const served = await page.goto(`${server.url}/pod`);
+    // its script runs by its hash: no other inline script would (the page works below, so the hash is right)
+    expect(served?.headers()['content-security-policy']).toMatch(/script-src 'sha256-[A-Za-z0-9+/]+=*';/);
 
     // No sandbox root yet: the panel says so, and a task is refused with the reason.
     await poll(() => page.locator('#no-root').isVisible()).toBe(true);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { UNSHOWN_CHARACTERS } from '@aalis/core';
 
 /**
@@ -302,3 +303,12 @@ export const PANEL_HTML = `<!doctype html>
 </body>
 </html>
 `;
+
+const panelScript = PANEL_HTML.slice(PANEL_HTML.indexOf('<script>') + '<script>'.length, PANEL_HTML.indexOf('</script>'));
+
+/**
+ * The panel's Content-Security-Policy: its one script by its hash, never `'unsafe-inline'`, so
+ * markup that got into the page (it shows what tasks produced) could not run a script of its own.
+ * Style stays inline-allowed: the page's layout uses style attributes, and a style runs nothing.
+ */
+export const PANEL_CSP = `default-src 'none'; script-src 'sha256-${createHash('sha256').update(panelScript, 'utf8').digest('base64')}'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;

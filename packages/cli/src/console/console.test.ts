@@ -53,6 +53,24 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     await expect.poll(() => page.locator('#status').textContent()).toContain('deployment host');
   });
 
+  // 'unsafe-inline' let any markup that reached the page run a script (found by an attack, as a
+  // weakness): the page's own script and style are allowed by their hashes only.
+  it('runs its own script by its hash, and no other inline script (Content-Security-Policy)', async () => {
+    const res = await fetch(`${daemon.url}/console`);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toMatch(/script-src 'sha256-[A-Za-z0-9+/]+=*';/);
+    expect(csp).not.toContain('unsafe-inline');
+    // as page code would: a script element with inline text, appended to the page
+    const ran = await page.evaluate(`(async () => {
+      const el = document.createElement('script');
+      el.textContent = 'window.injected = true;';
+      document.body.append(el);
+      await new Promise((r) => setTimeout(r, 100));
+      return window.injected === true;
+    })()`);
+    expect(ran).toBe(false);
+  });
+
   it('approves in the inbox an ask raised by a running run_command, and the command finishes with the file written', async () => {
     const target = join(outside, 'from-the-console.txt');
     const call = daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `echo approved-in-the-browser > ${target}; echo done` }, turn: ownerTurn('chat-console') });

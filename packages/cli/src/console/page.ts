@@ -1,9 +1,22 @@
+import { createHash } from 'node:crypto';
 import { ACCESS_TIERS, APPROVERS, BOUNDARY_POLICIES, RUN_MODES } from '@aalis/core';
 import { CHAT_SCRIPT } from './chat-script.js';
 import { CONSOLE_SCRIPT } from './script.js';
 import { CONSOLE_STYLE } from './style.js';
 
 const choices = JSON.stringify({ tier: ACCESS_TIERS, boundary: BOUNDARY_POLICIES, approver: APPROVERS, runMode: RUN_MODES });
+const script = `const CHOICES = ${choices};
+${CONSOLE_SCRIPT}
+${CHAT_SCRIPT}`;
+const hashOf = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+
+/**
+ * The console's Content-Security-Policy: its one script and its one style by their hashes, never
+ * `'unsafe-inline'`, so markup that got into the page some day (the console shows text from
+ * sandboxed commands, the model and other chat users) could not run a script of its own; nothing
+ * is loaded from elsewhere, it connects only to the daemon, and no page may frame it.
+ */
+export const CONSOLE_CSP = `default-src 'none'; script-src ${hashOf(script)}; style-src ${hashOf(CONSOLE_STYLE)}; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
 /**
  * The web console: one self-contained page (inline style and script, nothing loaded from
@@ -60,9 +73,7 @@ export const CONSOLE_PAGE = `<!doctype html>
     <table><thead><tr><th>time</th><th>who</th><th>action</th><th>tool</th><th>result</th><th>detail</th></tr></thead><tbody id="tools-audit"></tbody></table>
   </section>
 </main>
-<script>const CHOICES = ${choices};
-${CONSOLE_SCRIPT}
-${CHAT_SCRIPT}</script>
+<script>${script}</script>
 </body>
 </html>
 `;

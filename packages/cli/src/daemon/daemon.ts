@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { type Deployment, DurableStore, RequestBodyError, writeFileAtomic } from '@aalis/core';
 import { AuditLog } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
-import { CONSOLE_PAGE } from '../console/page.js';
+import { CONSOLE_CSP, CONSOLE_PAGE } from '../console/page.js';
 import { registerDaemon, registryDir } from '../daemon-registry.js';
 import { chooseDataDir, type DataDirChoice, deploymentDirOf, otherInstances } from '../data-dir.js';
 import { terminalIdentity } from '../install.js';
@@ -220,7 +220,7 @@ async function startOn(
       res.writeHead(200, {
         'content-type': 'text/html; charset=utf-8',
         'cache-control': 'no-store',
-        'content-security-policy': "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        'content-security-policy': CONSOLE_CSP,
         'x-content-type-options': 'nosniff',
         'referrer-policy': 'no-referrer',
       });
