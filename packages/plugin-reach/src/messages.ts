@@ -5,12 +5,13 @@ import type { ApprovalOutcome } from '@aalis/core';
 export function describeRequest(request: ReachRequest): string {
   switch (request.effect) {
     case 'read':
-      return `reading ${request.path}`;
+      return `reading ${oneLine(request.path)}`;
     case 'write':
       if (!('path' in request)) return `writing the workflow '${request.workflow}'`;
+      // a path may hold a newline too: in the one-line summary it would read as a space between two paths
       return request.toMake === undefined
-        ? `writing ${request.path}`
-        : `writing in ${request.path}, to make ${oneLine(request.toMake)} there (a command was refused it; the sandbox can only grant a new entry through its directory)`;
+        ? `writing ${oneLine(request.path)}`
+        : `writing in ${oneLine(request.path)}, to make ${oneLine(request.toMake)} there (a command was refused it; the sandbox can only grant a new entry through its directory)`;
     case 'exec': {
       const { command } = request;
       const input = command?.stdin ? `, with its input \`${oneLine(command.stdin)}\`` : '';
