@@ -126,6 +126,11 @@ function readMountinfo(): Buffer {
 /** The mount points (bytes) strictly under one of `roots`, from the text of /proc/self/mountinfo. */
 export function mountsUnder(roots: readonly string[], mountinfo: Buffer): Buffer[] {
   const under = roots.map((r) => Buffer.concat([encodePath(r), Buffer.from(r === '/' ? '' : '/')]));
+  return mountPointsOf(mountinfo).filter((point) => under.some((u) => point.length > u.length && point.subarray(0, u.length).equals(u)));
+}
+
+/** Every mount point (bytes, unescaped) of the text of /proc/self/mountinfo. */
+function mountPointsOf(mountinfo: Buffer): Buffer[] {
   const points: Buffer[] = [];
   let from = 0;
   while (from < mountinfo.length) {
@@ -133,9 +138,7 @@ export function mountsUnder(roots: readonly string[], mountinfo: Buffer): Buffer
     if (end < 0) end = mountinfo.length;
     const raw = fifthField(mountinfo, from, end);
     from = end + 1;
-    if (raw === undefined) continue;
-    const point = unescapeOctal(raw);
-    if (under.some((u) => point.length > u.length && point.subarray(0, u.length).equals(u))) points.push(point);
+    if (raw !== undefined) points.push(unescapeOctal(raw));
   }
   return points;
 }
@@ -156,17 +159,7 @@ export function mountAtOrUnder(dirFd: number, name: Buffer, mountinfo: Buffer): 
     return undefined;
   }
   const at = Buffer.concat([dir, Buffer.from(dir.length === 1 ? '' : '/'), name]);
-  let from = 0;
-  while (from < mountinfo.length) {
-    let end = mountinfo.indexOf(0x0a, from);
-    if (end < 0) end = mountinfo.length;
-    const raw = fifthField(mountinfo, from, end);
-    from = end + 1;
-    if (raw === undefined) continue;
-    const point = unescapeOctal(raw);
-    if (point.equals(at) || (point.length > at.length && point[at.length] === 0x2f && point.subarray(0, at.length).equals(at))) return point;
-  }
-  return undefined;
+  return mountPointsOf(mountinfo).find((point) => point.equals(at) || (point.length > at.length && point[at.length] === 0x2f && point.subarray(0, at.length).equals(at)));
 }
 
 /** The text of /proc/self/mountinfo; empty when there is none (no mount is then found). */
