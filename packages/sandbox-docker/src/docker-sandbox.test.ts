@@ -139,6 +139,35 @@ describe.skipIf(engineSkip)('DockerSandbox on a real engine: the policy', () => 
     expect(result.stderr).not.toContain('.envrc:');
   });
 
+  // The post-run check knew denied entries by path only: `mv cfg cfg2` made cfg2/.env look new,
+  // and it was removed, with a nested repo's whole .git (found by an attack: every such mv lost
+  // the user's files). An entry the command only moved keeps its inode, and is left where it is.
+  it('a denied entry the command only moved (mv of its folder) is not removed; one it made is', async () => {
+    const ws = tempDir();
+    mkdirSync(join(ws, 'cfg'));
+    writeFileSync(join(ws, 'cfg', '.envrc'), 'export KEEP=1\n');
+    mkdirSync(join(ws, 'sub', '.git', 'hooks'), { recursive: true });
+    writeFileSync(join(ws, 'sub', '.git', 'HEAD'), 'ref: refs/heads/main\n');
+    writeFileSync(join(ws, 'sub', '.git', 'hooks', 'pre-commit.sample'), '#!/bin/sh\n');
+    const result = await box.run(
+      sh('mv cfg cfg2 && mv sub sub2 && echo new > cfg2/made.envrc', {
+        cwd: ws,
+        identity: 'owner',
+        policy: policy({ write: [ws], writeDeny: [{ pattern: '.*/[^/]*\\.envrc' }, { pattern: '.*/\\.git(?:/.*)?' }] }),
+      }),
+    );
+    expect(result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+    expect(readFileSync(join(ws, 'cfg2', '.envrc'), 'utf8')).toBe('export KEEP=1\n');
+    expect(readFileSync(join(ws, 'sub2', '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/main\n');
+    expect(existsSync(join(ws, 'sub2', '.git', 'hooks', 'pre-commit.sample'))).toBe(true);
+    // one it made: removed and said (a second name for one still at its old path is not excused
+    // either, movedThere; the read-only mount of a denied file refuses such a link here already)
+    expect(existsSync(join(ws, 'cfg2', 'made.envrc'))).toBe(false);
+    expect(result.deniedWrites).toEqual([join(ws, 'cfg2', 'made.envrc')]);
+    expect(result.deniedWrites).not.toContain(join(ws, 'cfg2', '.envrc'));
+  });
+
   // The walk after the run that finds denied writes stopped at the plan's walkLimit and threw: a
   // command that wrote more entries than that left its .envrc on the host, unjudged, and the run
   // ended in an error instead of a result.

@@ -1,4 +1,5 @@
 import type { Dirent } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { lstat, readdir, realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { PathRule, SandboxPolicy } from '@aalis/api-reach';
@@ -34,6 +35,13 @@ export interface MountPlan {
   readonly writableRoots: readonly string[];
   /** Paths under writable roots that were denied and already existed before the run, keyed by their bytes (latin1). */
   readonly deniedBefore: ReadonlySet<string>;
+  /**
+   * The same entries by their inode (`dev:ino`), with their path's bytes: one the command only moved
+   * (`mv cfg cfg2` carries `cfg/.env` to `cfg2/.env`, same inode, the old path gone) is not a write
+   * it made. Before, the post-run check removed such a `.env`, `AGENTS.md` or a nested repo's whole
+   * `.git` as new (found by an attack: every such `mv` lost the user's files).
+   */
+  readonly deniedInodes: ReadonlyMap<string, Buffer>;
   /** The mode of any path under the mounted roots. */
   modeAt(path: string): MountMode;
   /** Whether the write layers allow a path, regardless of whether it can be read. */
@@ -252,6 +260,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   // differs from its directory's is a boundary and gets a mount. The same walk notes which denied
   // paths under writable roots exist before the run.
   const deniedBefore = new Set<string>();
+  const deniedInodes = new Map<string, Buffer>();
   // Unix sockets under the roots that the policy does not name (`unixSockets`): a bind mount shows
   // a socket like any file, and connecting to it works even through a read-only mount, so each is
   // masked. Before, the docker backend left every socket in a mounted folder reachable (a
@@ -273,7 +282,11 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     for (const root of baseRoots) {
       await walk(walkRoot(root), budget, (entry) => {
         const { path } = entry;
-        if (!writableAt(path) && writeRoots.some((w) => isWithin(path, w))) deniedBefore.add(bytesKey(entry.bytes));
+        if (!writableAt(path) && writeRoots.some((w) => isWithin(path, w))) {
+          deniedBefore.add(bytesKey(entry.bytes));
+          const inode = inodeKeyOf(entry.bytes);
+          if (inode !== undefined) deniedInodes.set(inode, entry.bytes);
+        }
         if (entry.isSymbolicLink) return false;
         if (entry.isSocket && !socketsAllowed(path)) sockets.push(entry);
         const mode = modeAt(path);
@@ -330,6 +343,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     tmpfsTmp: !roots.includes('/tmp'),
     writableRoots: writeRoots.filter((root) => modeAt(root) !== 'masked'),
     deniedBefore,
+    deniedInodes,
     modeAt,
     writableAt,
   };
@@ -366,7 +380,7 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
       walkRoot(root),
       budget,
       (entry) => {
-        if (!plan.writableAt(entry.path) && !plan.deniedBefore.has(bytesKey(entry.bytes))) {
+        if (!plan.writableAt(entry.path) && !plan.deniedBefore.has(bytesKey(entry.bytes)) && !movedThere(plan, entry.bytes)) {
           denied.push({ path: entry.utf8 ? entry.path : shownBytes(entry.bytes), bytes: entry.bytes });
           return false;
         }
@@ -376,6 +390,27 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
     );
   }
   return { denied, unlisted };
+}
+
+/** `dev:ino` of the entry at `path`, not following a symlink; undefined when it is gone. */
+function inodeKeyOf(path: Buffer): string | undefined {
+  try {
+    const st = lstatSync(path, { bigint: true });
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the entry at `path` is one that stood at another denied path before the run and is no
+ * longer there: moved by the command (a rename keeps the inode), not written. A link to one whose
+ * old path is still there is a new name for it, and is not excused.
+ */
+function movedThere(plan: MountPlan, path: Buffer): boolean {
+  const inode = inodeKeyOf(path);
+  const before = inode === undefined ? undefined : plan.deniedInodes.get(inode);
+  return before !== undefined && inodeKeyOf(before) !== inode;
 }
 
 /** A set key that is one-to-one with a path's bytes (text with U+FFFD is not: two names can give one text). */
