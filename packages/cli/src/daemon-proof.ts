@@ -1,8 +1,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { AalisError } from '@aalis/core';
 import { proofOf } from './daemon/token.js';
 
 /** The server at a daemon's address could not prove it knows the token: the token was not sent. */
-export class NotTheDaemonError extends Error {
+export class NotTheDaemonError extends AalisError<'not-the-daemon'> {
   override readonly name = 'NotTheDaemonError';
 }
 
@@ -26,7 +27,9 @@ export async function proveDaemon(url: string, token: string): Promise<void> {
   const given = typeof body?.proof === 'string' && /^[0-9a-f]{64}$/.test(body.proof) ? Buffer.from(body.proof, 'hex') : undefined;
   if (given === undefined || !timingSafeEqual(given, expected)) {
     throw new NotTheDaemonError(
-      `the server at ${url} could not prove it is the daemon whose token this is (it answered ${response.status}${given === undefined ? ' without a proof' : ' with a wrong proof'}): the daemon may have stopped and something else listens on its port, or the token is another daemon's. The token was not sent. Start the daemon again ('aalis serve'), or give the right --url and AALIS_TOKEN.`,
+      'not-the-daemon',
+      `the server at ${url} could not prove it is the daemon whose token this is (it answered ${response.status}${given === undefined ? ' without a proof' : ' with a wrong proof'}): the daemon may have stopped and something else listens on its port, or the token is another daemon's. The token was not sent.`,
+      { fix: "start the daemon again ('aalis serve'), or give the right --url and AALIS_TOKEN" },
     );
   }
 }

@@ -37,8 +37,14 @@ export type CommitState = 'none' | 'partial' | 'done';
  * (`<layers>/<n>/upper`).
  */
 export function recordTemp(upper: string, hostDirFd: number, name: string): void {
-  const dir = readlinkSync(`/proc/self/fd/${hostDirFd}`, { encoding: 'buffer' });
-  appendFileSync(join(dirname(dirname(upper)), TEMPS), `${JSON.stringify({ dirHex: dir.toString('hex'), name })}\n`, { mode: 0o600 });
+  let dir: Buffer | undefined;
+  try {
+    dir = readlinkSync(`/proc/self/fd/${hostDirFd}`, { encoding: 'buffer' });
+  } catch {
+    // a directory past PATH_MAX has no path the kernel gives back: the temp is recorded as unreachable, and said at recovery
+    dir = undefined;
+  }
+  appendFileSync(join(dirname(dirname(upper)), TEMPS), `${JSON.stringify({ ...(dir === undefined ? { unreachable: true } : { dirHex: dir.toString('hex') }), name })}\n`, { mode: 0o600 });
 }
 
 /**
@@ -60,7 +66,11 @@ export function recoverCommit(layersDir: string): { state: CommitState; removed:
   for (const line of lines) {
     let shown = line;
     try {
-      const entry = JSON.parse(line) as { dirHex?: string; dir?: string; name: string };
+      const entry = JSON.parse(line) as { dirHex?: string; dir?: string; unreachable?: true; name: string };
+      if (entry.unreachable === true) {
+        shown = `(a folder past PATH_MAX)/${entry.name}`;
+        throw new Error('its directory lies past PATH_MAX');
+      }
       const dir = entry.dirHex !== undefined ? Buffer.from(entry.dirHex, 'hex') : Buffer.from(entry.dir ?? '');
       shown = `${shownBytes(dir)}/${entry.name}`;
       if (!/^\.aalis-commit-[0-9a-f]{12}$/.test(entry.name)) continue;

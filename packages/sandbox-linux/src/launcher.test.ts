@@ -113,7 +113,10 @@ describe.skipIf(!isRoot)("a root daemon's runs through the launcher", { timeout:
     }
     await until(() => views().length === 0, 'the launcher dropped its view when the host unmounted', 10_000);
     expect((await look()).stdout).toBe('none\n');
-    expect(views()).toHaveLength(1); // made again (a namespace's inode number may be given again, so not compared)
+    // made again (a namespace's inode number may be given again, so not compared); another test
+    // file mounting or unmounting meanwhile drops it once more, so a few runs may be needed
+    for (let i = 0; i < 5 && views().length === 0; i++) await look();
+    expect(views()).toHaveLength(1);
   });
 
   it('gives the command stdin, stdout and stderr open and nothing of the launcher', async () => {
