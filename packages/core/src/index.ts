@@ -37,6 +37,7 @@ export { createKernel, Kernel, type KernelOptions, type PluginStatus, type StopR
 export { type AnyService, type Disposer, definePlugin, type Plugin, type PluginSpec } from './plugin.js';
 export { defineService, sameService, type ServiceDescriptor, type ServiceOf } from './service.js';
 export { HAS_PROC_FD, type SafePath } from './dir-anchor.js';
+export { atFd, type DirId, DirMovedError, idOf, namesIn, openDirNoFollow, type RemoveSeam, removeTreeAt, upTo } from './fd-tree.js';
 export {
   cleanStaleTemps,
   copyFileAtomic,
@@ -55,7 +56,7 @@ export {
   type WriteOptions,
   writeFileAtomic,
 } from './safe-file.js';
-export { makeDirsSync, moveAsideSync, removeFileSync, renameNoFollowSync } from './safe-file-sync.js';
+export { makeDirsSync, moveAsideSync, removeFileSync, removeTreeSync, renameNoFollowSync } from './safe-file-sync.js';
 export { isSafeFileError, SAFE_FILE_ERROR_CODES, SafeFileError, type SafeFileErrorCode } from './safe-file-error.js';
 export { Sessions, type SettingsChangedEvent, sessions } from './sessions.js';
 export { sessionsPlugin } from './sessions-plugin.js';

@@ -1,5 +1,6 @@
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, renameSync, type Stats, unlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, renameSync, rmSync, type Stats, unlinkSync } from 'node:fs';
 import { bytesOf, checkedPath, HAS_PROC_FD, joinBytes, refusalOf, type SafePath, segmentsOf, shownPath, splitPath } from './dir-anchor.js';
+import { removeTreeAt } from './fd-tree.js';
 import { SafeFileError } from './safe-file-error.js';
 
 // The synchronous side of the safe file layer, for code that cannot await (the sandbox's looks
@@ -67,6 +68,11 @@ class SyncAnchor {
     if (real === undefined || !real.equals(this.dir) || named === undefined || named.ino !== opened.ino || named.dev !== opened.dev) {
       throw new SafeFileError('parent-elsewhere', shownPath(this.dir), 'the directory opened is not the one at the judged path; nothing was changed.');
     }
+  }
+
+  /** The open directory's descriptor, for a walk by descriptors below it (fd-tree.ts). */
+  get descriptor(): number {
+    return this.fd;
   }
 
   entry(name: Buffer): Buffer {
@@ -175,6 +181,36 @@ export function moveAsideSync(path: SafePath, intoDir: SafePath, name?: SafePath
     }
   }
   throw new SafeFileError('exists', shownPath(path), `no free name in ${shownPath(intoDir)} to move it to.`);
+}
+
+/**
+ * Removes what is at `path`, a whole tree too, never following a symlink anywhere: the parent is
+ * opened and verified to be the judged path (no symlink on the way), and the tree removed by
+ * descriptors below it (fd-tree.ts); a directory swapped or moved meanwhile stops the removal with
+ * nothing outside touched. False when nothing was there. Without /proc/self/fd (macOS) the tree is
+ * removed by path from the verified parent.
+ */
+export function removeTreeSync(path: SafePath): boolean {
+  const bytes = checkedPath(path);
+  const { parent, name } = splitPath(bytes);
+  let anchor: SyncAnchor;
+  try {
+    anchor = SyncAnchor.open(parent);
+  } catch (error) {
+    if (error instanceof SafeFileError && error.code === 'missing-parent') return false;
+    throw error;
+  }
+  try {
+    if (lstatOrUndefined(anchor.entry(name)) === undefined) return false;
+    if (HAS_PROC_FD) removeTreeAt(anchor.descriptor, name);
+    else rmSync(anchor.entry(name), { recursive: true, force: true });
+    anchor.sync();
+    return true;
+  } catch (error) {
+    throw refusalOf(error, bytes, 'removing it');
+  } finally {
+    anchor.close();
+  }
 }
 
 /** Removes a file or symlink (never followed, never a directory) in a verified parent. False when nothing was there. */

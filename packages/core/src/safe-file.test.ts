@@ -19,7 +19,7 @@ import {
   writeFileAtomic,
 } from './safe-file.js';
 import { SafeFileError, type SafeFileErrorCode } from './safe-file-error.js';
-import { makeDirsSync, moveAsideSync, removeFileSync, renameNoFollowSync } from './safe-file-sync.js';
+import { makeDirsSync, moveAsideSync, removeFileSync, removeTreeSync, renameNoFollowSync } from './safe-file-sync.js';
 import { TempJournal } from './temp-journal.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aalis-safe-file-')));
@@ -316,6 +316,28 @@ describe('safe file layer: races and kills', () => {
 });
 
 describe('safe file layer, synchronous side (for the sandbox looks)', () => {
+  // The docker backend removed a command's refused writes by path: a parent another container
+  // swapped for a symlink meanwhile was followed, outside the workspace (found by an attack).
+  it('removes a tree without following a symlink in it or on the way to it', () => {
+    const tree = join(ws, 'tree-to-remove');
+    mkdirSync(join(tree, 'deep'), { recursive: true });
+    writeFileSync(join(tree, 'deep', 'f'), 'x');
+    symlinkSync(home, join(tree, 'deep', 'out'));
+    symlinkSync(home, join(ws, 'link-to-home'));
+    const before = snapshot(home);
+    expect(removeTreeSync(tree)).toBe(true);
+    expect(existsSync(tree)).toBe(false);
+    expect(removeTreeSync(tree)).toBe(false);
+    let code = 'ok';
+    try {
+      removeTreeSync(join(ws, 'link-to-home', '.bashrc'));
+    } catch (error) {
+      code = error instanceof SafeFileError ? error.code : String(error);
+    }
+    expect(code).toBe('parent-elsewhere');
+    expect(snapshot(home)).toEqual(before);
+  });
+
   it('moves aside without following, refuses symlinked parents, and says when a move crosses file systems', () => {
     symlinkSync(home, join(ws, 'link'));
     symlinkSync(join(home, '.bashrc'), join(ws, 'to-bashrc'));

@@ -1,4 +1,5 @@
-import { rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { removeTreeSync } from '@aalis/core';
 import { constants } from 'node:os';
 import {
   PLAN_RUN_DIR,
@@ -38,17 +39,22 @@ import { PREPARE_SCRIPT_HINT } from './prepare-script.js';
  */
 export type SessionHold = () => Promise<() => Promise<void>>;
 
-/** Removes each denied write by its bytes; what could not be removed, as `path (code)`. */
-/** Removes each denied write from the host, by its bytes; the paths that could not be removed, with why. */
+/**
+ * Removes each denied write from the host, by its bytes, never following a symlink anywhere on
+ * the way (core's `removeTreeSync`: the parent verified to be the judged path, the tree removed by
+ * descriptors). By path, a parent another container swapped for a symlink between the walk and the
+ * removal was followed, and files outside the workspace were deleted (found by an attack). The
+ * paths that could not be removed, with why (a parent swapped meanwhile: `parent-elsewhere`).
+ */
 export async function removeAll(denied: readonly DeniedWrite[]): Promise<string[]> {
   const failed: string[] = [];
-  await Promise.all(
-    denied.map((w) =>
-      rm(w.bytes, { recursive: true, force: true, maxRetries: 2 }).catch((e: unknown) => {
-        failed.push(`${w.path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-      }),
-    ),
-  );
+  for (const w of denied) {
+    try {
+      removeTreeSync(w.bytes);
+    } catch (e) {
+      failed.push(`${w.path} (${(e as { code?: string }).code ?? (e as Error).message})`);
+    }
+  }
   return failed;
 }
 

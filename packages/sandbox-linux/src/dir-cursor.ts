@@ -1,7 +1,5 @@
-import { AalisError } from '@aalis/core';
-import type { LinuxErrorCode } from './linux-error-codes.js';
-import { closeSync, constants, fstatSync, openSync, readdirSync } from 'node:fs';
-import { atFd } from './host-walk.js';
+import { closeSync } from 'node:fs';
+import { type DirId, idOf, namesIn, upTo } from '@aalis/core';
 
 /*
  * Walks of any depth with a fixed number of open descriptors. A walk keeps one descriptor per
@@ -12,41 +10,8 @@ import { atFd } from './host-walk.js';
  * recursion) or by the descriptor limit (20,000 here).
  */
 
-const DIR_UP = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
-
-/** A directory's identity, to check a return through `..`. */
-export interface DirId {
-  readonly dev: number;
-  readonly ino: number;
-}
-
-/** The identity of the directory open at `fd`. */
-export function idOf(fd: number): DirId {
-  const st = fstatSync(fd);
-  return { dev: st.dev, ino: st.ino };
-}
-
-/** A directory moved while a walk was under it: the walk cannot go back up safely. */
-export class DirMovedError extends AalisError<LinuxErrorCode> {
-  constructor(message: string) {
-    super('dir-moved', message);
-  }
-}
-
-/** Opens the parent of the directory open at `fd` and closes `fd`; throws {@link DirMovedError} when the parent is not `expect`. */
-export function upTo(fd: number, expect: DirId): number {
-  const up = openSync(atFd(fd, Buffer.from('..')), DIR_UP);
-  const id = idOf(up);
-  if (id.dev !== expect.dev || id.ino !== expect.ino) {
-    closeSync(up);
-    throw new DirMovedError('a directory was moved while it was being walked');
-  }
-  closeSync(fd);
-  return up;
-}
-
-/** The names in the directory open at `fd`, as bytes. */
-export const namesIn = (fd: number): Buffer[] => readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer' });
+// the primitives of a walk by descriptors are core's (fd-tree.ts): one mechanism, used by both backends
+export { type DirId, DirMovedError, idOf, namesIn, upTo } from '@aalis/core';
 
 /** What to do with one entry of a tree walk: go into it (a directory), nothing more, or end the walk with `false`. */
 export type Visit = 'descend' | 'leaf' | 'stop';

@@ -1,4 +1,5 @@
-import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync } from 'node:fs';
+import { closeSync, type Dirent, fstatSync, lstatSync, readdirSync } from 'node:fs';
+import { atFd, openDirNoFollow as openDir } from '@aalis/core';
 import { StampedDevices } from './stamped-file-system.js';
 import { decodeName, encodePath } from './host-names.js';
 import { type DirId, DirMovedError, idOf } from './dir-cursor.js';
@@ -64,15 +65,12 @@ export interface DirStamp {
   readonly ctimeNs: bigint;
 }
 
-const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 /** Errors that mean "not a directory any more" (swapped for a symlink or a file, or gone) rather than "cannot look". */
 const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
 const DENIED = new Set(['EACCES', 'EPERM']);
 
-/** `name` inside the directory open at `fd`, as a path the kernel resolves from that descriptor. */
-export function atFd(fd: number, name: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), name]);
-}
+// `name` in an open directory, and a directory opened without following a symlink: core's (fd-tree.ts)
+export { atFd, openDirNoFollow as openDir } from '@aalis/core';
 
 function typeOf(e: Dirent<Buffer>): EntryType {
   if (e.isDirectory()) return 'dir';
@@ -80,15 +78,6 @@ function typeOf(e: Dirent<Buffer>): EntryType {
   return e.isFile() ? 'file' : 'other';
 }
 
-/** Opens a directory without following a symlink at its last component; undefined when it is not a directory (any more). */
-export function openDir(path: Buffer | string): number | undefined {
-  try {
-    return openSync(path, DIR_FLAGS);
-  } catch (e) {
-    if (GONE.has((e as NodeJS.ErrnoException).code ?? '')) return undefined;
-    throw e;
-  }
-}
 
 /** One entry as the walk keeps it: its name and type (the full path is built on the way down). */
 interface Listed {

@@ -1,10 +1,10 @@
-import { closeSync, fstatSync, lstatSync, renameSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
-import { AalisError } from '@aalis/core';
+import { closeSync, fstatSync, lstatSync, renameSync, statSync } from 'node:fs';
+import { AalisError, removeTreeAt as removeAt } from '@aalis/core';
 import { type CopySeam, copyAt } from './copy-tree.js';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 import { decodeName, printablePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
-import { type DirId as CursorId, DirMovedError, idOf, namesIn, upTo } from './dir-cursor.js';
+import { DirMovedError } from './dir-cursor.js';
 
 /*
  * Host-side changes the looks make, always relative to an open directory (`atFd`): rename(2) and
@@ -110,80 +110,5 @@ function dropPartial(dest: Buffer): boolean {
   }
 }
 
-/** For tests only: a point inside {@link removeAt} where the host can be changed deterministically. */
-export interface RemoveSeam {
-  /** Called before each entry under the tree's top is removed, with the open directory holding it. */
-  readonly beforeEntry?: (dirFd: number, name: Buffer) => void;
-}
-
-/** One directory being emptied: its name in its parent, its parent's identity (checked on the way back up) and its names. */
-interface RemoveFrame {
-  readonly name: Buffer;
-  readonly parentId: CursorId;
-  readonly names: readonly Buffer[];
-  i: number;
-}
-
-/**
- * Removes an entry (a tree) without following any symlink in it. Iterative, with its stack on the
- * heap and at most two descriptors open besides `fd`: it goes down by name relative to the open
- * directory (`O_NOFOLLOW`, so a directory swapped for a symlink is unlinked as a link, never
- * entered) and back up through `..`, checking it reached the directory it left (device and inode);
- * a directory moved meanwhile ends the removal with `DirMovedError` and nothing outside is touched.
- * So no depth (PATH_MAX, the call stack, the descriptor limit) stops it.
- */
-export function removeAt(fd: number, name: Buffer, seam?: RemoveSeam): void {
-  let cur = enterOrUnlink(fd, name);
-  if (cur === undefined) return;
-  const frames: RemoveFrame[] = [];
-  try {
-    frames.push({ name, parentId: idOf(fd), names: namesIn(cur), i: 0 });
-    while (frames.length > 0) {
-      const top = frames.at(-1)!;
-      if (top.i < top.names.length) {
-        const n = top.names[top.i++]!;
-        seam?.beforeEntry?.(cur, n);
-        const d = enterOrUnlink(cur, n);
-        if (d === undefined) continue;
-        try {
-          frames.push({ name: n, parentId: idOf(cur), names: namesIn(d), i: 0 });
-        } catch (e) {
-          closeSync(d);
-          throw e;
-        }
-        closeSync(cur);
-        cur = d;
-        continue;
-      }
-      // everything in `cur` is gone: back up to its parent (checked) and remove it there by name
-      frames.pop();
-      const up = upTo(cur, top.parentId); // closes cur
-      cur = up;
-      rmdirSync(atFd(up, top.name));
-    }
-  } finally {
-    closeSync(cur);
-  }
-}
-
-/**
- * Unlinks `name` in the directory open at `fd` if it is anything but a directory (a symlink to a
- * directory included) and returns undefined; a directory is opened (not followed) and returned.
- */
-function enterOrUnlink(fd: number, name: Buffer): number | undefined {
-  const at = atFd(fd, name);
-  for (let tries = 0; tries < 3; tries++) {
-    try {
-      unlinkSync(at);
-      return undefined;
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return undefined;
-      if (code !== 'EISDIR' && code !== 'EPERM') throw e;
-    }
-    const dir = openDir(at);
-    if (dir !== undefined) return dir;
-    // swapped for a file or a symlink between the unlink and the open: unlink that
-  }
-  throw new Error('an entry kept changing between a file and a directory while it was being removed');
-}
+// the removal of a tree by descriptors is core's (fd-tree.ts), used by the docker backend too
+export { type RemoveSeam, removeTreeAt as removeAt } from '@aalis/core';
