@@ -183,6 +183,16 @@ export function moveAsideSync(path: SafePath, intoDir: SafePath, name?: SafePath
   throw new SafeFileError('exists', shownPath(path), `no free name in ${shownPath(intoDir)} to move it to.`);
 }
 
+/** The verified parent, or undefined when it does not exist (nothing to remove there). */
+function anchorUnlessMissingSync(parent: Buffer): SyncAnchor | undefined {
+  try {
+    return SyncAnchor.open(parent);
+  } catch (error) {
+    if (error instanceof SafeFileError && error.code === 'missing-parent') return undefined;
+    throw error;
+  }
+}
+
 /**
  * Removes what is at `path`, a whole tree too, never following a symlink anywhere: the parent is
  * opened and verified to be the judged path (no symlink on the way), and the tree removed by
@@ -193,13 +203,8 @@ export function moveAsideSync(path: SafePath, intoDir: SafePath, name?: SafePath
 export function removeTreeSync(path: SafePath): boolean {
   const bytes = checkedPath(path);
   const { parent, name } = splitPath(bytes);
-  let anchor: SyncAnchor;
-  try {
-    anchor = SyncAnchor.open(parent);
-  } catch (error) {
-    if (error instanceof SafeFileError && error.code === 'missing-parent') return false;
-    throw error;
-  }
+  const anchor = anchorUnlessMissingSync(parent);
+  if (anchor === undefined) return false;
   try {
     if (lstatOrUndefined(anchor.entry(name)) === undefined) return false;
     if (HAS_PROC_FD) removeTreeAt(anchor.descriptor, name);
@@ -217,13 +222,8 @@ export function removeTreeSync(path: SafePath): boolean {
 export function removeFileSync(path: SafePath): boolean {
   const bytes = checkedPath(path);
   const { parent, name } = splitPath(bytes);
-  let anchor: SyncAnchor;
-  try {
-    anchor = SyncAnchor.open(parent);
-  } catch (error) {
-    if (error instanceof SafeFileError && error.code === 'missing-parent') return false;
-    throw error;
-  }
+  const anchor = anchorUnlessMissingSync(parent);
+  if (anchor === undefined) return false;
   try {
     const current = lstatOrUndefined(anchor.entry(name));
     if (current === undefined) return false;
