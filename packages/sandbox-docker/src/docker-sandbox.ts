@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { removeTreeSync } from '@aalis/core';
 import { constants } from 'node:os';
 import {
@@ -16,7 +16,7 @@ import { ZodError } from 'zod';
 import { containerEnv } from './container-env.js';
 import { type DockerClientOptions, DockerCli, engineUnreachable } from './docker-cli.js';
 import { LABELS } from './labels.js';
-import { type DeniedWrite, deniedWritesAfter, type MountPlan, planMounts } from './mount-plan.js';
+import { type DeniedWrite, deniedWritesAfter, type MountPlan, planMounts, type WritesAfter } from './mount-plan.js';
 import { dockerRefusal } from './refusal-test.js';
 import { probeEngine } from './probe-engine.js';
 import { dropCachedProbe, loadCachedProbe, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
@@ -32,12 +32,8 @@ import { SessionContainer } from './session-container.js';
 import { validateRequest } from './validate-request.js';
 import { REMOVE_CONTAINER } from './container-removal.js';
 import { PREPARE_SCRIPT_HINT } from './prepare-script.js';
-
-/**
- * Holds a session's container still (frozen) while what its command left is removed from the host;
- * resolves to what lets it run again. See {@link SessionContainer}.
- */
-export type SessionHold = () => Promise<() => Promise<void>>;
+import { EngineApi } from './engine-api.js';
+import { holdStill, type StillScope } from './hold-still.js';
 
 /**
  * Removes each denied write from the host, by its bytes, never following a symlink anywhere on
@@ -138,6 +134,11 @@ let containerCounter = 0;
 // asked for again before every run: one client call less per run.
 const PREFLIGHT_TTL_MS = 10 * 60_000;
 
+/** How long a run's set-up waits for its container to start before it refuses. */
+const START_WAIT_MS = 60_000;
+/** How often the container's state is read meanwhile. */
+const START_POLL_MS = 3;
+
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]));
 
 function unavailable(reason: string, fix: string): SandboxUnavailableError {
@@ -158,6 +159,8 @@ export class DockerSandbox implements SandboxService {
   /** This process's run (shared by its sandboxes); containers of other runs are reaped once their owner is dead. */
   readonly runId = PROCESS_RUN;
   readonly cli: DockerCli;
+  /** The engine calls that hold containers still, on the local socket where there is one. */
+  readonly engine: EngineApi;
   private readonly options: DockerSandboxOptions;
   private readonly preflightOk = new Map<string, number>();
   /** This process's probe: at most one per process while it finds everything working. */
@@ -169,6 +172,7 @@ export class DockerSandbox implements SandboxService {
     }
     this.options = options;
     this.cli = new DockerCli(options.client);
+    this.engine = new EngineApi(this.cli);
     resolveProfile(options.defaultSpec ?? { profile: 'stdio' });
   }
 
@@ -253,10 +257,16 @@ export class DockerSandbox implements SandboxService {
 
   private async runContainer(request: DockerRunRequest, profile: ContainerProfile): Promise<DockerRunResult> {
     const timeoutMs = Math.min(request.timeoutMs, profile.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
-    const prepared = await this.prepare(request, profile, 'oneshot', timeoutMs);
-    // exactly the plan: its argv after the client binary, its env for the client
-    const plan = this.containerPlan(prepared, request);
-    const outcome = await this.attach(prepared.args.name, plan.argv.slice(1), prepared.env, request, timeoutMs);
+    // planned and started with nothing running that could move a path the mounts go through
+    const { prepared, attaching } = await this.holdStill({ paths: await this.rootsOf(request) }, async () => {
+      const prepared = await this.prepare(request, profile, 'oneshot', timeoutMs);
+      // exactly the plan: its argv after the client binary, its env for the client
+      const plan = this.containerPlan(prepared, request);
+      const attaching = this.attach(prepared.args.name, plan.argv.slice(1), prepared.env, request, timeoutMs);
+      await this.untilStarted(prepared.args.name, attaching);
+      return { prepared, attaching };
+    });
+    const outcome = await attaching;
     if (!outcome.timedOut && !outcome.aborted && startFailed(outcome)) {
       await this.cli.call([...REMOVE_CONTAINER, prepared.args.name]); // a create that half happened
       throw this.refused(outcome.stderr);
@@ -306,10 +316,15 @@ export class DockerSandbox implements SandboxService {
     const resolved = this.resolve(request.sandboxSpec);
     if (resolved.kind === 'local') throw unavailable('profile local has no container to keep open', 'use profile stdio or network for a session');
     const lifeMs = this.options.sessionMaxMs ?? DEFAULT_SESSION_MAX_MS;
-    const prepared = await this.prepare({ ...request, argv: ['true'], timeoutMs: 1 }, resolved.profile, 'session', lifeMs);
-    const args = dockerRunArgs({ ...prepared.args, interactive: false, detach: true, argv: ['sleep', String(prepared.args.deadlineSeconds)] });
-    const started = await this.cli.call(args, 30_000, prepared.env);
-    if (started.code !== 0) throw this.refused(started.stderr);
+    const opening: DockerRunRequest = { ...request, argv: ['true'], timeoutMs: 1 };
+    // a detached run returns once the container has started: its mounts are in place
+    const prepared = await this.holdStill({ paths: await this.rootsOf(opening) }, async () => {
+      const prepared = await this.prepare(opening, resolved.profile, 'session', lifeMs);
+      const args = dockerRunArgs({ ...prepared.args, interactive: false, detach: true, argv: ['sleep', String(prepared.args.deadlineSeconds)] });
+      const started = await this.cli.call(args, 30_000, prepared.env);
+      if (started.code !== 0) throw this.refused(started.stderr);
+      return prepared;
+    });
     return new SessionContainer(this, prepared.args.name, prepared.plan, request.env, resolved.profile);
   }
 
@@ -413,24 +428,14 @@ export class DockerSandbox implements SandboxService {
    * could not stop, and build the result. A run whose client lost the engine is reported as
    * killed, with a line on stderr saying what happened.
    */
-  async finish(plan: MountPlan, outcome: AttachOutcome, lost?: EngineLoss, hold?: SessionHold): Promise<DockerRunResult> {
-    // not bounded by walkLimit: what the command wrote is on the host, and all of it is judged
-    let after = await deniedWritesAfter(plan);
-    // The mounts could not stop these (the path did not exist, or only a pattern names it): undo
-    // them, by their bytes (a name that is not UTF-8 has no text that names it). A session's
-    // container still runs what the command left behind, which could swap a directory on the way
-    // for a symlink to a host path between the walk and the removal (the host's rm would follow
-    // it): the session is held still, and its landings found again, while they are removed.
-    let failedRemovals: string[] = [];
-    if (after.denied.length > 0 && hold) {
-      const release = await hold();
-      try {
-        after = await deniedWritesAfter(plan);
-        failedRemovals = await removeAll(after.denied);
-      } finally {
-        await release();
-      }
-    } else failedRemovals = await removeAll(after.denied);
+  async finish(plan: MountPlan, outcome: AttachOutcome, lost?: EngineLoss, session?: string): Promise<DockerRunResult> {
+    // The mounts could not stop these (the path did not exist, or only a pattern names it): found
+    // by a walk of the writable roots, not bounded by walkLimit (what the command wrote is on the
+    // host, and all of it is judged), and undone by their bytes (a name that is not UTF-8 has no
+    // text that names it). The walk and the removal run with every container that can write there
+    // held still, the session's own included (what a command left running there): one that moved
+    // a landing from a folder the walk had not reached to one it had passed, and back, kept it.
+    const { after, failedRemovals } = await this.sweepDenied(plan, session === undefined ? [] : [session]);
     const leaked = after.denied.map((w) => w.path);
     const reported = refusedWritesIn(outcome.stderr, plan.cwd, dockerRefusal(plan));
     const deniedWrites = [...new Set([...leaked, ...reported.paths])];
@@ -460,6 +465,57 @@ export class DockerSandbox implements SandboxService {
       // what the walk removed is data, not a line on the command's stderr
       ...(leaked.length > 0 ? { movedAside: leaked.map((path) => ({ path, reason: 'deleted' as const })) } : {}),
     };
+  }
+
+  /**
+   * Runs `fn` with every sandbox container on the engine that could move a path of `scope` held
+   * still, and no other set-up or post-run check anywhere meanwhile (see hold-still.ts).
+   */
+  holdStill<T>(scope: StillScope, fn: (held: boolean) => Promise<T>): Promise<T> {
+    return holdStill(this.engine, scope, fn);
+  }
+
+  /**
+   * What a command wrote where the policy denies it, found and removed from the host with the
+   * containers that can write there (and `containers`) held still; nothing to do without writable roots.
+   */
+  async sweepDenied(plan: MountPlan, containers: readonly string[]): Promise<{ after: WritesAfter; failedRemovals: string[] }> {
+    if (plan.writableRoots.length === 0) return { after: { denied: [], unlisted: [] }, failedRemovals: [] };
+    return this.holdStill({ paths: plan.writableRoots, containers, evenUnheld: true }, async () => {
+      const after = await deniedWritesAfter(plan);
+      return { after, failedRemovals: await removeAll(after.denied) };
+    });
+  }
+
+  /** The real paths a request's mounts are planned under: what a container that can write there could move. */
+  private async rootsOf(request: Pick<DockerRunRequest, 'cwd' | 'policy'>): Promise<string[]> {
+    const paths = [request.cwd, ...request.policy.write, ...request.policy.readAllowWithin, ...(this.options.readRoots ?? [])];
+    return Promise.all(paths.map((p) => realpath(p).catch(() => p)));
+  }
+
+  /**
+   * Resolves once the container `name` has started (its mounts are in place), ended, or its client
+   * has; a set-up held still is released only then. Past {@link START_WAIT_MS} the container is
+   * removed and the run refused: releasing while the engine may still resolve its mounts would
+   * let a container that was held still move them.
+   */
+  private async untilStarted(name: string, attaching: Promise<unknown>): Promise<void> {
+    let settled = false;
+    const done = attaching.then(
+      () => void (settled = true),
+      () => void (settled = true),
+    );
+    const end = Date.now() + START_WAIT_MS;
+    while (!settled) {
+      const state = await this.engine.stateOf(name).catch(() => 'unknown');
+      if (['running', 'paused', 'exited', 'dead', 'removing'].includes(state)) return;
+      if (Date.now() > end) {
+        await this.cli.call([...REMOVE_CONTAINER, name]);
+        await done;
+        throw unavailable(`the container ${name} had not started after ${START_WAIT_MS / 1000} s (last state: ${state}); it was removed and nothing ran`, 'check the engine (docker info) and run the command again');
+      }
+      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, START_POLL_MS))]);
+    }
   }
 
   private async mountPlan(request: DockerRunRequest): Promise<MountPlan> {

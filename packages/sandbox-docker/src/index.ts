@@ -1,7 +1,7 @@
 export { BASE_ENV_ALLOW, CONTAINER_PATH, containerEnv, EnvAllowEntrySchema } from './container-env.js';
 export { type CliResult, DOCKER_CLIENT_ENV, DockerCli, type DockerClientOptions, engineUnreachable } from './docker-cli.js';
 export { type AttachOutcome, type AttachRequest, attachClient } from './attach-client.js';
-export { type DockerRunRequest, type DockerRunResult, DockerSandbox, type DockerSandboxOptions, type EngineLoss, type ProfileImages, type SessionOpenRequest, type SessionHold } from './docker-sandbox.js';
+export { type DockerRunRequest, type DockerRunResult, DockerSandbox, type DockerSandboxOptions, type EngineLoss, type ProfileImages, type SessionOpenRequest } from './docker-sandbox.js';
 export { instanceNameOf } from './instance-name.js';
 export { currentOwner, type OwnerIdentity, type OwnerState, ownerLabels, ownerStateOf } from './owner.js';
 export { SessionContainer, type SessionExecRequest, type SessionSweep } from './session-container.js';

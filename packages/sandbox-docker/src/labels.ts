@@ -12,6 +12,11 @@ export const LABELS = {
   kind: 'dev.aalis.kind',
   /** When the container's own `timeout` kills it (ms since the epoch): past it, it is gone or reapable. */
   deadline: 'dev.aalis.deadline',
+  /**
+   * The host paths the container can write (its writable mounts, as JSON): another run's set-up
+   * holds it still only when it can move a path that set-up resolves (hold-still.ts).
+   */
+  writable: 'dev.aalis.writable',
   /** The owner process: host name, boot id, pid namespace, pid and start time (see owner.ts). */
   ownerHost: 'dev.aalis.owner.host',
   ownerBoot: 'dev.aalis.owner.boot',

@@ -108,6 +108,7 @@ export function dockerRunArgs(input: RunArgsInput): string[] {
   if (input.plan.tmpfsTmp) args.push('--tmpfs', `/tmp:rw,nosuid,nodev,size=${profile.tmpfsSize},mode=1777`);
   for (const [key, value] of Object.entries(input.labels)) args.push('--label', `${key}=${value}`);
   args.push('--label', `${LABELS.sandbox}=1`);
+  args.push('--label', `${LABELS.writable}=${JSON.stringify(writablePaths(input.plan))}`);
   for (const mount of input.plan.mounts) args.push(...mountArgs(mount));
   for (const name of input.envNames) args.push('--env', name);
   if (input.interactive) args.push('--interactive');
@@ -115,4 +116,9 @@ export function dockerRunArgs(input: RunArgsInput): string[] {
   const [program, ...rest] = withDeadline(input.argv, input.deadlineSeconds);
   args.push('--entrypoint', program, input.image, ...rest);
   return args;
+}
+
+/** The host paths a container of `plan` can write: its read-write binds. */
+export function writablePaths(plan: Pick<MountPlan, 'mounts'>): string[] {
+  return plan.mounts.flatMap((m) => (m.kind === 'bind' && !m.readOnly ? [m.path] : []));
 }

@@ -1,6 +1,6 @@
 import { type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
-import { type DockerRunResult, type DockerSandbox, removeAll } from './docker-sandbox.js';
-import { deniedWritesAfter, type MountPlan } from './mount-plan.js';
+import type { DockerRunResult, DockerSandbox } from './docker-sandbox.js';
+import type { MountPlan } from './mount-plan.js';
 import type { ContainerProfile } from './profile.js';
 import { withDeadline } from './run-args.js';
 import { validateSessionCommand } from './validate-request.js';
@@ -70,42 +70,23 @@ export class SessionContainer {
       this.closed = true;
       throw new SandboxUnavailableError('docker', `the session container ${this.name} is gone (${outcome.stderr.trim()})`, 'open a new session');
     }
-    return this.sandbox.finish(this.plan, outcome, undefined, () => this.hold());
-  }
-
-  /**
-   * Freezes the container (`docker pause`: its cgroup's freezer) so nothing it left running can
-   * move a path while the host removes what the command wrote where it may not. When it cannot be
-   * frozen, the session is closed (its processes killed with the container) instead.
-   */
-  private async hold(): Promise<() => Promise<void>> {
-    const paused = await this.sandbox.cli.call(['pause', this.name]);
-    if (paused.code === 0) return async () => void (await this.sandbox.cli.call(['unpause', this.name]));
-    await this.close();
-    return async () => {};
+    return this.sandbox.finish(this.plan, outcome, undefined, this.name);
   }
 
   /**
    * The writes the mounts could not stop that are on the host now (a process an earlier command
-   * left running made them after that command's check), removed with the container held still;
-   * none while the session is closed.
+   * left running made them after that command's check), removed with the container held still
+   * (`docker pause`, under the engine's hold: see hold-still.ts); none while the session is closed.
    */
   private async sweep(): Promise<SessionSweep> {
-    const first = await deniedWritesAfter(this.plan);
-    if (first.denied.length === 0 || this.closed) return { removed: [], failed: [] };
-    const release = await this.hold();
-    try {
-      const again = await deniedWritesAfter(this.plan);
-      const failed = await removeAll(again.denied);
-      return { removed: again.denied.map((w) => w.path), failed };
-    } finally {
-      await release();
-    }
+    if (this.closed) return { removed: [], failed: [] };
+    const { after, failedRemovals } = await this.sandbox.sweepDenied(this.plan, [this.name]);
+    return { removed: after.denied.map((w) => w.path), failed: failedRemovals };
   }
 
   /**
    * Kills and removes the session container, then removes what it wrote where it may not since
-   * its last command (nothing of it runs any more: no hold needed). Before, a process a command
+   * its last command. Before, a process a command
    * left running could put a git hook or an `.envrc` on the host after that command's check, and
    * it stayed for good. Idempotent.
    */
@@ -114,8 +95,9 @@ export class SessionContainer {
     this.closed = true;
     await this.sandbox.cli.call([...REMOVE_CONTAINER, this.name]);
     if (!wasOpen && this.closedSweep !== undefined) return this.closedSweep;
-    const after = await deniedWritesAfter(this.plan);
-    this.closedSweep = { removed: after.denied.map((w) => w.path), failed: await removeAll(after.denied) };
+    // nothing of it runs any more, but another container of the workspace may
+    const { after, failedRemovals } = await this.sandbox.sweepDenied(this.plan, []);
+    this.closedSweep = { removed: after.denied.map((w) => w.path), failed: failedRemovals };
     return this.closedSweep;
   }
 

@@ -1,0 +1,166 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SandboxPolicy } from '@aalis/api-reach';
+import { describe, expect, it } from 'vitest';
+import { engineSkip, policy, TEST_IMAGE, tempDir } from '../test/engine.js';
+import { DockerSandbox } from './docker-sandbox.js';
+import { writesInto } from './hold-still.js';
+
+describe('writesInto', () => {
+  it.each([
+    [['/ws'], ['/ws/sub/.git'], true, 'a path under what it writes'],
+    [['/ws/sub'], ['/ws'], true, 'a root above what it writes: the plan walks and mounts below it'],
+    [['/ws'], ['/ws'], true, 'the same root'],
+    [['/other'], ['/ws'], false, 'elsewhere'],
+    [['/ws2'], ['/ws'], false, 'a sibling whose name starts the same'],
+    [[], ['/ws'], false, 'a container that writes nowhere'],
+    [undefined, ['/ws'], true, 'a container without the label (an older version): held whatever it writes'],
+  ] as const)('%j vs %j: %s (%s)', (writable, paths, expected) => {
+    expect(writesInto(writable, paths)).toBe(expected);
+  });
+});
+
+const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-hold', owner: { uid: 0, gid: 0 } });
+
+/** A static program that swaps two names with renameat2(RENAME_EXCHANGE) as fast as it can: no moment without either name. */
+function exchanger(dir: string): string {
+  const source = join(dir, 'xchg.c');
+  writeFileSync(
+    source,
+    '#define _GNU_SOURCE\n#include <fcntl.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n#include <linux/fs.h>\nint main(int c, char **v) { (void)c; for (;;) syscall(SYS_renameat2, AT_FDCWD, v[1], AT_FDCWD, v[2], RENAME_EXCHANGE); }\n',
+  );
+  const binary = join(dir, 'xchg');
+  execFileSync('gcc', ['-static', '-O2', '-o', binary, source]);
+  return binary;
+}
+
+function state(name: string): string {
+  return execFileSync('docker', ['inspect', '--format', '{{.State.Status}}', name], { encoding: 'utf8' }).trim();
+}
+
+/** A long sandboxed command of `box` in `ws` (writable), and how to end it. */
+function longRun(ws: string, script: string, layers: Partial<SandboxPolicy> = {}) {
+  const ac = new AbortController();
+  const done = box.run({ argv: ['sh', '-c', script], cwd: ws, env: {}, timeoutMs: 300_000, policy: policy({ write: [ws], ...layers }), identity: 'owner', signal: ac.signal });
+  return { end: async () => (ac.abort(), await done.catch(() => undefined)) };
+}
+
+async function runningContainerIn(ws: string): Promise<string> {
+  for (let i = 0; i < 300; i++) {
+    const ids = execFileSync('docker', ['ps', '--filter', 'label=dev.aalis.instance=test-hold', '--filter', 'status=running', '--format', '{{.Names}}\t{{.Label "dev.aalis.writable"}}'], { encoding: 'utf8' });
+    const line = ids.split('\n').find((l) => l.includes(JSON.stringify(ws)));
+    if (line !== undefined) return line.split('\t')[0] as string;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no running container writes ${ws}`);
+}
+
+function child(args: string[]): { proc: ChildProcess; said: (line: string) => Promise<void> } {
+  const proc = spawn(process.execPath, ['--conditions=aalis-source', '--import', 'tsx', join(import.meta.dirname, '..', 'test', 'holder.ts'), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  proc.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const said = async (line: string) => {
+    for (let i = 0; i < 600 && !out.split('\n').includes(line); i++) await new Promise((r) => setTimeout(r, 100));
+    if (!out.split('\n').includes(line)) throw new Error(`the holder never said ${line} (said ${JSON.stringify(out)})`);
+  };
+  return { proc, said };
+}
+
+describe.skipIf(engineSkip)('a run is set up with every container that could move its paths held still', () => {
+  it(
+    'a container of the same workspace swapping a folder for a symlink in a loop never steers the next runs\' mounts: no masked .env read, no host folder bound',
+    { timeout: 300_000 },
+    async () => {
+      // Found by an attack: the engine resolves a bind's source on the host and a mask's target
+      // through the new container's root at start, after the plan; a third to a half of runs lost.
+      const base = tempDir();
+      const ws = join(base, 'ws');
+      const victim = join(base, 'victim');
+      mkdirSync(join(victim, '.git'), { recursive: true });
+      writeFileSync(join(victim, '.git', 'HOSTFILE'), 'HOST-FOLDER\n');
+      mkdirSync(join(ws, 'cfg'), { recursive: true });
+      writeFileSync(join(ws, 'cfg', '.env'), 'SECRET=1\n');
+      mkdirSync(join(ws, 'decoy'));
+      writeFileSync(join(ws, 'decoy', '.env'), 'decoy\n');
+      mkdirSync(join(ws, 'sub', '.git'), { recursive: true });
+      writeFileSync(join(ws, 'sub', '.git', 'HEAD'), 'ref: refs/heads/main\n');
+      copyFileSync(exchanger(base), join(ws, 'xchg'));
+      chmodSync(join(ws, 'xchg'), 0o755);
+      symlinkSync('decoy', join(ws, 'cfglink'));
+      symlinkSync(victim, join(ws, 'sublink'));
+      const layers = { readDeny: [{ pattern: '.*/\\.env' }], writeDeny: [{ pattern: '.*/\\.git(?:/.*)?' }] };
+      const racer = longRun(ws, './xchg cfg cfglink & ./xchg sub sublink & wait', layers);
+      try {
+        await runningContainerIn(ws);
+        const leaked: string[] = [];
+        const refused: string[] = [];
+        for (let i = 0; i < 12; i++) {
+          try {
+            const result = await box.run({
+              argv: ['sh', '-c', 'cat cfg/.env cfglink/.env sub/.git/HOSTFILE sublink/.git/HOSTFILE 2>/dev/null; true'],
+              cwd: ws,
+              env: {},
+              timeoutMs: 30_000,
+              policy: policy({ write: [ws], ...layers }),
+              identity: 'owner',
+            });
+            if (/SECRET|HOST-FOLDER/.test(result.stdout)) leaked.push(result.stdout);
+          } catch (error) {
+            // the engine met a path mid-swap (runc: "resolving path inside rootfs failed")
+            refused.push((error as Error).message);
+          }
+        }
+        expect({ leaked, refused }).toEqual({ leaked: [], refused: [] });
+      } finally {
+        await racer.end();
+      }
+    },
+  );
+
+  it('holds a container that writes the paths, leaves one that writes elsewhere running, and lets both run again after', { timeout: 120_000 }, async () => {
+    const ws = tempDir();
+    const other = tempDir();
+    const inside = longRun(ws, 'sleep 300');
+    const outside = longRun(other, 'sleep 300');
+    try {
+      const [writer, bystander] = [await runningContainerIn(ws), await runningContainerIn(other)];
+      const seen = await box.holdStill({ paths: [join(ws, 'sub')] }, async () => [state(writer), state(bystander)]);
+      expect(seen).toEqual(['paused', 'running']);
+      expect([state(writer), state(bystander)]).toEqual(['running', 'running']);
+    } finally {
+      await Promise.all([inside.end(), outside.end()]);
+    }
+  });
+
+  it("waits for another process's section, and takes over at once from one killed inside it, letting what it held run again", { timeout: 120_000 }, async () => {
+    const ws = tempDir();
+    const writer = longRun(ws, 'sleep 300');
+    try {
+      const name = await runningContainerIn(ws);
+      // a section that ends by itself: ours starts only after it
+      const polite = child([ws, 'release']);
+      await polite.said('held');
+      let ours = false;
+      const section = box.holdStill({ paths: ['/nowhere'] }, async () => void (ours = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(ours).toBe(false);
+      expect(state(name)).toBe('paused');
+      polite.proc.stdin?.write('go\n');
+      await section;
+      expect(ours).toBe(true);
+      // a holder killed inside its section: the kernel frees the lock, and the next section
+      // lets run again what the dead one had frozen
+      const killed = child([ws]);
+      await killed.said('held');
+      expect(state(name)).toBe('paused');
+      killed.proc.kill('SIGKILL');
+      await new Promise((r) => killed.proc.once('exit', r));
+      expect(state(name)).toBe('paused');
+      await box.holdStill({ paths: ['/nowhere'] }, async () => {});
+      expect(state(name)).toBe('running');
+    } finally {
+      await writer.end();
+    }
+  });
+});

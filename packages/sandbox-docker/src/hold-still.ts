@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import { SandboxUnavailableError } from '@aalis/api-reach';
+import { engineUnreachable } from './docker-cli.js';
+import type { EngineApi, EngineContainer } from './engine-api.js';
+import { PREPARE_SCRIPT_HINT } from './prepare-script.js';
+import { withHoldLock } from './hold-lock.js';
+import { LABELS } from './labels.js';
+import { isWithin } from './rule-match.js';
+
+/** What a section must not see move: paths, and containers named outright (a session's own). */
+export interface StillScope {
+  /** Real paths the section resolves (a plan's roots, a walk's roots). */
+  readonly paths: readonly string[];
+  /** Containers held still whatever they can write. */
+  readonly containers?: readonly string[];
+  /**
+   * A post-run check: when the engine cannot list its containers (lost mid-run), `fn` runs all the
+   * same, with nothing held (undoing a command's denied writes matters more than holding others),
+   * and `held` says so. A set-up is refused instead.
+   */
+  readonly evenUnheld?: boolean;
+}
+
+/** How long a section waits for another process's section to end before it refuses. */
+const LOCK_WAIT_MS = 120_000;
+
+/**
+ * The paths a container can write, as its label says (its writable mounts, written when it was
+ * made); undefined when it has none (made by an older version): it is then held whatever it can write.
+ */
+function writableOf(container: EngineContainer): string[] | undefined {
+  const label = container.labels[LABELS.writable];
+  if (label === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(label) as unknown;
+    return Array.isArray(parsed) && parsed.every((p) => typeof p === 'string') ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a container that writes `writable` can move a path on the way to, or under, one of `paths`. */
+export function writesInto(writable: readonly string[] | undefined, paths: readonly string[]): boolean {
+  if (writable === undefined) return true;
+  return writable.some((w) => paths.some((p) => isWithin(p, w) || isWithin(w, p)));
+}
+
+/**
+ * Runs `fn` with every sandbox container that could move a path of `scope` frozen (`docker
+ * pause`: the cgroup freezer), and with no other process's section running meanwhile (the
+ * engine's hold lock, {@link withHoldLock}). The engine resolves a bind's source on the host and
+ * a mask's target through the new container's root when it starts a container; a sandboxed
+ * command in another container of the same workspace that swapped a folder on that path for a
+ * symlink got the next container the host's `/root` read-write, the engine socket, or a masked
+ * `.env` unmasked (found by an attack: a third to a half of runs). Nothing of a frozen container
+ * runs, so what the section planned is what the engine resolves. Every pause is made under the
+ * lock and undone before it is released, so a container found paused was left so by a section
+ * whose process died: it is let run again at the end, as the frozen ones are. A container that
+ * cannot be frozen while it runs refuses the section (fail closed).
+ */
+export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (held: boolean) => Promise<T>): Promise<T> {
+  return withHoldLock(lockName(engine), LOCK_WAIT_MS, async () => {
+    let containers: EngineContainer[];
+    try {
+      containers = await engine.sandboxContainers();
+    } catch (error) {
+      if (scope.evenUnheld) return fn(false);
+      if (engineUnreachable((error as Error).message)) {
+        throw new SandboxUnavailableError('docker', `no Docker Engine answers at ${engine.cli.engine}; nothing was run`, `start the engine (dockerd, or ${PREPARE_SCRIPT_HINT}) or point DOCKER_HOST at one that runs`);
+      }
+      throw new SandboxUnavailableError('docker', `cannot list the sandbox containers that could move this run's paths (${(error as Error).message}); nothing was run`, 'start the engine, or check DOCKER_HOST');
+    }
+    const named = new Set(scope.containers ?? []);
+    const toFreeze = containers.filter((c) => c.state === 'running' && (named.has(c.name) || named.has(c.id) || writesInto(writableOf(c), scope.paths)));
+    const leftPaused = containers.filter((c) => c.state === 'paused');
+    const frozen: EngineContainer[] = [];
+    try {
+      for (const container of toFreeze) {
+        const paused = await engine.pause(container.id);
+        if (paused.ok) {
+          frozen.push(container);
+          continue;
+        }
+        // ended meanwhile: nothing of it runs any more
+        const state = await engine.stateOf(container.id).catch(() => 'unknown');
+        if (['exited', 'dead', 'gone', 'removing', 'paused'].includes(state)) continue;
+        throw new SandboxUnavailableError(
+          'docker',
+          `the sandbox container ${container.name} can write where this run's mounts are resolved and could not be held still (${paused.why}); nothing was run`,
+          'run the command again once that container has ended, or check that the engine can pause containers (the cgroup freezer)',
+        );
+      }
+      return await fn(true);
+    } finally {
+      for (const container of [...frozen, ...leftPaused]) await engine.unpause(container.id);
+    }
+  });
+}
+
+/** One lock per engine: sections on different engines never meet. */
+function lockName(engine: EngineApi): string {
+  const where = engine.socket ?? engine.cli.engine;
+  return `aalis-docker-hold-${createHash('sha256').update(where).digest('hex').slice(0, 16)}`;
+}
