@@ -501,10 +501,10 @@ export class DockerSandbox implements SandboxService {
    */
   private async untilStarted(name: string, attaching: Promise<unknown>): Promise<void> {
     let settled = false;
-    const done = attaching.then(
-      () => void (settled = true),
-      () => void (settled = true),
-    );
+    const settle = () => {
+      settled = true;
+    };
+    const done = attaching.then(settle, settle);
     const end = Date.now() + START_WAIT_MS;
     while (!settled) {
       const state = await this.engine.stateOf(name).catch(() => 'unknown');

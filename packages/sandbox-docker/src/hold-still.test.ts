@@ -16,7 +16,7 @@ describe('writesInto', () => {
     [['/ws2'], ['/ws'], false, 'a sibling whose name starts the same'],
     [[], ['/ws'], false, 'a container that writes nowhere'],
     [undefined, ['/ws'], true, 'a container without the label (an older version): held whatever it writes'],
-  ] as const)('%j vs %j: %s (%s)', (writable, paths, expected) => {
+  ] as [readonly string[] | undefined, readonly string[], boolean, string][])('%j vs %j: %s (%s)', (writable, paths, expected) => {
     expect(writesInto(writable, paths)).toBe(expected);
   });
 });
@@ -43,7 +43,11 @@ function state(name: string): string {
 function longRun(ws: string, script: string, layers: Partial<SandboxPolicy> = {}) {
   const ac = new AbortController();
   const done = box.run({ argv: ['sh', '-c', script], cwd: ws, env: {}, timeoutMs: 300_000, policy: policy({ write: [ws], ...layers }), identity: 'owner', signal: ac.signal });
-  return { end: async () => (ac.abort(), await done.catch(() => undefined)) };
+  const end = async () => {
+    ac.abort();
+    await done.catch(() => undefined);
+  };
+  return { end };
 }
 
 async function runningContainerIn(ws: string): Promise<string> {
@@ -142,7 +146,9 @@ describe.skipIf(engineSkip)('a run is set up with every container that could mov
       const polite = child([ws, 'release']);
       await polite.said('held');
       let ours = false;
-      const section = box.holdStill({ paths: ['/nowhere'] }, async () => void (ours = true));
+      const section = box.holdStill({ paths: ['/nowhere'] }, async () => {
+        ours = true;
+      });
       await new Promise((r) => setTimeout(r, 300));
       expect(ours).toBe(false);
       expect(state(name)).toBe('paused');
