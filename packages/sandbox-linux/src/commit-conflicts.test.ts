@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SandboxRunResult } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +66,24 @@ describe('host entries changed during the run keep the host version', { timeout:
     const r = await during('rm k.txt', () => writeFileSync(join(s.ws, 'k.txt'), 'user\n'));
     expect(readFileSync(join(s.ws, 'k.txt'), 'utf8')).toBe('user\n');
     expect(r.stderr).toContain(`${join(s.ws, 'k.txt')} ${CONFLICT}`);
+  });
+
+  it('a file the command changed that the host removed meanwhile is not put back; the command\'s version is kept aside and said', async () => {
+    writeFileSync(join(s.ws, 'gone.txt'), 'orig\n');
+    const r = await during('echo command >> gone.txt', () => rmSync(join(s.ws, 'gone.txt')));
+    expect(existsSync(join(s.ws, 'gone.txt'))).toBe(false);
+    expect(r.stderr).toContain(`${join(s.ws, 'gone.txt')} was removed or renamed on the host during the run: the command's version was not committed (it is not put back); the command's version is at `);
+    const kept = /the command's version is at (\S+)\n/.exec(r.stderr)?.[1];
+    expect(kept !== undefined && readFileSync(kept, 'utf8')).toBe('orig\ncommand\n');
+  });
+
+  it('a file the command renamed is committed under its new name, even where the host changed the folder it came from', async () => {
+    mkdirSync(join(s.ws, 'into'), { recursive: true });
+    writeFileSync(join(s.ws, 'moved.txt'), 'moved\n');
+    const r = await during('mv moved.txt into/moved.txt', () => writeFileSync(join(s.ws, 'host-made.txt'), 'user\n'));
+    expect(r.stderr).toBe('');
+    expect(readFileSync(join(s.ws, 'into', 'moved.txt'), 'utf8')).toBe('moved\n');
+    expect(existsSync(join(s.ws, 'moved.txt'))).toBe(false);
   });
 
   it('a file made on the host during the run under a name the command also made: the host one stays', async () => {

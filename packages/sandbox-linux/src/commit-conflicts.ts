@@ -38,14 +38,27 @@ export class CommitConflict extends AalisError<LinuxErrorCode> {
     readonly path: string,
     /** Where the command's version was kept, if it was. */
     readonly keptAt?: string,
+    /** What the host did: changed the entry, or removed (or renamed) one the command had changed. */
+    readonly host: HostSide = 'changed',
   ) {
-    super('commit-conflict', `${path} changed on the host during the run: the command's version was not committed`);
+    super('commit-conflict', `${path} ${HOST_SIDE_TEXT[host]} on the host during the run: the command's version was not committed`);
   }
 }
 
+/** What the host did to an entry during the run that the command also changed. */
+export type HostSide = 'changed' | 'gone';
+
+const HOST_SIDE_TEXT: Record<HostSide, string> = { changed: 'changed', gone: 'was removed or renamed' };
+
 /** The stderr line for a conflict. */
-export const conflictNote = (path: string, keptAt?: string) =>
-  `aalis: ${path} changed on the host during the run: the command's version was not committed (the host's version is kept)${keptAt === undefined ? '' : `; the command's version is at ${keptAt}`}\n`;
+export const conflictNote = (path: string, keptAt?: string, host: HostSide = 'changed') =>
+  `aalis: ${path} ${HOST_SIDE_TEXT[host]} on the host during the run: the command's version was not committed (${host === 'changed' ? "the host's version is kept" : 'it is not put back'})${keptAt === undefined ? '' : `; the command's version is at ${keptAt}`}\n`;
+
+/** Whether the directory open at `fd` changed (its entries or its mode: the ctime) at or after `since`. */
+export function dirChangedSince(fd: number, since: Since): boolean {
+  const st = fstatSync(fd, { bigint: true });
+  return st.ctimeNs >= (since.devs.includes(st.dev) ? since.ns : since.ns - COARSEST_NS);
+}
 
 /** The coarsest timestamps a Linux file system keeps (FAT: 2 s): the margin when a root cannot be stamped. */
 export const COARSEST_NS = 2_000_000_000n;

@@ -9,7 +9,7 @@ import { atFd, openDir } from './host-walk.js';
 import { type OverlayXattrs, readOverlayXattrs, renameKeepsNoXattr } from './overlay-xattrs.js';
 import { recordTemp } from './commit-journal.js';
 import { dirname, join } from 'node:path';
-import { CommitConflict, changedSince, conflictNote, mountAtOrUnder, mountTable, type Since, sameAsHost, treeChangedSince } from './commit-conflicts.js';
+import { CommitConflict, changedSince, conflictNote, dirChangedSince, type HostSide, mountAtOrUnder, mountTable, type Since, sameAsHost, treeChangedSince } from './commit-conflicts.js';
 import { policyEvaluatorOf } from './policy-evaluator.js';
 import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
 import type { OverlayRoot } from './overlay-mount.js';
@@ -68,6 +68,8 @@ interface Frame {
   readonly replaced: boolean;
   /** Its name in the host directory above it (none for the root). */
   readonly name?: Buffer;
+  /** The host directory changed during the run (its ctime, read before the commit touched it). */
+  readonly hostChanged: boolean;
 }
 
 /** `O_PATH` (Linux): a descriptor that names an inode without opening it, so needs no permission on it. */
@@ -132,7 +134,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     } catch (e) {
       if (e instanceof CommitConflict) {
         conflicts.push(e.path);
-        notes.push(conflictNote(e.path, e.keptAt));
+        notes.push(conflictNote(e.path, e.keptAt, e.host));
         return undefined;
       }
       failed.push(path);
@@ -222,10 +224,15 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
 
   let keptCount = 0;
   /** The conflict of `path`, the command's version (the upper entry `name`) kept aside first where it can be. */
-  const conflictKeeping = (upperFd: number, name: Buffer, st: Stats, path: string, _rel: string): CommitConflict => {
+  const conflictKeeping = (upperFd: number, name: Buffer, st: Stats, path: string, host: HostSide = 'changed'): CommitConflict => {
     const kept = aside === undefined ? undefined : keepAside(upperFd, name, st, join(aside, overlay.root), ++keptCount);
     if (kept !== undefined) keptAt[path] = kept;
-    return new CommitConflict(path, kept);
+    return new CommitConflict(path, kept, host);
+  };
+  /** Whether the upper entry at `rel` is a copy of a host entry (it carries an overlay xattr); false when that cannot be read. */
+  const copiedUp = (rel: string): boolean => {
+    xattrs ??= readOverlayXattrs(overlay.upper);
+    return xattrs.ok && xattrs.paths.has(rel);
   };
 
   /**
@@ -235,14 +242,14 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
    * meanwhile was lost whole, unkept).
    */
   let mounts: Buffer | undefined;
-  const removeHost = (hostFd: number, name: Buffer, path: string, replacedBy?: { readonly upperFd: number; readonly st: Stats; readonly rel: string }): boolean => {
+  const removeHost = (hostFd: number, name: Buffer, path: string, replacedBy?: { readonly upperFd: number; readonly st: Stats }): boolean => {
     mounts ??= mountTable();
     const mounted = mountAtOrUnder(hostFd, name, mounts);
     if (mounted !== undefined) {
       throw new Error(`it was not removed: a file system is mounted at ${shownBytes(mounted)}, whose files the command never saw (the sandbox shows the folder under a mount), so they are not the command's to delete`);
     }
     if (since !== undefined && treeChangedSince(hostFd, name, since)) {
-      if (replacedBy !== undefined) throw conflictKeeping(replacedBy.upperFd, name, replacedBy.st, path, replacedBy.rel);
+      if (replacedBy !== undefined) throw conflictKeeping(replacedBy.upperFd, name, replacedBy.st, path);
       throw new CommitConflict(path);
     }
     if (!removable(hostFd, name, path)) {
@@ -334,6 +341,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
    */
   const enter = (upperFd: number, hostFd: number, path: string, rel: string, fresh: boolean, mode: number | undefined, up: { u: DirId; h: DirId }, underReplaced: boolean): Frame => {
     const names = list(upperFd);
+    const hostChanged = !fresh && since !== undefined && dirChangedSince(hostFd, since);
     // A directory made under one replaced whole is replaced whole too, though the kernel marks only
     // the top one opaque: the command saw none of the host's entries there (`rm -rf build; mkdir -p
     // build/out` left the host's old build/out/* in place before; found by an attack).
@@ -343,7 +351,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       const inUpper = new Set(names.map((n) => n.toString('latin1')));
       for (const n of list(hostFd)) if (!inUpper.has(n.toString('latin1')) && scope(child(path, n)) !== 'out') settle(child(path, n), () => removeHost(hostFd, n, child(path, n)));
     }
-    return { path, rel, names, i: 0, mode, up, replaced };
+    return { path, rel, names, i: 0, mode, up, replaced, hostChanged };
   };
 
   /**
@@ -378,7 +386,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         const name = top.names[top.i++]!;
         const p = child(top.path, name);
         const r = top.rel === '' ? decodeName(name) : `${top.rel}/${decodeName(name)}`;
-        const down = settle(p, () => entry(u, h, name, p, r));
+        const down = settle(p, () => entry(u, h, name, p, r, top.hostChanged));
         if (down === undefined) continue;
         const frame = settle(p, () => ({ ...enter(down.u, down.h, p, r, down.fresh, down.mode, { u: idOf(u), h: idOf(h) }, top.replaced), name }));
         if (frame === undefined) {
@@ -405,7 +413,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
    * else is a conflict, the command's tree kept aside. Before, the command's whole new directory
    * was lost when another run had made one of the same name (found by an attack).
    */
-  const madeMeanwhile = (upperFd: number, hostFd: number, name: Buffer, st: Stats, path: string, rel: string): Descent => {
+  const madeMeanwhile = (upperFd: number, hostFd: number, name: Buffer, st: Stats, path: string): Descent => {
     const now = lstatAt(hostFd, name);
     if (now?.isDirectory()) {
       const h = openDir(atFd(hostFd, name));
@@ -414,11 +422,11 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       if (u !== undefined) closeSync(u);
       if (h !== undefined) closeSync(h);
     }
-    throw conflictKeeping(upperFd, name, st, path, rel);
+    throw conflictKeeping(upperFd, name, st, path);
   };
 
   /** One upper entry judged and committed; a directory to walk into is returned open on both sides. */
-  const entry = (upperFd: number, hostFd: number, name: Buffer, path: string, rel: string): Descent | undefined => {
+  const entry = (upperFd: number, hostFd: number, name: Buffer, path: string, rel: string, hostDirChanged: boolean): Descent | undefined => {
     if (scope(path) === 'out') return;
     const st = lstatSync(atFd(upperFd, name));
     const host = lstatAt(hostFd, name);
@@ -434,7 +442,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
           if (u !== undefined) closeSync(u);
           if (h !== undefined) closeSync(h);
           // the host made it something else since it was looked at: a conflict, the command's tree kept
-          throw conflictKeeping(upperFd, name, st, path, rel);
+          throw conflictKeeping(upperFd, name, st, path);
         }
         // a chmod of the command's is carried over (it was dropped unsaid before) unless the host
         // changed the directory since the start (its entries or its own mode): then it is said
@@ -451,7 +459,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         refuseTree(upperFd, name, path);
         return;
       }
-      if (host && !removeHost(hostFd, name, path, { upperFd, st, rel })) {
+      if (host && !removeHost(hostFd, name, path, { upperFd, st })) {
         refuseTree(upperFd, name, path);
         return;
       }
@@ -463,7 +471,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
           return;
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
-          if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOTDIR') return madeMeanwhile(upperFd, hostFd, name, st, path, rel);
+          if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOTDIR') return madeMeanwhile(upperFd, hostFd, name, st, path);
           if (code !== 'EXDEV') throw e;
         }
       }
@@ -471,7 +479,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       try {
         mkdirSync(atFd(hostFd, name), { mode: 0o700 });
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'EEXIST') return madeMeanwhile(upperFd, hostFd, name, st, path, rel);
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') return madeMeanwhile(upperFd, hostFd, name, st, path);
         throw e;
       }
       committed.push(path);
@@ -493,6 +501,11 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       return;
     }
     if (!host && mountPoints.has(path) && st.isFile() && st.size === 0) return; // a mount point bwrap made
+    // A copy of a host file (the overlay's `origin` mark) where the host has none now, in a folder
+    // the host changed during the run: the host removed or renamed it meanwhile, and committing
+    // would put it back (said nowhere before). The command's version is kept aside instead. A
+    // file the command only renamed lands where the host folder did not change, and is committed.
+    if (!host && hostDirChanged && copiedUp(rel)) throw conflictKeeping(upperFd, name, st, path, 'gone');
     if (!writable(path)) {
       refused.push(path);
       return;
@@ -500,10 +513,10 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     // before the host is checked: it may spawn getfattr, which held the check and the rename apart
     const move = movable(st, rel);
     if (host && !host.isDirectory() && sameAsHost(upperFd, hostFd, name, st, host)) return; // only its times changed: nothing to commit
-    if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) throw conflictKeeping(upperFd, name, st, path, rel);
-    if (host?.isDirectory() && !removeHost(hostFd, name, path, { upperFd, st, rel })) return;
+    if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) throw conflictKeeping(upperFd, name, st, path);
+    if (host?.isDirectory() && !removeHost(hostFd, name, path, { upperFd, st })) return;
     // a file the host had (and kept since the start) is replaced; where there was none, one made since is never replaced
-    if (!placeFile(upperFd, hostFd, name, st, move, host !== undefined && !host.isDirectory())) throw conflictKeeping(upperFd, name, st, path, rel);
+    if (!placeFile(upperFd, hostFd, name, st, move, host !== undefined && !host.isDirectory())) throw conflictKeeping(upperFd, name, st, path);
     committed.push(path);
   };
 
