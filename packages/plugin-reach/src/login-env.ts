@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { userInfo } from 'node:os';
 import { isAbsolute } from 'node:path';
-import { filterSecretEnv, type SecretEnvConfig, sandboxStoreEnv } from '@aalis/api-reach';
+import { envNameMatches, filterSecretEnv, SECRET_ENV_RULES, type SecretEnvConfig, sandboxStoreEnv } from '@aalis/api-reach';
 
 /** How the owner's environment was obtained. */
 export type LoginEnv =
@@ -73,9 +73,12 @@ function filteredOf(ownerEnv: Readonly<Record<string, string>>, secrets: SecretE
  */
 export function hostEnvOf(ownerEnv: Readonly<Record<string, string>>): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(ownerEnv)) if (!key.startsWith('AALIS_')) env[key] = value;
+  for (const [key, value] of Object.entries(ownerEnv)) if (!DAEMON_OWN.some((rule) => envNameMatches(rule.pattern, key))) env[key] = value;
   return env;
 }
+
+/** The variables no command gets, not even on the host: api-reach's rules that no allow list lifts (the daemon's own). */
+const DAEMON_OWN = SECRET_ENV_RULES.filter((rule) => !rule.allowable);
 
 /**
  * The environment of a sandboxed command: the owner's, minus the variables api-reach's
