@@ -128,7 +128,8 @@ function devOf(path: Buffer): bigint | undefined {
   }
 }
 
-function readMountinfo(): Buffer {
+/** The text of /proc/self/mountinfo; empty when there is none (no mount is then found). */
+export function readMountinfo(): Buffer {
   try {
     return readFileSync('/proc/self/mountinfo');
   } catch {
@@ -173,11 +174,6 @@ export function mountAtOrUnder(dirFd: number, name: Buffer, mountinfo: Buffer): 
   }
   const at = Buffer.concat([dir, Buffer.from(dir.length === 1 ? '' : '/'), name]);
   return mountPointsOf(mountinfo).find((point) => point.equals(at) || (point.length > at.length && point[at.length] === 0x2f && point.subarray(0, at.length).equals(at)));
-}
-
-/** The text of /proc/self/mountinfo; empty when there is none (no mount is then found). */
-export function mountTable(): Buffer {
-  return readMountinfo();
 }
 
 /** The mount point field (the fifth, space-separated) of the line `buf[from, end)`. */

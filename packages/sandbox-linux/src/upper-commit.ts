@@ -9,7 +9,7 @@ import { atFd, openDir } from './host-walk.js';
 import { type OverlayXattrs, readOverlayXattrs, renameKeepsNoXattr } from './overlay-xattrs.js';
 import { recordTemp } from './commit-journal.js';
 import { dirname, join } from 'node:path';
-import { CommitConflict, changedSince, conflictNote, dirChangedSince, type HostSide, mountAtOrUnder, mountTable, type Since, sameAsHost, treeChangedSince } from './commit-conflicts.js';
+import { CommitConflict, changedSince, conflictNote, dirChangedSince, type HostSide, mountAtOrUnder, readMountinfo, type Since, sameAsHost, treeChangedSince } from './commit-conflicts.js';
 import { policyEvaluatorOf } from './policy-evaluator.js';
 import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
 import type { OverlayRoot } from './overlay-mount.js';
@@ -243,7 +243,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
    */
   let mounts: Buffer | undefined;
   const removeHost = (hostFd: number, name: Buffer, path: string, replacedBy?: { readonly upperFd: number; readonly st: Stats }): boolean => {
-    mounts ??= mountTable();
+    mounts ??= readMountinfo();
     const mounted = mountAtOrUnder(hostFd, name, mounts);
     if (mounted !== undefined) {
       throw new Error(`it was not removed: a file system is mounted at ${shownBytes(mounted)}, whose files the command never saw (the sandbox shows the folder under a mount), so they are not the command's to delete`);
