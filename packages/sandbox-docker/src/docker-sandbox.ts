@@ -33,7 +33,7 @@ import { validateRequest } from './validate-request.js';
 import { REMOVE_CONTAINER } from './container-removal.js';
 import { PREPARE_SCRIPT_HINT } from './prepare-script.js';
 import { EngineApi } from './engine-api.js';
-import { holdStill, type StillScope } from './hold-still.js';
+import { holdStill, type StillScope, untilNoSection } from './hold-still.js';
 
 /**
  * Removes each denied write from the host, by its bytes, never following a symlink anywhere on
@@ -473,6 +473,11 @@ export class DockerSandbox implements SandboxService {
    */
   holdStill<T>(scope: StillScope, fn: (held: boolean) => Promise<T>): Promise<T> {
     return holdStill(this.engine, scope, fn);
+  }
+
+  /** Resolves once no other run is being set up or checked on the engine (see hold-still.ts). */
+  untilNoSection(): Promise<void> {
+    return untilNoSection(this.engine);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
@@ -134,6 +134,28 @@ describe.skipIf(engineSkip)('a run is set up with every container that could mov
       expect([state(writer), state(bystander)]).toEqual(['running', 'running']);
     } finally {
       await Promise.all([inside.end(), outside.end()]);
+    }
+  });
+
+  it("a session's command started while another process's section holds its container paused waits for it, then runs", { timeout: 120_000 }, async () => {
+    const ws = tempDir();
+    const session = await box.openSession({ cwd: ws, env: {}, policy: policy({ write: [ws] }), identity: 'owner' });
+    try {
+      const holder = child([ws, 'release']);
+      await holder.said('held');
+      expect(state(session.name)).toBe('paused');
+      let ended = false;
+      const run = session.exec({ argv: ['sh', '-c', 'echo ran > ran.txt'], timeoutMs: 60_000 }).finally(() => {
+        ended = true;
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      expect(ended).toBe(false);
+      holder.proc.stdin?.write('go\n');
+      const result = await run;
+      expect([result.exitCode, result.stderr]).toEqual([0, '']);
+      expect(readFileSync(join(ws, 'ran.txt'), 'utf8')).toBe('ran\n');
+    } finally {
+      await session.close();
     }
   });
 

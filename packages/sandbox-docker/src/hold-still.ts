@@ -97,6 +97,15 @@ export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (he
   });
 }
 
+/**
+ * Resolves once no section is running on the engine (none of this machine's): a `docker exec`
+ * into a session container that a section holds paused fails ("is paused"), so a session's
+ * command waits for the section to end first.
+ */
+export function untilNoSection(engine: EngineApi): Promise<void> {
+  return withHoldLock(lockName(engine), LOCK_WAIT_MS, async () => {});
+}
+
 /** One lock per engine: sections on different engines never meet. */
 function lockName(engine: EngineApi): string {
   const where = engine.socket ?? engine.cli.engine;

@@ -1,4 +1,4 @@
-import { type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
+import { isLiveStdin, type SandboxRunRequest, SandboxUnavailableError } from '@aalis/api-reach';
 import type { DockerRunResult, DockerSandbox } from './docker-sandbox.js';
 import type { MountPlan } from './mount-plan.js';
 import type { ContainerProfile } from './profile.js';
@@ -7,6 +7,8 @@ import { validateSessionCommand } from './validate-request.js';
 import { REMOVE_CONTAINER } from './container-removal.js';
 
 const EXEC_DEADLINE_GRACE_S = 5;
+/** How often a command that met a section holding its container paused is started again. */
+const PAUSED_RETRIES = 5;
 
 /** One command in a session: the policy, profile and identity are the session's. */
 export type SessionExecRequest = Pick<SandboxRunRequest, 'argv' | 'stdin' | 'timeoutMs' | 'maxOutputBytes' | 'signal'> & {
@@ -59,7 +61,7 @@ export class SessionContainer {
     const seconds = Math.ceil(timeoutMs / 1000) + EXEC_DEADLINE_GRACE_S;
     const deadlineAt = Date.now() + seconds * 1000;
     args.push(this.name, ...withDeadline(request.argv, seconds));
-    const outcome = await this.sandbox.attach(this.name, args, env, request, timeoutMs);
+    const outcome = await this.execWhenUnheld(args, env, request, timeoutMs);
     const lost = await this.sandbox.supervise(this.name, outcome, deadlineAt, 'session');
     if (lost !== undefined) {
       this.closed = true; // supervise removed it, or it could not be reached: no more commands in it
@@ -71,6 +73,21 @@ export class SessionContainer {
       throw new SandboxUnavailableError('docker', `the session container ${this.name} is gone (${outcome.stderr.trim()})`, 'open a new session');
     }
     return this.sandbox.finish(this.plan, outcome, undefined, this.name);
+  }
+
+  /**
+   * Starts the command once no other run's set-up or check holds this container paused: the
+   * engine refuses an exec into a paused container ("is paused"). One that met a section begun
+   * in between is started again (nothing of it ran), unless its stdin is live and may have been
+   * read from: then the refusal is the command's result.
+   */
+  private async execWhenUnheld(args: string[], env: Record<string, string>, request: SessionExecRequest, timeoutMs: number) {
+    for (let attempt = 0; ; attempt++) {
+      await this.sandbox.untilNoSection();
+      const outcome = await this.sandbox.attach(this.name, args, env, request, timeoutMs);
+      const paused = outcome.code !== 0 && /^Error response from daemon: Container .* is paused/m.test(outcome.stderr);
+      if (!paused || attempt === PAUSED_RETRIES || isLiveStdin(request.stdin)) return outcome;
+    }
   }
 
   /**
