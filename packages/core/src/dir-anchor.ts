@@ -79,6 +79,7 @@ export function joinBytes(dir: Buffer, name: Buffer): Buffer {
 export function refusalOf(error: unknown, path: Buffer, doing: string): SafeFileError {
   if (error instanceof SafeFileError) return error;
   const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'mount-in-tree') return new SafeFileError('mount-point', path.toString('utf8'), `${doing} stopped at a mount point inside it; what is mounted there was left as it is (what lay before it may be gone).`, 'Unmount it first, then remove the rest.');
   const shown = path.toString('utf8');
   if (code === 'ENAMETOOLONG') return new SafeFileError('path-too-long', shown, `${doing} failed: the name is too long for the system; nothing was written.`, 'Use a shorter path.');
   if (code === 'ELOOP') return new SafeFileError('final-symlink', shown, `${doing} found a symlink where a file or directory was judged; it was not followed.`, 'Remove the symlink, or name the place it points to (it is judged there).');

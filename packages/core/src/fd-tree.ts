@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
 import { AalisError } from './aalis-error.js';
 
 /*
@@ -86,10 +86,12 @@ interface RemoveFrame {
  * call stack, the descriptor limit) stops it.
  */
 export function removeTreeAt(fd: number, name: Buffer, seam?: RemoveSeam): void {
+  const mount = mountIdOf(fd);
   let cur = enterOrUnlink(fd, name);
   if (cur === undefined) return;
   const frames: RemoveFrame[] = [];
   try {
+    refuseMountPoint(cur, mount);
     frames.push({ name, parentId: idOf(fd), names: namesIn(cur), i: 0 });
     while (frames.length > 0) {
       const top = frames.at(-1)!;
@@ -99,6 +101,7 @@ export function removeTreeAt(fd: number, name: Buffer, seam?: RemoveSeam): void 
         const d = enterOrUnlink(cur, n);
         if (d === undefined) continue;
         try {
+          refuseMountPoint(d, mount);
           frames.push({ name: n, parentId: idOf(cur), names: namesIn(d), i: 0 });
         } catch (e) {
           closeSync(d);
@@ -117,6 +120,35 @@ export function removeTreeAt(fd: number, name: Buffer, seam?: RemoveSeam): void 
   } finally {
     closeSync(cur);
   }
+}
+
+/** A mount point met inside a tree being removed: what is mounted there is not the tree's, and stays. */
+export class MountInTreeError extends AalisError<'mount-in-tree'> {
+  constructor(message: string) {
+    super('mount-in-tree', message);
+  }
+}
+
+/**
+ * The mount the file open at `fd` lies on (`mnt_id` of /proc/self/fdinfo): a bind mount of the
+ * same file system has the same device, and only its mount id tells it apart.
+ */
+export function mountIdOf(fd: number): number {
+  const info = readFileSync(`/proc/self/fdinfo/${fd}`, 'latin1');
+  const id = /^mnt_id:\s*(\d+)$/m.exec(info)?.[1];
+  if (id === undefined) throw new Error(`the mount of descriptor ${fd} cannot be read (no mnt_id in /proc/self/fdinfo)`);
+  return Number(id);
+}
+
+/**
+ * Refuses a directory on another mount than the tree's top: a folder bound or mounted under the
+ * tree is another place (the user's, a device), and `..` at its root leads back up the tree, so
+ * the identity check on the way back passed and the removal emptied it (found by an attack: a
+ * bind mount's source was emptied, then rmdir failed with EBUSY).
+ */
+function refuseMountPoint(fd: number, mount: number): void {
+  if (mountIdOf(fd) === mount) return;
+  throw new MountInTreeError('a mount point lies inside the tree being removed; what is mounted there was left as it is');
 }
 
 /**

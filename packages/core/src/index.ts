@@ -37,7 +37,7 @@ export { createKernel, Kernel, type KernelOptions, type PluginStatus, type StopR
 export { type AnyService, type Disposer, definePlugin, type Plugin, type PluginSpec } from './plugin.js';
 export { defineService, sameService, type ServiceDescriptor, type ServiceOf } from './service.js';
 export { HAS_PROC_FD, type SafePath } from './dir-anchor.js';
-export { atFd, type DirId, DirMovedError, idOf, namesIn, openDirNoFollow, type RemoveSeam, removeTreeAt, upTo } from './fd-tree.js';
+export { atFd, type DirId, DirMovedError, idOf, MountInTreeError, mountIdOf, namesIn, openDirNoFollow, type RemoveSeam, removeTreeAt, upTo } from './fd-tree.js';
 export {
   cleanStaleTemps,
   copyFileAtomic,

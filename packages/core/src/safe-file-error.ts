@@ -26,6 +26,8 @@ export const SAFE_FILE_ERROR_CODES = [
   'cross-device',
   /** The operating system denied access (EACCES, EPERM): the daemon's user may not write there. */
   'permission',
+  /** A mount point lies inside a tree to remove: what is mounted there is another place's, and stays. */
+  'mount-point',
   /** Any other error of the operating system, named in the message. */
   'io',
 ] as const;
@@ -44,6 +46,7 @@ const RULES: Readonly<Record<SafeFileErrorCode, string>> = {
   missing: 'the file does not exist',
   exists: 'the final name exists already',
   permission: 'the daemon may not write there',
+  'mount-point': 'a mount point lies inside the tree',
   'cross-device': 'a rename cannot cross file systems',
   io: 'the operating system refused',
 };

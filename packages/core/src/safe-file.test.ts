@@ -338,6 +338,28 @@ describe('safe file layer, synchronous side (for the sandbox looks)', () => {
     expect(snapshot(home)).toEqual(before);
   });
 
+  // A bind mount under the tree: `..` at its root leads back up the tree, so the identity check on
+  // the way back passed, and the removal emptied the mount's source (found by an attack).
+  it.skipIf(process.getuid?.() !== 0)('never removes what is mounted inside the tree: it stops there and says so', () => {
+    const tree = join(ws, 'tree-with-mount');
+    const source = join(ws, 'mounted-source');
+    mkdirSync(join(tree, 'a', 'mnt'), { recursive: true });
+    writeFileSync(join(tree, 'a', 'before.txt'), 'x');
+    mkdirSync(join(source, 'keep'), { recursive: true });
+    writeFileSync(join(source, 'keep', 'file'), 'kept\n');
+    execFileSync('mount', ['--bind', source, join(tree, 'a', 'mnt')]);
+    let code = 'ok';
+    try {
+      removeTreeSync(tree);
+    } catch (error) {
+      code = (error as { code?: string }).code ?? String(error);
+    } finally {
+      execFileSync('umount', [join(tree, 'a', 'mnt')]);
+    }
+    expect(code).toBe('mount-point');
+    expect(readFileSync(join(source, 'keep', 'file'), 'utf8')).toBe('kept\n');
+  });
+
   it('moves aside without following, refuses symlinked parents, and says when a move crosses file systems', () => {
     symlinkSync(home, join(ws, 'link'));
     symlinkSync(join(home, '.bashrc'), join(ws, 'to-bashrc'));
