@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
-import { containersLabelled, engineSkip, policy, TEST_IMAGE, tempDir } from '../test/engine.js';
+import { containersLabelled, engineSkip, gate, policy, TEST_IMAGE, tempDir, until } from '../test/engine.js';
 import { type DockerRunRequest, DockerSandbox } from './docker-sandbox.js';
 import { LABELS } from './labels.js';
 
@@ -166,6 +166,43 @@ describe.skipIf(engineSkip)('DockerSandbox on a real engine: the policy', () => 
     expect(existsSync(join(ws, 'cfg2', 'made.envrc'))).toBe(false);
     expect(result.deniedWrites).toEqual([join(ws, 'cfg2', 'made.envrc')]);
     expect(result.deniedWrites).not.toContain(join(ws, 'cfg2', '.envrc'));
+  });
+
+  // Another container's landing, there when this run was planned and removed by that container's
+  // own check meanwhile, then written again at the same path by this command, was kept: the plan
+  // knew the paths that were there, not which files (found by an attack: 5 of 5). The test plays
+  // the other container's check itself, while the command waits at a gate.
+  it("a landing written again at a path where another run's landing stood when this run was planned is removed", async () => {
+    const ws = tempDir();
+    writeFileSync(join(ws, '.envrc'), 'echo other\n');
+    mkdirSync(join(ws, 'sub', '.git', 'hooks'), { recursive: true });
+    writeFileSync(join(ws, 'sub', '.git', 'hooks', 'post-checkout'), 'echo other\n');
+    const go = gate();
+    const run = box.run(
+      sh(`touch started; ${go.wait}; echo pwned > .envrc; mkdir -p sub/.git/hooks && echo hook > sub/.git/hooks/post-checkout; true`, {
+        cwd: ws,
+        identity: 'owner',
+        policy: policy({ write: [ws], readAllowWithin: [go.dir], writeDeny: [{ pattern: '.*/\\.envrc' }, { pattern: '.*/\\.git(?:/.*)?' }] }),
+      }),
+    );
+    await until(() => existsSync(join(ws, 'started')));
+    rmSync(join(ws, '.envrc'));
+    rmSync(join(ws, 'sub'), { recursive: true });
+    go.open();
+    const result = await run;
+    expect(existsSync(join(ws, '.envrc'))).toBe(false);
+    expect(existsSync(join(ws, 'sub', '.git', 'hooks', 'post-checkout'))).toBe(false);
+    expect(result.writeDenied).toBe(true);
+    expect(result.deniedWrites).toEqual(expect.arrayContaining([join(ws, '.envrc')]));
+  });
+
+  it('denied files linked to each other before the run are all kept', async () => {
+    const ws = tempDir();
+    writeFileSync(join(ws, 'a.envrc'), 'export A=1\n');
+    linkSync(join(ws, 'a.envrc'), join(ws, 'b.envrc'));
+    const result = await box.run(sh('true', { cwd: ws, identity: 'owner', policy: policy({ write: [ws], writeDeny: [{ pattern: '.*/[^/]*\\.envrc' }] }) }));
+    expect(result.deniedWrites).toEqual([]);
+    expect([existsSync(join(ws, 'a.envrc')), existsSync(join(ws, 'b.envrc'))]).toEqual([true, true]);
   });
 
   // The walk after the run that finds denied writes stopped at the plan's walkLimit and threw: a

@@ -33,15 +33,17 @@ export interface MountPlan {
   readonly tmpfsTmp: boolean;
   /** Mounted writable roots, for the post-run check of writes the mounts could not stop. */
   readonly writableRoots: readonly string[];
-  /** Paths under writable roots that were denied and already existed before the run, keyed by their bytes (latin1). */
-  readonly deniedBefore: ReadonlySet<string>;
   /**
-   * The same entries by their inode (`dev:ino`), with their path's bytes: one the command only moved
-   * (`mv cfg cfg2` carries `cfg/.env` to `cfg2/.env`, same inode, the old path gone) is not a write
-   * it made. Before, the post-run check removed such a `.env`, `AGENTS.md` or a nested repo's whole
-   * `.git` as new (found by an attack: every such `mv` lost the user's files).
+   * The denied entries under writable roots that were there before the run, by their identity
+   * (`dev:ino:birth time`), with their path's bytes. After the run, a denied entry counts as there
+   * before only when the same file stands at the same path: another container's landing, not yet
+   * removed by its own check when this plan was made, and written again by this command at the
+   * same path once it was, was kept when the plan knew paths only (found by an attack: 5 of 5). One
+   * the command only moved (`mv cfg cfg2` carries `cfg/.env` to `cfg2/.env`, same identity, the old
+   * path gone) is not a write it made either: before, the check removed such a `.env`, `AGENTS.md`
+   * or a nested repo's whole `.git` as new (found by an attack: every such `mv` lost the user's files).
    */
-  readonly deniedInodes: ReadonlyMap<string, Buffer>;
+  readonly deniedInodes: ReadonlyMap<string, readonly Buffer[]>;
   /** The mode of any path under the mounted roots. */
   modeAt(path: string): MountMode;
   /** Whether the write layers allow a path, regardless of whether it can be read. */
@@ -259,8 +261,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   // Pattern rules name no path, so every entry under the roots is checked: an entry whose mode
   // differs from its directory's is a boundary and gets a mount. The same walk notes which denied
   // paths under writable roots exist before the run.
-  const deniedBefore = new Set<string>();
-  const deniedInodes = new Map<string, Buffer>();
+  const deniedInodes = new Map<string, Buffer[]>();
   // Unix sockets under the roots that the policy does not name (`unixSockets`): a bind mount shows
   // a socket like any file, and connecting to it works even through a read-only mount, so each is
   // masked. Before, the docker backend left every socket in a mounted folder reachable (a
@@ -283,9 +284,9 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
       await walk(walkRoot(root), budget, (entry) => {
         const { path } = entry;
         if (!writableAt(path) && writeRoots.some((w) => isWithin(path, w))) {
-          deniedBefore.add(bytesKey(entry.bytes));
           const inode = inodeKeyOf(entry.bytes);
-          if (inode !== undefined) deniedInodes.set(inode, entry.bytes);
+          // hard links: one file at several denied paths, each of them there before
+          if (inode !== undefined) deniedInodes.set(inode, [...(deniedInodes.get(inode) ?? []), entry.bytes]);
         }
         if (entry.isSymbolicLink) return false;
         if (entry.isSocket && !socketsAllowed(path)) sockets.push(entry);
@@ -342,7 +343,6 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     mounts,
     tmpfsTmp: !roots.includes('/tmp'),
     writableRoots: writeRoots.filter((root) => modeAt(root) !== 'masked'),
-    deniedBefore,
     deniedInodes,
     modeAt,
     writableAt,
@@ -380,7 +380,7 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
       walkRoot(root),
       budget,
       (entry) => {
-        if (!plan.writableAt(entry.path) && !plan.deniedBefore.has(bytesKey(entry.bytes)) && !movedThere(plan, entry.bytes)) {
+        if (!plan.writableAt(entry.path) && !thereBefore(plan, entry.bytes)) {
           denied.push({ path: entry.utf8 ? entry.path : shownBytes(entry.bytes), bytes: entry.bytes });
           return false;
         }
@@ -392,28 +392,27 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
   return { denied, unlisted };
 }
 
-/** `dev:ino` of the entry at `path`, not following a symlink; undefined when it is gone. */
+/** The identity of the entry at `path` (`dev:ino:birth time`), not following a symlink; undefined when it is gone. */
 function inodeKeyOf(path: Buffer): string | undefined {
   try {
     const st = lstatSync(path, { bigint: true });
-    return `${st.dev}:${st.ino}`;
+    // the birth time tells a new file from an old one whose inode number it was given again
+    return `${st.dev}:${st.ino}:${st.birthtimeNs}`;
   } catch {
     return undefined;
   }
 }
 
 /**
- * Whether the entry at `path` is one that stood at another denied path before the run and is no
- * longer there: moved by the command (a rename keeps the inode), not written. A link to one whose
- * old path is still there is a new name for it, and is not excused.
+ * Whether the denied entry at `path` was there before the run: the same file at the same path,
+ * or one that stood at another denied path and is no longer there (moved by the command: a rename
+ * keeps the identity). A link to one whose old path is still there is a new name for it, and a
+ * new file at an old path (written again after another container's landing there was removed) is
+ * a write; neither is excused.
  */
-function movedThere(plan: MountPlan, path: Buffer): boolean {
+function thereBefore(plan: MountPlan, path: Buffer): boolean {
   const inode = inodeKeyOf(path);
   const before = inode === undefined ? undefined : plan.deniedInodes.get(inode);
-  return before !== undefined && inodeKeyOf(before) !== inode;
-}
-
-/** A set key that is one-to-one with a path's bytes (text with U+FFFD is not: two names can give one text). */
-function bytesKey(bytes: Buffer): string {
-  return bytes.toString('latin1');
+  if (before === undefined) return false;
+  return before.some((old) => old.equals(path)) || before.every((old) => inodeKeyOf(old) !== inode);
 }
