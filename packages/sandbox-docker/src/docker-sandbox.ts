@@ -1,5 +1,5 @@
 import { realpath, stat } from 'node:fs/promises';
-import { removeTreeSync } from '@aalis/core';
+import { AalisError, removeTreeSync } from '@aalis/core';
 import { constants } from 'node:os';
 import {
   PLAN_RUN_DIR,
@@ -134,6 +134,16 @@ let containerCounter = 0;
 // asked for again before every run: one client call less per run.
 const PREFLIGHT_TTL_MS = 10 * 60_000;
 
+/** How often a set-up whose roots resolved elsewhere in between is tried (see setUpStill). */
+const SETUP_TRIES = 3;
+
+/** A plan's roots resolved to paths the set-up's hold did not cover: set up again (never leaves this file). */
+class RootsMovedError extends AalisError<'roots-moved'> {
+  constructor(readonly roots: readonly string[]) {
+    super('roots-moved', `the run's roots resolved elsewhere while it was set up: ${roots.join(', ')}`);
+  }
+}
+
 /** How long a run's set-up waits for its container to start before it refuses. */
 const START_WAIT_MS = 60_000;
 /** How often the container's state is read meanwhile. */
@@ -258,8 +268,8 @@ export class DockerSandbox implements SandboxService {
   private async runContainer(request: DockerRunRequest, profile: ContainerProfile): Promise<DockerRunResult> {
     const timeoutMs = Math.min(request.timeoutMs, profile.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
     // planned and started with nothing running that could move a path the mounts go through
-    const { prepared, attaching } = await this.holdStill({ paths: await this.rootsOf(request) }, async () => {
-      const prepared = await this.prepare(request, profile, 'oneshot', timeoutMs);
+    const { prepared, attaching } = await this.setUpStill(request, async (planned) => {
+      const prepared = await planned(this.prepare(request, profile, 'oneshot', timeoutMs));
       // exactly the plan: its argv after the client binary, its env for the client
       const plan = this.containerPlan(prepared, request);
       const attaching = this.attach(prepared.args.name, plan.argv.slice(1), prepared.env, request, timeoutMs);
@@ -318,8 +328,8 @@ export class DockerSandbox implements SandboxService {
     const lifeMs = this.options.sessionMaxMs ?? DEFAULT_SESSION_MAX_MS;
     const opening: DockerRunRequest = { ...request, argv: ['true'], timeoutMs: 1 };
     // a detached run returns once the container has started: its mounts are in place
-    const prepared = await this.holdStill({ paths: await this.rootsOf(opening) }, async () => {
-      const prepared = await this.prepare(opening, resolved.profile, 'session', lifeMs);
+    const prepared = await this.setUpStill(opening, async (planned) => {
+      const prepared = await planned(this.prepare(opening, resolved.profile, 'session', lifeMs));
       const args = dockerRunArgs({ ...prepared.args, interactive: false, detach: true, argv: ['sleep', String(prepared.args.deadlineSeconds)] });
       const started = await this.cli.call(args, 30_000, prepared.env);
       if (started.code !== 0) throw this.refused(started.stderr);
@@ -492,10 +502,40 @@ export class DockerSandbox implements SandboxService {
     });
   }
 
-  /** The real paths a request's mounts are planned under: what a container that can write there could move. */
-  private async rootsOf(request: Pick<DockerRunRequest, 'cwd' | 'policy'>): Promise<string[]> {
-    const paths = [request.cwd, ...request.policy.write, ...request.policy.readAllowWithin, ...(this.options.readRoots ?? [])];
-    return Promise.all(paths.map((p) => realpath(p).catch(() => p)));
+  /**
+   * Runs a container's set-up (`fn`: plan, then start) held still: every container that writes on
+   * the way to or under the request's roots, as given and as they resolve now, is paused. `fn`
+   * passes its plan through `planned`, which checks that the roots the plan resolved are among
+   * those: a root given through a symlink that a container writing elsewhere flipped between the
+   * two resolutions (found by an attack: a masked `.env` read in 4 of 40 runs, a host folder bound
+   * in 1 of 20) is set up again, and refused after {@link SETUP_TRIES} tries.
+   */
+  private async setUpStill<T>(request: Pick<DockerRunRequest, 'cwd' | 'policy'>, fn: (planned: <P extends { plan: MountPlan }>(prepared: Promise<P>) => Promise<P>) => Promise<T>): Promise<T> {
+    const given = [request.cwd, ...request.policy.write, ...request.policy.readAllowWithin, ...(this.options.readRoots ?? [])];
+    // what an attempt found moved is held the next time too: a link flipping between two places is then covered at both
+    const known = new Set(given);
+    for (let attempt = 1; ; attempt++) {
+      for (const p of await Promise.all(given.map((p) => realpath(p).catch(() => p)))) known.add(p);
+      const paths = [...known];
+      const planned = async <P extends { plan: MountPlan }>(preparing: Promise<P>): Promise<P> => {
+        const prepared = await preparing;
+        const moved = prepared.plan.roots.filter((root) => !paths.includes(root));
+        if (moved.length > 0) throw new RootsMovedError(moved);
+        return prepared;
+      };
+      try {
+        return await this.holdStill({ paths }, () => fn(planned));
+      } catch (error) {
+        if (!(error instanceof RootsMovedError)) throw error;
+        for (const root of error.roots) known.add(root);
+        if (attempt === SETUP_TRIES) {
+          throw unavailable(
+            `the run's roots kept resolving elsewhere while it was set up (${error.roots.join(', ')}): a symlink on the way was being swapped; nothing was run`,
+            'run the command again; if it keeps happening, look for what rewrites the links on the way to the workspace',
+          );
+        }
+      }
+    }
   }
 
   /**

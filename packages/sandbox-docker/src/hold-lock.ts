@@ -28,8 +28,16 @@ export async function withHoldLock<T>(name: string, waitMs: number, fn: () => Pr
   const chain = before.then(() => mine);
   inProcess.set(name, chain);
   try {
-    await before;
-    const server = await bindWithin(name, waitMs);
+    const end = Date.now() + waitMs;
+    // this process's own sections wait no longer than another process's would
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), waitMs);
+    });
+    const waited = await Promise.race([before.then(() => 'ready' as const), late]);
+    clearTimeout(timer);
+    if (waited === 'late') throw heldTooLong(waitMs);
+    const server = await bindWithin(name, Math.max(0, end - Date.now()));
     try {
       return await fn();
     } finally {
@@ -39,6 +47,16 @@ export async function withHoldLock<T>(name: string, waitMs: number, fn: () => Pr
     done();
     if (inProcess.get(name) === chain) inProcess.delete(name);
   }
+}
+
+function heldTooLong(waitMs: number): HoldLockError {
+  return new HoldLockError(
+    'docker-hold-lock',
+    `the docker sandbox's hold was held by another run for more than ${Math.round(waitMs / 1000)} s (runs on one engine are set up and checked one at a time, so none can move a path another's mounts go through; a check of a tree of millions of files can take that long); nothing was run`,
+    {
+      fix: 'run the command again; if it keeps happening, look for what holds it: `ss -xlp | grep aalis-docker-hold` names the process (an aalis process, or another local user squatting the name: the lock is a socket name any local user can take)',
+    },
+  );
 }
 
 async function bindWithin(name: string, waitMs: number): Promise<Server> {
@@ -51,13 +69,7 @@ async function bindWithin(name: string, waitMs: number): Promise<Server> {
           fix: 'run the command on Linux, where the lock is an abstract unix socket, or report this',
         });
       }
-      if (Date.now() >= end) {
-        throw new HoldLockError(
-          'docker-hold-lock',
-          `another process held the docker sandbox's hold lock for more than ${Math.round(waitMs / 1000)} s (containers of a workspace are set up one at a time, so none can move a path another's mounts go through); nothing was run`,
-          { fix: 'run the command again; if it keeps happening, look for a stuck aalis process (ss -xlp | grep aalis-docker-hold)' },
-        );
-      }
+      if (Date.now() >= end) throw heldTooLong(waitMs);
       await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       continue;
     }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { engineUnreachable } from './docker-cli.js';
 import type { EngineApi, EngineContainer } from './engine-api.js';
@@ -20,6 +21,9 @@ export interface StillScope {
    */
   readonly evenUnheld?: boolean;
 }
+
+/** How often a running container the engine would not pause is asked again. */
+const PAUSE_TRIES = 4;
 
 /** How long a section waits for another process's section to end before it refuses. */
 const LOCK_WAIT_MS = 120_000;
@@ -76,13 +80,22 @@ export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (he
     const frozen: EngineContainer[] = [];
     try {
       for (const container of toFreeze) {
-        const paused = await engine.pause(container.id);
+        let paused = await engine.pause(container.id);
+        let state = 'running';
+        // a refusal while the engine was busy with the container (seen once in a few dozen runs
+        // under load) is tried again while it still runs
+        for (let tries = 1; !paused.ok && tries < PAUSE_TRIES; tries++) {
+          state = await engine.stateOf(container.id).catch(() => 'unknown');
+          if (state !== 'running' && state !== 'unknown') break;
+          await new Promise((resolve) => setTimeout(resolve, 20 * tries));
+          paused = await engine.pause(container.id);
+        }
         if (paused.ok) {
           frozen.push(container);
           continue;
         }
         // ended meanwhile: nothing of it runs any more
-        const state = await engine.stateOf(container.id).catch(() => 'unknown');
+        state = await engine.stateOf(container.id).catch(() => 'unknown');
         if (['exited', 'dead', 'gone', 'removing', 'paused'].includes(state)) continue;
         throw new SandboxUnavailableError(
           'docker',
@@ -106,8 +119,21 @@ export function untilNoSection(engine: EngineApi): Promise<void> {
   return withHoldLock(lockName(engine), LOCK_WAIT_MS, async () => {});
 }
 
-/** One lock per engine: sections on different engines never meet. */
+/**
+ * One lock per engine: sections on different engines never meet. A local engine is named by its
+ * socket's inode, not by how the path to it is spelled: `/var/run/docker.sock` and
+ * `/run/docker.sock` (one a symlink of the other) took two locks for one engine, and sections
+ * overlapped (found by an attack: 8 of 30 runs leaked).
+ */
 function lockName(engine: EngineApi): string {
-  const where = engine.socket ?? engine.cli.engine;
+  let where = engine.cli.engine;
+  if (engine.socket !== undefined) {
+    try {
+      const st = statSync(engine.socket);
+      where = `socket ${st.dev}:${st.ino}`;
+    } catch {
+      where = engine.socket; // no socket there: no engine answers either, and the run is refused
+    }
+  }
   return `aalis-docker-hold-${createHash('sha256').update(where).digest('hex').slice(0, 16)}`;
 }

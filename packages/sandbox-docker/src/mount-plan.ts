@@ -28,6 +28,8 @@ export const ENGINE_PATHS = ['/var/run/docker.sock', '/run/docker.sock', '/run/d
 export interface MountPlan {
   /** The real working directory, the container's workdir. */
   readonly cwd: string;
+  /** Every root the plan mounts under, as it resolved them (the cwd, write roots, readable roots). */
+  readonly roots: readonly string[];
   readonly mounts: readonly ContainerMount[];
   /** Whether the container gets its own tmpfs `/tmp` (not when the policy mounts the host's `/tmp`). */
   readonly tmpfsTmp: boolean;
@@ -340,6 +342,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
 
   return {
     cwd,
+    roots,
     mounts,
     tmpfsTmp: !roots.includes('/tmp'),
     writableRoots: writeRoots.filter((root) => modeAt(root) !== 'masked'),

@@ -12,6 +12,8 @@ await holdStill(engine, { paths: [path] }, async () => {
   process.stdout.write('held\n');
   await new Promise<void>((resolve) => {
     if (mode === 'release') process.stdin.once('data', () => resolve());
+    // the lock's socket does not keep the process alive: it waits here until it is killed
+    else setInterval(() => {}, 60_000);
   });
 });
 process.stdout.write('released\n');
