@@ -6,10 +6,11 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, deploymentDir, type ServeProcess, startServe } from './daemon/serve-process.testing.js';
-import { proofOf } from './daemon/token.js';
+import { proofAddressOf, proofOf } from './daemon/token.js';
 import { NotTheDaemonError, proveDaemon } from './daemon-proof.js';
 
 describe("a client proves the daemon before it sends the token", () => {
@@ -27,13 +28,45 @@ describe("a client proves the daemon before it sends the token", () => {
   it('the daemon answers /api/proof without the token, with the HMAC of the nonce under its token', async () => {
     const nonce = randomBytes(32).toString('hex');
     const res = await daemon.api('GET', `/api/proof?nonce=${nonce}`, undefined, null);
-    expect(res).toMatchObject({ status: 200, body: { proof: proofOf(daemon.token, nonce) } });
-    expect(proofOf(daemon.token, nonce)).not.toBe(proofOf(`${daemon.token}x`, nonce));
+    const at = proofAddressOf(new URL(daemon.url).hostname, Number(new URL(daemon.url).port));
+    expect(res).toMatchObject({ status: 200, body: { proof: proofOf(daemon.token, nonce, at), address: at.address, port: at.port } });
+    expect(proofOf(daemon.token, nonce, at)).not.toBe(proofOf(`${daemon.token}x`, nonce, at));
+    expect(proofOf(daemon.token, nonce, at)).not.toBe(proofOf(daemon.token, nonce, { ...at, port: at.port + 1 }));
     expect((await daemon.api('GET', '/api/proof?nonce=xyz', undefined, null)).status).toBe(400);
     expect((await daemon.api('POST', `/api/proof?nonce=${nonce}`, {}, null)).status).toBe(405);
     await proveDaemon(daemon.url, daemon.token);
     await expect(proveDaemon(daemon.url, `${daemon.token}x`)).rejects.toThrow(NotTheDaemonError);
   });
+
+  // A relay on another port, forwarding every byte to the daemon, got a proof that held and then
+  // the token (found by an attack, with a fixed AALIS_TOKEN): the proof now names the daemon's end.
+  it('a server relaying to the daemon from another port cannot pass the proof on: aalis pod sends it no token', async () => {
+    const target = new URL(daemon.url);
+    const seen: string[] = [];
+    const relay = createNetServer((client) => {
+      const upstream = connect(Number(target.port), target.hostname);
+      client.on('data', (chunk: Buffer) => seen.push(chunk.toString('latin1')));
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    try {
+      await expect(proveDaemon(relayUrl, daemon.token)).rejects.toThrow(NotTheDaemonError);
+      const run = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        execFile(process.execPath, [BIN, 'pod', 'list', '--url', relayUrl], { env: { ...process.env, AALIS_TOKEN: daemon.token }, encoding: 'utf8', timeout: 60_000 }, (error, _stdout, stderr) => {
+          resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stderr });
+        });
+      });
+      expect(run.status).not.toBe(0);
+      expect(run.stderr).toMatch(/could not prove it is the daemon whose token this is/);
+      expect(seen.join('')).toContain('/api/proof');
+      expect(seen.join('')).not.toContain(daemon.token);
+    } finally {
+      await new Promise<void>((resolve) => relay.close(() => resolve()));
+    }
+  }, 90_000);
 
   it('a clean stop removes the url and token files; a squatter on the port then gets no token from aalis pod', async () => {
     const { port } = new URL(daemon.url);

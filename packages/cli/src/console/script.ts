@@ -74,9 +74,15 @@ async function proveDaemon() {
   const nonce = hex(crypto.getRandomValues(new Uint8Array(32)));
   const res = await fetch('/api/proof?nonce=' + nonce);
   const data = await res.json().catch(() => ({}));
+  // The proof names the daemon's end of the connection; a page cannot see the address it reached,
+  // so it checks the port it was loaded from, and the address where it was loaded by one: a server
+  // relaying the question to a daemon on another port is found out.
+  const port = Number(location.port || (location.protocol === 'https:' ? 443 : 80));
+  const host = location.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const byAddress = /^[0-9.]+$/.test(host) || host.includes(':');
   const key = await crypto.subtle.importKey('raw', PROOF_TEXT.encode(TOKEN), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const mac = hex(new Uint8Array(await crypto.subtle.sign('HMAC', key, PROOF_TEXT.encode('aalis-daemon-proof\u0000' + nonce))));
-  if (data.proof !== mac) {
+  const mac = hex(new Uint8Array(await crypto.subtle.sign('HMAC', key, PROOF_TEXT.encode('aalis-daemon-proof\u0000' + nonce + '\u0000' + data.address + '\u0000' + port))));
+  if (data.proof !== mac || data.port !== port || (byAddress && data.address !== host)) {
     const err = new Error('the server at this address could not prove it is the daemon that gave this page its token: the daemon may have stopped and something else listens on its port. The token was not sent; start the daemon and open the address it prints.');
     err.status = 'not-the-daemon';
     throw err;

@@ -27,7 +27,7 @@ import { type DaemonKernel, startKernel } from './kernel.js';
 import type { PodRouteHandler } from './pod.js';
 import { SessionIndex } from './session-index.js';
 import { PodCapabilities } from './pod-capability.js';
-import { bearerMatches, isLoopback, newToken, PROOF_NONCE, proofOf } from './token.js';
+import { bearerMatches, isLoopback, newToken, PROOF_NONCE, proofAddressOf, proofOf } from './token.js';
 
 /** How to start the daemon. */
 export interface DaemonOptions {
@@ -233,7 +233,9 @@ async function startOn(
       if (req.method !== 'GET') throw new ApiError('method-not-allowed', `${req.method} is not accepted on /api/proof; use GET.`);
       const nonce = url.searchParams.get('nonce') ?? '';
       if (!PROOF_NONCE.test(nonce)) throw new ApiError('bad-input', 'give ?nonce= 32 to 128 lower-case hex digits, new for each proof.');
-      return sendJson(res, 200, { proof: proofOf(token, nonce) });
+      // the address this connection was made to: a relay's question is answered for the daemon's end, not the relay's
+      const at = proofAddressOf(req.socket.localAddress ?? '', req.socket.localPort ?? 0);
+      return sendJson(res, 200, { proof: proofOf(token, nonce, at), address: at.address, port: at.port });
     }
     if (!url.pathname.startsWith('/api/') && !isPod) throw new ApiError('not-found', `there is nothing at ${url.pathname}; the API is under /api/ and the console at /console.`);
     if (isPod) {

@@ -16,14 +16,31 @@ export function same(given: string, token: string): boolean {
 export const PROOF_NONCE = /^[0-9a-f]{32,128}$/;
 
 /**
- * The daemon's answer to `GET /api/proof?nonce=…`: HMAC-SHA-256 keyed by its token over a label
- * and the client's nonce, in hex. A client checks it before it sends the token (daemon-proof.ts):
+ * The daemon's answer to `GET /api/proof?nonce=…`: HMAC-SHA-256 keyed by its token over a label,
+ * the client's nonce and the address the connection was made to (the daemon's own end: its
+ * address and port), in hex. A client checks it before it sends the token (daemon-proof.ts):
  * whatever listens on a stopped daemon's port (another local user's server) cannot answer it, so
  * the token a client read from the data directory is never handed to it (found by an attack: the
- * console's tab and \`aalis chat\` sent it to a squatter). The answer tells nothing of the token.
+ * console's tab and \`aalis chat\` sent it to a squatter). The address binds the proof to the
+ * connection's end: a server that relayed the question to a daemon elsewhere (another port, another
+ * address) holding the same token got a proof that held, and then the token (found by an attack).
+ * The answer tells nothing of the token.
  */
-export function proofOf(token: string, nonce: string): string {
-  return createHmac('sha256', token).update(`aalis-daemon-proof\0${nonce}`).digest('hex');
+export function proofOf(token: string, nonce: string, at: ProofAddress): string {
+  return createHmac('sha256', token).update(`aalis-daemon-proof\0${nonce}\0${at.address}\0${at.port}`).digest('hex');
+}
+
+/** The daemon's end of a connection, as the proof names it. */
+export interface ProofAddress {
+  /** An IP address; an IPv4 one mapped into IPv6 (`::ffff:127.0.0.1`) is written as IPv4. */
+  readonly address: string;
+  readonly port: number;
+}
+
+/** An address as the proof writes it: IPv4 mapped into IPv6 as plain IPv4, IPv6 in lower case. */
+export function proofAddressOf(address: string, port: number): ProofAddress {
+  const plain = address.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
+  return { address: plain, port };
 }
 
 /** The value of `Authorization: Bearer <value>`, if the request carries one. */
