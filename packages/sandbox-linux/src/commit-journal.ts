@@ -85,6 +85,9 @@ export function recoverCommit(layersDir: string): { state: CommitState; removed:
       const fd = openDir(dir);
       if (fd === undefined) continue;
       try {
+        // what was opened, checked by its descriptor: a folder above swapped for a symlink between
+        // the check above and the open led elsewhere (an entry of that name there is not ours)
+        if (!readlinkSync(`/proc/self/fd/${fd}`, { encoding: 'buffer' }).equals(dir)) continue;
         if (existsSync(`/proc/self/fd/${fd}/${entry.name}`)) {
           removeAt(fd, Buffer.from(entry.name));
           removed += 1;
