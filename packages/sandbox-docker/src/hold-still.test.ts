@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
 import { engineSkip, policy, TEST_IMAGE, tempDir } from '../test/engine.js';
-import { DockerSandbox } from './docker-sandbox.js';
+import { type DockerRunRequest, DockerSandbox } from './docker-sandbox.js';
 import { writesInto } from './hold-still.js';
 
 describe('writesInto', () => {
@@ -74,6 +74,24 @@ function child(args: string[], env: Record<string, string> = {}): { proc: ChildP
   return { proc, said };
 }
 
+/**
+ * Twelve runs of `request` while a racer runs: the outputs that show a secret or a host folder's
+ * file, and the runs refused (the engine met a path mid-swap: runc's "resolving path inside rootfs failed").
+ */
+async function victimRuns(request: Pick<DockerRunRequest, 'argv' | 'cwd' | 'policy' | 'identity'>): Promise<{ leaked: string[]; refused: string[] }> {
+  const leaked: string[] = [];
+  const refused: string[] = [];
+  for (let i = 0; i < 12; i++) {
+    try {
+      const result = await box.run({ ...request, env: {}, timeoutMs: 30_000 });
+      if (/SECRET|HOST-FOLDER/.test(result.stdout)) leaked.push(result.stdout);
+    } catch (error) {
+      refused.push((error as Error).message);
+    }
+  }
+  return { leaked, refused };
+}
+
 describe.skipIf(engineSkip)('a run is set up with every container that could move its paths held still', () => {
   it(
     'a container of the same workspace swapping a folder for a symlink in a loop never steers the next runs\' mounts: no masked .env read, no host folder bound',
@@ -100,25 +118,8 @@ describe.skipIf(engineSkip)('a run is set up with every container that could mov
       const racer = longRun(ws, './xchg cfg cfglink & ./xchg sub sublink & wait', layers);
       try {
         await runningContainerIn(ws);
-        const leaked: string[] = [];
-        const refused: string[] = [];
-        for (let i = 0; i < 12; i++) {
-          try {
-            const result = await box.run({
-              argv: ['sh', '-c', 'cat cfg/.env cfglink/.env sub/.git/HOSTFILE sublink/.git/HOSTFILE 2>/dev/null; true'],
-              cwd: ws,
-              env: {},
-              timeoutMs: 30_000,
-              policy: policy({ write: [ws], ...layers }),
-              identity: 'owner',
-            });
-            if (/SECRET|HOST-FOLDER/.test(result.stdout)) leaked.push(result.stdout);
-          } catch (error) {
-            // the engine met a path mid-swap (runc: "resolving path inside rootfs failed")
-            refused.push((error as Error).message);
-          }
-        }
-        expect({ leaked, refused }).toEqual({ leaked: [], refused: [] });
+        const seen = await victimRuns({ argv: ['sh', '-c', 'cat cfg/.env cfglink/.env sub/.git/HOSTFILE sublink/.git/HOSTFILE 2>/dev/null; true'], cwd: ws, policy: policy({ write: [ws], ...layers }), identity: 'owner' });
+        expect(seen).toEqual({ leaked: [], refused: [] });
       } finally {
         await racer.end();
       }
@@ -148,23 +149,8 @@ describe.skipIf(engineSkip)('a run is set up with every container that could mov
       const racer = longRun(ws, './xchg lnk lnk2 & ./xchg sub/cfg sub/cfglink & wait');
       try {
         await runningContainerIn(ws);
-        const leaked: string[] = [];
-        const refused: string[] = [];
-        for (let i = 0; i < 12; i++) {
-          try {
-            const result = await box.run({
-              argv: ['sh', '-c', 'cat cfg/.env cfglink/.env 2>/dev/null; true'],
-              cwd: join(ws, 'lnk'),
-              env: {},
-              timeoutMs: 30_000,
-              policy: policy({ readDeny: [{ pattern: '.*/\\.env' }] }),
-            });
-            if (/SECRET/.test(result.stdout)) leaked.push(result.stdout);
-          } catch (error) {
-            refused.push((error as Error).message);
-          }
-        }
-        expect({ leaked, refused }).toEqual({ leaked: [], refused: [] });
+        const seen = await victimRuns({ argv: ['sh', '-c', 'cat cfg/.env cfglink/.env 2>/dev/null; true'], cwd: join(ws, 'lnk'), policy: policy({ readDeny: [{ pattern: '.*/\\.env' }] }) });
+        expect(seen).toEqual({ leaked: [], refused: [] });
       } finally {
         await racer.end();
       }
