@@ -77,6 +77,14 @@ describe('host entries changed during the run keep the host version', { timeout:
     expect(kept !== undefined && readFileSync(kept, 'utf8')).toBe('orig\ncommand\n');
   });
 
+  it('a folder the host removed meanwhile, where the command changed a file: not put back, said', async () => {
+    mkdirSync(join(s.ws, 'gonedir', 'deep'), { recursive: true });
+    writeFileSync(join(s.ws, 'gonedir', 'deep', 'a.txt'), 'orig\n');
+    const r = await during('echo command >> gonedir/deep/a.txt', () => rmSync(join(s.ws, 'gonedir'), { recursive: true }));
+    expect(existsSync(join(s.ws, 'gonedir'))).toBe(false);
+    expect(r.stderr).toContain(`${join(s.ws, 'gonedir')} was removed or renamed on the host during the run`);
+  });
+
   it('a file the command renamed is committed under its new name, even where the host changed the folder it came from', async () => {
     mkdirSync(join(s.ws, 'into'), { recursive: true });
     writeFileSync(join(s.ws, 'moved.txt'), 'moved\n');

@@ -230,8 +230,10 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     return new CommitConflict(path, kept, host);
   };
   /** Whether the upper entry at `rel` is a copy of a host entry (it carries an overlay xattr); false when that cannot be read. */
+  let untold = 0;
   const copiedUp = (rel: string): boolean => {
     xattrs ??= readOverlayXattrs(overlay.upper);
+    if (!xattrs.ok) untold += 1;
     return xattrs.ok && xattrs.paths.has(rel);
   };
 
@@ -455,6 +457,9 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         return { u, h, fresh: false, mode };
       }
       if (!host && mountPoints.has(path) && list0(upperFd, name)) return; // a mount point bwrap made
+      // a copy of a host folder (a file in it was changed) that the host removed or renamed during
+      // the run: made again, it put back what the host had removed, unsaid (found by an attack)
+      if (!host && hostDirChanged && copiedUp(rel)) throw conflictKeeping(upperFd, name, st, path, 'gone');
       if (!writable(path)) {
         refuseTree(upperFd, name, path);
         return;
@@ -536,6 +541,9 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   }
   if (upperRoot === undefined) throw new Error(`the run's upper layer ${overlay.upper} is gone`);
   walkAll(upperRoot, hostRoot);
+  if (untold > 0 && xattrs !== undefined && !xattrs.ok) {
+    notes.push(`aalis: ${untold} new entries in folders the host changed during the run could not be told apart from copies of entries the host removed meanwhile (${xattrs.reason}): they were committed, and may put back what the host removed\n`);
+  }
   if (unknown > 0) {
     const why = opaque && !opaque.ok ? opaque.reason : 'getfattr could not read them';
     notes.push(`aalis: ${unknown} directories could not be checked for having been replaced whole (${why}): entries of the old ones were kept on the host\n`);
