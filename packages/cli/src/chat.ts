@@ -58,10 +58,10 @@ class ChatSession {
   ) {}
 
   async api(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-    await proveDaemon(this.url, this.token);
+    const proven = await proveDaemon(this.url, this.token);
     let response: Response;
     try {
-      response = await fetch(new URL(path, this.url), {
+      response = await fetch(new URL(path, proven), {
         method,
         headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -81,8 +81,8 @@ class ChatSession {
 
   /** Opens the event stream of the conversation; resolves once it is live. */
   async listen(): Promise<void> {
-    await proveDaemon(this.url, this.token);
-    const res = await fetch(new URL(`/api/events?session=${encodeURIComponent(this.session)}`, this.url), { headers: { authorization: `Bearer ${this.token}` }, signal: this.#stream.signal }).catch(
+    const proven = await proveDaemon(this.url, this.token);
+    const res = await fetch(new URL(`/api/events?session=${encodeURIComponent(this.session)}`, proven), { headers: { authorization: `Bearer ${this.token}` }, signal: this.#stream.signal }).catch(
       (error: unknown) => {
         throw new Error(`the daemon at ${this.url} does not answer (${(error as Error).message}); start it with 'aalis serve'.`);
       },

@@ -36,6 +36,11 @@ describe("a client proves the daemon before it sends the token", () => {
     expect((await daemon.api('POST', `/api/proof?nonce=${nonce}`, {}, null)).status).toBe(405);
     await proveDaemon(daemon.url, daemon.token);
     await expect(proveDaemon(daemon.url, `${daemon.token}x`)).rejects.toThrow(NotTheDaemonError);
+    // the token then goes to the address proved, never to the name again (a name may resolve to
+    // another address on the next connection, where another local user listens)
+    const byName = new URL(daemon.url);
+    byName.hostname = 'localhost';
+    expect(await proveDaemon(byName.href, daemon.token)).toBe(`http://${at.address}:${at.port}`);
   });
 
   // A relay on another port, forwarding every byte to the daemon, got a proof that held and then

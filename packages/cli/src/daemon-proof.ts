@@ -16,9 +16,13 @@ export class NotTheDaemonError extends AalisError<'not-the-daemon'> {
  * The proof names the address the connection was made to, and this checks it against the one this
  * client reached: a server relaying the question to a daemon elsewhere that holds the same token is
  * found out. Called before every request that sends the token (one round trip on the loopback).
- * Throws {@link NotTheDaemonError} when the proof is wrong or missing, a plain error when nothing answers.
+ * Resolves to the proven address as a base URL (an IP literal and the port): the request that
+ * carries the token must go there, never to the name again, which may resolve to another address
+ * on a new connection (found by an attack: `localhost` proved on 127.0.0.1, then the token went to
+ * a server another user had started on `[::1]`, 9 of 10). Throws {@link NotTheDaemonError} when
+ * the proof is wrong or missing, a plain error when nothing answers.
  */
-export async function proveDaemon(url: string, token: string): Promise<void> {
+export async function proveDaemon(url: string, token: string): Promise<string> {
   const nonce = randomBytes(32).toString('hex');
   let answer: { status: number; body: string; reached: ProofAddress };
   try {
@@ -41,6 +45,8 @@ export async function proveDaemon(url: string, token: string): Promise<void> {
       { fix: "start the daemon again ('aalis serve'), or give the right --url and AALIS_TOKEN" },
     );
   }
+  const { address, port } = answer.reached;
+  return `${new URL(url).protocol}//${address.includes(':') ? `[${address}]` : address}:${port}`;
 }
 
 /** One GET, with the address the connection reached (what the proof must name). */

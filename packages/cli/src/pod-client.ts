@@ -12,10 +12,10 @@ export function podClient(address: { readonly url: string; readonly token: strin
   const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
     known ??= (address as () => { readonly url: string; readonly token: string })();
     const { url: baseUrl, token } = known;
-    await proveDaemon(baseUrl, token);
+    const proven = await proveDaemon(baseUrl, token);
     let response: Response;
     try {
-      response = await fetch(new URL(`/api/pod/${path}`, baseUrl), {
+      response = await fetch(new URL(`/api/pod/${path}`, proven), {
         method,
         headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

@@ -78,7 +78,14 @@ async function proveDaemon() {
   // so it checks the port it was loaded from, and the address where it was loaded by one: a server
   // relaying the question to a daemon on another port is found out.
   const port = Number(location.port || (location.protocol === 'https:' ? 443 : 80));
-  const host = location.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  let host = location.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // a browser writes an IPv4 address mapped into IPv6 in hex (::ffff:7f00:1); the proof in dots
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
+  if (mapped) {
+    const hi = parseInt(mapped[1], 16);
+    const lo = parseInt(mapped[2], 16);
+    host = [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+  }
   const byAddress = /^[0-9.]+$/.test(host) || host.includes(':');
   const key = await crypto.subtle.importKey('raw', PROOF_TEXT.encode(TOKEN), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   const mac = hex(new Uint8Array(await crypto.subtle.sign('HMAC', key, PROOF_TEXT.encode('aalis-daemon-proof\u0000' + nonce + '\u0000' + data.address + '\u0000' + port))));
