@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,14 @@ describe("a client proves the daemon before it sends the token", () => {
     const byName = new URL(daemon.url);
     byName.hostname = 'localhost';
     expect(await proveDaemon(byName.href, daemon.token)).toBe(`http://${at.address}:${at.port}`);
+    // the console loaded by a name is sent to the address (its later requests would go to the name)
+    const redirect = await new Promise<{ status?: number; location?: string }>((resolve, reject) => {
+      httpGet(`${daemon.url}/console?x=1`, { headers: { host: `localhost:${at.port}` } }, (res) => {
+        res.resume();
+        resolve({ status: res.statusCode, location: res.headers.location });
+      }).on('error', reject);
+    });
+    expect(redirect).toEqual({ status: 307, location: `http://${at.address}:${at.port}/console?x=1` });
   });
 
   // A relay on another port, forwarding every byte to the daemon, got a proof that held and then

@@ -27,6 +27,7 @@ import { type DaemonKernel, startKernel } from './kernel.js';
 import type { PodRouteHandler } from './pod.js';
 import { SessionIndex } from './session-index.js';
 import { PodCapabilities } from './pod-capability.js';
+import { isIP } from 'node:net';
 import { bearerMatches, isLoopback, newToken, PROOF_NONCE, proofAddressOf, proofOf } from './token.js';
 
 /** How to start the daemon. */
@@ -217,6 +218,19 @@ async function startOn(
     }
     if (url.pathname === '/' || url.pathname === '/console' || url.pathname === '/console/') {
       if (req.method !== 'GET') throw new ApiError('method-not-allowed', `${req.method} is not accepted on ${url.pathname}; use GET.`);
+      // Loaded by a name (localhost), the page's every request is a new connection to whatever the
+      // name resolves to then, and a page cannot see which address it reached: a server another
+      // user started on [::1] got its requests while the daemon listened on 127.0.0.1 (found by an
+      // attack). It is sent to the address this connection reached (the token rides in the
+      // fragment, which a browser keeps across the redirect), where its proof checks the address.
+      const at = proofAddressOf(req.socket.localAddress ?? '', req.socket.localPort ?? 0);
+      const hostName = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+      if (isIP(hostName) === 0 && isIP(at.address) !== 0) {
+        const literal = at.address.includes(':') ? `[${at.address}]` : at.address;
+        res.writeHead(307, { location: `http://${literal}:${at.port}${url.pathname}${url.search}`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+        res.end();
+        return;
+      }
       res.writeHead(200, {
         'content-type': 'text/html; charset=utf-8',
         'cache-control': 'no-store',
