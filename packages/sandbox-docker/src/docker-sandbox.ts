@@ -146,8 +146,9 @@ class RootsMovedError extends AalisError<'roots-moved'> {
 
 /** How long a run's set-up waits for its container to start before it refuses. */
 const START_WAIT_MS = 60_000;
-/** How often the container's state is read meanwhile. */
+/** How often the container's state is read meanwhile: at first, and at most (a run's start takes a few hundred milliseconds). */
 const START_POLL_MS = 3;
+const START_POLL_MAX_MS = 25;
 
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]));
 
@@ -551,6 +552,7 @@ export class DockerSandbox implements SandboxService {
     };
     const done = attaching.then(settle, settle);
     const end = Date.now() + START_WAIT_MS;
+    let poll = START_POLL_MS;
     while (!settled) {
       const state = await this.engine.stateOf(name).catch(() => 'unknown');
       if (['running', 'paused', 'exited', 'dead', 'removing'].includes(state)) return;
@@ -559,7 +561,8 @@ export class DockerSandbox implements SandboxService {
         await done;
         throw unavailable(`the container ${name} had not started after ${START_WAIT_MS / 1000} s (last state: ${state}); it was removed and nothing ran`, 'check the engine (docker info) and run the command again');
       }
-      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, START_POLL_MS))]);
+      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, poll))]);
+      poll = Math.min(poll * 2, START_POLL_MAX_MS);
     }
   }
 
