@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { CgroupFreezer } from './cgroup-freezer.js';
 import type { DockerCli } from './docker-cli.js';
 import { LABELS } from './labels.js';
 
@@ -13,6 +14,9 @@ export interface EngineContainer {
   readonly state: string;
   readonly labels: Readonly<Record<string, string>>;
 }
+
+/** How a container was held still: its freezer written here, or the engine's pause (cgroup-freezer.ts). */
+export type HeldBy = 'freezer' | 'engine';
 
 /** How long one engine call may take before it counts as failed. */
 const CALL_TIMEOUT_MS = 30_000;
@@ -27,8 +31,43 @@ export class EngineApi {
   /** The local socket the client would use, or undefined when the client goes elsewhere. */
   readonly socket: string | undefined;
 
-  constructor(readonly cli: DockerCli) {
+  /** `freezer`: where a local engine's containers are frozen directly (tests give another). */
+  constructor(
+    readonly cli: DockerCli,
+    readonly freezer = new CgroupFreezer(),
+  ) {
     this.socket = localSocketOf(cli.clientEnv);
+  }
+
+  /**
+   * Holds a container still: its freezer written here when the engine is local and this process
+   * may (cgroup-freezer.ts), the engine's pause otherwise; false with why when neither held it.
+   */
+  async hold(id: string): Promise<{ ok: true; by: HeldBy } | { ok: false; why: string }> {
+    if (this.socket !== undefined && (await this.freezer.freeze(id)) === 'frozen') return { ok: true, by: 'freezer' };
+    const paused = await this.pause(id);
+    return paused.ok ? { ok: true, by: 'engine' } : paused;
+  }
+
+  /** Lets a container {@link hold} held run again, the way it was held. */
+  async release(id: string, by: HeldBy): Promise<void> {
+    if (by === 'engine') await this.unpause(id);
+    else await this.thawFrozen(id);
+  }
+
+  /** Whether the kernel holds a running container frozen that the engine does not know paused (a freeze by a holder that died). */
+  frozenUnknown(container: EngineContainer): boolean {
+    return this.socket !== undefined && container.state === 'running' && this.freezer.frozen(container.id);
+  }
+
+  /**
+   * Thaws a container frozen directly. Only a process that may write its freezer can: the
+   * engine's unpause refuses one it did not pause, and its pause one runc finds frozen. A freeze
+   * left by a root daemon that died is thawed by the next root daemon's section; until then the
+   * container stays still (its commands are refused as paused) and can be removed.
+   */
+  async thawFrozen(id: string): Promise<void> {
+    this.freezer.thaw(id);
   }
 
   /** Every sandbox container on the engine (this package's label), in any state, of any instance. */

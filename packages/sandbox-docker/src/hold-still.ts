@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { SandboxUnavailableError } from '@aalis/api-reach';
 import { engineUnreachable } from './docker-cli.js';
-import type { EngineApi, EngineContainer } from './engine-api.js';
+import type { EngineApi, EngineContainer, HeldBy } from './engine-api.js';
 import { PREPARE_SCRIPT_HINT } from './prepare-script.js';
 import { withHoldLock } from './hold-lock.js';
 import { LABELS } from './labels.js';
@@ -50,16 +50,17 @@ export function writesInto(writable: readonly string[] | undefined, paths: reado
 }
 
 /**
- * Runs `fn` with every sandbox container that could move a path of `scope` frozen (`docker
- * pause`: the cgroup freezer), and with no other process's section running meanwhile (the
+ * Runs `fn` with every sandbox container that could move a path of `scope` frozen (the cgroup
+ * freezer: written here where this process may, `docker pause` otherwise, cgroup-freezer.ts), and with no other process's section running meanwhile (the
  * engine's hold lock, {@link withHoldLock}). The engine resolves a bind's source on the host and
  * a mask's target through the new container's root when it starts a container; a sandboxed
  * command in another container of the same workspace that swapped a folder on that path for a
  * symlink got the next container the host's `/root` read-write, the engine socket, or a masked
  * `.env` unmasked (found by an attack: a third to a half of runs). Nothing of a frozen container
  * runs, so what the section planned is what the engine resolves. Every pause is made under the
- * lock and undone before it is released, so a container found paused was left so by a section
- * whose process died: it is let run again at the end, as the frozen ones are. A container that
+ * lock and undone before it is released, so a container found paused (or frozen while the engine
+ * says it runs) was left so by a section whose process died: it is let run again at the end, as
+ * the held ones are. A container that
  * cannot be frozen while it runs refuses the section (fail closed).
  */
 export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (held: boolean) => Promise<T>): Promise<T> {
@@ -77,10 +78,12 @@ export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (he
     const named = new Set(scope.containers ?? []);
     const toFreeze = containers.filter((c) => c.state === 'running' && (named.has(c.name) || named.has(c.id) || writesInto(writableOf(c), scope.paths)));
     const leftPaused = containers.filter((c) => c.state === 'paused');
-    const frozen: EngineContainer[] = [];
+    // frozen by a holder that died without the engine knowing (cgroup-freezer.ts)
+    const leftFrozen = containers.filter((c) => engine.frozenUnknown(c));
+    const held: { readonly id: string; readonly by: HeldBy }[] = [];
     try {
       for (const container of toFreeze) {
-        let paused = await engine.pause(container.id);
+        let paused = await engine.hold(container.id);
         let state = 'running';
         // a refusal while the engine was busy with the container (seen once in a few dozen runs
         // under load) is tried again while it still runs
@@ -88,10 +91,10 @@ export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (he
           state = await engine.stateOf(container.id).catch(() => 'unknown');
           if (state !== 'running' && state !== 'unknown') break;
           await new Promise((resolve) => setTimeout(resolve, 20 * tries));
-          paused = await engine.pause(container.id);
+          paused = await engine.hold(container.id);
         }
         if (paused.ok) {
-          frozen.push(container);
+          held.push({ id: container.id, by: paused.by });
           continue;
         }
         // ended meanwhile: nothing of it runs any more
@@ -105,7 +108,9 @@ export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (he
       }
       return await fn(true);
     } finally {
-      for (const container of [...frozen, ...leftPaused]) await engine.unpause(container.id);
+      for (const { id, by } of held) await engine.release(id, by);
+      for (const container of leftPaused) await engine.unpause(container.id);
+      for (const container of leftFrozen) if (!held.some((h) => h.id === container.id)) await engine.thawFrozen(container.id);
     }
   });
 }

@@ -10,6 +10,18 @@ const EXEC_DEADLINE_GRACE_S = 5;
 /** How often a command that met a section holding its container paused is started again. */
 const PAUSED_RETRIES = 5;
 
+/**
+ * An exec refused because a section held the container still, so nothing of it ran: the engine's
+ * words on stderr for one it paused; for one whose freezer was written directly
+ * (cgroup-freezer.ts), runc's, which the docker client prints on stdout with exit 126, and then
+ * nothing else. A command could print either itself: it is only started again, as it was.
+ */
+export function pausedRefusal(outcome: { readonly code: number | null; readonly stdout: { text(): string }; readonly stderr: string }): boolean {
+  if (outcome.code === 0) return false;
+  if (/^Error response from daemon: Container .* is paused/m.test(outcome.stderr)) return true;
+  return outcome.code === 126 && outcome.stderr === '' && /^OCI runtime exec failed: [^\n]*\bpaused\b[^\n]*\n?$/.test(outcome.stdout.text());
+}
+
 /** One command in a session: the policy, profile and identity are the session's. */
 export type SessionExecRequest = Pick<SandboxRunRequest, 'argv' | 'stdin' | 'timeoutMs' | 'maxOutputBytes' | 'signal'> & {
   /** The command's env, through the same allow list; the session's env when absent. */
@@ -77,7 +89,7 @@ export class SessionContainer {
 
   /**
    * Starts the command once no other run's set-up or check holds this container paused: the
-   * engine refuses an exec into a paused container ("is paused"). One that met a section begun
+   * engine refuses an exec into a paused container ("is paused"), runc one into a frozen one. One that met a section begun
    * in between is started again (nothing of it ran), unless its stdin is live and may have been
    * read from: then the refusal is the command's result.
    */
@@ -85,7 +97,7 @@ export class SessionContainer {
     for (let attempt = 0; ; attempt++) {
       await this.sandbox.untilNoSection();
       const outcome = await this.sandbox.attach(this.name, args, env, request, timeoutMs);
-      const paused = outcome.code !== 0 && /^Error response from daemon: Container .* is paused/m.test(outcome.stderr);
+      const paused = pausedRefusal(outcome);
       if (!paused || attempt === PAUSED_RETRIES || isLiveStdin(request.stdin)) return outcome;
     }
   }
