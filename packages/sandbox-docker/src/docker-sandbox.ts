@@ -14,7 +14,7 @@ import {
 } from '@aalis/api-reach';
 import { ZodError } from 'zod';
 import { containerEnv } from './container-env.js';
-import { type DockerClientOptions, DockerCli, engineUnreachable } from './docker-cli.js';
+import { type DockerClientOptions, DockerCli, engineUnusable } from './docker-cli.js';
 import { LABELS } from './labels.js';
 import { type DeniedWrite, deniedWritesAfter, type MountPlan, planMounts, type WritesAfter } from './mount-plan.js';
 import { dockerRefusal } from './refusal-test.js';
@@ -31,7 +31,6 @@ import { dockerRunArgs } from './run-args.js';
 import { SessionContainer } from './session-container.js';
 import { validateRequest } from './validate-request.js';
 import { REMOVE_CONTAINER } from './container-removal.js';
-import { PREPARE_SCRIPT_HINT } from './prepare-script.js';
 import { EngineApi } from './engine-api.js';
 import { holdStill, type StillScope, untilNoSection } from './hold-still.js';
 
@@ -348,9 +347,8 @@ export class DockerSandbox implements SandboxService {
     if (missingDeadlineProgram(stderr)) {
       return unavailable(`the image has no timeout program, which enforces every container's own deadline (${first})`, 'use an image with busybox or coreutils (timeout on its PATH)');
     }
-    return engineUnreachable(stderr)
-      ? unavailable(`no Docker Engine answers at ${this.cli.engine} (${first})`, 'start the engine or point DOCKER_HOST at one that runs')
-      : unavailable(`the engine refused the container (${first})`, 'check the image and the mounts named above on the engine host');
+    const unusable = engineUnusable(stderr, this.cli.engine);
+    return unusable ? unavailable(`${unusable.message} (${first})`, unusable.fix) : unavailable(`the engine refused the container (${first})`, 'check the image and the mounts named above on the engine host');
   }
 
   private resolve(spec: unknown): ResolvedProfile {
@@ -597,9 +595,8 @@ export class DockerSandbox implements SandboxService {
       this.preflightOk.set(image, Date.now());
       return;
     }
-    if (engineUnreachable(inspect.stderr)) {
-      throw unavailable(`no Docker Engine answers at ${this.cli.engine}`, `start the engine (dockerd, or ${PREPARE_SCRIPT_HINT}) or point DOCKER_HOST at one that runs`);
-    }
+    const unusable = engineUnusable(inspect.stderr, this.cli.engine);
+    if (unusable) throw unavailable(unusable.message, unusable.fix);
     throw unavailable(`the image ${image} is not on the engine at ${this.cli.engine}`, `build or load ${image} there; nothing is pulled from a registry`);
   }
 

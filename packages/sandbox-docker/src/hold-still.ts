@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { SandboxUnavailableError } from '@aalis/api-reach';
-import { engineUnreachable } from './docker-cli.js';
+import { engineUnusable } from './docker-cli.js';
 import type { EngineApi, EngineContainer, HeldBy } from './engine-api.js';
-import { PREPARE_SCRIPT_HINT } from './prepare-script.js';
 import { withHoldLock } from './hold-lock.js';
 import { LABELS } from './labels.js';
 import { isWithin } from './rule-match.js';
@@ -70,9 +69,8 @@ export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (he
       containers = await engine.sandboxContainers();
     } catch (error) {
       if (scope.evenUnheld) return fn(false);
-      if (engineUnreachable((error as Error).message)) {
-        throw new SandboxUnavailableError('docker', `no Docker Engine answers at ${engine.cli.engine}; nothing was run`, `start the engine (dockerd, or ${PREPARE_SCRIPT_HINT}) or point DOCKER_HOST at one that runs`);
-      }
+      const unusable = engineUnusable((error as Error).message, engine.cli.engine);
+      if (unusable) throw new SandboxUnavailableError('docker', `${unusable.message}; nothing was run`, unusable.fix);
       throw new SandboxUnavailableError('docker', `cannot list the sandbox containers that could move this run's paths (${(error as Error).message}); nothing was run`, 'start the engine, or check DOCKER_HOST');
     }
     const named = new Set(scope.containers ?? []);
