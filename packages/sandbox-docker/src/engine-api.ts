@@ -52,7 +52,7 @@ export class EngineApi {
   /** Lets a container {@link hold} held run again, the way it was held. */
   async release(id: string, by: HeldBy): Promise<void> {
     if (by === 'engine') await this.unpause(id);
-    else await this.thawFrozen(id);
+    else this.thawFrozen(id);
   }
 
   /** Whether the kernel holds a running container frozen that the engine does not know paused (a freeze by a holder that died). */
@@ -66,7 +66,7 @@ export class EngineApi {
    * left by a root daemon that died is thawed by the next root daemon's section; until then the
    * container stays still (its commands are refused as paused) and can be removed.
    */
-  async thawFrozen(id: string): Promise<void> {
+  thawFrozen(id: string): void {
     this.freezer.thaw(id);
   }
 

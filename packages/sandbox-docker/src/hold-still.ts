@@ -50,17 +50,17 @@ export function writesInto(writable: readonly string[] | undefined, paths: reado
 
 /**
  * Runs `fn` with every sandbox container that could move a path of `scope` frozen (the cgroup
- * freezer: written here where this process may, `docker pause` otherwise, cgroup-freezer.ts), and with no other process's section running meanwhile (the
- * engine's hold lock, {@link withHoldLock}). The engine resolves a bind's source on the host and
- * a mask's target through the new container's root when it starts a container; a sandboxed
- * command in another container of the same workspace that swapped a folder on that path for a
- * symlink got the next container the host's `/root` read-write, the engine socket, or a masked
- * `.env` unmasked (found by an attack: a third to a half of runs). Nothing of a frozen container
- * runs, so what the section planned is what the engine resolves. Every pause is made under the
- * lock and undone before it is released, so a container found paused (or frozen while the engine
- * says it runs) was left so by a section whose process died: it is let run again at the end, as
- * the held ones are. A container that
- * cannot be frozen while it runs refuses the section (fail closed).
+ * freezer: written here where this process may, `docker pause` otherwise; cgroup-freezer.ts), and
+ * with no other process's section running meanwhile (the engine's hold lock, {@link withHoldLock}).
+ * The engine resolves a bind's source on the host and a mask's target through the new container's
+ * root when it starts a container; a sandboxed command in another container of the same workspace
+ * that swapped a folder on that path for a symlink got the next container the host's `/root`
+ * read-write, the engine socket, or a masked `.env` unmasked (found by an attack: a third to a half
+ * of runs). Nothing of a frozen container runs, so what the section planned is what the engine
+ * resolves. Every hold is made under the lock and undone before it is released, so a container
+ * found paused (or frozen while the engine says it runs) was left so by a section whose process
+ * died: it is let run again at the end, as the held ones are. A container that cannot be frozen
+ * while it runs refuses the section (fail closed).
  */
 export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (held: boolean) => Promise<T>): Promise<T> {
   return withHoldLock(lockName(engine), LOCK_WAIT_MS, async () => {
@@ -108,7 +108,7 @@ export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (he
     } finally {
       for (const { id, by } of held) await engine.release(id, by);
       for (const container of leftPaused) await engine.unpause(container.id);
-      for (const container of leftFrozen) if (!held.some((h) => h.id === container.id)) await engine.thawFrozen(container.id);
+      for (const container of leftFrozen) if (!held.some((h) => h.id === container.id)) engine.thawFrozen(container.id);
     }
   });
 }
