@@ -97,20 +97,15 @@ export function engineUnreachable(stderr: string): boolean {
   return /Cannot connect to the Docker daemon|error during connect|dial unix|connection refused|no such host|cannot start the docker client/i.test(stderr);
 }
 
-/** Whether the engine's socket refused this user: an engine is there, but not one this user may use. */
-export function engineSocketDenied(stderr: string): boolean {
-  return /permission denied while trying to connect to the Docker daemon|connect: permission denied/i.test(stderr);
-}
-
 /**
  * Why no engine can be used, as a sentence and a fix, when the client's `stderr` says so; undefined
- * for any other failure. A socket that refuses this user is said as such: "no engine answers"
- * sent a user without access to start an engine that ran.
+ * for any other failure. A socket that refuses this user (`denied`) is said as such: "no engine
+ * answers" sent a user without access to start an engine that ran.
  */
-export function engineUnusable(stderr: string, engine: string): { readonly message: string; readonly fix: string } | undefined {
-  if (engineSocketDenied(stderr)) {
-    return { message: `the Docker Engine at ${engine} refuses this user (permission denied on its socket)`, fix: 'add the user to the docker group (then log in again), run the daemon as root, or point DOCKER_HOST at an engine this user may use' };
+export function engineUnusable(stderr: string, engine: string): { readonly kind: 'denied' | 'unreachable'; readonly message: string; readonly fix: string } | undefined {
+  if (/permission denied while trying to connect to the Docker daemon|connect: permission denied/i.test(stderr)) {
+    return { kind: 'denied', message: `the Docker Engine at ${engine} refuses this user (permission denied on its socket)`, fix: 'add the user to the docker group (then log in again), run the daemon as root, or point DOCKER_HOST at an engine this user may use' };
   }
-  if (engineUnreachable(stderr)) return { message: `no Docker Engine answers at ${engine}`, fix: `start the engine (dockerd, or ${PREPARE_SCRIPT_HINT}) or point DOCKER_HOST at one that runs` };
+  if (engineUnreachable(stderr)) return { kind: 'unreachable', message: `no Docker Engine answers at ${engine}`, fix: `start the engine (dockerd, or ${PREPARE_SCRIPT_HINT}) or point DOCKER_HOST at one that runs` };
   return undefined;
 }

@@ -1,5 +1,5 @@
 import type { SandboxCheck, SandboxProbe } from '@aalis/api-reach';
-import { type DockerCli, engineSocketDenied, engineUnusable } from './docker-cli.js';
+import { type DockerCli, engineUnusable } from './docker-cli.js';
 import { PREPARE_SCRIPT_HINT } from './prepare-script.js';
 
 /**
@@ -11,12 +11,12 @@ export async function probeEngine(cli: DockerCli, images: { readonly stdio: stri
   const checks: SandboxCheck[] = [];
   const version = await cli.call(['version', '--format', '{{.Server.Version}} (API {{.Server.APIVersion}})']);
   const engineOk = version.code === 0;
-  const denied = !engineOk && engineSocketDenied(version.stderr);
+  const unusable = engineOk ? undefined : engineUnusable(version.stderr, cli.engine);
   checks.push({
     name: 'engine',
     ok: engineOk,
-    detail: engineOk ? `Docker Engine ${version.stdout.trim()} at ${cli.engine}` : `${denied ? `the engine at ${cli.engine} refuses this user` : `no engine answers at ${cli.engine}`}: ${version.stderr.trim().split('\n')[0] ?? ''}`,
-    ...(engineOk ? {} : { fix: denied ? (engineUnusable(version.stderr, cli.engine)?.fix ?? '') : `start the engine (dockerd, or ${PREPARE_SCRIPT_HINT}), or set DOCKER_HOST to one that runs` }),
+    detail: engineOk ? `Docker Engine ${version.stdout.trim()} at ${cli.engine}` : `${unusable?.kind === 'denied' ? `the engine at ${cli.engine} refuses this user` : `no engine answers at ${cli.engine}`}: ${version.stderr.trim().split('\n')[0] ?? ''}`,
+    ...(engineOk ? {} : { fix: unusable?.kind === 'denied' ? unusable.fix : `start the engine (dockerd, or ${PREPARE_SCRIPT_HINT}), or set DOCKER_HOST to one that runs` }),
   });
   for (const image of new Set(Object.values(images))) {
     if (!engineOk) {

@@ -89,9 +89,10 @@ export class SessionContainer {
 
   /**
    * Starts the command once no other run's set-up or check holds this container paused: the
-   * engine refuses an exec into a paused container ("is paused"), runc one into a frozen one. One that met a section begun
-   * in between is started again (nothing of it ran), unless its stdin is live and may have been
-   * read from: then the refusal is the command's result.
+   * engine refuses an exec into a paused container ("is paused"), runc one into a frozen one
+   * ({@link pausedRefusal}). One that met a section begun in between is started again (nothing of
+   * it ran), unless its stdin is live and may have been read from: then the refusal is the
+   * command's result.
    */
   private async execWhenUnheld(args: string[], env: Record<string, string>, request: SessionExecRequest, timeoutMs: number) {
     for (let attempt = 0; ; attempt++) {
