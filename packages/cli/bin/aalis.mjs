@@ -9,9 +9,10 @@ import { fileURLToPath } from 'node:url';
 
 const main = new URL('../dist/main.js', import.meta.url);
 const exec = fileURLToPath(new URL('../dist/aalis-exec.cjs', import.meta.url));
-if (process.argv[2] === 'exec' && existsSync(exec)) {
-  const { runExec } = await import('./exec-loader.mjs');
-  runExec(exec);
+if ((process.argv[2] === 'exec' || process.argv[2] === '__exec-helper') && existsSync(exec)) {
+  // through the exec helper when one answers, else here (exec-client.mjs)
+  const { execEntry } = await import('./exec-client.mjs');
+  await execEntry(exec, fileURLToPath(import.meta.url));
 } else if (existsSync(main)) {
   await import(main.href);
 } else {

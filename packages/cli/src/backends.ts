@@ -5,6 +5,14 @@ import type { SandboxService } from '@aalis/api-reach';
 export interface SandboxOfOptions {
   readonly onWarning?: (line: string) => void;
   readonly willRun?: boolean;
+  /**
+   * Linux, a kept service whose every run is a session of its own (the exec helper, exec-server.ts):
+   * the scan's walks are kept for the next run by the reuse file's key, which names a session's
+   * temp by a token, and they run on the calling thread: the helper runs from the exec bundle (no
+   * worker entry) and answers nothing else meanwhile (measured: 100 against 124 ms a command with a
+   * bundled walk thread, 12 commands each).
+   */
+  readonly keptWalks?: boolean;
 }
 
 /**
@@ -26,17 +34,19 @@ export interface SandboxOfOptions {
  * as its probe answers (sandbox-linux `warmLauncher`), so its python start is not waited for after the scan.
  */
 export async function sandboxOf(backend: 'linux' | 'darwin' | 'docker', env: NodeJS.ProcessEnv = process.env, cacheDir?: string, oneShot = false, more: SandboxOfOptions = {}): Promise<SandboxService> {
-  const { onWarning, willRun = false } = more;
+  const { onWarning, willRun = false, keptWalks = false } = more;
   switch (backend) {
     case 'linux': {
       const { createLinuxSandbox } = await import('@aalis/sandbox-linux');
+      const reuseFile = cacheDir !== undefined ? { reuseFile: join(cacheDir, 'linux-scan-reuse.json') } : {};
       return createLinuxSandbox({
         ...(cacheDir !== undefined ? { probeCache: { file: join(cacheDir, 'linux-probe.json') } } : {}),
         // One command and out: a walk thread's start-up, the listings kept for a next run and the
         // tree watcher are a daemon's savings and only this process's cost.
         // The scan's walks are kept in the data directory instead (sandbox-linux scan-reuse-file.ts):
         // the next process lists again only the directories whose stamps changed.
-        ...(oneShot ? { hostWalks: 'inline', scan: { noCache: true, ...(cacheDir !== undefined ? { reuseFile: join(cacheDir, 'linux-scan-reuse.json') } : {}) } } : {}),
+        ...(oneShot ? { hostWalks: 'inline', scan: { noCache: true, ...reuseFile } } : {}),
+        ...(keptWalks ? { hostWalks: 'inline', scan: { ...reuseFile } } : {}),
         // AALIS_ROOT_UID_MAP=off: a root daemon's commands run as the host's uid 0 (anything else keeps the map, which fails closed)
         ...(env.AALIS_ROOT_UID_MAP === 'off' ? { rootUidMap: 'off' as const } : {}),
         // AALIS_STEP_READ_ONLY=off: bwrap makes the host read-only, as before (the view inside is the same)

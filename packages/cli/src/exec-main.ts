@@ -6,10 +6,18 @@
 // await: the bundle is CommonJS, so that V8 can take a code cache for it (bin/exec-loader.mjs).
 import './exec-jitless.js';
 import { execCommand } from './exec.js';
+import { EXEC_HELPER_MODE, serveExec } from './exec-server.js';
 import { markPhase } from './exec-phases.js';
 import { runGuarded } from './guarded.js';
 import { exitWith, processIo } from './process-io.js';
 
 markPhase('loaded');
-const [, ...argv] = process.argv.slice(2);
-void runGuarded('exec', execCommand, argv, processIo()).then(exitWith);
+const [mode, ...argv] = process.argv.slice(2);
+if (mode === EXEC_HELPER_MODE) {
+  // the exec helper (exec-server.ts), started detached by bin/exec-client.mjs: no terminal, nothing to print
+  const idle = Number(process.env.AALIS_EXEC_HELPER_IDLE);
+  serveExec({ socket: argv[0] ?? '', who: argv[1] ?? '', ...(Number.isFinite(idle) && idle > 0 ? { idleMs: idle * 1000 } : {}) }).then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+} else void runGuarded('exec', execCommand, argv, processIo()).then(exitWith);

@@ -9,7 +9,7 @@ import { markPhase } from './exec-phases.js';
 import { NotUtf8PathError, refuseLossyArgs } from './lossy-inputs.js';
 import { forTerminal } from './terminal-text.js';
 import { type CliIo, UsageError } from './io.js';
-import { startLocal } from './runtime.js';
+import { type LocalOptions, startLocal } from './runtime.js';
 import { MissingParentError, NotOwnDirError } from './own-dir.js';
 import { directory } from './directory-option.js';
 
@@ -69,8 +69,14 @@ const FLAGS = {
 } as const;
 
 
+/** What the process running `aalis exec` lends it (the exec helper, exec-server.ts: its sandbox services). */
+export interface ExecHost {
+  /** See {@link LocalOptions.sandboxService}. */
+  readonly sandboxService?: LocalOptions['sandboxService'];
+}
+
 /** `aalis exec`. */
-export async function execCommand(argv: readonly string[], io: CliIo): Promise<number> {
+export async function execCommand(argv: readonly string[], io: CliIo, host: ExecHost = {}): Promise<number> {
   const { flags, positionals, rest } = parse('exec', argv, FLAGS);
   if (flags.help) {
     io.stdout(EXEC_HELP);
@@ -90,7 +96,7 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
   let runtime: Awaited<ReturnType<typeof startLocal>>;
   try {
     const sandboxed = tier !== 'confirm' && tier !== 'full';
-    runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, data: chooseDataDir({ data: flags.data as string | undefined }), io, warmSandbox: sandboxed });
+    runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, data: chooseDataDir({ data: flags.data as string | undefined }), io, warmSandbox: sandboxed, ...(host.sandboxService ? { sandboxService: host.sandboxService } : {}) });
   } catch (error) {
     // not the sandbox's: a data directory to refuse, or one named in bytes that are not UTF-8, says so with its own fix
     if (error instanceof NotOwnDirError || error instanceof MissingParentError || error instanceof NotUtf8PathError) throw error;
@@ -163,10 +169,20 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
  * SIGINT and SIGTERM while the command runs abort it: the sandbox kills it and removes what it
  * made (a docker backend's container: the process dying at the signal's default action left it
  * running until its own deadline) before exec exits with 128 + the signal's number. A second
- * signal exits at once. SIGHUP is left at its default (nohup's ignore stays).
+ * signal exits at once. SIGHUP is left at its default (nohup's ignore stays). Run by the exec
+ * helper, the signals are its client's (`io.onInterrupt`), and a second one ends the client, not
+ * the helper: the abort under way goes on.
  */
 function abortOnSignal(controller: AbortController, io: CliIo): { readonly received: () => NodeJS.Signals | undefined; readonly off: () => void } {
   let received: NodeJS.Signals | undefined;
+  if (io.onInterrupt) {
+    const off = io.onInterrupt((signal) => {
+      if (received !== undefined) return;
+      received = signal;
+      controller.abort(new Error(`aalis exec received ${signal}`));
+    });
+    return { received: () => received, off };
+  }
   const onSignal = (signal: NodeJS.Signals) => {
     if (received !== undefined) {
       io.stderr(`aalis: ${signal} received again; exiting without waiting for the sandbox to be removed\n`);

@@ -10,6 +10,12 @@ export interface CliIo {
   readStdin?(): Promise<string>;
   /** Standard input line by line, as typed (for `aalis chat`). */
   lines?(): AsyncIterable<string>;
+  /**
+   * Where an interrupt of the person's command comes from when it is not this process's own
+   * SIGINT or SIGTERM (a client of the exec helper, exec-server.ts): `handler` is called with the
+   * signal the client received; the returned function stops listening.
+   */
+  onInterrupt?(handler: (signal: NodeJS.Signals) => void): () => void;
 }
 
 /** A usage error: the CLI prints it with a pointer to `--help` and exits 2. */

@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import { rmdirSync } from 'node:fs';
-import { sandboxPlugin } from '@aalis/api-reach';
+import { type SandboxService, sandboxPlugin } from '@aalis/api-reach';
 import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin, reachView } from '@aalis/plugin-reach';
@@ -26,6 +26,12 @@ export interface LocalOptions {
   readonly approvalTimeoutMs?: number;
   /** The command will run in the sandbox: start what its run waits for (linux: the sandbox's probe) now. */
   readonly warmSandbox?: boolean;
+  /**
+   * Gives the sandbox service instead of {@link sandboxOf} making one for this run alone (the exec
+   * helper's, kept from one command to the next: exec-server.ts). Its `close` is the giver's:
+   * the runtime's stop does not call it.
+   */
+  readonly sandboxService?: (backend: 'linux' | 'darwin' | 'docker', cacheDir: string) => Promise<SandboxService>;
 }
 
 /** A kernel with the reach stack, one session bound to `cwd`, and the owner's turn in it. */
@@ -66,7 +72,13 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       ownerEnv: 'process',
     })
     .use(terminalApprover(options.io, who));
-  const service = options.backend === 'none' ? undefined : await sandboxOf(options.backend, process.env, join(options.data.dataDir, 'cache'), true, { willRun: options.warmSandbox === true });
+  const cacheDir = join(options.data.dataDir, 'cache');
+  const service =
+    options.backend === 'none'
+      ? undefined
+      : options.sandboxService
+        ? lent(await options.sandboxService(options.backend, cacheDir))
+        : await sandboxOf(options.backend, process.env, cacheDir, true, { willRun: options.warmSandbox === true });
   if (service) kernel.use(sandboxPlugin(service));
   // linux probes once per process: started now, its answer (from the probe cache while fresh, which
   // answers the overlay probe too; else bubblewrap's checks and one throw-away overlay mount, in
@@ -98,6 +110,22 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       await dropEmptySessionTmp(kernel, turn);
       await stop();
     },
+  };
+}
+
+/**
+ * A service this runtime uses and does not own: everything but `close`, so the sandbox plugin's
+ * stop leaves it to its giver (a delegate, not a proxy: the service's methods keep their own `this`).
+ */
+function lent(service: SandboxService): SandboxService {
+  const { commitKept, discardKept } = service;
+  return {
+    backend: service.backend,
+    probe: () => service.probe(),
+    plan: (request) => service.plan(request),
+    run: (request) => service.run(request),
+    ...(commitKept ? { commitKept: (id, policy, paths) => commitKept.call(service, id, policy, paths) } : {}),
+    ...(discardKept ? { discardKept: (id) => discardKept.call(service, id) } : {}),
   };
 }
 

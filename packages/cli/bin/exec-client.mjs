@@ -1,0 +1,224 @@
+// `aalis exec` through the exec helper (src/exec-server.ts): a process of this user's own, kept
+// for a while after a run, that runs the next commands as this process would have run them (its
+// directory, environment, umask, arguments, terminal questions and signals are sent along), with
+// its sandbox service warm. This file is plain JavaScript and loads nothing of the bundle, so a run
+// through the helper costs a node start and a connection. The wire is src/exec-wire.ts's.
+//
+// The helper's socket is `aalis-exec/<key>.sock` in $XDG_RUNTIME_DIR (when it is under /run), or in
+// /run for root; anyone else gets no helper. /run is hidden whole from every sandbox, so no
+// sandboxed command can reach it. The directory must be this user's own, unreadable and
+// unwritable by anyone else, and the socket this user's; anything else and the command runs in
+// this process, as it does with no helper. The key names this bundle (its code cache's digest and
+// its place), this node and this user's ids, so a rebuilt CLI, another install, another node or
+// another group list never talks to a helper that would run other code or protect another
+// install (the helper is started with `who` and declines any other).
+// AALIS_EXEC_HELPER=off: no helper, every run in-process.
+import { spawn } from 'node:child_process';
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
+import { createConnection } from 'node:net';
+
+/** The argument that runs the bundle as the helper in place of `exec` (src/exec-server.ts EXEC_HELPER_MODE). */
+const HELPER_MODE = '__exec-helper';
+
+/**
+ * `aalis exec …` (or the helper, `__exec-helper <socket>`) from the bundle at `bundle`; `self` is the
+ * script this process runs (bin/aalis.mjs), which a helper is started with. Through the helper when
+ * one answers; else in this process, and a helper is started as it exits, for the next run.
+ */
+export async function execEntry(bundle, self) {
+  if (process.argv[2] !== HELPER_MODE) {
+    const socket = helperSocket(bundle);
+    const through = socket === undefined ? { fallback: 'off' } : await viaHelper(bundle, socket, process.argv.slice(3));
+    if ('status' in through) {
+      for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {}); // a reader gone: the status still decides
+      await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));
+      process.exit(through.status);
+    }
+    if (through.fallback === 'absent') process.on('exit', () => startHelper(self, socket, helperWho(bundle)));
+  }
+  const { runExec } = await import('./exec-loader.mjs');
+  runExec(bundle);
+}
+
+/** The helper's socket path for the bundle at `bundle`, or undefined when this process gets no helper. */
+export function helperSocket(bundle, env = process.env) {
+  if (env.AALIS_EXEC_HELPER === 'off' || process.platform !== 'linux') return undefined;
+  const runtime = env.XDG_RUNTIME_DIR;
+  const base = runtime?.startsWith('/run/') && !runtime.includes('/../') ? runtime : process.geteuid() === 0 ? '/run' : undefined;
+  if (base === undefined) return undefined;
+  const digest = Buffer.alloc(32);
+  try {
+    const fd = openSync(`${bundle}.cache`, 'r');
+    try {
+      if (readSync(fd, digest, 0, 32, 0) !== 32) return undefined;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined; // no code cache: a build without one runs in-process
+  }
+  // not a cryptographic hash (node:crypto's load would be a tenth of the run): the directory is this
+  // user's alone, the name only keeps versions apart, and the helper checks `who` itself
+  let h = 0x811c9dc5;
+  for (const c of helperWho(bundle)) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  return `${base.replace(/\/+$/, '')}/aalis-exec/${digest.toString('hex', 0, 10)}-${h.toString(16).padStart(8, '0')}.sock`;
+}
+
+/**
+ * What a helper must share with its client: the bundle's place (its install: another install of the
+ * same version protects other files as its control plane), the node that runs it and the user's ids.
+ */
+export function helperWho(bundle) {
+  return JSON.stringify([bundle, process.version, process.execPath, process.geteuid(), process.getegid(), ...process.getgroups().sort((a, b) => a - b)]);
+}
+
+/** This process's umask, read without setting it (process.umask() without an argument is deprecated for that). */
+function ownUmask() {
+  const line = /^Umask:\s*([0-7]+)$/m.exec(readFileSync('/proc/self/status', 'latin1'));
+  return line ? Number.parseInt(line[1], 8) : process.umask();
+}
+
+/** Whether `dir` is this user's own directory that no one else may enter or write. */
+function ownPrivateDir(dir) {
+  const st = lstatSync(dir, { throwIfNoEntry: false });
+  return st?.isDirectory() === true && st.uid === process.geteuid() && (st.mode & 0o077) === 0;
+}
+
+/**
+ * Runs `aalis exec <argv>` through the helper at `socket`. Resolves `{ status }` when the helper
+ * ran it (its output already written here), or `{ fallback }` when it did not and the command is
+ * this process's to run: `absent` (no helper answers: start one after), `declined` (busy, or
+ * another version), `unsafe` (the socket or its directory is not this user's alone).
+ */
+export function viaHelper(bundle, socket, argv) {
+  const dir = socket.slice(0, socket.lastIndexOf('/'));
+  const st = lstatSync(socket, { throwIfNoEntry: false });
+  if (st === undefined) return Promise.resolve({ fallback: 'absent' });
+  if (!ownPrivateDir(dir) || !st.isSocket() || st.uid !== process.geteuid()) return Promise.resolve({ fallback: 'unsafe' });
+  return new Promise((resolve) => {
+    let accepted = false;
+    let finished = false;
+    let rl;
+    const finish = (result) => {
+      if (finished) return;
+      finished = true;
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      rl?.close();
+      resolve(result);
+    };
+    let signalled;
+    const onSignal = (signal) => {
+      if (signalled !== undefined || !accepted) {
+        // a second signal (or one before the helper took the command: nothing runs yet) ends this client at once
+        if (signalled !== undefined) process.stderr.write(`aalis: ${signal} received again; exiting without waiting for the sandbox to be removed\n`);
+        conn.destroy();
+        finish({ status: 128 + (signal === 'SIGINT' ? 2 : 15) });
+        return;
+      }
+      signalled = signal;
+      send({ t: 'signal', signal });
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    const conn = createConnection(socket);
+    const send = (frame) => conn.writable && conn.write(`${JSON.stringify(frame)}\n`);
+    conn.on('connect', () => {
+      const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
+      const umask = ownUmask();
+      send({ v: 1, who: helperWho(bundle), argv, cwd: process.cwd(), env: { ...process.env }, umask, interactive });
+    });
+    conn.on('error', (error) => {
+      if (!accepted) finish({ fallback: error.code === 'ECONNREFUSED' || error.code === 'ENOENT' ? 'absent' : 'declined' });
+    });
+    conn.on('close', () => {
+      if (!accepted) finish({ fallback: 'absent' });
+      else {
+        process.stderr.write(`aalis: the exec helper ended before it said how the command ended; it may have run. Set AALIS_EXEC_HELPER=off to run commands in this process.\n`);
+        finish({ status: 1 });
+      }
+    });
+    let parts = [];
+    conn.on('data', (chunk) => {
+      let from = 0;
+      for (let nl = chunk.indexOf(10, from); nl !== -1; nl = chunk.indexOf(10, from)) {
+        parts.push(chunk.subarray(from, nl));
+        const line = Buffer.concat(parts).toString('utf8');
+        parts = [];
+        from = nl + 1;
+        let frame;
+        try {
+          frame = JSON.parse(line);
+        } catch {
+          conn.destroy(); // not a helper of this version: its close says so
+          return;
+        }
+        onFrame(frame);
+      }
+      if (from < chunk.length) parts.push(chunk.subarray(from));
+    });
+    const onFrame = (frame) => {
+      switch (frame.t) {
+        case 'accepted':
+          accepted = true;
+          break;
+        case 'declined':
+          conn.destroy();
+          finish({ fallback: 'declined' });
+          break;
+        case 'out':
+          process.stdout.write(frame.data);
+          break;
+        case 'err':
+          process.stderr.write(frame.data);
+          break;
+        case 'stdin': {
+          const chunks = [];
+          process.stdin.on('data', (c) => chunks.push(c));
+          process.stdin.on('end', () => send({ t: 'stdin', data: Buffer.concat(chunks).toString('utf8') }));
+          break;
+        }
+        case 'ask':
+          void ask(frame.question).then((answer) => send({ t: 'answer', id: frame.id, answer: answer ?? null }));
+          break;
+        case 'exit':
+          finish({ status: frame.status });
+          conn.end();
+          break;
+      }
+    };
+    const ask = async (question) => {
+      const { createInterface } = await import('node:readline/promises');
+      rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+      try {
+        return await rl.question(question);
+      } catch {
+        return undefined;
+      } finally {
+        rl.close();
+        rl = undefined;
+      }
+    };
+  });
+}
+
+/**
+ * Starts a helper at `socket`, detached (it outlives this process and writes nowhere), running
+ * `bin` (bin/aalis.mjs) in the helper's mode. Its directory is made first, this user's alone; one
+ * that is not is left as it is and no helper is started. Two started at once: the second finds
+ * the first answering and ends.
+ */
+export function startHelper(bin, socket, who) {
+  const dir = socket.slice(0, socket.lastIndexOf('/'));
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    if (error.code !== 'EEXIST') return;
+  }
+  if (!ownPrivateDir(dir)) return;
+  try {
+    spawn(process.execPath, [bin, HELPER_MODE, socket, who], { detached: true, stdio: 'ignore', cwd: '/' }).unref();
+  } catch {
+    // no helper this time: the next run tries again
+  }
+}

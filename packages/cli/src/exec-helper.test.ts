@@ -1,0 +1,273 @@
+// The exec helper (exec-server.ts, bin/exec-client.mjs): `aalis exec` run by a kept process of the
+// user's own. Built here from the bundle as exec-bundle.test.ts builds it, started by a real
+// `aalis exec` run or by hand, and driven by the real client; every command runs in a real
+// bubblewrap sandbox. Each test's helper lives in a runtime directory of its own under /run (the
+// client's XDG_RUNTIME_DIR), never in the machine's own.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_SCRATCH } from '../../../test/scratch.js';
+
+const here = join(import.meta.dirname, '..');
+const out = join(here, '.aalis-tmp');
+const bundle = join(out, `aalis-exec-helper-${process.pid}.cjs`);
+// bin/aalis.mjs for `aalis exec` and the helper, with this bundle
+const runner = join(out, `run-helper-${process.pid}.mjs`);
+// the client alone: prints where its socket is, or what it did with one request
+const driver = join(out, `drive-helper-${process.pid}.mjs`);
+const client = join(here, 'bin', 'exec-client.mjs');
+const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-exec-helper-')));
+const workspace = join(root, 'workspace');
+const data = join(root, 'data');
+const home = join(root, 'home');
+const isRoot = process.getuid?.() === 0;
+let runtimes: string[] = [];
+let helpers: ChildProcess[] = [];
+
+beforeAll(async () => {
+  mkdirSync(out, { recursive: true });
+  for (const d of [workspace, join(workspace, 'sub'), home]) mkdirSync(d, { recursive: true });
+  const { bundleExec } = (await import(join(here, 'scripts', 'bundle.mjs'))) as { bundleExec(outfile: string): Promise<unknown> };
+  await bundleExec(bundle);
+  writeFileSync(runner, `import { execEntry } from ${JSON.stringify(client)};\nawait execEntry(${JSON.stringify(bundle)}, ${JSON.stringify(runner)});\n`);
+  writeFileSync(
+    driver,
+    `import { writeFileSync } from 'node:fs';
+import { helperSocket, helperWho, viaHelper } from ${JSON.stringify(client)};
+const socket = helperSocket(${JSON.stringify(bundle)});
+if (process.argv[2] === 'where') {
+  process.stdout.write(JSON.stringify({ socket: socket ?? null, who: helperWho(${JSON.stringify(bundle)}) }));
+  process.exit(0);
+}
+const result = socket === undefined ? { fallback: 'off' } : await viaHelper(${JSON.stringify(bundle)}, socket, process.argv.slice(2));
+writeFileSync(process.env.DRIVER_OUT, JSON.stringify(result));
+await Promise.all([process.stdout, process.stderr].map((s) => new Promise((r) => s.write('', r))));
+process.exit('status' in result ? result.status : 99);
+`,
+  );
+}, 120_000);
+afterEach(() => {
+  for (const h of helpers) h.kill('SIGKILL');
+  helpers = [];
+  for (const r of runtimes) {
+    spawnSync('pkill', ['-KILL', '-f', `__exec-helper ${r}/`]);
+    rmSync(r, { recursive: true, force: true });
+  }
+  runtimes = [];
+});
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+  for (const f of [bundle, `${bundle}.cache`, runner, driver]) rmSync(f, { force: true });
+});
+
+/** A runtime directory of this test's own under /run, as a login session's /run/user/<uid> is. */
+function runtimeDir(mode = 0o700): string {
+  const dir = mkdtempSync('/run/aalis-test-');
+  chmodSync(dir, mode);
+  runtimes.push(dir);
+  return dir;
+}
+
+const baseEnv = (runtime: string, more: Record<string, string> = {}) => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, AALIS_DATA: data, XDG_RUNTIME_DIR: runtime, ...more });
+
+/** Where the client's socket is for `runtime`, and its `who`. */
+function where(runtime: string): { socket: string | null; who: string } {
+  const r = spawnSync(process.execPath, [driver, 'where'], { env: baseEnv(runtime), encoding: 'utf8' });
+  return JSON.parse(r.stdout) as { socket: string | null; who: string };
+}
+
+type Drive = { status: number | null; stdout: string; stderr: string; result: { status?: number; fallback?: string } };
+
+/** One request through the client (no in-process run after it): what it printed and what it did. */
+function drive(runtime: string, args: string[], options: { env?: Record<string, string>; cwd?: string; input?: string; umask?: string } = {}): Drive {
+  const result = join(root, `drive-${Math.random().toString(36).slice(2)}.json`);
+  const argv = options.umask ? ['sh', '-c', `umask ${options.umask} && exec "$@"`, 'sh', process.execPath, driver, ...args] : [process.execPath, driver, ...args];
+  const r = spawnSync(argv[0]!, argv.slice(1), { cwd: options.cwd ?? workspace, env: baseEnv(runtime, { ...options.env, DRIVER_OUT: result }), encoding: 'utf8', input: options.input ?? '', timeout: 60_000 });
+  const did = existsSync(result) ? (JSON.parse(readFileSync(result, 'utf8')) as Drive['result']) : {};
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, result: did };
+}
+
+/** A helper started by hand (as the client starts one), once its socket answers. */
+async function startHelper(runtime: string, env: Record<string, string> = {}, who?: string): Promise<{ socket: string; child: ChildProcess }> {
+  const w = where(runtime);
+  mkdirSync(join(runtime, 'aalis-exec'), { recursive: true, mode: 0o700 });
+  const child = spawn(process.execPath, [runner, '__exec-helper', w.socket!, who ?? w.who], { env: baseEnv(runtime, env), stdio: 'ignore', cwd: '/' });
+  helpers.push(child);
+  // answering (a socket a dead helper left is there before the new one binds)
+  await until(() => new Promise<boolean>((resolve) => {
+    const c = createConnection(w.socket!, () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.on('error', () => resolve(false));
+  }));
+  return { socket: w.socket!, child };
+}
+
+async function until(ok: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Whether a process whose command line starts with `marker` runs (the sandboxed command, not the client naming it). */
+const running = (marker: string) => spawnSync('pgrep', ['-f', `^${marker}`]).status === 0;
+
+describe.skipIf(!isRoot)('the exec helper', () => {
+  it('is started by a run that found none, and runs the next ones as that run would have', async () => {
+    const runtime = runtimeDir();
+    const first = spawnSync(process.execPath, [runner, 'exec', '--', 'sh', '-c', 'echo first'], { cwd: workspace, env: baseEnv(runtime), encoding: 'utf8', timeout: 60_000 });
+    expect(first.stdout).toBe('first\n');
+    const { socket } = where(runtime);
+    await until(() => lstatSync(socket!, { throwIfNoEntry: false })?.isSocket() === true);
+    // this user's alone: the directory unreadable to others, the socket in it
+    expect(lstatSync(join(runtime, 'aalis-exec')).mode & 0o777).toBe(0o700);
+    const r = drive(runtime, ['--', 'sh', '-c', 'echo out; echo err >&2; pwd; echo "$FOO"; exit 7'], { cwd: join(workspace, 'sub'), env: { FOO: 'from the client' } });
+    expect(r.result).toEqual({ status: 7 });
+    expect(r.status).toBe(7);
+    expect(r.stdout).toBe(`out\n${join(workspace, 'sub')}\nfrom the client\n`);
+    expect(r.stderr).toContain('err\n');
+    // the next client's environment, not the last one's
+    expect(drive(runtime, ['--', 'sh', '-c', 'echo "[$FOO]"'], { env: { FOO: 'second' } }).stdout).toBe('[second]\n');
+    expect(drive(runtime, ['--', 'sh', '-c', 'echo "[$FOO]"']).stdout).toBe('[]\n');
+  }, 120_000);
+
+  it("gives each command its client's umask", async () => {
+    const runtime = runtimeDir();
+    await startHelper(runtime);
+    for (const mask of ['077', '022', '077', '002']) {
+      const r = drive(runtime, ['--', 'sh', '-c', `umask; echo x > f-${mask}`], { umask: mask });
+      expect(r.result).toEqual({ status: 0 });
+      expect(r.stdout).toBe(`0${mask}\n`);
+      expect(lstatSync(join(workspace, `f-${mask}`)).mode & 0o777).toBe(0o666 & ~Number.parseInt(mask, 8));
+      rmSync(join(workspace, `f-${mask}`));
+    }
+  }, 120_000);
+
+  it('passes standard input when asked (--stdin), and usage errors as exec gives them', async () => {
+    const runtime = runtimeDir();
+    await startHelper(runtime);
+    const r = drive(runtime, ['--stdin', '--', 'cat'], { input: 'hello\nworld\n' });
+    expect(r.result).toEqual({ status: 0 });
+    expect(r.stdout).toBe('hello\nworld\n');
+    const bad = drive(runtime, ['--timeout', 'x', '--', 'true']);
+    expect(bad.result).toEqual({ status: 2 });
+    expect(bad.stderr).toContain("--timeout 'x' is not a positive number");
+  }, 120_000);
+
+  it("ends the command and its sandbox on the client's SIGINT, and when the client is killed", async () => {
+    const runtime = runtimeDir();
+    await startHelper(runtime);
+    // SIGINT: exits 130 once the sandbox is gone, as a one-shot run does
+    const result = join(root, 'sigint.json');
+    const c = spawn(process.execPath, [driver, '--', 'sleep', '31.25'], { cwd: workspace, env: baseEnv(runtime, { DRIVER_OUT: result }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    c.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    await until(() => running('sleep 31.25'));
+    c.kill('SIGINT');
+    const code = await new Promise<number | null>((r) => c.on('exit', r));
+    expect(code).toBe(130);
+    expect(stderr).toContain('SIGINT received; the command was killed and its sandbox removed');
+    expect(running('sleep 31.25')).toBe(false);
+    // SIGKILL: nobody to tell, the helper ends the command on the hang-up and takes the next one
+    const k = spawn(process.execPath, [driver, '--', 'sleep', '32.25'], { cwd: workspace, env: baseEnv(runtime, { DRIVER_OUT: join(root, 'kill.json') }), stdio: 'ignore' });
+    await until(() => running('sleep 32.25'));
+    k.kill('SIGKILL');
+    await until(() => !running('sleep 32.25'), 15_000);
+    expect(drive(runtime, ['--', 'true']).result).toEqual({ status: 0 });
+  }, 120_000);
+
+  it('declines a second client while it runs one, and a client of another node or user', async () => {
+    const runtime = runtimeDir();
+    await startHelper(runtime);
+    const first = spawn(process.execPath, [driver, '--', 'sleep', '33.25'], { cwd: workspace, env: baseEnv(runtime, { DRIVER_OUT: join(root, 'first.json') }), stdio: 'ignore' });
+    await until(() => running('sleep 33.25'));
+    expect(drive(runtime, ['--', 'true']).result).toEqual({ fallback: 'declined' });
+    first.kill('SIGINT');
+    await new Promise((r) => first.on('exit', r));
+    // another install of the same build has a helper of its own: its control plane is another
+    const { helperSocket } = (await import(client)) as { helperSocket(bundle: string, env: NodeJS.ProcessEnv): string | undefined };
+    mkdirSync(join(root, 'other-install'), { recursive: true });
+    copyFileSync(`${bundle}.cache`, join(root, 'other-install', 'aalis-exec.cjs.cache'));
+    const mine = helperSocket(bundle, { XDG_RUNTIME_DIR: runtime });
+    const theirs = helperSocket(join(root, 'other-install', 'aalis-exec.cjs'), { XDG_RUNTIME_DIR: runtime });
+    expect(mine?.slice(0, -13)).toBe(theirs?.slice(0, -13)); // the same build (its digest)...
+    expect(mine).not.toBe(theirs); // ...another place
+    // started for another `who`: this client is not its
+    const other = runtimeDir();
+    await startHelper(other, {}, 'v0.0.0:/elsewhere/node:1000:1000:1000');
+    expect(drive(other, ['--', 'true']).result).toEqual({ fallback: 'declined' });
+  }, 120_000);
+
+  it('is not used when its directory or socket is not this user\'s alone, nor when none is allowed', async () => {
+    const runtime = runtimeDir();
+    const { socket } = await startHelper(runtime);
+    chmodSync(join(runtime, 'aalis-exec'), 0o755);
+    expect(drive(runtime, ['--', 'true']).result).toEqual({ fallback: 'unsafe' });
+    chmodSync(join(runtime, 'aalis-exec'), 0o700);
+    spawnSync('chown', ['65534', socket]);
+    expect(drive(runtime, ['--', 'true']).result).toEqual({ fallback: 'unsafe' });
+    spawnSync('chown', ['0', socket]);
+    expect(drive(runtime, ['--', 'true']).result).toEqual({ status: 0 });
+    // off by choice, outside /run, or no runtime directory for an ordinary user: no helper at all
+    expect(drive(runtime, ['--', 'true'], { env: { AALIS_EXEC_HELPER: 'off' } }).result).toEqual({ fallback: 'off' });
+    const asNobody = (env: Record<string, string>) => {
+      const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, driver, 'where'], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+      return (JSON.parse(r.stdout) as { socket: string | null }).socket;
+    };
+    expect(asNobody({})).toBeNull();
+    expect(asNobody({ XDG_RUNTIME_DIR: join(root, 'not-under-run') })).toBeNull();
+    expect(asNobody({ XDG_RUNTIME_DIR: '/run/user/65534/../../etc' })).toBeNull();
+    expect(asNobody({ XDG_RUNTIME_DIR: '/run/user/65534' })).toMatch(/^\/run\/user\/65534\/aalis-exec\/[0-9a-f]{20}-[0-9a-f]{8}\.sock$/);
+  }, 120_000);
+
+  it('is out of reach of every sandboxed command, one started before the helper bound included', async () => {
+    const runtime = runtimeDir();
+    const { socket } = where(runtime);
+    // a command in a sandbox made before the helper exists looks once it does
+    const flag = join(root, 'helper-up');
+    const look = `import socket, os, time
+while not os.path.exists(${JSON.stringify(flag)}): time.sleep(0.05)
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(${JSON.stringify(socket)})
+    print("REACHED")
+except OSError as e:
+    print("refused", e.errno)
+print(sorted(os.listdir("/run")))`;
+    writeFileSync(join(workspace, 'look.py'), look);
+    const early = spawn(process.execPath, [runner, 'exec', '--', 'python3', 'look.py'], { cwd: workspace, env: baseEnv(runtime, { AALIS_EXEC_HELPER: 'off' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let earlyOut = '';
+    early.stdout!.on('data', (b: Buffer) => (earlyOut += b.toString()));
+    await new Promise((r) => setTimeout(r, 1500));
+    await startHelper(runtime);
+    writeFileSync(flag, '');
+    // the same look on the host reaches it: what the sandbox refuses is there to reach
+    expect(spawnSync('python3', [join(workspace, 'look.py')], { encoding: 'utf8' }).stdout).toMatch(/^REACHED\n/);
+    await new Promise((r) => early.on('exit', r));
+    expect(earlyOut).toMatch(/^refused 2\n/);
+    expect(earlyOut).not.toContain('REACHED');
+    // and one run by the helper itself
+    const through = drive(runtime, ['--', 'python3', 'look.py']);
+    expect(through.result).toEqual({ status: 0 });
+    expect(through.stdout).toMatch(/^refused 2\n/);
+  }, 120_000);
+
+  it('takes over from a helper that died (its socket left behind), and ends when idle', async () => {
+    const runtime = runtimeDir();
+    const { socket, child } = await startHelper(runtime);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.on('exit', r));
+    expect(lstatSync(socket).isSocket()).toBe(true);
+    expect(drive(runtime, ['--', 'true']).result).toEqual({ fallback: 'absent' });
+    const next = await startHelper(runtime, { AALIS_EXEC_HELPER_IDLE: '1' });
+    expect(drive(runtime, ['--', 'true']).result).toEqual({ status: 0 });
+    const code = await new Promise<number | null>((r) => next.child.on('exit', r));
+    expect(code).toBe(0);
+    expect(existsSync(socket)).toBe(false);
+  }, 120_000);
+});

@@ -1,0 +1,301 @@
+import { lstatSync, unlinkSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import type { SandboxService } from '@aalis/api-reach';
+import { sandboxOf } from './backends.js';
+import { execCommand } from './exec.js';
+import { type ClientFrame, ClientFrameSchema, type ExecRequest, ExecRequestSchema, type HelperFrame, lineReader } from './exec-wire.js';
+import { runGuarded } from './guarded.js';
+import type { CliIo } from './io.js';
+
+/*
+ * The exec helper: a process of the user's own that runs `aalis exec` for the next invocations of
+ * the command, so that each one costs a node start and a connection instead of the bundle's load,
+ * a runtime's start, a sandbox probe and a cold sandbox (the sandbox service, its launcher, its walk
+ * thread and the sandboxes it prepares ahead are kept from one command to the next, as a daemon's
+ * are). bin/aalis.mjs starts it after a run that found none (bin/exec-client.mjs), detached; it
+ * ends after `idleMs` without a request, or once its socket is no longer at its path.
+ *
+ * Each request is run as a one-shot `aalis exec` would run it in the client's process: in the
+ * client's directory, with its environment and umask (the helper's own are replaced for the
+ * request), its arguments, its terminal's questions (asked back through the client) and its
+ * signals. One request at a time: those are process-wide, so a second client is declined and runs
+ * the command itself, as it would with no helper. The sandbox service is kept per backend, cache
+ * directory, umask and environment (a run whose environment differs gets a service of its own, as a
+ * one-shot would read that environment); two at most. What is not passed: the client's resource
+ * limits, cgroup and scheduling priority (the helper's are those of the client that started it).
+ *
+ * Who can connect: the socket is in a directory of the user's own that no one else can enter,
+ * under /run (bin/exec-client.mjs: `$XDG_RUNTIME_DIR`, or /run for root). /run is hidden whole
+ * from every sandbox of the Linux backend (sandbox-linux host-sockets.ts), a socket bound there
+ * after a sandbox's start included, so no sandboxed command can reach the helper to run something
+ * with a wider reach than its own.
+ */
+
+/** The argument bin/aalis.mjs is given, in place of `exec`, to run the bundle as the helper: `__exec-helper <socket>`. */
+export const EXEC_HELPER_MODE = '__exec-helper';
+
+/** How long the helper waits for a request before it ends (`AALIS_EXEC_HELPER_IDLE`, seconds). */
+export const DEFAULT_HELPER_IDLE_MS = 5 * 60 * 1000;
+
+/** Sandbox services kept at once (a harness alternating two environments keeps both warm). */
+const KEPT_SERVICES = 2;
+
+/** What {@link serveExec} takes. */
+export interface ExecHelperOptions {
+  /** The socket's path; its directory was checked by the client that started the helper and is checked again here. */
+  readonly socket: string;
+  /** The node and user ids of the client that started it (bin/exec-client.mjs helperWho): requests from any other are declined. */
+  readonly who: string;
+  readonly idleMs?: number;
+}
+
+/**
+ * Whether `dir` is this user's own directory that no one else may enter or write (the socket's
+ * home). The client checks the same before it connects (bin/exec-client.mjs, which loads nothing
+ * of the bundle); checked again here for a helper started by other means.
+ */
+function ownPrivateDir(dir: string): boolean {
+  const st = lstatSync(dir, { throwIfNoEntry: false });
+  return st?.isDirectory() === true && st.uid === process.geteuid?.() && (st.mode & 0o077) === 0;
+}
+
+/** Runs the helper until it is idle for `idleMs`; resolves once it has stopped (its services closed). */
+export async function serveExec(options: ExecHelperOptions): Promise<void> {
+  const dir = options.socket.slice(0, options.socket.lastIndexOf('/')) || '/';
+  if (!ownPrivateDir(dir)) throw new Error(`the helper's directory ${dir} is not this user's own private directory`);
+  process.umask(0o077);
+  const services = new Map<string, Promise<SandboxService>>();
+  let busy = false;
+  // the umask of the request under way (process.umask() without an argument is deprecated: it sets it to read it)
+  let umask = 0o077;
+  let idle: NodeJS.Timeout | undefined;
+  let server: Server;
+  let bound: { dev: number; ino: number } | undefined;
+  let done!: () => void;
+  const stopped = new Promise<void>((resolve) => (done = resolve));
+
+  const stop = async () => {
+    clearTimeout(idle);
+    server.close();
+    // still ours (another helper may have taken the path): removed, so no client connects to nothing
+    try {
+      const st = lstatSync(options.socket, { throwIfNoEntry: false });
+      if (st && bound && st.dev === bound.dev && st.ino === bound.ino) unlinkSync(options.socket);
+    } catch {
+      // gone already
+    }
+    await Promise.all([...services.values()].map((s) => s.then((x) => x.close?.()).catch(() => {})));
+    done();
+  };
+  const armIdle = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => {
+      if (!busy) void stop();
+    }, options.idleMs ?? DEFAULT_HELPER_IDLE_MS);
+  };
+
+  // the service a run asks for, made as a daemon's (kept-alive launcher, sandboxes prepared ahead)
+  const sandboxService = (backend: 'linux' | 'darwin' | 'docker', cacheDir: string): Promise<SandboxService> => {
+    // the umask too: the service's launcher, started once, passes its own to every command it starts
+    const key = JSON.stringify([backend, cacheDir, umask, Object.entries(process.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+    let service = services.get(key);
+    if (service === undefined) {
+      service = sandboxOf(backend, { ...process.env }, cacheDir, false, { keptWalks: true });
+      service.catch(() => services.delete(key));
+    } else services.delete(key); // the most recently used last
+    services.set(key, service);
+    return service;
+  };
+  // services past the limit, closed between requests (none is in use then)
+  const trimServices = async () => {
+    while (services.size > KEPT_SERVICES) {
+      const [key, service] = services.entries().next().value!;
+      services.delete(key);
+      await service.then((s) => s.close?.()).catch(() => {});
+    }
+  };
+
+  const serve = (conn: Socket) => {
+    let request: ExecRequest | undefined;
+    let onFrame: ((frame: ClientFrame) => void) | undefined;
+    let gone: (() => void) | undefined;
+    const send = (frame: HelperFrame, then?: () => void) => {
+      if (!conn.writable) return;
+      conn.write(`${JSON.stringify(frame)}\n`, then);
+    };
+    const read = lineReader(
+      (line) => {
+        let value: unknown;
+        try {
+          value = JSON.parse(line);
+        } catch {
+          conn.destroy();
+          return;
+        }
+        if (request === undefined) {
+          const parsed = ExecRequestSchema.safeParse(value);
+          if (!parsed.success) {
+            send({ t: 'declined', why: 'the request is not one this helper reads (another version of aalis?)' }, () => conn.end());
+            return;
+          }
+          request = parsed.data;
+          start(request);
+          return;
+        }
+        const frame = ClientFrameSchema.safeParse(value);
+        if (frame.success) onFrame?.(frame.data);
+      },
+      () => conn.destroy(),
+    );
+    conn.on('data', read);
+    conn.on('error', () => {});
+    conn.on('close', () => gone?.());
+
+    const start = (req: ExecRequest) => {
+      if (req.who !== options.who) {
+        send({ t: 'declined', why: 'started by another node or for other user ids' }, () => conn.end());
+        return;
+      }
+      if (busy) {
+        send({ t: 'declined', why: 'busy with another command' }, () => conn.end());
+        return;
+      }
+      try {
+        process.chdir(req.cwd);
+      } catch (e) {
+        send({ t: 'declined', why: `its directory cannot be entered here (${(e as NodeJS.ErrnoException).code})` }, () => conn.end());
+        return;
+      }
+      busy = true;
+      clearTimeout(idle);
+      adoptEnv(req.env);
+      umask = req.umask;
+      process.umask(umask);
+      const io = clientIo(req, send, (f) => (onFrame = f), (g) => (gone = g));
+      // started once `accepted` is written: a client that never reads it runs the command itself
+      send({ t: 'accepted', pid: process.pid }, () => {
+        void runGuarded('exec', (argv, cli) => execCommand(argv, cli, { sandboxService }), req.argv, io)
+          .then((status) => send({ t: 'exit', status }, () => conn.end()))
+          .finally(async () => {
+            process.umask(0o077);
+            await trimServices();
+            busy = false;
+            armIdle();
+          });
+      });
+    };
+  };
+
+  server = createServer(serve);
+  await listenOnce(server, options.socket);
+  const st = lstatSync(options.socket);
+  bound = { dev: st.dev, ino: st.ino };
+  // a helper whose socket was removed or taken by another is reached by no client: it ends
+  const watch = setInterval(() => {
+    const now = lstatSync(options.socket, { throwIfNoEntry: false });
+    if (!busy && (now === undefined || now.dev !== bound!.dev || now.ino !== bound!.ino)) {
+      clearInterval(watch);
+      void stop();
+    }
+  }, 5000);
+  watch.unref();
+  armIdle();
+  await stopped;
+  clearInterval(watch);
+}
+
+/**
+ * Listens at `path`; a socket file there that no helper answers on (one that died) is removed first.
+ * Throws when a live helper answers there: this one is not needed.
+ */
+async function listenOnce(server: Server, path: string): Promise<void> {
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  try {
+    await listen();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+    const alive = await new Promise<boolean>((resolve) => {
+      const probe = createConnection(path, () => {
+        probe.destroy();
+        resolve(true);
+      });
+      probe.on('error', () => resolve(false));
+    });
+    if (alive) throw new Error(`another helper answers at ${path}`);
+    unlinkSync(path);
+    await listen();
+  }
+}
+
+/** The client's environment in place of this process's (process.env itself, so children and lookups see it). */
+function adoptEnv(env: Readonly<Record<string, string>>): void {
+  for (const key of Object.keys(process.env)) if (!Object.hasOwn(env, key)) delete process.env[key];
+  Object.assign(process.env, env);
+}
+
+/** The client's terminal as exec's {@link CliIo}: output, questions and standard input through the connection. */
+function clientIo(req: ExecRequest, send: (frame: HelperFrame) => void, onFrame: (f: (frame: ClientFrame) => void) => void, onGone: (g: () => void) => void): CliIo {
+  const asks = new Map<number, (answer: string | undefined) => void>();
+  const stdin: ((data: string) => void)[] = [];
+  const interrupts = new Set<(signal: NodeJS.Signals) => void>();
+  let ids = 0;
+  let ended = false;
+  // a signal before exec listens (while its runtime starts) is held for it: the command is then
+  // aborted before it starts, as the client's own process would have died before starting it
+  let held: NodeJS.Signals | undefined;
+  const interrupt = (signal: NodeJS.Signals) => {
+    held ??= signal;
+    for (const h of interrupts) h(signal);
+  };
+  onFrame((frame) => {
+    if (frame.t === 'signal') interrupt(frame.signal);
+    else if (frame.t === 'stdin') stdin.shift()?.(frame.data);
+    else {
+      asks.get(frame.id)?.(frame.answer ?? undefined);
+      asks.delete(frame.id);
+    }
+  });
+  // a client gone (killed, or its second signal): its command is aborted as on a hang-up, and nothing waits for it
+  onGone(() => {
+    ended = true;
+    interrupt('SIGHUP');
+    for (const a of asks.values()) a(undefined);
+    asks.clear();
+    for (const s of stdin.splice(0)) s('');
+  });
+  return {
+    stdout: (data) => send({ t: 'out', data }),
+    stderr: (data) => send({ t: 'err', data }),
+    ...(req.interactive
+      ? {
+          ask: (question: string) =>
+            ended
+              ? Promise.resolve(undefined)
+              : new Promise<string | undefined>((resolve) => {
+                  const id = ++ids;
+                  asks.set(id, resolve);
+                  send({ t: 'ask', id, question });
+                }),
+        }
+      : {}),
+    readStdin: () =>
+      ended
+        ? Promise.resolve('')
+        : new Promise<string>((resolve) => {
+            stdin.push(resolve);
+            send({ t: 'stdin' });
+          }),
+    onInterrupt: (handler) => {
+      interrupts.add(handler);
+      if (held !== undefined) queueMicrotask(() => handler(held!));
+      return () => interrupts.delete(handler);
+    },
+  };
+}

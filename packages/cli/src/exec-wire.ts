@@ -1,0 +1,82 @@
+import { z } from 'zod';
+
+/*
+ * What `aalis exec` and its helper (exec-server.ts) say to each other over the helper's socket: one
+ * JSON object a line, each way. The client side is bin/exec-client.mjs (plain JavaScript, so that a
+ * run through the helper loads nothing of the bundle); exec-server.test.ts runs the two together.
+ *
+ * client → helper: the request first, then signals, standard input (when asked) and answers.
+ * helper → client: `accepted` (sent before the command is started: a client that sees the
+ * connection close without it knows nothing ran and runs the command itself), or `declined` with
+ * why; then output, questions, a request for standard input, and the exit status last.
+ */
+
+/** The first line a client sends: everything of its process that a one-shot `aalis exec` would read. */
+export const ExecRequestSchema = z.strictObject({
+  v: z.literal(1),
+  /** The client's bundle place, node and user ids (bin/exec-client.mjs helperWho): a helper started with other ones declines. */
+  who: z.string(),
+  /** `aalis exec`'s arguments, after `exec`. */
+  argv: z.array(z.string()),
+  cwd: z.string().startsWith('/'),
+  env: z.record(z.string(), z.string()),
+  umask: z.number().int().min(0).max(0o777),
+  /** Whether its stdin and stderr are a terminal (questions are asked only then). */
+  interactive: z.boolean(),
+});
+/** {@link ExecRequestSchema}'s type. */
+export type ExecRequest = z.infer<typeof ExecRequestSchema>;
+
+/** The signals a client passes on (its own SIGINT or SIGTERM; `SIGHUP` stands for a client gone). */
+export const PASSED_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
+/** What a client sends after its request. */
+export const ClientFrameSchema = z.discriminatedUnion('t', [
+  z.strictObject({ t: z.literal('signal'), signal: z.enum(PASSED_SIGNALS) }),
+  z.strictObject({ t: z.literal('stdin'), data: z.string() }),
+  z.strictObject({ t: z.literal('answer'), id: z.number().int(), answer: z.string().nullable() }),
+]);
+/** {@link ClientFrameSchema}'s type. */
+export type ClientFrame = z.infer<typeof ClientFrameSchema>;
+
+/** What the helper sends. */
+export type HelperFrame =
+  | { readonly t: 'accepted'; readonly pid: number }
+  | { readonly t: 'declined'; readonly why: string }
+  | { readonly t: 'out'; readonly data: string }
+  | { readonly t: 'err'; readonly data: string }
+  | { readonly t: 'ask'; readonly id: number; readonly question: string }
+  | { readonly t: 'stdin' }
+  | { readonly t: 'exit'; readonly status: number };
+
+/** The longest line either side reads (a whole standard input is one line): past it the connection is dropped. */
+export const MAX_LINE_BYTES = 256 << 20;
+
+/**
+ * Splits a byte stream into lines and hands each to `onLine`; `onTooLong` once a line passes
+ * {@link MAX_LINE_BYTES}. Text is decoded as UTF-8 once a line is whole (a character is never split).
+ */
+export function lineReader(onLine: (line: string) => void, onTooLong: () => void): (chunk: Buffer) => void {
+  let parts: Buffer[] = [];
+  let size = 0;
+  return (chunk) => {
+    let from = 0;
+    for (let nl = chunk.indexOf(10, from); nl !== -1; nl = chunk.indexOf(10, from)) {
+      parts.push(chunk.subarray(from, nl));
+      const line = Buffer.concat(parts).toString('utf8');
+      parts = [];
+      size = 0;
+      from = nl + 1;
+      onLine(line);
+    }
+    if (from < chunk.length) {
+      parts.push(chunk.subarray(from));
+      size += chunk.length - from;
+      if (size > MAX_LINE_BYTES) {
+        parts = [];
+        size = 0;
+        onTooLong();
+      }
+    }
+  };
+}
