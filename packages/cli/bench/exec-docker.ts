@@ -29,7 +29,8 @@ const root = mkdtempSync(join(TEST_SCRATCH, 'aalis-exec-docker-'));
 const workspace = join(root, 'workspace');
 mkdirSync(workspace);
 const data = join(root, 'data');
-const env = benchNodeEnv({ AALIS_DATA: data, AALIS_DOCKER_IMAGE: IMAGE, AALIS_INSTANCE: 'bench-exec-docker' });
+// in its own process: the probe cache is what a new process finds (a helper keeps its probe in memory)
+const env = benchNodeEnv({ AALIS_DATA: data, AALIS_DOCKER_IMAGE: IMAGE, AALIS_INSTANCE: 'bench-exec-docker', AALIS_EXEC_HELPER: 'off' });
 
 function exec(): number {
   const start = performance.now();
