@@ -2,9 +2,7 @@
 // zod's `jitless`, set before any schema is made (zod reads it as each schema is constructed).
 // With it on (zod's default), an object schema's first parse generates and compiles a parser
 // (`new Function`) that pays off over many parses; a one-shot `aalis exec` parses each schema once
-// or twice, so it would pay every compile and use none. Validation is the same either way. The
-// exec helper (exec-server.ts, the same bundle) parses the same schemas for every command it runs:
-// it keeps zod's default.
+// or twice, so it would pay every compile and use none. Validation is the same either way.
 import { config } from 'zod';
 
-if (process.argv[2] !== '__exec-helper') config({ jitless: true });
+config({ jitless: true });
