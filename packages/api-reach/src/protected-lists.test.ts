@@ -36,7 +36,7 @@ function listsFor(platform: 'linux' | 'darwin', form: 'source' | 'npm' = 'source
     platform,
     form,
     codeDirs: [`${home}/plugins/linked`],
-    entry: `${install}/bin/aalis.mjs`,
+    entry: `${install}/bin/aalis.cjs`,
     stateDir: `${home}/.local/state/aalis`,
   });
 }
@@ -74,7 +74,7 @@ const CASES: readonly Case[] = [
   ['control', '%/packages/core/src/index.ts', false],
   ['control', '%/packages/core/package.json', false],
   ['control', '%/package.json', false],
-  ['control', '%/bin/aalis.mjs', false],
+  ['control', '%/bin/aalis.cjs', false],
   ['control', '~/plugins/linked/index.js', true],
   ['control', '~/plugins/linked-other/index.js', false],
   // control plane: stores hard-linked into node_modules (the install's among them)
@@ -275,7 +275,7 @@ describe.each(['linux', 'darwin'] as const)('protectedLists on %s', (platform) =
   it('npm form adds the entry and the install package.json, and still loaded code', () => {
     const npm = listsFor(platform, 'npm');
     expect(inList(npm, 'control', expand(platform, '%/package.json'))).toBe(true);
-    expect(inList(npm, 'control', expand(platform, '%/bin/aalis.mjs'))).toBe(true);
+    expect(inList(npm, 'control', expand(platform, '%/bin/aalis.cjs'))).toBe(true);
     expect(inList(npm, 'control', expand(platform, '%/node_modules/@aalis/core/x.js'))).toBe(true);
     expect(inList(npm, 'control', expand(platform, '%/packages/core/dist/x.js'))).toBe(false);
     expect(inList(npm, 'control', expand(platform, '%/src/x.ts'))).toBe(false);
@@ -342,7 +342,7 @@ describe('protectedLists on win32: the comparison rules', () => {
     platform: 'win32',
     form: 'npm',
     codeDirs: [],
-    entry: 'C:\\Program Files\\Aalis\\bin\\aalis.mjs',
+    entry: 'C:\\Program Files\\Aalis\\bin\\aalis.cjs',
   });
   it.each<[ListName, string, boolean]>([
     ['denyRead', 'c:\\users\\ada\\.SSH\\id_rsa', true],

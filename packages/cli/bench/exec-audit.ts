@@ -12,7 +12,7 @@ import { benchNodeEnv } from './node-env.js';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 /** The built `aalis` command, as users run it (the package's bench script builds first when sources are newer); the source form needs the TypeScript loader. */
-const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
+const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.cjs');
 
 // BENCH_QUICK=1: 20,000 lines, 3 rounds (a check that it runs, not the figure of issue 17)
 const QUICK = process.env.BENCH_QUICK === '1';

@@ -11,7 +11,7 @@ import { benchNodeEnv } from './node-env.js';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 /** The built `aalis` command, as users run it (the package's bench script builds first when sources are newer); the source form needs the TypeScript loader. */
-const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
+const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.cjs');
 
 const IMAGE = process.env.AALIS_DOCKER_IMAGE ?? 'aalis/sandbox-test:latest';
 const ROUNDS = Number(process.argv[2] ?? (process.env.BENCH_QUICK === '1' ? 2 : 7));

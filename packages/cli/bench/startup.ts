@@ -2,11 +2,11 @@
  * `pnpm bench` (cli): start-up of the built `aalis` command against a bare `node -e 0`, measured in
  * interleaved rounds (one of each per round, so a busy machine slows all three alike), medians and
  * ratios. Targets (issue 17): `aalis --help` ≤ 1.5×, `aalis exec --network off -- true` ≤ 2.5×.
- * Runs bin/aalis.mjs, which imports dist/ (exec: its bundle, dist/aalis-exec.cjs): the package script
+ * Runs bin/aalis.cjs, which imports dist/ (exec: its bundle, dist/aalis-exec.cjs): the package script
  * builds first when sources are newer. `aalis exec --help` loads exec's whole module graph and starts
  * no sandbox, so the per-phase line splits exec into node's start, the module graph, and the rest
  * (the runtime's start, the probe from its cache, the sandboxed run, the exit).
- * AALIS_BENCH_COMPARE=<another checkout's bin/aalis.mjs> adds its two cases to the same rounds
+ * AALIS_BENCH_COMPARE=<another checkout's bin/aalis.cjs> adds its two cases to the same rounds
  * (before and after a change, measured alike). One more `aalis exec` per round, with
  * bench/phase-marks.cjs preloaded (so not one of the timed cases), prints the run by phase from its
  * own marks (src/exec-phases.ts): where every ms goes from the process's start to its end.
@@ -19,7 +19,7 @@ import { benchNodeEnv } from './node-env.js';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (process.env.BENCH_QUICK === '1' ? 5 : 15));
-const bin = join(import.meta.dirname, '..', 'bin', 'aalis.mjs');
+const bin = join(import.meta.dirname, '..', 'bin', 'aalis.cjs');
 const root = mkdtempSync(join(TEST_SCRATCH, 'aalis-startup-'));
 const workspace = join(root, 'workspace');
 mkdirSync(workspace);
@@ -57,7 +57,7 @@ function once(args: readonly string[], extraEnv: Record<string, string> = {}): n
 
 /** Waits (10 s at most) until the exec helper for this checkout's bundle answers, as the timed runs would find it. */
 async function helperUp(): Promise<void> {
-  const { helperSocket } = (await import(join(import.meta.dirname, '..', 'bin', 'exec-client.mjs'))) as { helperSocket(bundle: string, env: NodeJS.ProcessEnv): string | undefined };
+  const { helperSocket } = (await import(join(import.meta.dirname, '..', 'bin', 'exec-client.cjs'))) as { helperSocket(bundle: string, env: NodeJS.ProcessEnv): string | undefined };
   const socket = helperSocket(join(import.meta.dirname, '..', 'dist', 'aalis-exec.cjs'), env);
   if (socket === undefined) return void console.log('  (no exec helper for this user here: every run is in-process)');
   const { createConnection } = await import('node:net');

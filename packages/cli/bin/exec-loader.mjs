@@ -1,6 +1,6 @@
 // Loads the `aalis exec` bundle (dist/aalis-exec.cjs, scripts/bundle.mjs) with the V8 code cache made
 // beside it at build time, so a run does not parse and compile the bundle's code again before it
-// starts. Shared by bin/aalis.mjs, which runs the bundle, and scripts/bundle.mjs, which makes the
+// starts. Shared by bin/aalis.cjs, which runs the bundle, and scripts/bundle.mjs, which makes the
 // cache: one wrapper. V8 checks a cache against the source's length only; the cache therefore
 // starts with the SHA-256 of the exact source it was made from, and is used only for that source
 // (else V8 compiles as usual).

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Build step (after tsc): `aalis exec` as one file, dist/aalis-exec.cjs, which bin/aalis.mjs runs for
+// Build step (after tsc): `aalis exec` as one file, dist/aalis-exec.cjs, which bin/aalis.cjs runs for
 // `aalis exec …`. Unbundled, every run resolves, reads and links ≈ 400 modules (≈ 100 of them
 // execa's, ≈ 100 zod's) before the sandbox starts; one file is one read and one compile. esbuild is
 // a build-time tool only: nothing here runs when a user runs `aalis`. The @aalis packages come from

@@ -46,4 +46,4 @@ if (builtAt < newestSource()) {
 
 // `pnpm aalis …` runs in the repository root; the person meant the folder they were in.
 if (process.env.npm_lifecycle_event === 'aalis' && process.env.INIT_CWD) process.chdir(process.env.INIT_CWD);
-await import('../bin/aalis.mjs');
+await import('../bin/aalis.cjs');

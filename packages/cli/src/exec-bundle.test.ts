@@ -1,6 +1,6 @@
-// `aalis exec` from its single-file bundle (scripts/bundle.mjs), the form bin/aalis.mjs runs: built
+// `aalis exec` from its single-file bundle (scripts/bundle.mjs), the form bin/aalis.cjs runs: built
 // here into .aalis-tmp/ (two levels under packages/, where dist/ is, so it finds the install as
-// dist/ would), then run through bin/exec-loader.mjs, as bin/aalis.mjs runs it, as root and as an
+// dist/ would), then run through bin/exec-loader.mjs, as bin/aalis.cjs runs it, as root and as an
 // unprivileged user in real bubblewrap sandboxes.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { TEST_SCRATCH } from '../../../test/scratch.js';
 const here = join(import.meta.dirname, '..');
 const out = join(here, '.aalis-tmp');
 const bundle = join(out, `aalis-exec-${process.pid}.cjs`);
-// what bin/aalis.mjs does for `aalis exec`, with this bundle
+// what bin/aalis.cjs does for `aalis exec`, with this bundle
 const runner = join(out, `run-exec-${process.pid}.mjs`);
 const loader = join(here, 'bin', 'exec-loader.mjs');
 const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-exec-bundle-')));

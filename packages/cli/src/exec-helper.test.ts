@@ -1,4 +1,4 @@
-// The exec helper (exec-server.ts, bin/exec-client.mjs): `aalis exec` run by a kept process of the
+// The exec helper (exec-server.ts, bin/exec-client.cjs): `aalis exec` run by a kept process of the
 // user's own. Built here from the bundle as exec-bundle.test.ts builds it, started by a real
 // `aalis exec` run or by hand, and driven by the real client; every command runs in a real
 // bubblewrap sandbox. Each test's helper lives in a runtime directory of its own under /run (the
@@ -13,11 +13,11 @@ import { TEST_SCRATCH } from '../../../test/scratch.js';
 const here = join(import.meta.dirname, '..');
 const out = join(here, '.aalis-tmp');
 const bundle = join(out, `aalis-exec-helper-${process.pid}.cjs`);
-// bin/aalis.mjs for `aalis exec` and the helper, with this bundle
+// bin/aalis.cjs for `aalis exec` and the helper, with this bundle
 const runner = join(out, `run-helper-${process.pid}.mjs`);
 // the client alone: prints where its socket is, or what it did with one request
 const driver = join(out, `drive-helper-${process.pid}.mjs`);
-const client = join(here, 'bin', 'exec-client.mjs');
+const client = join(here, 'bin', 'exec-client.cjs');
 const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-exec-helper-')));
 const workspace = join(root, 'workspace');
 const data = join(root, 'data');

@@ -1,5 +1,5 @@
 // `aalis exec` alone, the entry of its single-file bundle (scripts/bundle.mjs, dist/aalis-exec.cjs),
-// which bin/aalis.mjs runs for `aalis exec …`: one file to read and compile instead of ≈ 400
+// which bin/aalis.cjs runs for `aalis exec …`: one file to read and compile instead of ≈ 400
 // modules to resolve, each a cost on every run. Only what exec needs is reachable from here (no
 // other command, no daemon, no console), and the bundle is never the entry of anything that loads
 // a plugin from outside it (a second copy of @aalis/core would not share its classes). No top-level
@@ -14,7 +14,7 @@ import { exitWith, processIo } from './process-io.js';
 markPhase('loaded');
 const [mode, ...argv] = process.argv.slice(2);
 if (mode === EXEC_HELPER_MODE) {
-  // the exec helper (exec-server.ts), started detached by bin/exec-client.mjs: no terminal, nothing to print
+  // the exec helper (exec-server.ts), started detached by bin/exec-client.cjs: no terminal, nothing to print
   const idle = Number(process.env.AALIS_EXEC_HELPER_IDLE);
   serveExec({ socket: argv[0] ?? '', who: argv[1] ?? '', ...(Number.isFinite(idle) && idle > 0 ? { idleMs: idle * 1000 } : {}) }).then(
     () => process.exit(0),

@@ -12,7 +12,7 @@ import type { CliIo } from './io.js';
  * the command, so that each one costs a node start and a connection instead of the bundle's load,
  * a runtime's start, a sandbox probe and a cold sandbox (the sandbox service, its launcher, its walk
  * thread and the sandboxes it prepares ahead are kept from one command to the next, as a daemon's
- * are). bin/aalis.mjs starts it after a run that found none (bin/exec-client.mjs), detached; it
+ * are). bin/aalis.cjs starts it after a run that found none (bin/exec-client.cjs), detached; it
  * ends after `idleMs` without a request, or once its socket is no longer at its path.
  *
  * Each request is run as a one-shot `aalis exec` would run it in the client's process: in the
@@ -25,13 +25,13 @@ import type { CliIo } from './io.js';
  * limits, cgroup and scheduling priority (the helper's are those of the client that started it).
  *
  * Who can connect: the socket is in a directory of the user's own that no one else can enter,
- * under /run (bin/exec-client.mjs: `$XDG_RUNTIME_DIR`, or /run for root). /run is hidden whole
+ * under /run (bin/exec-client.cjs: `$XDG_RUNTIME_DIR`, or /run for root). /run is hidden whole
  * from every sandbox of the Linux backend (sandbox-linux host-sockets.ts), a socket bound there
  * after a sandbox's start included, so no sandboxed command can reach the helper to run something
  * with a wider reach than its own.
  */
 
-/** The argument bin/aalis.mjs is given, in place of `exec`, to run the bundle as the helper: `__exec-helper <socket>`. */
+/** The argument bin/aalis.cjs is given, in place of `exec`, to run the bundle as the helper: `__exec-helper <socket>`. */
 export const EXEC_HELPER_MODE = '__exec-helper';
 
 /** How long the helper waits for a request before it ends (`AALIS_EXEC_HELPER_IDLE`, seconds). */
@@ -44,14 +44,14 @@ const KEPT_SERVICES = 2;
 export interface ExecHelperOptions {
   /** The socket's path; its directory was checked by the client that started the helper and is checked again here. */
   readonly socket: string;
-  /** The node and user ids of the client that started it (bin/exec-client.mjs helperWho): requests from any other are declined. */
+  /** The node and user ids of the client that started it (bin/exec-client.cjs helperWho): requests from any other are declined. */
   readonly who: string;
   readonly idleMs?: number;
 }
 
 /**
  * Whether `dir` is this user's own directory that no one else may enter or write (the socket's
- * home). The client checks the same before it connects (bin/exec-client.mjs, which loads nothing
+ * home). The client checks the same before it connects (bin/exec-client.cjs, which loads nothing
  * of the bundle); checked again here for a helper started by other means.
  */
 function ownPrivateDir(dir: string): boolean {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /*
  * What `aalis exec` and its helper (exec-server.ts) say to each other over the helper's socket: one
- * JSON object a line, each way. The client side is bin/exec-client.mjs (plain JavaScript, so that a
+ * JSON object a line, each way. The client side is bin/exec-client.cjs (plain JavaScript, so that a
  * run through the helper loads nothing of the bundle); exec-server.test.ts runs the two together.
  *
  * client → helper: the request first, then signals, standard input (when asked) and answers.
@@ -14,7 +14,7 @@ import { z } from 'zod';
 /** The first line a client sends: everything of its process that a one-shot `aalis exec` would read. */
 export const ExecRequestSchema = z.strictObject({
   v: z.literal(1),
-  /** The client's bundle place, node and user ids (bin/exec-client.mjs helperWho): a helper started with other ones declines. */
+  /** The client's bundle place, node and user ids (bin/exec-client.cjs helperWho): a helper started with other ones declines. */
   who: z.string(),
   /** `aalis exec`'s arguments, after `exec`. */
   argv: z.array(z.string()),

@@ -1,4 +1,4 @@
-// The `aalis` command, every subcommand (bin/aalis.mjs runs `aalis exec` from its bundle instead,
+// The `aalis` command, every subcommand (bin/aalis.cjs runs `aalis exec` from its bundle instead,
 // exec-main.ts).
 import { exitWith, processIo } from './process-io.js';
 import { run } from './run.js';

@@ -49,7 +49,7 @@ describe('seatbeltProfile structure', () => {
       platform: 'darwin',
       form: 'source',
       codeDirs: ['/Users/ana/plugins/extra'],
-      entry: '/Users/ana/aalis/bin/aalis.mjs',
+      entry: '/Users/ana/aalis/bin/aalis.cjs',
     });
     const policy: SandboxPolicy = { ...workspacePolicy, readDeny: lists.denyRead, writeDeny: lists.landing, controlDeny: lists.control };
     expect(lists.landing.length + lists.denyRead.length + lists.control.length).toBeGreaterThan(40);

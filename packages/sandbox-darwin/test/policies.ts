@@ -31,7 +31,7 @@ const PATHS: HostPaths = {
 };
 
 /** api-reach's protected lists for this Mac. */
-export const LISTS = protectedLists({ paths: PATHS, userHome: HOME, platform: 'darwin', form: 'source', codeDirs: [`${HOME}/plugins/extra`], entry: `${HOME}/aalis/bin/aalis.mjs` });
+export const LISTS = protectedLists({ paths: PATHS, userHome: HOME, platform: 'darwin', form: 'source', codeDirs: [`${HOME}/plugins/extra`], entry: `${HOME}/aalis/bin/aalis.cjs` });
 
 function policyOf(tier: 'readonly' | 'workspace'): SandboxPolicy {
   const reach = resolveReach({

@@ -5,7 +5,7 @@ import { TEST_SCRATCH } from '../../../../test/scratch.js';
 import { fileURLToPath } from 'node:url';
 import { makeProcessDir } from '@aalis/core';
 
-/** The `aalis` command of this checkout, from source (the tests run without a build; `bin/aalis.mjs` runs dist/). */
+/** The `aalis` command of this checkout, from source (the tests run without a build; `bin/aalis.cjs` runs dist/). */
 export const BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'scripts', 'source.mjs');
 
 /*

@@ -12,20 +12,21 @@
 // its place), this node and this user's ids, so a rebuilt CLI, another install, another node or
 // another group list never talks to a helper that would run other code or protect another
 // install (the helper is started with `who` and declines any other).
-// AALIS_EXEC_HELPER=off: no helper, every run in-process.
-import { spawn } from 'node:child_process';
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
-import { createConnection } from 'node:net';
+// AALIS_EXEC_HELPER=off: no helper, every run in-process. CommonJS, as bin/aalis.cjs is: an ES module
+// entry costs node its ES loader's start, about a tenth of a run through the helper.
+'use strict';
+const { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readSync } = require('node:fs');
+const { createConnection } = require('node:net');
 
 /** The argument that runs the bundle as the helper in place of `exec` (src/exec-server.ts EXEC_HELPER_MODE). */
 const HELPER_MODE = '__exec-helper';
 
 /**
  * `aalis exec …` (or the helper, `__exec-helper <socket>`) from the bundle at `bundle`; `self` is the
- * script this process runs (bin/aalis.mjs), which a helper is started with. Through the helper when
+ * script this process runs (bin/aalis.cjs), which a helper is started with. Through the helper when
  * one answers; else in this process, and a helper is started as it exits, for the next run.
  */
-export async function execEntry(bundle, self) {
+async function execEntry(bundle, self) {
   if (process.argv[2] !== HELPER_MODE) {
     const socket = helperSocket(bundle);
     const through = socket === undefined ? { fallback: 'off' } : await viaHelper(bundle, socket, process.argv.slice(3));
@@ -41,7 +42,7 @@ export async function execEntry(bundle, self) {
 }
 
 /** The helper's socket path for the bundle at `bundle`, or undefined when this process gets no helper. */
-export function helperSocket(bundle, env = process.env) {
+function helperSocket(bundle, env = process.env) {
   if (env.AALIS_EXEC_HELPER === 'off' || process.platform !== 'linux') return undefined;
   const runtime = env.XDG_RUNTIME_DIR;
   const base = runtime?.startsWith('/run/') && !runtime.includes('/../') ? runtime : process.geteuid() === 0 ? '/run' : undefined;
@@ -68,7 +69,7 @@ export function helperSocket(bundle, env = process.env) {
  * What a helper must share with its client: the bundle's place (its install: another install of the
  * same version protects other files as its control plane), the node that runs it and the user's ids.
  */
-export function helperWho(bundle) {
+function helperWho(bundle) {
   return JSON.stringify([bundle, process.version, process.execPath, process.geteuid(), process.getegid(), ...process.getgroups().sort((a, b) => a - b)]);
 }
 
@@ -90,7 +91,7 @@ function ownPrivateDir(dir) {
  * this process's to run: `absent` (no helper answers: start one after), `declined` (busy, or
  * another version), `unsafe` (the socket or its directory is not this user's alone).
  */
-export function viaHelper(bundle, socket, argv) {
+function viaHelper(bundle, socket, argv) {
   const dir = socket.slice(0, socket.lastIndexOf('/'));
   const st = lstatSync(socket, { throwIfNoEntry: false });
   if (st === undefined) return Promise.resolve({ fallback: 'absent' });
@@ -204,11 +205,11 @@ export function viaHelper(bundle, socket, argv) {
 
 /**
  * Starts a helper at `socket`, detached (it outlives this process and writes nowhere), running
- * `bin` (bin/aalis.mjs) in the helper's mode. Its directory is made first, this user's alone; one
+ * `bin` (bin/aalis.cjs) in the helper's mode. Its directory is made first, this user's alone; one
  * that is not is left as it is and no helper is started. Two started at once: the second finds
  * the first answering and ends.
  */
-export function startHelper(bin, socket, who) {
+function startHelper(bin, socket, who) {
   const dir = socket.slice(0, socket.lastIndexOf('/'));
   try {
     mkdirSync(dir, { mode: 0o700 });
@@ -217,8 +218,15 @@ export function startHelper(bin, socket, who) {
   }
   if (!ownPrivateDir(dir)) return;
   try {
-    spawn(process.execPath, [bin, HELPER_MODE, socket, who], { detached: true, stdio: 'ignore', cwd: '/' }).unref();
+    // loaded only here: a run through the helper does not pay for it
+    require('node:child_process').spawn(process.execPath, [bin, HELPER_MODE, socket, who], { detached: true, stdio: 'ignore', cwd: '/' }).unref();
   } catch {
     // no helper this time: the next run tries again
   }
 }
+
+exports.execEntry = execEntry;
+exports.helperSocket = helperSocket;
+exports.helperWho = helperWho;
+exports.viaHelper = viaHelper;
+exports.startHelper = startHelper;
