@@ -3,8 +3,11 @@
  * interleaved rounds (one of each per round, so a busy machine slows all three alike), medians and
  * ratios. Targets (issue 17): `aalis --help` ≤ 1.5×, `aalis exec --network off -- true` ≤ 2.5×.
  * Runs bin/aalis.cjs, which imports dist/ (exec: its bundle, dist/aalis-exec.cjs): the package script
- * builds first when sources are newer. `aalis exec --help` loads exec's whole module graph and starts
- * no sandbox, so the per-phase line splits exec into node's start, the module graph, and the rest
+ * builds first when sources are newer. The warm-up's first `aalis exec` starts the exec helper
+ * (src/exec-server.ts), and the timed `aalis exec` goes through it, as a user's second run on does;
+ * the same command with AALIS_EXEC_HELPER=off is timed beside it (in its own process, as a first
+ * run). `aalis exec --help` (helper off) loads exec's whole module graph and starts no sandbox, so
+ * the per-phase line splits the in-process exec into node's start, the module graph, and the rest
  * (the runtime's start, the probe from its cache, the sandboxed run, the exit).
  * AALIS_BENCH_COMPARE=<another checkout's bin/aalis.cjs> adds its two cases to the same rounds
  * (before and after a change, measured alike). One more `aalis exec` per round, with

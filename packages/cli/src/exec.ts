@@ -44,6 +44,10 @@ Options:
                        aalis.config.json, else ~/.local/share/aalis)
   -h, --help           this help
 
+A run that finds no exec helper starts one as it ends: a process of yours that runs the next
+commands for aalis exec (same directory, environment, umask, questions and signals) with the
+sandbox already set up, and ends after 5 minutes unused. AALIS_EXEC_HELPER=off: no helper.
+
 Exit status: the command's own; ${EXIT_TIMEOUT} on timeout; ${EXIT_REFUSED} when the reach refused it
 before it ran; ${EXIT_SANDBOX_UNAVAILABLE} when the sandbox cannot start (the reason and the fix are
 printed), so nothing ever runs unsandboxed by accident. SIGINT or SIGTERM while the command
