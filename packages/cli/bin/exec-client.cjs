@@ -15,7 +15,7 @@
 // AALIS_EXEC_HELPER=off: no helper, every run in-process. CommonJS, as bin/aalis.cjs is: an ES module
 // entry costs node its ES loader's start, about a tenth of a run through the helper.
 'use strict';
-const { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readSync } = require('node:fs');
+const { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync } = require('node:fs');
 const { createConnection } = require('node:net');
 
 /** The argument that runs the bundle as the helper in place of `exec` (src/exec-server.ts EXEC_HELPER_MODE). */
@@ -44,8 +44,7 @@ async function execEntry(bundle, self) {
 /** The helper's socket path for the bundle at `bundle`, or undefined when this process gets no helper. */
 function helperSocket(bundle, env = process.env) {
   if (env.AALIS_EXEC_HELPER === 'off' || process.platform !== 'linux') return undefined;
-  const runtime = env.XDG_RUNTIME_DIR;
-  const base = runtime?.startsWith('/run/') && !runtime.includes('/../') ? runtime : process.geteuid() === 0 ? '/run' : undefined;
+  const base = runtimeBase(env.XDG_RUNTIME_DIR);
   if (base === undefined) return undefined;
   const digest = Buffer.alloc(32);
   try {
@@ -63,6 +62,22 @@ function helperSocket(bundle, env = process.env) {
   let h = 0x811c9dc5;
   for (const c of helperWho(bundle)) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
   return `${base.replace(/\/+$/, '')}/aalis-exec/${digest.toString('hex', 0, 10)}-${h.toString(16).padStart(8, '0')}.sock`;
+}
+
+/**
+ * Where the helper's directory goes: the runtime directory when it is really under /run (its real
+ * path: not through `..` or a symlink out of it), else /run for root, else nowhere.
+ */
+function runtimeBase(runtime) {
+  if (runtime?.startsWith('/')) {
+    try {
+      const real = realpathSync.native(runtime);
+      if (real.startsWith('/run/')) return real;
+    } catch {
+      // missing: as if unset
+    }
+  }
+  return process.geteuid() === 0 ? '/run' : undefined;
 }
 
 /**
@@ -89,9 +104,13 @@ function ownPrivateDir(dir) {
  * Runs `aalis exec <argv>` through the helper at `socket`. Resolves `{ status }` when the helper
  * ran it (its output already written here), or `{ fallback }` when it did not and the command is
  * this process's to run: `absent` (no helper answers: start one after), `declined` (busy, or
- * another version), `unsafe` (the socket or its directory is not this user's alone).
+ * another version), `unsafe` (the socket or its directory is not this user's alone), `lossy` (an
+ * input Node decoded with U+FFFD: exec's check of it reads this process's /proc/self).
  */
 function viaHelper(bundle, socket, argv) {
+  // Node read an argument, variable or directory whose bytes are not UTF-8 as U+FFFD: exec refuses
+  // such a path by what /proc/self says, which the helper's would not; this process runs it
+  if ([...argv, process.cwd(), ...Object.values(process.env)].some((v) => v?.includes('\uFFFD'))) return Promise.resolve({ fallback: 'lossy' });
   const dir = socket.slice(0, socket.lastIndexOf('/'));
   const st = lstatSync(socket, { throwIfNoEntry: false });
   if (st === undefined) return Promise.resolve({ fallback: 'absent' });

@@ -4,7 +4,7 @@
 // bubblewrap sandbox. Each test's helper lives in a runtime directory of its own under /run (the
 // client's XDG_RUNTIME_DIR), never in the machine's own.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -148,6 +148,19 @@ describe.skipIf(!isRoot)('the exec helper', () => {
     }
   }, 120_000);
 
+  it('leaves an argument whose bytes are not UTF-8 to the client\'s own run, which refuses it as a one-shot run does', async () => {
+    const runtime = runtimeDir();
+    await startHelper(runtime);
+    // the argument is byte 0xff: node reads it as U+FFFD, and exec's check of it reads /proc/self
+    const result = join(root, 'lossy.json');
+    const r = spawnSync('sh', ['-c', `exec "$0" "$1" --data "$(printf 'd\\377')" -- true`, process.execPath, driver], { cwd: workspace, env: baseEnv(runtime, { DRIVER_OUT: result }), encoding: 'utf8' });
+    expect(JSON.parse(readFileSync(result, 'utf8'))).toEqual({ fallback: 'lossy' });
+    expect(r.status).toBe(99);
+    const own = spawnSync('sh', ['-c', `exec "$0" "$1" exec --data "$(printf 'd\\377')" -- true`, process.execPath, runner], { cwd: workspace, env: baseEnv(runtime), encoding: 'utf8' });
+    expect(own.status).toBe(2);
+    expect(own.stderr).toContain('not UTF-8');
+  }, 120_000);
+
   it('passes standard input when asked (--stdin), and usage errors as exec gives them', async () => {
     const runtime = runtimeDir();
     await startHelper(runtime);
@@ -219,10 +232,17 @@ describe.skipIf(!isRoot)('the exec helper', () => {
       const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, driver, 'where'], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
       return (JSON.parse(r.stdout) as { socket: string | null }).socket;
     };
+    const theirs = runtimeDir();
+    spawnSync('chown', ['65534:65534', theirs]);
+    mkdirSync(join(root, 'outside-run'), { recursive: true });
+    symlinkSync(join(root, 'outside-run'), join(theirs, 'out'));
     expect(asNobody({})).toBeNull();
-    expect(asNobody({ XDG_RUNTIME_DIR: join(root, 'not-under-run') })).toBeNull();
-    expect(asNobody({ XDG_RUNTIME_DIR: '/run/user/65534/../../etc' })).toBeNull();
-    expect(asNobody({ XDG_RUNTIME_DIR: '/run/user/65534' })).toMatch(/^\/run\/user\/65534\/aalis-exec\/[0-9a-f]{20}-[0-9a-f]{8}\.sock$/);
+    expect(asNobody({ XDG_RUNTIME_DIR: join(root, 'outside-run') })).toBeNull();
+    // named under /run, really elsewhere: through `..`, or a symlink out of it
+    expect(asNobody({ XDG_RUNTIME_DIR: '/run/..' })).toBeNull();
+    expect(asNobody({ XDG_RUNTIME_DIR: `${theirs}/../../var/tmp` })).toBeNull();
+    expect(asNobody({ XDG_RUNTIME_DIR: join(theirs, 'out') })).toBeNull();
+    expect(asNobody({ XDG_RUNTIME_DIR: theirs })).toMatch(new RegExp(`^${theirs}/aalis-exec/[0-9a-f]{20}-[0-9a-f]{8}\\.sock$`));
   }, 120_000);
 
   it('is out of reach of every sandboxed command, one started before the helper bound included', async () => {

@@ -166,9 +166,14 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
         send({ t: 'declined', why: `its directory cannot be entered here (${(e as NodeJS.ErrnoException).code})` }, () => conn.end());
         return;
       }
+      try {
+        adoptEnv(req.env);
+      } catch (e) {
+        send({ t: 'declined', why: `its environment cannot be taken here (${(e as Error).message})` }, () => conn.end());
+        return;
+      }
       busy = true;
       clearTimeout(idle);
-      adoptEnv(req.env);
       umask = req.umask;
       process.umask(umask);
       const io = clientIo(req, send, (f) => (onFrame = f), (g) => (gone = g));
