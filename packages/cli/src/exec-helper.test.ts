@@ -216,6 +216,36 @@ describe.skipIf(!isRoot)('the exec helper', () => {
     expect(drive(other, ['--', 'true']).result).toEqual({ fallback: 'declined' });
   }, 120_000);
 
+  it('ends the command of a client gone right after its request (before exec listens for signals), and stays free for the next', async () => {
+    const runtime = runtimeDir();
+    const { socket } = await startHelper(runtime);
+    const { who } = where(runtime);
+    const marker = join(workspace, 'gone-marker');
+    for (const how of ['end', 'destroy'] as const) {
+      // the request and the hang-up in one go: the hang-up comes while the runtime starts, before
+      // exec listens for interrupts (held for it: without that, the command ran to its end)
+      await new Promise<void>((resolve) => {
+        const c = createConnection(socket, () => {
+          const request = { v: 1, who, argv: ['--', 'sh', '-c', `sleep 1; echo ran >> ${marker}`], cwd: workspace, env: baseEnv(runtime), umask: 0o022, interactive: false };
+          c.write(`${JSON.stringify(request)}\n`, () => {
+            if (how === 'end') c.end();
+            else c.destroy();
+            resolve();
+          });
+        });
+      });
+      // free at once (nothing was started), or once what was started is ended (a hang-up races the start)
+      let next: Drive['result'] = {};
+      await until(() => {
+        next = drive(runtime, ['--', 'true']).result;
+        return next.fallback !== 'declined';
+      }, 10_000);
+      expect(next).toEqual({ status: 0 });
+    }
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(existsSync(marker)).toBe(false);
+  }, 120_000);
+
   it('is not used when its directory or socket is not this user\'s alone, nor when none is allowed', async () => {
     const runtime = runtimeDir();
     const { socket } = await startHelper(runtime);

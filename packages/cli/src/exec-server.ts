@@ -147,9 +147,15 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
       },
       () => conn.destroy(),
     );
+    // a client ends the connection only by going away (it never half-closes): its end is its hang-up
+    let hungUp = false;
     conn.on('data', read);
     conn.on('error', () => {});
-    conn.on('close', () => gone?.());
+    conn.on('end', () => (hungUp = true));
+    conn.on('close', () => {
+      hungUp = true;
+      gone?.();
+    });
 
     const start = (req: ExecRequest) => {
       if (req.who !== options.who) {
@@ -177,16 +183,21 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
       umask = req.umask;
       process.umask(umask);
       const io = clientIo(req, send, (f) => (onFrame = f), (g) => (gone = g));
-      // started once `accepted` is written: a client that never reads it runs the command itself
-      send({ t: 'accepted', pid: process.pid }, () => {
+      const release = async () => {
+        process.umask(0o077);
+        await trimServices();
+        busy = false;
+        armIdle();
+      };
+      // Started once `accepted` is written: a client that sees the connection close without it runs
+      // the command itself. One that went away before it was written gets nothing run for it (and
+      // the helper is free again: a write to a closed connection never calls back).
+      if (hungUp || !conn.writable) return void release();
+      conn.write(`${JSON.stringify({ t: 'accepted', pid: process.pid } satisfies HelperFrame)}\n`, (error) => {
+        if (error || hungUp || conn.destroyed) return void release();
         void runGuarded('exec', (argv, cli) => execCommand(argv, cli, { sandboxService }), req.argv, io)
           .then((status) => send({ t: 'exit', status }, () => conn.end()))
-          .finally(async () => {
-            process.umask(0o077);
-            await trimServices();
-            busy = false;
-            armIdle();
-          });
+          .finally(release);
       });
     };
   };
