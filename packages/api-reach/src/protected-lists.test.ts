@@ -360,7 +360,7 @@ describe('protectedLists on win32: the comparison rules', () => {
     ['control', 'c:/users/ada/.aalis/workspace/x', false],
     ['control', 'C:\\Program Files\\Aalis\\node_modules\\x', true],
     ['control', 'C:\\Program Files\\Aalis\\package.json', true],
-    ['control', 'C:\\Program Files\\Aalis\\bin\\AALIS.MJS', true],
+    ['control', 'C:\\Program Files\\Aalis\\bin\\AALIS.CJS', true],
     ['control', 'C:\\Program Files\\Aalis2\\node_modules\\x', false],
   ])('%s %s → %s', (name, path, expected) => {
     expect(inList(lists, name, path)).toBe(expected);
