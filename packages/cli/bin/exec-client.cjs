@@ -4,22 +4,30 @@
 // its sandbox service warm. This file is plain JavaScript and loads nothing of the bundle, so a run
 // through the helper costs a node start and a connection. The wire is src/exec-wire.ts's.
 //
-// The helper's socket is `aalis-exec/<key>.sock` in $XDG_RUNTIME_DIR (when it is under /run), or in
-// /run for root; anyone else gets no helper. /run is hidden whole from every sandbox, so no
-// sandboxed command can reach it. The directory must be this user's own, unreadable and
-// unwritable by anyone else, and the socket this user's; anything else and the command runs in
-// this process, as it does with no helper. The key names this bundle (its code cache's digest and
-// its place), this node and this user's ids, so a rebuilt CLI, another install, another node or
-// another group list never talks to a helper that would run other code or protect another
-// install (the helper is started with `who` and declines any other).
-// AALIS_EXEC_HELPER=off: no helper, every run in-process. CommonJS, as bin/aalis.cjs is: an ES module
-// entry costs node its ES loader's start, about a tenth of a run through the helper.
+// Who can use a helper. Its socket is `aalis-exec/<key>.sock` in $XDG_RUNTIME_DIR (when that is
+// really under /run and this user's own, not writable by others), or in /run for root; anyone else
+// gets no helper. The directory must be this user's own and unreadable to others, and the socket
+// this user's. /run is hidden whole from every sandbox, but a workspace under /run is bound back
+// into it, so the path is not the lock: a helper serves only a client that can show the token it
+// was started with, which is in the helper's own environment, readable at /proc/<its pid>/environ
+// by this user's processes that see it, and by nothing in a sandbox (each has a pid namespace and a
+// /proc of its own). The key names this bundle (its code cache's digest, its place and the file's
+// identity), this node, this user's ids and this process's namespaces and root, and the helper
+// declines any client whose `who` is not the one it was started with, so a rebuilt or patched CLI,
+// another install (whose control plane is another), another node, another group list or a client
+// in another mount, pid or network namespace never uses it. AALIS_EXEC_HELPER=off: no helper,
+// every run in-process. CommonJS, as bin/aalis.cjs is: an ES module entry costs node its ES loader's
+// start, about a tenth of a run through the helper.
 'use strict';
-const { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync } = require('node:fs');
+const { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, readSync, realpathSync } = require('node:fs');
 const { createConnection } = require('node:net');
 
 /** The argument that runs the bundle as the helper in place of `exec` (src/exec-server.ts EXEC_HELPER_MODE). */
 const HELPER_MODE = '__exec-helper';
+/** The variable a helper is started with its token in (src/exec-server.ts EXEC_HELPER_TOKEN). */
+const TOKEN_VAR = 'AALIS_EXEC_HELPER_TOKEN';
+/** How long a client waits for the helper to take its request before it runs the command itself. */
+const ANSWER_MS = 10_000;
 
 /**
  * `aalis exec …` (or the helper, `__exec-helper <socket>`) from the bundle at `bundle`; `self` is the
@@ -59,20 +67,30 @@ function helperSocket(bundle, env = process.env) {
   }
   // not a cryptographic hash (node:crypto's load would be a tenth of the run): the directory is this
   // user's alone, the name only keeps versions apart, and the helper checks `who` itself
+  let who;
+  try {
+    who = helperWho(bundle);
+  } catch {
+    return undefined; // the bundle or /proc cannot be read: no helper
+  }
   let h = 0x811c9dc5;
-  for (const c of helperWho(bundle)) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  for (const c of who) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
   return `${base.replace(/\/+$/, '')}/aalis-exec/${digest.toString('hex', 0, 10)}-${h.toString(16).padStart(8, '0')}.sock`;
 }
 
 /**
  * Where the helper's directory goes: the runtime directory when it is really under /run (its real
- * path: not through `..` or a symlink out of it), else /run for root, else nowhere.
+ * path: not through `..` or a symlink out of it) and this user's alone to change, else /run for
+ * root, else nowhere.
  */
 function runtimeBase(runtime) {
   if (runtime?.startsWith('/')) {
     try {
       const real = realpathSync.native(runtime);
-      if (real.startsWith('/run/')) return real;
+      const st = lstatSync(real);
+      // this user's, and no one else may rename what is in it (a root whose XDG_RUNTIME_DIR is still
+      // another user's, after `sudo -E`, must not connect where that user can swap the directory)
+      if (real.startsWith('/run/') && st.isDirectory() && st.uid === process.geteuid() && (st.mode & 0o022) === 0) return real;
     } catch {
       // missing: as if unset
     }
@@ -81,11 +99,37 @@ function runtimeBase(runtime) {
 }
 
 /**
- * What a helper must share with its client: the bundle's place (its install: another install of the
- * same version protects other files as its control plane), the node that runs it and the user's ids.
+ * What a helper must share with its client: the bundle (its place: another install of the same
+ * version protects other files as its control plane; and the file itself, rewritten or patched),
+ * the node that runs it, the user's ids, and the namespaces and root the client sees the host
+ * through (a client confined in a mount namespace of its own must not get the helper's view).
  */
 function helperWho(bundle) {
-  return JSON.stringify([bundle, process.version, process.execPath, process.geteuid(), process.getegid(), ...process.getgroups().sort((a, b) => a - b)]);
+  const st = lstatSync(bundle, { bigint: true });
+  const ns = ['mnt', 'pid', 'net', 'user', 'ipc', 'uts', 'cgroup'].map((n) => {
+    try {
+      return readlinkSync(`/proc/self/ns/${n}`);
+    } catch {
+      return `${n}:?`;
+    }
+  });
+  return JSON.stringify([bundle, `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}`, process.version, process.execPath, process.geteuid(), process.getegid(), ...process.getgroups().sort((a, b) => a - b), readlinkSync('/proc/self/root'), ...ns]);
+}
+
+/** The token the helper at `socket` was started with, from its environment (its pid is in `<key>.pid`); undefined when it cannot be read. */
+function helperToken(socket) {
+  try {
+    const pid = Number(readFileSync(`${socket.slice(0, -'.sock'.length)}.pid`, 'latin1'));
+    if (!Number.isSafeInteger(pid) || pid <= 1) return undefined;
+    const environ = `\0${readFileSync(`/proc/${pid}/environ`, 'latin1')}`;
+    const at = environ.indexOf(`\0${TOKEN_VAR}=`);
+    if (at === -1) return undefined;
+    const from = at + TOKEN_VAR.length + 2;
+    const end = environ.indexOf('\0', from);
+    return environ.slice(from, end === -1 ? environ.length : end);
+  } catch {
+    return undefined;
+  }
 }
 
 /** This process's umask, read without setting it (process.umask() without an argument is deprecated for that). */
@@ -108,20 +152,33 @@ function ownPrivateDir(dir) {
  * input Node decoded with U+FFFD: exec's check of it reads this process's /proc/self).
  */
 function viaHelper(bundle, socket, argv) {
+  let cwd;
+  try {
+    cwd = process.cwd();
+  } catch {
+    return Promise.resolve({ fallback: 'lossy' }); // past PATH_MAX, or removed: exec says so itself
+  }
   // Node read an argument, variable or directory whose bytes are not UTF-8 as U+FFFD: exec refuses
   // such a path by what /proc/self says, which the helper's would not; this process runs it
-  if ([...argv, process.cwd(), ...Object.values(process.env)].some((v) => v?.includes('\uFFFD'))) return Promise.resolve({ fallback: 'lossy' });
+  if ([...argv, cwd, ...Object.values(process.env)].some((v) => v?.includes('\uFFFD'))) return Promise.resolve({ fallback: 'lossy' });
   const dir = socket.slice(0, socket.lastIndexOf('/'));
   const st = lstatSync(socket, { throwIfNoEntry: false });
   if (st === undefined) return Promise.resolve({ fallback: 'absent' });
   if (!ownPrivateDir(dir) || !st.isSocket() || st.uid !== process.geteuid()) return Promise.resolve({ fallback: 'unsafe' });
+  const token = helperToken(socket);
+  if (token === undefined) return Promise.resolve({ fallback: 'absent' }); // its helper is gone (or not one of this version)
+  // standard input is the command's only with --stdin (an exec option: before the command's `--`)
+  const dash = argv.indexOf('--');
+  const stdinAsked = (dash === -1 ? argv : argv.slice(0, dash)).includes('--stdin');
   return new Promise((resolve) => {
     let accepted = false;
     let finished = false;
+    let deadline;
     let rl;
     const finish = (result) => {
       if (finished) return;
       finished = true;
+      clearTimeout(deadline);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       rl?.close();
@@ -143,10 +200,18 @@ function viaHelper(bundle, socket, argv) {
     process.on('SIGTERM', onSignal);
     const conn = createConnection(socket);
     const send = (frame) => conn.writable && conn.write(`${JSON.stringify(frame)}\n`);
+    // A helper that does not take the request in time (stopped, or stuck) is left: the command runs
+    // here. It cannot run there too: the helper starts it only on this client's `go`, sent only
+    // once `accepted` came in time.
+    deadline = setTimeout(() => {
+      if (accepted) return;
+      process.stderr.write(`aalis: the exec helper at ${socket} did not answer within ${ANSWER_MS / 1000} s; the command runs in this process\n`);
+      conn.destroy();
+      finish({ fallback: 'declined' });
+    }, ANSWER_MS);
     conn.on('connect', () => {
       const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
-      const umask = ownUmask();
-      send({ v: 1, who: helperWho(bundle), argv, cwd: process.cwd(), env: { ...process.env }, umask, interactive });
+      send({ v: 1, who: helperWho(bundle), token, argv, cwd, env: { ...process.env }, umask: ownUmask(), interactive });
     });
     conn.on('error', (error) => {
       if (!accepted) finish({ fallback: error.code === 'ECONNREFUSED' || error.code === 'ENOENT' ? 'absent' : 'declined' });
@@ -180,7 +245,9 @@ function viaHelper(bundle, socket, argv) {
     const onFrame = (frame) => {
       switch (frame.t) {
         case 'accepted':
+          if (finished) break; // too late: this process runs it (the helper gets no `go`)
           accepted = true;
+          send({ t: 'go' });
           break;
         case 'declined':
           conn.destroy();
@@ -193,6 +260,10 @@ function viaHelper(bundle, socket, argv) {
           process.stderr.write(frame.data);
           break;
         case 'stdin': {
+          if (!stdinAsked) {
+            send({ t: 'stdin', data: '' }); // not this command's: it gets none, as it would here
+            break;
+          }
           const chunks = [];
           process.stdin.on('data', (c) => chunks.push(c));
           process.stdin.on('end', () => send({ t: 'stdin', data: Buffer.concat(chunks).toString('utf8') }));
@@ -237,8 +308,9 @@ function startHelper(bin, socket, who) {
   }
   if (!ownPrivateDir(dir)) return;
   try {
-    // loaded only here: a run through the helper does not pay for it
-    require('node:child_process').spawn(process.execPath, [bin, HELPER_MODE, socket, who], { detached: true, stdio: 'ignore', cwd: '/' }).unref();
+    // loaded only here: a run through the helper does not pay for them
+    const token = require('node:crypto').randomBytes(32).toString('hex');
+    require('node:child_process').spawn(process.execPath, [bin, HELPER_MODE, socket, who], { detached: true, stdio: 'ignore', cwd: '/', env: { ...process.env, [TOKEN_VAR]: token } }).unref();
   } catch {
     // no helper this time: the next run tries again
   }

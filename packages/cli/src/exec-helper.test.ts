@@ -5,7 +5,8 @@
 // client's XDG_RUNTIME_DIR), never in the machine's own.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
@@ -90,10 +91,11 @@ function drive(runtime: string, args: string[], options: { env?: Record<string, 
 }
 
 /** A helper started by hand (as the client starts one), once its socket answers. */
-async function startHelper(runtime: string, env: Record<string, string> = {}, who?: string): Promise<{ socket: string; child: ChildProcess }> {
+async function startHelper(runtime: string, env: Record<string, string> = {}, who?: string): Promise<{ socket: string; child: ChildProcess; token: string; who: string }> {
   const w = where(runtime);
   mkdirSync(join(runtime, 'aalis-exec'), { recursive: true, mode: 0o700 });
-  const child = spawn(process.execPath, [runner, '__exec-helper', w.socket!, who ?? w.who], { env: baseEnv(runtime, env), stdio: 'ignore', cwd: '/' });
+  const token = randomBytes(32).toString('hex');
+  const child = spawn(process.execPath, [runner, '__exec-helper', w.socket!, who ?? w.who], { env: baseEnv(runtime, { ...env, AALIS_EXEC_HELPER_TOKEN: token }), stdio: 'ignore', cwd: '/' });
   helpers.push(child);
   // answering (a socket a dead helper left is there before the new one binds)
   await until(() => new Promise<boolean>((resolve) => {
@@ -103,7 +105,27 @@ async function startHelper(runtime: string, env: Record<string, string> = {}, wh
     });
     c.on('error', () => resolve(false));
   }));
-  return { socket: w.socket!, child };
+  // and its pid written, where clients find it to read its token
+  await until(() => existsSync(w.socket!.replace(/\.sock$/, '.pid')));
+  return { socket: w.socket!, child, token, who: who ?? w.who };
+}
+
+/** A raw client: sends `request`, then `go` when accepted (unless `go` is false); resolves with what it got once `after` is done. */
+function rawClient(socket: string, request: object, after: (c: Socket, accepted: boolean) => void, go = true): Promise<string> {
+  return new Promise((resolve) => {
+    let got = '';
+    const c = createConnection(socket, () => c.write(`${JSON.stringify(request)}\n`));
+    c.on('data', (b: Buffer) => {
+      got += b.toString();
+      if (got.includes('"accepted"') && !got.includes('"go-sent"')) {
+        got += '"go-sent"';
+        if (go) c.write('{"t":"go"}\n', () => after(c, true));
+        else after(c, true);
+      } else if (got.includes('"declined"')) after(c, false);
+    });
+    c.on('error', () => {});
+    c.on('close', () => resolve(got));
+  });
 }
 
 async function until(ok: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
@@ -205,6 +227,7 @@ describe.skipIf(!isRoot)('the exec helper', () => {
     // another install of the same build has a helper of its own: its control plane is another
     const { helperSocket } = (await import(client)) as { helperSocket(bundle: string, env: NodeJS.ProcessEnv): string | undefined };
     mkdirSync(join(root, 'other-install'), { recursive: true });
+    copyFileSync(bundle, join(root, 'other-install', 'aalis-exec.cjs'));
     copyFileSync(`${bundle}.cache`, join(root, 'other-install', 'aalis-exec.cjs.cache'));
     const mine = helperSocket(bundle, { XDG_RUNTIME_DIR: runtime });
     const theirs = helperSocket(join(root, 'other-install', 'aalis-exec.cjs'), { XDG_RUNTIME_DIR: runtime });
@@ -216,24 +239,28 @@ describe.skipIf(!isRoot)('the exec helper', () => {
     expect(drive(other, ['--', 'true']).result).toEqual({ fallback: 'declined' });
   }, 120_000);
 
-  it('ends the command of a client gone right after its request (before exec listens for signals), and stays free for the next', async () => {
+  it('ends the command of a client gone right after its go (before exec listens for signals), runs nothing for one gone before it, and stays free for the next', async () => {
     const runtime = runtimeDir();
-    const { socket } = await startHelper(runtime);
-    const { who } = where(runtime);
+    const { socket, token, who } = await startHelper(runtime);
     const marker = join(workspace, 'gone-marker');
-    for (const how of ['end', 'destroy'] as const) {
-      // the request and the hang-up in one go: the hang-up comes while the runtime starts, before
-      // exec listens for interrupts (held for it: without that, the command ran to its end)
-      await new Promise<void>((resolve) => {
-        const c = createConnection(socket, () => {
-          const request = { v: 1, who, argv: ['--', 'sh', '-c', `sleep 1; echo ran >> ${marker}`], cwd: workspace, env: baseEnv(runtime), umask: 0o022, interactive: false };
-          c.write(`${JSON.stringify(request)}\n`, () => {
+    const request = { v: 1, who, token, argv: ['--', 'sh', '-c', `sleep 1; echo ran >> ${marker}`], cwd: workspace, env: baseEnv(runtime), umask: 0o022, interactive: false };
+    for (const [how, go] of [['end', true], ['destroy', true], ['destroy', false]] as const) {
+      // `go` and the hang-up in one go: the hang-up comes while the runtime starts, before exec
+      // listens for interrupts (held for it: without that, the command ran to its end); without
+      // `go` nothing is started
+      const accepted = await new Promise<boolean>((resolve) => {
+        void rawClient(
+          socket,
+          request,
+          (c, ok) => {
             if (how === 'end') c.end();
             else c.destroy();
-            resolve();
-          });
-        });
+            resolve(ok);
+          },
+          go,
+        );
       });
+      expect(accepted).toBe(true);
       // free at once (nothing was started), or once what was started is ended (a hang-up races the start)
       let next: Drive['result'] = {};
       await until(() => {
@@ -305,6 +332,96 @@ print(sorted(os.listdir("/run")))`;
     const through = drive(runtime, ['--', 'python3', 'look.py']);
     expect(through.result).toEqual({ status: 0 });
     expect(through.stdout).toMatch(/^refused 2\n/);
+  }, 120_000);
+
+  it('serves no sandboxed command, even one whose workspace holds its socket (the runtime directory itself)', async () => {
+    const runtime = runtimeDir();
+    const { socket, who } = await startHelper(runtime);
+    const escaped = join(root, 'ESCAPED');
+    // run read-only in the runtime directory: /run is hidden, but the workspace is bound back, so
+    // the socket and the pid file are there to see. It asks for --tier full, with the `who` a
+    // client outside would send and the token it can find (none: the helper is not in its /proc)
+    const attack = `const { createConnection } = require('node:net');
+const { readFileSync } = require('node:fs');
+let token = '';
+try {
+  const pid = readFileSync(${JSON.stringify(socket.replace(/\.sock$/, '.pid'))}, 'latin1');
+  token = /AALIS_EXEC_HELPER_TOKEN=([0-9a-f]+)/.exec(readFileSync('/proc/' + pid + '/environ', 'latin1'))?.[1] ?? '';
+  console.log('token read');
+} catch (e) { console.log('token unreadable', e.code); }
+const c = createConnection(${JSON.stringify(socket)}, () => c.write(JSON.stringify({ v: 1, who: ${JSON.stringify(who)}, token, argv: ['--tier', 'full', '--', 'sh', '-c', 'echo escaped > ${escaped}'], cwd: '/', env: { PATH: '/usr/bin:/bin' }, umask: 18, interactive: false }) + '\\n'));
+let got = '';
+c.on('data', (b) => { got += b; if (got.includes('accepted')) c.write('{"t":"go"}\\n'); });
+c.on('error', (e) => console.log('error', e.code));
+c.on('close', () => console.log('answer', got.trim()));`;
+    writeFileSync(join(runtime, 'attack.cjs'), attack);
+    const r = spawnSync(process.execPath, [runner, 'exec', '--tier', 'readonly', '--', process.execPath, 'attack.cjs'], { cwd: runtime, env: baseEnv(runtime, { AALIS_EXEC_HELPER: 'off' }), encoding: 'utf8', timeout: 60_000 });
+    expect(r.stdout).toContain('token unreadable');
+    expect(r.stdout).toContain("not this helper's token");
+    await new Promise((res) => setTimeout(res, 1000));
+    expect(existsSync(escaped)).toBe(false);
+  }, 120_000);
+
+  it("never connects where another user could swap the directory, nor for a client in another namespace", async () => {
+    // root whose XDG_RUNTIME_DIR is still another user's (sudo -E): root's own /run instead
+    const theirs = runtimeDir();
+    spawnSync('chown', ['65534:65534', theirs]);
+    expect(where(theirs).socket).toMatch(/^\/run\/aalis-exec\//);
+    // a client in a mount namespace of its own has another key (and its own helper)
+    const runtime = runtimeDir();
+    await startHelper(runtime);
+    const outside = where(runtime).socket;
+    const inside = spawnSync('unshare', ['-m', '--propagation', 'private', process.execPath, driver, 'where'], { env: baseEnv(runtime), encoding: 'utf8' });
+    const inner = JSON.parse(inside.stdout) as { socket: string };
+    expect(inner.socket).not.toBe(outside);
+    expect(inner.socket.slice(0, -13)).toBe(outside!.slice(0, -13)); // the same build
+  }, 120_000);
+
+  it('is left by a client it does not answer in time (stopped), which runs the command itself, once', async () => {
+    const runtime = runtimeDir();
+    const { child } = await startHelper(runtime);
+    const count = join(workspace, 'count-stopped');
+    child.kill('SIGSTOP');
+    try {
+      const r = spawnSync(process.execPath, [runner, 'exec', '--', 'sh', '-c', `echo x >> ${count}`], { cwd: workspace, env: baseEnv(runtime), encoding: 'utf8', timeout: 60_000 });
+      expect(r.status).toBe(0);
+      expect(r.stderr).toContain('did not answer within 10 s; the command runs in this process');
+    } finally {
+      child.kill('SIGCONT');
+    }
+    // woken, it reads the request and the hang-up: no `go` came, so nothing is run there
+    await new Promise((res) => setTimeout(res, 3000));
+    expect(readFileSync(count, 'utf8')).toBe('x\n');
+    rmSync(count);
+  }, 120_000);
+
+  it("sends a helper its standard input only for --stdin, whatever the helper asks", async () => {
+    const runtime = runtimeDir();
+    const { socket } = where(runtime);
+    mkdirSync(join(runtime, 'aalis-exec'), { mode: 0o700 });
+    // a helper that asks every client for its standard input and keeps what it gets
+    const got = join(root, 'asked-stdin');
+    const fake = `const { createServer } = require('node:net');
+const { appendFileSync, writeFileSync } = require('node:fs');
+createServer((c) => {
+  let buf = '';
+  c.on('data', (b) => {
+    buf += b;
+    for (let nl; (nl = buf.indexOf('\\n')) !== -1; buf = buf.slice(nl + 1)) {
+      const f = JSON.parse(buf.slice(0, nl));
+      if (f.v === 1) c.write('{"t":"accepted","pid":1}\\n');
+      else if (f.t === 'go') c.write('{"t":"stdin"}\\n');
+      else if (f.t === 'stdin') { appendFileSync(${JSON.stringify(got)}, JSON.stringify(f.data) + '\\n'); c.end('{"t":"exit","status":0}\\n'); }
+    }
+  });
+}).listen(${JSON.stringify(socket)}, () => writeFileSync(${JSON.stringify(socket!.replace(/\.sock$/, '.pid'))}, String(process.pid)));`;
+    const child = spawn(process.execPath, ['-e', fake], { env: { PATH: process.env.PATH ?? '', AALIS_EXEC_HELPER_TOKEN: 'f'.repeat(64) }, stdio: 'ignore' });
+    helpers.push(child);
+    await until(() => existsSync(socket!.replace(/\.sock$/, '.pid')));
+    expect(drive(runtime, ['--', 'true'], { input: 'secret\n' }).result).toEqual({ status: 0 });
+    expect(drive(runtime, ['--', 'cat', '--stdin'], { input: 'secret\n' }).result).toEqual({ status: 0 });
+    expect(drive(runtime, ['--stdin', '--', 'cat'], { input: 'secret\n' }).result).toEqual({ status: 0 });
+    expect(readFileSync(got, 'utf8')).toBe('""\n""\n"secret\\n"\n');
   }, 120_000);
 
   it('takes over from a helper that died (its socket left behind), and ends when idle', async () => {

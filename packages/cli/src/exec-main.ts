@@ -6,7 +6,7 @@
 // await: the bundle is CommonJS, so that V8 can take a code cache for it (bin/exec-loader.mjs).
 import './exec-jitless.js';
 import { execCommand } from './exec.js';
-import { EXEC_HELPER_MODE, serveExec } from './exec-server.js';
+import { EXEC_HELPER_MODE, EXEC_HELPER_TOKEN, serveExec } from './exec-server.js';
 import { markPhase } from './exec-phases.js';
 import { runGuarded } from './guarded.js';
 import { exitWith, processIo } from './process-io.js';
@@ -16,7 +16,10 @@ const [mode, ...argv] = process.argv.slice(2);
 if (mode === EXEC_HELPER_MODE) {
   // the exec helper (exec-server.ts), started detached by bin/exec-client.cjs: no terminal, nothing to print
   const idle = Number(process.env.AALIS_EXEC_HELPER_IDLE);
-  serveExec({ socket: argv[0] ?? '', who: argv[1] ?? '', ...(Number.isFinite(idle) && idle > 0 ? { idleMs: idle * 1000 } : {}) }).then(
+  // its token stays in this process's initial environment (/proc/<pid>/environ, where clients read it), not in process.env
+  const token = process.env[EXEC_HELPER_TOKEN] ?? '';
+  delete process.env[EXEC_HELPER_TOKEN];
+  serveExec({ socket: argv[0] ?? '', who: argv[1] ?? '', token, ...(Number.isFinite(idle) && idle > 0 ? { idleMs: idle * 1000 } : {}) }).then(
     () => process.exit(0),
     () => process.exit(1),
   );

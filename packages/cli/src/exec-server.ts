@@ -1,4 +1,5 @@
-import { lstatSync, unlinkSync } from 'node:fs';
+import { timingSafeEqual } from 'node:crypto';
+import { lstatSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import type { SandboxService } from '@aalis/api-reach';
 import { sandboxOf } from './backends.js';
@@ -34,6 +35,12 @@ import type { CliIo } from './io.js';
 /** The argument bin/aalis.cjs is given, in place of `exec`, to run the bundle as the helper: `__exec-helper <socket>`. */
 export const EXEC_HELPER_MODE = '__exec-helper';
 
+/** The variable the helper is started with its token in (bin/exec-client.cjs TOKEN_VAR). */
+export const EXEC_HELPER_TOKEN = 'AALIS_EXEC_HELPER_TOKEN';
+
+/** How long an accepted client has to say `go` before the helper drops it. */
+const GO_WAIT_MS = 30_000;
+
 /** How long the helper waits for a request before it ends (`AALIS_EXEC_HELPER_IDLE`, seconds). */
 export const DEFAULT_HELPER_IDLE_MS = 5 * 60 * 1000;
 
@@ -46,6 +53,11 @@ export interface ExecHelperOptions {
   readonly socket: string;
   /** The node and user ids of the client that started it (bin/exec-client.cjs helperWho): requests from any other are declined. */
   readonly who: string;
+  /**
+   * The token it was started with ({@link EXEC_HELPER_TOKEN} in its environment, where a client that
+   * sees this process reads it): requests without it are declined.
+   */
+  readonly token: string;
   readonly idleMs?: number;
 }
 
@@ -59,10 +71,20 @@ function ownPrivateDir(dir: string): boolean {
   return st?.isDirectory() === true && st.uid === process.geteuid?.() && (st.mode & 0o077) === 0;
 }
 
+/** Whether `given` is `token`, compared in constant time. */
+function sameToken(given: string, token: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 /** Runs the helper until it is idle for `idleMs`; resolves once it has stopped (its services closed). */
 export async function serveExec(options: ExecHelperOptions): Promise<void> {
   const dir = options.socket.slice(0, options.socket.lastIndexOf('/')) || '/';
   if (!ownPrivateDir(dir)) throw new Error(`the helper's directory ${dir} is not this user's own private directory`);
+  if (!options.socket.endsWith('.sock')) throw new Error(`the helper's socket ${options.socket} is not named <key>.sock`);
+  if (options.token.length < 32) throw new Error('the helper was started without its token');
+  const pidFile = `${options.socket.slice(0, -'.sock'.length)}.pid`;
   process.umask(0o077);
   const services = new Map<string, Promise<SandboxService>>();
   let busy = false;
@@ -83,6 +105,11 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
       if (st && bound && st.dev === bound.dev && st.ino === bound.ino) unlinkSync(options.socket);
     } catch {
       // gone already
+    }
+    try {
+      if (readFileSync(pidFile, 'latin1') === String(process.pid)) unlinkSync(pidFile);
+    } catch {
+      // gone already, or another helper's now
     }
     await Promise.all([...services.values()].map((s) => s.then((x) => x.close?.()).catch(() => {})));
     done();
@@ -119,6 +146,9 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
     let request: ExecRequest | undefined;
     let onFrame: ((frame: ClientFrame) => void) | undefined;
     let gone: (() => void) | undefined;
+    // between `accepted` and the client's `go`
+    let awaitingGo: (() => void) | undefined;
+    let goneBeforeGo: (() => void) | undefined;
     const send = (frame: HelperFrame, then?: () => void) => {
       if (!conn.writable) return;
       conn.write(`${JSON.stringify(frame)}\n`, then);
@@ -143,7 +173,12 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
           return;
         }
         const frame = ClientFrameSchema.safeParse(value);
-        if (frame.success) onFrame?.(frame.data);
+        if (!frame.success) return;
+        if (frame.data.t === 'go') {
+          const go = awaitingGo;
+          awaitingGo = goneBeforeGo = undefined;
+          go?.();
+        } else onFrame?.(frame.data);
       },
       () => conn.destroy(),
     );
@@ -154,12 +189,19 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
     conn.on('end', () => (hungUp = true));
     conn.on('close', () => {
       hungUp = true;
-      gone?.();
+      const before = goneBeforeGo;
+      awaitingGo = goneBeforeGo = undefined;
+      if (before) before();
+      else gone?.();
     });
 
     const start = (req: ExecRequest) => {
       if (req.who !== options.who) {
-        send({ t: 'declined', why: 'started by another node or for other user ids' }, () => conn.end());
+        send({ t: 'declined', why: 'started for another build, node, user ids or namespaces' }, () => conn.end());
+        return;
+      }
+      if (!sameToken(req.token, options.token)) {
+        send({ t: 'declined', why: "not this helper's token" }, () => conn.end());
         return;
       }
       if (busy) {
@@ -189,16 +231,22 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
         busy = false;
         armIdle();
       };
-      // Started once `accepted` is written: a client that sees the connection close without it runs
-      // the command itself. One that went away before it was written gets nothing run for it (and
-      // the helper is free again: a write to a closed connection never calls back).
+      // Started on the client's `go` only, which it sends only if `accepted` came before it gave up
+      // waiting: a command runs here or in the client, never both. A client gone (or silent) before
+      // its `go` gets nothing run for it, and the helper is free again.
       if (hungUp || !conn.writable) return void release();
-      conn.write(`${JSON.stringify({ t: 'accepted', pid: process.pid } satisfies HelperFrame)}\n`, (error) => {
-        if (error || hungUp || conn.destroyed) return void release();
+      const waiting = setTimeout(() => conn.destroy(), GO_WAIT_MS);
+      awaitingGo = () => {
+        clearTimeout(waiting);
         void runGuarded('exec', (argv, cli) => execCommand(argv, cli, { sandboxService }), req.argv, io)
           .then((status) => send({ t: 'exit', status }, () => conn.end()))
           .finally(release);
-      });
+      };
+      goneBeforeGo = () => {
+        clearTimeout(waiting);
+        void release();
+      };
+      send({ t: 'accepted', pid: process.pid });
     };
   };
 
@@ -206,6 +254,10 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
   await listenOnce(server, options.socket);
   const st = lstatSync(options.socket);
   bound = { dev: st.dev, ino: st.ino };
+  // where a client finds this process, to read its token: written whole (a temp renamed over), after the socket answers
+  const temp = `${pidFile}.${process.pid}`;
+  writeFileSync(temp, String(process.pid), { mode: 0o600, flag: 'wx' });
+  renameSync(temp, pidFile);
   // a helper whose socket was removed or taken by another is reached by no client: it ends
   const watch = setInterval(() => {
     const now = lstatSync(options.socket, { throwIfNoEntry: false });
@@ -273,7 +325,7 @@ function clientIo(req: ExecRequest, send: (frame: HelperFrame) => void, onFrame:
   onFrame((frame) => {
     if (frame.t === 'signal') interrupt(frame.signal);
     else if (frame.t === 'stdin') stdin.shift()?.(frame.data);
-    else {
+    else if (frame.t === 'answer') {
       asks.get(frame.id)?.(frame.answer ?? undefined);
       asks.delete(frame.id);
     }

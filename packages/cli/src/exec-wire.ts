@@ -5,10 +5,13 @@ import { z } from 'zod';
  * JSON object a line, each way. The client side is bin/exec-client.cjs (plain JavaScript, so that a
  * run through the helper loads nothing of the bundle); exec-server.test.ts runs the two together.
  *
- * client → helper: the request first, then signals, standard input (when asked) and answers.
- * helper → client: `accepted` (sent before the command is started: a client that sees the
- * connection close without it knows nothing ran and runs the command itself), or `declined` with
- * why; then output, questions, a request for standard input, and the exit status last.
+ * client → helper: the request first, `go` once it is accepted, then signals, standard input (when
+ * asked) and answers.
+ * helper → client: `accepted` or `declined` with why. The command starts only on the client's `go`,
+ * which a client sends only while it has not given up waiting: so a command runs in the helper or
+ * in the client, never both (a client that sees the connection close before `accepted` knows
+ * nothing ran and runs the command itself). Then output, questions, a request for standard input,
+ * and the exit status last.
  */
 
 /** The first line a client sends: everything of its process that a one-shot `aalis exec` would read. */
@@ -16,6 +19,8 @@ export const ExecRequestSchema = z.strictObject({
   v: z.literal(1),
   /** The client's bundle place, node and user ids (bin/exec-client.cjs helperWho): a helper started with other ones declines. */
   who: z.string(),
+  /** The token the helper was started with, read from its environment (/proc/<pid>/environ): what no sandboxed command can read. */
+  token: z.string(),
   /** `aalis exec`'s arguments, after `exec`. */
   argv: z.array(z.string()),
   cwd: z.string().startsWith('/'),
@@ -32,6 +37,8 @@ export const PASSED_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
 /** What a client sends after its request. */
 export const ClientFrameSchema = z.discriminatedUnion('t', [
+  /** After `accepted`: the helper may start the command (a client that gave up waiting sends none, and runs it itself). */
+  z.strictObject({ t: z.literal('go') }),
   z.strictObject({ t: z.literal('signal'), signal: z.enum(PASSED_SIGNALS) }),
   z.strictObject({ t: z.literal('stdin'), data: z.string() }),
   z.strictObject({ t: z.literal('answer'), id: z.number().int(), answer: z.string().nullable() }),
