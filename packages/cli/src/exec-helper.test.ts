@@ -436,5 +436,6 @@ createServer((c) => {
     const code = await new Promise<number | null>((r) => next.child.on('exit', r));
     expect(code).toBe(0);
     expect(existsSync(socket)).toBe(false);
+    expect(existsSync(socket.replace(/\.sock$/, '.pid'))).toBe(false);
   }, 120_000);
 });
