@@ -11,10 +11,10 @@ import type { CliIo } from './io.js';
 /*
  * The exec helper: a process of the user's own that runs `aalis exec` for the next invocations of
  * the command, so that each one costs a node start and a connection instead of the bundle's load,
- * a runtime's start, a sandbox probe and a cold sandbox (the sandbox service, its launcher, its walk
- * thread and the sandboxes it prepares ahead are kept from one command to the next, as a daemon's
- * are). bin/aalis.cjs starts it after a run that found none (bin/exec-client.cjs), detached; it
- * ends after `idleMs` without a request, or once its socket is no longer at its path.
+ * a runtime's start, a sandbox probe and a launcher's start (the sandbox service, its launcher and
+ * the scan's kept walks stay from one command to the next). bin/aalis.cjs starts it after a run
+ * that found none (bin/exec-client.cjs), detached; it ends after `idleMs` without a request, or
+ * once its socket is no longer at its path.
  *
  * Each request is run as a one-shot `aalis exec` would run it in the client's process: in the
  * client's directory, with its environment and umask (the helper's own are replaced for the
@@ -25,11 +25,13 @@ import type { CliIo } from './io.js';
  * one-shot would read that environment); two at most. What is not passed: the client's resource
  * limits, cgroup and scheduling priority (the helper's are those of the client that started it).
  *
- * Who can connect: the socket is in a directory of the user's own that no one else can enter,
- * under /run (bin/exec-client.cjs: `$XDG_RUNTIME_DIR`, or /run for root). /run is hidden whole
- * from every sandbox of the Linux backend (sandbox-linux host-sockets.ts), a socket bound there
- * after a sandbox's start included, so no sandboxed command can reach the helper to run something
- * with a wider reach than its own.
+ * Who it serves: the socket is in a directory of the user's own that no one else can enter, under
+ * /run (bin/exec-client.cjs: `$XDG_RUNTIME_DIR`, or /run for root), hidden whole from every Linux
+ * sandbox; but a workspace under /run is bound back into it, so only a client that sends the token
+ * this process was started with is served. Clients read it in this process's initial environment
+ * (/proc/<pid>/environ, the pid in `<key>.pid`); no sandboxed command sees this process (each
+ * sandbox has a pid namespace and a /proc of its own), so none can have a command run here with a
+ * wider reach than its own. A command starts only on its client's `go` (exec-wire.ts).
  */
 
 /** The argument bin/aalis.cjs is given, in place of `exec`, to run the bundle as the helper: `__exec-helper <socket>`. */
@@ -58,6 +60,7 @@ export interface ExecHelperOptions {
    * sees this process reads it): requests without it are declined.
    */
   readonly token: string;
+  /** How long it waits for a request before it ends ({@link DEFAULT_HELPER_IDLE_MS}). */
   readonly idleMs?: number;
 }
 
