@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type { SandboxProbe } from '@aalis/api-reach';
 import { DockerSandbox } from '@aalis/sandbox-docker';
 import { parse } from './args.js';
@@ -17,7 +20,8 @@ the Docker engine and image; sandbox-exec) and prints each check with the comman
 Exits 0 only when the configured backend (--backend, default the platform's) works and the
 config (when there is one) can be read: the daemon does not start with a config it cannot read.
 Then whether spec tools in container profiles can run (the engine and the tools.images of the
-config); when not, the daemon refuses them. Last it lists the environment filter of sandboxed commands: the variables removed (names that
+config); when not, the daemon refuses them, and whether this user's exec helper runs (the process
+that runs aalis exec's next commands with the sandbox set up; AALIS_EXEC_HELPER=off: none). Last it lists the environment filter of sandboxed commands: the variables removed (names that
 look like credentials) and the allow and deny lists of the daemon config (reach.env in
 aalis.config.json of the current directory, or --config FILE).
 `;
@@ -47,6 +51,24 @@ async function specToolsCheck(configFile: string | undefined): Promise<{ works: 
   return { works: false, detail: `tools in profiles stdio, network and builder are refused and do not run (fail closed): ${failed.join('; ')}` };
 }
 
+/** The exec helper of this install for this user (packages/cli README, "The exec helper"): where it is, and whether it runs. */
+export function execHelperState(bundle = fileURLToPath(new URL('../dist/aalis-exec.cjs', import.meta.url)), env: NodeJS.ProcessEnv = process.env): { readonly socket: string | null; readonly pid: number | null; readonly detail: string } {
+  const client = createRequire(import.meta.url)('../bin/exec-client.cjs') as { helperSocket(bundle: string, env: NodeJS.ProcessEnv): string | undefined };
+  const socket = client.helperSocket(bundle, env);
+  if (socket === undefined) {
+    const why = env.AALIS_EXEC_HELPER === 'off' ? 'off (AALIS_EXEC_HELPER=off)' : 'none for this user here (no runtime directory of its own under /run, or no exec bundle)';
+    return { socket: null, pid: null, detail: `${why}: every aalis exec runs in its own process` };
+  }
+  let pid: number | null = null;
+  try {
+    const read = Number(readFileSync(socket.replace(/\.sock$/, '.pid'), 'latin1'));
+    if (Number.isSafeInteger(read) && read > 1 && readFileSync(`/proc/${read}/cmdline`, 'latin1').includes(socket)) pid = read;
+  } catch {
+    // not running
+  }
+  return { socket, pid, detail: pid === null ? `not running: the next aalis exec runs in its own process and starts one at ${socket}` : `running (pid ${pid}) at ${socket}; it ends after 5 minutes unused (AALIS_EXEC_HELPER=off: none)` };
+}
+
 /** `aalis doctor`. */
 export async function doctorCommand(argv: readonly string[], io: CliIo): Promise<number> {
   const { flags } = parse('doctor', argv, { backend: { type: 'string', choices: BACKEND_CHOICES }, config: { type: 'string' }, json: { type: 'boolean' } });
@@ -68,8 +90,9 @@ export async function doctorCommand(argv: readonly string[], io: CliIo): Promise
   const specTools = await specToolsCheck(flags.config as string | undefined);
   const configReadable = !('error' in environment);
   const status = ok && configReadable ? 0 : 1;
+  const execHelper = execHelperState();
   if (flags.json) {
-    io.stdout(`${JSON.stringify({ configured, ok, configReadable, probes, environment, specTools }, null, 2)}\n`);
+    io.stdout(`${JSON.stringify({ configured, ok, configReadable, probes, environment, specTools, execHelper }, null, 2)}\n`);
     return status;
   }
   for (const probe of probes) {
@@ -81,6 +104,7 @@ export async function doctorCommand(argv: readonly string[], io: CliIo): Promise
     }
   }
   io.stdout(`\nspec tools (002): ${specTools.works ? 'ok  ' : 'FAIL'} ${specTools.detail}\n`);
+  io.stdout(`\nexec helper: ${execHelper.detail}\n`);
   io.stdout(`\n${'error' in environment ? `environment of sandboxed commands: FAIL the config could not be read (${environment.error}); the daemon will not start with it` : describeSecretEnv(environment)}\n`);
   io.stdout(ok ? `\nThe configured backend (${configured}) works.\n` : `\nThe configured backend (${configured}) does not work here: commands in the sandboxed tiers will not run.\n`);
   if (!configReadable) io.stdout(`The config cannot be read (above): 'aalis serve' refuses to start with it; fix the field it names.\n`);

@@ -10,6 +10,7 @@ import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
+import { execHelperState } from './doctor.js';
 
 const here = join(import.meta.dirname, '..');
 const out = join(here, '.aalis-tmp');
@@ -156,6 +157,16 @@ describe.skipIf(!isRoot)('the exec helper', () => {
     // the next client's environment, not the last one's
     expect(drive(runtime, ['--', 'sh', '-c', 'echo "[$FOO]"'], { env: { FOO: 'second' } }).stdout).toBe('[second]\n');
     expect(drive(runtime, ['--', 'sh', '-c', 'echo "[$FOO]"']).stdout).toBe('[]\n');
+  }, 120_000);
+
+  it('is what `aalis doctor` reports: where, and whether it runs', async () => {
+    const runtime = runtimeDir();
+    const env = baseEnv(runtime);
+    const { socket } = where(runtime);
+    expect(execHelperState(bundle, env)).toMatchObject({ socket, pid: null, detail: expect.stringContaining('not running') });
+    const { child } = await startHelper(runtime);
+    expect(execHelperState(bundle, env)).toMatchObject({ socket, pid: child.pid, detail: expect.stringContaining(`running (pid ${child.pid})`) });
+    expect(execHelperState(bundle, { ...env, AALIS_EXEC_HELPER: 'off' })).toMatchObject({ socket: null, detail: expect.stringContaining('AALIS_EXEC_HELPER=off') });
   }, 120_000);
 
   it("gives each command its client's umask", async () => {
