@@ -89,8 +89,16 @@ function runtimeBase(runtime) {
       const real = realpathSync.native(runtime);
       const st = lstatSync(real);
       // this user's, and no one else may rename what is in it (a root whose XDG_RUNTIME_DIR is still
-      // another user's, after `sudo -E`, must not connect where that user can swap the directory)
-      if (real.startsWith('/run/') && st.isDirectory() && st.uid === process.geteuid() && (st.mode & 0o022) === 0) return real;
+      // another user's, after `sudo -E`, must not connect where that user can swap the directory);
+      // nor what it is in, up to /run (root's or this user's, writable by no one else)
+      const ancestorsSafe = () => {
+        for (let dir = real.slice(0, real.lastIndexOf('/')); dir !== '/run' && dir.length > '/run'.length; dir = dir.slice(0, dir.lastIndexOf('/'))) {
+          const a = lstatSync(dir);
+          if ((a.uid !== 0 && a.uid !== process.geteuid()) || (a.mode & 0o022) !== 0) return false;
+        }
+        return true;
+      };
+      if (real.startsWith('/run/') && st.isDirectory() && st.uid === process.geteuid() && (st.mode & 0o022) === 0 && ancestorsSafe()) return real;
     } catch {
       // missing: as if unset
     }
@@ -211,7 +219,8 @@ function viaHelper(bundle, socket, argv) {
     }, ANSWER_MS);
     conn.on('connect', () => {
       const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
-      send({ v: 1, who: helperWho(bundle), token, argv, cwd, env: { ...process.env }, umask: ownUmask(), interactive });
+      send({ token }); // alone on the first line (src/exec-wire.ts TokenLineSchema)
+      send({ v: 1, who: helperWho(bundle), argv, cwd, env: { ...process.env }, umask: ownUmask(), interactive });
     });
     conn.on('error', (error) => {
       if (!accepted) finish({ fallback: error.code === 'ECONNREFUSED' || error.code === 'ENOENT' ? 'absent' : 'declined' });

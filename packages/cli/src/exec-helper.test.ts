@@ -115,7 +115,8 @@ async function startHelper(runtime: string, env: Record<string, string> = {}, wh
 function rawClient(socket: string, request: object, after: (c: Socket, accepted: boolean) => void, go = true): Promise<string> {
   return new Promise((resolve) => {
     let got = '';
-    const c = createConnection(socket, () => c.write(`${JSON.stringify(request)}\n`));
+    const { token, ...rest } = request as { token: string };
+    const c = createConnection(socket, () => c.write(`${JSON.stringify({ token })}\n${JSON.stringify(rest)}\n`));
     c.on('data', (b: Buffer) => {
       got += b.toString();
       if (got.includes('"accepted"') && !got.includes('"go-sent"')) {
@@ -360,7 +361,7 @@ try {
   token = /AALIS_EXEC_HELPER_TOKEN=([0-9a-f]+)/.exec(readFileSync('/proc/' + pid + '/environ', 'latin1'))?.[1] ?? '';
   console.log('token read');
 } catch (e) { console.log('token unreadable', e.code); }
-const c = createConnection(${JSON.stringify(socket)}, () => c.write(JSON.stringify({ v: 1, who: ${JSON.stringify(who)}, token, argv: ['--tier', 'full', '--', 'sh', '-c', 'echo escaped > ${escaped}'], cwd: '/', env: { PATH: '/usr/bin:/bin' }, umask: 18, interactive: false }) + '\\n'));
+const c = createConnection(${JSON.stringify(socket)}, () => c.write(JSON.stringify({ token }) + '\\n' + JSON.stringify({ v: 1, who: ${JSON.stringify(who)}, argv: ['--tier', 'full', '--', 'sh', '-c', 'echo escaped > ${escaped}'], cwd: '/', env: { PATH: '/usr/bin:/bin' }, umask: 18, interactive: false }) + '\\n'));
 let got = '';
 c.on('data', (b) => { got += b; if (got.includes('accepted')) c.write('{"t":"go"}\\n'); });
 c.on('error', (e) => console.log('error', e.code));
@@ -378,6 +379,12 @@ c.on('close', () => console.log('answer', got.trim()));`;
     const theirs = runtimeDir();
     spawnSync('chown', ['65534:65534', theirs]);
     expect(where(theirs).socket).toMatch(/^\/run\/aalis-exec\//);
+    // root's own runtime directory inside theirs: they could rename it away and put another there
+    mkdirSync(join(theirs, 'root-owned'), { mode: 0o700 });
+    expect(where(join(theirs, 'root-owned')).socket).toMatch(/^\/run\/aalis-exec\//);
+    const mine = runtimeDir();
+    mkdirSync(join(mine, 'nested'), { mode: 0o700 });
+    expect(where(join(mine, 'nested')).socket).toMatch(new RegExp(`^${mine}/nested/aalis-exec/`));
     // a client in a mount namespace of its own has another key (and its own helper)
     const runtime = runtimeDir();
     await startHelper(runtime);
@@ -420,6 +427,7 @@ createServer((c) => {
     buf += b;
     for (let nl; (nl = buf.indexOf('\\n')) !== -1; buf = buf.slice(nl + 1)) {
       const f = JSON.parse(buf.slice(0, nl));
+      if (f.token !== undefined) continue;
       if (f.v === 1) c.write('{"t":"accepted","pid":1}\\n');
       else if (f.t === 'go') c.write('{"t":"stdin"}\\n');
       else if (f.t === 'stdin') { appendFileSync(${JSON.stringify(got)}, JSON.stringify(f.data) + '\\n'); c.end('{"t":"exit","status":0}\\n'); }
@@ -433,6 +441,41 @@ createServer((c) => {
     expect(drive(runtime, ['--', 'cat', '--stdin'], { input: 'secret\n' }).result).toEqual({ status: 0 });
     expect(drive(runtime, ['--stdin', '--', 'cat'], { input: 'secret\n' }).result).toEqual({ status: 0 });
     expect(readFileSync(got, 'utf8')).toBe('""\n""\n"secret\\n"\n');
+  }, 120_000);
+
+  it('costs a connection without its token next to nothing: a short line, a few at once, a few seconds', async () => {
+    const runtime = runtimeDir();
+    const { socket, child } = await startHelper(runtime);
+    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'latin1'))![1]) / 1024;
+    const before = rss();
+    // 24 connections, 8 MiB each of one line that never ends (before: each buffered up to 256 MiB)
+    const junk = Buffer.alloc(8 << 20, 0x41);
+    const closed = await Promise.all(
+      Array.from({ length: 24 }, () => new Promise<boolean>((resolve) => {
+        const c = createConnection(socket, () => c.write(junk, () => {}));
+        c.on('error', () => {});
+        c.on('close', () => resolve(true));
+        setTimeout(() => {
+          c.destroy();
+          resolve(false);
+        }, 10_000);
+      })),
+    );
+    expect(closed.every(Boolean)).toBe(true); // each dropped by the helper, not by us
+    expect(rss() - before).toBeLessThan(64);
+    // silent ones: 16 are given their few seconds, the rest are closed at once
+    const silent = Array.from({ length: 40 }, () => {
+      const c = createConnection(socket);
+      c.on('error', () => {});
+      return new Promise<number>((resolve) => {
+        const t = Date.now();
+        c.on('close', () => resolve(Date.now() - t));
+      });
+    });
+    const waited = await Promise.all(silent);
+    expect(waited.filter((ms) => ms < 2000).length).toBeGreaterThanOrEqual(24);
+    expect(Math.max(...waited)).toBeLessThan(10_000);
+    expect(drive(runtime, ['--', 'true']).result).toEqual({ status: 0 });
   }, 120_000);
 
   it('takes over from a helper that died (its socket left behind), and ends when idle', async () => {

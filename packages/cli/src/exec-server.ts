@@ -4,7 +4,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import type { SandboxService } from '@aalis/api-reach';
 import { sandboxOf } from './backends.js';
 import { execCommand } from './exec.js';
-import { type ClientFrame, ClientFrameSchema, type ExecRequest, ExecRequestSchema, type HelperFrame, lineReader } from './exec-wire.js';
+import { type ClientFrame, ClientFrameSchema, type ExecRequest, ExecRequestSchema, type HelperFrame, lineReader, MAX_LINE_BYTES, REQUEST_LINE_BYTES, TOKEN_LINE_BYTES, TokenLineSchema } from './exec-wire.js';
 import { runGuarded } from './guarded.js';
 import type { CliIo } from './io.js';
 
@@ -42,6 +42,10 @@ export const EXEC_HELPER_TOKEN = 'AALIS_EXEC_HELPER_TOKEN';
 
 /** How long an accepted client has to say `go` before the helper drops it. */
 const GO_WAIT_MS = 30_000;
+
+/** How long a connection has to show the token, and how many may be at it at once (a sandboxed command that reaches the socket gets no further). */
+const TOKEN_WAIT_MS = 5_000;
+const MAX_PROVING = 16;
 
 /** How long the helper waits for a request before it ends (`AALIS_EXEC_HELPER_IDLE`, seconds). */
 export const DEFAULT_HELPER_IDLE_MS = 5 * 60 * 1000;
@@ -145,6 +149,7 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
     }
   };
 
+  const proving = new Set<Socket>();
   const serve = (conn: Socket) => {
     let request: ExecRequest | undefined;
     let onFrame: ((frame: ClientFrame) => void) | undefined;
@@ -156,6 +161,11 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
       if (!conn.writable) return;
       conn.write(`${JSON.stringify(frame)}\n`, then);
     };
+    // what this connection may send next: its token (a short line, within a few seconds: until
+    // then it costs next to nothing), its request, then frames
+    let stage: 'token' | 'request' | 'frames' = 'token';
+    const limits = { token: TOKEN_LINE_BYTES, request: REQUEST_LINE_BYTES, frames: MAX_LINE_BYTES };
+    const unproven = setTimeout(() => conn.destroy(), TOKEN_WAIT_MS);
     const read = lineReader(
       (line) => {
         let value: unknown;
@@ -163,28 +173,53 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
           value = JSON.parse(line);
         } catch {
           conn.destroy();
-          return;
+          return false;
         }
-        if (request === undefined) {
+        if (stage === 'token') {
+          clearTimeout(unproven);
+          proving.delete(conn);
+          const t = TokenLineSchema.safeParse(value);
+          if (!t.success || !sameToken(t.data.token, options.token)) {
+            send({ t: 'declined', why: "not this helper's token" }, () => conn.end());
+            return false;
+          }
+          stage = 'request';
+          return true;
+        }
+        if (stage === 'request') {
           const parsed = ExecRequestSchema.safeParse(value);
           if (!parsed.success) {
             send({ t: 'declined', why: 'the request is not one this helper reads (another version of aalis?)' }, () => conn.end());
-            return;
+            return false;
           }
+          stage = 'frames';
           request = parsed.data;
           start(request);
-          return;
+          return true;
         }
         const frame = ClientFrameSchema.safeParse(value);
-        if (!frame.success) return;
+        if (!frame.success) return true;
         if (frame.data.t === 'go') {
           const go = awaitingGo;
           awaitingGo = goneBeforeGo = undefined;
           go?.();
         } else onFrame?.(frame.data);
+        return true;
       },
       () => conn.destroy(),
+      () => limits[stage],
     );
+    // connections that have not shown the token yet: a few at once, the rest closed at once
+    if (proving.size >= MAX_PROVING) {
+      clearTimeout(unproven);
+      conn.destroy();
+      return;
+    }
+    proving.add(conn);
+    conn.on('close', () => {
+      clearTimeout(unproven);
+      proving.delete(conn);
+    });
     // a client ends the connection only by going away (it never half-closes): its end is its hang-up
     let hungUp = false;
     conn.on('data', read);
@@ -201,10 +236,6 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
     const start = (req: ExecRequest) => {
       if (req.who !== options.who) {
         send({ t: 'declined', why: 'started for another build, node, user ids or namespaces' }, () => conn.end());
-        return;
-      }
-      if (!sameToken(req.token, options.token)) {
-        send({ t: 'declined', why: "not this helper's token" }, () => conn.end());
         return;
       }
       if (busy) {
@@ -255,6 +286,7 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
 
   server = createServer(serve);
   await listenOnce(server, options.socket);
+  server.on('error', () => {}); // an accept that failed (out of descriptors): that connection is lost, the helper goes on
   const st = lstatSync(options.socket);
   bound = { dev: st.dev, ino: st.ino };
   // where a client finds this process, to read its token: written whole (a temp renamed over), after the socket answers
