@@ -113,6 +113,18 @@ function runtimeBase(runtime) {
  * through (a client confined in a mount namespace of its own must not get the helper's view).
  */
 function helperWho(bundle) {
+  let who = whoOf.get(bundle);
+  if (who === undefined) {
+    who = whoNow(bundle);
+    whoOf.set(bundle, who);
+  }
+  return who;
+}
+
+/** {@link helperWho}, once per bundle a process: the socket's key, the request and a helper started at exit all need it. */
+const whoOf = new Map();
+
+function whoNow(bundle) {
   const st = lstatSync(bundle, { bigint: true });
   const ns = ['mnt', 'pid', 'net', 'user', 'ipc', 'uts', 'cgroup'].map((n) => {
     try {

@@ -151,7 +151,6 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
 
   const proving = new Set<Socket>();
   const serve = (conn: Socket) => {
-    let request: ExecRequest | undefined;
     let onFrame: ((frame: ClientFrame) => void) | undefined;
     let gone: (() => void) | undefined;
     // between `accepted` and the client's `go`
@@ -193,8 +192,7 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
             return false;
           }
           stage = 'frames';
-          request = parsed.data;
-          start(request);
+          start(parsed.data);
           return true;
         }
         const frame = ClientFrameSchema.safeParse(value);
