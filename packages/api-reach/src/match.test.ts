@@ -4,6 +4,7 @@ import { ReachInputError } from './errors.js';
 import { compileRules, matchesRule, preparePath } from './match.js';
 import { escapePattern } from './path.js';
 import { protectedLists } from './protected-lists.js';
+import { nodeModulesException } from './node-modules-exception.js';
 import { gitDirLandings } from './reach.js';
 import type { PathMatcher, PathRule } from './rule.js';
 
@@ -185,7 +186,11 @@ describe('compiled lists agree with the contract, rule by rule', () => {
       form: 'source',
       codeDirs: ['/home/ada/x'],
     });
-    const all = [...lists.control, ...lists.landing, ...lists.denyRead, ...gitDirLandings(['/home/ada/src/aalis/.git', '/home/ada/x'])];
+    // with the node_modules exception as a rule of its own: its carve-out of the landings above a
+    // node_modules is a pattern long enough to be compiled apart, and looked for by its literal first
+    const exception = nodeModulesException(['/home/ada/.aalis/workspace', '/home/ada/.aalis/tmp/s1'], lists.landing, platform)!;
+    expect(exception.except!.some((m) => 'pattern' in m && m.pattern.length >= 512)).toBe(true);
+    const all = [...lists.control, ...lists.landing, ...lists.denyRead, ...gitDirLandings(['/home/ada/src/aalis/.git', '/home/ada/x']), exception, { pattern: exception.except![0]!.pattern } as PathRule];
     const compiled = compileRules(all, platform);
     const cased = fc.tuple(paths, fc.boolean()).map(([p, up]) => (up && platform === 'darwin' ? p.toUpperCase() : p));
     fc.assert(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ReachInputError } from './errors.js';
-import { checkPattern, validatePattern } from './pattern.js';
+import fc from 'fast-check';
+import { checkPattern, requiredLiteral, validatePattern } from './pattern.js';
 
 describe('checkPattern', () => {
   it.each([
@@ -43,5 +44,44 @@ describe('checkPattern', () => {
     expect(checkPattern(pattern)).toContain(why);
     expect(() => validatePattern(pattern)).toThrow(ReachInputError);
     expect(() => validatePattern(pattern)).toThrow(/patterns may use only anchors/);
+  });
+});
+
+describe('requiredLiteral', () => {
+  it.each([
+    ['^.*/\\.git$', '/.git'],
+    ['^/a/b(/.*)?$', '/a/b'],
+    ['^(?:/x|/y)/(?:.*/)?node_modules(?:/.*)?$', 'node_modules'],
+    ['^.*/\\.env[^/]*(?:/.*)?$', '/.env'],
+    ['^/ab?cd$', '/a'], // b is optional: '/a' and 'cd' are as long, the first is kept
+    ['^/abc*def$', '/ab'],
+    ['^/a+bcd$', 'bcd'],
+    ['^/ab{2}cdef$', 'cdef'],
+    ['^a\\{b$', 'a{b'],
+    ['^/x[abc]yzw$', 'yzw'],
+    ['^/x[a\\]]yzw$', 'yzw'],
+    ['^.*/a|^/b$', ''], // two top-level alternatives: none is sure
+    ['^(?:a|b)$', ''],
+    ['.*', ''],
+    ['^(abc)+$', ''],
+  ])('%s -> %j', (pattern, literal) => {
+    expect(checkPattern(pattern)).toBeUndefined();
+    expect(requiredLiteral(pattern)).toBe(literal);
+  });
+
+  it('every path a pattern matches contains its literal', () => {
+    const atom = fc.constantFrom('a', 'b', '/', '\\.', '.', '[ab]', '[^/]', '(?:a|/b)', '(?:ab)', 'node_modules', '\\{', 'x');
+    const quant = fc.constantFrom('', '', '', '?', '*', '+', '{2}', '{1,}', '{0,2}');
+    const pattern = fc.array(fc.tuple(atom, quant), { minLength: 1, maxLength: 8 }).map((parts) => `^${parts.map(([a, q]) => a + q).join('')}$`);
+    const path = fc.array(fc.constantFrom('a', 'b', '/', '.', 'x', 'node_modules', '{', 'ab'), { maxLength: 12 }).map((p) => p.join(''));
+    fc.assert(
+      fc.property(pattern, fc.array(path, { minLength: 20, maxLength: 20 }), (p, paths) => {
+        if (checkPattern(p) !== undefined) return;
+        const literal = requiredLiteral(p);
+        const regex = new RegExp(p, 'su');
+        for (const candidate of paths) if (regex.test(candidate)) expect(candidate).toContain(literal);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -143,3 +143,66 @@ export function topLevelAlternatives(pattern: string): string[] {
   out.push(pattern.slice(start));
   return out;
 }
+
+/**
+ * The longest run of literal characters that every path a valid pattern matches contains, or ''
+ * when there is none to be sure of: only a pattern of one top-level alternative has one, and only
+ * characters outside every group, class and quantifier count. A path without it is not matched,
+ * so a test can look for it before running a regex: the node_modules exception's landings above a
+ * `node_modules` took 1.8 µs a path to rule out by backtracking, `includes('node_modules')` takes nanoseconds.
+ */
+export function requiredLiteral(pattern: string): string {
+  if (topLevelAlternatives(pattern).length > 1) return '';
+  let best = '';
+  let run = '';
+  const close = () => {
+    if (run.length > best.length) best = run;
+    run = '';
+  };
+  // whether the atom that ends just before `at` is quantified
+  const quantified = (at: number) => '*+?{'.includes(pattern[at] ?? '');
+  let depth = 0;
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (inClass) {
+      if (c === '\\') i++;
+      else if (c === ']') inClass = false;
+      continue;
+    }
+    if (c === '\\') {
+      i++;
+      if (depth > 0) continue;
+      if (quantified(i + 1)) close();
+      else run += pattern[i]!;
+      continue;
+    }
+    if (c === '[') {
+      inClass = true;
+      close();
+      continue;
+    }
+    if (c === '(') {
+      depth++;
+      close();
+      continue;
+    }
+    if (c === ')') {
+      depth--;
+      continue;
+    }
+    if (depth > 0) continue;
+    if (c === '{') {
+      i = pattern.indexOf('}', i); // a valid pattern's `{` opens a quantifier {n}, {n,} or {n,m}
+      continue;
+    }
+    if ('^$.*+?|'.includes(c)) {
+      close();
+      continue;
+    }
+    if (quantified(i + 1)) close();
+    else run += c;
+  }
+  close();
+  return best;
+}
