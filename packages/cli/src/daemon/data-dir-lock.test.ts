@@ -159,7 +159,7 @@ while True:
     if libc.renameat2(-100, b"fifo", -100, b"${LOCK_FILE}", 2) != 0: raise OSError(ctypes.get_errno(), "renameat2")
 `], { stdio: 'ignore' });
     try {
-      const r = spawnSync(process.execPath, ['--conditions=aalis-source', '--import', 'tsx', join(import.meta.dirname, 'data-dir-lock.claimer.testing.ts'), dir, '400'], { cwd: join(import.meta.dirname, '..', '..'), encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' }); // a claim that blocks: killed, and said below
+      const r = spawnSync(process.execPath, ['--conditions=aalis-source', '--import', 'tsx', join(import.meta.dirname, 'data-dir-lock.claimer.testing.ts'), dir, '200'], { cwd: join(import.meta.dirname, '..', '..'), encoding: 'utf8', timeout: 75_000, killSignal: 'SIGKILL' }); // a claim that blocks: killed, and said below
       await new Promise((r) => setTimeout(r, 100)); // an exit meanwhile is seen by the event loop, which spawnSync held
       expect(swapper.exitCode).toBeNull(); // it swapped all along
       expect({ status: r.status, signal: r.signal, stderr: r.stderr }).toEqual({ status: 0, signal: null, stderr: '' });
