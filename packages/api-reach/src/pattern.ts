@@ -200,8 +200,12 @@ export function requiredLiteral(pattern: string): string {
       close();
       continue;
     }
+    // a code point outside the BMP is one atom of two code units: a quantifier after it takes both
+    const pair = c >= '\uD800' && c <= '\uDBFF' && (pattern[i + 1] ?? '') >= '\uDC00' && (pattern[i + 1] ?? '') <= '\uDFFF';
+    const atom = pair ? c + pattern[i + 1]! : c;
+    if (pair) i++;
     if (quantified(i + 1)) close();
-    else run += c;
+    else run += atom;
   }
   close();
   return best;
