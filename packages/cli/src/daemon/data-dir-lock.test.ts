@@ -2,7 +2,7 @@
 // namespace of its own (a container given the same data directory). Its pid names another process
 // here, or none, so the lock looked stale and was taken over: two daemons on one data directory.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { claimDataDir, DataDirInUseError, LOCK_FILE } from './data-dir-lock.js';
@@ -159,7 +159,7 @@ while True:
     if libc.renameat2(-100, b"fifo", -100, b"${LOCK_FILE}", 2) != 0: raise OSError(ctypes.get_errno(), "renameat2")
 `], { stdio: 'ignore' });
     try {
-      const r = spawnSync(process.execPath, ['--conditions=aalis-source', '--import', 'tsx', join(import.meta.dirname, 'data-dir-lock.claimer.testing.ts'), dir, '200'], { cwd: join(import.meta.dirname, '..', '..'), encoding: 'utf8', timeout: 75_000, killSignal: 'SIGKILL' }); // a claim that blocks: killed, and said below
+      const r = spawnSync(process.execPath, ['--conditions=aalis-source', '--import', 'tsx', join(import.meta.dirname, 'data-dir-lock.claimer.testing.ts'), dir, '400'], { cwd: join(import.meta.dirname, '..', '..'), encoding: 'utf8', timeout: 75_000, killSignal: 'SIGKILL' }); // a claim that blocks: killed, and said below
       await new Promise((r) => setTimeout(r, 100)); // an exit meanwhile is seen by the event loop, which spawnSync held
       expect(swapper.exitCode).toBeNull(); // it swapped all along
       expect({ status: r.status, signal: r.signal, stderr: r.stderr }).toEqual({ status: 0, signal: null, stderr: '' });
@@ -168,7 +168,20 @@ while True:
       // refused for what was at the path each time: the FIFO, or the holder's file naming it (read whole)
       const known = ['another aalis daemon is starting', 'is not a regular file', 'is running on the data directory'];
       expect(Object.keys(kinds).filter((k) => !known.includes(k)), JSON.stringify(kinds)).toEqual([]);
-      expect(kinds['is running on the data directory'] ?? 0).toBeGreaterThan(0);
+      // how many claims read the holder's file whole depends on the scheduler (none, in 2 of 6 runs
+      // under load): once the exchanges stop with the file in place, a claim names the holder
+      const stopped = new Promise((r) => swapper.once('exit', r));
+      swapper.kill('SIGKILL');
+      await stopped;
+      if (!lstatSync(join(dir, LOCK_FILE)).isFile()) {
+        const back = spawnSync('/usr/bin/python3', ['-I', '-S', '-c', `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+os.chdir(${JSON.stringify(dir)})
+if libc.renameat2(-100, b"fifo", -100, b"${LOCK_FILE}", 2) != 0: raise OSError(ctypes.get_errno(), "renameat2")
+`]);
+        expect(back.status).toBe(0);
+      }
+      expect(() => claimDataDir(dir)).toThrow(/is running on the data directory/);
     } finally {
       swapper.kill('SIGKILL');
       holder.child.kill('SIGKILL');
