@@ -94,6 +94,23 @@ export class EngineApi {
     return out;
   }
 
+  /**
+   * The engine's own ID (`GET /info`, `docker info`): only a client the engine answers can read it,
+   * so the hold lock named by it (hold-still.ts) is a name a local user without access to the
+   * engine cannot compute, and so cannot take ahead of the sections. Throws when it cannot be read.
+   */
+  async engineId(): Promise<string> {
+    const viaSocket = await this.#http('GET', '/info');
+    if (viaSocket?.status === 200) {
+      const id = (JSON.parse(viaSocket.body) as { ID?: unknown }).ID;
+      if (typeof id === 'string' && id !== '') return id;
+    }
+    const result = await this.cli.call(['info', '--format', '{{.ID}}']);
+    const id = result.stdout.trim();
+    if (result.code === 0 && id !== '' && id !== '<no value>') return id;
+    throw new Error(`cannot read the engine's ID at ${this.cli.engine}: ${result.stderr.trim() || 'its answer has none'}`);
+  }
+
   /** Pauses (freezes) a container; false with why when the engine refused. */
   pause(id: string): Promise<{ ok: true } | { ok: false; why: string }> {
     return this.#post(id, 'pause');

@@ -54,7 +54,7 @@ function heldTooLong(waitMs: number): HoldLockError {
     'docker-hold-lock',
     `the docker sandbox's hold was held by another run for more than ${Math.round(waitMs / 1000)} s (runs on one engine are set up and checked one at a time, so none can move a path another's mounts go through; a check of a tree of millions of files can take that long); nothing was run`,
     {
-      fix: 'run the command again; if it keeps happening, look for what holds it: `ss -xlp | grep aalis-docker-hold` names the process (an aalis process, or another local user squatting the name: the lock is a socket name any local user can take)',
+      fix: 'run the command again; if it keeps happening, look for what holds it: `ss -xlp | grep aalis-docker-hold` names the process (an aalis process, or another process of a user the engine answers: the name holds the engine\'s ID, which others cannot read)',
     },
   );
 }

@@ -1,11 +1,15 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
 import { engineSkip, policy, TEST_IMAGE, tempDir } from '../test/engine.js';
 import { type DockerRunRequest, DockerSandbox } from './docker-sandbox.js';
-import { writesInto } from './hold-still.js';
+import { DockerCli } from './docker-cli.js';
+import { EngineApi } from './engine-api.js';
+import { holdStill, lockName, writesInto } from './hold-still.js';
 import { CgroupFreezer } from './cgroup-freezer.js';
 
 describe('writesInto', () => {
@@ -249,5 +253,57 @@ describe.skipIf(engineSkip)('a run is set up with every container that could mov
     } finally {
       await writer.end();
     }
+  });
+});
+
+// The hold lock is an abstract socket name, which any local user may bind. Named from the engine
+// socket's inode alone (which anyone may stat), a user the engine refuses could bind it first and
+// hold every section off for LOCK_WAIT_MS, then refused. The engine's ID is in the name now.
+describe.skipIf(engineSkip || !existsSync('/var/run/docker.sock'))("the hold lock's name", () => {
+  const engine = new EngineApi(new DockerCli());
+  const bound = (name: string) =>
+    new Promise<Server>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen({ path: `\0${name}`, exclusive: true }, () => resolve(server));
+    });
+  const closed = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
+
+  it('holds the engine ID: the name made from the socket alone holds no section off, the real one does', { timeout: 60_000 }, async () => {
+    const st = statSync('/var/run/docker.sock');
+    const fromSocket = `aalis-docker-hold-${createHash('sha256').update(`socket ${st.dev}:${st.ino}`).digest('hex').slice(0, 16)}`;
+    const id = execFileSync('docker', ['info', '--format', '{{.ID}}'], { encoding: 'utf8' }).trim();
+    const name = await lockName(engine);
+    expect(name).toBe(`aalis-docker-hold-${createHash('sha256').update(`socket ${st.dev}:${st.ino}\0${id}`).digest('hex').slice(0, 16)}`);
+    const squatter = await bound(fromSocket);
+    try {
+      const start = Date.now();
+      expect(await holdStill(engine, { paths: ['/nowhere'] }, async () => 'ran')).toBe('ran');
+      expect(Date.now() - start).toBeLessThan(10_000);
+    } finally {
+      await closed(squatter);
+    }
+    // the real name is the lock: while it is bound, a section waits; once freed, it runs
+    const holder = await bound(name);
+    let ran = false;
+    const section = holdStill(engine, { paths: ['/nowhere'] }, async () => {
+      ran = true;
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(ran).toBe(false);
+    await closed(holder);
+    await section;
+    expect(ran).toBe(true);
+  });
+
+  it('an engine that cannot be asked its ID refuses the section, and a post-run check still runs unheld', { timeout: 60_000 }, async () => {
+    const nowhere = new EngineApi(new DockerCli({ env: { ...process.env, DOCKER_HOST: `unix://${join(tempDir(), 'no-engine.sock')}` } }));
+    let ran = false;
+    const section = holdStill(nowhere, { paths: ['/nowhere'] }, async () => {
+      ran = true;
+    });
+    await expect(section).rejects.toMatchObject({ code: 'sandbox-unavailable', message: expect.stringMatching(/nothing was run/) });
+    expect(ran).toBe(false);
+    expect(await holdStill(nowhere, { paths: ['/nowhere'], evenUnheld: true }, async (held) => held)).toBe(false);
   });
 });

@@ -63,7 +63,15 @@ export function writesInto(writable: readonly string[] | undefined, paths: reado
  * while it runs refuses the section (fail closed).
  */
 export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (held: boolean) => Promise<T>): Promise<T> {
-  return withHoldLock(lockName(engine), LOCK_WAIT_MS, async () => {
+  let name: string;
+  try {
+    name = await lockName(engine);
+  } catch (error) {
+    // the engine does not answer: nothing can be held, as when it cannot list its containers below
+    if (scope.evenUnheld) return fn(false);
+    throw refusal(engine, error as Error);
+  }
+  return withHoldLock(name, LOCK_WAIT_MS, async () => {
     let containers: EngineContainer[];
     try {
       containers = await engine.sandboxContainers();
@@ -118,17 +126,36 @@ export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (he
  * into a session container that a section holds paused fails ("is paused"), so a session's
  * command waits for the section to end first.
  */
-export function untilNoSection(engine: EngineApi): Promise<void> {
-  return withHoldLock(lockName(engine), LOCK_WAIT_MS, async () => {});
+export async function untilNoSection(engine: EngineApi): Promise<void> {
+  let name: string;
+  try {
+    name = await lockName(engine);
+  } catch (error) {
+    throw refusal(engine, error as Error);
+  }
+  return withHoldLock(name, LOCK_WAIT_MS, async () => {});
 }
+
+/** A section refused because the engine's ID (its lock's name) could not be read. */
+function refusal(engine: EngineApi, error: Error): SandboxUnavailableError {
+  const unusable = engineUnusable(error.message, engine.cli.engine);
+  if (unusable) return new SandboxUnavailableError('docker', `${unusable.message}; nothing was run`, unusable.fix);
+  return new SandboxUnavailableError('docker', `cannot read the engine's ID, which names the lock its sections are taken under (${error.message}); nothing was run`, 'start the engine, or check DOCKER_HOST');
+}
+
+/** Each engine's ID, read once a process (a failed read is tried again at the next section). */
+const engineIds = new Map<string, Promise<string>>();
 
 /**
  * One lock per engine: sections on different engines never meet. A local engine is named by its
  * socket's inode, not by how the path to it is spelled: `/var/run/docker.sock` and
  * `/run/docker.sock` (one a symlink of the other) took two locks for one engine, and sections
- * overlapped (found by an attack: 8 of 30 runs leaked).
+ * overlapped (found by an attack: 8 of 30 runs leaked). The engine's own ID is in the name too:
+ * the lock is a socket name any local user may bind, and from the socket's inode alone (which
+ * anyone may stat) a user the engine refuses could bind it first and hold every section off; the
+ * ID only a client the engine answers can read. Throws when the ID cannot be read.
  */
-function lockName(engine: EngineApi): string {
+export async function lockName(engine: EngineApi): Promise<string> {
   let where = engine.cli.engine;
   if (engine.socket !== undefined) {
     try {
@@ -138,5 +165,11 @@ function lockName(engine: EngineApi): string {
       where = engine.socket; // no socket there: no engine answers either, and the run is refused
     }
   }
-  return `aalis-docker-hold-${createHash('sha256').update(where).digest('hex').slice(0, 16)}`;
+  let id = engineIds.get(where);
+  if (id === undefined) {
+    id = engine.engineId();
+    engineIds.set(where, id);
+    id.catch(() => engineIds.delete(where));
+  }
+  return `aalis-docker-hold-${createHash('sha256').update(`${where}\0${await id}`).digest('hex').slice(0, 16)}`;
 }
