@@ -58,8 +58,9 @@ const REGEXES_KEPT = 64;
 
 /**
  * The regex of a source, compiled once while it stays among the {@link REGEXES_KEPT} last used:
- * V8's own cache of compiled regexes is emptied as its heap is collected, and a 5 KB list costs
- * milliseconds to compile. Safe to share: none has the `g` or `y` flag, so `test` keeps no state.
+ * V8's own cache of compiled regexes drops a source by the second full collection after its use
+ * (measured: a 5 KB list compiled again, milliseconds), while a RegExp kept here keeps its code
+ * through any number. Safe to share: none has the `g` or `y` flag, so `test` keeps no state.
  */
 function regexOf(source: string, flags: string): RegExp {
   const key = `${flags}/${source}`;
