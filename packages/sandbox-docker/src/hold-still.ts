@@ -69,7 +69,7 @@ export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (he
   } catch (error) {
     // the engine does not answer: nothing can be held, as when it cannot list its containers below
     if (scope.evenUnheld) return fn(false);
-    throw refusal(engine, error as Error);
+    throw error;
   }
   return withHoldLock(name, LOCK_WAIT_MS, async () => {
     let containers: EngineContainer[];
@@ -127,20 +127,7 @@ export async function holdStill<T>(engine: EngineApi, scope: StillScope, fn: (he
  * command waits for the section to end first.
  */
 export async function untilNoSection(engine: EngineApi): Promise<void> {
-  let name: string;
-  try {
-    name = await lockName(engine);
-  } catch (error) {
-    throw refusal(engine, error as Error);
-  }
-  return withHoldLock(name, LOCK_WAIT_MS, async () => {});
-}
-
-/** A section refused because the engine's ID (its lock's name) could not be read. */
-function refusal(engine: EngineApi, error: Error): SandboxUnavailableError {
-  const unusable = engineUnusable(error.message, engine.cli.engine);
-  if (unusable) return new SandboxUnavailableError('docker', `${unusable.message}; nothing was run`, unusable.fix);
-  return new SandboxUnavailableError('docker', `cannot read the engine's ID, which names the lock its sections are taken under (${error.message}); nothing was run`, 'start the engine, or check DOCKER_HOST');
+  return withHoldLock(await lockName(engine), LOCK_WAIT_MS, async () => {});
 }
 
 /** Each engine's ID, read once a process (a failed read is tried again at the next section). */
@@ -153,7 +140,8 @@ const engineIds = new Map<string, Promise<string>>();
  * overlapped (found by an attack: 8 of 30 runs leaked). The engine's own ID is in the name too:
  * the lock is a socket name any local user may bind, and from the socket's inode alone (which
  * anyone may stat) a user the engine refuses could bind it first and hold every section off; the
- * ID only a client the engine answers can read. Throws when the ID cannot be read.
+ * ID only a client the engine answers can read. Throws {@link SandboxUnavailableError} (nothing
+ * was run) when the ID cannot be read.
  */
 export async function lockName(engine: EngineApi): Promise<string> {
   let where = engine.cli.engine;
@@ -171,5 +159,12 @@ export async function lockName(engine: EngineApi): Promise<string> {
     engineIds.set(where, id);
     id.catch(() => engineIds.delete(where));
   }
-  return `aalis-docker-hold-${createHash('sha256').update(`${where}\0${await id}`).digest('hex').slice(0, 16)}`;
+  try {
+    return `aalis-docker-hold-${createHash('sha256').update(`${where}\0${await id}`).digest('hex').slice(0, 16)}`;
+  } catch (error) {
+    const message = (error as Error).message;
+    const unusable = engineUnusable(message, engine.cli.engine);
+    if (unusable) throw new SandboxUnavailableError('docker', `${unusable.message}; nothing was run`, unusable.fix);
+    throw new SandboxUnavailableError('docker', `cannot read the engine's ID, which names the lock its sections are taken under (${message}); nothing was run`, 'start the engine, or check DOCKER_HOST');
+  }
 }
