@@ -77,6 +77,11 @@ export class CgroupLead {
     return lead;
   }
 
+  /** The shell's pid (undefined when it could not be spawned). */
+  get pid(): number | undefined {
+    return this.shell.pid;
+  }
+
   /** Whether it still runs (a lead that ended is not started again: the runs go on without it). */
   get running(): boolean {
     return this.alive;

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpuShareCheck, findCpuCgroup, inCpuCgroup, openCpuShare, SANDBOX_CPU_SHARES } from './cpu-share.js';
@@ -46,8 +46,36 @@ async function cpuCgroupOfCommand(sb: LinuxSandbox, argv: [string, ...string[]])
   }
 }
 
-/** Removes a cgroup as the host would once the run's dying sandbox has left it. */
+/** This process's children, each with its argv. */
+function childrenOfThisProcess(): { pid: number; argv: string[] }[] {
+  const found: { pid: number; argv: string[] }[] = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== process.pid) continue;
+      found.push({ pid: Number(p), argv: readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').slice(0, -1) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** The pids of this process's launchers (launcher.ts: python `-I -S -c <program> <this pid>`) and cgroup leads (cgroup-lead.ts). */
+function helpers(): { launchers: number[]; leads: number[] } {
+  const kids = childrenOfThisProcess();
+  return {
+    launchers: kids.filter((k) => k.argv[1] === '-I' && k.argv[3] === '-c' && k.argv[4]?.includes('PR_SET_CHILD_SUBREAPER') && k.argv[5] === String(process.pid)).map((k) => k.pid),
+    leads: kids.filter((k) => k.argv[3] === 'aalis-cgroup-lead').map((k) => k.pid),
+  };
+}
+
+const cpuLineOf = (pid: number) => readFileSync(`/proc/${pid}/cgroup`, 'utf8');
+
+/** Removes a cgroup as the host would once the run's dying sandbox has left it (the daemon's own helpers moved out first, as an administrator would). */
 async function removeOnceEmpty(d: string): Promise<void> {
+  for (const pid of [...helpers().launchers, ...helpers().leads]) writeFileSync(join(dirname(d), 'cgroup.procs'), String(pid));
   for (let i = 0; ; i++) {
     try {
       rmdirSync(d);
@@ -99,6 +127,39 @@ describe('cpu share', { timeout: 90_000 }, () => {
         await sb.close();
       }
     }
+  });
+
+  // The launcher's own work and its runs' set-up before bwrap (python: the root map, the overlays,
+  // the hides) and the lead's moves weigh with the sandboxes, not in the daemon's autogroup beside
+  // its event loop; a launcher started before the cgroup was made (warmLauncher) joins when it is.
+  it.skipIf(!withCpu)('as root: the launcher and the cgroup lead sit in the cgroup, a launcher warmed before it and one started after a loss too', async () => {
+    const sb = createLinuxSandbox({ cpuShare: 'on', warmLauncher: true });
+    try {
+      await sb.probe();
+      let first: number | undefined;
+      for (let i = 0; i < 250 && first === undefined; i++) {
+        first = helpers().launchers[0];
+        if (first === undefined) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(first, 'the warmed launcher').toBeDefined();
+      expect(existsSync(dir)).toBe(false); // warmed before the first run made the cgroup
+      expect((await sb.run(req(s, ['true']))).exitCode).toBe(0);
+      expect(helpers().launchers).toEqual([first]);
+      expect(inCpuCgroup(cpuLineOf(first!), dir), cpuLineOf(first!)).toBe(true);
+      const leads = helpers().leads;
+      expect(leads).toHaveLength(1);
+      expect(inCpuCgroup(cpuLineOf(leads[0]!), dir), cpuLineOf(leads[0]!)).toBe(true);
+      process.kill(first!, 'SIGKILL');
+      for (let i = 0; i < 250 && existsSync(`/proc/${first}/cmdline`) && readFileSync(`/proc/${first}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z'; i++) await new Promise((r) => setTimeout(r, 20));
+      expect((await sb.run(req(s, ['true']))).exitCode).toBe(0);
+      const second = helpers().launchers.filter((p) => p !== first);
+      expect(second).toHaveLength(1);
+      expect(inCpuCgroup(cpuLineOf(second[0]!), dir), cpuLineOf(second[0]!)).toBe(true);
+    } finally {
+      await sb.close();
+    }
+    expect(existsSync(dir)).toBe(false);
+    expect(helpers()).toEqual({ launchers: [], leads: [] });
   });
 
   // the command (uid 0 in its own namespaces, no capability) sees /sys read-only: it cannot join the

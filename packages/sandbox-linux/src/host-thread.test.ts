@@ -1,9 +1,24 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostThread, HostWalkError } from './host-thread.js';
 import { makeScene, type Scene, untilProcess, workspacePolicy } from './scene.testing.js';
+import { HOST_WORKER_NICE } from './thread-priority.js';
+
+/** The nice value of each thread of this process, by tid (field 19 of its stat). */
+function niceOfThreads(): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      nices.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return nices;
+}
 
 let s: Scene;
 const thread = new HostThread();
@@ -18,6 +33,24 @@ afterAll(async () => {
 });
 
 describe('the host thread', () => {
+  // the walks and chores yield to the daemon's event loop when both want a CPU (thread-priority.ts)
+  it('runs its workers at a lower priority than the thread that posts to them', async () => {
+    const own = Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1]!.split(' ')[16]);
+    const before = niceOfThreads();
+    const threads = new HostThread();
+    try {
+      await threads.run({ op: 'scan', policy: workspacePolicy(s), cwd: s.ws, options: { home: s.home }, skip: [] });
+      await threads.run({ op: 'removeLayers', dir: join(s.root, 'no-such-layers') });
+      const started = [...niceOfThreads()].filter(([tid]) => !before.has(tid));
+      // one thread per lane at the lower priority (node may start helper threads of its own beside them)
+      expect(started.filter(([, nice]) => nice === HOST_WORKER_NICE).length).toBeGreaterThanOrEqual(2);
+      expect(Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1]!.split(' ')[16])).toBe(own);
+      expect(HOST_WORKER_NICE).toBeGreaterThan(own);
+    } finally {
+      await threads.close();
+    }
+  });
+
   it('scans and looks on a worker thread, not on the caller', async () => {
     const policy = workspacePolicy(s);
     const facts = await thread.run({ op: 'scan', policy, cwd: s.ws, options: { home: s.home }, skip: [] });

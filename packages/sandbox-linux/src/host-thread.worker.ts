@@ -11,6 +11,10 @@ import type { HostLaneRole } from './host-lane.js';
 import { type HostJob, runHostJob } from './host-thread.js';
 import type { HostFacts } from './scan.js';
 import { INDEX_MIN_ENTRIES, startTreeIndex } from './tree-index.js';
+import { HOST_WORKER_NICE, niceThisThread } from './thread-priority.js';
+
+// before anything runs here (the tree index's watcher, forked from this thread, inherits it too)
+niceThisThread(HOST_WORKER_NICE);
 
 const role = (workerData as { role?: HostLaneRole } | undefined)?.role ?? 'walks';
 const index = role === 'walks' ? startTreeIndex() : undefined;

@@ -118,10 +118,16 @@ export class Launcher {
   private readonly early = new Map<string, { readonly give: (start: LauncherStart) => void; readonly refuse: (e: Error) => void; readonly run: Promise<LaunchedRun> }>();
   private stderrTail = '';
 
-  /** `python`: the interpreter `findPython` chose; `replyMs`: the bound on each answer (tests shorten it). */
+  /**
+   * `python`: the interpreter `findPython` chose; `replyMs`: the bound on each answer (tests
+   * shorten it); `onStart`: told each launcher's pid as it is spawned (the service moves it into
+   * its sandboxes' CPU cgroup, cpu-share.ts, so its work and its runs' set-up weigh with the
+   * sandboxes, not with the daemon's thread).
+   */
   constructor(
     private readonly python: string,
     private readonly replyMs = LAUNCHER_REPLY_MS,
+    private readonly onStart: (pid: number) => void = () => {},
   ) {}
 
   /** The launcher's pid while one runs (tests). */
@@ -147,6 +153,7 @@ export class Launcher {
     if (this.live && !this.live.dead) return this.live;
     this.stderrTail = '';
     const proc = spawn(this.python, ['-I', '-S', '-c', LAUNCHER_PY, String(process.pid)], { env: { ...LAUNCH_ENV }, cwd: '/', stdio: ['pipe', 'pipe', 'pipe'] });
+    if (proc.pid !== undefined) this.onStart(proc.pid);
     const handlers = new Map<number, (r: Reply | { lost: string }) => void>();
     let onReady!: () => void;
     let onFail!: (e: Error) => void;

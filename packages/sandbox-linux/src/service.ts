@@ -54,7 +54,7 @@ import { findExecutable } from './tools.js';
 import { type Translation, translatePolicy } from './translate.js';
 import { ARGS_FD, type LinuxRunPlan, linuxPlan, tmpEnv } from './run-plan.js';
 import { ENV_FD } from './launch-env.js';
-import { type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
+import { LAUNCHER_REPLY_MS, type LaunchedRun, type LauncherExit, Launcher } from './launcher.js';
 import { ROOT_MAP_PY, USER_STEP_PY } from './root-map.helper.js';
 import { rootsReceiving, syncFileSystems } from './committed-sync.js';
 import { isPlainEntry, premountHides, readOnlyByStep, realOr } from './premount.js';
@@ -399,8 +399,15 @@ export class LinuxSandbox implements SandboxService {
       }
       sweepStalePidCgroups(this.pids);
     }
-    if (!this.lead && this.pids.kind === 'cgroup' && !this.closing) this.lead = this.options.cgroupLead === 'off' ? { off: 'cgroupLead is off' } : CgroupLead.open(this.pids.base);
-    if (this.options.cpuShare === 'on' && !this.cpu && !this.closing) this.cpu = openCpuShare();
+    if (this.options.cpuShare === 'on' && !this.cpu && !this.closing) {
+      this.cpu = openCpuShare();
+      // a launcher started before (warmLauncher) joins now; one started later joins at its start
+      if (this.launcher?.pid !== undefined) this.cpu.adopt(this.launcher.pid);
+    }
+    if (!this.lead && this.pids.kind === 'cgroup' && !this.closing) {
+      this.lead = this.options.cgroupLead === 'off' ? { off: 'cgroupLead is off' } : CgroupLead.open(this.pids.base);
+      if (this.lead instanceof CgroupLead && this.lead.pid !== undefined) this.cpu?.adopt(this.lead.pid);
+    }
     const bwrap = findExecutable(this.options.bwrap ?? 'bwrap');
     if (!bwrap) throw unavailable('bubblewrap is gone', 'sudo apt-get install -y bubblewrap');
     if (policy.network !== 'on') return { bwrap, ...rootMap };
@@ -481,11 +488,12 @@ export class LinuxSandbox implements SandboxService {
     await Promise.all(this.preparing);
     await this.prepared.close();
     await Promise.all(this.tearDowns);
-    await this.cpu?.close();
-    this.cpu = undefined;
-    if (this.lead instanceof CgroupLead) await this.lead.close();
+    // the launcher and the lead first: they sit in the CPU cgroup, which is removed once empty
     this.launcher?.close();
     this.launcher = undefined;
+    if (this.lead instanceof CgroupLead) await this.lead.close();
+    await this.cpu?.close();
+    this.cpu = undefined;
     await this.host.close();
   }
 
@@ -1055,7 +1063,7 @@ export class LinuxSandbox implements SandboxService {
   private launcherFor(tools: Pick<RunTools, 'rootMap'>): Launcher | undefined {
     const python = tools.rootMap?.python ?? this.userStepPython();
     if (python === undefined || this.options.launcher === 'off') return undefined;
-    this.launcher ??= new Launcher(python);
+    this.launcher ??= new Launcher(python, LAUNCHER_REPLY_MS, (pid) => this.cpu?.adopt(pid));
     return this.launcher;
   }
 
