@@ -279,6 +279,23 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
   /** The FIFOs of `dir` the launcher `pid` holds open (the read ends of `in` and `sync` it opened for the run). */
   const heldFifos = (pid: number, dir: string) => fdLinks(pid).flatMap((to) => (to.startsWith(`${dir}/`) ? [to.slice(dir.length + 1)] : []));
 
+  // the service removes the CPU cgroup the launcher sits in right after (cpu-share.ts): only an empty one can be
+  it.skipIf(!python)('close: resolves once the launcher is gone, one that was stopped (SIGSTOP) killed', async () => {
+    const onStart: number[] = [];
+    for (const stop of [false, true]) {
+      const l = new Launcher(python!, undefined, (pid) => onStart.push(pid));
+      l.warm();
+      const pid = l.pid!;
+      expect(onStart.at(-1)).toBe(pid);
+      await until(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('PR_SET_CHILD_SUBREAPER'), 'the launcher running');
+      if (stop) process.kill(pid, 'SIGSTOP');
+      await l.close();
+      expect(existsSync(`/proc/${pid}`), stop ? 'the stopped launcher' : 'the launcher').toBe(false);
+      expect(l.pid).toBeUndefined();
+      await l.close(); // again: nothing to end
+    }
+  });
+
   it.skipIf(!python)('begin: the FIFOs are made before the start is known, and the launch then only starts the run', async () => {
     const l = new Launcher(python!);
     try {

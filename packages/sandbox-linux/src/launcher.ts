@@ -86,6 +86,9 @@ const READY_MS = 15_000;
  */
 export const LAUNCHER_REPLY_MS = 10_000;
 
+/** How long a closing launcher has to end after its channel closed before it is killed. */
+const LAUNCHER_END_MS = 2000;
+
 const SIGNAL_NAMES = new Map(Object.entries(osConstants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
 
 const unavailable = (reason: string) => new SandboxUnavailableError('linux', `the launcher: ${reason}`, 'run it again (a new launcher starts); see `aalis doctor` (host-uid); nothing was run');
@@ -425,10 +428,22 @@ export class Launcher {
     };
   }
 
-  /** Ends the launcher (the service is closing); its runs go with it. */
-  close(): void {
+  /**
+   * Ends the launcher (the service is closing); its runs go with it. Resolves once its process is
+   * gone (the CPU cgroup it sits in can be removed only then), killed if it has not ended within
+   * 2 s (one stopped or wedged).
+   */
+  close(): Promise<void> {
     const live = this.live;
     this.live = undefined;
-    if (live && !live.dead) live.proc.stdin!.end();
+    if (!live || live.proc.pid === undefined || live.proc.exitCode !== null || live.proc.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => live.proc.kill('SIGKILL'), LAUNCHER_END_MS);
+      live.proc.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      if (!live.dead) live.proc.stdin!.end();
+    });
   }
 }

@@ -489,7 +489,7 @@ export class LinuxSandbox implements SandboxService {
     await this.prepared.close();
     await Promise.all(this.tearDowns);
     // the launcher and the lead first: they sit in the CPU cgroup, which is removed once empty
-    this.launcher?.close();
+    await this.launcher?.close();
     this.launcher = undefined;
     if (this.lead instanceof CgroupLead) await this.lead.close();
     await this.cpu?.close();
