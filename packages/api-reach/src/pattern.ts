@@ -122,7 +122,10 @@ export function validatePattern(pattern: string): void {
   VALID.add(pattern);
 }
 
-/** Splits a pattern at its top-level `|` (outside groups and classes). */
+/**
+ * Splits a pattern at its top-level `|` (outside groups and classes): one string per alternative,
+ * the pattern itself when it has none. Every backend that reads a pattern's alternatives uses this one.
+ */
 export function topLevelAlternatives(pattern: string): string[] {
   const out: string[] = [];
   let depth = 0;

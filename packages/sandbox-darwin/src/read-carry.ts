@@ -1,4 +1,4 @@
-import type { PathRule } from '@aalis/api-reach';
+import { type PathRule, topLevelAlternatives } from '@aalis/api-reach';
 import { darwinPath, darwinPatternPrefix } from './darwin-path.js';
 import { CARRY_OPERATIONS } from './profile-layers.js';
 import type { SbplQuote } from './profile-params.js';
@@ -13,28 +13,6 @@ import { exactPathOf, pathFilter, renderFilter } from './sbpl-filter.js';
 
 const META = new Set([...'.^$|?*+()[]{}']);
 const QUANTIFIERS = new Set(['?', '*', '{']);
-
-/** The top-level alternatives of a pattern (outside groups and classes). */
-function alternatives(pattern: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let inClass = false;
-  let start = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const ch = pattern[i]!;
-    if (ch === '\\') i++;
-    else if (inClass) inClass = ch !== ']';
-    else if (ch === '[') inClass = true;
-    else if (ch === '(') depth++;
-    else if (ch === ')') depth--;
-    else if (ch === '|' && depth === 0) {
-      out.push(pattern.slice(start, i));
-      start = i + 1;
-    }
-  }
-  out.push(pattern.slice(start));
-  return out;
-}
 
 /** The literal path a pattern alternative starts with (`^/a/b\.c…` → `/a/b.c`), or '' when it does not start at `/`. */
 function literalStart(alternative: string): string {
@@ -62,7 +40,7 @@ export function foldersAbove(rule: PathRule, where: string): string[] {
   if ('path' in rule) starts = [darwinPath(rule.path, where)];
   else {
     const exact = exactPathOf(rule.pattern);
-    starts = exact?.startsWith('/') ? [darwinPath(exact, where)] : alternatives(darwinPatternPrefix(rule.pattern)).map(literalStart);
+    starts = exact?.startsWith('/') ? [darwinPath(exact, where)] : topLevelAlternatives(darwinPatternPrefix(rule.pattern)).map(literalStart);
   }
   const folders: string[] = [];
   for (const start of starts) {
