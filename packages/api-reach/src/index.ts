@@ -8,6 +8,7 @@ export type { ProtectedLists } from './lists.js';
 export { type CompiledRules, compileRule, compileRules, matchesRule, type PreparedPath, preparePath } from './match.js';
 export { escapePattern, foldPath, foldsCase, pathIsUnder, slashPath } from './path.js';
 export { checkPattern, topLevelAlternatives, validatePattern } from './pattern.js';
+export { type PatternToken, patternTokens } from './pattern-tokens.js';
 export { type ExtraLanding, GIT_LANDINGS, type LandingRulesInput, landingRules, PROJECT_LANDINGS, rulesOfEntry } from './landing-rules.js';
 export {
   BARE_REPO_HEAD_PATTERN,

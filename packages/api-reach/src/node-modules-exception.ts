@@ -2,20 +2,8 @@ import { ReachInputError } from './errors.js';
 import { BARE_REPO_HEAD_PATTERN, LANDING_TABLE, type LandingEntry } from './landing-table.js';
 import { escapePattern, slashPath } from './path.js';
 import { topLevelAlternatives } from './pattern.js';
+import { patternTokens } from './pattern-tokens.js';
 import type { PathMatcher, PathRule } from './rule.js';
-
-/** Whether an unescaped `^` or `$` is left outside every character class. */
-function hasAnchor(body: string): boolean {
-  let inClass = false;
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i];
-    if (c === '\\') i++;
-    else if (inClass) inClass = c !== ']';
-    else if (c === '[') inClass = true;
-    else if (c === '^' || c === '$') return true;
-  }
-  return false;
-}
 
 /**
  * A whole-path pattern without its anchors, as a group that can start a longer pattern. Throws
@@ -24,15 +12,17 @@ function hasAnchor(body: string): boolean {
  */
 export function patternBody(pattern: string): string {
   const bodies = topLevelAlternatives(pattern).map((alt) => {
-    let b = alt.startsWith('^') ? alt.slice(1) : alt;
-    if (b.endsWith('$') && !/(^|[^\\])(\\\\)*\\\$$/.test(b)) b = b.slice(0, -1);
-    if (hasAnchor(b)) {
+    const tokens = patternTokens(alt);
+    const from = tokens[0]?.kind === 'anchor' && tokens[0].text === '^' ? 1 : 0;
+    const last = tokens.at(-1);
+    const to = tokens.length > from && last?.kind === 'anchor' && last.text === '$' ? tokens.length - 1 : tokens.length;
+    if (tokens.slice(from, to).some((t) => t.kind === 'anchor')) {
       throw new ReachInputError(
         'pattern',
         `the landing pattern '${pattern}' has an anchor (^ or $) inside it; anchors may only open and close the pattern or one of its top-level alternatives. Write it without the inner anchor.`,
       );
     }
-    return b;
+    return alt.slice(from === 1 ? 1 : 0, to < tokens.length ? tokens[to]!.start : alt.length);
   });
   return `(?:${bodies.join('|')})`;
 }

@@ -66,16 +66,22 @@ describe('requiredLiteral', () => {
     ['^(abc)+$', ''],
     ['^/a\u{1F600}?bcd$', 'bcd'], // the quantifier takes the whole code point, both its code units
     ['^/\u{1F600}bc$', '/\u{1F600}bc'],
+    ['^/abc', '/abc'], // the last atom counts without a `$` after it (it did not before the tokens)
+    ['^a\\$', 'a$'],
+    ['^/ab\u{1F600}', '/ab\u{1F600}'],
   ])('%s -> %j', (pattern, literal) => {
     expect(checkPattern(pattern)).toBeUndefined();
     expect(requiredLiteral(pattern)).toBe(literal);
   });
 
   it('every path a pattern matches contains its literal', () => {
-    const atom = fc.constantFrom('a', 'b', '/', '\\.', '.', '[ab]', '[^/]', '(?:a|/b)', '(?:ab)', 'node_modules', '\\{', 'x', '\u{1F600}');
+    const atom = fc.constantFrom('a', 'b', '/', '\\.', '\\$', '.', '[ab]', '[^/]', '(?:a|/b)', '(?:ab)', 'node_modules', '\\{', 'x', '\u{1F600}');
     const quant = fc.constantFrom('', '', '', '?', '*', '+', '{2}', '{1,}', '{0,2}');
-    const pattern = fc.array(fc.tuple(atom, quant), { minLength: 1, maxLength: 8 }).map((parts) => `^${parts.map(([a, q]) => a + q).join('')}$`);
-    const path = fc.array(fc.constantFrom('a', 'b', '/', '.', 'x', 'node_modules', '{', 'ab', '\u{1F600}'), { maxLength: 12 }).map((p) => p.join(''));
+    // anchored or not at either end: a pattern's last atom is its last token where no `$` follows
+    const pattern = fc
+      .tuple(fc.boolean(), fc.array(fc.tuple(atom, quant), { minLength: 1, maxLength: 8 }), fc.boolean())
+      .map(([start, parts, end]) => `${start ? '^' : ''}${parts.map(([a, q]) => a + q).join('')}${end ? '$' : ''}`);
+    const path = fc.array(fc.constantFrom('a', 'b', '/', '.', 'x', 'node_modules', '{', '$', 'ab', '\u{1F600}'), { maxLength: 12 }).map((p) => p.join(''));
     fc.assert(
       fc.property(pattern, fc.array(path, { minLength: 20, maxLength: 20 }), (p, paths) => {
         if (checkPattern(p) !== undefined) return;

@@ -1,4 +1,5 @@
 import { ReachInputError } from './errors.js';
+import { patternTokens } from './pattern-tokens.js';
 
 /** Punctuation a pattern may escape outside a character class; inside one `-` may be escaped too. */
 const ESCAPABLE = new Set('\\^$.*+?()[]{}|/');
@@ -129,87 +130,42 @@ export function validatePattern(pattern: string): void {
 export function topLevelAlternatives(pattern: string): string[] {
   const out: string[] = [];
   let depth = 0;
-  let inClass = false;
-  let start = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\') i++;
-    else if (inClass) inClass = c !== ']';
-    else if (c === '[') inClass = true;
-    else if (c === '(') depth++;
-    else if (c === ')') depth--;
-    else if (c === '|' && depth === 0) {
-      out.push(pattern.slice(start, i));
-      start = i + 1;
+  let from = 0;
+  for (const t of patternTokens(pattern)) {
+    if (t.kind === 'open') depth++;
+    else if (t.kind === 'close') depth--;
+    else if (t.kind === 'alternation' && depth === 0) {
+      out.push(pattern.slice(from, t.start));
+      from = t.start + 1;
     }
   }
-  out.push(pattern.slice(start));
+  out.push(pattern.slice(from));
   return out;
 }
 
 /**
  * The longest run of literal characters that every path a valid pattern matches contains, or ''
  * when there is none to be sure of: only a pattern of one top-level alternative has one, and only
- * characters outside every group, class and quantifier count. A path without it is not matched,
- * so a test can look for it before running a regex: the node_modules exception's landings above a
+ * atoms outside every group and not quantified count. A path without it is not matched, so a test
+ * can look for it before running a regex: the node_modules exception's landings above a
  * `node_modules` took 1.8 µs a path to rule out by backtracking, `includes('node_modules')` takes nanoseconds.
  */
 export function requiredLiteral(pattern: string): string {
-  if (topLevelAlternatives(pattern).length > 1) return '';
+  const tokens = patternTokens(pattern);
   let best = '';
   let run = '';
-  const close = () => {
-    if (run.length > best.length) best = run;
-    run = '';
-  };
-  // whether the atom that ends just before `at` is quantified
-  const quantified = (at: number) => '*+?{'.includes(pattern[at] ?? '');
   let depth = 0;
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (inClass) {
-      if (c === '\\') i++;
-      else if (c === ']') inClass = false;
-      continue;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t.kind === 'alternation' && depth === 0) return '';
+    if (t.kind === 'open') depth++;
+    else if (t.kind === 'close') depth--;
+    // a quantified atom may be absent or repeated: it ends the run, as a class, `.`, an anchor or a group does
+    if (depth === 0 && t.kind === 'atom' && t.literal !== undefined && tokens[i + 1]?.kind !== 'quantifier') run += t.literal;
+    else {
+      if (run.length > best.length) best = run;
+      run = '';
     }
-    if (c === '\\') {
-      i++;
-      if (depth > 0) continue;
-      if (quantified(i + 1)) close();
-      else run += pattern[i]!;
-      continue;
-    }
-    if (c === '[') {
-      inClass = true;
-      close();
-      continue;
-    }
-    if (c === '(') {
-      depth++;
-      close();
-      continue;
-    }
-    if (c === ')') {
-      depth--;
-      continue;
-    }
-    if (depth > 0) continue;
-    if (c === '{') {
-      i = pattern.indexOf('}', i); // a valid pattern's `{` opens a quantifier {n}, {n,} or {n,m}
-      continue;
-    }
-    if ('^$.*+?|'.includes(c)) {
-      close();
-      continue;
-    }
-    // a code point outside the BMP is one atom of two code units: a quantifier after it takes both
-    const pair = c >= '\uD800' && c <= '\uDBFF' && (pattern[i + 1] ?? '') >= '\uDC00' && (pattern[i + 1] ?? '') <= '\uDFFF';
-    const atom = pair ? c + pattern[i + 1]! : c;
-    if (pair) i++;
-    if (quantified(i + 1)) close();
-    else run += atom;
   }
-  close();
-  return best;
+  return run.length > best.length ? run : best;
 }

@@ -15,6 +15,9 @@ describe('foldersAbove', () => {
     ['a class escape ends the start', { pattern: '^/a/b\\d/x$' }, ['/a']],
     ['each top-level alternative', { pattern: '^/a/x/y$|^/b/z$' }, ['/a/x', '/a', '/b']],
     ['alternatives inside a group do not split: the folders above the group', { pattern: '^/a/(?:x|y)/s$' }, ['/a']],
+    ['a repeated last character stays in the start (one is there)', { pattern: '^/a/b/c+/d$' }, ['/a/b', '/a']],
+    ['an optional character outside the BMP is left out whole', { pattern: '^/a/b/x\u{1F600}?/d$' }, ['/a/b', '/a']],
+    ['a class ends the start', { pattern: '^/a/b/[xy]/d$' }, ['/a/b', '/a']],
   ])('%s', (_what, rule, expected) => {
     expect(foldersAbove(rule, 'readDeny[0]')).toEqual(expected);
   });

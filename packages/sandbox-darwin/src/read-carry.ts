@@ -1,4 +1,4 @@
-import { type PathRule, topLevelAlternatives } from '@aalis/api-reach';
+import { type PathRule, patternTokens, topLevelAlternatives } from '@aalis/api-reach';
 import { darwinPath, darwinPatternPrefix } from './darwin-path.js';
 import { CARRY_OPERATIONS } from './profile-layers.js';
 import type { SbplQuote } from './profile-params.js';
@@ -11,27 +11,22 @@ import { exactPathOf, pathFilter, renderFilter } from './sbpl-filter.js';
 // it. Patterns that match by name anywhere (`.env` in any folder) survive a folder rename, so
 // only the folders above a pattern's literal start are listed.
 
-const META = new Set([...'.^$|?*+()[]{}']);
-const QUANTIFIERS = new Set(['?', '*', '{']);
 
 /** The literal path a pattern alternative starts with (`^/a/b\.c…` → `/a/b.c`), or '' when it does not start at `/`. */
 function literalStart(alternative: string): string {
-  if (!alternative.startsWith('^/') && !alternative.startsWith('^\\/')) return '';
+  const tokens = patternTokens(alternative);
+  if (tokens[0]?.kind !== 'anchor' || tokens[0].text !== '^') return '';
   let out = '';
-  for (let i = 1; i < alternative.length; i++) {
-    const ch = alternative[i]!;
-    if (ch === '\\') {
-      const next = alternative[i + 1];
-      if (next === undefined || /[A-Za-z0-9]/.test(next)) break; // \d, \w …: a class, not a literal
-      out += next;
-      i++;
-    } else if (META.has(ch)) {
-      // A quantifier makes the character before it optional: it is not part of the start.
-      if (QUANTIFIERS.has(ch)) out = out.slice(0, -1);
-      break;
-    } else out += ch;
+  for (let i = 1; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t.kind !== 'atom' || t.literal === undefined) break;
+    const next = tokens[i + 1];
+    // a quantifier that allows none makes its atom optional: it is not part of the start
+    if (next?.kind === 'quantifier' && next.text !== '+') break;
+    out += t.literal;
+    if (next?.kind === 'quantifier') break;
   }
-  return out;
+  return out.startsWith('/') ? out : '';
 }
 
 /** The folders whose rename would carry `rule`'s matches to another name: those above it, up to (not) `/`. */
