@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpuShareCheck, findCpuCgroup, inCpuCgroup, openCpuShare, SANDBOX_CPU_SHARES } from './cpu-share.js';
 import { makeScene, req, type Scene } from './scene.testing.js';
@@ -9,7 +9,10 @@ import { createLinuxSandbox, type LinuxSandbox } from './service.js';
 const isRoot = process.getuid?.() === 0;
 const found = findCpuCgroup();
 const withCpu = isRoot && found.kind === 'cgroup';
+// this process's base name, `aalis-cpu-<pid>`; each service's cgroup is that and `-<n>`
 const dir = found.kind === 'cgroup' ? found.dir : '';
+/** The cpu cgroups this process's services made and still have. */
+const madeShares = () => (withCpu ? readdirSync(dirname(dir)).filter((n) => n.startsWith(`${basename(dir)}-`)) : []);
 let s: Scene;
 beforeAll(() => {
   s = makeScene();
@@ -118,11 +121,13 @@ describe('cpu share', { timeout: 90_000 }, () => {
       const sb = createLinuxSandbox({ cpuShare: 'on', launcher });
       try {
         const line = await cpuCgroupOfCommand(sb, ['sh', '-c', 'sleep 30.1 & wait']);
-        expect(inCpuCgroup(line, dir), line).toBe(true);
+        const own = sb.cpuShareDir()!;
+        expect(own.startsWith(`${dir}-`), own).toBe(true);
+        expect(inCpuCgroup(line, own), line).toBe(true);
         const forked = await cpuCgroupOfCommand(sb, ['sleep', '30.2']);
-        expect(inCpuCgroup(forked, dir), forked).toBe(true);
-        expect(readFileSync(join(dir, 'cpu.shares'), 'utf8').trim()).toBe(String(SANDBOX_CPU_SHARES));
-        expect((await sb.probe()).checks.find((c) => c.name === 'cpu-share')).toMatchObject({ ok: true, detail: expect.stringContaining(dir) });
+        expect(inCpuCgroup(forked, own), forked).toBe(true);
+        expect(readFileSync(join(own, 'cpu.shares'), 'utf8').trim()).toBe(String(SANDBOX_CPU_SHARES));
+        expect((await sb.probe()).checks.find((c) => c.name === 'cpu-share')).toMatchObject({ ok: true, detail: expect.stringContaining(own) });
       } finally {
         await sb.close();
       }
@@ -142,24 +147,48 @@ describe('cpu share', { timeout: 90_000 }, () => {
         if (first === undefined) await new Promise((r) => setTimeout(r, 20));
       }
       expect(first, 'the warmed launcher').toBeDefined();
-      expect(existsSync(dir)).toBe(false); // warmed before the first run made the cgroup
+      expect(sb.cpuShareDir()).toBeUndefined(); // warmed before the first run made the cgroup
       expect((await sb.run(req(s, ['true']))).exitCode).toBe(0);
+      const own = sb.cpuShareDir()!;
       expect(helpers().launchers).toEqual([first]);
-      expect(inCpuCgroup(cpuLineOf(first!), dir), cpuLineOf(first!)).toBe(true);
+      expect(inCpuCgroup(cpuLineOf(first!), own), cpuLineOf(first!)).toBe(true);
       const leads = helpers().leads;
       expect(leads).toHaveLength(1);
-      expect(inCpuCgroup(cpuLineOf(leads[0]!), dir), cpuLineOf(leads[0]!)).toBe(true);
+      expect(inCpuCgroup(cpuLineOf(leads[0]!), own), cpuLineOf(leads[0]!)).toBe(true);
       process.kill(first!, 'SIGKILL');
       for (let i = 0; i < 250 && existsSync(`/proc/${first}/cmdline`) && readFileSync(`/proc/${first}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z'; i++) await new Promise((r) => setTimeout(r, 20));
       expect((await sb.run(req(s, ['true']))).exitCode).toBe(0);
       const second = helpers().launchers.filter((p) => p !== first);
       expect(second).toHaveLength(1);
-      expect(inCpuCgroup(cpuLineOf(second[0]!), dir), cpuLineOf(second[0]!)).toBe(true);
+      expect(inCpuCgroup(cpuLineOf(second[0]!), own), cpuLineOf(second[0]!)).toBe(true);
     } finally {
       await sb.close();
     }
-    expect(existsSync(dir)).toBe(false);
+    expect(madeShares()).toEqual([]);
     expect(helpers()).toEqual({ launchers: [], leads: [] });
+  });
+
+  // the exec helper keeps a few services in one process: one closing removed the cgroup the others'
+  // sandboxes were in, and once their launchers sat in it too, waited 5 s for it to empty
+  it.skipIf(!withCpu)('as root: two services in one process each have their own cgroup, and one closes without waiting on the other\'s', async () => {
+    const one = createLinuxSandbox({ cpuShare: 'on' });
+    const two = createLinuxSandbox({ cpuShare: 'on' });
+    try {
+      for (const sb of [one, two]) expect((await sb.run(req(s, ['true']))).exitCode).toBe(0);
+      const first = one.cpuShareDir()!;
+      expect(first).not.toBe(two.cpuShareDir());
+      const started = performance.now();
+      await one.close();
+      expect(performance.now() - started).toBeLessThan(4000); // the removal's retries last 5 s
+      expect(existsSync(first)).toBe(false);
+      expect(madeShares()).toHaveLength(1);
+      const line = await cpuCgroupOfCommand(two, ['sleep', '30.5']);
+      expect(inCpuCgroup(line, two.cpuShareDir()!), line).toBe(true);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+    expect(madeShares()).toEqual([]);
   });
 
   // the command (uid 0 in its own namespaces, no capability) sees /sys read-only: it cannot join the
@@ -167,8 +196,10 @@ describe('cpu share', { timeout: 90_000 }, () => {
   it.skipIf(!withCpu)('as root: a sandboxed command cannot move itself out of the cgroup, nor make one', async () => {
     const sb = createLinuxSandbox({ cpuShare: 'on' });
     const base = dirname(dir);
-    const leave = `for f in ${base}/cgroup.procs ${base}/tasks ${dir}/../cgroup.procs; do echo $$ > "$f" || echo refused; done; mkdir ${base}/mine || echo refused; exec sleep 30.4`;
     try {
+      expect((await sb.run(req(s, ['true']))).exitCode).toBe(0);
+      const own = sb.cpuShareDir()!;
+      const leave = `for f in ${base}/cgroup.procs ${base}/tasks ${own}/../cgroup.procs; do echo $$ > "$f" || echo refused; done; mkdir ${base}/mine || echo refused; exec sleep 30.4`;
       const abort = new AbortController();
       const run = sb.run(req(s, ['sh', '-c', leave], { signal: abort.signal }));
       let line: string;
@@ -178,7 +209,7 @@ describe('cpu share', { timeout: 90_000 }, () => {
         abort.abort();
       }
       const r = await run;
-      expect(inCpuCgroup(line, dir), line).toBe(true);
+      expect(inCpuCgroup(line, own), line).toBe(true);
       expect(r.stdout).toBe('refused\n'.repeat(4));
       expect(r.stderr).toMatch(/Read-only file system/);
       expect(existsSync(join(base, 'mine'))).toBe(false);
@@ -191,8 +222,8 @@ describe('cpu share', { timeout: 90_000 }, () => {
     const sb = createLinuxSandbox();
     try {
       const line = await cpuCgroupOfCommand(sb, ['sleep', '30.3']);
-      expect(inCpuCgroup(line, dir), line).toBe(false);
-      expect(existsSync(dir)).toBe(false);
+      expect(line).not.toContain(`/${basename(dir)}-`);
+      expect(madeShares()).toEqual([]);
     } finally {
       await sb.close();
     }
@@ -202,28 +233,34 @@ describe('cpu share', { timeout: 90_000 }, () => {
     const sb = createLinuxSandbox({ cpuShare: 'on' });
     const r = await sb.run(req(s, ['true']));
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(existsSync(dir)).toBe(true);
-    await removeOnceEmpty(dir); // the next run goes on at normal priority
+    const own = sb.cpuShareDir()!;
+    expect(existsSync(own)).toBe(true);
+    await removeOnceEmpty(own); // the next run goes on at normal priority
     const again = await sb.run(req(s, ['sh', '-c', 'echo ran']));
     expect(again.stdout).toBe('ran\n');
     await sb.close();
     const sb2 = createLinuxSandbox({ cpuShare: 'on' });
     await sb2.run(req(s, ['true']));
-    expect(existsSync(dir)).toBe(true);
+    const own2 = sb2.cpuShareDir()!;
+    expect(existsSync(own2)).toBe(true);
     await sb2.close();
-    expect(existsSync(dir)).toBe(false);
+    expect(existsSync(own2)).toBe(false);
+    expect(madeShares()).toEqual([]);
   });
 
   it.skipIf(!withCpu)('as root: a dead daemon\'s cpu cgroup is removed at the next start', async () => {
     const dead = Number(execFileSync('sh', ['-c', 'sh -c "echo \\$\\$"']).toString().trim()); // a pid that has exited
-    const stale = join(dirname(dir), `aalis-cpu-${dead}`);
-    mkdirSync(stale);
+    // as versions before the per-service cgroups named it, and as they do
+    const stale = [join(dirname(dir), `aalis-cpu-${dead}`), join(dirname(dir), `aalis-cpu-${dead}-3`)];
+    const live = join(dirname(dir), `aalis-cpu-${process.pid}-999`);
+    for (const d of [...stale, live]) mkdirSync(d);
     try {
       const share = openCpuShare();
-      expect(existsSync(stale)).toBe(false);
+      expect(stale.filter((d) => existsSync(d))).toEqual([]);
+      expect(existsSync(live)).toBe(true); // this process's: not a dead daemon's
       await share.close();
     } finally {
-      if (existsSync(stale)) rmdirSync(stale);
+      for (const d of [...stale, live]) if (existsSync(d)) rmdirSync(d);
     }
   });
 });

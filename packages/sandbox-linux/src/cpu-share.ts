@@ -25,11 +25,14 @@ export type CpuShareSetting = (typeof CPU_SHARE_SETTINGS)[number];
 /** Where the sandboxes' CPU cgroup is, or why there is none (runs then go at normal priority). */
 export type CpuShareWhere = { readonly kind: 'cgroup'; readonly dir: string } | { readonly kind: 'none'; readonly reason: string };
 
-/** The prefix of a daemon's CPU cgroup, followed by its pid (swept once that pid is gone). */
+/** The prefix of a daemon's CPU cgroups, followed by its pid and the service's number (swept once that pid is gone). */
 const PREFIX = 'aalis-cpu-';
 
+/** Shares opened by this process so far: each service has a cgroup of its own, as each has its own launcher in it. */
+let opened = 0;
+
 /**
- * The CPU cgroup this process would give its sandboxes: `aalis-cpu-<pid>` under its own cgroup
+ * Where this process's CPU cgroups go: `aalis-cpu-<pid>` under its own cgroup (each service's is that name and `-<n>`, {@link openCpuShare})
  * of the v1 `cpu` hierarchy (a child group competes with the daemon's tasks at its weight, and a
  * task outside the root cpu cgroup is never autogrouped). cgroup v2 is not handled: there a
  * sandbox is in one cgroup only, its run's pids cgroup, which would need the weight instead.
@@ -82,17 +85,31 @@ export interface CpuShare {
 const NONE = (reason: string): CpuShare => ({ where: { kind: 'none', reason }, adopt: () => {}, enter: async () => {}, close: async () => {} });
 
 /**
- * Makes this process's CPU cgroup for its sandboxes (as root, with the v1 cpu controller) with
- * {@link SANDBOX_CPU_SHARES}, after removing the ones of daemons that are gone. Elsewhere, or when
+ * Makes a CPU cgroup for one service's sandboxes and launcher (as root, with the v1 cpu
+ * controller), `<base>-<n>`, with {@link SANDBOX_CPU_SHARES}, after removing the ones of daemons
+ * that are gone. Elsewhere, or when
  * any step fails, a {@link CpuShare} that does nothing and says why.
  */
-export function openCpuShare(where = findCpuCgroup(), uid = process.geteuid?.() ?? 0): CpuShare {
-  if (where.kind === 'none') return NONE(where.reason);
+export function openCpuShare(base = findCpuCgroup(), uid = process.geteuid?.() ?? 0): CpuShare {
+  if (base.kind === 'none') return NONE(base.reason);
   if (uid !== 0) return NONE('the daemon is not root, so it cannot make a cgroup in the cpu controller');
-  const dir = where.dir;
-  sweepStaleCpuCgroups(dir.slice(0, dir.lastIndexOf('/')));
+  const parent = base.dir.slice(0, base.dir.lastIndexOf('/'));
+  sweepStaleCpuCgroups(parent);
+  // a cgroup per service: two in one process (the exec helper keeps a few) each remove their own
+  // at close(), never one the other's launcher still sits in. Made here, not found: one of that
+  // name already there (a gone daemon's of the same pid) is not shared.
+  let dir = '';
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    mkdirSync(parent, { recursive: true, mode: 0o755 });
+    for (;;) {
+      dir = `${base.dir}-${++opened}`;
+      try {
+        mkdirSync(dir, { mode: 0o755 });
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+    }
     writeFileSync(join(dir, 'cpu.shares'), String(SANDBOX_CPU_SHARES));
   } catch (e) {
     try {
@@ -100,8 +117,9 @@ export function openCpuShare(where = findCpuCgroup(), uid = process.geteuid?.() 
     } catch {
       // not made, or not ours
     }
-    return NONE(`the cpu cgroup ${dir} cannot be used: ${(e as Error).message}`);
+    return NONE(`the cpu cgroup ${dir || parent} cannot be used: ${(e as Error).message}`);
   }
+  const where: CpuShareWhere = { kind: 'cgroup', dir };
   const procs = join(dir, 'cgroup.procs');
   return {
     where,
@@ -137,8 +155,9 @@ export function sweepStaleCpuCgroups(base: string): void {
     return;
   }
   for (const n of names) {
-    const pid = n.startsWith(PREFIX) ? n.slice(PREFIX.length) : '';
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid || existsSync(`/proc/${pid}`)) continue;
+    // `aalis-cpu-<pid>-<n>`, and `aalis-cpu-<pid>` as versions before the per-service cgroups named them
+    const pid = n.startsWith(PREFIX) ? /^(\d+)(?:-\d+)?$/.exec(n.slice(PREFIX.length))?.[1] : undefined;
+    if (pid === undefined || Number(pid) === process.pid || existsSync(`/proc/${pid}`)) continue;
     try {
       rmdirSync(join(base, n));
     } catch {
@@ -157,7 +176,7 @@ export function cpuShareCheck(setting: CpuShareSetting, share?: CpuShare, uid = 
   if (setting === 'off') return { name, ok: true, detail: 'off (a one-shot run, or AALIS_CPU_SHARE=off): sandboxed commands compete for the CPU like any other process' };
   const where = share?.where ?? (uid === 0 ? findCpuCgroup() : { kind: 'none' as const, reason: 'the daemon is not root, so it cannot make a cgroup in the cpu controller' });
   // not made yet (`aalis doctor` is a process of its own): named as a daemon's would be
-  const dir = where.kind === 'cgroup' && !share ? `${where.dir.slice(0, where.dir.lastIndexOf('/'))}/${PREFIX}<daemon pid>` : where.kind === 'cgroup' ? where.dir : '';
+  const dir = where.kind === 'cgroup' && !share ? `${where.dir.slice(0, where.dir.lastIndexOf('/'))}/${PREFIX}<daemon pid>-<n>` : where.kind === 'cgroup' ? where.dir : '';
   if (where.kind === 'cgroup') return { name, ok: true, detail: `the daemon's sandboxes share one cpu cgroup (${dir}, cpu.shares ${SANDBOX_CPU_SHARES}: together they weigh as much as the daemon, not once each), so its event loop waits less for a CPU` };
   return {
     name,

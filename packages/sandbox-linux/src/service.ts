@@ -442,6 +442,11 @@ export class LinuxSandbox implements SandboxService {
     return { rootMap: { python: plan.python, range: plan.range } };
   }
 
+  /** This service's CPU cgroup (cpu-share.ts) once its first run made it; undefined before, without one, and after {@link close}. */
+  cpuShareDir(): string | undefined {
+    return this.cpu?.where.kind === 'cgroup' ? this.cpu.where.dir : undefined;
+  }
+
   /** How many sandboxes were prepared ahead, used by a run, and discarded unused (changed at release, idle, closed), since the start. */
   preparedCounts(): { readonly prepared: number; readonly used: number; readonly discarded: number } {
     return { ...this.counts };
