@@ -96,6 +96,7 @@ describe('cpu share', { timeout: 90_000 }, () => {
     ['a container\'s own cgroup mounted as its root (the mount\'s root field)', '40 31 0:36 /docker/abc /sys/fs/cgroup/cpu ro - cgroup cgroup rw,cpu', '4:cpu:/docker/abc/svc\n0::/', { kind: 'cgroup', dir: '/sys/fs/cgroup/cpu/svc/aalis-cpu-7' }],
     ['the same, the daemon at that root', '40 31 0:36 /docker/abc /sys/fs/cgroup/cpu ro - cgroup cgroup rw,cpu', '4:cpu:/docker/abc\n0::/', { kind: 'cgroup', dir: '/sys/fs/cgroup/cpu/aalis-cpu-7' }],
     ['cgroup v2 only', '40 31 0:36 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw', '0::/svc', { kind: 'none', reason: expect.stringMatching(/cgroup v2/) }],
+    ['cpu mounted together with pids (a move would take a sandbox out of its pids cgroup)', '40 31 0:36 / /sys/fs/cgroup/cpu,pids rw - cgroup cgroup rw,cpu,pids', '4:cpu,pids:/svc\n0::/', { kind: 'none', reason: expect.stringMatching(/together with pids/) }],
     ['no cpu controller', '40 31 0:36 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids', '0::/', { kind: 'none', reason: 'no cgroup cpu controller is mounted' }],
   ])('finds the cpu hierarchy: %s', (_, mountinfo, own, where) => {
     expect(findCpuCgroup(mountinfo, own, 7)).toEqual(where);

@@ -32,10 +32,11 @@ const PREFIX = 'aalis-cpu-';
 let opened = 0;
 
 /**
- * Where this process's CPU cgroups go: `aalis-cpu-<pid>` under its own cgroup (each service's is that name and `-<n>`, {@link openCpuShare})
- * of the v1 `cpu` hierarchy (a child group competes with the daemon's tasks at its weight, and a
- * task outside the root cpu cgroup is never autogrouped). cgroup v2 is not handled: there a
- * sandbox is in one cgroup only, its run's pids cgroup, which would need the weight instead.
+ * Where this process's CPU cgroups go: `aalis-cpu-<pid>` (each service's is that name and `-<n>`,
+ * {@link openCpuShare}) under its own cgroup of the v1 `cpu` hierarchy (a child group competes
+ * with the daemon's tasks at its weight, and a task outside the root cpu cgroup is never
+ * autogrouped). cgroup v2 is not handled: there a sandbox is in one cgroup only, its run's pids
+ * cgroup, which would need the weight instead; nor a cpu hierarchy that carries pids too.
  */
 export function findCpuCgroup(mountinfo = safeRead('/proc/self/mountinfo'), own = safeRead('/proc/self/cgroup'), pid = process.pid): CpuShareWhere {
   let v2 = false;
@@ -46,6 +47,9 @@ export function findCpuCgroup(mountinfo = safeRead('/proc/self/mountinfo'), own 
     const [, , , root = '/', mountPoint] = before.split(' ');
     if (!mountPoint) continue;
     if (fstype === 'cgroup' && superOpts.split(',').includes('cpu')) {
+      // a task is in one cgroup of a hierarchy: with pids mounted beside cpu, a move into the CPU
+      // cgroup would take the sandbox out of its pids cgroup, and its pid limit with it
+      if (superOpts.split(',').includes('pids')) return { kind: 'none', reason: 'the cpu controller is mounted together with pids, where each sandbox has a pids cgroup of its own' };
       const mine = own.split('\n').find((l) => l.split(':')[1]?.split(',').includes('cpu'));
       const path = mine?.split(':').slice(2).join(':') ?? '/';
       // the mount shows the hierarchy from `root` on (a container's own cgroup, mounted as its
@@ -87,8 +91,7 @@ const NONE = (reason: string): CpuShare => ({ where: { kind: 'none', reason }, a
 /**
  * Makes a CPU cgroup for one service's sandboxes and launcher (as root, with the v1 cpu
  * controller), `<base>-<n>`, with {@link SANDBOX_CPU_SHARES}, after removing the ones of daemons
- * that are gone. Elsewhere, or when
- * any step fails, a {@link CpuShare} that does nothing and says why.
+ * that are gone. Elsewhere, or when any step fails, a {@link CpuShare} that does nothing and says why.
  */
 export function openCpuShare(base = findCpuCgroup(), uid = process.geteuid?.() ?? 0): CpuShare {
   if (base.kind === 'none') return NONE(base.reason);
