@@ -22,7 +22,7 @@ export function patternBody(pattern: string): string {
         `the landing pattern '${pattern}' has an anchor (^ or $) inside it; anchors may only open and close the pattern or one of its top-level alternatives. Write it without the inner anchor.`,
       );
     }
-    return alt.slice(from === 1 ? 1 : 0, to < tokens.length ? tokens[to]!.start : alt.length);
+    return alt.slice(from, to < tokens.length ? tokens[to]!.start : alt.length);
   });
   return `(?:${bodies.join('|')})`;
 }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileS
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpuShareCheck, findCpuCgroup, inCpuCgroup, openCpuShare, SANDBOX_CPU_SHARES } from './cpu-share.js';
+import { launchersOf } from './launcher-scene.testing.js';
 import { makeScene, req, type Scene } from './scene.testing.js';
 import { createLinuxSandbox, type LinuxSandbox } from './service.js';
 
@@ -49,29 +50,19 @@ async function cpuCgroupOfCommand(sb: LinuxSandbox, argv: [string, ...string[]])
   }
 }
 
-/** This process's children, each with its argv. */
-function childrenOfThisProcess(): { pid: number; argv: string[] }[] {
-  const found: { pid: number; argv: string[] }[] = [];
+/** The pids of this process's launchers (launcher-scene.testing.ts) and cgroup leads (cgroup-lead.ts: its argv names its cgroup, `aalis-lead-<pid>-<n>`). */
+function helpers(): { launchers: number[]; leads: number[] } {
+  const leads: number[] = [];
   for (const p of readdirSync('/proc')) {
     if (!/^\d+$/.test(p)) continue;
     try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== process.pid) continue;
-      found.push({ pid: Number(p), argv: readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').slice(0, -1) });
+      const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+      if (argv[3] === 'aalis-cgroup-lead' && argv[4]?.includes(`/aalis-lead-${process.pid}-`)) leads.push(Number(p));
     } catch {
       // gone meanwhile
     }
   }
-  return found;
-}
-
-/** The pids of this process's launchers (launcher.ts: python `-I -S -c <program> <this pid>`) and cgroup leads (cgroup-lead.ts). */
-function helpers(): { launchers: number[]; leads: number[] } {
-  const kids = childrenOfThisProcess();
-  return {
-    launchers: kids.filter((k) => k.argv[1] === '-I' && k.argv[3] === '-c' && k.argv[4]?.includes('PR_SET_CHILD_SUBREAPER') && k.argv[5] === String(process.pid)).map((k) => k.pid),
-    leads: kids.filter((k) => k.argv[3] === 'aalis-cgroup-lead').map((k) => k.pid),
-  };
+  return { launchers: launchersOf(process.pid), leads };
 }
 
 const cpuLineOf = (pid: number) => readFileSync(`/proc/${pid}/cgroup`, 'utf8');

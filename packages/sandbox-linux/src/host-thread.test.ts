@@ -6,13 +6,15 @@ import { HostThread, HostWalkError } from './host-thread.js';
 import { makeScene, type Scene, untilProcess, workspacePolicy } from './scene.testing.js';
 import { HOST_WORKER_NICE } from './thread-priority.js';
 
-/** The nice value of each thread of this process, by tid (field 19 of its stat). */
+/** A thread's nice value, from its stat (field 19; the fields after the command's closing parenthesis). */
+const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+
+/** The nice value of each thread of this process, by tid. */
 function niceOfThreads(): Map<number, number> {
   const nices = new Map<number, number>();
   for (const tid of readdirSync('/proc/self/task')) {
     try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      nices.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+      nices.set(Number(tid), niceOf(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')));
     } catch {
       // ended meanwhile
     }
@@ -35,7 +37,7 @@ afterAll(async () => {
 describe('the host thread', () => {
   // the walks and chores yield to the daemon's event loop when both want a CPU (thread-priority.ts)
   it('runs its workers at a lower priority than the thread that posts to them', async () => {
-    const own = Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1]!.split(' ')[16]);
+    const own = niceOf(readFileSync('/proc/thread-self/stat', 'utf8'));
     const before = niceOfThreads();
     const threads = new HostThread();
     try {
@@ -44,7 +46,7 @@ describe('the host thread', () => {
       const started = [...niceOfThreads()].filter(([tid]) => !before.has(tid));
       // one thread per lane at the lower priority (node may start helper threads of its own beside them)
       expect(started.filter(([, nice]) => nice === HOST_WORKER_NICE).length).toBeGreaterThanOrEqual(2);
-      expect(Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1]!.split(' ')[16])).toBe(own);
+      expect(niceOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(own);
       expect(HOST_WORKER_NICE).toBeGreaterThan(own);
     } finally {
       await threads.close();

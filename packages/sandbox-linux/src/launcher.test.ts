@@ -287,7 +287,7 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
       l.warm();
       const pid = l.pid!;
       expect(onStart.at(-1)).toBe(pid);
-      await until(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('PR_SET_CHILD_SUBREAPER'), 'the launcher running');
+      await until(() => launchersOf(process.pid).includes(pid), 'the launcher running');
       if (stop) process.kill(pid, 'SIGSTOP');
       await l.close();
       expect(existsSync(`/proc/${pid}`), stop ? 'the stopped launcher' : 'the launcher').toBe(false);
