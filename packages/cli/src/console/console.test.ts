@@ -110,18 +110,30 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     const call = daemon.api('POST', '/api/tools/call', { tool: 'write_file', params: { path: `${outside}/safe.txt\nfake.txt\u200b`, content: 'x' }, turn: ownerTurn('chat-exact') });
     const card = page.locator('article.pending', { hasText: 'chat-exact' });
     await Promise.race([card.waitFor({ timeout: 20_000 }), call.then((r) => { throw new Error(JSON.stringify(r.body)); })]);
-    const heading = card.locator('h3 code').first();
-    expect(await heading.textContent()).toBe(`${outside}/safe.txt\u23ce\nfake.txt\\u200b`);
-    const style = await heading.evaluate((el) => {
-      const css = el.ownerDocument.defaultView!.getComputedStyle(el);
-      return [css.whiteSpace, css.unicodeBidi, css.direction];
-    });
-    expect(style).toEqual(['pre-wrap', 'bidi-override', 'ltr']);
-    // laid out on two lines: the break is kept
-    expect(await heading.evaluate((el) => el.getClientRects().length)).toBeGreaterThan(1);
-    await card.getByRole('button', { name: 'Reject' }).click();
-    expect((await call).body).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('rejected') });
-    expect(readdirSync(outside).filter((name) => name.includes('fake'))).toEqual([]);
+    try {
+      const heading = card.locator('h3 code').first();
+      expect(await heading.textContent()).toBe(`${outside}/safe.txt\u23ce\nfake.txt\\u200b`);
+      // A refresh keeps the card's element (a CI run saw a card replaced while it was read, its
+      // style then read from a detached element as empty): marked, refreshed twice, still marked.
+      await card.evaluate((el) => { (el as HTMLElement).dataset.mark = 'kept'; });
+      await page.evaluate('Promise.all([refreshAll(), refreshAll()])');
+      expect(await card.getAttribute('data-mark')).toBe('kept');
+      const style = await heading.evaluate((el) => {
+        const css = el.ownerDocument.defaultView!.getComputedStyle(el);
+        return [el.isConnected, css.whiteSpace, css.unicodeBidi, css.direction];
+      });
+      expect(style).toEqual([true, 'pre-wrap', 'bidi-override', 'ltr']);
+      // laid out on two lines: the break is kept
+      expect(await heading.evaluate((el) => el.getClientRects().length)).toBeGreaterThan(1);
+      await card.getByRole('button', { name: 'Reject' }).click();
+      expect((await call).body).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('rejected') });
+      expect(readdirSync(outside).filter((name) => name.includes('fake'))).toEqual([]);
+    } finally {
+      // Never leave the ask to the next test (whose card would match it too).
+      for (const p of (await daemon.api('GET', '/api/approvals/pending?session=chat-exact')).body.pending ?? []) {
+        await daemon.api('POST', '/api/approvals/reply', { code: p.code, decision: 'reject' });
+      }
+    }
   }, 60_000);
 
   it('remembers a grant from the inbox, lists it, and revokes it', async () => {

@@ -57,6 +57,24 @@ function exact(text) {
   return shown(text).replace(/\n/g, '\u23ce\n').replace(/\t/g, '\u21e5\t');
 }
 
+// A list keeps the element of every entry that did not change, in place: a refresh that replaced
+// them all took a card from under the owner's eyes and pointer (a click landing between the press
+// and the release on a card that was just replaced is lost, and the card read is not the card
+// answered). An entry's key is its whole record, so a changed entry is drawn again.
+function keyed(box, items, render, empty) {
+  if (!items.length) return box.replaceChildren(empty());
+  const old = new Map();
+  for (const el of box.children) if (el.dataset.key !== undefined) old.set(el.dataset.key, el);
+  const next = items.map((item) => {
+    const key = JSON.stringify(item);
+    const el = old.get(key) || render(item);
+    el.dataset.key = key;
+    return el;
+  });
+  for (const el of [...box.children]) if (!next.includes(el)) el.remove();
+  next.forEach((el, i) => { if (box.children[i] !== el) box.insertBefore(el, box.children[i] || null); });
+}
+
 function notice(text) {
   const el = $('notice');
   el.textContent = shown(text || '');
@@ -161,7 +179,7 @@ function pendingCard(p) {
     h('div', { class: 'row' }, h('span', { class: 'label' }, 'for'), p.raisedBy ? h('code', { title: 'whom the asking call acts for' }, p.raisedBy.platform + ':' + p.raisedBy.userId) : 'nobody vouched for (no authenticated speaker)'),
     h('div', { class: 'row' }, h('span', { class: 'label' }, 'rule'), h('code', {}, p.subject.rule), RULES[p.subject.rule] || ''),
     (p.running || []).length ? h('div', { class: 'row' }, h('span', { class: 'label' }, 'running'), (p.running || []).map((c) => h('code', { title: 'a call running in this conversation' }, c.summary))) : '',
-    h('div', { class: 'row muted' }, 'conversation ', h('code', {}, p.session), ' · code ', h('code', { class: 'code' }, p.code), ' · asked ' + when(p.createdAt), p.expiresAt ? ' · ' + left(p.expiresAt) : '', p.approver === 'reviewer' ? ' · the AI reviewer is deciding; your answer wins' : ''),
+    h('div', { class: 'row muted' }, 'conversation ', h('code', {}, p.session), ' · code ', h('code', { class: 'code' }, p.code), ' · asked ' + when(p.createdAt), p.expiresAt ? h('span', { class: 'left', 'data-expires': p.expiresAt }, ' · ' + left(p.expiresAt)) : '', p.approver === 'reviewer' ? ' · the AI reviewer is deciding; your answer wins' : ''),
   );
   const reason = h('input', { type: 'text', placeholder: 'reason (optional, for reject)', 'aria-label': 'reason' });
   card.append(h('div', { class: 'row' },
@@ -179,14 +197,14 @@ async function refreshInbox() {
   const box = $('inbox');
   // Do not replace a card whose reason is being typed.
   if (box.contains(document.activeElement) && document.activeElement.tagName === 'INPUT' && pending.some((p) => p.id === document.activeElement.closest('.card').dataset.id)) return;
-  box.replaceChildren(...(pending.length ? pending.map(pendingCard) : [h('p', { class: 'muted' }, 'Nothing is waiting for an answer.')]));
+  keyed(box, pending, pendingCard, () => h('p', { class: 'muted' }, 'Nothing is waiting for an answer.'));
+  for (const el of box.querySelectorAll('.left')) el.textContent = ' · ' + left(Number(el.dataset.expires));
 }
 
 async function refreshGrants() {
   const { grants } = await api('GET', '/api/grants');
   const body = $('grants');
-  if (!grants.length) return body.replaceChildren(h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No remembered grants.')));
-  body.replaceChildren(...grants.map((g) => {
+  keyed(body, grants, (g) => {
     const msg = h('span', { class: 'msg' });
     return h('tr', { 'data-grant': g.id },
       h('td', {}, h('code', {}, g.session)),
@@ -198,7 +216,7 @@ async function refreshGrants() {
         try { await api('POST', '/api/grants/revoke', { id: g.id }); refreshAll(); }
         catch (e) { msg.className = 'msg bad'; msg.textContent = shown(e.message); }
       } }, 'Revoke'), msg));
-  }));
+  }, () => h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No remembered grants.')));
 }
 
 // The last message of each conversation's card, kept across re-renders.
