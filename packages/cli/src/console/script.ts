@@ -262,7 +262,7 @@ async function refreshSessions() {
   // Do not replace a card the person is editing (a changed choice not yet applied).
   const editing = [...box.querySelectorAll('article.session')].some((card) => [...card.querySelectorAll('select')].some((sel) => sel.value !== sel.dataset.current));
   if (editing || (box.contains(document.activeElement) && document.activeElement.tagName === 'SELECT')) return;
-  box.replaceChildren(...(sessions.length ? sessions.map(sessionCard) : [h('p', { class: 'muted' }, 'No conversation has reached the daemon yet.')]));
+  keyed(box, sessions, sessionCard, () => h('p', { class: 'muted' }, 'No conversation has reached the daemon yet.'));
 }
 
 function auditResult(r) {
