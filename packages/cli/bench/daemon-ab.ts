@@ -9,6 +9,7 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../src/daemon/serve-process.testing.js';
+import { median } from '../../../test/bench/median.js';
 
 const here = fileURLToPath(new URL('../scripts/checkout.mjs', import.meta.url));
 const other = process.argv[2] && process.argv[2] !== '-' ? join(resolve(process.argv[2]), 'packages', 'cli', 'scripts', 'checkout.mjs') : here;
@@ -60,7 +61,6 @@ for (let round = 0; round < ROUNDS; round++) {
     got[i]!.cpuWait.push(loop.cpuWaitMs ?? Number.NaN);
   }
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const units = { stall: 'ms', own: 'ms', cpuWait: 'ms', clients: 'calls/s', sequential: 'calls/s' } as const;
 console.log(`8 clients x 6 calls and 16 sequential calls of run_command true per round, ${ROUNDS} interleaved rounds, medians [each round]`);
 sides.forEach((s, i) => {

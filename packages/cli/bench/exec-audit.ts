@@ -10,6 +10,7 @@ import { writeSyntheticAuditLog } from '@aalis/plugin-approval';
 import { recordFigure } from '../../../test/bench/record-figure.js';
 import { benchNodeEnv } from './node-env.js';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
+import { median } from '../../../test/bench/median.js';
 
 /** The built `aalis` command, as users run it (the package's bench script builds first when sources are newer); the source form needs the TypeScript loader. */
 const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.cjs');
@@ -18,10 +19,6 @@ const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.cjs');
 const QUICK = process.env.BENCH_QUICK === '1';
 const LINES = Number(process.argv[2] ?? (QUICK ? 20_000 : 1_000_000));
 const ROUNDS = Number(process.argv[3] ?? (QUICK ? 3 : 9));
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? Number.NaN;
-};
 
 const root = mkdtempSync(join(TEST_SCRATCH, 'aalis-exec-audit-'));
 const workspace = join(root, 'workspace');

@@ -9,16 +9,13 @@ import { performance } from 'node:perf_hooks';
 import { recordFigure, recordSkipped } from '../../../test/bench/record-figure.js';
 import { benchNodeEnv } from './node-env.js';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
+import { median } from '../../../test/bench/median.js';
 
 /** The built `aalis` command, as users run it (the package's bench script builds first when sources are newer); the source form needs the TypeScript loader. */
 const BIN = join(import.meta.dirname, '..', 'bin', 'aalis.cjs');
 
 const IMAGE = process.env.AALIS_DOCKER_IMAGE ?? 'aalis/sandbox-test:latest';
 const ROUNDS = Number(process.argv[2] ?? (process.env.BENCH_QUICK === '1' ? 2 : 7));
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? Number.NaN;
-};
 
 if (spawnSync('docker', ['image', 'inspect', IMAGE], { stdio: 'ignore' }).status !== 0) {
   console.log(`exec-docker bench skipped: no engine or no image ${IMAGE}`);

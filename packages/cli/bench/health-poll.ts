@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { ServeProcess } from '../src/daemon/serve-process.testing.js';
+import { median } from '../../../test/bench/median.js';
 
 // each answer as [when it was asked (ms since the epoch), how long it took (ms)]
 const POLL = `
@@ -21,6 +22,7 @@ function cpuOf(pid: number): number {
 /** What the poll saw over a stretch of time. */
 export interface HealthWindow {
   readonly worst: number;
+  readonly median: number;
   readonly answers: number;
   readonly cpuMs: number;
   readonly wallMs: number;
@@ -81,8 +83,8 @@ export async function pollHealth(daemon: ServeProcess, minMs: number, work: () =
   const samples = JSON.parse(out.slice(out.indexOf('polling\n') + 8)) as [number, number][];
   const over = (from: number, to: number) => samples.filter(([at, ms]) => at + ms >= from && at <= to).map(([, ms]) => ms);
   const all = over(start, end);
-  const whole = { worst: Math.max(...all), answers: all.length, cpuMs, wallMs: end - start };
+  const whole = { worst: Math.max(...all), median: median(all), answers: all.length, cpuMs, wallMs: end - start };
   if (!window) return { whole };
   const inside = over(window.from, window.to);
-  return { whole, during: { worst: Math.max(...inside), answers: inside.length, cpuMs: window.cpuTo - window.cpuFrom, wallMs: window.to - window.from } };
+  return { whole, during: { worst: Math.max(...inside), median: median(inside), answers: inside.length, cpuMs: window.cpuTo - window.cpuFrom, wallMs: window.to - window.from } };
 }

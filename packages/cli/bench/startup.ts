@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { recordFigure } from '../../../test/bench/record-figure.js';
 import { benchNodeEnv } from './node-env.js';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
+import { median } from '../../../test/bench/median.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (process.env.BENCH_QUICK === '1' ? 5 : 15));
 const bin = join(import.meta.dirname, '..', 'bin', 'aalis.cjs');
@@ -77,7 +78,6 @@ async function helperUp(): Promise<void> {
   console.log(`  (the exec helper did not answer at ${socket} within 10 s: the runs below may be in-process)`);
 }
 
-const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 try {
   for (const c of cases) once(c.args, c.env); // warm the page cache and the data directory

@@ -115,7 +115,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
       expect(await heading.textContent()).toBe(`${outside}/safe.txt\u23ce\nfake.txt\\u200b`);
       // A refresh keeps the card's element (a CI run saw a card replaced while it was read, its
       // style then read from a detached element as empty): marked, refreshed twice, still marked.
-      await card.evaluate((el) => { (el as HTMLElement).dataset.mark = 'kept'; });
+      await card.evaluate((el) => el.setAttribute('data-mark', 'kept'));
       await page.evaluate('Promise.all([refreshAll(), refreshAll()])');
       expect(await card.getAttribute('data-mark')).toBe('kept');
       const style = await heading.evaluate((el) => {
