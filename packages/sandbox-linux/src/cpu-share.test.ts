@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { SandboxUnavailableError } from '@aalis/api-reach';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpuShareCheck, findCpuCgroup, inCpuCgroup, openCpuShare, SANDBOX_CPU_SHARES } from './cpu-share.js';
+import { Launcher } from './launcher.js';
 import { launchersOf } from './launcher-scene.testing.js';
 import { makeScene, req, type Scene } from './scene.testing.js';
 import { createLinuxSandbox, type LinuxSandbox } from './service.js';
@@ -238,6 +240,36 @@ describe('cpu share', { timeout: 90_000 }, () => {
     await sb2.close();
     expect(existsSync(own2)).toBe(false);
     expect(madeShares()).toEqual([]);
+  });
+
+  // Found by a review: a run reaching the service while close() awaited its launcher started a new
+  // one in the cgroup, which nobody ended; close() then waited 5 s and left the cgroup behind.
+  it.skipIf(!withCpu)('as root: a run arriving while the service closes fails closed, starts no launcher, and the cgroup goes', async () => {
+    const sb = createLinuxSandbox({ cpuShare: 'on' });
+    expect((await sb.run(req(s, ['true']))).exitCode).toBe(0);
+    const own = sb.cpuShareDir()!;
+    const marker = join(s.ws, 'ran-after-close');
+    const original = Launcher.prototype.close;
+    let late: Promise<unknown> | undefined;
+    Launcher.prototype.close = function (this: Launcher) {
+      const closing = original.call(this);
+      late ??= sb.run(req(s, ['sh', '-c', `echo x > ${marker}`])).then((r) => ({ ran: r }), (e: Error) => ({ refused: e }));
+      return closing;
+    };
+    const start = performance.now();
+    try {
+      await sb.close();
+    } finally {
+      Launcher.prototype.close = original;
+    }
+    const closeMs = performance.now() - start;
+    const outcome = (await late) as { refused?: Error };
+    expect(outcome.refused).toBeInstanceOf(SandboxUnavailableError);
+    expect(outcome.refused?.message).toMatch(/closing/);
+    expect(existsSync(marker)).toBe(false);
+    expect(closeMs).toBeLessThan(4_000); // the cgroup's removal did not wait out its retries
+    expect(existsSync(own)).toBe(false);
+    expect(launchersOf(process.pid)).toEqual([]);
   });
 
   it.skipIf(!withCpu)('as root: a dead daemon\'s cpu cgroup is removed at the next start', async () => {

@@ -280,7 +280,7 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
   const heldFifos = (pid: number, dir: string) => fdLinks(pid).flatMap((to) => (to.startsWith(`${dir}/`) ? [to.slice(dir.length + 1)] : []));
 
   // the service removes the CPU cgroup the launcher sits in right after (cpu-share.ts): only an empty one can be
-  it.skipIf(!python)('close: resolves once the launcher is gone, one that was stopped (SIGSTOP) killed', async () => {
+  it.skipIf(!python)('close: resolves once the launcher is gone, one that was stopped (SIGSTOP) killed; none starts after it', async () => {
     const onStart: number[] = [];
     for (const stop of [false, true]) {
       const l = new Launcher(python!, undefined, (pid) => onStart.push(pid));
@@ -293,6 +293,15 @@ describe('the launcher itself (no sandbox: plain commands)', { timeout: 60_000 }
       expect(existsSync(`/proc/${pid}`), stop ? 'the stopped launcher' : 'the launcher').toBe(false);
       expect(l.pid).toBeUndefined();
       await l.close(); // again: nothing to end
+      // closed for good: no warm, begin or launch starts a process again (nobody would end it)
+      l.warm();
+      expect(l.pid).toBeUndefined();
+      const d = runDir();
+      l.begin(d);
+      await expect(l.launch(d, sh('echo ran'))).rejects.toThrow(SandboxUnavailableError);
+      await expect(l.launch(runDir(), sh('echo ran'))).rejects.toThrow(/closing/);
+      expect(l.pid).toBeUndefined();
+      expect(launchersOf(process.pid)).toEqual([]);
     }
   });
 

@@ -114,6 +114,8 @@ interface Live {
 /** The per-service launcher: started at the first run, again after it died; see the file's note. */
 export class Launcher {
   private live?: Live;
+  /** Set by {@link close}: no process starts again (a run reaching it then fails closed, nothing run). */
+  private closed = false;
   private nextId = 0;
   /** Runs prepared ahead and not yet claimed: they do not keep the process alive. */
   private readonly background = new Set<number>();
@@ -144,6 +146,7 @@ export class Launcher {
    * not at the run's start.
    */
   warm(range?: IdRange): void {
+    if (this.closed) return;
     const live = this.ensure();
     const key = range && `${range.base}:${range.count}`;
     if (range && live.view !== key) {
@@ -153,6 +156,9 @@ export class Launcher {
   }
 
   private ensure(): Live {
+    // a run reaching a closed launcher would have started a process nobody ends (found by a review:
+    // it kept the service's CPU cgroup busy, so close() waited 5 s and left the cgroup behind)
+    if (this.closed) throw new SandboxUnavailableError('linux', 'the sandbox service is closing: no new command starts', 'run it again once the daemon is up; nothing was run');
     if (this.live && !this.live.dead) return this.live;
     this.stderrTail = '';
     const proc = spawn(this.python, ['-I', '-S', '-c', LAUNCHER_PY, String(process.pid)], { env: { ...LAUNCH_ENV }, cwd: '/', stdio: ['pipe', 'pipe', 'pipe'] });
@@ -429,11 +435,13 @@ export class Launcher {
   }
 
   /**
-   * Ends the launcher (the service is closing); its runs go with it. Resolves once its process is
+   * Ends the launcher for good (the service is closing); its runs go with it, and a run after it
+   * fails closed. Resolves once its process is
    * gone (the CPU cgroup it sits in can be removed only then), killed if it has not ended within
    * 2 s (one stopped or wedged).
    */
   close(): Promise<void> {
+    this.closed = true;
     const live = this.live;
     this.live = undefined;
     if (!live || live.proc.pid === undefined || live.proc.exitCode !== null || live.proc.signalCode !== null) return Promise.resolve();

@@ -494,8 +494,9 @@ export class LinuxSandbox implements SandboxService {
     await this.prepared.close();
     await Promise.all(this.tearDowns);
     // the launcher and the lead first: they sit in the CPU cgroup, which is removed once empty
-    await this.launcher?.close();
+    const launcher = this.launcher;
     this.launcher = undefined;
+    await launcher?.close();
     if (this.lead instanceof CgroupLead) await this.lead.close();
     await this.cpu?.close();
     this.cpu = undefined;
@@ -1068,6 +1069,8 @@ export class LinuxSandbox implements SandboxService {
   private launcherFor(tools: Pick<RunTools, 'rootMap'>): Launcher | undefined {
     const python = tools.rootMap?.python ?? this.userStepPython();
     if (python === undefined || this.options.launcher === 'off') return undefined;
+    // closing: never a new launcher (nobody would end it); a run here fails closed instead of taking the per-run chain
+    if (this.closing) throw unavailable('the sandbox service is closing: no new command starts', 'run it again once the daemon is up; nothing was run');
     this.launcher ??= new Launcher(python, LAUNCHER_REPLY_MS, (pid) => this.cpu?.adopt(pid));
     return this.launcher;
   }
