@@ -17,9 +17,12 @@ export const HOST_WORKER_NICE = 5;
  */
 export function niceThisThread(nice: number): boolean {
   try {
-    // "/proc/thread-self" links to "<pid>/task/<tid>"
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (!Number.isInteger(tid) || tid <= 0) return false;
+    // "/proc/thread-self" links to "<pid>/task/<tid>", in the pid namespace of the /proc mounted:
+    // one of another namespace (a host's /proc in a container) names another process's thread,
+    // which setpriority would renice, so the pid must be ours
+    const link = /^(\d+)\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'));
+    if (!link || Number(link[1]) !== process.pid) return false;
+    const tid = Number(link[2]);
     setPriority(tid, nice);
     return true;
   } catch {
