@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type BrowserContext, chromium, type Page, type Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../daemon/serve-process.testing.js';
 import { TEST_SCRATCH } from '../../../../test/scratch.js';
@@ -163,6 +163,32 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     expect(await session.locator('.msg').textContent()).toContain('while the conversation is in plan mode');
     expect(await session.locator('select[name="tier"]').inputValue()).toBe('readonly');
     expect((await daemon.api('GET', '/api/sessions/chat-console/settings')).body.settings).toMatchObject({ tier: 'readonly', runMode: 'plan' });
+  });
+
+  // A card kept by its record (keyed) after Apply changed it in place showed the applied settings
+  // even once they were changed back elsewhere (found by a review): it is drawn again from the daemon's.
+  it('draws a conversation card again after Apply: settings changed back elsewhere are shown', async () => {
+    const session = page.locator('article.session[data-session="chat-console"]');
+    const before = (await daemon.api('GET', '/api/sessions/chat-console/settings')).body.settings.approver;
+    const other = before === 'reviewer' ? 'human' : 'reviewer';
+    // the page's list is held until the change back is made: the card is not drawn between the two
+    const list = `${daemon.url}/api/sessions`;
+    const held: Route[] = [];
+    let holding = true;
+    const hold = (route: Route) => (holding ? void held.push(route) : route.continue());
+    await page.route(list, hold);
+    try {
+      await session.locator('select[name="approver"]').selectOption(other);
+      await session.getByRole('button', { name: 'Apply' }).click();
+      await expect.poll(() => session.locator('.msg').textContent()).toContain(`approver ${other}`);
+      expect((await daemon.api('POST', '/api/sessions/chat-console/settings', { approver: before })).body.settings.approver).toBe(before);
+    } finally {
+      holding = false;
+      for (const route of held) await route.continue();
+      await page.unroute(list, hold);
+    }
+    await page.evaluate('refreshAll()');
+    await expect.poll(() => session.locator('select[name="approver"]').inputValue(), { timeout: 5_000 }).toBe(before);
   });
 
   it("opens the Isolation Pod's panel with a capability that opens only the pod; no cookie ever carries the token", async () => {

@@ -244,16 +244,20 @@ function sessionCard(s) {
       const r = await api('POST', '/api/sessions/' + encodeURIComponent(s.id) + '/settings', change);
       s.settings = r.settings;
       for (const [key, sel] of Object.entries(selects)) { sel.value = r.settings[key]; sel.dataset.current = r.settings[key]; }
+      // the card no longer shows the record it was kept by: the next refresh draws it from the daemon's
+      // (kept, it would show these settings even after they were changed back elsewhere; found by a review)
+      delete card.dataset.key;
       say('ok', 'Applied: tier ' + r.settings.tier + ', boundary ' + r.settings.boundary + ', approver ' + r.settings.approver + ', run mode ' + r.settings.runMode + (r.settings.restore ? ' (plan keeps ' + r.settings.restore.tier + ' to restore)' : '') + '.');
     } catch (e) {
       for (const [key, sel] of Object.entries(selects)) sel.value = s.settings[key];
       say('bad', 'Refused' + (e.code ? ' (' + e.code + ')' : '') + ': ' + e.message);
     }
   } }, 'Apply');
-  return h('article', { class: 'card session', 'data-session': s.id },
+  const card = h('article', { class: 'card session', 'data-session': s.id },
     h('h3', {}, s.id),
     h('div', { class: 'row muted' }, 'from ' + s.platform + ' · last used ' + new Date(s.lastSeen).toLocaleString() + ' · ' + s.pending + ' pending · ' + s.grants + ' grants'),
     h('div', { class: 'settings' }, fields, apply), msg);
+  return card;
 }
 
 async function refreshSessions() {
