@@ -883,7 +883,7 @@ export class LinuxSandbox implements SandboxService {
   private preparable(request: SandboxRunRequest, tools: RunTools, model: ModelChoice): model is ModelChoice & { kind: 'overlay' } {
     const setting = this.options.prepare ?? 'off';
     // the shim is perl's (prepared.ts): a host without it runs cold
-    return setting === 'on' && model.kind === 'overlay' && request.policy.network !== 'on' && tools.rootMap !== undefined && findPerl() !== undefined && this.launcherFor(tools) !== undefined;
+    return setting === 'on' && model.kind === 'overlay' && request.policy.network !== 'on' && tools.rootMap !== undefined && findPerl() !== undefined && this.launcherPython(tools) !== undefined;
   }
 
   /**
@@ -1067,12 +1067,18 @@ export class LinuxSandbox implements SandboxService {
 
   /** The launcher of a run, or none (the per-run chain): see {@link LinuxSandboxOptions.launcher}. */
   private launcherFor(tools: Pick<RunTools, 'rootMap'>): Launcher | undefined {
-    const python = tools.rootMap?.python ?? this.userStepPython();
-    if (python === undefined || this.options.launcher === 'off') return undefined;
+    const python = this.launcherPython(tools);
+    if (python === undefined) return undefined;
     // closing: never a new launcher (nobody would end it); a run here fails closed instead of taking the per-run chain
     if (this.closing) throw unavailable('the sandbox service is closing: no new command starts', 'run it again once the daemon is up; nothing was run');
     this.launcher ??= new Launcher(python, LAUNCHER_REPLY_MS, (pid) => this.cpu?.adopt(pid));
     return this.launcher;
+  }
+
+  /** The interpreter a run's launcher runs on, or none when the run takes the per-run chain; makes nothing. */
+  private launcherPython(tools: Pick<RunTools, 'rootMap'>): string | undefined {
+    const python = tools.rootMap?.python ?? this.userStepPython();
+    return python === undefined || this.options.launcher === 'off' ? undefined : python;
   }
 
   /**
@@ -1316,7 +1322,7 @@ export class LinuxSandbox implements SandboxService {
       const stderr = shim?.stderr ?? err.text();
       // only where stderr reads like bwrap's own setup error is it asked whether the command ran (its end is bwrap's)
       const commandRan = shim ? !shim.failed : execd && r.exitCode === 1 && stderr.startsWith('bwrap: ') ? await execd : undefined;
-      const error = launchFailure({ state, failure, stderr, exitCode: r.exitCode, ...(commandRan === undefined ? {} : { commandRan }), ...(warm ? { setupDone: true } : {}), overlays: overlays !== undefined, rootMap: tools.rootMap !== undefined, viaLauncher: this.launcherFor(tools) !== undefined, ...(r.lost === undefined ? {} : { launcherLost: r.lost }) }, translation, existsSync);
+      const error = launchFailure({ state, failure, stderr, exitCode: r.exitCode, ...(commandRan === undefined ? {} : { commandRan }), ...(warm ? { setupDone: true } : {}), overlays: overlays !== undefined, rootMap: tools.rootMap !== undefined, viaLauncher: this.launcherPython(tools) !== undefined, ...(r.lost === undefined ? {} : { launcherLost: r.lost }) }, translation, existsSync);
       if (error) throw error;
       const mounted = new Set(translation.mounts.map((m) => m.path));
       const denied = refusedWritesIn(stderr, request.cwd, linuxRefusal(mounted, new Set(translation.placeholders.map((p) => p.path))));
