@@ -108,4 +108,5 @@ export { type RegularRead, readRegularSync } from './read-regular-sync.js';
 export { TempJournal } from './temp-journal.js';
 export { toolsPlugin } from './tools-plugin.js';
 export { type Identity, IdentitySchema, ORIGIN_CATEGORIES, type OriginCategory, type OriginTurn, OriginTurnSchema, originatingTurn, personScopeOf, settingsScopeOf } from './turn.js';
+export { KEYED_LIST_SCRIPT } from './keyed-list.js';
 export { isWellFormedText, shownBytes, shownText, UNSHOWN_CHARACTERS, utf8NameOf } from './well-formed.js';

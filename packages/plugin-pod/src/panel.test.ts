@@ -76,6 +76,11 @@ describe('the pod panel in Chromium', () => {
     await page.click('#run');
     await poll(() => page.textContent('#detail-state')).toBe('succeeded');
     await poll(() => page.locator('tr.task .state').first().textContent()).toBe('succeeded');
+    // the list is polled every second; a row whose task did not change is the same element after
+    // two polls (redrawn each tick, a click spanning one was lost)
+    await page.locator('tr.task').first().evaluate((row) => row.setAttribute('data-mark', 'kept'));
+    await page.waitForTimeout(2_200);
+    expect(await page.locator('tr.task').first().getAttribute('data-mark')).toBe('kept');
     await poll(() => page.textContent('#log')).toContain('stdout: rows written: 2');
     const log = (await page.textContent('#log')) ?? '';
     expect(log).toContain('call run_python');

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { UNSHOWN_CHARACTERS } from '@aalis/core';
+import { KEYED_LIST_SCRIPT, UNSHOWN_CHARACTERS } from '@aalis/core';
 
 /**
  * The pod's panel for the console: one self-contained page (no external resources) on the
@@ -139,6 +139,7 @@ export const PANEL_HTML = `<!doctype html>
   const UNSHOWN = /${UNSHOWN_CHARACTERS}/g;
   const shown = (text) => String(text).replace(UNSHOWN, (c) => '\\\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
   const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = shown(text); if (cls) e.className = cls; return e; };
+  ${KEYED_LIST_SCRIPT}
   const say = (text) => { $('action-message').textContent = shown(text); };
 
   async function loadSettings() {
@@ -152,15 +153,15 @@ export const PANEL_HTML = `<!doctype html>
 
   async function refreshTasks() {
     const tasks = await api('GET', 'tasks');
-    const body = $('tasks'); body.textContent = '';
-    for (const t of tasks) {
+    // polled every second: a row redrawn every tick lost a click whose press and release fell on either side
+    keyed($('tasks'), tasks.map((t) => ({ t, selected: t.id === selected })), ({ t }) => {
       const tr = el('tr', undefined, 'task' + (t.id === selected ? ' selected' : ''));
       tr.dataset.id = t.id;
       const first = el('td'); first.appendChild(el('div', t.task.length > 80 ? t.task.slice(0, 80) + '…' : t.task)); first.appendChild(el('div', t.id + (t.subdir ? ' · ' + t.subdir : '') + (t.cleanedAt ? ' · cleaned' : ''), 'muted'));
       tr.appendChild(first); tr.appendChild(el('td', t.state, 'state ' + t.state)); tr.appendChild(el('td', t.progress + (t.steps ? ' (step ' + t.steps + ')' : '')));
       tr.onclick = () => select(t.id);
-      body.appendChild(tr);
-    }
+      return tr;
+    }, () => document.createDocumentFragment());
     if (selected) { const t = tasks.find((x) => x.id === selected); if (t) showTask(t); }
   }
 

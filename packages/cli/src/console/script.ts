@@ -1,4 +1,4 @@
-import { UNSHOWN_CHARACTERS } from '@aalis/core';
+import { KEYED_LIST_SCRIPT, UNSHOWN_CHARACTERS } from '@aalis/core';
 
 /**
  * The console's script (inline in the page; `CHOICES` is defined before it). Plain ES2020, no
@@ -57,24 +57,7 @@ function exact(text) {
   return shown(text).replace(/\n/g, '\u23ce\n').replace(/\t/g, '\u21e5\t');
 }
 
-// A list keeps the element of every entry that did not change, in place: a refresh that replaced
-// them all took a card from under the owner's eyes and pointer (a click landing between the press
-// and the release on a card that was just replaced is lost, and the card read is not the card
-// answered). An entry's key is its whole record, so a changed entry is drawn again.
-function keyed(box, items, render, empty) {
-  if (!items.length) return box.replaceChildren(empty());
-  const old = new Map();
-  for (const el of box.children) if (el.dataset.key !== undefined) old.set(el.dataset.key, el);
-  const next = items.map((item) => {
-    const key = JSON.stringify(item);
-    const el = old.get(key) || render(item);
-    el.dataset.key = key;
-    return el;
-  });
-  for (const el of [...box.children]) if (!next.includes(el)) el.remove();
-  next.forEach((el, i) => { if (box.children[i] !== el) box.insertBefore(el, box.children[i] || null); });
-}
-
+${KEYED_LIST_SCRIPT}
 function notice(text) {
   const el = $('notice');
   el.textContent = shown(text || '');
