@@ -4,7 +4,7 @@
 // bubblewrap sandbox. Each test's helper lives in a runtime directory of its own under /run (the
 // client's XDG_RUNTIME_DIR), never in the machine's own.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -128,6 +128,21 @@ function rawClient(socket: string, request: object, after: (c: Socket, accepted:
     c.on('error', () => {});
     c.on('close', () => resolve(got));
   });
+}
+
+/** The sandbox launchers of the helper `pid` (python, its last argument that pid). */
+function launchersOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      if (/python/.test(argv[0] ?? '') && argv[1] === '-I' && argv.at(-1) === String(pid)) out.push(Number(p));
+    } catch {
+      // gone
+    }
+  }
+  return out;
 }
 
 async function until(ok: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
@@ -283,6 +298,24 @@ describe.skipIf(!isRoot)('the exec helper', () => {
     }
     await new Promise((r) => setTimeout(r, 1500));
     expect(existsSync(marker)).toBe(false);
+  }, 120_000);
+
+  // Found by CI: a run's release closed the services past the limit before the helper was free, and
+  // a close waits for its launcher and cgroup to go, so a client right after an exit was declined.
+  // Every drive is an environment of its own (DRIVER_OUT), so each one after the second closes one.
+  it('is free for the next client at once while it closes a service past its limit', async () => {
+    const runtime = runtimeDir();
+    const { socket, token, who, child } = await startHelper(runtime);
+    expect(drive(runtime, ['--', 'true']).result).toEqual({ status: 0 });
+    expect(drive(runtime, ['--', 'true']).result).toEqual({ status: 0 });
+    // the two services' launchers stopped: the close of the oldest, after the next run, waits 2 s for its own
+    const launchers = launchersOf(child.pid!);
+    expect(launchers).toHaveLength(2);
+    for (const pid of launchers) process.kill(pid, 'SIGSTOP');
+    expect(drive(runtime, ['--', 'true']).result).toEqual({ status: 0 });
+    const got = await rawClient(socket, { v: 1, who, token, argv: ['--', 'true'], cwd: workspace, env: baseEnv(runtime), umask: 0o022, interactive: false }, () => {});
+    expect(got).not.toContain('declined');
+    expect(got).toContain('"exit"');
   }, 120_000);
 
   it('is not used when its directory or socket is not this user\'s alone, nor when none is allowed', async () => {

@@ -118,7 +118,7 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
     } catch {
       // gone already, or another helper's now
     }
-    await Promise.all([...services.values()].map((s) => s.then((x) => x.close?.()).catch(() => {})));
+    await Promise.all([...closing, ...[...services.values()].map((s) => s.then((x) => x.close?.()).catch(() => {}))]);
     done();
   };
   const armIdle = () => {
@@ -140,12 +140,17 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
     services.set(key, service);
     return service;
   };
-  // services past the limit, closed between requests (none is in use then)
-  const trimServices = async () => {
+  // services past the limit, taken out between requests (none is in use then) and closed while the
+  // helper serves the next: a close waits for its launcher to end and its cgroup to go, and the
+  // helper was busy meanwhile, so a client coming right after an exit was declined (seen in CI)
+  const closing = new Set<Promise<void>>();
+  const trimServices = () => {
     while (services.size > KEPT_SERVICES) {
       const [key, service] = services.entries().next().value!;
       services.delete(key);
-      await service.then((s) => s.close?.()).catch(() => {});
+      const closed = service.then((s) => s.close?.()).catch(() => {});
+      closing.add(closed);
+      void closed.finally(() => closing.delete(closed));
     }
   };
 
@@ -257,9 +262,9 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
       umask = req.umask;
       process.umask(umask);
       const io = clientIo(req, send, (f) => (onFrame = f), (g) => (gone = g));
-      const release = async () => {
+      const release = () => {
         process.umask(0o077);
-        await trimServices();
+        trimServices();
         busy = false;
         armIdle();
       };
@@ -276,7 +281,7 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
       };
       goneBeforeGo = () => {
         clearTimeout(waiting);
-        void release();
+        release();
       };
       send({ t: 'accepted', pid: process.pid });
     };
