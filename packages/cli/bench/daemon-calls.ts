@@ -41,7 +41,6 @@ const CALLS = Number(process.argv[4] ?? (QUICK ? 24 : 60));
 const LONG_FILES = Number(process.argv[5] ?? (QUICK ? 20_000 : 1_000_000));
 const LONG_S = Number(process.argv[6] ?? (QUICK ? 3 : 20));
 
-
 /**
  * A deployment whose daemon has seen `count` conversations before it starts: each in the
  * conversation index, and each with its session temp, as a tool call of it leaves one
@@ -232,17 +231,23 @@ try {
       );
       return (8 * Math.floor(CALLS / 8)) / ((performance.now() - start) / 1000);
     };
+    type Loop = { maxMs: number; p99Ms: number; resolutionMs: number; ownMaxMs?: number | null; cpuWaitMs?: number | null };
+    // the 8 clients, with the daemon's own loop over their window only, and /healthz polled from a
+    // process of its own (a poll in this one waited for the 8 clients' own work here)
+    const clientsWindow = async (daemon: ServeProcess) => {
+      await daemon.api('POST', '/api/status/event-loop');
+      let rate = 0;
+      let loop: Loop = { maxMs: 0, p99Ms: 0, resolutionMs: 0 };
+      const { whole: health } = await pollHealth(daemon, 0, async () => {
+        rate = await clients(daemon);
+        loop = (await daemon.api('GET', '/api/status/event-loop')).body as Loop;
+      });
+      return { rate, loop, health };
+    };
     // the baseline's 8 clients before and after the measured ones (off, on, off), the median of its two
     const offRuns = [await clients(unprepared)];
     from = phases.length;
-    await one.api('POST', '/api/status/event-loop'); // the daemon's own loop, measured over the clients' window only
-    // polled from a process of its own: a poll in this one waited for the 8 clients' own work here
-    let concurrent = 0;
-    let loop = { maxMs: 0, p99Ms: 0, resolutionMs: 0 } as { maxMs: number; p99Ms: number; resolutionMs: number; ownMaxMs?: number | null; cpuWaitMs?: number | null };
-    const { whole: health } = await pollHealth(one, 0, async () => {
-      concurrent = await clients(one);
-      loop = (await one.api('GET', '/api/status/event-loop')).body as typeof loop;
-    });
+    const { rate: concurrent, loop, health } = await clientsWindow(one);
     offRuns.push(await clients(unprepared));
     const concurrentOff = (offRuns[0]! + offRuns[1]!) / 2;
     const rates = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(', ');
@@ -272,14 +277,8 @@ try {
     // 2b. The sandboxes' CPU share: the shipped daemon against AALIS_CPU_SHARE=off, interleaved (ABBA).
     type Window = { rate: number; worst: number; stall: number; own: number | null; cpuWait: number | null };
     const windowOf = async (daemon: ServeProcess): Promise<Window> => {
-      await daemon.api('POST', '/api/status/event-loop');
-      let rate = 0;
-      let l = { maxMs: 0 } as { maxMs: number; ownMaxMs?: number | null; cpuWaitMs?: number | null };
-      const { whole } = await pollHealth(daemon, 0, async () => {
-        rate = await clients(daemon);
-        l = (await daemon.api('GET', '/api/status/event-loop')).body as typeof l;
-      });
-      return { rate, worst: whole.worst, stall: l.maxMs, own: typeof l.ownMaxMs === 'number' ? l.ownMaxMs : null, cpuWait: typeof l.cpuWaitMs === 'number' ? l.cpuWaitMs : null };
+      const { rate, loop: l, health } = await clientsWindow(daemon);
+      return { rate, worst: health.worst, stall: l.maxMs, own: typeof l.ownMaxMs === 'number' ? l.ownMaxMs : null, cpuWait: typeof l.cpuWaitMs === 'number' ? l.cpuWaitMs : null };
     };
     const SROUNDS = QUICK ? 4 : 6;
     const shareWin: { on: Window[]; off: Window[] } = { on: [], off: [] };

@@ -78,7 +78,6 @@ async function helperUp(): Promise<void> {
   console.log(`  (the exec helper did not answer at ${socket} within 10 s: the runs below may be in-process)`);
 }
 
-
 try {
   for (const c of cases) once(c.args, c.env); // warm the page cache and the data directory
   await helperUp(); // the first run started the exec helper: the timed runs go through it, as a user's next ones do
