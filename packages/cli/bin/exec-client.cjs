@@ -21,6 +21,17 @@
 'use strict';
 const { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, readSync, realpathSync } = require('node:fs');
 const { createConnection } = require('node:net');
+const { isatty } = require('node:tty');
+
+/**
+ * `process.stdout` or `process.stderr`, noted as used: each is made on first use (a pipe's stream,
+ * about a millisecond), so a run that printed nothing flushes neither at its end.
+ */
+function out(name) {
+  opened.add(name);
+  return process[name];
+}
+const opened = new Set();
 
 /** The argument that runs the bundle as the helper in place of `exec` (src/exec-server.ts EXEC_HELPER_MODE). */
 const HELPER_MODE = '__exec-helper';
@@ -39,8 +50,9 @@ async function execEntry(bundle, self) {
     const socket = helperSocket(bundle);
     const through = socket === undefined ? { fallback: 'off' } : await viaHelper(bundle, socket, process.argv.slice(3));
     if ('status' in through) {
-      for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {}); // a reader gone: the status still decides
-      await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));
+      const written = [...opened].map((name) => process[name]);
+      for (const stream of written) stream.on('error', () => {}); // a reader gone: the status still decides
+      await Promise.all(written.map((stream) => new Promise((resolve) => stream.write('', resolve))));
       process.exit(through.status);
     }
     if (through.fallback === 'absent') process.on('exit', () => startHelper(self, socket, helperWho(bundle)));
@@ -208,7 +220,7 @@ function viaHelper(bundle, socket, argv) {
     const onSignal = (signal) => {
       if (signalled !== undefined || !accepted) {
         // a second signal (or one before the helper took the command: nothing runs yet) ends this client at once
-        if (signalled !== undefined) process.stderr.write(`aalis: ${signal} received again; exiting without waiting for the sandbox to be removed\n`);
+        if (signalled !== undefined) out('stderr').write(`aalis: ${signal} received again; exiting without waiting for the sandbox to be removed\n`);
         conn.destroy();
         finish({ status: 128 + (signal === 'SIGINT' ? 2 : 15) });
         return;
@@ -225,12 +237,14 @@ function viaHelper(bundle, socket, argv) {
     // once `accepted` came in time.
     deadline = setTimeout(() => {
       if (accepted) return;
-      process.stderr.write(`aalis: the exec helper at ${socket} did not answer within ${ANSWER_MS / 1000} s; the command runs in this process\n`);
+      out('stderr').write(`aalis: the exec helper at ${socket} did not answer within ${ANSWER_MS / 1000} s; the command runs in this process\n`);
       conn.destroy();
       finish({ fallback: 'declined' });
     }, ANSWER_MS);
     conn.on('connect', () => {
-      const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
+      // isatty, not process.stdin.isTTY: reading that makes stdin's stream (a file's or a pipe's),
+      // 2 to 8 ms here, which a command without --stdin never needs; the answer is the same
+      const interactive = isatty(0) && isatty(2);
       send({ token }); // alone on the first line (src/exec-wire.ts TokenLineSchema)
       send({ v: 1, who: helperWho(bundle), argv, cwd, env: { ...process.env }, umask: ownUmask(), interactive });
     });
@@ -240,7 +254,7 @@ function viaHelper(bundle, socket, argv) {
     conn.on('close', () => {
       if (!accepted) finish({ fallback: 'absent' });
       else {
-        process.stderr.write(`aalis: the exec helper ended before it said how the command ended; it may have run. Set AALIS_EXEC_HELPER=off to run commands in this process.\n`);
+        out('stderr').write(`aalis: the exec helper ended before it said how the command ended; it may have run. Set AALIS_EXEC_HELPER=off to run commands in this process.\n`);
         finish({ status: 1 });
       }
     });
@@ -275,10 +289,10 @@ function viaHelper(bundle, socket, argv) {
           finish({ fallback: 'declined' });
           break;
         case 'out':
-          process.stdout.write(frame.data);
+          out('stdout').write(frame.data);
           break;
         case 'err':
-          process.stderr.write(frame.data);
+          out('stderr').write(frame.data);
           break;
         case 'stdin': {
           if (!stdinAsked) {
@@ -301,7 +315,7 @@ function viaHelper(bundle, socket, argv) {
     };
     const ask = async (question) => {
       const { createInterface } = await import('node:readline/promises');
-      rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+      rl = createInterface({ input: process.stdin, output: out('stderr'), terminal: true });
       try {
         return await rl.question(question);
       } catch {

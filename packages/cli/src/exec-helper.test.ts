@@ -145,6 +145,29 @@ function launchersOf(pid: number): number[] {
   return out;
 }
 
+/** The prepared sandboxes' shims (sandbox-linux prepared.ts, `aalis-prepared` in their argv) under the process `pid`: each one's host pid and start time (field 22 of its stat). */
+function shimsUnder(pid: number): { pid: number; start: string }[] {
+  const parentOf = (p: string) => /^PPid:\s*(\d+)/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1];
+  const out: { pid: number; start: string }[] = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (!readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes('aalis-prepared')) continue;
+      let up: string | undefined = p;
+      while (up !== undefined && up !== '0' && up !== String(pid)) up = parentOf(up);
+      if (up === String(pid)) out.push({ pid: Number(p), start: startTimeOf(readFileSync(`/proc/${p}/stat`, 'utf8')) });
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** Field 22 (the start time, in clock ticks since boot: the same in every pid namespace) of a /proc/<pid>/stat line. */
+function startTimeOf(stat: string): string {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
+}
+
 async function until(ok: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await ok())) {
@@ -316,6 +339,39 @@ describe.skipIf(!isRoot)('the exec helper', () => {
     const got = await rawClient(socket, { v: 1, who, token, argv: ['--', 'true'], cwd: workspace, env: baseEnv(runtime), umask: 0o022, interactive: false }, () => {});
     expect(got).not.toContain('declined');
     expect(got).toContain('"exit"');
+  }, 120_000);
+
+  // Each one-shot run had a session (so a TMPDIR, so a policy) of its own, and the helper's
+  // service, which prepares the next sandbox of a policy that recurs, never prepared one: every run
+  // through the helper set its sandbox up cold (kept-sessions.ts).
+  it('gives runs of one shape one session while it lives, so the next run finds its sandbox prepared, and another shape another', async () => {
+    const runtime = runtimeDir();
+    const { child } = await startHelper(runtime, { AALIS_EXEC_HELPER_IDLE: '3' });
+    const env = baseEnv(runtime);
+    const run = (args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) => {
+      const r = spawnSync(process.execPath, [runner, 'exec', '--network', 'off', ...args], { cwd: options.cwd ?? workspace, env: { ...env, ...options.env }, encoding: 'utf8', timeout: 60_000 });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    const tmpOf = (options: { cwd?: string; env?: Record<string, string> } = {}) => run(['--', 'sh', '-c', 'echo "$TMPDIR"'], options).trim();
+    const first = tmpOf();
+    expect(first).toMatch(/\/session-/);
+    expect(tmpOf()).toBe(first);
+    // another directory, another environment, another tier: another session
+    const others = [tmpOf({ cwd: join(workspace, 'sub') }), tmpOf({ env: { FOO: 'x' } }), run(['--tier', 'full', '--', 'sh', '-c', 'echo "$TMPDIR"']).trim()];
+    expect(new Set([first, ...others]).size).toBe(4);
+    // the shape run twice: its next sandbox is being prepared, and the next run is that sandbox (the shim's process, exec'd into the command)
+    expect(tmpOf()).toBe(first);
+    await until(() => shimsUnder(child.pid!).length > 0);
+    const shims = shimsUnder(child.pid!);
+    const line = run(['--', 'sh', '-c', 'read -r l < /proc/self/stat; echo "$l"']);
+    expect(shims.map((s) => s.start)).toContain(startTimeOf(line));
+    // a file left in a session's temp is kept when the helper ends; the empty ones are removed
+    run(['--', 'sh', '-c', 'echo kept > "$TMPDIR/left"'], { cwd: join(workspace, 'sub') });
+    expect(await new Promise<number | null>((r) => child.on('exit', r))).toBe(0);
+    expect(existsSync(first)).toBe(false);
+    expect(readFileSync(join(others[0]!, 'left'), 'utf8')).toBe('kept\n');
+    expect(existsSync(others[1]!)).toBe(false);
   }, 120_000);
 
   it('is not used when its directory or socket is not this user\'s alone, nor when none is allowed', async () => {

@@ -6,6 +6,7 @@ import { sandboxOf } from './backends.js';
 import { execCommand } from './exec.js';
 import { type ClientFrame, ClientFrameSchema, type ExecRequest, ExecRequestSchema, type HelperFrame, lineReader, MAX_LINE_BYTES, REQUEST_LINE_BYTES, TOKEN_LINE_BYTES, TokenLineSchema } from './exec-wire.js';
 import { runGuarded } from './guarded.js';
+import { KeptSessions } from './kept-sessions.js';
 import type { CliIo } from './io.js';
 
 /*
@@ -94,6 +95,8 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
   const pidFile = `${options.socket.slice(0, -'.sock'.length)}.pid`;
   process.umask(0o077);
   const services = new Map<string, Promise<SandboxService>>();
+  // a run's session is the same for the same shape, so its sandbox can be prepared ahead (kept-sessions.ts)
+  const keptSessions = new KeptSessions();
   let busy = false;
   // the umask of the request under way (process.umask() without an argument is deprecated: it sets it to read it)
   let umask = 0o077;
@@ -119,6 +122,7 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
       // gone already, or another helper's now
     }
     await Promise.all([...closing, ...[...services.values()].map((s) => s.then((x) => x.close?.()).catch(() => {}))]);
+    keptSessions.dropEmpty();
     done();
   };
   const armIdle = () => {
@@ -275,7 +279,7 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
       const waiting = setTimeout(() => conn.destroy(), GO_WAIT_MS);
       awaitingGo = () => {
         clearTimeout(waiting);
-        void runGuarded('exec', (argv, cli) => execCommand(argv, cli, { sandboxService }), req.argv, io)
+        void runGuarded('exec', (argv, cli) => execCommand(argv, cli, { sandboxService, keptSessions }), req.argv, io)
           .then((status) => send({ t: 'exit', status }, () => conn.end()))
           .finally(release);
       };

@@ -1,5 +1,4 @@
-import { dirname, join } from 'node:path';
-import { rmdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { type SandboxService, sandboxPlugin } from '@aalis/api-reach';
 import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin } from '@aalis/core';
 import { approvalPlugin } from '@aalis/plugin-approval';
@@ -8,6 +7,7 @@ import { sandboxOf } from './backends.js';
 import { type DataDirChoice, otherInstances } from './data-dir.js';
 import { deploymentControlOf } from './deployment-control.js';
 import { installOf, terminalIdentity } from './install.js';
+import { dropEmptySessionTmp, type KeptSessions } from './kept-sessions.js';
 import type { CliIo } from './io.js';
 import { ownDir } from './own-dir.js';
 import { terminalApprover } from './prompt.js';
@@ -32,6 +32,12 @@ export interface LocalOptions {
    * the runtime's stop does not call it.
    */
   readonly sandboxService?: (backend: 'linux' | 'darwin' | 'docker', cacheDir: string) => Promise<SandboxService>;
+  /**
+   * The sessions a run takes its own from (the exec helper's, kept-sessions.ts): the same session,
+   * so the same temp and policy, for a run of the same shape, which lets the sandbox prepared ahead
+   * for it be used. Its temp is kept for the giver to drop. Without it, a session of this run alone.
+   */
+  readonly keptSessions?: KeptSessions;
 }
 
 /** A kernel with the reach stack, one session bound to `cwd`, and the owner's turn in it. */
@@ -95,7 +101,8 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     await stop();
     throw new Error(failed.map((s) => `${s.name}: ${'cause' in s ? s.cause : 'failed'}`).join('; '));
   }
-  const session = `cli-${process.pid}-${Date.now()}`;
+  const kept = options.keptSessions;
+  const session = kept ? kept.idFor({ cwd: options.cwd, tier: options.tier, boundary: options.boundary, allowWrite: options.allowWrite, dataDir: options.data.dataDir }) : `cli-${process.pid}-${Date.now()}`;
   const result = await kernel.get(sessions).change(session, { tier: options.tier, boundary: options.boundary, approver: 'human', runMode: 'execute' });
   if (!result.ok) {
     await stop();
@@ -107,7 +114,11 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     kernel,
     turn,
     stop: async () => {
-      await dropEmptySessionTmp(kernel, turn);
+      const tmp = await sessionTmpOf(kernel, turn);
+      if (tmp !== undefined) {
+        if (kept) kept.keep(tmp);
+        else dropEmptySessionTmp(tmp);
+      }
       await stop();
     },
   };
@@ -130,19 +141,16 @@ function lent(service: SandboxService): SandboxService {
 }
 
 /**
- * The session's temp (`<data>/tmp/<2 hex>/session-…`) is named after the session, and a one-shot
- * run's session is never met again: left empty, it was one more directory under `<data>/tmp` for
- * every run (its shard directory stays: 256 at most). It is removed when empty (rmdir: never what the command left there, which the run's note
- * says is kept, and never through a symlink).
+ * The session's temp (`<data>/tmp/<2 hex>/session-…`), named after the session: a one-shot run's
+ * session is never met again, and its temp, left empty, was one more directory under `<data>/tmp`
+ * for every run, so the run's stop removes it when empty (kept-sessions.ts). Undefined when the
+ * session runs no commands, or its reach cannot be read.
  */
-async function dropEmptySessionTmp(kernel: Kernel, turn: OriginTurn): Promise<void> {
+async function sessionTmpOf(kernel: Kernel, turn: OriginTurn): Promise<string | undefined> {
   try {
     const reach = await kernel.get(reachView).reachOf(turn);
-    if (reach.exec !== 'none') {
-      rmdirSync(reach.sessionTmp);
-      rmdirSync(dirname(reach.sessionTmp)); // its shard, when no other temp is in it
-    }
+    return reach.exec === 'none' ? undefined : reach.sessionTmp;
   } catch {
-    // not empty (kept, as the run said), or gone
+    return undefined;
   }
 }

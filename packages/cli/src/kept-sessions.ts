@@ -1,0 +1,69 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { rmdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/*
+ * A one-shot `aalis exec` runs in a session of its own (`cli-<pid>-<time>`), whose temp
+ * (`<data>/tmp/<2 hex>/session-…`, the command's TMPDIR) is in its policy. Through the exec helper
+ * that made every run's policy new, so the sandbox the helper's service prepares ahead for a policy
+ * that recurs (sandbox-linux `prepare`) was never prepared: each run set its sandbox up cold. The
+ * helper's runs take their session from here instead: the same for the same directory, flags, data
+ * directory and environment while the helper lives, so the next run of the same command shape finds
+ * its sandbox ready. A run of another shape gets another session and another temp; nothing of a
+ * session is shared beyond its shape, and the helper serves one request at a time, so two runs never
+ * hold one session at once. The temps are kept while the helper lives (an empty one removed and made
+ * again would be another directory, and the prepared sandbox, bound to the old one, would be thrown
+ * away at its release: prepared.ts `identityPaths`), and those left empty are removed when it stops.
+ */
+
+/** What decides a run's reach, so what names its kept session. */
+export interface SessionShape {
+  readonly cwd: string;
+  readonly tier: string;
+  readonly boundary: string;
+  readonly allowWrite: readonly string[];
+  readonly dataDir: string;
+}
+
+/** The sessions of one exec helper, one per {@link SessionShape} and environment. */
+export class KeptSessions {
+  private readonly temps = new Set<string>();
+
+  // the names hold a digest of the environment (secrets among it): keyed, so no guess of a value can be checked against a name
+  private readonly key = randomBytes(32);
+
+  /** `seed`: what tells this helper's sessions from any other process's (its pid and start). */
+  constructor(private readonly seed = `${process.pid}-${Date.now()}`) {}
+
+  /** The session for a run of `shape` in this process's environment now (the request's, in the helper). */
+  idFor(shape: SessionShape, env: NodeJS.ProcessEnv = process.env): string {
+    const vars = Object.entries(env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const digest = createHmac('sha256', this.key).update(JSON.stringify([shape.cwd, shape.tier, shape.boundary, [...shape.allowWrite].sort(), shape.dataDir, vars])).digest('hex');
+    return `cli-${this.seed}-${digest.slice(0, 24)}`;
+  }
+
+  /** Notes a session's temp, removed at {@link dropEmpty} if nothing is left in it. */
+  keep(sessionTmp: string): void {
+    this.temps.add(sessionTmp);
+  }
+
+  /** Removes each noted temp that is empty, and its shard when that is empty too (rmdir: never what a command left, never through a symlink). */
+  dropEmpty(): void {
+    for (const tmp of this.temps) dropEmptySessionTmp(tmp);
+    this.temps.clear();
+  }
+}
+
+/**
+ * Removes a session's temp if it is empty, and its shard (`<data>/tmp/<2 hex>`) if that is then
+ * empty too: rmdir, so never what a command left there (the run's note says it is kept), and never
+ * through a symlink (rmdir of one fails). Anything else (not empty, gone): left as it is.
+ */
+export function dropEmptySessionTmp(sessionTmp: string): void {
+  try {
+    rmdirSync(sessionTmp);
+    rmdirSync(dirname(sessionTmp));
+  } catch {
+    // not empty (kept, as the run said), or gone
+  }
+}
