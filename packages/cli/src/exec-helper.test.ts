@@ -374,6 +374,29 @@ describe.skipIf(!isRoot)('the exec helper', () => {
     expect(existsSync(others[1]!)).toBe(false);
   }, 120_000);
 
+  // A kept session's grant ("remember for this session") would answer the next runs of its shape;
+  // a one-shot run's grant never met another run. The session that holds one is not given again.
+  it('never lets a grant remembered in one run answer the next: that run gets another session', async () => {
+    const runtime = runtimeDir();
+    await startHelper(runtime);
+    const outside = join(root, 'outside-grant');
+    mkdirSync(outside, { recursive: true });
+    const pty = join(import.meta.dirname, 'fixtures', 'pty-answer.py');
+    // the same environment each time (ANSWER included): one shape
+    const run = (file: string) => {
+      const r = spawnSync('python3', [pty, process.execPath, runner, 'exec', '--network', 'off', '--', 'sh', '-c', `echo "tmp=$TMPDIR"; echo x > ${join(outside, file)}`], { cwd: workspace, env: baseEnv(runtime, { ANSWER: 'r' }), encoding: 'utf8', timeout: 120_000 });
+      expect(r.status, r.stdout).toBe(0);
+      return { asked: r.stdout.includes('approve once'), tmp: /tmp=(\S+)/.exec(r.stdout)?.[1] };
+    };
+    const first = run('one');
+    expect(first.asked).toBe(true);
+    // a new file in the same directory: the grant of the first run (writing in it) would cover it
+    const second = run('two');
+    expect(second.asked).toBe(true);
+    expect(second.tmp).not.toBe(first.tmp);
+    expect(readFileSync(join(outside, 'two'), 'utf8')).toBe('x\n');
+  }, 180_000);
+
   it('is not used when its directory or socket is not this user\'s alone, nor when none is allowed', async () => {
     const runtime = runtimeDir();
     const { socket } = await startHelper(runtime);

@@ -14,6 +14,12 @@ import { dirname } from 'node:path';
  * hold one session at once. The temps are kept while the helper lives (an empty one removed and made
  * again would be another directory, and the prepared sandbox, bound to the old one, would be thrown
  * away at its release: prepared.ts `identityPaths`), and those left empty are removed when it stops.
+ *
+ * A session is more than its temp: an answer "remember for this session" at the terminal is a grant
+ * of the session, kept in the data directory's grants (plugin-approval). A one-shot run's grant
+ * never met another run; a kept session's would answer the next runs of its shape. So a session
+ * that holds a grant when its run ends (or whose grants cannot be read) is retired: the next run
+ * of that shape gets a new session, and the grant stays with the one run it was given in, as before.
  */
 
 /** What decides a run's reach, so what names its kept session. */
@@ -35,11 +41,22 @@ export class KeptSessions {
   /** `seed`: what tells this helper's sessions from any other process's (its pid and start). */
   constructor(private readonly seed = `${process.pid}-${Date.now()}`) {}
 
+  // sessions retired (a grant in them), by their shape's digest: the next of the shape is numbered past them
+  private readonly generations = new Map<string, number>();
+
   /** The session for a run of `shape` in this process's environment now (the request's, in the helper). */
   idFor(shape: SessionShape, env: NodeJS.ProcessEnv = process.env): string {
     const vars = Object.entries(env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const digest = createHmac('sha256', this.key).update(JSON.stringify([shape.cwd, shape.tier, shape.boundary, [...shape.allowWrite].sort(), shape.dataDir, vars])).digest('hex');
-    return `cli-${this.seed}-${digest.slice(0, 24)}`;
+    const digest = createHmac('sha256', this.key).update(JSON.stringify([shape.cwd, shape.tier, shape.boundary, [...shape.allowWrite].sort(), shape.dataDir, vars])).digest('hex').slice(0, 24);
+    return `cli-${this.seed}-${digest}-${this.generations.get(digest) ?? 0}`;
+  }
+
+  /** Never gives `id` again: the next run of its shape gets a new session (one that holds a grant). */
+  retire(id: string): void {
+    const m = /^cli-.+-([0-9a-f]{24})-(\d+)$/.exec(id);
+    if (m === null) return;
+    const [, digest, generation] = m as unknown as [string, string, string];
+    if ((this.generations.get(digest) ?? 0) <= Number(generation)) this.generations.set(digest, Number(generation) + 1);
   }
 
   /** Notes a session's temp, removed at {@link dropEmpty} if nothing is left in it. */

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { type SandboxService, sandboxPlugin } from '@aalis/api-reach';
 import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin } from '@aalis/core';
-import { approvalPlugin } from '@aalis/plugin-approval';
+import { approvalDesk, approvalPlugin } from '@aalis/plugin-approval';
 import { reachBindings, reachPlugin, reachView } from '@aalis/plugin-reach';
 import { sandboxOf } from './backends.js';
 import { type DataDirChoice, otherInstances } from './data-dir.js';
@@ -119,6 +119,8 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
         if (kept) kept.keep(tmp);
         else dropEmptySessionTmp(tmp);
       }
+      // a grant remembered in a kept session must not answer the next run (kept-sessions.ts); unreadable: as if it held one
+      if (kept && !holdsNoGrant(kernel, session)) kept.retire(session);
       await stop();
     },
   };
@@ -138,6 +140,15 @@ function lent(service: SandboxService): SandboxService {
     ...(commitKept ? { commitKept: (id, policy, paths) => commitKept.call(service, id, policy, paths) } : {}),
     ...(discardKept ? { discardKept: (id) => discardKept.call(service, id) } : {}),
   };
+}
+
+/** Whether the session holds no remembered grant, as far as the approval desk can say (false when it cannot). */
+function holdsNoGrant(kernel: Kernel, session: string): boolean {
+  try {
+    return kernel.get(approvalDesk).grants.list(session).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 /**
