@@ -38,11 +38,11 @@ export class KeptSessions {
   // the names hold a digest of the environment (secrets among it): keyed, so no guess of a value can be checked against a name
   private readonly key = randomBytes(32);
 
-  /** `seed`: what tells this helper's sessions from any other process's (its pid and start). */
-  constructor(private readonly seed = `${process.pid}-${Date.now()}`) {}
-
   // sessions retired (a grant in them), by their shape's digest: the next of the shape is numbered past them
   private readonly generations = new Map<string, number>();
+
+  /** `seed`: what tells this helper's sessions from any other process's (its pid and start). */
+  constructor(private readonly seed = `${process.pid}-${Date.now()}`) {}
 
   /** The session for a run of `shape` in this process's environment now (the request's, in the helper). */
   idFor(shape: SessionShape, env: NodeJS.ProcessEnv = process.env): string {
