@@ -252,6 +252,7 @@ function viaHelper(bundle, socket, argv) {
       if (!accepted) finish({ fallback: error.code === 'ECONNREFUSED' || error.code === 'ENOENT' ? 'absent' : 'declined' });
     });
     conn.on('close', () => {
+      if (finished) return; // the exit frame (or a signal, or the deadline) decided already
       if (!accepted) finish({ fallback: 'absent' });
       else {
         out('stderr').write(`aalis: the exec helper ended before it said how the command ended; it may have run. Set AALIS_EXEC_HELPER=off to run commands in this process.\n`);

@@ -374,6 +374,30 @@ describe.skipIf(!isRoot)('the exec helper', () => {
     expect(existsSync(others[1]!)).toBe(false);
   }, 120_000);
 
+  // Found by an attack (h80): --network was not in the shape, so a readonly run without network
+  // planted bytecode under PYTHONPYCACHEPREFIX (the session temp) that a later networked run of the
+  // same directory ran; and a readonly run's temp is the one thing of it that outlives it.
+  it('never gives a readonly run what an earlier run left in its temp, nor a networked run an offline run\'s temp', async () => {
+    const runtime = runtimeDir();
+    await startHelper(runtime);
+    // a readonly command is asked at the terminal (approved once here, through a pseudo-terminal)
+    const pty = join(import.meta.dirname, 'fixtures', 'pty-answer.py');
+    const run = (args: string[]) => {
+      const r = spawnSync('python3', [pty, process.execPath, runner, 'exec', '--tier', 'readonly', ...args], { cwd: workspace, env: baseEnv(runtime, { ANSWER: 'o' }), encoding: 'utf8', timeout: 60_000 });
+      expect(r.status, r.stdout).toBe(0);
+      return r.stdout;
+    };
+    const tmpOf = (flags: string[]) => /tmp=(\S+)/.exec(run([...flags, '--', 'sh', '-c', 'echo "tmp=$TMPDIR"']))?.[1];
+    const offline = tmpOf(['--network', 'off']);
+    expect(offline).toMatch(/\/session-/);
+    // nothing left in it: the same session (and the sandbox prepared for it) next time
+    expect(tmpOf(['--network', 'off'])).toBe(offline);
+    expect(tmpOf(['--network', 'on'])).not.toBe(offline);
+    expect(tmpOf(['--backend', 'linux', '--network', 'off'])).toBe(offline);
+    run(['--network', 'off', '--', 'sh', '-c', 'echo planted > "$TMPDIR/left"']);
+    expect(run(['--network', 'off', '--', 'sh', '-c', 'echo "left=$(cat "$TMPDIR/left" 2>/dev/null || echo none)"'])).toContain('left=none');
+  }, 120_000);
+
   // A kept session's grant ("remember for this session") would answer the next runs of its shape;
   // a one-shot run's grant never met another run. The session that holds one is not given again.
   it('never lets a grant remembered in one run answer the next: that run gets another session', async () => {
@@ -396,6 +420,37 @@ describe.skipIf(!isRoot)('the exec helper', () => {
     expect(second.tmp).not.toBe(first.tmp);
     expect(readFileSync(join(outside, 'two'), 'utf8')).toBe('x\n');
   }, 180_000);
+
+  // Found by the same attack: a SIGTERM (a logout's) ended the helper before it removed the empty
+  // temps, one per shape for good; and a client whose command printed much to a pipe said the
+  // helper had ended without saying how the command ended (the connection closed while it flushed).
+  it('ends on SIGTERM as when idle (after the command under way), and says nothing false after much output', async () => {
+    const runtime = runtimeDir();
+    const { child } = await startHelper(runtime);
+    const run = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, [runner, 'exec', '--network', 'off', ...args], { cwd: workspace, env: baseEnv(runtime, env), encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
+    const big = run(['--', 'seq', '1', '150000']);
+    expect(big.status).toBe(0);
+    expect(big.stdout.endsWith('\n150000\n')).toBe(true);
+    expect(big.stderr).not.toContain('ended before');
+    const empty = run(['--', 'sh', '-c', 'echo "$TMPDIR"'], { SHAPE: 'a' }).stdout.trim();
+    const left = run(['--', 'sh', '-c', 'echo kept > "$TMPDIR/left"; echo "$TMPDIR"'], { SHAPE: 'b' }).stdout.trim();
+    expect(existsSync(empty)).toBe(true);
+    // a command under way when the signal comes ends first, and its result reaches its client
+    const marker = join(workspace, `term-${process.pid}`);
+    const slow = spawn(process.execPath, [runner, 'exec', '--network', 'off', '--', 'sh', '-c', `sleep 1; echo done > ${marker}; echo ok`], { cwd: workspace, env: baseEnv(runtime), stdio: ['ignore', 'pipe', 'pipe'] });
+    let said = '';
+    slow.stdout.on('data', (b: Buffer) => (said += b.toString()));
+    await until(() => running('sleep 1'));
+    const ended = new Promise<number | null>((r) => child.on('exit', r));
+    child.kill('SIGTERM');
+    expect(await new Promise<number | null>((r) => slow.on('exit', r))).toBe(0);
+    expect(said).toBe('ok\n');
+    expect(await ended).toBe(0);
+    expect(readFileSync(marker, 'utf8')).toBe('done\n');
+    rmSync(marker);
+    expect(existsSync(empty)).toBe(false);
+    expect(readFileSync(join(left, 'left'), 'utf8')).toBe('kept\n');
+  }, 120_000);
 
   it('is not used when its directory or socket is not this user\'s alone, nor when none is allowed', async () => {
     const runtime = runtimeDir();

@@ -125,6 +125,15 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
     keptSessions.dropEmpty();
     done();
   };
+  // a signal's end (a logout's SIGTERM) is the idle end: services closed, the empty temps removed;
+  // while a command runs, once it has ended
+  let endWhenFree = false;
+  const onEndSignal = () => {
+    if (busy) endWhenFree = true;
+    else void stop();
+  };
+  process.on('SIGTERM', onEndSignal);
+  process.on('SIGHUP', onEndSignal);
   const armIdle = () => {
     clearTimeout(idle);
     idle = setTimeout(() => {
@@ -270,7 +279,8 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
         process.umask(0o077);
         trimServices();
         busy = false;
-        armIdle();
+        if (endWhenFree) void stop();
+        else armIdle();
       };
       // Started on the client's `go` only, which it sends only if `accepted` came before it gave up
       // waiting: a command runs here or in the client, never both. A client gone (or silent) before

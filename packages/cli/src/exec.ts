@@ -102,7 +102,7 @@ export async function execCommand(argv: readonly string[], io: CliIo, host: Exec
   let runtime: Awaited<ReturnType<typeof startLocal>>;
   try {
     const sandboxed = tier !== 'confirm' && tier !== 'full';
-    runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, data: chooseDataDir({ data: flags.data as string | undefined }), io, warmSandbox: sandboxed, ...(host.sandboxService ? { sandboxService: host.sandboxService } : {}), ...(host.keptSessions ? { keptSessions: host.keptSessions } : {}) });
+    runtime = await startLocal({ tier, boundary: boundaryOf(flags.boundary), cwd, allowWrite, backend, data: chooseDataDir({ data: flags.data as string | undefined }), io, warmSandbox: sandboxed, ...(flags.network ? { network: flags.network as 'on' | 'off' } : {}), ...(host.sandboxService ? { sandboxService: host.sandboxService } : {}), ...(host.keptSessions ? { keptSessions: host.keptSessions } : {}) });
   } catch (error) {
     // not the sandbox's: a data directory to refuse, or one named in bytes that are not UTF-8, says so with its own fix
     if (error instanceof NotOwnDirError || error instanceof MissingParentError || error instanceof NotUtf8PathError) throw error;

@@ -20,6 +20,14 @@ import { dirname } from 'node:path';
  * never met another run; a kept session's would answer the next runs of its shape. So a session
  * that holds a grant when its run ends (or whose grants cannot be read) is retired: the next run
  * of that shape gets a new session, and the grant stays with the one run it was given in, as before.
+ *
+ * And a temp is state a command leaves for the next: bytecode under PYTHONPYCACHEPREFIX (which
+ * points into it) is run by the next python of the shape. Where the workspace is writable a command
+ * can leave the same there (a `json.py` beside the next command) in one-shot runs too, so sharing
+ * the temp between runs of one reach adds nothing; the reach must be the same, so the backend and
+ * `--network` are of the shape (an attack planted code in an offline run that a networked one ran).
+ * Under `readonly` the temp is the only thing a run can leave, and a one-shot's was never given to
+ * another run: a readonly session whose temp is not empty when its run ends is retired too.
  */
 
 /** What decides a run's reach, so what names its kept session. */
@@ -29,6 +37,9 @@ export interface SessionShape {
   readonly boundary: string;
   readonly allowWrite: readonly string[];
   readonly dataDir: string;
+  /** The backend and `--network` as given (undefined: the tier's own): each changes the sandbox the command runs in. */
+  readonly backend: string;
+  readonly network: string | undefined;
 }
 
 /** The sessions of one exec helper, one per {@link SessionShape} and environment. */
@@ -47,7 +58,7 @@ export class KeptSessions {
   /** The session for a run of `shape` in this process's environment now (the request's, in the helper). */
   idFor(shape: SessionShape, env: NodeJS.ProcessEnv = process.env): string {
     const vars = Object.entries(env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const digest = createHmac('sha256', this.key).update(JSON.stringify([shape.cwd, shape.tier, shape.boundary, [...shape.allowWrite].sort(), shape.dataDir, vars])).digest('hex').slice(0, 24);
+    const digest = createHmac('sha256', this.key).update(JSON.stringify([shape.cwd, shape.tier, shape.boundary, [...shape.allowWrite].sort(), shape.dataDir, shape.backend, shape.network ?? null, vars])).digest('hex').slice(0, 24);
     return `cli-${this.seed}-${digest}-${this.generations.get(digest) ?? 0}`;
   }
 

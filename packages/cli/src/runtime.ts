@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type SandboxService, sandboxPlugin } from '@aalis/api-reach';
 import { type AccessTier, authorityPlugin, type BoundaryPolicy, createKernel, type Kernel, type OriginTurn, sessions, sessionsPlugin } from '@aalis/core';
@@ -38,6 +39,8 @@ export interface LocalOptions {
    * for it be used. Its temp is kept for the giver to drop. Without it, a session of this run alone.
    */
   readonly keptSessions?: KeptSessions;
+  /** `--network` as given: part of a kept session's shape (kept-sessions.ts). */
+  readonly network?: 'on' | 'off';
 }
 
 /** A kernel with the reach stack, one session bound to `cwd`, and the owner's turn in it. */
@@ -102,7 +105,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     throw new Error(failed.map((s) => `${s.name}: ${'cause' in s ? s.cause : 'failed'}`).join('; '));
   }
   const kept = options.keptSessions;
-  const session = kept ? kept.idFor({ cwd: options.cwd, tier: options.tier, boundary: options.boundary, allowWrite: options.allowWrite, dataDir: options.data.dataDir }) : `cli-${process.pid}-${Date.now()}`;
+  const session = kept ? kept.idFor({ cwd: options.cwd, tier: options.tier, boundary: options.boundary, allowWrite: options.allowWrite, dataDir: options.data.dataDir, backend: options.backend, network: options.network }) : `cli-${process.pid}-${Date.now()}`;
   const result = await kernel.get(sessions).change(session, { tier: options.tier, boundary: options.boundary, approver: 'human', runMode: 'execute' });
   if (!result.ok) {
     await stop();
@@ -121,6 +124,9 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       }
       // a grant remembered in a kept session must not answer the next run (kept-sessions.ts); unreadable: as if it held one
       if (kept && !holdsNoGrant(kernel, session)) kept.retire(session);
+      // readonly: the temp is the one place a command can leave anything, and a one-shot's was
+      // never given to another run; one left non-empty is not given again either
+      else if (kept && options.tier === 'readonly' && tmp !== undefined && !emptyDir(tmp)) kept.retire(session);
       await stop();
     },
   };
@@ -140,6 +146,15 @@ function lent(service: SandboxService): SandboxService {
     ...(commitKept ? { commitKept: (id, policy, paths) => commitKept.call(service, id, policy, paths) } : {}),
     ...(discardKept ? { discardKept: (id) => discardKept.call(service, id) } : {}),
   };
+}
+
+/** Whether `dir` holds nothing (unreadable: as if it held something). */
+function emptyDir(dir: string): boolean {
+  try {
+    return readdirSync(dir).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether the session holds no remembered grant, as far as the approval desk can say (false when it cannot). */
