@@ -42,9 +42,18 @@ export interface SessionShape {
   readonly network: string | undefined;
 }
 
+/**
+ * How long a kept session's temp may go unused before, if empty, it is removed while the helper
+ * runs on: past the time a sandbox prepared for it waits (sandbox-linux, 30 s), so its removal
+ * costs no prepared sandbox. Without it a helper never idle, serving a harness that changes one
+ * variable per call, kept one empty temp per call until it ended.
+ */
+export const SESSION_TEMP_IDLE_MS = 60_000;
+
 /** The sessions of one exec helper, one per {@link SessionShape} and environment. */
 export class KeptSessions {
-  private readonly temps = new Set<string>();
+  // each temp noted, with when its run ended
+  private readonly temps = new Map<string, number>();
 
   // the names hold a digest of the environment (secrets among it): keyed, so no guess of a value can be checked against a name
   private readonly key = randomBytes(32);
@@ -70,14 +79,23 @@ export class KeptSessions {
     if ((this.generations.get(digest) ?? 0) <= Number(generation)) this.generations.set(digest, Number(generation) + 1);
   }
 
-  /** Notes a session's temp, removed at {@link dropEmpty} if nothing is left in it. */
-  keep(sessionTmp: string): void {
-    this.temps.add(sessionTmp);
+  /**
+   * Notes a session's temp as used by a run that ended `now`, removed at {@link dropEmpty} if
+   * nothing is left in it; the empty ones unused for {@link SESSION_TEMP_IDLE_MS} are removed now.
+   */
+  keep(sessionTmp: string, now = Date.now()): void {
+    this.temps.delete(sessionTmp); // the most recently used last
+    this.temps.set(sessionTmp, now);
+    for (const [tmp, used] of this.temps) {
+      if (now - used < SESSION_TEMP_IDLE_MS) break;
+      dropEmptySessionTmp(tmp);
+      this.temps.delete(tmp);
+    }
   }
 
   /** Removes each noted temp that is empty, and its shard when that is empty too (rmdir: never what a command left, never through a symlink). */
   dropEmpty(): void {
-    for (const tmp of this.temps) dropEmptySessionTmp(tmp);
+    for (const tmp of this.temps.keys()) dropEmptySessionTmp(tmp);
     this.temps.clear();
   }
 }
