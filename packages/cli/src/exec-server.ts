@@ -23,8 +23,11 @@ import type { CliIo } from './io.js';
  * signals. One request at a time: those are process-wide, so a second client is declined and runs
  * the command itself, as it would with no helper. The sandbox service is kept per backend, cache
  * directory, umask and environment (a run whose environment differs gets a service of its own, as a
- * one-shot would read that environment); two at most. What is not passed: the client's resource
- * limits, cgroup and scheduling priority (the helper's are those of the client that started it).
+ * one-shot would read that environment); two at most. Runs of one shape share a session, so their
+ * policy recurs and the service's sandbox prepared ahead is used (kept-sessions.ts). It ends on
+ * SIGTERM or SIGHUP as on its idle time, once the command under way has ended. What is not passed:
+ * the client's resource limits, cgroup and scheduling priority (the helper's are those of the
+ * client that started it).
  *
  * Who it serves: the socket is in a directory of the user's own that no one else can enter, under
  * /run (bin/exec-client.cjs: `$XDG_RUNTIME_DIR`, or /run for root), hidden whole from every Linux
@@ -106,7 +109,11 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
   let done!: () => void;
   const stopped = new Promise<void>((resolve) => (done = resolve));
 
+  // once: the idle end, a signal and a lost socket may each ask for it
+  let stopping = false;
   const stop = async () => {
+    if (stopping) return;
+    stopping = true;
     clearTimeout(idle);
     server.close();
     // still ours (another helper may have taken the path): removed, so no client connects to nothing
@@ -126,14 +133,12 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
     done();
   };
   // a signal's end (a logout's SIGTERM) is the idle end: services closed, the empty temps removed;
-  // while a command runs, once it has ended
+  // while a command runs, once it has ended (listened for once the socket is bound, below)
   let endWhenFree = false;
   const onEndSignal = () => {
     if (busy) endWhenFree = true;
     else void stop();
   };
-  process.on('SIGTERM', onEndSignal);
-  process.on('SIGHUP', onEndSignal);
   const armIdle = () => {
     clearTimeout(idle);
     idle = setTimeout(() => {
@@ -319,6 +324,8 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
     }
   }, 5000);
   watch.unref();
+  process.on('SIGTERM', onEndSignal);
+  process.on('SIGHUP', onEndSignal);
   armIdle();
   await stopped;
   clearInterval(watch);
