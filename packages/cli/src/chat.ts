@@ -87,7 +87,7 @@ class ChatSession {
         throw new Error(`the daemon at ${this.url} does not answer (${(error as Error).message}); start it with 'aalis serve'.`);
       },
     );
-    if (res.status === 401) throw new Error("the daemon refused the token: give the one 'aalis serve' printed ($AALIS_TOKEN), or --dir/--data of its deployment.");
+    if (res.status === 401) throw new Error("the daemon refused the token: give the one in <data>/daemon/token of its data directory ($AALIS_TOKEN), or --dir/--data of its deployment.");
     if (!res.ok || !res.body) throw new Error(`the daemon's event stream answered ${res.status}.`);
     let ready: () => void = () => {};
     const isReady = new Promise<void>((resolve) => {

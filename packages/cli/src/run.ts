@@ -17,6 +17,7 @@ Commands:
   policy    print the sandbox policy and its translation for a backend
   doctor    check what works on this machine, with the command that fixes what does not
   serve     run the daemon: the HTTP API for adapters and the web console
+  console   a new one-time address that opens a running daemon's web console
   pod       the Isolation Pod of a running daemon: side tasks, returns, exports
   chat      talk to the agent of a running daemon: streaming replies, asks answered at the prompt
 
@@ -34,6 +35,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   policy: async () => (await import('./policy.js')).policyCommand,
   doctor: async () => (await import('./doctor.js')).doctorCommand,
   serve: async () => (await import('./serve.js')).serveCommand,
+  console: async () => (await import('./console-address.js')).consoleCommand,
   pod: async () => (await import('./pod.js')).podCliCommand,
   chat: async () => (await import('./chat.js')).chatCommand,
 };

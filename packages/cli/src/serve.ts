@@ -21,9 +21,10 @@ Isolation Pod when it is installed), then serves:
     approval inbox, remembered grants, each conversation's four settings, the audit log.
 The agent needs a model: the config's "model" (below). Without one, every message is answered
 with a model-not-configured error. Chat from a terminal with 'aalis chat'.
-Every API call needs 'Authorization: Bearer <token>'. The token is printed at start (inside the
-console's address), written to <data>/daemon/token (mode 0600), and is new at every start
-unless AALIS_TOKEN (at least 32 characters) sets it.
+Every API call needs 'Authorization: Bearer <token>'. The token is written to <data>/daemon/token
+(mode 0600), never printed, and is new at every start unless AALIS_TOKEN (at least 32 characters)
+sets it. The console's address printed at start holds a one-time code instead: it opens the
+console once, within 30 minutes; 'aalis console' prints a new one.
 
 Options:
   --dir DIR            the deployment directory: the config file aalis.config.json is read
@@ -211,9 +212,13 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
   }
   progress(`deployment ${daemon.deployment.mode} (from ${daemon.deployment.source}), data in ${daemon.dataDir}`);
   progress(`API on ${daemon.url}/api/ (Authorization: Bearer <token>)`);
-  // The one line a person needs, on stdout so a script can take it: the console with its token;
-  // not when a signal came during the start, which stops it at once.
-  if (signals.received() === undefined) io.stdout(`console: ${daemon.consoleUrl}\n`);
+  // The one line a person needs, on stdout so a script can take it: the console's address, with a
+  // one-time code, never the token (console-codes.ts); not when a signal came during the start,
+  // which stops it at once.
+  if (signals.received() === undefined) {
+    io.stdout(`console: ${daemon.consoleUrl}\n`);
+    progress("that address opens the console once, within 30 minutes; 'aalis console' prints a new one");
+  }
   const status = await signals.stopOn(daemon);
   // Everything is stopped; a handle some backend left open must not keep the process alive.
   setTimeout(() => {

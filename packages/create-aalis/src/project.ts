@@ -98,9 +98,11 @@ npm install
 npm start
 \`\`\`
 
-\`npm start\` runs \`aalis serve\`: it prints the web console's address with its token
-(\`console: http://127.0.0.1:8787/console#token=…\`); open it to chat with the agent, answer approvals
-and see the audit log (or chat from a terminal: \`npx aalis chat\`).
+\`npm start\` runs \`aalis serve\`: it prints the web console's address
+(\`console: http://127.0.0.1:8787/console#code=…\`); open it to chat with the agent, answer approvals
+and see the audit log (or chat from a terminal: \`npx aalis chat\`). The address opens the console
+once, within 30 minutes (it holds a one-time code, never the daemon's token); \`npx aalis console\`
+prints a new one.
 Before it, put the model key in the environment: copy \`.env.example\` to \`.env\`, fill in
 \`${answers.model.apiKeyEnv}\`, and load it (\`set -a; . ./.env; set +a\`).
 ${docker}

@@ -59,7 +59,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the console
       viewport: { width: 1280, height: 1000 },
     });
     page = await browser.newPage();
-    await page.goto(daemon.consoleUrl);
+    await page.goto(await daemon.consoleAddress());
     await page.locator('#live.on').waitFor({ timeout: 15_000 });
   }, 90_000);
 

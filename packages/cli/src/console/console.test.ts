@@ -37,7 +37,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
       if (!request.url().startsWith(daemon.url)) external.push(request.url());
       if (request.url().includes('/api/audit')) auditRequests.push(request.url());
     });
-    await page.goto(daemon.consoleUrl);
+    await page.goto(await daemon.consoleAddress());
     await page.locator('#live.on').waitFor({ timeout: 15_000 });
     expect(external).toEqual([]); // nothing is loaded from elsewhere
   }, 90_000);
@@ -48,8 +48,8 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     for (const path of [dir, outside, profile]) if (path) rmSync(path, { recursive: true, force: true });
   });
 
-  it('takes the token out of the address bar and shows the deployment', async () => {
-    expect(page.url()).not.toContain('token=');
+  it('takes the code out of the address bar and shows the deployment', async () => {
+    expect(page.url()).not.toContain('#');
     await expect.poll(() => page.locator('#status').textContent()).toContain('deployment host');
   });
 
@@ -225,6 +225,86 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     page.off('response', onResponse);
     await page.goBack();
   });
+
+  // The address used to carry the token itself, kept in the browser's history and the daemon's
+  // output as long as the daemon ran: it now carries a code that opens the console once.
+  it('opens the console once per address: a second tab with the same address gets no token', async () => {
+    const address = await daemon.consoleAddress();
+    const first = await browser.newPage();
+    const second = await browser.newPage();
+    try {
+      await first.goto(address);
+      await first.locator('#live.on').waitFor({ timeout: 15_000 });
+      const sent: string[] = [];
+      second.on('request', (r) => {
+        const auth = r.headers().authorization;
+        if (auth) sent.push(auth);
+      });
+      await second.goto(address);
+      await expect.poll(() => second.locator('#notice').textContent(), { timeout: 15_000 }).toContain('was used already');
+      expect(await second.locator('#notice').textContent()).toContain("run 'aalis console'");
+      expect(second.url()).not.toContain('#');
+      expect(sent).toEqual([]);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  }, 60_000);
+
+  // Whatever answers at the address in the daemon's stead learns the code's id only (the key stays
+  // in the page): it cannot forge an answer the key opens, and relaying the id to the daemon gets
+  // it a sealed token it cannot open; the page then sends the token to no server that cannot prove
+  // it knows it (the relay's proof names the daemon's port, not the page's).
+  it('gives a server in the daemon\'s stead neither the key nor the token, whether it forges the claim\'s answer or relays it', async () => {
+    const pageRes = await fetch(`${daemon.url}/console`);
+    const html = await pageRes.text();
+    const csp = pageRes.headers.get('content-security-policy') ?? '';
+    for (const relay of [false, true]) {
+      const address = await daemon.consoleAddress();
+      const code = address.slice(address.indexOf('#code=') + 6);
+      const received: string[] = [];
+      const impostor = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', async () => {
+          const body = Buffer.concat(chunks).toString();
+          received.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''} ${body}`);
+          if (req.url?.startsWith('/console')) {
+            res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp });
+            return res.end(html);
+          }
+          if (!relay) {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            // well-formed, under a key of its own
+            return res.end(JSON.stringify(req.url === '/api/console/claim' ? { iv: Buffer.alloc(12, 1).toString('base64url'), sealed: Buffer.alloc(48, 2).toString('base64url') } : { proof: '0'.repeat(64) }));
+          }
+          const answer = await fetch(`${daemon.url}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json' }, ...(req.method === 'POST' ? { body } : {}) });
+          res.writeHead(answer.status, { 'content-type': 'application/json' });
+          res.end(await answer.text());
+        });
+      });
+      await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve));
+      const other = await browser.newPage();
+      try {
+        const { port } = impostor.address() as { port: number };
+        await other.goto(`http://127.0.0.1:${port}/console#code=${code}`);
+        const expected = relay ? 'could not prove it is the daemon' : 'did not answer as the daemon';
+        await expect.poll(() => other.locator('#notice').textContent(), { timeout: 15_000 }).toContain(expected);
+        const all = received.join('\n');
+        expect(received.some((r) => r.startsWith('POST /api/console/claim'))).toBe(true);
+        expect(all).not.toContain(code.split('.')[1]); // the key
+        expect(all).not.toContain(daemon.token);
+        expect(all).not.toContain('Bearer');
+      } finally {
+        await other.close();
+        // the browser's kept-alive connections would hold close() for a minute
+        await new Promise<void>((resolve) => {
+          impostor.close(() => resolve());
+          impostor.closeAllConnections();
+        });
+      }
+    }
+  }, 90_000);
 
   // Last: it stops the daemon. Another local user's server on the stopped daemon's port got the
   // token from this tab's retries and refreshes (found by an attack); the tab now sends it only

@@ -15,15 +15,48 @@ const RULES = {
 };
 const $ = (id) => document.getElementById(id);
 
-function takeToken() {
-  const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (match) {
-    sessionStorage.setItem('aalis-token', decodeURIComponent(match[1]));
-    history.replaceState(null, '', location.pathname);
+// The address opens the console with a one-time code, '#code=<id>.<key>' (daemon/console-codes.ts):
+// the id goes to POST /api/console/claim, which answers once with the daemon's token sealed under
+// the key; the key never leaves this page, so whatever else answers at this address learns only a
+// spent id. The token stays in this tab's session storage (a reload keeps it; another tab needs a
+// new address: 'aalis console'). '#token=' is still taken, for an owner who builds the address.
+function fromBase64url(text) {
+  const plain = text.replace(/-/g, '+').replace(/_/g, '/');
+  return Uint8Array.from(atob(plain + '='.repeat((4 - (plain.length % 4)) % 4)), (c) => c.charCodeAt(0));
+}
+let CLAIM_FAILED = '';
+async function claimCode(id, key) {
+  const res = await fetch('/api/console/claim', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    const e = data.error || {};
+    throw new Error((e.message || 'the server answered ' + res.status) + (e.fix ? ' Fix: ' + e.fix + '.' : ''));
+  }
+  try {
+    const text = new TextEncoder();
+    const cryptoKey = await crypto.subtle.importKey('raw', fromBase64url(key), { name: 'AES-GCM' }, false, ['decrypt']);
+    const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: fromBase64url(data.iv), additionalData: text.encode('aalis-console-code\u0000' + id) }, cryptoKey, fromBase64url(data.sealed));
+    return new TextDecoder().decode(plain);
+  } catch (e) {
+    throw new Error('the server at this address did not answer as the daemon that printed this address would (its answer does not open with the address\'s key): the daemon may have stopped and something else listens on its port. Nothing was sent to it but the spent part of the address; run \'aalis console\' for a new one.');
+  }
+}
+async function takeToken() {
+  const code = /(?:^#|&)code=([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})(?:&|$)/.exec(location.hash);
+  const given = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  // out of the address bar (and this tab's history entry) before anything else
+  if (code || given || location.hash) history.replaceState(null, '', location.pathname);
+  if (given) sessionStorage.setItem('aalis-token', decodeURIComponent(given[1]));
+  if (code) {
+    try {
+      sessionStorage.setItem('aalis-token', await claimCode(code[1], code[2]));
+    } catch (e) {
+      CLAIM_FAILED = e.message;
+    }
   }
   return sessionStorage.getItem('aalis-token');
 }
-const TOKEN = takeToken();
+let TOKEN = null;
 // Nothing else ever gets the token: no cookie (cookies are not tied to a port, so every server on
 // 127.0.0.1 would receive it). The pod's panel gets a capability that opens only the pod (openPod).
 
@@ -91,7 +124,7 @@ async function proveDaemon() {
   const key = await crypto.subtle.importKey('raw', PROOF_TEXT.encode(TOKEN), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   const mac = hex(new Uint8Array(await crypto.subtle.sign('HMAC', key, PROOF_TEXT.encode('aalis-daemon-proof\u0000' + nonce + '\u0000' + data.address + '\u0000' + port))));
   if (data.proof !== mac || data.port !== port || (byAddress && data.address !== host)) {
-    const err = new Error('the server at this address could not prove it is the daemon that gave this page its token: the daemon may have stopped and something else listens on its port. The token was not sent; start the daemon and open the address it prints.');
+    const err = new Error('the server at this address could not prove it is the daemon that gave this page its token: the daemon may have stopped and something else listens on its port. The token was not sent; start the daemon and open the address it prints (or run \'aalis console\').');
     err.status = 'not-the-daemon';
     throw err;
   }
@@ -352,7 +385,7 @@ async function refresh(parts) {
     }
     notice('');
   } catch (e) {
-    notice(e.status === 401 ? 'The token was refused. Open the console with the address aalis serve printed.' : 'The daemon did not answer: ' + e.message);
+    notice(e.status === 401 ? "The token was refused (the daemon may have restarted since). Run 'aalis console' for a new address." : 'The daemon did not answer: ' + e.message);
   } finally {
     refreshing = false;
   }
@@ -398,11 +431,14 @@ async function listen() {
   }
 }
 
-if (!TOKEN) {
-  notice('No token: open the console with the address aalis serve printed (it ends in #token=…).');
-} else {
-  refreshAll();
-  listen();
-  setInterval(refreshAll, 10000);
-}
+takeToken().then((token) => {
+  TOKEN = token;
+  if (CLAIM_FAILED) notice('This address did not open the console: ' + CLAIM_FAILED + (TOKEN ? ' (This tab keeps the token it had.)' : ''));
+  else if (!TOKEN) notice("No token: open the console with the address 'aalis serve' printed, or run 'aalis console' for a new one (an address opens the console once).");
+  if (TOKEN) {
+    refreshAll();
+    listen();
+    setInterval(refreshAll, 10000);
+  }
+});
 `;

@@ -23,7 +23,7 @@ import { EventLoopAnswerSchema, type EventLoopWatch } from './event-loop.js';
 import type { EventHub } from './events.js';
 import { ApiError, bodyOf, sendJson } from './http.js';
 import { specTools, type SpecToolsService } from '@aalis/plugin-spec-tools';
-import { CallBody, jsonSchemaOf, MessagesAnswerSchema, ReloadAnswerSchema, SettingsViewSchema, SpecToolsAnswerSchema, StopAnswerSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
+import { CallBody, ConsoleAddressAnswerSchema, jsonSchemaOf, MessagesAnswerSchema, ReloadAnswerSchema, SettingsViewSchema, SpecToolsAnswerSchema, StopAnswerSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
 import type { SessionIndex } from './session-index.js';
 
 /** What the API handlers use. */
@@ -42,6 +42,8 @@ export interface ApiContext {
   readonly loop: EventLoopWatch;
   /** A capability that opens only the pod's API, for the pod's panel; throws when there is no pod. */
   readonly podCapability: () => { capability: string; expiresAt: number };
+  /** The console's address with a new one-time code (console-codes.ts), for `aalis console`. */
+  readonly consoleAddress: () => { address: string; expiresAt: number };
 }
 
 const ReplyBody = z
@@ -142,6 +144,12 @@ const ROUTES: readonly Route[] = [
     path: /^\/api\/console\/pod-capability$/,
     // The console opens the pod's panel with this in the address's fragment: never the token itself.
     handler: async (ctx, _req, res) => sendJson(res, 200, ctx.podCapability()),
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/console\/address$/,
+    // `aalis console`: a new address that opens the console once; the token itself is never put in one
+    handler: async (ctx, _req, res) => sendJson(res, 200, ConsoleAddressAnswerSchema.parse(ctx.consoleAddress())),
   },
   {
     method: 'GET',

@@ -77,6 +77,7 @@ async function scene(): Promise<Scene> {
     podCapability: () => {
       throw new Error('no pod here');
     },
+    consoleAddress: () => ({ address: 'http://127.0.0.1:0/console#code=unused', expiresAt: 0 }),
   };
   const server: Server = createServer((req, res) => {
     handleApi(ctx, req, res, new URL(req.url ?? '/', 'http://daemon.invalid')).catch((error: unknown) => sendError(res, error as never));

@@ -22,11 +22,13 @@ import { type ChosenDeployment, chooseDeployment } from './deployment.js';
 import { guardConnections } from './connection-guard.js';
 import { EventLoopWatch } from './event-loop.js';
 import { EventHub } from './events.js';
-import { ApiError, sendError, sendJson } from './http.js';
+import { ApiError, bodyOf, sendError, sendJson } from './http.js';
 import { type DaemonKernel, startKernel } from './kernel.js';
 import type { PodRouteHandler } from './pod.js';
 import { SessionIndex } from './session-index.js';
 import { PodCapabilities } from './pod-capability.js';
+import { ConsoleCodes } from './console-codes.js';
+import { ConsoleClaimAnswerSchema, ConsoleClaimBody } from './payloads.js';
 import { isIP } from 'node:net';
 import { bearerMatches, isLoopback, newToken, PROOF_NONCE, proofAddressOf, proofOf } from './token.js';
 
@@ -53,7 +55,7 @@ export interface DaemonOptions {
 export interface RunningDaemon {
   /** `http://host:port` of the API. */
   readonly url: string;
-  /** The console's address with the token in its fragment (never sent to the server by browsers). */
+  /** The console's address with a one-time code in its fragment (console-codes.ts): it opens the console once, within its time. */
   readonly consoleUrl: string;
   readonly token: string;
   readonly port: number;
@@ -188,6 +190,12 @@ async function startOn(
   const calls = new CallTracker();
   const podRoutes: PodRouteHandler | undefined = started.pod?.routes(kernel);
   const podCapabilities = new PodCapabilities();
+  const consoleCodes = new ConsoleCodes(token);
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const consoleAddress = () => {
+    const { code, expiresAt } = consoleCodes.issue();
+    return { address: `${url}/console#code=${code}`, expiresAt };
+  };
   // The docker deployment: each person of a conversation works in their own space.
   const place = started.docker === undefined ? async () => {} : dockerPlacer(started.docker, () => kernel.get(reachBindings));
   const status = () => ({
@@ -207,12 +215,13 @@ async function startOn(
     return podCapabilities.issue();
   };
   const loop = new EventLoopWatch();
-  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability };
+  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability, consoleAddress };
 
   ready = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://daemon.invalid');
     const isPod = url.pathname === '/pod' || url.pathname === '/pod/' || url.pathname.startsWith('/api/pod/');
-    if (url.pathname === '/' || url.pathname === '/console' || url.pathname === '/console/' || isPod) {
+    const isClaim = url.pathname === '/api/console/claim';
+    if (url.pathname === '/' || url.pathname === '/console' || url.pathname === '/console/' || isPod || isClaim) {
       // The console and the pod's panel are for this machine only, whatever address the API listens on.
       if (!isLoopback(req.socket.remoteAddress)) throw new ApiError('forbidden', 'the console is served on the loopback only; open it on the machine the daemon runs on.');
     }
@@ -251,6 +260,18 @@ async function startOn(
       const at = proofAddressOf(req.socket.localAddress ?? '', req.socket.localPort ?? 0);
       return sendJson(res, 200, { proof: proofOf(token, nonce, at), address: at.address, port: at.port });
     }
+    if (isClaim) {
+      // no token needed: the code is the credential, once (console-codes.ts)
+      if (req.method !== 'POST') throw new ApiError('method-not-allowed', `${req.method} is not accepted on /api/console/claim; use POST.`);
+      const { id } = await bodyOf(req, ConsoleClaimBody);
+      const sealed = consoleCodes.claim(id);
+      if (sealed === undefined) {
+        throw new ApiError('unauthorized', 'this console address was used already, or has expired, or was printed by a daemon that has restarted since: an address opens the console once, within 30 minutes.', {
+          fix: "run 'aalis console' in the deployment (or with --data/--url) for a new address",
+        });
+      }
+      return sendJson(res, 200, ConsoleClaimAnswerSchema.parse(sealed));
+    }
     if (!url.pathname.startsWith('/api/') && !isPod) throw new ApiError('not-found', `there is nothing at ${url.pathname}; the API is under /api/ and the console at /console.`);
     if (isPod) {
       // The panel's page holds no data (like the console's); its API takes the owner's token or a
@@ -266,7 +287,7 @@ async function startOn(
     }
     if (!bearerMatches(req, token)) {
       res.setHeader('www-authenticate', 'Bearer realm="aalis"');
-      throw new ApiError('unauthorized', "this needs the daemon's token: send 'Authorization: Bearer <token>' (printed at start, and in <data>/daemon/token).");
+      throw new ApiError('unauthorized', "this needs the daemon's token: send 'Authorization: Bearer <token>' (it is in <data>/daemon/token, mode 0600).");
     }
     await handleApi(ctx, req, res, url);
   };
@@ -300,6 +321,5 @@ async function startOn(
     return stopped;
   };
 
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  return { url, consoleUrl: `${url}/console#token=${token}`, token, port, deployment, dataDir, configFile, kernel, stop };
+  return { url, consoleUrl: consoleAddress().address, token, port, deployment, dataDir, configFile, kernel, stop };
 }

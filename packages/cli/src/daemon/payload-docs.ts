@@ -3,6 +3,9 @@ import type { z } from 'zod';
 import { ReplyBody, RevokeBody, SettingsBody } from './api.js';
 import {
   ApprovalResolvedEventSchema,
+  ConsoleAddressAnswerSchema,
+  ConsoleClaimAnswerSchema,
+  ConsoleClaimBody,
   CallBody,
   DAEMON_ONLY_TURN_FIELDS,
   jsonSchemaOf,
@@ -41,6 +44,9 @@ export const DOCUMENTED_PAYLOADS = [
   ['`POST /api/sessions/:id/settings` body', SettingsBody],
   ['`GET /api/sessions/:id/messages` answer', MessagesAnswerSchema],
   ['`POST /api/sessions/:id/stop` answer', StopAnswerSchema],
+  ['`POST /api/console/address` answer', ConsoleAddressAnswerSchema],
+  ['`POST /api/console/claim` body', ConsoleClaimBody],
+  ['`POST /api/console/claim` answer', ConsoleClaimAnswerSchema],
   ['`ready` event', ReadyEventSchema],
   ['`approval/resolved` event', ApprovalResolvedEventSchema],
   ['`session/settings-changed` event', SettingsChangedEventSchema],

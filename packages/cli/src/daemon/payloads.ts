@@ -108,6 +108,23 @@ export const ReloadAnswerSchema = z.object({
   problems: z.array(z.object({ tool: z.string(), file: z.string(), field: z.string(), message: z.string() })),
 });
 
+/** The body of `POST /api/console/claim` (no token: the code is the credential, once; console-codes.ts). */
+export const ConsoleClaimBody = z
+  .object({ id: z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'expected the id part of a console code: 22 base64url characters (the part before the dot)') })
+  .strict();
+
+/** The answer of `POST /api/console/claim`: the daemon's token sealed under the code's key. */
+export const ConsoleClaimAnswerSchema = z.object({
+  iv: z.string().describe('the 12-byte AES-GCM IV, base64url'),
+  sealed: z.string().describe("the token sealed with AES-256-GCM under the code's key (the part after the dot), bound to 'aalis-console-code', a NUL and the id; the 16-byte tag after the ciphertext; base64url"),
+});
+
+/** The answer of `POST /api/console/address`. */
+export const ConsoleAddressAnswerSchema = z.object({
+  address: z.string().describe("the console's address with a new one-time code in its fragment (#code=<id>.<key>)"),
+  expiresAt: z.number().describe('when the code stops opening the console unclaimed (ms since the epoch)'),
+});
+
 /** The answer of `GET /api/tools`. */
 export const ToolsAnswerSchema = z.object({
   tools: z.array(

@@ -1,3 +1,4 @@
+import { openSealedToken, type SealedToken } from './console-codes.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -48,8 +49,12 @@ export type Json = any;
 export interface ServeProcess {
   readonly child: ChildProcess;
   readonly url: string;
+  /** The daemon's token, as a console tab has it: from the printed address's one-time code, claimed (console-codes.ts). */
   readonly token: string;
-  readonly consoleUrl: string;
+  /** A new one-time console address (`POST /api/console/address`, as `aalis console` asks). */
+  consoleAddress(): Promise<string>;
+  /** What it printed on stdout so far, and on stderr. */
+  stdout(): string;
   stderr(): string;
   /** Sends a signal and waits for the exit status. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -102,15 +107,20 @@ export async function startServe(dir: string, extra: readonly string[] = [], env
       reject(new Error(`aalis serve exited (${code}) before it was ready; stderr:\n${stderr}`));
     });
   });
-  const consoleUrl = line;
-  const url = consoleUrl.slice(0, consoleUrl.indexOf('/console'));
-  const token = consoleUrl.slice(consoleUrl.indexOf('#token=') + 7);
+  const url = line.slice(0, line.indexOf('/console'));
+  const token = await claimConsoleCode(url, line.slice(line.indexOf('#code=') + 6));
   return {
     child,
     url,
     token,
-    consoleUrl,
+    async consoleAddress() {
+      const res = await fetch(`${url}/api/console/address`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+      const body = (await res.json()) as { address?: string };
+      if (res.status !== 200 || typeof body.address !== 'string') throw new Error(`no console address: ${res.status} ${JSON.stringify(body)}`);
+      return body.address;
+    },
     exited,
+    stdout: () => stdout,
     stderr: () => stderr,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
@@ -202,4 +212,12 @@ export async function subscribe(url: string, token: string, query = ''): Promise
 export function ownerTurn(session: string, userId = 'alice', inbound = `m-${Date.now()}`) {
   const who = { platform: 'chat', userId };
   return { session: { id: session }, platform: 'chat', speaker: who, authorised: who, inbound: { id: inbound }, category: 'own' as const };
+}
+
+/** Claims a console code at the daemon at `url` as the console's page does, and opens the sealed token with the code's key. */
+export async function claimConsoleCode(url: string, code: string): Promise<string> {
+  const res = await fetch(`${url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: code.split('.')[0] }) });
+  const body = (await res.json()) as SealedToken;
+  if (res.status !== 200) throw new Error(`the daemon did not take the console code: ${res.status} ${JSON.stringify(body)}`);
+  return openSealedToken(code, body);
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { readErrorEnvelope } from '@aalis/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalResolvedEventSchema, ReadyEventSchema, SettingsChangedEventSchema, SettingsViewSchema, ToolOutcomeSchema, ToolsAnswerSchema, TurnAnswerSchema } from './payloads.js';
-import { deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe, subscribe } from './serve-process.testing.js';
+import { claimConsoleCode, deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe, subscribe } from './serve-process.testing.js';
 
 const CONFIG = { owners: { chat: ['alice', 'bob'] }, approval: { timeoutMs: 60_000 }, server: { allowedHosts: ['aalis.internal'] } };
 
@@ -98,6 +98,29 @@ describe('aalis serve: the API', () => {
     const events = await fetch(`${daemon.url}/api/events`);
     expect(events.status).toBe(401);
     expect((await daemon.api('GET', '/api/approvals/pending')).status).toBe(200);
+  });
+
+  // The console's address printed at start held the token itself, kept by a browser's history and
+  // a service's journal as long as the daemon ran: it now holds a code that opens the console once.
+  it('prints no token: the console address holds a one-time code, claimed once, then refused with what to do', async () => {
+    expect(daemon.stdout()).toMatch(/^console: http:\/\/\S+\/console#code=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/m);
+    expect(daemon.stdout() + daemon.stderr()).not.toContain(daemon.token);
+    expect(daemon.stderr()).toContain("'aalis console' prints a new one");
+    const address = await daemon.consoleAddress();
+    expect(address).not.toContain(daemon.token);
+    const code = address.slice(address.indexOf('#code=') + 6);
+    expect(await claimConsoleCode(daemon.url, code)).toBe(daemon.token);
+    const again = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: code.split('.')[0] }) });
+    expect(again.status).toBe(401);
+    const error = readErrorEnvelope(await again.json());
+    expect(error?.message).toContain('was used already');
+    expect(error?.fix).toContain("aalis console");
+    // a malformed id is named, a GET is refused, and an address needs the token
+    const bad = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'x' }) });
+    expect(bad.status).toBe(400);
+    expect(readErrorEnvelope(await bad.json())?.message).toContain('id');
+    expect((await fetch(`${daemon.url}/api/console/claim`)).status).toBe(405);
+    expect((await daemon.api('POST', '/api/console/address', undefined, null)).status).toBe(401);
   });
 
   // A page whose DNS name was made to resolve to 127.0.0.1 read /healthz and the console's page

@@ -1,0 +1,62 @@
+import { readErrorEnvelope } from '@aalis/core';
+import { daemonAddressOf } from './daemon-address.js';
+import { proveDaemon } from './daemon-proof.js';
+import type { CliIo } from './io.js';
+import { forTerminalLine } from './terminal-text.js';
+
+const HELP = `aalis console: a new address that opens the web console of a running daemon
+
+Usage: aalis console [--dir DEPLOYMENT_DIR | --data DIR | --url URL]
+
+Prints the console's address with a one-time code in it (…/console#code=<id>.<key>). It opens
+the console once, within 30 minutes; the tab that opened it keeps working (a reload too), and
+another tab, browser or person needs a new address. The daemon's token itself is never put in an
+address: a browser keeps every address it opened (its history, a synced profile), and a daemon's
+output is often kept (a service's journal), so the address 'aalis serve' prints at start is one
+of these too. The console is served to this machine only.
+
+The daemon's address and token come from <data>/daemon/url and <data>/daemon/token, or --url and
+$AALIS_TOKEN; the token goes only to a server that proves it knows it.
+`;
+
+/** `aalis console`: asks the running daemon for a new one-time console address and prints it. */
+export async function consoleCommand(argv: readonly string[], io: CliIo): Promise<number> {
+  const args = [...argv];
+  if (args.includes('--help') || args.includes('-h')) {
+    io.stdout(HELP);
+    return 0;
+  }
+  let address: { url: string; token: string };
+  try {
+    address = daemonAddressOf(args);
+    if (args.length > 0) throw new Error(`unknown argument '${forTerminalLine(args[0]!)}'; the options are --dir, --data and --url ('aalis console --help').`);
+  } catch (error) {
+    const fix = (error as { fix?: unknown }).fix;
+    io.stderr(`aalis console: ${(error as Error).message}\n${typeof fix === 'string' ? `fix: ${fix}\n` : ''}`);
+    return 2;
+  }
+  const proven = await proveDaemon(address.url, address.token);
+  let response: Response;
+  try {
+    response = await fetch(new URL('/api/console/address', proven), { method: 'POST', headers: { authorization: `Bearer ${address.token}` } });
+  } catch (error) {
+    throw new Error(`the daemon at ${address.url} does not answer (${(error as Error).message}); start it with 'aalis serve'.`);
+  }
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const answer = body as { address?: unknown; expiresAt?: unknown } | undefined;
+  if (!response.ok || typeof answer?.address !== 'string') {
+    const error = readErrorEnvelope(body);
+    io.stderr(`aalis console: the daemon gave no address (${response.status}${error ? `: ${error.message}` : ''})${response.status === 404 ? '; it may be older than this command: restart it' : ''}.\n`);
+    return 1;
+  }
+  // the address is the daemon's own (the one it listens on, as it printed at start)
+  io.stdout(`${forTerminalLine(answer.address)}\n`);
+  if (typeof answer.expiresAt === 'number') io.stderr(`it opens the console once, until ${new Date(answer.expiresAt).toLocaleTimeString()}\n`);
+  return 0;
+}
