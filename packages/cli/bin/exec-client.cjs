@@ -28,10 +28,18 @@ const { isatty } = require('node:tty');
  * about a millisecond), so a run that printed nothing flushes neither at its end.
  */
 function out(name) {
-  opened.add(name);
+  if (!opened.has(name)) {
+    opened.add(name);
+    // a reader gone (EPIPE) ends that output quietly; another failure (a full disk) is said at the end (src/process-io.ts)
+    process[name].on('error', (error) => {
+      if (error.code !== 'EPIPE' && !lost.has(name)) lost.set(name, `${error.code ?? 'error'}: ${String(error.message).replace(/^\w+: /, '')}`);
+    });
+  }
   return process[name];
 }
 const opened = new Set();
+/** The streams that could not be written, and why. */
+const lost = new Map();
 
 /** The argument that runs the bundle as the helper in place of `exec` (src/exec-server.ts EXEC_HELPER_MODE). */
 const HELPER_MODE = '__exec-helper';
@@ -50,10 +58,14 @@ async function execEntry(bundle, self) {
     const socket = helperSocket(bundle);
     const through = socket === undefined ? { fallback: 'off' } : await viaHelper(bundle, socket, process.argv.slice(3));
     if ('status' in through) {
-      const written = [...opened].map((name) => process[name]);
-      for (const stream of written) stream.on('error', () => {}); // a reader gone: the status still decides
-      await Promise.all(written.map((stream) => new Promise((resolve) => stream.write('', resolve))));
-      process.exit(through.status);
+      const flushed = () => Promise.all([...opened].map((name) => new Promise((resolve) => process[name].write('', resolve))));
+      await flushed();
+      const stdout = lost.get('stdout');
+      if (stdout !== undefined && !lost.has('stderr')) {
+        out('stderr').write(`aalis: output could not be written to stdout (${stdout}); what was not written is lost${through.status === 0 ? ', so the exit status is 1' : ''}\n`);
+        await flushed();
+      }
+      process.exit(lost.size > 0 && through.status === 0 ? 1 : through.status);
     }
     if (through.fallback === 'absent') process.on('exit', () => startHelper(self, socket, helperWho(bundle)));
   }

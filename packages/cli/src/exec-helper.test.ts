@@ -4,7 +4,7 @@
 // bubblewrap sandbox. Each test's helper lives in a runtime directory of its own under /run (the
 // client's XDG_RUNTIME_DIR), never in the machine's own.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -643,6 +643,29 @@ createServer((c) => {
     expect(waited.filter((ms) => ms < 2000).length).toBeGreaterThanOrEqual(24);
     expect(Math.max(...waited)).toBeLessThan(10_000);
     expect(drive(runtime, ['--', 'true']).result).toEqual({ status: 0 });
+  }, 120_000);
+
+  // `aalis exec -- echo hi > /dev/full` ended in a stack trace (ENOSPC thrown from the stream's
+  // error event), through the helper and in its own process alike
+  it('says output it could not write (a full disk) and exits 1, not 0; a reader gone (EPIPE) still leaves the status alone', async () => {
+    const runtime = runtimeDir();
+    await startHelper(runtime);
+    const full = openSync('/dev/full', 'w');
+    try {
+      for (const helper of ['on', 'off']) {
+        for (const [script, status] of [['echo hi', 1], ['echo hi; exit 3', 3]] as const) {
+          const r = spawnSync(process.execPath, [runner, 'exec', '--network', 'off', '--', 'sh', '-c', script], { cwd: workspace, env: baseEnv(runtime, { AALIS_EXEC_HELPER: helper }), stdio: ['ignore', full, 'pipe'], encoding: 'utf8', timeout: 60_000 });
+          expect({ helper, script, status: r.status }).toEqual({ helper, script, status });
+          expect(r.stderr).toContain('output could not be written to stdout (ENOSPC');
+          expect(r.stderr).not.toMatch(/\n\s+at /);
+        }
+      }
+    } finally {
+      closeSync(full);
+    }
+    const piped = spawnSync('sh', ['-c', `"${process.execPath}" "${runner}" exec --network off -- seq 1 100000 | head -1`], { cwd: workspace, env: baseEnv(runtime), encoding: 'utf8', timeout: 60_000 });
+    expect(piped.stdout).toBe('1\n');
+    expect(piped.stderr).not.toContain('could not be written');
   }, 120_000);
 
   it('takes over from a helper that died (its socket left behind), and ends when idle', async () => {

@@ -2,15 +2,22 @@ import { createInterface } from 'node:readline/promises';
 import type { CliIo } from './io.js';
 
 /**
+ * The streams that could not be written, and why (a full disk, an I/O error; a reader that went
+ * away, EPIPE, is not one): {@link exitWith} says so and does not exit 0.
+ */
+const lost = new Map<'stdout' | 'stderr', string>();
+
+/**
  * This process's terminal as a {@link CliIo}: stdout and stderr, questions at the terminal when
  * both stdin and stderr are one, stdin line by line or whole. A reader that went away
  * (`aalis exec -- seq 1 100000 | head -1`) ends our output quietly: not a stack trace, and the
- * command's own status still decides the exit.
+ * command's own status still decides the exit. Output that could not be written for another
+ * reason (`> /dev/full`) is said at the exit instead (see {@link exitWith}).
  */
 export function processIo(): CliIo {
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE') throw error;
+  for (const name of ['stdout', 'stderr'] as const) {
+    process[name].on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE' && !lost.has(name)) lost.set(name, `${error.code ?? 'error'}: ${error.message.replace(/^\w+: /, '')}`);
     });
   }
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
@@ -46,10 +53,18 @@ export function processIo(): CliIo {
  * started for later runs and has stopped using: the sandbox's walk thread and tree watcher are a
  * daemon's, and waiting for the process to wind them down cost a one-shot `aalis exec` most of a
  * second. Everything the command owed (its output, the audit log, the overlay's commit) was done
- * before the command returned.
+ * before the command returned. Output lost for another reason than a reader gone (`> /dev/full`:
+ * ENOSPC) is said on stderr, and a status of 0 becomes 1.
  */
 export async function exitWith(status: number): Promise<never> {
   process.stdin.destroy();
-  await Promise.all([process.stdout, process.stderr].map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))));
-  process.exit(status);
+  const flushed = () => Promise.all([process.stdout, process.stderr].map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))));
+  await flushed();
+  const stdout = lost.get('stdout');
+  if (stdout !== undefined && !lost.has('stderr')) {
+    process.stderr.write(`aalis: output could not be written to stdout (${stdout}); what was not written is lost${status === 0 ? ', so the exit status is 1' : ''}\n`);
+    await flushed();
+  }
+  // a full disk under `> report.txt` is not a success, whatever the command did
+  process.exit(lost.size > 0 && status === 0 ? 1 : status);
 }
