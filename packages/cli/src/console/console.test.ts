@@ -191,7 +191,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     await expect.poll(() => session.locator('select[name="approver"]').inputValue(), { timeout: 5_000 }).toBe(before);
   });
 
-  it("opens the Isolation Pod's panel with a capability that opens only the pod; no cookie ever carries the token", async () => {
+  it("opens the Isolation Pod's panel with a one-time code for a capability that opens only the pod; no cookie ever carries the token", async () => {
     const link = page.locator('#pod-link');
     await expect.poll(() => link.isVisible()).toBe(true);
     const answers: { url: string; status: number; auth: string | undefined }[] = [];
@@ -202,6 +202,11 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
       if (response.url().includes('/api/pod/')) answers.push({ url: response.url(), status: response.status(), auth: response.request().headers().authorization });
     };
     page.on('response', onResponse);
+    const visited: string[] = [];
+    const onNavigated = (frame: import('playwright-core').Frame) => {
+      if (frame === page.mainFrame()) visited.push(frame.url());
+    };
+    page.on('framenavigated', onNavigated);
     await link.click();
     await page.waitForURL((u) => u.pathname === '/pod');
     await expect.poll(() => answers.length, { timeout: 15_000 }).toBeGreaterThan(0);
@@ -211,6 +216,14 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     expect(sent).toMatch(/^Bearer pod_/);
     expect(sent).not.toContain(daemon.token);
     await expect.poll(() => page.url()).toBe(`${daemon.url}/pod`);
+    // The address the tab went to (kept in the browser's history) held a one-time code, not the
+    // capability (which opened the pod's API for 8 hours from there); the code is spent.
+    page.off('framenavigated', onNavigated);
+    const opened = visited.find((u) => u.includes('/pod#'));
+    expect(opened).toMatch(/\/pod#code=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
+    expect(visited.join(' ')).not.toContain(sent.slice('Bearer '.length));
+    const spent = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: opened!.split('#code=')[1]!.split('.')[0] }) });
+    expect(spent.status).toBe(401);
     // No cookie anywhere: not set by a header, not by a script.
     expect(setCookies).toEqual([]);
     expect(await browser.cookies()).toEqual([]);

@@ -20,7 +20,7 @@ const $ = (id) => document.getElementById(id);
 // the key; the key never leaves this page, so whatever else answers at this address learns only a
 // spent id. The token stays in this tab's session storage (a reload keeps it; another tab needs a
 // new address: 'aalis console'). '#token=' is still taken, for an owner who builds the address.
-function fromBase64url(text) {
+function bytesOfBase64(text) {
   const plain = text.replace(/-/g, '+').replace(/_/g, '/');
   return Uint8Array.from(atob(plain + '='.repeat((4 - (plain.length % 4)) % 4)), (c) => c.charCodeAt(0));
 }
@@ -34,8 +34,8 @@ async function claimCode(id, key) {
   }
   try {
     const text = new TextEncoder();
-    const cryptoKey = await crypto.subtle.importKey('raw', fromBase64url(key), { name: 'AES-GCM' }, false, ['decrypt']);
-    const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: fromBase64url(data.iv), additionalData: text.encode('aalis-console-code\u0000' + id) }, cryptoKey, fromBase64url(data.sealed));
+    const cryptoKey = await crypto.subtle.importKey('raw', bytesOfBase64(key), { name: 'AES-GCM' }, false, ['decrypt']);
+    const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: bytesOfBase64(data.iv), additionalData: text.encode('aalis-console-code\u0000' + id) }, cryptoKey, bytesOfBase64(data.sealed));
     return new TextDecoder().decode(plain);
   } catch (e) {
     throw new Error('the server at this address did not answer as the daemon that printed this address would (its answer does not open with the address\'s key): the daemon may have stopped and something else listens on its port. Nothing was sent to it but the spent part of the address; run \'aalis console\' for a new one.');
@@ -349,7 +349,8 @@ async function openPod(event) {
   event.preventDefault();
   try {
     const pass = await api('POST', '/api/console/pod-capability');
-    location.assign('/pod#cap=' + encodeURIComponent(pass.capability));
+    // a one-time code for the capability (daemon/console-codes.ts): the history keeps a spent address
+    location.assign(pass.address);
   } catch (e) {
     notice('The Isolation Pod could not be opened: ' + e.message);
   }

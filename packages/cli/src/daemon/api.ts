@@ -41,7 +41,7 @@ export interface ApiContext {
   /** How long the event loop is held, over a window a client starts. */
   readonly loop: EventLoopWatch;
   /** A capability that opens only the pod's API, for the pod's panel; throws when there is no pod. */
-  readonly podCapability: () => { capability: string; expiresAt: number };
+  readonly podCapability: () => { capability: string; expiresAt: number; address: string };
   /** The console's address with a new one-time code (console-codes.ts), for `aalis console`. */
   readonly consoleAddress: () => { address: string; expiresAt: number };
 }
@@ -142,7 +142,7 @@ const ROUTES: readonly Route[] = [
   {
     method: 'POST',
     path: /^\/api\/console\/pod-capability$/,
-    // The console opens the pod's panel with this in the address's fragment: never the token itself.
+    // The console opens the pod's panel at `address`: a one-time code for the capability in its fragment, never the token.
     handler: async (ctx, _req, res) => sendJson(res, 200, ctx.podCapability()),
   },
   {

@@ -40,37 +40,39 @@ export function sealLabel(id: string): Buffer {
  * address in the daemon's stead (another user's server on its port once it stopped) learns only
  * an id, and cannot make an answer the key opens; a server that relays the id to the daemon gets
  * a sealed token it cannot open. The page then checks the server's proof (token.ts) before it
- * sends the token anywhere, as it always did. Kept in memory: a restart ends them all.
+ * sends the token anywhere, as it always did. The Isolation Pod's panel is opened the same way,
+ * its code's secret a pod capability (pod-capability.ts) instead of the token. Kept in memory: a
+ * restart ends them all.
  */
 export class ConsoleCodes {
-  readonly #live = new Map<string, { readonly key: Buffer; readonly expiresAt: number }>();
+  readonly #live = new Map<string, { readonly key: Buffer; readonly secret: string; readonly expiresAt: number }>();
 
   constructor(
     private readonly token: string,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** A new code, valid for {@link CONSOLE_CODE_MS} or until it is claimed. */
-  issue(): ConsoleCode {
+  /** A new code for `secret` (default the daemon's token; the pod's panel gets a pod capability), valid for {@link CONSOLE_CODE_MS} or until it is claimed. */
+  issue(secret: string = this.token): ConsoleCode {
     this.#prune();
     while (this.#live.size >= MAX_LIVE) this.#live.delete(this.#live.keys().next().value as string);
     const id = randomBytes(16).toString('base64url');
     const key = randomBytes(32);
     const expiresAt = this.now() + CONSOLE_CODE_MS;
-    this.#live.set(id, { key, expiresAt });
+    this.#live.set(id, { key, secret, expiresAt });
     return { code: `${id}.${key.toString('base64url')}`, expiresAt };
   }
 
-  /** The token sealed under the key of the live code `id`, which is gone after this; undefined when there is none (claimed, expired, never issued). */
+  /** The code's secret sealed under the key of the live code `id`, which is gone after this; undefined when there is none (claimed, expired, never issued). */
   claim(id: string): SealedToken | undefined {
     this.#prune();
     let found: string | undefined;
     // every live id compared, in constant time each: the answer's time tells nothing of them
     for (const live of this.#live.keys()) if (same(id, live)) found = live;
     if (found === undefined) return undefined;
-    const { key } = this.#live.get(found)!;
+    const { key, secret } = this.#live.get(found)!;
     this.#live.delete(found);
-    return sealToken(this.token, key, found);
+    return sealToken(secret, key, found);
   }
 
   #prune(): void {

@@ -212,7 +212,9 @@ async function startOn(
   });
   const podCapability = () => {
     if (podRoutes === undefined) throw new ApiError('not-found', started.pod ? 'the Isolation Pod did not start, so there is no panel to open.' : 'the Isolation Pod (@aalis/plugin-pod) is not installed in this daemon.');
-    return podCapabilities.issue();
+    const pass = podCapabilities.issue();
+    // the panel is opened with a one-time code for it, never with the capability in its address
+    return { ...pass, address: `/pod#code=${consoleCodes.issue(pass.capability).code}` };
   };
   const loop = new EventLoopWatch();
   const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability, consoleAddress };
@@ -266,8 +268,8 @@ async function startOn(
       const { id } = await bodyOf(req, ConsoleClaimBody);
       const sealed = consoleCodes.claim(id);
       if (sealed === undefined) {
-        throw new ApiError('unauthorized', 'this console address was used already, or has expired, or was printed by a daemon that has restarted since: an address opens the console once, within 30 minutes.', {
-          fix: "run 'aalis console' in the deployment (or with --data/--url) for a new address",
+        throw new ApiError('unauthorized', 'this address was used already, or has expired, or was made by a daemon that has restarted since: an address opens its page once, within 30 minutes.', {
+          fix: "for the console, run 'aalis console' in the deployment (or with --data/--url) for a new address; for the Isolation Pod's panel, open it again from the console",
         });
       }
       return sendJson(res, 200, ConsoleClaimAnswerSchema.parse(sealed));

@@ -166,6 +166,10 @@ describe('aalis serve: the API', () => {
     expect((await daemon.api('GET', '/api/pod/settings', undefined, pass.body.capability)).status).toBe(200);
     expect((await daemon.api('GET', '/api/status', undefined, pass.body.capability)).status).toBe(401);
     expect((await daemon.api('POST', '/api/console/pod-capability', undefined, pass.body.capability)).status).toBe(401);
+    // the panel's address holds a one-time code for that capability, never the capability
+    expect(pass.body.address).toMatch(/^\/pod#code=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
+    expect(pass.body.address).not.toContain(pass.body.capability);
+    expect(await claimConsoleCode(daemon.url, pass.body.address.slice('/pod#code='.length))).toBe(pass.body.capability);
   });
 
   it("GET /api/tools publishes each tool's parameters as JSON Schema, and the answers and events have DAEMON.md's shapes", async () => {
