@@ -23,8 +23,9 @@ The agent needs a model: the config's "model" (below). Without one, every messag
 with a model-not-configured error. Chat from a terminal with 'aalis chat'.
 Every API call needs 'Authorization: Bearer <token>'. The token is written to <data>/daemon/token
 (mode 0600), never printed, and is new at every start unless AALIS_TOKEN (at least 32 characters)
-sets it. The console's address printed at start holds a one-time code instead: it opens the
-console once, within 30 minutes; 'aalis console' prints a new one.
+sets it. The console's address printed at start holds a one-time code instead (when stdout is a
+terminal: a log would keep it): it opens the console once, within 30 minutes; 'aalis console'
+prints a new one.
 
 Options:
   --dir DIR            the deployment directory: the config file aalis.config.json is read
@@ -212,12 +213,22 @@ export async function serveCommand(argv: readonly string[], io: CliIo): Promise<
   }
   progress(`deployment ${daemon.deployment.mode} (from ${daemon.deployment.source}), data in ${daemon.dataDir}`);
   progress(`API on ${daemon.url}/api/ (Authorization: Bearer <token>)`);
-  // The one line a person needs, on stdout so a script can take it: the console's address, with a
-  // one-time code, never the token (console-codes.ts); not when a signal came during the start,
-  // which stops it at once.
+  // The one line a person needs, on stdout so a script can take it: where the console is, never
+  // the token (console-codes.ts); not when a signal came during the start, which stops it at once.
   if (signals.received() === undefined) {
-    io.stdout(`console: ${daemon.consoleUrl}\n`);
-    progress("that address opens the console once, within 30 minutes; 'aalis console' prints a new one");
+    if (daemon.consoleOrigin === undefined) {
+      io.stdout('console: none\n');
+      progress(`no console: it is served on the loopback only, and this daemon listens on ${daemon.url} only`);
+    } else if (process.stdout.isTTY === true) {
+      // a terminal: the address with a one-time code, opened with a click
+      io.stdout(`console: ${daemon.consoleAddress().address}\n`);
+      progress("that address opens the console once, within 30 minutes; 'aalis console' prints a new one");
+    } else {
+      // a log (a service's journal, a CI log, a pipe to a file) keeps what it is given, and a live
+      // code in it would open the console (and give the token) to whoever reads it in time
+      io.stdout(`console: ${daemon.consoleOrigin}/console\n`);
+      progress("stdout is not a terminal, so the console's address was printed without its one-time code (a log keeps what it is given): 'aalis console' prints an address that opens it");
+    }
   }
   const status = await signals.stopOn(daemon);
   // Everything is stopped; a handle some backend left open must not keep the process alive.

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page, type Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deploymentDir, ownerTurn, type ServeProcess, startServe } from '../daemon/serve-process.testing.js';
+import { claimConsoleCode, deploymentDir, ownerTurn, type ServeProcess, startServe } from '../daemon/serve-process.testing.js';
 import { TEST_SCRATCH } from '../../../../test/scratch.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -264,6 +264,32 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     }
   }, 60_000);
 
+  // Found by an attack: a new address pasted into a tab open at /console changed only the
+  // fragment, which ran nothing, and the live code stayed in the address bar; and at an address
+  // that is no secure context (http://0.0.0.0) the claim spent the code the page could not open.
+  it('takes a new address pasted into an open tab, and spends no code where it could not open it', async () => {
+    const tab = await browser.newPage();
+    try {
+      await tab.goto(await daemon.consoleAddress());
+      await tab.locator('#live.on').waitFor({ timeout: 15_000 });
+      const next = await daemon.consoleAddress();
+      await tab.goto(next);
+      await expect.poll(() => tab.url(), { timeout: 15_000 }).toBe(`${daemon.url}/console`);
+      await tab.locator('#live.on').waitFor({ timeout: 15_000 });
+      const nextId = next.slice(next.indexOf('#code=') + 6).split('.')[0];
+      const spent = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: nextId }) });
+      expect(spent.status).toBe(401);
+
+      const unsafe = await daemon.consoleAddress();
+      await tab.goto(unsafe.replace('127.0.0.1', '0.0.0.0'));
+      await expect.poll(() => tab.locator('#notice').textContent(), { timeout: 15_000 }).toContain('not a secure context');
+      const code = unsafe.slice(unsafe.indexOf('#code=') + 6);
+      expect(await claimConsoleCode(daemon.url, code)).toBe(daemon.token); // not spent by the page
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
   // Whatever answers at the address in the daemon's stead learns the code's id only (the key stays
   // in the page): it cannot forge an answer the key opens, and relaying the id to the daemon gets
   // it a sealed token it cannot open; the page then sends the token to no server that cannot prove
@@ -301,13 +327,15 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
       try {
         const { port } = impostor.address() as { port: number };
         await other.goto(`http://127.0.0.1:${port}/console#code=${code}`);
-        const expected = relay ? 'could not prove it is the daemon' : 'did not answer as the daemon';
+        const expected = relay ? 'could not prove it knows the token' : 'does not open with its key';
         await expect.poll(() => other.locator('#notice').textContent(), { timeout: 15_000 }).toContain(expected);
         const all = received.join('\n');
         expect(received.some((r) => r.startsWith('POST /api/console/claim'))).toBe(true);
         expect(all).not.toContain(code.split('.')[1]); // the key
         expect(all).not.toContain(daemon.token);
         expect(all).not.toContain('Bearer');
+        // nor does the page keep the token where a later page of that origin could read it
+        expect(await other.evaluate("sessionStorage.getItem('aalis-token')")).toBeNull();
       } finally {
         await other.close();
         // the browser's kept-alive connections would hold close() for a minute
@@ -335,7 +363,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     await new Promise<void>((resolve) => squatter.listen(Number(port), '127.0.0.1', resolve));
     try {
       await expect.poll(() => seen.filter((r) => r.path.startsWith('/api/proof')).length, { timeout: 30_000 }).toBeGreaterThan(1);
-      await expect.poll(() => page.locator('#notice').textContent(), { timeout: 15_000 }).toContain('could not prove it is the daemon');
+      await expect.poll(() => page.locator('#notice').textContent(), { timeout: 15_000 }).toContain('could not prove it knows the token');
       expect(seen.filter((r) => r.authorization !== undefined)).toEqual([]);
     } finally {
       await new Promise<void>((resolve) => squatter.close(() => resolve()));

@@ -18,14 +18,21 @@ const $ = (id) => document.getElementById(id);
 // The address opens the console with a one-time code, '#code=<id>.<key>' (daemon/console-codes.ts):
 // the id goes to POST /api/console/claim, which answers once with the daemon's token sealed under
 // the key; the key never leaves this page, so whatever else answers at this address learns only a
-// spent id. The token stays in this tab's session storage (a reload keeps it; another tab needs a
-// new address: 'aalis console'). '#token=' is still taken, for an owner who builds the address.
+// spent id. The token is kept in this tab's session storage only once the server has proved it
+// knows it (a relay at another address would have this page's origin keep it), and stays there (a
+// reload keeps it; another tab needs a new address: 'aalis console'). '#token=' is still taken,
+// for an owner who builds the address.
 function bytesOfBase64(text) {
   const plain = text.replace(/-/g, '+').replace(/_/g, '/');
   return Uint8Array.from(atob(plain + '='.repeat((4 - (plain.length % 4)) % 4)), (c) => c.charCodeAt(0));
 }
 let CLAIM_FAILED = '';
 async function claimCode(id, key) {
+  // checked before the claim spends the code: without WebCrypto (an address that is not a secure
+  // context, such as http://0.0.0.0) the answer could not be opened
+  if (!window.isSecureContext || !window.crypto || !crypto.subtle) {
+    throw new Error('this page cannot open the code here: the browser gives no WebCrypto at ' + location.origin + ' (not a secure context). The code was not spent; open the address at http://127.0.0.1:' + location.port + ' instead, or run \'aalis console\', which prints one.');
+  }
   const res = await fetch('/api/console/claim', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
   const data = await res.json().catch(() => ({}));
   if (!res.ok) {
@@ -38,24 +45,33 @@ async function claimCode(id, key) {
     const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: bytesOfBase64(data.iv), additionalData: text.encode('aalis-console-code\u0000' + id) }, cryptoKey, bytesOfBase64(data.sealed));
     return new TextDecoder().decode(plain);
   } catch (e) {
-    throw new Error('the server at this address did not answer as the daemon that printed this address would (its answer does not open with the address\'s key): the daemon may have stopped and something else listens on its port. Nothing was sent to it but the spent part of the address; run \'aalis console\' for a new one.');
+    throw new Error('the answer to this address does not open with its key: the address was changed on its way here (copied wrong), or the daemon stopped and something else listens on its port. Nothing but the spent part of the address was sent; run \'aalis console\' for a new one.');
   }
 }
 async function takeToken() {
   const code = /(?:^#|&)code=([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})(?:&|$)/.exec(location.hash);
   const given = /(?:^#|&)token=([^&]+)/.exec(location.hash);
   // out of the address bar (and this tab's history entry) before anything else
-  if (code || given || location.hash) history.replaceState(null, '', location.pathname);
+  if (location.hash) history.replaceState(null, '', location.pathname);
   if (given) sessionStorage.setItem('aalis-token', decodeURIComponent(given[1]));
+  const kept = sessionStorage.getItem('aalis-token');
   if (code) {
     try {
-      sessionStorage.setItem('aalis-token', await claimCode(code[1], code[2]));
+      TOKEN = await claimCode(code[1], code[2]);
+      await proveDaemon();
+      sessionStorage.setItem('aalis-token', TOKEN);
     } catch (e) {
       CLAIM_FAILED = e.message;
+      TOKEN = kept;
     }
   }
   return sessionStorage.getItem('aalis-token');
 }
+// A new address pasted into this tab is a navigation within the page, which runs nothing: the
+// page is loaded again to take it (else its code stayed live in the address bar, unused).
+window.addEventListener('hashchange', () => {
+  if (/(?:^#|&)(?:code|token)=/.test(location.hash)) location.reload();
+});
 let TOKEN = null;
 // Nothing else ever gets the token: no cookie (cookies are not tied to a port, so every server on
 // 127.0.0.1 would receive it). The pod's panel gets a capability that opens only the pod (openPod).
@@ -124,7 +140,7 @@ async function proveDaemon() {
   const key = await crypto.subtle.importKey('raw', PROOF_TEXT.encode(TOKEN), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   const mac = hex(new Uint8Array(await crypto.subtle.sign('HMAC', key, PROOF_TEXT.encode('aalis-daemon-proof\u0000' + nonce + '\u0000' + data.address + '\u0000' + port))));
   if (data.proof !== mac || data.port !== port || (byAddress && data.address !== host)) {
-    const err = new Error('the server at this address could not prove it is the daemon that gave this page its token: the daemon may have stopped and something else listens on its port. The token was not sent; start the daemon and open the address it prints (or run \'aalis console\').');
+    const err = new Error('the server at this address could not prove it knows the token this tab holds, so the token was not sent: the daemon may have restarted (its token is new at each start), or stopped and something else listens on its port. Run \'aalis console\' and open the address it prints.');
     err.status = 'not-the-daemon';
     throw err;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONSOLE_CODE, CONSOLE_CODE_MS, ConsoleCodes, openSealedToken, sealToken } from './console-codes.js';
+import { CONSOLE_CODE, CONSOLE_CODE_MS, ConsoleCodes, consoleOrigin, openSealedToken, sealToken } from './console-codes.js';
 
 const TOKEN = 'the-daemons-token-0123456789abcdefghijklmnop';
 
@@ -44,5 +44,23 @@ describe('console codes', () => {
     const sealedForOther = codes.claim(other.split('.')[0]!)!;
     expect(() => openSealedToken(`${id}.${other.split('.')[1]}`, sealedForOther)).toThrow();
     expect(() => openSealedToken('not-a-code', sealedForOther)).toThrow(/not a console code/);
+  });
+});
+
+// `--host localhost` printed http://localhost:P, which Chromium resolved to ::1 first, where
+// another user's server got the whole address (found by an attack)
+describe('the console origin is a loopback IP literal', () => {
+  it.each([
+    ['127.0.0.1', 'http://127.0.0.1:8787'],
+    ['127.0.0.2', 'http://127.0.0.2:8787'],
+    ['::1', 'http://[::1]:8787'],
+    ['::ffff:127.0.0.1', 'http://127.0.0.1:8787'],
+    ['0.0.0.0', 'http://127.0.0.1:8787'],
+    ['::', 'http://[::1]:8787'],
+    ['192.0.2.2', undefined],
+    ['fe80::1', undefined],
+    ['localhost', undefined],
+  ])('%s', (address, origin) => {
+    expect(consoleOrigin(address, 8787)).toBe(origin);
   });
 });

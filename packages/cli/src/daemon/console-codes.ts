@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { same } from './token.js';
+import { isLoopback, same } from './token.js';
 
 /** How long a console address opens the console: long enough to read it and click it. */
 export const CONSOLE_CODE_MS = 30 * 60 * 1000;
@@ -101,4 +101,22 @@ export function openSealedToken(code: string, answer: SealedToken): string {
   decipher.setAAD(sealLabel(id));
   decipher.setAuthTag(sealed.subarray(sealed.length - 16));
   return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - 16)), decipher.final()]).toString('utf8');
+}
+
+/**
+ * The console's origin for a daemon listening on `address`: always a loopback IP literal, never a
+ * name. A name is resolved again by the browser, and `localhost` resolves to ::1 first in
+ * Chromium: a daemon given `--host localhost` listened on 127.0.0.1 alone, and another local
+ * user's server on [::1] at the same port was handed the whole address, code and key, and claimed
+ * it at the daemon (found by an attack). A wildcard gets the loopback of its family; 0.0.0.0
+ * itself is no secure context in a browser (no WebCrypto), so the page could not open the code.
+ * Undefined when the daemon listens on an address that is not the loopback's: the console is
+ * served on the loopback only.
+ */
+export function consoleOrigin(address: string, port: number): string | undefined {
+  const plain = address.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
+  if (plain === '0.0.0.0') return `http://127.0.0.1:${port}`;
+  if (plain === '::') return `http://[::1]:${port}`;
+  if (!isLoopback(plain)) return undefined;
+  return plain.includes(':') ? `http://[${plain}]:${port}` : `http://${plain}:${port}`;
 }

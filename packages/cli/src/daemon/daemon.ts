@@ -27,7 +27,7 @@ import { type DaemonKernel, startKernel } from './kernel.js';
 import type { PodRouteHandler } from './pod.js';
 import { SessionIndex } from './session-index.js';
 import { PodCapabilities } from './pod-capability.js';
-import { ConsoleCodes } from './console-codes.js';
+import { ConsoleCodes, consoleOrigin } from './console-codes.js';
 import { ConsoleClaimAnswerSchema, ConsoleClaimBody } from './payloads.js';
 import { isIP } from 'node:net';
 import { bearerMatches, isLoopback, newToken, PROOF_NONCE, proofAddressOf, proofOf } from './token.js';
@@ -55,8 +55,10 @@ export interface DaemonOptions {
 export interface RunningDaemon {
   /** `http://host:port` of the API. */
   readonly url: string;
-  /** The console's address with a one-time code in its fragment (console-codes.ts): it opens the console once, within its time. */
-  readonly consoleUrl: string;
+  /** Where the console is (a loopback IP literal, console-codes.ts `consoleOrigin`); undefined when the daemon does not listen on the loopback. */
+  readonly consoleOrigin: string | undefined;
+  /** A new console address with a one-time code in its fragment (console-codes.ts): it opens the console once, within its time. Throws when there is no {@link consoleOrigin}. */
+  consoleAddress(): { address: string; expiresAt: number };
   readonly token: string;
   readonly port: number;
   readonly deployment: ChosenDeployment;
@@ -192,9 +194,14 @@ async function startOn(
   const podCapabilities = new PodCapabilities();
   const consoleCodes = new ConsoleCodes(token);
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const bound = server.address();
+  const origin = typeof bound === 'object' && bound !== null ? consoleOrigin(bound.address, port) : undefined;
   const consoleAddress = () => {
+    if (origin === undefined) {
+      throw new ApiError('unavailable', `the console is served on the loopback only, and this daemon listens on ${host} only.`, { fix: 'start the daemon with --host 127.0.0.1 (the default), or an address that takes the loopback too (0.0.0.0)' });
+    }
     const { code, expiresAt } = consoleCodes.issue();
-    return { address: `${url}/console#code=${code}`, expiresAt };
+    return { address: `${origin}/console#code=${code}`, expiresAt };
   };
   // The docker deployment: each person of a conversation works in their own space.
   const place = started.docker === undefined ? async () => {} : dockerPlacer(started.docker, () => kernel.get(reachBindings));
@@ -323,5 +330,5 @@ async function startOn(
     return stopped;
   };
 
-  return { url, consoleUrl: consoleAddress().address, token, port, deployment, dataDir, configFile, kernel, stop };
+  return { url, consoleOrigin: origin, consoleAddress, token, port, deployment, dataDir, configFile, kernel, stop };
 }

@@ -1,6 +1,6 @@
 import { openSealedToken, type SealedToken } from './console-codes.js';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { TEST_SCRATCH } from '../../../../test/scratch.js';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +49,7 @@ export type Json = any;
 export interface ServeProcess {
   readonly child: ChildProcess;
   readonly url: string;
-  /** The daemon's token, as a console tab has it: from the printed address's one-time code, claimed (console-codes.ts). */
+  /** The daemon's token, read from its data directory (the printed address holds no code when stdout is not a terminal). */
   readonly token: string;
   /** A new one-time console address (`POST /api/console/address`, as `aalis console` asks). */
   consoleAddress(): Promise<string>;
@@ -108,7 +108,11 @@ export async function startServe(dir: string, extra: readonly string[] = [], env
     });
   });
   const url = line.slice(0, line.indexOf('/console'));
-  const token = await claimConsoleCode(url, line.slice(line.indexOf('#code=') + 6));
+  // stdout is a pipe here, so the address holds no code (serve.ts): the token is read where local
+  // clients read it, in the data directory the daemon named on stderr before that line
+  const dataDir = /^aalis serve: deployment .* data in (.+)$/m.exec(stderr)?.[1];
+  if (dataDir === undefined) throw new Error(`aalis serve named no data directory before its console line; stderr:\n${stderr}`);
+  const token = readFileSync(join(dataDir, 'daemon', 'token'), 'utf8').trim();
   return {
     child,
     url,

@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { readErrorEnvelope } from '@aalis/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalResolvedEventSchema, ReadyEventSchema, SettingsChangedEventSchema, SettingsViewSchema, ToolOutcomeSchema, ToolsAnswerSchema, TurnAnswerSchema } from './payloads.js';
-import { claimConsoleCode, deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe, subscribe } from './serve-process.testing.js';
+import { BIN, childEnv, claimConsoleCode, deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe, subscribe } from './serve-process.testing.js';
 
 const CONFIG = { owners: { chat: ['alice', 'bob'] }, approval: { timeoutMs: 60_000 }, server: { allowedHosts: ['aalis.internal'] } };
 
@@ -103,9 +104,10 @@ describe('aalis serve: the API', () => {
   // The console's address printed at start held the token itself, kept by a browser's history and
   // a service's journal as long as the daemon ran: it now holds a code that opens the console once.
   it('prints no token: the console address holds a one-time code, claimed once, then refused with what to do', async () => {
-    expect(daemon.stdout()).toMatch(/^console: http:\/\/\S+\/console#code=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/m);
+    // stdout is a pipe here (a log would keep a live code): the address is printed without one
+    expect(daemon.stdout()).toMatch(/^console: http:\/\/127\.0\.0\.1:\d+\/console$/m);
     expect(daemon.stdout() + daemon.stderr()).not.toContain(daemon.token);
-    expect(daemon.stderr()).toContain("'aalis console' prints a new one");
+    expect(daemon.stderr()).toContain("'aalis console' prints an address that opens it");
     const address = await daemon.consoleAddress();
     expect(address).not.toContain(daemon.token);
     const code = address.slice(address.indexOf('#code=') + 6);
@@ -122,6 +124,28 @@ describe('aalis serve: the API', () => {
     expect((await fetch(`${daemon.url}/api/console/claim`)).status).toBe(405);
     expect((await daemon.api('POST', '/api/console/address', undefined, null)).status).toBe(401);
   });
+
+  // At a terminal the address printed holds a code; it opens the console for whoever has it,
+  // so a log never gets one (the test above). Run under script(1) for a terminal.
+  it.skipIf(!existsSync('/usr/bin/script'))('prints an address with a one-time code when stdout is a terminal, at a loopback address even for --host localhost', async () => {
+    const other = deploymentDir(CONFIG);
+    const child = spawn('/usr/bin/script', ['-qfec', `"${process.execPath}" "${BIN}" serve --dir "${other}" --port 0 --host localhost`, '/dev/null'], { env: childEnv({}), stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    try {
+      await expect.poll(() => out, { timeout: 45_000 }).toMatch(/console: http:\/\/(?:127\.0\.0\.1|\[::1\]):\d+\/console#code=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}/);
+      expect(out).toContain('opens the console once, within 30 minutes');
+      const printed = /console: (\S+)\/console#code=(\S+)/.exec(out)!;
+      const token = readFileSync(join(other, 'data', 'daemon', 'token'), 'utf8').trim();
+      expect(out).not.toContain(token);
+      expect(await claimConsoleCode(printed[1]!, printed[2]!.trim())).toBe(token);
+    } finally {
+      child.kill('SIGTERM');
+      spawnSync('pkill', ['-TERM', '-f', `serve --dir ${other} `]);
+      await new Promise((r) => child.on('exit', r));
+      rmSync(other, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   // A page whose DNS name was made to resolve to 127.0.0.1 read /healthz and the console's page
   // (found by an attack): a Host that is not an address, localhost or a listed name gets nothing.
