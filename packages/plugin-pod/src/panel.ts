@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { KEYED_LIST_SCRIPT, UNSHOWN_CHARACTERS } from '@aalis/core';
+import { KEYED_LIST_SCRIPT, PAGE_CODE_SCRIPT, UNSHOWN_CHARACTERS } from '@aalis/core';
 
 /**
  * The pod's panel for the console: one self-contained page (no external resources) on the
@@ -116,30 +116,18 @@ export const PANEL_HTML = `<!doctype html>
   let selected = null, lastSeq = 0, settings = null, plan = null, files = [];
   // The daemon's console opens this page as /pod#code=<id>.<key>: a one-time code. Its claim
   // (POST /api/console/claim, the id alone) answers once with a capability that opens only the
-  // pod's API, sealed under the key, which never leaves this page (the cli's
+  // pod's API, sealed under the key, which never leaves this page (core's page-code.ts, the cli's
   // daemon/console-codes.ts): the address a browser keeps in its history is spent, where it held
   // the capability itself for hours. The capability is sent back as a header (never a cookie) and
   // kept in this tab's storage. '#cap=<capability>' is still taken.
   let auth = {};
-  const bytesOfBase64 = (text) => { const plain = text.replace(/-/g, '+').replace(/_/g, '/'); return Uint8Array.from(atob(plain + '='.repeat((4 - (plain.length % 4)) % 4)), (c) => c.charCodeAt(0)); };
+  ${PAGE_CODE_SCRIPT}
   async function takeCap() {
-    const code = /(?:^#|&)code=([A-Za-z0-9_-]{22})\\.([A-Za-z0-9_-]{43})(?:&|$)/.exec(location.hash);
+    const code = pageCode(location.hash);
     const given = /(?:^#|&)cap=([^&]+)/.exec(location.hash);
     if (location.hash) history.replaceState(null, '', location.pathname);
     if (given) sessionStorage.setItem('aalis-pod-cap', decodeURIComponent(given[1]));
-    if (code) {
-      const res = await fetch('/api/console/claim', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: code[1] }) });
-      const data = await res.json().catch(() => ({}));
-      if (!res.ok) throw new Error((data.error && data.error.message) || 'the server answered ' + res.status);
-      let plain;
-      try {
-        const key = await crypto.subtle.importKey('raw', bytesOfBase64(code[2]), { name: 'AES-GCM' }, false, ['decrypt']);
-        plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: bytesOfBase64(data.iv), additionalData: new TextEncoder().encode('aalis-console-code\\u0000' + code[1]) }, key, bytesOfBase64(data.sealed));
-      } catch (e) {
-        throw new Error("the server at this address did not answer as the daemon that made this address would (its answer does not open with the address's key): the daemon may have stopped and something else listens on its port.");
-      }
-      sessionStorage.setItem('aalis-pod-cap', new TextDecoder().decode(plain));
-    }
+    if (code) sessionStorage.setItem('aalis-pod-cap', await claimPageCode(code, 'open the Isolation Pod again from the console'));
     return sessionStorage.getItem('aalis-pod-cap');
   }
   const api = async (method, path, body) => {
@@ -315,7 +303,7 @@ export const PANEL_HTML = `<!doctype html>
 
   const tick = () => Promise.all([refreshTasks(), refreshDetail()]).catch(() => {}).finally(() => setTimeout(tick, 1000));
   takeCap()
-    .then((cap) => { if (cap) auth = { authorization: 'Bearer ' + cap }; }, (e) => say('This address did not open the pod: ' + e.message + ' Open the Isolation Pod again from the console.'))
+    .then((cap) => { if (cap) auth = { authorization: 'Bearer ' + cap }; }, (e) => say('This address did not open the pod: ' + e.message))
     .then(() => loadSettings())
     .then(() => { tick(); refreshExports(); });
 })();

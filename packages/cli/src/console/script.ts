@@ -1,4 +1,4 @@
-import { KEYED_LIST_SCRIPT, UNSHOWN_CHARACTERS } from '@aalis/core';
+import { KEYED_LIST_SCRIPT, PAGE_CODE_SCRIPT, UNSHOWN_CHARACTERS } from '@aalis/core';
 
 /**
  * The console's script (inline in the page; `CHOICES` is defined before it). Plain ES2020, no
@@ -22,34 +22,10 @@ const $ = (id) => document.getElementById(id);
 // knows it (a relay at another address would have this page's origin keep it), and stays there (a
 // reload keeps it; another tab needs a new address: 'aalis console'). '#token=' is still taken,
 // for an owner who builds the address.
-function bytesOfBase64(text) {
-  const plain = text.replace(/-/g, '+').replace(/_/g, '/');
-  return Uint8Array.from(atob(plain + '='.repeat((4 - (plain.length % 4)) % 4)), (c) => c.charCodeAt(0));
-}
+${PAGE_CODE_SCRIPT}
 let CLAIM_FAILED = '';
-async function claimCode(id, key) {
-  // checked before the claim spends the code: without WebCrypto (an address that is not a secure
-  // context, such as http://0.0.0.0) the answer could not be opened
-  if (!window.isSecureContext || !window.crypto || !crypto.subtle) {
-    throw new Error('this page cannot open the code here: the browser gives no WebCrypto at ' + location.origin + ' (not a secure context). The code was not spent; open the address at http://127.0.0.1:' + location.port + ' instead, or run \'aalis console\', which prints one.');
-  }
-  const res = await fetch('/api/console/claim', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
-  const data = await res.json().catch(() => ({}));
-  if (!res.ok) {
-    const e = data.error || {};
-    throw new Error((e.message || 'the server answered ' + res.status) + (e.fix ? ' Fix: ' + e.fix + '.' : ''));
-  }
-  try {
-    const text = new TextEncoder();
-    const cryptoKey = await crypto.subtle.importKey('raw', bytesOfBase64(key), { name: 'AES-GCM' }, false, ['decrypt']);
-    const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: bytesOfBase64(data.iv), additionalData: text.encode('aalis-console-code\u0000' + id) }, cryptoKey, bytesOfBase64(data.sealed));
-    return new TextDecoder().decode(plain);
-  } catch (e) {
-    throw new Error('the answer to this address does not open with its key: the address was changed on its way here (copied wrong), or the daemon stopped and something else listens on its port. Nothing but the spent part of the address was sent; run \'aalis console\' for a new one.');
-  }
-}
 async function takeToken() {
-  const code = /(?:^#|&)code=([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})(?:&|$)/.exec(location.hash);
+  const code = pageCode(location.hash);
   const given = /(?:^#|&)token=([^&]+)/.exec(location.hash);
   // out of the address bar (and this tab's history entry) before anything else
   if (location.hash) history.replaceState(null, '', location.pathname);
@@ -57,7 +33,7 @@ async function takeToken() {
   const kept = sessionStorage.getItem('aalis-token');
   if (code) {
     try {
-      TOKEN = await claimCode(code[1], code[2]);
+      TOKEN = await claimPageCode(code, "run 'aalis console' for a new address");
       await proveDaemon();
       sessionStorage.setItem('aalis-token', TOKEN);
     } catch (e) {

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { PAGE_CODE_LABEL } from '@aalis/core';
 import { isLoopback, same } from './token.js';
 
 /** How long a console address opens the console: long enough to read it and click it. */
@@ -23,9 +24,9 @@ export interface SealedToken {
   readonly sealed: string;
 }
 
-/** The additional data a sealed token is bound to: the label and the code's id. */
+/** The additional data a sealed secret is bound to: core's {@link PAGE_CODE_LABEL} (the pages open with it too), a NUL and the code's id. */
 export function sealLabel(id: string): Buffer {
-  return Buffer.from(`aalis-console-code\0${id}`);
+  return Buffer.from(`${PAGE_CODE_LABEL}\0${id}`);
 }
 
 /**
