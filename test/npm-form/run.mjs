@@ -121,6 +121,11 @@ try {
   check(refused && readFileSync(target, 'utf8').includes('"my-bot"'), `the kernel refused a sandboxed write to the project's package.json, and it is unchanged (${JSON.stringify(escaped.body).slice(0, 300)})`);
   const note = await api('POST', '/api/tools/call', { tool: 'save_note', params: { name: 'first', text: 'from the plugin' }, turn: turn(4) });
   check(note.body.ok === true && readFileSync(note.body.value.path, 'utf8') === 'from the plugin', `the example plugin's save_note wrote through its credential (${JSON.stringify(note.body).slice(0, 300)})`);
+  // The console's address: printed without a code to a pipe (a log keeps it); `aalis console` in the
+  // project asks the running daemon for one, from node_modules/.bin as a user runs it.
+  check(!stderr.includes(token), 'aalis serve printed no token');
+  const address = spawnSync(join(project, 'node_modules', '.bin', 'aalis'), ['console'], { cwd: project, encoding: 'utf8' });
+  check(address.status === 0 && /^http:\/\/127\.0\.0\.1:\d+\/console#code=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\n$/.test(address.stdout), `aalis console printed a one-time console address (exit ${address.status}: ${address.stdout.trim()} ${address.stderr.trim().slice(0, 300)})`);
   phase('API calls');
 
   // As a service manager stops it: SIGTERM to the process group (npm, its shell, aalis serve).
