@@ -52,7 +52,7 @@ export async function consoleCommand(argv: readonly string[], io: CliIo): Promis
   const answer = body as { address?: unknown; expiresAt?: unknown } | undefined;
   if (!response.ok || typeof answer?.address !== 'string') {
     const error = readErrorEnvelope(body);
-    io.stderr(`aalis console: the daemon gave no address (${response.status}${error ? `: ${error.message}` : ''})${response.status === 404 ? '; it may be older than this command: restart it' : ''}.\n`);
+    io.stderr(`aalis console: the daemon gave no address (${response.status}${error ? `: ${error.message}` : ''})${response.status === 404 ? '; it may be older than this command: restart it' : ''}.\n${error?.fix ? `fix: ${error.fix}\n` : ''}`);
     return 1;
   }
   // the address is the daemon's own (the one it listens on, as it printed at start)

@@ -43,6 +43,9 @@ export function podRoutes(service: PodService): PodRouteHandler {
         'cache-control': 'no-store',
         'content-security-policy': PANEL_CSP,
         'x-frame-options': 'DENY',
+        // a page of another origin that opened this one keeps no handle on it (it could set its address)
+        'cross-origin-opener-policy': 'same-origin',
+        'referrer-policy': 'no-referrer',
       });
       res.end(PANEL_HTML);
       return true;

@@ -126,10 +126,21 @@ export const PANEL_HTML = `<!doctype html>
     const code = pageCode(location.hash);
     const given = /(?:^#|&)cap=([^&]+)/.exec(location.hash);
     if (location.hash) history.replaceState(null, '', location.pathname);
-    if (given) sessionStorage.setItem('aalis-pod-cap', decodeURIComponent(given[1]));
-    if (code) sessionStorage.setItem('aalis-pod-cap', await claimPageCode(code, 'open the Isolation Pod again from the console'));
+    if (given) {
+      let cap;
+      try { cap = decodeURIComponent(given[1]); } catch (e) { throw new Error('the capability in this address is not readable (a broken %-escape). Open the Isolation Pod again from the console.'); }
+      sessionStorage.setItem('aalis-pod-cap', cap);
+    }
+    if (code) {
+      const claimed = await claimPageCode(code, 'pod', 'open the Isolation Pod again from the console');
+      // only a pod capability is taken here, never anything that opens more
+      if (!/^pod_[A-Za-z0-9_-]+$/.test(claimed.secret)) throw new Error('the answer to this address is not a pod capability. Open the Isolation Pod again from the console.');
+      sessionStorage.setItem('aalis-pod-cap', claimed.secret);
+    }
     return sessionStorage.getItem('aalis-pod-cap');
   }
+  // a new address pasted into this tab is a navigation within the page, which runs nothing: load again to take it
+  window.addEventListener('hashchange', () => { if (/(?:^#|&)(?:code|cap)=/.test(location.hash)) location.reload(); });
   const api = async (method, path, body) => {
     const res = await fetch('/api/pod/' + path, method === 'GET' ? { headers: auth } : { method, headers: Object.assign({ 'content-type': 'application/json' }, auth), body: JSON.stringify(body || {}) });
     if (res.status === 401) throw new Error('The pod refused this page: open the Isolation Pod again from the console (its pass expires).');

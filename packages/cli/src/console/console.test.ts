@@ -222,7 +222,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
     const opened = visited.find((u) => u.includes('/pod#'));
     expect(opened).toMatch(/\/pod#code=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
     expect(visited.join(' ')).not.toContain(sent.slice('Bearer '.length));
-    const spent = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: opened!.split('#code=')[1]!.split('.')[0] }) });
+    const spent = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: opened!.split('#code=')[1]!.split('.')[0], for: 'pod' }) });
     expect(spent.status).toBe(401);
     // No cookie anywhere: not set by a header, not by a script.
     expect(setCookies).toEqual([]);
@@ -277,7 +277,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
       await expect.poll(() => tab.url(), { timeout: 15_000 }).toBe(`${daemon.url}/console`);
       await tab.locator('#live.on').waitFor({ timeout: 15_000 });
       const nextId = next.slice(next.indexOf('#code=') + 6).split('.')[0];
-      const spent = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: nextId }) });
+      const spent = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: nextId, for: 'console' }) });
       expect(spent.status).toBe(401);
 
       const unsafe = await daemon.consoleAddress();
@@ -285,6 +285,38 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI !== 'true')('the web con
       await expect.poll(() => tab.locator('#notice').textContent(), { timeout: 15_000 }).toContain('not a secure context');
       const code = unsafe.slice(unsafe.indexOf('#code=') + 6);
       expect(await claimConsoleCode(daemon.url, code)).toBe(daemon.token); // not spent by the page
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  // Found by an attack: a console address opened at /pod gave the panel the owner's token, which
+  // it then sent with every poll; and a page of another origin that had the console tab's handle
+  // set its address to '#token=<its own>', and the tab kept it in place of the real one.
+  it("keeps a code to its page, and keeps no token from an address that the server cannot prove", async () => {
+    const address = await daemon.consoleAddress();
+    const tab = await browser.newPage();
+    const sent: string[] = [];
+    tab.on('request', (r) => {
+      const auth = r.headers().authorization;
+      if (auth) sent.push(auth);
+    });
+    try {
+      await tab.goto(address.replace('/console#', '/pod#'));
+      await expect.poll(() => tab.locator('#action-message').textContent(), { timeout: 15_000 }).toContain('not the Isolation Pod');
+      expect(await tab.locator('#action-message').textContent()).toContain('To go on: open it at /console');
+      expect(sent.filter((a) => a.includes(daemon.token))).toEqual([]);
+      // the code was not spent: it opens the console
+      await tab.goto(address);
+      await tab.locator('#live.on').waitFor({ timeout: 15_000 });
+      const evil = 'e'.repeat(43);
+      await tab.goto(`${daemon.url}/console#token=${evil}`);
+      await expect.poll(() => tab.locator('#notice').textContent(), { timeout: 15_000 }).toContain('could not prove it knows the token');
+      expect(await tab.evaluate("sessionStorage.getItem('aalis-token')")).toBe(daemon.token);
+      expect(sent.filter((a) => a.includes(evil))).toEqual([]);
+      // a broken %-escape is said, not thrown
+      await tab.goto(`${daemon.url}/console#token=%E0`);
+      await expect.poll(() => tab.locator('#notice').textContent(), { timeout: 15_000 }).toContain('not readable');
     } finally {
       await tab.close();
     }

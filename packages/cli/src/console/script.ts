@@ -24,24 +24,42 @@ const $ = (id) => document.getElementById(id);
 // for an owner who builds the address.
 ${PAGE_CODE_SCRIPT}
 let CLAIM_FAILED = '';
+let NOT_KEPT = false;
 async function takeToken() {
   const code = pageCode(location.hash);
   const given = /(?:^#|&)token=([^&]+)/.exec(location.hash);
   // out of the address bar (and this tab's history entry) before anything else
   if (location.hash) history.replaceState(null, '', location.pathname);
-  if (given) sessionStorage.setItem('aalis-token', decodeURIComponent(given[1]));
   const kept = sessionStorage.getItem('aalis-token');
-  if (code) {
-    try {
-      TOKEN = await claimPageCode(code, "run 'aalis console' for a new address");
-      await proveDaemon();
-      sessionStorage.setItem('aalis-token', TOKEN);
-    } catch (e) {
-      CLAIM_FAILED = e.message;
-      TOKEN = kept;
+  if (!code && !given) return kept;
+  // A token from the address, claimed or given, is kept only once the server proved it knows it:
+  // a page of another origin that had this tab's handle set '#token=<its own>' in its address,
+  // and the tab kept it in place of the real one (found by an attack).
+  let keep = true;
+  try {
+    if (code) {
+      const claimed = await claimPageCode(code, 'console', "run 'aalis console' for a new address");
+      TOKEN = claimed.secret;
+      keep = claimed.keep;
+    } else {
+      try {
+        TOKEN = decodeURIComponent(given[1]);
+      } catch (e) {
+        throw new Error('the token in this address is not readable (a broken %-escape).');
+      }
     }
+    await proveDaemon();
+  } catch (e) {
+    CLAIM_FAILED = e.message;
+    return kept;
   }
-  return sessionStorage.getItem('aalis-token');
+  if (keep) sessionStorage.setItem('aalis-token', TOKEN);
+  else {
+    // AALIS_TOKEN fixed it: it outlives the daemon, and whatever serves this port next could read this tab's storage
+    sessionStorage.removeItem('aalis-token');
+    NOT_KEPT = true;
+  }
+  return TOKEN;
 }
 // A new address pasted into this tab is a navigation within the page, which runs nothing: the
 // page is loaded again to take it (else its code stayed live in the address bar, unused).
@@ -427,6 +445,7 @@ async function listen() {
 takeToken().then((token) => {
   TOKEN = token;
   if (CLAIM_FAILED) notice('This address did not open the console: ' + CLAIM_FAILED + (TOKEN ? ' (This tab keeps the token it had.)' : ''));
+  else if (NOT_KEPT) notice("This daemon's token is fixed (AALIS_TOKEN), so this tab keeps it only while it is open: a reload needs a new address ('aalis console').");
   else if (!TOKEN) notice("No token: open the console with the address 'aalis serve' printed, or run 'aalis console' for a new one (an address opens the console once).");
   if (TOKEN) {
     refreshAll();

@@ -192,7 +192,8 @@ async function startOn(
   const calls = new CallTracker();
   const podRoutes: PodRouteHandler | undefined = started.pod?.routes(kernel);
   const podCapabilities = new PodCapabilities();
-  const consoleCodes = new ConsoleCodes(token);
+  // a token fixed by AALIS_TOKEN outlives the daemon: no tab keeps it (console-codes.ts)
+  const consoleCodes = new ConsoleCodes(token, token !== env.AALIS_TOKEN);
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const bound = server.address();
   const origin = typeof bound === 'object' && bound !== null ? consoleOrigin(bound.address, port) : undefined;
@@ -200,7 +201,7 @@ async function startOn(
     if (origin === undefined) {
       throw new ApiError('unavailable', `the console is served on the loopback only, and this daemon listens on ${host} only.`, { fix: 'start the daemon with --host 127.0.0.1 (the default), or an address that takes the loopback too (0.0.0.0)' });
     }
-    const { code, expiresAt } = consoleCodes.issue();
+    const { code, expiresAt } = consoleCodes.issue('console');
     return { address: `${origin}/console#code=${code}`, expiresAt };
   };
   // The docker deployment: each person of a conversation works in their own space.
@@ -221,7 +222,7 @@ async function startOn(
     if (podRoutes === undefined) throw new ApiError('not-found', started.pod ? 'the Isolation Pod did not start, so there is no panel to open.' : 'the Isolation Pod (@aalis/plugin-pod) is not installed in this daemon.');
     const pass = podCapabilities.issue();
     // the panel is opened with a one-time code for it, never with the capability in its address
-    return { ...pass, address: `/pod#code=${consoleCodes.issue(pass.capability).code}` };
+    return { ...pass, address: `/pod#code=${consoleCodes.issue('pod', pass.capability).code}` };
   };
   const loop = new EventLoopWatch();
   const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability, consoleAddress };
@@ -255,6 +256,9 @@ async function startOn(
         'content-security-policy': CONSOLE_CSP,
         'x-content-type-options': 'nosniff',
         'referrer-policy': 'no-referrer',
+        // a page of another origin that opened the console keeps no handle on it: it set the tab's
+        // address to '#token=<its own>' and the tab took it (found by an attack)
+        'cross-origin-opener-policy': 'same-origin',
       });
       res.end(CONSOLE_PAGE);
       return;
@@ -272,14 +276,18 @@ async function startOn(
     if (isClaim) {
       // no token needed: the code is the credential, once (console-codes.ts)
       if (req.method !== 'POST') throw new ApiError('method-not-allowed', `${req.method} is not accepted on /api/console/claim; use POST.`);
-      const { id } = await bodyOf(req, ConsoleClaimBody);
-      const sealed = consoleCodes.claim(id);
-      if (sealed === undefined) {
+      const body = await bodyOf(req, ConsoleClaimBody);
+      const claimed = consoleCodes.claim(body.for, body.id);
+      const pages = { console: 'the console (/console)', pod: "the Isolation Pod's panel (/pod)" } as const;
+      if (claimed.kind === 'other') {
+        throw new ApiError('conflict', `this address is for ${pages[claimed.is]}, not ${pages[body.for]}; it was not spent.`, { fix: `open it at ${claimed.is === 'console' ? '/console' : '/pod'}` });
+      }
+      if (claimed.kind === 'none') {
         throw new ApiError('unauthorized', 'this address was used already, or has expired, or was made by a daemon that has restarted since: an address opens its page once, within 30 minutes.', {
           fix: "for the console, run 'aalis console' in the deployment (or with --data/--url) for a new address; for the Isolation Pod's panel, open it again from the console",
         });
       }
-      return sendJson(res, 200, ConsoleClaimAnswerSchema.parse(sealed));
+      return sendJson(res, 200, ConsoleClaimAnswerSchema.parse({ ...claimed.sealed, keep: claimed.keep }));
     }
     if (!url.pathname.startsWith('/api/') && !isPod) throw new ApiError('not-found', `there is nothing at ${url.pathname}; the API is under /api/ and the console at /console.`);
     if (isPod) {

@@ -1,4 +1,4 @@
-import { ChatMessageSchema, IdentitySchema, OriginTurnSchema, RISK_LEVELS, SessionSettingsSchema } from '@aalis/core';
+import { ChatMessageSchema, IdentitySchema, OriginTurnSchema, PAGE_CODE_KINDS, RISK_LEVELS, SessionSettingsSchema } from '@aalis/core';
 import { RESOLUTION_SOURCES } from '@aalis/plugin-approval';
 import { z } from 'zod';
 import { STREAMED_EVENTS } from './events.js';
@@ -110,13 +110,19 @@ export const ReloadAnswerSchema = z.object({
 
 /** The body of `POST /api/console/claim` (no token: the code is the credential, once; console-codes.ts). */
 export const ConsoleClaimBody = z
-  .object({ id: z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'expected the id part of a console code: 22 base64url characters (the part before the dot)') })
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'expected the id part of a console code: 22 base64url characters (the part before the dot)'),
+    for: z.enum(PAGE_CODE_KINDS).describe("the page the code was opened on: a code of the other page is refused (409) and stays live"),
+  })
   .strict();
 
-/** The answer of `POST /api/console/claim`: the daemon's token sealed under the code's key. */
+/** The answer of `POST /api/console/claim`: the code's secret (the daemon's token, or a pod capability) sealed under the code's key. */
 export const ConsoleClaimAnswerSchema = z.object({
   iv: z.string().describe('the 12-byte AES-GCM IV, base64url'),
-  sealed: z.string().describe("the token sealed with AES-256-GCM under the code's key (the part after the dot), bound to 'aalis-console-code', a NUL and the id; the 16-byte tag after the ciphertext; base64url"),
+  sealed: z
+    .string()
+    .describe("the secret sealed with AES-256-GCM under the code's key (the part after the dot), bound to 'aalis-page-code', the page and the id, NUL-separated; the 16-byte tag after the ciphertext; base64url"),
+  keep: z.boolean().describe("whether the page may keep the secret in its tab's session storage: false for a token fixed by AALIS_TOKEN, which outlives the daemon (whatever serves its port next could read the tab's storage)"),
 });
 
 /** The answer of `POST /api/console/address`. */

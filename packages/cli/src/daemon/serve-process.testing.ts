@@ -1,3 +1,4 @@
+import type { PageCodeKind } from '@aalis/core';
 import { openSealedToken, type SealedToken } from './console-codes.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -218,10 +219,10 @@ export function ownerTurn(session: string, userId = 'alice', inbound = `m-${Date
   return { session: { id: session }, platform: 'chat', speaker: who, authorised: who, inbound: { id: inbound }, category: 'own' as const };
 }
 
-/** Claims a console code at the daemon at `url` as the console's page does, and opens the sealed token with the code's key. */
-export async function claimConsoleCode(url: string, code: string): Promise<string> {
-  const res = await fetch(`${url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: code.split('.')[0] }) });
+/** Claims a code of the page `kind` at the daemon at `url` as that page does, and opens the sealed secret with the code's key. */
+export async function claimConsoleCode(url: string, code: string, kind: PageCodeKind = 'console'): Promise<string> {
+  const res = await fetch(`${url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: code.split('.')[0], for: kind }) });
   const body = (await res.json()) as SealedToken;
   if (res.status !== 200) throw new Error(`the daemon did not take the console code: ${res.status} ${JSON.stringify(body)}`);
-  return openSealedToken(code, body);
+  return openSealedToken(code, body, kind);
 }

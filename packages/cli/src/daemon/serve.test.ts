@@ -112,17 +112,43 @@ describe('aalis serve: the API', () => {
     expect(address).not.toContain(daemon.token);
     const code = address.slice(address.indexOf('#code=') + 6);
     expect(await claimConsoleCode(daemon.url, code)).toBe(daemon.token);
-    const again = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: code.split('.')[0] }) });
+    const again = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: code.split('.')[0], for: 'console' }) });
     expect(again.status).toBe(401);
     const error = readErrorEnvelope(await again.json());
     expect(error?.message).toContain('was used already');
     expect(error?.fix).toContain("aalis console");
     // a malformed id is named, a GET is refused, and an address needs the token
-    const bad = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'x' }) });
+    const bad = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'x', for: 'console' }) });
     expect(bad.status).toBe(400);
     expect(readErrorEnvelope(await bad.json())?.message).toContain('id');
     expect((await fetch(`${daemon.url}/api/console/claim`)).status).toBe(405);
     expect((await daemon.api('POST', '/api/console/address', undefined, null)).status).toBe(401);
+  });
+
+  // a page of another origin that opened the console or the panel kept a handle that could set its address
+  it('serves the console and the pod panel with Cross-Origin-Opener-Policy same-origin', async () => {
+    for (const path of ['/console', '/pod']) {
+      const res = await fetch(`${daemon.url}${path}`);
+      expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+      await res.body?.cancel();
+    }
+  });
+
+  // a token fixed by AALIS_TOKEN outlives the daemon: the tab's storage would hand it to whatever
+  // serves the port next, after a reload (found by an attack)
+  it('tells the console not to keep a token fixed by AALIS_TOKEN', async () => {
+    const other = await startServe(deploymentDir(CONFIG), [], { AALIS_TOKEN: 'a-fixed-token-of-at-least-32-characters' });
+    try {
+      const address = await other.consoleAddress();
+      const res = await fetch(`${other.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: address.split('#code=')[1]!.split('.')[0], for: 'console' }) });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { keep: boolean }).keep).toBe(false);
+    } finally {
+      await other.stop();
+    }
+    const mine = await daemon.consoleAddress();
+    const res = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: mine.split('#code=')[1]!.split('.')[0], for: 'console' }) });
+    expect(((await res.json()) as { keep: boolean }).keep).toBe(true);
   });
 
   // At a terminal the address printed holds a code; it opens the console for whoever has it,
@@ -193,7 +219,12 @@ describe('aalis serve: the API', () => {
     // the panel's address holds a one-time code for that capability, never the capability
     expect(pass.body.address).toMatch(/^\/pod#code=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
     expect(pass.body.address).not.toContain(pass.body.capability);
-    expect(await claimConsoleCode(daemon.url, pass.body.address.slice('/pod#code='.length))).toBe(pass.body.capability);
+    // a code is for one page: claimed for the console it is refused (409) and stays live for the panel
+    const podCode = pass.body.address.slice('/pod#code='.length);
+    const elsewhere = await fetch(`${daemon.url}/api/console/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: podCode.split('.')[0], for: 'console' }) });
+    expect(elsewhere.status).toBe(409);
+    expect(readErrorEnvelope(await elsewhere.json())?.message).toContain("for the Isolation Pod's panel (/pod), not the console (/console); it was not spent");
+    expect(await claimConsoleCode(daemon.url, podCode, 'pod')).toBe(pass.body.capability);
   });
 
   it("GET /api/tools publishes each tool's parameters as JSON Schema, and the answers and events have DAEMON.md's shapes", async () => {
