@@ -65,7 +65,7 @@ async function execEntry(bundle, self) {
         out('stderr').write(`aalis: output could not be written to stdout (${stdout}); what was not written is lost${through.status === 0 ? ', so the exit status is 1' : ''}\n`);
         await flushed();
       }
-      process.exit(lost.size > 0 && through.status === 0 ? 1 : through.status);
+      process.exit(stdout !== undefined && through.status === 0 ? 1 : through.status);
     }
     if (through.fallback === 'absent') process.on('exit', () => startHelper(self, socket, helperWho(bundle)));
   }

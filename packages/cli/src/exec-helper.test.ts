@@ -663,6 +663,16 @@ createServer((c) => {
     } finally {
       closeSync(full);
     }
+    // stderr that cannot be written (its notes lost) changes nothing the caller reads
+    const noStderr = openSync('/dev/full', 'w');
+    try {
+      for (const helper of ['on', 'off']) {
+        const r = spawnSync(process.execPath, [runner, 'exec', '--network', 'off', '--', 'sh', '-c', 'echo hi; echo note >&2'], { cwd: workspace, env: baseEnv(runtime, { AALIS_EXEC_HELPER: helper }), stdio: ['ignore', 'pipe', noStderr], encoding: 'utf8', timeout: 60_000 });
+        expect({ helper, status: r.status, stdout: r.stdout }).toEqual({ helper, status: 0, stdout: 'hi\n' });
+      }
+    } finally {
+      closeSync(noStderr);
+    }
     const piped = spawnSync('sh', ['-c', `"${process.execPath}" "${runner}" exec --network off -- seq 1 100000 | head -1`], { cwd: workspace, env: baseEnv(runtime), encoding: 'utf8', timeout: 60_000 });
     expect(piped.stdout).toBe('1\n');
     expect(piped.stderr).not.toContain('could not be written');

@@ -54,7 +54,7 @@ export function processIo(): CliIo {
  * daemon's, and waiting for the process to wind them down cost a one-shot `aalis exec` most of a
  * second. Everything the command owed (its output, the audit log, the overlay's commit) was done
  * before the command returned. Output lost for another reason than a reader gone (`> /dev/full`:
- * ENOSPC) is said on stderr, and a status of 0 becomes 1.
+ * ENOSPC) is said on stderr, and a status of 0 becomes 1 (stderr's own loss changes nothing).
  */
 export async function exitWith(status: number): Promise<never> {
   process.stdin.destroy();
@@ -65,6 +65,7 @@ export async function exitWith(status: number): Promise<never> {
     process.stderr.write(`aalis: output could not be written to stdout (${stdout}); what was not written is lost${status === 0 ? ', so the exit status is 1' : ''}\n`);
     await flushed();
   }
-  // a full disk under `> report.txt` is not a success, whatever the command did
-  process.exit(lost.size > 0 && status === 0 ? 1 : status);
+  // a full disk under `> report.txt` is not a success, whatever the command did; a note that could
+  // not reach stderr changes nothing the caller reads
+  process.exit(stdout !== undefined && status === 0 ? 1 : status);
 }
