@@ -19,7 +19,7 @@
 // every run in-process. CommonJS, as bin/aalis.cjs is: an ES module entry costs node its ES loader's
 // start, about a tenth of a run through the helper.
 'use strict';
-const { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, readSync, realpathSync } = require('node:fs');
+const { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, readSync, realpathSync, writeSync } = require('node:fs');
 const { createConnection } = require('node:net');
 const { isatty } = require('node:tty');
 
@@ -40,6 +40,40 @@ function out(name) {
 const opened = new Set();
 /** The streams that could not be written, and why. */
 const lost = new Map();
+/** Whether stdout / stderr is a regular file, asked once. */
+const regular = new Map();
+
+/**
+ * Writes `data` to stdout or stderr. To a regular file with write(2) until every byte is written:
+ * node's own stream for a file ignores a short write, and a disk that filled up partway through
+ * lost the rest with no error (as src/process-io.ts `writerOf`, found by a review).
+ */
+function emit(name, data) {
+  // nothing to write is not written: /dev/full refuses even an empty write
+  if (data.length === 0 || lost.has(name)) return;
+  const fd = name === 'stdout' ? 1 : 2;
+  if (!regular.has(name)) {
+    let file = false;
+    try {
+      file = fstatSync(fd).isFile();
+    } catch {}
+    regular.set(name, file);
+  }
+  if (!regular.get(name)) {
+    out(name).write(data);
+    return;
+  }
+  const bytes = Buffer.from(data);
+  try {
+    for (let at = 0; at < bytes.length; ) {
+      const wrote = writeSync(fd, bytes, at);
+      if (wrote <= 0) throw Object.assign(new Error('the write took no byte'), { code: 'EIO' });
+      at += wrote;
+    }
+  } catch (error) {
+    if (error.code !== 'EPIPE') lost.set(name, `${error.code ?? 'error'}: ${String(error.message).replace(/^\w+: /, '')}`);
+  }
+}
 
 /** The argument that runs the bundle as the helper in place of `exec` (src/exec-server.ts EXEC_HELPER_MODE). */
 const HELPER_MODE = '__exec-helper';
@@ -58,11 +92,12 @@ async function execEntry(bundle, self) {
     const socket = helperSocket(bundle);
     const through = socket === undefined ? { fallback: 'off' } : await viaHelper(bundle, socket, process.argv.slice(3));
     if ('status' in through) {
-      const flushed = () => Promise.all([...opened].map((name) => new Promise((resolve) => process[name].write('', resolve))));
+      // only what is still queued: an empty write to /dev/full fails, and said output was lost where none was written
+      const flushed = () => Promise.all([...opened].filter((name) => process[name].writableLength > 0).map((name) => new Promise((resolve) => process[name].write('', resolve))));
       await flushed();
       const stdout = lost.get('stdout');
       if (stdout !== undefined && !lost.has('stderr')) {
-        out('stderr').write(`aalis: output could not be written to stdout (${stdout}); what was not written is lost${through.status === 0 ? ', so the exit status is 1' : ''}\n`);
+        emit('stderr', `aalis: output could not be written to stdout (${stdout}); what was not written is lost${through.status === 0 ? ', so the exit status is 1' : ''}\n`);
         await flushed();
       }
       process.exit(stdout !== undefined && through.status === 0 ? 1 : through.status);
@@ -302,10 +337,10 @@ function viaHelper(bundle, socket, argv) {
           finish({ fallback: 'declined' });
           break;
         case 'out':
-          out('stdout').write(frame.data);
+          emit('stdout', frame.data);
           break;
         case 'err':
-          out('stderr').write(frame.data);
+          emit('stderr', frame.data);
           break;
         case 'stdin': {
           if (!stdinAsked) {

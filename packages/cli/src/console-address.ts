@@ -1,5 +1,5 @@
 import { readErrorEnvelope } from '@aalis/core';
-import { daemonAddressOf } from './daemon-address.js';
+import { daemonAddressFrom, takeOptions } from './daemon-address.js';
 import { proveDaemon } from './daemon-proof.js';
 import type { CliIo } from './io.js';
 import { forTerminalLine } from './terminal-text.js';
@@ -28,8 +28,11 @@ export async function consoleCommand(argv: readonly string[], io: CliIo): Promis
   }
   let address: { url: string; token: string };
   try {
-    address = daemonAddressOf(args);
+    // the arguments first: an unknown one is the mistake to name, not the daemon it then found none of
+    const flags = takeOptions(args, ['dir', 'data', 'url']);
     if (args.length > 0) throw new Error(`unknown argument '${forTerminalLine(args[0]!)}'; the options are --dir, --data and --url ('aalis console --help').`);
+    if (flags.url !== undefined && !URL.canParse(flags.url)) throw new Error(`--url '${forTerminalLine(flags.url)}' is not an address (http://127.0.0.1:8787, say).`);
+    address = daemonAddressFrom(flags);
   } catch (error) {
     const fix = (error as { fix?: unknown }).fix;
     io.stderr(`aalis console: ${(error as Error).message}\n${typeof fix === 'string' ? `fix: ${fix}\n` : ''}`);
@@ -52,7 +55,8 @@ export async function consoleCommand(argv: readonly string[], io: CliIo): Promis
   const answer = body as { address?: unknown; expiresAt?: unknown } | undefined;
   if (!response.ok || typeof answer?.address !== 'string') {
     const error = readErrorEnvelope(body);
-    io.stderr(`aalis console: the daemon gave no address (${response.status}${error ? `: ${error.message}` : ''})${response.status === 404 ? '; it may be older than this command: restart it' : ''}.\n${error?.fix ? `fix: ${error.fix}\n` : ''}`);
+    const why = error ? error.message : `it answered ${response.status}${response.status === 404 ? ' (it may be older than this command: restart it)' : ''}.`;
+    io.stderr(`aalis console: the daemon gave no address: ${why}\n${error?.fix ? `fix: ${error.fix}\n` : ''}`);
     return 1;
   }
   // the address is the daemon's own (the one it listens on, as it printed at start)

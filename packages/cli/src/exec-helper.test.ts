@@ -4,7 +4,7 @@
 // bubblewrap sandbox. Each test's helper lives in a runtime directory of its own under /run (the
 // client's XDG_RUNTIME_DIR), never in the machine's own.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -660,8 +660,23 @@ createServer((c) => {
           expect(r.stderr).not.toMatch(/\n\s+at /);
         }
       }
+      // nothing written, nothing lost: /dev/full refuses even an empty write, which was said as a loss
+      for (const helper of ['on', 'off']) {
+        const r = spawnSync(process.execPath, [runner, 'exec', '--network', 'off', '--', 'true'], { cwd: workspace, env: baseEnv(runtime, { AALIS_EXEC_HELPER: helper }), stdio: ['ignore', full, 'pipe'], encoding: 'utf8', timeout: 60_000 });
+        expect({ helper, status: r.status, stderr: r.stderr }).toEqual({ helper, status: 0, stderr: expect.not.stringContaining('could not be written') });
+      }
     } finally {
       closeSync(full);
+    }
+    // A file that stops growing partway (a disk filling up; here RLIMIT_FSIZE): node's stream for a
+    // file ignored the short write, and the rest was lost with exit 0 (found by a review)
+    const partial = join(root, 'partial.txt');
+    for (const helper of ['on', 'off']) {
+      rmSync(partial, { force: true });
+      const r = spawnSync('sh', ['-c', `trap '' XFSZ; ulimit -f 64; exec "${process.execPath}" "${runner}" exec --network off -- seq 1 100000 > "${partial}"`], { cwd: workspace, env: baseEnv(runtime, { AALIS_EXEC_HELPER: helper }), encoding: 'utf8', timeout: 60_000 });
+      expect({ helper, status: r.status }).toEqual({ helper, status: 1 });
+      expect(r.stderr).toContain('output could not be written to stdout (EFBIG');
+      expect(statSync(partial).size).toBeLessThan(588_895);
     }
     // stderr that cannot be written (its notes lost) changes nothing the caller reads
     const noStderr = openSync('/dev/full', 'w');

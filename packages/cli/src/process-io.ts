@@ -1,3 +1,4 @@
+import { fstatSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import type { CliIo } from './io.js';
 
@@ -7,6 +8,46 @@ import type { CliIo } from './io.js';
  */
 const lost = new Map<'stdout' | 'stderr', string>();
 
+/** Notes why `name` could not be written; a reader gone (EPIPE) is not noted. */
+function note(name: 'stdout' | 'stderr', error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EPIPE' && !lost.has(name)) lost.set(name, `${error.code ?? 'error'}: ${error.message.replace(/^\w+: /, '')}`);
+}
+
+/**
+ * A writer of `name`. To a regular file it writes with write(2) until every byte is written:
+ * node's own stream for a file ignores a short write, so a disk that filled up partway through
+ * lost the rest of `aalis exec -- seq 1 100000 > out` with no error and exit 0 (found by a
+ * review). Anything else (a pipe, a terminal, a device) goes through node's stream, whose errors
+ * are noted. bin/exec-client.cjs `emit` does the same for runs through the exec helper.
+ */
+function writerOf(name: 'stdout' | 'stderr'): (text: string) => void {
+  const fd = name === 'stdout' ? 1 : 2;
+  let file = false;
+  try {
+    file = fstatSync(fd).isFile();
+  } catch {
+    // no such descriptor: node's stream says so when it is written
+  }
+  return (text) => {
+    // nothing to write is not written: /dev/full refuses even an empty write
+    if (text.length === 0 || lost.has(name)) return;
+    if (!file) {
+      process[name].write(text);
+      return;
+    }
+    const bytes = Buffer.from(text);
+    try {
+      for (let at = 0; at < bytes.length; ) {
+        const wrote = writeSync(fd, bytes, at);
+        if (wrote <= 0) throw Object.assign(new Error('the write took no byte'), { code: 'EIO' });
+        at += wrote;
+      }
+    } catch (error) {
+      note(name, error as NodeJS.ErrnoException);
+    }
+  };
+}
+
 /**
  * This process's terminal as a {@link CliIo}: stdout and stderr, questions at the terminal when
  * both stdin and stderr are one, stdin line by line or whole. A reader that went away
@@ -15,15 +56,11 @@ const lost = new Map<'stdout' | 'stderr', string>();
  * reason (`> /dev/full`) is said at the exit instead (see {@link exitWith}).
  */
 export function processIo(): CliIo {
-  for (const name of ['stdout', 'stderr'] as const) {
-    process[name].on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE' && !lost.has(name)) lost.set(name, `${error.code ?? 'error'}: ${error.message.replace(/^\w+: /, '')}`);
-    });
-  }
+  for (const name of ['stdout', 'stderr'] as const) process[name].on('error', (error: NodeJS.ErrnoException) => note(name, error));
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
   return {
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
+    stdout: writerOf('stdout'),
+    stderr: writerOf('stderr'),
     ...(interactive
       ? {
           async ask(question: string) {
@@ -58,11 +95,13 @@ export function processIo(): CliIo {
  */
 export async function exitWith(status: number): Promise<never> {
   process.stdin.destroy();
-  const flushed = () => Promise.all([process.stdout, process.stderr].map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))));
+  // only what is still queued: an empty write to a device that takes nothing (/dev/full) fails,
+  // and said output was lost where none was written (found by a review)
+  const flushed = () => Promise.all([process.stdout, process.stderr].filter((stream) => stream.writableLength > 0).map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))));
   await flushed();
   const stdout = lost.get('stdout');
   if (stdout !== undefined && !lost.has('stderr')) {
-    process.stderr.write(`aalis: output could not be written to stdout (${stdout}); what was not written is lost${status === 0 ? ', so the exit status is 1' : ''}\n`);
+    writerOf('stderr')(`aalis: output could not be written to stdout (${stdout}); what was not written is lost${status === 0 ? ', so the exit status is 1' : ''}\n`);
     await flushed();
   }
   // a full disk under `> report.txt` is not a success, whatever the command did; a note that could

@@ -313,10 +313,13 @@ export const PANEL_HTML = `<!doctype html>
   };
 
   const tick = () => Promise.all([refreshTasks(), refreshDetail()]).catch(() => {}).finally(() => setTimeout(tick, 1000));
+  // a code that did not open leaves the capability this tab had (found by a review: the panel
+  // stopped working); what went wrong, there or at the first request, is said on the page
   takeCap()
-    .then((cap) => { if (cap) auth = { authorization: 'Bearer ' + cap }; }, (e) => say('This address did not open the pod: ' + e.message))
+    .catch((e) => { say('This address did not open the pod: ' + e.message); return sessionStorage.getItem('aalis-pod-cap'); })
+    .then((cap) => { if (cap) auth = { authorization: 'Bearer ' + cap }; })
     .then(() => loadSettings())
-    .then(() => { tick(); refreshExports(); });
+    .then(() => { tick(); refreshExports(); }, (e) => { if (!$('action-message').textContent) say(e.message); });
 })();
 </script>
 </body>

@@ -47,6 +47,9 @@ async function takeToken() {
       } catch (e) {
         throw new Error('the token in this address is not readable (a broken %-escape).');
       }
+      // the page cannot tell a token fixed by AALIS_TOKEN from a daemon's own: one written in an
+      // address is held while the tab is open, never kept
+      keep = false;
     }
     await proveDaemon();
   } catch (e) {
@@ -55,9 +58,10 @@ async function takeToken() {
   }
   if (keep) sessionStorage.setItem('aalis-token', TOKEN);
   else {
-    // AALIS_TOKEN fixed it: it outlives the daemon, and whatever serves this port next could read this tab's storage
+    // AALIS_TOKEN fixed it (or the address held it): it may outlive the daemon, and whatever
+    // serves this port next could read this tab's storage
     sessionStorage.removeItem('aalis-token');
-    NOT_KEPT = true;
+    NOT_KEPT = code ? 'fixed' : 'given';
   }
   return TOKEN;
 }
@@ -101,10 +105,14 @@ function exact(text) {
 }
 
 ${KEYED_LIST_SCRIPT}
+// What the address did (a code that did not open, a token this tab does not keep) stays shown: a
+// refresh that went well cleared it at once, before anyone read it (found by a review).
+let STANDING = '';
 function notice(text) {
   const el = $('notice');
-  el.textContent = shown(text || '');
-  el.hidden = !text;
+  const said = text || STANDING;
+  el.textContent = shown(said);
+  el.hidden = !said;
 }
 
 // The token goes only to a server that proves it knows it (GET /api/proof, daemon/token.ts): a
@@ -444,9 +452,11 @@ async function listen() {
 
 takeToken().then((token) => {
   TOKEN = token;
-  if (CLAIM_FAILED) notice('This address did not open the console: ' + CLAIM_FAILED + (TOKEN ? ' (This tab keeps the token it had.)' : ''));
-  else if (NOT_KEPT) notice("This daemon's token is fixed (AALIS_TOKEN), so this tab keeps it only while it is open: a reload needs a new address ('aalis console').");
-  else if (!TOKEN) notice("No token: open the console with the address 'aalis serve' printed, or run 'aalis console' for a new one (an address opens the console once).");
+  if (CLAIM_FAILED) STANDING = 'This address did not open the console: ' + CLAIM_FAILED + (TOKEN ? ' (This tab keeps the token it had.)' : '');
+  else if (NOT_KEPT === 'fixed') STANDING = "This daemon's token is fixed (AALIS_TOKEN), so this tab holds it only while it shows the console: a reload, or coming back from the Isolation Pod, needs a new address ('aalis console').";
+  else if (NOT_KEPT === 'given') STANDING = 'This tab holds the token from its address only while it shows the console (a token written in an address is never kept): a reload needs the address again.';
+  else if (!TOKEN) STANDING = "No token in this tab: run 'aalis console' for an address that opens the console (an address opens it once).";
+  notice('');
   if (TOKEN) {
     refreshAll();
     listen();
