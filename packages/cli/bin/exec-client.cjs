@@ -31,15 +31,17 @@ function out(name) {
   if (!opened.has(name)) {
     opened.add(name);
     // a reader gone (EPIPE) ends that output quietly; another failure (a full disk) is said at the end (src/process-io.ts)
-    process[name].on('error', (error) => {
-      if (error.code !== 'EPIPE' && !lost.has(name)) lost.set(name, `${error.code ?? 'error'}: ${String(error.message).replace(/^\w+: /, '')}`);
-    });
+    process[name].on('error', (error) => noteLost(name, error));
   }
   return process[name];
 }
 const opened = new Set();
 /** The streams that could not be written, and why. */
 const lost = new Map();
+/** Notes why `name` could not be written; a reader gone (EPIPE) is not noted. */
+function noteLost(name, error) {
+  if (error.code !== 'EPIPE' && !lost.has(name)) lost.set(name, `${error.code ?? 'error'}: ${String(error.message).replace(/^\w+: /, '')}`);
+}
 /** Whether stdout / stderr is a regular file, asked once. */
 const regular = new Map();
 
@@ -71,7 +73,7 @@ function emit(name, data) {
       at += wrote;
     }
   } catch (error) {
-    if (error.code !== 'EPIPE') lost.set(name, `${error.code ?? 'error'}: ${String(error.message).replace(/^\w+: /, '')}`);
+    noteLost(name, error);
   }
 }
 
