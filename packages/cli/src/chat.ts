@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readErrorEnvelope } from '@aalis/core';
 import { askText } from './ask-text.js';
 import { daemonAddressOf, takeOptions } from './daemon-address.js';
-import { proveDaemon } from './daemon-proof.js';
+import { daemonCall, daemonFetch } from './daemon-request.js';
 import type { CliIo } from './io.js';
 import { forTerminal, forTerminalLine } from './terminal-text.js';
 
@@ -58,35 +58,14 @@ class ChatSession {
   ) {}
 
   async api(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-    const proven = await proveDaemon(this.url, this.token);
-    let response: Response;
-    try {
-      response = await fetch(new URL(path, proven), {
-        method,
-        headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-    } catch (error) {
-      throw new Error(`the daemon at ${this.url} does not answer (${(error as Error).message}); start it with 'aalis serve'.`);
-    }
-    const text = await response.text();
-    let parsed: Json = {};
-    try {
-      parsed = text === '' ? {} : (JSON.parse(text) as Json);
-    } catch {
-      throw new Error(`the daemon at ${this.url} answered ${response.status} with something that is not JSON.`);
-    }
-    return { status: response.status, body: parsed };
+    const answer = await daemonCall(this.url, this.token, method, path, body);
+    if (answer.body === undefined && answer.text !== '') throw new Error(`the daemon at ${this.url} answered ${answer.status} with something that is not JSON.`);
+    return { status: answer.status, body: (answer.body ?? {}) as Json };
   }
 
   /** Opens the event stream of the conversation; resolves once it is live. */
   async listen(): Promise<void> {
-    const proven = await proveDaemon(this.url, this.token);
-    const res = await fetch(new URL(`/api/events?session=${encodeURIComponent(this.session)}`, proven), { headers: { authorization: `Bearer ${this.token}` }, signal: this.#stream.signal }).catch(
-      (error: unknown) => {
-        throw new Error(`the daemon at ${this.url} does not answer (${(error as Error).message}); start it with 'aalis serve'.`);
-      },
-    );
+    const res = await daemonFetch(this.url, this.token, `/api/events?session=${encodeURIComponent(this.session)}`, { signal: this.#stream.signal });
     if (res.status === 401) throw new Error("the daemon refused the token: give the one in <data>/daemon/token of its data directory ($AALIS_TOKEN), or --dir/--data of its deployment.");
     if (!res.ok || !res.body) throw new Error(`the daemon's event stream answered ${res.status}.`);
     let ready: () => void = () => {};

@@ -1,6 +1,6 @@
 import { readErrorEnvelope } from '@aalis/core';
 import { daemonAddressFrom, takeOptions } from './daemon-address.js';
-import { proveDaemon } from './daemon-proof.js';
+import { daemonCall } from './daemon-request.js';
 import type { CliIo } from './io.js';
 import { forTerminalLine } from './terminal-text.js';
 
@@ -38,24 +38,11 @@ export async function consoleCommand(argv: readonly string[], io: CliIo): Promis
     io.stderr(`aalis console: ${(error as Error).message}\n${typeof fix === 'string' ? `fix: ${fix}\n` : ''}`);
     return 2;
   }
-  const proven = await proveDaemon(address.url, address.token);
-  let response: Response;
-  try {
-    response = await fetch(new URL('/api/console/address', proven), { method: 'POST', headers: { authorization: `Bearer ${address.token}` } });
-  } catch (error) {
-    throw new Error(`the daemon at ${address.url} does not answer (${(error as Error).message}); start it with 'aalis serve'.`);
-  }
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
+  const { ok, status, body } = await daemonCall(address.url, address.token, 'POST', '/api/console/address');
   const answer = body as { address?: unknown; expiresAt?: unknown } | undefined;
-  if (!response.ok || typeof answer?.address !== 'string') {
+  if (!ok || typeof answer?.address !== 'string') {
     const error = readErrorEnvelope(body);
-    const why = error ? error.message : `it answered ${response.status}${response.status === 404 ? ' (it may be older than this command: restart it)' : ''}.`;
+    const why = error ? error.message : `it answered ${status}${status === 404 ? ' (it may be older than this command: restart it)' : ''}.`;
     io.stderr(`aalis console: the daemon gave no address: ${why}\n${error?.fix ? `fix: ${error.fix}\n` : ''}`);
     return 1;
   }

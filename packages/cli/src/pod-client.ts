@@ -1,6 +1,6 @@
 import { readErrorEnvelope } from '@aalis/core';
 import { PodError, type PodCommandService, type PodErrorCode } from '@aalis/plugin-pod';
-import { proveDaemon } from './daemon-proof.js';
+import { daemonCall } from './daemon-request.js';
 
 /**
  * The pod service of a running daemon, through its `/api/pod/…` routes: what `aalis pod` uses,
@@ -12,24 +12,12 @@ export function podClient(address: { readonly url: string; readonly token: strin
   const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
     known ??= (address as () => { readonly url: string; readonly token: string })();
     const { url: baseUrl, token } = known;
-    const proven = await proveDaemon(baseUrl, token);
-    let response: Response;
-    try {
-      response = await fetch(new URL(`/api/pod/${path}`, proven), {
-        method,
-        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-    } catch (error) {
-      throw new Error(`the daemon at ${baseUrl} does not answer (${(error as Error).message}); start it with 'aalis serve'.`);
+    const answer = await daemonCall(baseUrl, token, method, `/api/pod/${path}`, body);
+    if (!answer.ok || (answer.body === undefined && answer.text !== '')) {
+      const error = readErrorEnvelope(answer.body);
+      throw new PodError((error?.code ?? 'bad-input') as PodErrorCode, error?.message ?? `the daemon answered ${answer.status}${answer.ok ? ' with something that is not JSON' : ''}`, error?.fix);
     }
-    const text = await response.text();
-    const parsed = text === '' ? undefined : (JSON.parse(text) as unknown);
-    if (!response.ok) {
-      const error = readErrorEnvelope(parsed);
-      throw new PodError((error?.code ?? 'bad-input') as PodErrorCode, error?.message ?? `the daemon answered ${response.status}`, error?.fix);
-    }
-    return parsed as T;
+    return answer.body as T;
   };
   const enc = encodeURIComponent;
   const client: PodCommandService = {
