@@ -15,8 +15,9 @@ export interface PodCapability {
 
 /**
  * Capabilities that open the Isolation Pod's API (`/api/pod/…`) and nothing else, for the pod's
- * panel: the console asks for one with the owner's token and hands it to the panel in the
- * address's fragment, which the panel sends back as `Authorization: Bearer`. The owner's token
+ * panel: the console asks for one with the owner's token, the panel's address carries a one-time
+ * code that yields it sealed (console-codes.ts; never the capability itself, which the tab's history
+ * would keep), and the panel sends it back as `Authorization: Bearer`. The owner's token
  * itself never leaves the console's tab (no cookie: cookies are not tied to a port, so every
  * other server on 127.0.0.1 would receive it). Kept in memory: a restart ends them all.
  */
