@@ -6,8 +6,8 @@ import { resolveReach } from './reach.js';
 import { ACCESS_TIERS, type AccessTier, type BoundaryPolicy } from './tier.js';
 
 // A allow · AL allow with landing · T/L/W/H/N ask (tier, landing, write-path, host-exec, network)
-// C/R/X deny (control-plane, deny-read, no-local-effect) · dL/dW/dH/dN deny by boundary policy
-type Code = 'A' | 'AL' | 'T' | 'L' | 'W' | 'H' | 'N' | 'C' | 'R' | 'X' | 'dL' | 'dW' | 'dH' | 'dN';
+// C/R/K/X deny (control-plane, deny-read, kernel-tree, no-local-effect) · dL/dW/dH/dN deny by boundary policy
+type Code = 'A' | 'AL' | 'T' | 'L' | 'W' | 'H' | 'N' | 'C' | 'R' | 'K' | 'X' | 'dL' | 'dW' | 'dH' | 'dN';
 
 const DECISION: Record<Code, ReachDecision> = {
   A: { verdict: 'allow' },
@@ -19,6 +19,7 @@ const DECISION: Record<Code, ReachDecision> = {
   N: { verdict: 'ask', reason: { kind: 'boundary', target: 'network' } },
   C: { verdict: 'deny', rule: 'control-plane' },
   R: { verdict: 'deny', rule: 'deny-read' },
+  K: { verdict: 'deny', rule: 'kernel-tree' },
   X: { verdict: 'deny', rule: 'no-local-effect' },
   dL: { verdict: 'deny', rule: 'boundary-policy', reason: { kind: 'landing' } },
   dW: { verdict: 'deny', rule: 'boundary-policy', reason: { kind: 'boundary', target: 'write-path' } },
@@ -37,6 +38,15 @@ const TABLE: readonly Row[] = [
   ['read .env in the session temp', read(`${SESSION_TMP}/.env`), ['A', 'A', 'A', 'A'], ['A', 'A', 'A', 'A'], 'X'],
   ["read another session's temp", read(`${DATA}/tmp/s2/out.txt`), ['R', 'R', 'R', 'R'], ['R', 'R', 'R', 'R'], 'X'],
   ['read .env in the project', read(`${PROJECT}/.env`), ['R', 'R', 'R', 'R'], ['R', 'R', 'R', 'R'], 'X'],
+  // the daemon's own process and the host kernel, seen host-side (found by an attack: a pod task read
+  // the owner's token out of /proc/self/mem through read_file)
+  ["read the daemon's memory", read('/proc/self/mem'), ['K', 'K', 'K', 'K'], ['K', 'K', 'K', 'K'], 'X'],
+  ["read another process's environment", read('/proc/1/environ'), ['K', 'K', 'K', 'K'], ['K', 'K', 'K', 'K'], 'X'],
+  ['read /proc itself', read('/proc'), ['K', 'K', 'K', 'K'], ['K', 'K', 'K', 'K'], 'X'],
+  ['read the kernel tree /sys', read('/sys/kernel/notes'), ['K', 'K', 'K', 'K'], ['K', 'K', 'K', 'K'], 'X'],
+  ['read a lookalike of /proc', read('/procfs/notes'), ['A', 'A', 'A', 'A'], ['A', 'A', 'A', 'A'], 'X'],
+  ['write a kernel setting', write('/proc/sys/kernel/core_pattern'), ['K', 'K', 'K', 'K'], ['K', 'K', 'K', 'K'], 'X'],
+  ['write /sys', write('/sys/power/state'), ['K', 'K', 'K', 'K'], ['K', 'K', 'K', 'K'], 'X'],
   ['read the main config', read(`${DATA}/config.yaml`), ['A', 'A', 'A', 'A'], ['A', 'A', 'A', 'A'], 'X'],
   ['write plugin state', write(`${DATA}/plugins/reach/state.json`), ['C', 'C', 'C', 'C'], ['C', 'C', 'C', 'C'], 'X'],
   ['write secrets.yaml', write(`${DATA}/secrets.yaml`), ['C', 'C', 'C', 'C'], ['C', 'C', 'C', 'C'], 'X'],

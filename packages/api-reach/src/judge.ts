@@ -1,6 +1,7 @@
 import { ReachInputError } from './errors.js';
 import { type PreparedPath, preparePath } from './match.js';
 import { isUnder } from './path.js';
+import { inKernelTree } from './refused-writes.js';
 import { compiledReach, type LocalReach, type Reach } from './reach.js';
 
 /** One target of a tool call to judge. Paths are real paths. */
@@ -28,13 +29,14 @@ export type ReachAskReason =
 
 /**
  * Allow (with `landing` when `full` writes a landing: write it and audit it), ask (with a
- * reason), or deny (with the rule; `no-local-effect`, `control-plane` and `deny-read` cannot be
- * requested, `boundary-policy` is an ask the boundary policy turned into a deny).
+ * reason), or deny (with the rule; `no-local-effect`, `control-plane`, `deny-read` and
+ * `kernel-tree` cannot be requested, `boundary-policy` is an ask the boundary policy turned into
+ * a deny).
  */
 export type ReachDecision =
   | { readonly verdict: 'allow'; readonly landing?: true }
   | { readonly verdict: 'ask'; readonly reason: ReachAskReason }
-  | { readonly verdict: 'deny'; readonly rule: 'no-local-effect' | 'control-plane' | 'deny-read' }
+  | { readonly verdict: 'deny'; readonly rule: 'no-local-effect' | 'control-plane' | 'deny-read' | 'kernel-tree' }
   | { readonly verdict: 'deny'; readonly rule: 'boundary-policy'; readonly reason: ReachAskReason };
 
 const ALLOW: ReachDecision = Object.freeze({ verdict: 'allow' });
@@ -42,6 +44,18 @@ const ALLOW_LANDING: ReachDecision = Object.freeze({ verdict: 'allow', landing: 
 const DENY_NO_LOCAL: ReachDecision = Object.freeze({ verdict: 'deny', rule: 'no-local-effect' });
 const DENY_CONTROL: ReachDecision = Object.freeze({ verdict: 'deny', rule: 'control-plane' });
 const DENY_READ: ReachDecision = Object.freeze({ verdict: 'deny', rule: 'deny-read' });
+const DENY_KERNEL: ReachDecision = Object.freeze({ verdict: 'deny', rule: 'kernel-tree' });
+
+/**
+ * A path a tool call reads or writes on the host side is reached by the daemon's own process: on
+ * Linux, `/proc` there is the daemon's (`/proc/self/mem` and `environ` hold its token and keys,
+ * `/proc/<pid>/environ` other processes' secrets when it runs as root) and `/sys` the host
+ * kernel's. Neither is a file of the person's; a command reads them in its sandbox, which has a
+ * `/proc` of its own and a read-only `/sys`.
+ */
+function hostKernelTree(reach: LocalReach, path: string): boolean {
+  return reach.lists.platform === 'linux' && inKernelTree(path);
+}
 
 const REASONS = {
   tier: Object.freeze({ kind: 'tier' }),
@@ -67,6 +81,7 @@ function prepared(reach: LocalReach, path: unknown): PreparedPath {
 function judgeWrite(reach: LocalReach, path: string): ReachDecision {
   const c = compiledReach(reach);
   const p = prepared(reach, path);
+  if (hostKernelTree(reach, path)) return DENY_KERNEL;
   if (c.control.test(p)) return DENY_CONTROL;
   if (c.landing.test(p)) return reach.tier === 'full' ? ALLOW_LANDING : ask(reach, REASONS.landing);
   if (reach.tier === 'full') return ALLOW;
@@ -77,6 +92,7 @@ function judgeWrite(reach: LocalReach, path: string): ReachDecision {
 function judgeRead(reach: LocalReach, path: string): ReachDecision {
   const c = compiledReach(reach);
   const p = prepared(reach, path);
+  if (hostKernelTree(reach, path)) return DENY_KERNEL;
   if (isUnder(p.folded, c.tmp)) return ALLOW;
   return c.denyRead.test(p) ? DENY_READ : ALLOW;
 }
@@ -98,6 +114,7 @@ function judgeExec(reach: LocalReach, host: boolean): ReachDecision {
  * order: control plane (deny) → landing (`full` allows with `landing: true`, the others ask) →
  * `full` allows → `confirm` asks → inside a writable root allows → otherwise an out-of-range
  * write. A read is checked against the deny-read list only; the session temp is always readable.
+ * On Linux, a read or write in `/proc` or `/sys` is `kernel-tree` whatever the tier.
  * Without local effect, reads, writes and exec are denied (`no-local-effect`) and network is
  * allowed. Throws {@link ReachInputError} for a relative or unresolved path (fail closed).
  */

@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { gitDirLandings, judgeReach, type LocalReach, matchesRule, type PathRule, type ReachDecision, type ReachRequest } from '@aalis/api-reach';
+import { gitDirLandings, judgeReach, KERNEL_TREES, type LocalReach, matchesRule, type PathRule, type ReachDecision, type ReachRequest } from '@aalis/api-reach';
 import { execPlaceOf } from '@aalis/core';
 import { denialMessage, describeAsk, describeRequest, reachView, realPathOf } from '@aalis/plugin-reach';
 import { parse } from './args.js';
@@ -38,7 +38,7 @@ Examples:
 
 /** The list item that decided a path, with where it comes from. */
 export interface Match {
-  readonly list: 'control' | 'landing' | 'denyRead' | 'writableRoot' | 'sessionTmp';
+  readonly list: 'kernelTree' | 'control' | 'landing' | 'denyRead' | 'writableRoot' | 'sessionTmp';
   readonly source: string;
   readonly rule: PathRule | { path: string };
 }
@@ -58,6 +58,8 @@ export function matchOf(reach: LocalReach, request: ReachRequest): Match | null 
   if (!('path' in request)) return null;
   const { platform } = reach.lists;
   const first = (rules: readonly PathRule[]) => rules.find((rule) => matchesRule(rule, request.path, platform));
+  const tree = platform === 'linux' ? KERNEL_TREES.find((t) => matchesRule({ path: t }, request.path, platform)) : undefined;
+  if (tree) return { list: 'kernelTree', source: "the daemon's own view of the kernel (host-side reads and writes only)", rule: { path: tree } };
   if (request.effect === 'read') {
     if (matchesRule({ path: reach.sessionTmp }, request.path, platform)) return { list: 'sessionTmp', source: 'the session temp (always readable)', rule: { path: reach.sessionTmp } };
     const rule = first(reach.lists.denyRead);

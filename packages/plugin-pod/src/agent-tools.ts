@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import { type MovedAside, pathIsUnder, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
+import { inKernelTree, type MovedAside, pathIsUnder, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
 import { AalisError, copyFileAtomic, makeDirs, openForRead, SafeFileError, shownBytes, type TempRecorder, utf8NameOf, writeFileAtomic } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
@@ -67,7 +67,7 @@ function tool<P extends z.ZodType>(name: AgentTool['name'], description: string,
         if (error instanceof Refusal) return { ok: false, refused: true, rule: error.rule, message: error.message };
         // The safe file layer refused: what is at the name is not what was judged (a symlink the task's code planted, a swap).
         if (error instanceof SafeFileError) {
-          return { ok: false, refused: true, rule: error.code, message: `the host-side write was refused, nothing was written there: ${error.message}` };
+          return { ok: false, refused: true, rule: error.code, message: `the host-side tool was refused, nothing was read or written there: ${error.message}` };
         }
         return { ok: false, refused: false, rule: 'failed', message: `tool '${name}' failed: ${(error as Error).message}` };
       }
@@ -79,8 +79,21 @@ function isOutcome(value: unknown): value is AgentToolOutcome {
   return typeof value === 'object' && value !== null && 'ok' in value && typeof (value as { ok: unknown }).ok === 'boolean' && ('value' in value || 'rule' in value);
 }
 
+/**
+ * The pod's host-side tools run in the daemon's process, where `/proc` is the daemon's own (its
+ * memory and environment hold the owner's token and the model's keys) and `/sys` the host
+ * kernel's: refused whatever the policy says (api-reach's `kernel-tree` rule, the same for the
+ * main agent's tools). A task reads them from a command, in its sandbox's own `/proc`.
+ */
+function refuseKernelTree(path: string): void {
+  if (platform === 'linux' && inKernelTree(path)) {
+    throw new Refusal('kernel-tree', `${path} is in /proc or /sys, which a host-side tool reaches as the daemon's own process and the host's kernel (its memory, environment and keys); it cannot be requested. Read it from a command instead: the task's sandbox has a /proc of its own.`);
+  }
+}
+
 async function readable(ctx: AgentToolContext, raw: string): Promise<string> {
   const path = await realPathOf(raw, ctx.dirs.work);
+  refuseKernelTree(path);
   if (!sandboxPolicyAllows(ctx.policy, 'read', path, platform)) {
     throw new Refusal('deny-read', `${path} is on the deny-read list (credentials, secrets, the daemon's private state), which no task may read; it cannot be requested.`);
   }
@@ -89,6 +102,7 @@ async function readable(ctx: AgentToolContext, raw: string): Promise<string> {
 
 async function writable(ctx: AgentToolContext, raw: string): Promise<string> {
   const path = await realPathOf(raw, ctx.dirs.work);
+  refuseKernelTree(path);
   if (!sandboxPolicyAllows(ctx.policy, 'write', path, platform)) {
     const inside = pathIsUnder(path, ctx.dirs.work, platform);
     const why = inside

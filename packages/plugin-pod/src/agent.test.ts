@@ -49,6 +49,18 @@ const scripts = (): Script[] => [
       { say: 'planted' },
     ],
   },
+  {
+    match: 'kernel',
+    steps: [
+      { call: 'run_shell', args: { command: 'ln -s /proc/self/environ env-link' } },
+      { call: 'read_file', args: { path: '/proc/self/environ' } },
+      { call: 'read_file', args: { path: `/proc/${process.pid}/mem` } },
+      { call: 'read_file', args: { path: 'env-link' } },
+      { call: 'list_dir', args: { path: '/sys/kernel' } },
+      { call: 'copy_into_sandbox', args: { from: '/proc/self/environ', to: 'environ.txt' } },
+      { say: 'tried' },
+    ],
+  },
   { match: 'long', steps: [{ call: 'run_python', args: { code: 'import time\ntime.sleep(30)' } }] },
 ];
 
@@ -138,6 +150,17 @@ describe('the agent', () => {
       expect(await pod.exportFiles({ taskId: t.id, files: ['key'], to: place.project }).catch((e: unknown) => e)).toMatchObject({ code: 'export-source' });
       const started = await pod.exportFiles({ taskId: t.id, files: ['dir'], to: place.project });
       expect(started.state === 'needs-confirmation' && started.plan.items.map((i) => i.relative)).toEqual(['dir/real.txt']);
+    }));
+
+  // The pod's host-side tools run in the daemon's process: its /proc is the daemon's (an attack read
+  // the owner's token out of /proc/self/mem, 256 KiB a read_file), /sys the host kernel's.
+  it("never reads the daemon's /proc or /sys host-side, named or through a symlink its code made", () =>
+    withPod({ tools: ['read_file', 'list_dir', 'copy_into_sandbox', 'run_shell'] }, async ({ pod }) => {
+      const t = await pod.wait((await pod.start({ task: 'kernel' })).id);
+      expect(t.state).toBe('succeeded');
+      const refused = (await pod.logs(t.id)).filter((e) => e.kind === 'refused');
+      expect(refused.map((e) => (e.kind === 'refused' ? e.rule : ''))).toEqual(['kernel-tree', 'kernel-tree', 'kernel-tree', 'kernel-tree', 'kernel-tree']);
+      expect((await pod.files(t.id)).map((f) => f.path)).not.toContain('environ.txt');
     }));
 
   it('exports nothing of a task that is still running', () =>

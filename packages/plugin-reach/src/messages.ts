@@ -49,6 +49,8 @@ export function denialMessage(request: ReachRequest, decision: Extract<ReachDeci
       return `${what} was refused (rule: control-plane): it is part of the host control plane (the daemon's state, configuration, secrets and loaded code), which no tier may write. This cannot be requested.`;
     case 'deny-read':
       return `${what} was refused (rule: deny-read): it is on the deny-read list (credential files, yours and other accounts', the machine's password and key files, .env files, browser profiles, the daemon's private data, other instances' data). This cannot be requested.`;
+    case 'kernel-tree':
+      return `${what} was refused (rule: kernel-tree): /proc and /sys, read by a tool call on the host side, are the daemon's own process and the host's kernel (its memory, environment and keys), not files of yours. This cannot be requested; run a command instead ('cat /proc/cpuinfo'): the sandbox has a /proc of its own.`;
     case 'boundary-policy':
       return `${what} was refused (rule: boundary-policy): it would be asked because ${describeAsk(decision.reason)}, but the boundary policy of this conversation is 'deny' (tier ${tier}). ${remedy(decision.reason)}`;
   }

@@ -217,6 +217,33 @@ describe('approvals through the tools', () => {
   });
 });
 
+// Host-side tools run in the daemon's process: /proc there is the daemon's own (its memory and
+// environment hold the owner's token and the model's keys; found by an attack through the pod's
+// read_file), /sys the host kernel's. Refused in every tier, moves included.
+describe("the daemon's /proc and /sys are no files of the owner's", () => {
+  it('read_file, list_dir, move_path and write_file in /proc or /sys are refused by rule kernel-tree, even in full', async () => {
+    const env = await start();
+    env.answer('approve');
+    await env.setTier('full');
+    for (const [tool, params] of [
+      ['read_file', { path: '/proc/self/environ' }],
+      ['read_file', { path: `/proc/${process.pid}/mem` }],
+      ['read_file', { path: '/proc/self/root/proc/self/status' }],
+      ['list_dir', { path: '/proc/self/fd' }],
+      ['list_dir', { path: '/sys/kernel' }],
+      ['move_path', { from: '/proc/self/environ', to: 'environ.txt' }],
+      ['write_file', { path: '/proc/sys/kernel/printk_ratelimit', content: '6' }],
+    ] as const) {
+      const outcome = await env.call(owner, tool, params);
+      expect(outcome, `${tool} ${JSON.stringify(params)}`).toMatchObject({ ok: false, message: expect.stringContaining('kernel-tree') });
+    }
+    expect(existsSync(join(project, 'environ.txt'))).toBe(false);
+    const fine = await env.call(owner, 'read_file', { path: 'notes.txt' });
+    expect(fine.ok).toBe(true);
+    await env.kernel.stop();
+  });
+});
+
 describe('moves never carry deny-read contents to a readable name', () => {
   it('refuses moving a file or a directory holding one off the deny-read list, even in full', async () => {
     const env = await start();
