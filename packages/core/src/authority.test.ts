@@ -28,6 +28,10 @@ describe('principalOf', () => {
     ["a subtask of a stranger's turn", { ...own(owner), category: 'subtask', startedBy: own(stranger) }, 'other'],
     ["a subtask of a subtask of the owner's turn", { ...own(null), category: 'subtask', startedBy: { ...own(null), category: 'subtask', startedBy: own(owner) } }, 'owner'],
     ["a continuation of the owner's turn that pulls in a stranger", { ...own(null), category: 'continuation', startedBy: own(owner), participants: [stranger] }, 'other'],
+    // found by an attack: the middle of a chain was not looked at
+    ["a continuation of a continuation that pulled in a stranger", { ...own(null), category: 'continuation', startedBy: { ...own(null), category: 'continuation', startedBy: own(owner), participants: [stranger] } }, 'other'],
+    ["a subtask of a continuation a stranger is authorised for", { ...own(null), category: 'subtask', startedBy: { ...own(stranger), category: 'continuation', startedBy: own(owner) } }, 'other'],
+    ["a continuation of a continuation of the owner's turn", { ...own(null), category: 'continuation', startedBy: { ...own(owner), category: 'continuation', startedBy: own(owner) } }, 'owner'],
     ["a stranger's call approved by the owner", own(stranger, { approvedBy: owner }), 'owner'],
     ["the owner's call approved by a stranger", own(owner, { approvedBy: stranger }), 'other'],
     ['a continuation that has no own turn at its root', { ...own(owner), category: 'continuation' }, 'other'],

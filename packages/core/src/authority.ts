@@ -39,8 +39,17 @@ export function createAuthority(config: AuthorityConfig): AuthorityService {
       const origin = originatingTurn(turn);
       // A continuation or subtask with no own-turn at its root has nobody to vouch for it.
       if (origin.category !== 'own' || origin.authorised === null) return 'other';
-      const acting: Identity[] = [origin.authorised, ...(origin.participants ?? [])];
-      if (turn !== origin) acting.push(...(turn.participants ?? []));
+      // Everyone on the way from this turn to its origin acts in it: a continuation in the middle
+      // of the chain that took in someone else's words passes them on (found by an attack: only
+      // the origin's and the last turn's participants were counted, so a continuation of one with
+      // a non-owner participant acted as the owner).
+      const acting: Identity[] = [];
+      const seen = new Set<OriginTurn>();
+      for (let at: OriginTurn | undefined = turn; at !== undefined && !seen.has(at); at = at === origin ? undefined : at.startedBy) {
+        seen.add(at);
+        if (at.authorised) acting.push(at.authorised);
+        acting.push(...(at.participants ?? []));
+      }
       return acting.every(isOwner) ? 'owner' : 'other';
     },
   };
