@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createAuthority } from './authority.js';
-import type { OriginTurn } from './turn.js';
+import { type OriginTurn, turnWithAuthors, UNAUTHENTICATED_AUTHOR } from './turn.js';
 
 const owner = { platform: 'qq', userId: 'alice' };
 const stranger = { platform: 'qq', userId: 'mallory' };
@@ -41,5 +41,22 @@ describe('principalOf', () => {
 
   it('the session audience does not matter: the owner in a group is still the owner', () => {
     expect(authority.principalOf(own(owner, { session: { id: 'group-42' } }))).toBe('owner');
+  });
+});
+
+describe('turnWithAuthors: the authors of what the model reads act in the turn', () => {
+  it.each<[string, { role: string; from?: typeof owner; unauthenticated?: true }[], 'owner' | 'other']>([
+    ['only the owner wrote', [{ role: 'user', from: owner }, { role: 'assistant' }], 'owner'],
+    ["a stranger's message in the conversation", [{ role: 'user', from: owner }, { role: 'user', from: stranger }], 'other'],
+    ["an unauthenticated speaker's message", [{ role: 'user', unauthenticated: true }], 'other'],
+    ["a message the daemon appended on the owner's choice (no author)", [{ role: 'user' }], 'owner'],
+    ["a tool result naming a stranger is no author", [{ role: 'tool', from: stranger }], 'owner'],
+  ])('%s -> %s', (_name, messages, principal) => {
+    expect(authority.principalOf(turnWithAuthors(own(owner), messages))).toBe(principal);
+  });
+
+  it('the unauthenticated author is never an owner, even if a config names its platform', () => {
+    const listed = createAuthority({ owners: { [UNAUTHENTICATED_AUTHOR.platform]: [UNAUTHENTICATED_AUTHOR.userId] } });
+    expect(listed.isOwner(UNAUTHENTICATED_AUTHOR)).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePlugin } from './plugin.js';
 import { defineService } from './service.js';
-import { type Identity, type OriginTurn, originatingTurn } from './turn.js';
+import { type Identity, type OriginTurn, originatingTurn, UNAUTHENTICATED_AUTHOR } from './turn.js';
 
 /** Whose call it is: the owner's has local effect, anybody else's has none. */
 export type Principal = 'owner' | 'other';
@@ -31,7 +31,7 @@ export type AuthorityConfig = z.infer<typeof AuthorityConfigSchema>;
 /** The principal rules of docs/reach-contract.md ("Who") over a fixed list of owner identities. */
 export function createAuthority(config: AuthorityConfig): AuthorityService {
   const owners = new Map(Object.entries(config.owners).map(([platform, ids]) => [platform, new Set(ids)]));
-  const isOwner = (identity: Identity) => owners.get(identity.platform)?.has(identity.userId) === true;
+  const isOwner = (identity: Identity) => identity.platform !== UNAUTHENTICATED_AUTHOR.platform && owners.get(identity.platform)?.has(identity.userId) === true;
   return {
     isOwner,
     principalOf(turn) {

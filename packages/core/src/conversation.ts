@@ -10,6 +10,8 @@ export const ChatMessageSchema = z.object({
   content: z.string(),
   /** The identity that sent a user message, where known. */
   from: z.object({ platform: z.string(), userId: z.string() }).optional(),
+  /** A user message whose speaker no adapter authenticated (then there is no `from`): its author is never an owner. */
+  unauthenticated: z.literal(true).optional(),
   /** For a tool message: the call it answers. */
   toolCallId: z.string().optional(),
   /** For an assistant message: the tool calls the model asked for (their arguments as the JSON text it wrote). */

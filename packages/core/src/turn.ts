@@ -68,6 +68,41 @@ export const OriginTurnSchema: z.ZodType<OriginTurn> = z.lazy(() =>
     }),
 );
 
+/**
+ * The author of a conversation's message whose speaker no adapter authenticated. Never an owner
+ * (authority ignores its platform in the owner list), so a turn acting on such words is `other`.
+ */
+export const UNAUTHENTICATED_AUTHOR: Identity = Object.freeze({ platform: 'aalis-unauthenticated', userId: 'unauthenticated speaker' });
+
+/** The parts of a conversation's message that say who wrote it (core's `ChatMessage`). */
+export interface AuthoredMessage {
+  readonly role: string;
+  readonly from?: Identity;
+  readonly unauthenticated?: true;
+}
+
+/**
+ * `turn` with the author of every user message in `messages` (what the model reads as it acts)
+ * among its participants: words someone else wrote steer the calls the model makes next as much
+ * as a forwarded message does (found by an attack: a non-owner's `DO write_file …` line in a
+ * group conversation was obeyed in the owner's next turn, with the owner's reach). A message from
+ * an unauthenticated speaker counts as {@link UNAUTHENTICATED_AUTHOR}; one with neither (appended
+ * by the daemon itself on the owner's choice, as a pod task's returned result) adds nobody.
+ */
+export function turnWithAuthors(turn: OriginTurn, messages: readonly AuthoredMessage[]): OriginTurn {
+  const key = (who: Identity) => `${who.platform}\0${who.userId}`;
+  const known = new Set([turn.authorised, ...(turn.participants ?? [])].flatMap((who) => (who ? [key(who)] : [])));
+  const added: Identity[] = [];
+  for (const m of messages) {
+    if (m.role !== 'user') continue;
+    const author = m.from ?? (m.unauthenticated ? UNAUTHENTICATED_AUTHOR : undefined);
+    if (author === undefined || known.has(key(author))) continue;
+    known.add(key(author));
+    added.push({ platform: author.platform, userId: author.userId });
+  }
+  return added.length === 0 ? turn : { ...turn, participants: [...(turn.participants ?? []), ...added] };
+}
+
 /** The turn whose category decides this one's: follows `startedBy` to a person's own turn. */
 export function originatingTurn(turn: OriginTurn): OriginTurn {
   let current = turn;

@@ -57,7 +57,7 @@ export class AgentService {
     });
     this.#running.set(conversation, { view, controller, done });
     try {
-      const kept = { role: 'user' as const, content: message, ...(turn.authorised ? { from: turn.authorised } : {}) };
+      const kept = { role: 'user' as const, content: message, ...(turn.authorised ? { from: turn.authorised } : { unauthenticated: true as const }) };
       await this.deps.sessions.append(conversation, kept);
       this.deps.events.emit('message/created', { session: view.session, conversation, turnId, message: kept });
     } catch (error) {

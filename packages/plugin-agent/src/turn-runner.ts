@@ -1,5 +1,5 @@
 import type { ChatMessage, OriginTurn, PluginContext, Sessions, ToolDispatcher, ToolOutcome } from '@aalis/core';
-import { describeError, jsonNestsDeeperThan, MAX_JSON_DEPTH } from '@aalis/core';
+import { describeError, jsonNestsDeeperThan, MAX_JSON_DEPTH, turnWithAuthors } from '@aalis/core';
 import { ModelError, type ModelMessage, type ModelProvider, type ModelTool } from '@aalis/model';
 import { withinCall } from '@aalis/plugin-approval';
 import { z } from 'zod';
@@ -67,13 +67,16 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<TurnEndedEv
       // The model reads the conversation's model context (kernel-owned: the messages it keeps and the notes), not the whole record.
       const { context } = await deps.sessions.get(conversation);
       const messages: ModelMessage[] = [{ role: 'system', content: systemPromptOf(now.runMode, context.notes) }, ...modelMessagesOf(context.messages)];
+      // The calls of this step act for everyone whose words the model read in it, not only for the
+      // turn's speaker: a non-owner's message in the conversation makes them `other` (no local effect).
+      const acting = turnWithAuthors(run.turn, context.messages);
       const offered = now.runMode === settings.runMode ? tools : modelToolsOf(deps.dispatcher, now.runMode);
       const reply = await deps.model.complete({ messages, tools: offered, signal: run.signal, onDelta: (text) => deps.events.emit('message/delta', { ...base, text }) });
       const calls = reply.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
       await append({ role: 'assistant', content: reply.content, ...(calls.length > 0 ? { toolCalls: calls } : {}) });
       if (calls.length === 0) return end(deps, base, 'answered');
       for (const call of calls) {
-        const outcome = run.signal.aborted ? stoppedOutcome : await callTool(deps, run, base, call);
+        const outcome = run.signal.aborted ? stoppedOutcome : await callTool(deps, { ...run, turn: acting }, base, call);
         await append({ role: 'tool', toolCallId: call.id, content: cut(JSON.stringify(outcome), deps.config.toolResultMaxChars) });
       }
       if (run.signal.aborted) return end(deps, base, 'stopped');

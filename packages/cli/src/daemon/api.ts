@@ -198,7 +198,7 @@ const ROUTES: readonly Route[] = [
           throw agentRefusal(error);
         });
       } else if (message !== undefined) {
-        await service.append(turn.session.id, { role: 'user', content: message, ...(turn.authorised ? { from: turn.authorised } : {}) });
+        await service.append(turn.session.id, { role: 'user', content: message, ...(turn.authorised ? { from: turn.authorised } : { unauthenticated: true as const }) });
       }
       sendJson(
         res,
