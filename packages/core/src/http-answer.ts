@@ -31,6 +31,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   'not-rememberable': 409,
   'turn-running': 409,
   'plan-locks-tier': 409,
+  'root-mismatch': 409,
   'still-running': 409,
   'not-finished': 409,
   'export-clash': 409,

@@ -7,6 +7,7 @@ import { definePlugin } from './plugin.js';
 import type { SettingsChangedEvent } from './sessions.js';
 import { sessions } from './sessions.js';
 import { sessionsPlugin } from './sessions-plugin.js';
+import { SessionError } from './session-error.js';
 import { DEFAULT_SETTINGS } from './settings.js';
 
 const dirs: string[] = [];
@@ -73,6 +74,22 @@ describe('sessions', () => {
     expect((await service.settings('child')).tier).toBe('full');
     await service.change('child', { tier: 'confirm' });
     expect((await service.settings('root')).tier).toBe('confirm');
+  });
+
+  it("a turn naming another conversation's root is refused; the root a child was opened with stays its root", async () => {
+    const { service } = await start();
+    await service.open('r');
+    await service.change('r', { tier: 'readonly' });
+    await service.open('x');
+    await expect(service.open('x', { rootId: 'r' })).rejects.toMatchObject({ code: 'root-mismatch' });
+    await expect(service.rootOf('x', { claimed: 'r' })).rejects.toBeInstanceOf(SessionError);
+    expect(await service.rootOf('x')).toBe('x');
+    await service.open('child', { rootId: 'r' });
+    expect(await service.rootOf('child', { claimed: 'r' })).toBe('r');
+    await expect(service.open('child', { rootId: 'x' })).rejects.toMatchObject({ code: 'root-mismatch', message: expect.stringContaining("belongs to 'r'") });
+    // a new child named with its root by its first turn is made so
+    expect(await service.rootOf('child2', { claimed: 'r' })).toBe('r');
+    expect(await service.settings('child2')).toMatchObject({ tier: 'readonly' });
   });
 
   it('emits settings-changed with previous and next', async () => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { type ChatMessage, ChatMessageSchema, type Conversation, fingerprintOf, type ModelContext, ModelContextSchema } from './conversation.js';
+import { SessionError } from './session-error.js';
 import { defineService } from './service.js';
 import {
   DEFAULT_SETTINGS,
@@ -70,7 +71,22 @@ export class Sessions {
     // The root is opened first, in the same scope: a child opened before its root must not leave
     // the root to be created later from nobody's (the shared) last used settings.
     if (options.rootId !== undefined && options.rootId !== id) await this.#record(options.rootId, undefined, options.scope);
-    return view(await this.#record(id, options.rootId, options.scope));
+    const record = await this.#record(id, options.rootId, options.scope);
+    rootChecked(record, options.rootId);
+    return view(record);
+  }
+
+  /**
+   * The root of a conversation as the kernel holds it (itself for a root; created as
+   * {@link Sessions.open} would, in `scope`). `claimed`, a root a turn names, must be that root: a turn that
+   * names another conversation's root is refused ({@link SessionError} `root-mismatch`), since
+   * what is judged per root (the settings a credential reads, the session temp) would otherwise be
+   * the other conversation's (found by an attack: a call naming a stricter conversation's root
+   * replaced the settings that conversation's running command was judged by).
+   */
+  async rootOf(id: string, options: { claimed?: string; scope?: string } = {}): Promise<string> {
+    if (options.claimed !== undefined && options.claimed !== id) await this.#record(options.claimed, undefined, options.scope);
+    return rootChecked(await this.#record(id, options.claimed, options.scope), options.claimed);
   }
 
   /** Whether a conversation exists (in memory or in the store), without creating it. */
@@ -218,4 +234,17 @@ function view(record: SessionRecord): Conversation {
     history: Object.freeze(structuredClone(record.history)),
     context: Object.freeze(structuredClone(record.context)),
   });
+}
+
+/** The record's root, after checking the root a request claims for it (see {@link Sessions.rootOf}). */
+function rootChecked(record: { readonly id: string; readonly rootId?: string }, claimed: string | undefined): string {
+  const root = record.rootId ?? record.id;
+  if (claimed !== undefined && claimed !== root) {
+    throw new SessionError(
+      'root-mismatch',
+      `conversation '${shownText(record.id)}' belongs to '${shownText(root)}', not to '${shownText(claimed)}' as the turn says; nothing was done.`,
+      { fix: `send session.rootId '${shownText(root)}' for it${root === record.id ? ' (or none: it is a root conversation)' : ''}` },
+    );
+  }
+  return root;
 }

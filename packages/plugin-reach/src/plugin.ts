@@ -174,8 +174,11 @@ export const reachPlugin = definePlugin({
     });
 
     const prepare = async (turn: OriginTurn) => {
-      const root = turn.session.rootId ?? turn.session.id;
-      current.set(root, await sessionService.settings(turn.session.id, { scope: settingsScopeOf(turn) }));
+      // The root as the kernel holds it, never as the turn names it: settings, the session temp and
+      // the person's binding are per root, and a turn naming another conversation's root is refused.
+      const scope = settingsScopeOf(turn);
+      const root = await sessionService.rootOf(turn.session.id, { ...(turn.session.rootId !== undefined ? { claimed: turn.session.rootId } : {}), scope });
+      current.set(root, await sessionService.settings(turn.session.id, { scope }));
       const principal = auth.principalOf(turn);
       // A person's own binding in the session first (the docker deployment's user space), then the session's.
       const binding = bindings.get(personKey(root, settingsScopeOf(turn))) ?? bindings.get(root) ?? defaultBinding;

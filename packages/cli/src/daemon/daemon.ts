@@ -1,7 +1,7 @@
 import { realpathSync, rmSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
-import { type Deployment, DurableStore, RequestBodyError, writeFileAtomic } from '@aalis/core';
+import { type Deployment, DurableStore, RequestBodyError, SessionError, writeFileAtomic } from '@aalis/core';
 import { AuditLog } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
 import { CONSOLE_CSP, CONSOLE_PAGE } from '../console/page.js';
@@ -152,7 +152,7 @@ async function startOn(
     }
     if (stopping) return sendError(res, new ApiError('stopping', 'the daemon is stopping; try again after it restarts.'));
     if (!ready) return sendError(res, new ApiError('stopping', 'the daemon is still starting; try again in a moment.'));
-    ready(req, res).catch((error: unknown) => sendError(res, error instanceof ApiError || error instanceof RequestBodyError ? error : new ApiError('internal', `the daemon failed to answer: ${error instanceof Error ? error.message : String(error)}`)));
+    ready(req, res).catch((error: unknown) => sendError(res, error instanceof ApiError || error instanceof RequestBodyError || error instanceof SessionError ? error : new ApiError('internal', `the daemon failed to answer: ${error instanceof Error ? error.message : String(error)}`)));
   });
   server.requestTimeout = 0; // tool calls wait for approvals and commands; each has its own timeout
   guardConnections(server);
