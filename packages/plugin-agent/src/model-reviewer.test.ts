@@ -95,7 +95,7 @@ describe('the model-backed reviewer (approver: reviewer)', () => {
     // The reviewer was shown the subject, the rule and the conversation.
     const asked = model.requests.find((r) => r.body.messages.some((m) => m.content?.includes('denied.txt') && m.role === 'user'));
     expect(asked?.body.tools?.map((t) => t.function.name)).toEqual(['verdict']);
-    expect(asked?.body.messages[1]?.content).toMatch(/Rule that asks: (tier|boundary)[\s\S]*user: copy it somewhere/);
+    expect(asked?.body.messages[1]?.content).toMatch(/Rule that asks: (tier|boundary)[\s\S]*\{"role":"user","author":"chat:owner","text":"copy it somewhere"\}/);
     expect(await resolvedIn('deny')).toMatchObject([{ via: 'reviewer', answeredBy: 'reviewer', outcome: 'rejected', reason: 'outside the workspace: write it inside the project instead' }]);
   });
 
