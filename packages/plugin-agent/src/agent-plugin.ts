@@ -1,4 +1,4 @@
-import { approval, definePlugin, sessions, tools } from '@aalis/core';
+import { approval, authority, definePlugin, type OriginTurn, sessions, tools } from '@aalis/core';
 import { model } from '@aalis/model';
 import { reachBindings } from '@aalis/plugin-reach';
 import { AgentConfigSchema } from './agent-config.js';
@@ -15,11 +15,13 @@ export const agentPlugin = definePlugin({
   name: 'agent',
   provides: [agent],
   inject: [sessions, tools, model],
-  optional: [approval, reachBindings],
+  optional: [approval, reachBindings, authority],
   config: AgentConfigSchema,
   apply(ctx, config) {
     const dispatcher = ctx.get(tools);
-    const service = new AgentService({ sessions: ctx.get(sessions), dispatcher, model: ctx.get(model), events: ctx, config });
+    // without an authority nobody is known to be an owner: a turn is shown no earlier turn's tool results
+    const principalOf = (turn: OriginTurn) => ctx.maybe(authority)?.principalOf(turn) ?? 'other';
+    const service = new AgentService({ sessions: ctx.get(sessions), dispatcher, model: ctx.get(model), events: ctx, config, principalOf });
     ctx.onDispose(dispatcher.register(submitPlanTool({ sessions: ctx.get(sessions), approval: () => ctx.maybe(approval), bindings: () => ctx.maybe(reachBindings) })));
     ctx.provide(agent, service);
     ctx.onDispose(() => service.close());

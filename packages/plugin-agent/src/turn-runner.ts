@@ -17,6 +17,8 @@ export interface TurnDeps {
   /** Where the turn's events go (the kernel's bus). */
   readonly events: Pick<PluginContext, 'emit'>;
   readonly config: AgentConfig;
+  /** The turn's principal (core's authority); a turn for someone who is not the owner is shown no earlier turn's tool results. */
+  readonly principalOf?: (turn: OriginTurn) => 'owner' | 'other';
 }
 
 /** One turn to run: the inbound turn, its id, and the signal `stop` aborts. */
@@ -61,12 +63,21 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<TurnEndedEv
     const settings = await deps.sessions.settings(conversation);
     deps.events.emit('turn/started', { ...base, runMode: settings.runMode });
     const tools = modelToolsOf(deps.dispatcher, settings.runMode);
+    // A turn for someone who is not the owner (or acting on a non-owner's words) reads no tool result of the turns before it: those
+    // are the owner's reads (a file's content, a command's output) that the owner's own answers
+    // may have left unsaid (found by an attack: a stranger asked what the owner's notes said, and
+    // the model was handed the owner's read of them). Its own calls' results it reads.
+    // (The model context only grows, so the messages before this turn keep their places.)
+    // Whoever's words the model reads counts (a stranger's earlier line can ask the owner's turn to
+    // repeat what it read into a group the stranger reads).
+    const before = (await deps.sessions.get(conversation)).context.messages;
+    const earlier = (deps.principalOf?.(turnWithAuthors(run.turn, before)) ?? 'other') === 'owner' ? 0 : before.length;
     for (let step = 0; step < deps.config.maxSteps; step++) {
       // Read afresh each step: a plan approved mid-turn changes the mode, and so the prompt and tools.
       const now = await deps.sessions.settings(conversation);
       // The model reads the conversation's model context (kernel-owned: the messages it keeps and the notes), not the whole record.
       const { context } = await deps.sessions.get(conversation);
-      const messages: ModelMessage[] = [{ role: 'system', content: systemPromptOf(now.runMode, context.notes) }, ...modelMessagesOf(context.messages)];
+      const messages: ModelMessage[] = [{ role: 'system', content: systemPromptOf(now.runMode, context.notes) }, ...modelMessagesOf(earlier > 0 ? context.messages.filter((m, i) => i >= earlier || m.role !== 'tool') : context.messages)];
       // The calls of this step act for everyone whose words the model read in it, not only for the
       // turn's speaker: a non-owner's message in the conversation makes them `other` (no local effect).
       const acting = turnWithAuthors(run.turn, context.messages);
