@@ -81,6 +81,7 @@ const EXAMPLES = {
   github: ['/srv/p/.github/workflows/ci.yml', '/srv/p/.github/dependabot.yml'],
   mise: ['/srv/p/.config/mise/config.toml', '/srv/p/mise.lock'],
   'tool-versions': ['/srv/p/.tool-versions', '/srv/p/.tool-versions.bak'],
+  'cargo-config': ['/srv/p/.cargo/config.toml', '/srv/p/.cargo/registry/cache/x.crate'],
   devcontainer: ['/srv/p/.devcontainer/devcontainer.json', '/srv/p/devcontainer.json'],
   idea: ['/srv/p/.idea/workspace.xml', '/srv/p/idea/x'],
   'package-manager-rc': ['/srv/p/.pnpmfile.cjs', '/srv/p/pnpmfile.cjs'],

@@ -160,6 +160,8 @@ export const LANDING_TABLE = [
   // conf.d/*.toml in mise/, .mise/ and .config/mise/: the directories themselves are landings too,
   // or a symlink (or a rename) named like one would bring a prepared tree in whole
   { id: 'mise', group: 'project', place: { anywhere: '(?:\\.config/)?(?:\\.?mise(?:\\.[^/]*)?\\.toml|\\.?mise(?:/(?:config[^/]*\\.toml|conf\\.d(?:/.*)?))?)' }, names: ['mise.toml', '.mise.toml', 'mise.local.toml', '.mise.local.toml', '.mise'], reason: 'env._.source and hooks run on cd', tool: 'mise' },
+  // found by an attack: a pod export carried a project's .cargo/config.toml into the workspace
+  { id: 'cargo-config', group: 'project', place: { anywhere: '\\.cargo/config(?:\\.toml)?' }, names: ['.cargo/config.toml', '.cargo/config'], reason: 'build.rustc-wrapper, target runners and aliases name programs cargo runs at build, run and test, in the directory and every one below', tool: 'cargo' },
   { id: 'tool-versions', group: 'project', place: { anywhere: '\\.tool-versions' }, names: ['.tool-versions'], reason: 'a `path:` version puts a directory the file names on PATH at every cd', tool: 'asdf, mise' },
   { id: 'devcontainer', group: 'project', place: { anywhere: '(?:\\.devcontainer(?:/.*)?|\\.devcontainer\\.json)' }, names: ['.devcontainer', '.devcontainer.json'], reason: 'postCreate/postStart commands, features, mounts', tool: 'Dev Containers (VS Code, devcontainer CLI)' },
   { id: 'idea', group: 'project', place: { anywhere: '\\.idea(?:/.*)?' }, names: ['.idea'], reason: 'run configurations and startup tasks, file watchers', tool: 'JetBrains IDEs' },
