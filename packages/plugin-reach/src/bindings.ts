@@ -15,6 +15,11 @@ export interface Binding {
   readonly tmp?: string;
   /** The toolchain caches writable in the workspace tier instead of the owner's (a deployment user's own). */
   readonly caches?: readonly string[];
+  /**
+   * The person's own space (`<personSpaces>/<id>`, a real path) when the binding is a person's in
+   * the docker deployment: the one space under `personSpaces` its calls may reach.
+   */
+  readonly space?: string;
 }
 
 /** Where a session works, as given to {@link ReachBindings.bind}. */
@@ -30,6 +35,11 @@ export interface Place {
    * conversation to their own space.
    */
   readonly person?: string;
+  /**
+   * The person's own space in the docker deployment (`<personSpaces>/<id>`, holding `home` and
+   * `tmp`): every other space under the reach plugin's `personSpaces` is refused to their calls.
+   */
+  readonly space?: string;
 }
 
 /**

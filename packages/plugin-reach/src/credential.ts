@@ -34,6 +34,8 @@ export interface CredentialSource {
   ownerEnv(): Promise<Readonly<Record<string, string>>>;
   /** What the config allows through (and adds to) the sandbox's environment filter. */
   readonly secretEnv: SecretEnvConfig;
+  /** The docker deployment's directory of person spaces, so a refusal there says whose files they are. */
+  readonly personSpaces?: string;
 }
 
 /**
@@ -107,7 +109,7 @@ export function issueCredential(source: CredentialSource): ReachCredential {
       const decision = judgeReach(reach, request);
       if (decision.verdict === 'allow') return { allowed: true };
       const tier = reach.exec === 'none' ? 'none' : reach.tier;
-      if (decision.verdict === 'deny') return { allowed: false, message: denialMessage(request, decision, tier) };
+      if (decision.verdict === 'deny') return { allowed: false, message: denialMessage(request, decision, tier, source.personSpaces) };
       if (granted(request, reach)) return { allowed: true };
       const gate = source.approval();
       if (!gate) return { allowed: false, message: notApprovedMessage(request, decision.reason, { outcome: 'unavailable' }) };

@@ -1,3 +1,4 @@
+import { isAbsolute, relative } from 'node:path';
 import type { ReachAskReason, ReachDecision, ReachRequest } from '@aalis/api-reach';
 import type { ApprovalOutcome } from '@aalis/core';
 
@@ -39,9 +40,16 @@ export function describeAsk(reason: ReachAskReason): string {
   }
 }
 
-/** The message of a denial: what was wanted, why not, and what can be done (or that nothing can). */
-export function denialMessage(request: ReachRequest, decision: Extract<ReachDecision, { verdict: 'deny' }>, tier: string): string {
+/**
+ * The message of a denial: what was wanted, why not, and what can be done (or that nothing can).
+ * `personSpaces` (the docker deployment's directory of person spaces) lets a refusal there say
+ * that the path is another person's, not one of the host's protected files.
+ */
+export function denialMessage(request: ReachRequest, decision: Extract<ReachDecision, { verdict: 'deny' }>, tier: string, personSpaces?: string): string {
   const what = describeRequest(request);
+  if ((decision.rule === 'deny-read' || decision.rule === 'control-plane') && personSpaces !== undefined && 'path' in request && isWithinDir(request.path, personSpaces)) {
+    return `${what} was refused (rule: ${decision.rule}): it is in ${personSpaces}, the docker deployment's person spaces, and only your own space there is yours; every other person's space and session temp is theirs alone, in any tier, whoever asks or approves. This cannot be requested; work in your own workspace.`;
+  }
   switch (decision.rule) {
     case 'no-local-effect':
       return `${what} was refused (rule: no-local-effect): this call acts for someone who is not the owner, so it has no effect on this machine. This cannot be requested; the owner can do it in a turn of their own.`;
@@ -54,6 +62,12 @@ export function denialMessage(request: ReachRequest, decision: Extract<ReachDeci
     case 'boundary-policy':
       return `${what} was refused (rule: boundary-policy): it would be asked because ${describeAsk(decision.reason)}, but the boundary policy of this conversation is 'deny' (tier ${tier}). ${remedy(decision.reason)}`;
   }
+}
+
+/** Whether `path` is `dir` or under it (both real paths, as the judge compares them). */
+function isWithinDir(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 /** The message when an ask was not approved. */

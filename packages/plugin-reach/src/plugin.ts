@@ -1,4 +1,5 @@
-import { checkEnvPattern, checkPattern, INSTALL_FORMS, type ProtectedLists, type Reach, reach, resolveReach } from '@aalis/api-reach';
+import { isAbsolute, relative, sep } from 'node:path';
+import { checkEnvPattern, checkPattern, INSTALL_FORMS, type PathRule, type ProtectedLists, type Reach, reach, resolveReach } from '@aalis/api-reach';
 import { approval, authority, definePlugin, type OriginTurn, type SessionSettings, sessions, settingsScopeOf } from '@aalis/core';
 import { z } from 'zod';
 import { type Binding, reachBindings, reachView } from './bindings.js';
@@ -33,6 +34,27 @@ function personKey(sessionId: string, person: string): string {
   return `${sessionId}\u0000${person}`;
 }
 
+/**
+ * The rule that keeps a call out of every person space but its own: `personSpaces` and all under
+ * it, except `own` (the binding's space) when there is one.
+ */
+function othersSpacesRule(personSpaces: string, own: string | undefined): PathRule {
+  return own === undefined ? { path: personSpaces } : { path: personSpaces, except: [{ path: own }] };
+}
+
+/**
+ * A person's space as a binding keeps it: a real path directly inside `personSpaces`. Anything
+ * else would carve the wrong place (or the whole directory) out of the rule, so it throws.
+ */
+function ownSpaceOf(personSpaces: string | undefined, space: string): string {
+  if (personSpaces === undefined) return space;
+  const rel = relative(personSpaces, space);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel) || rel.includes(sep)) {
+    throw new Error(`reach: the person space ${space} is not a space directly inside ${personSpaces}; refusing to bind it.`);
+  }
+  return space;
+}
+
 /** Config of the reach plugin. Paths may be relative to the working directory; they become real paths at activation. */
 export const ReachConfigSchema = z.object({
   /** The install: the source checkout or the create-aalis project. */
@@ -50,6 +72,13 @@ export const ReachConfigSchema = z.object({
    * directory, are left out.
    */
   otherData: z.array(z.string().min(1)).default([]),
+  /**
+   * The docker deployment's directory of person spaces (`<data>/workspace/users`). When set, every
+   * space in it but the calling person's own (their binding's `space`) is on the deny-read list
+   * and the control plane of the call, so no tier, ask or grant reaches another person's files or
+   * session temps from the host-side tools; a call bound to no person space reaches none of them.
+   */
+  personSpaces: z.string().min(1).optional(),
   /** Directories outside the install the daemon loaded code from (linked plugins). */
   codeDirs: z.array(z.string().min(1)).default([]),
   /** The daemon's entry script (npm form). */
@@ -125,16 +154,32 @@ export const reachPlugin = definePlugin({
     const reaches = new ReachCache();
     ctx.on('session/settings-changed', (event) => current.set(event.sessionId, event.next));
 
+    // Taken as a real path once, like every other path of the lists (the targets judged are real paths).
+    const personSpaces = config.personSpaces === undefined ? undefined : realPathOfSync(config.personSpaces);
+    // A binding's own base lists: the host's, plus (docker deployment) every person space but its
+    // own as deny-read and control plane. Kept per binding so the compiled rules are built once.
+    const baseLists = new WeakMap<Binding, ProtectedLists>();
+    const baseListsOf = (binding: Binding): ProtectedLists => {
+      if (personSpaces === undefined) return lists;
+      let base = baseLists.get(binding);
+      if (base === undefined) {
+        const others = othersSpacesRule(personSpaces, binding.space);
+        base = Object.freeze({ ...lists, control: Object.freeze([...lists.control, others]), denyRead: Object.freeze([...lists.denyRead, others]) });
+        baseLists.set(binding, base);
+      }
+      return base;
+    };
     // The landings of a binding: the host's, and the hooks directories its repository names now.
     const bindingLists = new WeakMap<Binding, Map<string, ProtectedLists>>();
     const listsOf = (binding: Binding, hooksDirs: readonly string[]): ProtectedLists => {
-      if (hooksDirs.length === 0) return lists;
+      const base = baseListsOf(binding);
+      if (hooksDirs.length === 0) return base;
       const byHooks = bindingLists.get(binding) ?? new Map<string, ProtectedLists>();
       bindingLists.set(binding, byHooks);
       const id = hooksDirs.join('\u0000');
       let own = byHooks.get(id);
       if (own === undefined) {
-        own = Object.freeze({ ...lists, landing: Object.freeze([...lists.landing, ...hooksDirs.map((path) => ({ path }))]) });
+        own = Object.freeze({ ...base, landing: Object.freeze([...base.landing, ...hooksDirs.map((path) => ({ path }))]) });
         byHooks.set(id, own);
       }
       return own;
@@ -160,6 +205,7 @@ export const reachPlugin = definePlugin({
           hooksDirs: Object.freeze(hooksPathDirs(home, gitConfig)),
           ...(place.tmp !== undefined ? { tmp: realPathOfSync(place.tmp) } : {}),
           ...(place.caches !== undefined ? { caches: Object.freeze(place.caches.map((c) => realPathOfSync(c))) } : {}),
+          ...(place.space !== undefined ? { space: ownSpaceOf(personSpaces, realPathOfSync(place.space)) } : {}),
         });
         const key = place.person === undefined ? sessionId : personKey(sessionId, place.person);
         // What the key's calls used until now: its own binding, else (a person) the session's, else the default.
@@ -223,6 +269,7 @@ export const reachPlugin = definePlugin({
           userHome: instance.userHome,
           current: currentReach,
           approval: () => ctx.maybe(approval),
+          ...(personSpaces !== undefined ? { personSpaces } : {}),
           ownerEnv: async () => (await loginEnv()).env,
           secretEnv: config.env,
         });

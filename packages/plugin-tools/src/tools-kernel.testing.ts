@@ -18,6 +18,10 @@ export interface ToolsKernelOptions {
   readonly approvalTimeoutMs: number;
   /** Whether `run_command` gets the real Linux sandbox (bubblewrap); options for it, when given. */
   readonly linuxSandbox?: boolean | LinuxSandboxOptions;
+  /** The owners (default `chat:owner`). */
+  readonly owners?: Record<string, string[]>;
+  /** The docker deployment's directory of person spaces, given to the reach plugin. */
+  readonly personSpaces?: string;
   /** The test adapter: called for every ask, with the desk to answer it on. */
   readonly onAsk: (event: ApprovalRequestedEvent, desk: ApprovalDeskService) => void;
 }
@@ -30,9 +34,9 @@ export interface ToolsKernelOptions {
 export function toolsKernelOf(options: ToolsKernelOptions): Kernel {
   const kernel = createKernel({ dataDir: options.dataDir })
     .use(sessionsPlugin, { persist: false })
-    .use(authorityPlugin, { owners: { chat: ['owner'] } })
+    .use(authorityPlugin, { owners: options.owners ?? { chat: ['owner'] } })
     .use(approvalPlugin, { timeoutMs: options.approvalTimeoutMs })
-    .use(reachPlugin, { install: options.install, form: 'source', userHome: options.home, loginShell: '/bin/sh' })
+    .use(reachPlugin, { install: options.install, form: 'source', userHome: options.home, loginShell: '/bin/sh', ...(options.personSpaces !== undefined ? { personSpaces: options.personSpaces } : {}) })
     .use(toolsPlugin)
     .use(builtinToolsPlugin);
   const linux = options.linuxSandbox;

@@ -32,7 +32,8 @@ export function dockerPlacer(docker: DockerDeployment, bindings: () => ReachBind
     const space = await docker.user(userId).catch((error: unknown) => {
       throw new ApiError('bad-request', `the docker deployment has no space for ${person}: ${(error as Error).message}`);
     });
-    bindings().bind(root, { home: space.workspace, tmp: space.tmp, caches: space.caches, person });
+    // `space`: reach refuses every other person's space (and session temps) to this person's calls.
+    bindings().bind(root, { home: space.workspace, tmp: space.tmp, caches: space.caches, person, space: space.dataDir });
     placed.add(key);
   };
 }

@@ -165,6 +165,8 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
         ...(plan.configFile !== undefined ? { configFile: plan.configFile } : {}),
         codeDirs: [...codeDirsOf(install, extra, baseDir), toolsConfig.dir],
         otherData: [...plan.otherData],
+        // The host-side file tools run in the daemon's process, which sees every space: reach keeps each person to their own.
+        ...(docker !== undefined ? { personSpaces: join(docker.dataRoot, 'users') } : {}),
         localPorts: [...plan.localPorts],
         ...(plan.config.reach ? { env: plan.config.reach.env } : {}),
       })
