@@ -4,10 +4,14 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userIdOf } from './docker-place.js';
 import { deploymentDir, ownerTurn, type ServeProcess, serveOnce, startServe } from './serve-process.testing.js';
 
 // The image packages/sandbox-docker/scripts/prepare.sh builds (also tagged :latest).
 const IMAGE = 'aalis/sandbox-test:latest';
+// The spaces' names (readable part and digest).
+const BOB = userIdOf({ platform: 'chat', userId: 'bob' });
+const CAROL = userIdOf({ platform: 'chat', userId: 'carol' });
 
 function engineMissing(): string | undefined {
   try {
@@ -42,7 +46,7 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis serve
   it("runs each user's commands in a container, in that user's own workspace, which the other user cannot see", async () => {
     const bob = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: 'pwd; echo bobs > note.txt; cat /proc/1/cmdline | tr "\\0" " "' }, turn: ownerTurn('docker-bob', 'bob') });
     expect(bob.body).toMatchObject({ ok: true, value: { where: 'sandbox', exitCode: 0 } });
-    const bobWorkspace = join(dir, 'data', 'workspace', 'users', 'chat-bob', 'workspace');
+    const bobWorkspace = join(dir, 'data', 'workspace', 'users', BOB, 'workspace');
     expect(bob.body.value.stdout.split('\n')[0]).toBe(bobWorkspace);
     expect(readFileSync(join(bobWorkspace, 'note.txt'), 'utf8')).toBe('bobs\n');
     // pid 1 is the container's command, not the host's init.
@@ -50,7 +54,7 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis serve
 
     const carol = await daemon.api('POST', '/api/tools/call', { tool: 'run_command', params: { command: `pwd; cat ${bobWorkspace}/note.txt` }, turn: ownerTurn('docker-carol', 'carol') });
     expect(carol.body.ok).toBe(true);
-    expect(carol.body.value.stdout.split('\n')[0]).toBe(join(dir, 'data', 'workspace', 'users', 'chat-carol', 'workspace'));
+    expect(carol.body.value.stdout.split('\n')[0]).toBe(join(dir, 'data', 'workspace', 'users', CAROL, 'workspace'));
     expect(carol.body.value.exitCode).not.toBe(0);
     expect(carol.body.value.stdout).not.toContain('bobs');
   });
@@ -65,7 +69,7 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis serve
         turn: ownerTurn('docker-cache-bob', 'bob'),
       });
       expect(bob.body).toMatchObject({ ok: true, value: { exitCode: 0 } });
-      const bobSpace = join(dir, 'data', 'workspace', 'users', 'chat-bob');
+      const bobSpace = join(dir, 'data', 'workspace', 'users', BOB);
 
       const carol = await daemon.api('POST', '/api/tools/call', {
         tool: 'run_command',
@@ -92,7 +96,7 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis serve
       turn: ownerTurn(conversation, 'bob'),
     });
     expect(bob.body).toMatchObject({ ok: true, value: { exitCode: 0 } });
-    const bobWorkspace = join(dir, 'data', 'workspace', 'users', 'chat-bob', 'workspace');
+    const bobWorkspace = join(dir, 'data', 'workspace', 'users', BOB, 'workspace');
     expect(bob.body.value.stdout.trim()).toBe(bobWorkspace);
 
     const carol = await daemon.api('POST', '/api/tools/call', {
@@ -101,10 +105,15 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis serve
       turn: ownerTurn(conversation, 'carol'),
     });
     expect(carol.body.ok).toBe(true);
-    expect(carol.body.value.stdout).toBe(`${join(dir, 'data', 'workspace', 'users', 'chat-carol', 'workspace')}\nend\n`);
+    expect(carol.body.value.stdout).toBe(`${join(dir, 'data', 'workspace', 'users', CAROL, 'workspace')}\nend\n`);
     // The file tools follow the same person: carol's read_file of the note finds none in her workspace.
     const read = await daemon.api('POST', '/api/tools/call', { tool: 'read_file', params: { path: 'shared-note.txt' }, turn: ownerTurn(conversation, 'carol') });
     expect(read.body.ok).toBe(false);
+    // Nor can she name Bob's: the host-side tools run in the daemon's process, and reach refuses her every other space.
+    const theirs = await daemon.api('POST', '/api/tools/call', { tool: 'read_file', params: { path: join(bobWorkspace, 'shared-note.txt') }, turn: ownerTurn(conversation, 'carol') });
+    expect(theirs.body).toMatchObject({ ok: false, message: expect.stringContaining("the docker deployment's person spaces") });
+    const list = await daemon.api('POST', '/api/tools/call', { tool: 'list_dir', params: { path: join(dir, 'data', 'workspace', 'users') }, turn: ownerTurn(conversation, 'carol') });
+    expect(list.body.ok).toBe(false);
   });
 
   it('runs the read-only tier as uid 10001, which can write its session temp', async () => {
