@@ -1,6 +1,5 @@
 import { isReachCredential } from '@aalis/api-reach';
 import { type ApprovalService, defineTool, type Sessions, ToolError, writeFileAtomic } from '@aalis/core';
-import type { ReachBindings } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import { PLAN_NAME, planPathOf, SUBMIT_PLAN } from './plan-rule.js';
 
@@ -8,7 +7,6 @@ import { PLAN_NAME, planPathOf, SUBMIT_PLAN } from './plan-rule.js';
 export interface SubmitPlanDeps {
   readonly sessions: Sessions;
   readonly approval: () => ApprovalService | undefined;
-  readonly bindings: () => ReachBindings | undefined;
 }
 
 const Params = z
@@ -47,9 +45,12 @@ export function submitPlanTool(deps: SubmitPlanDeps) {
       }
       const gate = deps.approval();
       if (!gate) throw new ToolError('unavailable', 'no approval service is running, so the plan cannot be put to the owner; nothing was written.');
-      const bindings = deps.bindings();
-      if (!bindings) throw new ToolError('unavailable', 'the reach plugin is not running, so the workspace is unknown; nothing was written.');
-      const path = planPathOf(bindings.bindingOf(root).home, params.name);
+      // The call's own main directory, as its credential was issued: the person's space in the
+      // docker deployment (a binding of theirs in the conversation), never the session's shared
+      // binding, where the plan would land in a place that person's calls cannot even read.
+      const home = credential.home;
+      if (home === undefined) throw new ToolError('unavailable', 'this call has no main directory (its credential names none), so the plan has nowhere to go; nothing was written.');
+      const path = planPathOf(home, params.name);
       try {
         await writeFileAtomic(path, `${params.plan}\n`, { createParents: true });
       } catch (error) {
