@@ -20,6 +20,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   unauthorized: 401,
   forbidden: 403,
   'not-owner': 403,
+  'not-theirs': 403,
   'not-found': 404,
   'unknown-code': 404,
   'unknown-grant': 404,

@@ -22,8 +22,8 @@ export interface PendingView {
   readonly expiresAt: number | undefined;
 }
 
-/** Why a revocation was refused: not an owner, no such grant, or the removal could not be saved. */
-export const REVOKE_REFUSALS = ['not-owner', 'unknown-grant', 'not-saved'] as const;
+/** Why a revocation was refused: not an owner, another person's grant (persons), no such grant, or the removal could not be saved. */
+export const REVOKE_REFUSALS = ['not-owner', 'not-theirs', 'unknown-grant', 'not-saved'] as const;
 /** One of {@link REVOKE_REFUSALS}. */
 export type RevokeRefusal = (typeof REVOKE_REFUSALS)[number];
 

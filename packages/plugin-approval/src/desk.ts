@@ -29,6 +29,16 @@ export interface DeskOptions {
   readonly now?: () => number;
   /** When the audit log rotates (default: 64 MiB or 30 days). */
   readonly auditRotation?: AuditRotation;
+  /**
+   * Each person's asks and grants are theirs alone (the docker deployment): being an owner is not
+   * enough to answer another person's ask or revoke their grant; only `admins` may.
+   */
+  readonly persons?: { readonly admins: readonly Identity[] };
+}
+
+/** Whether two identities are the same person (both fields, compared exactly). */
+function samePerson(a: Identity, b: Identity): boolean {
+  return a.platform === b.platform && a.userId === b.userId;
 }
 
 /** The answer for an ask whose call ended before anybody answered. */
@@ -108,6 +118,13 @@ export class ApprovalDesk implements ApprovalDeskService {
       const message = `only the owner may answer approvals; ${reply.by.platform}:${reply.by.userId} is not an owner. Approval ${code.code} stays open for the owner.`;
       await this.#auditRefusal(entry.id, entry.session, code.code, reply.by, 'not-owner', message);
       return { ok: false, refused: 'not-owner', id: entry.id, message };
+    }
+    const raisedBy = originatingTurn(entry.request.turn).authorised;
+    if (!this.#mayActFor(reply.by, raisedBy)) {
+      const whose = raisedBy === null ? 'nobody authenticated' : `${raisedBy.platform}:${raisedBy.userId}`;
+      const message = `approval ${code.code} was raised for ${whose}, and in this deployment each person answers only their own asks; ${reply.by.platform}:${reply.by.userId} is another person. It stays open for them (or an admin).`;
+      await this.#auditRefusal(entry.id, entry.session, code.code, reply.by, 'not-theirs', message);
+      return { ok: false, refused: 'not-theirs', id: entry.id, message };
     }
     const remember = reply.decision === 'approve-remember';
     if (remember && !(entry.request.rememberable && scopeOf(entry.request.subject))) {
@@ -382,6 +399,18 @@ export class ApprovalDesk implements ApprovalDeskService {
     await this.#audit.append({ event: 'grant-dropped', grantId, session, scope, reason }).catch((error) => this.#warn(`approval: audit write failed for dropping ${grantId}: ${describeError(error)}`));
   }
 
+  /**
+   * Whether `by` may answer or revoke for `person`: anyone who got this far (an owner) without
+   * persons; with them, only that person or an admin. No person (an unauthenticated turn's ask):
+   * only an admin.
+   */
+  #mayActFor(by: Identity, person: Identity | null): boolean {
+    const persons = this.options.persons;
+    if (persons === undefined) return true;
+    if (persons.admins.some((admin) => samePerson(admin, by))) return true;
+    return person !== null && samePerson(person, by);
+  }
+
   async #auditRefusal(id: string, session: string, code: string, by: Identity, refused: string, message: string): Promise<void> {
     await this.#audit.append({ event: 'reply-refused', id, session, code, by, refused, message }).catch((error) => this.#warn(`approval ${id}: audit write failed: ${describeError(error)}`));
   }
@@ -399,6 +428,11 @@ export class ApprovalDesk implements ApprovalDeskService {
     }
     const grant = this.book.get(id);
     if (!grant) return { ok: false, refused: 'unknown-grant', message: `there is no grant ${id}; list the session's grants to see their ids.` };
+    if (!this.#mayActFor(by, grant.grantedBy)) {
+      const message = `grant ${id} is ${grant.grantedBy.platform}:${grant.grantedBy.userId}'s, and in this deployment each person revokes only their own grants; ${by.platform}:${by.userId} is another person. It was not touched.`;
+      await this.#audit.append({ event: 'revoke-refused', grantId: id, session: grant.session, by, message }).catch((error) => this.#warn(`approval: audit write failed for a refused revocation of ${id}: ${describeError(error)}`));
+      return { ok: false, refused: 'not-theirs', message };
+    }
     const audited = await this.#audit
       .append({ event: 'grant-revoked', grantId: grant.id, session: grant.session, scope: grant.scope, by })
       .then(() => true)

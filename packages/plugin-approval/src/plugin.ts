@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { approval, authority, DurableStore, definePlugin, sessions } from '@aalis/core';
+import { approval, authority, DurableStore, definePlugin, IdentitySchema, sessions } from '@aalis/core';
 import { z } from 'zod';
 import { AuditRotationSchema } from './audit.js';
 import { CODE_LENGTH_RANGE } from './code.js';
@@ -21,6 +21,12 @@ export const ApprovalConfigSchema = z
     codeLength: z.number().int().min(CODE_LENGTH_RANGE[0]).max(CODE_LENGTH_RANGE[1]).default(6),
     /** When the audit log rotates: `maxBytes` (default 64 MiB), `maxAgeMs` (default 30 days). */
     auditLog: AuditRotationSchema,
+    /**
+     * Set where each person has their own space (the docker deployment): an ask is answered only
+     * by the person it was raised for, and a grant revoked only by the person it was granted by,
+     * whatever the owners list says; `admins` (the console's identity) may answer and revoke any.
+     */
+    persons: z.strictObject({ admins: z.array(IdentitySchema).default([]) }).optional(),
   })
   .strict()
   .prefault({});
@@ -52,6 +58,7 @@ export const approvalPlugin = definePlugin({
       timeoutMs: config.timeoutMs,
       codeLength: config.codeLength,
       auditRotation: config.auditLog,
+      ...(config.persons !== undefined ? { persons: config.persons } : {}),
     });
     ctx.provide(approval, desk);
     ctx.provide(approvalDesk, desk);

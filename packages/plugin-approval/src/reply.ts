@@ -24,7 +24,7 @@ export interface ReplyRequest {
 }
 
 /** Why a reply did not answer anything. */
-export const REPLY_REFUSALS = ['invalid', 'unknown-code', 'already-answered', 'not-owner', 'not-rememberable', 'stopped'] as const;
+export const REPLY_REFUSALS = ['invalid', 'unknown-code', 'already-answered', 'not-owner', 'not-theirs', 'not-rememberable', 'stopped'] as const;
 /** One of {@link REPLY_REFUSALS}. */
 export type ReplyRefusal = (typeof REPLY_REFUSALS)[number];
 

@@ -99,11 +99,11 @@ export interface Harness {
 }
 
 /** Starts a kernel with sessions, authority (owner: chat/owner) and approval on `dir`. */
-export async function startKernel(options: { dir?: string; config?: ApprovalConfig; reviewer?: ApprovalReviewer; extra?: Plugin[] } = {}): Promise<Harness> {
+export async function startKernel(options: { dir?: string; config?: ApprovalConfig; reviewer?: ApprovalReviewer; extra?: Plugin[]; owners?: Record<string, string[]> } = {}): Promise<Harness> {
   const dir = options.dir ?? (await tempDir());
   const kernel = createKernel({ dataDir: dir })
     .use(sessionsPlugin)
-    .use(authorityPlugin, { owners: { chat: ['owner'] } })
+    .use(authorityPlugin, { owners: options.owners ?? { chat: ['owner'] } })
     .use(approvalPlugin, options.config ?? {});
   if (options.reviewer) kernel.use(reviewerPlugin(options.reviewer));
   for (const plugin of options.extra ?? []) kernel.use(plugin);
