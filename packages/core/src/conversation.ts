@@ -36,6 +36,8 @@ export interface Conversation {
   readonly id: string;
   /** The root conversation of a child session. */
   readonly rootId?: string;
+  /** The person who started it (`platform:userId`, as `personScopeOf` writes it), when it was opened for one. */
+  readonly scope?: string;
   readonly history: readonly ChatMessage[];
   readonly context: ModelContext;
 }

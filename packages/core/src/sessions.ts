@@ -231,6 +231,7 @@ function view(record: SessionRecord): Conversation {
   return Object.freeze({
     id: record.id,
     ...(record.rootId !== undefined ? { rootId: record.rootId } : {}),
+    ...(record.scope !== undefined ? { scope: record.scope } : {}),
     history: Object.freeze(structuredClone(record.history)),
     context: Object.freeze(structuredClone(record.context)),
   });

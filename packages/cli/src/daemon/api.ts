@@ -26,6 +26,21 @@ import { specTools, type SpecToolsService } from '@aalis/plugin-spec-tools';
 import { CallBody, ConsoleAddressAnswerSchema, jsonSchemaOf, MessagesAnswerSchema, ReloadAnswerSchema, SettingsViewSchema, SpecToolsAnswerSchema, StopAnswerSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
 import type { SessionIndex } from './session-index.js';
 
+/**
+ * In the docker deployment, refuses a settings change by anyone but the conversation's person (the
+ * one who started its root conversation) or an admin. A conversation opened for nobody is an
+ * admin's to change (fail closed).
+ */
+async function mustBeTheirs(ctx: ApiContext, persons: { readonly admins: readonly Identity[] }, id: string, who: Identity): Promise<void> {
+  if (persons.admins.some((admin) => admin.platform === who.platform && admin.userId === who.userId)) return;
+  const conversation = await sessionsOf(ctx).peek(id);
+  const root = conversation?.rootId !== undefined && conversation.rootId !== id ? await sessionsOf(ctx).peek(conversation.rootId) : conversation;
+  if (root?.scope !== undefined && root.scope === personScopeOf(who)) return;
+  throw new ApiError('not-theirs', `in this deployment a conversation's settings are its person's: '${id}' is ${root?.scope ?? 'nobody'}'s, not ${personScopeOf(who)}'s, so nothing was changed.`, {
+    fix: 'Ask that person to change it in their own conversation, or an admin (the console).',
+  });
+}
+
 /** What the API handlers use. */
 export interface ApiContext {
   readonly kernel: Kernel;
@@ -35,6 +50,11 @@ export interface ApiContext {
   readonly calls: CallTracker;
   /** Whom the console answers as, when a reply names nobody. */
   readonly consoleIdentity: Identity;
+  /**
+   * Set in the docker deployment: a conversation's settings are changed only by its person (who
+   * started it) or one of `admins`, as its asks are answered (plugin-approval's `persons`).
+   */
+  readonly persons?: { readonly admins: readonly Identity[] };
   /** Binds a conversation to where it works before its first call (the docker deployment's user space). */
   readonly place: (turn: OriginTurn) => Promise<void>;
   readonly status: () => unknown;
@@ -57,7 +77,7 @@ const ReplyBody = z
 const RevokeBody = z.object({ id: z.string().min(1), by: IdentitySchema.optional() }).strict();
 /** A settings change, and whom an adapter makes it for (`by`, as in a reply or a revocation). */
 const SettingsBody = SettingsChangeSchema.extend({
-  by: IdentitySchema.optional().describe("the identity the adapter authenticated for the person changing the settings; refused (403 not-owner) unless an owner's; without it, the console's"),
+  by: IdentitySchema.optional().describe("the identity the adapter authenticated for the person changing the settings; refused (403 not-owner) unless an owner's, and in the docker deployment (403 not-theirs) unless the conversation's person's or an admin's; without it, the console's"),
 }).strict();
 
 
@@ -311,6 +331,7 @@ const ROUTES: readonly Route[] = [
       if (by !== undefined && !ctx.kernel.get(authority).isOwner(by)) {
         throw new ApiError('not-owner', `only an owner may change a conversation's settings; ${by.platform}:${by.userId} is not an owner of this daemon, so nothing was changed in '${id}'.`, { fix: "Ask an owner (listed in the config's owners) to change it, or change it from the console." });
       }
+      if (ctx.persons !== undefined) await mustBeTheirs(ctx, ctx.persons, id, by ?? ctx.consoleIdentity);
       // The run mode changes only between turns: a turn runs under the mode it began in.
       const running = change.runMode !== undefined ? agentOf(ctx)?.runningIn(id) : undefined;
       if (running) {

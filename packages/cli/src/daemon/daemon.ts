@@ -23,7 +23,7 @@ import { guardConnections } from './connection-guard.js';
 import { EventLoopWatch } from './event-loop.js';
 import { EventHub } from './events.js';
 import { ApiError, bodyOf, sendError, sendJson } from './http.js';
-import { type DaemonKernel, startKernel } from './kernel.js';
+import { type DaemonKernel, personsOf, startKernel } from './kernel.js';
 import type { PodRouteHandler } from './pod.js';
 import { SessionIndex } from './session-index.js';
 import { PodCapabilities } from './pod-capability.js';
@@ -225,7 +225,8 @@ async function startOn(
     return { ...pass, address: `/pod#code=${consoleCodes.issue('pod', pass.capability).code}` };
   };
   const loop = new EventLoopWatch();
-  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability, consoleAddress };
+  const persons = started.docker === undefined ? {} : { persons: personsOf(config, consoleIdentity) };
+  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability, consoleAddress, ...persons };
 
   ready = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://daemon.invalid');

@@ -116,6 +116,19 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('aalis serve
     expect(list.body.ok).toBe(false);
   });
 
+  it("lets only a conversation's person (or the console) change its settings, not another owner", async () => {
+    const conversation = 'docker-settings';
+    const settings = `/api/sessions/${conversation}/settings`;
+    expect((await daemon.api('POST', '/api/tools/call', { tool: 'list_dir', params: { path: '.' }, turn: ownerTurn(conversation, 'bob') })).body).toMatchObject({ ok: true });
+    const before = (await daemon.api('GET', settings)).body;
+    const carol = await daemon.api('POST', settings, { tier: 'full', by: { platform: 'chat', userId: 'carol' } });
+    expect(carol).toMatchObject({ status: 403, body: { error: { code: 'not-theirs' } } });
+    expect((await daemon.api('GET', settings)).body).toEqual(before);
+    expect((await daemon.api('POST', settings, { tier: 'workspace', by: { platform: 'chat', userId: 'bob' } })).status).toBe(200);
+    // the console acts as the admin
+    expect((await daemon.api('POST', settings, { tier: 'readonly' })).status).toBe(200);
+  });
+
   it('runs the read-only tier as uid 10001, which can write its session temp', async () => {
     const turn = ownerTurn('docker-readonly', 'bob');
     await daemon.api('POST', '/api/turns', { turn });

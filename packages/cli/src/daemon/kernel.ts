@@ -91,6 +91,15 @@ function modelConfigOf(plan: KernelPlan): Record<string, unknown> {
   return { ...own, ...(key !== undefined && key !== '' ? { apiKey: key } : {}) };
 }
 
+/**
+ * The docker deployment's persons rule: who may act for any person (answer their asks, revoke
+ * their grants, change their conversations' settings). The console's identity (whoever holds the
+ * daemon's token acts as it) and the config's `approval.persons.admins`.
+ */
+export function personsOf(config: DaemonConfig, consoleIdentity: Identity): { admins: Identity[] } {
+  return { admins: [consoleIdentity, ...(config.approval?.persons?.admins ?? [])] };
+}
+
 /** The owners of the config plus the console's identity. */
 export function ownersOf(config: DaemonConfig, consoleIdentity: Identity): Record<string, string[]> {
   const owners: Record<string, string[]> = Object.fromEntries(Object.entries(config.owners).map(([platform, ids]) => [platform, [...ids]]));
@@ -157,7 +166,7 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
     const kernel = createKernel({ dataDir: plan.dataDir })
       .use(sessionsPlugin, { persist: true })
       .use(authorityPlugin, { owners: ownersOf(plan.config, plan.consoleIdentity) })
-      .use(approvalPlugin, plan.config.approval)
+      .use(approvalPlugin, docker === undefined ? plan.config.approval : { ...plan.config.approval, persons: personsOf(plan.config, plan.consoleIdentity) })
       .use(reachPlugin, {
         install: install.dir,
         form: install.form,
