@@ -8,7 +8,8 @@ import { submitPlanTool } from './submit-plan.js';
  * The main conversation's agent as a plugin: provides `agent`, registers `submit_plan`. It
  * needs the kernel's sessions, the tool dispatcher (whose extenders give each call its
  * credential, whose main directory is where `submit_plan` writes) and the `model` service;
- * approval is used when present (`submit_plan` refuses without it).
+ * approval is used when present (`submit_plan` refuses without it), and authority (without it no
+ * turn is known to be the owner's, so none is shown an earlier turn's tool results).
  */
 export const agentPlugin = definePlugin({
   name: 'agent',
