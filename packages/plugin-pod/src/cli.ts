@@ -264,12 +264,12 @@ export async function podCommand(argv: string[], io: PodIO, service: PodCommandS
         const all = p.flags.has('--all');
         if (all === (p.positional[0] !== undefined)) throw new PodUsageError("clean takes a task ID or --all. See 'aalis pod clean --help'.");
         const report = await service.clean(all ? { all: true } : { id: p.positional[0]! });
-        out(report, () => [`cleaned ${report.cleaned.length} task(s)${report.cleaned.length ? `: ${report.cleaned.join(', ')}` : ''}`, ...report.skipped.map((s) => `skipped ${s.id}: ${s.why}`)].join('\n'));
+        out(report, () => [`cleaned ${report.cleaned.length} task(s)${report.cleaned.length ? `: ${report.cleaned.join(', ')}` : ''}`, ...report.skipped.map((s) => `skipped ${s.id}: ${s.why}`), ...report.failed.map((f) => `FAILED ${f.id}: ${f.why}`)].join('\n'));
         return 0;
       }
       case 'expire': {
         const report = await service.expire();
-        out(report, () => `cleaned ${report.cleaned.length} task(s) past their age`);
+        out(report, () => [`cleaned ${report.cleaned.length} task(s) past their age`, ...report.failed.map((f) => `FAILED ${f.id}: ${f.why}`)].join('\n'));
         return 0;
       }
       case 'root': {

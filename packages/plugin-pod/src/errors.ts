@@ -20,6 +20,7 @@ export const POD_ERROR_CODES = [
   'export-token',
   'remember-off',
   'undo-refused',
+  'clean-failed',
 ] as const;
 /** One of {@link POD_ERROR_CODES}. */
 export type PodErrorCode = (typeof POD_ERROR_CODES)[number];

@@ -18,6 +18,8 @@ export const TaskDirsSchema = z.object({
   scratch: z.string(),
   /** The pod's own notes about the task (its log): not writable by the task. */
   meta: z.string(),
+  /** `base`'s device and inode when the pod made it: checked before it is removed, so a directory put in its place is never taken for it. Absent in records from before it was kept. */
+  id: z.object({ dev: z.number(), ino: z.number() }).optional(),
 });
 /** A task's directories (real paths). */
 export type TaskDirs = z.infer<typeof TaskDirsSchema>;
