@@ -1,6 +1,7 @@
 // The pod's sandbox root: where a task's directories may live, checked before any is made.
+import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, sep } from 'node:path';
 import { compileRules, pathIsUnder, type ProtectedLists, preparePath } from '@aalis/api-reach';
 import { makeDirs, SafeFileError } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
@@ -44,7 +45,41 @@ export async function checkRoot(configured: string | undefined, context: RootCon
   }
   const protectedBy = protectedPlace(root, context);
   if (protectedBy !== undefined) throw new PodError('root-in-control-plane', `the sandbox root ${root} is ${protectedBy}, so the pod refused the task. ${HOW_TO_SET}`);
+  await checkNoOtherWriter(root, 'the sandbox root');
   return root;
+}
+
+/**
+ * Refuses `path` when it or a directory above it could be changed by someone other than the
+ * daemon's user (or root): owned by another user, or writable by its group or by everyone
+ * without the sticky bit. Such a user could rename a task's directory away and put their own in
+ * its place, read the task's output, and steer where the daemon writes and what it removes
+ * (found by an attack: a root in /var/tmp/x, mode 777, owned by nobody). Fails closed: a
+ * directory that cannot be looked at is refused too.
+ */
+export async function checkNoOtherWriter(path: string, what: string): Promise<void> {
+  const me = process.getuid?.();
+  if (me === undefined) return; // no POSIX owners here (Windows): nothing to compare
+  for (let d = path; ; d = dirname(d)) {
+    const info = await lstat(d).catch((error: NodeJS.ErrnoException) => {
+      throw new PodError('bad-sandbox-root', `${what} ${path} cannot be checked: ${d} cannot be looked at (${error.code ?? error.message}), so the pod refused the task.`, HOW_TO_SET);
+    });
+    if (info.uid !== me && info.uid !== 0) {
+      throw new PodError(
+        'bad-sandbox-root',
+        `${what} ${path} is refused: ${d} is owned by another user (uid ${info.uid}), who could replace a task's directory, read its output and steer where the pod writes.`,
+        `Use a directory owned by you (uid ${me}) whose every parent is owned by you or root, e.g. ~/aalis-pod; or \`chown\` ${d} to yourself.`,
+      );
+    }
+    if ((info.mode & 0o022) !== 0 && (info.mode & 0o1000) === 0) {
+      throw new PodError(
+        'bad-sandbox-root',
+        `${what} ${path} is refused: ${d} is writable by its group or by everyone (mode ${(info.mode & 0o7777).toString(8)}) without the sticky bit, so another user could rename a task's directory away and put their own in its place.`,
+        `Run \`chmod go-w ${d}\` (or add the sticky bit, \`chmod +t\`, to a shared directory), or choose a directory only you can write, e.g. ~/aalis-pod.`,
+      );
+    }
+    if (dirname(d) === d) return;
+  }
 }
 
 /**
@@ -87,7 +122,20 @@ export async function makeTaskDirs(root: string, subdir: string | undefined, id:
   if (owner !== undefined) {
     throw new PodError('bad-sandbox-root', `the task directory ${base} lies inside the directory of another task (${owner}), whose code may write there; the pod refused the task and made no directory. Choose a subdirectory outside every task's directory.`);
   }
-  const dirs: TaskDirs = { base, work: join(base, 'work'), scratch: join(base, '.pod', 'scratch'), meta: join(base, '.pod') };
+  const parent = dirname(base);
+  try {
+    if (parent !== root) await makeDirs(parent, { mode: 0o700 });
+  } catch (error) {
+    if (error instanceof SafeFileError) {
+      throw new PodError('bad-sandbox-root', `the task directory ${base} changed while it was made (${error.message}); the pod refused the task. Choose another subdirectory.`);
+    }
+    throw error;
+  }
+  // everything above the task's directory must be the daemon's (or root's) alone, the subdirectory
+  // included: one another user made or may write is one they can swap (found by an attack)
+  await checkNoOtherWriter(parent, 'the task directory');
+  const identity = makeOwnDir(base);
+  const dirs: TaskDirs = { base, work: join(base, 'work'), scratch: join(base, '.pod', 'scratch'), meta: join(base, '.pod'), id: identity };
   try {
     for (const d of [dirs.work, join(dirs.scratch, 'tmp'), join(dirs.scratch, 'home'), join(dirs.scratch, 'cache')]) await makeDirs(d, { mode: 0o700 });
   } catch (error) {
@@ -97,6 +145,33 @@ export async function makeTaskDirs(root: string, subdir: string | undefined, id:
     throw error;
   }
   return dirs;
+}
+
+/**
+ * Makes a task's directory itself: exclusively (a name already there, whoever made it, is
+ * refused, never reused), then opened without following a symlink and checked to be a directory
+ * owned by the daemon's user, set to mode 0700 whatever the umask. Returns its device and inode,
+ * kept with the task so clean-up removes only this very directory.
+ */
+function makeOwnDir(base: string): { dev: number; ino: number } {
+  try {
+    mkdirSync(base, { mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new PodError('bad-sandbox-root', `the task directory ${base} could not be made (${code ?? (error as Error).message}${code === 'EEXIST' ? ': something is already there' : ''}); the pod refused the task.`, 'Check who writes in the sandbox root; choose a root only you can write.');
+  }
+  const fd = openSync(base, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    const info = fstatSync(fd);
+    const me = process.getuid?.();
+    if (me !== undefined && info.uid !== me) {
+      throw new PodError('bad-sandbox-root', `the task directory ${basename(base)} the pod just made is owned by uid ${info.uid}, not by the daemon; it was replaced, and the pod refused the task.`, 'Choose a sandbox root only you can write.');
+    }
+    fchmodSync(fd, 0o700);
+    return { dev: info.dev, ino: info.ino };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The nearest of `dir` and its ancestors below `root` that is a task's directory (it holds `.pod/`), if any. */
