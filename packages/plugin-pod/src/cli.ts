@@ -190,7 +190,7 @@ export async function podCommand(argv: string[], io: PodIO, service: PodCommandS
       }
       case 'files': {
         const files = await service.files(id());
-        out(files, () => (files.length === 0 ? 'no files' : files.map((f) => `${f.kind === 'dir' ? 'dir ' : 'file'}  ${String(f.size).padStart(9)}  ${f.notUtf8 ? `${f.notUtf8}  (name not UTF-8)` : f.path}`).join('\n')));
+        out(files, () => (files.length === 0 ? 'no files' : files.map((f) => `${f.kind === 'dir' ? 'dir ' : 'file'}  ${String(f.size).padStart(9)}  ${f.notUtf8 ? `${f.notUtf8}  (name not UTF-8)` : f.path}${f.unlisted ? `  (contents not listed: ${f.unlisted})` : ''}`).join('\n')));
         return 0;
       }
       case 'return': {

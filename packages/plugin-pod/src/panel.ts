@@ -218,7 +218,7 @@ export const PANEL_HTML = `<!doctype html>
     const body = $('files'); body.textContent = '';
     if (files.length === 0) body.appendChild(el('tr')).appendChild(el('td', 'no files', 'muted'));
     // A path that is not UTF-8 is shown by its bytes and marked: its text form names no file.
-    for (const f of files) { const tr = el('tr'); tr.appendChild(el('td', f.notUtf8 ? f.notUtf8 + ' (name not UTF-8)' : f.path)); tr.appendChild(el('td', f.kind === 'file' ? f.size + ' B' : f.kind, 'muted')); body.appendChild(tr); }
+    for (const f of files) { const tr = el('tr'); tr.appendChild(el('td', (f.notUtf8 ? f.notUtf8 + ' (name not UTF-8)' : f.path) + (f.unlisted ? ' (contents not listed: ' + f.unlisted + ')' : ''))); tr.appendChild(el('td', f.kind === 'file' ? f.size + ' B' : f.kind, 'muted')); body.appendChild(tr); }
   }
 
   async function refreshExports() {

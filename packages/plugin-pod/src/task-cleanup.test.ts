@@ -2,9 +2,10 @@
 // by an attack: removal by path followed `work/a` after another user swapped it for a symlink to
 // a directory outside the pod, and deleted what was there.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { openDirNoFollow, removeTreeAt } from '@aalis/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CleanupDeps, cleanTasks, removeTaskDir } from './task-cleanup.js';
 import type { TaskRecord } from './task.js';
@@ -19,8 +20,19 @@ beforeEach(() => {
 afterEach(() => {
   for (const c of children) c.kill('SIGKILL');
   children = [];
-  rmSync(top, { recursive: true, force: true });
+  removeAll(top);
 });
+
+/** Removes a test's tree by descriptor: it may hold a path longer than PATH_MAX, which `rm -r` by path cannot reach. */
+function removeAll(dir: string): void {
+  const parent = openDirNoFollow(dirname(dir));
+  if (parent === undefined) return;
+  try {
+    removeTreeAt(parent, Buffer.from(basename(dir)));
+  } finally {
+    closeSync(parent);
+  }
+}
 
 /** A finished task whose directory is `<top>/root/<id>` with a `work/` inside. */
 function taskIn(root: string, id: string): TaskRecord {

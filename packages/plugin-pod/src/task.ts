@@ -102,4 +102,6 @@ export interface TaskFile {
   readonly modifiedAt: number;
   /** Set when the path is not UTF-8: its bytes as `\xNN`; `path` then shows U+FFFD and names no file. */
   readonly notUtf8?: string;
+  /** Set on a directory whose contents are not in the listing (why: unreadable, changed, too deep). */
+  readonly unlisted?: string;
 }
