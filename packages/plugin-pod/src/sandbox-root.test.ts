@@ -24,6 +24,11 @@ describe('checkRoot', () => {
     const root = join(top, 'pod');
     mkdirSync(root, { mode: 0o700 });
     await expect(checkRoot(root, context)).resolves.toBe(root);
+    // a root not made yet is judged by its parents, and made with the first task's directory
+    const later = join(top, 'new', 'pod');
+    await expect(checkRoot(later, context)).resolves.toBe(later);
+    const dirs = await makeTaskDirs(later, undefined, 'pod-0', context);
+    expect(statSync(dirs.base).isDirectory()).toBe(true);
   });
 
   it.runIf(asRoot)('refuses a root owned by another user, saying which rule and what to do', async () => {

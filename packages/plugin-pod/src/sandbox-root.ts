@@ -62,8 +62,14 @@ export async function checkNoOtherWriter(path: string, what: string): Promise<vo
   if (me === undefined) return; // no POSIX owners here (Windows): nothing to compare
   for (let d = path; ; d = dirname(d)) {
     const info = await lstat(d).catch((error: NodeJS.ErrnoException) => {
+      // not made yet (a root is made with the first task's directory, by the daemon, 0700): its parents decide
+      if (error.code === 'ENOENT') return undefined;
       throw new PodError('bad-sandbox-root', `${what} ${path} cannot be checked: ${d} cannot be looked at (${error.code ?? error.message}), so the pod refused the task.`, HOW_TO_SET);
     });
+    if (info === undefined) {
+      if (dirname(d) === d) return;
+      continue;
+    }
     if (info.uid !== me && info.uid !== 0) {
       throw new PodError(
         'bad-sandbox-root',
@@ -124,7 +130,7 @@ export async function makeTaskDirs(root: string, subdir: string | undefined, id:
   }
   const parent = dirname(base);
   try {
-    if (parent !== root) await makeDirs(parent, { mode: 0o700 });
+    await makeDirs(parent, { mode: 0o700 });
   } catch (error) {
     if (error instanceof SafeFileError) {
       throw new PodError('bad-sandbox-root', `the task directory ${base} changed while it was made (${error.message}); the pod refused the task. Choose another subdirectory.`);
