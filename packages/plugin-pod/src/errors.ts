@@ -21,6 +21,7 @@ export const POD_ERROR_CODES = [
   'remember-off',
   'undo-refused',
   'clean-failed',
+  'not-owner',
 ] as const;
 /** One of {@link POD_ERROR_CODES}. */
 export type PodErrorCode = (typeof POD_ERROR_CODES)[number];

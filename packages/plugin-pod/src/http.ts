@@ -13,8 +13,27 @@ const CleanBody = z.union([z.object({ id: z.string().min(1) }).strict(), z.objec
 const RootBody = z.object({ path: z.string().min(1) }).strict();
 const TokenBody = z.object({ token: z.string().min(1) }).strict();
 
-/** A route handler as the daemon's console mounts it: answers and returns true, or returns false when the route is not its. */
-export type PodRouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
+/**
+ * Which credential opened the pod's API: the owner's token (`owner`), or a pod capability, the
+ * panel's (`capability`). The daemon knows; the pod answers a capability with less.
+ */
+export type PodCaller = 'owner' | 'capability';
+
+/**
+ * A route handler as the daemon's console mounts it: answers and returns true, or returns false
+ * when the route is not its. `caller` unset counts as a capability (fails closed).
+ */
+export type PodRouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL, caller?: PodCaller) => Promise<boolean>;
+
+/**
+ * Refuses a capability caller that names a conversation other than `allowed`: a capability opens
+ * the pod, not every conversation (found by an attack: the panel's bearer posted a task's return
+ * into any conversation, and started tasks that read another conversation's context).
+ */
+function ownConversationOnly(caller: PodCaller, named: string | undefined, allowed: string | undefined, doing: string): void {
+  if (caller === 'owner' || named === undefined || named === allowed) return;
+  throw new PodError('not-owner', `${doing} may not name the conversation '${named}' with a pod capability (the panel's credential); it was refused.`, "Leave 'session' out (the task's own conversation is used), or call with the owner's token (`aalis pod` does).");
+}
 
 function sameOrigin(req: IncomingMessage): boolean {
   const origin = req.headers.origin;
@@ -31,7 +50,7 @@ function sameOrigin(req: IncomingMessage): boolean {
  * same-origin JSON requests change anything; every refusal is core's error envelope, `{ error: { code, message, fix? } }`.
  */
 export function podRoutes(service: PodService): PodRouteHandler {
-  return async (req, res, url) => {
+  return async (req, res, url, caller = 'capability') => {
     const path = url.pathname;
     if (path === '/pod' || path === '/pod/') {
       if (req.method !== 'GET') {
@@ -65,7 +84,7 @@ export function podRoutes(service: PodService): PodRouteHandler {
         });
       if (method !== 'GET' && !sameOrigin(req)) throw new PodError('bad-input', 'requests that change the pod must come from the console itself (same origin).');
       const body = method === 'POST' ? await readJsonBody(req, z.unknown(), { emptyBody: {} }) : undefined;
-      const result = await route(service, method, parts, url, body);
+      const result = await route(service, method, parts, url, body, caller);
       if (result === undefined) {
         sendErrorAnswer(res, new PodError('not-found', `there is no pod route ${method} ${path}.`));
       } else {
@@ -82,7 +101,7 @@ export function podRoutes(service: PodService): PodRouteHandler {
 
 type Routed = { status?: number; body: unknown } | undefined;
 
-async function route(service: PodService, method: string, parts: string[], url: URL, body: unknown): Promise<Routed> {
+async function route(service: PodService, method: string, parts: string[], url: URL, body: unknown, caller: PodCaller): Promise<Routed> {
   const [head, id, action, extra] = parts;
   if (extra !== undefined) return undefined;
   const get = method === 'GET';
@@ -95,7 +114,11 @@ async function route(service: PodService, method: string, parts: string[], url: 
     case 'tasks':
       if (id === undefined) {
         if (get) return { body: service.list() };
-        if (post) return { status: 201, body: await service.start(body as never) };
+        if (post) {
+          const named = typeof body === 'object' && body !== null && 'session' in body ? String((body as { session: unknown }).session) : undefined;
+          ownConversationOnly(caller, named, service.defaultSession, 'a task');
+          return { status: 201, body: await service.start(body as never) };
+        }
         return undefined;
       }
       if (get && action === undefined) return { body: service.show(id) };
@@ -103,7 +126,11 @@ async function route(service: PodService, method: string, parts: string[], url: 
       if (get && action === 'files') return { body: await service.files(id) };
       if (get && action === 'file') return { body: await service.readFile(id, url.searchParams.get('path') ?? '') };
       if (post && action === 'cancel') return { body: await service.cancel(id) };
-      if (post && action === 'return') return { body: await service.returnToConversation(id, validBody(ReturnBody, body)) };
+      if (post && action === 'return') {
+        const input = validBody(ReturnBody, body);
+        ownConversationOnly(caller, input.session, service.show(id).session, "a task's return");
+        return { body: await service.returnToConversation(id, input) };
+      }
       if (post && action === 'export') return { body: await service.exportFiles({ ...(body as object), taskId: id } as never) };
       return undefined;
     case 'exports':

@@ -40,5 +40,5 @@ export { TaskRunner, type TaskRunnerDeps } from './task-runner.js';
 export { FINAL_STATES, type LogEntry, LogEntrySchema, type NewLogEntry, TASK_STATES, type TaskDirs, type TaskFile, type TaskRecord, TaskRecordSchema, type TaskState } from './task.js';
 export { TaskLog } from './task-log.js';
 export { type PodCommandService, type PodIO, podCommand } from './cli.js';
-export { type PodRouteHandler, podRoutes } from './http.js';
+export { type PodCaller, type PodRouteHandler, podRoutes } from './http.js';
 export { PANEL_HTML } from './panel.js';

@@ -144,6 +144,11 @@ export class PodService {
     };
   }
 
+  /** The conversation a task reads and returns to when none is named (the configured one). */
+  get defaultSession(): string {
+    return this.deps.config.session;
+  }
+
   /** Changes the sandbox root for new tasks; tasks already made keep theirs. Checked now. */
   async setSandboxRoot(path: string): Promise<string> {
     const real = await checkRoot(path, this.#rootContext(this.deps.config.session));

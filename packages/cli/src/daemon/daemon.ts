@@ -296,11 +296,13 @@ async function startOn(
       // pod capability the console handed the panel in the address's fragment. No cookie counts:
       // a cookie is not tied to a port, so every other server on 127.0.0.1 would receive it.
       const page = url.pathname === '/pod' || url.pathname === '/pod/';
-      if (!page && !bearerMatches(req, token) && !podCapabilities.matches(req)) {
+      const owner = bearerMatches(req, token);
+      if (!page && !owner && !podCapabilities.matches(req)) {
         res.setHeader('www-authenticate', 'Bearer realm="aalis-pod"');
         throw new ApiError('unauthorized', "the pod's API needs 'Authorization: Bearer <token>' or a pod capability: open the pod's panel from the console (cookies are not accepted).");
       }
-      if (podRoutes && (await podRoutes(req, res, url))) return;
+      // the pod answers a capability with less (never another conversation), so it is told which
+      if (podRoutes && (await podRoutes(req, res, url, owner ? 'owner' : 'capability'))) return;
       throw new ApiError('not-found', started.pod ? `the Isolation Pod did not start, or has no route ${url.pathname}.` : 'the Isolation Pod (@aalis/plugin-pod) is not installed in this daemon.');
     }
     if (!bearerMatches(req, token)) {
