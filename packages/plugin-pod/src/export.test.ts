@@ -209,14 +209,14 @@ describe('clean-up', () => {
     const stray = join(place.root, 'box', 'user-file.txt');
     writeFileSync(stray, 'not the pod’s\n');
     const extra = await env.pod.wait((await env.pod.start({ task: 'make files', subdir: 'b' })).id);
-    expect(await env.pod.expire(Date.now())).toEqual({ cleaned: [], skipped: [] });
+    expect(await env.pod.expire(Date.now())).toEqual({ cleaned: [], skipped: [], failed: [] });
     expect([...(await env.pod.expire(Date.now() + 8 * 24 * 3_600_000)).cleaned].sort()).toEqual([task.id, extra.id].sort());
     expect(existsSync(task.dirs.base)).toBe(false);
     expect(env.pod.show(task.id).cleanedAt).toEqual(expect.any(Number));
     expect(await env.pod.files(task.id)).toEqual([]);
     const again = await env.pod.wait((await env.pod.start({ task: 'make files' })).id);
-    expect(await env.pod.clean({ id: again.id })).toEqual({ cleaned: [again.id], skipped: [] });
-    expect(await env.pod.clean({ all: true })).toEqual({ cleaned: [], skipped: [] });
+    expect(await env.pod.clean({ id: again.id })).toEqual({ cleaned: [again.id], skipped: [], failed: [] });
+    expect(await env.pod.clean({ all: true })).toEqual({ cleaned: [], skipped: [], failed: [] });
     expect(readFileSync(stray, 'utf8')).toBe('not the pod’s\n');
     expect(snapshot(place.outside)).toEqual(outside);
     expect(snapshot(place.project)).toEqual(project);
