@@ -72,7 +72,32 @@ export const ExportLogRecordSchema = z.discriminatedUnion('kind', [
     createdDirs: z.array(z.string()),
     /** Set when the export stopped part-way: what is in `items` was written. */
     error: z.string().optional(),
+    /** Set when the daemon stopped mid-export (killed, crashed) and the next start rebuilt `items` from the files. */
+    interrupted: z.boolean().optional(),
   }),
+  /**
+   * Written (durably) before an export's first write: its plan, where its backups go and the
+   * folders it may make. An export record of the same id (or `export-dropped`) closes it; one left
+   * open when the daemon starts was interrupted, and becomes an export record `undo` can reverse.
+   */
+  z.object({
+    kind: z.literal('export-started'),
+    id: z.string(),
+    at: z.number(),
+    taskId: z.string(),
+    session: z.string(),
+    mode: z.enum(EXPORT_MODES),
+    to: z.string(),
+    via: z.enum(['confirmed', 'remembered']),
+    grantId: z.string().optional(),
+    onClash: z.enum(CLASH_CHOICES).optional(),
+    backups: z.string(),
+    items: z.array(z.object({ source: z.string(), target: z.string(), clash: z.boolean() })),
+    /** Folders that did not exist when it started: it may have made them. */
+    newDirs: z.array(z.string()),
+  }),
+  /** An export that stopped before writing anything: closes its `export-started`. */
+  z.object({ kind: z.literal('export-dropped'), id: z.string(), at: z.number(), error: z.string() }),
   z.object({
     kind: z.literal('undo'),
     exportId: z.string(),

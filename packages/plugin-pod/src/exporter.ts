@@ -164,6 +164,54 @@ export class Exporter {
     return undo;
   }
 
+  /**
+   * Turns every export a previous run started and never closed (the daemon was killed or crashed
+   * mid-export) into an export record marked `interrupted`, so it is listed and `undo` reverses it.
+   * What it wrote is rebuilt from the files: a planned target holding the source's content (or, for
+   * a move, a target whose source is gone) was written; one it overwrote has its backup. A target
+   * a rename would have made cannot be told from the user's files and is left out (said in the
+   * record's error). Called when the pod starts.
+   */
+  async recover(): Promise<ExportRecord[]> {
+    const { records } = await this.deps.store.readLog<ExportLogRecord>(LOG, ExportLogRecordSchema);
+    const closed = new Set(records.filter((r) => r.kind === 'export' || r.kind === 'export-dropped').map((r) => r.id));
+    const recovered: ExportRecord[] = [];
+    for (const started of records) {
+      if (started.kind !== 'export-started' || closed.has(started.id)) continue;
+      const items: ExportRecord['items'] = [];
+      let renamed = 0;
+      for (const [index, planned] of started.items.entries()) {
+        if (planned.clash && started.onClash === 'rename') {
+          renamed++;
+          continue;
+        }
+        if (planned.clash && started.onClash !== 'overwrite') continue; // skipped: never written
+        const backup = join(started.backups, String(index));
+        if (planned.clash && (await hashOf(backup)) === undefined) continue; // the backup comes first: none, no write
+        const target = await hashOf(planned.target);
+        if (target === undefined) continue;
+        const source = await hashOf(planned.source);
+        const written = source !== undefined ? source === target : started.mode === 'move';
+        if (!written) continue;
+        items.push({ source: planned.source, target: planned.target, action: planned.clash ? 'overwritten' : 'created', ...(planned.clash ? { backup } : {}), sha256: target });
+      }
+      const createdDirs: string[] = [];
+      for (const dir of started.newDirs) if ((await lstat(dir).catch(() => undefined))?.isDirectory()) createdDirs.push(dir);
+      const { kind: _, backups: __, items: ___, newDirs: ____, onClash: _____, ...rest } = started;
+      const record: ExportRecord = {
+        ...rest,
+        kind: 'export',
+        items,
+        createdDirs,
+        interrupted: true,
+        error: `the daemon stopped during this export; the ${items.length} file(s) it had written are listed and can be undone${renamed > 0 ? ` (${renamed} renamed cop${renamed === 1 ? 'y' : 'ies'} it may have made, named '… (n)', are not listed: check the folder)` : ''}.`,
+      };
+      await this.deps.store.append(LOG, record);
+      recovered.push(record);
+    }
+    return recovered;
+  }
+
   #journal(): { journal?: TempRecorder } {
     return this.deps.journal ? { journal: this.deps.journal } : {};
   }
@@ -249,11 +297,31 @@ export class Exporter {
       createdDirs,
       ...(error !== undefined ? { error } : {}),
     });
+    // Durably before the first write: a daemon killed mid-export leaves this record open, and the
+    // next start turns it into an interrupted export that undo can reverse (found by an attack:
+    // SIGKILL during an export left the workspace changed with no record and no undo).
+    const started: StartedRecord = {
+      kind: 'export-started',
+      id,
+      at: this.#now(),
+      taskId: plan.taskId,
+      session: plan.session,
+      mode: plan.mode,
+      to: plan.to,
+      via,
+      ...(grantId !== undefined ? { grantId } : {}),
+      ...(onClash !== undefined ? { onClash } : {}),
+      backups,
+      items: plan.items.map((i) => ({ source: i.source, target: i.target, clash: i.clash })),
+      newDirs: await missingDirs(plan.items.map((i) => dirname(i.target))),
+    };
+    await this.deps.store.append(LOG, started);
     try {
       await this.#copyAll(plan, onClash, backups, createdDirs, done);
     } catch (error) {
       // What was written before the failure is logged, so it can be seen and undone.
       if (done.length > 0 || createdDirs.length > 0) await this.deps.store.append(LOG, record((error as Error).message));
+      else await this.deps.store.append(LOG, { kind: 'export-dropped', id, at: this.#now(), error: (error as Error).message });
       throw error;
     }
     const finished = record();
@@ -296,6 +364,21 @@ export class Exporter {
       done.push({ source: item.source, target, action, ...(backup !== undefined ? { backup } : {}), ...(sha256 !== undefined ? { sha256 } : {}) });
     }
   }
+}
+
+/** The export-started record as the log keeps it. */
+type StartedRecord = Extract<ExportLogRecord, { kind: 'export-started' }>;
+
+/** The folders among `dirs` and their parents that do not exist yet (an export may make them). */
+async function missingDirs(dirs: readonly string[]): Promise<string[]> {
+  const out = new Set<string>();
+  for (const dir of new Set(dirs)) {
+    for (let d = dir; dirname(d) !== d && !out.has(d); d = dirname(d)) {
+      if ((await lstat(d).catch(() => undefined)) !== undefined) break;
+      out.add(d);
+    }
+  }
+  return [...out];
 }
 
 /** Every regular file under `dir`. Listed as bytes: a name that is not UTF-8 is refused, not exported as a U+FFFD name of another file or lost. */

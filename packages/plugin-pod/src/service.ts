@@ -122,6 +122,8 @@ export class PodService {
       service.#tasks.set(record.id, record);
     }
     if (changed) await service.#save();
+    // an export the daemon was killed in the middle of becomes an interrupted export undo can reverse
+    await service.#exporter.recover();
     return service;
   }
 
