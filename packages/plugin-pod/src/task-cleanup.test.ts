@@ -2,7 +2,7 @@
 // by an attack: removal by path followed `work/a` after another user swapped it for a symlink to
 // a directory outside the pod, and deleted what was there.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { openDirNoFollow, removeTreeAt } from '@aalis/core';
@@ -129,7 +129,6 @@ describe('removeTaskDir', () => {
   it('leaves a task directory that was replaced since the pod made it', async () => {
     const root = join(top, 'root');
     const task = taskIn(root, 'pod-r');
-    const { statSync } = await import('node:fs');
     const st = statSync(task.dirs.base);
     const kept = { ...task, dirs: { ...task.dirs, id: { dev: st.dev, ino: st.ino } } };
     renameSync(task.dirs.base, join(root, 'moved'));
@@ -141,6 +140,16 @@ describe('removeTaskDir', () => {
 });
 
 describe('cleanTasks', () => {
+  it('counts a task whose directory was already removed by hand as cleaned', async () => {
+    const root = join(top, 'root');
+    const task = taskIn(root, 'pod-gone');
+    const st = statSync(task.dirs.base);
+    const kept = { ...task, dirs: { ...task.dirs, id: { dev: st.dev, ino: st.ino } } };
+    rmSync(task.dirs.base, { recursive: true });
+    expect(await cleanTasks({ all: true }, depsOf([kept]))).toMatchObject({ cleaned: ['pod-gone'], failed: [] });
+  });
+
+
   it('removes a tree deeper than PATH_MAX, and with --all carries on past a task that fails', async () => {
     const root = join(top, 'root');
     const deep = taskIn(root, 'pod-deep');

@@ -1,6 +1,6 @@
-import { closeSync } from 'node:fs';
+import { closeSync, lstatSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { DirMovedError, MountInTreeError, removeTreeAt } from '@aalis/core';
+import { atFd, DirMovedError, MountInTreeError, removeTreeAt } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { PodError } from './errors.js';
 import { within } from './sandbox-root.js';
@@ -41,7 +41,10 @@ export async function removeTaskDir(task: TaskRecord, deps: CleanupDeps): Promis
   if (parent === undefined) throw new PodError('bad-sandbox-root', `the directory holding task '${task.id}' (${dirname(base)}) is gone or was swapped for a link; nothing was removed.`, 'Check the sandbox root and remove the task directory by hand if it is yours.');
   try {
     const expected = task.dirs.id;
-    if (expected !== undefined) {
+    const name = Buffer.from(basename(base));
+    // already gone (removed by hand): nothing to remove, and the task is clean
+    const present = lstatOrGone(atFd(parent, name));
+    if (expected !== undefined && present) {
       const own = openRealDir(base);
       if (own === undefined) throw new PodError('bad-sandbox-root', `task '${task.id}''s directory ${base} is gone or was swapped for a link; nothing was removed.`, 'Check what is there and remove it by hand if it is yours.');
       const id = identityOf(own);
@@ -50,7 +53,7 @@ export async function removeTaskDir(task: TaskRecord, deps: CleanupDeps): Promis
         throw new PodError('bad-sandbox-root', `task '${task.id}''s directory ${base} is not the one the pod made (it was replaced); nothing was removed.`, 'Someone with write access to the sandbox root replaced it: check the root, and remove the directory by hand if it is yours.');
       }
     }
-    removeTreeAt(parent, Buffer.from(basename(base)));
+    if (present) removeTreeAt(parent, name);
   } catch (error) {
     if (error instanceof PodError) throw error;
     if (error instanceof DirMovedError || error instanceof MountInTreeError) {
@@ -63,6 +66,17 @@ export async function removeTaskDir(task: TaskRecord, deps: CleanupDeps): Promis
   }
   task.cleanedAt = Date.now();
   deps.removed(task);
+}
+
+/** Whether anything is at `path` (not followed); false only when nothing is. */
+function lstatOrGone(path: Buffer): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
 }
 
 /** Why a removal failed, in a line. */
