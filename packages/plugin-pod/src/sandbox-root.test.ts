@@ -2,11 +2,12 @@
 // alone: real directories, real owners (run as root, with `nobody`, uid 65534, as the other user).
 // Found by an attack: a root in /var/tmp/x, mode 777, owned by nobody, let that user rename
 // `pod-<id>` away and put their own directory in its place.
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkRoot, makeTaskDirs, type RootContext } from './sandbox-root.js';
+import { checkSameTaskDir } from './task-dir-fd.js';
 
 const NOBODY = 65534;
 const asRoot = process.getuid?.() === 0;
@@ -67,6 +68,19 @@ describe('makeTaskDirs', () => {
     } finally {
       process.umask(old);
     }
+  });
+
+  it('tells a task directory replaced since it was made from the one the pod made', async () => {
+    const root = join(top, 'pod');
+    mkdirSync(root, { mode: 0o700 });
+    const dirs = await makeTaskDirs(root, undefined, 'pod-5', context);
+    expect(() => checkSameTaskDir(dirs)).not.toThrow();
+    renameSync(dirs.base, join(root, 'away'));
+    mkdirSync(dirs.base, { mode: 0o700 });
+    expect(() => checkSameTaskDir(dirs)).toThrow(expect.objectContaining({ code: 'bad-sandbox-root' }));
+    rmSync(dirs.base, { recursive: true });
+    symlinkSync(join(root, 'away'), dirs.base);
+    expect(() => checkSameTaskDir(dirs)).toThrow(expect.objectContaining({ code: 'bad-sandbox-root' }));
   });
 
   it('refuses a task directory name that already exists, rather than reusing it', async () => {

@@ -39,3 +39,23 @@ export function identityOf(fd: number): DirIdentity {
   const st = fstatSync(fd);
   return { dev: st.dev, ino: st.ino };
 }
+
+/**
+ * Refuses a task's directory that is no longer the one the pod made (its device and inode differ,
+ * or it is gone or a link): someone with a hand on the sandbox root put another in its place, and
+ * the pod must not write the task's log or run its code there. Records from before the identity
+ * was kept (no `id`) pass.
+ */
+export function checkSameTaskDir(dirs: { readonly base: string; readonly id?: DirIdentity | undefined }): void {
+  if (dirs.id === undefined) return;
+  const fd = openRealDir(dirs.base);
+  if (fd === undefined) throw new PodError('bad-sandbox-root', `the task directory ${dirs.base} is gone or was swapped for a link; nothing more is written there.`, 'Check who writes in the sandbox root; choose a root only you can write.');
+  try {
+    const now = identityOf(fd);
+    if (now.dev !== dirs.id.dev || now.ino !== dirs.id.ino) {
+      throw new PodError('bad-sandbox-root', `the task directory ${dirs.base} is not the one the pod made (it was replaced); nothing more is written there.`, 'Check who writes in the sandbox root; choose a root only you can write.');
+    }
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -9,6 +9,7 @@ import { PodError } from './errors.js';
 import { podEnvOf, podPolicyOf } from './policy.js';
 import { shorten } from './return-message.js';
 import { FINAL_STATES, type TaskRecord, type TaskState } from './task.js';
+import { checkSameTaskDir } from './task-dir-fd.js';
 import type { TaskLog } from './task-log.js';
 
 /** What the runner needs: the pod's settings and services, and its task list. */
@@ -73,13 +74,14 @@ export class TaskRunner {
   }
 
   /** Records how a task ended, in its record and its log, and wakes whoever waits for it. */
-  async finish(task: TaskRecord, state: TaskState, message: string): Promise<void> {
+  async finish(task: TaskRecord, state: TaskState, message: string, options: { readonly log?: boolean } = {}): Promise<void> {
     task.state = state;
     task.finishedAt = Date.now();
     task.progress = state;
     if (state !== 'succeeded') task.error = shorten(message, 2_000);
     try {
-      await this.deps.logOf(task).append({ kind: 'finished', state, message: shorten(message, 2_000) });
+      // `log: false`: the task's directory is not the pod's any more, and nothing is written there
+      if (options.log !== false) await this.deps.logOf(task).append({ kind: 'finished', state, message: shorten(message, 2_000) });
     } catch {
       // The log lives in the task's directory; a failing disk must not leave the task running.
     }
@@ -105,6 +107,14 @@ export class TaskRunner {
     const timer = setTimeout(() => controller.abort('timeout'), c.timeoutMs);
     const log = this.deps.logOf(task);
     try {
+      // the directory was made and judged when the task was queued; if it was replaced since, the
+      // log and the code's files would land in someone else's directory
+      try {
+        checkSameTaskDir(task.dirs);
+      } catch (error) {
+        await this.finish(task, 'failed', (error as Error).message, { log: false });
+        return;
+      }
       task.state = 'running';
       task.startedAt = Date.now();
       task.progress = 'starting';
