@@ -95,6 +95,20 @@ describe('ToolDispatcher', () => {
     }
   });
 
+  it("escapes bidi, format and separator characters in the high-risk gate's summary and subject (F6)", async () => {
+    const gate = approvalAnswering({ outcome: 'rejected', by: 'reviewer', reason: 'no' });
+    const dispatcher = new ToolDispatcher({ approval: () => gate.service });
+    dispatcher.register(
+      defineTool({ name: 'say', description: 'd', params: z.object({ s: z.string() }), risk: 'high', summarize: (p) => `say ${p.s}`, handler: () => 'x' }),
+    );
+    await dispatcher.dispatch({ tool: 'say', params: { s: 'rm -rf ~ \u2066#\u202eton\u2069\u2028x\u{e0041}' }, turn });
+    const [request] = gate.asked;
+    for (const shown of [request?.summary, request?.subject.kind === 'tool' ? request.subject.summary : undefined]) {
+      expect(shown).not.toMatch(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u);
+      expect(shown).toContain('say rm -rf ~ \\u2066#\\u202eton\\u2069\\u2028x\\u{e0041}');
+    }
+  });
+
   it('refuses a high-risk tool when no approval service runs (fail closed)', async () => {
     const { dispatcher, ran } = setup();
     const outcome = await dispatcher.dispatch({ tool: 'danger', params: { n: 1 }, turn });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ApprovalService } from './approval.js';
 import { AalisError, type AalisErrorOptions, describeError, errorText, isAalisError } from './aalis-error.js';
+import { escapeInvisible } from './well-formed.js';
 import { defineService } from './service.js';
 import type { OriginTurn } from './turn.js';
 
@@ -179,7 +180,8 @@ export class ToolDispatcher {
       if (!gate) {
         return fail('rejected', `tool '${tool.name}' is high-risk and needs approval, but no approval service is running; nothing ran.`);
       }
-      const summary = tool.summarize?.(parsed.data) ?? `${tool.name} ${JSON.stringify(parsed.data)}`;
+      // The subject's summary is shown as it is (the console, the reviewer): escaped here, once for every tool.
+      const summary = escapeInvisible(tool.summarize?.(parsed.data) ?? `${tool.name} ${JSON.stringify(parsed.data)}`);
       const outcome = await gate.ask({
         turn: request.turn,
         subject: { kind: 'tool', tool: tool.name, summary, rule: 'high-risk' },

@@ -41,3 +41,27 @@ export function shownBytes(bytes: Uint8Array): string {
  * shows a person text from elsewhere (the CLI, the console, the pod's panel) escapes these, from here.
  */
 export const UNSHOWN_CHARACTERS = String.raw`[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb]`;
+
+/**
+ * Every control (`\p{Cc}`), format (`\p{Cf}`: bidi embeddings, overrides and isolates, zero-width
+ * characters, tag characters) and line or paragraph separator code point, and the other characters
+ * of {@link UNSHOWN_CHARACTERS}. In an ask's summary a right-to-left override makes `curl …|sh` read
+ * as something harmless, and a line separator splits one line in two in a chat adapter.
+ */
+const INVISIBLE = new RegExp(String.raw`[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]|${UNSHOWN_CHARACTERS}`, 'gu');
+
+/**
+ * `text` on one line with every character that is not shown as itself written as its escape:
+ * `\n` and `\t`, `\xNN` up to U+00FF, `\uXXXX` and `\u{XXXXX}` above (as the CLI's terminal escaping
+ * writes them). Every ask's summary passes through it (the approval desk, the high-risk gate, the
+ * reach plugin), so what the owner or the reviewer reads is the order and characters that run.
+ */
+export function escapeInvisible(text: string): string {
+  return text.replace(INVISIBLE, (c) => {
+    if (c === '\n') return '\\n';
+    if (c === '\t') return '\\t';
+    const code = c.codePointAt(0) ?? 0;
+    if (code <= 0xff) return `\\x${code.toString(16).padStart(2, '0')}`;
+    return code <= 0xffff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\u{${code.toString(16)}}`;
+  });
+}

@@ -1,4 +1,4 @@
-import { definePlugin, type Sessions, sessions } from '@aalis/core';
+import { definePlugin, escapeInvisible, type Sessions, sessions } from '@aalis/core';
 import { type ModelProvider, model } from '@aalis/model';
 import { type ApprovalReviewer, approvalReviewer, type ReviewRequest, type ReviewVerdict, ReviewVerdictSchema } from '@aalis/plugin-approval';
 import { z } from 'zod';
@@ -99,8 +99,9 @@ async function reviewOnce(deps: { model: ModelProvider; sessions: Sessions; conf
     );
   const who = (id: { platform: string; userId: string }) => JSON.stringify(`${id.platform}:${id.userId}`);
   const asked = [
-    `The agent asks: ${request.summary}`,
-    `What: ${JSON.stringify(request.subject)}`,
+    // the model reads bidi overrides and separators as escapes too, not as reordered text
+    `The agent asks: ${escapeInvisible(request.summary)}`,
+    `What: ${escapeInvisible(JSON.stringify(request.subject))}`,
     `Rule that asks: ${request.subject.rule}`,
     `Asked for: ${request.turn.authorised ? who(request.turn.authorised) : 'an unauthenticated speaker'}${request.turn.participants?.length ? `, acting also on the words of ${request.turn.participants.map(who).join(', ')}` : ''}`,
     recent.length > 0 ? `The conversation's newest messages (JSON lines):\n${recent.join('\n')}` : 'The conversation has no messages yet.',

@@ -40,6 +40,18 @@ describe('asking a person', () => {
     await h.kernel.stop();
   });
 
+  it('shows the summary with bidi, format and separator characters escaped, in the event and the pending list (F6)', async () => {
+    const h = await startKernel();
+    const asked = h.gate.ask(writeAsk('/w/\u2066#\u202etxt.seton tac\u2069\u2028x'));
+    const shown = await h.nextRequest();
+    const escaped = 'write /w/\\u2066#\\u202etxt.seton tac\\u2069\\u2028x';
+    expect(shown.summary).toBe(escaped);
+    expect(h.desk.pending().map((p) => p.summary)).toEqual([escaped]);
+    await h.desk.reply({ code: shown.code, decision: 'reject', by: OWNER });
+    await asked;
+    await h.kernel.stop();
+  });
+
   it('passes the reason of a rejection back to the asker', async () => {
     const h = await startKernel();
     const asked = h.gate.ask(writeAsk('/etc/hosts'));

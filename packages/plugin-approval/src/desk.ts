@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ApprovalOutcome, type ApprovalRequest, type AuthorityService, type DurableStore, type Identity, type KernelEventPayload, originatingTurn, type Sessions } from '@aalis/core';
-import { describeError } from '@aalis/core';
+import { describeError, escapeInvisible } from '@aalis/core';
 import { AuditLog, type AuditRotation } from './audit.js';
 import { currentCallSignal } from './call-scope.js';
 import { parseCode } from './code.js';
@@ -87,7 +87,9 @@ export class ApprovalDesk implements ApprovalDeskService {
       return policyReject(`the approval request was malformed (${issues}); ${NOTHING_DONE}.`);
     }
     try {
-      return await this.#ask(input, currentCallSignal());
+      // Whoever built the summary, what the owner (the event, the pending list, the audit) and the
+      // reviewer read shows bidi overrides and line separators escaped, not applied.
+      return await this.#ask({ ...input, summary: escapeInvisible(input.summary) }, currentCallSignal());
     } catch (error) {
       return policyReject(`the approval service failed (${describeError(error)}); ${NOTHING_DONE}.`);
     }

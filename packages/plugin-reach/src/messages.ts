@@ -1,6 +1,6 @@
 import { isAbsolute, relative } from 'node:path';
 import type { ReachAskReason, ReachDecision, ReachRequest } from '@aalis/api-reach';
-import type { ApprovalOutcome } from '@aalis/core';
+import { type ApprovalOutcome, escapeInvisible } from '@aalis/core';
 
 /** What a request wants, as a person reads it. */
 export function describeRequest(request: ReachRequest): string {
@@ -104,8 +104,11 @@ export function commandLine(argv: readonly string[]): string {
   return argv.map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`)).join(' ');
 }
 
-/** At most 400 characters on one line: control characters shown escaped, so a summary stays one line. */
+/**
+ * At most 400 characters on one line: control, format (bidi) and separator characters shown escaped,
+ * so a summary stays one line and reads in the order it runs.
+ */
 function oneLine(text: string): string {
-  const escaped = text.replace(/[\u0000-\u001f\u007f]/g, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+  const escaped = escapeInvisible(text);
   return escaped.length > 400 ? `${escaped.slice(0, 400)}… (${escaped.length} characters; the ask's subject holds it whole)` : escaped;
 }
