@@ -37,6 +37,26 @@ afterAll(async () => {
 const call = (tool: string, params: unknown) => kernel.get(tools).dispatch<Record<string, unknown>>({ tool, params, turn: turn() });
 
 describe('background commands', () => {
+  it("refuse status, input and kill (rule no-local-effect) to a turn that acts for someone else, even the owner's own turn with another person in it (F5)", async () => {
+    const started = await call('run_command_background', { command: 'echo secret-output; exec sleep 54.5', interactive: true });
+    const jobId = String(started.ok ? started.value.jobId : '');
+    await until(() => running('sleep 54.5'));
+    const mixed = (): OriginTurn => ({ ...turn(), participants: [stranger] });
+    for (const [tool, params] of [
+      ['command_status', { jobId }],
+      ['command_input', { jobId, text: 'x\n' }],
+      ['command_kill', { jobId }],
+    ] as const) {
+      for (const who of [mixed(), strangerTurn()]) {
+        const outcome = await kernel.get(tools).dispatch({ tool, params, turn: who });
+        expect(outcome).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('rule: no-local-effect') });
+        expect(JSON.stringify(outcome)).not.toContain('secret-output');
+      }
+    }
+    expect(running('sleep 54.5')).toBe(true);
+    expect(await call('command_kill', { jobId })).toMatchObject({ ok: true, value: { state: 'done', outcome: { ok: true, value: { stdout: 'secret-output\n' } } } });
+  });
+
   it('keep running across a change within the sandboxed tiers, and are closed (output kept, reason given) when the tier moves to the host', async () => {
     const started = await call('run_command_background', { command: 'echo started; exec sleep 53.5' });
     expect(started).toMatchObject({ ok: true, value: { jobId: expect.any(String) } });
@@ -90,11 +110,15 @@ describe('background commands', () => {
     const jobId = String(started.ok ? started.value.jobId : '');
     expect(jobId).not.toBe('');
     await until(() => running('sleep 55.5'));
-    // Another person in the same conversation, and the owner from another conversation: no such command for them.
+    // Another person in the same conversation: refused as a call with no local effect (not told whether it exists);
+    // the owner from another conversation: no such command for them.
     const other = await kernel.get(tools).dispatch({ tool: 'command_kill', params: { jobId }, turn: strangerTurn() });
-    expect(other).toMatchObject({ ok: false, message: expect.stringContaining(`no background command '${jobId}' of yours`) });
+    expect(other).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('rule: no-local-effect') });
     const elsewhereTurn = { ...turn(), session: { id: 'another' } };
-    expect(await kernel.get(tools).dispatch({ tool: 'command_status', params: { jobId }, turn: elsewhereTurn })).toMatchObject({ ok: false });
+    expect(await kernel.get(tools).dispatch({ tool: 'command_status', params: { jobId }, turn: elsewhereTurn })).toMatchObject({
+      ok: false,
+      message: expect.stringContaining(`no background command '${jobId}' of yours`),
+    });
     expect(running('sleep 55.5')).toBe(true);
     // Its own person stops it: the answer is its final status, output so far kept.
     const killed = await call('command_kill', { jobId });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { StdinStream } from '@aalis/api-reach';
 import { type AccessTier, execPlaceOf, type SessionSettings, settingsScopeOf, type ToolCallContext, ToolError } from '@aalis/core';
 import type { MainDirectoryChangedEvent } from '@aalis/plugin-reach';
+import { credentialOf } from './credential.js';
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; kind: string; message: string };
 
@@ -119,6 +120,15 @@ export class BackgroundJobs<T> {
 
   /** The job `id` if the caller started it in this conversation; anybody else's is not shown to exist. */
   #own(ctx: ToolCallContext, id: string): Job<T> {
+    // A call that acts for someone else (a stranger, or the owner's turn with another person in
+    // it) has no local effect: the owner's command's output, its stdin and its life are local
+    // effects as much as a write. Refused before the lookup, so it does not learn the job exists.
+    if (credentialOf(ctx).exec === 'none') {
+      throw new ToolError(
+        'denied',
+        `${ctx.tool} was refused (rule: no-local-effect): this call acts for someone who is not the owner, so it may not read, write to or stop a background command on this machine. This cannot be requested; the owner can do it in a turn of their own.`,
+      );
+    }
     const job = this.#jobs.get(id);
     if (!job || job.session !== rootOf(ctx) || job.person !== settingsScopeOf(ctx.turn)) {
       throw new ToolError('failed', `there is no background command '${id}' of yours in this conversation. Background commands end when the daemon stops (a restart is also the only way the sandbox backend changes) and are not kept across one; start it again if you still need it.`);

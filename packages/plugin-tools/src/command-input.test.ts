@@ -66,9 +66,9 @@ describe('command_input', { timeout: 120_000 }, () => {
     const k = await start('lines', {});
     const jobId = await k.begin('read a; echo "got:$a"; read b; echo "got:$b"; cat');
     expect(await k.call('command_input', { jobId, text: 'one\n' })).toEqual({ ok: true, value: { written: 4, pending: expect.any(Number), eof: false } });
-    // another person in the conversation, and the owner in another conversation: no such command for them
+    // another person in the conversation: no local effect (not told whether it exists); the owner in another conversation: no such command for them
     const other = await k.call('command_input', { jobId, text: 'theirs\n' }, turnOf(stranger));
-    expect(other).toMatchObject({ ok: false, message: expect.stringContaining(`no background command '${jobId}' of yours`) });
+    expect(other).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining('rule: no-local-effect') });
     const otherPlace = await k.call('command_input', { jobId, text: 'there\n' }, turnOf(owner, 'another'));
     expect(otherPlace).toMatchObject({ ok: false, message: expect.stringContaining(`no background command '${jobId}' of yours`) });
     expect(await k.call('command_status', { jobId })).toEqual({ ok: true, value: { state: 'running' } });
