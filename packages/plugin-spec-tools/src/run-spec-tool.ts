@@ -43,6 +43,21 @@ function basePolicyOf(credential: ReachCredential, env: Readonly<Record<string, 
   return { readDeny: [], readAllowWithin: temp, write: temp, writeDeny: [], writeExceptions: [], controlDeny: [], network: 'on', localPorts: [], unixSockets: [] };
 }
 
+/** Why a call for someone who is not an owner runs nothing, as its refusal says. */
+function notOwner(name: string, asked: string): string {
+  return `tool '${name}' did not run: this call acts for someone who is not an owner, so it has no local effect (nothing runs for it)${asked}.`;
+}
+
+/**
+ * Refuses, before the approval gate, a call the handler would refuse whatever the owner answered:
+ * one for someone who is not an owner. Asked first, the owner could only approve it to see it
+ * denied, and each such call by a stranger would be one more card (with the AI reviewer, one
+ * more model call).
+ */
+export function admitSpecTool(ctx: ToolCallContext, loaded: LoadedSpec): void {
+  if (credentialOf(ctx).exec === 'none') throw new ToolError('denied', notOwner(loaded.spec.name, '; nobody was asked'));
+}
+
 /**
  * Runs one call of a spec tool (after the dispatcher validated its params and passed the
  * high-risk gate): the envelope on stdin, in the tool's profile, one JSON result read back.
@@ -56,9 +71,8 @@ export async function runSpecTool(ctx: ToolCallContext, loaded: LoadedSpec, para
     const why = deps.noEngine();
     if (why !== undefined) throw new ToolError('unavailable', `tool '${spec.name}' runs in a container (profile ${profile}) and ${why}; it did not run. Run \`aalis doctor\`.`);
   }
-  if (credential.exec === 'none') {
-    throw new ToolError('denied', `tool '${spec.name}' did not run: this call acts for someone who is not an owner, so it has no local effect (nothing runs for it).`);
-  }
+  // admitSpecTool refused it before the gate; the credential made after the gate may differ
+  if (credential.exec === 'none') throw new ToolError('denied', notOwner(spec.name, ''));
   const argv = [loaded.program ?? spec.command[0], ...spec.command.slice(1)] as [string, ...string[]];
   // In confirm and full, commands run on the host: a local spec tool is such a command and is asked as one.
   if (profile === 'local' && credential.exec === 'host') await requireOrThrow(credential, { effect: 'exec', host: true, command: { argv, cwd: loaded.dir } });

@@ -1,6 +1,7 @@
 // Spec tools through the real dispatcher, reach credential and approval desk, on the real Docker
 // engine and the real Linux sandbox (profile local). Every test counts this kernel's containers
 // (its own instance label) before and after: none outlives its call.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sessions, tools } from '@aalis/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -168,6 +169,24 @@ describe('a host deployment without an engine', () => {
     try {
       expect(await env.call('zone_stdio', {})).toMatchObject({ ok: false, kind: 'unavailable', message: expect.stringContaining('no Docker engine is configured') });
       expect(await env.call('zone_local', {})).toMatchObject({ ok: true });
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("refuses a non-owner's call of a high-risk spec tool before the gate: nobody is asked (F14)", async () => {
+    const toolsDir = join(tempDir(), 'tools');
+    mkdirSync(join(toolsDir, 'risky_local'), { recursive: true });
+    const spec = { name: 'risky_local', description: 'high-risk, on the host', risk: 'high', sandbox: { profile: 'local' }, command: ['/bin/sh', '-c', 'echo \'{"ok":true,"value":"ran"}\''] };
+    writeFileSync(join(toolsDir, 'risky_local', 'tool.json'), JSON.stringify(spec));
+    const env = await startSpecEnv({ toolsDir, docker: false });
+    try {
+      env.answers = ['approve'];
+      expect(await env.callAsStranger('risky_local', {})).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(/not an owner.*nobody was asked/) });
+      expect(env.asked).toEqual([]);
+      // the owner's own call is still asked, and runs once approved
+      expect(await env.call('risky_local', {})).toEqual({ ok: true, value: 'ran' });
+      expect(env.asked).toHaveLength(1);
     } finally {
       await env.stop();
     }
