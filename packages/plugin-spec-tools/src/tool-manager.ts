@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { lstat, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { defineTool, makeDirs, moveAside, originatingTurn, readFileNoFollow, type ToolCallContext, ToolError, writeFileAtomic } from '@aalis/core';
+import { defineTool, escapeInvisible, makeDirs, moveAside, originatingTurn, readFileNoFollow, type ToolCallContext, ToolError, writeFileAtomic } from '@aalis/core';
 import { credentialOf } from '@aalis/plugin-tools';
 import { ToolSandboxSpecSchema } from '@aalis/sandbox-docker';
 import { z } from 'zod';
@@ -9,7 +10,7 @@ import { type BuildReport, buildTool } from './build-tool.js';
 import type { SpecRunDeps } from './run-spec-tool.js';
 import { type ReloadOutcome, type SpecToolRegistry, TOOL_MANAGER } from './spec-registry.js';
 import { SpecToolError } from './spec-tool-error.js';
-import { PROGRAM, SPEC_FILE, type ToolSpec, ToolSpecSchema, TOOL_NAME } from './tool-spec.js';
+import { DEFAULT_TIMEOUT_MS, PROGRAM, SPEC_FILE, type ToolSpec, ToolSpecSchema, TOOL_NAME } from './tool-spec.js';
 
 const Name = z.string().regex(TOOL_NAME, 'a tool name is lower-case letters, digits and _, starting with a letter');
 
@@ -192,6 +193,47 @@ export async function manageTool(ctx: ToolCallContext, request: ToolManagerReque
   }
 }
 
+/** How many of a file's first lines, and how many characters of them, the ask shows. */
+const HEAD_LINES = 3;
+const HEAD_CHARS = 240;
+
+/** A file as the ask shows it: its name, size, a short hash, and its first lines (escaped, cut). */
+function fileShown(name: string, content: string): string {
+  const bytes = Buffer.byteLength(content, 'utf8');
+  const hash = createHash('sha256').update(content, 'utf8').digest('hex').slice(0, 12);
+  const lines = content.split('\n');
+  let head = lines.slice(0, HEAD_LINES).join('\n');
+  const cut = head.length > HEAD_CHARS || lines.length > HEAD_LINES;
+  if (head.length > HEAD_CHARS) head = head.slice(0, HEAD_CHARS);
+  return `${JSON.stringify(name)} (${bytes} bytes, sha256 ${hash}): ${escapeInvisible(JSON.stringify(head))}${cut ? ` … (${lines.length} line${lines.length === 1 ? "" : "s"})` : ''}`;
+}
+
+/**
+ * The ask's one-line summary of a tool manager call. The owner (or the AI reviewer) approves
+ * what the tool will be: its profile (the network), the variables it is given (a token named in
+ * `env` is handed to its code), its timeout, its build, and every file it writes with the start
+ * of each, so a script that sends `$NPM_TOKEN` away is seen before it is approved, not only
+ * `command: /bin/sh ./run`. Argv and names are JSON-quoted, so where one word ends is visible.
+ */
+export function summarizeManage(p: ToolManagerRequest): string {
+  if (!('command' in p)) return `tool_manager ${p.action} ${p.name}`;
+  const box = p.sandbox ?? { profile: 'stdio' as const, env: [] };
+  const limits = [
+    box.network !== undefined ? `network ${box.network}` : undefined,
+    box.memory !== undefined ? `memory ${box.memory}` : undefined,
+    box.cpus !== undefined ? `cpus ${box.cpus}` : undefined,
+    box.pids_limit !== undefined ? `pids ${box.pids_limit}` : undefined,
+  ].filter((l) => l !== undefined);
+  const env = box.env.length > 0 ? `env ${box.env.map((e) => JSON.stringify(e)).join(', ')}` : 'env none';
+  const timeout = p.timeout_ms !== undefined ? `timeout ${p.timeout_ms} ms` : `timeout ${DEFAULT_TIMEOUT_MS} ms (default)`;
+  const build = p.build ? `build: ${JSON.stringify(p.build.command)}` : 'no build';
+  const files = Object.entries(p.files ?? {});
+  const filesShown = files.length === 0 ? 'no files' : `${files.length} file${files.length === 1 ? '' : 's'}: ${files.map(([name, content]) => fileShown(name, content)).join('; ')}`;
+  return escapeInvisible(
+    `tool_manager ${p.action} ${p.name}: profile ${box.profile}${limits.length > 0 ? ` (${limits.join(', ')})` : ''}, ${env}, ${timeout}; command: ${JSON.stringify(p.command)}; ${build}; ${filesShown}`,
+  );
+}
+
 /** The tool manager, a built-in high-risk tool (002): create, update, build and delete spec tools. */
 export function toolManagerTool(deps: ToolManagerDeps) {
   // One action at a time: two creates of one name must not both pass the "exists" check.
@@ -207,7 +249,7 @@ export function toolManagerTool(deps: ToolManagerDeps) {
       'Create, update, build or delete a spec tool in the tools directory. Every tool it writes is high-risk and runs in a container (profile stdio or network); builds run offline in the builder container. Reserved names (built-in tools, tool_manager) are refused.',
     params: ToolManagerParams,
     risk: 'high',
-    summarize: (p) => `tool_manager ${p.action} ${p.name}${'command' in p ? ` (command: ${p.command.join(' ')}${p.build ? `; build: ${p.build.command.join(' ')}` : ''})` : ''}`,
+    summarize: summarizeManage,
     admit: (ctx, params) => admitManage(ctx, params, deps),
     handler: (ctx, params) => serial(() => manageTool(ctx, params, deps)),
   });

@@ -22,6 +22,9 @@ const Argv = z.array(z.string().min(1).max(4096).refine((a) => !a.includes('\0')
  */
 export const ParametersSchema = z.looseObject({ type: z.literal('object', { error: "parameters must be a JSON Schema with type: 'object'" }) });
 
+/** A spec tool's timeout when its spec names none. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
 /**
  * A tool's `tool.json` (002). `command` is the argv: a first word starting with `./` is the
  * tool's own program, in its folder; any other is looked up on the image's (or host's) PATH.
@@ -34,7 +37,7 @@ export const ToolSpecSchema = z
     risk: z.enum(RISK_LEVELS),
     sandbox: ToolSandboxSpecSchema.default({ profile: 'local', env: [] }),
     command: Argv,
-    timeout_ms: z.number().int().min(100).max(MAX_TOOL_TIMEOUT_MS).default(30_000),
+    timeout_ms: z.number().int().min(100).max(MAX_TOOL_TIMEOUT_MS).default(DEFAULT_TIMEOUT_MS),
     /** How the tool manager builds the program, in the builder profile: an argv run in the tool's folder. */
     build: z.object({ command: Argv }).strict().optional(),
     /** Written by the tool manager: the tool is high-risk whatever `risk` says. */
