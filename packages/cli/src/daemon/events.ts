@@ -16,6 +16,16 @@ interface Client {
 
 const KEEPALIVE_MS = 15_000;
 
+/**
+ * A payload as one SSE `data:` line. JSON.stringify leaves U+2028 and U+2029 raw, and a client
+ * that splits lines with a JS regex (`^`/`$` under /m, `.`) reads them as line breaks: the frame's
+ * JSON is cut there, fails to parse, and the client's stream ends for good. JSON allows the
+ * `\u2028` escape, which is the same string once parsed.
+ */
+export function sseData(payload: unknown): string {
+  return JSON.stringify(payload).replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
+}
+
 function sessionOf(name: StreamedEvent, payload: unknown): string {
   if (name === 'session/settings-changed') return (payload as { sessionId: string }).sessionId;
   // The agent's events name their root conversation as a string.
@@ -48,7 +58,7 @@ export class EventHub {
     const client: Client = { res, session };
     this.#clients.add(client);
     res.on('close', () => this.#clients.delete(client));
-    res.write(`event: ready\ndata: ${JSON.stringify({ events: STREAMED_EVENTS, ...(session ? { session } : {}) })}\n\n`);
+    res.write(`event: ready\ndata: ${sseData({ events: STREAMED_EVENTS, ...(session ? { session } : {}) })}\n\n`);
   }
 
   /** How many clients are listening. */
@@ -69,7 +79,7 @@ export class EventHub {
 
   #broadcast(name: StreamedEvent, payload: unknown): void {
     const session = sessionOf(name, payload);
-    const frame = `event: ${name}\nid: ${++this.#seq}\ndata: ${JSON.stringify(payload)}\n\n`;
+    const frame = `event: ${name}\nid: ${++this.#seq}\ndata: ${sseData(payload)}\n\n`;
     for (const client of this.#clients) {
       if (client.session === undefined || client.session === session) client.res.write(frame);
     }
