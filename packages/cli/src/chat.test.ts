@@ -19,6 +19,8 @@ beforeAll(async () => {
   mkdirSync(outside);
   model = await startScriptedModel([
     { match: 'copy it out', steps: [{ call: 'write_file', args: { path: join(outside, 'from-the-repl.txt'), content: 'typed yes\n' } }, { say: 'Copied it out for you.' }] },
+    { match: 'separator', steps: [{ say: 'one\u2028two\u2029three' }] },
+    { match: 'still there', steps: [{ say: 'Still listening.' }] },
     { match: 'another', steps: [{ call: 'write_file', args: { path: join(outside, 'refused.txt'), content: 'x' } }, { say: 'Then I leave it.' }] },
     {
       match: 'spoof',
@@ -63,6 +65,19 @@ function startChat(args: readonly string[]) {
 }
 
 describe('aalis chat', () => {
+  // F7: a raw U+2028 in an SSE data line cut the frame for chat's regex, and its event stream ended for good.
+  it('shows a reply holding U+2028 and U+2029 (escaped), and its stream goes on', async () => {
+    const chat = startChat(['--dir', dir, '--session', 'separators']);
+    await chat.until("chatting in 'separators'");
+    chat.type('a separator please');
+    await chat.until(/one\\u2028two\\u2029three\n+\(answered\)/);
+    chat.type('are you still there');
+    await chat.until(/Still listening\.\n+\(answered\)/);
+    chat.type('/quit');
+    expect(await chat.exited).toBe(0);
+    expect(chat.out()).not.toMatch(/[\u2028\u2029]/);
+  }, 60_000);
+
   // A terminal obeys what it prints (first: the next test leaves the person's last used settings in plan mode,
   // where this write would be refused without an ask): \r and ESC[2K rewrote the ask's line (another path shown than
   // the one approved), OSC 52 set the clipboard, U+202E reordered the text.

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readErrorEnvelope } from '@aalis/core';
 import { askText } from './ask-text.js';
 import { daemonAddressOf, takeOptions } from './daemon-address.js';
 import { daemonCall, daemonFetch } from './daemon-request.js';
 import type { CliIo } from './io.js';
+import { sseFrameOf } from './sse-frame.js';
 import { forTerminal, forTerminalLine } from './terminal-text.js';
 
 const HELP = `aalis chat: talk to the agent of a running daemon
@@ -63,37 +65,84 @@ class ChatSession {
     return { status: answer.status, body: (answer.body ?? {}) as Json };
   }
 
-  /** Opens the event stream of the conversation; resolves once it is live. */
+  /**
+   * Opens the event stream of the conversation; resolves once it is live. When it drops later
+   * (the daemon restarted, a proxy cut it), it is opened again until the session closes, and
+   * stderr says so: a chat that silently stopped showing the agent's replies and asks would
+   * leave the person typing answers to nothing.
+   */
   async listen(): Promise<void> {
-    const res = await daemonFetch(this.url, this.token, `/api/events?session=${encodeURIComponent(this.session)}`, { signal: this.#stream.signal });
-    if (res.status === 401) throw new Error("the daemon refused the token: give the one in <data>/daemon/token of its data directory ($AALIS_TOKEN), or --dir/--data of its deployment.");
-    if (!res.ok || !res.body) throw new Error(`the daemon's event stream answered ${res.status}.`);
+    const first = await this.#open();
     let ready: () => void = () => {};
     const isReady = new Promise<void>((resolve) => {
       ready = resolve;
     });
-    void (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
+    void this.#follow(first, ready);
+    await isReady;
+  }
+
+  async #open(): Promise<Response> {
+    const res = await daemonFetch(this.url, this.token, `/api/events?session=${encodeURIComponent(this.session)}`, { signal: this.#stream.signal });
+    if (res.status === 401) throw new Error("the daemon refused the token: give the one in <data>/daemon/token of its data directory ($AALIS_TOKEN), or --dir/--data of its deployment.");
+    if (!res.ok || !res.body) throw new Error(`the daemon's event stream answered ${res.status}.`);
+    return res;
+  }
+
+  /** Reads the stream until it ends; then, unless the session is closing, opens it again (backing off while it cannot). */
+  async #follow(first: Response, ready: () => void): Promise<void> {
+    const { signal } = this.#stream;
+    let res: Response | undefined = first;
+    let dropped = false;
+    for (let delay = 500; !signal.aborted; delay = Math.min(delay * 2, 5000)) {
+      if (res) {
+        let live = false;
+        await this.#read(res, () => {
+          live = true;
+          if (dropped) this.io.stderr('aalis chat: the event stream is back.\n');
+          dropped = false;
+          ready();
+        });
+        if (signal.aborted) return;
+        if (live) delay = 500;
+        // What happened while it was down is not replayed: a turn waited on may have ended then.
+        this.#turn?.end();
+        if (!dropped) this.io.stderr("aalis chat: the daemon's event stream dropped; reconnecting (replies and asks meanwhile are not shown).\n");
+        dropped = true;
+      }
       try {
-        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-          buffer += decoder.decode(chunk, { stream: true });
-          for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
-            const frame = buffer.slice(0, cut);
-            buffer = buffer.slice(cut + 2);
-            const name = /^event: (.*)$/m.exec(frame)?.[1];
-            const data = /^data: (.*)$/m.exec(frame)?.[1];
-            if (name === 'ready') ready();
-            else if (name) this.#onEvent(name, data ? (JSON.parse(data) as Json) : {});
+        await sleep(delay, undefined, { signal });
+        res = await this.#open();
+      } catch {
+        res = undefined; // aborted (the loop ends), or the daemon is not back yet
+      }
+    }
+  }
+
+  /** Reads one connection's frames; a frame that is not JSON is skipped, never the end of the stream. */
+  async #read(res: Response, onReady: () => void): Promise<void> {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+          const { name, data } = sseFrameOf(buffer.slice(0, cut));
+          buffer = buffer.slice(cut + 2);
+          if (name === 'ready') onReady();
+          else if (name) {
+            let payload: Json;
+            try {
+              payload = data ? (JSON.parse(data) as Json) : {};
+            } catch {
+              continue;
+            }
+            this.#onEvent(name, payload);
           }
         }
-      } catch {
-        // closed
       }
-      // The stream ended (the daemon stopped): nothing will end a waiting turn any more.
-      this.#turn?.end();
-    })();
-    await isReady;
+    } catch {
+      // closed, or cut off
+    }
   }
 
   /** Prints a line made of the daemon's data: every control character in it shown as its escape (terminal-text.ts). */

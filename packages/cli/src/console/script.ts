@@ -411,6 +411,17 @@ async function refresh(parts) {
 }
 const refreshAll = () => refresh(ALL);
 
+// An SSE frame's event name and data, its lines split on \n only: a regex's ^, $ and . also break
+// at U+2028 and U+2029, which JSON text may hold raw, and data cut there fails to parse.
+function sseFields(frame) {
+  const fields = {};
+  for (const line of frame.split('\n')) {
+    if (line.startsWith('event: ')) fields.name = line.slice(7);
+    else if (line.startsWith('data: ')) fields.data = fields.data === undefined ? line.slice(6) : fields.data + '\n' + line.slice(6);
+  }
+  return fields;
+}
+
 async function listen() {
   const live = $('live');
   for (let delay = 1000; ; delay = Math.min(delay * 2, 15000)) {
@@ -428,8 +439,7 @@ async function listen() {
         while ((cut = buffer.indexOf('\n\n')) >= 0) {
           const frame = buffer.slice(0, cut);
           buffer = buffer.slice(cut + 2);
-          const name = (/^event: (.*)$/m.exec(frame) || [])[1];
-          const raw = (/^data: (.*)$/m.exec(frame) || [])[1];
+          const { name, data: raw } = sseFields(frame);
           if (name === 'ready') { live.textContent = 'live'; live.className = 'badge on'; delay = 1000; refreshAll(); loadChat(); }
           else if (name === 'stopping') notice('The daemon is stopping.');
           else if (name) {
