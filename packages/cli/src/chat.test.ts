@@ -141,4 +141,27 @@ describe('aalis chat', () => {
       rmSync(empty, { recursive: true, force: true });
     }
   });
+
+  // Last: it restarts the file's daemon (on the same port, so the address chat read still holds).
+  it('reconnects its event stream when it drops, and says so on stderr', async () => {
+    const chat = startChat(['--dir', dir, '--session', 'dropped']);
+    await chat.until("chatting in 'dropped'");
+    const port = new URL(daemon.url).port;
+    await daemon.stop();
+    const waitErr = async (text: RegExp) => {
+      const end = Date.now() + 30_000;
+      while (!text.test(chat.err())) {
+        if (Date.now() > end) throw new Error(`no ${String(text)} on stderr:\n${chat.err()}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    await waitErr(/event stream dropped; reconnecting/);
+    daemon = await startServe(dir, ['--port', port]);
+    expect(new URL(daemon.url).port).toBe(port);
+    await waitErr(/the event stream is back/);
+    chat.type('are you still there');
+    await chat.until(/Still listening\.\n+\(answered\)/);
+    chat.type('/quit');
+    expect(await chat.exited).toBe(0);
+  }, 90_000);
 });

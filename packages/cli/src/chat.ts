@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readErrorEnvelope } from '@aalis/core';
 import { askText } from './ask-text.js';
-import { daemonAddressOf, takeOptions } from './daemon-address.js';
+import { daemonAddressFrom, takeOptions } from './daemon-address.js';
 import { daemonCall, daemonFetch } from './daemon-request.js';
 import type { CliIo } from './io.js';
 import { sseFrameOf } from './sse-frame.js';
@@ -53,10 +53,12 @@ class ChatSession {
   #midLine = false;
 
   constructor(
-    private readonly url: string,
-    private readonly token: string,
+    private url: string,
+    private token: string,
     private readonly session: string,
     private readonly io: CliIo,
+    /** Reads the daemon's address and token again (from its data directory), for a reconnect. */
+    private readonly reread?: () => { url: string; token: string },
   ) {}
 
   async api(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: Json }> {
@@ -111,6 +113,8 @@ class ChatSession {
       }
       try {
         await sleep(delay, undefined, { signal });
+        // a restarted daemon has a new token (and may have a new address): read them again
+        if (this.reread) ({ url: this.url, token: this.token } = this.reread());
         res = await this.#open();
       } catch {
         res = undefined; // aborted (the loop ends), or the daemon is not back yet
@@ -284,8 +288,10 @@ export async function chatCommand(argv: readonly string[], io: CliIo): Promise<n
   }
   let address: { url: string; token: string };
   let session: string;
+  let where: ReturnType<typeof takeOptions<'dir' | 'data' | 'url'>>;
   try {
-    address = daemonAddressOf(args);
+    where = takeOptions(args, ['dir', 'data', 'url']);
+    address = daemonAddressFrom(where);
     session = takeOptions(args, ['session']).session ?? 'cli';
     if (args.length > 0) throw new Error(`unknown argument '${args[0]}'; the options are --dir, --data, --url and --session.`);
   } catch (error) {
@@ -297,7 +303,7 @@ export async function chatCommand(argv: readonly string[], io: CliIo): Promise<n
     io.stderr('aalis chat: it reads what you type from standard input, and there is none here.\n');
     return 2;
   }
-  const chat = new ChatSession(address.url, address.token, session, io);
+  const chat = new ChatSession(address.url, address.token, session, io, () => daemonAddressFrom(where));
   let quit = false;
   try {
     await chat.listen();
