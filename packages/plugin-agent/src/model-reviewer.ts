@@ -82,6 +82,23 @@ function leftToPerson(signal: AbortSignal): Promise<never> {
   });
 }
 
+/**
+ * The question the reviewer's model is asked: the ask's summary, its subject, its rule, whom it
+ * was asked for (and whose words the turn also acts on), and the conversation's newest messages
+ * (`recent`, one JSON line a message).
+ */
+export function reviewQuestion(request: Pick<ReviewRequest, 'summary' | 'subject' | 'turn'>, recent: readonly string[]): string {
+  const who = (id: { platform: string; userId: string }) => JSON.stringify(`${id.platform}:${id.userId}`);
+  return [
+    // the model reads bidi overrides and separators as escapes too, not as reordered text
+    `The agent asks: ${escapeInvisible(request.summary)}`,
+    `What: ${escapeInvisible(JSON.stringify(request.subject))}`,
+    `Rule that asks: ${request.subject.rule}`,
+    `Asked for: ${request.turn.authorised ? who(request.turn.authorised) : 'an unauthenticated speaker'}${request.turn.participants?.length ? `, acting also on the words of ${request.turn.participants.map(who).join(', ')}` : ''}`,
+    recent.length > 0 ? `The conversation's newest messages (JSON lines):\n${recent.join('\n')}` : 'The conversation has no messages yet.',
+  ].join('\n\n');
+}
+
 /** One question to the reviewer's model: the ask, its rule and the conversation's newest messages. */
 async function reviewOnce(deps: { model: ModelProvider; sessions: Sessions; config: ReviewerConfig }, request: ReviewRequest, signal: AbortSignal): Promise<ReviewVerdict> {
   const conversation = await deps.sessions.peek(request.turn.session.id);
@@ -93,19 +110,11 @@ async function reviewOnce(deps: { model: ModelProvider; sessions: Sessions; conf
     .map((m) =>
       JSON.stringify({
         role: m.role,
-        ...(m.role === 'user' ? { author: m.from ? `${m.from.platform}:${m.from.userId}` : m.unauthenticated ? 'an unauthenticated speaker' : 'the daemon, on the owner\'s choice' } : {}),
+        ...(m.role === 'user' ? { author: m.from ? `${m.from.platform}:${m.from.userId}` : m.unauthenticated ? 'an unauthenticated speaker' : "the daemon, on the owner's choice" } : {}),
         text: m.content.length > deps.config.contextMaxChars ? `${m.content.slice(0, deps.config.contextMaxChars)}…` : m.content,
       }),
     );
-  const who = (id: { platform: string; userId: string }) => JSON.stringify(`${id.platform}:${id.userId}`);
-  const asked = [
-    // the model reads bidi overrides and separators as escapes too, not as reordered text
-    `The agent asks: ${escapeInvisible(request.summary)}`,
-    `What: ${escapeInvisible(JSON.stringify(request.subject))}`,
-    `Rule that asks: ${request.subject.rule}`,
-    `Asked for: ${request.turn.authorised ? who(request.turn.authorised) : 'an unauthenticated speaker'}${request.turn.participants?.length ? `, acting also on the words of ${request.turn.participants.map(who).join(', ')}` : ''}`,
-    recent.length > 0 ? `The conversation's newest messages (JSON lines):\n${recent.join('\n')}` : 'The conversation has no messages yet.',
-  ].join('\n\n');
+  const asked = reviewQuestion(request, recent);
   const reply = await deps.model.complete({
     messages: [
       { role: 'system', content: PROMPT },
