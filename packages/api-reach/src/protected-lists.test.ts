@@ -303,6 +303,16 @@ describe('protectedLists edge cases', () => {
     expect(lists.denyRead.some((r) => 'path' in r && r.path.startsWith('//'))).toBe(false);
   });
 
+  it('a config holding a secret (an inline model key) is on the deny-read list; one without is readable', () => {
+    const paths = { ...hostPaths('/srv/app/data', '/opt/aalis', '/srv/app'), config: '/srv/app/aalis.config.json' };
+    const plain = protectedLists({ paths, userHome: '/home/ada', platform: 'linux', form: 'npm', codeDirs: [] });
+    const secret = protectedLists({ paths, userHome: '/home/ada', platform: 'linux', form: 'npm', codeDirs: [], configHoldsSecrets: true });
+    expect(inList(plain, 'denyRead', '/srv/app/aalis.config.json')).toBe(false);
+    expect(inList(secret, 'denyRead', '/srv/app/aalis.config.json')).toBe(true);
+    expect(inList(secret, 'denyRead', '/srv/app/aalis.config.json.bak')).toBe(false);
+    expect(inList(secret, 'control', '/srv/app/aalis.config.json')).toBe(true);
+  });
+
   it('other instances of the same deployment are unreadable, this one and lookalikes are not', () => {
     const lists = protectedLists({
       paths: hostPaths('/srv/aalis/data-1', '/srv/aalis', '/srv/aalis'),

@@ -34,6 +34,11 @@ export interface ProtectedListsInput {
    * the sandbox's undone folder), a real path: control plane and hidden, like the data directory.
    */
   readonly stateDir?: string;
+  /**
+   * The config file holds a secret itself (an inline model key, where `apiKeyEnv` would keep it in
+   * the environment): then it is on the deny-read list like the secrets file, never read by a tool.
+   */
+  readonly configHoldsSecrets?: boolean;
 }
 
 /** Credential files and directories in the user's home, on every platform. */
@@ -149,6 +154,6 @@ export function protectedLists(input: ProtectedListsInput): ProtectedLists {
       platform,
       (input.otherHomes ?? []).map((d) => checked(d, platform, 'another account\'s home')).filter((d) => d !== userHome && baseName(d) !== ''),
       input.stateDir,
-    ),
+    ).concat(input.configHoldsSecrets === true ? [{ path: p.config }] : []),
   };
 }

@@ -53,6 +53,7 @@ export function reachInstanceOf(config: ReachConfig, kernelDataDir: string | und
     otherHomes: otherHomesOf(userHome, platform),
     // where every aalis command of this user keeps its state (the daemon registry, the undone folder)
     stateDir: realPathOfSync(aalisStateDir(process.env, homedir())),
+    configHoldsSecrets: config.configHoldsSecrets,
   });
   const lists = withRealRoots(
     { ...base, control: [...base.control, ...others.map((path) => ({ path }))], denyRead: [...base.denyRead, ...others.map((path) => ({ path }))] },

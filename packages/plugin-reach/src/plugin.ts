@@ -102,6 +102,8 @@ export const ReachConfigSchema = z.object({
    * directory; it and everything under it) or a whole-path pattern in api-reach's subset.
    */
   landings: z.array(LandingConfigSchema).default([]),
+  /** The config file holds a secret (an inline model key): it goes on the deny-read list (api-reach's `configHoldsSecrets`). */
+  configHoldsSecrets: z.boolean().default(false),
   /**
    * The sandboxed command's environment: variables named like credentials (api-reach's
    * `SECRET_ENV_RULES`) are removed; `allow` lets names or patterns through anyway (never

@@ -172,6 +172,8 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
         form: install.form,
         ...(plan.deploymentDir !== undefined ? { deployment: plan.deploymentDir } : {}),
         ...(plan.configFile !== undefined ? { configFile: plan.configFile } : {}),
+        // an inline model key makes the config a secret: no tool call reads it
+        configHoldsSecrets: plan.config.model?.apiKey !== undefined,
         codeDirs: [...codeDirsOf(install, extra, baseDir), toolsConfig.dir],
         otherData: [...plan.otherData],
         // The host-side file tools run in the daemon's process, which sees every space: reach keeps each person to their own.
