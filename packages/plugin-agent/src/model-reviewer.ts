@@ -111,7 +111,7 @@ async function reviewOnce(deps: { model: ModelProvider; sessions: Sessions; conf
       JSON.stringify({
         role: m.role,
         ...(m.role === 'user' ? { author: m.from ? `${m.from.platform}:${m.from.userId}` : m.unauthenticated ? 'an unauthenticated speaker' : "the daemon, on the owner's choice" } : {}),
-        text: m.content.length > deps.config.contextMaxChars ? `${m.content.slice(0, deps.config.contextMaxChars)}…` : m.content,
+        text: escapeInvisible(m.content.length > deps.config.contextMaxChars ? `${m.content.slice(0, deps.config.contextMaxChars)}…` : m.content),
       }),
     );
   const asked = reviewQuestion(request, recent);
