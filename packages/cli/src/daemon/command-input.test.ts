@@ -22,9 +22,9 @@ describe('command_input over POST /api/tools/call', () => {
     const { jobId } = started.body.value;
 
     expect((await call('command_input', { jobId, text: 'Ada\n' })).body).toEqual({ ok: true, value: { written: 4, pending: expect.any(Number), eof: false } });
-    // bob in the same conversation, alice in another: no such command for them
+    // bob in the same conversation: no local effect (not told whether it exists); alice in another: no such command for her
     const bob = await call('command_input', { jobId, text: 'Mallory\n' }, ownerTurn('chat-input', 'bob'));
-    expect(bob.body).toMatchObject({ ok: false, message: expect.stringContaining(`no background command '${jobId}' of yours`) });
+    expect(bob.body).toMatchObject({ ok: false, message: expect.stringContaining('rule: no-local-effect') });
     const elsewhere = await call('command_input', { jobId, text: 'Eve\n' }, ownerTurn('chat-elsewhere'));
     expect(elsewhere.body).toMatchObject({ ok: false, message: expect.stringContaining(`no background command '${jobId}' of yours`) });
     expect((await call('command_status', { jobId })).body).toEqual({ ok: true, value: { state: 'running' } });
