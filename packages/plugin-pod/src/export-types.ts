@@ -56,10 +56,8 @@ export const ExportItemSchema = z.object({
   sha256: z.string().optional(),
 });
 
-/** The export log's records: what, where, when, and undos. */
-export const ExportLogRecordSchema = z.discriminatedUnion('kind', [
-  z.object({
-    kind: z.literal('export'),
+/** What an export record and its `export-started` record both say: which export, of what, to where, allowed how. */
+const ExportHeadSchema = z.object({
     id: z.string(),
     at: z.number(),
     taskId: z.string(),
@@ -68,6 +66,12 @@ export const ExportLogRecordSchema = z.discriminatedUnion('kind', [
     to: z.string(),
     via: z.enum(['confirmed', 'remembered']),
     grantId: z.string().optional(),
+});
+
+/** The export log's records: what, where, when, and undos. */
+export const ExportLogRecordSchema = z.discriminatedUnion('kind', [
+  ExportHeadSchema.extend({
+    kind: z.literal('export'),
     items: z.array(ExportItemSchema),
     createdDirs: z.array(z.string()),
     /** Set when the export stopped part-way: what is in `items` was written. */
@@ -80,16 +84,8 @@ export const ExportLogRecordSchema = z.discriminatedUnion('kind', [
    * folders it may make. An export record of the same id (or `export-dropped`) closes it; one left
    * open when the daemon starts was interrupted, and becomes an export record `undo` can reverse.
    */
-  z.object({
+  ExportHeadSchema.extend({
     kind: z.literal('export-started'),
-    id: z.string(),
-    at: z.number(),
-    taskId: z.string(),
-    session: z.string(),
-    mode: z.enum(EXPORT_MODES),
-    to: z.string(),
-    via: z.enum(['confirmed', 'remembered']),
-    grantId: z.string().optional(),
     onClash: z.enum(CLASH_CHOICES).optional(),
     backups: z.string(),
     items: z.array(z.object({ source: z.string(), target: z.string(), clash: z.boolean() })),

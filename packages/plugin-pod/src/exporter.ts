@@ -283,16 +283,11 @@ export class Exporter {
     const backups = join(this.deps.backupsDir, id);
     const createdDirs: string[] = [];
     const done: ExportRecord['items'] = [];
+    // what the export record and its export-started record both say (ExportHeadSchema)
+    const head = () => ({ id, at: this.#now(), taskId: plan.taskId, session: plan.session, mode: plan.mode, to: plan.to, via, ...(grantId !== undefined ? { grantId } : {}) });
     const record = (error?: string): ExportRecord => ({
       kind: 'export',
-      id,
-      at: this.#now(),
-      taskId: plan.taskId,
-      session: plan.session,
-      mode: plan.mode,
-      to: plan.to,
-      via,
-      ...(grantId !== undefined ? { grantId } : {}),
+      ...head(),
       items: done,
       createdDirs,
       ...(error !== undefined ? { error } : {}),
@@ -302,14 +297,7 @@ export class Exporter {
     // SIGKILL during an export left the workspace changed with no record and no undo).
     const started: StartedRecord = {
       kind: 'export-started',
-      id,
-      at: this.#now(),
-      taskId: plan.taskId,
-      session: plan.session,
-      mode: plan.mode,
-      to: plan.to,
-      via,
-      ...(grantId !== undefined ? { grantId } : {}),
+      ...head(),
       ...(onClash !== undefined ? { onClash } : {}),
       backups,
       items: plan.items.map((i) => ({ source: i.source, target: i.target, clash: i.clash })),
