@@ -20,6 +20,7 @@ Commands:
   console   a new one-time address that opens a running daemon's web console
   pod       the Isolation Pod of a running daemon: side tasks, returns, exports
   chat      talk to the agent of a running daemon: streaming replies, asks answered at the prompt
+  adapter   the tokens of a running daemon's chat adapters, each bound to one platform
 
 Run 'aalis <command> --help' for a command's options.
 
@@ -38,6 +39,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   console: async () => (await import('./console-address.js')).consoleCommand,
   pod: async () => (await import('./pod.js')).podCliCommand,
   chat: async () => (await import('./chat.js')).chatCommand,
+  adapter: async () => (await import('./adapter.js')).adapterCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script) and returns the exit status. */

@@ -15,15 +15,17 @@ import {
   tools,
 } from '@aalis/core';
 import { AgentError, type AgentService, agent } from '@aalis/plugin-agent';
-import { type ApprovalDeskService, type AuditLog, AuditPageError, approvalDesk, REPLY_DECISIONS, withinCall } from '@aalis/plugin-approval';
+import { type ApprovalDeskService, type AuditLog, AuditPageError, approvalDesk, parseCode, REPLY_DECISIONS, withinCall } from '@aalis/plugin-approval';
 import { z } from 'zod';
+import { type ApiClient, actingIdentity, checkConversationOf, checkKnownConversationOf, checkTurnOf, seesConversation } from './api-client.js';
+import type { AdapterTokens } from './adapter-tokens.js';
 import { CallTiming } from './call-timing.js';
 import type { CallTracker } from './calls.js';
 import { EventLoopAnswerSchema, type EventLoopWatch } from './event-loop.js';
 import type { EventHub } from './events.js';
 import { ApiError, bodyOf, sendJson } from './http.js';
 import { specTools, type SpecToolsService } from '@aalis/plugin-spec-tools';
-import { CallBody, ConsoleAddressAnswerSchema, jsonSchemaOf, MessagesAnswerSchema, ReloadAnswerSchema, SettingsViewSchema, SpecToolsAnswerSchema, StopAnswerSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
+import { AdapterAddAnswerSchema, AdapterAddBody, AdapterRemoveBody, AdaptersAnswerSchema, CallBody, ConsoleAddressAnswerSchema, jsonSchemaOf, MessagesAnswerSchema, ReloadAnswerSchema, SettingsViewSchema, SpecToolsAnswerSchema, StopAnswerSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
 import type { SessionIndex } from './session-index.js';
 
 /**
@@ -58,6 +60,8 @@ export interface ApiContext {
   /** Binds a conversation to where it works before its first call (the docker deployment's user space). */
   readonly place: (turn: OriginTurn) => Promise<void>;
   readonly status: () => unknown;
+  /** The adapters' tokens (adapter-tokens.ts); the owner manages them (POST /api/adapters). */
+  readonly adapters: AdapterTokens;
   /** How long the event loop is held, over a window a client starts. */
   readonly loop: EventLoopWatch;
   /** A capability that opens only the pod's API, for the pod's panel; throws when there is no pod. */
@@ -81,12 +85,31 @@ const SettingsBody = SettingsChangeSchema.extend({
 }).strict();
 
 
-type Handler = (ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL, params: string[]) => Promise<void>;
+type Handler = (ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL, params: string[], client: ApiClient) => Promise<void>;
 
 interface Route {
   readonly method: 'GET' | 'POST';
   readonly path: RegExp;
   readonly handler: Handler;
+  /**
+   * `true`: an adapter's token is taken here too, and the handler keeps it to its platform
+   * (api-client.ts). Otherwise the route is the owner's only (the console, the audit log, the
+   * daemon's settings): an adapter gets 403.
+   */
+  readonly adapters?: true;
+}
+
+/** Refuses a conversation the daemon has not seen, then one the client may not touch. */
+async function knownTo(ctx: ApiContext, client: ApiClient, id: string): Promise<void> {
+  await known(ctx, id);
+  if (client.kind === 'owner') return;
+  const record = await sessionsOf(ctx).peek(id);
+  checkKnownConversationOf(client, id, record?.rootId ?? id, ctx.index);
+}
+
+/** Refuses a turn the client may not send; after the index noted it, again: two adapters naming one new conversation at once leave it the first one's. */
+function checkTurn(ctx: ApiContext, client: ApiClient, turn: OriginTurn): void {
+  checkTurnOf(client, turn, ctx.index);
 }
 
 /** A byte offset given in the query, or `undefined` when absent. */
@@ -173,7 +196,31 @@ const ROUTES: readonly Route[] = [
   },
   {
     method: 'GET',
+    path: /^\/api\/adapters$/,
+    handler: async (ctx, _req, res) => sendJson(res, 200, AdaptersAnswerSchema.parse({ adapters: ctx.adapters.list() })),
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/adapters$/,
+    // the owner's: a new adapter (or a new token for one), bound to one platform (adapter-tokens.ts)
+    async handler(ctx, req, res) {
+      const { name, platform, replace } = await bodyOf(req, AdapterAddBody);
+      sendJson(res, 200, AdapterAddAnswerSchema.parse(await ctx.adapters.add(name, platform, replace === true)));
+    },
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/adapters\/remove$/,
+    async handler(ctx, req, res) {
+      const { name } = await bodyOf(req, AdapterRemoveBody);
+      if (!(await ctx.adapters.remove(name))) throw new ApiError('not-found', `there is no adapter named '${name}'; nothing was removed.`, { fix: "'aalis adapter list' shows them" });
+      sendJson(res, 200, { removed: name });
+    },
+  },
+  {
+    method: 'GET',
     path: /^\/api\/tools$/,
+    adapters: true,
     handler: async (ctx, _req, res) => {
       const all = dispatcher(ctx);
       const list = all.list().map((t) => {
@@ -200,8 +247,10 @@ const ROUTES: readonly Route[] = [
   {
     method: 'POST',
     path: /^\/api\/turns$/,
-    async handler(ctx, req, res) {
+    adapters: true,
+    async handler(ctx, req, res, _url, _params, client) {
       const { turn, message, reply } = await bodyOf(req, TurnBody);
+      checkTurn(ctx, client, turn);
       const root = turn.session.rootId ?? turn.session.id;
       await ctx.place(turn);
       const service = sessionsOf(ctx);
@@ -210,6 +259,7 @@ const ROUTES: readonly Route[] = [
       const scope = settingsScopeOf(turn);
       await service.open(turn.session.id, { scope, ...(turn.session.rootId !== undefined ? { rootId: turn.session.rootId } : {}) });
       await ctx.index.seen(root, turn.platform);
+      checkTurn(ctx, client, turn);
       const runner = agentOf(ctx);
       let started: { turnId: string } | undefined;
       if (message !== undefined && reply && runner) {
@@ -235,14 +285,17 @@ const ROUTES: readonly Route[] = [
   {
     method: 'POST',
     path: /^\/api\/tools\/call$/,
-    async handler(ctx, req, res) {
+    adapters: true,
+    async handler(ctx, req, res, _url, _params, client) {
       const timing = new CallTiming();
       const body = await bodyOf(req, CallBody);
+      checkTurn(ctx, client, body.turn);
       const root = body.turn.session.rootId ?? body.turn.session.id;
       await ctx.place(body.turn);
       // Opened here in its starter's scope, as POST /api/turns does, before anything can create it unscoped.
       await sessionsOf(ctx).open(body.turn.session.id, { scope: settingsScopeOf(body.turn), ...(body.turn.session.rootId !== undefined ? { rootId: body.turn.session.rootId } : {}) });
       const noted = ctx.index.note(root, body.turn.platform);
+      checkTurn(ctx, client, body.turn);
       // A new conversation is on disk before anything runs in it (GET /api/grants and the console
       // enumerate the index); a failed write refuses the call with nothing run.
       if (noted.isNew) await timing.index(noted.written);
@@ -266,21 +319,42 @@ const ROUTES: readonly Route[] = [
   {
     method: 'GET',
     path: /^\/api\/events$/,
-    handler: async (ctx, _req, res, url) => ctx.hub.add(res, url.searchParams.get('session') ?? undefined),
+    adapters: true,
+    // an adapter's stream carries its platform's conversations only, each event judged as it comes (a conversation is noted at its first turn)
+    handler: async (ctx, _req, res, url, _params, client) => {
+      const session = url.searchParams.get('session') ?? undefined;
+      if (session !== undefined) checkConversationOf(client, session, ctx.index);
+      ctx.hub.add(res, session, client.kind === 'owner' ? undefined : (root) => seesConversation(client, root, ctx.index));
+    },
   },
   {
     method: 'GET',
     path: /^\/api\/approvals\/pending$/,
+    adapters: true,
     // Each ask comes with the calls running in its conversation: the one that raised it is among them.
-    handler: async (ctx, _req, res, url) =>
-      sendJson(res, 200, { pending: desk(ctx).pending(url.searchParams.get('session') ?? undefined).map((p) => ({ ...p, running: ctx.calls.runningIn(p.session) })) }),
+    handler: async (ctx, _req, res, url, _params, client) => {
+      const session = url.searchParams.get('session') ?? undefined;
+      if (session !== undefined) checkConversationOf(client, session, ctx.index);
+      const asks = desk(ctx).pending(session).filter((p) => seesConversation(client, p.session, ctx.index));
+      sendJson(res, 200, { pending: asks.map((p) => ({ ...p, running: ctx.calls.runningIn(p.session) })) });
+    },
   },
   {
     method: 'POST',
     path: /^\/api\/approvals\/reply$/,
-    async handler(ctx, req, res) {
+    adapters: true,
+    async handler(ctx, req, res, _url, _params, client) {
       const body = await bodyOf(req, ReplyBody);
-      const result = await desk(ctx).reply({ ...body, by: body.by ?? ctx.consoleIdentity });
+      const by = actingIdentity(client, body.by, ctx.consoleIdentity, 'answers');
+      if (client.kind === 'adapter') {
+        // only an ask of its platform's conversations; any other is not there for it (nor said to be another's)
+        const code = parseCode(body.code);
+        const ask = code.ok ? desk(ctx).pending().find((p) => p.code === code.code) : undefined;
+        if (code.ok && (ask === undefined || !seesConversation(client, ask.session, ctx.index))) {
+          throw new ApiError('unknown-code', `no approval of platform '${client.platform}' is waiting with code ${code.code}; it may have been answered or expired already. Nothing was answered.`);
+        }
+      }
+      const result = await desk(ctx).reply({ ...body, by });
       if (result.ok) return sendJson(res, 200, result);
       throw new ApiError(result.refused, result.message);
     },
@@ -288,19 +362,27 @@ const ROUTES: readonly Route[] = [
   {
     method: 'GET',
     path: /^\/api\/grants$/,
-    handler: async (ctx, _req, res, url) => {
+    adapters: true,
+    handler: async (ctx, _req, res, url, _params, client) => {
       const one = url.searchParams.get('session');
-      const ids = one !== null ? [one] : ctx.index.list().map((s) => s.id);
+      if (one !== null) checkKnownConversationOf(client, one, one, ctx.index);
+      const ids = one !== null ? [one] : ctx.index.list().flatMap((s) => (seesConversation(client, s.id, ctx.index) ? [s.id] : []));
       sendJson(res, 200, { grants: ids.flatMap((id) => desk(ctx).grants.list(id)) });
     },
   },
   {
     method: 'POST',
     path: /^\/api\/grants\/revoke$/,
-    async handler(ctx, req, res) {
+    adapters: true,
+    async handler(ctx, req, res, _url, _params, client) {
       const body = await bodyOf(req, RevokeBody);
       // `by` is the identity the adapter authenticated; the desk checks it is an owner.
-      const result = await desk(ctx).grants.revoke(body.id, body.by ?? ctx.consoleIdentity);
+      const by = actingIdentity(client, body.by, ctx.consoleIdentity, 'revokes');
+      if (client.kind === 'adapter') {
+        const visible = ctx.index.list().flatMap((s) => (seesConversation(client, s.id, ctx.index) ? desk(ctx).grants.list(s.id) : []));
+        if (!visible.some((g) => g.id === body.id)) throw new ApiError('unknown-grant', `no grant of platform '${client.platform}' has id ${body.id}; nothing was revoked.`);
+      }
+      const result = await desk(ctx).grants.revoke(body.id, by);
       if (!result.ok) throw new ApiError(result.refused, result.message);
       sendJson(res, 200, result);
     },
@@ -308,30 +390,36 @@ const ROUTES: readonly Route[] = [
   {
     method: 'GET',
     path: /^\/api\/sessions$/,
-    async handler(ctx, _req, res) {
-      const list = await Promise.all(ctx.index.list().map(async (s) => ({ ...s, ...(await settingsView(ctx, s.id)) })));
-      sendJson(res, 200, { sessions: list, lastUsed: sessionsOf(ctx).lastUsedByScope() });
+    adapters: true,
+    async handler(ctx, _req, res, _url, _params, client) {
+      const seen = ctx.index.list().filter((s) => seesConversation(client, s.id, ctx.index));
+      const list = await Promise.all(seen.map(async (s) => ({ ...s, ...(await settingsView(ctx, s.id)) })));
+      // every person's last used settings are the owner's to see
+      sendJson(res, 200, { sessions: list, lastUsed: client.kind === 'owner' ? sessionsOf(ctx).lastUsedByScope() : {} });
     },
   },
   {
     method: 'GET',
     path: /^\/api\/sessions\/([^/]+)\/settings$/,
-    async handler(ctx, _req, res, _url, [id = '']) {
-      await known(ctx, id);
+    adapters: true,
+    async handler(ctx, _req, res, _url, [id = ''], client) {
+      await knownTo(ctx, client, id);
       sendJson(res, 200, await settingsView(ctx, id));
     },
   },
   {
     method: 'POST',
     path: /^\/api\/sessions\/([^/]+)\/settings$/,
-    async handler(ctx, req, res, _url, [id = '']) {
+    adapters: true,
+    async handler(ctx, req, res, _url, [id = ''], client) {
       const { by, ...change } = await bodyOf(req, SettingsBody);
-      await known(ctx, id);
+      await knownTo(ctx, client, id);
+      const who = actingIdentity(client, by, ctx.consoleIdentity, 'changes settings');
       // Settings are the owner's, as approvals and revocations are: an adapter says whom it acts for.
       if (by !== undefined && !ctx.kernel.get(authority).isOwner(by)) {
         throw new ApiError('not-owner', `only an owner may change a conversation's settings; ${by.platform}:${by.userId} is not an owner of this daemon, so nothing was changed in '${id}'.`, { fix: "Ask an owner (listed in the config's owners) to change it, or change it from the console." });
       }
-      if (ctx.persons !== undefined) await mustBeTheirs(ctx, ctx.persons, id, by ?? ctx.consoleIdentity);
+      if (ctx.persons !== undefined) await mustBeTheirs(ctx, ctx.persons, id, who);
       // The run mode changes only between turns: a turn runs under the mode it began in.
       const running = change.runMode !== undefined ? agentOf(ctx)?.runningIn(id) : undefined;
       if (running) {
@@ -339,7 +427,7 @@ const ROUTES: readonly Route[] = [
       }
       // The kernel's resolver is the one place the cross-axis rules live; its refusal is passed on.
       // the last used settings of whoever asked for the change, not of whoever started the conversation
-      const resolution = await sessionsOf(ctx).change(id, change, { by: personScopeOf(by ?? ctx.consoleIdentity) });
+      const resolution = await sessionsOf(ctx).change(id, change, { by: personScopeOf(who) });
       if (!resolution.ok) throw new ApiError(resolution.rule, resolution.message);
       sendJson(res, 200, await settingsView(ctx, id));
     },
@@ -347,8 +435,9 @@ const ROUTES: readonly Route[] = [
   {
     method: 'GET',
     path: /^\/api\/sessions\/([^/]+)\/messages$/,
-    async handler(ctx, _req, res, _url, [id = '']) {
-      await known(ctx, id);
+    adapters: true,
+    async handler(ctx, _req, res, _url, [id = ''], client) {
+      await knownTo(ctx, client, id);
       const { history } = await sessionsOf(ctx).get(id);
       const running = agentOf(ctx)?.runningIn(id);
       sendJson(res, 200, MessagesAnswerSchema.parse({ session: id, messages: history, ...(running ? { running: { turnId: running.turnId, startedAt: running.startedAt } } : {}) }));
@@ -357,8 +446,9 @@ const ROUTES: readonly Route[] = [
   {
     method: 'POST',
     path: /^\/api\/sessions\/([^/]+)\/stop$/,
-    async handler(ctx, _req, res, _url, [id = '']) {
-      await known(ctx, id);
+    adapters: true,
+    async handler(ctx, _req, res, _url, [id = ''], client) {
+      await knownTo(ctx, client, id);
       // Ends the turn: its model request, its asks (cancelled, audited) and its commands (killed).
       const stopped = await agentOf(ctx)?.stop(id, 'stopped through the API');
       sendJson(res, 200, StopAnswerSchema.parse({ session: id, stopped: stopped !== undefined, ...(stopped ? { turnId: stopped.turnId } : {}) }));
@@ -384,7 +474,7 @@ const ROUTES: readonly Route[] = [
 ];
 
 /** Answers one `/api/` request, or throws an {@link ApiError}. */
-export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL, client: ApiClient): Promise<void> {
   let pathMatched = false;
   for (const route of ROUTES) {
     const match = route.path.exec(url.pathname);
@@ -397,7 +487,10 @@ export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: Serv
     } catch {
       throw new ApiError('bad-request', `the path ${url.pathname} is not properly encoded.`);
     }
-    return route.handler(ctx, req, res, url, params);
+    if (client.kind === 'adapter' && route.adapters !== true) {
+      throw new ApiError('forbidden', `adapter '${client.name}' may not use ${req.method} ${url.pathname}: it is the owner's (the console, 'aalis' commands), so nothing was done.`, { fix: "use the daemon's token for it; an adapter's token takes turns, tool calls, events, approvals, grants and settings of its platform's conversations (DAEMON.md, Adapters)" });
+    }
+    return route.handler(ctx, req, res, url, params, client);
   }
   if (pathMatched) {
     const allowed = ROUTES.filter((r) => r.path.test(url.pathname)).map((r) => r.method);

@@ -9,6 +9,8 @@ import { createKernel, DurableStore, definePlugin, defineTool, type Kernel, sess
 import { AuditLog } from '@aalis/plugin-approval';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { AdapterTokens } from './adapter-tokens.js';
+import { OWNER_CLIENT } from './api-client.js';
 import { handleApi } from './api.js';
 import { CallTracker } from './calls.js';
 import { EventLoopWatch } from './event-loop.js';
@@ -78,9 +80,10 @@ async function scene(): Promise<Scene> {
       throw new Error('no pod here');
     },
     consoleAddress: () => ({ address: 'http://127.0.0.1:0/console#code=unused', expiresAt: 0 }),
+    adapters: await AdapterTokens.open(await DurableStore.open(join(dir, 'daemon'))),
   };
   const server: Server = createServer((req, res) => {
-    handleApi(ctx, req, res, new URL(req.url ?? '/', 'http://daemon.invalid')).catch((error: unknown) => sendError(res, error as never));
+    handleApi(ctx, req, res, new URL(req.url ?? '/', 'http://daemon.invalid'), OWNER_CLIENT).catch((error: unknown) => sendError(res, error as never));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const address = server.address();

@@ -30,7 +30,9 @@ import { PodCapabilities } from './pod-capability.js';
 import { ConsoleCodes, consoleOrigin } from './console-codes.js';
 import { ConsoleClaimAnswerSchema, ConsoleClaimBody } from './payloads.js';
 import { isIP } from 'node:net';
-import { bearerMatches, isLoopback, newToken, PROOF_NONCE, proofAddressOf, proofOf } from './token.js';
+import { bearerMatches, bearerOf, isLoopback, newToken, PROOF_NONCE, proofAddressOf, proofOf } from './token.js';
+import { AdapterTokens } from './adapter-tokens.js';
+import { type ApiClient, OWNER_CLIENT } from './api-client.js';
 
 /** How to start the daemon. */
 export interface DaemonOptions {
@@ -181,6 +183,7 @@ async function startOn(
   const audit = new AuditLog(await DurableStore.open(join(dataDir, 'approval')));
   const daemonDir = join(dataDir, 'daemon');
   const index = await SessionIndex.open(daemonDir);
+  const adapters = await AdapterTokens.open(await DurableStore.open(daemonDir));
   // For adapters on this machine; the data directory is outside every sandboxed tier's reads.
   // A new file each (temp, rename, never through a symlink): one already there keeps its owner and
   // mode when written over in place, and a symlink put there would take the token elsewhere.
@@ -226,7 +229,7 @@ async function startOn(
   };
   const loop = new EventLoopWatch();
   const persons = started.docker === undefined ? {} : { persons: personsOf(config, consoleIdentity) };
-  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability, consoleAddress, ...persons };
+  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability, consoleAddress, adapters, ...persons };
 
   ready = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://daemon.invalid');
@@ -272,7 +275,11 @@ async function startOn(
       if (!PROOF_NONCE.test(nonce)) throw new ApiError('bad-input', 'give ?nonce= 32 to 128 lower-case hex digits, new for each proof.');
       // the address this connection was made to: a relay's question is answered for the daemon's end, not the relay's
       const at = proofAddressOf(req.socket.localAddress ?? '', req.socket.localPort ?? 0);
-      return sendJson(res, 200, { proof: proofOf(token, nonce, at), address: at.address, port: at.port });
+      // an adapter's proof is keyed by its token's digest (the daemon keeps no adapter's token): SHA-256 of the token, hex
+      const adapter = url.searchParams.get('adapter');
+      const key = adapter === null ? token : adapters.proofKeyOf(adapter);
+      if (key === undefined) throw new ApiError('not-found', `there is no adapter named '${forTerminalLine(adapter ?? '').slice(0, 100)}' to prove its token for.`);
+      return sendJson(res, 200, { proof: proofOf(key, nonce, at), address: at.address, port: at.port });
     }
     if (isClaim) {
       // no token needed: the code is the credential, once (console-codes.ts)
@@ -305,11 +312,14 @@ async function startOn(
       if (podRoutes && (await podRoutes(req, res, url, owner ? 'owner' : 'capability'))) return;
       throw new ApiError('not-found', started.pod ? `the Isolation Pod did not start, or has no route ${url.pathname}.` : 'the Isolation Pod (@aalis/plugin-pod) is not installed in this daemon.');
     }
-    if (!bearerMatches(req, token)) {
+    // the daemon's token is the owner's; an adapter's own token keeps it to its platform (api-client.ts)
+    const bearer = bearerOf(req);
+    const client: ApiClient | undefined = bearerMatches(req, token) ? OWNER_CLIENT : bearer === undefined ? undefined : adapters.match(bearer);
+    if (client === undefined) {
       res.setHeader('www-authenticate', 'Bearer realm="aalis"');
-      throw new ApiError('unauthorized', "this needs the daemon's token: send 'Authorization: Bearer <token>' (it is in <data>/daemon/token, mode 0600).");
+      throw new ApiError('unauthorized', "this needs the daemon's token or an adapter's: send 'Authorization: Bearer <token>' (the daemon's is in <data>/daemon/token, mode 0600; an adapter's is made by 'aalis adapter add').");
     }
-    await handleApi(ctx, req, res, url);
+    await handleApi(ctx, req, res, url, client);
   };
 
   let stopped: Promise<void> | undefined;

@@ -12,6 +12,8 @@ interface Client {
   readonly res: ServerResponse;
   /** Only events of this (root) session, when set. */
   readonly session: string | undefined;
+  /** Only events of the (root) sessions this admits, when set (an adapter's: its platform's conversations), judged as each event comes. */
+  readonly admits: ((session: string) => boolean) | undefined;
 }
 
 const KEEPALIVE_MS = 15_000;
@@ -52,10 +54,10 @@ export class EventHub {
     this.#keepalive.unref();
   }
 
-  /** Adds a client: the response becomes an event stream, starting with a `ready` event. */
-  add(res: ServerResponse, session: string | undefined): void {
+  /** Adds a client: the response becomes an event stream, starting with a `ready` event; `admits` keeps it to some conversations. */
+  add(res: ServerResponse, session: string | undefined, admits?: (session: string) => boolean): void {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    const client: Client = { res, session };
+    const client: Client = { res, session, admits };
     this.#clients.add(client);
     res.on('close', () => this.#clients.delete(client));
     res.write(`event: ready\ndata: ${sseData({ events: STREAMED_EVENTS, ...(session ? { session } : {}) })}\n\n`);
@@ -81,7 +83,7 @@ export class EventHub {
     const session = sessionOf(name, payload);
     const frame = `event: ${name}\nid: ${++this.#seq}\ndata: ${sseData(payload)}\n\n`;
     for (const client of this.#clients) {
-      if (client.session === undefined || client.session === session) client.res.write(frame);
+      if ((client.session === undefined || client.session === session) && (client.admits === undefined || client.admits(session))) client.res.write(frame);
     }
   }
 }

@@ -2,6 +2,10 @@ import { OriginTurnSchema } from '@aalis/core';
 import type { z } from 'zod';
 import { ReplyBody, RevokeBody, SettingsBody } from './api.js';
 import {
+  AdapterAddAnswerSchema,
+  AdapterAddBody,
+  AdapterRemoveBody,
+  AdaptersAnswerSchema,
   ApprovalResolvedEventSchema,
   ConsoleAddressAnswerSchema,
   ConsoleClaimAnswerSchema,
@@ -45,6 +49,10 @@ export const DOCUMENTED_PAYLOADS = [
   ['`GET /api/sessions/:id/messages` answer', MessagesAnswerSchema],
   ['`POST /api/sessions/:id/stop` answer', StopAnswerSchema],
   ['`POST /api/console/address` answer', ConsoleAddressAnswerSchema],
+  ['`GET /api/adapters` answer', AdaptersAnswerSchema],
+  ['`POST /api/adapters` body', AdapterAddBody],
+  ['`POST /api/adapters` answer', AdapterAddAnswerSchema],
+  ['`POST /api/adapters/remove` body', AdapterRemoveBody],
   ['`POST /api/console/claim` body', ConsoleClaimBody],
   ['`POST /api/console/claim` answer', ConsoleClaimAnswerSchema],
   ['`ready` event', ReadyEventSchema],

@@ -1,6 +1,7 @@
 import { ChatMessageSchema, IdentitySchema, OriginTurnSchema, PAGE_CODE_KINDS, RISK_LEVELS, SessionSettingsSchema } from '@aalis/core';
 import { RESOLUTION_SOURCES } from '@aalis/plugin-approval';
 import { z } from 'zod';
+import { AdapterNameSchema, AdapterPlatformSchema } from './adapter-tokens.js';
 import { STREAMED_EVENTS } from './events.js';
 
 // The shapes an adapter author meets, as zod schemas: the routes validate bodies and build answers
@@ -130,6 +131,34 @@ export const ConsoleAddressAnswerSchema = z.object({
   address: z.string().describe("the console's address with a new one-time code in its fragment (#code=<id>.<key>)"),
   expiresAt: z.number().describe('when the code stops opening the console unclaimed (ms since the epoch)'),
 });
+
+/** One adapter as `GET /api/adapters` lists it (never its token). */
+const AdapterViewSchema = z.object({
+  name: AdapterNameSchema.describe('what the adapter is called'),
+  platform: z.string().describe('the platform it speaks for: its turns, identities and conversations are of this platform only'),
+  created: z.string().describe('when its current token was made (ISO 8601)'),
+});
+
+/** The body of `POST /api/adapters`. */
+export const AdapterAddBody = z
+  .object({
+    name: AdapterNameSchema.describe("the adapter's name (lower-case letters, digits, '-', '_')"),
+    platform: AdapterPlatformSchema.describe('the platform it speaks for (an identity\'s platform: telegram, say)'),
+    replace: z.boolean().optional().describe("true: an adapter of that name gets a new token (its old one stops working); otherwise a name in use is refused (409 conflict)"),
+  })
+  .strict();
+
+/** The answer of `POST /api/adapters`: the token, shown once (the daemon keeps only its digest). */
+export const AdapterAddAnswerSchema = z.object({
+  adapter: AdapterViewSchema,
+  token: z.string().describe("the adapter's token, for its 'Authorization: Bearer'; shown this once"),
+});
+
+/** The answer of `GET /api/adapters`. */
+export const AdaptersAnswerSchema = z.object({ adapters: z.array(AdapterViewSchema) });
+
+/** The body of `POST /api/adapters/remove`. */
+export const AdapterRemoveBody = z.object({ name: AdapterNameSchema.describe('the adapter whose token stops working now') }).strict();
 
 /** The answer of `GET /api/tools`. */
 export const ToolsAnswerSchema = z.object({

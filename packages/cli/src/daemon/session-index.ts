@@ -111,6 +111,11 @@ export class SessionIndex {
     return { isNew, written, settled };
   }
 
+  /** The platform of the conversation's first turn, or `undefined` for one the daemon has never seen (adapters act only in their platform's: api-client.ts). */
+  platformOf(id: string): string | undefined {
+    return this.#sessions.get(id)?.platform;
+  }
+
   /** Whether the daemon has seen this conversation. */
   has(id: string): boolean {
     return this.#sessions.has(id);

@@ -1,0 +1,181 @@
+// An adapter's own token, through the real daemon and its HTTP API: bound to one platform, it
+// takes turns, answers and lists only of that platform's people and conversations, and none of
+// the owner's routes (found by an attack: with the daemon's one token, a chat bridge vouched for
+// anyone on any platform and joined any conversation).
+import { spawnSync } from 'node:child_process';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, childEnv, deploymentDir, ownerTurn, type ServeProcess, startServe, subscribe } from './serve-process.testing.js';
+
+const TG_ALICE = { platform: 'telegram', userId: 'tg-alice' };
+const CHAT_ALICE = { platform: 'chat', userId: 'alice' };
+
+/** A turn on telegram in conversation `session`, spoken by `who` (the adapter authenticated it). */
+function telegramTurn(session: string, who = TG_ALICE) {
+  return { session: { id: session }, platform: 'telegram', speaker: who, authorised: who, inbound: { id: `m-${Date.now()}` }, category: 'own' as const };
+}
+
+describe('aalis serve: an adapter acts within its platform', () => {
+  let dir: string;
+  let daemon: ServeProcess;
+  let outside: string;
+  let adapter: string;
+
+  beforeAll(async () => {
+    dir = deploymentDir({ owners: { chat: ['alice'], telegram: ['tg-alice'] }, approval: { timeoutMs: 60_000 } });
+    outside = join(dir, '..', `${dir.split('/').pop()}-outside`);
+    mkdirSync(outside, { recursive: true });
+    daemon = await startServe(dir);
+    const added = await daemon.api('POST', '/api/adapters', { name: 'tg-bridge', platform: 'telegram' });
+    expect(added.status).toBe(200);
+    adapter = added.body.token;
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
+  });
+
+  it('keeps only a digest of the token, in a file of mode 0600, and lists adapters without it', async () => {
+    const file = join(dir, 'data', 'daemon', 'adapters.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toContain(adapter);
+    expect(text).toContain(createHash('sha256').update(adapter).digest('hex'));
+    const listed = await daemon.api('GET', '/api/adapters');
+    expect(listed.body).toEqual({ adapters: [{ name: 'tg-bridge', platform: 'telegram', created: expect.any(String) }] });
+    const again = await daemon.api('POST', '/api/adapters', { name: 'tg-bridge', platform: 'telegram' });
+    expect(again.status).toBe(409);
+  });
+
+  it("takes a turn of its platform, and refuses any turn naming another platform's people or conversations, running nothing", async () => {
+    const ok = await daemon.api('POST', '/api/tools/call', { tool: 'list_dir', params: { path: dir }, turn: telegramTurn('tg-1') }, adapter);
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ ok: true });
+    // the owner starts a conversation on chat; the bridge may not act in it, not even as a telegram owner
+    const target = join(dir, 'from-bridge.txt');
+    expect((await daemon.api('POST', '/api/tools/call', { tool: 'list_dir', params: { path: dir }, turn: ownerTurn('chat-1') })).status).toBe(200);
+    const refusals = [
+      ['another platform', { ...ownerTurn('tg-2') }],
+      ["another platform's identity", { ...telegramTurn('tg-2'), authorised: CHAT_ALICE }],
+      ["another platform's participant", { ...telegramTurn('tg-2'), participants: [CHAT_ALICE] }],
+      ["another platform's conversation", telegramTurn('chat-1')],
+      ["another platform's conversation as root", { ...telegramTurn('tg-child'), session: { id: 'tg-child', rootId: 'chat-1' } }],
+      ['a starter of another platform', { ...telegramTurn('tg-2'), category: 'continuation', startedBy: ownerTurn('tg-2') }],
+    ] as const;
+    for (const [what, turn] of refusals) {
+      const refused = await daemon.api('POST', '/api/tools/call', { tool: 'write_file', params: { path: target, content: what }, turn }, adapter);
+      expect(refused.status, what).toBe(403);
+      expect(refused.body.error.code, what).toBe('not-its-platform');
+      expect(refused.body.error.message, what).toMatch(/adapter 'tg-bridge' speaks for platform 'telegram' only/);
+      const turned = await daemon.api('POST', '/api/turns', { turn, message: 'hello' }, adapter);
+      expect(turned.status, what).toBe(403);
+    }
+    expect(existsSync(target)).toBe(false);
+    // none of the refused turns made a conversation
+    expect((await daemon.api('GET', '/api/sessions')).body.sessions.map((s: { id: string }) => s.id).sort()).toEqual(['chat-1', 'tg-1']);
+    // the owner's token is not bound: it may act in the bridge's conversation
+    expect((await daemon.api('POST', '/api/tools/call', { tool: 'list_dir', params: { path: dir }, turn: telegramTurn('tg-1') })).status).toBe(200);
+  });
+
+  it("refuses the owner's routes", async () => {
+    for (const [method, path] of [
+      ['GET', '/api/audit'],
+      ['GET', '/api/status'],
+      ['POST', '/api/console/address'],
+      ['POST', '/api/console/pod-capability'],
+      ['GET', '/api/adapters'],
+      ['POST', '/api/tools/reload'],
+    ] as const) {
+      const res = await daemon.api(method, path, method === 'POST' ? {} : undefined, adapter);
+      expect(res.status, path).toBe(403);
+      expect(res.body.error.message, path).toMatch(/adapter 'tg-bridge' may not use/);
+    }
+    // adding an adapter is the owner's: one adapter cannot mint another, of any platform
+    expect((await daemon.api('POST', '/api/adapters', { name: 'mine', platform: 'chat' }, adapter)).status).toBe(403);
+    expect((await daemon.api('GET', '/api/sessions/chat-1/messages', undefined, adapter)).status).toBe(403);
+    expect((await daemon.api('GET', '/api/sessions/chat-1/settings', undefined, adapter)).status).toBe(403);
+    expect((await daemon.api('POST', '/api/sessions/chat-1/stop', {}, adapter)).status).toBe(403);
+    expect((await daemon.api('GET', '/api/sessions/tg-1/settings', undefined, adapter)).status).toBe(200);
+  });
+
+  it("sees and answers only its platform's asks, naming an identity of its platform", async () => {
+    const stream = await subscribe(daemon.url, adapter);
+    const owners = await subscribe(daemon.url, daemon.token);
+    try {
+      const chatTarget = join(outside, 'chat.txt');
+      const chatCall = daemon.api('POST', '/api/tools/call', { tool: 'write_file', params: { path: chatTarget, content: 'chat' }, turn: ownerTurn('chat-ask') });
+      const chatAsk = await owners.next('approval/requested');
+      // not listed to the bridge, not answerable by it (and not said to be another's)
+      const pending = await daemon.api('GET', '/api/approvals/pending', undefined, adapter);
+      expect(pending.body.pending.map((p: { code: string }) => p.code)).not.toContain(chatAsk.code);
+      const answered = await daemon.api('POST', '/api/approvals/reply', { code: chatAsk.code, decision: 'approve', by: TG_ALICE }, adapter);
+      expect(answered.status).toBe(404);
+      expect(answered.body.error.code).toBe('unknown-code');
+      expect((await daemon.api('GET', '/api/approvals/pending')).body.pending.map((p: { code: string }) => p.code)).toContain(chatAsk.code);
+
+      const tgTarget = join(outside, 'telegram.txt');
+      const tgCall = daemon.api('POST', '/api/tools/call', { tool: 'write_file', params: { path: tgTarget, content: 'tg' }, turn: telegramTurn('tg-ask') }, adapter);
+      const tgAsk = await stream.next('approval/requested');
+      expect(tgAsk.session.id).toBe('tg-ask');
+      // the console's identity is not the bridge's to use: it must say whom it answers for
+      const nobody = await daemon.api('POST', '/api/approvals/reply', { code: tgAsk.code, decision: 'approve' }, adapter);
+      expect(nobody.status).toBe(400);
+      const otherPlatform = await daemon.api('POST', '/api/approvals/reply', { code: tgAsk.code, decision: 'approve', by: CHAT_ALICE }, adapter);
+      expect(otherPlatform.status).toBe(403);
+      expect((await daemon.api('POST', '/api/approvals/reply', { code: tgAsk.code, decision: 'approve', by: TG_ALICE }, adapter)).status).toBe(200);
+      expect((await tgCall).body).toMatchObject({ ok: true });
+      expect(readFileSync(tgTarget, 'utf8')).toBe('tg');
+
+      expect((await daemon.api('POST', '/api/approvals/reply', { code: chatAsk.code, decision: 'reject', by: CHAT_ALICE })).status).toBe(200);
+      expect((await chatCall).body).toMatchObject({ ok: false });
+      // the bridge's stream carried its own ask and nothing of the chat conversation
+      const seen = stream.events.filter((e) => e.name !== 'ready');
+      expect(seen.length).toBeGreaterThan(0);
+      for (const e of seen) expect(JSON.stringify(e.data)).not.toContain('chat-ask');
+      // a stream of one conversation of another platform is refused outright
+      await expect(subscribe(daemon.url, adapter, '?session=chat-ask')).rejects.toThrow(/403/);
+    } finally {
+      stream.close();
+      owners.close();
+    }
+  });
+
+  it("lists only its platform's conversations and grants, and not every person's last settings", async () => {
+    const sessions = await daemon.api('GET', '/api/sessions', undefined, adapter);
+    expect(sessions.body.sessions.map((s: { id: string }) => s.id).every((id: string) => id.startsWith('tg-'))).toBe(true);
+    expect(sessions.body.lastUsed).toEqual({});
+    expect((await daemon.api('GET', '/api/grants?session=chat-1', undefined, adapter)).status).toBe(403);
+    expect((await daemon.api('GET', '/api/grants', undefined, adapter)).status).toBe(200);
+  });
+
+  it("proves the daemon knows the adapter's token (keyed by its digest), and a removed adapter's token opens nothing", async () => {
+    const nonce = randomBytes(16).toString('hex');
+    const proof = await daemon.api('GET', `/api/proof?nonce=${nonce}&adapter=tg-bridge`, undefined, null);
+    const key = createHash('sha256').update(adapter).digest('hex');
+    expect(proof.body.proof).toBe(createHmac('sha256', key).update(`aalis-daemon-proof\0${nonce}\0${proof.body.address}\0${proof.body.port}`).digest('hex'));
+    expect((await daemon.api('GET', `/api/proof?nonce=${nonce}&adapter=nobody`, undefined, null)).status).toBe(404);
+
+    expect((await daemon.api('POST', '/api/adapters/remove', { name: 'tg-bridge' })).status).toBe(200);
+    expect((await daemon.api('GET', '/api/tools', undefined, adapter)).status).toBe(401);
+    expect((await daemon.api('POST', '/api/adapters/remove', { name: 'tg-bridge' })).status).toBe(404);
+  });
+
+  it("'aalis adapter' adds, lists and removes through the running daemon, the token alone on stdout", () => {
+    const cli = (...args: string[]) => spawnSync(process.execPath, [BIN, 'adapter', '--dir', dir, ...args], { env: childEnv({}), encoding: 'utf8' });
+    const added = cli('add', 'cli-made', '--platform', 'matrix');
+    expect(added.status, added.stderr).toBe(0);
+    expect(added.stdout).toMatch(/^[A-Za-z0-9_-]{43}\n$/);
+    expect(added.stderr).toMatch(/adapter 'cli-made' speaks for platform 'matrix'/);
+    expect(cli('list').stdout).toMatch(/^cli-made\tplatform matrix\t/m);
+    const twice = cli('add', 'cli-made', '--platform', 'matrix');
+    expect(twice.status).toBe(1);
+    expect(twice.stderr).toMatch(/exists already[\s\S]*fix: .*--replace/);
+    expect(cli('add', 'cli-made').stderr).toMatch(/needs the platform/);
+    expect(cli('add', 'Bad Name', '--platform', 'x').stderr).toMatch(/name/);
+    expect(cli('remove', 'cli-made').status).toBe(0);
+    expect(cli('list').stdout).toMatch(/no adapters/);
+  });
+});
