@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { lstat, rm } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { defineTool, escapeInvisible, makeDirs, moveAside, originatingTurn, readFileNoFollow, type ToolCallContext, ToolError, writeFileAtomic } from '@aalis/core';
+import { defineTool, escapeInvisible, makeDirs, moveAside, originatingTurn, readFileNoFollow, removeTreeSync, type ToolCallContext, ToolError, writeFileAtomic } from '@aalis/core';
 import { credentialOf } from '@aalis/plugin-tools';
 import { ToolSandboxSpecSchema } from '@aalis/sandbox-docker';
 import { z } from 'zod';
@@ -130,9 +130,11 @@ async function act(request: ToolManagerRequest, deps: ToolManagerDeps, signal: A
     }
     case 'delete': {
       if (!present) throw new SpecToolError('missing', `there is no tool '${request.name}' to delete`, 'list the tools with GET /api/tools');
-      // Renamed aside first (never followed), then removed inside the tools directory's own trash.
+      // Renamed aside first (never followed), then removed inside the tools directory's own trash,
+      // by descriptor (core's removeTreeSync): a folder a build left symlinks or a swapped
+      // directory in is removed without anything outside it touched.
       const aside = await moveAside(dir, join(registry.dir, '.trash'));
-      await rm(aside, { recursive: true, force: true });
+      removeTreeSync(aside);
       return { action: 'delete', tool: request.name };
     }
   }
