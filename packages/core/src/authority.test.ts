@@ -59,4 +59,19 @@ describe('turnWithAuthors: the authors of what the model reads act in the turn',
     const listed = createAuthority({ owners: { [UNAUTHENTICATED_AUTHOR.platform]: [UNAUTHENTICATED_AUTHOR.userId] } });
     expect(listed.isOwner(UNAUTHENTICATED_AUTHOR)).toBe(false);
   });
+
+  it('with persons (the docker deployment), a turn is an owner\'s only when it acts for one and the same owner', () => {
+    const carol = { platform: 'qq', userId: 'carol' };
+    const persons = createAuthority({ owners: { qq: ['alice', 'carol'] }, persons: true });
+    const shared = createAuthority({ owners: { qq: ['alice', 'carol'] } });
+    // another owner's words in alice's turn: her calls would be steered in her own space by carol
+    const steered = turnWithAuthors(own(owner), [{ role: 'user', from: carol }]);
+    expect(persons.principalOf(steered)).toBe('other');
+    expect(shared.principalOf(steered)).toBe('owner');
+    expect(persons.principalOf(own(owner, { participants: [carol] }))).toBe('other');
+    expect(persons.principalOf({ ...own(null), category: 'continuation', startedBy: own(carol), participants: [owner] })).toBe('other');
+    // her own words, however many times named, and a continuation of her own turn
+    expect(persons.principalOf(turnWithAuthors(own(owner), [{ role: 'user', from: owner }, { role: 'user', from: owner }]))).toBe('owner');
+    expect(persons.principalOf({ ...own(owner), category: 'continuation', startedBy: own(owner) })).toBe('owner');
+  });
 });

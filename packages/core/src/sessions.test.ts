@@ -5,7 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createKernel } from './kernel.js';
 import { definePlugin } from './plugin.js';
 import type { SettingsChangedEvent } from './sessions.js';
-import { sessions } from './sessions.js';
+import { Sessions, sessions } from './sessions.js';
+import { DurableStore } from './store.js';
+import { createHash } from 'node:crypto';
 import { sessionsPlugin } from './sessions-plugin.js';
 import { SessionError } from './session-error.js';
 import { DEFAULT_SETTINGS } from './settings.js';
@@ -90,6 +92,29 @@ describe('sessions', () => {
     // a new child named with its root by its first turn is made so
     expect(await service.rootOf('child2', { claimed: 'r' })).toBe('r');
     expect(await service.settings('child2')).toMatchObject({ tier: 'readonly' });
+  });
+
+  it('a child of a child is refused before anything is made; a chain kept from before is ruled by its top', async () => {
+    const { service } = await start();
+    await service.open('gc-A');
+    await service.open('gc-B', { rootId: 'gc-A' });
+    await service.change('gc-A', { tier: 'readonly', boundary: 'deny' });
+    // found by an attack: C rooted at B took B's own (never changed) settings, not A's
+    await expect(service.open('gc-C', { rootId: 'gc-B' })).rejects.toMatchObject({ code: 'root-mismatch', message: expect.stringContaining("'gc-B' is not a root conversation: it belongs to 'gc-A'") });
+    await expect(service.rootOf('gc-C', { claimed: 'gc-B' })).rejects.toMatchObject({ code: 'root-mismatch' });
+    expect(await service.has('gc-C')).toBe(false);
+    // a chain written before the check (a record of C naming B as its root) takes A's settings and root
+    const dir = await mkdtemp(join(tmpdir(), 'aalis-sessions-chain-'));
+    dirs.push(dir);
+    const store = await DurableStore.open(dir);
+    const old = new Sessions(store);
+    await old.open('A');
+    await old.open('B', { rootId: 'A' });
+    await old.change('A', { tier: 'readonly', boundary: 'deny' });
+    await store.write(`session-${createHash('sha256').update('C').digest('hex').slice(0, 32)}`, { id: 'C', rootId: 'B', settings: { ...DEFAULT_SETTINGS, tier: 'full' }, history: [], context: { messages: [], notes: [] } });
+    expect(await old.settings('C')).toMatchObject({ tier: 'readonly', boundary: 'deny' });
+    expect(await old.rootOf('C')).toBe('A');
+    await expect(old.rootOf('C', { claimed: 'B' })).rejects.toMatchObject({ code: 'root-mismatch' });
   });
 
   it('emits settings-changed with previous and next', async () => {

@@ -70,9 +70,9 @@ export class Sessions {
   async open(id: string, options: { rootId?: string; scope?: string } = {}): Promise<Conversation> {
     // The root is opened first, in the same scope: a child opened before its root must not leave
     // the root to be created later from nobody's (the shared) last used settings.
-    if (options.rootId !== undefined && options.rootId !== id) await this.#record(options.rootId, undefined, options.scope);
+    await this.#claimedRoot(id, options.rootId, options.scope);
     const record = await this.#record(id, options.rootId, options.scope);
-    rootChecked(record, options.rootId);
+    rootChecked(record.id, (await this.#top(record)).id, options.rootId);
     return view(record);
   }
 
@@ -85,8 +85,9 @@ export class Sessions {
    * replaced the settings that conversation's running command was judged by).
    */
   async rootOf(id: string, options: { claimed?: string; scope?: string } = {}): Promise<string> {
-    if (options.claimed !== undefined && options.claimed !== id) await this.#record(options.claimed, undefined, options.scope);
-    return rootChecked(await this.#record(id, options.claimed, options.scope), options.claimed);
+    await this.#claimedRoot(id, options.claimed, options.scope);
+    const record = await this.#record(id, options.claimed, options.scope);
+    return rootChecked(record.id, (await this.#top(record)).id, options.claimed);
   }
 
   /** Whether a conversation exists (in memory or in the store), without creating it. */
@@ -96,9 +97,7 @@ export class Sessions {
 
   /** The settings that apply to a conversation (created as {@link Sessions.open} would): a child session takes its root's. */
   async settings(id: string, options: { scope?: string } = {}): Promise<SessionSettings> {
-    const record = await this.#record(id, undefined, options.scope);
-    if (record.rootId !== undefined && record.rootId !== id) return (await this.#record(record.rootId)).settings;
-    return record.settings;
+    return (await this.#top(await this.#record(id, undefined, options.scope))).settings;
   }
 
   /** The settings a new conversation of `scope` would start with. */
@@ -122,8 +121,7 @@ export class Sessions {
     if (!parsed.success) {
       throw new TypeError(`settings change refused: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(change)'}: ${i.message}`).join('; ')}`);
     }
-    const own = await this.#record(id);
-    const record = own.rootId !== undefined && own.rootId !== id ? await this.#record(own.rootId) : own;
+    const record = await this.#top(await this.#record(id));
     const resolution = resolveSettings(record.settings, parsed.data);
     if (!resolution.ok) return resolution;
     const previous = record.settings;
@@ -172,6 +170,37 @@ export class Sessions {
   /** A digest of a conversation's history and context, to show nobody else changed them. */
   async fingerprint(id: string): Promise<string> {
     return fingerprintOf(await this.#record(id));
+  }
+
+  /**
+   * Opens (creating, in `scope`) the root a request claims for `id`, and refuses it unless it is a
+   * root: a child of a child would take its settings from a record nobody changes (found by an
+   * attack: a conversation rooted at a child of a readonly root wrote at the child's old tier).
+   * Checked before `id` is made, so a refused claim creates no child.
+   */
+  async #claimedRoot(id: string, claimed: string | undefined, scope: string | undefined): Promise<void> {
+    if (claimed === undefined || claimed === id) return;
+    const root = await this.#record(claimed, undefined, scope);
+    const top = await this.#top(root);
+    if (top.id !== claimed) {
+      throw new SessionError('root-mismatch', `'${shownText(claimed)}' is not a root conversation: it belongs to '${shownText(top.id)}', so '${shownText(id)}' cannot be rooted there; nothing was done.`, {
+        fix: `send session.rootId '${shownText(top.id)}' for it`,
+      });
+    }
+  }
+
+  /**
+   * The root record above `record` (itself for a root). Kept records made before roots were
+   * checked may chain (a child of a child): the chain is followed to its top, whose settings
+   * rule; a chain that loops is refused.
+   */
+  async #top(record: SessionRecord): Promise<SessionRecord> {
+    let current = record;
+    for (let depth = 0; current.rootId !== undefined && current.rootId !== current.id; depth++) {
+      if (depth >= 64) throw new SessionError('root-mismatch', `conversation '${shownText(record.id)}' has no root: its chain of roots loops or is deeper than 64; nothing was done.`, { fix: "move its session files out of the data directory's sessions folder to start it afresh" });
+      current = await this.#record(current.rootId);
+    }
+    return current;
   }
 
   async #record(id: string, rootId?: string, scope?: string): Promise<SessionRecord> {
@@ -237,14 +266,13 @@ function view(record: SessionRecord): Conversation {
   });
 }
 
-/** The record's root, after checking the root a request claims for it (see {@link Sessions.rootOf}). */
-function rootChecked(record: { readonly id: string; readonly rootId?: string }, claimed: string | undefined): string {
-  const root = record.rootId ?? record.id;
+/** A conversation's root (`root`, the top of its chain), after checking the root a request claims for it (see {@link Sessions.rootOf}). */
+function rootChecked(id: string, root: string, claimed: string | undefined): string {
   if (claimed !== undefined && claimed !== root) {
     throw new SessionError(
       'root-mismatch',
-      `conversation '${shownText(record.id)}' belongs to '${shownText(root)}', not to '${shownText(claimed)}' as the turn says; nothing was done.`,
-      { fix: `send session.rootId '${shownText(root)}' for it${root === record.id ? ' (or none: it is a root conversation)' : ''}` },
+      `conversation '${shownText(id)}' belongs to '${shownText(root)}', not to '${shownText(claimed)}' as the turn says; nothing was done.`,
+      { fix: `send session.rootId '${shownText(root)}' for it${root === id ? ' (or none: it is a root conversation)' : ''}` },
     );
   }
   return root;

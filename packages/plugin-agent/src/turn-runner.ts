@@ -71,16 +71,22 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<TurnEndedEv
     // Whoever's words the model reads counts (a stranger's earlier line can ask the owner's turn to
     // repeat what it read into a group the stranger reads).
     const before = (await deps.sessions.get(conversation)).context.messages;
-    const earlier = (deps.principalOf?.(turnWithAuthors(run.turn, before)) ?? 'other') === 'owner' ? 0 : before.length;
+    const start = before.length;
+    const hideEarlier = (deps.principalOf?.(turnWithAuthors(run.turn, before)) ?? 'other') !== 'owner';
     for (let step = 0; step < deps.config.maxSteps; step++) {
       // Read afresh each step: a plan approved mid-turn changes the mode, and so the prompt and tools.
       const now = await deps.sessions.settings(conversation);
       // The model reads the conversation's model context (kernel-owned: the messages it keeps and the notes), not the whole record.
       const { context } = await deps.sessions.get(conversation);
-      const messages: ModelMessage[] = [{ role: 'system', content: systemPromptOf(now.runMode, context.notes) }, ...modelMessagesOf(earlier > 0 ? context.messages.filter((m, i) => i >= earlier || m.role !== 'tool') : context.messages)];
+      // A person's message kept while this turn runs (POST /api/turns without a reply) is the next
+      // turn's to read: read now, it came with this turn's earlier reads in view, which were judged
+      // for the words before it (found by an attack: a stranger's line sent mid-turn was shown the
+      // owner's reads of the turns before), and it sat between a tool call and its result.
+      const read = context.messages.filter((m, i) => (i < start ? !(hideEarlier && m.role === 'tool') : m.role !== 'user'));
+      const messages: ModelMessage[] = [{ role: 'system', content: systemPromptOf(now.runMode, context.notes) }, ...modelMessagesOf(read)];
       // The calls of this step act for everyone whose words the model read in it, not only for the
       // turn's speaker: a non-owner's message in the conversation makes them `other` (no local effect).
-      const acting = turnWithAuthors(run.turn, context.messages);
+      const acting = turnWithAuthors(run.turn, read);
       const offered = now.runMode === settings.runMode ? tools : modelToolsOf(deps.dispatcher, now.runMode);
       const reply = await deps.model.complete({ messages, tools: offered, signal: run.signal, onDelta: (text) => deps.events.emit('message/delta', { ...base, text }) });
       const calls = reply.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));

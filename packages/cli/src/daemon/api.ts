@@ -35,8 +35,7 @@ import type { SessionIndex } from './session-index.js';
  */
 async function mustBeTheirs(ctx: ApiContext, persons: { readonly admins: readonly Identity[] }, id: string, who: Identity): Promise<void> {
   if (persons.admins.some((admin) => admin.platform === who.platform && admin.userId === who.userId)) return;
-  const conversation = await sessionsOf(ctx).peek(id);
-  const root = conversation?.rootId !== undefined && conversation.rootId !== id ? await sessionsOf(ctx).peek(conversation.rootId) : conversation;
+  const root = await sessionsOf(ctx).peek(await sessionsOf(ctx).rootOf(id));
   if (root?.scope !== undefined && root.scope === personScopeOf(who)) return;
   throw new ApiError('not-theirs', `in this deployment a conversation's settings are its person's: '${id}' is ${root?.scope ?? 'nobody'}'s, not ${personScopeOf(who)}'s, so nothing was changed.`, {
     fix: 'Ask that person to change it in their own conversation, or an admin (the console).',
@@ -103,8 +102,25 @@ interface Route {
 async function knownTo(ctx: ApiContext, client: ApiClient, id: string): Promise<void> {
   await known(ctx, id);
   if (client.kind === 'owner') return;
-  const record = await sessionsOf(ctx).peek(id);
-  checkKnownConversationOf(client, id, record?.rootId ?? id, ctx.index);
+  checkKnownConversationOf(client, id, await sessionsOf(ctx).rootOf(id), ctx.index);
+}
+
+/**
+ * The turn as the kernel holds its conversation, opened (a new one in the scope of the person who
+ * started it, never from somebody else's last used settings: the scope reach uses too):
+ * `session.rootId` is the kernel's root (absent for a root), whatever the turn named. Everything
+ * after takes the root from the turn (the docker deployment's place, background jobs, approval
+ * scopes, events, the index), so a child named without its root, or a root named for a child,
+ * is the one conversation everywhere (found by an attack: a child named without `rootId` was
+ * bound apart from its root and fell back to the shared workspace). A claimed root that is not
+ * the kernel's, or not a root, is refused (core's `root-mismatch`).
+ */
+async function openedTurn(ctx: ApiContext, turn: OriginTurn): Promise<OriginTurn> {
+  const scope = settingsScopeOf(turn);
+  const conversation = await sessionsOf(ctx).open(turn.session.id, { scope, ...(turn.session.rootId !== undefined ? { rootId: turn.session.rootId } : {}) });
+  const root = await sessionsOf(ctx).rootOf(conversation.id);
+  const session = root === turn.session.id ? { id: turn.session.id } : { id: turn.session.id, rootId: root };
+  return session.rootId === turn.session.rootId ? turn : { ...turn, session };
 }
 
 /** Refuses a turn the client may not send; after the index noted it, again: two adapters naming one new conversation at once leave it the first one's. */
@@ -249,15 +265,15 @@ const ROUTES: readonly Route[] = [
     path: /^\/api\/turns$/,
     adapters: true,
     async handler(ctx, req, res, _url, _params, client) {
-      const { turn, message, reply } = await bodyOf(req, TurnBody);
+      const body = await bodyOf(req, TurnBody);
+      checkTurn(ctx, client, body.turn);
+      const { message, reply } = body;
+      const turn = await openedTurn(ctx, body.turn);
       checkTurn(ctx, client, turn);
       const root = turn.session.rootId ?? turn.session.id;
       await ctx.place(turn);
       const service = sessionsOf(ctx);
-      // A new conversation starts from the last used settings of the person who started it, never
-      // from somebody else's: the same scope reach uses when it opens one for a call.
       const scope = settingsScopeOf(turn);
-      await service.open(turn.session.id, { scope, ...(turn.session.rootId !== undefined ? { rootId: turn.session.rootId } : {}) });
       await ctx.index.seen(root, turn.platform);
       checkTurn(ctx, client, turn);
       const runner = agentOf(ctx);
@@ -288,22 +304,23 @@ const ROUTES: readonly Route[] = [
     adapters: true,
     async handler(ctx, req, res, _url, _params, client) {
       const timing = new CallTiming();
-      const body = await bodyOf(req, CallBody);
-      checkTurn(ctx, client, body.turn);
-      const root = body.turn.session.rootId ?? body.turn.session.id;
-      await ctx.place(body.turn);
+      const { callId, tool, params, turn: named } = await bodyOf(req, CallBody);
+      checkTurn(ctx, client, named);
       // Opened here in its starter's scope, as POST /api/turns does, before anything can create it unscoped.
-      await sessionsOf(ctx).open(body.turn.session.id, { scope: settingsScopeOf(body.turn), ...(body.turn.session.rootId !== undefined ? { rootId: body.turn.session.rootId } : {}) });
-      const noted = ctx.index.note(root, body.turn.platform);
-      checkTurn(ctx, client, body.turn);
+      const turn = await openedTurn(ctx, named);
+      checkTurn(ctx, client, turn);
+      const root = turn.session.rootId ?? turn.session.id;
+      await ctx.place(turn);
+      const noted = ctx.index.note(root, turn.platform);
+      checkTurn(ctx, client, turn);
       // A new conversation is on disk before anything runs in it (GET /api/grants and the console
       // enumerate the index); a failed write refuses the call with nothing run.
       if (noted.isNew) await timing.index(noted.written);
       // Inside `withinCall`, every ask the call makes ends when the caller hangs up (cancelled,
       // audited), so nothing is done for a call nobody waits for.
-      const outcome = await ctx.calls.run(res, { session: root, tool: body.tool, params: body.params }, (signal, callId) =>
-        timing.tool(() => withinCall(signal, () => dispatcher(ctx).dispatch({ tool: body.tool, params: body.params, turn: body.turn, callId, signal }))),
-        body.callId,
+      const outcome = await ctx.calls.run(res, { session: root, tool, params }, (signal, id) =>
+        timing.tool(() => withinCall(signal, () => dispatcher(ctx).dispatch({ tool, params, turn, callId: id, signal }))),
+        callId,
       );
       // A known conversation's line (its last use) was written while the tool ran; the answer waits
       // for it, so an answered call's use is on disk. It cannot fail the call: the tool has run.

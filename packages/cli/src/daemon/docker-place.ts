@@ -82,7 +82,7 @@ const NOBODY = 'anonymous';
 
 /**
  * Binds each person of a conversation to their own space of the docker deployment before their
- * first call in it: the person is the authenticated speaker of the turn that started the call
+ * first call in it (`turn` as the API opened it, its root the kernel's: api.ts `openedTurn`): the person is the authenticated speaker of the turn that started the call
  * (the same person whose settings the conversation keeps), never a display name. A shared
  * conversation's commands and file tools run in the space of whoever's turn it is, with that
  * person's workspace, temp and caches; nobody's turn ever runs in the first speaker's space.

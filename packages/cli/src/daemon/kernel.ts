@@ -165,7 +165,8 @@ export async function startKernel(plan: KernelPlan): Promise<DaemonKernel> {
   const assemble = (extra: readonly LoadedExtension[]) => {
     const kernel = createKernel({ dataDir: plan.dataDir })
       .use(sessionsPlugin, { persist: true })
-      .use(authorityPlugin, { owners: ownersOf(plan.config, plan.consoleIdentity) })
+      // the docker deployment's owners are persons, each in a space of their own: one person's words never steer another's calls
+      .use(authorityPlugin, { owners: ownersOf(plan.config, plan.consoleIdentity), persons: docker !== undefined })
       .use(approvalPlugin, docker === undefined ? plan.config.approval : { ...plan.config.approval, persons: personsOf(plan.config, plan.consoleIdentity) })
       .use(reachPlugin, {
         install: install.dir,
