@@ -17,7 +17,7 @@ Commands:
 
 An adapter (a chat bridge) sends turns and tool calls with its own token, not the daemon's. The
 daemon takes from it only turns of its platform, naming only that platform's identities, in
-conversations that began on that platform; its event stream, pending asks, grants and
+conversations named '<platform>:<id>' that began on that platform; its event stream, pending asks, grants and
 conversation lists hold only those; it answers an ask or changes a setting only naming (by) an
 identity of its platform, which the daemon then checks is an owner's. The console, the audit log,
 the Isolation Pod and this command stay the owner's. The daemon keeps a digest of each token,

@@ -12,9 +12,9 @@ import { BIN, childEnv, deploymentDir, ownerTurn, type ServeProcess, startServe,
 const TG_ALICE = { platform: 'telegram', userId: 'tg-alice' };
 const CHAT_ALICE = { platform: 'chat', userId: 'alice' };
 
-/** A turn on telegram in conversation `session`, spoken by `who` (the adapter authenticated it). */
+/** A turn on telegram in conversation `telegram:<session>` (an adapter's ids carry its platform), spoken by `who` (the adapter authenticated it). */
 function telegramTurn(session: string, who = TG_ALICE) {
-  return { session: { id: session }, platform: 'telegram', speaker: who, authorised: who, inbound: { id: `m-${Date.now()}` }, category: 'own' as const };
+  return { session: { id: `telegram:${session}` }, platform: 'telegram', speaker: who, authorised: who, inbound: { id: `m-${Date.now()}` }, category: 'own' as const };
 }
 
 describe('aalis serve: an adapter acts within its platform', () => {
@@ -48,36 +48,68 @@ describe('aalis serve: an adapter acts within its platform', () => {
     expect(listed.body).toEqual({ adapters: [{ name: 'tg-bridge', platform: 'telegram', created: expect.any(String) }] });
     const again = await daemon.api('POST', '/api/adapters', { name: 'tg-bridge', platform: 'telegram' });
     expect(again.status).toBe(409);
+    // the console's platform is no adapter's: it could vouch for the console's identity
+    const consoleAs = (await daemon.api('GET', '/api/status')).body.console.as;
+    const theConsoles = await daemon.api('POST', '/api/adapters', { name: 'as-console', platform: consoleAs.platform });
+    expect(theConsoles.status).toBe(400);
+    expect(theConsoles.body.error.message).toMatch(/is the console's platform/);
   });
 
   it("takes a turn of its platform, and refuses any turn naming another platform's people or conversations, running nothing", async () => {
     const ok = await daemon.api('POST', '/api/tools/call', { tool: 'list_dir', params: { path: dir }, turn: telegramTurn('tg-1') }, adapter);
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ ok: true });
-    // the owner starts a conversation on chat; the bridge may not act in it, not even as a telegram owner
+    // the owner starts a conversation on chat, one with a child, and one named as the bridge's would be;
+    // the bridge may act in none of them, not even as a telegram owner
     const target = join(dir, 'from-bridge.txt');
-    expect((await daemon.api('POST', '/api/tools/call', { tool: 'list_dir', params: { path: dir }, turn: ownerTurn('chat-1') })).status).toBe(200);
+    const owners = (turn: unknown) => daemon.api('POST', '/api/tools/call', { tool: 'list_dir', params: { path: dir }, turn });
+    expect((await owners(ownerTurn('chat-1'))).status).toBe(200);
+    expect((await owners({ ...ownerTurn('telegram:kid'), session: { id: 'telegram:kid', rootId: 'chat-1' } })).status).toBe(200);
+    expect((await owners(ownerTurn('telegram:owner-made'))).status).toBe(200);
     const refusals = [
-      ['another platform', { ...ownerTurn('tg-2') }],
-      ["another platform's identity", { ...telegramTurn('tg-2'), authorised: CHAT_ALICE }],
-      ["another platform's participant", { ...telegramTurn('tg-2'), participants: [CHAT_ALICE] }],
-      ["another platform's conversation", telegramTurn('chat-1')],
-      ["another platform's conversation as root", { ...telegramTurn('tg-child'), session: { id: 'tg-child', rootId: 'chat-1' } }],
-      ['a starter of another platform', { ...telegramTurn('tg-2'), category: 'continuation', startedBy: ownerTurn('tg-2') }],
+      ['another platform', { ...ownerTurn('telegram:tg-2') }, /speaks for platform 'telegram' only, and the turn says it came from platform 'chat'/],
+      ["another platform's identity", { ...telegramTurn('tg-2'), authorised: CHAT_ALICE }, /the authorised identity is of platform 'chat'/],
+      ["another platform's participant", { ...telegramTurn('tg-2'), participants: [CHAT_ALICE] }, /a participant is of platform 'chat'/],
+      // found by an attack: a bridge took 'cli' before the owner's first 'aalis chat' and read everything said there
+      ["the owner's default conversation", { ...telegramTurn('x'), session: { id: 'cli' } }, /names its conversations 'telegram:<id>', and 'cli' is not one/],
+      ["another platform's conversation", { ...telegramTurn('x'), session: { id: 'chat-1' } }, /'chat-1' is not one/],
+      ["another platform's conversation as root", { ...telegramTurn('tg-child'), session: { id: 'telegram:tg-child', rootId: 'chat-1' } }, /'chat-1' is not one/],
+      // found by an attack: the owner's child named without its root ran in the owner's root (its temp, its settings)
+      ["the owner's child, named without its root", telegramTurn('kid'), /conversation 'telegram:kid' is not one of its platform's/],
+      ['a conversation of its name the owner began', telegramTurn('owner-made'), /conversation 'telegram:owner-made' is not one of its platform's/],
+      ['a starter of another platform', { ...telegramTurn('tg-2'), category: 'continuation', startedBy: ownerTurn('telegram:tg-2') }, /came from platform 'chat'/],
     ] as const;
-    for (const [what, turn] of refusals) {
+    for (const [what, turn, message] of refusals) {
       const refused = await daemon.api('POST', '/api/tools/call', { tool: 'write_file', params: { path: target, content: what }, turn }, adapter);
       expect(refused.status, what).toBe(403);
       expect(refused.body.error.code, what).toBe('not-its-platform');
-      expect(refused.body.error.message, what).toMatch(/adapter 'tg-bridge' speaks for platform 'telegram' only/);
+      expect(refused.body.error.message, what).toMatch(message);
       const turned = await daemon.api('POST', '/api/turns', { turn, message: 'hello' }, adapter);
       expect(turned.status, what).toBe(403);
     }
     expect(existsSync(target)).toBe(false);
-    // none of the refused turns made a conversation
-    expect((await daemon.api('GET', '/api/sessions')).body.sessions.map((s: { id: string }) => s.id).sort()).toEqual(['chat-1', 'tg-1']);
+    // none of the refused turns made or claimed a conversation, nor saw the owner's
+    const listed = (await daemon.api('GET', '/api/sessions')).body.sessions.map((s: { id: string; platform: string }) => `${s.id}@${s.platform}`).sort();
+    expect(listed).toEqual(['chat-1@chat', 'telegram:owner-made@chat', 'telegram:tg-1@telegram']);
+    expect((await daemon.api('GET', '/api/sessions/telegram:kid/messages')).body.messages.map((m: { content: string }) => m.content)).not.toContain('hello');
     // the owner's token is not bound: it may act in the bridge's conversation
     expect((await daemon.api('POST', '/api/tools/call', { tool: 'list_dir', params: { path: dir }, turn: telegramTurn('tg-1') })).status).toBe(200);
+  });
+
+  it("answers another platform's conversation as one that does not exist", async () => {
+    for (const [method, path] of [
+      ['GET', '/api/sessions/chat-1/messages'],
+      ['GET', '/api/sessions/chat-1/settings'],
+      ['POST', '/api/sessions/chat-1/stop'],
+      ['GET', '/api/sessions/telegram:kid/settings'],
+    ] as const) {
+      const theirs = await daemon.api(method, path, method === 'POST' ? {} : undefined, adapter);
+      const none = await daemon.api(method, path.replace(/sessions\/[^/]+/, 'sessions/nobody-at-all'), method === 'POST' ? {} : undefined, adapter);
+      expect(theirs.status, path).toBe(404);
+      expect(theirs.body.error.message.replace(/'[^']*'/, "''"), path).toBe(none.body.error.message.replace(/'[^']*'/, "''"));
+    }
+    expect((await daemon.api('GET', '/api/grants?session=chat-1', undefined, adapter)).body).toEqual({ grants: [] });
+    expect((await daemon.api('GET', '/api/sessions/telegram:tg-1/settings', undefined, adapter)).status).toBe(200);
   });
 
   it("refuses the owner's routes", async () => {
@@ -95,10 +127,6 @@ describe('aalis serve: an adapter acts within its platform', () => {
     }
     // adding an adapter is the owner's: one adapter cannot mint another, of any platform
     expect((await daemon.api('POST', '/api/adapters', { name: 'mine', platform: 'chat' }, adapter)).status).toBe(403);
-    expect((await daemon.api('GET', '/api/sessions/chat-1/messages', undefined, adapter)).status).toBe(403);
-    expect((await daemon.api('GET', '/api/sessions/chat-1/settings', undefined, adapter)).status).toBe(403);
-    expect((await daemon.api('POST', '/api/sessions/chat-1/stop', {}, adapter)).status).toBe(403);
-    expect((await daemon.api('GET', '/api/sessions/tg-1/settings', undefined, adapter)).status).toBe(200);
   });
 
   it("sees and answers only its platform's asks, naming an identity of its platform", async () => {
@@ -119,7 +147,7 @@ describe('aalis serve: an adapter acts within its platform', () => {
       const tgTarget = join(outside, 'telegram.txt');
       const tgCall = daemon.api('POST', '/api/tools/call', { tool: 'write_file', params: { path: tgTarget, content: 'tg' }, turn: telegramTurn('tg-ask') }, adapter);
       const tgAsk = await stream.next('approval/requested');
-      expect(tgAsk.session.id).toBe('tg-ask');
+      expect(tgAsk.session.id).toBe('telegram:tg-ask');
       // the console's identity is not the bridge's to use: it must say whom it answers for
       const nobody = await daemon.api('POST', '/api/approvals/reply', { code: tgAsk.code, decision: 'approve' }, adapter);
       expect(nobody.status).toBe(400);
@@ -135,8 +163,9 @@ describe('aalis serve: an adapter acts within its platform', () => {
       const seen = stream.events.filter((e) => e.name !== 'ready');
       expect(seen.length).toBeGreaterThan(0);
       for (const e of seen) expect(JSON.stringify(e.data)).not.toContain('chat-ask');
-      // a stream of one conversation of another platform is refused outright
-      await expect(subscribe(daemon.url, adapter, '?session=chat-ask')).rejects.toThrow(/403/);
+      // a stream of one conversation of another platform opens as for any name, and carries nothing of it
+      const named = await subscribe(daemon.url, adapter, '?session=chat-ask');
+      named.close();
     } finally {
       stream.close();
       owners.close();
@@ -145,9 +174,10 @@ describe('aalis serve: an adapter acts within its platform', () => {
 
   it("lists only its platform's conversations and grants, and not every person's last settings", async () => {
     const sessions = await daemon.api('GET', '/api/sessions', undefined, adapter);
-    expect(sessions.body.sessions.map((s: { id: string }) => s.id).every((id: string) => id.startsWith('tg-'))).toBe(true);
+    const ids = sessions.body.sessions.map((s: { id: string }) => s.id);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids.every((id: string) => id.startsWith('telegram:') && id !== 'telegram:owner-made')).toBe(true);
     expect(sessions.body.lastUsed).toEqual({});
-    expect((await daemon.api('GET', '/api/grants?session=chat-1', undefined, adapter)).status).toBe(403);
     expect((await daemon.api('GET', '/api/grants', undefined, adapter)).status).toBe(200);
   });
 
@@ -156,9 +186,16 @@ describe('aalis serve: an adapter acts within its platform', () => {
     const proof = await daemon.api('GET', `/api/proof?nonce=${nonce}&adapter=tg-bridge`, undefined, null);
     const key = createHash('sha256').update(adapter).digest('hex');
     expect(proof.body.proof).toBe(createHmac('sha256', key).update(`aalis-daemon-proof\0${nonce}\0${proof.body.address}\0${proof.body.port}`).digest('hex'));
-    expect((await daemon.api('GET', `/api/proof?nonce=${nonce}&adapter=nobody`, undefined, null)).status).toBe(404);
+    // a name that is no adapter's is answered alike (a proof nobody can check): no one learns which names are
+    const nobody = await daemon.api('GET', `/api/proof?nonce=${nonce}&adapter=nobody`, undefined, null);
+    expect(nobody.status).toBe(200);
+    expect(nobody.body.proof).toMatch(/^[0-9a-f]{64}$/);
 
+    // found by an attack: a removed adapter's open stream went on carrying its conversations
+    const stream = await subscribe(daemon.url, adapter);
     expect((await daemon.api('POST', '/api/adapters/remove', { name: 'tg-bridge' })).status).toBe(200);
+    await stream.next('stopping');
+    stream.close();
     expect((await daemon.api('GET', '/api/tools', undefined, adapter)).status).toBe(401);
     expect((await daemon.api('POST', '/api/adapters/remove', { name: 'tg-bridge' })).status).toBe(404);
   });
@@ -175,6 +212,9 @@ describe('aalis serve: an adapter acts within its platform', () => {
     expect(twice.stderr).toMatch(/exists already[\s\S]*fix: .*--replace/);
     expect(cli('add', 'cli-made').stderr).toMatch(/needs the platform/);
     expect(cli('add', 'Bad Name', '--platform', 'x').stderr).toMatch(/name/);
+    // found by an attack: ' telegram' or 'Telegram' matched no identity, and nothing said so
+    expect(cli('add', 'spaced', '--platform', ' telegram').stderr).toMatch(/lower-case letters/);
+    expect(cli('add', 'upper', '--platform', 'Telegram').stderr).toMatch(/lower-case letters/);
     expect(cli('remove', 'cli-made').status).toBe(0);
     expect(cli('list').stdout).toMatch(/no adapters/);
   });

@@ -1,5 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { type DurableStore, IdentitySchema, UNAUTHENTICATED_AUTHOR } from '@aalis/core';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { type DurableStore, UNAUTHENTICATED_AUTHOR } from '@aalis/core';
 import { z } from 'zod';
 import { ApiError } from './http.js';
 import { newToken } from './token.js';
@@ -22,9 +22,14 @@ export const AdapterNameSchema = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, { message: 'is 1 to 63 characters: lower-case letters, digits, "-" and "_", starting with a letter or digit' });
 
-/** The platform an adapter speaks for: an identity's `platform`, never the daemon's mark for an unauthenticated speaker. */
-export const AdapterPlatformSchema = IdentitySchema.shape.platform
-  .refine((p) => p.length <= 64, { message: 'is at most 64 characters' })
+/**
+ * The platform an adapter speaks for: an identity's `platform` as the config's owners name it, in
+ * lower case without spaces (' telegram' or 'Telegram' would match no identity, and nothing would
+ * say so: found by an attack), never the daemon's mark for an unauthenticated speaker.
+ */
+export const AdapterPlatformSchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, { message: 'is 1 to 64 characters: lower-case letters, digits, ".", "-" and "_", as the owners of aalis.config.json name it' })
   .refine((p) => p !== UNAUTHENTICATED_AUTHOR.platform, { message: `'${UNAUTHENTICATED_AUTHOR.platform}' is the daemon's mark for a speaker nobody authenticated, not a platform` });
 
 const DIGEST = /^[0-9a-f]{64}$/;
@@ -62,6 +67,8 @@ function digestOf(token: string): Buffer {
 /** The adapters a daemon knows, kept in its data directory; changed only by the owner (POST /api/adapters). */
 export class AdapterTokens {
   #entries: z.infer<typeof AdapterEntrySchema>[];
+  /** Keys the proofs of names that are no adapter's, so a proof does not tell which names are. */
+  readonly #unknownKey = randomBytes(32);
 
   private constructor(
     private readonly store: DurableStore,
@@ -93,9 +100,13 @@ export class AdapterTokens {
     return found;
   }
 
-  /** The digest an adapter's proof is keyed by (token.ts `proofOf`): the client computes it from its token. */
-  proofKeyOf(name: string): string | undefined {
-    return this.#entries.find((e) => e.name === name)?.digest;
+  /**
+   * The key of an adapter's proof (token.ts `proofOf`): its token's digest, which the client
+   * computes from its token. A name that is no adapter's gets a key nobody knows, so the answer
+   * looks the same and tells no one which adapters exist.
+   */
+  proofKeyOf(name: string): string {
+    return this.#entries.find((e) => e.name === name)?.digest ?? createHmac('sha256', this.#unknownKey).update(name).digest('hex');
   }
 
   /** Every adapter, by name. */

@@ -7,26 +7,30 @@ import { actingIdentity, type ApiClient, checkKnownConversationOf, checkTurnOf, 
 const BRIDGE: ApiClient = { kind: 'adapter', name: 'tg', platform: 'telegram' };
 const TG = { platform: 'telegram', userId: 'a' };
 const CHAT = { platform: 'chat', userId: 'a' };
-const index = { platformOf: (id: string) => ({ 'tg-known': 'telegram', 'chat-known': 'chat' })[id] };
+const index = { platformOf: (id: string) => ({ 'telegram:known': 'telegram', 'chat-known': 'chat', 'telegram:owners': 'chat' })[id] };
 
 function turn(over: Partial<OriginTurn> = {}): OriginTurn {
-  return { session: { id: 'tg-new' }, platform: 'telegram', speaker: TG, authorised: TG, inbound: { id: 'm' }, category: 'own', ...over };
+  return { session: { id: 'telegram:new' }, platform: 'telegram', speaker: TG, authorised: TG, inbound: { id: 'm' }, category: 'own', ...over };
 }
 
 describe('checkTurnOf', () => {
   it.each([
     ['its platform, a new conversation', turn(), undefined],
-    ['its platform, its conversation', turn({ session: { id: 'tg-known' } }), undefined],
+    ['its platform, its conversation', turn({ session: { id: 'telegram:known' } }), undefined],
+    ['its platform, a child of its conversation', turn({ session: { id: 'telegram:child', rootId: 'telegram:known' } }), undefined],
+    ["the owner's default conversation", turn({ session: { id: 'cli' } }), /names its conversations 'telegram:<id>', and 'cli' is not one/],
+    ['an id that only looks like its platform', turn({ session: { id: 'telegramx' } }), /'telegramx' is not one/],
+    ['a conversation of its name that another platform began', turn({ session: { id: 'telegram:owners' } }), /conversation 'telegram:owners' is not one of its platform's/],
     ['an unauthenticated speaker of its platform', turn({ authorised: null }), undefined],
     ['another platform', turn({ platform: 'chat' }), /the turn says it came from platform 'chat'/],
     ["another platform's speaker", turn({ speaker: CHAT }), /the speaker is of platform 'chat'/],
     ["another platform's authorised identity", turn({ authorised: CHAT }), /the authorised identity is of platform 'chat'/],
     ["another platform's participant", turn({ participants: [TG, CHAT] }), /a participant is of platform 'chat'/],
-    ["another platform's conversation", turn({ session: { id: 'chat-known' } }), /conversation 'chat-known' began on platform 'chat'/],
-    ["another platform's root", turn({ session: { id: 'child', rootId: 'chat-known' } }), /conversation 'chat-known'/],
+    ["another platform's conversation", turn({ session: { id: 'chat-known' } }), /'chat-known' is not one/],
+    ["another platform's root", turn({ session: { id: 'telegram:child', rootId: 'chat-known' } }), /'chat-known' is not one/],
     ['a starter of another platform', turn({ category: 'continuation', startedBy: turn({ platform: 'chat', speaker: CHAT, authorised: CHAT }) }), /came from platform 'chat'/],
     ["a starter naming another platform's participant", turn({ category: 'subtask', startedBy: turn({ participants: [CHAT] }) }), /a participant of the turn that started it is of platform 'chat'/],
-    ["a starter in another platform's conversation", turn({ category: 'continuation', startedBy: turn({ session: { id: 'chat-known' } }) }), /conversation 'chat-known'/],
+    ["a starter in another platform's conversation", turn({ category: 'continuation', startedBy: turn({ session: { id: 'telegram:owners' } }) }), /conversation 'telegram:owners'/],
   ] as const)('%s', (_what, t, refused) => {
     if (refused === undefined) expect(() => checkTurnOf(BRIDGE, t, index)).not.toThrow();
     else expect(() => checkTurnOf(BRIDGE, t, index)).toThrow(refused);
@@ -37,12 +41,12 @@ describe('checkTurnOf', () => {
 
 describe('conversations and by', () => {
   it('an adapter sees and touches only conversations that began on its platform; one never noted is not its', () => {
-    expect(seesConversation(BRIDGE, 'tg-known', index)).toBe(true);
+    expect(seesConversation(BRIDGE, 'telegram:known', index)).toBe(true);
     expect(seesConversation(BRIDGE, 'chat-known', index)).toBe(false);
     expect(seesConversation(BRIDGE, 'never-noted', index)).toBe(false);
-    expect(() => checkKnownConversationOf(BRIDGE, 'child', 'tg-known', index)).not.toThrow();
-    expect(() => checkKnownConversationOf(BRIDGE, 'child', 'chat-known', index)).toThrow(/began on platform 'chat'/);
-    expect(() => checkKnownConversationOf(BRIDGE, 'x', 'never-noted', index)).toThrow(/did not begin with a turn of any platform/);
+    expect(() => checkKnownConversationOf(BRIDGE, 'child', 'telegram:known', index)).not.toThrow();
+    expect(() => checkKnownConversationOf(BRIDGE, 'child', 'chat-known', index)).toThrow(/'child' is not one of its platform's/);
+    expect(() => checkKnownConversationOf(BRIDGE, 'x', 'never-noted', index)).toThrow(/'x' is not one of its platform's/);
   });
 
   it("an adapter must name whom it acts for, on its platform; the owner falls back to the console's identity", () => {

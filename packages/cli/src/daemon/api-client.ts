@@ -42,27 +42,45 @@ function identitiesOf(turn: OriginTurn): { role: string; who: Identity }[] {
  */
 export function checkTurnOf(client: ApiClient, turn: OriginTurn, index: PlatformIndex): void {
   if (client.kind === 'owner') return;
+  const prefix = conversationPrefixOf(client);
   for (let t: OriginTurn | undefined = turn; t !== undefined; t = t.startedBy) {
     if (t.platform !== client.platform) throw outside(client, `the turn says it came from platform '${t.platform}'`);
-    for (const id of [t.session.id, t.session.rootId]) if (id !== undefined) checkConversationOf(client, id, index);
+    for (const id of [t.session.id, t.session.rootId]) {
+      if (id === undefined) continue;
+      if (!id.startsWith(prefix)) {
+        throw new ApiError('not-its-platform', `adapter '${client.name}' names its conversations '${prefix}<id>', and '${id}' is not one; nothing was done.`, {
+          fix: `name the conversation '${prefix}${id}' (an adapter's conversations are its platform's, apart from the owner's 'cli' and 'console' and every other platform's)`,
+        });
+      }
+      checkConversationOf(client, id, index);
+    }
   }
   for (const { role, who } of identitiesOf(turn)) {
     if (who.platform !== client.platform) throw outside(client, `${role} is of platform '${who.platform}'`);
   }
 }
 
-/** Refuses a conversation an adapter may not touch: one that began on another platform. Unknown ones pass (the first turn notes them as the adapter's). */
+/**
+ * The prefix of an adapter's conversation ids, `<platform>:`: a conversation the owner's clients
+ * name by default (`cli`, `console`) or any other platform's is never one an adapter can make
+ * first and then share with the owner (found by an attack: a bridge took `cli` before the owner's
+ * first `aalis chat`, then read and answered everything said there).
+ */
+export function conversationPrefixOf(client: AdapterClient): string {
+  return `${client.platform}:`;
+}
+
+/** Refuses a conversation an adapter may not touch: one that began on another platform (not named). Unknown ones pass (the first turn notes them as the adapter's). */
 export function checkConversationOf(client: ApiClient, id: string, index: PlatformIndex): void {
   if (client.kind === 'owner') return;
   const platform = index.platformOf(id);
-  if (platform !== undefined && platform !== client.platform) throw outside(client, `conversation '${id}' began on platform '${platform}'`);
+  if (platform !== undefined && platform !== client.platform) throw outside(client, `conversation '${id}' is not one of its platform's`);
 }
 
-/** Refuses a conversation the daemon holds that an adapter may not touch: its root must have begun on the adapter's platform (one the index never noted is refused: fail closed). */
+/** Refuses a conversation the daemon holds that an adapter may not touch: its root (the kernel's) must have begun on the adapter's platform (one the index never noted is refused: fail closed). */
 export function checkKnownConversationOf(client: ApiClient, id: string, root: string, index: PlatformIndex): void {
   if (client.kind === 'owner') return;
-  const platform = index.platformOf(root);
-  if (platform !== client.platform) throw outside(client, platform === undefined ? `conversation '${id}' did not begin with a turn of any platform` : `conversation '${id}' began on platform '${platform}'`);
+  if (index.platformOf(root) !== client.platform) throw outside(client, `conversation '${id}' is not one of its platform's`);
 }
 
 /** Whether a client may see a conversation (lists and event streams are filtered with this, never refused). */

@@ -17,7 +17,7 @@ import {
 import { AgentError, type AgentService, agent } from '@aalis/plugin-agent';
 import { type ApprovalDeskService, type AuditLog, AuditPageError, approvalDesk, parseCode, REPLY_DECISIONS, withinCall } from '@aalis/plugin-approval';
 import { z } from 'zod';
-import { type ApiClient, actingIdentity, checkConversationOf, checkKnownConversationOf, checkTurnOf, seesConversation } from './api-client.js';
+import { type ApiClient, actingIdentity, checkKnownConversationOf, checkTurnOf, seesConversation } from './api-client.js';
 import type { AdapterTokens } from './adapter-tokens.js';
 import { CallTiming } from './call-timing.js';
 import type { CallTracker } from './calls.js';
@@ -98,11 +98,20 @@ interface Route {
   readonly adapters?: true;
 }
 
-/** Refuses a conversation the daemon has not seen, then one the client may not touch. */
+/** The event streams of an adapter, closed when its token is removed or replaced. */
+function adapterTag(name: string): string {
+  return `adapter:${name}`;
+}
+
+/** Refuses a conversation the daemon has not seen, and one the client may not touch as if it were not there (an adapter learns nothing of another platform's). */
 async function knownTo(ctx: ApiContext, client: ApiClient, id: string): Promise<void> {
   await known(ctx, id);
   if (client.kind === 'owner') return;
-  checkKnownConversationOf(client, id, await sessionsOf(ctx).rootOf(id), ctx.index);
+  try {
+    checkKnownConversationOf(client, id, await sessionsOf(ctx).rootOf(id), ctx.index);
+  } catch {
+    throw unknownConversation(id);
+  }
 }
 
 /**
@@ -123,9 +132,18 @@ async function openedTurn(ctx: ApiContext, turn: OriginTurn): Promise<OriginTurn
   return session.rootId === turn.session.rootId ? turn : { ...turn, session };
 }
 
-/** Refuses a turn the client may not send; after the index noted it, again: two adapters naming one new conversation at once leave it the first one's. */
-function checkTurn(ctx: ApiContext, client: ApiClient, turn: OriginTurn): void {
+/**
+ * Refuses a turn the client may not send (api-client.ts). A conversation the kernel holds already
+ * is judged by its root as the kernel holds it, noted in the index or not: a child named without
+ * its root is its root's, and a conversation no turn of the adapter's platform began is not the
+ * adapter's (found by an attack: a bridge named the owner's child conversation and ran in its root).
+ */
+async function checkTurn(ctx: ApiContext, client: ApiClient, turn: OriginTurn): Promise<void> {
   checkTurnOf(client, turn, ctx.index);
+  if (client.kind === 'owner') return;
+  for (const id of [turn.session.id, turn.session.rootId]) {
+    if (id !== undefined && (await sessionsOf(ctx).has(id))) checkKnownConversationOf(client, id, await sessionsOf(ctx).rootOf(id), ctx.index);
+  }
 }
 
 /** A byte offset given in the query, or `undefined` when absent. */
@@ -168,7 +186,11 @@ function agentRefusal(error: unknown): unknown {
 /** Refuses a conversation the daemon has never seen: reading or changing its settings must not create it. */
 async function known(ctx: ApiContext, id: string): Promise<void> {
   if (await sessionsOf(ctx).has(id)) return;
-  throw new ApiError('not-found', `there is no conversation '${id}'; a conversation begins with its first turn (POST /api/turns) or tool call.`);
+  throw unknownConversation(id);
+}
+
+function unknownConversation(id: string): ApiError {
+  return new ApiError('not-found', `there is no conversation '${id}'; a conversation begins with its first turn (POST /api/turns) or tool call.`);
 }
 
 async function settingsView(ctx: ApiContext, id: string) {
@@ -221,7 +243,15 @@ const ROUTES: readonly Route[] = [
     // the owner's: a new adapter (or a new token for one), bound to one platform (adapter-tokens.ts)
     async handler(ctx, req, res) {
       const { name, platform, replace } = await bodyOf(req, AdapterAddBody);
-      sendJson(res, 200, AdapterAddAnswerSchema.parse(await ctx.adapters.add(name, platform, replace === true)));
+      if (platform === ctx.consoleIdentity.platform) {
+        throw new ApiError('bad-request', `'${platform}' is the console's platform (it acts as ${platform}:${ctx.consoleIdentity.userId}); an adapter of it could vouch for the console's identity, so none is made.`, {
+          fix: 'give the adapter the platform it speaks for (telegram, say), or move the console to another identity (console.as in aalis.config.json)',
+        });
+      }
+      const added = await ctx.adapters.add(name, platform, replace === true);
+      // a replaced token's streams end with it
+      ctx.hub.closeTagged(adapterTag(name));
+      sendJson(res, 200, AdapterAddAnswerSchema.parse(added));
     },
   },
   {
@@ -230,6 +260,8 @@ const ROUTES: readonly Route[] = [
     async handler(ctx, req, res) {
       const { name } = await bodyOf(req, AdapterRemoveBody);
       if (!(await ctx.adapters.remove(name))) throw new ApiError('not-found', `there is no adapter named '${name}'; nothing was removed.`, { fix: "'aalis adapter list' shows them" });
+      // its open event streams end now, with its token (found by an attack: a removed adapter's stream went on)
+      ctx.hub.closeTagged(adapterTag(name));
       sendJson(res, 200, { removed: name });
     },
   },
@@ -266,16 +298,16 @@ const ROUTES: readonly Route[] = [
     adapters: true,
     async handler(ctx, req, res, _url, _params, client) {
       const body = await bodyOf(req, TurnBody);
-      checkTurn(ctx, client, body.turn);
+      await checkTurn(ctx, client, body.turn);
       const { message, reply } = body;
       const turn = await openedTurn(ctx, body.turn);
-      checkTurn(ctx, client, turn);
       const root = turn.session.rootId ?? turn.session.id;
       await ctx.place(turn);
       const service = sessionsOf(ctx);
       const scope = settingsScopeOf(turn);
       await ctx.index.seen(root, turn.platform);
-      checkTurn(ctx, client, turn);
+      // again once noted: two adapters naming one new conversation at once leave it the first one's
+      checkTurnOf(client, turn, ctx.index);
       const runner = agentOf(ctx);
       let started: { turnId: string } | undefined;
       if (message !== undefined && reply && runner) {
@@ -305,14 +337,13 @@ const ROUTES: readonly Route[] = [
     async handler(ctx, req, res, _url, _params, client) {
       const timing = new CallTiming();
       const { callId, tool, params, turn: named } = await bodyOf(req, CallBody);
-      checkTurn(ctx, client, named);
+      await checkTurn(ctx, client, named);
       // Opened here in its starter's scope, as POST /api/turns does, before anything can create it unscoped.
       const turn = await openedTurn(ctx, named);
-      checkTurn(ctx, client, turn);
       const root = turn.session.rootId ?? turn.session.id;
       await ctx.place(turn);
       const noted = ctx.index.note(root, turn.platform);
-      checkTurn(ctx, client, turn);
+      checkTurnOf(client, turn, ctx.index);
       // A new conversation is on disk before anything runs in it (GET /api/grants and the console
       // enumerate the index); a failed write refuses the call with nothing run.
       if (noted.isNew) await timing.index(noted.written);
@@ -340,8 +371,9 @@ const ROUTES: readonly Route[] = [
     // an adapter's stream carries its platform's conversations only, each event judged as it comes (a conversation is noted at its first turn)
     handler: async (ctx, _req, res, url, _params, client) => {
       const session = url.searchParams.get('session') ?? undefined;
-      if (session !== undefined) checkConversationOf(client, session, ctx.index);
-      ctx.hub.add(res, session, client.kind === 'owner' ? undefined : (root) => seesConversation(client, root, ctx.index));
+      // another platform's conversation is not refused (that would say it exists): its events never come
+      if (client.kind === 'owner') ctx.hub.add(res, session);
+      else ctx.hub.add(res, session, { admits: (root) => seesConversation(client, root, ctx.index), tag: adapterTag(client.name) });
     },
   },
   {
@@ -351,7 +383,6 @@ const ROUTES: readonly Route[] = [
     // Each ask comes with the calls running in its conversation: the one that raised it is among them.
     handler: async (ctx, _req, res, url, _params, client) => {
       const session = url.searchParams.get('session') ?? undefined;
-      if (session !== undefined) checkConversationOf(client, session, ctx.index);
       const asks = desk(ctx).pending(session).filter((p) => seesConversation(client, p.session, ctx.index));
       sendJson(res, 200, { pending: asks.map((p) => ({ ...p, running: ctx.calls.runningIn(p.session) })) });
     },
@@ -382,8 +413,7 @@ const ROUTES: readonly Route[] = [
     adapters: true,
     handler: async (ctx, _req, res, url, _params, client) => {
       const one = url.searchParams.get('session');
-      if (one !== null) checkKnownConversationOf(client, one, one, ctx.index);
-      const ids = one !== null ? [one] : ctx.index.list().flatMap((s) => (seesConversation(client, s.id, ctx.index) ? [s.id] : []));
+      const ids = (one !== null ? [one] : ctx.index.list().map((s) => s.id)).filter((id) => seesConversation(client, id, ctx.index));
       sendJson(res, 200, { grants: ids.flatMap((id) => desk(ctx).grants.list(id)) });
     },
   },

@@ -278,7 +278,6 @@ async function startOn(
       // an adapter's proof is keyed by its token's digest (the daemon keeps no adapter's token): SHA-256 of the token, hex
       const adapter = url.searchParams.get('adapter');
       const key = adapter === null ? token : adapters.proofKeyOf(adapter);
-      if (key === undefined) throw new ApiError('not-found', `there is no adapter named '${forTerminalLine(adapter ?? '').slice(0, 100)}' to prove its token for.`);
       return sendJson(res, 200, { proof: proofOf(key, nonce, at), address: at.address, port: at.port });
     }
     if (isClaim) {
