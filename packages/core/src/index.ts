@@ -58,6 +58,7 @@ export {
 } from './safe-file.js';
 export { makeDirsSync, moveAsideSync, removeFileSync, removeTreeSync, renameNoFollowSync } from './safe-file-sync.js';
 export { isSafeFileError, SAFE_FILE_ERROR_CODES, SafeFileError, type SafeFileErrorCode } from './safe-file-error.js';
+export { KERNEL_FILE_SYSTEMS, kernelFileSystemOf } from './kernel-file-system.js';
 export { SESSION_ERROR_CODES, SessionError, type SessionErrorCode } from './session-error.js';
 export { Sessions, type SettingsChangedEvent, sessions } from './sessions.js';
 export { sessionsPlugin } from './sessions-plugin.js';

@@ -28,6 +28,8 @@ export const SAFE_FILE_ERROR_CODES = [
   'permission',
   /** A mount point lies inside a tree to remove: what is mounted there is another place's, and stays. */
   'mount-point',
+  /** The file is on one of the kernel's own file systems (procfs, sysfs, …), wherever it is mounted. */
+  'kernel-file-system',
   /** Any other error of the operating system, named in the message. */
   'io',
 ] as const;
@@ -47,6 +49,7 @@ const RULES: Readonly<Record<SafeFileErrorCode, string>> = {
   exists: 'the final name exists already',
   permission: 'the daemon may not write there',
   'mount-point': 'a mount point lies inside the tree',
+  'kernel-file-system': "the kernel's own file system (the daemon's process, the host's kernel)",
   'cross-device': 'a rename cannot cross file systems',
   io: 'the operating system refused',
 };

@@ -457,3 +457,33 @@ describe.skipIf(!canSwitch())('safe file layer as an unprivileged user (nobody)'
     expect(snapshot(home)).toEqual(before);
   }, 60_000);
 });
+
+// The kernel's trees are refused by what the opened file is on, not by its path: procfs or sysfs
+// mounted anywhere (a container's /host/proc, a bind mount in a workspace) is the daemon's own
+// process and the host's kernel as /proc is.
+describe.runIf(process.platform === 'linux')('a file on a kernel file system', () => {
+  it.each([[`/proc/${process.pid}/status`, 'proc'], [`/proc/${process.pid}/environ`, 'proc'], ['/sys/kernel/mm/transparent_hugepage/enabled', 'sysfs']])('%s is refused (%s)', async (path, fs) => {
+    if (!existsSync(path)) return; // a kernel without it: the /proc rows still run
+    const refused = await readFileNoFollow(path).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(SafeFileError);
+    expect(refused).toMatchObject({ code: 'kernel-file-system', message: expect.stringContaining(`it is on ${fs}`) });
+    await expect(copyFileAtomic(path, join(mkdtempSync(join(tmpdir(), 'aalis-kfs-')), 'copy'))).rejects.toMatchObject({ code: 'kernel-file-system' });
+  });
+
+  it('the same file system mounted at another path is refused as well (as root: a bind mount of this process\'s /proc directory)', async () => {
+    if (process.getuid?.() !== 0) return; // mounting needs root; CI runs as root
+    const at = mkdtempSync(join(tmpdir(), 'aalis-kfs-bind-'));
+    execFileSync('mount', ['--bind', `/proc/${process.pid}`, at]);
+    try {
+      const refused = await readFileNoFollow(join(at, 'status')).catch((e: unknown) => e);
+      expect(refused, String(refused)).toMatchObject({ code: 'kernel-file-system' });
+    } finally {
+      execFileSync('umount', [at]);
+      rmSync(at, { recursive: true, force: true });
+    }
+    // an ordinary file still reads
+    const plain = join(mkdtempSync(join(tmpdir(), 'aalis-kfs-')), 'plain.txt');
+    writeFileSync(plain, 'mine\n');
+    expect((await readFileNoFollow(plain)).toString()).toBe('mine\n');
+  });
+});

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import { bytesOf, checkedPath, DirAnchor, refusalOf, type SafePath, segmentsOf, shownPath, splitPath, verifyOpened } from './dir-anchor.js';
+import { kernelFileSystemOf } from './kernel-file-system.js';
 import { SafeFileError } from './safe-file-error.js';
 
 /** Where a temp file's name was recorded before it was made, so a later start can remove it. */
@@ -371,6 +372,11 @@ async function verifiedFile(handle: FileHandle, bytes: Buffer, path: SafePath): 
   try {
     await verifyOpened(handle, bytes);
     if (!(await handle.stat()).isFile()) throw new SafeFileError('not-a-file', shownPath(path), 'it is not a regular file.');
+    // by what it is on, wherever that is mounted (kernel-file-system.ts)
+    const kernel = await kernelFileSystemOf(handle);
+    if (kernel !== undefined) {
+      throw new SafeFileError('kernel-file-system', shownPath(path), `it is on ${kernel}, which read by the daemon is its own process and the host's kernel, not a file of yours.`, 'Read it from a command instead: the sandbox has a /proc of its own.');
+    }
     return handle;
   } catch (error) {
     await handle.close();

@@ -79,6 +79,11 @@ function isOutcome(value: unknown): value is AgentToolOutcome {
   return typeof value === 'object' && value !== null && 'ok' in value && typeof (value as { ok: unknown }).ok === 'boolean' && ('value' in value || 'rule' in value);
 }
 
+/** Whether a host path is in the kernel's trees, as the daemon's process sees them (Linux). */
+function isKernelTree(path: string): boolean {
+  return platform === 'linux' && inKernelTree(path);
+}
+
 /**
  * The pod's host-side tools run in the daemon's process, where `/proc` is the daemon's own (its
  * memory and environment hold the owner's token and the model's keys) and `/sys` the host
@@ -86,7 +91,7 @@ function isOutcome(value: unknown): value is AgentToolOutcome {
  * main agent's tools). A task reads them from a command, in its sandbox's own `/proc`.
  */
 function refuseKernelTree(path: string): void {
-  if (platform === 'linux' && inKernelTree(path)) {
+  if (isKernelTree(path)) {
     throw new Refusal('kernel-tree', `${path} is in /proc or /sys, which a host-side tool reaches as the daemon's own process and the host's kernel (its memory, environment and keys); it cannot be requested. Read it from a command instead: the task's sandbox has a /proc of its own.`);
   }
 }
@@ -245,6 +250,12 @@ async function copyTree(ctx: AgentToolContext, from: string, to: string, acc: { 
         continue;
       }
       const source = join(from, entry);
+      // each name the walk reaches is judged as a name the task gave would be (found by an attack:
+      // a copy from / walked into whatever came before its first refused name, /proc included)
+      if (isKernelTree(source)) {
+        acc.skipped.push(`${source} (kernel-tree: the daemon's own /proc and the host's /sys are no task's)`);
+        continue;
+      }
       if (!sandboxPolicyAllows(ctx.policy, 'read', source, platform)) {
         acc.skipped.push(`${source} (deny-read)`);
         continue;
