@@ -117,6 +117,23 @@ describe('sessions', () => {
     await expect(old.rootOf('C', { claimed: 'B' })).rejects.toMatchObject({ code: 'root-mismatch' });
   });
 
+  it('two opens of one new conversation at once share one record: a second claim of another root is refused', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aalis-sessions-race-'));
+    dirs.push(dir);
+    const service = new Sessions(await DurableStore.open(dir));
+    await service.open('race-A');
+    await service.open('race-B');
+    await service.change('race-A', { tier: 'readonly', boundary: 'deny' });
+    for (let i = 0; i < 20; i++) {
+      const [a, b] = await Promise.allSettled([service.open(`race-X${i}`, { rootId: 'race-A' }), service.open(`race-X${i}`, { rootId: 'race-B' })]);
+      // found by an attack: both resolved, each with its own record, and the last one kept ruled the calls
+      expect([a.status, b.status].sort()).toEqual(['fulfilled', 'rejected']);
+      const won = a.status === 'fulfilled' ? 'race-A' : 'race-B';
+      expect(await service.rootOf(`race-X${i}`)).toBe(won);
+      expect((await new Sessions(await DurableStore.open(dir)).peek(`race-X${i}`))?.rootId).toBe(won);
+    }
+  });
+
   it('emits settings-changed with previous and next', async () => {
     const { service, events } = await start();
     await service.change('a', { runMode: 'plan' });

@@ -44,6 +44,8 @@ const LastUsedSchema = z.record(z.string(), SessionSettingsSchema);
 /** Conversations, their history and model context, and their settings; the kernel owns them all. */
 export class Sessions {
   readonly #records = new Map<string, SessionRecord>();
+  /** Reads of the store under way, per id (see #loaded). */
+  readonly #loading = new Map<string, Promise<SessionRecord | undefined>>();
   /** Last used settings per scope (a person); a scope never used starts from the defaults. */
   readonly #lastUsed = new Map<string, SessionSettings>();
 
@@ -159,12 +161,8 @@ export class Sessions {
 
   /** A snapshot of a conversation if it exists, without creating it (for readers such as side tasks). */
   async peek(id: string): Promise<Conversation | undefined> {
-    const cached = this.#records.get(id);
-    if (cached) return view(cached);
-    const stored = await this.#stored(id);
-    if (!stored) return undefined;
-    this.#records.set(id, stored);
-    return view(stored);
+    const record = await this.#loaded(id);
+    return record === undefined ? undefined : view(record);
   }
 
   /** A digest of a conversation's history and context, to show nobody else changed them. */
@@ -203,11 +201,35 @@ export class Sessions {
     return current;
   }
 
-  async #record(id: string, rootId?: string, scope?: string): Promise<SessionRecord> {
+  /**
+   * The record of `id` in memory, else read from the store, one read at a time per id: two opens of
+   * one conversation at once share one record (found by an attack: two opens of a new child naming
+   * different roots each made their own, the last one kept, and a call that claimed a readonly
+   * root ran under the other's settings).
+   */
+  async #loaded(id: string): Promise<SessionRecord | undefined> {
     const cached = this.#records.get(id);
     if (cached) return cached;
-    const stored = await this.#stored(id);
-    const record: SessionRecord = stored ?? {
+    let loading = this.#loading.get(id);
+    if (loading === undefined) {
+      loading = this.#stored(id)
+        .then((stored) => {
+          if (stored !== undefined && !this.#records.has(id)) this.#records.set(id, stored);
+          return this.#records.get(id);
+        })
+        .finally(() => this.#loading.delete(id));
+      this.#loading.set(id, loading);
+    }
+    return await loading;
+  }
+
+  async #record(id: string, rootId?: string, scope?: string): Promise<SessionRecord> {
+    const found = await this.#loaded(id);
+    if (found) return found;
+    // made and kept before the next await: whoever awaited the same read finds this one
+    const made = this.#records.get(id);
+    if (made) return made;
+    const record: SessionRecord = {
       id,
       ...(rootId !== undefined ? { rootId } : {}),
       ...(scope !== undefined ? { scope } : {}),
@@ -216,7 +238,7 @@ export class Sessions {
       context: { messages: [], notes: [] },
     };
     this.#records.set(id, record);
-    if (!stored) await this.#persist(record);
+    await this.#persist(record);
     return record;
   }
 
