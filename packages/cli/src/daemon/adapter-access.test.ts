@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, childEnv, deploymentDir, ownerTurn, type ServeProcess, startServe, subscribe } from './serve-process.testing.js';
@@ -191,11 +192,37 @@ describe('aalis serve: an adapter acts within its platform', () => {
     expect(nobody.status).toBe(200);
     expect(nobody.body.proof).toMatch(/^[0-9a-f]{64}$/);
 
-    // found by an attack: a removed adapter's open stream went on carrying its conversations
-    const stream = await subscribe(daemon.url, adapter);
+    // found by attacks: a removed adapter's open stream went on carrying its conversations, and a
+    // call whose headers it sent before the removal ran with the body it sent after
+    const streamEnded = new Promise<string>((resolve) => {
+      const at = new URL(`${daemon.url}/api/events`);
+      const req = request({ host: at.hostname, port: at.port, path: at.pathname, headers: { authorization: `Bearer ${adapter}` } }, (res) => {
+        res.on('data', () => {});
+        res.on('close', () => resolve('closed'));
+        res.on('error', () => resolve('closed'));
+      });
+      req.on('error', () => resolve('closed'));
+      req.end();
+    });
+    const late = join(dir, 'after-removal.txt');
+    const body = JSON.stringify({ tool: 'write_file', params: { path: late, content: 'late' }, turn: telegramTurn('late') });
+    const trickled = new Promise<string>((resolve) => {
+      const at = new URL(`${daemon.url}/api/tools/call`);
+      const req = request({ host: at.hostname, port: at.port, path: at.pathname, method: 'POST', headers: { authorization: `Bearer ${adapter}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve(`answered ${res.statusCode} ${text}`));
+        res.on('error', () => resolve('hung up'));
+      });
+      req.on('error', () => resolve('hung up'));
+      req.write(body.slice(0, 10));
+      setTimeout(() => req.end(body.slice(10)), 1_000);
+    });
+    await new Promise((r) => setTimeout(r, 300));
     expect((await daemon.api('POST', '/api/adapters/remove', { name: 'tg-bridge' })).status).toBe(200);
-    await stream.next('stopping');
-    stream.close();
+    expect(await streamEnded).toBe('closed');
+    expect(await trickled).toBe('hung up');
+    expect(existsSync(late)).toBe(false);
     expect((await daemon.api('GET', '/api/tools', undefined, adapter)).status).toBe(401);
     expect((await daemon.api('POST', '/api/adapters/remove', { name: 'tg-bridge' })).status).toBe(404);
   });

@@ -61,6 +61,8 @@ export interface ApiContext {
   readonly status: () => unknown;
   /** The adapters' tokens (adapter-tokens.ts); the owner manages them (POST /api/adapters). */
   readonly adapters: AdapterTokens;
+  /** Ends every request of an adapter under way (its event streams, its calls, a body it is still sending), as if it hung up. */
+  readonly hangUpAdapter: (name: string) => void;
   /** How long the event loop is held, over a window a client starts. */
   readonly loop: EventLoopWatch;
   /** A capability that opens only the pod's API, for the pod's panel; throws when there is no pod. */
@@ -96,11 +98,6 @@ interface Route {
    * daemon's settings): an adapter gets 403.
    */
   readonly adapters?: true;
-}
-
-/** The event streams of an adapter, closed when its token is removed or replaced. */
-function adapterTag(name: string): string {
-  return `adapter:${name}`;
 }
 
 /** Refuses a conversation the daemon has not seen, and one the client may not touch as if it were not there (an adapter learns nothing of another platform's). */
@@ -249,8 +246,8 @@ const ROUTES: readonly Route[] = [
         });
       }
       const added = await ctx.adapters.add(name, platform, replace === true);
-      // a replaced token's streams end with it
-      ctx.hub.closeTagged(adapterTag(name));
+      // a replaced token's requests under way (its event streams, its calls) end with it
+      ctx.hangUpAdapter(name);
       sendJson(res, 200, AdapterAddAnswerSchema.parse(added));
     },
   },
@@ -260,8 +257,9 @@ const ROUTES: readonly Route[] = [
     async handler(ctx, req, res) {
       const { name } = await bodyOf(req, AdapterRemoveBody);
       if (!(await ctx.adapters.remove(name))) throw new ApiError('not-found', `there is no adapter named '${name}'; nothing was removed.`, { fix: "'aalis adapter list' shows them" });
-      // its open event streams end now, with its token (found by an attack: a removed adapter's stream went on)
-      ctx.hub.closeTagged(adapterTag(name));
+      // its requests under way end now, with its token (found by attacks: a removed adapter's event
+      // stream went on, and a call whose body it sent after the removal ran)
+      ctx.hangUpAdapter(name);
       sendJson(res, 200, { removed: name });
     },
   },
@@ -373,7 +371,7 @@ const ROUTES: readonly Route[] = [
       const session = url.searchParams.get('session') ?? undefined;
       // another platform's conversation is not refused (that would say it exists): its events never come
       if (client.kind === 'owner') ctx.hub.add(res, session);
-      else ctx.hub.add(res, session, { admits: (root) => seesConversation(client, root, ctx.index), tag: adapterTag(client.name) });
+      else ctx.hub.add(res, session, (root) => seesConversation(client, root, ctx.index));
     },
   },
   {

@@ -81,6 +81,7 @@ async function scene(): Promise<Scene> {
     },
     consoleAddress: () => ({ address: 'http://127.0.0.1:0/console#code=unused', expiresAt: 0 }),
     adapters: await AdapterTokens.open(await DurableStore.open(join(dir, 'daemon'))),
+    hangUpAdapter: () => {},
   };
   const server: Server = createServer((req, res) => {
     handleApi(ctx, req, res, new URL(req.url ?? '/', 'http://daemon.invalid'), OWNER_CLIENT).catch((error: unknown) => sendError(res, error as never));

@@ -184,6 +184,13 @@ async function startOn(
   const daemonDir = join(dataDir, 'daemon');
   const index = await SessionIndex.open(daemonDir);
   const adapters = await AdapterTokens.open(await DurableStore.open(daemonDir));
+  // each adapter's requests under way, so a removed or replaced token ends them all at once: its
+  // client was decided from the headers, and a body (or a call's wait) may come long after
+  const adapterRequests = new Map<string, Set<ServerResponse>>();
+  const hangUpAdapter = (name: string) => {
+    for (const res of adapterRequests.get(name) ?? []) res.destroy();
+    adapterRequests.delete(name);
+  };
   // For adapters on this machine; the data directory is outside every sandboxed tier's reads.
   // A new file each (temp, rename, never through a symlink): one already there keeps its owner and
   // mode when written over in place, and a symlink put there would take the token elsewhere.
@@ -229,7 +236,7 @@ async function startOn(
   };
   const loop = new EventLoopWatch();
   const persons = started.docker === undefined ? {} : { persons: personsOf(config, consoleIdentity) };
-  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability, consoleAddress, adapters, ...persons };
+  const ctx = { kernel, audit, index, hub, calls, consoleIdentity, place, status, loop, podCapability, consoleAddress, adapters, hangUpAdapter, ...persons };
 
   ready = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://daemon.invalid');
@@ -317,6 +324,12 @@ async function startOn(
     if (client === undefined) {
       res.setHeader('www-authenticate', 'Bearer realm="aalis"');
       throw new ApiError('unauthorized', "this needs the daemon's token or an adapter's: send 'Authorization: Bearer <token>' (the daemon's is in <data>/daemon/token, mode 0600; an adapter's is made by 'aalis adapter add').");
+    }
+    if (client.kind === 'adapter') {
+      const held = adapterRequests.get(client.name) ?? new Set<ServerResponse>();
+      adapterRequests.set(client.name, held);
+      held.add(res);
+      res.once('close', () => held.delete(res));
     }
     await handleApi(ctx, req, res, url, client);
   };

@@ -14,8 +14,6 @@ interface Client {
   readonly session: string | undefined;
   /** Only events of the (root) sessions this admits, when set (an adapter's: its platform's conversations), judged as each event comes. */
   readonly admits: ((session: string) => boolean) | undefined;
-  /** Whose stream it is ({@link EventHub.closeTagged}). */
-  readonly tag: string | undefined;
 }
 
 const KEEPALIVE_MS = 15_000;
@@ -56,24 +54,13 @@ export class EventHub {
     this.#keepalive.unref();
   }
 
-  /** Adds a client: the response becomes an event stream, starting with a `ready` event; `admits` keeps it to some conversations, `tag` names whose it is. */
-  add(res: ServerResponse, session: string | undefined, options: { readonly admits?: (session: string) => boolean; readonly tag?: string } = {}): void {
-    const { admits, tag } = options;
+  /** Adds a client: the response becomes an event stream, starting with a `ready` event; `admits` keeps it to some conversations. */
+  add(res: ServerResponse, session: string | undefined, admits?: (session: string) => boolean): void {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    const client: Client = { res, session, admits, tag };
+    const client: Client = { res, session, admits };
     this.#clients.add(client);
     res.on('close', () => this.#clients.delete(client));
     res.write(`event: ready\ndata: ${sseData({ events: STREAMED_EVENTS, ...(session ? { session } : {}) })}\n\n`);
-  }
-
-  /** Ends the streams of `tag` (an adapter whose token was removed or replaced), after a `stopping` event. */
-  closeTagged(tag: string): void {
-    for (const client of [...this.#clients]) {
-      if (client.tag !== tag) continue;
-      this.#clients.delete(client);
-      client.res.write('event: stopping\ndata: {}\n\n');
-      client.res.end();
-    }
   }
 
   /** How many clients are listening. */
