@@ -42,6 +42,7 @@ export {
   cleanStaleTemps,
   copyFileAtomic,
   isTempName,
+  listDirNoFollow,
   makeDirs,
   moveAside,
   openForAppend,

@@ -17,6 +17,16 @@ export const KERNEL_FILE_SYSTEMS: Readonly<Record<string, number>> = Object.free
   configfs: 0x62656570,
   efivarfs: 0xde5e81e4,
   bpf: 0xcafe4a11,
+  // the host's process ids, its control groups and kernel services' own views (found by an attack: cgroup.procs and binfmt_misc read)
+  cgroup: 0x27e0eb,
+  cgroup2: 0x63677270,
+  binfmt_misc: 0x42494e4d,
+  pstore: 0x6165676c,
+  mqueue: 0x19800202,
+  selinuxfs: 0xf97cff8c,
+  nfsd: 0x6e667364,
+  fusectl: 0x65735543,
+  rpc_pipefs: 0x67596969,
 });
 
 const BY_MAGIC = new Map(Object.entries(KERNEL_FILE_SYSTEMS).map(([name, magic]) => [magic, name]));

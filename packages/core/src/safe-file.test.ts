@@ -10,6 +10,7 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   cleanStaleTemps,
   copyFileAtomic,
+  listDirNoFollow,
   makeDirs,
   moveAside,
   openForAppend,
@@ -470,6 +471,20 @@ describe.runIf(process.platform === 'linux')('a file on a kernel file system', (
     await expect(copyFileAtomic(path, join(mkdtempSync(join(tmpdir(), 'aalis-kfs-')), 'copy'))).rejects.toMatchObject({ code: 'kernel-file-system' });
   });
 
+  it("a control group's process list (cgroup, cgroup2) is refused too, as is listing a kernel file system's directory", async () => {
+    const procs = ['/sys/fs/cgroup/cgroup.procs', '/sys/fs/cgroup/pids/cgroup.procs', '/sys/fs/cgroup/memory/cgroup.procs'].find((p) => existsSync(p));
+    if (procs !== undefined) await expect(readFileNoFollow(procs)).rejects.toMatchObject({ code: 'kernel-file-system', message: expect.stringMatching(/it is on cgroup2?,/) });
+    await expect(listDirNoFollow(`/proc/${process.pid}/fd`)).rejects.toMatchObject({ code: 'kernel-file-system' });
+    await expect(listDirNoFollow('/sys/kernel')).rejects.toMatchObject({ code: 'kernel-file-system' });
+    // an ordinary directory lists, a symlink to one is refused, not followed
+    const dir = mkdtempSync(join(tmpdir(), 'aalis-kfs-list-'));
+    writeFileSync(join(dir, 'a.txt'), 'a');
+    expect((await listDirNoFollow(dir)).map((e) => e.name.toString())).toEqual(['a.txt']);
+    symlinkSync(dir, `${dir}-link`);
+    await expect(listDirNoFollow(`${dir}-link`)).rejects.toMatchObject({ code: 'final-symlink' });
+    rmSync(`${dir}-link`);
+  });
+
   it('the same file system mounted at another path is refused as well (as root: a bind mount of this process\'s /proc directory)', async () => {
     if (process.getuid?.() !== 0) return; // mounting needs root; CI runs as root
     const at = mkdtempSync(join(tmpdir(), 'aalis-kfs-bind-'));
@@ -477,6 +492,7 @@ describe.runIf(process.platform === 'linux')('a file on a kernel file system', (
     try {
       const refused = await readFileNoFollow(join(at, 'status')).catch((e: unknown) => e);
       expect(refused, String(refused)).toMatchObject({ code: 'kernel-file-system' });
+      await expect(listDirNoFollow(join(at, 'fd'))).rejects.toMatchObject({ code: 'kernel-file-system' });
     } finally {
       execFileSync('umount', [at]);
       rmSync(at, { recursive: true, force: true });

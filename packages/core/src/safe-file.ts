@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
+import { constants, type Dirent, type Stats } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open, readdir, rename, rmdir, unlink } from 'node:fs/promises';
-import { bytesOf, checkedPath, DirAnchor, refusalOf, type SafePath, segmentsOf, shownPath, splitPath, verifyOpened } from './dir-anchor.js';
+import { bytesOf, checkedPath, DirAnchor, HAS_PROC_FD, refusalOf, type SafePath, segmentsOf, shownPath, splitPath, verifyOpened } from './dir-anchor.js';
 import { kernelFileSystemOf } from './kernel-file-system.js';
 import { SafeFileError } from './safe-file-error.js';
 
@@ -191,6 +191,37 @@ export async function openForAppend(path: SafePath, options: Pick<WriteOptions, 
     throw refusalOf(error, bytes, 'opening the file to append');
   } finally {
     await anchor.close();
+  }
+}
+
+/**
+ * Lists a directory without following a symlink at its name, verified to be the one at `path` (a
+ * symlinked or swapped parent is refused), and never one on a kernel file system
+ * (kernel-file-system.ts): procfs mounted anywhere lists the host's processes and the daemon's
+ * descriptors and memory maps (found by an attack). Entries as `readdir` gives them, names as bytes.
+ */
+export async function listDirNoFollow(path: SafePath): Promise<Dirent<Buffer>[]> {
+  const bytes = checkedPath(path);
+  let handle: FileHandle;
+  try {
+    handle = await open(bytes, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new SafeFileError('missing', shownPath(path), 'there is nothing at that name.');
+    if (code === 'ELOOP' || (code === 'ENOTDIR' && (await lstat(bytes).catch(() => undefined))?.isSymbolicLink())) throw new SafeFileError('final-symlink', shownPath(path), 'it is a symlink; name the directory it points to (it is judged there).');
+    if (code === 'ENOTDIR') throw new SafeFileError('not-a-directory', shownPath(path), 'it is not a directory.');
+    throw refusalOf(error, bytes, 'opening the directory');
+  }
+  try {
+    await verifyOpened(handle, bytes);
+    const kernel = await kernelFileSystemOf(handle);
+    if (kernel !== undefined) {
+      throw new SafeFileError('kernel-file-system', shownPath(path), `it is on ${kernel}, which listed by the daemon is its own process and the host's kernel, not a directory of yours.`, 'List it from a command instead: the sandbox has a /proc of its own.');
+    }
+    // through the descriptor where there is one: what is listed is what was verified
+    return await readdir(HAS_PROC_FD ? `/proc/self/fd/${handle.fd}` : bytes, { withFileTypes: true, encoding: 'buffer' });
+  } finally {
+    await handle.close();
   }
 }
 

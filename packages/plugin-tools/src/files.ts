@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { defineTool, openForRead, readFileNoFollow, renameNoFollow, SafeFileError, shownBytes, type TempJournal, ToolError, utf8NameOf, writeFileAtomic } from '@aalis/core';
+import { defineTool, listDirNoFollow, openForRead, readFileNoFollow, renameNoFollow, SafeFileError, shownBytes, type TempJournal, ToolError, utf8NameOf, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
@@ -18,7 +18,7 @@ declare module '@aalis/core' {
 }
 
 /** The rules of the safe file layer that are refusals (the judged path is not what is there), not failures. */
-const REFUSED = new Set(['final-symlink', 'parent-elsewhere', 'opened-elsewhere', 'bad-path', 'path-too-long', 'not-a-file']);
+const REFUSED = new Set(['final-symlink', 'parent-elsewhere', 'opened-elsewhere', 'bad-path', 'path-too-long', 'not-a-file', 'kernel-file-system']);
 
 /**
  * Runs a host-side file operation through core's safe file layer and turns its refusal into a
@@ -72,9 +72,8 @@ export const listDirTool = defineTool({
     const credential = credentialOf(ctx);
     const path = await target(credential.home, params.path);
     await requireOrThrow(credential, { effect: 'read', path });
-    const entries = await readdir(path, { withFileTypes: true, encoding: 'buffer' }).catch((error: NodeJS.ErrnoException) => {
-      throw new ToolError('failed', `cannot list ${path}: ${error.code === 'ENOENT' ? 'it does not exist' : error.message}.`);
-    });
+    // the judged directory and only it, never one on a kernel file system (core's listDirNoFollow)
+    const entries = await safely(`listing ${path}`, () => listDirNoFollow(path));
     return {
       path,
       // A name that is not UTF-8 has no exact text form: shown with U+FFFD and marked with its
