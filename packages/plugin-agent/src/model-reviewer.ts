@@ -1,4 +1,4 @@
-import { definePlugin, escapeInvisible, type Sessions, sessions } from '@aalis/core';
+import { type ChatMessage, definePlugin, escapeInvisible, type Sessions, sessions, UNAUTHENTICATED_AUTHOR } from '@aalis/core';
 import { type ModelProvider, model } from '@aalis/model';
 import { type ApprovalReviewer, approvalReviewer, type ReviewRequest, type ReviewVerdict, ReviewVerdictSchema } from '@aalis/plugin-approval';
 import { z } from 'zod';
@@ -102,8 +102,17 @@ export function reviewQuestion(request: Pick<ReviewRequest, 'summary' | 'subject
 /** One question to the reviewer's model: the ask, its rule and the conversation's newest messages. */
 async function reviewOnce(deps: { model: ModelProvider; sessions: Sessions; config: ReviewerConfig }, request: ReviewRequest, signal: AbortSignal): Promise<ReviewVerdict> {
   const conversation = await deps.sessions.peek(request.turn.session.id);
+  // the people's messages the asking call's turn read, no others: a line kept after that turn
+  // began (which the agent does not read) must not argue to the reviewer for it (found by an attack)
+  const key = (who: { platform: string; userId: string }) => `${who.platform}\0${who.userId}`;
+  const readers = new Set([request.turn.authorised ?? UNAUTHENTICATED_AUTHOR, ...(request.turn.participants ?? [])].map(key));
+  const read = (m: ChatMessage) => {
+    if (m.role !== 'user') return m.role === 'assistant';
+    const author = m.from ?? (m.unauthenticated ? UNAUTHENTICATED_AUTHOR : undefined);
+    return author === undefined || readers.has(key(author));
+  };
   const recent = (conversation?.history ?? [])
-    .filter((m) => m.role === 'user' || m.role === 'assistant')
+    .filter(read)
     .slice(-deps.config.contextMessages)
     // One JSON line a message, with its author: a message's own line breaks cannot forge another
     // message or an "Asked for" line (found by an attack: a non-owner's text showed as the owner's).
