@@ -41,8 +41,8 @@ export async function proveDaemon(url: string, token: string): Promise<string> {
   if (given === undefined || !timingSafeEqual(given, expected)) {
     throw new NotTheDaemonError(
       'not-the-daemon',
-      `the server at ${url} could not prove it is the daemon whose token this is (it answered ${answer.status}${given === undefined ? ' without a proof' : ' with a wrong proof'}): the daemon may have stopped and something else listens on its port, something relays to a daemon elsewhere, or the token is another daemon's. The token was not sent.`,
-      { fix: "start the daemon again ('aalis serve'), or give the right --url and AALIS_TOKEN" },
+      `the server at ${url} could not prove it is the daemon whose token this is (it answered ${answer.status}${given === undefined ? ' without a proof' : ' with a wrong proof'}): the daemon may have stopped and something else listens on its port, something relays to a daemon elsewhere, or the token is another daemon's (or an adapter's: 'aalis' commands need the daemon's own token). The token was not sent.`,
+      { fix: "start the daemon again ('aalis serve'), or give the right --url and AALIS_TOKEN (the daemon's, from <data>/daemon/token, not an adapter's)" },
     );
   }
   const { address, port } = answer.reached;
