@@ -1,7 +1,7 @@
 import { realpathSync, rmSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
-import { type Deployment, DurableStore, RequestBodyError, SessionError, writeFileAtomic } from '@aalis/core';
+import { AalisError, type Deployment, DurableStore, HTTP_STATUS_BY_CODE, writeFileAtomic } from '@aalis/core';
 import { AuditLog } from '@aalis/plugin-approval';
 import { reachBindings } from '@aalis/plugin-reach';
 import { CONSOLE_CSP, CONSOLE_PAGE } from '../console/page.js';
@@ -154,7 +154,9 @@ async function startOn(
     }
     if (stopping) return sendError(res, new ApiError('stopping', 'the daemon is stopping; try again after it restarts.'));
     if (!ready) return sendError(res, new ApiError('stopping', 'the daemon is still starting; try again in a moment.'));
-    ready(req, res).catch((error: unknown) => sendError(res, error instanceof ApiError || error instanceof RequestBodyError || error instanceof SessionError ? error : new ApiError('internal', `the daemon failed to answer: ${error instanceof Error ? error.message : String(error)}`)));
+    // a package's error with a code the one status table knows (a session's root-mismatch, a body's
+    // problem, a safe file refusal) is answered as itself; anything else is the daemon's failure
+    ready(req, res).catch((error: unknown) => sendError(res, error instanceof AalisError && (error instanceof ApiError || HTTP_STATUS_BY_CODE[error.code] !== undefined) ? error : new ApiError('internal', `the daemon failed to answer: ${error instanceof Error ? error.message : String(error)}`)));
   });
   server.requestTimeout = 0; // tool calls wait for approvals and commands; each has its own timeout
   guardConnections(server);
