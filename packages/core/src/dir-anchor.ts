@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { kernelFileSystemOfFd } from './kernel-file-system.js';
 import { SafeFileError } from './safe-file-error.js';
 
 /** A path the safe file layer takes: a string, or raw bytes for names that are not UTF-8. */
@@ -133,6 +134,18 @@ async function directoryRefusal(error: unknown, opened: Buffer, judged: Buffer):
 }
 
 /**
+ * Refuses a directory on a kernel file system (kernel-file-system.ts) as a place to write: a
+ * cgroup hierarchy or sysfs bound into a workspace is the host kernel's, and a directory made or
+ * renamed there is a control group made or moved (found by an attack, as root: write_file's
+ * parents made a cgroup, move_path renamed one). Judged by what the opened directory is on.
+ */
+export function refuseKernelDirectory(fd: number, dir: Buffer): void {
+  const kernel = kernelFileSystemOfFd(fd);
+  if (kernel === undefined) return;
+  throw new SafeFileError('kernel-file-system', dir.toString('utf8'), `it is on ${kernel}, the host kernel's own view (its processes, settings, control groups), not a directory of yours; nothing was written there.`, 'Change it from a command instead, where its sandbox allows that.');
+}
+
+/**
  * An open, verified directory: every name in it is reached through the descriptor (on Linux), so
  * swapping the directory's path for a symlink after the check changes nothing the layer does.
  */
@@ -162,6 +175,7 @@ export class DirAnchor {
     const anchor = new DirAnchor(dir, handle);
     try {
       await verifyOpened(handle, dir);
+      refuseKernelDirectory(handle.fd, dir);
     } catch (error) {
       await handle.close();
       if (error instanceof SafeFileError && error.code === 'opened-elsewhere') {
@@ -196,6 +210,7 @@ export class DirAnchor {
     }
     try {
       await verifyOpened(handle, path);
+      refuseKernelDirectory(handle.fd, path);
     } catch (error) {
       await handle.close();
       throw error;

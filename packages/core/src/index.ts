@@ -41,6 +41,7 @@ export { atFd, type DirId, DirMovedError, idOf, MountInTreeError, mountIdOf, nam
 export {
   cleanStaleTemps,
   copyFileAtomic,
+  copyOpenedFileAtomic,
   isTempName,
   listDirNoFollow,
   makeDirs,
@@ -59,7 +60,8 @@ export {
 } from './safe-file.js';
 export { makeDirsSync, moveAsideSync, removeFileSync, removeTreeSync, renameNoFollowSync } from './safe-file-sync.js';
 export { isSafeFileError, SAFE_FILE_ERROR_CODES, SafeFileError, type SafeFileErrorCode } from './safe-file-error.js';
-export { KERNEL_FILE_SYSTEMS, kernelFileSystemOf } from './kernel-file-system.js';
+export { openWalkedFile, type WalkEntry, type WalkKind, type WalkStep, walkTreeNoFollow } from './tree-walk.js';
+export { KERNEL_FILE_SYSTEMS, kernelFileSystemOf, kernelFileSystemOfFd } from './kernel-file-system.js';
 export { SESSION_ERROR_CODES, SessionError, type SessionErrorCode } from './session-error.js';
 export { Sessions, type SettingsChangedEvent, sessions } from './sessions.js';
 export { sessionsPlugin } from './sessions-plugin.js';

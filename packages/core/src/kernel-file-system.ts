@@ -1,4 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
+import { statfsSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 
 /**
@@ -39,4 +40,10 @@ export async function kernelFileSystemOf(handle: FileHandle): Promise<string | u
   if (process.platform !== 'linux') return undefined;
   const { type } = await statfs(`/proc/self/fd/${handle.fd}`);
   return BY_MAGIC.get(Number(type));
+}
+
+/** {@link kernelFileSystemOf} for a descriptor, synchronously (the walks by descriptor, the sync anchors). */
+export function kernelFileSystemOfFd(fd: number): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  return BY_MAGIC.get(Number(statfsSync(`/proc/self/fd/${fd}`).type));
 }

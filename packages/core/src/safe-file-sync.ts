@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, renameSync, rmSync, type Stats, unlinkSync } from 'node:fs';
-import { bytesOf, checkedPath, HAS_PROC_FD, joinBytes, refusalOf, type SafePath, segmentsOf, shownPath, splitPath } from './dir-anchor.js';
+import { bytesOf, checkedPath, HAS_PROC_FD, joinBytes, refuseKernelDirectory, refusalOf, type SafePath, segmentsOf, shownPath, splitPath } from './dir-anchor.js';
 import { removeTreeAt } from './fd-tree.js';
 import { SafeFileError } from './safe-file-error.js';
 
@@ -37,6 +37,7 @@ class SyncAnchor {
     const anchor = new SyncAnchor(dir, fd);
     try {
       anchor.#verify();
+      refuseKernelDirectory(fd, dir);
     } catch (error) {
       anchor.close();
       throw error;

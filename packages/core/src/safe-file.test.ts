@@ -485,6 +485,30 @@ describe.runIf(process.platform === 'linux')('a file on a kernel file system', (
     rmSync(`${dir}-link`);
   });
 
+  it('as root: nothing is made, written or renamed in a control group tree bound into a folder (cgroup, cgroup2)', async () => {
+    if (process.getuid?.() !== 0) return; // mounting needs root; CI runs as root
+    // a mounted cgroup hierarchy, as /proc/self/mountinfo lists it (its fifth field is where)
+    const cgroup = readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .map((line) => line.split(' '))
+      .find((f) => /^cgroup2?$/.test(f[f.indexOf('-') + 1] ?? ''))?.[4];
+    if (cgroup === undefined) return; // no control groups mounted here
+    const at = mkdtempSync(join(tmpdir(), 'aalis-kfs-cg-'));
+    execFileSync('mount', ['--bind', cgroup, at]);
+    const made = join(at, 'aalis-test-cg');
+    try {
+      await expect(writeFileAtomic(join(made, 'f.txt'), 'x', { createParents: true })).rejects.toMatchObject({ code: 'kernel-file-system' });
+      await expect(makeDirs(made)).rejects.toMatchObject({ code: 'kernel-file-system' });
+      expect(() => makeDirsSync(made)).toThrow(expect.objectContaining({ code: 'kernel-file-system' }));
+      await expect(renameNoFollow(join(at, 'cgroup.procs'), join(at, 'moved'))).rejects.toMatchObject({ code: 'kernel-file-system' });
+      expect(existsSync(made)).toBe(false);
+    } finally {
+      if (existsSync(made)) execFileSync('rmdir', [made]);
+      execFileSync('umount', [at]);
+      rmSync(at, { recursive: true, force: true });
+    }
+  });
+
   it('the same file system mounted at another path is refused as well (as root: a bind mount of this process\'s /proc directory)', async () => {
     if (process.getuid?.() !== 0) return; // mounting needs root; CI runs as root
     const at = mkdtempSync(join(tmpdir(), 'aalis-kfs-bind-'));

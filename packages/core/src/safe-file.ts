@@ -243,28 +243,36 @@ export async function readFileNoFollow(path: SafePath, maxBytes = 64 * 1024 * 10
  */
 export async function copyFileAtomic(source: SafePath, target: SafePath, options: WriteOptions & { readonly maxBytes?: number } = {}): Promise<number> {
   const input = await openForRead(source);
-  let total = 0;
   try {
-    const mode = options.mode ?? ((await input.stat()).mode & 0o777);
-    await replaceFile(
-      target,
-      async (output) => {
-        const buffer = Buffer.alloc(1024 * 1024);
-        for (;;) {
-          const { bytesRead } = await input.read(buffer, 0, buffer.length, total);
-          if (bytesRead === 0) return;
-          total += bytesRead;
-          if (options.maxBytes !== undefined && total > options.maxBytes) {
-            throw new SafeFileError('io', shownPath(source), `it holds more than the ${options.maxBytes} bytes allowed; nothing was written.`);
-          }
-          await writeAll(output, buffer.subarray(0, bytesRead));
-        }
-      },
-      { ...options, mode },
-    );
+    return await copyOpenedFileAtomic(input, shownPath(source), target, options);
   } finally {
     await input.close();
   }
+}
+
+/**
+ * Copies a regular file already opened and judged (a walk's, tree-walk.ts `openWalkedFile`) onto
+ * `target` as {@link copyFileAtomic} does; `shown` names the source in a refusal. The caller closes `input`.
+ */
+export async function copyOpenedFileAtomic(input: FileHandle, shown: string, target: SafePath, options: WriteOptions & { readonly maxBytes?: number } = {}): Promise<number> {
+  let total = 0;
+  const mode = options.mode ?? ((await input.stat()).mode & 0o777);
+  await replaceFile(
+    target,
+    async (output) => {
+      const buffer = Buffer.alloc(1024 * 1024);
+      for (;;) {
+        const { bytesRead } = await input.read(buffer, 0, buffer.length, total);
+        if (bytesRead === 0) return;
+        total += bytesRead;
+        if (options.maxBytes !== undefined && total > options.maxBytes) {
+          throw new SafeFileError('io', shown, `it holds more than the ${options.maxBytes} bytes allowed; nothing was written.`);
+        }
+        await writeAll(output, buffer.subarray(0, bytesRead));
+      }
+    },
+    { ...options, mode },
+  );
   return total;
 }
 

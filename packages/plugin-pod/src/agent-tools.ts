@@ -1,7 +1,7 @@
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { inKernelTree, type MovedAside, pathIsUnder, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
-import { AalisError, copyFileAtomic, makeDirs, openForRead, SafeFileError, shownBytes, type TempRecorder, utf8NameOf, writeFileAtomic } from '@aalis/core';
+import { AalisError, copyFileAtomic, copyOpenedFileAtomic, listDirNoFollow, makeDirs, openForRead, openWalkedFile, SafeFileError, shownBytes, type TempRecorder, utf8NameOf, walkTreeNoFollow, writeFileAtomic } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import type { PodToolName } from './config.js';
@@ -180,7 +180,9 @@ export const AGENT_TOOLS: Readonly<Record<AgentTool['name'], AgentTool>> = {
     z.object({ path: z.string().min(1).default('.') }).strict(),
     async (ctx, p) => {
       const path = await readable(ctx, p.path);
-      const entries = await readdir(path, { withFileTypes: true, encoding: 'buffer' });
+      // by descriptor, never through a symlink swapped in after the check, never a kernel file
+      // system wherever it is mounted (found by an attack: a bound /proc listed the daemon's fds)
+      const entries = await listDirNoFollow(path);
       // A name that is not UTF-8 has no exact text: shown with U+FFFD and marked with its bytes.
       return {
         path,
@@ -231,9 +233,12 @@ export const AGENT_TOOLS: Readonly<Record<AgentTool['name'], AgentTool>> = {
 };
 
 /**
- * Copies into the work directory through core's safe file layer: a name the task's code made a
- * symlink (dangling or not) is refused, never followed; directories are made only inside
- * verified parents; each file lands atomically. The source is opened read-only, never followed.
+ * Copies into the work directory through core's safe file layer: the source tree is walked by
+ * descriptors (core `walkTreeNoFollow`), so a directory swapped for a symlink mid-copy is never
+ * entered (found by an attack: the walk by path listed a deny-read folder swapped in), and each
+ * file is copied from what the walk opened; a name the task's code made a symlink in the work
+ * directory is refused, never followed; directories are made only inside verified parents; each
+ * file lands atomically.
  */
 async function copyTree(ctx: AgentToolContext, from: string, to: string, acc: { bytes: number; files: number; skipped: string[] }) {
   const stat = await lstat(from);
@@ -241,37 +246,63 @@ async function copyTree(ctx: AgentToolContext, from: string, to: string, acc: { 
     acc.skipped.push(`${from} (symlink)`);
     return acc;
   }
-  if (stat.isDirectory()) {
-    await makeDirs(to, { mode: 0o755 });
-    for (const raw of await readdir(from, { encoding: 'buffer' })) {
-      const entry = raw.toString('utf8');
-      if (!Buffer.from(entry, 'utf8').equals(raw)) {
-        acc.skipped.push(`${join(from, entry)} (its name is not UTF-8)`);
-        continue;
-      }
-      const source = join(from, entry);
-      // each name the walk reaches is judged as a name the task gave would be (found by an attack:
-      // a copy from / walked into whatever came before its first refused name, /proc included)
-      if (isKernelTree(source)) {
-        acc.skipped.push(`${source} (kernel-tree: the daemon's own /proc and the host's /sys are no task's)`);
-        continue;
-      }
-      if (!sandboxPolicyAllows(ctx.policy, 'read', source, platform)) {
-        acc.skipped.push(`${source} (deny-read)`);
-        continue;
-      }
-      await copyTree(ctx, source, await writable(ctx, join(to, entry)), acc);
+  if (!stat.isDirectory()) {
+    if (!stat.isFile()) {
+      acc.skipped.push(`${from} (not a regular file)`);
+      return acc;
     }
+    if (stat.size > MAX_COPY_BYTES) throw tooLarge();
+    acc.bytes += await copyFileAtomic(from, to, { createParents: true, journal: ctx.journal, maxBytes: MAX_COPY_BYTES });
+    acc.files++;
     return acc;
   }
-  if (!stat.isFile()) {
-    acc.skipped.push(`${from} (not a regular file)`);
-    return acc;
-  }
-  if (acc.bytes + stat.size > MAX_COPY_BYTES) throw new Refusal('copy-too-large', `copying more than ${MAX_COPY_BYTES} bytes into the sandbox is refused; copy less.`);
-  acc.bytes += await copyFileAtomic(from, to, { createParents: true, journal: ctx.journal, maxBytes: MAX_COPY_BYTES - acc.bytes });
-  acc.files++;
+  await makeDirs(to, { mode: 0o755 });
+  const fromBytes = Buffer.from(from, 'utf8');
+  await walkTreeNoFollow(from, async (entry) => {
+    const name = utf8NameOf(entry.name);
+    const source = entry.path.toString('utf8');
+    if (name === undefined) {
+      acc.skipped.push(`${join(source, '..')}/${shownBytes(entry.name)} (its name is not UTF-8)`);
+      return 'skip';
+    }
+    // each name the walk reaches is judged as a name the task gave would be (found by an attack:
+    // a copy from / walked into whatever came before its first refused name, /proc included)
+    if (isKernelTree(source)) {
+      acc.skipped.push(`${source} (kernel-tree: the daemon's own /proc and the host's /sys are no task's)`);
+      return 'skip';
+    }
+    if (!sandboxPolicyAllows(ctx.policy, 'read', source, platform)) {
+      acc.skipped.push(`${source} (deny-read)`);
+      return 'skip';
+    }
+    if (entry.kind === 'symlink') {
+      acc.skipped.push(`${source} (symlink)`);
+      return 'skip';
+    }
+    if (entry.kind === 'other') {
+      acc.skipped.push(`${source} (not a regular file)`);
+      return 'skip';
+    }
+    const target = await writable(ctx, join(to, entry.path.subarray(fromBytes.length + 1).toString('utf8')));
+    if (entry.kind === 'dir') {
+      await makeDirs(target, { mode: 0o755 });
+      return 'enter';
+    }
+    const input = await openWalkedFile(entry);
+    try {
+      if (acc.bytes + (await input.stat()).size > MAX_COPY_BYTES) throw tooLarge();
+      acc.bytes += await copyOpenedFileAtomic(input, source, target, { createParents: true, journal: ctx.journal, maxBytes: MAX_COPY_BYTES - acc.bytes });
+    } finally {
+      await input.close();
+    }
+    acc.files++;
+    return 'skip';
+  });
   return acc;
+}
+
+function tooLarge(): Refusal {
+  return new Refusal('copy-too-large', `copying more than ${MAX_COPY_BYTES} bytes into the sandbox is refused; copy less.`);
 }
 
 /** The tools offered to the model for a task, as JSON Schema. */

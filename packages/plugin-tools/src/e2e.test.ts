@@ -1,6 +1,7 @@
 // End to end through a real kernel: sessions, authority, the real approval plugin (answered by
 // a test adapter that replies by code, as a chat adapter would), the reach plugin, the tool
 // dispatcher, these tools and the real Linux sandbox (bubblewrap). Nothing is mocked.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
@@ -279,6 +280,43 @@ describe('moves never carry deny-read contents to a readable name', () => {
     expect(moved).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(/rule: not-utf8.*'\\xffa', which is not UTF-8.*run_command/) });
     expect(existsSync(join(outside, 'box'))).toBe(false);
     expect(existsSync(box)).toBe(true);
+    await env.kernel.stop();
+  });
+});
+
+describe('a move never loses what is at its target', () => {
+  // found by an attack: move_path onto an existing file replaced it, no ask, nothing kept
+  it('refuses an existing target unless overwrite is true, and then replaces it', async () => {
+    const env = await start();
+    writeFileSync(join(project, 'src.txt'), 'new\n');
+    writeFileSync(join(project, 'victim.txt'), 'kept\n');
+    const refused = await env.call(owner, 'move_path', { from: 'src.txt', to: 'victim.txt' });
+    expect(refused).toMatchObject({ ok: false, message: expect.stringMatching(/rule: exists.*overwrite: true/) });
+    expect(readFileSync(join(project, 'victim.txt'), 'utf8')).toBe('kept\n');
+    expect(readFileSync(join(project, 'src.txt'), 'utf8')).toBe('new\n');
+    const replaced = await env.call(owner, 'move_path', { from: 'src.txt', to: 'victim.txt', overwrite: true });
+    expect(replaced.ok).toBe(true);
+    expect(readFileSync(join(project, 'victim.txt'), 'utf8')).toBe('new\n');
+    expect(existsSync(join(project, 'src.txt'))).toBe(false);
+    rmSync(join(project, 'victim.txt'));
+    await env.kernel.stop();
+  });
+
+  // its check of what a directory holds was a walk by path: past PATH_MAX it failed with the
+  // system's ENAMETOOLONG and a 4 KB path; by descriptors it walks any depth
+  it('moves a directory whose tree is deeper than PATH_MAX, having checked all of it', async () => {
+    const env = await start();
+    const name = 'd'.repeat(200);
+    mkdirSync(join(project, 'deep'));
+    execFileSync('python3', ['-c', 'import os, sys\nos.chdir(sys.argv[1])\nfor i in range(25):\n    os.mkdir(sys.argv[2]); os.chdir(sys.argv[2])\nopen(".env", "w").write("TOKEN=x")', join(project, 'deep'), name]);
+    const moved = await env.call(owner, 'move_path', { from: 'deep', to: 'deep-moved' });
+    // the .env at the bottom is deny-read: found, named, and the move refused
+    expect(moved).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(/rule: deny-read.*\.env/) });
+    expect(String((moved as { message: string }).message).length).toBeLessThan(1200);
+    execFileSync('python3', ['-c', 'import os, sys\nos.chdir(sys.argv[1])\nfor i in range(25):\n    os.chdir(sys.argv[2])\nos.unlink(".env")', join(project, 'deep'), name]);
+    expect(await env.call(owner, 'move_path', { from: 'deep', to: 'deep-moved' })).toMatchObject({ ok: true });
+    execFileSync('python3', ['-c', 'import os, sys\nos.chdir(sys.argv[1])\nfor i in range(25):\n    os.chdir(sys.argv[2])\nfor i in range(25):\n    os.chdir(".."); os.rmdir(sys.argv[2])', join(project, 'deep-moved'), name]);
+    rmSync(join(project, 'deep-moved'), { recursive: true });
     await env.kernel.stop();
   });
 });

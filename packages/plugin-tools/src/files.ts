@@ -1,6 +1,5 @@
-import { lstat, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { defineTool, listDirNoFollow, openForRead, readFileNoFollow, renameNoFollow, SafeFileError, shownBytes, type TempJournal, ToolError, utf8NameOf, writeFileAtomic } from '@aalis/core';
+import { lstat } from 'node:fs/promises';
+import { defineTool, listDirNoFollow, openForRead, readFileNoFollow, renameNoFollow, SafeFileError, shownBytes, type TempJournal, ToolError, utf8NameOf, walkTreeNoFollow, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
@@ -137,8 +136,8 @@ export const editFileTool = defineTool({
 /** Moves a file or directory; both the source and the target are checked as writes. */
 export const movePathTool = defineTool({
   name: 'move_path',
-  description: 'Move or rename a file or directory.',
-  params: z.object({ from: z.string().min(1), to: z.string().min(1) }).strict(),
+  description: 'Move or rename a file or directory. An existing target is refused unless overwrite is true (then a file or empty directory there is replaced).',
+  params: z.object({ from: z.string().min(1), to: z.string().min(1), overwrite: z.boolean().default(false) }).strict(),
   risk: 'medium',
   async handler(ctx, params) {
     const credential = credentialOf(ctx);
@@ -156,7 +155,13 @@ export const movePathTool = defineTool({
         throw new ToolError('denied', `moving ${from} was refused (rule: deny-read): it holds ${hidden}, which is on the deny-read list and would become readable under the new name. This cannot be requested; move the other entries one by one.`);
       }
     }
-    await safely(`moving ${from} to ${to}`, () => renameNoFollow(from, to, { createParents: true }));
+    // never a silent loss: what sits at the target stays unless the call says to replace it (found
+    // by an attack: a move onto an existing file replaced it, no ask, no copy kept)
+    const existing = await lstat(to).catch(() => undefined);
+    if (existing !== undefined && params.overwrite !== true) {
+      throw new ToolError('failed', `moving ${from} to ${to} was refused (rule: exists): something is at ${to} already, and a move would replace it. Nothing was moved; pass overwrite: true to replace it, or choose another name.`);
+    }
+    await safely(`moving ${from} to ${to}`, () => renameNoFollow(from, to, { createParents: true, replace: params.overwrite === true }));
     return { from, to };
   },
 });
@@ -165,30 +170,39 @@ const MOVE_WALK_LIMIT = 20_000;
 
 /**
  * The first entry under `dir` that may not be read, walking at most {@link MOVE_WALK_LIMIT} entries
- * (past that: refused). Listed as bytes: a name that is not UTF-8 would come back as text with
- * U+FFFD, naming another path than the entry's, so it is refused (its contents cannot be judged).
+ * (past that: refused). Walked by descriptors (core `walkTreeNoFollow`): a subdirectory swapped for
+ * a symlink meanwhile is refused, never followed, and a tree past PATH_MAX is walked, not failed on.
+ * Names are bytes: one that is not UTF-8 would come back as text with U+FFFD, naming another path
+ * than the entry's, so it is refused (its contents cannot be judged).
  */
 async function firstUnreadable(dir: string, readable: (path: string) => boolean): Promise<string | undefined> {
-  const queue = [dir];
   let seen = 0;
-  while (queue.length > 0) {
-    const current = queue.pop() as string;
-    for (const entry of await readdir(current, { withFileTypes: true, encoding: 'buffer' })) {
+  let hidden: string | undefined;
+  await safely(`checking what ${dir} holds`, () =>
+    walkTreeNoFollow(dir, (entry) => {
       const name = utf8NameOf(entry.name);
       if (name === undefined) {
-        const shown = shownBytes(entry.name);
+        const holder = entry.path.subarray(0, entry.path.length - entry.name.length - 1).toString('utf8');
         throw new ToolError(
           'denied',
-          `moving ${dir} was refused (rule: not-utf8): ${current} holds an entry named '${shown}', which is not UTF-8, so it and what it holds cannot be judged against the deny-read list by name. This cannot be requested; rename it first with run_command (mv with a glob), or move the other entries one by one.`,
+          `moving ${dir} was refused (rule: not-utf8): ${shortened(holder)} holds an entry named '${shownBytes(entry.name)}', which is not UTF-8, so it and what it holds cannot be judged against the deny-read list by name. This cannot be requested; rename it first with run_command (mv with a glob), or move the other entries one by one.`,
         );
       }
-      const path = join(current, name);
       if (++seen > MOVE_WALK_LIMIT) throw new ToolError('denied', `moving ${dir} was refused: it holds more than ${MOVE_WALK_LIMIT} entries, too many to check against the deny-read list. Move smaller parts.`);
-      if (!readable(path)) return path;
-      if (entry.isDirectory()) queue.push(path);
-    }
-  }
-  return undefined;
+      const path = entry.path.toString('utf8');
+      if (!readable(path)) {
+        hidden = path;
+        return 'stop';
+      }
+      return 'enter';
+    }),
+  );
+  return hidden === undefined ? undefined : shortened(hidden);
+}
+
+/** A path for a message: one past a few hundred bytes keeps its start and its end. */
+function shortened(path: string): string {
+  return path.length > 240 ? `${path.slice(0, 160)}…${path.slice(-60)}` : path;
 }
 
 async function openOrExplain(path: string) {
