@@ -167,12 +167,20 @@ export const LANDING_TABLE = [
   { id: 'idea', group: 'project', place: { anywhere: '\\.idea(?:/.*)?' }, names: ['.idea'], reason: 'run configurations and startup tasks, file watchers', tool: 'JetBrains IDEs' },
   { id: 'package-manager-rc', group: 'project', place: { anywhere: '(?:\\.npmrc|\\.yarnrc(?:\\.yml)?|\\.pnpmfile\\.cjs)' }, names: ['.npmrc', '.yarnrc.yml', '.pnpmfile.cjs'], reason: 'node-options, script-shell, yarnPath and the pnpmfile run code on the next install', tool: 'npm, yarn, pnpm' },
   { id: 'claude-settings', group: 'project', place: { anywhere: '\\.claude/settings[^/]*\\.json' }, names: ['.claude/settings.json', '.claude/settings.local.json'], reason: 'hooks and permissions of the agent', tool: 'Claude Code' },
+  // found by an attack: the rest of Claude Code's project folder runs too (hooks the settings name, skills, agents, commands)
+  { id: 'claude-code', group: 'project', place: { anywhere: '\\.claude/(?:hooks|skills|agents|commands)(?:/.*)?' }, reason: 'hook scripts its settings run, and skills, subagents and commands it follows on its own', tool: 'Claude Code' },
   { id: 'mcp', group: 'project', place: { anywhere: '\\.mcp\\.json' }, names: ['.mcp.json'], reason: 'MCP servers started by agents', tool: 'Claude Code and other agents' },
   { id: 'cursor', group: 'project', place: { anywhere: '\\.cursor/(?:hooks\\.json|hooks(?:/.*)?|mcp\\.json|environment\\.json|rules(?:/.*)?)' }, reason: 'hooks, MCP servers, environment and rules', tool: 'Cursor' },
   { id: 'codex', group: 'project', place: { anywhere: '\\.codex/(?:config\\.toml|rules(?:/.*)?|hooks(?:\\.json)?(?:/.*)?)' }, reason: 'configuration, rules and hooks', tool: 'Codex' },
   { id: 'gemini', group: 'project', place: { anywhere: '\\.gemini(?:/.*)?' }, names: ['.gemini'], reason: 'settings (hooks, MCP servers, tool policy) and commands', tool: 'Gemini CLI' },
   { id: 'agent-instructions', group: 'project', place: { anywhere: '(?:AALIS|AGENTS|CLAUDE|CLAUDE\\.local|GEMINI)\\.md' }, names: ['AALIS.md', 'AGENTS.md', 'CLAUDE.md', 'CLAUDE.local.md', 'GEMINI.md'], reason: 'instructions agents obey on their own', tool: 'Aalis, Codex, Claude Code, Gemini CLI' },
-  { id: 'tool-dirs', group: 'project', place: { anywhere: '\\.(?:vscode|claude|cursor|codex|github)' }, names: ['.vscode', '.claude', '.cursor', '.codex', '.github'], reason: PROJECT_DIR_ITSELF, tool: 'VS Code, Claude Code, Cursor, Codex, GitHub' },
+  { id: 'cursorrules', group: 'project', place: { anywhere: '\\.cursorrules' }, names: ['.cursorrules'], reason: 'instructions the agent obeys on its own', tool: 'Cursor' },
+  { id: 'editor-project-config', group: 'project', place: { anywhere: '(?:\\.vscode/mcp\\.json|\\.zed/(?:settings|tasks)\\.json|\\.helix/languages\\.toml)' }, reason: 'MCP servers, language servers and tasks the editor starts when the folder opens', tool: 'VS Code, Zed, Helix' },
+  { id: 'hg', group: 'project', place: { anywhere: '\\.hg/hgrc' }, names: ['.hg/hgrc'], reason: '[hooks] and [extensions] run on every hg command in the repository', tool: 'mercurial' },
+  // found by an attack: a command made aalis.config.json in the workspace, and every aalis command
+  // started below it then took that folder's data/ (the daemon would load the plugins it names)
+  { id: 'aalis-config', group: 'project', place: { anywhere: 'aalis\\.config\\.json' }, names: ['aalis.config.json'], reason: 'makes its folder a deployment: aalis commands below it use its data/, and the daemon loads the plugins it names', tool: 'aalis' },
+  { id: 'tool-dirs', group: 'project', place: { anywhere: '\\.(?:vscode|claude|cursor|codex|github|zed|helix|hg)' }, names: ['.vscode', '.claude', '.cursor', '.codex', '.github'], reason: PROJECT_DIR_ITSELF, tool: 'VS Code, Claude Code, Cursor, Codex, GitHub' },
   { id: 'project-aalis', group: 'project', place: { anywhere: '\\.aalis(?:/.*)?' }, notTheDataDir: true, names: ['.aalis'], reason: "a project's own Aalis configuration", tool: 'aalis' },
 ] as const satisfies readonly LandingEntry[];
 

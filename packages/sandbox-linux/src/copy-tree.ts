@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, readSync, symlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readlinkSync, readSync, symlinkSync, writeSync } from 'node:fs';
 import { type DirId, DirMovedError, idOf, namesIn, upTo } from './dir-cursor.js';
 import { atFd, openDir } from './host-walk.js';
 
@@ -105,12 +105,31 @@ function copyLeaf(fd: number, name: Buffer, dest: Buffer): void {
     if (!now.isFile() || now.ino !== st.ino || now.dev !== st.dev) throw new DirMovedError(`an entry was replaced while it was being copied`);
     const out = openSync(dest, 'wx', 0o600);
     try {
-      const buf = Buffer.allocUnsafe(1 << 16);
-      for (let n = readSync(from, buf); n > 0; n = readSync(from, buf)) writeSync(out, buf, 0, n);
+      copySparse(from, out);
     } finally {
       closeSync(out);
     }
   } finally {
     closeSync(from);
   }
+}
+
+const CHUNK = 1 << 16;
+const ZEROS = Buffer.alloc(CHUNK);
+
+/**
+ * Copies the file open at `from` into the empty file open at `out`, leaving a hole where the
+ * source reads as zeros a whole chunk: a sparse file stays sparse (found by an attack: `truncate
+ * -s 1G` in the sandbox, 4 KiB there, was written out as 1 GiB on the host, and a commit could
+ * fill the disk). Returns the bytes copied (the file's length).
+ */
+export function copySparse(from: number, out: number): number {
+  const buf = Buffer.allocUnsafe(CHUNK);
+  let at = 0;
+  for (let n = readSync(from, buf, 0, CHUNK, null); n > 0; n = readSync(from, buf, 0, CHUNK, null)) {
+    if (!(n === CHUNK ? buf.equals(ZEROS) : buf.subarray(0, n).equals(ZEROS.subarray(0, n)))) writeSync(out, buf, 0, n, at);
+    at += n;
+  }
+  ftruncateSync(out, at); // the length, trailing holes included
+  return at;
 }

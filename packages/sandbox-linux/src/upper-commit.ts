@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, copyFileSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, renameSync, type Stats, symlinkSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, type Stats, symlinkSync, unlinkSync } from 'node:fs';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { shownBytes } from '@aalis/core';
 import { decodeName, encodePath } from './host-names.js';
-import { copyAt } from './copy-tree.js';
+import { copyAt, copySparse } from './copy-tree.js';
 import { atFd, openDir } from './host-walk.js';
 import { type OverlayXattrs, readOverlayXattrs, renameKeepsNoXattr } from './overlay-xattrs.js';
 import { recordTemp } from './commit-journal.js';
@@ -127,6 +127,18 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   const keptAt: Record<string, string> = {};
   // a path the policy hides cannot be created or replaced from inside either (a `.env` the command wrote)
   const writable = (path: string) => evaluator.writable(path) && !evaluator.hidden(path);
+  /** Why a folder's new mode is not committed: a protected name, or one every local user could write in; undefined when it is. */
+  const modeRefusal = (path: string, mode: number, before: number): string | undefined => {
+    if (!writable(path)) return 'it is a protected name (a landing, the control plane or a hidden one), whose folder the command may not change';
+    if (mode & 0o002 & ~before) return 'it would let every user of this machine write there; make it writable for its owner (and group) only';
+    return undefined;
+  };
+  /** A mode as committed: never writable by every local user (said in a note). */
+  const keptMode = (path: string, mode: number, what: 'folder' | 'file' = 'folder'): number => {
+    if ((mode & 0o002) === 0) return mode;
+    notes.push(`aalis: ${path}: the ${what} was committed without the write bit for other users the command gave it (${mode.toString(8)}): every user of this machine could have written there\n`);
+    return mode & ~0o002;
+  };
   /** Runs one entry's step; a conflict or a failure is that entry's, and the walk goes on. */
   const settle = <T>(path: string, step: () => T): T | undefined => {
     try {
@@ -187,6 +199,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         if (blocked || !writable(p) || mountPoints.has(p)) return 'stop';
         const st = lstatSync(atFd(d, n));
         if (isWhiteout(st)) return 'stop';
+        // one every local user could write in goes entry by entry, where its mode is judged (keptMode)
+        if (!st.isSymbolicLink() && st.mode & 0o002) return 'stop';
         if (!st.isDirectory()) return st.isFile() || st.isSymbolicLink() ? 'leaf' : 'stop';
         return 'descend';
       },
@@ -270,7 +284,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
    * plain file any host tool may edit (found by an attack).
    */
   /** Whether the upper entry can be moved in whole (same file system, no overlay xattr, one link); asked before the host is checked, as it may spawn getfattr. */
-  const movable = (st: Stats, rel: string): boolean => sameFs && renameOk(rel, false) && !(st.isFile() && st.nlink > 1);
+  const movable = (st: Stats, rel: string): boolean => sameFs && renameOk(rel, false) && !(st.isFile() && st.nlink > 1) && (st.isSymbolicLink() || (st.mode & 0o002) === 0);
   /**
    * `from` of the directory at `fromFd` becomes `name` of the host directory: over the host's
    * entry when `replace`, else only where there is none (a link, then the old name unlinked: a
@@ -291,7 +305,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     unlinkSync(atFd(fromFd, from));
     return true;
   };
-  const placeFile = (upperFd: number, hostFd: number, name: Buffer, st: Stats, move: boolean, replace: boolean): boolean => {
+  const placeFile = (upperFd: number, hostFd: number, name: Buffer, path: string, st: Stats, move: boolean, replace: boolean): boolean => {
     if (move) {
       try {
         return putAt(upperFd, name, hostFd, name, replace);
@@ -301,30 +315,36 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     }
     const tmp = Buffer.from(`.aalis-commit-${randomBytes(6).toString('hex')}`);
     recordTemp(overlay.upper, hostFd, tmp.toString()); // before it exists: a kill leaves no temp unnamed (commit-journal.ts)
-    if (st.isFIFO()) {
-      // a named pipe is made anew (copying one would read nothing and leave an empty file); the name is ASCII, so a path string carries it
-      execFileSync('mkfifo', ['-m', (st.mode & 0o7777).toString(8), `/proc/${process.pid}/fd/${hostFd}/${tmp.toString()}`], { stdio: 'ignore' });
-      if (uid === 0) lchownSync(atFd(hostFd, tmp), st.uid, st.gid);
-    } else if (st.isSymbolicLink()) {
-      symlinkSync(readlinkSync(atFd(upperFd, name), { encoding: 'buffer' }), atFd(hostFd, tmp));
-      if (uid === 0) lchownSync(atFd(hostFd, tmp), st.uid, st.gid);
-    } else {
-      const src = openSync(atFd(upperFd, name), NOFOLLOW_READ);
-      try {
-        // O_EXCL: a name that appeared meanwhile (even a symlink) is never opened
-        const out = openSync(atFd(hostFd, tmp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      if (st.isFIFO()) {
+        // a named pipe is made anew (copying one would read nothing and leave an empty file); the name is ASCII, so a path string carries it
+        execFileSync('mkfifo', ['-m', (st.mode & 0o7777).toString(8), `/proc/${process.pid}/fd/${hostFd}/${tmp.toString()}`], { stdio: 'ignore' });
+        if (uid === 0) lchownSync(atFd(hostFd, tmp), st.uid, st.gid);
+      } else if (st.isSymbolicLink()) {
+        symlinkSync(readlinkSync(atFd(upperFd, name), { encoding: 'buffer' }), atFd(hostFd, tmp));
+        if (uid === 0) lchownSync(atFd(hostFd, tmp), st.uid, st.gid);
+      } else {
+        const src = openSync(atFd(upperFd, name), NOFOLLOW_READ);
         try {
-          const buf = Buffer.allocUnsafe(1 << 16);
-          for (let n = readSync(src, buf); n > 0; n = readSync(src, buf)) writeSync(out, buf, 0, n);
-          if (uid === 0) fchownSync(out, st.uid, st.gid);
-          fchmodSync(out, st.mode & 0o7777);
-          fsyncSync(out);
+          // O_EXCL: a name that appeared meanwhile (even a symlink) is never opened
+          const out = openSync(atFd(hostFd, tmp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+          try {
+            copySparse(src, out);
+            if (uid === 0) fchownSync(out, st.uid, st.gid);
+            fchmodSync(out, keptMode(path, st.mode & 0o7777, 'file'));
+            fsyncSync(out);
+          } finally {
+            closeSync(out);
+          }
         } finally {
-          closeSync(out);
+          closeSync(src);
         }
-      } finally {
-        closeSync(src);
       }
+    } catch (e) {
+      // a copy that failed (the disk full, say) leaves no temp behind on the host: it held as much
+      // as it got, and nothing swept it before the daemon's next start (found by an attack)
+      removeAt(hostFd, tmp);
+      throw e;
     }
     let placed: boolean;
     try {
@@ -450,6 +470,13 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         // changed the directory since the start (its entries or its own mode): then it is said
         const mode = st.mode & 0o7777;
         if (mode === (host.mode & 0o7777)) return { u, h, fresh: false };
+        // a mode is a write to the folder itself, judged as one (found by an attack: `chmod 777
+        // .git` was committed unjudged, and another local user then swapped .git/hooks for theirs)
+        const refusal = modeRefusal(path, mode, host.mode & 0o7777);
+        if (refusal !== undefined) {
+          notes.push(`aalis: ${path}: the command's change of its mode (to ${mode.toString(8)}) was not committed: ${refusal}\n`);
+          return { u, h, fresh: false };
+        }
         if (since !== undefined && changedSince(hostFd, name, since)) {
           notes.push(`aalis: ${path}: the command's change of its mode (to ${mode.toString(8)}) was not committed, as the folder changed on the host during the run\n`);
           return { u, h, fresh: false };
@@ -468,7 +495,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         refuseTree(upperFd, name, path);
         return;
       }
-      if (only === undefined && sameFs && renameOk(rel, true) && allAllowed(upperFd, name, path)) {
+      if (only === undefined && sameFs && (st.mode & 0o002) === 0 && renameOk(rel, true) && allAllowed(upperFd, name, path)) {
         try {
           // where the host had none: a rename replaces an empty directory made there since, never a full one
           renameSync(atFd(upperFd, name), atFd(hostFd, name));
@@ -498,7 +525,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         if (h !== undefined) closeSync(h);
         throw e;
       }
-      return { u, h, fresh: true, mode: st.mode & 0o7777 };
+      return { u, h, fresh: true, mode: keptMode(path, st.mode & 0o7777) };
     }
     if (!st.isFile() && !st.isSymbolicLink() && !st.isFIFO()) {
       // a socket or a device: nothing that outlives the command
@@ -521,7 +548,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) throw conflictKeeping(upperFd, name, st, path);
     if (host?.isDirectory() && !removeHost(hostFd, name, path, { upperFd, st })) return;
     // a file the host had (and kept since the start) is replaced; where there was none, one made since is never replaced
-    if (!placeFile(upperFd, hostFd, name, st, move, host !== undefined && !host.isDirectory())) throw conflictKeeping(upperFd, name, st, path);
+    if (!placeFile(upperFd, hostFd, name, path, st, move, host !== undefined && !host.isDirectory())) throw conflictKeeping(upperFd, name, st, path);
     committed.push(path);
   };
 
