@@ -76,8 +76,9 @@ const GIT_CONFIG_MAX_BYTES = 4 * 1024 * 1024;
  * many is safer than one missed), in the order git reads them. Files missing or closed to the
  * daemon are skipped; one that is not a regular file (a FIFO, a device) or is too large throws a
  * {@link PathRefusedError} (`git-config-unreadable`); includes deeper than git's own limit (10) are not followed.
+ * Every file an include names (found or not) is added to `included`, when given.
  */
-export function gitConfigValues(file: string, section: string, key: string, home: string, depth = 0): string[] {
+export function gitConfigValues(file: string, section: string, key: string, home: string, depth = 0, included?: Set<string>): string[] {
   // read without waiting: an included path may name a FIFO (a file a command may make), which a
   // read by path waited on for good, on the daemon's thread. What git would read but this cannot
   // (a FIFO a process feeds, a device, a file past the bound) may name a hooks directory: refused,
@@ -95,8 +96,10 @@ export function gitConfigValues(file: string, section: string, key: string, home
     if (e.value === undefined) continue;
     if (e.section === section && e.subsection === undefined && e.key === key) out.push(e.value);
     if (e.key === 'path' && (e.section === 'include' || e.section === 'includeif') && depth < 10) {
-      const target = expandHome(e.value, home);
-      out.push(...gitConfigValues(isAbsolute(target) ? target : resolve(dirname(file), target), section, key, home, depth + 1));
+      const expanded = expandHome(e.value, home);
+      const target = isAbsolute(expanded) ? expanded : resolve(dirname(file), expanded);
+      included?.add(target);
+      out.push(...gitConfigValues(target, section, key, home, depth + 1, included));
     }
   }
   return out;

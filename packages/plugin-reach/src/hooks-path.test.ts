@@ -26,6 +26,10 @@ beforeAll(() => {
   // a global one, through an include, pointing into the workspace
   writeFileSync(join(home, '.gitconfig'), '[include]\n\tpath = conf.d/hooks\n');
   writeFileSync(join(home, 'conf.d', 'hooks'), `[core]\n\thooksPath = ${ws}/shared-hooks\n`);
+  // the repository's config includes a file of the working tree (git's documented way to share
+  // config), not there yet: a write there is one to git's configuration (found by an attack: a
+  // command wrote core.fsmonitor into it, and the next host `git status` ran it)
+  execFileSync('git', ['-C', ws, 'config', 'include.path', '../.gitconfig'], { env: gitEnv });
   mkdirSync(join(ws, 'shared-hooks'));
   writeFileSync(join(ws, 'shared-hooks', 'pre-commit'), '#!/bin/sh\nexit 0\n');
 });
@@ -34,9 +38,10 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const turn: OriginTurn = { session: { id: 's1' }, platform: 'cli', speaker: { platform: 'cli', userId: 'owner' }, authorised: { platform: 'cli', userId: 'owner' }, inbound: { id: 'm' }, category: 'own' };
 
 describe('core.hooksPath names a landing', { timeout: 60_000 }, () => {
-  it('found from the repository and the global config, includes followed', () => {
-    expect(hooksPathDirs(ws, noSystem).sort()).toEqual([join(ws, '.githooks'), join(ws, 'shared-hooks')]);
-    expect(hooksPathDirs(join(ws, 'sub-dir-not-there'), noSystem).sort()).toEqual([join(ws, '.githooks'), join(ws, 'shared-hooks')]);
+  it('found from the repository and the global config, includes followed; each included file is one too, there or not', () => {
+    const expected = [join(home, 'conf.d', 'hooks'), join(ws, '.githooks'), join(ws, '.gitconfig'), join(ws, 'shared-hooks')].sort();
+    expect(hooksPathDirs(ws, noSystem).sort()).toEqual(expected);
+    expect(hooksPathDirs(join(ws, 'sub-dir-not-there'), noSystem).sort()).toEqual(expected);
   });
 
   it('a hooks directory behind a symlink is a landing by its name and by its target', () => {
@@ -91,6 +96,11 @@ describe('core.hooksPath names a landing', { timeout: 60_000 }, () => {
     const changed = await run(`echo 'echo pwned' >> ${shared}`);
     expect(changed.exitCode).not.toBe(0);
     expect(readFileSync(shared, 'utf8')).toBe('#!/bin/sh\nexit 0\n');
+    const included = join(ws, '.gitconfig');
+    expect(credential.allows('write', included)).toBe(false);
+    const fsmonitor = await run(`printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> ${included}`);
+    expect(fsmonitor.exitCode !== 0 || fsmonitor.writeDenied).toBe(true);
+    expect(existsSync(included)).toBe(false);
     const ordinary = await run(`echo ok > ${join(ws, 'src.txt')}`);
     expect(ordinary.exitCode).toBe(0);
     await kernel.stop();

@@ -20,7 +20,8 @@ export interface GitConfigPlaces {
  * value is taken from the top of the working tree (where git runs hooks), `~/` from the home.
  * Outside a repository only the system and global values count, relative ones from `start`.
  * The path as named and its real path (they differ behind a symlink), for landings (`{ path }`:
- * the directory and everything in it).
+ * the directory and everything in it). With them, every config file those configs include
+ * (`include.path`, `includeIf.*.path`): a landing as `.git/config` is.
  */
 export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] {
   const home = places.userHome;
@@ -33,8 +34,9 @@ export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] 
   ];
   const top = repo?.top ?? realPathOfSync(start);
   const dirs = new Set<string>();
+  const included = new Set<string>();
   for (const file of files) {
-    for (const value of gitConfigValues(file, 'core', 'hookspath', home)) {
+    for (const value of gitConfigValues(file, 'core', 'hookspath', home, 0, included)) {
       if (value === '') continue;
       const expanded = expandHome(value, home);
       const named = isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded);
@@ -43,6 +45,13 @@ export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] 
       dirs.add(named);
       dirs.add(realPathOfSync(named));
     }
+  }
+  // a file an include names is git's configuration as much as .git/config (core.fsmonitor, aliases,
+  // filters run commands), wherever it is (found by an attack: `include.path = ../.gitconfig`, and
+  // a command wrote core.fsmonitor there), missing or not; by name and by where it leads now
+  for (const file of included) {
+    dirs.add(file);
+    dirs.add(realPathOfSync(file));
   }
   return [...dirs];
 }
