@@ -3,6 +3,8 @@ import { commitSince, type RunStart, type Since } from './commit-conflicts.js';
 import { wallMinusMonotonic } from './clock-steps.js';
 import type { OverlayRoot } from './overlay-mount.js';
 import { type CommitReport, commitUpper } from './upper-commit.js';
+import { withLandingLinks } from './landing-links.js';
+import { policyEvaluatorOf } from './policy-evaluator.js';
 
 /*
  * The commit of every upper layer of a run as one job of the host thread (host-thread.ts), in the
@@ -36,6 +38,8 @@ export interface CommitBatch {
   /** A `since` fixed for every root (a clock other than this process's: tests), when `clock` is not given. */
   readonly since?: Since;
   readonly aside?: string;
+  /** Paths that may be landing symlinks (landing-links.ts): what they resolve through is protected in this commit. */
+  readonly landingLinks?: readonly string[];
 }
 
 /** Each root's report, or why it could not be committed at all; and the lowest clock offset read (for the run's window). */
@@ -47,6 +51,9 @@ export interface CommitBatchReport {
 /** Commits every root of `batch` in order (upper-commit.ts), each root's failure its own. */
 export function commitBatch(batch: CommitBatch): CommitBatchReport {
   const mountPoints = new Set(batch.mountPoints);
+  // read from the host now: the command wrote only into its layers, so the links are as the run found them
+  const judged = policyEvaluatorOf(batch.policy);
+  const policy = withLandingLinks(batch.policy, batch.landingLinks ?? [], (p) => !judged.writable(p) || judged.hidden(p));
   let lowest: bigint | undefined;
   const roots = batch.overlays.map((overlay) => {
     let since = batch.since;
@@ -58,7 +65,7 @@ export function commitBatch(batch: CommitBatch): CommitBatchReport {
       since = commitSince(batch.clock.start, back > batch.clock.stepBack ? back : batch.clock.stepBack);
     }
     try {
-      return { ok: true as const, report: commitUpper(batch.policy, overlay, mountPoints, since, undefined, batch.aside) };
+      return { ok: true as const, report: commitUpper(policy, overlay, mountPoints, since, undefined, batch.aside) };
     } catch (e) {
       return { ok: false as const, message: (e as Error).message };
     }

@@ -1,3 +1,4 @@
+import { landingLinkCandidates } from './landing-links.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -791,7 +792,8 @@ export class LinuxSandbox implements SandboxService {
       throw unavailable(`the run's overlay layers could not be made: ${(e as Error).message}`, 'check the daemon\'s temp directory; nothing was run');
     }
     const runPlan = this.runPlan(request, translation, tools, model, overlays.hideArgs, (bwrap, args, rootMap) => overlays.command(bwrap, args, rootMap));
-    return await this.finishOverlay(request, translation, dir, overlays, afterResult, await this.spawn(request, translation, runPlan, tools, () => {}, dir, overlays, undefined, onRelease));
+    const spawned = await this.spawn(request, translation, runPlan, tools, () => {}, dir, overlays, undefined, onRelease);
+    return await this.finishOverlay(request, translation, dir, overlays, afterResult, spawned, landingLinkCandidates(policy, facts.found, facts.dangling));
   }
 
   /** The overlay run's commit and result, after its command ended. */
@@ -802,6 +804,7 @@ export class LinuxSandbox implements SandboxService {
     overlays: RunOverlays,
     afterResult: (removal: Promise<unknown>) => void,
     spawned: SandboxRunResult,
+    landingLinks: readonly string[],
   ): Promise<SandboxRunResult> {
     const { policy } = request;
     const layersDir = join(dir.path, 'overlay');
@@ -811,7 +814,7 @@ export class LinuxSandbox implements SandboxService {
     // a conflicting file's command version is kept beside what the look moves aside (undoneDir), by run
     const aside = join(this.undoneDir, `${basename(dir.path)}-conflicts`);
     // every root in one job of the walks thread (commit-batch.ts), each root judged on its own as before
-    const commit = await overlays.commitAll((batch) => this.host.run({ op: 'commitAll', policy, mountPoints, aside, ...batch }));
+    const commit = await overlays.commitAll((batch) => this.host.run({ op: 'commitAll', policy, mountPoints, aside, landingLinks, ...batch }));
     // on the chores thread, and not waited for: nothing in the result depends on it (the commit is
     // done, the command and its namespace are gone). What cannot be removed there the run folder's
     // disposal, after it, tries again, then the next start's sweep. Layers kept for an answer stay (kept-writes.ts).
@@ -1062,7 +1065,7 @@ export class LinuxSandbox implements SandboxService {
     const token = randomBytes(16).toString('hex');
     const payload = shimPayload(request, { ...request.env, ...tmpEnv(policy.tmp) }, token);
     const spawned = await this.spawn(request, translation, now, tools, () => {}, dir, overlays, { prepared: warm, payload, token }, onRelease);
-    return await this.finishOverlay(request, translation, dir, overlays, afterResult, spawned);
+    return await this.finishOverlay(request, translation, dir, overlays, afterResult, spawned, landingLinkCandidates(request.policy, facts.found, facts.dangling));
   }
 
   /** The launcher of a run, or none (the per-run chain): see {@link LinuxSandboxOptions.launcher}. */

@@ -1,0 +1,82 @@
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { linkChainOf } from './landing-links.js';
+import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
+import { createLinuxSandbox } from './service.js';
+
+/*
+ * A landing that is a symlink is protected along the whole way it resolves (found by an attack,
+ * h101): a command that replaced a symlink or a directory the landing resolves through, then
+ * wrote the file it now leads to, had its hook committed and run by the next host `git commit`.
+ * Real sandboxed commands, the overlay model; the hook is never changed.
+ */
+
+let s: Scene;
+beforeAll(() => {
+  s = makeScene();
+});
+afterAll(() => execFileSync('rm', ['-rf', s.root]));
+
+const sandbox = () => createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, undoneDir: join(s.root, 'undone') });
+const HOOK = '#!/bin/sh\nexit 0\n';
+
+describe('linkChainOf', () => {
+  it('names every directory and symlink a link resolves through, and where it ends, there or not', () => {
+    const d = join(s.root, 'chain');
+    mkdirSync(join(d, 'tools', 'v2'), { recursive: true });
+    writeFileSync(join(d, 'tools', 'v2', 'f'), 'x');
+    symlinkSync('v2', join(d, 'tools', 'current'));
+    symlinkSync('tools/current/f', join(d, 'link'));
+    symlinkSync('tools/missing/g', join(d, 'dangling'));
+    expect(linkChainOf(join(d, 'link'))).toEqual({ through: expect.arrayContaining([d, join(d, 'tools'), join(d, 'tools', 'current'), join(d, 'tools', 'v2')]), target: join(d, 'tools', 'v2', 'f') });
+    expect(linkChainOf(join(d, 'dangling')).target).toBe(join(d, 'tools', 'missing', 'g'));
+    symlinkSync('loop-b', join(d, 'loop-a'));
+    symlinkSync('loop-a', join(d, 'loop-b'));
+    expect(linkChainOf(join(d, 'loop-a')).target).toBeUndefined();
+  });
+});
+
+describe('a landing symlink is protected along the way it resolves', { timeout: 120_000 }, () => {
+  it('a hook behind a symlinked directory: replacing that directory and writing the hook there is refused', async () => {
+    mkdirSync(join(s.ws, 'tools', 'scripts'), { recursive: true });
+    writeFileSync(join(s.ws, 'tools', 'scripts', 'pre-commit.sh'), HOOK);
+    symlinkSync('tools/scripts', join(s.ws, 'scripts'));
+    mkdirSync(join(s.ws, '.git', 'hooks'), { recursive: true });
+    symlinkSync('../../scripts/pre-commit.sh', join(s.ws, '.git', 'hooks', 'pre-commit'));
+    const r = await sandbox().run(req(s, ['sh', '-c', 'rm scripts && mkdir scripts && printf "#!/bin/sh\\necho pwned\\n" > scripts/pre-commit.sh && echo fine > other.txt'], { policy: workspacePolicy(s) }));
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(readlinkSync(join(s.ws, 'scripts'))).toBe('tools/scripts');
+    expect(readFileSync(join(s.ws, '.git', 'hooks', 'pre-commit'), 'utf8')).toBe(HOOK);
+    expect(readFileSync(join(s.ws, 'other.txt'), 'utf8')).toBe('fine\n'); // the rest of the run commits
+    // an ordinary file beside the hook, through the same link, still commits
+    const ok = await sandbox().run(req(s, ['sh', '-c', 'echo lint > scripts/lint.sh'], { policy: workspacePolicy(s) }));
+    expect(ok.writeDenied, ok.stderr).toBeFalsy();
+    expect(readFileSync(join(s.ws, 'tools', 'scripts', 'lint.sh'), 'utf8')).toBe('lint\n');
+  });
+
+  // held before too: the target's read-only mount keeps the directory holding it from being moved
+  it('a directory on the way replaced by a symlink to a tree the command made is refused', async () => {
+    mkdirSync(join(s.ws, 'hooksrc'));
+    writeFileSync(join(s.ws, 'hooksrc', 'post-checkout.sh'), HOOK);
+    symlinkSync('../../hooksrc/post-checkout.sh', join(s.ws, '.git', 'hooks', 'post-checkout'));
+    const r = await sandbox().run(req(s, ['sh', '-c', 'mv hooksrc hooksrc-old && mkdir evil && printf "echo pwned\\n" > evil/post-checkout.sh && ln -s evil hooksrc'], { policy: workspacePolicy(s) }));
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(lstatSync(join(s.ws, 'hooksrc')).isDirectory()).toBe(true);
+    expect(readFileSync(join(s.ws, '.git', 'hooks', 'post-checkout'), 'utf8')).toBe(HOOK);
+  });
+
+  it("a shell's start-up file kept in a dotfiles tree, behind a `current` link: moving the link is refused", async () => {
+    const dot = join(s.ws, 'dotfiles');
+    mkdirSync(join(dot, 'v2'), { recursive: true });
+    writeFileSync(join(dot, 'v2', 'bashrc'), '# rc\n');
+    symlinkSync('v2', join(dot, 'current'));
+    rmSync(join(s.home, '.bashrc'));
+    symlinkSync(join(dot, 'current', 'bashrc'), join(s.home, '.bashrc'));
+    const r = await sandbox().run(req(s, ['sh', '-c', 'rm dotfiles/current && mkdir dotfiles/current && echo "echo pwned" > dotfiles/current/bashrc'], { policy: workspacePolicy(s) }));
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(readlinkSync(join(dot, 'current'))).toBe('v2');
+    expect(readFileSync(join(s.home, '.bashrc'), 'utf8')).toBe('# rc\n');
+  });
+});

@@ -1,0 +1,109 @@
+import { lstatSync, readlinkSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { escapePattern, type PathRule, type SandboxPolicy } from '@aalis/api-reach';
+import { isWithin } from './rule-match.js';
+
+/*
+ * A landing that is a symlink (`.git/hooks/pre-commit -> ../../scripts/pre-commit.sh`, `~/.bashrc
+ * -> dotfiles/current/bashrc`) is judged by its own name, and the file it leads to is mounted
+ * read-only; but the names it is resolved through are ordinary paths. A command that replaced one
+ * of them (`rm scripts; mkdir scripts; echo … > scripts/pre-commit.sh`, or `current` made a
+ * directory of its own) moved the landing onto a file it wrote, and the commit judged that file by
+ * its own name (found by an attack: the next host `git commit` ran the command's hook). So every
+ * name such a link is resolved through is, for the commit, as protected as the landing: each
+ * directory and symlink on the way by its exact name (replacing it redirects the link), and where
+ * it ends with everything under it.
+ */
+
+/** How many symlinks the kernel follows in one lookup (MAXSYMLINKS). */
+const MAX_LINKS = 40;
+
+/** What resolving a symlink passes through: each directory and symlink on the way, and where it ends (there or not). */
+export interface LinkChain {
+  readonly through: readonly string[];
+  readonly target: string | undefined;
+}
+
+function parts(path: string): string[] {
+  return path.split('/').filter((p) => p !== '' && p !== '.');
+}
+
+/**
+ * The names the kernel looks up to resolve the symlink at `link` (absolute), past the link itself.
+ * A name missing on the way ends it: the rest is where the link would lead once made. Without a
+ * target past {@link MAX_LINKS} links (a loop).
+ */
+export function linkChainOf(link: string): LinkChain {
+  const through: string[] = [];
+  let pending = parts(resolve(dirname(link), readlinkSync(link)));
+  let cur = '/';
+  for (let hops = 1; pending.length > 0; ) {
+    const name = pending.shift()!;
+    if (name === '..') {
+      cur = dirname(cur);
+      continue;
+    }
+    const next = cur === '/' ? `/${name}` : `${cur}/${name}`;
+    let st: ReturnType<typeof lstatSync> | undefined;
+    try {
+      st = lstatSync(next);
+    } catch {
+      st = undefined; // missing (or closed to the daemon): the link leads here, once made
+    }
+    if (st === undefined) return { through, target: resolve(next, ...pending) };
+    if (st.isSymbolicLink()) {
+      through.push(next);
+      if (++hops > MAX_LINKS) return { through, target: undefined };
+      const to = readlinkSync(next);
+      pending = [...parts(to), ...pending];
+      if (isAbsolute(to)) cur = '/';
+      continue;
+    }
+    if (pending.length === 0) return { through, target: next };
+    through.push(next);
+    cur = next;
+  }
+  return { through, target: cur };
+}
+
+/**
+ * The commit's extra landings for the landing symlinks among `candidates` (paths the scan matched
+ * or the policy names, as the host has them now): every name each is resolved through that lies in
+ * a writable root, exactly, and its target with everything under it. Candidates that are not
+ * symlinks, or not protected by the policy, add nothing.
+ */
+export function landingLinkRules(policy: SandboxPolicy, candidates: Iterable<string>, protectedPath: (path: string) => boolean): PathRule[] {
+  const inRoot = (p: string) => policy.write.some((root) => p !== root && isWithin(p, root));
+  const exact = new Set<string>();
+  const trees = new Set<string>();
+  for (const link of new Set(candidates)) {
+    let isLink = false;
+    try {
+      isLink = lstatSync(link).isSymbolicLink();
+    } catch {
+      // gone: nothing resolves through it
+    }
+    if (!isLink || !protectedPath(link)) continue;
+    let chain: LinkChain;
+    try {
+      chain = linkChainOf(link);
+    } catch {
+      continue; // changed while read: the commit judges what it finds by name, as before
+    }
+    for (const p of chain.through) if (inRoot(p)) exact.add(p);
+    if (chain.target !== undefined && inRoot(chain.target)) trees.add(chain.target);
+  }
+  return [...[...exact].map((p) => ({ pattern: `^${escapePattern(p)}$` })), ...[...trees].map((path) => ({ path }))];
+}
+
+/** `policy` with {@link landingLinkRules} added to its landings, for the commit only (the sandbox's own view is unchanged). */
+export function withLandingLinks(policy: SandboxPolicy, candidates: Iterable<string>, protectedPath: (path: string) => boolean): SandboxPolicy {
+  const extra = landingLinkRules(policy, candidates, protectedPath);
+  return extra.length === 0 ? policy : { ...policy, writeDeny: [...policy.writeDeny, ...extra] };
+}
+
+/** The paths a commit checks for landing symlinks: the scan's matches reached through a link, and the paths the policy's landings name. */
+export function landingLinkCandidates(policy: SandboxPolicy, found: readonly { readonly via?: string }[], dangling: readonly string[] = []): string[] {
+  const named = [...policy.writeDeny, ...policy.controlDeny].flatMap((r) => ('path' in r ? [r.path] : []));
+  return [...new Set([...found.flatMap((f) => (f.via === undefined ? [] : [f.via])), ...named, ...dangling])];
+}
