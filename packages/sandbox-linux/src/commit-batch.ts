@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import type { SandboxPolicy } from '@aalis/api-reach';
 import { commitSince, type RunStart, type Since } from './commit-conflicts.js';
 import { wallMinusMonotonic } from './clock-steps.js';
@@ -53,7 +54,15 @@ export function commitBatch(batch: CommitBatch): CommitBatchReport {
   const mountPoints = new Set(batch.mountPoints);
   // read from the host now: the command wrote only into its layers, so the links are as the run found them
   const judged = policyEvaluatorOf(batch.policy);
-  const policy = withLandingLinks(batch.policy, batch.landingLinks ?? [], (p) => !judged.writable(p) || judged.hidden(p));
+  // (only when the command wrote anything: a run that wrote nothing commits nothing to judge)
+  const wrote = batch.overlays.some((o) => {
+    try {
+      return readdirSync(o.upper).length > 0;
+    } catch {
+      return true; // cannot tell: judged as if it did
+    }
+  });
+  const policy = wrote ? withLandingLinks(batch.policy, batch.landingLinks ?? [], (p) => !judged.writable(p) || judged.hidden(p)) : batch.policy;
   let lowest: bigint | undefined;
   const roots = batch.overlays.map((overlay) => {
     let since = batch.since;

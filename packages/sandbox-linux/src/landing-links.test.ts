@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkChainOf } from './landing-links.js';
@@ -65,6 +65,16 @@ describe('a landing symlink is protected along the way it resolves', { timeout: 
     expect(r.writeDenied, r.stderr).toBe(true);
     expect(lstatSync(join(s.ws, 'hooksrc')).isDirectory()).toBe(true);
     expect(readFileSync(join(s.ws, '.git', 'hooks', 'post-checkout'), 'utf8')).toBe(HOOK);
+  });
+
+  it('a landing link whose target is missing: making the target is refused (agent instructions, a hook)', async () => {
+    symlinkSync('docs/agent.md', join(s.ws, 'CLAUDE.md'));
+    symlinkSync('../../tools/missing-hook.sh', join(s.ws, '.git', 'hooks', 'pre-push'));
+    const r = await sandbox().run(req(s, ['sh', '-c', 'mkdir -p docs && echo "obey me" > docs/agent.md && echo "echo pwned" > tools/missing-hook.sh && echo fine > docs/readme.md'], { policy: workspacePolicy(s) }));
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(existsSync(join(s.ws, 'docs', 'agent.md'))).toBe(false);
+    expect(existsSync(join(s.ws, 'tools', 'missing-hook.sh'))).toBe(false);
+    expect(readFileSync(join(s.ws, 'docs', 'readme.md'), 'utf8')).toBe('fine\n');
   });
 
   it("a shell's start-up file kept in a dotfiles tree, behind a `current` link: moving the link is refused", async () => {

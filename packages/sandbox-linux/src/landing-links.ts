@@ -1,7 +1,19 @@
-import { lstatSync, readlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { escapePattern, type PathRule, type SandboxPolicy } from '@aalis/api-reach';
+import { placeholderCandidates } from './placeholders.js';
 import { isWithin } from './rule-match.js';
+
+/** The most entries of one landing folder looked at for links: hooks folders hold a few dozen. */
+const FOLDER_LINKS_MAX = 512;
+
+function namesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir).slice(0, FOLDER_LINKS_MAX);
+  } catch {
+    return []; // unreadable: nothing the commit can follow there either
+  }
+}
 
 /*
  * A landing that is a symlink (`.git/hooks/pre-commit -> ../../scripts/pre-commit.sh`, `~/.bashrc
@@ -76,14 +88,26 @@ export function landingLinkRules(policy: SandboxPolicy, candidates: Iterable<str
   const inRoot = (p: string) => policy.write.some((root) => p !== root && isWithin(p, root));
   const exact = new Set<string>();
   const trees = new Set<string>();
-  for (const link of new Set(candidates)) {
-    let isLink = false;
+  const links = new Set<string>();
+  for (const path of new Set(candidates)) {
+    let st: ReturnType<typeof lstatSync> | undefined;
     try {
-      isLink = lstatSync(link).isSymbolicLink();
+      st = lstatSync(path);
     } catch {
-      // gone: nothing resolves through it
+      continue; // not there: nothing resolves through it
     }
-    if (!isLink || !protectedPath(link)) continue;
+    if (!protectedPath(path)) continue;
+    if (st.isSymbolicLink()) links.add(path);
+    else if (st.isDirectory()) {
+      // a landing folder's own links (`.git/hooks/pre-commit -> …`), dangling ones too: the scan
+      // reports only those that lead somewhere
+      for (const name of namesIn(path)) {
+        const entry = `${path === '/' ? '' : path}/${name}`;
+        if (lstatSync(entry, { throwIfNoEntry: false })?.isSymbolicLink() && protectedPath(entry)) links.add(entry);
+      }
+    }
+  }
+  for (const link of links) {
     let chain: LinkChain;
     try {
       chain = linkChainOf(link);
@@ -102,8 +126,9 @@ export function withLandingLinks(policy: SandboxPolicy, candidates: Iterable<str
   return extra.length === 0 ? policy : { ...policy, writeDeny: [...policy.writeDeny, ...extra] };
 }
 
-/** The paths a commit checks for landing symlinks: the scan's matches reached through a link, and the paths the policy's landings name. */
-export function landingLinkCandidates(policy: SandboxPolicy, found: readonly { readonly via?: string }[], dangling: readonly string[] = []): string[] {
+/** The paths a commit checks for landing symlinks (and landing folders, for the links in them): the scan's matches, the paths the policy's landings name, the landing names by the cwd. */
+export function landingLinkCandidates(policy: SandboxPolicy, cwd: string, found: readonly { readonly path: string; readonly via?: string }[], dangling: readonly string[] = []): string[] {
   const named = [...policy.writeDeny, ...policy.controlDeny].flatMap((r) => ('path' in r ? [r.path] : []));
-  return [...new Set([...found.flatMap((f) => (f.via === undefined ? [] : [f.via])), ...named, ...dangling])];
+  // the landing names where a new one is looked for (CLAUDE.md, .git/hooks, …): a dangling link there is no match of the scan's
+  return [...new Set([...found.flatMap((f) => (f.via === undefined ? [f.path] : [f.via])), ...named, ...dangling, ...placeholderCandidates(policy, cwd)])];
 }
