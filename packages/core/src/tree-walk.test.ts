@@ -51,7 +51,7 @@ describe.runIf(process.platform === 'linux')('walkTreeNoFollow', () => {
         content = (await handle.readFile()).toString();
         await handle.close();
       }
-      return 'enter';
+      return 'enter' as const;
     });
     expect(content).toBe('mine\n');
     // `skip` keeps out of a directory, `stop` ends the walk
@@ -114,7 +114,7 @@ describe.runIf(process.platform === 'linux')('walkTreeNoFollow', () => {
       await expect(walkAll(root)).rejects.toMatchObject({ code: 'kernel-file-system' });
       const opened = walkTreeNoFollow(root, async (e) => {
         if (e.kind === 'file') await (await openWalkedFile(e)).close();
-        return 'skip';
+        return 'skip' as const;
       });
       await expect(opened).rejects.toMatchObject({ code: 'kernel-file-system' });
     } finally {

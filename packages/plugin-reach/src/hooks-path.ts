@@ -1,5 +1,6 @@
 import { isAbsolute, join, resolve } from 'node:path';
-import { expandHome, gitConfigValues } from './git-config.js';
+import { expandHome, GitConfigUnreadableError, gitConfigValues } from '@aalis/core';
+import { PathRefusedError } from './path-refused.js';
 import { repoOf } from './git-dirs.js';
 import { realPathOfSync } from './real-path.js';
 
@@ -36,7 +37,7 @@ export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] 
   const dirs = new Set<string>();
   const included = new Set<string>();
   for (const file of files) {
-    for (const value of gitConfigValues(file, 'core', 'hookspath', home, 0, included)) {
+    for (const value of valuesOf(file, home, included)) {
       if (value === '') continue;
       const expanded = expandHome(value, home);
       const named = isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded);
@@ -54,4 +55,14 @@ export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] 
     dirs.add(realPathOfSync(file));
   }
   return [...dirs];
+}
+
+/** `core.hooksPath` of one config file and its includes; one that cannot be read refuses the call (a path refusal: nothing was run). */
+function valuesOf(file: string, home: string, included: Set<string>): string[] {
+  try {
+    return gitConfigValues(file, 'core', 'hookspath', home, 0, included);
+  } catch (error) {
+    if (error instanceof GitConfigUnreadableError) throw new PathRefusedError('git-config-unreadable', error.message, error.fix === undefined ? {} : { fix: error.fix });
+    throw error;
+  }
 }

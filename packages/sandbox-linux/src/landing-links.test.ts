@@ -89,4 +89,29 @@ describe('a landing symlink is protected along the way it resolves', { timeout: 
     expect(readlinkSync(join(dot, 'current'))).toBe('v2');
     expect(readFileSync(join(s.home, '.bashrc'), 'utf8')).toBe('# rc\n');
   });
+
+  // found by an attack (h101): only the workspace's own repository had its git directory and
+  // hooksPath protected; a repository nested in it had only the `.git/…` name patterns
+  it("a nested repository's git directory behind a .git file, and its core.hooksPath, take no command's hooks", async () => {
+    const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-C', cwd, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: s.home, GIT_CONFIG_NOSYSTEM: '1' } });
+    // the bare layout: projA/.bare is the repository, projA/.git a file pointing to it
+    const a = join(s.ws, 'projA');
+    mkdirSync(a);
+    git(a, 'init', '-q', '--bare', '.bare');
+    writeFileSync(join(a, '.git'), 'gitdir: ./.bare\n');
+    // a nested repository of its own with core.hooksPath
+    const b = join(s.ws, 'projB');
+    mkdirSync(b);
+    git(b, 'init', '-q');
+    git(b, 'config', 'core.hooksPath', '.githooks');
+    mkdirSync(join(b, '.githooks'));
+    const r = await sandbox().run(
+      req(s, ['sh', '-c', 'echo "echo pwned" > projA/.bare/hooks/pre-commit && printf "[core]\\n\\tfsmonitor = touch pwned\\n" >> projA/.bare/config && echo "echo pwned" > projB/.githooks/pre-commit && echo fine > projB/notes.txt'], { policy: workspacePolicy(s) }),
+    );
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(existsSync(join(a, '.bare', 'hooks', 'pre-commit'))).toBe(false);
+    expect(readFileSync(join(a, '.bare', 'config'), 'utf8')).not.toContain('fsmonitor');
+    expect(existsSync(join(b, '.githooks', 'pre-commit'))).toBe(false);
+    expect(readFileSync(join(b, 'notes.txt'), 'utf8')).toBe('fine\n');
+  });
 });

@@ -1,6 +1,8 @@
-import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { escapePattern, type PathRule, type SandboxPolicy } from '@aalis/api-reach';
+import { expandHome, gitConfigValues, readRegularSync } from '@aalis/core';
 import { placeholderCandidates } from './placeholders.js';
 import { isWithin } from './rule-match.js';
 
@@ -120,9 +122,70 @@ export function landingLinkRules(policy: SandboxPolicy, candidates: Iterable<str
   return [...[...exact].map((p) => ({ pattern: `^${escapePattern(p)}$` })), ...[...trees].map((path) => ({ path }))];
 }
 
-/** `policy` with {@link landingLinkRules} added to its landings, for the commit only (the sandbox's own view is unchanged). */
+/** The git directory a `.git` file points to (`gitdir: …`), or undefined when it says none. */
+function gitdirOf(dotGit: string): string | undefined {
+  const read = readRegularSync(dotGit, { maxBytes: 4096, follow: false });
+  if (read.kind !== 'read') return undefined;
+  const m = /^gitdir:\s*(.+?)\s*$/m.exec(read.bytes.toString('utf8'));
+  return m === null ? undefined : resolve(dirname(dotGit), m[1]!);
+}
+
+/**
+ * The landings of the repositories whose `.git` the scan met (`candidates` named `.git`), beyond
+ * what the landing patterns name by `.git/…`: a `.git` file's git directory elsewhere (the bare
+ * layout, `gitdir: ./.bare`), its common directory, and the folders its config names in
+ * `core.hooksPath` (found by an attack: a nested repository's `.bare/hooks` and `.githooks` took a
+ * command's hooks). A config that cannot be read protects the whole repository: what it would say
+ * cannot be judged.
+ */
+export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
+  const rules: PathRule[] = [];
+  const exact = (p: string) => rules.push({ pattern: `^${escapePattern(p)}$` });
+  const home = homedir();
+  for (const dotGit of new Set(candidates)) {
+    if (basename(dotGit) !== '.git') continue;
+    const st = lstatSync(dotGit, { throwIfNoEntry: false });
+    if (st === undefined || st.isSymbolicLink()) continue; // a link is judged by the landing links
+    const top = dirname(dotGit);
+    const gitDirs = new Set<string>();
+    const gitDir = st.isDirectory() ? dotGit : st.isFile() ? gitdirOf(dotGit) : undefined;
+    if (gitDir === undefined) continue;
+    gitDirs.add(gitDir);
+    const common = readRegularSync(join(gitDir, 'commondir'), { maxBytes: 4096, follow: false });
+    if (common.kind === 'read') gitDirs.add(resolve(gitDir, common.bytes.toString('utf8').trim()));
+    const configs: string[] = [];
+    for (const g of gitDirs) {
+      rules.push({ path: join(g, 'hooks') }, { path: join(g, 'worktrees') }, { path: join(g, 'modules') });
+      for (const name of ['config', 'config.worktree', 'commondir']) exact(join(g, name));
+      configs.push(join(g, 'config'), join(g, 'config.worktree'));
+    }
+    const included = new Set<string>();
+    try {
+      for (const file of configs) {
+        for (const value of gitConfigValues(file, 'core', 'hookspath', home, 0, included)) {
+          if (value === '') continue;
+          const expanded = expandHome(value, home);
+          const named = isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded);
+          rules.push({ path: named });
+          try {
+            rules.push({ path: realpathSync(named) });
+          } catch {
+            // not there yet: by its name
+          }
+        }
+      }
+      for (const file of included) rules.push({ path: file });
+    } catch {
+      rules.push({ path: top }); // its configuration cannot be read: the repository is protected whole
+    }
+  }
+  return rules;
+}
+
+/** `policy` with {@link landingLinkRules} and {@link nestedRepoRules} added to its landings, for the commit only (the sandbox's own view is unchanged). */
 export function withLandingLinks(policy: SandboxPolicy, candidates: Iterable<string>, protectedPath: (path: string) => boolean): SandboxPolicy {
-  const extra = landingLinkRules(policy, candidates, protectedPath);
+  const all = [...candidates];
+  const extra = [...landingLinkRules(policy, all, protectedPath), ...nestedRepoRules(all)];
   return extra.length === 0 ? policy : { ...policy, writeDeny: [...policy.writeDeny, ...extra] };
 }
 

@@ -1,9 +1,25 @@
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { readRegularSync, shownText } from '@aalis/core';
-import { PathRefusedError } from './path-refused.js';
+import { AalisError } from './aalis-error.js';
+import { readRegularSync } from './read-regular-sync.js';
+import { shownText } from './well-formed.js';
+
+/**
+ * A file git reads as configuration that cannot be read as one (a FIFO, a device, past the
+ * bound): what it says (where git runs hooks from) cannot be judged, so the caller refuses.
+ */
+export class GitConfigUnreadableError extends AalisError<'git-config-unreadable'> {
+  override readonly name = 'GitConfigUnreadableError';
+  constructor(
+    readonly file: string,
+    message: string,
+    fix: string,
+  ) {
+    super('git-config-unreadable', message, { fix });
+  }
+}
 
 /** One `section[.subsection].key` of a git config file, names folded as git folds them. */
-interface Entry {
+export interface GitConfigEntry {
   readonly section: string;
   readonly subsection: string | undefined;
   readonly key: string;
@@ -38,8 +54,8 @@ function valueText(raw: string): string {
 }
 
 /** The entries of a git config text, in order (a line ending in `\` continues on the next). */
-export function parseGitConfig(text: string): Entry[] {
-  const entries: Entry[] = [];
+export function parseGitConfig(text: string): GitConfigEntry[] {
+  const entries: GitConfigEntry[] = [];
   let section = '';
   let subsection: string | undefined;
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
@@ -75,7 +91,7 @@ const GIT_CONFIG_MAX_BYTES = 4 * 1024 * 1024;
  * (`include.path` and every `includeIf.*.path`, taken whatever their condition: a landing too
  * many is safer than one missed), in the order git reads them. Files missing or closed to the
  * daemon are skipped; one that is not a regular file (a FIFO, a device) or is too large throws a
- * {@link PathRefusedError} (`git-config-unreadable`); includes deeper than git's own limit (10) are not followed.
+ * {@link GitConfigUnreadableError}; includes deeper than git's own limit (10) are not followed.
  * Every file an include names (found or not) is added to `included`, when given.
  */
 export function gitConfigValues(file: string, section: string, key: string, home: string, depth = 0, included?: Set<string>): string[] {
@@ -85,9 +101,11 @@ export function gitConfigValues(file: string, section: string, key: string, home
   // not skipped. A file missing or closed to the daemon is skipped, as before.
   const read = readRegularSync(file, { maxBytes: GIT_CONFIG_MAX_BYTES, follow: true });
   if (read.kind === 'refused') {
-    throw new PathRefusedError('git-config-unreadable', `git reads ${shownText(file)} as configuration, and ${read.why}: where git runs hooks from (core.hooksPath) cannot be judged without reading it, so this call was refused; nothing was run.`, {
-      fix: `Make ${shownText(file)} a regular file of git configuration, or remove it (or the include that names it).`,
-    });
+    throw new GitConfigUnreadableError(
+      file,
+      `git reads ${shownText(file)} as configuration, and ${read.why}: where git runs hooks from (core.hooksPath) cannot be judged without reading it, so this call was refused; nothing was run.`,
+      `Make ${shownText(file)} a regular file of git configuration, or remove it (or the include that names it).`,
+    );
   }
   if (read.kind !== 'read') return [];
   const text = read.bytes.toString('utf8');
