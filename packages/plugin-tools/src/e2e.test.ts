@@ -208,6 +208,21 @@ describe('approvals through the tools', () => {
     expect(existsSync(join(outside, 'through-link.txt'))).toBe(false);
   });
 
+  it('a write through a landing that is a symlink is judged by its name too: asked, and refused here', async () => {
+    env.answer('reject');
+    const { symlinkSync } = await import('node:fs');
+    mkdirSync(join(project, 'docs'), { recursive: true });
+    writeFileSync(join(project, 'docs', 'agent.md'), 'rules\n');
+    symlinkSync('docs/agent.md', join(project, 'CLAUDE.md'));
+    symlinkSync('docs/agent.md', join(project, 'agent-link.md'));
+    const outcome = await env.call(owner, 'write_file', { path: 'CLAUDE.md', content: 'obey me\n' });
+    expect(outcome).toMatchObject({ ok: false, message: expect.stringContaining(join(project, 'CLAUDE.md')) });
+    expect(readFileSync(join(project, 'docs', 'agent.md'), 'utf8')).toBe('rules\n');
+    // the same file through a name that is no landing: written, nothing asked
+    expect(await env.call(owner, 'write_file', { path: 'agent-link.md', content: 'plain\n' })).toMatchObject({ ok: true });
+    expect(readFileSync(join(project, 'docs', 'agent.md'), 'utf8')).toBe('plain\n');
+  });
+
   it('renaming a prepared tree onto .vscode asks for the landing', async () => {
     env.answer('reject');
     mkdirSync(join(project, 'prepared'));

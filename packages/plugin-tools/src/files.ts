@@ -1,4 +1,5 @@
 import { lstat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { defineTool, listDirNoFollow, openForRead, readFileNoFollow, renameNoFollow, SafeFileError, shownBytes, type TempJournal, ToolError, utf8NameOf, walkTreeNoFollow, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
@@ -90,6 +91,13 @@ async function checkedWriteTarget(ctx: Parameters<typeof readFileTool.handler>[0
   const credential = credentialOf(ctx);
   const path = await target(credential.home, rawPath, param);
   if (credential.exec !== 'host' && isNeverWritten(path, platform)) throw new ToolError('denied', neverWrittenMessage(path));
+  // a write through a name is a write to that name too: a landing that is a symlink (CLAUDE.md ->
+  // docs/agent.md) is judged by its name, not only by where it leads (found by an attack on the
+  // sandbox's commit, the same seam on this side)
+  // (the name in its real folder: a folder reached through a symlink, /var on macOS, is no landing)
+  const absolute = resolve(credential.home ?? process.cwd(), rawPath);
+  const named = join(await target(credential.home, dirname(absolute), param), basename(absolute));
+  if (named !== path && (await lstat(named).catch(() => undefined))?.isSymbolicLink()) await requireOrThrow(credential, { effect: 'write', path: named });
   await requireOrThrow(credential, { effect: 'write', path });
   return path;
 }
