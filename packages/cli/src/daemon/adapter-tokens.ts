@@ -69,6 +69,13 @@ export class AdapterTokens {
   #entries: z.infer<typeof AdapterEntrySchema>[];
   /** Keys the proofs of names that are no adapter's, so a proof does not tell which names are. */
   readonly #unknownKey = randomBytes(32);
+  /**
+   * The change under way. Each change reads the list, waits for the disk, then sets the list: two
+   * at once each built on the list before the other, so a remove answered 200 was undone by an add
+   * (the removed token kept working, across restarts) and a replaced token stayed valid while its
+   * new one was refused (found by an attack). One at a time, every answered change holds.
+   */
+  #changing: Promise<unknown> = Promise.resolve();
 
   private constructor(
     private readonly store: DurableStore,
@@ -118,7 +125,11 @@ export class AdapterTokens {
    * A new adapter (or, with `replace`, a new token for one: its old token stops working), saved
    * before its token is returned. The token is shown once: the daemon keeps only its digest.
    */
-  async add(name: string, platform: string, replace = false): Promise<{ token: string; adapter: AdapterView }> {
+  add(name: string, platform: string, replace = false): Promise<{ token: string; adapter: AdapterView }> {
+    return this.#serial(() => this.#add(name, platform, replace));
+  }
+
+  async #add(name: string, platform: string, replace: boolean): Promise<{ token: string; adapter: AdapterView }> {
     const existing = this.#entries.find((e) => e.name === name);
     if (existing && !replace) {
       throw new ApiError('conflict', `an adapter named '${name}' exists already (platform ${existing.platform}); nothing was changed.`, { fix: `give it another name, or replace its token with 'aalis adapter add ${name} --platform ${platform} --replace'` });
@@ -132,11 +143,22 @@ export class AdapterTokens {
   }
 
   /** Removes an adapter: its token stops working at once. Whether there was one. */
-  async remove(name: string): Promise<boolean> {
+  remove(name: string): Promise<boolean> {
+    return this.#serial(() => this.#remove(name));
+  }
+
+  async #remove(name: string): Promise<boolean> {
     const next = this.#entries.filter((e) => e.name !== name);
     if (next.length === this.#entries.length) return false;
     await this.store.write(ADAPTERS_DOCUMENT, { v: 1, adapters: next });
     this.#entries = next;
     return true;
+  }
+
+  /** Runs `change` once every change asked before it has ended, whether that one held or failed. */
+  #serial<T>(change: () => Promise<T>): Promise<T> {
+    const next = this.#changing.then(change, change);
+    this.#changing = next.catch(() => {});
+    return next;
   }
 }
