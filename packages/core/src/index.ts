@@ -116,4 +116,4 @@ export { toolsPlugin } from './tools-plugin.js';
 export { type AuthoredMessage, type Identity, IdentitySchema, ORIGIN_CATEGORIES, type OriginCategory, type OriginTurn, OriginTurnSchema, originatingTurn, personScopeOf, settingsScopeOf, turnWithAuthors, UNAUTHENTICATED_AUTHOR } from './turn.js';
 export { KEYED_LIST_SCRIPT } from './keyed-list.js';
 export { PAGE_CODE_KINDS, PAGE_CODE_LABEL, PAGE_CODE_SCRIPT, type PageCodeKind } from './page-code.js';
-export { escapeInvisible, isWellFormedText, shownBytes, shownText, UNSHOWN_CHARACTERS, utf8NameOf } from './well-formed.js';
+export { escapeInvisible, idProblem, isWellFormedText, MAX_ID_BYTES, shownBytes, shownText, UNSHOWN_CHARACTERS, utf8NameOf } from './well-formed.js';

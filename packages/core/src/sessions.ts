@@ -13,7 +13,7 @@ import {
   type SettingsResolution,
 } from './settings.js';
 import type { DurableStore } from './store.js';
-import { isWellFormedText, shownText } from './well-formed.js';
+import { escapeInvisible, idProblem, shownText } from './well-formed.js';
 
 /** Payload of `session/settings-changed`. */
 export interface SettingsChangedEvent {
@@ -269,9 +269,8 @@ export const sessions = defineService<Sessions>('sessions');
 /** Refuses an id that cannot name a conversation (see {@link Sessions}' stored records). */
 function checkSessionId(id: string): void {
   if (typeof id !== 'string' || id === '') throw new TypeError('a session id must be a non-empty string');
-  if (!isWellFormedText(id)) {
-    throw new TypeError(`session id '${shownText(id)}' is not well-formed Unicode (a lone UTF-16 surrogate): it has no UTF-8 form, so it would be stored as another id; nothing was opened. Send the id as well-formed Unicode.`);
-  }
+  const problem = idProblem(id);
+  if (problem !== undefined) throw new TypeError(`session id '${escapeInvisible(shownText(id))}' ${problem}; nothing was opened.`);
 }
 
 function fileOf(id: string): string {

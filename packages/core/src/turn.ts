@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isWellFormedText } from './well-formed.js';
+import { idProblem } from './well-formed.js';
 
 /** How a turn came to be: a person's own message, a continuation of one, or a subtask it spawned. */
 export const ORIGIN_CATEGORIES = ['own', 'continuation', 'subtask'] as const;
@@ -7,12 +7,16 @@ export const ORIGIN_CATEGORIES = ['own', 'continuation', 'subtask'] as const;
 export type OriginCategory = (typeof ORIGIN_CATEGORIES)[number];
 
 /**
- * An id a turn carries: non-empty and well-formed Unicode. A lone surrogate has no UTF-8 form, so
- * two ids differing only in one would be stored, hashed and compared on disk as one (sessions.ts).
+ * An id a turn carries: non-empty, and an id by {@link idProblem}'s rule (well-formed Unicode, at
+ * most `MAX_ID_BYTES` (256) bytes, no control or bidirectional formatting character).
  */
-const TurnId = z.string().min(1).refine(isWellFormedText, {
-  message: 'is not well-formed Unicode (it holds a lone UTF-16 surrogate, which has no UTF-8 form, so two different ids would be stored as one); send the id as well-formed Unicode',
-});
+const TurnId = z
+  .string()
+  .min(1)
+  .superRefine((id, ctx) => {
+    const problem = idProblem(id);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 /** An identity on one chat platform, as its adapter authenticated it. */
 export const IdentitySchema = z.object({

@@ -11,6 +11,39 @@ export function isWellFormedText(text: string): boolean {
   return !LONE_SURROGATE.test(text);
 }
 
+/**
+ * The most bytes (UTF-8) an id may have: a conversation's, a user's, a platform's, a message's.
+ * Each is stored in its conversation's record and index, listed by `GET /api/sessions` and sent
+ * with every event; ids of a megabyte each grew a data directory by 66 MB in 30 calls and made the
+ * list 60 MB, stalling the daemon (found by an attack). Real ids (`telegram:123456`, a UUID) are short.
+ */
+export const MAX_ID_BYTES = 256;
+
+/**
+ * Characters an id may not hold: C0 and C1 controls, DEL, and the bidirectional formatting
+ * characters (marks, embeddings, overrides, isolates). Shown to a person, `telegram:\u202ecli`
+ * reads as another id than it is; an id is a name, never text to lay out.
+ */
+const ID_FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/**
+ * What is wrong with `id` as an id, as the end of a sentence about it (`id ${problem}`); `undefined`
+ * when it is one. The one rule for ids, wherever they come in: well-formed Unicode, at most
+ * {@link MAX_ID_BYTES} bytes in UTF-8, no control or bidirectional formatting character.
+ */
+export function idProblem(id: string): string | undefined {
+  if (!isWellFormedText(id)) {
+    return 'is not well-formed Unicode (it holds a lone UTF-16 surrogate, which has no UTF-8 form, so two different ids would be stored as one); send the id as well-formed Unicode';
+  }
+  const bytes = Buffer.byteLength(id, 'utf8');
+  if (bytes > MAX_ID_BYTES) return `is ${bytes} bytes in UTF-8, over the ${MAX_ID_BYTES} an id may have; send a shorter id (a platform's own chat or user id, a UUID)`;
+  const bad = ID_FORBIDDEN.exec(id)?.[0];
+  if (bad !== undefined) {
+    return `holds U+${(bad.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}, a control or bidirectional formatting character, which an id may not hold (it would be shown as another id); send the id without it`;
+  }
+  return undefined;
+}
+
 /** `text` with NUL bytes and surrogates shown as escapes, and cut to a length a message can carry. */
 export function shownText(text: string, max = 240): string {
   const safe = text.replace(/\0/g, '\\0').replace(/[\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);

@@ -90,4 +90,23 @@ describe('paths no file can have, through the API', () => {
     }
     expect(readdirSync(ws).filter((n) => n.startsWith('lone-id'))).toEqual([]);
   });
+
+  // Ids are stored with their conversation, listed by GET /api/sessions and sent with every event:
+  // thirty calls with ids of a megabyte grew the data directory by 66 MB and stalled /healthz, and
+  // an id with a right-to-left override read as another (found by an attack). One rule: idProblem.
+  it('a conversation id or an identity over 256 bytes, or holding a control or bidi character, is refused (400), nothing run or stored', { timeout: 60_000 }, async () => {
+    for (const [route, body, rule] of [
+      ['/api/tools/call', { tool: 'run_command', params: { command: 'touch long-id-ran' }, turn: ownerTurn(`telegram:${'x'.repeat(500_000)}`) }, /turn\.session\.id.*is 500009 bytes in UTF-8, over the 256/],
+      ['/api/turns', { turn: ownerTurn('telegram:\u202ecli'), message: 'hello', reply: false }, /turn\.session\.id.*holds U\+202E/],
+      ['/api/turns', { turn: ownerTurn('g-fine', `alice${'x'.repeat(300)}`), message: 'hello', reply: false }, /turn\.(speaker|authorised)\.userId.*over the 256/],
+      ['/api/tools/call', { tool: 'run_command', params: { command: 'touch long-id-ran' }, turn: ownerTurn('g-fine', 'alice\n') }, /turn\.(speaker|authorised)\.userId.*U\+000A/],
+    ] as const) {
+      const answer = await daemon.api('POST', route, body);
+      expect(answer.status).toBe(400);
+      expect(answer.body).toEqual({ error: { code: 'invalid-body', message: expect.stringMatching(rule) } });
+    }
+    expect(readdirSync(ws).filter((n) => n.startsWith('long-id'))).toEqual([]);
+    const listed = await daemon.api('GET', '/api/sessions');
+    expect(JSON.stringify(listed.body)).not.toMatch(/xxxxxxxxxx|\u202e/);
+  });
 });
