@@ -36,6 +36,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   'still-running': 409,
   'not-finished': 409,
   'export-clash': 409,
+  'too-slow': 408,
   'too-large': 413,
   'unsupported-media-type': 415,
   internal: 500,
@@ -70,22 +71,26 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 /**
  * Answers anything thrown with the status of {@link httpStatusOf} and core's envelope,
  * `{ error: { code, message, fix? } }`; never a stack trace. When the answer has begun
- * (a stream), the connection is cut instead.
+ * (a stream), the connection is cut instead; when the request's body has not all arrived, the
+ * connection is closed after the answer.
  */
 export function sendErrorAnswer(res: ServerResponse, error: unknown): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
+  // a request refused before its body was all in (too large, too slow, not read at all) leaves the
+  // rest of it on the connection: the connection closes after the answer rather than wait for it
+  if (res.req !== undefined && !res.req.complete) res.setHeader('connection', 'close');
   sendJson(res, httpStatusOf(error), errorEnvelope(error));
 }
 
 /** The codes of {@link RequestBodyError}. */
-export const REQUEST_BODY_ERROR_CODES = ['unsupported-media-type', 'too-large', 'invalid-body'] as const;
+export const REQUEST_BODY_ERROR_CODES = ['unsupported-media-type', 'too-large', 'too-slow', 'invalid-body'] as const;
 /** One of {@link REQUEST_BODY_ERROR_CODES}. */
 export type RequestBodyErrorCode = (typeof REQUEST_BODY_ERROR_CODES)[number];
 
-/** A request body {@link readJsonBody} refused: not JSON, too large, or not what the route takes. */
+/** A request body {@link readJsonBody} refused: not JSON, too large, too slow to arrive, or not what the route takes. */
 export class RequestBodyError extends AalisError<RequestBodyErrorCode> {
   override readonly name = 'RequestBodyError';
 }
@@ -97,6 +102,14 @@ export const MAX_JSON_BODY = 1024 * 1024;
 export interface ReadJsonBodyOptions {
   /** What an empty body reads as; without it an empty body is not JSON and refused. */
   readonly emptyBody?: unknown;
+  /** The most bytes the body may have (default and at most {@link MAX_JSON_BODY}). */
+  readonly maxBytes?: number;
+  /**
+   * How long the whole body may take to arrive once its headers are in (ms); none by default. A
+   * route that needs no token sets one: with none, a connection that sent headers and never
+   * finished its body was kept forever by anyone who could connect (found by an attack).
+   */
+  readonly deadlineMs?: number;
 }
 
 /** Decodes a body as UTF-8, refusing bytes that are not (TextDecoder's `fatal`). */
@@ -113,18 +126,16 @@ export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, sc
   if (!/^application\/json\b/i.test(type)) {
     throw new RequestBodyError('unsupported-media-type', `send the body as JSON with 'content-type: application/json' (got '${type || 'none'}').`);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_JSON_BODY) throw new RequestBodyError('too-large', `the body is larger than ${MAX_JSON_BODY} bytes.`);
-    chunks.push(chunk as Buffer);
-  }
+  const max = Math.min(options.maxBytes ?? MAX_JSON_BODY, MAX_JSON_BODY);
+  const tooLarge = () => new RequestBodyError('too-large', `the body is larger than ${max} bytes, the most this route reads; nothing was done.`, { fix: `send at most ${max} bytes` });
+  // refused before a byte of it is read: nothing of a body declared too large is held
+  if (Number(req.headers['content-length'] ?? 0) > max) throw tooLarge();
+  const bytes = await bodyBytes(req, max, tooLarge, options.deadlineMs);
   let text: string;
   try {
     // JSON is UTF-8 (RFC 8259): bytes that are not would be replaced by U+FFFD, and a path
     // in the body would then name another file than the client's.
-    text = STRICT_UTF8.decode(Buffer.concat(chunks));
+    text = STRICT_UTF8.decode(bytes);
   } catch {
     throw new RequestBodyError('invalid-body', 'the body is not UTF-8; JSON must be sent as UTF-8 (a file name that is not UTF-8 cannot be sent in JSON).');
   }
@@ -140,6 +151,36 @@ export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, sc
     if (jsonNestsDeeperThan(raw, MAX_JSON_DEPTH)) throw new RequestBodyError('invalid-body', `the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels; nothing was done.`);
   }
   return validBody(schema, raw);
+}
+
+/**
+ * The body's bytes, at most `max`, within `deadlineMs` when given. A body refused part-way is left
+ * unread (never buffered further); its connection is the answer's to close.
+ */
+function bodyBytes(req: IncomingMessage, max: number, tooLarge: () => RequestBodyError, deadlineMs: number | undefined): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const timer =
+      deadlineMs === undefined
+        ? undefined
+        : setTimeout(() => stop(new RequestBodyError('too-slow', `the body did not arrive within ${deadlineMs} ms, the most this route waits; nothing was done.`, { fix: 'send the whole request at once' })), deadlineMs);
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) return stop(tooLarge());
+      chunks.push(chunk);
+    };
+    const onEnd = () => stop(undefined);
+    const onClose = () => stop(new RequestBodyError('invalid-body', 'the connection closed before the whole body arrived; nothing was done.'));
+    function stop(error: Error | undefined) {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', onEnd).off('error', stop).off('close', onClose);
+      if (error === undefined) return resolve(Buffer.concat(chunks));
+      req.pause();
+      reject(error);
+    }
+    req.on('data', onData).on('end', onEnd).on('error', stop).on('close', onClose);
+  });
 }
 
 /** Validates a parsed body; a problem is an `invalid-body` {@link RequestBodyError} naming each refused field. */

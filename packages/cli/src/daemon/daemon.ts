@@ -19,7 +19,7 @@ import { claimDataDir } from './data-dir-lock.js';
 import { commandDescendantsOf, killSurvivors, sandboxesUnder } from './descendants.js';
 import { dockerPlacer } from './docker-place.js';
 import { type ChosenDeployment, chooseDeployment } from './deployment.js';
-import { guardConnections } from './connection-guard.js';
+import { guardConnections, OPEN_BODY_DEADLINE_MS, OPEN_BODY_MAX_BYTES } from './connection-guard.js';
 import { EventLoopWatch } from './event-loop.js';
 import { EventHub } from './events.js';
 import { ApiError, bodyOf, sendError, sendJson } from './http.js';
@@ -159,7 +159,7 @@ async function startOn(
     ready(req, res).catch((error: unknown) => sendError(res, error instanceof AalisError && (error instanceof ApiError || HTTP_STATUS_BY_CODE[error.code] !== undefined) ? error : new ApiError('internal', `the daemon failed to answer: ${error instanceof Error ? error.message : String(error)}`)));
   });
   server.requestTimeout = 0; // tool calls wait for approvals and commands; each has its own timeout
-  guardConnections(server);
+  const guard = guardConnections(server);
   progress(`listening on ${host}…`);
   const port = await listen(server, options.port ?? config.server.port ?? DEFAULT_PORT, host);
 
@@ -292,7 +292,8 @@ async function startOn(
     if (isClaim) {
       // no token needed: the code is the credential, once (console-codes.ts)
       if (req.method !== 'POST') throw new ApiError('method-not-allowed', `${req.method} is not accepted on /api/console/claim; use POST.`);
-      const body = await bodyOf(req, ConsoleClaimBody);
+      // anyone who can connect may send this body, so it is small and prompt or refused
+      const body = await bodyOf(req, ConsoleClaimBody, { maxBytes: OPEN_BODY_MAX_BYTES, deadlineMs: OPEN_BODY_DEADLINE_MS });
       const claimed = consoleCodes.claim(body.for, body.id);
       const pages = { console: 'the console (/console)', pod: "the Isolation Pod's panel (/pod)" } as const;
       if (claimed.kind === 'other') {
@@ -316,6 +317,7 @@ async function startOn(
         res.setHeader('www-authenticate', 'Bearer realm="aalis-pod"');
         throw new ApiError('unauthorized', "the pod's API needs 'Authorization: Bearer <token>' or a pod capability: open the pod's panel from the console (cookies are not accepted).");
       }
+      if (!page) guard.admit(req);
       // the pod answers a capability with less (never another conversation), so it is told which
       if (podRoutes && (await podRoutes(req, res, url, owner ? 'owner' : 'capability'))) return;
       throw new ApiError('not-found', started.pod ? `the Isolation Pod did not start, or has no route ${url.pathname}.` : 'the Isolation Pod (@aalis/plugin-pod) is not installed in this daemon.');
@@ -327,6 +329,7 @@ async function startOn(
       res.setHeader('www-authenticate', 'Bearer realm="aalis"');
       throw new ApiError('unauthorized', "this needs the daemon's token or an adapter's: send 'Authorization: Bearer <token>' (the daemon's is in <data>/daemon/token, mode 0600; an adapter's is made by 'aalis adapter add').");
     }
+    guard.admit(req);
     if (client.kind === 'adapter') {
       const held = adapterRequests.get(client.name) ?? new Set<ServerResponse>();
       adapterRequests.set(client.name, held);

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AalisError, type AalisErrorOptions, httpStatusOf, readJsonBody, sendErrorAnswer } from '@aalis/core';
+import { AalisError, type AalisErrorOptions, httpStatusOf, type ReadJsonBodyOptions, readJsonBody, sendErrorAnswer } from '@aalis/core';
 import type { z } from 'zod';
 
 export { sendJson } from '@aalis/core';
@@ -36,7 +36,10 @@ export function sendError(res: ServerResponse, error: AalisError): void {
   sendErrorAnswer(res, error);
 }
 
-/** Reads a JSON body (at most 1 MiB) and validates it; a problem is core's `RequestBodyError` naming the field. */
-export function bodyOf<S extends z.ZodType>(req: IncomingMessage, schema: S): Promise<z.output<S>> {
-  return readJsonBody(req, schema);
+/**
+ * Reads a JSON body (at most 1 MiB, or `options.maxBytes`, within `options.deadlineMs` when given)
+ * and validates it; a problem is core's `RequestBodyError` naming the field.
+ */
+export function bodyOf<S extends z.ZodType>(req: IncomingMessage, schema: S, options: Pick<ReadJsonBodyOptions, 'maxBytes' | 'deadlineMs'> = {}): Promise<z.output<S>> {
+  return readJsonBody(req, schema, options);
 }
