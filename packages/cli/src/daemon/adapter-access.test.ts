@@ -4,7 +4,7 @@
 // anyone on any platform and joined any conversation).
 import { spawnSync } from 'node:child_process';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fchmodSync, mkdirSync, openSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -244,5 +244,61 @@ describe('aalis serve: an adapter acts within its platform', () => {
     expect(cli('add', 'upper', '--platform', 'Telegram').stderr).toMatch(/lower-case letters/);
     expect(cli('remove', 'cli-made').status).toBe(0);
     expect(cli('list').stdout).toMatch(/no adapters/);
+  });
+
+  // `aalis adapter add … > tg-bridge.token`, as the docs showed it, left the token in a file of
+  // mode 0644 (umask 022), readable by every local user (found by an attack).
+  it("'aalis adapter add --out FILE' writes the token to a new file of mode 0600, refusing an existing file or a symlink; a token sent to a file others can read is warned of", async () => {
+    const cli = (args: string[], stdout: 'pipe' | number = 'pipe') => spawnSync(process.execPath, [BIN, 'adapter', '--dir', dir, ...args], { env: childEnv({}), encoding: 'utf8', stdio: ['ignore', stdout, 'pipe'] });
+    const file = join(dir, 'out-bridge.token');
+    const made = cli(['add', 'out-bridge', '--platform', 'telegram', '--out', file]);
+    expect(made.status, made.stderr).toBe(0);
+    expect(made.stdout).toBe('');
+    expect(made.stderr).toContain(`its token is in ${file} (mode 0600)`);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const token = readFileSync(file, 'utf8').trim();
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(made.stderr).not.toContain(token);
+    // spawnSync held this process's event loop: let the client see the kept-alive connections the daemon closed meanwhile
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await daemon.api('GET', '/api/tools', undefined, token)).status).toBe(200);
+
+    // onto a file that exists, and through a symlink (to a file there, and to one not yet made): refused, nothing asked or written
+    const existing = join(dir, 'existing.token');
+    writeFileSync(existing, 'keep\n', { mode: 0o644 });
+    const target = join(dir, 'elsewhere.token');
+    const link = join(dir, 'link.token');
+    symlinkSync(target, link);
+    const toExisting = join(dir, 'elsewhere-existing.token');
+    writeFileSync(toExisting, 'kept\n');
+    const linkToExisting = join(dir, 'link-existing.token');
+    symlinkSync(toExisting, linkToExisting);
+    for (const [i, onto] of [existing, link, linkToExisting].entries()) {
+      const refused = cli(['add', `refused-${i}`, '--platform', 'telegram', '--out', onto]);
+      expect(refused.status).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toMatch(/--out .* was refused, as something is there already \(a file or a symlink\)[\s\S]*fix: name a file that does not exist yet/);
+    }
+    expect(readFileSync(existing, 'utf8')).toBe('keep\n');
+    expect(existsSync(target)).toBe(false);
+    expect(readFileSync(toExisting, 'utf8')).toBe('kept\n');
+    expect(cli(['list']).stdout).not.toMatch(/refused-/);
+
+    // the token to stdout, stdout a file others can read: warned, with the fix
+    const open = join(dir, 'redirected.token');
+    const fd = openSync(open, 'w', 0o644);
+    fchmodSync(fd, 0o644);
+    const redirected = cli(['add', 'redirected', '--platform', 'telegram'], fd);
+    closeSync(fd);
+    expect(redirected.status, redirected.stderr).toBe(0);
+    expect(readFileSync(open, 'utf8')).toMatch(/^[A-Za-z0-9_-]{43}\n$/);
+    expect(redirected.stderr).toMatch(/warning: the token went to a file other users can read \(mode 0644\)[\s\S]*fix: chmod 600 that file now, or make the token with --out FILE/);
+    // a private file, or a pipe: no warning
+    const closed = join(dir, 'private.token');
+    const fd2 = openSync(closed, 'w', 0o600);
+    const quiet = cli(['add', 'quiet', '--platform', 'telegram'], fd2);
+    closeSync(fd2);
+    expect(quiet.stderr).not.toMatch(/warning/);
+    expect(cli(['add', 'piped', '--platform', 'telegram']).stderr).not.toMatch(/warning/);
   });
 });
