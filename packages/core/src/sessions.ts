@@ -165,6 +165,11 @@ export class Sessions {
     return record === undefined ? undefined : view(record);
   }
 
+  /** The scope a conversation was opened in (`platform:userId` of the person whose settings it took), without creating it. */
+  async scopeOf(id: string): Promise<string | undefined> {
+    return (await this.#loaded(id))?.scope;
+  }
+
   /** A digest of a conversation's history and context, to show nobody else changed them. */
   async fingerprint(id: string): Promise<string> {
     return fingerprintOf(await this.#record(id));

@@ -100,12 +100,27 @@ interface Route {
   readonly adapters?: true;
 }
 
+/**
+ * The kernel's root of a conversation it holds, noted in the index from the conversation's own
+ * record when the index lacks it: the platform of the person it was opened for (its scope). A
+ * daemon killed between the kernel's write and the index's left such a conversation, refused to
+ * its own adapter for good (found by an attack). One opened for nobody (`anonymous`) stays unnoted.
+ */
+async function rootNoted(ctx: ApiContext, id: string): Promise<string> {
+  const root = await sessionsOf(ctx).rootOf(id);
+  if (ctx.index.platformOf(root) === undefined) {
+    const platform = /^([^:]+):/.exec((await sessionsOf(ctx).scopeOf(root)) ?? '')?.[1];
+    if (platform !== undefined) await ctx.index.seen(root, platform);
+  }
+  return root;
+}
+
 /** Refuses a conversation the daemon has not seen, and one the client may not touch as if it were not there (an adapter learns nothing of another platform's). */
 async function knownTo(ctx: ApiContext, client: ApiClient, id: string): Promise<void> {
   await known(ctx, id);
   if (client.kind === 'owner') return;
   try {
-    checkKnownConversationOf(client, id, await sessionsOf(ctx).rootOf(id), ctx.index);
+    checkKnownConversationOf(client, id, await rootNoted(ctx, id), ctx.index);
   } catch {
     throw unknownConversation(id);
   }
@@ -139,7 +154,7 @@ async function checkTurn(ctx: ApiContext, client: ApiClient, turn: OriginTurn): 
   checkTurnOf(client, turn, ctx.index);
   if (client.kind === 'owner') return;
   for (const id of [turn.session.id, turn.session.rootId]) {
-    if (id !== undefined && (await sessionsOf(ctx).has(id))) checkKnownConversationOf(client, id, await sessionsOf(ctx).rootOf(id), ctx.index);
+    if (id !== undefined && (await sessionsOf(ctx).has(id))) checkKnownConversationOf(client, id, await rootNoted(ctx, id), ctx.index);
   }
 }
 
