@@ -8,7 +8,7 @@ export type OriginCategory = (typeof ORIGIN_CATEGORIES)[number];
 
 /**
  * An id a turn carries: non-empty, and an id by {@link idProblem}'s rule (well-formed Unicode, at
- * most `MAX_ID_BYTES` (256) bytes, no control or bidirectional formatting character).
+ * most `MAX_ID_BYTES` (256) bytes, no control, formatting or invisible character).
  */
 const TurnId = z
   .string()

@@ -24,7 +24,6 @@ export const MAX_ID_BYTES = 256;
  * characters (marks, embeddings, overrides, isolates). Shown to a person, `telegram:\u202ecli`
  * reads as another id than it is; an id is a name, never text to lay out.
  */
-const ID_FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 /**
  * What is wrong with `id` as an id, as the end of a sentence about it (`id ${problem}`); `undefined`
@@ -39,7 +38,7 @@ export function idProblem(id: string): string | undefined {
   if (bytes > MAX_ID_BYTES) return `is ${bytes} bytes in UTF-8, over the ${MAX_ID_BYTES} an id may have; send a shorter id (a platform's own chat or user id, a UUID)`;
   const bad = ID_FORBIDDEN.exec(id)?.[0];
   if (bad !== undefined) {
-    return `holds U+${(bad.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}, a control or bidirectional formatting character, which an id may not hold (it would be shown as another id); send the id without it`;
+    return `holds U+${(bad.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}, a control, formatting or invisible character, which an id may not hold (it would be shown as another id, or as nothing); send the id without it`;
   }
   return undefined;
 }
@@ -74,6 +73,14 @@ export function shownBytes(bytes: Uint8Array): string {
  * shows a person text from elsewhere (the CLI, the console, the pod's panel) escapes these, from here.
  */
 export const UNSHOWN_CHARACTERS = String.raw`[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb]`;
+
+/**
+ * What an id may not hold: whatever text shows as something else or as nothing (controls,
+ * formatting and bidi characters, zero-width ones, line separators, tags; the same set an ask's
+ * text escapes, {@link UNSHOWN_CHARACTERS}), so `telegram:cli\u200b` is never a second `telegram:cli`
+ * (found by an attack).
+ */
+const ID_FORBIDDEN = new RegExp(String.raw`[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]|${UNSHOWN_CHARACTERS}`, 'u');
 
 /**
  * Every control (`\p{Cc}`), format (`\p{Cf}`: bidi embeddings, overrides and isolates, zero-width

@@ -44,6 +44,15 @@ describe('core.hooksPath names a landing', { timeout: 60_000 }, () => {
     expect(hooksPathDirs(join(ws, 'sub-dir-not-there'), noSystem).sort()).toEqual(expected);
   });
 
+  it('a relative hooksPath that goes up from a link is where git looks: up from where the link leads', () => {
+    const other = join(root, 'dotdot-repo');
+    execFileSync('git', ['init', '-q', other], { env: gitEnv });
+    mkdirSync(join(other, 'deep', 'dir'), { recursive: true });
+    symlinkSync('deep/dir', join(other, 'lnk'));
+    execFileSync('git', ['-C', other, 'config', 'core.hooksPath', 'lnk/../hk'], { env: gitEnv });
+    expect(hooksPathDirs(other, noSystem)).toContain(join(other, 'deep', 'hk'));
+  });
+
   it('a hooks directory behind a symlink is a landing by its name and by its target', () => {
     const other = join(root, 'other-repo');
     execFileSync('git', ['init', '-q', other], { env: gitEnv });

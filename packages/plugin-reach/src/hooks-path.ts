@@ -1,5 +1,5 @@
 import { isAbsolute, join, resolve } from 'node:path';
-import { expandHome, GitConfigUnreadableError, gitConfigValues } from '@aalis/core';
+import { expandHome, GitConfigUnreadableError, gitConfigValues, resolutionOf } from '@aalis/core';
 import { PathRefusedError } from './path-refused.js';
 import { repoOf } from './git-dirs.js';
 import { realPathOfSync } from './real-path.js';
@@ -45,6 +45,9 @@ export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] 
       // directory of one's own must be a landing write too
       dirs.add(named);
       dirs.add(realPathOfSync(named));
+      // and as git's lookup goes, a name at a time: `lnk/../hk` is up from where `lnk` leads, not `hk` (found by an attack)
+      const way = resolutionOf(isAbsolute(expanded) ? '/' : top, expanded);
+      if (way.target !== undefined) dirs.add(way.target);
     }
   }
   // a file an include names is git's configuration as much as .git/config (core.fsmonitor, aliases,

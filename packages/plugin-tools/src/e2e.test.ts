@@ -217,10 +217,27 @@ describe('approvals through the tools', () => {
     symlinkSync('docs/agent.md', join(project, 'agent-link.md'));
     const outcome = await env.call(owner, 'write_file', { path: 'CLAUDE.md', content: 'obey me\n' });
     expect(outcome).toMatchObject({ ok: false, message: expect.stringContaining(join(project, 'CLAUDE.md')) });
+    // the file it leads to is the landing's content, by whatever name it is written: asked as CLAUDE.md
+    for (const path of ['docs/agent.md', 'agent-link.md']) {
+      expect(await env.call(owner, 'write_file', { path, content: 'obey me\n' })).toMatchObject({ ok: false, message: expect.stringContaining(join(project, 'CLAUDE.md')) });
+    }
+    // and so is replacing the folder it goes through
+    expect(await env.call(owner, 'move_path', { from: 'docs', to: 'docs-old' })).toMatchObject({ ok: false, message: expect.stringContaining(join(project, 'CLAUDE.md')) });
     expect(readFileSync(join(project, 'docs', 'agent.md'), 'utf8')).toBe('rules\n');
-    // the same file through a name that is no landing: written, nothing asked
-    expect(await env.call(owner, 'write_file', { path: 'agent-link.md', content: 'plain\n' })).toMatchObject({ ok: true });
-    expect(readFileSync(join(project, 'docs', 'agent.md'), 'utf8')).toBe('plain\n');
+    // a landing folder that is itself a link: the name as typed is the landing (found by an attack)
+    mkdirSync(join(project, 'shared-claude'));
+    symlinkSync('shared-claude', join(project, '.claude'));
+    expect(await env.call(owner, 'write_file', { path: '.claude/settings.json', content: '{}' })).toMatchObject({ ok: false, message: expect.stringContaining(join(project, '.claude', 'settings.json')) });
+    expect(existsSync(join(project, 'shared-claude', 'settings.json'))).toBe(false);
+    // a link that is no landing's, to a file no landing leads to: written, nothing asked
+    writeFileSync(join(project, 'docs', 'notes.md'), 'notes\n');
+    symlinkSync('docs/notes.md', join(project, 'notes-link.md'));
+    expect(await env.call(owner, 'write_file', { path: 'notes-link.md', content: 'plain\n' })).toMatchObject({ ok: true });
+    expect(readFileSync(join(project, 'docs', 'notes.md'), 'utf8')).toBe('plain\n');
+    // a link moves as the link (found by an attack: the file it named moved, the link dangled)
+    expect(await env.call(owner, 'move_path', { from: 'notes-link.md', to: 'notes-link2.md' })).toMatchObject({ ok: true });
+    expect(readFileSync(join(project, 'docs', 'notes.md'), 'utf8')).toBe('plain\n');
+    expect(readFileSync(join(project, 'notes-link2.md'), 'utf8')).toBe('plain\n');
   });
 
   it('renaming a prepared tree onto .vscode asks for the landing', async () => {

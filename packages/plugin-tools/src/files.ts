@@ -1,8 +1,9 @@
-import { lstat } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { defineTool, listDirNoFollow, openForRead, readFileNoFollow, renameNoFollow, SafeFileError, shownBytes, type TempJournal, ToolError, utf8NameOf, walkTreeNoFollow, writeFileAtomic } from '@aalis/core';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
+import { landingLinksThrough } from './landing-links.js';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
 import { toolPathOf } from './tool-path.js';
 
@@ -94,12 +95,51 @@ async function checkedWriteTarget(ctx: Parameters<typeof readFileTool.handler>[0
   // a write through a name is a write to that name too: a landing that is a symlink (CLAUDE.md ->
   // docs/agent.md) is judged by its name, not only by where it leads (found by an attack on the
   // sandbox's commit, the same seam on this side)
-  // (the name in its real folder: a folder reached through a symlink, /var on macOS, is no landing)
-  const absolute = resolve(credential.home ?? process.cwd(), rawPath);
-  const named = join(await target(credential.home, dirname(absolute), param), basename(absolute));
-  if (named !== path && (await lstat(named).catch(() => undefined))?.isSymbolicLink()) await requireOrThrow(credential, { effect: 'write', path: named });
+  for (const named of await typedNames(resolve(credential.home ?? process.cwd(), rawPath), credential.home)) {
+    if (named !== path) await requireOrThrow(credential, { effect: 'write', path: named });
+  }
   await requireOrThrow(credential, { effect: 'write', path });
+  // and a write on the way a landing link resolves (its target, a folder or link it goes through) is one to that landing
+  for (const landing of landingLinksThrough(credential, path)) await requireOrThrow(credential, { effect: 'write', path: landing });
   return path;
+}
+
+/**
+ * The path as typed, from each symlink on its way that judging it by its real path passes over:
+ * the rest of the typed path under the link's real folder. Every link in the main directory
+ * counts (`.git/hooks -> ../githooks`: `.git/hooks/pre-commit` is a landing by that name; found by
+ * an attack), and the final name anywhere (`~/.bashrc -> dotfiles/bashrc`); a link above the main
+ * directory (`/var` on macOS, a symlinked home) names no landing of its own and is passed over.
+ */
+async function typedNames(absolute: string, home: string | undefined): Promise<string[]> {
+  const parts = absolute.split('/').filter((p) => p !== '');
+  const out: string[] = [];
+  let real = '/';
+  for (let i = 0; i < parts.length; i++) {
+    const next = join(real, parts[i]!);
+    const st = await lstat(next).catch(() => undefined);
+    if (st === undefined) break; // missing: nothing past it is a link
+    if (!st.isSymbolicLink()) {
+      real = next;
+      continue;
+    }
+    const last = i === parts.length - 1;
+    if (last || (home !== undefined && (next === home || next.startsWith(`${home}/`)))) out.push(join(next, ...parts.slice(i + 1)));
+    try {
+      real = await realpath(next);
+    } catch {
+      break; // dangling: nothing past it to look up
+    }
+  }
+  return out;
+}
+
+/** The path of a typed name that is itself a symlink, in its folder's real path; undefined for anything else. */
+async function linkItself(home: string | undefined, rawPath: string): Promise<string | undefined> {
+  const absolute = resolve(home ?? process.cwd(), rawPath);
+  if (absolute === '/') return undefined;
+  const named = join(await target(home, dirname(absolute)), basename(absolute));
+  return (await lstat(named).catch(() => undefined))?.isSymbolicLink() ? named : undefined;
 }
 
 /** Writes a whole file, creating its directories. */
@@ -149,7 +189,14 @@ export const movePathTool = defineTool({
   risk: 'medium',
   async handler(ctx, params) {
     const credential = credentialOf(ctx);
-    const from = await checkedWriteTarget(ctx, params.from, 'from');
+    // a link is moved as the link, as `mv` does (found by an attack: the folder it named was moved
+    // and the link left dangling): its own name, in its real folder, is what is judged and moved
+    const link = await linkItself(credential.home, params.from);
+    const from = link ?? (await checkedWriteTarget(ctx, params.from, 'from'));
+    if (link !== undefined) {
+      await requireOrThrow(credential, { effect: 'write', path: link });
+      for (const landing of landingLinksThrough(credential, link)) await requireOrThrow(credential, { effect: 'write', path: landing });
+    }
     const to = await checkedWriteTarget(ctx, params.to, 'to');
     const stat = await lstat(from).catch(() => {
       throw new ToolError('failed', `cannot move ${from}: it does not exist.`);

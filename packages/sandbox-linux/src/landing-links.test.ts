@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { linkChainOf } from './landing-links.js';
+import { linkChainOf } from '@aalis/core';
 import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
@@ -30,8 +30,16 @@ describe('linkChainOf', () => {
     symlinkSync('v2', join(d, 'tools', 'current'));
     symlinkSync('tools/current/f', join(d, 'link'));
     symlinkSync('tools/missing/g', join(d, 'dangling'));
-    expect(linkChainOf(join(d, 'link'))).toEqual({ through: expect.arrayContaining([d, join(d, 'tools'), join(d, 'tools', 'current'), join(d, 'tools', 'v2')]), target: join(d, 'tools', 'v2', 'f') });
-    expect(linkChainOf(join(d, 'dangling')).target).toBe(join(d, 'tools', 'missing', 'g'));
+    expect(linkChainOf(join(d, 'link'))).toEqual({ through: [join(d, 'tools'), join(d, 'tools', 'current'), join(d, 'tools', 'v2')], target: join(d, 'tools', 'v2', 'f') });
+    // the first missing name is on the way too: made a symlink, it would send the rest elsewhere
+    expect(linkChainOf(join(d, 'dangling'))).toEqual({ through: [join(d, 'tools'), join(d, 'tools', 'missing')], target: join(d, 'tools', 'missing', 'g') });
+    // `..` from where the kernel is, not collapsed as text (found by an attack): current/.. is tools/v2/.., that is tools
+    symlinkSync('tools/current/../x', join(d, 'up'));
+    expect(linkChainOf(join(d, 'up')).target).toBe(join(d, 'tools', 'x'));
+    mkdirSync(join(d, 'deep', 'dir'), { recursive: true });
+    symlinkSync('deep/dir', join(d, 'lnk'));
+    symlinkSync('lnk/../hook.sh', join(d, 'hook'));
+    expect(linkChainOf(join(d, 'hook')).target).toBe(join(d, 'deep', 'hook.sh'));
     symlinkSync('loop-b', join(d, 'loop-a'));
     symlinkSync('loop-a', join(d, 'loop-b'));
     expect(linkChainOf(join(d, 'loop-a')).target).toBeUndefined();
@@ -67,14 +75,41 @@ describe('a landing symlink is protected along the way it resolves', { timeout: 
     expect(readFileSync(join(s.ws, '.git', 'hooks', 'post-checkout'), 'utf8')).toBe(HOOK);
   });
 
-  it('a landing link whose target is missing: making the target is refused (agent instructions, a hook)', async () => {
+  it('a landing link whose target is missing, at any depth: making the target, or the missing folder on its way, is refused', async () => {
+    mkdirSync(join(s.ws, 'docs'));
     symlinkSync('docs/agent.md', join(s.ws, 'CLAUDE.md'));
     symlinkSync('../../tools/missing-hook.sh', join(s.ws, '.git', 'hooks', 'pre-push'));
-    const r = await sandbox().run(req(s, ['sh', '-c', 'mkdir -p docs && echo "obey me" > docs/agent.md && echo "echo pwned" > tools/missing-hook.sh && echo fine > docs/readme.md'], { policy: workspacePolicy(s) }));
+    // deeper than the landing names looked for by the cwd (found by an attack: only the scan sees it)
+    mkdirSync(join(s.ws, 'sub'));
+    symlinkSync('notes/agent.md', join(s.ws, 'sub', 'CLAUDE.md'));
+    const r = await sandbox().run(
+      req(s, ['sh', '-c', 'echo "obey me" > docs/agent.md && echo "echo pwned" > tools/missing-hook.sh && mkdir sub/notes && echo "obey" > sub/notes/agent.md && echo fine > docs/readme.md'], { policy: workspacePolicy(s) }),
+    );
     expect(r.writeDenied, r.stderr).toBe(true);
     expect(existsSync(join(s.ws, 'docs', 'agent.md'))).toBe(false);
     expect(existsSync(join(s.ws, 'tools', 'missing-hook.sh'))).toBe(false);
+    expect(existsSync(join(s.ws, 'sub', 'notes'))).toBe(false);
     expect(readFileSync(join(s.ws, 'docs', 'readme.md'), 'utf8')).toBe('fine\n');
+  });
+
+  it('a hook link through `..` after a symlink, and a hooks folder that is itself a link: each way is protected as the kernel walks it', async () => {
+    const w = join(s.ws, 'w2');
+    mkdirSync(join(w, 'deep', 'dir'), { recursive: true });
+    execFileSync('git', ['init', '-q', w]);
+    symlinkSync('deep/dir', join(w, 'lnk'));
+    writeFileSync(join(w, 'deep', 'hook.sh'), HOOK);
+    symlinkSync('../../lnk/../hook.sh', join(w, '.git', 'hooks', 'pre-commit'));
+    // .git/hooks of another repository is a link to a folder whose hook links onward
+    const v = join(s.ws, 'w3');
+    mkdirSync(join(v, 'githooks'), { recursive: true });
+    execFileSync('git', ['init', '-q', v]);
+    rmSync(join(v, '.git', 'hooks'), { recursive: true });
+    symlinkSync('../githooks', join(v, '.git', 'hooks'));
+    symlinkSync('../scripts/pc.sh', join(v, 'githooks', 'pre-commit'));
+    const r = await sandbox().run(req(s, ['sh', '-c', 'echo "echo pwned" > w2/deep/hook.sh; mkdir -p w3/scripts && echo "echo pwned" > w3/scripts/pc.sh'], { policy: workspacePolicy(s) }));
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(readFileSync(join(w, 'deep', 'hook.sh'), 'utf8')).toBe(HOOK);
+    expect(existsSync(join(v, 'scripts', 'pc.sh'))).toBe(false);
   });
 
   it("a shell's start-up file kept in a dotfiles tree, behind a `current` link: moving the link is refused", async () => {
@@ -105,13 +140,20 @@ describe('a landing symlink is protected along the way it resolves', { timeout: 
     git(b, 'init', '-q');
     git(b, 'config', 'core.hooksPath', '.githooks');
     mkdirSync(join(b, '.githooks'));
+    // one whose hooksPath goes up from a link: git looks in deep/hk, not hk (found by an attack)
+    const c = join(s.ws, 'projC');
+    mkdirSync(join(c, 'deep', 'dir'), { recursive: true });
+    git(c, 'init', '-q');
+    symlinkSync('deep/dir', join(c, 'lnk'));
+    git(c, 'config', 'core.hooksPath', 'lnk/../hk');
     const r = await sandbox().run(
-      req(s, ['sh', '-c', 'echo "echo pwned" > projA/.bare/hooks/pre-commit && printf "[core]\\n\\tfsmonitor = touch pwned\\n" >> projA/.bare/config && echo "echo pwned" > projB/.githooks/pre-commit && echo fine > projB/notes.txt'], { policy: workspacePolicy(s) }),
+      req(s, ['sh', '-c', 'echo "echo pwned" > projA/.bare/hooks/pre-commit && printf "[core]\\n\\tfsmonitor = touch pwned\\n" >> projA/.bare/config && echo "echo pwned" > projB/.githooks/pre-commit && mkdir projC/deep/hk && echo "echo pwned" > projC/deep/hk/pre-commit && echo fine > projB/notes.txt'], { policy: workspacePolicy(s) }),
     );
     expect(r.writeDenied, r.stderr).toBe(true);
     expect(existsSync(join(a, '.bare', 'hooks', 'pre-commit'))).toBe(false);
     expect(readFileSync(join(a, '.bare', 'config'), 'utf8')).not.toContain('fsmonitor');
     expect(existsSync(join(b, '.githooks', 'pre-commit'))).toBe(false);
+    expect(existsSync(join(c, 'deep', 'hk'))).toBe(false);
     expect(readFileSync(join(b, 'notes.txt'), 'utf8')).toBe('fine\n');
   });
 });

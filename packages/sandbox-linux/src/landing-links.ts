@@ -1,8 +1,8 @@
-import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { escapePattern, type PathRule, type SandboxPolicy } from '@aalis/api-reach';
-import { expandHome, gitConfigValues, readRegularSync } from '@aalis/core';
+import { expandHome, gitConfigValues, type LinkChain, linkChainOf, readRegularSync, resolutionOf } from '@aalis/core';
 import { placeholderCandidates } from './placeholders.js';
 import { isWithin } from './rule-match.js';
 
@@ -29,57 +29,6 @@ function namesIn(dir: string): string[] {
  * it ends with everything under it.
  */
 
-/** How many symlinks the kernel follows in one lookup (MAXSYMLINKS). */
-const MAX_LINKS = 40;
-
-/** What resolving a symlink passes through: each directory and symlink on the way, and where it ends (there or not). */
-export interface LinkChain {
-  readonly through: readonly string[];
-  readonly target: string | undefined;
-}
-
-function parts(path: string): string[] {
-  return path.split('/').filter((p) => p !== '' && p !== '.');
-}
-
-/**
- * The names the kernel looks up to resolve the symlink at `link` (absolute), past the link itself.
- * A name missing on the way ends it: the rest is where the link would lead once made. Without a
- * target past {@link MAX_LINKS} links (a loop).
- */
-export function linkChainOf(link: string): LinkChain {
-  const through: string[] = [];
-  let pending = parts(resolve(dirname(link), readlinkSync(link)));
-  let cur = '/';
-  for (let hops = 1; pending.length > 0; ) {
-    const name = pending.shift()!;
-    if (name === '..') {
-      cur = dirname(cur);
-      continue;
-    }
-    const next = cur === '/' ? `/${name}` : `${cur}/${name}`;
-    let st: ReturnType<typeof lstatSync> | undefined;
-    try {
-      st = lstatSync(next);
-    } catch {
-      st = undefined; // missing (or closed to the daemon): the link leads here, once made
-    }
-    if (st === undefined) return { through, target: resolve(next, ...pending) };
-    if (st.isSymbolicLink()) {
-      through.push(next);
-      if (++hops > MAX_LINKS) return { through, target: undefined };
-      const to = readlinkSync(next);
-      pending = [...parts(to), ...pending];
-      if (isAbsolute(to)) cur = '/';
-      continue;
-    }
-    if (pending.length === 0) return { through, target: next };
-    through.push(next);
-    cur = next;
-  }
-  return { through, target: cur };
-}
-
 /**
  * The commit's extra landings for the landing symlinks among `candidates` (paths the scan matched
  * or the policy names, as the host has them now): every name each is resolved through that lies in
@@ -100,9 +49,9 @@ export function landingLinkRules(policy: SandboxPolicy, candidates: Iterable<str
     }
     if (!protectedPath(path)) continue;
     if (st.isSymbolicLink()) links.add(path);
-    else if (st.isDirectory()) {
-      // a landing folder's own links (`.git/hooks/pre-commit -> …`), dangling ones too: the scan
-      // reports only those that lead somewhere
+    // a landing folder's own links (`.git/hooks/pre-commit -> …`), dangling ones too, also when
+    // the folder is itself a link (`.git/hooks -> ../githooks`; found by an attack)
+    if (st.isDirectory() || (st.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isDirectory())) {
       for (const name of namesIn(path)) {
         const entry = `${path === '/' ? '' : path}/${name}`;
         if (lstatSync(entry, { throwIfNoEntry: false })?.isSymbolicLink() && protectedPath(entry)) links.add(entry);
@@ -127,7 +76,18 @@ function gitdirOf(dotGit: string): string | undefined {
   const read = readRegularSync(dotGit, { maxBytes: 4096, follow: false });
   if (read.kind !== 'read') return undefined;
   const m = /^gitdir:\s*(.+?)\s*$/m.exec(read.bytes.toString('utf8'));
-  return m === null ? undefined : resolve(dirname(dotGit), m[1]!);
+  return m === null ? undefined : resolvedFrom(dirname(dotGit), m[1]!).target;
+}
+
+/** {@link resolutionOf} from a directory given by any path (its real path taken first). */
+function resolvedFrom(dir: string, path: string): LinkChain {
+  let from = dir;
+  try {
+    from = realpathSync(dir);
+  } catch {
+    // not there: from its name
+  }
+  return resolutionOf(from, path);
 }
 
 /**
@@ -152,7 +112,8 @@ export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
     if (gitDir === undefined) continue;
     gitDirs.add(gitDir);
     const common = readRegularSync(join(gitDir, 'commondir'), { maxBytes: 4096, follow: false });
-    if (common.kind === 'read') gitDirs.add(resolve(gitDir, common.bytes.toString('utf8').trim()));
+    const commonDir = common.kind === 'read' ? resolvedFrom(gitDir, common.bytes.toString('utf8').trim()).target : undefined;
+    if (commonDir !== undefined) gitDirs.add(commonDir);
     const configs: string[] = [];
     for (const g of gitDirs) {
       rules.push({ path: join(g, 'hooks') }, { path: join(g, 'worktrees') }, { path: join(g, 'modules') });
@@ -165,13 +126,11 @@ export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
         for (const value of gitConfigValues(file, 'core', 'hookspath', home, 0, included)) {
           if (value === '') continue;
           const expanded = expandHome(value, home);
-          const named = isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded);
-          rules.push({ path: named });
-          try {
-            rules.push({ path: realpathSync(named) });
-          } catch {
-            // not there yet: by its name
-          }
+          // as git's lookup goes, one name at a time (`lnk/../hk` is where `lnk` leads, then up; found by an attack)
+          const way = resolvedFrom(top, expanded);
+          rules.push({ path: isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded) });
+          if (way.target !== undefined) rules.push({ path: way.target });
+          for (const p of way.through) exact(p);
         }
       }
       for (const file of included) rules.push({ path: file });

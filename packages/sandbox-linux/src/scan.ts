@@ -47,6 +47,8 @@ export interface HostFacts extends HostSocketFacts {
   readonly keepReadable?: readonly string[];
   /** Every path a pattern matched (symlinks by their own path), before grouping: what existed, for the looks. */
   readonly matched?: readonly string[];
+  /** Symlinks a pattern matched that lead nowhere now: the commit protects the way they would resolve. */
+  readonly danglingLinks?: readonly string[];
   /** Directories the walk could not list (hidden whole, see {@link FoundEntry.hide}), for the report. */
   readonly unreadable?: readonly string[];
   /** Entries visited by the walk. */
@@ -223,9 +225,9 @@ export function scanHost(policy: SandboxPolicy, cwd: string, options: ScanOption
     if (k) kinds.set(p, k);
     else if (isSymlink(p)) dangling.push(p);
   }
-  const { found, matched, unreadable, visited } = findPatternMatches(policy, options, placeholders, cwd);
+  const { found, matched, unreadable, danglingLinks, visited } = findPatternMatches(policy, options, placeholders, cwd);
   const indexGen = treeIndex()?.synced;
-  return { kinds, found, matched, ...hostSocketFacts(), keepReadable: keepReadablePaths(), dangling, unreadable, visited, ...(indexGen === undefined ? {} : { indexGen }) };
+  return { kinds, found, matched, ...hostSocketFacts(), keepReadable: keepReadablePaths(), dangling, danglingLinks, unreadable, visited, ...(indexGen === undefined ? {} : { indexGen }) };
 }
 
 /**
@@ -260,6 +262,8 @@ export interface PatternMatches {
   /** Every matched path, also those grouped into a directory hidden whole. */
   readonly matched: string[];
   readonly unreadable: string[];
+  /** Matching symlinks that lead nowhere (the commit protects the way they would resolve: landing-links.ts). */
+  readonly danglingLinks: string[];
   readonly visited: number;
 }
 
@@ -277,10 +281,12 @@ export function findPatternMatches(
   cwd?: string,
 ): PatternMatches {
   const patterns = matchers(policy).flatMap((m) => ('pattern' in m ? [{ pattern: m.pattern }] : []));
-  if (patterns.length === 0) return { found: [], matched: [], unreadable: [], visited: 0 };
+  if (patterns.length === 0) return { found: [], matched: [], unreadable: [], danglingLinks: [], visited: 0 };
   const any = ruleSet(patterns); // every pattern and carve-out at once; invalid ones throw before any walk
   const found: FoundEntry[] = [];
   const unreadable: string[] = [];
+  // never replayed from a kept walk: a matching symlink keeps its walk and its directories from being kept
+  const danglingLinks: string[] = [];
   let visited = 0;
   const cache = options.noCache ? undefined : listingCacheFor(JSON.stringify(patterns), (path) => any.covers(path));
   // each walk is given again while every directory it listed last time is unchanged (scan-reuse.ts),
@@ -373,6 +379,7 @@ export function findPatternMatches(
           rec?.volatile(); // its target is looked up each time: it may change outside the tree
           const real = realTarget(atFd(e.dirFd, e.name));
           if (real) found_({ path: real.path, kind: real.kind, via: e.path });
+          else danglingLinks.push(e.path);
         }
         return false;
       }
@@ -421,7 +428,7 @@ export function findPatternMatches(
   const stale = lastReuseFileLoad?.kind === 'loaded' && lastReuseFileLoad.walks.some((w) => !walkKeys.has(w.key)); // another scan's walks
   if (reusable && reuseFile !== undefined && (reuse.dirty || stale)) storeReuseFile(reuseFile, reuse.persisted(walkKeys)); // this scan's walks only: a small file, read whole by the next process
   const keepVisible = [...named, ...(cwd ? [cwd] : [])];
-  return { found: groupHidden(found, evaluator, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, visited };
+  return { found: groupHidden(found, evaluator, keepVisible, options.maxHiddenMounts ?? MAX_HIDDEN_MOUNTS), matched: [...seen], unreadable, danglingLinks, visited };
 }
 
 /**

@@ -793,7 +793,7 @@ export class LinuxSandbox implements SandboxService {
     }
     const runPlan = this.runPlan(request, translation, tools, model, overlays.hideArgs, (bwrap, args, rootMap) => overlays.command(bwrap, args, rootMap));
     const spawned = await this.spawn(request, translation, runPlan, tools, () => {}, dir, overlays, undefined, onRelease);
-    return await this.finishOverlay(request, translation, dir, overlays, afterResult, spawned, landingLinkCandidates(policy, request.cwd, facts.found, facts.dangling));
+    return await this.finishOverlay(request, translation, dir, overlays, afterResult, spawned, landingLinkCandidates(policy, request.cwd, facts.found, [...(facts.dangling ?? []), ...(facts.danglingLinks ?? [])]));
   }
 
   /** The overlay run's commit and result, after its command ended. */
@@ -1065,7 +1065,7 @@ export class LinuxSandbox implements SandboxService {
     const token = randomBytes(16).toString('hex');
     const payload = shimPayload(request, { ...request.env, ...tmpEnv(policy.tmp) }, token);
     const spawned = await this.spawn(request, translation, now, tools, () => {}, dir, overlays, { prepared: warm, payload, token }, onRelease);
-    return await this.finishOverlay(request, translation, dir, overlays, afterResult, spawned, landingLinkCandidates(request.policy, request.cwd, facts.found, facts.dangling));
+    return await this.finishOverlay(request, translation, dir, overlays, afterResult, spawned, landingLinkCandidates(request.policy, request.cwd, facts.found, [...(facts.dangling ?? []), ...(facts.danglingLinks ?? [])]));
   }
 
   /** The launcher of a run, or none (the per-run chain): see {@link LinuxSandboxOptions.launcher}. */
