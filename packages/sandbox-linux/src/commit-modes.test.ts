@@ -66,6 +66,15 @@ describe('the commit judges modes and keeps files as they are', { timeout: 120_0
     }
   });
 
+  it('a file of a terabyte of holes is committed without reading them (its commit would otherwise hold the walks thread for an hour)', async () => {
+    writeFileSync(join(s.ws, 'huge.bin'), 'old\n'); // the host has it: committed by copy
+    const r = await sandbox().run(req(s, ['sh', '-c', 'truncate -s 1T huge.bin && printf end >> huge.bin'], { policy: policy() }));
+    expect(r.exitCode, r.stderr).toBe(0);
+    const st = statSync(join(s.ws, 'huge.bin'));
+    expect(st.size).toBe(2 ** 40 + 3);
+    expect(st.blocks * 512).toBeLessThan(1024 * 1024);
+  });
+
   it('as root: a copy that fails for want of space leaves no temp in the workspace, and says what was not committed', async () => {
     if (process.getuid?.() !== 0) return; // a small file system of its own needs a mount; CI runs as root
     const ws = mkdtempSync(join(s.root, 'small-'));
