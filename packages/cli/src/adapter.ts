@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { readErrorEnvelope } from '@aalis/core';
 import { daemonAddressFrom, takeOptions } from './daemon-address.js';
@@ -107,7 +107,13 @@ export async function adapterCommand(argv: readonly string[], io: CliIo): Promis
     const speaks = `adapter '${forTerminalLine(adapter.name)}' speaks for platform '${forTerminalLine(adapter.platform)}'`;
     if (outFd !== undefined) {
       try {
-        writeSync(outFd, `${token}\n`);
+        const line = Buffer.from(`${token}\n`);
+        for (let at = 0; at < line.length; ) at += writeSync(outFd, line, at);
+        fsyncSync(outFd); // on disk before it is said to be there: the daemon has the new token already
+      } catch (error) {
+        // the daemon holds the new token (a replaced one is revoked already), the file does not: said, with what to do
+        io.stderr(`${speaks}, but its token could not be written to ${forTerminalLine(out!)} (${(error as Error).message}); it is shown nowhere else, so the adapter has no working token now.\nfix: free the space or choose another place, then make a new one: 'aalis adapter add ${forTerminalLine(adapter.name)} --platform ${forTerminalLine(adapter.platform)} --replace --out FILE'\n`);
+        return 1;
       } finally {
         closeSync(outFd);
       }

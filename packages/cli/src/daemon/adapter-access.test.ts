@@ -2,7 +2,7 @@
 // takes turns, answers and lists only of that platform's people and conversations, and none of
 // the owner's routes (found by an attack: with the daemon's one token, a chat bridge vouched for
 // anyone on any platform and joined any conversation).
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fchmodSync, mkdirSync, openSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -300,5 +300,20 @@ describe('aalis serve: an adapter acts within its platform', () => {
     closeSync(fd2);
     expect(quiet.stderr).not.toMatch(/warning/);
     expect(cli(['add', 'piped', '--platform', 'telegram']).stderr).not.toMatch(/warning/);
+    // as root: a file system with no room for the token (found by an attack, h103: a replaced
+    // token was revoked and the new one lost, said nowhere) fails with the way out
+    if (process.getuid?.() === 0) {
+      const full = join(dir, 'full');
+      mkdirSync(full);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', full]);
+      try {
+        writeFileSync(join(full, 'filler'), Buffer.alloc(4096));
+        const lost = cli(['add', 'out-bridge', '--platform', 'telegram', '--replace', '--out', join(full, 'tg.token')]);
+        expect(lost.status).toBe(1);
+        expect(lost.stderr).toMatch(/its token could not be written to .*full\/tg\.token[\s\S]*the adapter has no working token now[\s\S]*fix: .*--replace --out FILE/);
+      } finally {
+        execFileSync('umount', [full]);
+      }
+    }
   });
 });
