@@ -41,12 +41,12 @@ export { atFd, type DirId, DirMovedError, idOf, MountInTreeError, mountIdOf, nam
 export {
   cleanStaleTemps,
   copyFileAtomic,
-  copyOpenedFileAtomic,
   isTempName,
   listDirNoFollow,
   makeDirs,
   moveAside,
   openForAppend,
+  type OpenedSource,
   openForRead,
   readFileNoFollow,
   type RenameOptions,

@@ -237,42 +237,43 @@ export async function readFileNoFollow(path: SafePath, maxBytes = 64 * 1024 * 10
   }
 }
 
-/**
- * Copies the regular file `source` onto `target` atomically, neither followed through a symlink.
- * Returns the bytes copied; more than `maxBytes` is refused and leaves the target as it was.
- */
-export async function copyFileAtomic(source: SafePath, target: SafePath, options: WriteOptions & { readonly maxBytes?: number } = {}): Promise<number> {
-  const input = await openForRead(source);
-  try {
-    return await copyOpenedFileAtomic(input, shownPath(source), target, options);
-  } finally {
-    await input.close();
-  }
+/** A regular file already opened and judged (a walk's, tree-walk.ts `openWalkedFile`), with the name a refusal shows; the caller closes it. */
+export interface OpenedSource {
+  readonly handle: FileHandle;
+  readonly shown: string;
 }
 
 /**
- * Copies a regular file already opened and judged (a walk's, tree-walk.ts `openWalkedFile`) onto
- * `target` as {@link copyFileAtomic} does; `shown` names the source in a refusal. The caller closes `input`.
+ * Copies the regular file `source` onto `target` atomically, neither followed through a symlink.
+ * `source` is a judged path, or a file already opened ({@link OpenedSource}). Returns the bytes
+ * copied; more than `maxBytes` is refused and leaves the target as it was.
  */
-export async function copyOpenedFileAtomic(input: FileHandle, shown: string, target: SafePath, options: WriteOptions & { readonly maxBytes?: number } = {}): Promise<number> {
+export async function copyFileAtomic(source: SafePath | OpenedSource, target: SafePath, options: WriteOptions & { readonly maxBytes?: number } = {}): Promise<number> {
+  const opened = typeof source === 'object' && !Buffer.isBuffer(source);
+  const input = opened ? source.handle : await openForRead(source);
+  const shown = opened ? source.shown : shownPath(source);
   let total = 0;
-  const mode = options.mode ?? ((await input.stat()).mode & 0o777);
-  await replaceFile(
-    target,
-    async (output) => {
-      const buffer = Buffer.alloc(1024 * 1024);
-      for (;;) {
-        const { bytesRead } = await input.read(buffer, 0, buffer.length, total);
-        if (bytesRead === 0) return;
-        total += bytesRead;
-        if (options.maxBytes !== undefined && total > options.maxBytes) {
-          throw new SafeFileError('io', shown, `it holds more than the ${options.maxBytes} bytes allowed; nothing was written.`);
+  try {
+    const mode = options.mode ?? ((await input.stat()).mode & 0o777);
+    await replaceFile(
+      target,
+      async (output) => {
+        const buffer = Buffer.alloc(1024 * 1024);
+        for (;;) {
+          const { bytesRead } = await input.read(buffer, 0, buffer.length, total);
+          if (bytesRead === 0) return;
+          total += bytesRead;
+          if (options.maxBytes !== undefined && total > options.maxBytes) {
+            throw new SafeFileError('io', shown, `it holds more than the ${options.maxBytes} bytes allowed; nothing was written.`);
+          }
+          await writeAll(output, buffer.subarray(0, bytesRead));
         }
-        await writeAll(output, buffer.subarray(0, bytesRead));
-      }
-    },
-    { ...options, mode },
-  );
+      },
+      { ...options, mode },
+    );
+  } finally {
+    if (!opened) await input.close();
+  }
   return total;
 }
 

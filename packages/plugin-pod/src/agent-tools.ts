@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { inKernelTree, type MovedAside, pathIsUnder, type SandboxPolicy, type SandboxRunResult, type SandboxService, SandboxUnavailableError, sandboxPolicyAllows } from '@aalis/api-reach';
-import { AalisError, copyFileAtomic, copyOpenedFileAtomic, listDirNoFollow, makeDirs, openForRead, openWalkedFile, SafeFileError, shownBytes, type TempRecorder, utf8NameOf, walkTreeNoFollow, writeFileAtomic } from '@aalis/core';
+import { AalisError, copyFileAtomic, listDirNoFollow, makeDirs, openForRead, openWalkedFile, SafeFileError, shownBytes, type TempRecorder, utf8NameOf, walkTreeNoFollow, writeFileAtomic } from '@aalis/core';
 import { realPathOf } from '@aalis/plugin-reach';
 import { z } from 'zod';
 import type { PodToolName } from './config.js';
@@ -291,7 +291,7 @@ async function copyTree(ctx: AgentToolContext, from: string, to: string, acc: { 
     const input = await openWalkedFile(entry);
     try {
       if (acc.bytes + (await input.stat()).size > MAX_COPY_BYTES) throw tooLarge();
-      acc.bytes += await copyOpenedFileAtomic(input, source, target, { createParents: true, journal: ctx.journal, maxBytes: MAX_COPY_BYTES - acc.bytes });
+      acc.bytes += await copyFileAtomic({ handle: input, shown: source }, target, { createParents: true, journal: ctx.journal, maxBytes: MAX_COPY_BYTES - acc.bytes });
     } finally {
       await input.close();
     }

@@ -1,6 +1,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { defineTool, listDirNoFollow, openForRead, readFileNoFollow, renameNoFollow, SafeFileError, shownBytes, type TempJournal, ToolError, utf8NameOf, walkTreeNoFollow, writeFileAtomic } from '@aalis/core';
+import { pathIsUnder } from '@aalis/api-reach';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
 import { landingLinksThrough } from './landing-links.js';
@@ -124,7 +125,7 @@ async function typedNames(absolute: string, home: string | undefined): Promise<s
       continue;
     }
     const last = i === parts.length - 1;
-    if (last || (home !== undefined && (next === home || next.startsWith(`${home}/`)))) out.push(join(next, ...parts.slice(i + 1)));
+    if (last || (home !== undefined && pathIsUnder(next, home, platform))) out.push(join(next, ...parts.slice(i + 1)));
     try {
       real = await realpath(next);
     } catch {

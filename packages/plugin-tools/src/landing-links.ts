@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { landingNames, type ReachCredential, type SandboxPolicy } from '@aalis/api-reach';
+import { landingNames, pathIsUnder, type ReachCredential, type SandboxPolicy } from '@aalis/api-reach';
 import { linkChainOf } from '@aalis/core';
 
 /** The most entries of one landing folder looked at for links: hooks folders hold a few dozen. */
@@ -53,7 +53,7 @@ export function landingLinksThrough(credential: ReachCredential, path: string): 
     } catch {
       continue; // changed while read
     }
-    if (through.includes(path) || (target !== undefined && (path === target || path.startsWith(`${target}/`)))) found.push(link);
+    if (through.includes(path) || (target !== undefined && pathIsUnder(path, target, process.platform))) found.push(link);
   }
   return found;
 }

@@ -134,8 +134,9 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     return undefined;
   };
   /** A mode as committed: never writable by every local user (said in a note). */
-  const keptMode = (path: string, mode: number, what: 'folder' | 'file' = 'folder'): number => {
-    if ((mode & 0o002) === 0) return mode;
+  const keptMode = (path: string, mode: number, what: 'folder' | 'file' = 'folder', before = 0): number => {
+    // a bit the host's entry had already is the owner's choice, kept (another owner's 0666 file stays 0666)
+    if ((mode & 0o002 & ~before) === 0) return mode;
     notes.push(`aalis: ${path}: the ${what} was committed without the write bit for other users the command gave it (${mode.toString(8)}): every user of this machine could have written there\n`);
     return mode & ~0o002;
   };
@@ -305,7 +306,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     unlinkSync(atFd(fromFd, from));
     return true;
   };
-  const placeFile = (upperFd: number, hostFd: number, name: Buffer, path: string, st: Stats, move: boolean, replace: boolean): boolean => {
+  const placeFile = (upperFd: number, hostFd: number, name: Buffer, path: string, st: Stats, move: boolean, replace: boolean, hostMode?: number): boolean => {
     if (move) {
       try {
         return putAt(upperFd, name, hostFd, name, replace);
@@ -331,7 +332,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
           try {
             copySparse(src, out);
             if (uid === 0) fchownSync(out, st.uid, st.gid);
-            fchmodSync(out, keptMode(path, st.mode & 0o7777, 'file'));
+            fchmodSync(out, keptMode(path, st.mode & 0o7777, 'file', hostMode));
             fsyncSync(out);
           } finally {
             closeSync(out);
@@ -548,7 +549,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     if (host && !host.isDirectory() && since !== undefined && changedSince(hostFd, name, since)) throw conflictKeeping(upperFd, name, st, path);
     if (host?.isDirectory() && !removeHost(hostFd, name, path, { upperFd, st })) return;
     // a file the host had (and kept since the start) is replaced; where there was none, one made since is never replaced
-    if (!placeFile(upperFd, hostFd, name, path, st, move, host !== undefined && !host.isDirectory())) throw conflictKeeping(upperFd, name, st, path);
+    const hostFile = host !== undefined && !host.isDirectory();
+    if (!placeFile(upperFd, hostFd, name, path, st, move, hostFile, hostFile ? host.mode & 0o7777 : undefined)) throw conflictKeeping(upperFd, name, st, path);
     committed.push(path);
   };
 
