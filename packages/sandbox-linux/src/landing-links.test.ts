@@ -112,6 +112,16 @@ describe('a landing symlink is protected along the way it resolves', { timeout: 
     expect(existsSync(join(v, 'scripts', 'pc.sh'))).toBe(false);
   });
 
+  it('a landing link that loops, and a .git file that names nothing, fail no commit: the rest of the run lands', async () => {
+    const w = join(s.ws, 'w4');
+    mkdirSync(w);
+    symlinkSync('AGENTS.md', join(w, 'AGENTS.md')); // a loop of one
+    writeFileSync(join(w, '.git'), 'not a gitdir line\n');
+    const r = await sandbox().run(req(s, ['sh', '-c', 'echo fine > notes.txt'], { policy: workspacePolicy(s), cwd: w }));
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(join(w, 'notes.txt'), 'utf8')).toBe('fine\n');
+  });
+
   it("a shell's start-up file kept in a dotfiles tree, behind a `current` link: moving the link is refused", async () => {
     const dot = join(s.ws, 'dotfiles');
     mkdirSync(join(dot, 'v2'), { recursive: true });

@@ -51,7 +51,7 @@ export function landingLinkRules(policy: SandboxPolicy, candidates: Iterable<str
     if (st.isSymbolicLink()) links.add(path);
     // a landing folder's own links (`.git/hooks/pre-commit -> …`), dangling ones too, also when
     // the folder is itself a link (`.git/hooks -> ../githooks`; found by an attack)
-    if (st.isDirectory() || (st.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isDirectory())) {
+    if (st.isDirectory() || (st.isSymbolicLink() && leadsToDirectory(path))) {
       for (const name of namesIn(path)) {
         const entry = `${path === '/' ? '' : path}/${name}`;
         if (lstatSync(entry, { throwIfNoEntry: false })?.isSymbolicLink() && protectedPath(entry)) links.add(entry);
@@ -69,6 +69,15 @@ export function landingLinkRules(policy: SandboxPolicy, candidates: Iterable<str
     if (chain.target !== undefined && inRoot(chain.target)) trees.add(chain.target);
   }
   return [...[...exact].map((p) => ({ pattern: `^${escapePattern(p)}$` })), ...[...trees].map((path) => ({ path }))];
+}
+
+/** Whether a symlink leads to a directory (a loop, a dangling link: no). */
+function leadsToDirectory(link: string): boolean {
+  try {
+    return statSync(link).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** The git directory a `.git` file points to (`gitdir: …`), or undefined when it says none. */
@@ -107,38 +116,43 @@ export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
     const st = lstatSync(dotGit, { throwIfNoEntry: false });
     if (st === undefined || st.isSymbolicLink()) continue; // a link is judged by the landing links
     const top = dirname(dotGit);
-    const gitDirs = new Set<string>();
-    const gitDir = st.isDirectory() ? dotGit : st.isFile() ? gitdirOf(dotGit) : undefined;
-    if (gitDir === undefined) continue;
-    gitDirs.add(gitDir);
-    const common = readRegularSync(join(gitDir, 'commondir'), { maxBytes: 4096, follow: false });
-    const commonDir = common.kind === 'read' ? resolvedFrom(gitDir, common.bytes.toString('utf8').trim()).target : undefined;
-    if (commonDir !== undefined) gitDirs.add(commonDir);
-    const configs: string[] = [];
-    for (const g of gitDirs) {
-      rules.push({ path: join(g, 'hooks') }, { path: join(g, 'worktrees') }, { path: join(g, 'modules') });
-      for (const name of ['config', 'config.worktree', 'commondir']) exact(join(g, name));
-      configs.push(join(g, 'config'), join(g, 'config.worktree'));
-    }
-    const included = new Set<string>();
     try {
-      for (const file of configs) {
-        for (const value of gitConfigValues(file, 'core', 'hookspath', home, 0, included)) {
-          if (value === '') continue;
-          const expanded = expandHome(value, home);
-          // as git's lookup goes, one name at a time (`lnk/../hk` is where `lnk` leads, then up; found by an attack)
-          const way = resolvedFrom(top, expanded);
-          rules.push({ path: isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded) });
-          if (way.target !== undefined) rules.push({ path: way.target });
-          for (const p of way.through) exact(p);
-        }
-      }
-      for (const file of included) rules.push({ path: file });
+      repoRules(dotGit, st.isDirectory(), st.isFile(), top, home, rules, exact);
     } catch {
-      rules.push({ path: top }); // its configuration cannot be read: the repository is protected whole
+      rules.push({ path: top }); // what it says cannot be read (a config that is no file, a way that changed): the repository is protected whole
     }
   }
   return rules;
+}
+
+/** {@link nestedRepoRules} for one repository (its `.git` a directory or a file); throws when what it says cannot be read. */
+function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string, home: string, rules: PathRule[], exact: (p: string) => void): void {
+  const gitDirs = new Set<string>();
+  const gitDir = isDir ? dotGit : isFile ? gitdirOf(dotGit) : undefined;
+  if (gitDir === undefined) return;
+  gitDirs.add(gitDir);
+  const common = readRegularSync(join(gitDir, 'commondir'), { maxBytes: 4096, follow: false });
+  const commonDir = common.kind === 'read' ? resolvedFrom(gitDir, common.bytes.toString('utf8').trim()).target : undefined;
+  if (commonDir !== undefined) gitDirs.add(commonDir);
+  const configs: string[] = [];
+  for (const g of gitDirs) {
+    rules.push({ path: join(g, 'hooks') }, { path: join(g, 'worktrees') }, { path: join(g, 'modules') });
+    for (const name of ['config', 'config.worktree', 'commondir']) exact(join(g, name));
+    configs.push(join(g, 'config'), join(g, 'config.worktree'));
+  }
+  const included = new Set<string>();
+  for (const file of configs) {
+    for (const value of gitConfigValues(file, 'core', 'hookspath', home, 0, included)) {
+      if (value === '') continue;
+      const expanded = expandHome(value, home);
+      // as git's lookup goes, one name at a time (`lnk/../hk` is where `lnk` leads, then up; found by an attack)
+      const way = resolvedFrom(top, expanded);
+      rules.push({ path: isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded) });
+      if (way.target !== undefined) rules.push({ path: way.target });
+      for (const p of way.through) exact(p);
+    }
+  }
+  for (const file of included) rules.push({ path: file });
 }
 
 /** `policy` with {@link landingLinkRules} and {@link nestedRepoRules} added to its landings, for the commit only (the sandbox's own view is unchanged). */
