@@ -2,7 +2,7 @@
 // a test adapter that replies by code, as a chat adapter would), the reach plugin, the tool
 // dispatcher, these tools and the real Linux sandbox (bubblewrap). Nothing is mocked.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
 import { type AccessTier, definePlugin, type OriginTurn, sessions, type ToolOutcome, tools } from '@aalis/core';
@@ -238,6 +238,10 @@ describe('approvals through the tools', () => {
     expect(await env.call(owner, 'move_path', { from: 'notes-link.md', to: 'notes-link2.md' })).toMatchObject({ ok: true });
     expect(readFileSync(join(project, 'docs', 'notes.md'), 'utf8')).toBe('plain\n');
     expect(readFileSync(join(project, 'notes-link2.md'), 'utf8')).toBe('plain\n');
+    // a link named as a secret is never written, moved as a link or not
+    symlinkSync('docs/notes.md', join(project, '.env.local'));
+    expect(await env.call(owner, 'move_path', { from: '.env.local', to: 'env-moved' })).toMatchObject({ ok: false, kind: 'denied' });
+    expect(lstatSync(join(project, '.env.local')).isSymbolicLink()).toBe(true);
   });
 
   it('renaming a prepared tree onto .vscode asks for the landing', async () => {

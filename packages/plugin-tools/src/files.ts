@@ -195,6 +195,7 @@ export const movePathTool = defineTool({
     const link = await linkItself(credential.home, params.from);
     const from = link ?? (await checkedWriteTarget(ctx, params.from, 'from'));
     if (link !== undefined) {
+      if (credential.exec !== 'host' && isNeverWritten(link, platform)) throw new ToolError('denied', neverWrittenMessage(link));
       await requireOrThrow(credential, { effect: 'write', path: link });
       for (const landing of landingLinksThrough(credential, link)) await requireOrThrow(credential, { effect: 'write', path: landing });
     }
