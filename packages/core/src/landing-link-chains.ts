@@ -1,0 +1,76 @@
+import { lstatSync, readdirSync, statSync } from 'node:fs';
+import { type LinkChain, linkChainOf } from './link-chain.js';
+
+/** The most entries of one landing folder looked at for links: hooks folders hold a few dozen. */
+export const LANDING_FOLDER_LINKS_MAX = 512;
+
+/** A landing that is a symlink, with the names it is resolved through and where it ends. */
+export interface LandingLink {
+  readonly link: string;
+  readonly chain: LinkChain;
+}
+
+/*
+ * A landing that is a symlink (`.git/hooks/pre-commit -> ../../scripts/pre-commit.sh`, `CLAUDE.md
+ * -> docs/agent.md`) is judged by its own name, but the names it is resolved through and the file
+ * it ends at are ordinary paths: writing one of them changes what runs (found by attacks, on the
+ * sandbox's commit and on the host-side tools). Both ask the same question of the host, here: which
+ * landings are symlinks, and through what.
+ */
+
+/**
+ * The landing symlinks among `candidates` (paths as the host has them now) and directly inside the
+ * candidates that are folders, also when the folder is itself a link (`.git/hooks -> ../githooks`),
+ * dangling links included; `isLanding` says which paths are landings. Each with its chain
+ * ({@link linkChainOf}); a link that changed while read is left out (the caller judges by name, as
+ * before). Never follows a link to list it except a landing folder's own.
+ */
+export function landingLinkChains(candidates: Iterable<string>, isLanding: (path: string) => boolean): LandingLink[] {
+  const links = new Set<string>();
+  for (const path of new Set(candidates)) {
+    const st = lstatOrNot(path);
+    if (st === undefined || !isLanding(path)) continue;
+    if (st.isSymbolicLink()) links.add(path);
+    if (st.isDirectory() || (st.isSymbolicLink() && leadsToDirectory(path))) {
+      for (const name of namesIn(path)) {
+        const entry = `${path === '/' ? '' : path}/${name}`;
+        if (lstatOrNot(entry)?.isSymbolicLink() && isLanding(entry)) links.add(entry);
+      }
+    }
+  }
+  const found: LandingLink[] = [];
+  for (const link of links) {
+    try {
+      found.push({ link, chain: linkChainOf(link) });
+    } catch {
+      // changed while read
+    }
+  }
+  return found;
+}
+
+/** The entry's own status, or undefined when there is none to be had (missing, a loop or a file on the way). */
+function lstatOrNot(path: string): ReturnType<typeof lstatSync> | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function namesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir).slice(0, LANDING_FOLDER_LINKS_MAX);
+  } catch {
+    return []; // unreadable: nothing can be followed there
+  }
+}
+
+/** Whether a symlink leads to a directory (a loop, a dangling link: no). */
+function leadsToDirectory(link: string): boolean {
+  try {
+    return statSync(link).isDirectory();
+  } catch {
+    return false;
+  }
+}
