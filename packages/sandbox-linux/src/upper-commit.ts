@@ -10,7 +10,9 @@ import { type OverlayXattrs, readOverlayXattrs, renameKeepsNoXattr } from './ove
 import { recordTemp } from './commit-journal.js';
 import { dirname, join } from 'node:path';
 import { CommitConflict, changedSince, conflictNote, dirChangedSince, type HostSide, mountAtOrUnder, readMountinfo, type Since, sameAsHost, treeChangedSince } from './commit-conflicts.js';
-import { policyEvaluatorOf } from './policy-evaluator.js';
+import { PROBE_CHILD, policyEvaluatorOf } from './policy-evaluator.js';
+import { newRepositoryVerdict } from './new-repository.js';
+import { isWithin } from './rule-match.js';
 import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
 import type { OverlayRoot } from './overlay-mount.js';
 import { removeAt } from './safe-move.js';
@@ -95,6 +97,7 @@ function chmodFromAbove(parentFd: number, name: Buffer, id: DirId, mode: number)
 
 const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
+const DOT_GIT = Buffer.from('.git');
 /** A whiteout: the overlay's mark of a removed entry, a character device 0:0. */
 const isWhiteout = (st: Stats) => st.isCharacterDevice() && st.rdev === 0;
 
@@ -125,8 +128,17 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   const conflicts: string[] = [];
   const failed: string[] = [];
   const keptAt: Record<string, string> = {};
+  // new repositories the command made whose shape runs nothing (new-repository.ts): data, committed
+  const newRepos: string[] = [];
   // a path the policy hides cannot be created or replaced from inside either (a `.env` the command wrote)
-  const writable = (path: string) => evaluator.writable(path) && !evaluator.hidden(path);
+  const writable = (path: string) => !evaluator.hidden(path) && (evaluator.writable(path) || (newRepos.length > 0 && newRepos.some((r) => isWithin(path, r))));
+  /** Admits the upper layer's `.git` folder at `path`, where the host has none, when its folder may hold new entries and its shape runs nothing; says why not otherwise. */
+  const admitNewRepository = (upperFd: number, name: Buffer, path: string): void => {
+    if (!evaluator.writable(join(dirname(path), PROBE_CHILD)) || evaluator.hidden(path)) return;
+    const verdict = newRepositoryVerdict(upperFd, name, openUpperDir);
+    if (verdict.inert) newRepos.push(path);
+    else notes.push(`aalis: ${path}: the new git repository the command made was not committed (rule: landing): ${verdict.why}\n`);
+  };
   /** Why a folder's new mode is not committed: a protected name, or one every local user could write in; undefined when it is. */
   const modeRefusal = (path: string, mode: number, before: number): string | undefined => {
     if (!writable(path)) return 'it is a protected name (a landing, the control plane or a hidden one), whose folder the command may not change';
@@ -488,6 +500,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       // a copy of a host folder (a file in it was changed) that the host removed or renamed during
       // the run: made again, it put back what the host had removed, unsaid (found by an attack)
       if (!host && hostDirChanged && copiedUp(rel)) throw conflictKeeping(upperFd, name, st, path, 'gone');
+      if (!host && only === undefined && name.equals(DOT_GIT) && !writable(path)) admitNewRepository(upperFd, name, path);
       if (!writable(path)) {
         refuseTree(upperFd, name, path);
         return;

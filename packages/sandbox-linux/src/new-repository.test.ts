@@ -1,0 +1,100 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gitConfigNotInert } from '@aalis/core';
+import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
+import { createLinuxSandbox } from './service.js';
+
+/*
+ * A repository a command makes (`git init`, `git clone`) is committed when it runs nothing of its
+ * own: hooks that are git's samples only, a config of the keys git writes. Before, every entry of
+ * a new `.git` was refused, and a project a command scaffolded came out without its repository.
+ * Real sandboxed commands, the overlay model; real git inside.
+ */
+
+let s: Scene;
+beforeAll(() => {
+  s = makeScene();
+});
+afterAll(() => execFileSync('rm', ['-rf', s.root]));
+
+const sandbox = () => createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, undoneDir: join(s.root, 'undone') });
+const run = (dir: string, script: string) => sandbox().run(req(s, ['sh', '-c', script], { policy: workspacePolicy(s), cwd: dir }));
+const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' });
+const fresh = (name: string) => {
+  const dir = join(s.ws, name);
+  mkdirSync(dir);
+  return dir;
+};
+
+describe('a new repository the command made', { timeout: 120_000 }, () => {
+  it('git init, a commit and a clone land whole, and git on the host reads them', async () => {
+    const d = fresh('made');
+    const r = await run(d, 'git init -q x && echo hi > x/a && git -C x add a && git -C x -c user.email=a@b -c user.name=a commit -qm first && git clone -q x y');
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.writeDenied, r.stderr).toBeFalsy();
+    expect(git(join(d, 'x'), 'log', '--format=%s')).toBe('first\n');
+    expect(git(join(d, 'y'), 'log', '--format=%s')).toBe('first\n');
+    expect(git(join(d, 'y'), 'config', 'remote.origin.url')).toBe(`${join(d, 'x')}\n`);
+    expect(readdirSync(join(d, 'x', '.git', 'hooks')).every((n) => n.endsWith('.sample'))).toBe(true);
+  });
+
+  // each is refused whole and said, and the rest of the run lands
+  it.each([
+    ['a hook', 'git init -q r && printf "#!/bin/sh\\necho pwned\\n" > r/.git/hooks/pre-commit && chmod +x r/.git/hooks/pre-commit', 'hooks/pre-commit is a hook git would run'],
+    ['a config key that runs a program', 'git init -q r && git -C r config core.fsmonitor "echo pwned"', 'sets core.fsmonitor'],
+    ['a remote reached by running a program', 'git init -q r && git -C r remote add origin "ext::sh -c echo"', 'git would reach by running a program'],
+    ['a value git would read past a quote', 'git init -q r && printf "[user]\\n\\tname = \\"a\\nb\\"\\n" >> r/.git/config', 'is not the plain'],
+    ['a symlink inside', 'git init -q r && ln -s /etc r/.git/objects/etc', 'objects/etc is a symlink'],
+    ['a commondir', 'git init -q r && echo /elsewhere > r/.git/commondir', 'points git at other git folders'],
+  ])('with %s stays a landing: refused, and the reason said', async (_what, script, why) => {
+    const d = fresh(`bad-${Math.random().toString(36).slice(2)}`);
+    const r = await run(d, `${script} && echo kept > note.txt`);
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(r.stderr).toContain(why);
+    expect(existsSync(join(d, 'r', '.git'))).toBe(false);
+    expect(readFileSync(join(d, 'note.txt'), 'utf8')).toBe('kept\n');
+  });
+
+  it("an existing repository's hooks and config stay landings: a sample written there is refused", async () => {
+    const d = fresh('existing');
+    git(d, 'init', '-q');
+    const config = readFileSync(join(d, '.git', 'config'), 'utf8');
+    const r = await run(d, 'git config user.name agent; echo "# more" >> .git/hooks/pre-push.sample');
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(readFileSync(join(d, '.git', 'config'), 'utf8')).toBe(config);
+  });
+
+  it('inside a landing folder, a new repository is no exception: .husky/r/.git is refused', async () => {
+    const d = fresh('in-landing');
+    const r = await run(d, 'git init -q .husky/r');
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(existsSync(join(d, '.husky'))).toBe(false);
+  });
+});
+
+describe('gitConfigNotInert', () => {
+  const plain = '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n[remote "origin"]\n\turl = https://example.invalid/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch "main"]\n\tremote = origin\n\tmerge = refs/heads/main\n';
+  it.each([
+    ['what git init and clone write', plain, undefined],
+    ['a comment line', `# made by git\n${plain}`, undefined],
+    ['an alias', `${plain}[alias]\n\tst = !sh -c x\n`, 'sets alias.st'],
+    ['an include', `${plain}[include]\n\tpath = ../x\n`, 'sets include.path'],
+    ['the old dotted section', '[remote.origin]\n\turl = x\n', 'is not the plain'],
+    ['a continued line', '[core]\n\tbare = fal\\\nse\n', 'is not the plain'],
+    ['a comment after a value', '[core]\n\tbare = false ; x\n', 'is not the plain'],
+    ['a key before any section', 'bare = false\n', 'before any section'],
+    ['a bare key (true by its name)', '[core]\n\tfsmonitor\n', 'is not the plain'],
+    ['a remote helper transport', '[remote "o"]\n\turl = ext::sh -c x\n', 'running a program'],
+    ['a uploadpack', '[remote "o"]\n\tuploadpack = touch x\n', 'sets remote."o".uploadpack'],
+    ['upper-case names, folded as git folds them', '[CORE]\n\tFsMonitor = x\n', 'sets core.fsmonitor'],
+  ])('%s', (_what, text, why) => {
+    const got = gitConfigNotInert(Buffer.from(text));
+    if (why === undefined) expect(got).toBeUndefined();
+    else expect(got).toContain(why);
+  });
+  it('bytes that are not UTF-8 are no config read here', () => {
+    expect(gitConfigNotInert(Buffer.from([0x5b, 0xff, 0x5d]))).toContain('not UTF-8');
+  });
+});

@@ -1,0 +1,75 @@
+import { closeSync, constants, lstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { gitConfigNotInert, INERT_GIT_CONFIG_MAX_BYTES } from '@aalis/core';
+import { decodeName } from './host-names.js';
+import { atFd } from './host-walk.js';
+import { walkTree } from './dir-cursor.js';
+
+/*
+ * `git init`, `git clone`, `cargo new` and `npm create` make a `.git` folder, a landing: before,
+ * the commit refused every entry of it, so a project a command made came out without its
+ * repository (29 entries refused for one `git init && git commit`), where the peers keep it. A new
+ * repository runs nothing of its own but its hooks and its config, so one whose hooks folder holds
+ * only git's samples (never run: git runs a hook by its exact name) and whose config sets only
+ * what git writes when it makes a repository (core's `gitConfigNotInert`) is data, and committed.
+ * Anything else in that shape (a hook, a config key that runs a program, `commondir`, a symlink,
+ * a FIFO, submodules' or worktrees' git folders) leaves it the landing it was: refused, with the
+ * reason said. Only where the host had no `.git` at all: an existing repository's hooks and config
+ * stay landings whatever is written there.
+ */
+
+/** What a new `.git` folder of the upper layer is: inert data, or why not. */
+export type NewRepositoryVerdict = { readonly inert: true } | { readonly inert: false; readonly why: string };
+
+/** Names directly in a git folder that send git elsewhere or hold other repositories' git folders. */
+const ELSEWHERE = new Set(['commondir', 'config.worktree', 'modules', 'worktrees', 'gitdir']);
+
+/** The first bytes of a regular file opened without following a link, at most `max` + 1 of them. */
+function readAt(dirFd: number, name: Buffer, max: number): Buffer {
+  const fd = openSync(atFd(dirFd, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const buf = Buffer.alloc(max + 1);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Why one entry of a new git folder (`rel` from it, '' for the folder) makes it more than data; undefined when it is data. */
+function problemOf(d: number, n: Buffer, rel: string, st: Stats): string | undefined {
+  const shown = rel === '' ? 'the folder' : rel;
+  if (st.isSymbolicLink()) return `${shown} is a symlink`;
+  if (!st.isDirectory() && !st.isFile()) return `${shown} is neither a file nor a folder`;
+  if ((rel === '' || rel === 'hooks') && !st.isDirectory()) return `${shown} is no folder`;
+  if (ELSEWHERE.has(rel)) return `it has ${rel}, which points git at other git folders`;
+  if (rel.startsWith('hooks/') && !(st.isFile() && rel.endsWith('.sample') && !rel.slice(6).includes('/'))) return `${rel} is a hook git would run (only git's *.sample files are data)`;
+  if (rel === 'config') {
+    if (!st.isFile()) return 'config is no file';
+    const problem = gitConfigNotInert(readAt(d, n, INERT_GIT_CONFIG_MAX_BYTES));
+    if (problem !== undefined) return `its config: ${problem}`;
+  }
+  return undefined;
+}
+
+/**
+ * Judges the upper layer's new `.git` folder `name` (in the directory open at `upperFd`), walked
+ * by descriptors without following a link. The command is gone, so nothing changes it meanwhile.
+ */
+export function newRepositoryVerdict(upperFd: number, name: Buffer, open: (dirFd: number, name: Buffer) => number | undefined): NewRepositoryVerdict {
+  let why: string | undefined;
+  const walked = walkTree(
+    upperFd,
+    name,
+    '',
+    (dir, n) => (dir === '' ? decodeName(n) : `${dir}/${decodeName(n)}`),
+    (d, n, rel) => {
+      const st = lstatSync(atFd(d, n));
+      why = problemOf(d, n, rel, st);
+      if (why !== undefined) return 'stop';
+      return st.isDirectory() ? 'descend' : 'leaf';
+    },
+    open,
+  );
+  return walked && why === undefined ? { inert: true } : { inert: false, why: why ?? 'it could not be read whole' };
+}
