@@ -48,6 +48,7 @@ describe('a new repository the command made', { timeout: 120_000 }, () => {
     ['a value git would read past a quote', 'git init -q r && printf "[user]\\n\\tname = \\"a\\nb\\"\\n" >> r/.git/config', 'is not the plain'],
     ['a symlink inside', 'git init -q r && ln -s /etc r/.git/objects/etc', 'objects/etc is a symlink'],
     ['a commondir', 'git init -q r && echo /elsewhere > r/.git/commondir', 'points git at other git folders'],
+    ['a repository disguised inside it', 'git init -q r && git init -q --bare r/.git/refs/remotes/x', 'take it for a repository of its own'],
   ])('with %s stays a landing: refused, and the reason said', async (_what, script, why) => {
     const d = fresh(`bad-${Math.random().toString(36).slice(2)}`);
     const r = await run(d, `${script} && echo kept > note.txt`);

@@ -58,6 +58,9 @@ function problemOf(d: number, n: Buffer, rel: string, st: Stats): string | undef
  */
 export function newRepositoryVerdict(upperFd: number, name: Buffer, open: (dirFd: number, name: Buffer) => number | undefined): NewRepositoryVerdict {
   let why: string | undefined;
+  // a folder inside holding `HEAD` and `objects` is a repository git would take for one when run
+  // there (the bare-repository disguise): its own config would then be read, unjudged
+  const marks = new Map<string, number>();
   const walked = walkTree(
     upperFd,
     name,
@@ -66,6 +69,14 @@ export function newRepositoryVerdict(upperFd: number, name: Buffer, open: (dirFd
     (d, n, rel) => {
       const st = lstatSync(atFd(d, n));
       why = problemOf(d, n, rel, st);
+      const slash = rel.lastIndexOf('/');
+      const base = rel.slice(slash + 1);
+      if (why === undefined && slash > 0 && (base === 'HEAD' || base === 'objects')) {
+        const dir = rel.slice(0, slash);
+        const seen = (marks.get(dir) ?? 0) | (base === 'HEAD' ? 1 : 2);
+        marks.set(dir, seen);
+        if (seen === 3) why = `${dir} holds a HEAD and objects: git run there would take it for a repository of its own`;
+      }
       if (why !== undefined) return 'stop';
       return st.isDirectory() ? 'descend' : 'leaf';
     },
