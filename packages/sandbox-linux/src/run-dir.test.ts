@@ -1,8 +1,8 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { livePlaceholders, RunDir } from './run-dir.js';
+import { livePlaceholders, RunDir, sweepStaleRunDirs } from './run-dir.js';
 
 let parent: string;
 let workspace: string;
@@ -110,5 +110,36 @@ describe('RunDir.dispose', () => {
     await Promise.all([dir.dispose(), dir.dispose()]);
     await dir.dispose();
     expect(readdirSync(parent)).toEqual([]);
+  });
+});
+
+// The run folders live in a shared temp directory (`/tmp`): another local user can make one there
+// whose name says a dead pid. Swept as the daemon's (as root, say), its journal named any empty
+// file or folder of the machine for removal, and its layers made this user's runs say writes
+// were lost (found by a review of the sweeps: every other sweep checked the owner).
+describe.runIf(process.getuid?.() === 0)("sweepStaleRunDirs and another user's folders", () => {
+  it("never reads, removes or reports a folder of another user's, whatever its journal names", () => {
+    chmodSync(parent, 0o1777);
+    const victimDir = join(workspace, 'empty-dir');
+    const victimFile = join(workspace, 'empty-file');
+    mkdirSync(victimDir);
+    writeFileSync(victimFile, '');
+    const planted = join(parent, 'aalis-sbx-999999999-1-abcdef');
+    mkdirSync(join(planted, 'overlay'), { recursive: true });
+    writeFileSync(join(planted, 'journal'), `${JSON.stringify({ path: victimDir })}\n${JSON.stringify({ path: victimFile })}\n`);
+    writeFileSync(join(planted, 'overlay', 'started'), '');
+    for (const p of [planted, join(planted, 'overlay'), join(planted, 'journal'), join(planted, 'overlay', 'started')]) chownSync(p, 65534, 65534);
+    const heard: string[] = [];
+    expect(sweepStaleRunDirs(parent, (d) => heard.push(d))).toBe(0);
+    expect(existsSync(victimDir)).toBe(true);
+    expect(existsSync(victimFile)).toBe(true);
+    expect(existsSync(planted)).toBe(true);
+    expect(heard).toEqual([]);
+    // one of this user's own, of a dead pid, is swept as before
+    const own = join(parent, 'aalis-sbx-999999998-1-abcdef');
+    mkdirSync(own, { mode: 0o700 });
+    writeFileSync(join(own, 'journal'), `${JSON.stringify({ path: victimDir })}\n`);
+    expect(sweepStaleRunDirs(parent)).toBe(1);
+    expect(existsSync(victimDir)).toBe(false);
   });
 });

@@ -281,6 +281,11 @@ export function sweepStaleRunDirs(parent: string, unjudged?: (dir: string, parti
     const pid = Number(name.slice(PREFIX.length).split('-')[0]);
     if (!Number.isInteger(pid) || pid <= 0 || processAlive(pid)) continue;
     const dir = join(parent, name);
+    // only this user's own, made as RunDir makes them (a folder, closed to others): the parent is
+    // shared (`/tmp`), and another user's folder there, named for a dead pid, had its journal's
+    // paths removed and its layers reported as this user's lost writes (found by a review)
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    if (st === undefined || !st.isDirectory() || st.uid !== process.geteuid?.() || (st.mode & 0o077) !== 0) continue;
     try {
       const journal = readFileSync(join(dir, 'journal'), 'utf8');
       const entries = journal
