@@ -7,7 +7,7 @@ import { authorityPlugin, createKernel, type OriginTurn, sessionsPlugin } from '
 import { createLinuxSandbox } from '@aalis/sandbox-linux';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reachBindings } from './bindings.js';
-import { hooksPathDirs } from './hooks-path.js';
+import { hooksPathDirs, hooksPathLandings } from './hooks-path.js';
 import { reachPlugin } from './plugin.js';
 
 // Outside /tmp, which is private in the sandbox: the workspace must be the host's own.
@@ -112,6 +112,50 @@ describe('core.hooksPath names a landing', { timeout: 60_000 }, () => {
     expect(existsSync(included)).toBe(false);
     const ordinary = await run(`echo ok > ${join(ws, 'src.txt')}`);
     expect(ordinary.exitCode).toBe(0);
+    await kernel.stop();
+  });
+});
+
+// A relative core.hooksPath in the global config is taken from the top of every repository: a
+// repository a command makes (now committed when inert: sandbox-linux's new-repository.ts), or a
+// nested one, runs hooks from its own `<top>/<value>` (found by a review of that change).
+describe('a relative hooksPath of the global config names a landing in every folder', { timeout: 60_000 }, () => {
+  const home2 = join(root, 'home2');
+  const ws2 = join(home2, 'proj');
+  beforeAll(() => {
+    mkdirSync(ws2, { recursive: true });
+    writeFileSync(join(home2, '.gitconfig'), '[core]\n\thooksPath = .team-hooks\n');
+  });
+
+  it.each([
+    ['.team-hooks', join(ws2, 'x', '.team-hooks', 'pre-commit'), join(ws2, 'x', 'team-hooks', 'pre-commit')],
+    ['../shared/hooks', join(ws2, 'a', 'shared', 'hooks', 'pre-push'), join(ws2, 'a', 'hooks', 'pre-push')],
+    ['.', join(ws2, 'x', 'pre-commit'), join(ws2, 'x', 'pre-commit.txt')],
+  ])('%s', (value, covered, not) => {
+    writeFileSync(join(root, 'rel-system'), `[core]\n\thooksPath = ${value}\n`);
+    const rules = hooksPathLandings(join(root, 'nowhere'), { userHome: join(root, 'no-home'), systemConfig: join(root, 'rel-system') });
+    const patterns = rules.flatMap((r) => ('pattern' in r ? [new RegExp(r.pattern)] : []));
+    expect(patterns.some((p) => p.test(covered))).toBe(true);
+    expect(patterns.some((p) => p.test(not))).toBe(false);
+  });
+
+  it("a repository a sandboxed command makes lands, its hooks folder named globally does not", async () => {
+    const kernel = createKernel({ dataDir: join(root, 'data2') })
+      .use(sessionsPlugin, { persist: false })
+      .use(authorityPlugin, { owners: { cli: ['owner'] } })
+      .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home2, loginShell: '/bin/sh' });
+    await kernel.start();
+    kernel.get(reachBindings).bind('s1', { home: ws2 });
+    const credential = await kernel.get(reach).forCall(turn);
+    const hook = join(ws2, 'x', '.team-hooks', 'pre-commit');
+    expect(credential.allows('write', hook)).toBe(false);
+    const policy = credential.sandboxPolicy();
+    const env = { PATH: gitEnv.PATH, HOME: home2, LANG: 'C' };
+    const r = await createLinuxSandbox().run({ argv: ['sh', '-c', `git init -q x && mkdir x/.team-hooks && printf '#!/bin/sh\\necho pwned\\n' > ${hook} && echo ok > x/a`], cwd: ws2, env, policy, timeoutMs: 20_000 });
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(existsSync(hook)).toBe(false);
+    expect(existsSync(join(ws2, 'x', '.git', 'HEAD'))).toBe(true);
+    expect(readFileSync(join(ws2, 'x', 'a'), 'utf8')).toBe('ok\n');
     await kernel.stop();
   });
 });

@@ -1,4 +1,5 @@
 import { isAbsolute, join, resolve } from 'node:path';
+import { escapePattern, type PathMatcher } from '@aalis/api-reach';
 import { expandHome, GitConfigUnreadableError, gitConfigValues, resolutionOf } from '@aalis/core';
 import { PathRefusedError } from './path-refused.js';
 import { repoOf } from './git-dirs.js';
@@ -25,6 +26,44 @@ export interface GitConfigPlaces {
  * (`include.path`, `includeIf.*.path`): a landing as `.git/config` is.
  */
 export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] {
+  return hooksPathsOf(start, places).dirs;
+}
+
+/**
+ * The landings `core.hooksPath` makes for the repository `start` is in ({@link hooksPathDirs},
+ * each a folder with all under it) and, for each relative value of the system and global config,
+ * a pattern: git takes such a value from the top of whatever repository it runs in, so it names a
+ * hooks folder in every folder that is or becomes one (a nested repository, one a command makes:
+ * `.githooks` set globally, a command's `git init x` with `x/.githooks/pre-commit` was a hook the
+ * next commit there ran; found by a review).
+ */
+export function hooksPathLandings(start: string, places: GitConfigPlaces): PathMatcher[] {
+  const { dirs, anywhere } = hooksPathsOf(start, places);
+  return [...dirs.map((path) => ({ path })), ...anywhere.map((pattern) => ({ pattern }))];
+}
+
+/** The hooks that git runs by name (githooks(5)): where `core.hooksPath` is a top itself (`.`), these names are hooks in every folder. */
+const HOOK_NAMES = [
+  'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'pre-commit', 'pre-merge-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit',
+  'pre-rebase', 'post-checkout', 'post-merge', 'pre-push', 'pre-receive', 'update', 'proc-receive', 'post-receive', 'post-update',
+  'reference-transaction', 'push-to-checkout', 'pre-auto-gc', 'post-rewrite', 'sendemail-validate', 'fsmonitor-watchman',
+  'p4-changelist', 'p4-prepare-changelist', 'p4-post-changelist', 'p4-pre-submit', 'post-index-change',
+] as const;
+
+/**
+ * The pattern of a relative `core.hooksPath` taken from every top: its names after any leading
+ * `..` (which leads above some top, so anywhere: more is protected, never less), as a folder with
+ * all under it; a value that names the top itself, git's hook names in every folder.
+ */
+function anywherePattern(value: string): string {
+  const names = value.split('/').filter((n) => n !== '' && n !== '.');
+  while (names[0] === '..') names.shift();
+  if (names.includes('..')) return '^/.*$'; // `a/../b` from a top that is a link: where it leads cannot be told from here
+  if (names.length === 0) return `^/(?:.*/)?(?:${HOOK_NAMES.map(escapePattern).join('|')})$`;
+  return `^/(?:.*/)?${escapePattern(names.join('/'))}(?:/.*)?$`;
+}
+
+function hooksPathsOf(start: string, places: GitConfigPlaces): { dirs: string[]; anywhere: string[] } {
   const home = places.userHome;
   const repo = repoOf(start);
   const files = [
@@ -35,11 +74,14 @@ export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] 
   ];
   const top = repo?.top ?? realPathOfSync(start);
   const dirs = new Set<string>();
+  const anywhere = new Set<string>();
   const included = new Set<string>();
-  for (const file of files) {
+  for (const [i, file] of files.entries()) {
     for (const value of valuesOf(file, home, included)) {
       if (value === '') continue;
       const expanded = expandHome(value, home);
+      // the system's and the global config's (the first three files, and what they include) hold for every repository
+      if (i < 3 && !isAbsolute(expanded)) anywhere.add(anywherePattern(expanded));
       const named = isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded);
       // the name git will look up, and where it leads now: replacing a symlink there with a
       // directory of one's own must be a landing write too
@@ -57,7 +99,7 @@ export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] 
     dirs.add(file);
     dirs.add(realPathOfSync(file));
   }
-  return [...dirs];
+  return { dirs: [...dirs], anywhere: [...anywhere] };
 }
 
 /** `core.hooksPath` of one config file and its includes; one that cannot be read refuses the call (a path refusal: nothing was run). */

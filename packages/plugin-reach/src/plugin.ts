@@ -1,11 +1,11 @@
 import { isAbsolute, relative, sep } from 'node:path';
-import { checkEnvPattern, checkPattern, INSTALL_FORMS, type PathRule, type ProtectedLists, type Reach, reach, resolveReach } from '@aalis/api-reach';
+import { checkEnvPattern, checkPattern, INSTALL_FORMS, type PathMatcher, type PathRule, type ProtectedLists, type Reach, reach, resolveReach } from '@aalis/api-reach';
 import { approval, authority, definePlugin, type OriginTurn, type SessionSettings, sessions, settingsScopeOf } from '@aalis/core';
 import { z } from 'zod';
 import { type Binding, reachBindings, reachView } from './bindings.js';
 import { issueCredential } from './credential.js';
 import { gitDirsOf } from './git-dirs.js';
-import { hooksPathDirs } from './hooks-path.js';
+import { hooksPathDirs, hooksPathLandings } from './hooks-path.js';
 import { reachInstanceOf } from './instance.js';
 import { captureLoginEnv, definedOnly, type LoginEnv } from './login-env.js';
 import { ReachCache, reachKeyOf } from './reach-cache.js';
@@ -173,15 +173,14 @@ export const reachPlugin = definePlugin({
     };
     // The landings of a binding: the host's, and the hooks directories its repository names now.
     const bindingLists = new WeakMap<Binding, Map<string, ProtectedLists>>();
-    const listsOf = (binding: Binding, hooksDirs: readonly string[]): ProtectedLists => {
+    const listsOf = (binding: Binding, hooks: readonly PathMatcher[], id: string): ProtectedLists => {
       const base = baseListsOf(binding);
-      if (hooksDirs.length === 0) return base;
+      if (hooks.length === 0) return base;
       const byHooks = bindingLists.get(binding) ?? new Map<string, ProtectedLists>();
       bindingLists.set(binding, byHooks);
-      const id = hooksDirs.join('\u0000');
       let own = byHooks.get(id);
       if (own === undefined) {
-        own = Object.freeze({ ...base, landing: Object.freeze([...base.landing, ...hooksDirs.map((path) => ({ path }))]) });
+        own = Object.freeze({ ...base, landing: Object.freeze([...base.landing, ...hooks]) });
         byHooks.set(id, own);
       }
       return own;
@@ -234,11 +233,12 @@ export const reachPlugin = definePlugin({
       // Read again for every call, not only when the binding was made: a `core.hooksPath` set while
       // the daemon runs (`husky init`, `git config core.hooksPath .githooks`) must be a landing at
       // once, or a sandboxed command writes a hook the person's next commit runs on the host.
-      const hooksDirs = hooksPathDirs(binding.home, gitConfig);
+      const hooks = hooksPathLandings(binding.home, gitConfig);
+      const hooksId = hooks.map((h) => ('path' in h ? `p:${h.path}` : `r:${h.pattern}`)).join('\u0000');
       const currentReach = (): Reach => {
         const settings = current.get(root);
         if (settings === undefined) throw new Error(`reach: the settings of session '${root}' are unknown; refusing to judge without them.`);
-        return reaches.get(binding, `${reachKeyOf(principal, settings.tier, settings.boundary, sessionTmp)}\u0000${hooksDirs.join('\u0000')}`, () =>
+        return reaches.get(binding, `${reachKeyOf(principal, settings.tier, settings.boundary, sessionTmp)}\u0000${hooksId}`, () =>
           resolveReach({
             principal,
             tier: settings.tier,
@@ -248,7 +248,7 @@ export const reachPlugin = definePlugin({
             gitDirs: binding.gitDirs,
             sessionTmp,
             localPorts: config.localPorts,
-            lists: listsOf(binding, hooksDirs),
+            lists: listsOf(binding, hooks, hooksId),
             paths,
             toolchainCaches: binding.caches ?? toolchainCaches,
           }),
