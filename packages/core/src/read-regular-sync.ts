@@ -12,13 +12,13 @@ export type RegularRead =
 
 /**
  * Reads a small regular file whole, synchronously, never waiting on what is not one. `file` is a
- * path, opened once without waiting (`O_NONBLOCK`, `O_NOCTTY`) and, unless `follow`, without
+ * path (text or bytes), opened once without waiting (`O_NONBLOCK`, `O_NOCTTY`) and, unless `follow`, without
  * following a symlink at its name; or an open descriptor, read from its start. What was opened is
  * judged by `fstat`: a FIFO, a socket or a device is refused, never read. A path judged by `lstat`
  * and then read by path could be a FIFO by the read, whose `open` blocks until a writer comes: on
  * the daemon's thread, for good. More than `maxBytes` is refused.
  */
-export function readRegularSync(file: string | number, options: { readonly maxBytes: number; readonly follow?: boolean }): RegularRead {
+export function readRegularSync(file: string | Buffer | number, options: { readonly maxBytes: number; readonly follow?: boolean }): RegularRead {
   let fd: number;
   if (typeof file === 'number') fd = file;
   else {

@@ -1,5 +1,5 @@
-import { closeSync, constants, lstatSync, openSync, readSync, type Stats } from 'node:fs';
-import { gitConfigNotInert, INERT_GIT_CONFIG_MAX_BYTES } from '@aalis/core';
+import { lstatSync, type Stats } from 'node:fs';
+import { gitConfigNotInert, INERT_GIT_CONFIG_MAX_BYTES, readRegularSync } from '@aalis/core';
 import { decodeName } from './host-names.js';
 import { atFd } from './host-walk.js';
 import { walkTree } from './dir-cursor.js';
@@ -23,19 +23,6 @@ export type NewRepositoryVerdict = { readonly inert: true } | { readonly inert: 
 /** Names directly in a git folder that send git elsewhere or hold other repositories' git folders. */
 const ELSEWHERE = new Set(['commondir', 'config.worktree', 'modules', 'worktrees', 'gitdir']);
 
-/** The first bytes of a regular file opened without following a link, at most `max` + 1 of them. */
-function readAt(dirFd: number, name: Buffer, max: number): Buffer {
-  const fd = openSync(atFd(dirFd, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  try {
-    const buf = Buffer.alloc(max + 1);
-    let n = 0;
-    for (let got = -1; got !== 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
-    return buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** Why one entry of a new git folder (`rel` from it, '' for the folder) makes it more than data; undefined when it is data. */
 function problemOf(d: number, n: Buffer, rel: string, st: Stats): string | undefined {
   const shown = rel === '' ? 'the folder' : rel;
@@ -46,7 +33,9 @@ function problemOf(d: number, n: Buffer, rel: string, st: Stats): string | undef
   if (rel.startsWith('hooks/') && !(st.isFile() && rel.endsWith('.sample') && !rel.slice(6).includes('/'))) return `${rel} is a hook git would run (only git's *.sample files are data)`;
   if (rel === 'config') {
     if (!st.isFile()) return 'config is no file';
-    const problem = gitConfigNotInert(readAt(d, n, INERT_GIT_CONFIG_MAX_BYTES));
+    const read = readRegularSync(atFd(d, n), { maxBytes: INERT_GIT_CONFIG_MAX_BYTES, follow: false });
+    if (read.kind !== 'read') return `its config cannot be read (${read.kind === 'missing' ? 'gone' : read.why})`;
+    const problem = gitConfigNotInert(read.bytes);
     if (problem !== undefined) return `its config: ${problem}`;
   }
   return undefined;
