@@ -114,6 +114,37 @@ describe('core.hooksPath names a landing', { timeout: 60_000 }, () => {
     expect(ordinary.exitCode).toBe(0);
     await kernel.stop();
   });
+
+  // found by an attack (h104): init.templateDir's hooks are copied into every new repository and
+  // run there (`post-checkout` during `git clone`); a dotfiles repository holding the template took
+  // a command's hook unasked
+  it("init.templateDir is a landing: a sandboxed command's hook there is refused", async () => {
+    const home2 = join(root, 'home-template');
+    const dots = join(home2, 'dotfiles');
+    const env2 = { ...gitEnv, HOME: home2 };
+    mkdirSync(join(dots, 'git-template', 'hooks'), { recursive: true });
+    writeFileSync(join(home2, '.gitconfig'), '[init]\n\ttemplateDir = ~/dotfiles/git-template\n');
+    execFileSync('git', ['init', '-q', dots], { env: env2 });
+    mkdirSync(join(root, 'install-template'));
+    expect(hooksPathDirs(dots, { userHome: home2, systemConfig: noSystem.systemConfig })).toContain(join(dots, 'git-template'));
+    const kernel = createKernel({ dataDir: join(root, 'data-template') })
+      .use(sessionsPlugin, { persist: false })
+      .use(authorityPlugin, { owners: { cli: ['owner'] } })
+      .use(reachPlugin, { install: join(root, 'install-template'), form: 'source', userHome: home2, loginShell: '/bin/sh' });
+    await kernel.start();
+    try {
+      kernel.get(reachBindings).bind('s1', { home: dots });
+      const credential = await kernel.get(reach).forCall(turn);
+      const hook = join(dots, 'git-template', 'hooks', 'post-checkout');
+      expect(credential.allows('write', hook)).toBe(false);
+      const r = await createLinuxSandbox().run({ argv: ['sh', '-c', `printf '#!/bin/sh\\necho pwned\\n' > ${hook}; echo ok > notes.txt`], cwd: dots, env: { PATH: gitEnv.PATH, HOME: home2, LANG: 'C' }, policy: credential.sandboxPolicy(), timeoutMs: 20_000 });
+      expect(r.exitCode !== 0 || r.writeDenied, r.stderr).toBe(true);
+      expect(existsSync(hook)).toBe(false);
+      expect(readFileSync(join(dots, 'notes.txt'), 'utf8')).toBe('ok\n');
+    } finally {
+      await kernel.stop();
+    }
+  });
 });
 
 // A relative core.hooksPath in the global config is taken from the top of every repository: a

@@ -15,7 +15,8 @@ export interface GitConfigPlaces {
 }
 
 /**
- * The directories `core.hooksPath` names for the repository `start` is in: read from the system,
+ * The directories `core.hooksPath` (and `init.templateDir`: the hooks every new repository gets)
+ * names for the repository `start` is in: read from the system,
  * global (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`) and repository config (`config` of the
  * common dir, `config.worktree` of the worktree's git dir), following includes. Every value found
  * counts, not only the one git would use last: each is a place git may run hooks from. A relative
@@ -77,7 +78,11 @@ function hooksPathsOf(start: string, places: GitConfigPlaces): { dirs: string[];
   const anywhere = new Set<string>();
   const included = new Set<string>();
   for (const [i, file] of files.entries()) {
-    for (const value of valuesOf(file, home, included)) {
+    // init.templateDir: what `git init` and `git clone` copy into every new repository's git
+    // directory, hooks included (a `post-checkout` there runs during the clone): as much a landing
+    // as a hooks folder (found by an attack: `init.templateDir = ~/dotfiles/git-template`, and a
+    // command in ~/dotfiles wrote hooks/post-checkout, unasked; the next `git clone` ran it)
+    for (const value of [...valuesOf(file, home, included), ...valuesOf(file, home, included, 'templatedir')]) {
       if (value === '') continue;
       const expanded = expandHome(value, home);
       // the system's and the global config's (the first three files, and what they include) hold for every repository
@@ -102,10 +107,10 @@ function hooksPathsOf(start: string, places: GitConfigPlaces): { dirs: string[];
   return { dirs: [...dirs], anywhere: [...anywhere] };
 }
 
-/** `core.hooksPath` of one config file and its includes; one that cannot be read refuses the call (a path refusal: nothing was run). */
-function valuesOf(file: string, home: string, included: Set<string>): string[] {
+/** `core.hooksPath` (or `init.templateDir`) of one config file and its includes; one that cannot be read refuses the call (a path refusal: nothing was run). */
+function valuesOf(file: string, home: string, included: Set<string>, key: 'hookspath' | 'templatedir' = 'hookspath'): string[] {
   try {
-    return gitConfigValues(file, 'core', 'hookspath', home, 0, included);
+    return gitConfigValues(file, key === 'hookspath' ? 'core' : 'init', key, home, 0, included);
   } catch (error) {
     if (error instanceof GitConfigUnreadableError) throw new PathRefusedError('git-config-unreadable', error.message, error.fix === undefined ? {} : { fix: error.fix });
     throw error;
