@@ -216,3 +216,25 @@ describe('the tool boundary and the sandbox agree on every landing of the table'
     expect(sandboxPolicyAllows(policy, 'write', path, 'linux')).toBe(false);
   });
 });
+
+// A landing is read by a tool through every folder on its way: a symlink made at one of those
+// names (`ln -s docs .cargo` beside an ordinary docs/config.toml) moves the landing onto an
+// ordinary file, judged by its own name (found by an attack, h104: `.cargo` was not a landing,
+// `.cargo/config.toml` was). So every folder on the way to a landing is a landing itself.
+describe('every folder on the way to a landing is a landing', () => {
+  const folders = (platform: Platform, path: string, base: string): string[] => {
+    const full = expand(platform, path);
+    if (!full.startsWith(`${base}/`)) return [];
+    const names = full.slice(base.length + 1).split('/');
+    return names.slice(0, -1).map((_, i) => `${base}/${names.slice(0, i + 1).join('/')}`);
+  };
+  const coveredByAny = (path: string, platform: Platform) => ENTRIES.some((e) => (e.platforms === undefined || e.platforms.includes(platform)) && rulesOfEntry(e, input(platform)).some((r) => matchesRule(r, path, platform)));
+  const cases = ENTRIES.flatMap((e) => {
+    const platform = platformOf(e);
+    const yes = EXAMPLES[e.id as LandingId][0];
+    return folders(platform, yes, '/srv/p').map((f) => [e.id, f, platform] as const);
+  });
+  it.each(cases)('%s: %s', (_id, folder, platform) => {
+    expect(coveredByAny(folder, platform)).toBe(true);
+  });
+});
