@@ -98,4 +98,18 @@ describe('the landings of the table, enforced by the kernel', { timeout: 120_000
     expect(r.exitCode).toBe(0);
     expect(readFileSync(path, 'utf8')).toBe('planted\n');
   });
+
+  // found by an attack (h104): `.cargo/config.toml` was a landing but `.cargo` was not, so a symlink
+  // `.cargo -> docs` beside an ordinary docs/config.toml (a rustc-wrapper) was committed, and the
+  // next host `cargo build` ran the wrapper it names
+  it('a symlink named .cargo (to a folder holding a config.toml) is refused; the folder it points at stays writable', async () => {
+    for (const model of MODELS) {
+      const dir = join(s.ws, `cargo-${model}`);
+      mkdirSync(dir);
+      const r = await sandboxes[model].run(req(s, ['sh', '-c', 'mkdir docs; printf "[build]\\nrustc-wrapper = \\"/tmp/x\\"\\n" > docs/config.toml; ln -s docs .cargo'], { policy, cwd: dir }));
+      expect(existsSync(join(dir, '.cargo')), `${model}: ${r.stderr}`).toBe(false);
+      if (model === 'overlay') expect(r.writeDenied).toBe(true);
+      expect(readFileSync(join(dir, 'docs', 'config.toml'), 'utf8')).toContain('rustc-wrapper');
+    }
+  });
 });
