@@ -222,11 +222,13 @@ describe('the tool boundary and the sandbox agree on every landing of the table'
 // ordinary file, judged by its own name (found by an attack, h104: `.cargo` was not a landing,
 // `.cargo/config.toml` was). So every folder on the way to a landing is a landing itself.
 describe('every folder on the way to a landing is a landing', () => {
+  const FREE_FOLDERS = new Set(['docs', 'sub']);
   const folders = (platform: Platform, path: string, base: string): string[] => {
     const full = expand(platform, path);
     if (!full.startsWith(`${base}/`)) return [];
     const names = full.slice(base.length + 1).split('/');
-    return names.slice(0, -1).map((_, i) => `${base}/${names.slice(0, i + 1).join('/')}`);
+    // `docs/CLAUDE.md`, `sub/.cursorrules`: a folder of any name, where the landing is anywhere
+    return names.slice(0, -1).flatMap((n, i) => (FREE_FOLDERS.has(n) ? [] : [`${base}/${names.slice(0, i + 1).join('/')}`]));
   };
   const coveredByAny = (path: string, platform: Platform) => ENTRIES.some((e) => (e.platforms === undefined || e.platforms.includes(platform)) && rulesOfEntry(e, input(platform)).some((r) => matchesRule(r, path, platform)));
   const cases = ENTRIES.flatMap((e) => {

@@ -180,7 +180,7 @@ export const LANDING_TABLE = [
   // found by an attack: a command made aalis.config.json in the workspace, and every aalis command
   // started below it then took that folder's data/ (the daemon would load the plugins it names)
   { id: 'aalis-config', group: 'project', place: { anywhere: 'aalis\\.config\\.json' }, names: ['aalis.config.json'], reason: 'makes its folder a deployment: aalis commands below it use its data/, and the daemon loads the plugins it names', tool: 'aalis' },
-  { id: 'tool-dirs', group: 'project', place: { anywhere: '\\.(?:vscode|claude|cursor|codex|github|zed|helix|hg|cargo)' }, names: ['.vscode', '.claude', '.cursor', '.codex', '.github'], reason: PROJECT_DIR_ITSELF, tool: 'VS Code, Claude Code, Cursor, Codex, GitHub, cargo' },
+  { id: 'tool-dirs', group: 'project', place: { anywhere: '\\.(?:vscode|claude|cursor|codex|github|zed|helix|hg|cargo|config)' }, names: ['.vscode', '.claude', '.cursor', '.codex', '.github'], reason: PROJECT_DIR_ITSELF, tool: 'VS Code, Claude Code, Cursor, Codex, GitHub, cargo, mise' },
   { id: 'project-aalis', group: 'project', place: { anywhere: '\\.aalis(?:/.*)?' }, notTheDataDir: true, names: ['.aalis'], reason: "a project's own Aalis configuration", tool: 'aalis' },
 ] as const satisfies readonly LandingEntry[];
 
