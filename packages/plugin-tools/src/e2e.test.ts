@@ -254,6 +254,31 @@ describe('approvals through the tools', () => {
     expect(lstatSync(join(project, '.env.local')).isSymbolicLink()).toBe(true);
   });
 
+  it('moving a folder or a link to a name above a protected path asks for that path (a hooks folder its parent does not hold yet)', async () => {
+    env.answer('reject');
+    const { execFileSync } = await import('node:child_process');
+    const repo = join(project, 'hp-repo');
+    execFileSync('git', ['init', '-q', repo]);
+    execFileSync('git', ['-C', repo, 'config', 'core.hooksPath', 'tools/githooks']);
+    mkdirSync(join(repo, 'mine', 'githooks'), { recursive: true });
+    writeFileSync(join(repo, 'mine', 'githooks', 'pre-commit'), '#!/bin/sh\necho pwned\n');
+    const hooks = join(repo, 'tools', 'githooks');
+    // bound to the repository, as a conversation in it is: its hooksPath is a landing there
+    env.kernel.get(reachBindings).bind('main', { home: repo });
+    try {
+      expect(await env.call(owner, 'move_path', { from: 'mine', to: 'tools' })).toMatchObject({ ok: false, message: expect.stringContaining(hooks) });
+      expect(existsSync(join(repo, 'tools'))).toBe(false);
+      const { symlinkSync } = await import('node:fs');
+      symlinkSync('mine', join(repo, 'mine-link'));
+      expect(await env.call(owner, 'move_path', { from: 'mine-link', to: 'tools' })).toMatchObject({ ok: false, message: expect.stringContaining(hooks) });
+      expect(existsSync(join(repo, 'tools'))).toBe(false);
+      // above nothing protected: moved
+      expect(await env.call(owner, 'move_path', { from: 'mine-link', to: 'other' })).toMatchObject({ ok: true });
+    } finally {
+      env.kernel.get(reachBindings).bind('main', { home: project });
+    }
+  });
+
   it('renaming a prepared tree onto .vscode asks for the landing', async () => {
     env.answer('reject');
     mkdirSync(join(project, 'prepared'));

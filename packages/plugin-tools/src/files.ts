@@ -4,7 +4,7 @@ import { defineTool, listDirNoFollow, openForRead, readFileNoFollow, renameNoFol
 import { pathIsUnder } from '@aalis/api-reach';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
-import { landingLinksThrough } from './landing-links.js';
+import { landingLinksThrough, protectedPathsUnder } from './landing-links.js';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
 import { toolPathOf } from './tool-path.js';
 
@@ -200,6 +200,7 @@ export const movePathTool = defineTool({
       for (const landing of landingLinksThrough(credential, link)) await requireOrThrow(credential, { effect: 'write', path: landing });
     }
     const to = await checkedWriteTarget(ctx, params.to, 'to');
+    for (const shadowed of protectedPathsUnder(credential, to)) await requireOrThrow(credential, { effect: 'write', path: shadowed });
     const stat = await lstat(from).catch(() => {
       throw new ToolError('failed', `cannot move ${from}: it does not exist.`);
     });

@@ -27,3 +27,21 @@ export function landingLinksThrough(credential: ReachCredential, path: string): 
   }
   return found;
 }
+
+/**
+ * The paths the policy names (`{ path }` rules) strictly under `path` that may not be written or
+ * read: a folder or a link moved to `path` puts what it holds, or what it points at, there (with
+ * `~/.npm` missing, a folder of the agent's moved to `~/.npm` brought its own `_npx`, packages npx
+ * runs; found by an attack on the sandbox's commit, the same seam here). Each is asked for as a
+ * write, as the landing it is.
+ */
+export function protectedPathsUnder(credential: ReachCredential, path: string): string[] {
+  let policy: SandboxPolicy;
+  try {
+    policy = credential.sandboxPolicy();
+  } catch {
+    return []; // a credential without a sandbox (the host tiers): judged by the paths moved alone
+  }
+  const named = [...policy.readDeny, ...policy.writeDeny, ...policy.controlDeny].flatMap((r) => ('path' in r ? [r.path] : []));
+  return [...new Set(named)].filter((p) => p !== path && pathIsUnder(p, path, process.platform) && (!credential.allows('write', p) || !credential.allows('read', p)));
+}

@@ -167,3 +167,28 @@ describe('a landing symlink is protected along the way it resolves', { timeout: 
     expect(readFileSync(join(b, 'notes.txt'), 'utf8')).toBe('fine\n');
   });
 });
+
+// h104: with the home writable, a missing `~/.npm` made a symlink to a tree of the command's put
+// `~/.npm/_npx` (a landing: packages npx runs) wherever the link pointed; the link was judged by
+// its own name, no landing. A symlink above a path the policy protects is a write to that path.
+describe('a symlink made above a protected path', { timeout: 120_000 }, () => {
+  it('is refused, said; a symlink above nothing protected, and a real folder there, commit', async () => {
+    const base = join(s.ws, 'shadow');
+    mkdirSync(base);
+    const landing = join(base, 'cache', '_npx');
+    const hidden = join(base, 'creds', 'secret');
+    const policy = workspacePolicy(s, { writeDeny: [...workspacePolicy(s).writeDeny, { path: landing }], readDeny: [...workspacePolicy(s).readDeny, { path: hidden }] });
+    const r = await sandbox().run(req(s, ['sh', '-c', 'mkdir -p mine/_npx/x && echo evil > mine/_npx/x/run.js && ln -s mine cache && ln -s mine creds && ln -s mine plain'], { policy, cwd: base }));
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(r.stderr).toContain(`it would send ${landing}`);
+    expect(existsSync(join(base, 'cache'))).toBe(false);
+    expect(existsSync(join(base, 'creds'))).toBe(false);
+    expect(readlinkSync(join(base, 'plain'))).toBe('mine');
+    // the same names as real folders are judged entry by entry, as before: the landing in one is refused, the rest lands
+    const d = await sandbox().run(req(s, ['sh', '-c', 'mkdir -p cache/_npx creds && echo x > cache/_npx/run.js && echo ok > cache/readme && echo ok > creds/readme'], { policy, cwd: base }));
+    expect(d.writeDenied, d.stderr).toBe(true);
+    expect(existsSync(join(landing, 'run.js'))).toBe(false);
+    expect(readFileSync(join(base, 'cache', 'readme'), 'utf8')).toBe('ok\n');
+    expect(readFileSync(join(base, 'creds', 'readme'), 'utf8')).toBe('ok\n');
+  });
+});

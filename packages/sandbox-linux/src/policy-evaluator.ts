@@ -65,6 +65,17 @@ export class PolicyEvaluator {
     return answer;
   }
 
+  /**
+   * A path a rule names (`{ path }`) strictly under `path` that is hidden or not writable: a
+   * symlink made at `path` would send it elsewhere (`~/.npm -> mine` when `~/.npm/_npx` is a
+   * landing and `~/.npm` is missing; found by an attack). Undefined when there is none.
+   */
+  shadowed(path: string): string | undefined {
+    this.named ??= [...this.policy.readDeny, ...this.policy.writeDeny, ...this.policy.controlDeny].flatMap((r) => ('path' in r ? [r.path] : []));
+    return this.named.find((p) => p !== path && isWithin(p, path) && (this.hidden(p) || !this.writable(p)));
+  }
+  private named: string[] | undefined;
+
   /** The state of the path's own entry. */
   entry(path: string): PathState {
     if (this.hidden(path)) return 'hidden';

@@ -556,6 +556,13 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       refused.push(path);
       return;
     }
+    // a symlink above a landing or a hidden path moves it onto what the link names: a write to it
+    const shadowed = st.isSymbolicLink() ? evaluator.shadowed(path) : undefined;
+    if (shadowed !== undefined) {
+      notes.push(`aalis: ${path}: the symlink the command made was not committed (rule: landing): it would send ${shadowed}, which the policy protects, where the link points\n`);
+      refused.push(path);
+      return;
+    }
     // before the host is checked: it may spawn getfattr, which held the check and the rename apart
     const move = movable(st, rel);
     if (host && !host.isDirectory() && sameAsHost(upperFd, hostFd, name, st, host)) return; // only its times changed: nothing to commit
