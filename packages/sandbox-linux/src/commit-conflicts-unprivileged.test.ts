@@ -39,5 +39,11 @@ describe.skipIf(!able)('the commit as an unprivileged user (nobody)', { timeout:
     expect(readFileSync(join(s.ws, 'made', 'g2'), 'utf8')).toBe('2\n');
     expect(statSync(join(s.ws, 'made', 'locked')).mode & 0o7777).toBe(0);
     expect(readFileSync(join(s.ws, 'made', 'locked', 'in'), 'utf8')).toBe('in\n'); // read as root
+    // a changed host file left unreadable (found by an attack, h104: the daemon could not open its
+    // copy-up, and the command's version was not committed): committed, with the command's mode
+    expect(out.unreadable.stderr).toBe('');
+    expect(readFileSync(join(s.ws, 'w.txt'), 'utf8')).toBe('new\n'); // read as root
+    expect(statSync(join(s.ws, 'w.txt')).mode & 0o7777).toBe(0);
+    expect(readFileSync(join(s.ws, 'after.txt'), 'utf8')).toBe('after\n');
   });
 });

@@ -337,7 +337,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         symlinkSync(readlinkSync(atFd(upperFd, name), { encoding: 'buffer' }), atFd(hostFd, tmp));
         if (uid === 0) lchownSync(atFd(hostFd, tmp), st.uid, st.gid);
       } else {
-        const src = openSync(atFd(upperFd, name), NOFOLLOW_READ);
+        const src = openUpperFile(upperFd, name);
         try {
           // O_EXCL: a name that appeared meanwhile (even a symlink) is never opened
           const out = openSync(atFd(hostFd, tmp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
@@ -652,6 +652,24 @@ function openUpperDir(fd: number, name: Buffer): number | undefined {
     if (!st.isDirectory()) throw e;
     chmodSync(atFd(fd, name), (st.mode & 0o7777) | 0o700);
     return openDir(atFd(fd, name));
+  }
+}
+
+/**
+ * Opens a file of the upper layer for its copy. One the command left unreadable (`chmod 000`, a
+ * write-only `0200`) is made readable by its owner first, as {@link openUpperDir} does for a
+ * folder: an unprivileged daemon could not open it, and a file the command changed (so copied, not
+ * renamed) was not committed (found by an attack). The host copy gets the command's mode.
+ */
+function openUpperFile(fd: number, name: Buffer): number {
+  try {
+    return openSync(atFd(fd, name), NOFOLLOW_READ);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EACCES') throw e;
+    const st = lstatSync(atFd(fd, name));
+    if (!st.isFile()) throw e;
+    chmodSync(atFd(fd, name), (st.mode & 0o7777) | 0o400);
+    return openSync(atFd(fd, name), NOFOLLOW_READ);
   }
 }
 
