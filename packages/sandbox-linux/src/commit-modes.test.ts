@@ -52,6 +52,16 @@ describe('the commit judges modes and keeps files as they are', { timeout: 120_0
     expect(r.stderr).toMatch(/script\.sh: the file was committed without the write bit for other users/);
   });
 
+  // found by an attack (h104): a named pipe was made anew with the command's mode as it was
+  it('a named pipe made writable by every local user is committed without that bit, said', async () => {
+    const r = await sandbox().run(req(s, ['sh', '-c', 'mkfifo -m 666 pipe && mkdir pipes && mkfifo -m 622 pipes/p'], { policy: policy() }));
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(statSync(join(s.ws, 'pipe')).isFIFO()).toBe(true);
+    expect(modeOf(join(s.ws, 'pipe'))).toBe(0o664);
+    expect(modeOf(join(s.ws, 'pipes', 'p'))).toBe(0o620);
+    expect(r.stderr).toMatch(/pipe: the file was committed without the write bit for other users/);
+  });
+
   it('a sparse file stays sparse on the host: its holes are not written out', async () => {
     writeFileSync(join(s.ws, 'old.txt'), 'old\n'); // a file the host has: committed by copy
     const r = await sandbox().run(req(s, ['sh', '-c', 'truncate -s 256M old.txt && truncate -s 256M new.bin && printf tail >> new.bin'], { policy: policy() }));

@@ -331,7 +331,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     try {
       if (st.isFIFO()) {
         // a named pipe is made anew (copying one would read nothing and leave an empty file); the name is ASCII, so a path string carries it
-        execFileSync('mkfifo', ['-m', (st.mode & 0o7777).toString(8), `/proc/${process.pid}/fd/${hostFd}/${tmp.toString()}`], { stdio: 'ignore' });
+        // its mode judged as a file's: every local user could write into it otherwise (found by an attack)
+        execFileSync('mkfifo', ['-m', keptMode(path, st.mode & 0o7777, 'file', hostMode).toString(8), `/proc/${process.pid}/fd/${hostFd}/${tmp.toString()}`], { stdio: 'ignore' });
         if (uid === 0) lchownSync(atFd(hostFd, tmp), st.uid, st.gid);
       } else if (st.isSymbolicLink()) {
         symlinkSync(readlinkSync(atFd(upperFd, name), { encoding: 'buffer' }), atFd(hostFd, tmp));
