@@ -66,13 +66,18 @@ export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
   const rules: PathRule[] = [];
   const exact = (p: string) => rules.push({ pattern: `^${escapePattern(p)}$` });
   const home = homedir();
+  // git reads the system and global configuration in every repository: a relative core.hooksPath
+  // there (`git config --global core.hooksPath .githooks`) names a folder in each nested one too
+  // (found by an attack: only the cwd's repository had it protected, and a nested repository's
+  // `.githooks/pre-commit` written by a command ran at the next host `git commit`)
+  const globalConfigs = ['/etc/gitconfig', join(process.env.XDG_CONFIG_HOME || join(home, '.config'), 'git', 'config'), join(home, '.gitconfig')];
   for (const dotGit of new Set(candidates)) {
     if (basename(dotGit) !== '.git') continue;
     const st = lstatSync(dotGit, { throwIfNoEntry: false });
     if (st === undefined || st.isSymbolicLink()) continue; // a link is judged by the landing links
     const top = dirname(dotGit);
     try {
-      repoRules(dotGit, st.isDirectory(), st.isFile(), top, home, rules, exact);
+      repoRules(dotGit, st.isDirectory(), st.isFile(), top, home, globalConfigs, rules, exact);
     } catch {
       rules.push({ path: top }); // what it says cannot be read (a config that is no file, a way that changed): the repository is protected whole
     }
@@ -81,7 +86,7 @@ export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
 }
 
 /** {@link nestedRepoRules} for one repository (its `.git` a directory or a file); throws when what it says cannot be read. */
-function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string, home: string, rules: PathRule[], exact: (p: string) => void): void {
+function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string, home: string, globalConfigs: readonly string[], rules: PathRule[], exact: (p: string) => void): void {
   const gitDirs = new Set<string>();
   const gitDir = isDir ? dotGit : isFile ? gitdirOf(dotGit) : undefined;
   if (gitDir === undefined) return;
@@ -89,7 +94,7 @@ function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string,
   const common = readRegularSync(join(gitDir, 'commondir'), { maxBytes: 4096, follow: false });
   const commonDir = common.kind === 'read' ? resolvedFrom(gitDir, common.bytes.toString('utf8').trim()).target : undefined;
   if (commonDir !== undefined) gitDirs.add(commonDir);
-  const configs: string[] = [];
+  const configs: string[] = [...globalConfigs];
   for (const g of gitDirs) {
     rules.push({ path: join(g, 'hooks') }, { path: join(g, 'worktrees') }, { path: join(g, 'modules') });
     for (const name of ['config', 'config.worktree', 'commondir']) exact(join(g, name));
