@@ -167,6 +167,21 @@ describe('a landing symlink is protected along the way it resolves', { timeout: 
     expect(readFileSync(join(b, 'notes.txt'), 'utf8')).toBe('fine\n');
   });
 
+  // found by an attack (h104): the readers of a nested repository's `.git` take text paths, which
+  // cannot name a folder whose name is not UTF-8; its config was never read, and its hooksPath
+  // took a command's hook, which the next host `git commit` there ran
+  it("a nested repository under a name that is not UTF-8 takes no command's hooks", async () => {
+    const raw = Buffer.concat([Buffer.from(`${s.ws}/`), Buffer.from([0xff]), Buffer.from('/projE')]);
+    mkdirSync(raw, { recursive: true });
+    // the name's bytes reach git through the shell (an argument string would be UTF-8)
+    const sh = (script: string) => execFileSync('sh', ['-c', script], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: s.home, GIT_CONFIG_NOSYSTEM: '1', WS: s.ws } });
+    sh('cd "$WS/$(printf "\\377")/projE" && git init -q && git config core.hooksPath .githooks');
+    const r = await sandbox().run(req(s, ['sh', '-c', 'd="$(printf "\\377")/projE"; mkdir "$d/.githooks"; echo "echo pwned" > "$d/.githooks/pre-commit"; echo fine > other-e.txt'], { policy: workspacePolicy(s) }));
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(existsSync(Buffer.concat([raw, Buffer.from('/.githooks')]))).toBe(false);
+    expect(readFileSync(join(s.ws, 'other-e.txt'), 'utf8')).toBe('fine\n');
+  });
+
   // found by an attack (h104): a relative core.hooksPath in the user's global configuration
   // (`git config --global core.hooksPath .githooks`) names a folder in every repository; only the
   // cwd's own was protected, and a nested repository's `.githooks/pre-commit` written by a command

@@ -1,8 +1,9 @@
-import { lstatSync, realpathSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { escapePattern, type PathRule, type SandboxPolicy } from '@aalis/api-reach';
 import { expandHome, gitConfigValues, type LinkChain, landingLinkChains, readRegularSync, resolutionOf } from '@aalis/core';
+import { encodePath, hasRawBytes } from './host-names.js';
 import { placeholderCandidates } from './placeholders.js';
 import { isWithin } from './rule-match.js';
 
@@ -73,6 +74,10 @@ export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
   const globalConfigs = ['/etc/gitconfig', join(process.env.XDG_CONFIG_HOME || join(home, '.config'), 'git', 'config'), join(home, '.gitconfig')];
   for (const dotGit of new Set(candidates)) {
     if (basename(dotGit) !== '.git') continue;
+    if (hasRawBytes(dotGit)) {
+      rawRepoRules(dotGit, home, globalConfigs, rules);
+      continue;
+    }
     const st = lstatSync(dotGit, { throwIfNoEntry: false });
     if (st === undefined || st.isSymbolicLink()) continue; // a link is judged by the landing links
     const top = dirname(dotGit);
@@ -83,6 +88,42 @@ export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
     }
   }
   return rules;
+}
+
+/**
+ * {@link nestedRepoRules} for a repository whose path holds a name that is not UTF-8 (`\xff/r/.git`):
+ * the readers above take text paths, which cannot name it, so its config was never read and its
+ * core.hooksPath took a command's hook (found by an attack). Protected whole, and what its `.git`
+ * says is read through a descriptor: the folders core.hooksPath names (as git resolves them from
+ * the top, by name), or the git directory a `.git` file points to, whole.
+ */
+function rawRepoRules(dotGit: string, home: string, globalConfigs: readonly string[], rules: PathRule[]): void {
+  const top = dirname(dotGit);
+  rules.push({ path: top });
+  let fd: number | undefined;
+  try {
+    const st = lstatSync(encodePath(dotGit));
+    const fromTop = (value: string) => {
+      const expanded = expandHome(value, home);
+      return isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded);
+    };
+    if (st.isFile()) {
+      fd = openSync(encodePath(top), constants.O_RDONLY | constants.O_DIRECTORY);
+      const read = readRegularSync(`/proc/self/fd/${fd}/.git`, { maxBytes: 4096, follow: false });
+      const m = read.kind === 'read' ? /^gitdir:\s*(.+?)\s*$/m.exec(read.bytes.toString('utf8')) : null;
+      if (m !== null) rules.push({ path: fromTop(m[1]!) });
+      return;
+    }
+    if (!st.isDirectory()) return;
+    fd = openSync(encodePath(dotGit), constants.O_RDONLY | constants.O_DIRECTORY);
+    for (const file of [...globalConfigs, `/proc/self/fd/${fd}/config`, `/proc/self/fd/${fd}/config.worktree`]) {
+      for (const value of gitConfigValues(file, 'core', 'hookspath', home)) if (value !== '') rules.push({ path: fromTop(value) });
+    }
+  } catch {
+    // what it says cannot be read: the repository stays protected whole
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** {@link nestedRepoRules} for one repository (its `.git` a directory or a file); throws when what it says cannot be read. */
