@@ -182,6 +182,24 @@ describe('a landing symlink is protected along the way it resolves', { timeout: 
     expect(readFileSync(join(s.ws, 'other-e.txt'), 'utf8')).toBe('fine\n');
   });
 
+  // found by an attack (h104): a nested repository whose .git is a symlink to its git directory
+  // was left to the landing links, which protect the link's way and the git directory, not the
+  // folder its core.hooksPath names
+  it("a nested repository whose .git is a symlink takes no command's hooks in its core.hooksPath", async () => {
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: s.home, GIT_CONFIG_NOSYSTEM: '1' };
+    const f = join(s.ws, 'projF');
+    mkdirSync(join(s.ws, 'gits'));
+    mkdirSync(f);
+    execFileSync('git', ['init', '-q', '--bare', join(s.ws, 'gits', 'f.git')], { env });
+    execFileSync('git', ['-C', join(s.ws, 'gits', 'f.git'), 'config', 'core.bare', 'false'], { env });
+    symlinkSync('../gits/f.git', join(f, '.git'));
+    execFileSync('git', ['-C', f, 'config', 'core.hooksPath', '.githooks'], { env });
+    const r = await sandbox().run(req(s, ['sh', '-c', 'mkdir projF/.githooks; echo "echo pwned" > projF/.githooks/pre-commit; echo fine > projF/notes.txt'], { policy: workspacePolicy(s) }));
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(existsSync(join(f, '.githooks'))).toBe(false);
+    expect(readFileSync(join(f, 'notes.txt'), 'utf8')).toBe('fine\n');
+  });
+
   // found by an attack (h104): a relative core.hooksPath in the user's global configuration
   // (`git config --global core.hooksPath .githooks`) names a folder in every repository; only the
   // cwd's own was protected, and a nested repository's `.githooks/pre-commit` written by a command

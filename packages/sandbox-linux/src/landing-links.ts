@@ -79,10 +79,17 @@ export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
       continue;
     }
     const st = lstatSync(dotGit, { throwIfNoEntry: false });
-    if (st === undefined || st.isSymbolicLink()) continue; // a link is judged by the landing links
+    if (st === undefined) continue;
     const top = dirname(dotGit);
     try {
-      repoRules(dotGit, st.isDirectory(), st.isFile(), top, home, globalConfigs, rules, exact);
+      if (st.isSymbolicLink()) {
+        // the link's way and target are judged by the landing links; what the git directory it
+        // leads to says is read here (found by an attack: a nested repository whose .git was a
+        // link had the folder its core.hooksPath names unprotected, and took a command's hook)
+        const real = realpathSync(dotGit);
+        const to = lstatSync(real);
+        repoRules(real, to.isDirectory(), to.isFile(), top, home, globalConfigs, rules, exact);
+      } else repoRules(dotGit, st.isDirectory(), st.isFile(), top, home, globalConfigs, rules, exact);
     } catch {
       rules.push({ path: top }); // what it says cannot be read (a config that is no file, a way that changed): the repository is protected whole
     }
