@@ -182,9 +182,13 @@ describe('a relative hooksPath of the global config names a landing in every fol
     expect(credential.allows('write', hook)).toBe(false);
     const policy = credential.sandboxPolicy();
     const env = { PATH: gitEnv.PATH, HOME: home2, LANG: 'C' };
-    const r = await createLinuxSandbox().run({ argv: ['sh', '-c', `git init -q x && mkdir x/.team-hooks && printf '#!/bin/sh\\necho pwned\\n' > ${hook} && echo ok > x/a`], cwd: ws2, env, policy, timeoutMs: 20_000 });
+    // and a nested repository there before (found by h104: only the cwd's repository had the global value resolved)
+    execFileSync('git', ['init', '-q', join(ws2, 'nested')], { env: { ...gitEnv, HOME: home2 } });
+    const nestedHook = join(ws2, 'nested', '.team-hooks', 'pre-commit');
+    const r = await createLinuxSandbox().run({ argv: ['sh', '-c', `git init -q x && mkdir x/.team-hooks nested/.team-hooks && printf '#!/bin/sh\\necho pwned\\n' > ${hook} && cp ${hook} ${nestedHook} && echo ok > x/a`], cwd: ws2, env, policy, timeoutMs: 20_000 });
     expect(r.writeDenied, r.stderr).toBe(true);
     expect(existsSync(hook)).toBe(false);
+    expect(existsSync(nestedHook)).toBe(false);
     expect(existsSync(join(ws2, 'x', '.git', 'HEAD'))).toBe(true);
     expect(readFileSync(join(ws2, 'x', 'a'), 'utf8')).toBe('ok\n');
     await kernel.stop();

@@ -200,32 +200,9 @@ describe('a landing symlink is protected along the way it resolves', { timeout: 
     expect(readFileSync(join(f, 'notes.txt'), 'utf8')).toBe('fine\n');
   });
 
-  // found by an attack (h104): a relative core.hooksPath in the user's global configuration
-  // (`git config --global core.hooksPath .githooks`) names a folder in every repository; only the
-  // cwd's own was protected, and a nested repository's `.githooks/pre-commit` written by a command
-  // was committed unasked and ran at the next host `git commit` there
-  it("a relative core.hooksPath of the global git configuration takes no command's hooks in a nested repository", async () => {
-    const home = join(s.root, 'home-global-hooks');
-    mkdirSync(home);
-    writeFileSync(join(home, '.gitconfig'), '[core]\n\thooksPath = .githooks\n');
-    const d = join(s.ws, 'projD');
-    mkdirSync(d);
-    execFileSync('git', ['-C', d, 'init', '-q'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, GIT_CONFIG_NOSYSTEM: '1' } });
-    const saved = { HOME: process.env.HOME, XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME };
-    process.env.HOME = home; // where the commit reads the global configuration (os.homedir)
-    delete process.env.XDG_CONFIG_HOME;
-    try {
-      const r = await sandbox().run(req(s, ['sh', '-c', 'mkdir projD/.githooks && echo "echo pwned" > projD/.githooks/pre-commit && echo fine > projD/notes.txt'], { policy: workspacePolicy(s) }));
-      expect(r.writeDenied, r.stderr).toBe(true);
-      expect(existsSync(join(d, '.githooks'))).toBe(false);
-      expect(readFileSync(join(d, 'notes.txt'), 'utf8')).toBe('fine\n');
-    } finally {
-      for (const [k, v] of Object.entries(saved)) {
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
-      }
-    }
-  });
+  // a relative core.hooksPath of the global configuration (h104: a nested repository's
+  // `.githooks/pre-commit` ran at the next host commit) is a pattern landing of the policy, made by
+  // its builder: plugin-reach's hooksPathLandings (hooks-path.test.ts, a real sandbox run)
 });
 
 // h104: with the home writable, a missing `~/.npm` made a symlink to a tree of the command's put

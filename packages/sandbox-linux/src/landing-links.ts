@@ -67,15 +67,10 @@ export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
   const rules: PathRule[] = [];
   const exact = (p: string) => rules.push({ pattern: `^${escapePattern(p)}$` });
   const home = homedir();
-  // git reads the system and global configuration in every repository: a relative core.hooksPath
-  // there (`git config --global core.hooksPath .githooks`) names a folder in each nested one too
-  // (found by an attack: only the cwd's repository had it protected, and a nested repository's
-  // `.githooks/pre-commit` written by a command ran at the next host `git commit`)
-  const globalConfigs = ['/etc/gitconfig', join(process.env.XDG_CONFIG_HOME || join(home, '.config'), 'git', 'config'), join(home, '.gitconfig')];
   for (const dotGit of new Set(candidates)) {
     if (basename(dotGit) !== '.git') continue;
     if (hasRawBytes(dotGit)) {
-      rawRepoRules(dotGit, home, globalConfigs, rules);
+      rawRepoRules(dotGit, home, rules);
       continue;
     }
     const st = lstatSync(dotGit, { throwIfNoEntry: false });
@@ -88,8 +83,8 @@ export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
         // link had the folder its core.hooksPath names unprotected, and took a command's hook)
         const real = realpathSync(dotGit);
         const to = lstatSync(real);
-        repoRules(real, to.isDirectory(), to.isFile(), top, home, globalConfigs, rules, exact);
-      } else repoRules(dotGit, st.isDirectory(), st.isFile(), top, home, globalConfigs, rules, exact);
+        repoRules(real, to.isDirectory(), to.isFile(), top, home, rules, exact);
+      } else repoRules(dotGit, st.isDirectory(), st.isFile(), top, home, rules, exact);
     } catch {
       rules.push({ path: top }); // what it says cannot be read (a config that is no file, a way that changed): the repository is protected whole
     }
@@ -104,7 +99,7 @@ export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
  * says is read through a descriptor: the folders core.hooksPath names (as git resolves them from
  * the top, by name), or the git directory a `.git` file points to, whole.
  */
-function rawRepoRules(dotGit: string, home: string, globalConfigs: readonly string[], rules: PathRule[]): void {
+function rawRepoRules(dotGit: string, home: string, rules: PathRule[]): void {
   const top = dirname(dotGit);
   rules.push({ path: top });
   let fd: number | undefined;
@@ -123,7 +118,7 @@ function rawRepoRules(dotGit: string, home: string, globalConfigs: readonly stri
     }
     if (!st.isDirectory()) return;
     fd = openSync(encodePath(dotGit), constants.O_RDONLY | constants.O_DIRECTORY);
-    for (const file of [...globalConfigs, `/proc/self/fd/${fd}/config`, `/proc/self/fd/${fd}/config.worktree`]) {
+    for (const file of [`/proc/self/fd/${fd}/config`, `/proc/self/fd/${fd}/config.worktree`]) {
       for (const value of gitConfigValues(file, 'core', 'hookspath', home)) if (value !== '') rules.push({ path: fromTop(value) });
     }
   } catch {
@@ -134,7 +129,7 @@ function rawRepoRules(dotGit: string, home: string, globalConfigs: readonly stri
 }
 
 /** {@link nestedRepoRules} for one repository (its `.git` a directory or a file); throws when what it says cannot be read. */
-function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string, home: string, globalConfigs: readonly string[], rules: PathRule[], exact: (p: string) => void): void {
+function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string, home: string, rules: PathRule[], exact: (p: string) => void): void {
   const gitDirs = new Set<string>();
   const gitDir = isDir ? dotGit : isFile ? gitdirOf(dotGit) : undefined;
   if (gitDir === undefined) return;
@@ -142,7 +137,7 @@ function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string,
   const common = readRegularSync(join(gitDir, 'commondir'), { maxBytes: 4096, follow: false });
   const commonDir = common.kind === 'read' ? resolvedFrom(gitDir, common.bytes.toString('utf8').trim()).target : undefined;
   if (commonDir !== undefined) gitDirs.add(commonDir);
-  const configs: string[] = [...globalConfigs];
+  const configs: string[] = [];
   for (const g of gitDirs) {
     rules.push({ path: join(g, 'hooks') }, { path: join(g, 'worktrees') }, { path: join(g, 'modules') });
     for (const name of ['config', 'config.worktree', 'commondir']) exact(join(g, name));
