@@ -78,6 +78,7 @@ const EXAMPLES = {
   husky: ['/srv/p/.husky/_/h', '/srv/p/husky/x'],
   'pre-commit-config': ['/srv/p/.pre-commit-config.yaml', '/srv/p/.pre-commit-config.yml'],
   lefthook: ['/srv/p/.lefthook/pre-commit/lint.sh', '/srv/p/lefthook.md'],
+  'lint-staged': ['/srv/p/.lintstagedrc.mjs', '/srv/p/lint-staged.md'],
   github: ['/srv/p/.github/workflows/ci.yml', '/srv/p/.github/dependabot.yml'],
   mise: ['/srv/p/.config/mise/config.toml', '/srv/p/mise.lock'],
   'tool-versions': ['/srv/p/.tool-versions', '/srv/p/.tool-versions.bak'],

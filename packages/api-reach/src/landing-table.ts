@@ -155,6 +155,8 @@ export const LANDING_TABLE = [
   { id: 'husky', group: 'project', place: { anywhere: '\\.husky(?:/.*)?' }, names: ['.husky'], reason: 'git hooks installed by husky', tool: 'git (husky)' },
   { id: 'pre-commit-config', group: 'project', place: { anywhere: '\\.pre-commit-config\\.yaml' }, names: ['.pre-commit-config.yaml'], reason: 'names the hooks run on every commit', tool: 'pre-commit' },
   { id: 'lefthook', group: 'project', place: { anywhere: '(?:\\.?lefthook(?:-local)?\\.(?:ya?ml|jsonc?|toml)|\\.lefthook(?:-local)?(?:/.*)?)' }, names: ['lefthook.yml', '.lefthook.yml', 'lefthook-local.yml', '.lefthook'], reason: 'git hooks and the scripts they run, on every commit', tool: 'git (lefthook)' },
+  // found by an attack (h104): husky's usual pre-commit hook is `npx lint-staged`, which runs the commands its config names on every commit
+  { id: 'lint-staged', group: 'project', place: { anywhere: '(?:\\.lintstagedrc(?:\\.(?:json|ya?ml|js|cjs|mjs|ts|cts|mts))?|lint-staged\\.config\\.(?:js|cjs|mjs|ts|cts|mts))' }, reason: 'names the commands the usual husky pre-commit hook (`npx lint-staged`) runs on every commit', tool: 'git (husky, lint-staged)' },
   { id: 'github', group: 'project', place: { anywhere: '\\.github/(?:workflows|actions)(?:/.*)?' }, names: ['.github/workflows'], reason: "workflows and local actions, run on push with the repository's secrets", tool: 'GitHub Actions' },
   // mise reads mise.toml, .mise.toml and their .local and environment forms, and config*.toml and
   // conf.d/*.toml in mise/, .mise/ and .config/mise/: the directories themselves are landings too,
