@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { type ChatMessage, ChatMessageSchema, type Conversation, fingerprintOf, type ModelContext, ModelContextSchema } from './conversation.js';
+import { describeError } from './aalis-error.js';
 import { SessionError } from './session-error.js';
 import { defineService } from './service.js';
 import {
@@ -254,7 +255,16 @@ export class Sessions {
    */
   async #stored(id: string): Promise<SessionRecord | undefined> {
     checkSessionId(id);
-    const stored = await this.store?.read(fileOf(id), SessionRecordSchema);
+    let stored: SessionRecord | undefined;
+    try {
+      stored = await this.store?.read(fileOf(id), SessionRecordSchema);
+    } catch (error) {
+      // A file cut short or edited by hand: said with the file and the way out, not as a bare
+      // JSON.parse message every call of the conversation answered with (found by an attack, h105).
+      throw new TypeError(
+        `the stored conversation file for session '${shownText(id)}' (${fileOf(id)}.json in the data directory's sessions folder) cannot be read (${describeError(error)}); it was not opened. Move that file out of the data directory's sessions folder to start this conversation afresh (its history stays in the file you moved).`,
+      );
+    }
     if (stored !== undefined && stored.id !== id) {
       throw new TypeError(
         `the stored conversation file for session '${shownText(id)}' holds conversation '${shownText(stored.id)}', not '${shownText(id)}'; it was not opened. Move the file ${fileOf(id)}.json out of the data directory's sessions folder to start this conversation afresh.`,

@@ -453,9 +453,21 @@ const ROUTES: readonly Route[] = [
     adapters: true,
     async handler(ctx, _req, res, _url, _params, client) {
       const seen = ctx.index.list().filter((s) => seesConversation(client, s.id, ctx.index));
-      const list = await Promise.all(seen.map(async (s) => ({ ...s, ...(await settingsView(ctx, s.id)) })));
+      // A conversation whose file cannot be read is said beside the list, not in place of it: one
+      // file cut short answered the whole list 500, to the console and every adapter (found by an attack, h105).
+      const read = await Promise.all(
+        seen.map(async (s) => {
+          try {
+            return { ok: true as const, entry: { ...s, ...(await settingsView(ctx, s.id)) } };
+          } catch (error) {
+            return { ok: false as const, entry: { id: s.id, platform: s.platform, message: describeError(error) } };
+          }
+        }),
+      );
+      const list = read.flatMap((r) => (r.ok ? [r.entry] : []));
+      const unreadable = read.flatMap((r) => (r.ok ? [] : [r.entry]));
       // every person's last used settings are the owner's to see
-      sendJson(res, 200, { sessions: list, lastUsed: client.kind === 'owner' ? sessionsOf(ctx).lastUsedByScope() : {} });
+      sendJson(res, 200, { sessions: list, ...(unreadable.length > 0 ? { unreadable } : {}), lastUsed: client.kind === 'owner' ? sessionsOf(ctx).lastUsedByScope() : {} });
     },
   },
   {
