@@ -185,6 +185,22 @@ describe('rotation', () => {
     expect([...found.grants.keys()]).toEqual(['grant-g']);
   });
 
+  // found by an attack (h105): the state a rotation carries in its first line was counted toward
+  // maxBytes, so once it outgrew maxBytes every line rotated the log, writing the whole state again
+  it('rotates after maxBytes of lines of its own, however large the state its first line carries', async () => {
+    const dir = await tempDir();
+    const { log } = await logIn(dir, { maxBytes: 4096 });
+    await log.recover();
+    const line = Buffer.byteLength(JSON.stringify({ v: 1, at: new Date().toISOString(), ...requested('a10') })) + 1;
+    for (let i = 0; i < 100; i++) await log.append(requested(`a${i}`)); // 100 open asks: a state far past 4096 bytes
+    const archives = (await readdir(dir)).filter((n) => n.startsWith(`${AUDIT_LOG}-`));
+    expect(archives.length).toBeGreaterThan(1);
+    expect(archives.length).toBeLessThanOrEqual(Math.ceil((100 * line) / 4096));
+    // nothing is lost by it: a start finds every ask still open
+    const again = await logIn(dir, { maxBytes: 4096 });
+    expect((await again.log.recover()).left.map((l) => l.id).sort()).toEqual(Array.from({ length: 100 }, (_, i) => `a${i}`).sort());
+  });
+
   it('rotates by age', async () => {
     const dir = await tempDir();
     let now = Date.parse('2026-01-01T00:00:00Z');
@@ -251,7 +267,7 @@ describe('pages of the audit log', () => {
     expect(since.reset).toBeUndefined();
     expect(since.records.map((r) => r.event)).toEqual(['resolved']);
     for (let i = 0; i < 40; i++) await log.append(requested(`x${i}`));
-    const rotated = await readAuditPage(dir, { limit: 3, after: since.end, file: since.file });
+    const rotated = await readAuditPage(dir, { limit: 100, after: since.end, file: since.file });
     expect(rotated.reset).toBe(true);
     expect(rotated.file).not.toBe(since.file);
     expect(rotated.records[0]?.event).toBe('rotated'); // the new file from its start
