@@ -55,7 +55,14 @@ export class DurableStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }
-    const value: unknown = JSON.parse(text);
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      // the file is named: a bare "Unterminated string in JSON at position 14466" stopped a start
+      // and said nothing of which of the data directory's files it was (found by an attack, h105)
+      throw new Error(`${file} is not valid JSON (${(error as Error).message}): cut short or changed by hand`);
+    }
     if (!schema) return value as T;
     const parsed = schema.safeParse(value);
     if (!parsed.success) {

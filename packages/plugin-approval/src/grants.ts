@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import type { ApprovalSubject, DurableStore, Identity } from '@aalis/core';
-import { IdentitySchema } from '@aalis/core';
+import { describeError, IdentitySchema } from '@aalis/core';
 import { z } from 'zod';
 import { ApprovalSubjectSchema, type GrantScope, sameScope } from './subject.js';
 
@@ -52,7 +53,14 @@ export class GrantBook {
   /** Loads the grants the store holds. */
   static async open(store: DurableStore): Promise<GrantBook> {
     const book = new GrantBook(store);
-    const stored = await store.read(GRANTS_DOCUMENT, GrantsDocumentSchema);
+    let stored: z.infer<typeof GrantsDocumentSchema> | undefined;
+    try {
+      stored = await store.read(GRANTS_DOCUMENT, GrantsDocumentSchema);
+    } catch (error) {
+      throw new Error(
+        `the remembered grants cannot be read (${describeError(error)}). Move ${join(store.dir, `${GRANTS_DOCUMENT}.json`)} aside and start again: the daemon then starts without remembered grants (what they allowed is asked again), and the audit log keeps who granted what.`,
+      );
+    }
     for (const grant of stored?.grants ?? []) book.#grants.set(grant.id, grant);
     return book;
   }

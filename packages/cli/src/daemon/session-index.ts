@@ -65,7 +65,15 @@ export class SessionIndex {
   static async open(dir: string, options: SessionIndexOptions = {}): Promise<SessionIndex> {
     const store = await DurableStore.open(dir);
     const index = new SessionIndex(store, options.compactAfter ?? 1000);
-    for (const entry of (await store.read(SNAPSHOT, DocumentSchema))?.sessions ?? []) index.#sessions.set(entry.id, entry);
+    let snapshot: z.infer<typeof DocumentSchema> | undefined;
+    try {
+      snapshot = await store.read(SNAPSHOT, DocumentSchema);
+    } catch (error) {
+      throw new Error(
+        `the conversation index cannot be read (${error instanceof Error ? error.message : String(error)}). Move ${join(store.dir, `${SNAPSHOT}.json`)} aside and start again: the conversations themselves are kept apart from it, and each is listed again (as its own platform's) when it is next used.`,
+      );
+    }
+    for (const entry of snapshot?.sessions ?? []) index.#sessions.set(entry.id, entry);
     // A torn last line is a `seen` that never returned; it is skipped (and sealed by the next append).
     const journal = await store.readLog(JOURNAL, LineSchema);
     for (const line of journal.records) for (const entry of 'seen' in line ? line.seen : [line]) index.#sessions.set(entry.id, entry);

@@ -4,10 +4,10 @@
 // "Expected double-quoted property name in JSON at position 50" (found by an attack, h105). A real
 // daemon, restarted over its data with one conversation's file cut short.
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { deploymentDir, type ServeProcess, startServe } from './serve-process.testing.js';
+import { deploymentDir, type ServeProcess, serveOnce, startServe } from './serve-process.testing.js';
 
 const TG = { platform: 'telegram', userId: 'tg-bob' };
 const telegramTurn = (id: string) => ({ session: { id }, platform: 'telegram', speaker: TG, authorised: TG, inbound: { id: `m-${Date.now()}` }, category: 'own' as const });
@@ -47,5 +47,42 @@ describe('aalis serve: a conversation whose file cannot be read', () => {
     renameSync(file, `${file}.broken`);
     expect((await say('telegram:broken')).status).toBe(200);
     expect((await daemon.api('GET', '/api/sessions', undefined, token)).body.unreadable).toBeUndefined();
+  });
+});
+
+// A document of the daemon's cut short (the conversation index's snapshot, the remembered grants)
+// stopped the start with a bare "Unterminated string in JSON at position 14466", naming no file
+// (found by an attack, h105): the start now names the file and the way out, and the way out works.
+describe('aalis serve: a document of its data directory cut short', () => {
+  const dir = deploymentDir({ owners: { chat: ['alice'] } });
+  let daemon: ServeProcess | undefined;
+  afterAll(async () => {
+    await daemon?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['daemon/sessions.json', /the conversation index cannot be read/],
+    ['approval/grants.json', /the remembered grants cannot be read/],
+  ])('%s: the start names it and says to move it aside, and then starts', async (name, says) => {
+    daemon = await startServe(dir);
+    const token = (await daemon.api('POST', '/api/adapters', { name: `tg-${name.length}`, platform: 'telegram' })).body.token as string;
+    expect((await daemon.api('POST', '/api/turns', { turn: telegramTurn('telegram:kept'), message: 'hello', reply: false }, token)).status).toBe(200);
+    await daemon.stop();
+    daemon = undefined;
+    const file = join(dir, 'data', name);
+    expect(existsSync(file)).toBe(false); // written on a compaction or a remembered grant: this one is made by hand, as cut short
+    writeFileSync(file, '{"v":1,"sessions":[{"id":"telegram:kept","platform":"tele', { mode: 0o600 });
+    const refused = await serveOnce(['--dir', dir, '--port', '0']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(says);
+    expect(refused.stderr).toContain(`${file} is not valid JSON`);
+    expect(refused.stderr).toContain(`Move ${file} aside and start again`);
+    renameSync(file, `${file}.cut`);
+    daemon = await startServe(dir);
+    expect((await daemon.api('POST', '/api/turns', { turn: telegramTurn('telegram:kept'), message: 'again', reply: false }, token)).status).toBe(200);
+    expect((await daemon.api('GET', '/api/sessions', undefined, token)).body.sessions.map((s: { id: string }) => s.id)).toContain('telegram:kept');
+    await daemon.stop();
+    daemon = undefined;
   });
 });
