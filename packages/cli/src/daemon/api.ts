@@ -9,9 +9,12 @@ import {
   type ToolDispatcher,
   authority,
   describeError,
+  escapeInvisible,
+  idProblem,
   personScopeOf,
   sessions,
   settingsScopeOf,
+  shownText,
   tools,
 } from '@aalis/core';
 import { AgentError, type AgentService, agent } from '@aalis/plugin-agent';
@@ -197,6 +200,9 @@ function agentRefusal(error: unknown): unknown {
 
 /** Refuses a conversation the daemon has never seen: reading or changing its settings must not create it. */
 async function known(ctx: ApiContext, id: string): Promise<void> {
+  // an id no conversation can have is the request's fault, said as such (it was a 500 `internal`)
+  const problem = idProblem(id);
+  if (problem !== undefined) throw new ApiError('bad-request', `the conversation id in the path '${escapeInvisible(shownText(id))}' ${problem}; nothing was read or done.`);
   if (await sessionsOf(ctx).has(id)) return;
   throw unknownConversation(id);
 }

@@ -109,4 +109,20 @@ describe('paths no file can have, through the API', () => {
     const listed = await daemon.api('GET', '/api/sessions');
     expect(JSON.stringify(listed.body)).not.toMatch(/xxxxxxxxxx|\u202e/);
   });
+
+  // found by an attack (h105): the same ids in a route's path were answered 500 `internal`
+  it("a conversation id in a route's path that no conversation can have is refused (400 bad-request), not a 500", { timeout: 60_000 }, async () => {
+    for (const [id, rule] of [
+      ['%00', /U\+0000/],
+      ['telegram%3A%E2%80%AEcli', /U\+202E/],
+      ['x'.repeat(300), /over the 256/],
+    ] as const) {
+      for (const [method, route] of [['GET', 'settings'], ['POST', 'settings'], ['GET', 'messages'], ['POST', 'stop']] as const) {
+        const answer = await daemon.api(method, `/api/sessions/${id}/${route}`, method === 'POST' ? {} : undefined);
+        expect(answer.status, `${method} ${route} ${id}`).toBe(400);
+        expect(answer.body.error.code).toBe('bad-request');
+        expect(answer.body.error.message).toMatch(rule);
+      }
+    }
+  });
 });
