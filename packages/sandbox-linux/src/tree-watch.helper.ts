@@ -12,7 +12,7 @@
  * every new directory is watched, so no change can fall between a listing and its watch.
  */
 export const TREE_WATCH_PY = String.raw`
-import ctypes, json, os, select, signal, struct, sys, tempfile
+import ctypes, json, os, select, signal, stat, struct, sys, tempfile
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # kill() from the daemon: clean up below
 libc = ctypes.CDLL(None, use_errno=True)
 IN_ATTRIB, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x4, 0x40, 0x80, 0x100, 0x200
@@ -32,6 +32,11 @@ for n in os.listdir(tmp):
     if n.startswith("aalis-tree-watch-"):
         pid = n.split("-")[3] if n.count("-") >= 4 else ""
         if pid.isdigit() and not os.path.exists("/proc/" + pid):
+            # only a folder of this user's: a local user's symlink of that name to /root had a root
+            # daemon's helper remove /root/a and /root/b through it (found by an attack, h105)
+            try: st = os.lstat(os.path.join(tmp, n))
+            except OSError: continue
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid(): continue
             for f in ("a", "b"):
                 try: os.unlink(os.path.join(tmp, n, f))
                 except OSError: pass
