@@ -35,7 +35,7 @@ describe('command_input over POST /api/tools/call', () => {
       await new Promise((r) => setTimeout(r, 100));
       status = (await call('command_status', { jobId })).body;
     }
-    expect(status).toMatchObject({ ok: true, value: { state: 'done', outcome: { ok: true, value: { where: 'sandbox', stdout: 'name? hello Ada\nand tea\n', exitCode: 0 } } } });
+    expect(status, `${JSON.stringify(status)}\n${d.stderr()}`).toMatchObject({ ok: true, value: { state: 'done', outcome: { ok: true, value: { where: 'sandbox', stdout: 'name? hello Ada\nand tea\n', exitCode: 0 } } } });
     expect((await call('command_input', { jobId, text: 'late\n' })).body).toMatchObject({ ok: false, message: expect.stringContaining('has ended') });
   });
 });
