@@ -46,9 +46,9 @@ const LastUsedSchema = z.record(z.string(), SessionSettingsSchema);
  * The most a conversation's stored record holds (its history and model context, as JSON) before a
  * person's next message archives its oldest part. Every message rewrote the whole record on the
  * daemon's thread, so a conversation of a hundred 1 MB messages stalled every client for seconds
- * at each new one (found by an attack, h105). 4 MiB is already twice what any model reads.
+ * at each new one (found by an attack, h105). Past it, the model context holds a megabyte or less (some 250,000 tokens), more than most models read.
  */
-export const CONVERSATION_MAX_BYTES = 4 * 1024 * 1024;
+export const CONVERSATION_MAX_BYTES = 2 * 1024 * 1024;
 
 /** One cut of a conversation's oldest messages, a line of its archive (`<record>-archive.jsonl` beside its record), oldest first. */
 export interface ArchivedMessages {
