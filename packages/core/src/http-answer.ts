@@ -39,6 +39,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   'too-slow': 408,
   'too-large': 413,
   'unsupported-media-type': 415,
+  'too-many-requests': 429,
   internal: 500,
   failed: 500,
   'not-saved': 500,

@@ -222,3 +222,51 @@ describe('sessions', () => {
     expect((await second.service.get('private')).history).toEqual([{ role: 'user', content: 'only mine' }]);
   });
 });
+
+// Each message rewrote the whole record on the daemon's thread: a hundred 1 MB messages to one
+// conversation stalled every client for seconds at each new one (found by an attack, h105). Past
+// its bound a person's next message moves the oldest messages to an archive, appended only.
+describe('a conversation past its bound', () => {
+  const big = (n: number) => `${n} ${'x'.repeat(2000)}`;
+
+  it('archives its oldest messages at a person\'s message, loses none, and the model context starts at a person\'s message', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aalis-sessions-bound-'));
+    dirs.push(dir);
+    const store = await DurableStore.open(dir);
+    const service = new Sessions(store, () => {}, 64 * 1024);
+    const sent: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      await service.append('c', { role: 'user', content: big(i) });
+      sent.push(big(i));
+      await service.append('c', { role: 'assistant', content: `reply ${i}`, toolCalls: [{ id: `t${i}`, name: 'list_dir', arguments: '{}' }] });
+      await service.append('c', { role: 'tool', toolCallId: `t${i}`, content: big(i) });
+    }
+    const conversation = await service.get('c');
+    const file = join(dir, `session-${createHash('sha256').update('c').digest('hex').slice(0, 32)}`);
+    const { stat, readFile } = await import('node:fs/promises');
+    // the record stays bounded: written whole at each message, never more than the bound and a turn
+    expect((await stat(`${file}.json`)).size).toBeLessThan(2 * 64 * 1024);
+    expect(conversation.context.messages[0]?.role).toBe('user');
+    expect(conversation.history.length).toBeLessThan(600);
+    // nothing lost: the archive and the record together hold every message, in order
+    const archived = (await readFile(`${file}-archive.jsonl`, 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .flatMap((l) => (JSON.parse(l) as { messages: { role: string; content: string }[] }).messages);
+    const all = [...archived, ...conversation.history];
+    expect(all).toHaveLength(600);
+    expect(all.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(sent);
+    // read again from the store, it goes on from what it holds
+    const again = new Sessions(store, () => {}, 64 * 1024);
+    expect((await again.get('c')).history).toEqual(conversation.history);
+  });
+
+  it('a turn is never cut mid-way: the agent\'s own messages do not archive', async () => {
+    const service = new Sessions(undefined, () => {}, 64 * 1024);
+    await service.append('d', { role: 'user', content: 'go' });
+    for (let i = 0; i < 100; i++) await service.append('d', { role: 'tool', toolCallId: `t${i}`, content: big(i) });
+    const conversation = await service.get('d');
+    expect(conversation.context.messages).toHaveLength(101);
+    expect(conversation.context.messages[0]).toMatchObject({ role: 'user', content: 'go' });
+  });
+});

@@ -42,9 +42,27 @@ type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
 const LastUsedSchema = z.record(z.string(), SessionSettingsSchema);
 
+/**
+ * The most a conversation's stored record holds (its history and model context, as JSON) before a
+ * person's next message archives its oldest part. Every message rewrote the whole record on the
+ * daemon's thread, so a conversation of a hundred 1 MB messages stalled every client for seconds
+ * at each new one (found by an attack, h105). Past it, the model context holds a megabyte or less (some 250,000 tokens), more than most models read.
+ */
+export const CONVERSATION_MAX_BYTES = 2 * 1024 * 1024;
+
+/** One cut of a conversation's oldest messages, a line of its archive (`<record>-archive.jsonl` beside its record), oldest first. */
+export interface ArchivedMessages {
+  readonly archived: string;
+  readonly messages: readonly ChatMessage[];
+}
+
 /** Conversations, their history and model context, and their settings; the kernel owns them all. */
 export class Sessions {
   readonly #records = new Map<string, SessionRecord>();
+  /** Each record's stored size (JSON characters), kept as it grows: measured once when read. */
+  readonly #bytes = new Map<string, number>();
+  /** Conversations whose oldest messages are being archived now. */
+  readonly #archiving = new Set<string>();
   /** Reads of the store under way, per id (see #loaded). */
   readonly #loading = new Map<string, Promise<SessionRecord | undefined>>();
   /** Last used settings per scope (a person); a scope never used starts from the defaults. */
@@ -57,6 +75,7 @@ export class Sessions {
   constructor(
     private readonly store?: DurableStore,
     private readonly onChange: (event: SettingsChangedEvent) => void = () => {},
+    private readonly maxBytes: number = CONVERSATION_MAX_BYTES,
   ) {}
 
   /** Loads what the store holds: the last used settings. Sessions load on first use. */
@@ -143,15 +162,49 @@ export class Sessions {
   async append(id: string, message: ChatMessage, options: { historyOnly?: boolean } = {}): Promise<void> {
     const record = await this.#record(id);
     const parsed = ChatMessageSchema.parse(message);
+    const size = JSON.stringify(parsed).length;
+    let bytes = this.#bytes.get(record.id) ?? JSON.stringify(record).length;
     record.history.push(parsed);
-    if (options.historyOnly !== true) record.context.messages.push(structuredClone(parsed));
+    bytes += size + 1;
+    if (options.historyOnly !== true) {
+      record.context.messages.push(structuredClone(parsed));
+      bytes += size + 1;
+    }
+    // a person's message starts a turn: the record is cut there, never mid-turn (the agent reads
+    // the context by position while its turn runs)
+    if (parsed.role === 'user' && bytes > this.maxBytes && !this.#archiving.has(record.id)) bytes = await this.#archiveOldest(record);
+    this.#bytes.set(record.id, bytes);
     await this.#persist(record);
+  }
+
+  /**
+   * Moves the oldest messages of an over-full record to its archive (appended, never rewritten),
+   * until the history and the model context each hold at most a quarter of the bound; the context
+   * then starts at a person's message (a tool result without its call is no message a model takes),
+   * and always keeps the last one. The archive is written first: a crash before the record is
+   * leaves those messages in both, never in neither. Returns the record's new size.
+   */
+  async #archiveOldest(record: SessionRecord): Promise<number> {
+    // one cut at a time per conversation; appends meanwhile only add at the end, so the oldest
+    // `historyCut` messages are still the ones written to the archive when they are taken away
+    this.#archiving.add(record.id);
+    try {
+      const keep = this.maxBytes / 4;
+      const historyCut = cutBefore(record.history, keep, () => true);
+      if (historyCut > 0) await this.store?.append(`${fileOf(record.id)}-archive`, { archived: new Date().toISOString(), messages: record.history.slice(0, historyCut) } satisfies ArchivedMessages);
+      record.history.splice(0, historyCut);
+      record.context.messages.splice(0, cutBefore(record.context.messages, keep, (m) => m.role === 'user'));
+      return JSON.stringify(record).length;
+    } finally {
+      this.#archiving.delete(record.id);
+    }
   }
 
   /** Replaces what the model is shown for a conversation. */
   async setContext(id: string, context: ModelContext): Promise<void> {
     const record = await this.#record(id);
     record.context = ModelContextSchema.parse(context);
+    this.#bytes.delete(record.id);
     await this.#persist(record);
   }
 
@@ -276,6 +329,21 @@ export class Sessions {
   async #persist(record: SessionRecord): Promise<void> {
     await this.store?.write(fileOf(record.id), record);
   }
+}
+
+/**
+ * Where to cut `messages` so that what stays is at most `keep` characters of JSON, starting at a
+ * message `starts` accepts; the last message always stays.
+ */
+function cutBefore(messages: readonly ChatMessage[], keep: number, starts: (m: ChatMessage) => boolean): number {
+  let kept = 0;
+  let cut = messages.length - 1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    kept += JSON.stringify(messages[i]).length + 1;
+    if (kept > keep && i < messages.length - 1) break;
+    if (starts(messages[i]!)) cut = i;
+  }
+  return Math.max(0, cut);
 }
 
 /** The kernel's sessions, as a service other plugins inject. */

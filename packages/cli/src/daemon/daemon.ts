@@ -72,6 +72,9 @@ export interface RunningDaemon {
 }
 
 const DEFAULT_PORT = 8787;
+
+/** How many requests one adapter's token may hold open at once (its event stream, its calls and turns); past it, 429. */
+export const ADAPTER_MAX_REQUESTS = 64;
 /** How long aborted commands get to end by themselves before their processes are killed. */
 const ABORT_GRACE_MS = 1_000;
 /** How long a stop waits for aborted calls to answer their callers before closing connections. */
@@ -329,13 +332,22 @@ async function startOn(
       res.setHeader('www-authenticate', 'Bearer realm="aalis"');
       throw new ApiError('unauthorized', "this needs the daemon's token or an adapter's: send 'Authorization: Bearer <token>' (the daemon's is in <data>/daemon/token, mode 0600; an adapter's is made by 'aalis adapter add').");
     }
-    guard.admit(req);
     if (client.kind === 'adapter') {
       const held = adapterRequests.get(client.name) ?? new Set<ServerResponse>();
       adapterRequests.set(client.name, held);
+      // an adapter's token held ADAPTER_MAX_REQUESTS requests open at once is refused more: one that
+      // opened 1,200 slow bodies took every descriptor of a daemon under the usual `ulimit -n 1024`,
+      // and the owner's own calls failed (found by an attack, h105); its connection is not kept
+      if (held.size >= ADAPTER_MAX_REQUESTS) {
+        res.setHeader('connection', 'close');
+        throw new ApiError('too-many-requests', `adapter '${client.name}' has ${held.size} requests open at once, the most one adapter may; this one was refused, and nothing was done.`, {
+          fix: 'wait for an answer before sending the next request (one event stream and a few calls at a time are plenty), or add another adapter with its own token',
+        });
+      }
+      guard.admit(req);
       held.add(res);
       res.once('close', () => held.delete(res));
-    }
+    } else guard.admit(req);
     await handleApi(ctx, req, res, url, client);
   };
 

@@ -5,7 +5,7 @@ import type { z } from 'zod';
 export { sendJson } from '@aalis/core';
 
 /** The API's own error kinds (a route may also answer with the code of the package error it reports). */
-export const API_ERROR_KINDS = ['bad-request', 'unauthorized', 'forbidden', 'not-found', 'method-not-allowed', 'conflict', 'stopping', 'unavailable', 'internal'] as const;
+export const API_ERROR_KINDS = ['bad-request', 'unauthorized', 'forbidden', 'not-found', 'method-not-allowed', 'conflict', 'too-many-requests', 'stopping', 'unavailable', 'internal'] as const;
 /** One of {@link API_ERROR_KINDS}. */
 export type ApiErrorKind = (typeof API_ERROR_KINDS)[number];
 
