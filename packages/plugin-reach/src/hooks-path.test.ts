@@ -160,7 +160,7 @@ describe('a relative hooksPath of the global config names a landing in every fol
 
   it.each([
     ['.team-hooks', join(ws2, 'x', '.team-hooks', 'pre-commit'), join(ws2, 'x', 'team-hooks', 'pre-commit')],
-    ['../shared/hooks', join(ws2, 'a', 'shared', 'hooks', 'pre-push'), join(ws2, 'a', 'hooks', 'pre-push')],
+    ['../team/hooks', join(ws2, 'a', 'team', 'hooks', 'pre-push'), join(ws2, 'a', 'hooks', 'pre-push')],
     ['.', join(ws2, 'x', 'pre-commit'), join(ws2, 'x', 'pre-commit.txt')],
   ])('%s', (value, covered, not) => {
     writeFileSync(join(root, 'rel-system'), `[core]\n\thooksPath = ${value}\n`);
