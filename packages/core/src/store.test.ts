@@ -97,3 +97,26 @@ describe('DurableStore', () => {
     }
   }, 60_000);
 });
+
+// Found by an attack (h105): a FIFO at a document's name held the daemon's start for good (SIGTERM
+// did not end it), and a document made a link to /etc/shadow had its first characters quoted in
+// the error a root daemon printed.
+describe("DurableStore's reads of what is no document", () => {
+  it('refuses a FIFO at once, naming it, and quotes nothing of a file that is not JSON', { timeout: 10_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aalis-store-fifo-'));
+    try {
+      const store = await DurableStore.open(dir);
+      const { execFileSync } = await import('node:child_process');
+      execFileSync('mkfifo', [join(dir, 'adapters.json')]);
+      await expect(store.read('adapters')).rejects.toThrow(/adapters\.json is not a regular file/);
+      execFileSync('mkfifo', [join(dir, 'log.jsonl')]);
+      await expect(store.readLog('log')).rejects.toThrow(/log\.jsonl is not a regular file/);
+      await writeFile(join(dir, 'secret.json'), 'root:$y$j9T$secrethash:20000:0:99999:7:::\n');
+      const error = await store.read('secret').catch((e: Error) => e);
+      expect(String(error)).toMatch(/secret\.json is not valid JSON/);
+      expect(String(error)).not.toContain('root:');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { realDirOf } from './dir-anchor.js';
@@ -50,7 +51,7 @@ export class DurableStore {
     const file = this.#path(name, '.json');
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readDocument(file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
@@ -60,8 +61,11 @@ export class DurableStore {
       value = JSON.parse(text);
     } catch (error) {
       // the file is named: a bare "Unterminated string in JSON at position 14466" stopped a start
-      // and said nothing of which of the data directory's files it was (found by an attack, h105)
-      throw new Error(`${file} is not valid JSON (${(error as Error).message}): cut short or changed by hand`);
+      // and said nothing of which of the data directory's files it was (found by an attack, h105);
+      // what it holds is not quoted (V8's message quotes its first characters: a document made a
+      // link to /etc/shadow showed a root daemon's hash there)
+      const where = /position \d+/.exec((error as Error).message)?.[0];
+      throw new Error(`${file} is not valid JSON (${where === undefined ? 'it does not parse' : `at ${where}`}): cut short or changed by hand`);
     }
     if (!schema) return value as T;
     const parsed = schema.safeParse(value);
@@ -111,7 +115,7 @@ export class DurableStore {
   async readLog<T>(log: string, schema?: z.ZodType<T>): Promise<LogRead<T>> {
     let text: string;
     try {
-      text = await readFile(this.#path(log, '.jsonl'), 'utf8');
+      text = await readDocument(this.#path(log, '.jsonl'));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], torn: 0, invalid: 0 };
       throw error;
@@ -153,5 +157,21 @@ export class DurableStore {
     const next = previous.then(task, task);
     this.#queues.set(key, next.catch(() => {}));
     return next;
+  }
+}
+
+/**
+ * A document's text, opened without waiting and read only when it is a regular file: a FIFO at a
+ * document's name held the daemon's start for good, and SIGTERM did not end it (found by an
+ * attack, h105); a device or a directory is refused the same way, saying so.
+ */
+async function readDocument(file: string): Promise<string> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) throw new Error(`${file} is not a regular file (a FIFO, a device or a folder stands at a document's name): move it out of the data directory`);
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
   }
 }
