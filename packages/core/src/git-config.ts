@@ -95,6 +95,11 @@ const GIT_CONFIG_MAX_BYTES = 4 * 1024 * 1024;
  * Every file an include names (found or not) is added to `included`, when given.
  */
 export function gitConfigValues(file: string, section: string, key: string, home: string, depth = 0, included?: Set<string>): string[] {
+  return gitConfigEntries(file, home, depth, included).flatMap((e) => (e.value !== undefined && e.section === section && e.subsection === undefined && e.key === key ? [e.value] : []));
+}
+
+/** Every entry of a config file and the files it includes, in the order git reads them (see {@link gitConfigValues}). */
+export function gitConfigEntries(file: string, home: string, depth = 0, included?: Set<string>): GitConfigEntry[] {
   // read without waiting: an included path may name a FIFO (a file a command may make), which a
   // read by path waited on for good, on the daemon's thread. What git would read but this cannot
   // (a FIFO a process feeds, a device, a file past the bound) may name a hooks directory: refused,
@@ -108,17 +113,66 @@ export function gitConfigValues(file: string, section: string, key: string, home
     );
   }
   if (read.kind !== 'read') return [];
-  const text = read.bytes.toString('utf8');
-  const out: string[] = [];
-  for (const e of parseGitConfig(text)) {
-    if (e.value === undefined) continue;
-    if (e.section === section && e.subsection === undefined && e.key === key) out.push(e.value);
-    if (e.key === 'path' && (e.section === 'include' || e.section === 'includeif') && depth < 10) {
+  const out: GitConfigEntry[] = [];
+  for (const e of parseGitConfig(read.bytes.toString('utf8'))) {
+    out.push(e);
+    if (e.value !== undefined && e.key === 'path' && (e.section === 'include' || e.section === 'includeif') && depth < 10) {
       const expanded = expandHome(e.value, home);
       const target = isAbsolute(expanded) ? expanded : resolve(dirname(file), expanded);
       included?.add(target);
-      out.push(...gitConfigValues(target, section, key, home, depth + 1, included));
+      out.push(...gitConfigEntries(target, home, depth + 1, included));
     }
   }
   return out;
+}
+
+/** The keys whose value git runs as a program (`section.key`, `section.*.key` with a subsection). */
+const PROGRAM_KEYS = new Set([
+  'core.fsmonitor',
+  'core.editor',
+  'core.pager',
+  'core.sshcommand',
+  'core.askpass',
+  'sequence.editor',
+  'credential.helper',
+  'credential.*.helper',
+  'filter.*.clean',
+  'filter.*.smudge',
+  'filter.*.process',
+  'diff.external',
+  'diff.*.textconv',
+  'diff.*.command',
+  'merge.*.driver',
+  'gpg.program',
+  'gpg.*.program',
+  'uploadpack.packobjectshook',
+  'alias.*',
+]);
+
+/**
+ * The programs a config's entries name by path, where git runs them (`core.fsmonitor =
+ * ~/bin/watch.sh`, `credential.helper = /opt/x/helper`, `filter.lfs.process = tools/lfs …`, an
+ * alias `!scripts/x.sh`): each value's first word when it is a path (absolute, `~/`, or with a
+ * `/`: then from `top`, where git runs). A bare name is looked up on PATH (`git-credential-<name>`
+ * for a helper), and a boolean is no program.
+ */
+export function gitConfigProgramPaths(entries: readonly GitConfigEntry[], home: string, top: string): string[] {
+  const out = new Set<string>();
+  for (const e of entries) {
+    if (e.value === undefined) continue;
+    const name = e.subsection === undefined ? `${e.section}.${e.key}` : `${e.section}.*.${e.key}`;
+    if (!PROGRAM_KEYS.has(name) && !(e.section === 'alias')) continue;
+    let value = e.value.trim();
+    if (e.section === 'alias') {
+      if (!value.startsWith('!')) continue; // a git command, not a program
+      value = value.slice(1).trim();
+    } else if (value.startsWith('!')) value = value.slice(1).trim();
+    const first = /^(?:"([^"]+)"|'([^']+)'|(\S+))/.exec(value);
+    const word = first?.[1] ?? first?.[2] ?? first?.[3];
+    if (word === undefined || /^(?:true|false|yes|no|on|off|[01])$/i.test(word)) continue;
+    if (!(isAbsolute(word) || word.startsWith('~/') || word.includes('/'))) continue;
+    const expanded = expandHome(word, home);
+    out.add(isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded));
+  }
+  return [...out];
 }

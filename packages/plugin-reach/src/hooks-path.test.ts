@@ -194,3 +194,40 @@ describe('a relative hooksPath of the global config names a landing in every fol
     await kernel.stop();
   });
 });
+
+// A program the user's git config runs, named by a path in a writable root (h104: `core.fsmonitor`,
+// a credential helper, a filter), ran a sandboxed command's code at the person's next git command.
+describe('the programs git config names by path are landings', { timeout: 60_000 }, () => {
+  const home3 = join(root, 'home3');
+  const ws3 = join(home3, 'proj');
+  beforeAll(() => {
+    mkdirSync(join(ws3, 'tools'), { recursive: true });
+    writeFileSync(
+      join(home3, '.gitconfig'),
+      `[core]\n\tfsmonitor = ${ws3}/tools/fsmon.sh\n\tpager = less -R\n[credential]\n\thelper = "!tools/cred.sh get"\n[filter "crypt"]\n\tclean = ~/proj/tools/clean.sh %f\n[alias]\n\tst = status\n\tx = !scripts/x.sh --all\n[core]\n\tfsmonitor = true\n`,
+    );
+    execFileSync('git', ['init', '-q', ws3], { env: { ...gitEnv, HOME: home3 } });
+  });
+
+  it('each, by path, from the top of the repository when relative; a bare name, a boolean and a git alias are none', () => {
+    const dirs = hooksPathDirs(ws3, { userHome: home3, systemConfig: join(root, 'no-system-config') });
+    for (const p of ['tools/fsmon.sh', 'tools/cred.sh', 'tools/clean.sh', 'scripts/x.sh']) expect(dirs).toContain(join(ws3, p));
+    expect(dirs.some((d) => d.endsWith('/less') || d.endsWith('/status') || d.endsWith('/true'))).toBe(false);
+  });
+
+  it('a sandboxed command that rewrites one is refused, and the file stays', async () => {
+    writeFileSync(join(ws3, 'tools', 'fsmon.sh'), '#!/bin/sh\nexit 0\n');
+    const kernel = createKernel({ dataDir: join(root, 'data3') })
+      .use(sessionsPlugin, { persist: false })
+      .use(authorityPlugin, { owners: { cli: ['owner'] } })
+      .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home3, loginShell: '/bin/sh' });
+    await kernel.start();
+    kernel.get(reachBindings).bind('s1', { home: ws3 });
+    const credential = await kernel.get(reach).forCall(turn);
+    const r = await createLinuxSandbox().run({ argv: ['sh', '-c', 'echo "touch /tmp/pwned" >> tools/fsmon.sh; echo ok > notes.txt'], cwd: ws3, env: { PATH: gitEnv.PATH, HOME: home3, LANG: 'C' }, policy: credential.sandboxPolicy(), timeoutMs: 20_000 });
+    expect(r.exitCode !== 0 || r.writeDenied, r.stderr).toBe(true);
+    expect(readFileSync(join(ws3, 'tools', 'fsmon.sh'), 'utf8')).toBe('#!/bin/sh\nexit 0\n');
+    expect(readFileSync(join(ws3, 'notes.txt'), 'utf8')).toBe('ok\n');
+    await kernel.stop();
+  });
+});

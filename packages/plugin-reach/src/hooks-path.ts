@@ -1,6 +1,6 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { escapePattern, type PathMatcher } from '@aalis/api-reach';
-import { expandHome, GitConfigUnreadableError, gitConfigValues, resolutionOf } from '@aalis/core';
+import { expandHome, type GitConfigEntry, GitConfigUnreadableError, gitConfigEntries, gitConfigProgramPaths, resolutionOf } from '@aalis/core';
 import { PathRefusedError } from './path-refused.js';
 import { repoOf } from './git-dirs.js';
 import { realPathOfSync } from './real-path.js';
@@ -82,7 +82,13 @@ function hooksPathsOf(start: string, places: GitConfigPlaces): { dirs: string[];
     // directory, hooks included (a `post-checkout` there runs during the clone): as much a landing
     // as a hooks folder (found by an attack: `init.templateDir = ~/dotfiles/git-template`, and a
     // command in ~/dotfiles wrote hooks/post-checkout, unasked; the next `git clone` ran it)
-    for (const value of [...valuesOf(file, home, included), ...valuesOf(file, home, included, 'templatedir')]) {
+    const entries = entriesOf(file, home, included);
+    // a program the config runs, named by a path (`core.fsmonitor = ~/bin/watch.sh`, a credential
+    // helper, a filter, an alias `!scripts/x.sh`): a command that rewrote it ran its code at the
+    // person's next git command (found by an attack, h104)
+    for (const program of gitConfigProgramPaths(entries, home, top)) dirs.add(program);
+    const values = entries.flatMap((e) => (e.value !== undefined && e.subsection === undefined && ((e.section === 'core' && e.key === 'hookspath') || (e.section === 'init' && e.key === 'templatedir')) ? [e.value] : []));
+    for (const value of values) {
       if (value === '') continue;
       const expanded = expandHome(value, home);
       // the system's and the global config's (the first three files, and what they include) hold for every repository
@@ -107,10 +113,10 @@ function hooksPathsOf(start: string, places: GitConfigPlaces): { dirs: string[];
   return { dirs: [...dirs], anywhere: [...anywhere] };
 }
 
-/** `core.hooksPath` (or `init.templateDir`) of one config file and its includes; one that cannot be read refuses the call (a path refusal: nothing was run). */
-function valuesOf(file: string, home: string, included: Set<string>, key: 'hookspath' | 'templatedir' = 'hookspath'): string[] {
+/** The entries of one config file and its includes; one that cannot be read refuses the call (a path refusal: nothing was run). */
+function entriesOf(file: string, home: string, included: Set<string>): GitConfigEntry[] {
   try {
-    return gitConfigValues(file, key === 'hookspath' ? 'core' : 'init', key, home, 0, included);
+    return gitConfigEntries(file, home, 0, included);
   } catch (error) {
     if (error instanceof GitConfigUnreadableError) throw new PathRefusedError('git-config-unreadable', error.message, error.fix === undefined ? {} : { fix: error.fix });
     throw error;

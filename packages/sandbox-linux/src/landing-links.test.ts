@@ -229,3 +229,19 @@ describe('a symlink made above a protected path', { timeout: 120_000 }, () => {
     expect(readFileSync(join(base, 'creds', 'readme'), 'utf8')).toBe('ok\n');
   });
 });
+
+// A nested repository's config that runs a program by path (h104: core.fsmonitor, filters,
+// aliases): that program is its landing as the config is.
+describe("a nested repository's programs", { timeout: 120_000 }, () => {
+  it('a command that rewrites the fsmonitor its config names is refused; the rest lands', async () => {
+    const d = join(s.ws, 'projF');
+    mkdirSync(join(d, 'tools'), { recursive: true });
+    execFileSync('git', ['init', '-q', d]);
+    execFileSync('git', ['-C', d, 'config', 'core.fsmonitor', 'tools/fsmon.sh']);
+    writeFileSync(join(d, 'tools', 'fsmon.sh'), HOOK);
+    const r = await sandbox().run(req(s, ['sh', '-c', 'echo "echo pwned" >> projF/tools/fsmon.sh; echo fine > projF/notes.txt'], { policy: workspacePolicy(s) }));
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(readFileSync(join(d, 'tools', 'fsmon.sh'), 'utf8')).toBe(HOOK);
+    expect(readFileSync(join(d, 'notes.txt'), 'utf8')).toBe('fine\n');
+  });
+});

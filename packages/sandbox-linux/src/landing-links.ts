@@ -2,7 +2,7 @@ import { closeSync, constants, lstatSync, openSync, realpathSync } from 'node:fs
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { escapePattern, type PathRule, type SandboxPolicy } from '@aalis/api-reach';
-import { expandHome, gitConfigValues, type LinkChain, landingLinkChains, readRegularSync, resolutionOf } from '@aalis/core';
+import { expandHome, gitConfigEntries, gitConfigProgramPaths, gitConfigValues, type LinkChain, landingLinkChains, readRegularSync, resolutionOf } from '@aalis/core';
 import { encodePath, hasRawBytes } from './host-names.js';
 import { placeholderCandidates } from './placeholders.js';
 import { isWithin } from './rule-match.js';
@@ -145,7 +145,10 @@ function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string,
   }
   const included = new Set<string>();
   for (const file of configs) {
-    for (const value of gitConfigValues(file, 'core', 'hookspath', home, 0, included)) {
+    const entries = gitConfigEntries(file, home, 0, included);
+    // the programs it runs by path (core.fsmonitor, a filter, an alias `!tools/x.sh`): as plugin-reach does for the cwd's repository
+    for (const program of gitConfigProgramPaths(entries, home, top)) rules.push({ path: program });
+    for (const value of entries.flatMap((e) => (e.value !== undefined && e.section === 'core' && e.subsection === undefined && e.key === 'hookspath' ? [e.value] : []))) {
       if (value === '') continue;
       const expanded = expandHome(value, home);
       // as git's lookup goes, one name at a time (`lnk/../hk` is where `lnk` leads, then up; found by an attack)
