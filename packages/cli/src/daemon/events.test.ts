@@ -11,7 +11,7 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-async function served(): Promise<{ url: string; kernel: Kernel }> {
+async function served(): Promise<{ url: string; kernel: Kernel; hub: EventHub }> {
   const kernel = createKernel({ dataDir: '/nonexistent-h88' });
   const hub = new EventHub(kernel.events);
   const server: Server = createServer((_req, res) => hub.add(res, undefined));
@@ -21,7 +21,7 @@ async function served(): Promise<{ url: string; kernel: Kernel }> {
     hub.close();
     await new Promise<void>((r) => server.close(() => r()));
   });
-  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, kernel };
+  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, kernel, hub };
 }
 
 describe('the event stream', () => {
@@ -43,5 +43,38 @@ describe('the event stream', () => {
     await reader.cancel();
     expect(wire).not.toMatch(/[\u2028\u2029]/);
     expect(wire).toContain('one\\u2028two\\u2029three');
+  });
+});
+
+// Found by an attack (h105): a client that connected and never read kept every event in the
+// daemon's memory. A real socket that never reads; events until its stream is cut off.
+describe('a client that never reads', () => {
+  it('is cut off once more than the bound waits unsent; one that reads is kept', { timeout: 60_000 }, async () => {
+    const { url, kernel, hub } = await served();
+    const { connect } = await import('node:net');
+    const { STREAM_BUFFER_MAX_BYTES } = await import('./events.js');
+    const stalled = connect(Number(new URL(url).port), '127.0.0.1');
+    stalled.on('error', () => {});
+    await new Promise<void>((r) => stalled.on('connect', () => r()));
+    stalled.write('GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    while (hub.size < 1) await new Promise((r) => setTimeout(r, 20));
+    stalled.pause(); // never reads again
+    const reading = await subscribe(url, 'unused');
+    expect(hub.size).toBe(2);
+    const piece = 'x'.repeat(64 * 1024);
+    let sent = 0;
+    // a paused socket never hears its close: the daemon's side says it was cut off
+    for (let i = 0; i < 1000 && hub.size === 2; i++) {
+      kernel.events.emit('message/delta' as never, { session: 's', turnId: 't', text: piece } as never);
+      sent += piece.length;
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(hub.size, `not cut off after ${sent} bytes`).toBe(1);
+    expect(sent).toBeGreaterThan(STREAM_BUFFER_MAX_BYTES);
+    // the reading client still gets what comes next
+    kernel.events.emit('message/delta' as never, { session: 's', turnId: 't', text: 'still here' } as never);
+    expect(await reading.next('message/delta', (d) => d.text === 'still here', 10_000)).toMatchObject({ text: 'still here' });
+    reading.close();
+    stalled.destroy();
   });
 });

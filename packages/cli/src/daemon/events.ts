@@ -19,6 +19,13 @@ interface Client {
 const KEEPALIVE_MS = 15_000;
 
 /**
+ * The most of a stream's events waiting unsent (bytes) before its client is cut off: one that
+ * connects and never reads kept every event in the daemon's memory for as long as it stayed (found
+ * by an attack, h105). A client that reads keeps nothing waiting; one cut off connects again.
+ */
+export const STREAM_BUFFER_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
  * A payload as one SSE `data:` line. JSON.stringify leaves U+2028 and U+2029 raw, and a client
  * that splits lines with a JS regex (`^`/`$` under /m, `.`) reads them as line breaks: the frame's
  * JSON is cut there, fails to parse, and the client's stream ends for good. JSON allows the
@@ -49,7 +56,7 @@ export class EventHub {
       this.#unsubscribe.push(bus.on(name, handler as never));
     }
     this.#keepalive = setInterval(() => {
-      for (const client of this.#clients) client.res.write(': keepalive\n\n');
+      for (const client of this.#clients) this.#send(client, ': keepalive\n\n');
     }, KEEPALIVE_MS);
     this.#keepalive.unref();
   }
@@ -83,7 +90,17 @@ export class EventHub {
     const session = sessionOf(name, payload);
     const frame = `event: ${name}\nid: ${++this.#seq}\ndata: ${sseData(payload)}\n\n`;
     for (const client of this.#clients) {
-      if ((client.session === undefined || client.session === session) && (client.admits === undefined || client.admits(session))) client.res.write(frame);
+      if ((client.session === undefined || client.session === session) && (client.admits === undefined || client.admits(session))) this.#send(client, frame);
     }
+  }
+
+  /** Writes to one client's stream; one with more than {@link STREAM_BUFFER_MAX_BYTES} waiting unsent is cut off instead. */
+  #send(client: Client, text: string): void {
+    if (client.res.writableLength > STREAM_BUFFER_MAX_BYTES) {
+      this.#clients.delete(client);
+      client.res.destroy();
+      return;
+    }
+    client.res.write(text);
   }
 }
