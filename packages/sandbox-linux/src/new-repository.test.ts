@@ -49,6 +49,8 @@ describe('a new repository the command made', { timeout: 120_000 }, () => {
     ['a symlink inside', 'git init -q r && ln -s /etc r/.git/objects/etc', 'objects/etc is a symlink'],
     ['a commondir', 'git init -q r && echo /elsewhere > r/.git/commondir', 'points git at other git folders'],
     ['a repository disguised inside it', 'git init -q r && git init -q --bare r/.git/refs/remotes/x', 'take it for a repository of its own'],
+    // h106: .git/x (HEAD, commondir -> a bare repository of the command's, whose HEAD alone is a landing) as the remote: `git push` ran its pre-receive
+    ['a worktree-like git folder inside it (HEAD and a commondir)', 'git init -q r && git init -q --bare c && mkdir r/.git/x && echo "ref: refs/heads/main" > r/.git/x/HEAD && echo "$PWD/c" > r/.git/x/commondir && git -C r remote add origin "$PWD/r/.git/x"', 'r/.git: the new git repository the command made was not committed (rule: landing): x holds a HEAD and a commondir'],
   ])('with %s stays a landing: refused, and the reason said', async (_what, script, why) => {
     const d = fresh(`bad-${Math.random().toString(36).slice(2)}`);
     const r = await run(d, `${script} && echo kept > note.txt`);

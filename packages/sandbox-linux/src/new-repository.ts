@@ -60,11 +60,16 @@ export function newRepositoryVerdict(upperFd: number, name: Buffer, open: (dirFd
       why = problemOf(d, n, rel, st);
       const slash = rel.lastIndexOf('/');
       const base = rel.slice(slash + 1);
-      if (why === undefined && slash > 0 && (base === 'HEAD' || base === 'objects')) {
+      // with a `commondir` a folder needs no objects of its own: HEAD and commondir are a git folder
+      // (a worktree's), its objects, refs, hooks and config where commondir says (found by an attack,
+      // h106: `.git/x` holding HEAD and `commondir -> vendor/c`, a bare repository's hooks of the
+      // command's, with remote.origin.url = .git/x: the host's next `git push` ran vendor/c's pre-receive)
+      const mark = base === 'HEAD' ? 1 : base === 'objects' ? 2 : base === 'commondir' ? 4 : 0;
+      if (why === undefined && slash > 0 && mark !== 0) {
         const dir = rel.slice(0, slash);
-        const seen = (marks.get(dir) ?? 0) | (base === 'HEAD' ? 1 : 2);
+        const seen = (marks.get(dir) ?? 0) | mark;
         marks.set(dir, seen);
-        if (seen === 3) why = `${dir} holds a HEAD and objects: git run there would take it for a repository of its own`;
+        if (seen & 1 && seen & 6) why = `${dir} holds a HEAD and ${seen & 2 ? 'objects' : 'a commondir'}: git run there (or pushing to it) would take it for a repository of its own`;
       }
       if (why !== undefined) return 'stop';
       return st.isDirectory() ? 'descend' : 'leaf';
