@@ -63,6 +63,8 @@ export class Sessions {
   readonly #bytes = new Map<string, number>();
   /** Conversations whose oldest messages are being archived now. */
   readonly #archiving = new Set<string>();
+  /** How many model-context messages each conversation has had archived since the daemon started (see {@link Sessions.contextCut}). */
+  readonly #contextCut = new Map<string, number>();
   /** Reads of the store under way, per id (see #loaded). */
   readonly #loading = new Map<string, Promise<SessionRecord | undefined>>();
   /** Last used settings per scope (a person); a scope never used starts from the defaults. */
@@ -193,11 +195,23 @@ export class Sessions {
       const historyCut = cutBefore(record.history, keep, () => true);
       if (historyCut > 0) await this.store?.append(`${fileOf(record.id)}-archive`, { archived: new Date().toISOString(), messages: record.history.slice(0, historyCut) } satisfies ArchivedMessages);
       record.history.splice(0, historyCut);
-      record.context.messages.splice(0, cutBefore(record.context.messages, keep, (m) => m.role === 'user'));
+      const contextCut = cutBefore(record.context.messages, keep, (m) => m.role === 'user');
+      record.context.messages.splice(0, contextCut);
+      this.#contextCut.set(record.id, (this.#contextCut.get(record.id) ?? 0) + contextCut);
       return JSON.stringify(record).length;
     } finally {
       this.#archiving.delete(record.id);
     }
+  }
+
+  /**
+   * How many messages of a conversation's model context have been archived since this process
+   * started: a turn notes it at its start, and the places of the messages before it are where they
+   * were less what was archived since (a person's message kept while a turn runs can archive the
+   * oldest ones under it; found by an attack, h106).
+   */
+  contextCut(id: string): number {
+    return this.#contextCut.get(id) ?? 0;
   }
 
   /** Replaces what the model is shown for a conversation. */

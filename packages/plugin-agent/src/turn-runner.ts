@@ -67,11 +67,14 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<TurnEndedEv
     // are the owner's reads (a file's content, a command's output) that the owner's own answers
     // may have left unsaid (found by an attack: a stranger asked what the owner's notes said, and
     // the model was handed the owner's read of them). Its own calls' results it reads.
-    // (The model context only grows, so the messages before this turn keep their places.)
+    // (The model context only grows but for an archive of its oldest messages, counted below, so the messages before this turn keep their places.)
     // Whoever's words the model reads counts (a stranger's earlier line can ask the owner's turn to
     // repeat what it read into a group the stranger reads).
     const before = (await deps.sessions.get(conversation)).context.messages;
     const start = before.length;
+    // a person's message kept while this turn runs can archive the oldest messages (core's
+    // sessions): the places are then counted from what was archived at the turn's start
+    const cutAtStart = deps.sessions.contextCut(conversation);
     const hideEarlier = (deps.principalOf?.(turnWithAuthors(run.turn, before)) ?? 'other') !== 'owner';
     for (let step = 0; step < deps.config.maxSteps; step++) {
       // Read afresh each step: a plan approved mid-turn changes the mode, and so the prompt and tools.
@@ -82,7 +85,8 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<TurnEndedEv
       // turn's to read: read now, it came with this turn's earlier reads in view, which were judged
       // for the words before it (found by an attack: a stranger's line sent mid-turn was shown the
       // owner's reads of the turns before), and it sat between a tool call and its result.
-      const read = context.messages.filter((m, i) => (i < start ? !(hideEarlier && m.role === 'tool') : m.role !== 'user'));
+      const startNow = start - (deps.sessions.contextCut(conversation) - cutAtStart);
+      const read = context.messages.filter((m, i) => (i < startNow ? !(hideEarlier && m.role === 'tool') : m.role !== 'user'));
       const messages: ModelMessage[] = [{ role: 'system', content: systemPromptOf(now.runMode, context.notes) }, ...modelMessagesOf(read)];
       // The calls of this step act for everyone whose words the model read in it, not only for the
       // turn's speaker: a non-owner's message in the conversation makes them `other` (no local effect).
