@@ -46,6 +46,8 @@ const EXAMPLES = {
   helix: ['~/.config/helix/languages.toml', '/srv/p/.config/helix/x'],
   'vscode-extensions': ['~/.vscode/extensions/x/ext.js', '~/.vscode/argv.json'],
   'vscode-user': ['~/.config/Code/User/settings.json', '~/.config/Code/logs/x'],
+  'editor-home-dirs': ['~/.config/Code', '~/.config/Code/logs'],
+  'editor-home-dirs-mac': ['~/Library/Application Support/Cursor', '~/Library/Application Support/Cursor/logs'],
   'vscode-user-mac': ['~/Library/Application Support/Code/User/tasks.json', '~/Library/Application Support/Code/Cache/x'],
   npx: ['~/.npm/_npx/abc/node_modules/x/cli.js', '~/.npm/_cacache/x'],
   'npx-win': ['~/AppData/Local/npm-cache/_npx/abc/x.js', '~/AppData/Local/npm-cache/_cacache/x'],
@@ -239,5 +241,18 @@ describe('every folder on the way to a landing is a landing', () => {
   });
   it.each(cases)('%s: %s', (_id, folder, platform) => {
     expect(coveredByAny(folder, platform)).toBe(true);
+  });
+  // in the home too (h106: `~/.config/Code -> ~/x` with the workspace at home): a folder on the way
+  // is a landing, or a name the policy protects (`{ path }`) lies under it, which the commit's
+  // `shadowed` and the host tools' `protectedPathsUnder` take a symlink or a move there for
+  const namedUnder = (folder: string, platform: Platform) =>
+    ENTRIES.some((e) => (e.platforms === undefined || e.platforms.includes(platform)) && rulesOfEntry(e, input(platform)).some((r) => 'path' in r && r.path.startsWith(`${folder}/`)));
+  const homeCases = ENTRIES.flatMap((e) => {
+    const platform = platformOf(e);
+    if (platform === 'win32') return [];
+    return folders(platform, EXAMPLES[e.id as LandingId][0], HOME[platform]).map((f) => [e.id, f, platform] as const);
+  });
+  it.each(homeCases)('in the home, %s: %s', (_id, folder, platform) => {
+    expect(coveredByAny(folder, platform) || namedUnder(folder, platform)).toBe(true);
   });
 });

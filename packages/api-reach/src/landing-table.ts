@@ -114,6 +114,11 @@ export const LANDING_TABLE = [
   { id: 'helix', group: 'editor', place: { home: '.config/helix', tree: true }, reason: 'languages.toml names the language servers it starts', tool: 'helix' },
   { id: 'vscode-extensions', group: 'editor', place: { homePattern: '\\.(?:vscode|vscode-server|cursor|windsurf)/extensions(?:/.*)?' }, reason: 'extension code, activated when a window opens', tool: 'VS Code, Cursor, Windsurf' },
   { id: 'vscode-user', group: 'editor', platforms: ['linux'], place: { homePattern: '\\.config/(?:Code|Code - Insiders|VSCodium|Cursor)/User(?:/.*)?' }, reason: 'user settings and tasks: terminal profiles and shell integration run commands', tool: 'VS Code, Cursor' },
+  // found by an attack (h106): with the workspace at home, `ln -s ~/x ~/.config/Code` (and
+  // `~/.vscode-server -> ~/x`) put an ordinary x/User/settings.json (x/extensions) where VS Code
+  // reads its settings (extensions): the folders on the way to a home pattern's landing are landings too
+  { id: 'editor-home-dirs', group: 'editor', place: { homePattern: '(?:\\.(?:vscode-server|windsurf)|\\.config/(?:Code|Code - Insiders|VSCodium|Cursor))' }, reason: PROJECT_DIR_ITSELF, tool: 'VS Code, Cursor, Windsurf' },
+  { id: 'editor-home-dirs-mac', group: 'editor', platforms: ['darwin'], place: { homePattern: 'Library/Application Support(?:/(?:Code|Code - Insiders|VSCodium|Cursor))?' }, reason: PROJECT_DIR_ITSELF, tool: 'VS Code, Cursor' },
   { id: 'vscode-user-mac', group: 'editor', platforms: ['darwin'], place: { homePattern: 'Library/Application Support/(?:Code|Code - Insiders|VSCodium|Cursor)/User(?:/.*)?' }, reason: 'user settings and tasks: terminal profiles and shell integration run commands', tool: 'VS Code, Cursor' },
 
   // the parts of toolchain caches that execute: landings even inside the writable cache roots
