@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { type LinkChain, linkChainOf } from './link-chain.js';
 
-/** The most entries of one landing folder looked at for links: hooks folders hold a few dozen. */
+/** The most entries of one landing folder (and the folders in it) looked at for links: hooks folders hold a few dozen. */
 export const LANDING_FOLDER_LINKS_MAX = 512;
 
 /** A landing that is a symlink, with the names it is resolved through and where it ends. */
@@ -32,9 +32,21 @@ export function landingLinkChains(candidates: Iterable<string>, isLanding: (path
     if (st === undefined || !isLanding(path)) continue;
     if (st.isSymbolicLink()) links.add(path);
     if (st.isDirectory() || (st.isSymbolicLink() && leadsToDirectory(path))) {
-      for (const name of namesIn(path)) {
-        const entry = `${path === '/' ? '' : path}/${name}`;
-        if (lstatOrNot(entry)?.isSymbolicLink() && isLanding(entry)) links.add(entry);
+      // the folders inside too, never through a link (h106: `.cursor/rules/team.mdc ->
+      // ../../docs/team-rules.md` and `.claude/hooks/pre.sh -> …` are two down from the folder the
+      // table names, and the host tools wrote their files unasked): at most LANDING_FOLDER_LINKS_MAX entries a landing
+      const folders = [path];
+      let seen = 0;
+      for (let depth = 0; folders.length > 0 && seen < LANDING_FOLDER_LINKS_MAX; depth++) {
+        const dir = folders.shift()!;
+        for (const name of namesIn(dir).slice(0, LANDING_FOLDER_LINKS_MAX - seen)) {
+          seen += 1;
+          const entry = `${dir === '/' ? '' : dir}/${name}`;
+          const est = lstatOrNot(entry);
+          if (est === undefined || !isLanding(entry)) continue;
+          if (est.isSymbolicLink()) links.add(entry);
+          else if (est.isDirectory()) folders.push(entry);
+        }
       }
     }
   }
