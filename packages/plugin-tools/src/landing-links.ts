@@ -1,6 +1,7 @@
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { landingNames, pathIsUnder, type ReachCredential, type SandboxPolicy } from '@aalis/api-reach';
-import { landingLinkChains } from '@aalis/core';
+import { LANDING_FOLDER_LINKS_MAX, landingLinkChains } from '@aalis/core';
 
 /**
  * The landings that are symlinks whose way `path` lies on: a name they are resolved through
@@ -19,7 +20,13 @@ export function landingLinksThrough(credential: ReachCredential, path: string): 
     policy = undefined; // a credential without a sandbox (the host tiers): the landing names alone
   }
   const candidates = new Set<string>();
-  if (credential.home !== undefined) for (const name of landingNames()) candidates.add(join(credential.home, name));
+  if (credential.home !== undefined) {
+    for (const name of landingNames()) candidates.add(join(credential.home, name));
+    // and every entry of the main directory: a landing the table gives no name (`.lintstagedrc.json
+    // -> config/lint.json`, `app.code-workspace -> ws/app.json`) was not looked for, and its file
+    // was written unasked (h106); landingLinkChains takes only those that are landings
+    for (const name of entriesOf(credential.home)) candidates.add(join(credential.home, name));
+  }
   for (const rule of policy === undefined ? [] : [...policy.writeDeny, ...policy.controlDeny]) if ('path' in rule) candidates.add(rule.path);
   const found: string[] = [];
   for (const { link, chain } of landingLinkChains(candidates, (p) => !credential.allows('write', p))) {
@@ -44,4 +51,13 @@ export function protectedPathsUnder(credential: ReachCredential, path: string): 
   }
   const named = [...policy.readDeny, ...policy.writeDeny, ...policy.controlDeny].flatMap((r) => ('path' in r ? [r.path] : []));
   return [...new Set(named)].filter((p) => p !== path && pathIsUnder(p, path, process.platform) && (!credential.allows('write', p) || !credential.allows('read', p)));
+}
+
+/** The names in the main directory (at most LANDING_FOLDER_LINKS_MAX), none when it cannot be listed. */
+function entriesOf(dir: string): string[] {
+  try {
+    return readdirSync(dir).slice(0, LANDING_FOLDER_LINKS_MAX);
+  } catch {
+    return [];
+  }
 }
