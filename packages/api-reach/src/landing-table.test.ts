@@ -26,6 +26,7 @@ const EXAMPLES = {
   'git-modules': ['/srv/p/.git/modules/a/hooks/x', '/srv/p/modules/x'],
   'git-worktrees': ['/srv/p/.git/worktrees/wt1', '/srv/p/.git/worktrees/wt1/HEAD'],
   'git-worktree-config': ['/srv/p/.git/worktrees/wt1/commondir', '/srv/p/.git/worktrees/wt1/index'],
+  'git-sequencer': ['/srv/p/.git/rebase-merge/git-rebase-todo', '/srv/p/.git/rebase-mergex'],
   'shell-startup': ['~/.zshrc', '/srv/p/.zshrc'],
   fish: ['~/.config/fish/conf.d/x.fish', '~/.config/fishy'],
   ssh: ['~/.ssh/authorized_keys', '/srv/p/.ssh/authorized_keys'],

@@ -88,6 +88,8 @@ export const LANDING_TABLE = [
   { id: 'git-commondir', group: 'git', place: { anywhere: '\\.git/commondir' }, inNodeModules: 'stays', reason: 'points git at another git directory, with its hooks and config', tool: 'git' },
   { id: 'git-modules', group: 'git', place: { anywhere: '\\.git/modules(?:/.*)?' }, names: ['.git/modules'], inNodeModules: 'stays', reason: "submodules' git directories, with their hooks and config", tool: 'git' },
   { id: 'git-worktrees', group: 'git', place: { anywhere: '\\.git/worktrees(?:/[^/]+)?' }, inNodeModules: 'stays', reason: 'a worktree entry decides which git directory a working tree uses', tool: 'git' },
+  // found by an attack (h106): a command's .git/rebase-merge with `exec` lines, and `git status` told the user to run `git rebase --continue`
+  { id: 'git-sequencer', group: 'git', place: { anywhere: '\\.git/(?:rebase-merge|rebase-apply|sequencer)(?:/.*)?' }, inNodeModules: 'stays', reason: 'a rebase or cherry-pick in progress: its todo list runs `exec` lines at `git rebase --continue`, which git status tells the user to run', tool: 'git' },
   { id: 'git-worktree-config', group: 'git', place: { anywhere: '\\.git/worktrees/[^/]+/(?:config\\.worktree|commondir)' }, inNodeModules: 'stays', reason: "a worktree's own configuration and common directory", tool: 'git' },
 
   // shell and login, in the home

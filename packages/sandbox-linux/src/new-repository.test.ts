@@ -47,6 +47,7 @@ describe('a new repository the command made', { timeout: 120_000 }, () => {
     ['a remote reached by running a program', 'git init -q r && git -C r remote add origin "ext::sh -c echo"', 'git would reach by running a program'],
     ['a value git would read past a quote', 'git init -q r && printf "[user]\\n\\tname = \\"a\\nb\\"\\n" >> r/.git/config', 'is not the plain'],
     ['a symlink inside', 'git init -q r && ln -s /etc r/.git/objects/etc', 'objects/etc is a symlink'],
+    ['a rebase in progress', 'git init -q r && mkdir r/.git/rebase-merge && echo "exec touch /tmp/pwned" > r/.git/rebase-merge/git-rebase-todo', 'a rebase or cherry-pick in progress'],
     ['a commondir', 'git init -q r && echo /elsewhere > r/.git/commondir', 'points git at other git folders'],
     ['a repository disguised inside it', 'git init -q r && git init -q --bare r/.git/refs/remotes/x', 'take it for a repository of its own'],
     // h106: .git/x (HEAD, commondir -> a bare repository of the command's, whose HEAD alone is a landing) as the remote: `git push` ran its pre-receive
@@ -67,6 +68,16 @@ describe('a new repository the command made', { timeout: 120_000 }, () => {
     const r = await run(d, 'git config user.name agent; echo "# more" >> .git/hooks/pre-push.sample');
     expect(r.writeDenied, r.stderr).toBe(true);
     expect(readFileSync(join(d, '.git', 'config'), 'utf8')).toBe(config);
+  });
+
+  // h106: a command's .git/rebase-merge with an `exec` line in an existing repository: git status
+  // said to run `git rebase --continue`, which ran it on the host
+  it("an existing repository's rebase state is a landing: a planted todo is refused", async () => {
+    const d = fresh('existing-rebase');
+    git(d, 'init', '-q');
+    const r = await run(d, 'mkdir .git/rebase-merge && echo "exec touch /tmp/pwned" > .git/rebase-merge/git-rebase-todo && touch .git/rebase-merge/interactive');
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(existsSync(join(d, '.git', 'rebase-merge'))).toBe(false);
   });
 
   it('inside a landing folder, a new repository is no exception: .husky/r/.git is refused', async () => {

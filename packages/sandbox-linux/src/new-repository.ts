@@ -23,6 +23,9 @@ export type NewRepositoryVerdict = { readonly inert: true } | { readonly inert: 
 /** Names directly in a git folder that send git elsewhere or hold other repositories' git folders. */
 const ELSEWHERE = new Set(['commondir', 'config.worktree', 'modules', 'worktrees', 'gitdir']);
 
+/** A rebase's or a cherry-pick's state: `git rebase --continue` runs its todo's `exec` lines. */
+const IN_PROGRESS = new Set(['rebase-merge', 'rebase-apply', 'sequencer']);
+
 /** Why one entry of a new git folder (`rel` from it, '' for the folder) makes it more than data; undefined when it is data. */
 function problemOf(d: number, n: Buffer, rel: string, st: Stats): string | undefined {
   const shown = rel === '' ? 'the folder' : rel;
@@ -30,6 +33,8 @@ function problemOf(d: number, n: Buffer, rel: string, st: Stats): string | undef
   if (!st.isDirectory() && !st.isFile()) return `${shown} is neither a file nor a folder`;
   if ((rel === '' || rel === 'hooks') && !st.isDirectory()) return `${shown} is no folder`;
   if (ELSEWHERE.has(rel)) return `it has ${rel}, which points git at other git folders`;
+  // a rebase or cherry-pick in progress runs the `exec` lines of its todo at `--continue` (h106)
+  if (IN_PROGRESS.has(rel)) return `it has ${rel}, a rebase or cherry-pick in progress whose todo can run commands`;
   if (rel.startsWith('hooks/') && !(st.isFile() && rel.endsWith('.sample') && !rel.slice(6).includes('/'))) return `${rel} is a hook git would run (only git's *.sample files are data)`;
   if (rel === 'config') {
     if (!st.isFile()) return 'config is no file';
