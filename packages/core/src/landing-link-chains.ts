@@ -37,7 +37,7 @@ export function landingLinkChains(candidates: Iterable<string>, isLanding: (path
       // table names, and the host tools wrote their files unasked): at most LANDING_FOLDER_LINKS_MAX entries a landing
       const folders = [path];
       let seen = 0;
-      for (let depth = 0; folders.length > 0 && seen < LANDING_FOLDER_LINKS_MAX; depth++) {
+      while (folders.length > 0 && seen < LANDING_FOLDER_LINKS_MAX) {
         const dir = folders.shift()!;
         for (const name of namesIn(dir).slice(0, LANDING_FOLDER_LINKS_MAX - seen)) {
           seen += 1;
