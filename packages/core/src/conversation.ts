@@ -40,6 +40,12 @@ export interface Conversation {
   readonly scope?: string;
   readonly history: readonly ChatMessage[];
   readonly context: ModelContext;
+  /**
+   * How many of the model context's oldest messages this process has archived (core's sessions
+   * bound), as of this snapshot: a place in `context.messages` noted in one snapshot is that place
+   * less what was archived between the two in a later one.
+   */
+  readonly contextArchived?: number;
 }
 
 /** A stable digest of a conversation's history and model context. */

@@ -213,6 +213,8 @@ export class Sessions {
   contextCut(id: string): number {
     return this.#contextCut.get(id) ?? 0;
   }
+  // (a snapshot carries the same count as `contextArchived`, taken with its messages at once: a
+  // place and a count read apart could straddle a cut)
 
   /** Replaces what the model is shown for a conversation. */
   async setContext(id: string, context: ModelContext): Promise<void> {
@@ -224,13 +226,14 @@ export class Sessions {
 
   /** A read-only snapshot of a conversation. */
   async get(id: string): Promise<Conversation> {
-    return view(await this.#record(id));
+    const record = await this.#record(id);
+    return view(record, this.#contextCut.get(record.id));
   }
 
   /** A snapshot of a conversation if it exists, without creating it (for readers such as side tasks). */
   async peek(id: string): Promise<Conversation | undefined> {
     const record = await this.#loaded(id);
-    return record === undefined ? undefined : view(record);
+    return record === undefined ? undefined : view(record, this.#contextCut.get(record.id));
   }
 
   /** The scope a conversation was opened in (`platform:userId` of the person whose settings it took), without creating it. */
@@ -374,8 +377,9 @@ function fileOf(id: string): string {
   return `session-${createHash('sha256').update(id).digest('hex').slice(0, 32)}`;
 }
 
-function view(record: SessionRecord): Conversation {
+function view(record: SessionRecord, contextArchived = 0): Conversation {
   return Object.freeze({
+    contextArchived,
     id: record.id,
     ...(record.rootId !== undefined ? { rootId: record.rootId } : {}),
     ...(record.scope !== undefined ? { scope: record.scope } : {}),

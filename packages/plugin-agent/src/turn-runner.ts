@@ -70,22 +70,24 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<TurnEndedEv
     // (The model context only grows but for an archive of its oldest messages, counted below, so the messages before this turn keep their places.)
     // Whoever's words the model reads counts (a stranger's earlier line can ask the owner's turn to
     // repeat what it read into a group the stranger reads).
-    const before = (await deps.sessions.get(conversation)).context.messages;
+    const atStart = await deps.sessions.get(conversation);
+    const before = atStart.context.messages;
     const start = before.length;
     // a person's message kept while this turn runs can archive the oldest messages (core's
-    // sessions): the places are then counted from what was archived at the turn's start
-    const cutAtStart = deps.sessions.contextCut(conversation);
+    // sessions): the places are then counted from what was archived at the turn's start, each
+    // count taken with its snapshot's messages (read apart, a cut could fall between them)
+    const cutAtStart = atStart.contextArchived ?? 0;
     const hideEarlier = (deps.principalOf?.(turnWithAuthors(run.turn, before)) ?? 'other') !== 'owner';
     for (let step = 0; step < deps.config.maxSteps; step++) {
       // Read afresh each step: a plan approved mid-turn changes the mode, and so the prompt and tools.
       const now = await deps.sessions.settings(conversation);
       // The model reads the conversation's model context (kernel-owned: the messages it keeps and the notes), not the whole record.
-      const { context } = await deps.sessions.get(conversation);
+      const { context, contextArchived } = await deps.sessions.get(conversation);
       // A person's message kept while this turn runs (POST /api/turns without a reply) is the next
       // turn's to read: read now, it came with this turn's earlier reads in view, which were judged
       // for the words before it (found by an attack: a stranger's line sent mid-turn was shown the
       // owner's reads of the turns before), and it sat between a tool call and its result.
-      const startNow = start - (deps.sessions.contextCut(conversation) - cutAtStart);
+      const startNow = start - ((contextArchived ?? 0) - cutAtStart);
       const read = context.messages.filter((m, i) => (i < startNow ? !(hideEarlier && m.role === 'tool') : m.role !== 'user'));
       const messages: ModelMessage[] = [{ role: 'system', content: systemPromptOf(now.runMode, context.notes) }, ...modelMessagesOf(read)];
       // The calls of this step act for everyone whose words the model read in it, not only for the
