@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { gitConfigValues, parseGitConfig } from './git-config.js';
+import { expandHome, gitConfigValues, parseGitConfig } from './git-config.js';
 
 const root = mkdtempSync(join(tmpdir(), 'aalis-gitconfig-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -45,5 +45,19 @@ describe('gitConfigValues', () => {
 
   it('is empty for a file that cannot be read', () => {
     expect(gitConfigValues(join(root, 'missing'), 'core', 'hookspath', root)).toEqual([]);
+  });
+});
+
+describe('expandHome', () => {
+  // found by an attack (h106): `core.hooksPath = ~alice/hooks` was taken as a relative name
+  it.each([
+    ['~', '/home/me'],
+    ['~/hooks', '/home/me/hooks'],
+    ['~root/hooks', '/root/hooks'],
+    ['~root', '/root'],
+    ['~no-such-user-aalis/hooks', '~no-such-user-aalis/hooks'],
+    ['hooks', 'hooks'],
+  ])('%s is %s', (path, expanded) => {
+    expect(expandHome(path, '/home/me')).toBe(expanded);
   });
 });

@@ -80,7 +80,23 @@ export function parseGitConfig(text: string): GitConfigEntry[] {
 /** `~/…` and `~` as the home; anything else as it is. */
 export function expandHome(path: string, home: string): string {
   if (path === '~') return home;
-  return path.startsWith('~/') ? join(home, path.slice(2)) : path;
+  if (path.startsWith('~/')) return join(home, path.slice(2));
+  // `~alice/hooks` is alice's home, as git reads it (found by an attack, h106: taken as a relative
+  // name, the folder it names was not protected); a user this machine does not know stays as written
+  const other = /^~([^/]+)(\/.*)?$/.exec(path);
+  const theirs = other === null ? undefined : homeOfUser(other[1]!);
+  return theirs === undefined ? path : join(theirs, other?.[2] ?? '');
+}
+
+/** A local user's home, from the password file; undefined when there is no such user or no file to read. */
+function homeOfUser(name: string): string | undefined {
+  const read = readRegularSync('/etc/passwd', { maxBytes: 16 * 1024 * 1024, follow: true });
+  if (read.kind !== 'read') return undefined;
+  for (const line of read.bytes.toString('utf8').split('\n')) {
+    const fields = line.split(':');
+    if (fields[0] === name && fields.length >= 7 && fields[5]!.startsWith('/')) return fields[5];
+  }
+  return undefined;
 }
 
 /** The most of one git config file read; git's own are a few kilobytes. */

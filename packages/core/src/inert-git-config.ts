@@ -80,7 +80,8 @@ export function gitConfigNotInert(bytes: Uint8Array): string | undefined {
     const name = sub === undefined ? `${section}.${key}` : `${section}.*.${key}`;
     if (!INERT.has(name)) return `${at} sets ${sub === undefined ? name : `${section}."${sub}".${key}`}, which is none of the keys git writes when it makes a repository (some run programs)`;
     const value = entry[2]!.trim();
-    if ((key === 'url' || key === 'pushurl') && runsAProgram(value)) return `${at} names a remote (${value}) that git would reach by running a program`;
+    // `branch.*.remote` may hold an address itself (found by an attack, h106)
+    if ((key === 'url' || key === 'pushurl' || key === 'remote') && runsAProgram(value)) return `${at} names a remote (${value}) that git would reach by running a program`;
   }
   return undefined;
 }

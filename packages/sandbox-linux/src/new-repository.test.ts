@@ -49,6 +49,7 @@ describe('a new repository the command made', { timeout: 120_000 }, () => {
     ['a symlink inside', 'git init -q r && ln -s /etc r/.git/objects/etc', 'objects/etc is a symlink'],
     ['a rebase in progress', 'git init -q r && mkdir r/.git/rebase-merge && echo "exec touch /tmp/pwned" > r/.git/rebase-merge/git-rebase-todo', 'a rebase or cherry-pick in progress'],
     ['a commondir', 'git init -q r && echo /elsewhere > r/.git/commondir', 'points git at other git folders'],
+    ['a remote in the older form', 'git init -q r && echo "ext::sh -c echo" > r/.git/branches/origin', "names a remote in git's older form"],
     ['a repository disguised inside it', 'git init -q r && git init -q --bare r/.git/refs/remotes/x', 'take it for a repository of its own'],
     // h106: .git/x (HEAD, commondir -> a bare repository of the command's, whose HEAD alone is a landing) as the remote: `git push` ran its pre-receive
     ['a worktree-like git folder inside it (HEAD and a commondir)', 'git init -q r && git init -q --bare c && mkdir r/.git/x && echo "ref: refs/heads/main" > r/.git/x/HEAD && echo "$PWD/c" > r/.git/x/commondir && git -C r remote add origin "$PWD/r/.git/x"', 'r/.git: the new git repository the command made was not committed (rule: landing): x holds a HEAD and a commondir'],
@@ -101,6 +102,7 @@ describe('gitConfigNotInert', () => {
     ['a key before any section', 'bare = false\n', 'before any section'],
     ['a bare key (true by its name)', '[core]\n\tfsmonitor\n', 'is not the plain'],
     ['a remote helper transport', '[remote "o"]\n\turl = ext::sh -c x\n', 'running a program'],
+    ['a branch whose remote is an address', '[branch "main"]\n\tremote = ext::sh -c x\n', 'running a program'],
     ['a uploadpack', '[remote "o"]\n\tuploadpack = touch x\n', 'sets remote."o".uploadpack'],
     ['upper-case names, folded as git folds them', '[CORE]\n\tFsMonitor = x\n', 'sets core.fsmonitor'],
   ])('%s', (_what, text, why) => {

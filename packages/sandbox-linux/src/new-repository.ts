@@ -35,6 +35,8 @@ function problemOf(d: number, n: Buffer, rel: string, st: Stats): string | undef
   if (ELSEWHERE.has(rel)) return `it has ${rel}, which points git at other git folders`;
   // a rebase or cherry-pick in progress runs the `exec` lines of its todo at `--continue` (h106)
   if (IN_PROGRESS.has(rel)) return `it has ${rel}, a rebase or cherry-pick in progress whose todo can run commands`;
+  // git's older ways to name a remote, read as `remote.*`: `git init` leaves `branches/` empty (found by an attack, h106)
+  if (/^(?:remotes|branches)\/./.test(rel)) return `${rel} names a remote in git's older form, which this does not read`;
   if (rel.startsWith('hooks/') && !(st.isFile() && rel.endsWith('.sample') && !rel.slice(6).includes('/'))) return `${rel} is a hook git would run (only git's *.sample files are data)`;
   if (rel === 'config') {
     if (!st.isFile()) return 'config is no file';
