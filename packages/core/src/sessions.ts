@@ -63,7 +63,7 @@ export class Sessions {
   readonly #bytes = new Map<string, number>();
   /** Conversations whose oldest messages are being archived now. */
   readonly #archiving = new Set<string>();
-  /** How many model-context messages each conversation has had archived since the daemon started (see {@link Sessions.contextCut}). */
+  /** How many model-context messages each conversation has had archived since the daemon started (each snapshot's `contextArchived`). */
   readonly #contextCut = new Map<string, number>();
   /** Reads of the store under way, per id (see #loaded). */
   readonly #loading = new Map<string, Promise<SessionRecord | undefined>>();
@@ -203,18 +203,6 @@ export class Sessions {
       this.#archiving.delete(record.id);
     }
   }
-
-  /**
-   * How many messages of a conversation's model context have been archived since this process
-   * started: a turn notes it at its start, and the places of the messages before it are where they
-   * were less what was archived since (a person's message kept while a turn runs can archive the
-   * oldest ones under it; found by an attack, h106).
-   */
-  contextCut(id: string): number {
-    return this.#contextCut.get(id) ?? 0;
-  }
-  // (a snapshot carries the same count as `contextArchived`, taken with its messages at once: a
-  // place and a count read apart could straddle a cut)
 
   /** Replaces what the model is shown for a conversation. */
   async setContext(id: string, context: ModelContext): Promise<void> {
