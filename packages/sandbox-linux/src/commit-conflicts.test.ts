@@ -27,8 +27,16 @@ const sandbox = () => s.sandbox();
 async function during(script: string, meanwhile: () => void | Promise<void>, policy = workspacePolicy(s)): Promise<SandboxRunResult> {
   const go = gate(s);
   const run = sandbox().run(req(s, ['sh', '-c', `${script}; touch ready; ${go.wait}; rm ready`], { policy }));
-  await until(() => s.inUpper('ready'), 'the command wrote its ready file');
-  await meanwhile();
+  try {
+    await until(() => s.inUpper('ready'), 'the command wrote its ready file');
+    await meanwhile();
+  } catch (e) {
+    // a failure here must not leave the command waiting: its `ready` would let the next test's
+    // `meanwhile` run before that test's command wrote anything
+    go.open();
+    await run.catch(() => undefined);
+    throw e;
+  }
   go.open();
   return run;
 }

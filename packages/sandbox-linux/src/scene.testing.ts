@@ -170,9 +170,21 @@ export async function overlayScene(): Promise<OverlayScene> {
     // rm walks deeper than PATH_MAX (deep-commit.test.ts)
     cleanup: () => execFileSync('rm', ['-rf', s.root]),
     sandbox: (extra = {}) => createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, tmpDir, undoneDir, ...extra }),
-    inUpper: (name) => readdirSync(tmpDir).some((run) => existsSync(layersOf(run)) && readdirSync(layersOf(run)).some((i) => existsSync(join(layersOf(run), i, 'upper', name)))),
+    // A run folder of an earlier run may be removed while this looks (its cleanup ends after its
+    // result): a folder gone between the listing and the look is not a live run.
+    inUpper: (name) => runFolders().some((run) => listedOrNone(layersOf(run)).some((i) => existsSync(join(layersOf(run), i, 'upper', name)))),
     runFolders,
   };
+}
+
+/** The names in `dir`, or none where it is gone (removed by a run's cleanup meanwhile). */
+function listedOrNone(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
+    throw e;
+  }
 }
 
 /**
