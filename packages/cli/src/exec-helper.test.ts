@@ -130,19 +130,22 @@ function rawClient(socket: string, request: object, after: (c: Socket, accepted:
   });
 }
 
-/** The sandbox launchers of the helper `pid` (python, its last argument that pid). */
+/**
+ * The sandbox launchers of the helper `pid` (python, its last argument that pid); a launcher's
+ * fork for a run, which has its argv until it execs, is not one.
+ */
 function launchersOf(pid: number): number[] {
-  const out: number[] = [];
+  const parents = new Map<number, string | undefined>();
   for (const p of readdirSync('/proc')) {
     if (!/^\d+$/.test(p)) continue;
     try {
       const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      if (/python/.test(argv[0] ?? '') && argv[1] === '-I' && argv.at(-1) === String(pid)) out.push(Number(p));
+      if (/python/.test(argv[0] ?? '') && argv[1] === '-I' && argv.at(-1) === String(pid)) parents.set(Number(p), /^PPid:\s*(\d+)/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1]);
     } catch {
       // gone
     }
   }
-  return out;
+  return [...parents].filter(([, parent]) => !parents.has(Number(parent))).map(([p]) => p);
 }
 
 /** The prepared sandboxes' shims (sandbox-linux prepared.ts, `aalis-prepared` in their argv) under the process `pid`: each one's host pid and start time (field 22 of its stat). */
