@@ -142,6 +142,19 @@ try {
     recordFigure({ id: 'cli.run-command-new-conversations', what: `\`run_command true\` from a new conversation at each call, with ${KNOWN} known conversations (their session temps)`, candidate: fN, baseline: { what: 'one known conversation', value: f1 }, unit: 'ms', rounds: ROUNDS });
   }
 
+  // 1a'. The conversations' listing (the console's, an adapter's): a page, whose cost is its own
+  // conversations', not the index's; a page of one on each side, so only the index's size differs.
+  const list = async (daemon: ServeProcess, query: string): Promise<number> => {
+    const start = performance.now();
+    const r = await daemon.api('GET', `/api/sessions${query}`);
+    if (r.status !== 200) throw new Error(`GET /api/sessions failed: ${JSON.stringify(r.body).slice(0, 400)}`);
+    return performance.now() - start;
+  };
+  const { one: l1, many: lN } = await interleaved(5, (d) => list(d, '?limit=1'));
+  const pageN = median(await Promise.all([0, 1, 2, 3, 4].map(() => list(many, ''))));
+  console.log(`GET /api/sessions?limit=1 through the daemon, ${ROUNDS} interleaved rounds, medians: ${KNOWN} known conversations ${lN.toFixed(2)} ms; baseline 1 known conversation ${l1.toFixed(2)} ms; ratio ${(lN / l1).toFixed(2)}x (target 1.2x); the default page of 200 with ${KNOWN}: ${pageN.toFixed(1)} ms`);
+  recordFigure({ id: 'cli.sessions-list-conversations', what: `\`GET /api/sessions\` (a page of one) with ${KNOWN} known conversations; the default page of 200: ${pageN.toFixed(1)} ms`, candidate: lN, baseline: { what: 'one known conversation', value: l1 }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: 1.2 }, rounds: ROUNDS });
+
   // 1b. The same in one process: the index's own cost per call, without HTTP and the tool.
   const indexDirs = [mkdtempSync(join(tmpdir(), 'aalis-index-1-')), mkdtempSync(join(tmpdir(), 'aalis-index-n-'))];
   const [small, large] = await Promise.all(

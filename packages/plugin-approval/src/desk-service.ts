@@ -39,8 +39,8 @@ export interface ApprovalDeskService extends ApprovalService {
   /** The asks waiting for an answer, optionally of one (root) session. */
   pending(session?: string): readonly PendingView[];
   readonly grants: {
-    /** The remembered grants of a (root) session. */
-    list(session: string): readonly Grant[];
+    /** The remembered grants of a (root) session, or of every session without one. */
+    list(session?: string): readonly Grant[];
     /**
      * Revokes a grant: later asks it would have answered are asked again. `by` is the identity
      * the caller authenticated; only an owner may revoke (audited either way).

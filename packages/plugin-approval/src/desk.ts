@@ -75,7 +75,7 @@ export class ApprovalDesk implements ApprovalDeskService {
   }
 
   readonly grants = {
-    list: (session: string): readonly Grant[] => this.book.list(session),
+    list: (session?: string): readonly Grant[] => this.book.list(session),
     revoke: (id: string, by: Identity): Promise<RevokeResult> => this.#revoke(id, by),
   };
 

@@ -78,9 +78,10 @@ export class GrantBook {
     return this.#grants.get(id);
   }
 
-  /** A session's grants, oldest first. */
-  list(session: string): readonly Grant[] {
-    return [...this.#grants.values()].filter((g) => g.session === session);
+  /** A session's grants, or every session's without one; oldest first. */
+  list(session?: string): readonly Grant[] {
+    const all = [...this.#grants.values()];
+    return session === undefined ? all : all.filter((g) => g.session === session);
   }
 
   /** A fresh grant id: chosen before the grant exists, so its audit line can name it first. */

@@ -61,6 +61,7 @@ export const CONSOLE_PAGE = `<!doctype html>
     <h2 id="sessions-title">Conversations</h2>
     <p class="muted">Each conversation's four settings. The daemon applies the cross-axis rules (plan runs read-only; the tier cannot be raised while planning) and shows its refusal here.</p>
     <div id="sessions" class="cards"></div>
+    <p id="sessions-more" class="muted" hidden></p>
   </section>
   <section aria-labelledby="audit-title">
     <h2 id="audit-title">Audit log</h2>

@@ -295,7 +295,11 @@ function sessionCard(s) {
 }
 
 async function refreshSessions() {
-  const { sessions } = await api('GET', '/api/sessions');
+  const { sessions, total } = await api('GET', '/api/sessions');
+  const more = $('sessions-more');
+  // the first page only: the daemon lists a page at a time, most recently used first
+  more.hidden = !(total > sessions.length);
+  more.textContent = 'The ' + sessions.length + ' most recently used of ' + total + ' conversations. Older ones: GET /api/sessions?before=<next> (see DAEMON.md).';
   const box = $('sessions');
   // Do not replace a card the person is editing (a changed choice not yet applied).
   const editing = [...box.querySelectorAll('article.session')].some((card) => [...card.querySelectorAll('select')].some((sel) => sel.value !== sel.dataset.current));

@@ -29,7 +29,7 @@ import type { EventHub } from './events.js';
 import { ApiError, bodyOf, sendJson } from './http.js';
 import { specTools, type SpecToolsService } from '@aalis/plugin-spec-tools';
 import { AdapterAddAnswerSchema, AdapterAddBody, AdapterRemoveBody, AdaptersAnswerSchema, CallBody, ConsoleAddressAnswerSchema, jsonSchemaOf, MessagesAnswerSchema, ReloadAnswerSchema, SettingsViewSchema, SpecToolsAnswerSchema, StopAnswerSchema, ToolsAnswerSchema, TurnAnswerSchema, TurnBody } from './payloads.js';
-import type { SessionIndex } from './session-index.js';
+import type { SessionCursor, SessionIndex } from './session-index.js';
 
 /**
  * In the docker deployment, refuses a settings change by anyone but the conversation's person (the
@@ -159,6 +159,24 @@ async function checkTurn(ctx: ApiContext, client: ApiClient, turn: OriginTurn): 
   for (const id of [turn.session.id, turn.session.rootId]) {
     if (id !== undefined && (await sessionsOf(ctx).has(id))) checkKnownConversationOf(client, id, await rootNoted(ctx, id), ctx.index);
   }
+}
+
+/** Conversations listed by `GET /api/sessions` when the request gives no limit, and at most. */
+const SESSIONS_PAGE = 200;
+const SESSIONS_PAGE_MAX = 1000;
+
+/** The `before` of `GET /api/sessions`: a previous page's `next`, which is opaque to clients. */
+function cursorOf(text: string): SessionCursor {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== 'string' || typeof value[1] !== 'string') {
+    throw new ApiError('bad-request', `before must be the 'next' of a previous page of GET /api/sessions (got '${escapeInvisible(shownText(text.slice(0, 100)))}'); nothing was listed.`, { fix: 'leave before out for the most recently used conversations' });
+  }
+  return { lastSeen: value[0], id: value[1] };
 }
 
 /** A byte offset given in the query, or `undefined` when absent. */
@@ -432,8 +450,10 @@ const ROUTES: readonly Route[] = [
     adapters: true,
     handler: async (ctx, _req, res, url, _params, client) => {
       const one = url.searchParams.get('session');
-      const ids = (one !== null ? [one] : ctx.index.list().map((s) => s.id)).filter((id) => seesConversation(client, id, ctx.index));
-      sendJson(res, 200, { grants: ids.flatMap((id) => desk(ctx).grants.list(id)) });
+      // the grants in force, then who may see them: a walk of every known conversation asking for
+      // each one's grants cost conversations × grants
+      const grants = desk(ctx).grants.list(one ?? undefined).filter((g) => seesConversation(client, g.session, ctx.index));
+      sendJson(res, 200, { grants });
     },
   },
   {
@@ -445,8 +465,7 @@ const ROUTES: readonly Route[] = [
       // `by` is the identity the adapter authenticated; the desk checks it is an owner.
       const by = actingIdentity(client, body.by, ctx.consoleIdentity, 'revokes');
       if (client.kind === 'adapter') {
-        const visible = ctx.index.list().flatMap((s) => (seesConversation(client, s.id, ctx.index) ? desk(ctx).grants.list(s.id) : []));
-        if (!visible.some((g) => g.id === body.id)) throw new ApiError('unknown-grant', `no grant of platform '${client.platform}' has id ${body.id}; nothing was revoked.`);
+        if (!desk(ctx).grants.list().some((g) => g.id === body.id && seesConversation(client, g.session, ctx.index))) throw new ApiError('unknown-grant', `no grant of platform '${client.platform}' has id ${body.id}; nothing was revoked.`);
       }
       const result = await desk(ctx).grants.revoke(body.id, by);
       if (!result.ok) throw new ApiError(result.refused, result.message);
@@ -457,8 +476,14 @@ const ROUTES: readonly Route[] = [
     method: 'GET',
     path: /^\/api\/sessions$/,
     adapters: true,
-    async handler(ctx, _req, res, _url, _params, client) {
-      const seen = ctx.index.list().filter((s) => seesConversation(client, s.id, ctx.index));
+    async handler(ctx, _req, res, url, _params, client) {
+      const limit = Number(url.searchParams.get('limit') ?? SESSIONS_PAGE);
+      if (!Number.isInteger(limit) || limit < 1 || limit > SESSIONS_PAGE_MAX) throw new ApiError('bad-request', `limit must be a whole number from 1 to ${SESSIONS_PAGE_MAX} (got '${url.searchParams.get('limit')}'); nothing was listed.`);
+      const before = url.searchParams.get('before');
+      // A page, most recently used first: each listed conversation's settings are read from its
+      // file, so a listing of 100,000 read 100,000 files and held every one in memory (h105).
+      const page = ctx.index.page({ limit, ...(before !== null ? { before: cursorOf(before) } : {}), ...(client.kind === 'adapter' ? { platform: client.platform } : {}) });
+      const seen = page.sessions;
       // A conversation whose file cannot be read is said beside the list, not in place of it: one
       // file cut short answered the whole list 500, to the console and every adapter (found by an attack, h105).
       const read = await Promise.all(
@@ -473,7 +498,8 @@ const ROUTES: readonly Route[] = [
       const list = read.flatMap((r) => (r.ok ? [r.entry] : []));
       const unreadable = read.flatMap((r) => (r.ok ? [] : [r.entry]));
       // every person's last used settings are the owner's to see
-      sendJson(res, 200, { sessions: list, ...(unreadable.length > 0 ? { unreadable } : {}), lastUsed: client.kind === 'owner' ? sessionsOf(ctx).lastUsedByScope() : {} });
+      const next = page.next !== undefined ? { next: Buffer.from(JSON.stringify([page.next.lastSeen, page.next.id])).toString('base64url') } : {};
+      sendJson(res, 200, { sessions: list, total: page.total, ...next, ...(unreadable.length > 0 ? { unreadable } : {}), lastUsed: client.kind === 'owner' ? sessionsOf(ctx).lastUsedByScope() : {} });
     },
   },
   {

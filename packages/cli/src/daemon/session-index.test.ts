@@ -95,4 +95,44 @@ describe('the conversation index', () => {
     const reopened = await SessionIndex.open(dir);
     expect(ids.filter((id) => !reopened.has(id))).toEqual([]);
   });
+
+  it('pages most recently used first, through ties of one millisecond, each entry once, as it was before a reopen', async () => {
+    const dir = await temp();
+    // many notes per millisecond: ties of lastSeen, ordered by id
+    const index = await SessionIndex.open(dir);
+    const ids = Array.from({ length: 1200 }, (_, i) => `p${i}`);
+    for (const id of ids) await index.seen(id, Number(id.slice(1)) % 3 === 0 ? 'telegram' : 'chat');
+    await index.seen('p5', 'chat'); // used again: first now
+    const walk = (from: SessionIndex, query: { limit: number; platform?: string }) => {
+      const got: string[] = [];
+      let page = from.page(query);
+      for (;;) {
+        got.push(...page.sessions.map((e) => e.id));
+        if (page.next === undefined) return { got, total: page.total };
+        page = from.page({ ...query, before: page.next });
+      }
+    };
+    const all = walk(index, { limit: 97 });
+    expect(all.total).toBe(1200);
+    expect(all.got[0]).toBe('p5');
+    expect(all.got).toHaveLength(1200);
+    expect(new Set(all.got).size).toBe(1200);
+    // most recent first: the same order as a sort of the whole index by (lastSeen, id)
+    const sorted = index.list().map((e) => e.id);
+    expect(all.got).toEqual(sorted);
+    const byKey = [...index.list()].sort((a, b) => (a.lastSeen === b.lastSeen ? (a.id < b.id ? 1 : -1) : a.lastSeen < b.lastSeen ? 1 : -1)).map((e) => e.id);
+    expect(all.got).toEqual(byKey);
+    // one platform's: only its entries, its count; no `next` after its last one
+    const telegram = walk(index, { limit: 100, platform: 'telegram' });
+    expect(telegram.total).toBe(400);
+    expect(telegram.got).toEqual(all.got.filter((id) => Number(id.slice(1)) % 3 === 0));
+    expect(index.page({ limit: 400, platform: 'telegram' }).next).toBeUndefined();
+    expect(index.page({ limit: 5, platform: 'nobody' })).toEqual({ sessions: [], total: 0 });
+    // a cursor is a place, not an entry: the entry it came from used again meanwhile is not met twice
+    const first = index.page({ limit: 10 });
+    await index.seen(first.sessions.at(-1)!.id, 'chat');
+    expect(index.page({ limit: 10, before: first.next! }).sessions.map((e) => e.id)).toEqual(all.got.slice(10, 20));
+    const reopened = await SessionIndex.open(dir);
+    expect(walk(reopened, { limit: 500 }).got).toEqual(index.list().map((e) => e.id));
+  });
 });
