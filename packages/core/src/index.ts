@@ -67,7 +67,7 @@ export { LANDING_FOLDER_LINKS_MAX, type LandingLink, landingLinkChains } from '.
 export { type LinkChain, linkChainOf, resolutionOf } from './link-chain.js';
 export { KERNEL_FILE_SYSTEMS, kernelFileSystemOf, kernelFileSystemOfFd } from './kernel-file-system.js';
 export { SESSION_ERROR_CODES, SessionError, type SessionErrorCode } from './session-error.js';
-export { type ArchivedMessages, CONVERSATION_MAX_BYTES, Sessions, type SettingsChangedEvent, sessions } from './sessions.js';
+export { type ArchivedMessages, CONVERSATION_MAX_BYTES, RESIDENT_CONVERSATIONS, Sessions, type SettingsChangedEvent, sessions } from './sessions.js';
 export { sessionsPlugin } from './sessions-plugin.js';
 export {
   ACCESS_TIERS,

@@ -270,3 +270,53 @@ describe('a conversation past its bound', () => {
     expect(conversation.context.messages[0]).toMatchObject({ role: 'user', content: 'go' });
   });
 });
+
+describe('sessions held in memory', () => {
+  it('keeps at most its bound once no call is under way; a dropped conversation is read again whole, settings and all', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aalis-resident-'));
+    dirs.push(dir);
+    const service = new Sessions(await DurableStore.open(dir), () => {}, 64 * 1024, 4);
+    for (let i = 0; i < 20; i++) {
+      await service.append(`r${i}`, { role: 'user', content: `hello ${i}` });
+      await service.change(`r${i}`, { tier: i % 3 === 0 ? 'readonly' : DEFAULT_SETTINGS.tier });
+    }
+    expect(service.residentCount).toBe(4);
+    for (let i = 0; i < 20; i++) {
+      expect((await service.get(`r${i}`)).history.map((m) => m.content)).toEqual([`hello ${i}`]);
+      expect((await service.settings(`r${i}`)).tier).toBe(i % 3 === 0 ? 'readonly' : DEFAULT_SETTINGS.tier);
+    }
+    expect(service.residentCount).toBe(4);
+  });
+
+  it('loses no message of a call whose write is slow while others come and go (a record is never dropped under a call)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aalis-resident-'));
+    dirs.push(dir);
+    const store = await DurableStore.open(dir);
+    const service = new Sessions(store, () => {}, 64 * 1024, 1);
+    await service.append('x', { role: 'user', content: 'first' });
+    await service.append('y', { role: 'user', content: 'other' });
+    const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // every write from now on takes 50 ms: a call is under way that long after it changed its record
+    const write = store.write.bind(store);
+    store.write = async (name, value) => {
+      await later(50);
+      return write(name, value);
+    };
+    const a = service.append('x', { role: 'user', content: 'A' });
+    await later(10);
+    // another conversation read while A's write is slow: were x dropped now, B would read x's file
+    // without A's message, and its write (after A's) would put that file back without it
+    await service.get('y');
+    const b = service.append('x', { role: 'user', content: 'B' });
+    await Promise.all([a, b]);
+    const fresh = new Sessions(await DurableStore.open(dir));
+    expect((await fresh.get('x')).history.map((m) => m.content)).toEqual(['first', 'A', 'B']);
+  });
+
+  it('keeps every conversation without a store: memory is all there is', async () => {
+    const service = new Sessions(undefined, () => {}, 64 * 1024, 2);
+    for (let i = 0; i < 6; i++) await service.append(`m${i}`, { role: 'user', content: `m${i}` });
+    expect(service.residentCount).toBe(6);
+    expect((await service.get('m0')).history).toHaveLength(1);
+  });
+});

@@ -50,6 +50,14 @@ const LastUsedSchema = z.record(z.string(), SessionSettingsSchema);
  */
 export const CONVERSATION_MAX_BYTES = 2 * 1024 * 1024;
 
+/**
+ * The most conversations held in memory at once when they persist: past it, the least recently
+ * used are dropped (their files are whole; they are read again when next used). Every
+ * conversation the daemon had touched stayed in memory for its life, and a listing of them all
+ * read each one in (found reading h105's report).
+ */
+export const RESIDENT_CONVERSATIONS = 256;
+
 /** One cut of a conversation's oldest messages, a line of its archive (`<record>-archive.jsonl` beside its record), oldest first. */
 export interface ArchivedMessages {
   readonly archived: string;
@@ -69,6 +77,8 @@ export class Sessions {
   readonly #loading = new Map<string, Promise<SessionRecord | undefined>>();
   /** Last used settings per scope (a person); a scope never used starts from the defaults. */
   readonly #lastUsed = new Map<string, SessionSettings>();
+  /** Calls under way: a record is dropped from memory only when none is, so none holds one. */
+  #busy = 0;
 
   /**
    * @param store where sessions persist (optional: in memory when absent)
@@ -78,7 +88,13 @@ export class Sessions {
     private readonly store?: DurableStore,
     private readonly onChange: (event: SettingsChangedEvent) => void = () => {},
     private readonly maxBytes: number = CONVERSATION_MAX_BYTES,
+    private readonly resident: number = RESIDENT_CONVERSATIONS,
   ) {}
+
+  /** How many conversations are held in memory now (at most the bound, once no call is under way). */
+  get residentCount(): number {
+    return this.#records.size;
+  }
 
   /** Loads what the store holds: the last used settings. Sessions load on first use. */
   async load(): Promise<void> {
@@ -92,12 +108,14 @@ export class Sessions {
    * A child shares its root's settings.
    */
   async open(id: string, options: { rootId?: string; scope?: string } = {}): Promise<Conversation> {
-    // The root is opened first, in the same scope: a child opened before its root must not leave
-    // the root to be created later from nobody's (the shared) last used settings.
-    await this.#claimedRoot(id, options.rootId, options.scope);
-    const record = await this.#record(id, options.rootId, options.scope);
-    rootChecked(record.id, (await this.#top(record)).id, options.rootId);
-    return view(record);
+    return this.#use(async () => {
+      // The root is opened first, in the same scope: a child opened before its root must not leave
+      // the root to be created later from nobody's (the shared) last used settings.
+      await this.#claimedRoot(id, options.rootId, options.scope);
+      const record = await this.#record(id, options.rootId, options.scope);
+      rootChecked(record.id, (await this.#top(record)).id, options.rootId);
+      return view(record);
+    });
   }
 
   /**
@@ -109,19 +127,25 @@ export class Sessions {
    * replaced the settings that conversation's running command was judged by).
    */
   async rootOf(id: string, options: { claimed?: string; scope?: string } = {}): Promise<string> {
-    await this.#claimedRoot(id, options.claimed, options.scope);
-    const record = await this.#record(id, options.claimed, options.scope);
-    return rootChecked(record.id, (await this.#top(record)).id, options.claimed);
+    return this.#use(async () => {
+      await this.#claimedRoot(id, options.claimed, options.scope);
+      const record = await this.#record(id, options.claimed, options.scope);
+      return rootChecked(record.id, (await this.#top(record)).id, options.claimed);
+    });
   }
 
   /** Whether a conversation exists (in memory or in the store), without creating it. */
   async has(id: string): Promise<boolean> {
-    return (await this.peek(id)) !== undefined;
+    return this.#use(async () => {
+      return (await this.peek(id)) !== undefined;
+    });
   }
 
   /** The settings that apply to a conversation (created as {@link Sessions.open} would): a child session takes its root's. */
   async settings(id: string, options: { scope?: string } = {}): Promise<SessionSettings> {
-    return (await this.#top(await this.#record(id, undefined, options.scope))).settings;
+    return this.#use(async () => {
+      return (await this.#top(await this.#record(id, undefined, options.scope))).settings;
+    });
   }
 
   /** The settings a new conversation of `scope` would start with. */
@@ -141,20 +165,22 @@ export class Sessions {
    * raises somebody else's conversation raises nobody's next one but their own.
    */
   async change(id: string, change: SettingsChange, options: { readonly by?: string } = {}): Promise<SettingsResolution> {
-    const parsed = SettingsChangeSchema.safeParse(change);
-    if (!parsed.success) {
-      throw new TypeError(`settings change refused: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(change)'}: ${i.message}`).join('; ')}`);
-    }
-    const record = await this.#top(await this.#record(id));
-    const resolution = resolveSettings(record.settings, parsed.data);
-    if (!resolution.ok) return resolution;
-    const previous = record.settings;
-    record.settings = resolution.settings;
-    this.#lastUsed.set(options.by ?? record.scope ?? '', resolution.settings);
-    await this.#persist(record);
-    await this.store?.write('settings-last-used', Object.fromEntries(this.#lastUsed));
-    this.onChange({ sessionId: record.id, previous, next: resolution.settings });
-    return resolution;
+    return this.#use(async () => {
+      const parsed = SettingsChangeSchema.safeParse(change);
+      if (!parsed.success) {
+        throw new TypeError(`settings change refused: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(change)'}: ${i.message}`).join('; ')}`);
+      }
+      const record = await this.#top(await this.#record(id));
+      const resolution = resolveSettings(record.settings, parsed.data);
+      if (!resolution.ok) return resolution;
+      const previous = record.settings;
+      record.settings = resolution.settings;
+      this.#lastUsed.set(options.by ?? record.scope ?? '', resolution.settings);
+      await this.#persist(record);
+      await this.store?.write('settings-last-used', Object.fromEntries(this.#lastUsed));
+      this.onChange({ sessionId: record.id, previous, next: resolution.settings });
+      return resolution;
+    });
   }
 
   /**
@@ -162,21 +188,23 @@ export class Sessions {
    * one write. `historyOnly`: a note for people the model is not shown (a failed turn's error).
    */
   async append(id: string, message: ChatMessage, options: { historyOnly?: boolean } = {}): Promise<void> {
-    const record = await this.#record(id);
-    const parsed = ChatMessageSchema.parse(message);
-    const size = JSON.stringify(parsed).length;
-    let bytes = this.#bytes.get(record.id) ?? JSON.stringify(record).length;
-    record.history.push(parsed);
-    bytes += size + 1;
-    if (options.historyOnly !== true) {
-      record.context.messages.push(structuredClone(parsed));
+    return this.#use(async () => {
+      const record = await this.#record(id);
+      const parsed = ChatMessageSchema.parse(message);
+      const size = JSON.stringify(parsed).length;
+      let bytes = this.#bytes.get(record.id) ?? JSON.stringify(record).length;
+      record.history.push(parsed);
       bytes += size + 1;
-    }
-    // a person's message starts a turn: the record is cut there, never mid-turn (the agent reads
-    // the context by position while its turn runs)
-    if (parsed.role === 'user' && bytes > this.maxBytes && !this.#archiving.has(record.id)) bytes = await this.#archiveOldest(record);
-    this.#bytes.set(record.id, bytes);
-    await this.#persist(record);
+      if (options.historyOnly !== true) {
+        record.context.messages.push(structuredClone(parsed));
+        bytes += size + 1;
+      }
+      // a person's message starts a turn: the record is cut there, never mid-turn (the agent reads
+      // the context by position while its turn runs)
+      if (parsed.role === 'user' && bytes > this.maxBytes && !this.#archiving.has(record.id)) bytes = await this.#archiveOldest(record);
+      this.#bytes.set(record.id, bytes);
+      await this.#persist(record);
+    });
   }
 
   /**
@@ -206,32 +234,42 @@ export class Sessions {
 
   /** Replaces what the model is shown for a conversation. */
   async setContext(id: string, context: ModelContext): Promise<void> {
-    const record = await this.#record(id);
-    record.context = ModelContextSchema.parse(context);
-    this.#bytes.delete(record.id);
-    await this.#persist(record);
+    return this.#use(async () => {
+      const record = await this.#record(id);
+      record.context = ModelContextSchema.parse(context);
+      this.#bytes.delete(record.id);
+      await this.#persist(record);
+    });
   }
 
   /** A read-only snapshot of a conversation. */
   async get(id: string): Promise<Conversation> {
-    const record = await this.#record(id);
-    return view(record, this.#contextCut.get(record.id));
+    return this.#use(async () => {
+      const record = await this.#record(id);
+      return view(record, this.#contextCut.get(record.id));
+    });
   }
 
   /** A snapshot of a conversation if it exists, without creating it (for readers such as side tasks). */
   async peek(id: string): Promise<Conversation | undefined> {
-    const record = await this.#loaded(id);
-    return record === undefined ? undefined : view(record, this.#contextCut.get(record.id));
+    return this.#use(async () => {
+      const record = await this.#loaded(id);
+      return record === undefined ? undefined : view(record, this.#contextCut.get(record.id));
+    });
   }
 
   /** The scope a conversation was opened in (`platform:userId` of the person whose settings it took), without creating it. */
   async scopeOf(id: string): Promise<string | undefined> {
-    return (await this.#loaded(id))?.scope;
+    return this.#use(async () => {
+      return (await this.#loaded(id))?.scope;
+    });
   }
 
   /** A digest of a conversation's history and context, to show nobody else changed them. */
   async fingerprint(id: string): Promise<string> {
-    return fingerprintOf(await this.#record(id));
+    return this.#use(async () => {
+      return fingerprintOf(await this.#record(id));
+    });
   }
 
   /**
@@ -273,7 +311,12 @@ export class Sessions {
    */
   async #loaded(id: string): Promise<SessionRecord | undefined> {
     const cached = this.#records.get(id);
-    if (cached) return cached;
+    if (cached) {
+      // the most recently used last: #trim drops from the front
+      this.#records.delete(id);
+      this.#records.set(id, cached);
+      return cached;
+    }
     let loading = this.#loading.get(id);
     if (loading === undefined) {
       loading = this.#stored(id)
@@ -333,6 +376,30 @@ export class Sessions {
 
   async #persist(record: SessionRecord): Promise<void> {
     await this.store?.write(fileOf(record.id), record);
+  }
+
+  /**
+   * Runs a call that reads or changes records; when no call is under way after it, memory is
+   * trimmed to the bound. A record is only ever dropped then: a call holds its record across
+   * awaits and changes it in place, so a record dropped under it and read again would be two.
+   */
+  async #use<T>(work: () => Promise<T>): Promise<T> {
+    this.#busy++;
+    try {
+      return await work();
+    } finally {
+      if (--this.#busy === 0) this.#trim();
+    }
+  }
+
+  /** Drops the least recently used records past the bound; without a store, none (memory is all there is). */
+  #trim(): void {
+    if (this.store === undefined) return;
+    for (const id of this.#records.keys()) {
+      if (this.#records.size <= this.resident) break;
+      this.#records.delete(id);
+      this.#bytes.delete(id);
+    }
   }
 }
 
