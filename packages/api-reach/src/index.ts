@@ -6,6 +6,7 @@ export { type HostPaths, INSTALL_FORMS, type InstallForm } from './host-paths.js
 export { type ExecCommand, judgeReach, type ReachAskReason, type ReachDecision, type ReachRequest } from './judge.js';
 export type { ProtectedLists } from './lists.js';
 export { type CompiledRules, compileRule, compileRules, matchesRule, type PreparedPath, preparePath } from './match.js';
+export { namedPathsUnder } from './named-paths-under.js';
 export { escapePattern, foldPath, foldsCase, pathIsUnder, slashPath } from './path.js';
 export { checkPattern, topLevelAlternatives, validatePattern } from './pattern.js';
 export { type PatternToken, patternTokens } from './pattern-tokens.js';

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { landingNames, pathIsUnder, type ReachCredential, type SandboxPolicy } from '@aalis/api-reach';
+import { landingNames, namedPathsUnder, pathIsUnder, type ReachCredential, type SandboxPolicy } from '@aalis/api-reach';
 import { LANDING_FOLDER_LINKS_MAX, landingLinkChains } from '@aalis/core';
 
 /**
@@ -36,11 +36,9 @@ export function landingLinksThrough(credential: ReachCredential, path: string): 
 }
 
 /**
- * The paths the policy names (`{ path }` rules) strictly under `path` that may not be written or
- * read: a folder or a link moved to `path` puts what it holds, or what it points at, there (with
- * `~/.npm` missing, a folder of the agent's moved to `~/.npm` brought its own `_npx`, packages npx
- * runs; found by an attack on the sandbox's commit, the same seam here). Each is asked for as a
- * write, as the landing it is.
+ * The paths the policy names strictly under `path` that may not be written or read (api-reach's
+ * `namedPathsUnder`, which the sandbox's commit asks too): a folder or a link moved to `path` puts
+ * what it holds, or what it points at, there. Each is asked for as a write, as the landing it is.
  */
 export function protectedPathsUnder(credential: ReachCredential, path: string): string[] {
   let policy: SandboxPolicy;
@@ -49,8 +47,7 @@ export function protectedPathsUnder(credential: ReachCredential, path: string): 
   } catch {
     return []; // a credential without a sandbox (the host tiers): judged by the paths moved alone
   }
-  const named = [...policy.readDeny, ...policy.writeDeny, ...policy.controlDeny].flatMap((r) => ('path' in r ? [r.path] : []));
-  return [...new Set(named)].filter((p) => p !== path && pathIsUnder(p, path, process.platform) && (!credential.allows('write', p) || !credential.allows('read', p)));
+  return namedPathsUnder(policy, path, (p) => !credential.allows('write', p) || !credential.allows('read', p), process.platform);
 }
 
 /** The names in the main directory (at most LANDING_FOLDER_LINKS_MAX), none when it cannot be listed. */

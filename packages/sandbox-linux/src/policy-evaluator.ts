@@ -1,4 +1,4 @@
-import type { SandboxPolicy } from '@aalis/api-reach';
+import { namedPathsUnder, type SandboxPolicy } from '@aalis/api-reach';
 import { isWithin, type RuleSet, ruleSet } from './rule-match.js';
 
 /** What a path is inside the sandbox: hidden, visible read-only, or writable. */
@@ -71,10 +71,8 @@ export class PolicyEvaluator {
    * landing and `~/.npm` is missing; found by an attack). Undefined when there is none.
    */
   shadowed(path: string): string | undefined {
-    this.named ??= [...this.policy.readDeny, ...this.policy.writeDeny, ...this.policy.controlDeny].flatMap((r) => ('path' in r ? [r.path] : []));
-    return this.named.find((p) => p !== path && isWithin(p, path) && (this.hidden(p) || !this.writable(p)));
+    return namedPathsUnder(this.policy, path, (p) => this.hidden(p) || !this.writable(p))[0];
   }
-  private named: string[] | undefined;
 
   /** The state of the path's own entry. */
   entry(path: string): PathState {
