@@ -9,8 +9,6 @@ export interface Binding {
   readonly worktrees: readonly string[];
   /** The git directories of the repository `home` is in (found at bind time). */
   readonly gitDirs: readonly string[];
-  /** The directories `core.hooksPath` names for that repository (found at bind time): landings. */
-  readonly hooksDirs: readonly string[];
   /** Where the session temp is made instead of the data directory's `tmp/` (a deployment user's own). */
   readonly tmp?: string;
   /** The toolchain caches writable in the workspace tier instead of the owner's (a deployment user's own). */

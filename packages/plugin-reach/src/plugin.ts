@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { type Binding, reachBindings, reachView } from './bindings.js';
 import { issueCredential } from './credential.js';
 import { gitDirsOf } from './git-dirs.js';
-import { hooksPathDirs, hooksPathLandings } from './hooks-path.js';
+import { hooksPathLandings } from './hooks-path.js';
 import { reachInstanceOf } from './instance.js';
 import { captureLoginEnv, definedOnly, type LoginEnv } from './login-env.js';
 import { ReachCache, reachKeyOf } from './reach-cache.js';
@@ -193,7 +193,6 @@ export const reachPlugin = definePlugin({
       extraRoots: [],
       worktrees: [],
       gitDirs: gitDirsOf(paths.workspace),
-      hooksDirs: hooksPathDirs(paths.workspace, gitConfig),
     });
     ctx.provide(reachBindings, {
       bind(sessionId, place) {
@@ -203,7 +202,6 @@ export const reachPlugin = definePlugin({
           extraRoots: Object.freeze((place.extraRoots ?? []).map((r) => realPathOfSync(r))),
           worktrees: Object.freeze((place.worktrees ?? []).map((w) => realPathOfSync(w))),
           gitDirs: Object.freeze(gitDirsOf(home)),
-          hooksDirs: Object.freeze(hooksPathDirs(home, gitConfig)),
           ...(place.tmp !== undefined ? { tmp: realPathOfSync(place.tmp) } : {}),
           ...(place.caches !== undefined ? { caches: Object.freeze(place.caches.map((c) => realPathOfSync(c))) } : {}),
           ...(place.space !== undefined ? { space: ownSpaceOf(personSpaces, realPathOfSync(place.space)) } : {}),
