@@ -313,6 +313,32 @@ describe('sessions held in memory', () => {
     expect((await fresh.get('x')).history.map((m) => m.content)).toEqual(['first', 'A', 'B']);
   });
 
+  it('keeps to its bound while calls overlap without end: only the conversations a call holds stay past it (h107)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aalis-resident-'));
+    dirs.push(dir);
+    const store = await DurableStore.open(dir);
+    const service = new Sessions(store, () => {}, 64 * 1024, 2);
+    for (let i = 0; i < 20; i++) await service.append(`o${i}`, { role: 'user', content: `o${i}` });
+    await service.append('x', { role: 'user', content: 'first' });
+    // x's next write is held until released: a call is under way all the while
+    let release = () => {};
+    const write = store.write.bind(store);
+    store.write = async (name, value) => {
+      if ((value as { id?: string }).id === 'x') await new Promise<void>((resolve) => (release = resolve));
+      return write(name, value);
+    };
+    const slow = service.append('x', { role: 'user', content: 'A' });
+    // twenty conversations read one after another, each call ended, while x's call is still under way
+    for (let i = 0; i < 20; i++) await service.get(`o${i}`);
+    // x (held by its call) and the bound's two: every one read was kept while any call was under way
+    expect(service.residentCount).toBeLessThanOrEqual(3);
+    release();
+    await slow;
+    expect(service.residentCount).toBeLessThanOrEqual(2);
+    expect((await service.get('x')).history.map((m) => m.content)).toEqual(['first', 'A']);
+    expect((await new Sessions(await DurableStore.open(dir)).get('x')).history.map((m) => m.content)).toEqual(['first', 'A']);
+  });
+
   it('keeps every conversation without a store: memory is all there is', async () => {
     const service = new Sessions(undefined, () => {}, 64 * 1024, 2);
     for (let i = 0; i < 6; i++) await service.append(`m${i}`, { role: 'user', content: `m${i}` });

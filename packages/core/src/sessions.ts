@@ -77,8 +77,8 @@ export class Sessions {
   readonly #loading = new Map<string, Promise<SessionRecord | undefined>>();
   /** Last used settings per scope (a person); a scope never used starts from the defaults. */
   readonly #lastUsed = new Map<string, SessionSettings>();
-  /** Calls under way: a record is dropped from memory only when none is, so none holds one. */
-  #busy = 0;
+  /** How many calls under way hold each conversation: only one no call holds is dropped from memory. */
+  readonly #held = new Map<string, number>();
 
   /**
    * @param store where sessions persist (optional: in memory when absent)
@@ -108,12 +108,12 @@ export class Sessions {
    * A child shares its root's settings.
    */
   async open(id: string, options: { rootId?: string; scope?: string } = {}): Promise<Conversation> {
-    return this.#use(async () => {
+    return this.#use(async (held) => {
       // The root is opened first, in the same scope: a child opened before its root must not leave
       // the root to be created later from nobody's (the shared) last used settings.
-      await this.#claimedRoot(id, options.rootId, options.scope);
-      const record = await this.#record(id, options.rootId, options.scope);
-      rootChecked(record.id, (await this.#top(record)).id, options.rootId);
+      await this.#claimedRoot(held, id, options.rootId, options.scope);
+      const record = await this.#record(held, id, options.rootId, options.scope);
+      rootChecked(record.id, (await this.#top(held, record)).id, options.rootId);
       return view(record);
     });
   }
@@ -127,24 +127,22 @@ export class Sessions {
    * replaced the settings that conversation's running command was judged by).
    */
   async rootOf(id: string, options: { claimed?: string; scope?: string } = {}): Promise<string> {
-    return this.#use(async () => {
-      await this.#claimedRoot(id, options.claimed, options.scope);
-      const record = await this.#record(id, options.claimed, options.scope);
-      return rootChecked(record.id, (await this.#top(record)).id, options.claimed);
+    return this.#use(async (held) => {
+      await this.#claimedRoot(held, id, options.claimed, options.scope);
+      const record = await this.#record(held, id, options.claimed, options.scope);
+      return rootChecked(record.id, (await this.#top(held, record)).id, options.claimed);
     });
   }
 
   /** Whether a conversation exists (in memory or in the store), without creating it. */
   async has(id: string): Promise<boolean> {
-    return this.#use(async () => {
-      return (await this.peek(id)) !== undefined;
-    });
+    return (await this.peek(id)) !== undefined;
   }
 
   /** The settings that apply to a conversation (created as {@link Sessions.open} would): a child session takes its root's. */
   async settings(id: string, options: { scope?: string } = {}): Promise<SessionSettings> {
-    return this.#use(async () => {
-      return (await this.#top(await this.#record(id, undefined, options.scope))).settings;
+    return this.#use(async (held) => {
+      return (await this.#top(held, await this.#record(held, id, undefined, options.scope))).settings;
     });
   }
 
@@ -165,12 +163,12 @@ export class Sessions {
    * raises somebody else's conversation raises nobody's next one but their own.
    */
   async change(id: string, change: SettingsChange, options: { readonly by?: string } = {}): Promise<SettingsResolution> {
-    return this.#use(async () => {
+    return this.#use(async (held) => {
       const parsed = SettingsChangeSchema.safeParse(change);
       if (!parsed.success) {
         throw new TypeError(`settings change refused: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(change)'}: ${i.message}`).join('; ')}`);
       }
-      const record = await this.#top(await this.#record(id));
+      const record = await this.#top(held, await this.#record(held, id));
       const resolution = resolveSettings(record.settings, parsed.data);
       if (!resolution.ok) return resolution;
       const previous = record.settings;
@@ -188,8 +186,8 @@ export class Sessions {
    * one write. `historyOnly`: a note for people the model is not shown (a failed turn's error).
    */
   async append(id: string, message: ChatMessage, options: { historyOnly?: boolean } = {}): Promise<void> {
-    return this.#use(async () => {
-      const record = await this.#record(id);
+    return this.#use(async (held) => {
+      const record = await this.#record(held, id);
       const parsed = ChatMessageSchema.parse(message);
       const size = JSON.stringify(parsed).length;
       let bytes = this.#bytes.get(record.id) ?? JSON.stringify(record).length;
@@ -234,8 +232,8 @@ export class Sessions {
 
   /** Replaces what the model is shown for a conversation. */
   async setContext(id: string, context: ModelContext): Promise<void> {
-    return this.#use(async () => {
-      const record = await this.#record(id);
+    return this.#use(async (held) => {
+      const record = await this.#record(held, id);
       record.context = ModelContextSchema.parse(context);
       this.#bytes.delete(record.id);
       await this.#persist(record);
@@ -244,31 +242,31 @@ export class Sessions {
 
   /** A read-only snapshot of a conversation. */
   async get(id: string): Promise<Conversation> {
-    return this.#use(async () => {
-      const record = await this.#record(id);
+    return this.#use(async (held) => {
+      const record = await this.#record(held, id);
       return view(record, this.#contextCut.get(record.id));
     });
   }
 
   /** A snapshot of a conversation if it exists, without creating it (for readers such as side tasks). */
   async peek(id: string): Promise<Conversation | undefined> {
-    return this.#use(async () => {
-      const record = await this.#loaded(id);
+    return this.#use(async (held) => {
+      const record = await this.#loaded(held, id);
       return record === undefined ? undefined : view(record, this.#contextCut.get(record.id));
     });
   }
 
   /** The scope a conversation was opened in (`platform:userId` of the person whose settings it took), without creating it. */
   async scopeOf(id: string): Promise<string | undefined> {
-    return this.#use(async () => {
-      return (await this.#loaded(id))?.scope;
+    return this.#use(async (held) => {
+      return (await this.#loaded(held, id))?.scope;
     });
   }
 
   /** A digest of a conversation's history and context, to show nobody else changed them. */
   async fingerprint(id: string): Promise<string> {
-    return this.#use(async () => {
-      return fingerprintOf(await this.#record(id));
+    return this.#use(async (held) => {
+      return fingerprintOf(await this.#record(held, id));
     });
   }
 
@@ -278,10 +276,10 @@ export class Sessions {
    * attack: a conversation rooted at a child of a readonly root wrote at the child's old tier).
    * Checked before `id` is made, so a refused claim creates no child.
    */
-  async #claimedRoot(id: string, claimed: string | undefined, scope: string | undefined): Promise<void> {
+  async #claimedRoot(held: Set<string>, id: string, claimed: string | undefined, scope: string | undefined): Promise<void> {
     if (claimed === undefined || claimed === id) return;
-    const root = await this.#record(claimed, undefined, scope);
-    const top = await this.#top(root);
+    const root = await this.#record(held, claimed, undefined, scope);
+    const top = await this.#top(held, root);
     if (top.id !== claimed) {
       throw new SessionError('root-mismatch', `'${shownText(claimed)}' is not a root conversation: it belongs to '${shownText(top.id)}', so '${shownText(id)}' cannot be rooted there; nothing was done.`, {
         fix: `send session.rootId '${shownText(top.id)}' for it`,
@@ -294,11 +292,11 @@ export class Sessions {
    * checked may chain (a child of a child): the chain is followed to its top, whose settings
    * rule; a chain that loops is refused.
    */
-  async #top(record: SessionRecord): Promise<SessionRecord> {
+  async #top(held: Set<string>, record: SessionRecord): Promise<SessionRecord> {
     let current = record;
     for (let depth = 0; current.rootId !== undefined && current.rootId !== current.id; depth++) {
       if (depth >= 64) throw new SessionError('root-mismatch', `conversation '${shownText(record.id)}' has no root: its chain of roots loops or is deeper than 64; nothing was done.`, { fix: "move its session files out of the data directory's sessions folder to start it afresh" });
-      current = await this.#record(current.rootId);
+      current = await this.#record(held, current.rootId);
     }
     return current;
   }
@@ -309,7 +307,12 @@ export class Sessions {
    * different roots each made their own, the last one kept, and a call that claimed a readonly
    * root ran under the other's settings).
    */
-  async #loaded(id: string): Promise<SessionRecord | undefined> {
+  async #loaded(held: Set<string>, id: string): Promise<SessionRecord | undefined> {
+    // held before any await: a record read in for this call is not dropped before it has it
+    if (!held.has(id)) {
+      held.add(id);
+      this.#held.set(id, (this.#held.get(id) ?? 0) + 1);
+    }
     const cached = this.#records.get(id);
     if (cached) {
       // the most recently used last: #trim drops from the front
@@ -330,8 +333,8 @@ export class Sessions {
     return await loading;
   }
 
-  async #record(id: string, rootId?: string, scope?: string): Promise<SessionRecord> {
-    const found = await this.#loaded(id);
+  async #record(held: Set<string>, id: string, rootId?: string, scope?: string): Promise<SessionRecord> {
+    const found = await this.#loaded(held, id);
     if (found) return found;
     // made and kept before the next await: whoever awaited the same read finds this one
     const made = this.#records.get(id);
@@ -379,24 +382,31 @@ export class Sessions {
   }
 
   /**
-   * Runs a call that reads or changes records; when no call is under way after it, memory is
-   * trimmed to the bound. A record is only ever dropped then: a call holds its record across
-   * awaits and changes it in place, so a record dropped under it and read again would be two.
+   * Runs a call that reads or changes records, holding each it reads (`held`) until it ends; memory
+   * is then trimmed to the bound. A call holds its record across awaits and changes it in place, so
+   * a record dropped under it and read again would be two; waiting for no call at all to be under
+   * way let a steady stream of overlapping calls keep every conversation in memory (found by an attack, h107).
    */
-  async #use<T>(work: () => Promise<T>): Promise<T> {
-    this.#busy++;
+  async #use<T>(work: (held: Set<string>) => Promise<T>): Promise<T> {
+    const held = new Set<string>();
     try {
-      return await work();
+      return await work(held);
     } finally {
-      if (--this.#busy === 0) this.#trim();
+      for (const id of held) {
+        const count = (this.#held.get(id) ?? 1) - 1;
+        if (count > 0) this.#held.set(id, count);
+        else this.#held.delete(id);
+      }
+      this.#trim();
     }
   }
 
-  /** Drops the least recently used records past the bound; without a store, none (memory is all there is). */
+  /** Drops the least recently used records no call holds past the bound; without a store, none (memory is all there is). */
   #trim(): void {
-    if (this.store === undefined) return;
+    if (this.store === undefined || this.#records.size <= this.resident) return;
     for (const id of this.#records.keys()) {
       if (this.#records.size <= this.resident) break;
+      if (this.#held.has(id)) continue;
       this.#records.delete(id);
       this.#bytes.delete(id);
     }
