@@ -339,6 +339,34 @@ describe('sessions held in memory', () => {
     expect((await new Sessions(await DurableStore.open(dir)).get('x')).history.map((m) => m.content)).toEqual(['first', 'A']);
   });
 
+  it("gives a dropped conversation's settings, and a child's from its root, without reading its record again (h107)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aalis-resident-'));
+    dirs.push(dir);
+    const store = await DurableStore.open(dir);
+    const service = new Sessions(store, () => {}, 64 * 1024, 2);
+    for (let i = 0; i < 10; i++) {
+      await service.open(`h${i}`);
+      await service.open(`h${i}-child`, { rootId: `h${i}` });
+      await service.append(`h${i}`, { role: 'user', content: 'x'.repeat(1000) });
+      await service.change(`h${i}-child`, { tier: i % 2 === 0 ? 'readonly' : DEFAULT_SETTINGS.tier });
+    }
+    let reads = 0;
+    const read = store.read.bind(store);
+    store.read = ((name: string, schema?: never) => {
+      reads++;
+      return read(name, schema);
+    }) as typeof store.read;
+    for (let i = 0; i < 10; i++) {
+      expect((await service.settings(`h${i}`)).tier).toBe(i % 2 === 0 ? 'readonly' : DEFAULT_SETTINGS.tier);
+      expect((await service.settings(`h${i}-child`)).tier).toBe(i % 2 === 0 ? 'readonly' : DEFAULT_SETTINGS.tier);
+    }
+    expect(reads).toBe(0);
+    // a change made after the record was dropped is the one given
+    await service.change('h0-child', { tier: DEFAULT_SETTINGS.tier });
+    expect((await service.settings('h0')).tier).toBe(DEFAULT_SETTINGS.tier);
+    expect((await new Sessions(await DurableStore.open(dir)).settings('h0-child')).tier).toBe(DEFAULT_SETTINGS.tier);
+  });
+
   it('keeps every conversation without a store: memory is all there is', async () => {
     const service = new Sessions(undefined, () => {}, 64 * 1024, 2);
     for (let i = 0; i < 6; i++) await service.append(`m${i}`, { role: 'user', content: `m${i}` });
