@@ -13,7 +13,7 @@ export const sessionsPlugin = definePlugin({
       persist: z.boolean().default(true),
       /** The most a conversation's record holds before a person's next message archives its oldest messages (bytes of JSON). */
       maxConversationBytes: z.number().int().min(64 * 1024).default(CONVERSATION_MAX_BYTES),
-      /** The most conversations held in memory once no call is under way (persisted ones only: the rest are read again when used). */
+      /** The most conversations held in memory besides those calls under way hold (persisted ones only: the rest are read again when used). */
       residentConversations: z.number().int().min(1).default(RESIDENT_CONVERSATIONS),
     })
     .default({ persist: true, maxConversationBytes: CONVERSATION_MAX_BYTES, residentConversations: RESIDENT_CONVERSATIONS }),

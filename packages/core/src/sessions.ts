@@ -51,8 +51,8 @@ const LastUsedSchema = z.record(z.string(), SessionSettingsSchema);
 export const CONVERSATION_MAX_BYTES = 2 * 1024 * 1024;
 
 /**
- * The most conversations held in memory at once when they persist: past it, the least recently
- * used are dropped (their files are whole; they are read again when next used). Every
+ * The most conversations held in memory when they persist, besides those calls under way hold:
+ * past it, the least recently used are dropped (their files are whole; read again when next used). Every
  * conversation the daemon had touched stayed in memory for its life, and a listing of them all
  * read each one in (found reading h105's report).
  */
@@ -98,7 +98,7 @@ export class Sessions {
     private readonly resident: number = RESIDENT_CONVERSATIONS,
   ) {}
 
-  /** How many conversations are held in memory now (at most the bound, once no call is under way). */
+  /** How many conversations are held in memory now (the bound, and those calls under way hold). */
   get residentCount(): number {
     return this.#records.size;
   }
