@@ -179,6 +179,15 @@ function cursorOf(text: string): SessionCursor {
   return { lastSeen: value[0], id: value[1] };
 }
 
+/** The `limit` of a page: decimal digits only (`1e3`, `0x10`, ` 5` were taken as numbers), from 1 to `max`. */
+function limitParam(url: URL, fallback: number, max: number): number {
+  const text = url.searchParams.get('limit');
+  if (text === null) return fallback;
+  const limit = /^[0-9]{1,6}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(limit >= 1 && limit <= max)) throw new ApiError('bad-request', `limit must be a whole number from 1 to ${max} (got '${escapeInvisible(shownText(text.slice(0, 100)))}'); nothing was listed.`);
+  return limit;
+}
+
 /** A byte offset given in the query, or `undefined` when absent. */
 function offsetParam(url: URL, name: string, from: string): number | undefined {
   const text = url.searchParams.get(name);
@@ -477,8 +486,7 @@ const ROUTES: readonly Route[] = [
     path: /^\/api\/sessions$/,
     adapters: true,
     async handler(ctx, _req, res, url, _params, client) {
-      const limit = Number(url.searchParams.get('limit') ?? SESSIONS_PAGE);
-      if (!Number.isInteger(limit) || limit < 1 || limit > SESSIONS_PAGE_MAX) throw new ApiError('bad-request', `limit must be a whole number from 1 to ${SESSIONS_PAGE_MAX} (got '${url.searchParams.get('limit')}'); nothing was listed.`);
+      const limit = limitParam(url, SESSIONS_PAGE, SESSIONS_PAGE_MAX);
       const before = url.searchParams.get('before');
       // A page, most recently used first: each listed conversation's settings are read from its
       // file, so a listing of 100,000 read 100,000 files and held every one in memory (h105).
@@ -562,8 +570,7 @@ const ROUTES: readonly Route[] = [
     method: 'GET',
     path: /^\/api\/audit$/,
     async handler(ctx, _req, res, url) {
-      const limit = Number(url.searchParams.get('limit') ?? 200);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new ApiError('bad-request', `limit must be a whole number from 1 to 10000 (got '${url.searchParams.get('limit')}').`);
+      const limit = limitParam(url, 200, 10_000);
       const before = offsetParam(url, 'before', "a previous page's 'next'");
       const after = offsetParam(url, 'after', "a previous page's 'end'");
       // Read from the end, a page at a time: the cost does not grow with the log.
