@@ -151,7 +151,11 @@ try {
     return performance.now() - start;
   };
   const { one: l1, many: lN } = await interleaved(5, (d) => list(d, '?limit=1'));
-  const pageN = median(await Promise.all([0, 1, 2, 3, 4].map(() => list(many, ''))));
+  // the default page, one after another once each listed conversation was read in (its first listing reads its file)
+  await list(many, '');
+  const pages: number[] = [];
+  for (let i = 0; i < 5; i++) pages.push(await list(many, ''));
+  const pageN = median(pages);
   console.log(`GET /api/sessions?limit=1 through the daemon, ${ROUNDS} interleaved rounds, medians: ${KNOWN} known conversations ${lN.toFixed(2)} ms; baseline 1 known conversation ${l1.toFixed(2)} ms; ratio ${(lN / l1).toFixed(2)}x (target 1.2x); the default page of 200 with ${KNOWN}: ${pageN.toFixed(1)} ms`);
   recordFigure({ id: 'cli.sessions-list-conversations', what: `\`GET /api/sessions\` (a page of one) with ${KNOWN} known conversations; the default page of 200: ${pageN.toFixed(1)} ms`, candidate: lN, baseline: { what: 'one known conversation', value: l1 }, unit: 'ms', target: { on: 'ratio', op: '<=', limit: 1.2 }, rounds: ROUNDS });
 
