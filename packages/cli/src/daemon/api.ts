@@ -488,8 +488,8 @@ const ROUTES: readonly Route[] = [
     async handler(ctx, _req, res, url, _params, client) {
       const limit = limitParam(url, SESSIONS_PAGE, SESSIONS_PAGE_MAX);
       const before = url.searchParams.get('before');
-      // A page, most recently used first: each listed conversation's settings are read from its
-      // file, so a listing of 100,000 read 100,000 files and held every one in memory (h105).
+      // A page, most recently used first: a listing of them all read every conversation's file
+      // and held each in memory (h105); a page reads only its own, and none kept in memory.
       const page = ctx.index.page({ limit, ...(before !== null ? { before: cursorOf(before) } : {}), ...(client.kind === 'adapter' ? { platform: client.platform } : {}) });
       const seen = page.sessions;
       // A conversation whose file cannot be read is said beside the list, not in place of it: one
