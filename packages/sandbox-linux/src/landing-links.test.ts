@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gitDirLandings } from '@aalis/api-reach';
 import { linkChainOf } from '@aalis/core';
 import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
@@ -198,6 +199,24 @@ describe('a landing symlink is protected along the way it resolves', { timeout: 
     expect(r.writeDenied, r.stderr).toBe(true);
     expect(existsSync(join(f, '.githooks'))).toBe(false);
     expect(readFileSync(join(f, 'notes.txt'), 'utf8')).toBe('fine\n');
+  });
+
+  // found by an attack (h108): a bare repository in the workspace (`remote.git`, a local remote
+  // pushed to) is a git directory under no `.git` name: its hooks and config took a command's
+  // pre-receive, which the host's next `git push` to it ran
+  it("a bare repository in the workspace takes no command's hooks or config", async () => {
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: s.home, GIT_CONFIG_NOSYSTEM: '1' };
+    const g = join(s.ws, 'remoteG.git');
+    execFileSync('git', ['init', '-q', '--bare', g], { env });
+    const config = readFileSync(join(g, 'config'), 'utf8');
+    const r = await sandbox().run(
+      // the reach adds the bare-repository HEAD pattern to every policy (api-reach gitDirLandings)
+      req(s, ['sh', '-c', 'echo "echo pwned" > remoteG.git/hooks/pre-receive; printf "[core]\\n\\thooksPath = /x\\n" >> remoteG.git/config; echo fine > remoteG.git/description'], { policy: workspacePolicy(s, { writeDeny: [...workspacePolicy(s).writeDeny, ...gitDirLandings([])] }) }),
+    );
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(existsSync(join(g, 'hooks', 'pre-receive'))).toBe(false);
+    expect(readFileSync(join(g, 'config'), 'utf8')).toBe(config);
+    expect(readFileSync(join(g, 'description'), 'utf8')).toBe('fine\n');
   });
 
   // a relative core.hooksPath of the global configuration (h104: a nested repository's

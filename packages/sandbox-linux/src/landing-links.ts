@@ -68,6 +68,21 @@ export function nestedRepoRules(candidates: Iterable<string>): PathRule[] {
   const exact = (p: string) => rules.push({ pattern: `^${escapePattern(p)}$` });
   const home = homedir();
   for (const dotGit of new Set(candidates)) {
+    // a `HEAD` outside any `.git` (the scan finds it by the bare-repository pattern): its folder is a
+    // bare repository git runs hooks and reads config in (found by an attack, h108: a workspace's
+    // `remote.git` took a command's pre-receive, run by the host's next `git push` to it)
+    if (basename(dotGit) === 'HEAD' && !dotGit.includes('/.git/')) {
+      const dir = dirname(dotGit);
+      if (hasRawBytes(dir)) rules.push({ path: dir });
+      else {
+        try {
+          repoRules(dir, true, false, dir, home, rules, exact);
+        } catch {
+          rules.push({ path: dir }); // what it says cannot be read: protected whole
+        }
+      }
+      continue;
+    }
     if (basename(dotGit) !== '.git') continue;
     if (hasRawBytes(dotGit)) {
       rawRepoRules(dotGit, home, rules);
