@@ -1,5 +1,6 @@
 export { type Binding, type MainDirectoryChangedEvent, type Place, type ReachBindings, type ReachView, reachBindings, reachView } from './bindings.js';
 export { gitDirsOf } from './git-dirs.js';
+export { type GitConfigPlaces, hooksPathDirs } from './hooks-path.js';
 export { type ReachInstance, reachInstanceOf } from './instance.js';
 export { captureLoginEnv, type LoginEnv, sandboxEnvOf } from './login-env.js';
 export { denialMessage, describeAsk, describeRequest, notApprovedMessage } from './messages.js';

@@ -299,6 +299,22 @@ describe('approvals through the tools', () => {
     }
   });
 
+  // h108: a bare repository in the main directory (a local remote) and a nested repository's
+  // core.hooksPath were written unasked; the host's next push or commit there ran the hook
+  it('a hook of a bare repository or of a nested repository is refused in the sandboxed tiers', async () => {
+    env.answer('reject');
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('git', ['init', '-q', '--bare', join(project, 'origin-bare')]);
+    const nested = join(project, 'nested-hp');
+    execFileSync('git', ['init', '-q', nested]);
+    execFileSync('git', ['-C', nested, 'config', 'core.hooksPath', '.githooks']);
+    expect(await env.call(owner, 'write_file', { path: 'origin-bare/hooks/pre-receive', content: '#!/bin/sh\necho pwned\n' })).toMatchObject({ ok: false });
+    expect(existsSync(join(project, 'origin-bare', 'hooks', 'pre-receive'))).toBe(false);
+    expect(await env.call(owner, 'write_file', { path: 'nested-hp/.githooks/pre-commit', content: '#!/bin/sh\necho pwned\n' })).toMatchObject({ ok: false });
+    expect(existsSync(join(nested, '.githooks', 'pre-commit'))).toBe(false);
+    expect(await env.call(owner, 'write_file', { path: 'nested-hp/notes.txt', content: 'fine\n' })).toMatchObject({ ok: true });
+  });
+
   it('renaming a prepared tree onto .vscode asks for the landing', async () => {
     env.answer('reject');
     mkdirSync(join(project, 'prepared'));

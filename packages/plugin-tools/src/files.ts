@@ -4,7 +4,7 @@ import { defineTool, listDirNoFollow, openForRead, readFileNoFollow, renameNoFol
 import { pathIsUnder } from '@aalis/api-reach';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
-import { landingLinksThrough, protectedPathsUnder } from './landing-links.js';
+import { landingLinksThrough, nestedRepoLandingOf, protectedPathsUnder } from './landing-links.js';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
 import { toolPathOf } from './tool-path.js';
 
@@ -102,6 +102,9 @@ async function checkedWriteTarget(ctx: Parameters<typeof readFileTool.handler>[0
   await requireOrThrow(credential, { effect: 'write', path });
   // and a write on the way a landing link resolves (its target, a folder or link it goes through) is one to that landing
   for (const landing of landingLinksThrough(credential, path)) await requireOrThrow(credential, { effect: 'write', path: landing });
+  // no policy names a nested repository's hooks: refused where the sandbox's commit refuses them
+  const nested = credential.exec === 'host' ? undefined : nestedRepoLandingOf(credential.home, path);
+  if (nested !== undefined) throw new ToolError('denied', `${path} is a landing: ${nested} is what git runs or reads as configuration in a repository nested in the main directory, and the sandboxed tiers never write it. Write it yourself, or in the full tier.`);
   return path;
 }
 

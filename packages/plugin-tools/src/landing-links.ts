@@ -1,7 +1,9 @@
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, readdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { landingNames, namedPathsUnder, pathIsUnder, type ReachCredential, type SandboxPolicy } from '@aalis/api-reach';
-import { LANDING_FOLDER_LINKS_MAX, landingLinkChains } from '@aalis/core';
+import { expandHome, gitConfigEntries, gitConfigProgramPaths, LANDING_FOLDER_LINKS_MAX, landingLinkChains } from '@aalis/core';
+import { hooksPathDirs } from '@aalis/plugin-reach';
 
 /**
  * The landings that are symlinks whose way `path` lies on: a name they are resolved through
@@ -57,4 +59,37 @@ function entriesOf(dir: string): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * The hooks folder, config or program of a repository nested in the main directory that `path`
+ * is (or lies in), when it is one: the policy names only the main repository's (its core.hooksPath,
+ * its git directories), so a nested repository's `.githooks` or a bare repository's `hooks/`
+ * (a local remote) was written unasked, and the host's next commit or push there ran it (found by
+ * an attack, h108; the sandbox's commit reads them the same way, sandbox-linux landing-links.ts).
+ */
+export function nestedRepoLandingOf(home: string | undefined, path: string): string | undefined {
+  if (home === undefined || !pathIsUnder(path, home, process.platform)) return undefined;
+  const userHome = homedir();
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    for (const landing of repoLandingsAt(dir, userHome)) if (landing === path || pathIsUnder(path, landing, process.platform)) return landing;
+    if (dir === home || dirname(dir) === dir) return undefined;
+  }
+}
+
+/** What a repository at `dir` (a `.git` there, or `dir` a bare one: `HEAD` and `objects`) runs or reads: none when it is none. */
+function repoLandingsAt(dir: string, userHome: string): string[] {
+  const kind = (p: string) => lstatSync(p, { throwIfNoEntry: false });
+  if (kind(join(dir, '.git')) !== undefined) return hooksPathDirs(dir, { userHome, ...(process.env.XDG_CONFIG_HOME ? { xdgConfigHome: process.env.XDG_CONFIG_HOME } : {}) });
+  if (!(kind(join(dir, 'HEAD'))?.isFile() && kind(join(dir, 'objects'))?.isDirectory())) return [];
+  const out = ['hooks', 'config', 'config.worktree', 'commondir', 'modules', 'worktrees'].map((n) => join(dir, n));
+  const included = new Set<string>();
+  const entries = gitConfigEntries(join(dir, 'config'), userHome, 0, included);
+  out.push(...gitConfigProgramPaths(entries, userHome, dir), ...included);
+  for (const e of entries) {
+    if (e.value === undefined || e.value === '' || e.section !== 'core' || e.subsection !== undefined || e.key !== 'hookspath') continue;
+    const expanded = expandHome(e.value, userHome);
+    out.push(isAbsolute(expanded) ? resolve(expanded) : resolve(dir, expanded));
+  }
+  return out;
 }
