@@ -163,32 +163,58 @@ const PROGRAM_KEYS = new Set([
   'gpg.*.program',
   'uploadpack.packobjectshook',
   'alias.*',
+  // found by an attack (h108): keys git also runs, missing here, let a command write their program
+  'core.gitproxy',
+  'core.alternaterefscommand',
+  'interactive.difffilter',
+  'remote.*.uploadpack',
+  'remote.*.receivepack',
+  'gpg.*.defaultkeycommand',
+  'trailer.*.command',
+  'trailer.*.cmd',
+  'mergetool.*.cmd',
+  'mergetool.*.path',
+  'difftool.*.cmd',
+  'difftool.*.path',
+  'sendemail.sendmailcmd',
+  'sendemail.smtpserver',
+  'sendemail.tocmd',
+  'sendemail.cccmd',
+  'sendemail.headercmd',
+  'imap.tunnel',
+  'browser.*.cmd',
+  'browser.*.path',
+  'man.*.cmd',
+  'man.*.path',
+  'submodule.*.update',
 ]);
 
 /**
  * The programs a config's entries name by path, where git runs them (`core.fsmonitor =
  * ~/bin/watch.sh`, `credential.helper = /opt/x/helper`, `filter.lfs.process = tools/lfs …`, an
- * alias `!scripts/x.sh`): each value's first word when it is a path (absolute, `~/`, or with a
- * `/`: then from `top`, where git runs). A bare name is looked up on PATH (`git-credential-<name>`
- * for a helper), and a boolean is no program.
+ * alias `!scripts/x.sh`): each word of a value that is a path (absolute, `~/`, or with a `/`:
+ * then from `top`, where git runs), options and addresses aside. A bare name is looked up on PATH
+ * (`git-credential-<name>` for a helper).
  */
 export function gitConfigProgramPaths(entries: readonly GitConfigEntry[], home: string, top: string): string[] {
   const out = new Set<string>();
   for (const e of entries) {
     if (e.value === undefined) continue;
     const name = e.subsection === undefined ? `${e.section}.${e.key}` : `${e.section}.*.${e.key}`;
-    if (!PROGRAM_KEYS.has(name) && !(e.section === 'alias')) continue;
+    if (!PROGRAM_KEYS.has(name) && e.section !== 'alias' && e.section !== 'pager') continue; // `pager.<command>` has no subsection
     let value = e.value.trim();
     if (e.section === 'alias') {
       if (!value.startsWith('!')) continue; // a git command, not a program
       value = value.slice(1).trim();
     } else if (value.startsWith('!')) value = value.slice(1).trim();
-    const first = /^(?:"([^"]+)"|'([^']+)'|(\S+))/.exec(value);
-    const word = first?.[1] ?? first?.[2] ?? first?.[3];
-    if (word === undefined || /^(?:true|false|yes|no|on|off|[01])$/i.test(word)) continue;
-    if (!(isAbsolute(word) || word.startsWith('~/') || word.includes('/'))) continue;
-    const expanded = expandHome(word, home);
-    out.add(isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded));
+    // every word that is a path, not only the first: `python3 tools/strip.py` runs the script
+    // as much as `tools/strip.py` would (found by an attack, h108)
+    for (const m of value.matchAll(/"([^"]+)"|'([^']+)'|(\S+)/g)) {
+      const word = m[1] ?? m[2] ?? m[3]!;
+      if (word.startsWith('-') || word.includes('://') || !(isAbsolute(word) || word.startsWith('~/') || word.includes('/'))) continue;
+      const expanded = expandHome(word, home);
+      out.add(isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded));
+    }
   }
   return [...out];
 }

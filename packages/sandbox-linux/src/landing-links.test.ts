@@ -263,4 +263,19 @@ describe("a nested repository's programs", { timeout: 120_000 }, () => {
     expect(readFileSync(join(d, 'tools', 'fsmon.sh'), 'utf8')).toBe(HOOK);
     expect(readFileSync(join(d, 'notes.txt'), 'utf8')).toBe('fine\n');
   });
+
+  // found by an attack (h108): a program named by a key the list did not have (interactive.diffFilter,
+  // pager.<cmd>), or as a script an interpreter runs (`python3 tools/strip.py`), was written unasked
+  it('a program its config names by other keys, or as an interpreter\'s script, is refused', async () => {
+    const d = join(s.ws, 'projP');
+    mkdirSync(join(d, 'tools'), { recursive: true });
+    execFileSync('git', ['init', '-q', d]);
+    execFileSync('git', ['-C', d, 'config', 'interactive.diffFilter', 'tools/df.sh']);
+    execFileSync('git', ['-C', d, 'config', 'pager.log', 'tools/pager.sh']);
+    execFileSync('git', ['-C', d, 'config', 'filter.strip.clean', 'python3 tools/strip.py']);
+    const r = await sandbox().run(req(s, ['sh', '-c', 'for f in df.sh pager.sh strip.py; do echo pwned > projP/tools/$f; done; echo fine > projP/notes.txt'], { policy: workspacePolicy(s) }));
+    expect(r.writeDenied, r.stderr).toBe(true);
+    for (const f of ['df.sh', 'pager.sh', 'strip.py']) expect(existsSync(join(d, 'tools', f)), f).toBe(false);
+    expect(readFileSync(join(d, 'notes.txt'), 'utf8')).toBe('fine\n');
+  });
 });
