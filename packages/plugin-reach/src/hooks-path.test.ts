@@ -231,3 +231,34 @@ describe('the programs git config names by path are landings', { timeout: 60_000
     await kernel.stop();
   });
 });
+
+// found by an attack (h108): with $XDG_CONFIG_HOME elsewhere than ~/.config (here in the
+// workspace), `$XDG_CONFIG_HOME/git/config` is git's global config, and was no landing: a command
+// wrote core.fsmonitor there, and the host's next `git status` ran its program
+describe('the global config where $XDG_CONFIG_HOME puts it is a landing', { timeout: 60_000 }, () => {
+  it("a sandboxed command's git/config there is refused", async () => {
+    const home4 = join(root, 'home4');
+    const ws4 = join(home4, 'proj');
+    const xdg = join(ws4, 'xdg');
+    mkdirSync(xdg, { recursive: true });
+    const before = process.env.XDG_CONFIG_HOME;
+    process.env.XDG_CONFIG_HOME = xdg;
+    const kernel = createKernel({ dataDir: join(root, 'data4') })
+      .use(sessionsPlugin, { persist: false })
+      .use(authorityPlugin, { owners: { cli: ['owner'] } })
+      .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home4, loginShell: '/bin/sh' });
+    try {
+      await kernel.start();
+      kernel.get(reachBindings).bind('s1', { home: ws4 });
+      const credential = await kernel.get(reach).forCall(turn);
+      const r = await createLinuxSandbox().run({ argv: ['sh', '-c', 'mkdir -p xdg/git && printf "[core]\\n\\tfsmonitor = /x/evil.sh\\n" > xdg/git/config; echo ok > notes.txt'], cwd: ws4, env: { PATH: gitEnv.PATH, HOME: home4, LANG: 'C' }, policy: credential.sandboxPolicy(), timeoutMs: 20_000 });
+      expect(r.exitCode !== 0 || r.writeDenied, r.stderr).toBe(true);
+      expect(existsSync(join(xdg, 'git', 'config'))).toBe(false);
+      expect(readFileSync(join(ws4, 'notes.txt'), 'utf8')).toBe('ok\n');
+    } finally {
+      if (before === undefined) delete process.env.XDG_CONFIG_HOME;
+      else process.env.XDG_CONFIG_HOME = before;
+      await kernel.stop();
+    }
+  });
+});
