@@ -197,6 +197,18 @@ const PROGRAM_KEYS = new Set([
  * (`git-credential-<name>` for a helper).
  */
 export function gitConfigProgramPaths(entries: readonly GitConfigEntry[], home: string, top: string): string[] {
+  return [
+    ...new Set(
+      gitConfigProgramWords(entries).map((word) => {
+        const expanded = expandHome(word, home);
+        return isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded);
+      }),
+    ),
+  ];
+}
+
+/** The path words of {@link gitConfigProgramPaths} as the config writes them (`tools/x.sh`, `~/bin/y`), not resolved. */
+export function gitConfigProgramWords(entries: readonly GitConfigEntry[]): string[] {
   const out = new Set<string>();
   for (const e of entries) {
     if (e.value === undefined) continue;
@@ -212,8 +224,7 @@ export function gitConfigProgramPaths(entries: readonly GitConfigEntry[], home: 
     for (const m of value.matchAll(/"([^"]+)"|'([^']+)'|(\S+)/g)) {
       const word = m[1] ?? m[2] ?? m[3]!;
       if (word.startsWith('-') || word.includes('://') || !(isAbsolute(word) || word.startsWith('~/') || word.includes('/'))) continue;
-      const expanded = expandHome(word, home);
-      out.add(isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded));
+      out.add(word);
     }
   }
   return [...out];

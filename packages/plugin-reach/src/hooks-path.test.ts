@@ -262,3 +262,32 @@ describe('the global config where $XDG_CONFIG_HOME puts it is a landing', { time
     }
   });
 });
+
+// found by an attack (h108): a program the global config names by a relative path (a filter's
+// `clean = tools/strip.sh`) is taken from the top of whatever repository git runs in, as a relative
+// hooksPath is; a repository the command made, with its own tools/strip.sh and `* filter=strip`,
+// had the host's next `git add` there run the command's program
+describe('a relative program of the global config names a landing in every folder', { timeout: 60_000 }, () => {
+  it("a repository a sandboxed command makes lands, the program named globally does not", async () => {
+    const home5 = join(root, 'home5');
+    const ws5 = join(home5, 'proj');
+    mkdirSync(ws5, { recursive: true });
+    writeFileSync(join(home5, '.gitconfig'), '[filter "strip"]\n\tclean = tools/strip.sh\n');
+    const kernel = createKernel({ dataDir: join(root, 'data5') })
+      .use(sessionsPlugin, { persist: false })
+      .use(authorityPlugin, { owners: { cli: ['owner'] } })
+      .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home5, loginShell: '/bin/sh' });
+    await kernel.start();
+    try {
+      kernel.get(reachBindings).bind('s1', { home: ws5 });
+      const credential = await kernel.get(reach).forCall(turn);
+      const env = { PATH: gitEnv.PATH, HOME: home5, LANG: 'C' };
+      const r = await createLinuxSandbox().run({ argv: ['sh', '-c', 'git init -q x && mkdir x/tools && echo "echo pwned" > x/tools/strip.sh && echo "* filter=strip" > x/.gitattributes && echo ok > x/a'], cwd: ws5, env, policy: credential.sandboxPolicy(), timeoutMs: 20_000 });
+      expect(r.writeDenied, r.stderr).toBe(true);
+      expect(existsSync(join(ws5, 'x', 'tools', 'strip.sh'))).toBe(false);
+      expect(readFileSync(join(ws5, 'x', 'a'), 'utf8')).toBe('ok\n');
+    } finally {
+      await kernel.stop();
+    }
+  });
+});

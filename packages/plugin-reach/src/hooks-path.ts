@@ -1,6 +1,6 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { escapePattern, type PathMatcher } from '@aalis/api-reach';
-import { expandHome, type GitConfigEntry, GitConfigUnreadableError, gitConfigEntries, gitConfigProgramPaths, resolutionOf } from '@aalis/core';
+import { expandHome, type GitConfigEntry, GitConfigUnreadableError, gitConfigEntries, gitConfigProgramPaths, gitConfigProgramWords, resolutionOf } from '@aalis/core';
 import { PathRefusedError } from './path-refused.js';
 import { repoOf } from './git-dirs.js';
 import { realPathOfSync } from './real-path.js';
@@ -90,6 +90,10 @@ function hooksPathsOf(start: string, places: GitConfigPlaces): { dirs: string[];
     // helper, a filter, an alias `!scripts/x.sh`): a command that rewrote it ran its code at the
     // person's next git command (found by an attack, h104)
     for (const program of gitConfigProgramPaths(entries, home, top)) dirs.add(program);
+    // a relative one of the system's or the global config is taken from the top of whatever
+    // repository git runs in, as a relative hooksPath is: that name in every folder (found by an
+    // attack, h108: a repository a command made, with its own tools/strip.sh for a global filter)
+    if (i < 3) for (const word of gitConfigProgramWords(entries)) if (!isAbsolute(expandHome(word, home))) anywhere.add(anywherePattern(word));
     const values = entries.flatMap((e) => (e.value !== undefined && e.subsection === undefined && ((e.section === 'core' && e.key === 'hookspath') || (e.section === 'init' && e.key === 'templatedir')) ? [e.value] : []));
     for (const value of values) {
       if (value === '') continue;
