@@ -313,6 +313,16 @@ describe('approvals through the tools', () => {
     expect(await env.call(owner, 'write_file', { path: 'nested-hp/.githooks/pre-commit', content: '#!/bin/sh\necho pwned\n' })).toMatchObject({ ok: false });
     expect(existsSync(join(nested, '.githooks', 'pre-commit'))).toBe(false);
     expect(await env.call(owner, 'write_file', { path: 'nested-hp/notes.txt', content: 'fine\n' })).toMatchObject({ ok: true });
+    // the main directory's own repository is not a nested one: its hooksPath is the policy's
+    // landing, asked for, and written once approved (the nested check refused it after approval)
+    env.kernel.get(reachBindings).bind('main', { home: nested });
+    try {
+      env.answer('approve');
+      expect(await env.call(owner, 'write_file', { path: '.githooks/pre-commit', content: '#!/bin/sh\necho mine\n' })).toMatchObject({ ok: true });
+      expect(readFileSync(join(nested, '.githooks', 'pre-commit'), 'utf8')).toBe('#!/bin/sh\necho mine\n');
+    } finally {
+      env.kernel.get(reachBindings).bind('main', { home: project });
+    }
   });
 
   it('renaming a prepared tree onto .vscode asks for the landing', async () => {

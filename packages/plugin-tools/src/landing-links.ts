@@ -71,10 +71,11 @@ function entriesOf(dir: string): string[] {
 export function nestedRepoLandingOf(home: string | undefined, path: string): string | undefined {
   if (home === undefined || !pathIsUnder(path, home, process.platform)) return undefined;
   const userHome = homedir();
-  for (let dir = dirname(path); ; dir = dirname(dir)) {
+  // the main directory's own repository is the policy's (asked for as its landings): nested ones only
+  for (let dir = dirname(path); dir !== home && dirname(dir) !== dir; dir = dirname(dir)) {
     for (const landing of repoLandingsAt(dir, userHome)) if (landing === path || pathIsUnder(path, landing, process.platform)) return landing;
-    if (dir === home || dirname(dir) === dir) return undefined;
   }
+  return undefined;
 }
 
 /** What a repository at `dir` (a `.git` there, or `dir` a bare one: `HEAD` and `objects`) runs or reads: none when it is none. */
