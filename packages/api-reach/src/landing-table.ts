@@ -106,6 +106,12 @@ export const LANDING_TABLE = [
   { id: 'systemd-user', group: 'shell', platforms: ['linux'], place: { home: '.config/systemd/user', tree: true }, reason: 'user services, started at login', tool: 'systemd' },
   { id: 'systemd-dir', group: 'shell', platforms: ['linux'], place: { home: '.config/systemd', tree: false }, reason: PROJECT_DIR_ITSELF, tool: 'systemd' },
   { id: 'autostart', group: 'shell', platforms: ['linux'], place: { home: '.config/autostart', tree: true }, reason: 'desktop entries run at login', tool: 'the desktop session' },
+  // found by an attack (h108): with the workspace at home, these were written unasked
+  { id: 'tool-startup', group: 'shell', place: { home: ['.Rprofile', '.irbrc', '.pryrc', '.tmux.conf', '.gdbinit', '.lldbinit', '.psqlrc', '.sqliterc', '.pythonrc', '.pythonrc.py'], tree: true }, reason: "read at every start of its tool, and able to run commands (tmux's run-shell, gdb's shell, psql's \\!, sqlite's .shell)", tool: 'R, irb, pry, tmux, gdb, lldb, psql, sqlite3, python (PYTHONSTARTUP)' },
+  { id: 'cloud-credentials', group: 'shell', place: { home: ['.aws/config', '.aws/credentials', '.kube/config'], tree: true }, reason: "credential_process (AWS) and exec credential plugins (kubectl) run at every call", tool: 'the AWS CLI and SDKs, kubectl' },
+  { id: 'direnv-config', group: 'shell', place: { home: '.config/direnv', tree: true }, reason: 'direnvrc and lib/*.sh are sourced before every .envrc', tool: 'direnv' },
+  { id: 'ipython-startup', group: 'shell', place: { homePattern: '\\.(?:ipython/profile_[^/]+/(?:startup(?:/.*)?|[^/]+_config\\.py)|jupyter/[^/]+_config\\.py)' }, reason: 'startup/ scripts and *_config.py run at every IPython or Jupyter start', tool: 'IPython, Jupyter' },
+  { id: 'ipython-dirs', group: 'shell', place: { homePattern: '\\.(?:ipython(?:/profile_[^/]+)?|jupyter)' }, reason: PROJECT_DIR_ITSELF, tool: 'IPython, Jupyter' },
 
   // editors: what an editor loads as code when it starts, without asking (themes, colours and
   // state are left out; so are plugin managers' installs that only run when asked)
