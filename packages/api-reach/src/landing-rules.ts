@@ -4,6 +4,7 @@ import { patternBody } from './node-modules-exception.js';
 import { assertRealPathShape, escapePattern, foldsCase, joinPath, slashPath } from './path.js';
 import { validatePattern } from './pattern.js';
 import type { PathRule } from './rule.js';
+import { type XdgBaseDirs, xdgAliasOf, xdgPatternAliasOf } from './xdg-dirs.js';
 
 /** A landing added by configuration: a path (with everything under it) or a whole-path pattern. */
 export type ExtraLanding = ({ readonly path: string } | { readonly pattern: string }) & { readonly reason?: string };
@@ -17,6 +18,8 @@ export interface LandingRulesInput {
   readonly data: string;
   readonly userName?: string;
   readonly extra?: readonly ExtraLanding[];
+  /** The XDG base directories the user set elsewhere: an entry under a home default is also one under the set directory. */
+  readonly xdg?: XdgBaseDirs;
 }
 
 function withoutTrailingSlash(path: string): string {
@@ -46,14 +49,20 @@ export function rulesOfEntry(entry: LandingEntry, input: LandingRulesInput): Pat
     ];
   }
   if ('homePattern' in place) {
-    return [{ pattern: `^${escapePattern(withoutTrailingSlash(slashPath(input.home, input.platform)))}/${place.homePattern}$` }];
+    const rules: PathRule[] = [{ pattern: `^${escapePattern(withoutTrailingSlash(slashPath(input.home, input.platform)))}/${place.homePattern}$` }];
+    const alias = input.xdg === undefined ? undefined : xdgPatternAliasOf(place.homePattern, input.home, input.xdg, input.platform);
+    if (alias !== undefined) rules.push({ pattern: alias });
+    return rules;
   }
   const rels: readonly string[] = typeof place.home === 'string' ? [place.home] : place.home;
   const rules: PathRule[] = [];
   for (const rel of rels) {
     if (rel.includes('{user}') && (input.userName === undefined || input.userName === '' || /[/\\]/.test(input.userName))) continue;
-    const path = joinPath(input.home, rel.replaceAll('{user}', input.userName ?? ''));
-    rules.push(place.tree ? { path } : { pattern: `^${escapePattern(path)}$` });
+    const named = rel.replaceAll('{user}', input.userName ?? '');
+    const alias = input.xdg === undefined ? undefined : xdgAliasOf(named, input.home, input.xdg, input.platform);
+    for (const path of alias === undefined ? [joinPath(input.home, named)] : [joinPath(input.home, named), alias]) {
+      rules.push(place.tree ? { path } : { pattern: `^${escapePattern(path)}$` });
+    }
   }
   return rules;
 }

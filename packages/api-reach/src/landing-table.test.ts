@@ -44,10 +44,12 @@ const EXAMPLES = {
   'nvim-config': ['~/.config/nvim/init.lua', '~/.config/nvimx'],
   'nvim-data': ['~/.local/share/nvim/lazy/x/plugin/x.lua', '~/.local/share/other'],
   emacs: ['~/.emacs.d/init.el', '~/.emacs.bak'],
+  'emacs-xdg': ['~/.config/doom/config.el', '~/.config/emacsx'],
   helix: ['~/.config/helix/languages.toml', '/srv/p/.config/helix/x'],
   'vscode-extensions': ['~/.vscode/extensions/x/ext.js', '~/.vscode/argv.json'],
   'vscode-user': ['~/.config/Code/User/settings.json', '~/.config/Code/logs/x'],
-  'editor-home-dirs': ['~/.config/Code', '~/.config/Code/logs'],
+  'editor-home-dirs': ['~/.vscode-server', '~/.vscode-server/data/logs'],
+  'editor-config-dirs': ['~/.config/Code', '~/.config/Code/logs'],
   'editor-home-dirs-mac': ['~/Library/Application Support/Cursor', '~/Library/Application Support/Cursor/logs'],
   'vscode-user-mac': ['~/Library/Application Support/Code/User/tasks.json', '~/Library/Application Support/Code/Cache/x'],
   npx: ['~/.npm/_npx/abc/node_modules/x/cli.js', '~/.npm/_cacache/x'],
@@ -260,5 +262,45 @@ describe('every folder on the way to a landing is a landing', () => {
   });
   it.each(homeCases)('in the home, %s: %s', (_id, folder, platform) => {
     expect(coveredByAny(folder, platform) || namedUnder(folder, platform)).toBe(true);
+  });
+});
+
+// Tools that follow the XDG base directory spec look under $XDG_CONFIG_HOME (…_CACHE_, _DATA_)
+// when it is set: every landing under a home default is a landing under the set directory too
+// (h108 found git's; nvim, fish, direnv, systemd, p10k, … are the same class).
+describe('landings where the XDG base directories are set', () => {
+  const XDG = { config: '/srv/dots/config', cache: '/srv/dots/cache', data: '/srv/dots/share', state: '/srv/dots/state' } as const;
+  const PREFIX = [['~/.config', XDG.config], ['~/.cache', XDG.cache], ['~/.local/share', XDG.data]] as const;
+  const moved = (path: string): string | undefined => {
+    for (const [home, set] of PREFIX) if (path === home || path.startsWith(`${home}/`)) return set + path.slice(home.length);
+    return undefined;
+  };
+  const cases = ENTRIES.filter((e) => platformOf(e) !== 'win32').flatMap((e) => {
+    const there = moved(EXAMPLES[e.id as LandingId][0]);
+    return there === undefined ? [] : [[e.id, there, platformOf(e)] as const];
+  });
+  it('covers every entry under a home default (the table has such entries)', () => {
+    expect(cases.length).toBeGreaterThan(20);
+  });
+  it.each(cases)('%s: %s', (id, there, platform) => {
+    const entry = ENTRIES.find((e) => e.id === id)!;
+    const home = EXAMPLES[id as LandingId][0].replace(/^~/, HOME[platform]);
+    const withXdg = rulesOfEntry(entry, { ...input(platform), xdg: XDG });
+    expect(withXdg.some((r) => matchesRule(r, there, platform))).toBe(true);
+    expect(withXdg.some((r) => matchesRule(r, home, platform))).toBe(true); // the home default stays a landing
+    expect(rulesOfEntry(entry, input(platform)).some((r) => matchesRule(r, there, platform))).toBe(false);
+  });
+  it('adds nothing where a base directory is set to its default', () => {
+    const entry = ENTRIES.find((e) => e.id === 'nvim-config')!;
+    expect(rulesOfEntry(entry, { ...input('linux'), xdg: { config: `${HOME.linux}/.config` } })).toEqual(rulesOfEntry(entry, input('linux')));
+  });
+  it('denies reading the credentials and browser profiles under $XDG_CONFIG_HOME, and says which path is not absolute', () => {
+    const D = `${HOME.linux}/.aalis`;
+    const paths = { install: '/opt/aalis', data: D, workspace: `${D}/workspace`, tmp: `${D}/tmp`, self: `${D}/self`, logs: `${D}/logs`, config: `${D}/config.yaml`, secrets: `${D}/secrets.yaml` };
+    const base = { paths, userHome: HOME.linux, platform: 'linux' as const, form: 'npm' as const, codeDirs: [], userName: 'ada' };
+    const lists = protectedLists({ ...base, xdg: { config: XDG.config } });
+    for (const p of [`${XDG.config}/gh/hosts.yml`, `${XDG.config}/google-chrome/Default/Cookies`]) expect(lists.denyRead.some((r) => matchesRule(r, p, 'linux')), p).toBe(true);
+    expect(protectedLists(base).denyRead.some((r) => matchesRule(r, `${XDG.config}/gh/hosts.yml`, 'linux'))).toBe(false);
+    expect(() => protectedLists({ ...base, xdg: { config: 'dots/config' } })).toThrow(/xdg\.config/);
   });
 });

@@ -118,14 +118,17 @@ export const LANDING_TABLE = [
   { id: 'vim', group: 'editor', place: { homePattern: '\\.(?:vimrc|gvimrc|exrc|vim(?:/.*)?)' }, reason: 'vimrc, and plugin/ autoload/ pack/*/start under ~/.vim, sourced at start', tool: 'vim' },
   { id: 'nvim-config', group: 'editor', place: { home: '.config/nvim', tree: true }, reason: 'init.lua / init.vim and plugin/, sourced at start', tool: 'neovim' },
   { id: 'nvim-data', group: 'editor', place: { home: '.local/share/nvim', tree: true }, reason: 'site/pack/*/start and plugin managers (lazy.nvim) keep plugin code here, loaded at start', tool: 'neovim' },
-  { id: 'emacs', group: 'editor', place: { homePattern: '(?:\\.emacs(?:\\.el)?|\\.emacs\\.d(?:/.*)?|\\.config/emacs(?:/.*)?|\\.doom\\.d(?:/.*)?|\\.config/doom(?:/.*)?|\\.spacemacs(?:\\.d(?:/.*)?)?)' }, reason: 'init files and installed packages, evaluated at start', tool: 'emacs' },
+  { id: 'emacs', group: 'editor', place: { homePattern: '(?:\\.emacs(?:\\.el)?|\\.emacs\\.d(?:/.*)?|\\.doom\\.d(?:/.*)?|\\.spacemacs(?:\\.d(?:/.*)?)?)' }, reason: 'init files and installed packages, evaluated at start', tool: 'emacs' },
+  // apart from the entry above so that its $XDG_CONFIG_HOME place is found too (xdg-dirs.ts)
+  { id: 'emacs-xdg', group: 'editor', place: { homePattern: '\\.config/(?:emacs|doom)(?:/.*)?' }, reason: 'init files and installed packages, evaluated at start', tool: 'emacs' },
   { id: 'helix', group: 'editor', place: { home: '.config/helix', tree: true }, reason: 'languages.toml names the language servers it starts', tool: 'helix' },
   { id: 'vscode-extensions', group: 'editor', place: { homePattern: '\\.(?:vscode|vscode-server|cursor|windsurf)/extensions(?:/.*)?' }, reason: 'extension code, activated when a window opens', tool: 'VS Code, Cursor, Windsurf' },
   { id: 'vscode-user', group: 'editor', platforms: ['linux'], place: { homePattern: '\\.config/(?:Code|Code - Insiders|VSCodium|Cursor)/User(?:/.*)?' }, reason: 'user settings and tasks: terminal profiles and shell integration run commands', tool: 'VS Code, Cursor' },
   // found by an attack (h106): with the workspace at home, `ln -s ~/x ~/.config/Code` (and
   // `~/.vscode-server -> ~/x`) put an ordinary x/User/settings.json (x/extensions) where VS Code
   // reads its settings (extensions): the folders on the way to a home pattern's landing are landings too
-  { id: 'editor-home-dirs', group: 'editor', place: { homePattern: '(?:\\.(?:vscode-server|windsurf)|\\.config/(?:Code|Code - Insiders|VSCodium|Cursor))' }, reason: PROJECT_DIR_ITSELF, tool: 'VS Code, Cursor, Windsurf' },
+  { id: 'editor-home-dirs', group: 'editor', place: { homePattern: '\\.(?:vscode-server|windsurf)' }, reason: PROJECT_DIR_ITSELF, tool: 'VS Code, Windsurf' },
+  { id: 'editor-config-dirs', group: 'editor', place: { homePattern: '\\.config/(?:Code|Code - Insiders|VSCodium|Cursor)' }, reason: PROJECT_DIR_ITSELF, tool: 'VS Code, Cursor' },
   { id: 'editor-home-dirs-mac', group: 'editor', platforms: ['darwin'], place: { homePattern: 'Library/Application Support(?:/(?:Code|Code - Insiders|VSCodium|Cursor))?' }, reason: PROJECT_DIR_ITSELF, tool: 'VS Code, Cursor' },
   { id: 'vscode-user-mac', group: 'editor', platforms: ['darwin'], place: { homePattern: 'Library/Application Support/(?:Code|Code - Insiders|VSCodium|Cursor)/User(?:/.*)?' }, reason: 'user settings and tasks: terminal profiles and shell integration run commands', tool: 'VS Code, Cursor' },
 

@@ -7,6 +7,7 @@ import { assertRealPathShape, baseName, escapePattern, joinPath } from './path.j
 import type { PathRule } from './rule.js';
 import { systemSecretPaths } from './system-secrets.js';
 import { linkedStoreDirs } from './toolchain-caches.js';
+import { type XdgBaseDirs, xdgAliasOf } from './xdg-dirs.js';
 
 /** What {@link protectedLists} builds the lists from. Every path is a real, absolute path. */
 export interface ProtectedListsInput {
@@ -39,6 +40,12 @@ export interface ProtectedListsInput {
    * the environment): then it is on the deny-read list like the secrets file, never read by a tool.
    */
   readonly configHoldsSecrets?: boolean;
+  /**
+   * The user's XDG base directories set elsewhere than their home defaults (real paths, from
+   * `xdgBaseDirsOf`): the landings and credentials under `~/.config`, `~/.cache`, … are also
+   * there, where the tools look for them.
+   */
+  readonly xdg?: XdgBaseDirs;
 }
 
 /** Credential files and directories in the user's home, on every platform. */
@@ -85,7 +92,7 @@ function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly st
   return rules;
 }
 
-function denyRead(p: HostPaths, home: (rel: string) => string, platform: NodeJS.Platform, otherHomes: readonly string[], stateDir: string | undefined): PathRule[] {
+function denyRead(p: HostPaths, home: (rel: string) => string, platform: NodeJS.Platform, otherHomes: readonly string[], stateDir: string | undefined, xdgAlias: (rel: string) => string | undefined): PathRule[] {
   const rules: PathRule[] = [
     { path: p.data, except: [{ path: p.workspace }, { path: p.self }, { path: p.logs }, { path: p.config }] },
     { path: p.secrets },
@@ -96,6 +103,11 @@ function denyRead(p: HostPaths, home: (rel: string) => string, platform: NodeJS.
   }
   for (const rel of CREDENTIAL_FILES) rules.push({ path: home(rel) });
   if (platform === 'darwin') rules.push({ path: home('Library/Keychains') });
+  // where the user's XDG base directories put them (gh's hosts.yml under $XDG_CONFIG_HOME/gh, say)
+  for (const rel of [...CREDENTIAL_FILES, ...browserProfileDirs(platform)]) {
+    const alias = xdgAlias(rel);
+    if (alias !== undefined) rules.push({ path: alias });
+  }
   for (const other of otherHomes) {
     for (const rel of CREDENTIAL_FILES) rules.push({ path: joinPath(other, rel) });
     if (platform === 'darwin') rules.push({ path: joinPath(other, 'Library/Keychains') });
@@ -134,6 +146,7 @@ export function protectedLists(input: ProtectedListsInput): ProtectedLists {
   const home = (rel: string) => joinPath(userHome, rel);
   const codeDirs = input.codeDirs.map((d) => checked(d, platform, 'a code directory'));
   const entry = input.entry === undefined ? undefined : checked(input.entry, platform, 'entry');
+  const xdg: XdgBaseDirs | undefined = input.xdg === undefined ? undefined : Object.fromEntries(Object.entries(input.xdg).map(([kind, dir]) => [kind, checked(dir, platform, `xdg.${kind}`)]));
   if (baseName(p.data) === '') {
     throw new ReachInputError('path', `paths.data '${raw.data}' is a root directory; give the instance its own data directory.`);
   }
@@ -146,6 +159,7 @@ export function protectedLists(input: ProtectedListsInput): ProtectedLists {
       self: p.self,
       data: p.data,
       ...(input.userName === undefined ? {} : { userName: input.userName }),
+      ...(xdg === undefined ? {} : { xdg }),
       extra: input.extraLandings ?? [],
     }),
     denyRead: denyRead(
@@ -154,6 +168,7 @@ export function protectedLists(input: ProtectedListsInput): ProtectedLists {
       platform,
       (input.otherHomes ?? []).map((d) => checked(d, platform, 'another account\'s home')).filter((d) => d !== userHome && baseName(d) !== ''),
       input.stateDir,
+      (rel) => (xdg === undefined ? undefined : xdgAliasOf(rel, userHome, xdg, platform)),
     ).concat(input.configHoldsSecrets === true ? [{ path: p.config }] : []),
   };
 }

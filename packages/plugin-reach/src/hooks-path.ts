@@ -40,9 +40,6 @@ export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] 
  */
 export function hooksPathLandings(start: string, places: GitConfigPlaces): PathMatcher[] {
   const { dirs, anywhere } = hooksPathsOf(start, places);
-  // git's global config (and attributes) where $XDG_CONFIG_HOME puts it: the table names only
-  // ~/.config/git (found by an attack, h108: a command wrote core.fsmonitor to $XDG_CONFIG_HOME/git/config)
-  if (places.xdgConfigHome !== undefined && isAbsolute(places.xdgConfigHome)) dirs.push(join(resolve(places.xdgConfigHome), 'git'));
   return [...dirs.map((path) => ({ path })), ...anywhere.map((pattern) => ({ pattern }))];
 }
 

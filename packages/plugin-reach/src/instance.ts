@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import { aalisStateDir, type HostPaths, pathIsUnder, type ProtectedLists, protectedLists, toolchainCacheDirs, withRealRoots } from '@aalis/api-reach';
+import { aalisStateDir, type HostPaths, pathIsUnder, type ProtectedLists, protectedLists, toolchainCacheDirs, withRealRoots, type XdgBaseDirs, xdgBaseDirsOf } from '@aalis/api-reach';
 import { otherHomesOf } from './other-homes.js';
 import type { ReachConfig } from './plugin.js';
 import { realPathOfSync } from './real-path.js';
@@ -54,6 +54,8 @@ export function reachInstanceOf(config: ReachConfig, kernelDataDir: string | und
     // where every aalis command of this user keeps its state (the daemon registry, the undone folder)
     stateDir: realPathOfSync(aalisStateDir(process.env, homedir())),
     configHoldsSecrets: config.configHoldsSecrets,
+    // the daemon's: the host tools that read the landings run with the user's environment
+    xdg: realXdgDirs(xdgBaseDirsOf(process.env)),
   });
   const lists = withRealRoots(
     { ...base, control: [...base.control, ...others.map((path) => ({ path }))], denyRead: [...base.denyRead, ...others.map((path) => ({ path }))] },
@@ -67,6 +69,11 @@ export function reachInstanceOf(config: ReachConfig, kernelDataDir: string | und
   );
   const toolchainCaches = toolchainCacheDirs(userHome, platform).map((d) => realPathOfSync(d));
   return { platform, paths, userHome, lists, toolchainCaches };
+}
+
+/** The XDG base directories as real paths (one that does not exist yet: its nearest existing ancestor's, as for any target). */
+function realXdgDirs(dirs: XdgBaseDirs): XdgBaseDirs {
+  return Object.fromEntries(Object.entries(dirs).map(([kind, dir]) => [kind, realPathOfSync(dir)]));
 }
 
 /** The login name, for landings named after it; none when the process has no passwd entry. */
