@@ -302,5 +302,8 @@ describe('landings where the XDG base directories are set', () => {
     for (const p of [`${XDG.config}/gh/hosts.yml`, `${XDG.config}/google-chrome/Default/Cookies`]) expect(lists.denyRead.some((r) => matchesRule(r, p, 'linux')), p).toBe(true);
     expect(protectedLists(base).denyRead.some((r) => matchesRule(r, `${XDG.config}/gh/hosts.yml`, 'linux'))).toBe(false);
     expect(() => protectedLists({ ...base, xdg: { config: 'dots/config' } })).toThrow(/xdg\.config/);
+    // pnpm's store (the same inodes as the daemon's node_modules) where $XDG_DATA_HOME puts it: control plane
+    expect(protectedLists({ ...base, xdg: { data: XDG.data } }).control.some((r) => matchesRule(r, `${XDG.data}/pnpm/store/v10/files/00/abc`, 'linux'))).toBe(true);
+    expect(protectedLists(base).control.some((r) => matchesRule(r, `${XDG.data}/pnpm/store/v10/files/00/abc`, 'linux'))).toBe(false);
   });
 });

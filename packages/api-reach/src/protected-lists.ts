@@ -70,10 +70,12 @@ export const ENV_FILES: PathRule = {
   except: [{ pattern: `^${NOT_ENV_SEGMENT}?(?:/${NOT_ENV_SEGMENT}?)*/\\.env\\.(?:example|sample|template)$` }],
 };
 
-function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly string[], entry: string | undefined, userHome: string): PathRule[] {
+function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly string[], entry: string | undefined, userHome: string, xdg: XdgBaseDirs | undefined): PathRule[] {
   const rules: PathRule[] = [
     // the same inodes as the install's node_modules: the daemon's code by another name
     ...linkedStoreDirs(userHome, input.platform).map((path) => ({ path })),
+    // pnpm keeps its store in $XDG_DATA_HOME/pnpm/store when that is set (on every platform)
+    ...(xdg?.data === undefined ? [] : [{ path: joinPath(xdg.data, 'pnpm/store') }]),
     { path: p.data, except: [{ path: p.workspace }, { path: p.tmp }, { path: p.self }] },
     { path: p.config },
     { path: p.secrets },
@@ -152,7 +154,7 @@ export function protectedLists(input: ProtectedListsInput): ProtectedLists {
   }
   return {
     platform,
-    control: control(input, p, codeDirs, entry, userHome),
+    control: control(input, p, codeDirs, entry, userHome, xdg),
     landing: landingRules({
       platform,
       home: userHome,
