@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gitDirLandings } from '@aalis/api-reach';
 import { gitConfigNotInert } from '@aalis/core';
 import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
@@ -20,7 +21,12 @@ beforeAll(() => {
 afterAll(() => execFileSync('rm', ['-rf', s.root]));
 
 const sandbox = () => createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, undoneDir: join(s.root, 'undone') });
-const run = (dir: string, script: string) => sandbox().run(req(s, ['sh', '-c', script], { policy: workspacePolicy(s), cwd: dir }));
+const run = (dir: string, script: string, policy = workspacePolicy(s)) => sandbox().run(req(s, ['sh', '-c', script], { policy, cwd: dir }));
+/** The scene's policy with the landing the reach adds for every git directory: a `HEAD` outside `.git` (api-reach `gitDirLandings`). */
+const reachLike = () => {
+  const p = workspacePolicy(s);
+  return { ...p, writeDeny: [...p.writeDeny, ...gitDirLandings([])] };
+};
 const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' });
 const fresh = (name: string) => {
   const dir = join(s.ws, name);
@@ -38,6 +44,72 @@ describe('a new repository the command made', { timeout: 120_000 }, () => {
     expect(git(join(d, 'y'), 'log', '--format=%s')).toBe('first\n');
     expect(git(join(d, 'y'), 'config', 'remote.origin.url')).toBe(`${join(d, 'x')}\n`);
     expect(readdirSync(join(d, 'x', '.git', 'hooks')).every((n) => n.endsWith('.sample'))).toBe(true);
+  });
+
+  // `git init --bare` and `git clone --bare` (a local remote): before, their HEAD alone was refused
+  // (the reach makes a HEAD outside .git a landing: the bare-repository disguise), so the folder
+  // landed as no repository at all
+  it('git init --bare and git clone --bare land whole, and git on the host pushes to them', async () => {
+    const d = fresh('bare');
+    const r = await run(d, 'git init -q --bare remote.git && git init -q w && echo hi > w/a && git -C w add a && git -C w -c user.email=a@b -c user.name=a commit -qm first && git clone -q --bare w copy.git', reachLike());
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.writeDenied, r.stderr).toBeFalsy();
+    expect(git(join(d, 'remote.git'), 'rev-parse', '--is-bare-repository')).toBe('true\n');
+    expect(git(join(d, 'copy.git'), 'log', '--format=%s')).toBe('first\n');
+    execFileSync('git', ['-C', join(d, 'w'), 'push', '-q', join(d, 'remote.git'), 'HEAD:refs/heads/main'], { stdio: 'ignore' });
+    expect(git(join(d, 'remote.git'), 'log', '--format=%s', 'main')).toBe('first\n');
+  });
+
+  // a HEAD, objects/ and a config written into a folder (new or the host's) make git take it for a
+  // repository before the .git above, and the person's next `git log` there on a terminal ran the
+  // config's pager: the reach's HEAD landing refuses it, and a policy without that landing (as this
+  // scene's, by hand) let all of it land before; refused by its shape now, whatever the policy
+  it.each([
+    ['a new folder', 'mkdir -p docs'],
+    ['a folder the host had', 'true'],
+    ['a folder deep in a new tree', 'mkdir -p t/u/docs && cd t/u'],
+  ])('in %s, a HEAD beside objects/ and a config that runs a program is refused', async (_what, before) => {
+    const d = fresh(`disguise-${Math.random().toString(36).slice(2)}`);
+    mkdirSync(join(d, 'docs'));
+    execFileSync('git', ['init', '-q', d]);
+    const r = await run(d, `${before} && mkdir -p docs/objects docs/refs/heads && echo "ref: refs/heads/main" > docs/HEAD && printf "[core]\\n\\tpager = touch pwned\\n" > docs/config && echo kept > note.txt`);
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(r.stderr).toContain('git would take');
+    const top = before.startsWith('mkdir -p t') ? join(d, 't', 'u') : d;
+    expect(existsSync(join(top, 'docs', 'HEAD'))).toBe(false);
+    expect(readFileSync(join(top, 'note.txt'), 'utf8')).toBe('kept\n');
+    // git there finds the repository above, and runs nothing of the command's: `git log` on a
+    // terminal (script(1) gives it one) ran the config's pager where the folder was taken for a repository
+    expect(git(join(top, 'docs'), 'rev-parse', '--absolute-git-dir')).toBe(`${join(d, '.git')}\n`);
+    execFileSync('script', ['-qc', 'git log -1', '/dev/null'], { cwd: join(top, 'docs'), stdio: 'ignore', env: { ...process.env, HOME: s.home } });
+    expect(existsSync(join(top, 'docs', 'pwned'))).toBe(false);
+  });
+
+  // over several runs, each adding one of the three (HEAD, objects/, refs/): the one that completes them is refused
+  it('over three runs, the entry that would complete HEAD, objects and refs is refused, in whatever order', async () => {
+    for (const order of [['HEAD', 'objects', 'refs'], ['objects', 'refs', 'HEAD'], ['refs', 'HEAD', 'objects']]) {
+      const d = fresh(`steps-${order.join('-')}`);
+      execFileSync('git', ['init', '-q', d]);
+      const make = (n: string) => (n === 'HEAD' ? 'echo "ref: refs/heads/main" > docs/HEAD' : `mkdir -p docs/${n}/x && echo 1 > docs/${n}/x/f`);
+      const first = await run(d, `mkdir -p docs && printf "[core]\\n\\tpager = touch pwned\\n" > docs/config && ${make(order[0]!)}`);
+      expect(first.writeDenied, first.stderr).toBeFalsy();
+      expect((await run(d, make(order[1]!))).writeDenied).toBeFalsy();
+      const last = await run(d, make(order[2]!));
+      expect(last.writeDenied, last.stderr).toBe(true);
+      expect(last.stderr).toContain('git would take');
+      expect(existsSync(join(d, 'docs', order[2]!))).toBe(false);
+      expect(git(join(d, 'docs'), 'rev-parse', '--absolute-git-dir')).toBe(`${join(d, '.git')}\n`);
+    }
+  });
+
+  it('a bare one with a hook of its own leaves its HEAD out, so the host never takes it for a repository; the reason said', async () => {
+    const d = fresh('bare-hook');
+    const r = await run(d, 'git init -q --bare r.git && printf "#!/bin/sh\\ntouch pwned\\n" > r.git/hooks/post-receive && chmod +x r.git/hooks/post-receive && echo kept > note.txt', reachLike());
+    expect(r.writeDenied, r.stderr).toBe(true);
+    expect(r.stderr).toContain('the new bare git repository the command made was not committed as a repository (rule: landing)');
+    expect(r.stderr).toContain('hooks/post-receive is a hook git would run');
+    expect(existsSync(join(d, 'r.git', 'HEAD'))).toBe(false);
+    expect(readFileSync(join(d, 'note.txt'), 'utf8')).toBe('kept\n');
   });
 
   // each is refused whole and said, and the rest of the run lands

@@ -98,6 +98,10 @@ function chmodFromAbove(parentFd: number, name: Buffer, id: DirId, mode: number)
 const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 const DOT_GIT = Buffer.from('.git');
+const HEAD = Buffer.from('HEAD');
+const OBJECTS = Buffer.from('objects');
+/** What git looks for to take a folder for a repository (`is_git_directory`). */
+const GIT_DIR_MARKS = [HEAD, OBJECTS, Buffer.from('refs')];
 /** A whiteout: the overlay's mark of a removed entry, a character device 0:0. */
 const isWhiteout = (st: Stats) => st.isCharacterDevice() && st.rdev === 0;
 
@@ -131,13 +135,34 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   // new repositories the command made whose shape runs nothing (new-repository.ts): data, committed
   const newRepos: string[] = [];
   // a path the policy hides cannot be created or replaced from inside either (a `.env` the command wrote)
-  const writable = (path: string) => !evaluator.hidden(path) && (evaluator.writable(path) || (newRepos.length > 0 && newRepos.some((r) => isWithin(path, r))));
+  const inNewRepo = (path: string) => newRepos.length > 0 && newRepos.some((r) => isWithin(path, r));
+  const writable = (path: string) => !evaluator.hidden(path) && (evaluator.writable(path) || inNewRepo(path));
   /** Admits the upper layer's `.git` folder at `path`, where the host has none, when its folder may hold new entries and its shape runs nothing; says why not otherwise. */
-  const admitNewRepository = (upperFd: number, name: Buffer, path: string): void => {
+  const admitNewRepository = (upperFd: number, name: Buffer, path: string, bare = false): void => {
     if (!evaluator.writable(join(dirname(path), PROBE_CHILD)) || evaluator.hidden(path)) return;
     const verdict = newRepositoryVerdict(upperFd, name, openUpperDir);
     if (verdict.inert) newRepos.push(path);
+    else if (bare) notes.push(`aalis: ${path}: the new bare git repository the command made was not committed as a repository (rule: landing): its HEAD was left out, so git on the host does not take the folder for one: ${verdict.why}\n`);
     else notes.push(`aalis: ${path}: the new git repository the command made was not committed (rule: landing): ${verdict.why}\n`);
+  };
+  /**
+   * The bare-repository disguise: git takes a folder holding `HEAD`, `objects` and `refs` for a
+   * repository before it looks for a `.git` above, reads its config and runs its hooks (found by
+   * an attack: a command's `docs/HEAD`, `docs/objects/`, `docs/refs/` and a `docs/config` with
+   * `core.pager` landed, and the person's next `git log` in docs/ on a terminal ran the pager).
+   * True, said in a note, when the new entry `name` would complete the three there, with the
+   * command's and the host's entries (in one run or over several); only a new repository judged
+   * inert whole ({@link admitNewRepository}) lands one.
+   */
+  const completesDisguise = (upperFd: number, hostFd: number, name: Buffer, path: string): boolean => {
+    if (!GIT_DIR_MARKS.some((m) => m.equals(name)) || inNewRepo(path)) return false;
+    const present = (m: Buffer) => {
+      const u = lstatAt(upperFd, m);
+      return u !== undefined ? !isWhiteout(u) : lstatAt(hostFd, m) !== undefined;
+    };
+    if (!GIT_DIR_MARKS.every((m) => m.equals(name) || present(m))) return false;
+    notes.push(`aalis: ${path}: not committed (rule: landing): with HEAD, objects and refs beside each other git would take ${dirname(path)} for a bare repository, whose config it reads and whose hooks it runs\n`);
+    return true;
   };
   /** Why a folder's new mode is not committed: a protected name, or one every local user could write in; undefined when it is. */
   const modeRefusal = (path: string, mode: number, before: number): string | undefined => {
@@ -210,6 +235,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       child,
       (d, n, p) => {
         if (blocked || !writable(p) || mountPoints.has(p)) return 'stop';
+        // HEAD, objects or refs outside an admitted repository: judged entry by entry (the bare-repository disguise, completesDisguise)
+        if (GIT_DIR_MARKS.some((m) => m.equals(n)) && !inNewRepo(p)) return 'stop';
         const st = lstatSync(atFd(d, n));
         if (isWhiteout(st)) return 'stop';
         // one every local user could write in goes entry by entry, where its mode is judged (keptMode)
@@ -502,6 +529,13 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       // the run: made again, it put back what the host had removed, unsaid (found by an attack)
       if (!host && hostDirChanged && copiedUp(rel)) throw conflictKeeping(upperFd, name, st, path, 'gone');
       if (!host && only === undefined && name.equals(DOT_GIT) && !writable(path)) admitNewRepository(upperFd, name, path);
+      // a new bare repository (`git init --bare`, a local remote): judged whole as a new `.git` is
+      // (new-repository.ts); outside one so admitted, its HEAD, objects and refs together are refused (completesDisguise)
+      else if (!host && only === undefined && writable(path) && isBareShape(upperFd, name)) admitNewRepository(upperFd, name, path, true);
+      if (!host && completesDisguise(upperFd, hostFd, name, path)) {
+        refuseTree(upperFd, name, path);
+        return;
+      }
       if (!writable(path)) {
         refuseTree(upperFd, name, path);
         return;
@@ -554,6 +588,10 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     // file the command only renamed lands where the host folder did not change, and is committed.
     if (!host && hostDirChanged && copiedUp(rel)) throw conflictKeeping(upperFd, name, st, path, 'gone');
     if (!writable(path)) {
+      refused.push(path);
+      return;
+    }
+    if (!host && completesDisguise(upperFd, hostFd, name, path)) {
       refused.push(path);
       return;
     }
@@ -644,6 +682,17 @@ function onlyScope(only: ReadonlySet<string> | undefined): (path: string) => 'in
  * readable by its owner first: the daemon owns the layer, which only it can reach (mode 0700), and
  * the command is gone, so nothing can swap it meanwhile. Its committed copy gets the command's mode.
  */
+/** Whether the upper layer's folder `name` holds what makes git take a folder for a bare repository: a `HEAD` file and an `objects` folder. */
+function isBareShape(fd: number, name: Buffer): boolean {
+  const d = openUpperDir(fd, name);
+  if (d === undefined) return false;
+  try {
+    return lstatAt(d, HEAD)?.isFile() === true && lstatAt(d, OBJECTS)?.isDirectory() === true;
+  } finally {
+    closeSync(d);
+  }
+}
+
 function openUpperDir(fd: number, name: Buffer): number | undefined {
   try {
     return openDir(atFd(fd, name));
