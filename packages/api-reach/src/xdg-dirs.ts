@@ -29,7 +29,7 @@ export function xdgBaseDirsOf(env: Readonly<Record<string, string | undefined>>)
   const out: { [K in XdgKind]?: string } = {};
   for (const kind of Object.keys(ENV_NAMES) as XdgKind[]) {
     const value = env[ENV_NAMES[kind]];
-    if (value !== undefined && value.startsWith('/')) out[kind] = value.replace(/\/+$/, '') || '/';
+    if (value?.startsWith('/')) out[kind] = value.replace(/\/+$/, '') || '/';
   }
   return out;
 }

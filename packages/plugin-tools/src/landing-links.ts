@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { landingNames, namedPathsUnder, pathIsUnder, type ReachCredential, type SandboxPolicy } from '@aalis/api-reach';
 import { expandHome, gitConfigEntries, gitConfigProgramPaths, LANDING_FOLDER_LINKS_MAX, landingLinkChains } from '@aalis/core';
 import { hooksPathDirs } from '@aalis/plugin-reach';
@@ -93,4 +93,28 @@ function repoLandingsAt(dir: string, userHome: string): string[] {
     out.push(isAbsolute(expanded) ? resolve(expanded) : resolve(dir, expanded));
   }
   return out;
+}
+
+/** What git looks for to take a folder for a repository (`is_git_directory`). */
+const GIT_DIR_MARKS = ['HEAD', 'objects', 'refs'] as const;
+
+/**
+ * The folder a write to `path` would make git take for a bare repository: the write creates
+ * `HEAD`, `objects` or `refs` (the target, or a folder made on its way) where the other two are
+ * already. Git takes such a folder for a repository before it looks for a `.git` above, reads
+ * its config and runs its hooks (the sandbox's commit refuses the same, sandbox-linux
+ * `upper-commit.ts`: found by an attack, where a command's `docs/config` with `core.pager` ran at
+ * the person's next `git log` in docs/). Undefined when it makes none.
+ */
+export function bareDisguiseOf(path: string): string | undefined {
+  const exists = (p: string) => lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+  // the target, and each folder above it that does not exist yet (made by the write)
+  for (let at = path; dirname(at) !== at; at = dirname(at)) {
+    if (at !== path && exists(at)) break;
+    const name = basename(at);
+    if (!(GIT_DIR_MARKS as readonly string[]).includes(name) || exists(at)) continue;
+    const dir = dirname(at);
+    if (GIT_DIR_MARKS.every((m) => m === name || exists(join(dir, m)))) return dir;
+  }
+  return undefined;
 }
