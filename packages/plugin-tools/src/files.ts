@@ -106,7 +106,7 @@ async function checkedWriteTarget(ctx: Parameters<typeof readFileTool.handler>[0
   const nested = credential.exec === 'host' ? undefined : nestedRepoLandingOf(credential.home, path);
   if (nested !== undefined) throw new ToolError('denied', `${path} is a landing: ${nested} is what git runs or reads as configuration in a repository nested in the main directory, and the sandboxed tiers never write it. Write it yourself, or in the full tier.`);
   const disguise = credential.exec === 'host' ? undefined : bareDisguiseOf(path);
-  if (disguise !== undefined) throw new ToolError('denied', `${path} is a landing: with HEAD, objects and refs beside each other git would take ${disguise} for a bare repository, whose config it reads and whose hooks it runs, and the sandboxed tiers never make one. Make it yourself (git init --bare), or in the full tier.`);
+  if (disguise !== undefined) throw new ToolError('denied', `${path} is a landing: with HEAD beside objects and refs (or a commondir) git would take ${disguise} for a repository of its own, whose config it reads and whose hooks it runs, and the sandboxed tiers never make one. Make it yourself (git init --bare), or in the full tier.`);
   return path;
 }
 

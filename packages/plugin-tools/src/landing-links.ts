@@ -95,13 +95,13 @@ function repoLandingsAt(dir: string, userHome: string): string[] {
   return out;
 }
 
-/** What git looks for to take a folder for a repository (`is_git_directory`). */
-const GIT_DIR_MARKS = ['HEAD', 'objects', 'refs'] as const;
+/** What git looks for to take a folder for a repository (`is_git_directory`): HEAD, and objects and refs here or in the folder a commondir names. */
+const GIT_DIR_MARKS = ['HEAD', 'objects', 'refs', 'commondir'] as const;
 
 /**
- * The folder a write to `path` would make git take for a bare repository: the write creates
- * `HEAD`, `objects` or `refs` (the target, or a folder made on its way) where the other two are
- * already. Git takes such a folder for a repository before it looks for a `.git` above, reads
+ * The folder a write to `path` would make git take for a repository of its own: the write
+ * creates `HEAD`, `objects`, `refs` or `commondir` (the target, or a folder made on its way) and
+ * the folder then holds a HEAD with objects and refs, or with a commondir. Git takes such a folder for a repository before it looks for a `.git` above, reads
  * its config and runs its hooks (the sandbox's commit refuses the same, sandbox-linux
  * `upper-commit.ts`: found by an attack, where a command's `docs/config` with `core.pager` ran at
  * the person's next `git log` in docs/). Undefined when it makes none.
@@ -114,7 +114,10 @@ export function bareDisguiseOf(path: string): string | undefined {
     const name = basename(at);
     if (!(GIT_DIR_MARKS as readonly string[]).includes(name) || exists(at)) continue;
     const dir = dirname(at);
-    if (GIT_DIR_MARKS.every((m) => m === name || exists(join(dir, m)))) return dir;
+    const present = (m: string) => m === name || exists(join(dir, m));
+    // a commondir names where objects and refs are (found by an attack, h109: docs/HEAD with
+    // docs/commondir naming docs/store, whose objects, refs and config git then used)
+    if (present('HEAD') && (present('commondir') || (present('objects') && present('refs')))) return dir;
   }
   return undefined;
 }

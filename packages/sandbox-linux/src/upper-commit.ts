@@ -8,7 +8,7 @@ import { copyAt, copySparse } from './copy-tree.js';
 import { atFd, openDir } from './host-walk.js';
 import { type OverlayXattrs, readOverlayXattrs, renameKeepsNoXattr } from './overlay-xattrs.js';
 import { recordTemp } from './commit-journal.js';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { CommitConflict, changedSince, conflictNote, dirChangedSince, type HostSide, mountAtOrUnder, readMountinfo, type Since, sameAsHost, treeChangedSince } from './commit-conflicts.js';
 import { PROBE_CHILD, policyEvaluatorOf } from './policy-evaluator.js';
 import { newRepositoryVerdict } from './new-repository.js';
@@ -100,8 +100,11 @@ const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NO
 const DOT_GIT = Buffer.from('.git');
 const HEAD = Buffer.from('HEAD');
 const OBJECTS = Buffer.from('objects');
-/** What git looks for to take a folder for a repository (`is_git_directory`). */
-const GIT_DIR_MARKS = [HEAD, OBJECTS, Buffer.from('refs')];
+/** What git looks for to take a folder for a repository (`is_git_directory`): HEAD, and objects and refs here or in the folder a commondir names. */
+const REFS = Buffer.from('refs');
+const SLASH = Buffer.from('/');
+const COMMONDIR = Buffer.from('commondir');
+const GIT_DIR_MARKS = [HEAD, OBJECTS, REFS, COMMONDIR];
 /** A whiteout: the overlay's mark of a removed entry, a character device 0:0. */
 const isWhiteout = (st: Stats) => st.isCharacterDevice() && st.rdev === 0;
 
@@ -134,14 +137,20 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   const keptAt: Record<string, string> = {};
   // new repositories the command made whose shape runs nothing (new-repository.ts): data, committed
   const newRepos: string[] = [];
+  // new bare repositories judged inert the same way: only their HEAD is lifted (the reach's landing
+  // for a HEAD outside .git); a bare repository is an ordinary folder to every other tool, so each
+  // other landing in it stays one (found by an attack, h109: `.tool-versions`, `.vscode/tasks.json`
+  // and a `.git` file sending git elsewhere landed inside one)
+  const newBares: string[] = [];
   // a path the policy hides cannot be created or replaced from inside either (a `.env` the command wrote)
   const inNewRepo = (path: string) => newRepos.length > 0 && newRepos.some((r) => isWithin(path, r));
-  const writable = (path: string) => !evaluator.hidden(path) && (evaluator.writable(path) || inNewRepo(path));
+  const inNewBare = (path: string) => newBares.length > 0 && newBares.includes(dirname(path));
+  const writable = (path: string) => !evaluator.hidden(path) && (evaluator.writable(path) || inNewRepo(path) || (inNewBare(path) && basename(path) === 'HEAD'));
   /** Admits the upper layer's `.git` folder at `path`, where the host has none, when its folder may hold new entries and its shape runs nothing; says why not otherwise. */
   const admitNewRepository = (upperFd: number, name: Buffer, path: string, bare = false): void => {
     if (!evaluator.writable(join(dirname(path), PROBE_CHILD)) || evaluator.hidden(path)) return;
     const verdict = newRepositoryVerdict(upperFd, name, openUpperDir);
-    if (verdict.inert) newRepos.push(path);
+    if (verdict.inert) (bare ? newBares : newRepos).push(path);
     else if (bare) notes.push(`aalis: ${path}: the new bare git repository the command made was not committed as a repository (rule: landing): its HEAD was left out, so git on the host does not take the folder for one: ${verdict.why}\n`);
     else notes.push(`aalis: ${path}: the new git repository the command made was not committed (rule: landing): ${verdict.why}\n`);
   };
@@ -155,13 +164,17 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
    * inert whole ({@link admitNewRepository}) lands one.
    */
   const completesDisguise = (upperFd: number, hostFd: number, name: Buffer, path: string): boolean => {
-    if (!GIT_DIR_MARKS.some((m) => m.equals(name)) || inNewRepo(path)) return false;
+    if (!GIT_DIR_MARKS.some((m) => m.equals(name)) || inNewRepo(path) || inNewBare(path)) return false;
     const present = (m: Buffer) => {
+      if (m.equals(name)) return true;
       const u = lstatAt(upperFd, m);
       return u !== undefined ? !isWhiteout(u) : lstatAt(hostFd, m) !== undefined;
     };
-    if (!GIT_DIR_MARKS.every((m) => m.equals(name) || present(m))) return false;
-    notes.push(`aalis: ${path}: not committed (rule: landing): with HEAD, objects and refs beside each other git would take ${dirname(path)} for a bare repository, whose config it reads and whose hooks it runs\n`);
+    // git's is_git_directory: a HEAD, and objects and refs in the common directory, which is the
+    // folder itself or where a `commondir` in it says (found by an attack, h109: docs/HEAD and
+    // docs/commondir naming docs/store, which held objects/, refs/ and the config git obeyed)
+    if (!(present(HEAD) && (present(COMMONDIR) || (present(OBJECTS) && present(REFS))))) return false;
+    notes.push(`aalis: ${path}: not committed (rule: landing): with HEAD beside objects and refs (or a commondir) git would take ${dirname(path)} for a repository of its own, whose config it reads and whose hooks it runs\n`);
     return true;
   };
   /** Why a folder's new mode is not committed: a protected name, or one every local user could write in; undefined when it is. */
@@ -236,7 +249,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       (d, n, p) => {
         if (blocked || !writable(p) || mountPoints.has(p)) return 'stop';
         // HEAD, objects or refs outside an admitted repository: judged entry by entry (the bare-repository disguise, completesDisguise)
-        if (GIT_DIR_MARKS.some((m) => m.equals(n)) && !inNewRepo(p)) return 'stop';
+        if (GIT_DIR_MARKS.some((m) => m.equals(n)) && !inNewRepo(p) && !inNewBare(p)) return 'stop';
         const st = lstatSync(atFd(d, n));
         if (isWhiteout(st)) return 'stop';
         // one every local user could write in goes entry by entry, where its mode is judged (keptMode)
@@ -678,21 +691,28 @@ function onlyScope(only: ReadonlySet<string> | undefined): (path: string) => 'in
 }
 
 /**
+ * Whether the upper layer's folder `name` holds what makes git take a folder for a bare repository:
+ * a `HEAD` file and an `objects` folder. Looked up without opening it: opening one the command
+ * made unlistable (`chmod 300`) would make it listable ({@link openUpperDir}), and a whole-folder
+ * rename would then commit that mode instead of the command's (found by the CI run of this change).
+ * One that cannot be searched is no bare repository here; its entries are judged one by one.
+ */
+function isBareShape(fd: number, name: Buffer): boolean {
+  const childStat = (child: Buffer) => {
+    try {
+      return lstatSync(Buffer.concat([atFd(fd, name), SLASH, child]));
+    } catch {
+      return undefined;
+    }
+  };
+  return childStat(HEAD)?.isFile() === true && childStat(OBJECTS)?.isDirectory() === true;
+}
+
+/**
  * Opens a directory of the upper layer. One the command made unreadable (`chmod 300`) is made
  * readable by its owner first: the daemon owns the layer, which only it can reach (mode 0700), and
  * the command is gone, so nothing can swap it meanwhile. Its committed copy gets the command's mode.
  */
-/** Whether the upper layer's folder `name` holds what makes git take a folder for a bare repository: a `HEAD` file and an `objects` folder. */
-function isBareShape(fd: number, name: Buffer): boolean {
-  const d = openUpperDir(fd, name);
-  if (d === undefined) return false;
-  try {
-    return lstatAt(d, HEAD)?.isFile() === true && lstatAt(d, OBJECTS)?.isDirectory() === true;
-  } finally {
-    closeSync(d);
-  }
-}
-
 function openUpperDir(fd: number, name: Buffer): number | undefined {
   try {
     return openDir(atFd(fd, name));
