@@ -50,8 +50,7 @@ export function rulesOfEntry(entry: LandingEntry, input: LandingRulesInput): Pat
   }
   if ('homePattern' in place) {
     const rules: PathRule[] = [{ pattern: `^${escapePattern(withoutTrailingSlash(slashPath(input.home, input.platform)))}/${place.homePattern}$` }];
-    const alias = input.xdg === undefined ? undefined : xdgPatternAliasOf(place.homePattern, input.home, input.xdg, input.platform);
-    if (alias !== undefined) rules.push({ pattern: alias });
+    if (input.xdg !== undefined) for (const pattern of xdgPatternAliasOf(place.homePattern, input.home, input.xdg, input.platform)) rules.push({ pattern });
     return rules;
   }
   const rels: readonly string[] = typeof place.home === 'string' ? [place.home] : place.home;
@@ -59,8 +58,8 @@ export function rulesOfEntry(entry: LandingEntry, input: LandingRulesInput): Pat
   for (const rel of rels) {
     if (rel.includes('{user}') && (input.userName === undefined || input.userName === '' || /[/\\]/.test(input.userName))) continue;
     const named = rel.replaceAll('{user}', input.userName ?? '');
-    const alias = input.xdg === undefined ? undefined : xdgAliasOf(named, input.home, input.xdg, input.platform);
-    for (const path of alias === undefined ? [joinPath(input.home, named)] : [joinPath(input.home, named), alias]) {
+    const aliases = input.xdg === undefined ? [] : xdgAliasOf(named, input.home, input.xdg, input.platform);
+    for (const path of [joinPath(input.home, named), ...aliases]) {
       rules.push(place.tree ? { path } : { pattern: `^${escapePattern(path)}$` });
     }
   }

@@ -78,6 +78,7 @@ const EXAMPLES = {
   'gradle-caches': ['~/.gradle/caches/modules-2/files-2.1/x/y/1.0/abc/y-1.0.jar', '~/.gradle/gradle.propertiesx'],
   'tool-startup': ['~/.tmux.conf', '~/.tmux/resurrect/last'],
   'cloud-credentials': ['~/.aws/config', '~/.aws/sso/cache/x.json'],
+  'tool-startup-xdg': ['~/.config/tmux/tmux.conf', '~/.config/htop/htoprc'],
   'direnv-config': ['~/.config/direnv/lib/use_x.sh', '~/.config/direnvx'],
   'ipython-startup': ['~/.ipython/profile_default/startup/00-x.py', '~/.ipython/profile_default/history.sqlite'],
   'ipython-dirs': ['~/.ipython/profile_default', '~/.ipython/profile_default/log/x'],
@@ -269,8 +270,8 @@ describe('every folder on the way to a landing is a landing', () => {
 // when it is set: every landing under a home default is a landing under the set directory too
 // (h108 found git's; nvim, fish, direnv, systemd, p10k, … are the same class).
 describe('landings where the XDG base directories are set', () => {
-  const XDG = { config: '/srv/dots/config', cache: '/srv/dots/cache', data: '/srv/dots/share', state: '/srv/dots/state' } as const;
-  const PREFIX = [['~/.config', XDG.config], ['~/.cache', XDG.cache], ['~/.local/share', XDG.data]] as const;
+  const XDG = { config: ['/srv/dots/config'], cache: ['/srv/dots/cache'], data: ['/srv/dots/share'], state: ['/srv/dots/state'] } as const;
+  const PREFIX = [['~/.config', XDG.config[0]], ['~/.cache', XDG.cache[0]], ['~/.local/share', XDG.data[0]]] as const;
   const moved = (path: string): string | undefined => {
     for (const [home, set] of PREFIX) if (path === home || path.startsWith(`${home}/`)) return set + path.slice(home.length);
     return undefined;
@@ -292,18 +293,21 @@ describe('landings where the XDG base directories are set', () => {
   });
   it('adds nothing where a base directory is set to its default', () => {
     const entry = ENTRIES.find((e) => e.id === 'nvim-config')!;
-    expect(rulesOfEntry(entry, { ...input('linux'), xdg: { config: `${HOME.linux}/.config` } })).toEqual(rulesOfEntry(entry, input('linux')));
+    expect(rulesOfEntry(entry, { ...input('linux'), xdg: { config: [`${HOME.linux}/.config`] } })).toEqual(rulesOfEntry(entry, input('linux')));
   });
   it('denies reading the credentials and browser profiles under $XDG_CONFIG_HOME, and says which path is not absolute', () => {
     const D = `${HOME.linux}/.aalis`;
     const paths = { install: '/opt/aalis', data: D, workspace: `${D}/workspace`, tmp: `${D}/tmp`, self: `${D}/self`, logs: `${D}/logs`, config: `${D}/config.yaml`, secrets: `${D}/secrets.yaml` };
     const base = { paths, userHome: HOME.linux, platform: 'linux' as const, form: 'npm' as const, codeDirs: [], userName: 'ada' };
     const lists = protectedLists({ ...base, xdg: { config: XDG.config } });
-    for (const p of [`${XDG.config}/gh/hosts.yml`, `${XDG.config}/google-chrome/Default/Cookies`]) expect(lists.denyRead.some((r) => matchesRule(r, p, 'linux')), p).toBe(true);
-    expect(protectedLists(base).denyRead.some((r) => matchesRule(r, `${XDG.config}/gh/hosts.yml`, 'linux'))).toBe(false);
-    expect(() => protectedLists({ ...base, xdg: { config: 'dots/config' } })).toThrow(/xdg\.config/);
+    for (const p of [`${XDG.config[0]}/gh/hosts.yml`, `${XDG.config[0]}/google-chrome/Default/Cookies`]) expect(lists.denyRead.some((r) => matchesRule(r, p, 'linux')), p).toBe(true);
+    expect(protectedLists(base).denyRead.some((r) => matchesRule(r, `${XDG.config[0]}/gh/hosts.yml`, 'linux'))).toBe(false);
+    expect(() => protectedLists({ ...base, xdg: { config: ['dots/config'] } })).toThrow(/xdg\.config/);
+    // a set directory that is a symlink: its literal path and its real one are both given, both landings
+    const linked = protectedLists({ ...base, xdg: { config: ['/srv/p/cfg', '/srv/dots/config'] } });
+    for (const p of ['/srv/p/cfg/nvim/init.lua', '/srv/dots/config/nvim/init.lua', '/srv/p/cfg']) expect(linked.landing.some((r) => matchesRule(r, p, 'linux')), p).toBe(true);
     // pnpm's store (the same inodes as the daemon's node_modules) where $XDG_DATA_HOME puts it: control plane
-    expect(protectedLists({ ...base, xdg: { data: XDG.data } }).control.some((r) => matchesRule(r, `${XDG.data}/pnpm/store/v10/files/00/abc`, 'linux'))).toBe(true);
-    expect(protectedLists(base).control.some((r) => matchesRule(r, `${XDG.data}/pnpm/store/v10/files/00/abc`, 'linux'))).toBe(false);
+    expect(protectedLists({ ...base, xdg: { data: XDG.data } }).control.some((r) => matchesRule(r, `${XDG.data[0]}/pnpm/store/v10/files/00/abc`, 'linux'))).toBe(true);
+    expect(protectedLists(base).control.some((r) => matchesRule(r, `${XDG.data[0]}/pnpm/store/v10/files/00/abc`, 'linux'))).toBe(false);
   });
 });

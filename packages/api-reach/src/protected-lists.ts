@@ -75,7 +75,7 @@ function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly st
     // the same inodes as the install's node_modules: the daemon's code by another name
     ...linkedStoreDirs(userHome, input.platform).map((path) => ({ path })),
     // pnpm keeps its store in $XDG_DATA_HOME/pnpm/store when that is set (on every platform)
-    ...(xdg?.data === undefined ? [] : [{ path: joinPath(xdg.data, 'pnpm/store') }]),
+    ...(xdg?.data ?? []).map((dir) => ({ path: joinPath(dir, 'pnpm/store') })),
     { path: p.data, except: [{ path: p.workspace }, { path: p.tmp }, { path: p.self }] },
     { path: p.config },
     { path: p.secrets },
@@ -94,7 +94,7 @@ function control(input: ProtectedListsInput, p: HostPaths, codeDirs: readonly st
   return rules;
 }
 
-function denyRead(p: HostPaths, home: (rel: string) => string, platform: NodeJS.Platform, otherHomes: readonly string[], stateDir: string | undefined, xdgAlias: (rel: string) => string | undefined): PathRule[] {
+function denyRead(p: HostPaths, home: (rel: string) => string, platform: NodeJS.Platform, otherHomes: readonly string[], stateDir: string | undefined, xdgAlias: (rel: string) => readonly string[]): PathRule[] {
   const rules: PathRule[] = [
     { path: p.data, except: [{ path: p.workspace }, { path: p.self }, { path: p.logs }, { path: p.config }] },
     { path: p.secrets },
@@ -106,10 +106,7 @@ function denyRead(p: HostPaths, home: (rel: string) => string, platform: NodeJS.
   for (const rel of CREDENTIAL_FILES) rules.push({ path: home(rel) });
   if (platform === 'darwin') rules.push({ path: home('Library/Keychains') });
   // where the user's XDG base directories put them (gh's hosts.yml under $XDG_CONFIG_HOME/gh, say)
-  for (const rel of [...CREDENTIAL_FILES, ...browserProfileDirs(platform)]) {
-    const alias = xdgAlias(rel);
-    if (alias !== undefined) rules.push({ path: alias });
-  }
+  for (const rel of [...CREDENTIAL_FILES, ...browserProfileDirs(platform)]) for (const path of xdgAlias(rel)) rules.push({ path });
   for (const other of otherHomes) {
     for (const rel of CREDENTIAL_FILES) rules.push({ path: joinPath(other, rel) });
     if (platform === 'darwin') rules.push({ path: joinPath(other, 'Library/Keychains') });
@@ -148,7 +145,7 @@ export function protectedLists(input: ProtectedListsInput): ProtectedLists {
   const home = (rel: string) => joinPath(userHome, rel);
   const codeDirs = input.codeDirs.map((d) => checked(d, platform, 'a code directory'));
   const entry = input.entry === undefined ? undefined : checked(input.entry, platform, 'entry');
-  const xdg: XdgBaseDirs | undefined = input.xdg === undefined ? undefined : Object.fromEntries(Object.entries(input.xdg).map(([kind, dir]) => [kind, checked(dir, platform, `xdg.${kind}`)]));
+  const xdg: XdgBaseDirs | undefined = input.xdg === undefined ? undefined : Object.fromEntries(Object.entries(input.xdg).map(([kind, dirs]) => [kind, dirs.map((dir) => checked(dir, platform, `xdg.${kind}`))]));
   if (baseName(p.data) === '') {
     throw new ReachInputError('path', `paths.data '${raw.data}' is a root directory; give the instance its own data directory.`);
   }
@@ -170,7 +167,7 @@ export function protectedLists(input: ProtectedListsInput): ProtectedLists {
       platform,
       (input.otherHomes ?? []).map((d) => checked(d, platform, 'another account\'s home')).filter((d) => d !== userHome && baseName(d) !== ''),
       input.stateDir,
-      (rel) => (xdg === undefined ? undefined : xdgAliasOf(rel, userHome, xdg, platform)),
+      (rel) => (xdg === undefined ? [] : xdgAliasOf(rel, userHome, xdg, platform)),
     ).concat(input.configHoldsSecrets === true ? [{ path: p.config }] : []),
   };
 }

@@ -16,8 +16,12 @@ export const XDG_BASES = { config: '.config', cache: '.cache', data: '.local/sha
 /** One of the XDG base directory kinds. */
 export type XdgKind = keyof typeof XDG_BASES;
 
-/** The XDG base directories the user set (absolute real paths), by kind; a kind left out is at its home default. */
-export type XdgBaseDirs = { readonly [K in XdgKind]?: string };
+/**
+ * The XDG base directories the user set, by kind: each as set (absolute) and, where that is a
+ * symlink or lies under one, its real path too (a command could repoint the link: both are
+ * landings, found by an attack, h109). A kind left out is at its home default.
+ */
+export type XdgBaseDirs = { readonly [K in XdgKind]?: readonly string[] };
 
 const ENV_NAMES: Record<XdgKind, string> = { config: 'XDG_CONFIG_HOME', cache: 'XDG_CACHE_HOME', data: 'XDG_DATA_HOME', state: 'XDG_STATE_HOME' };
 
@@ -26,10 +30,10 @@ const ENV_NAMES: Record<XdgKind, string> = { config: 'XDG_CONFIG_HOME', cache: '
  * invalid and is ignored, as the tools do). Real paths are the caller's to take.
  */
 export function xdgBaseDirsOf(env: Readonly<Record<string, string | undefined>>): XdgBaseDirs {
-  const out: { [K in XdgKind]?: string } = {};
+  const out: { [K in XdgKind]?: string[] } = {};
   for (const kind of Object.keys(ENV_NAMES) as XdgKind[]) {
     const value = env[ENV_NAMES[kind]];
-    if (value?.startsWith('/')) out[kind] = value.replace(/\/+$/, '') || '/';
+    if (value?.startsWith('/')) out[kind] = [value.replace(/\/+$/, '') || '/'];
   }
   return out;
 }
@@ -45,26 +49,26 @@ function baseOf(rel: string): { kind: XdgKind; rest: string } | undefined {
 }
 
 /**
- * Where a home-relative path also is: under the set base directory when `rel` lies in a default
- * one and the user moved it; undefined otherwise (or when it is set to its default).
+ * Where a home-relative path also is: under each set base directory when `rel` lies in a default
+ * one and the user moved it; none otherwise (or where it is set to its default).
  */
-export function xdgAliasOf(rel: string, home: string, xdg: XdgBaseDirs, platform: NodeJS.Platform): string | undefined {
+export function xdgAliasOf(rel: string, home: string, xdg: XdgBaseDirs, platform: NodeJS.Platform): string[] {
   const at = baseOf(rel);
-  const set = at === undefined ? undefined : xdg[at.kind];
-  if (at === undefined || set === undefined || set === joinPath(home, XDG_BASES[at.kind])) return undefined;
-  return at.rest === '' ? slashPath(set, platform) : joinPath(set, at.rest);
+  if (at === undefined) return [];
+  return (xdg[at.kind] ?? []).filter((set) => set !== joinPath(home, XDG_BASES[at.kind])).map((set) => (at.rest === '' ? slashPath(set, platform) : joinPath(set, at.rest)));
 }
 
 /**
- * The same for a regex tail matched after the home (`homePattern`): a whole-path pattern under the
+ * The same for a regex tail matched after the home (`homePattern`): a whole-path pattern under each
  * set base directory when the tail starts with a default one (escaped, as the table writes it).
  */
-export function xdgPatternAliasOf(tail: string, home: string, xdg: XdgBaseDirs, platform: NodeJS.Platform): string | undefined {
+export function xdgPatternAliasOf(tail: string, home: string, xdg: XdgBaseDirs, platform: NodeJS.Platform): string[] {
   for (const kind of Object.keys(XDG_BASES) as XdgKind[]) {
     const prefix = `${escapePattern(XDG_BASES[kind])}/`;
-    const set = xdg[kind];
-    if (!tail.startsWith(prefix) || set === undefined || set === joinPath(home, XDG_BASES[kind])) continue;
-    return `^${escapePattern(slashPath(set, platform).replace(/\/+$/, ''))}/${tail.slice(prefix.length)}$`;
+    if (!tail.startsWith(prefix)) continue;
+    return (xdg[kind] ?? [])
+      .filter((set) => set !== joinPath(home, XDG_BASES[kind]))
+      .map((set) => `^${escapePattern(slashPath(set, platform).replace(/\/+$/, ''))}/${tail.slice(prefix.length)}$`);
   }
-  return undefined;
+  return [];
 }

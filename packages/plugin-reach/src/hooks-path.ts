@@ -40,6 +40,10 @@ export function hooksPathDirs(start: string, places: GitConfigPlaces): string[] 
  */
 export function hooksPathLandings(start: string, places: GitConfigPlaces): PathMatcher[] {
   const { dirs, anywhere } = hooksPathsOf(start, places);
+  // a relative $XDG_CONFIG_HOME, which git (unlike the spec) reads from wherever it runs: its git
+  // folder is a landing in every folder (found by an attack, h109; an absolute one is the table's,
+  // api-reach xdg-dirs.ts)
+  if (places.xdgConfigHome !== undefined && places.xdgConfigHome !== '' && !isAbsolute(places.xdgConfigHome)) anywhere.push(anywherePattern(join(places.xdgConfigHome, 'git')));
   return [...dirs.map((path) => ({ path })), ...anywhere.map((pattern) => ({ pattern }))];
 }
 

@@ -71,9 +71,14 @@ export function reachInstanceOf(config: ReachConfig, kernelDataDir: string | und
   return { platform, paths, userHome, lists, toolchainCaches };
 }
 
-/** The XDG base directories as real paths (one that does not exist yet: its nearest existing ancestor's, as for any target). */
+/**
+ * The XDG base directories as set (normalized) and, where that differs, as real paths (one that
+ * does not exist yet: its nearest existing ancestor's, as for any target): a set directory that is
+ * a symlink is a landing by both names, so a command cannot repoint the link (found by an attack,
+ * h109: with only the real path named, `rm cfg && ln -s evil cfg` moved neovim's config).
+ */
 function realXdgDirs(dirs: XdgBaseDirs): XdgBaseDirs {
-  return Object.fromEntries(Object.entries(dirs).map(([kind, dir]) => [kind, realPathOfSync(dir)]));
+  return Object.fromEntries(Object.entries(dirs).map(([kind, given]) => [kind, [...new Set(given.flatMap((dir) => [resolve(dir), realPathOfSync(dir)]))]]));
 }
 
 /** The login name, for landings named after it; none when the process has no passwd entry. */
