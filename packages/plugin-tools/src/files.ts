@@ -4,7 +4,7 @@ import { defineTool, listDirNoFollow, openForRead, readFileNoFollow, renameNoFol
 import { pathIsUnder } from '@aalis/api-reach';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
-import { bareDisguiseOf, landingLinksThrough, nestedRepoLandingOf, protectedPathsUnder } from './landing-links.js';
+import { bareDisguiseOf, envrcLandingOf, landingLinksThrough, nestedRepoLandingOf, protectedPathsUnder } from './landing-links.js';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
 import { toolPathOf } from './tool-path.js';
 
@@ -105,6 +105,8 @@ async function checkedWriteTarget(ctx: Parameters<typeof readFileTool.handler>[0
   // no policy names a nested repository's hooks: refused where the sandbox's commit refuses them
   const nested = credential.exec === 'host' ? undefined : nestedRepoLandingOf(credential.home, path);
   if (nested !== undefined) throw new ToolError('denied', `${path} is a landing: ${nested} is what git runs or reads as configuration in a repository nested in the main directory, and the sandboxed tiers never write it. Write it yourself, or in the full tier.`);
+  const direnv = credential.exec === 'host' ? undefined : envrcLandingOf(path);
+  if (direnv !== undefined) throw new ToolError('denied', `${path} is a landing: ${direnv.envrc} is run by direnv at the next cd there and ${direnv.why}, so what is written here runs unasked; the sandboxed tiers never write it. Write it yourself, or in the full tier.`);
   const disguise = credential.exec === 'host' ? undefined : bareDisguiseOf(path);
   if (disguise !== undefined) throw new ToolError('denied', `${path} is a landing: with HEAD beside objects and refs (or a commondir) git would take ${disguise} for a repository of its own, whose config it reads and whose hooks it runs, and the sandboxed tiers never make one. Make it yourself (git init --bare), or in the full tier.`);
   return path;

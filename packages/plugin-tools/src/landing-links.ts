@@ -2,7 +2,7 @@ import { lstatSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { landingNames, namedPathsUnder, pathIsUnder, type ReachCredential, type SandboxPolicy } from '@aalis/api-reach';
-import { expandHome, gitConfigEntries, gitConfigProgramPaths, LANDING_FOLDER_LINKS_MAX, landingLinkChains } from '@aalis/core';
+import { ENVRC_MAX_BYTES, envrcReferences, expandHome, gitConfigEntries, gitConfigProgramPaths, LANDING_FOLDER_LINKS_MAX, landingLinkChains, readRegularSync } from '@aalis/core';
 import { hooksPathDirs } from '@aalis/plugin-reach';
 
 /**
@@ -120,4 +120,27 @@ export function bareDisguiseOf(path: string): string | undefined {
     if (present('HEAD') && (present('commondir') || (present('objects') && present('refs')))) return dir;
   }
   return undefined;
+}
+
+/**
+ * What an `.envrc` above `path` makes direnv run that `path` is (or lies in): the `.env` a
+ * `dotenv` exports, a `source_env` file, a `PATH_add` folder, a local flake (core's
+ * `envrcReferences`); direnv runs them at the next `cd` there, unasked (the sandbox's commit
+ * refuses the same, sandbox-linux `envrcRules`). An `.envrc` that cannot be read or names what
+ * cannot be told claims its folder whole. Undefined when none does.
+ */
+export function envrcLandingOf(path: string): { readonly envrc: string; readonly why: string } | undefined {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    const envrc = join(dir, '.envrc');
+    if (envrc !== path) {
+      const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
+      if (read.kind === 'read') {
+        const refs = envrcReferences(envrc, read.bytes.toString('utf8'));
+        const hit = refs.paths.find((p) => p === path || pathIsUnder(path, p, process.platform));
+        if (hit !== undefined) return { envrc, why: `it loads ${hit}` };
+        if (refs.unresolved.length > 0) return { envrc, why: `it loads what cannot be told here (${refs.unresolved.join(', ')})` };
+      } else if (read.kind !== 'missing') return { envrc, why: `it cannot be read (${read.why})` };
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
 }

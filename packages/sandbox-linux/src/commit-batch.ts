@@ -5,6 +5,7 @@ import { wallMinusMonotonic } from './clock-steps.js';
 import type { OverlayRoot } from './overlay-mount.js';
 import { type CommitReport, commitUpper } from './upper-commit.js';
 import { withLandingLinks } from './landing-links.js';
+import { isWithin } from './rule-match.js';
 import { policyEvaluatorOf } from './policy-evaluator.js';
 
 /*
@@ -62,7 +63,9 @@ export function commitBatch(batch: CommitBatch): CommitBatchReport {
       return true; // cannot tell: judged as if it did
     }
   });
-  const policy = wrote ? withLandingLinks(batch.policy, batch.landingLinks ?? [], (p) => !judged.writable(p) || judged.hidden(p)) : batch.policy;
+  // folders an .envrc protects whole (what it loads cannot be told): said where a write there was refused
+  const wholly = new Map<string, string>();
+  const policy = wrote ? withLandingLinks(batch.policy, batch.landingLinks ?? [], (p) => !judged.writable(p) || judged.hidden(p), (folder, why) => wholly.set(folder, why)) : batch.policy;
   let lowest: bigint | undefined;
   const roots = batch.overlays.map((overlay) => {
     let since = batch.since;
@@ -74,7 +77,9 @@ export function commitBatch(batch: CommitBatch): CommitBatchReport {
       since = commitSince(batch.clock.start, back > batch.clock.stepBack ? back : batch.clock.stepBack);
     }
     try {
-      return { ok: true as const, report: commitUpper(policy, overlay, mountPoints, since, undefined, batch.aside) };
+      const report = commitUpper(policy, overlay, mountPoints, since, undefined, batch.aside);
+      const said = [...wholly].filter(([folder]) => report.refused.some((p) => isWithin(p, folder))).map(([folder, why]) => `aalis: ${folder}: nothing the command wrote in it was committed (rule: landing): ${why}, and direnv runs what it loads at the next cd there; name the files plainly in the .envrc, or write them yourself\n`);
+      return { ok: true as const, report: said.length === 0 ? report : { ...report, notes: [...report.notes, ...said] } };
     } catch (e) {
       return { ok: false as const, message: (e as Error).message };
     }

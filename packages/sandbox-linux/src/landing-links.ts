@@ -2,7 +2,7 @@ import { closeSync, constants, lstatSync, openSync, realpathSync } from 'node:fs
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { escapePattern, type PathRule, type SandboxPolicy } from '@aalis/api-reach';
-import { expandHome, gitConfigEntries, gitConfigProgramPaths, gitConfigValues, type LinkChain, landingLinkChains, readRegularSync, resolutionOf } from '@aalis/core';
+import { ENVRC_MAX_BYTES, envrcReferences, expandHome, gitConfigEntries, gitConfigProgramPaths, gitConfigValues, type LinkChain, landingLinkChains, readRegularSync, resolutionOf } from '@aalis/core';
 import { encodePath, hasRawBytes } from './host-names.js';
 import { placeholderCandidates } from './placeholders.js';
 import { isWithin } from './rule-match.js';
@@ -176,10 +176,43 @@ function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string,
   for (const file of included) rules.push({ path: file });
 }
 
-/** `policy` with {@link landingLinkRules} and {@link nestedRepoRules} added to its landings, for the commit only (the sandbox's own view is unchanged). */
-export function withLandingLinks(policy: SandboxPolicy, candidates: Iterable<string>, protectedPath: (path: string) => boolean): SandboxPolicy {
+/**
+ * The landings the `.envrc` files among `candidates` name (core's `envrcReferences`): what direnv
+ * runs with them at the next `cd`, the `.env` a `dotenv` exports, a `source_env`'s file, a
+ * `PATH_add`'s folder, a local flake's files. An `.envrc` that cannot be read, or names what
+ * cannot be told (a variable), protects its folder whole: what it would load cannot be judged.
+ */
+export function envrcRules(candidates: Iterable<string>, said?: (folder: string, why: string) => void): PathRule[] {
+  const rules: PathRule[] = [];
+  for (const envrc of new Set(candidates)) {
+    if (basename(envrc) !== '.envrc' || hasRawBytes(envrc)) continue;
+    const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
+    if (read.kind === 'missing') continue;
+    if (read.kind !== 'read') {
+      rules.push({ path: dirname(envrc) });
+      said?.(dirname(envrc), `its .envrc cannot be read (${read.why})`);
+      continue;
+    }
+    const refs = envrcReferences(envrc, read.bytes.toString('utf8'));
+    if (refs.unresolved.length > 0) {
+      rules.push({ path: dirname(envrc) });
+      said?.(dirname(envrc), `its .envrc loads what cannot be told here (${refs.unresolved.join(', ')})`);
+    }
+    for (const path of refs.paths) rules.push({ path });
+  }
+  return rules;
+}
+
+/** `policy` with {@link landingLinkRules}, {@link nestedRepoRules} and {@link envrcRules} added to its landings, for the commit only (the sandbox's own view is unchanged). */
+export function withLandingLinks(policy: SandboxPolicy, candidates: Iterable<string>, protectedPath: (path: string) => boolean, said?: (folder: string, why: string) => void): SandboxPolicy {
   const all = [...candidates];
-  const extra = [...landingLinkRules(policy, all, protectedPath), ...nestedRepoRules(all)];
+  // direnv loads the nearest .envrc above where the person is: those above a writable root count too (the scan walks only below)
+  const above = policy.write.flatMap((root) => {
+    const out: string[] = [];
+    for (let d = dirname(root); d !== dirname(d); d = dirname(d)) out.push(join(d, '.envrc'));
+    return out;
+  });
+  const extra = [...landingLinkRules(policy, all, protectedPath), ...nestedRepoRules(all), ...envrcRules([...all, ...above], said)];
   return extra.length === 0 ? policy : { ...policy, writeDeny: [...policy.writeDeny, ...extra] };
 }
 
