@@ -8,7 +8,7 @@ describe('what an .envrc makes run (direnv stdlib and the shell)', () => {
     ['dotenv_if_exists .env.local', ['/p/.env.local'], []],
     ['dotenv "config/dev env"', ['/p/config/dev env'], []],
     ['source_env_if_exists .envrc.private', ['/p/.envrc.private'], []],
-    ['source_env ../shared', ['/shared'], []],
+    ['source_env ../common', ['/common'], []],
     ['source ./scripts/env.sh', ['/p/scripts/env.sh'], []],
     ['. scripts/env.sh', ['/p/scripts/env.sh'], []],
     ['PATH_add bin tools/bin', ['/p/bin', '/p/tools/bin'], []],

@@ -57,6 +57,9 @@ describe('the conversation index', () => {
     const snapshotBefore = await readFile(join(dir, 'sessions.json'), 'utf8').catch(() => null);
     expect(snapshotBefore).toBeNull();
     await index.seen('s9', 'chat');
+    // the index orders by (lastSeen, id), lastSeen in milliseconds: s0 is the most recent only a
+    // millisecond on (in the same one, s9 is first by its id; the CI run saw that once)
+    await new Promise((r) => setTimeout(r, 3));
     await index.seen('s0', 'chat');
     const snapshot = JSON.parse(await readFile(join(dir, 'sessions.json'), 'utf8')) as { sessions: { id: string }[] };
     expect(snapshot.sessions.map((s) => s.id).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `s${i}`).sort());
