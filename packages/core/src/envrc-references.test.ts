@@ -22,11 +22,19 @@ describe('what an .envrc makes run (direnv stdlib and the shell)', () => {
     ['use devenv', ['/p/devenv.nix', '/p/devenv.yaml', '/p/devenv.local.nix', '/p/devenv.lock'], []],
     ['export FOO=1 && dotenv', ['/p/.env'], []],
     ['layout python3; watch_file x.txt # dotenv y', [], []],
+    ['export PATH=$PWD/bin:$PATH', ['/p/bin'], []],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, not a template
+    ['export PATH="${PWD}/node_modules/.bin:tools:$PATH"', ['/p/node_modules/.bin', '/p/tools'], []],
+    ['PYTHONPATH=$PWD/lib dotenv', ['/p/lib', '/p/.env'], []],
+    ['export FOO=$PWD/data', [], []],
+    ['export PATH=$HOME/bin:$PATH', [], ['PATH= $HOME/bin']],
     ['dotenv "$ENV_FILE"', [], ['dotenv $ENV_FILE']],
     ['PATH_add `pwd`/bin', [], ['PATH_add `pwd`/bin']],
     ['dotenv .env.*', [], ['dotenv .env.*']],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, not a template
+    ['PATH_add ~/bin; export PATH=${HOME}/.local/bin:$PATH', ['/h/bin', '/h/.local/bin'], []],
   ] as const)('%s', (text, paths, unresolved) => {
-    const r = envrcReferences(E, text);
+    const r = envrcReferences(E, text, text.includes('~/bin') ? '/h' : undefined);
     expect([...r.paths].sort()).toEqual([...paths].sort());
     expect(r.unresolved).toEqual(unresolved);
   });

@@ -25,12 +25,29 @@ const SPLIT = /;|&&|\|\||\|/;
 /** Shell words of one command (single and double quotes taken off; no expansion: `$`, backticks and globs stay in the word). */
 function words(command: string): string[] {
   const out: string[] = [];
-  const re = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
-  for (let m = re.exec(command); m !== null; m = re.exec(command)) out.push(m[1] ?? m[2] ?? m[3] ?? '');
+  let word: string | undefined;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!;
+    if (quote === undefined && /\s/.test(c)) {
+      if (word !== undefined) out.push(word);
+      word = undefined;
+      continue;
+    }
+    word ??= '';
+    if (c === quote) quote = undefined;
+    else if (quote === undefined && (c === '"' || c === "'")) quote = c;
+    else if (c === '\\' && quote !== "'" && i + 1 < command.length) word += command[++i];
+    else word += c;
+  }
+  if (word !== undefined) out.push(word);
   return out;
 }
 
 const unclear = (word: string) => /[$`*?[\]{}~]/.test(word) || word === '';
+
+/** Variables whose value names where a program loads code from (search paths, preloads, start files). */
+const LOAD_VARS = new Set(['PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PERL5LIB', 'RUBYLIB', 'NODE_PATH']);
 
 /**
  * The files and folders an `.envrc` at `envrc` (its text `text`) makes run, by direnv's stdlib and
@@ -38,22 +55,39 @@ const unclear = (word: string) => /[$`*?[\]{}~]/.test(word) || word === '';
  * `source_env_if_exists` (a file, or a folder's `.envrc`: the path whole), `source` and `.`,
  * `PATH_add` and `path_add` (folders), `use flake` (a local flake's folder: `flake.nix`,
  * `flake.lock`), `use nix` (its `.nix` arguments, else `shell.nix` and `default.nix`), `use devenv`
- * (`devenv.nix`, `devenv.yaml`, `devenv.local.nix`, `devenv.lock`). Relative paths are the
+ * (`devenv.nix`, `devenv.yaml`, `devenv.local.nix`, `devenv.lock`), and the entries of the
+ * variables programs load code from (`PATH`, `PYTHONPATH`, `LD_PRELOAD`, `BASH_ENV`, …, with
+ * `$PWD` taken as the folder, `~` and `$HOME` as `home` when given). Relative paths are the
  * `.envrc`'s folder's, as direnv runs it there.
  */
-export function envrcReferences(envrc: string, text: string): EnvrcReferences {
+export function envrcReferences(envrc: string, text: string, home?: string): EnvrcReferences {
   const dir = dirname(envrc);
   const at = (p: string) => (isAbsolute(p) ? resolve(p) : resolve(dir, p));
   const paths = new Set<string>();
   const unresolved: string[] = [];
-  const add = (word: string, command: string) => {
-    if (unclear(word)) unresolved.push(`${command} ${word}`.trim());
+  const add = (given: string, command: string) => {
+    // the home as the shell expands it, when the caller knows it (`PATH_add ~/bin`, `$HOME/.local/bin`)
+    const word = home === undefined ? given : given.replace(/^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/, home);
+    if (unclear(word)) unresolved.push(`${command} ${given}`.trim());
     else paths.add(at(word));
   };
   for (const raw of text.split('\n')) {
     const line = raw.replace(/(^|\s)#.*$/, '');
     for (const part of line.split(SPLIT)) {
       const w = words(part.trim());
+      // `export PATH=$PWD/bin:$PATH` (or without export): each entry of a variable programs load
+      // code from is a folder (or file) the next `cd` puts there
+      for (const word of w[0] === 'export' ? w.slice(1) : w) {
+        const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(word);
+        if (m === null) break;
+        if (!LOAD_VARS.has(m[1]!)) continue;
+        for (const entry of m[2]!.split(':')) {
+          if (entry === '' || /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(entry)) continue; // `$PATH` itself: nothing of the folder's
+          const inFolder = /^(?:\$PWD|\$\{PWD\}|\$\(pwd\))(\/.*)?$/.exec(entry);
+          if (inFolder !== null) add(`.${inFolder[1] ?? ''}`, `${m[1]}=`);
+          else add(entry, `${m[1]}=`);
+        }
+      }
       // `export X=1 && dotenv`: the command is the first word that is no assignment
       while (w.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w[0]!)) w.shift();
       const [command, ...args] = w;

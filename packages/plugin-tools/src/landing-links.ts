@@ -135,7 +135,7 @@ export function envrcLandingOf(path: string): { readonly envrc: string; readonly
     if (envrc !== path) {
       const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
       if (read.kind === 'read') {
-        const refs = envrcReferences(envrc, read.bytes.toString('utf8'));
+        const refs = envrcReferences(envrc, read.bytes.toString('utf8'), homedir());
         const hit = refs.paths.find((p) => p === path || pathIsUnder(path, p, process.platform));
         if (hit !== undefined) return { envrc, why: `it loads ${hit}` };
         if (refs.unresolved.length > 0) return { envrc, why: `it loads what cannot be told here (${refs.unresolved.join(', ')})` };

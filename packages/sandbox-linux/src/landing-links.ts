@@ -193,7 +193,7 @@ export function envrcRules(candidates: Iterable<string>, said?: (folder: string,
       said?.(dirname(envrc), `its .envrc cannot be read (${read.why})`);
       continue;
     }
-    const refs = envrcReferences(envrc, read.bytes.toString('utf8'));
+    const refs = envrcReferences(envrc, read.bytes.toString('utf8'), homedir());
     if (refs.unresolved.length > 0) {
       rules.push({ path: dirname(envrc) });
       said?.(dirname(envrc), `its .envrc loads what cannot be told here (${refs.unresolved.join(', ')})`);
