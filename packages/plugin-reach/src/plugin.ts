@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { type Binding, reachBindings, reachView } from './bindings.js';
 import { issueCredential } from './credential.js';
 import { gitDirsOf } from './git-dirs.js';
+import { envrcLandingsOf } from './envrc-landings.js';
 import { hooksPathLandings } from './hooks-path.js';
 import { reachInstanceOf } from './instance.js';
 import { captureLoginEnv, definedOnly, type LoginEnv } from './login-env.js';
@@ -231,7 +232,8 @@ export const reachPlugin = definePlugin({
       // Read again for every call, not only when the binding was made: a `core.hooksPath` set while
       // the daemon runs (`husky init`, `git config core.hooksPath .githooks`) must be a landing at
       // once, or a sandboxed command writes a hook the person's next commit runs on the host.
-      const hooks = hooksPathLandings(binding.home, gitConfig);
+      // and what the .envrc files at and above the main directory load, which direnv runs at the next cd there
+      const hooks = [...hooksPathLandings(binding.home, gitConfig), ...envrcLandingsOf(binding.home)];
       const hooksId = hooks.map((h) => ('path' in h ? `p:${h.path}` : `r:${h.pattern}`)).join('\u0000');
       const currentReach = (): Reach => {
         const settings = current.get(root);
