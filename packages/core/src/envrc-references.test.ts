@@ -13,29 +13,55 @@ describe('what an .envrc makes run (direnv stdlib and the shell)', () => {
     ['. scripts/env.sh', ['/p/scripts/env.sh'], []],
     ['PATH_add bin tools/bin', ['/p/bin', '/p/tools/bin'], []],
     ['path_add PYTHONPATH lib', ['/p/lib'], []],
-    ['use flake', ['/p/flake.nix', '/p/flake.lock'], []],
-    ['use flake ./nix#dev', ['/p/nix/flake.nix', '/p/nix/flake.lock'], []],
-    ['use flake path:./nix', ['/p/nix/flake.nix', '/p/nix/flake.lock'], []],
+    ['use flake', ['/p/flake.lock', '/p/.direnv'], []],
+    ['use flake ./nix#dev', ['/p/nix/flake.lock', '/p/.direnv'], []],
+    ['use flake path:./nix', ['/p/nix/flake.lock', '/p/.direnv'], []],
+    ['use flake "git+file://$(pwd)?submodules=1"', ['/p/flake.lock', '/p/.direnv'], []],
     ['use flake github:owner/repo', [], []],
-    ['use nix', ['/p/shell.nix', '/p/default.nix'], []],
-    ['use nix --pure dev.nix', ['/p/dev.nix'], []],
-    ['use devenv', ['/p/devenv.nix', '/p/devenv.yaml', '/p/devenv.local.nix', '/p/devenv.lock'], []],
+    ['use nix', ['/p/shell.nix', '/p/default.nix', '/p/.direnv'], []],
+    ['use nix --pure dev.nix', ['/p/dev.nix', '/p/.direnv'], []],
+    ['use devenv', ['/p/devenv.nix', '/p/devenv.yaml', '/p/devenv.local.nix', '/p/devenv.lock', '/p/.direnv'], []],
+    ['eval "$(lorri direnv)"', ['/p/shell.nix', '/p/default.nix'], []],
+    ['if has nix; then use nix; fi', ['/p/shell.nix', '/p/default.nix', '/p/.direnv'], []],
+    ['{ source_env_if_exists dev.sh; }', ['/p/dev.sh'], []],
+    ['PATH_add \\\n  bin', ['/p/bin'], []],
+    ['source .venv/bin/activate', ['/p/.venv/bin/activate', '/p/.venv/bin'], []],
+    ['layout python3', ['/p/.direnv'], []],
+    ['layout php', ['/p/.direnv', '/p/vendor/bin'], []],
+    ['layout node', ['/p/.direnv'], []],
+    ['load_prefix .local', ['/p/.local/bin', '/p/.local/sbin'], []],
+    ['export NODE_OPTIONS="--require $PWD/.pnp.cjs --max-old-space-size=4096"', ['/p/.pnp.cjs'], []],
+    ['export KUBECONFIG=$PWD/.kube/config', ['/p/.kube/config'], []],
+    ['PATH_add node_modules/.bin', [], []],
     ['export FOO=1 && dotenv', ['/p/.env'], []],
-    ['layout python3; watch_file x.txt # dotenv y', [], []],
+    ['watch_file x.txt # dotenv y', [], []],
     ['export PATH=$PWD/bin:$PATH', ['/p/bin'], []],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, not a template
-    ['export PATH="${PWD}/node_modules/.bin:tools:$PATH"', ['/p/node_modules/.bin', '/p/tools'], []],
+    ['export PATH="${PWD}/node_modules/.bin:tools:$PATH"', ['/p/tools'], []],
     ['PYTHONPATH=$PWD/lib dotenv', ['/p/lib', '/p/.env'], []],
     ['export FOO=$PWD/data', [], []],
-    ['export PATH=$HOME/bin:$PATH', [], ['PATH= $HOME/bin']],
+    ['export PATH=$SOMEWHERE/bin:$PATH', [], ['PATH= $SOMEWHERE/bin']],
     ['dotenv "$ENV_FILE"', [], ['dotenv $ENV_FILE']],
-    ['PATH_add `pwd`/bin', [], ['PATH_add `pwd`/bin']],
+    ['PATH_add `pwd`/bin', ['/p/bin'], []],
+    ['PATH_add $(git rev-parse --show-toplevel)/bin', [], ['PATH_add $(git rev-parse --show-toplevel)/bin']],
     ['dotenv .env.*', [], ['dotenv .env.*']],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, not a template
     ['PATH_add ~/bin; export PATH=${HOME}/.local/bin:$PATH', ['/h/bin', '/h/.local/bin'], []],
   ] as const)('%s', (text, paths, unresolved) => {
     const r = envrcReferences(E, text, text.includes('~/bin') ? '/h' : undefined);
     expect([...r.paths].sort()).toEqual([...paths].sort());
+    // a local flake's every .nix file, which it may import
+    if (text.includes('use flake') && !text.includes('github:')) expect(r.patterns.length).toBe(1);
     expect(r.unresolved).toEqual(unresolved);
+  });
+});
+
+describe('a local flake\'s nix files', () => {
+  it('matches every .nix file below the flake, and nothing else', () => {
+    const re = new RegExp(envrcReferences(E, 'use flake').patterns[0]!);
+    expect(re.test('/p/flake.nix')).toBe(true);
+    expect(re.test('/p/nix/devshell.nix')).toBe(true);
+    expect(re.test('/p/src/main.ts')).toBe(false);
+    expect(re.test('/px/flake.nix')).toBe(false);
   });
 });

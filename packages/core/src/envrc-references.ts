@@ -10,9 +10,12 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
  * reference, as a folder `core.hooksPath` names is.
  */
 
-/** What an `.envrc` makes run when direnv loads it: files (exactly) and folders (with what is under them), as absolute paths. */
+/** What an `.envrc` makes run when direnv loads it, as absolute paths. */
 export interface EnvrcReferences {
+  /** Files (exactly) and folders (with what is under them). */
   readonly paths: readonly string[];
+  /** Whole-path patterns (a local flake's `.nix` files, which it may import from anywhere in its folder). */
+  readonly patterns: readonly string[];
   /** Arguments it could not tell (a variable, a command substitution, a glob): the caller protects the folder whole. */
   readonly unresolved: readonly string[];
 }
@@ -22,14 +25,25 @@ export const ENVRC_MAX_BYTES = 64 * 1024;
 
 const SPLIT = /;|&&|\|\||\|/;
 
+/** Words that open or close a shell construct before a command (`if has nix; then use flake; fi`, `{ dotenv; }`). */
+const KEYWORDS = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', '!', '{', '}', '(', ')', 'export']);
+
 /** Shell words of one command (single and double quotes taken off; no expansion: `$`, backticks and globs stay in the word). */
 function words(command: string): string[] {
   const out: string[] = [];
   let word: string | undefined;
   let quote: '"' | "'" | undefined;
+  // inside `$( … )` or backticks a space does not end the word: a command substitution is one (unclear) word
+  let depth = 0;
+  let tick = false;
   for (let i = 0; i < command.length; i++) {
     const c = command[i]!;
-    if (quote === undefined && /\s/.test(c)) {
+    if (quote !== "'") {
+      if (c === '$' && command[i + 1] === '(') depth += 1;
+      else if (c === ')' && depth > 0) depth -= 1;
+      else if (c === '`') tick = !tick;
+    }
+    if (quote === undefined && depth === 0 && !tick && /\s/.test(c)) {
       if (word !== undefined) out.push(word);
       word = undefined;
       continue;
@@ -45,50 +59,82 @@ function words(command: string): string[] {
 }
 
 const unclear = (word: string) => /[$`*?[\]{}~]/.test(word) || word === '';
+const escaped = (text: string) => text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
 
-/** Variables whose value names where a program loads code from (search paths, preloads, start files). */
-const LOAD_VARS = new Set(['PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PERL5LIB', 'RUBYLIB', 'NODE_PATH']);
+/**
+ * Variables whose value names where a program loads code or its configuration from: search
+ * paths, preloads, start files, and configs that name programs (kubectl's exec plugins, git's and
+ * AWS's global config, docker's credential helpers, npm's user config, cargo's home).
+ */
+const LOAD_VARS = new Set(['PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PERL5LIB', 'RUBYLIB', 'NODE_PATH', 'KUBECONFIG', 'GIT_CONFIG_GLOBAL', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'NPM_CONFIG_USERCONFIG', 'CARGO_HOME']);
+
+/** Node's options that load a file at every start (`NODE_OPTIONS="--require ./.pnp.cjs"`). */
+const NODE_LOADS = new Set(['--require', '-r', '--import', '--loader', '--experimental-loader']);
+
+/** The folders `layout <kind>` (direnv's stdlib) puts first on PATH, relative to the `.envrc`'s folder: `.direnv/…` is covered whole. */
+const LAYOUT_BINS: Record<string, readonly string[]> = { node: [], php: ['vendor/bin'], uv: ['.venv/bin'] };
 
 /**
  * The files and folders an `.envrc` at `envrc` (its text `text`) makes run, by direnv's stdlib and
  * the shell's own `source`: `dotenv` and `dotenv_if_exists` (default `.env`), `source_env` and
- * `source_env_if_exists` (a file, or a folder's `.envrc`: the path whole), `source` and `.`,
- * `PATH_add` and `path_add` (folders), `use flake` (a local flake's folder: `flake.nix`,
- * `flake.lock`), `use nix` (its `.nix` arguments, else `shell.nix` and `default.nix`), `use devenv`
- * (`devenv.nix`, `devenv.yaml`, `devenv.local.nix`, `devenv.lock`), and the entries of the
- * variables programs load code from (`PATH`, `PYTHONPATH`, `LD_PRELOAD`, `BASH_ENV`, …, with
- * `$PWD` taken as the folder, `~` and `$HOME` as `home` when given). Relative paths are the
- * `.envrc`'s folder's, as direnv runs it there.
+ * `source_env_if_exists` (a file, or a folder's `.envrc`: the path whole), `source` and `.` (a
+ * virtualenv's `bin/activate` with its `bin/`), `PATH_add` and `path_add` (folders), `load_prefix`
+ * (its `bin/` and `sbin/`), `layout` (direnv's own `.direnv/`, `vendor/bin`, `.venv/bin`), `use
+ * flake` (a local flake's folder: `flake.nix`, `flake.lock` and every `.nix` file in it, which it
+ * may import), `use nix` (its `.nix` arguments, else `shell.nix` and `default.nix`) and lorri,
+ * `use devenv`, direnv's `.direnv/` (nix-direnv sources its cached profile there at every `cd`),
+ * and the entries of the variables programs load code from (`PATH`, `PYTHONPATH`, `LD_PRELOAD`,
+ * `KUBECONFIG`, `NODE_OPTIONS`'s `--require`, …; `$PWD` taken as the folder, `~` and `$HOME` as
+ * `home` when given). Relative paths are the `.envrc`'s folder's, as direnv runs it there. What
+ * lies in a `node_modules` folder is left out: installs write there (the node_modules write
+ * exception), and a `PATH_add node_modules/.bin` made every `npm install` refused.
  */
 export function envrcReferences(envrc: string, text: string, home?: string): EnvrcReferences {
   const dir = dirname(envrc);
   const at = (p: string) => (isAbsolute(p) ? resolve(p) : resolve(dir, p));
   const paths = new Set<string>();
+  const patterns = new Set<string>();
   const unresolved: string[] = [];
+  const inFolder = (word: string) => word.replace(/^(?:\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(?=\/|$)/, '.');
   const add = (given: string, command: string) => {
     // the home as the shell expands it, when the caller knows it (`PATH_add ~/bin`, `$HOME/.local/bin`)
-    const word = home === undefined ? given : given.replace(/^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/, home);
+    const word = inFolder(home === undefined ? given : given.replace(/^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/, home));
     if (unclear(word)) unresolved.push(`${command} ${given}`.trim());
     else paths.add(at(word));
   };
-  for (const raw of text.split('\n')) {
+  const direnvDir = () => paths.add(at('.direnv'));
+  const nixFiles = (folder: string) => {
+    patterns.add(`^${escaped(at(folder))}/(?:.*/)?[^/]*\\.nix$`);
+    paths.add(join(at(folder), 'flake.lock'));
+    direnvDir();
+  };
+  // a line ending in a backslash goes on in the next
+  for (const raw of text.replace(/\\\n/g, ' ').split('\n')) {
     const line = raw.replace(/(^|\s)#.*$/, '');
+    if (/\blorri\b/.test(line)) for (const f of ['shell.nix', 'default.nix']) add(f, 'lorri');
     for (const part of line.split(SPLIT)) {
       const w = words(part.trim());
-      // `export PATH=$PWD/bin:$PATH` (or without export): each entry of a variable programs load
-      // code from is a folder (or file) the next `cd` puts there
-      for (const word of w[0] === 'export' ? w.slice(1) : w) {
+      while (w.length > 0 && KEYWORDS.has(w[0]!)) w.shift();
+      // `PATH=$PWD/bin:$PATH` (exported or not): each entry of a variable programs load code from
+      for (const word of w) {
         const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(word);
         if (m === null) break;
+        if (m[1] === 'NODE_OPTIONS') {
+          const opts = m[2]!.split(/\s+/);
+          opts.forEach((o, i) => {
+            const eq = /^(--[a-z-]+)=(.+)$/.exec(o);
+            if (eq !== null && NODE_LOADS.has(eq[1]!)) add(eq[2]!, 'NODE_OPTIONS');
+            else if (NODE_LOADS.has(o) && opts[i + 1] !== undefined) add(opts[i + 1]!, 'NODE_OPTIONS');
+          });
+          continue;
+        }
         if (!LOAD_VARS.has(m[1]!)) continue;
         for (const entry of m[2]!.split(':')) {
-          if (entry === '' || /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(entry)) continue; // `$PATH` itself: nothing of the folder's
-          const inFolder = /^(?:\$PWD|\$\{PWD\}|\$\(pwd\))(\/.*)?$/.exec(entry);
-          if (inFolder !== null) add(`.${inFolder[1] ?? ''}`, `${m[1]}=`);
-          else add(entry, `${m[1]}=`);
+          if (entry === '' || /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(entry) && !/^\$\{?(?:PWD|HOME)\}?$/.test(entry)) continue; // `$PATH` itself: nothing of the folder's
+          add(entry, `${m[1]}=`);
         }
       }
-      // `export X=1 && dotenv`: the command is the first word that is no assignment
+      // `FOO=1 dotenv`: the command is the first word that is no assignment
       while (w.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w[0]!)) w.shift();
       const [command, ...args] = w;
       if (command === undefined) continue;
@@ -100,9 +146,15 @@ export function envrcReferences(envrc: string, text: string, home?: string): Env
           break;
         case 'source_env':
         case 'source_env_if_exists':
+          if (flagless[0] !== undefined) add(flagless[0], command);
+          break;
         case 'source':
         case '.':
-          if (flagless[0] !== undefined) add(flagless[0], command);
+          if (flagless[0] !== undefined) {
+            add(flagless[0], command);
+            // a virtualenv's activate puts its folder first on PATH
+            if (/(?:^|\/)activate(?:\.[a-z]+)?$/.test(flagless[0])) add(dirname(flagless[0]), command);
+          }
           break;
         case 'PATH_add':
           for (const a of flagless) add(a, command);
@@ -110,21 +162,29 @@ export function envrcReferences(envrc: string, text: string, home?: string): Env
         case 'path_add':
           for (const a of flagless.slice(1)) add(a, command);
           break;
+        case 'load_prefix':
+          for (const a of flagless) for (const sub of ['bin', 'sbin']) add(`${a}/${sub}`, command);
+          break;
+        case 'layout':
+          direnvDir();
+          for (const bin of LAYOUT_BINS[flagless[0] ?? ''] ?? []) add(bin, command);
+          break;
         case 'use': {
           const [what, ...rest] = flagless;
           if (what === 'flake') {
-            const ref = rest[0] ?? '.';
-            // a local flake (a path, or path:…): its folder's flake files; a remote one runs nothing of the workspace
-            const local = ref.startsWith('path:') ? ref.slice(5) : /^[a-z+]+:/.test(ref) ? undefined : ref;
-            if (local === undefined) break;
-            const folder = local.split('#')[0] || '.';
-            if (unclear(folder)) unresolved.push(`use flake ${ref}`);
-            else for (const f of ['flake.nix', 'flake.lock']) paths.add(join(at(folder), f));
+            // a local flake (a path, path:…, git+file:…, file:…): its folder's nix files; a remote one runs nothing of the workspace
+            const ref = inFolder((rest[0] ?? '.').replace(/^(?:path:|git\+file:(?:\/\/)?|file:(?:\/\/)?)/, '')).replace(/^\$\(pwd\)|^\$PWD|^\$\{PWD\}/, '.');
+            if (/^[a-z][a-z0-9+.-]*:/.test(ref)) break;
+            const folder = ref.split(/[?#]/)[0] || '.';
+            if (unclear(folder)) unresolved.push(`use flake ${rest[0]}`);
+            else nixFiles(folder);
           } else if (what === 'nix') {
             const files = rest.filter((a) => a.endsWith('.nix'));
             for (const f of files.length > 0 ? files : ['shell.nix', 'default.nix']) add(f, 'use nix');
+            direnvDir();
           } else if (what === 'devenv') {
             for (const f of ['devenv.nix', 'devenv.yaml', 'devenv.local.nix', 'devenv.lock']) paths.add(at(f));
+            direnvDir();
           }
           break;
         }
@@ -133,5 +193,6 @@ export function envrcReferences(envrc: string, text: string, home?: string): Env
       }
     }
   }
-  return { paths: [...paths], unresolved };
+  const outsideNodeModules = (p: string) => !/(?:^|\/)node_modules(?:\/|$)/.test(p);
+  return { paths: [...paths].filter(outsideNodeModules), patterns: [...patterns], unresolved };
 }

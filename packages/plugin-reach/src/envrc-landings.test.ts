@@ -33,9 +33,9 @@ describe('the .envrc of the main directory names landings', { timeout: 60_000 },
       expect(before.allows('write', join(ws, 'tools', 'ls'))).toBe(false); // the home's .envrc
       writeFileSync(join(ws, '.envrc'), 'PATH_add bin\nsource_env_if_exists .envrc.local\nuse flake\n');
       const credential = await kernel.get(reach).forCall(turn);
-      for (const p of ['bin/git', '.envrc.local', 'flake.nix', 'flake.lock', 'tools/ls']) {
+      for (const p of ['bin/git', '.envrc.local', 'flake.nix', 'nix/shell.nix', 'flake.lock', '.direnv/flake-profile-x.rc', 'tools/ls']) {
         expect(credential.allows('write', join(ws, p)), p).toBe(false);
-        expect(credential.sandboxPolicy().writeDeny.some((r) => 'path' in r && join(ws, p).startsWith(r.path)), p).toBe(true);
+        expect(credential.sandboxPolicy().writeDeny.some((r) => ('path' in r ? join(ws, p).startsWith(r.path) : new RegExp(r.pattern, 'su').test(join(ws, p)))), p).toBe(true);
       }
       expect(await credential.require({ effect: 'write', path: join(ws, 'bin', 'git') })).toMatchObject({ allowed: false });
       expect(credential.allows('write', join(ws, 'src', 'main.ts'))).toBe(true);

@@ -16,7 +16,11 @@ export function envrcLandingsOf(home: string): PathMatcher[] {
   for (let dir = home; ; dir = dirname(dir)) {
     const envrc = join(dir, '.envrc');
     const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
-    if (read.kind === 'read') for (const path of envrcReferences(envrc, read.bytes.toString('utf8'), homedir()).paths) out.push({ path });
+    if (read.kind === 'read') {
+      const refs = envrcReferences(envrc, read.bytes.toString('utf8'), homedir());
+      for (const path of refs.paths) out.push({ path });
+      for (const pattern of refs.patterns) out.push({ pattern });
+    }
     if (dirname(dir) === dir) return out;
   }
 }

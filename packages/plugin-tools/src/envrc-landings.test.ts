@@ -17,7 +17,7 @@ describe('the host file tools and what an .envrc loads', { timeout: 60_000 }, ()
     ['a dotenv file', 'dotenv config/dev.vars\n', 'config/dev.vars'],
     ['a local flake', 'use flake\n', 'flake.nix'],
     ['anything, when it names what cannot be told', 'dotenv "$F"\n', 'src/main.ts'],
-  ])('%s is refused, naming the .envrc', async (_what, envrc, target) => {
+  ])('%s is refused', async (_what, envrc, target) => {
     const base = join(root, Math.random().toString(36).slice(2));
     const home = join(base, 'home');
     const project = join(home, 'project');
@@ -26,7 +26,8 @@ describe('the host file tools and what an .envrc loads', { timeout: 60_000 }, ()
     const env = await startToolsKernel({ dataDir: join(base, 'data'), home, project, install: installOf(base), tier: 'workspace' });
     try {
       const outcome = await env.call('write_file', { path: target, content: 'x\n' });
-      expect(outcome).toMatchObject({ ok: false, kind: 'denied', message: expect.stringContaining(`${join(project, '.envrc')} is run by direnv`) });
+      // asked for as a landing of the policy (plugin-reach reads the main directory's .envrc; no approval here), or refused by the tool's own look
+      expect(outcome).toMatchObject({ ok: false, kind: 'denied', message: expect.stringMatching(new RegExp(`${join(project, '.envrc').replaceAll('.', '\\.')} is run by direnv|landing`)) });
       expect(existsSync(join(project, target))).toBe(false);
       if (!envrc.includes('$')) expect((await env.call('write_file', { path: 'notes.txt', content: 'ok\n' })).ok).toBe(true);
     } finally {

@@ -136,8 +136,10 @@ export function envrcLandingOf(path: string): { readonly envrc: string; readonly
       const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
       if (read.kind === 'read') {
         const refs = envrcReferences(envrc, read.bytes.toString('utf8'), homedir());
-        const hit = refs.paths.find((p) => p === path || pathIsUnder(path, p, process.platform));
+        // at or under what it loads, or over it (a move_path onto a folder above a PATH_add folder, h110)
+        const hit = refs.paths.find((p) => p === path || pathIsUnder(path, p, process.platform) || pathIsUnder(p, path, process.platform));
         if (hit !== undefined) return { envrc, why: `it loads ${hit}` };
+        if (refs.patterns.some((p) => new RegExp(p, 'su').test(path))) return { envrc, why: 'it loads a local flake, whose .nix files it may import' };
         if (refs.unresolved.length > 0) return { envrc, why: `it loads what cannot be told here (${refs.unresolved.join(', ')})` };
       } else if (read.kind !== 'missing') return { envrc, why: `it cannot be read (${read.why})` };
     }

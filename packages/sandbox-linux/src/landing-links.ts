@@ -199,6 +199,7 @@ export function envrcRules(candidates: Iterable<string>, said?: (folder: string,
       said?.(dirname(envrc), `its .envrc loads what cannot be told here (${refs.unresolved.join(', ')})`);
     }
     for (const path of refs.paths) rules.push({ path });
+    for (const pattern of refs.patterns) rules.push({ pattern });
   }
   return rules;
 }
