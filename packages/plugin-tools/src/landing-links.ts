@@ -101,8 +101,8 @@ const GIT_DIR_MARKS = ['HEAD', 'objects', 'refs', 'commondir'] as const;
 /**
  * The folder a write to `path` would make git take for a repository of its own: the write
  * creates `HEAD`, `objects`, `refs` or `commondir` (the target, or a folder made on its way) and
- * the folder then holds a HEAD with objects and refs, or with a commondir. Git takes such a folder for a repository before it looks for a `.git` above, reads
- * its config and runs its hooks (the sandbox's commit refuses the same, sandbox-linux
+ * the folder then holds a HEAD with objects and refs, or with a commondir. Git takes such a
+ * folder for a repository before it looks for a `.git` above, reads its config and runs its hooks (the sandbox's commit refuses the same, sandbox-linux
  * `upper-commit.ts`: found by an attack, where a command's `docs/config` with `core.pager` ran at
  * the person's next `git log` in docs/). Undefined when it makes none.
  */
@@ -123,9 +123,9 @@ export function bareDisguiseOf(path: string): string | undefined {
 }
 
 /**
- * What an `.envrc` above `path` makes direnv run that `path` is (or lies in): the `.env` a
- * `dotenv` exports, a `source_env` file, a `PATH_add` folder, a local flake (core's
- * `envrcReferences`); direnv runs them at the next `cd` there, unasked (the sandbox's commit
+ * What an `.envrc` above `path` makes direnv run that `path` is, lies in, or holds (a move onto
+ * a folder above one): the `.env` a `dotenv` exports, a `source_env` file, a `PATH_add` folder, a
+ * local flake's `.nix` files (core's `envrcReferences`); direnv runs them at the next `cd` there, unasked (the sandbox's commit
  * refuses the same, sandbox-linux `envrcRules`). An `.envrc` that cannot be read or names what
  * cannot be told claims its folder whole. Undefined when none does.
  */

@@ -100,11 +100,11 @@ const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NO
 const DOT_GIT = Buffer.from('.git');
 const HEAD = Buffer.from('HEAD');
 const OBJECTS = Buffer.from('objects');
-/** What git looks for to take a folder for a repository (`is_git_directory`): HEAD, and objects and refs here or in the folder a commondir names. */
 const REFS = Buffer.from('refs');
-const SLASH = Buffer.from('/');
 const COMMONDIR = Buffer.from('commondir');
+/** What git looks for to take a folder for a repository (`is_git_directory`): HEAD, and objects and refs here or in the folder a commondir names. */
 const GIT_DIR_MARKS = [HEAD, OBJECTS, REFS, COMMONDIR];
+const SLASH = Buffer.from('/');
 /** A whiteout: the overlay's mark of a removed entry, a character device 0:0. */
 const isWhiteout = (st: Stats) => st.isCharacterDevice() && st.rdev === 0;
 
@@ -159,7 +159,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
    * repository before it looks for a `.git` above, reads its config and runs its hooks (found by
    * an attack: a command's `docs/HEAD`, `docs/objects/`, `docs/refs/` and a `docs/config` with
    * `core.pager` landed, and the person's next `git log` in docs/ on a terminal ran the pager).
-   * True, said in a note, when the new entry `name` would complete the three there, with the
+   * True, said in a note, when the new entry `name` would complete them there, with the
    * command's and the host's entries (in one run or over several); only a new repository judged
    * inert whole ({@link admitNewRepository}) lands one.
    */
