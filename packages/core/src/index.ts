@@ -63,6 +63,7 @@ export { isSafeFileError, SAFE_FILE_ERROR_CODES, SafeFileError, type SafeFileErr
 export { openWalkedFile, type WalkEntry, type WalkKind, type WalkStep, walkTreeNoFollow } from './tree-walk.js';
 export { gitConfigNotInert, INERT_GIT_CONFIG_KEYS, INERT_GIT_CONFIG_MAX_BYTES } from './inert-git-config.js';
 export { expandHome, type GitConfigEntry, GitConfigUnreadableError, gitConfigEntries, gitConfigProgramPaths, gitConfigProgramWords, gitConfigValues, parseGitConfig } from './git-config.js';
+export { GIT_DIR_MARK_NAMES, takenForGitDir } from './git-dir-shape.js';
 export { ENVRC_MAX_BYTES, type EnvrcReferences, envrcReferences } from './envrc-references.js';
 export { LANDING_FOLDER_LINKS_MAX, type LandingLink, landingLinkChains } from './landing-link-chains.js';
 export { type LinkChain, linkChainOf, resolutionOf } from './link-chain.js';

@@ -1,12 +1,10 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
-import { reach, type SandboxPolicy } from '@aalis/api-reach';
-import { authorityPlugin, createKernel, type OriginTurn, sessionsPlugin } from '@aalis/core';
+import type { SandboxPolicy } from '@aalis/api-reach';
 import { createLinuxSandbox } from '@aalis/sandbox-linux';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reachBindings } from './bindings.js';
-import { reachPlugin } from './plugin.js';
+import { reachPolicyWith } from './reach-policy.testing.js';
 
 // Project files that make a routine command run a program the file names: rustup's `path`
 // toolchain (cargo, rustc and the editor's rust-analyzer start the folder's binaries), jj's
@@ -15,20 +13,12 @@ import { reachPlugin } from './plugin.js';
 const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-toolchain-landings-')));
 const home = join(root, 'home');
 const ws = join(home, 'proj');
-const turn: OriginTurn = { session: { id: 's1' }, platform: 'cli', speaker: { platform: 'cli', userId: 'owner' }, authorised: { platform: 'cli', userId: 'owner' }, inbound: { id: 'm' }, category: 'own' };
 let policy: SandboxPolicy;
 
 beforeAll(async () => {
   mkdirSync(ws, { recursive: true });
   mkdirSync(join(root, 'install'));
-  const kernel = createKernel({ dataDir: join(root, 'data') })
-    .use(sessionsPlugin, { persist: false })
-    .use(authorityPlugin, { owners: { cli: ['owner'] } })
-    .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home, loginShell: '/bin/sh' });
-  await kernel.start();
-  kernel.get(reachBindings).bind('s1', { home: ws });
-  policy = (await kernel.get(reach).forCall(turn)).sandboxPolicy();
-  await kernel.stop();
+  policy = await reachPolicyWith({ root, home, ws });
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

@@ -2,44 +2,23 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
-import { reach } from '@aalis/api-reach';
-import { authorityPlugin, createKernel, type OriginTurn, sessionsPlugin } from '@aalis/core';
+import type { SandboxPolicy } from '@aalis/api-reach';
 import { createLinuxSandbox } from '@aalis/sandbox-linux';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reachBindings } from './bindings.js';
-import { reachPlugin } from './plugin.js';
+import { reachPolicyWith } from './reach-policy.testing.js';
 
 // h109: attacks on s52's XDG landings and the new-bare-repository admission, on the policy a real
 // daemon builds and real sandboxed commands (the overlay commit).
 const root = realpathSync(mkdtempSync(join(TEST_SCRATCH, 'aalis-h109-')));
 const home = join(root, 'home');
 const ws = join(home, 'proj');
-const turn: OriginTurn = { session: { id: 's1' }, platform: 'cli', speaker: { platform: 'cli', userId: 'owner' }, authorised: { platform: 'cli', userId: 'owner' }, inbound: { id: 'm' }, category: 'own' };
 mkdirSync(ws, { recursive: true });
 mkdirSync(join(root, 'install'), { recursive: true });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-async function policyWith(env: Record<string, string>, bindingHome = ws) {
-  const before = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  const kernel = createKernel({ dataDir: join(root, 'data') })
-    .use(sessionsPlugin, { persist: false })
-    .use(authorityPlugin, { owners: { cli: ['owner'] } })
-    .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home, loginShell: '/bin/sh' });
-  try {
-    await kernel.start();
-    kernel.get(reachBindings).bind('s1', { home: bindingHome });
-    return (await kernel.get(reach).forCall(turn)).sandboxPolicy();
-  } finally {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    await kernel.stop();
-  }
-}
+const policyWith = (env: Record<string, string>) => reachPolicyWith({ root, home, ws, env });
 
-const run = (policy: Awaited<ReturnType<typeof policyWith>>, script: string, cwd = ws) =>
+const run = (policy: SandboxPolicy, script: string, cwd = ws) =>
   createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, undoneDir: join(root, 'undone') }).run({ argv: ['sh', '-c', script], cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C' }, policy, timeoutMs: 20_000 });
 
 describe('h109', { timeout: 90_000 }, () => {

@@ -1,12 +1,10 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TEST_SCRATCH } from '../../../test/scratch.js';
-import { reach } from '@aalis/api-reach';
-import { authorityPlugin, createKernel, type OriginTurn, sessionsPlugin } from '@aalis/core';
+import type { SandboxPolicy } from '@aalis/api-reach';
 import { createLinuxSandbox } from '@aalis/sandbox-linux';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reachBindings } from './bindings.js';
-import { reachPlugin } from './plugin.js';
+import { reachPolicyWith } from './reach-policy.testing.js';
 
 // With the XDG base directories set elsewhere than their home defaults (here inside the
 // workspace, as a dotfiles checkout is), the tools read their start files and credentials there:
@@ -18,30 +16,11 @@ const home = join(root, 'home');
 const ws = join(home, 'proj');
 const dots = join(ws, 'dots');
 const XDG = { XDG_CONFIG_HOME: join(dots, 'config'), XDG_CACHE_HOME: join(dots, 'cache'), XDG_DATA_HOME: join(dots, 'share') };
-const turn: OriginTurn = { session: { id: 's1' }, platform: 'cli', speaker: { platform: 'cli', userId: 'owner' }, authorised: { platform: 'cli', userId: 'owner' }, inbound: { id: 'm' }, category: 'own' };
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-async function policyWith(env: Record<string, string>) {
-  const before = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  const kernel = createKernel({ dataDir: join(root, 'data') })
-    .use(sessionsPlugin, { persist: false })
-    .use(authorityPlugin, { owners: { cli: ['owner'] } })
-    .use(reachPlugin, { install: join(root, 'install'), form: 'source', userHome: home, loginShell: '/bin/sh' });
-  try {
-    await kernel.start();
-    kernel.get(reachBindings).bind('s1', { home: ws });
-    return (await kernel.get(reach).forCall(turn)).sandboxPolicy();
-  } finally {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    await kernel.stop();
-  }
-}
+const policyWith = (env: Record<string, string>) => reachPolicyWith({ root, home, ws, env });
 
-const run = (policy: Awaited<ReturnType<typeof policyWith>>, script: string) =>
+const run = (policy: SandboxPolicy, script: string) =>
   createLinuxSandbox().run({ argv: ['sh', '-c', script], cwd: ws, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C' }, policy, timeoutMs: 20_000 });
 
 describe('landings and credentials where the XDG base directories are set', { timeout: 90_000 }, () => {

@@ -2,7 +2,7 @@ import { lstatSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { landingNames, namedPathsUnder, pathIsUnder, type ReachCredential, type SandboxPolicy } from '@aalis/api-reach';
-import { ENVRC_MAX_BYTES, envrcReferences, expandHome, gitConfigEntries, gitConfigProgramPaths, LANDING_FOLDER_LINKS_MAX, landingLinkChains, readRegularSync } from '@aalis/core';
+import { ENVRC_MAX_BYTES, envrcReferences, expandHome, GIT_DIR_MARK_NAMES, gitConfigEntries, gitConfigProgramPaths, LANDING_FOLDER_LINKS_MAX, landingLinkChains, readRegularSync, takenForGitDir } from '@aalis/core';
 import { hooksPathDirs } from '@aalis/plugin-reach';
 
 /**
@@ -95,8 +95,6 @@ function repoLandingsAt(dir: string, userHome: string): string[] {
   return out;
 }
 
-/** What git looks for to take a folder for a repository (`is_git_directory`): HEAD, and objects and refs here or in the folder a commondir names. */
-const GIT_DIR_MARKS = ['HEAD', 'objects', 'refs', 'commondir'] as const;
 
 /**
  * The folder a write to `path` would make git take for a repository of its own: the write
@@ -112,12 +110,10 @@ export function bareDisguiseOf(path: string): string | undefined {
   for (let at = path; dirname(at) !== at; at = dirname(at)) {
     if (at !== path && exists(at)) break;
     const name = basename(at);
-    if (!(GIT_DIR_MARKS as readonly string[]).includes(name) || exists(at)) continue;
+    if (!(GIT_DIR_MARK_NAMES as readonly string[]).includes(name) || exists(at)) continue;
     const dir = dirname(at);
-    const present = (m: string) => m === name || exists(join(dir, m));
-    // a commondir names where objects and refs are (found by an attack, h109: docs/HEAD with
-    // docs/commondir naming docs/store, whose objects, refs and config git then used)
-    if (present('HEAD') && (present('commondir') || (present('objects') && present('refs')))) return dir;
+    // a commondir counts (found by an attack, h109: docs/HEAD with docs/commondir naming docs/store)
+    if (takenForGitDir((m) => m === name || exists(join(dir, m)))) return dir;
   }
   return undefined;
 }

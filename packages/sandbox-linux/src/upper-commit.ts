@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, copyFileSync, constants, fchmodSync, fchownSync, fsyncSync, lchownSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, type Stats, symlinkSync, unlinkSync } from 'node:fs';
 import type { SandboxPolicy } from '@aalis/api-reach';
-import { shownBytes } from '@aalis/core';
+import { GIT_DIR_MARK_NAMES, shownBytes, takenForGitDir } from '@aalis/core';
 import { decodeName, encodePath } from './host-names.js';
 import { copyAt, copySparse } from './copy-tree.js';
 import { atFd, openDir } from './host-walk.js';
@@ -100,10 +100,8 @@ const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NO
 const DOT_GIT = Buffer.from('.git');
 const HEAD = Buffer.from('HEAD');
 const OBJECTS = Buffer.from('objects');
-const REFS = Buffer.from('refs');
-const COMMONDIR = Buffer.from('commondir');
-/** What git looks for to take a folder for a repository (`is_git_directory`): HEAD, and objects and refs here or in the folder a commondir names. */
-const GIT_DIR_MARKS = [HEAD, OBJECTS, REFS, COMMONDIR];
+/** core's {@link GIT_DIR_MARK_NAMES}, as the names the walk meets. */
+const GIT_DIR_MARKS = GIT_DIR_MARK_NAMES.map((n) => Buffer.from(n));
 const SLASH = Buffer.from('/');
 /** A whiteout: the overlay's mark of a removed entry, a character device 0:0. */
 const isWhiteout = (st: Stats) => st.isCharacterDevice() && st.rdev === 0;
@@ -165,15 +163,15 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
    */
   const completesDisguise = (upperFd: number, hostFd: number, name: Buffer, path: string): boolean => {
     if (!GIT_DIR_MARKS.some((m) => m.equals(name)) || inNewRepo(path) || inNewBare(path)) return false;
-    const present = (m: Buffer) => {
+    const present = (n: string) => {
+      const m = Buffer.from(n);
       if (m.equals(name)) return true;
       const u = lstatAt(upperFd, m);
       return u !== undefined ? !isWhiteout(u) : lstatAt(hostFd, m) !== undefined;
     };
-    // git's is_git_directory: a HEAD, and objects and refs in the common directory, which is the
-    // folder itself or where a `commondir` in it says (found by an attack, h109: docs/HEAD and
-    // docs/commondir naming docs/store, which held objects/, refs/ and the config git obeyed)
-    if (!(present(HEAD) && (present(COMMONDIR) || (present(OBJECTS) && present(REFS))))) return false;
+    // a commondir counts (found by an attack, h109: docs/HEAD and docs/commondir naming docs/store,
+    // which held objects/, refs/ and the config git obeyed)
+    if (!takenForGitDir(present)) return false;
     notes.push(`aalis: ${path}: not committed (rule: landing): with HEAD beside objects and refs (or a commondir) git would take ${dirname(path)} for a repository of its own, whose config it reads and whose hooks it runs\n`);
     return true;
   };
