@@ -185,16 +185,25 @@ function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string,
 export function envrcRules(candidates: Iterable<string>, said?: (folder: string, why: string) => void): PathRule[] {
   const rules: PathRule[] = [];
   for (const envrc of new Set(candidates)) {
-    if (basename(envrc) !== '.envrc' || hasRawBytes(envrc)) continue;
-    const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
+    if (basename(envrc) !== '.envrc') continue;
+    const raw = hasRawBytes(envrc);
+    const read = readRegularSync(raw ? encodePath(envrc) : envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
     if (read.kind === 'missing') continue;
-    if (read.kind !== 'read') {
+    if (raw) {
+      // a folder whose name is not UTF-8 (found by review: such an .envrc was skipped, and what it
+      // loads landed): protected whole, as a nested repository there is, and what it names besides
       rules.push({ path: dirname(envrc) });
-      said?.(dirname(envrc), `its .envrc cannot be read (${read.why})`);
+      said?.(dirname(envrc), 'its .envrc lies under a name that is not UTF-8');
+    }
+    if (read.kind !== 'read') {
+      if (!raw) {
+        rules.push({ path: dirname(envrc) });
+        said?.(dirname(envrc), `its .envrc cannot be read (${read.why})`);
+      }
       continue;
     }
     const refs = envrcReferences(envrc, read.bytes.toString('utf8'), homedir());
-    if (refs.unresolved.length > 0) {
+    if (refs.unresolved.length > 0 && !raw) {
       rules.push({ path: dirname(envrc) });
       said?.(dirname(envrc), `its .envrc loads what cannot be told here (${refs.unresolved.join(', ')})`);
     }
