@@ -93,9 +93,4 @@ export function baseName(slashed: string): string {
   return i < 0 ? slashed : slashed.slice(i + 1);
 }
 
-const PATTERN_SYNTAX = /[\\^$.*+?()[\]{}|]/g;
-
-/** A pattern fragment matching `text` literally (only the escapes `validatePattern` accepts). */
-export function escapePattern(text: string): string {
-  return text.replace(PATTERN_SYNTAX, '\\$&');
-}
+export { escapePattern } from '@aalis/core';

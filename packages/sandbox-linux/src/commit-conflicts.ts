@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, type Stats, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { encodePath } from './host-names.js';
+import { AalisError, encodePath } from '@aalis/core';
 import { atFd, openDir } from './host-walk.js';
 import { unescapeOctal } from './opaque-dirs.js';
 import { walkTree } from './dir-cursor.js';
-import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /*

@@ -65,11 +65,11 @@ describe('what an .envrc loads is a landing', { timeout: 120_000 }, () => {
   it('an .envrc under a name that is not UTF-8 protects its folder, and what it loads outside it', async () => {
     const raw = Buffer.concat([Buffer.from(`${s.ws}/`), Buffer.from([0xfe]), Buffer.from('/projR')]);
     mkdirSync(raw, { recursive: true });
-    writeFileSync(Buffer.concat([raw, Buffer.from('/.envrc')]), 'PATH_add bin\nsource_env ../../shared-envrc.sh\n');
-    const r = await run(s.ws, 'd="$(printf "\\376")/projR"; mkdir -p "$d/bin" && echo x > "$d/bin/git"; echo "touch /tmp/pwned" > shared-envrc.sh; echo fine > raw-notes.txt');
+    writeFileSync(Buffer.concat([raw, Buffer.from('/.envrc')]), 'PATH_add bin\nsource_env ../../common-envrc.sh\n');
+    const r = await run(s.ws, 'd="$(printf "\\376")/projR"; mkdir -p "$d/bin" && echo x > "$d/bin/git"; echo "touch /tmp/pwned" > common-envrc.sh; echo fine > raw-notes.txt');
     expect(r.writeDenied, r.stderr).toBe(true);
     expect(existsSync(Buffer.concat([raw, Buffer.from('/bin')]))).toBe(false);
-    expect(existsSync(join(s.ws, 'shared-envrc.sh'))).toBe(false);
+    expect(existsSync(join(s.ws, 'common-envrc.sh'))).toBe(false);
     expect(r.stderr).toContain('its .envrc lies under a name that is not UTF-8');
     expect(readFileSync(join(s.ws, 'raw-notes.txt'), 'utf8')).toBe('fine\n');
   });

@@ -1,7 +1,6 @@
 import { closeSync, type Dirent, fstatSync, lstatSync, readdirSync } from 'node:fs';
-import { atFd, openDirNoFollow as openDir } from '@aalis/core';
+import { atFd, decodeName, encodePath, openDirNoFollow as openDir } from '@aalis/core';
 import { StampedDevices } from './stamped-file-system.js';
-import { decodeName, encodePath } from './host-names.js';
 import { type DirId, DirMovedError, idOf } from './dir-cursor.js';
 import { isWithin } from './rule-match.js';
 

@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SandboxPolicy } from '@aalis/api-reach';
-import { encodePath } from './host-names.js';
+import { encodePath } from '@aalis/core';
 import type { HostThread } from './host-thread.js';
 import { listingCacheFor, walkTree } from './host-walk.js';
 import { policyEvaluatorOf } from './policy-evaluator.js';

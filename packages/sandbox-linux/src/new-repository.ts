@@ -1,6 +1,5 @@
 import { lstatSync, type Stats } from 'node:fs';
-import { gitConfigNotInert, INERT_GIT_CONFIG_MAX_BYTES, readRegularSync } from '@aalis/core';
-import { decodeName } from './host-names.js';
+import { decodeName, gitConfigNotInert, INERT_GIT_CONFIG_MAX_BYTES, readRegularSync } from '@aalis/core';
 import { atFd } from './host-walk.js';
 import { walkTree } from './dir-cursor.js';
 

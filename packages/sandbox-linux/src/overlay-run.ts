@@ -1,5 +1,5 @@
 import type { SandboxCheck, SandboxPolicy } from '@aalis/api-reach';
-import { hasRawBytes, printablePath } from './host-names.js';
+import { AalisError, hasRawBytes, printablePath } from '@aalis/core';
 import { readFileSync } from 'node:fs';
 import { findOverlayTools, overlayConflict, type HostModel, innerIdArgs, mountOperands, type OverlayRoot, type OverlayTools, overlayRefusal, overlayRootsOf, overlayStep, planOverlays, prepareAliases, prepareLayers, probeOverlay, type SocketBind, socketBinds } from './overlay-mount.js';
 import type { CommitConflictEntry } from '@aalis/api-reach';
@@ -8,7 +8,6 @@ import { commitSince, markRunStart, type RunStart, type Since } from './commit-c
 import { type ClockStepWatch, clockSteps, type StepWindow } from './clock-steps.js';
 import type { CommitBatch, CommitBatchReport } from './commit-batch.js';
 import { beginCommit, endCommit } from './commit-journal.js';
-import { AalisError } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 
 /*

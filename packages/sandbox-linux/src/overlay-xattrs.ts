@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { decodeName } from './host-names.js';
+import { decodeName } from '@aalis/core';
 import { splitBytes, unescapeOctal } from './opaque-dirs.js';
 import { findExecutable } from './tools.js';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { PlanFile, PlanMount, PlanStep, SandboxPlan, SandboxRunRequest } from '@aalis/api-reach';
 import { NAMESPACE_FLAGS, NETWORK_OFF_FLAGS, SECCOMP_FD } from './bwrap-flags.js';
-import { encodePath, hasRawBytes } from './host-names.js';
+import { encodePath, hasRawBytes } from '@aalis/core';
 import { commandEnvBytes, ENV_FD, envFlags, LAUNCH_ENV } from './launch-env.js';
 import { EXEC_SYNC_FLAGS, SETUP_SYNC_FLAGS } from './network.js';
 import type { Translation } from './translate.js';

@@ -1,8 +1,7 @@
 import { closeSync, fstatSync, lstatSync, renameSync, statSync } from 'node:fs';
-import { AalisError, removeTreeAt as removeAt } from '@aalis/core';
+import { AalisError, decodeName, printablePath, removeTreeAt as removeAt } from '@aalis/core';
 import { type CopySeam, copyAt } from './copy-tree.js';
 import type { LinuxErrorCode } from './linux-error-codes.js';
-import { decodeName, printablePath } from './host-names.js';
 import { atFd, openDir } from './host-walk.js';
 import { DirMovedError } from './dir-cursor.js';
 

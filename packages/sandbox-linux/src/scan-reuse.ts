@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import type { DirStamp } from './host-walk.js';
-import { encodePath } from './host-names.js';
+import { encodePath } from '@aalis/core';
 import type { PersistedWalk } from './scan-reuse-file.js';
 import { StampedDevices } from './stamped-file-system.js';
 

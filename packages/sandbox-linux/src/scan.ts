@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { escapePattern, type PathMatcher, type PathRule, type SandboxPolicy, toolchainCacheDirs } from '@aalis/api-reach';
 import { type HostSocketFacts, hostSocketFacts } from './host-sockets.js';
 import { policyEvaluatorOf } from './policy-evaluator.js';
-import { decodeName, encodePath } from './host-names.js';
+import { AalisError, decodeName, encodePath } from '@aalis/core';
 import { atFd, listingCacheFor, type WalkEntry, walkTree } from './host-walk.js';
 import { NEW_ENTRY_NAMES, placeholderCandidates } from './placeholders.js';
 import { groupHidden, MAX_HIDDEN_MOUNTS } from './hidden-groups.js';
@@ -14,7 +14,6 @@ import { INDEX_MIN_ENTRIES, treeIndex } from './tree-index.js';
 import { treeMemoFor } from './tree-memo.js';
 import { REUSE_SETTLED_MS, ScanReuse, ScanWitness } from './scan-reuse.js';
 import { loadReuseFile, type ReuseFileLoad, storeReuseFile } from './scan-reuse-file.js';
-import { AalisError } from '@aalis/core';
 import { z } from 'zod';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 

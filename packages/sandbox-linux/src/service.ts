@@ -25,13 +25,12 @@ import {
   type StdinFeed,
 } from '@aalis/api-reach';
 import { loadExeca } from './execa-lazy.js';
-import { AalisError } from '@aalis/core';
+import { AalisError, hasRawBytes, printablePath } from '@aalis/core';
 import type { LinuxErrorCode } from './linux-error-codes.js';
 import { kernelSurface } from './kernel-surface.js';
 import { CgroupLead } from './cgroup-lead.js';
 import { type CpuShare, type CpuShareSetting, cpuShareCheck, openCpuShare } from './cpu-share.js';
 import { choosePidLimit, DEFAULT_PID_LIMIT, PidLimitError, type PidLimitMechanism, preparePidLimit, type RunPidLimit, sweepStalePidCgroups } from './pid-limit.js';
-import { hasRawBytes, printablePath } from './host-names.js';
 import { type FilterRoute, installLoopbackFilter, NFT_LIBRARY } from './loopback-filter.js';
 import { forkNetHelper, launcherFilter, launcherNetHelper, type StartNetHelper } from './net-helper.js';
 import { INFO_FD, planNetwork, readChildPid, SETUP_SYNC_FD, type Slirp, startSlirp, syncAtExec } from './network.js';

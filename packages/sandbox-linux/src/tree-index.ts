@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { decodeName, encodePath } from './host-names.js';
+import { decodeName, encodePath } from '@aalis/core';
 import { findPython } from './system-interpreters.js';
 import { isWithin } from './rule-match.js';
 import { TREE_WATCH_PY } from './tree-watch.helper.js';
