@@ -456,6 +456,11 @@ export class DockerSandbox implements SandboxService {
         : lost === 'unconfirmed'
           ? `aalis: the docker client lost the engine at ${this.cli.engine} mid-run and it did not answer again; the container's own deadline has passed, and its writes were checked then. The run was unsupervised after the loss.\n`
           : '';
+    // a folder the host's landings protect whole (an .envrc that cannot be read, say): why, where a write there was refused or removed
+    const wholeNote = [...plan.protectedWhole]
+      .filter(([folder]) => deniedWrites.some((path) => isWithin(path, folder)))
+      .map(([folder, why]) => `aalis: ${folder}: the command may not write in it (rule: landing): ${why}\n`)
+      .join('');
     const removalNote = failedRemovals.length > 0 ? `aalis: denied writes that could not be removed from the host (they are still there): ${failedRemovals.join(', ')}\n` : '';
     const unlistedNote =
       after.unlisted.length > 0
@@ -464,7 +469,7 @@ export class DockerSandbox implements SandboxService {
     return {
       ...(lost !== undefined ? { engineLost: lost } : {}),
       stdout: outcome.stdout.text(),
-      stderr: outcome.stderr + note + unlistedNote + removalNote,
+      stderr: outcome.stderr + note + unlistedNote + wholeNote + removalNote,
       exitCode: bySignal !== undefined ? null : outcome.code,
       signal: bySignal ?? null,
       timedOut: outcome.timedOut,

@@ -1,9 +1,9 @@
 import type { Dirent } from 'node:fs';
 import { lstatSync } from 'node:fs';
 import { lstat, readdir, realpath } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import type { PathRule, SandboxPolicy } from '@aalis/api-reach';
-import { shownBytes, utf8NameOf } from '@aalis/core';
+import { GIT_DIR_MARK_NAMES, type LandingRule, landingExtraRules, shownBytes, takenForGitDir, utf8NameOf } from '@aalis/core';
 import { MountPolicyError } from './mount-policy-error.js';
 import { isWithin, rulesCover } from './rule-match.js';
 
@@ -46,6 +46,14 @@ export interface MountPlan {
    * or a nested repo's whole `.git` as new (found by an attack: every such `mv` lost the user's files).
    */
   readonly deniedInodes: ReadonlyMap<string, readonly Buffer[]>;
+  /**
+   * git's marks (`HEAD`, `objects`, `refs`, `commondir`) outside a `.git` under the writable roots
+   * before the run, by path and identity: the check after it refuses the ones that complete a
+   * folder git would take for a repository ({@link deniedWritesAfter}).
+   */
+  readonly marksBefore: ReadonlySet<string>;
+  /** Folders the host's landings protect whole, each with why (an `.envrc` that cannot be read, say): said with what is removed there. */
+  readonly protectedWhole: ReadonlyMap<string, string>;
   /** The mode of any path under the mounted roots. */
   modeAt(path: string): MountMode;
   /** Whether the write layers allow a path, regardless of whether it can be read. */
@@ -191,6 +199,105 @@ function unlistedTooDeep(dir: WalkEntry): MountPolicyError {
   );
 }
 
+/** Records a denied entry's identity (hard links: one file at several denied paths, each of them there before). */
+function noteDenied(deniedInodes: Map<string, Buffer[]>, bytes: Buffer): void {
+  const inode = inodeKeyOf(bytes);
+  if (inode === undefined) return;
+  const paths = deniedInodes.get(inode) ?? [];
+  if (!paths.some((p) => p.equals(bytes))) deniedInodes.set(inode, [...paths, bytes]);
+}
+
+/** Whether a walked entry is one the host's landings are read from: a `.git`, an `.envrc`, a `HEAD` outside a `.git`, or a symlink the policy protects. */
+function extraCandidate(entry: WalkEntry, protectedNow: boolean): boolean {
+  const name = basename(entry.path);
+  const named = name === '.git' || name === '.envrc' || (name === 'HEAD' && !entry.path.includes('/.git/'));
+  if (!named && !(entry.isSymbolicLink && protectedNow)) return false;
+  // what it says cannot be read by a name that is not text: refused, as a mount there is
+  if (!entry.utf8) {
+    throw new MountPolicyError(
+      'not-utf8',
+      `${shownBytes(entry.bytes)} decides where a host tool's start files are (a repository, an .envrc or a landing link), but its path is not UTF-8, so what it names cannot be read and protected here; nothing was run`,
+      'rename the directory on the way to a UTF-8 name (mv with a glob), or run the command with the Linux sandbox',
+    );
+  }
+  return true;
+}
+
+/** Whether a path is one of git's marks outside any `.git`. */
+function isGitMark(path: string): boolean {
+  return (GIT_DIR_MARK_NAMES as readonly string[]).includes(basename(path)) && !`${path}/`.includes('/.git/');
+}
+
+/** A mark's key in {@link MountPlan.marksBefore}: its path's bytes and identity. */
+function markKeyOf(bytes: Buffer): string | undefined {
+  const inode = inodeKeyOf(bytes);
+  return inode === undefined ? undefined : `${bytes.toString('hex')}:${inode}`;
+}
+
+/** core's landingExtraRules for what the walk found, with the folders protected whole. */
+function landingExtrasOf(entries: readonly WalkEntry[], writeRoots: readonly string[], named: readonly string[], protectedPath: (path: string) => boolean): { rules: LandingRule[]; whole: Map<string, string> } {
+  const whole = new Map<string, string>();
+  const inRoot = (p: string) => writeRoots.some((root) => p !== root && isWithin(p, root));
+  const rules = landingExtraRules({ write: writeRoots, inRoot, candidates: [...entries.map((e) => e.path), ...named], protectedPath, said: (folder, why) => whole.set(folder, why) });
+  return { rules, whole };
+}
+
+const PATTERN_META = new Set([...'^$.*+?()[]{}|']);
+
+/** A pattern's literal start (its escapes undone), and whether the pattern is that literal exactly (`^lit$`). */
+function literalOf(pattern: string): { literal: string; exact: boolean } {
+  let literal = '';
+  let i = pattern.startsWith('^') ? 1 : 0;
+  if (i === 0) return { literal: '', exact: false };
+  for (; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      literal += pattern[i + 1] ?? '';
+      i++;
+    } else if (PATTERN_META.has(c)) return { literal, exact: c === '$' && i === pattern.length - 1 };
+    else literal += c;
+  }
+  return { literal, exact: false };
+}
+
+/**
+ * Where each extra rule can hold entries under the writable roots: a path rule's path (or the
+ * roots it holds), a pattern's literal folder; a pattern that is one name exactly (a link's way)
+ * stands for that entry alone. Nested scopes are walked once, from the top.
+ */
+function extraScopes(rules: readonly LandingRule[], writeRoots: readonly string[]): { path: string; exact: boolean }[] {
+  const out: { path: string; exact: boolean }[] = [];
+  const scopeOf = (p: string) => {
+    const held = writeRoots.filter((root) => isWithin(root, p));
+    if (held.length > 0) for (const root of held) out.push({ path: root, exact: false });
+    else if (writeRoots.some((root) => isWithin(p, root))) out.push({ path: p, exact: false });
+  };
+  for (const rule of rules) {
+    if ('path' in rule) {
+      scopeOf(rule.path);
+      continue;
+    }
+    const { literal, exact } = literalOf(rule.pattern);
+    if (exact) {
+      if (writeRoots.some((root) => isWithin(literal, root))) out.push({ path: literal, exact: true });
+    } else scopeOf(literal.includes('/') ? literal.slice(0, literal.lastIndexOf('/')) || '/' : '/');
+  }
+  const sorted = [...new Map(out.map((s) => [`${s.exact ? 1 : 0}${s.path}`, s])).values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const walked: string[] = [];
+  return sorted.filter((s) => {
+    if (walked.some((w) => isWithin(s.path, w))) return false;
+    if (!s.exact) walked.push(s.path);
+    return true;
+  });
+}
+
+/** A scope's entry as the walk would give it, not following a link; undefined when there is none. */
+async function scopeEntry(path: string): Promise<WalkEntry | undefined> {
+  const st = await lstat(path).catch(() => undefined);
+  if (st === undefined) return undefined;
+  return { path, bytes: Buffer.from(path), utf8: true, isDirectory: st.isDirectory(), isSymbolicLink: st.isSymbolicLink() };
+}
+
 /**
  * Translates a policy into container mounts, in the policy's layer order: reads are what is
  * mounted, minus `readDeny` (masked), plus `readAllowWithin`; writes are the `write` roots, minus
@@ -229,7 +336,8 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
 
   const writeDenyRules = [...policy.writeDeny, ...policy.controlDeny];
   const readDenied = rulesCover(policy.readDeny);
-  const writeDenied = rulesCover(policy.writeDeny);
+  // the policy's; with the landings only the host tells (landingExtrasOf) once the walk has found them
+  let writeDenied = rulesCover(policy.writeDeny);
   const writeExcepted = rulesCover(policy.writeExceptions);
   const controlDenied = rulesCover(policy.controlDeny);
   const writableAt = (path: string): boolean => {
@@ -271,6 +379,10 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   // (found by an attack). Always walked for them; a socket bound after the walk is not masked.
   const socketsAllowed = (path: string) => policy.unixSockets.some((dir) => isWithin(path, dir));
   const sockets: WalkEntry[] = [];
+  const inWriteRoot = (path: string) => writeRoots.some((w) => isWithin(path, w));
+  // what the landings the host tells are read from (extraCandidate), and git's marks outside a .git there now
+  const extraCandidates: WalkEntry[] = [];
+  const marksBefore = new Set<string>();
   {
     const budget = { left: input.walkLimit ?? DEFAULT_WALK_LIMIT };
     const dirModes = new Map<string, MountMode>();
@@ -285,11 +397,10 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     for (const root of baseRoots) {
       await walk(walkRoot(root), budget, (entry) => {
         const { path } = entry;
-        if (!writableAt(path) && writeRoots.some((w) => isWithin(path, w))) {
-          const inode = inodeKeyOf(entry.bytes);
-          // hard links: one file at several denied paths, each of them there before
-          if (inode !== undefined) deniedInodes.set(inode, [...(deniedInodes.get(inode) ?? []), entry.bytes]);
-        }
+        const writeRooted = inWriteRoot(path);
+        if (!writableAt(path) && writeRooted) noteDenied(deniedInodes, entry.bytes);
+        if (writeRooted && extraCandidate(entry, !writableAt(path) || readDenied(path))) extraCandidates.push(entry);
+        if (writeRooted && isGitMark(path)) marksBefore.add(markKeyOf(entry.bytes) ?? '');
         if (entry.isSymbolicLink) return false;
         if (entry.isSocket && !socketsAllowed(path)) sockets.push(entry);
         const mode = modeAt(path);
@@ -307,6 +418,46 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
         unlistedDirs.push(dir.path);
         candidates.add(dir.path);
         kinds.set(dir.path, 'dir');
+      });
+    }
+  }
+
+  // Phase two: the landings only the host tells (a nested repository's hooks folder, what an
+  // .envrc loads, a landing symlink's way and target: core's landingExtraRules, the Linux commit's
+  // by the same code), added to the write denials; where they name what is there, the plan is
+  // redone below them. Before, the docker backend judged by the policy alone, and each of these
+  // took a command's write (found by an attack, h111: 13 of 17).
+  const extras = landingExtrasOf(extraCandidates, writeRoots, [...rulePaths(writeDenyRules)], (p) => !writableAt(p) || readDenied(p));
+  if (extras.rules.length > 0) {
+    writeDenied = rulesCover([...policy.writeDeny, ...extras.rules]);
+    const dirModes = new Map<string, MountMode>();
+    const budget = { left: input.walkLimit ?? DEFAULT_WALK_LIMIT };
+    for (const scope of extraScopes(extras.rules, writeRoots)) {
+      const entry = await scopeEntry(scope.path);
+      if (entry === undefined) continue;
+      if (entry.isSymbolicLink || (scope.exact && entry.isDirectory)) {
+        // a name a landing link resolves through: only that name is the landing's (what is in it
+        // stays the command's), so it gets no mount; replacing it is a write the check finds. A
+        // file named exactly (a git directory's config) is the landing itself, mounted read-only.
+        noteDenied(deniedInodes, entry.bytes);
+        continue;
+      }
+      noteDenied(deniedInodes, entry.bytes);
+      candidates.add(scope.path);
+      kinds.set(scope.path, entry.isDirectory ? 'dir' : 'file');
+      if (!entry.isDirectory) continue;
+      await walk(entry, budget, (child) => {
+        if (!writableAt(child.path)) noteDenied(deniedInodes, child.bytes);
+        if (child.isSymbolicLink) return false;
+        const mode = modeAt(child.path);
+        const parentMode = dirModes.get(dirname(child.path)) ?? modeAt(dirname(child.path));
+        dirModes.set(dirname(child.path), parentMode);
+        if (mode !== parentMode) {
+          if (!child.utf8) throw notUtf8Mount(child, mode);
+          candidates.add(child.path);
+          kinds.set(child.path, child.isDirectory ? 'dir' : 'file');
+        }
+        return mode !== 'masked';
       });
     }
   }
@@ -347,6 +498,8 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     tmpfsTmp: !roots.includes('/tmp'),
     writableRoots: writeRoots.filter((root) => modeAt(root) !== 'masked'),
     deniedInodes,
+    marksBefore,
+    protectedWhole: extras.whole,
     modeAt,
     writableAt,
   };
@@ -378,21 +531,46 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
   const denied: DeniedWrite[] = [];
   const unlisted: string[] = [];
   const budget = { left: walkLimit };
+  // git's marks met outside a .git, by folder: the disguise is judged once the walk has seen them all
+  const marks = new Map<string, WalkEntry[]>();
+  const shown = (entry: WalkEntry): DeniedWrite => ({ path: entry.utf8 ? entry.path : shownBytes(entry.bytes), bytes: entry.bytes });
   for (const root of plan.writableRoots) {
     await walk(
       walkRoot(root),
       budget,
       (entry) => {
         if (!plan.writableAt(entry.path) && !thereBefore(plan, entry.bytes)) {
-          denied.push({ path: entry.utf8 ? entry.path : shownBytes(entry.bytes), bytes: entry.bytes });
+          denied.push(shown(entry));
           return false;
         }
+        if (isGitMark(entry.path)) marks.set(dirname(entry.path), [...(marks.get(dirname(entry.path)) ?? []), entry]);
         return !entry.isSymbolicLink && plan.modeAt(entry.path) !== 'masked';
       },
       (dir) => unlisted.push(dir.utf8 ? dir.path : shownBytes(dir.bytes)),
     );
   }
+  for (const entry of disguiseMarks(plan, marks)) denied.push(shown(entry));
   return { denied, unlisted };
+}
+
+/**
+ * The marks the command made that complete a folder git takes for a repository (core's
+ * takenForGitDir: HEAD with objects and refs, or HEAD with a commondir), outside any `.git`:
+ * git reads that folder's config (a `core.pager` there ran at the person's next `git log`) before
+ * it looks for the `.git` above. Refused by the shape, whatever the policy (as the Linux commit
+ * does), counting what was there before: a `HEAD` the host had, with `objects` and `refs` the
+ * command added, is the same disguise (found by an attack, h111). A folder whose marks were all
+ * there before is the host's own repository, and stays.
+ */
+function disguiseMarks(plan: MountPlan, marks: ReadonlyMap<string, readonly WalkEntry[]>): WalkEntry[] {
+  const out: WalkEntry[] = [];
+  for (const entries of marks.values()) {
+    const names = new Set(entries.map((e) => basename(e.path)));
+    if (!takenForGitDir((name) => names.has(name))) continue;
+    const made = entries.filter((e) => !plan.marksBefore.has(markKeyOf(e.bytes) ?? ''));
+    out.push(...made);
+  }
+  return out;
 }
 
 /** The identity of the entry at `path` (`dev:ino:birth time`), not following a symlink; undefined when it is gone. */
