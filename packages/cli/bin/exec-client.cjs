@@ -57,7 +57,8 @@ function emit(name, data) {
   if (!regular.has(name)) {
     let file = false;
     try {
-      file = fstatSync(fd).isFile();
+      // bigint: a plain fstat of a pipe misleads node's next module resolution (src/process-io.ts)
+      file = fstatSync(fd, { bigint: true }).isFile();
     } catch {}
     regular.set(name, file);
   }

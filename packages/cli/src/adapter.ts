@@ -166,8 +166,9 @@ function dropNew(fd: number, file: string): void {
 /** The permission bits of standard output when it is a regular file others may read, else `undefined`. */
 function othersReadStdout(): number | undefined {
   try {
-    const stat = fstatSync(1);
-    return stat.isFile() && (stat.mode & 0o077) !== 0 ? stat.mode & 0o777 : undefined;
+    // bigint: see process-io.ts (a plain fstat of a pipe misleads node's next module resolution)
+    const stat = fstatSync(1, { bigint: true });
+    return stat.isFile() && (stat.mode & 0o077n) !== 0n ? Number(stat.mode & 0o777n) : undefined;
   } catch {
     return undefined;
   }

@@ -24,7 +24,10 @@ function writerOf(name: 'stdout' | 'stderr'): (text: string) => void {
   const fd = name === 'stdout' ? 1 : 2;
   let file = false;
   try {
-    file = fstatSync(fd).isFile();
+    // bigint: a plain fstat of a pipe or socket is left in node's shared stat buffer, and the next
+    // module resolution then takes pnpm's symlinked packages for real folders (nodejs/node#51142:
+    // `aalis doctor | cat` found no execa, and said the linux sandbox did not work)
+    file = fstatSync(fd, { bigint: true }).isFile();
   } catch {
     // no such descriptor: node's stream says so when it is written
   }

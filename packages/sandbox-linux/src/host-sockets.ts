@@ -208,7 +208,8 @@ export function hostSocketFacts(): HostSocketFacts {
     let real: string | undefined;
     let isSocket = false;
     try {
-      const st = lstatSync(name, { throwIfNoEntry: false });
+      // bigint: a plain lstat of a socket misleads node's next module resolution (nodejs/node#51142)
+      const st = lstatSync(name, { throwIfNoEntry: false, bigint: true });
       isSocket = st?.isSocket() ?? false;
       real = realpathSync.native(isSocket ? name : dirname(name));
     } catch {
@@ -277,7 +278,7 @@ export function hostSockets(): string[] {
       const name = decodeName(raw);
       if (!name?.startsWith('/')) continue;
       try {
-        if (lstatSync(name, { throwIfNoEntry: false })?.isSocket()) out.add(realpathSync.native(name));
+        if (lstatSync(name, { throwIfNoEntry: false, bigint: true })?.isSocket()) out.add(realpathSync.native(name));
       } catch {
         // unreachable from here: nothing to hide
       }
