@@ -25,7 +25,7 @@ export {
 export { nodeModulesException, patternBody } from './node-modules-exception.js';
 export { isNeverWritten, NEVER_WRITTEN, neverWrittenMessage } from './never-written.js';
 export { CREDENTIAL_FILES, ENV_FILES, type ProtectedListsInput, protectedLists } from './protected-lists.js';
-export { XDG_BASES, type XdgBaseDirs, type XdgKind, xdgAliasOf, xdgBaseDirsOf, xdgPatternAliasOf } from './xdg-dirs.js';
+export { XDG_BASES, XDG_VARIABLES, type XdgBaseDirs, type XdgKind, xdgAliasOf, xdgBaseDirsOf, xdgPatternAliasOf } from './xdg-dirs.js';
 export { aalisStateDir } from './state-dir.js';
 export { systemSecretPaths } from './system-secrets.js';
 export {

@@ -23,7 +23,8 @@ export type XdgKind = keyof typeof XDG_BASES;
  */
 export type XdgBaseDirs = { readonly [K in XdgKind]?: readonly string[] };
 
-const ENV_NAMES: Record<XdgKind, string> = { config: 'XDG_CONFIG_HOME', cache: 'XDG_CACHE_HOME', data: 'XDG_DATA_HOME', state: 'XDG_STATE_HOME' };
+/** The variable that sets each kind. */
+export const XDG_VARIABLES: Readonly<Record<XdgKind, string>> = { config: 'XDG_CONFIG_HOME', cache: 'XDG_CACHE_HOME', data: 'XDG_DATA_HOME', state: 'XDG_STATE_HOME' };
 
 /**
  * The base directories an environment sets: absolute values only (the spec says a relative one is
@@ -31,8 +32,8 @@ const ENV_NAMES: Record<XdgKind, string> = { config: 'XDG_CONFIG_HOME', cache: '
  */
 export function xdgBaseDirsOf(env: Readonly<Record<string, string | undefined>>): XdgBaseDirs {
   const out: { [K in XdgKind]?: string[] } = {};
-  for (const kind of Object.keys(ENV_NAMES) as XdgKind[]) {
-    const value = env[ENV_NAMES[kind]];
+  for (const kind of Object.keys(XDG_VARIABLES) as XdgKind[]) {
+    const value = env[XDG_VARIABLES[kind]];
     if (value?.startsWith('/')) out[kind] = [value.replace(/\/+$/, '') || '/'];
   }
   return out;

@@ -330,6 +330,20 @@ describe('aalis doctor and policy', () => {
     expect(aalis(['doctor'], { cwd: dir }).stdout).toContain('spec tools (002): FAIL tools.engine is "off"');
   }, 60_000);
 
+  it('doctor shows the landings it reads from the machine: the XDG directories set, and what the .envrc files above load', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'aalis-doctor-'));
+    const ws = join(dir, 'project');
+    mkdirSync(ws);
+    writeFileSync(join(dir, '.envrc'), 'PATH_add tools\ndotenv "$ENV_FILE"\n');
+    const result = aalis(['doctor'], { cwd: ws, env: { XDG_CONFIG_HOME: join(dir, 'dotfiles') } });
+    expect(result.stdout).toContain(`XDG_CONFIG_HOME: ${join(dir, 'dotfiles')}; the table's entries under`);
+    expect(result.stdout).toMatch(/XDG_CACHE_HOME: not set, so .*\.cache/);
+    expect(result.stdout).toContain(`${join(dir, '.envrc')}: loads ${join(dir, 'tools')} (landings)`);
+    expect(result.stdout).toContain('and what cannot be told here (dotenv $ENV_FILE)');
+    const json = JSON.parse(aalis(['doctor', '--json'], { cwd: ws, env: { XDG_CONFIG_HOME: join(dir, 'dotfiles') } }).stdout) as { hostLandings: { xdg: { kind: string; set: string[] | null }[] } };
+    expect(json.hostLandings.xdg.find((x) => x.kind === 'config')?.set).toContain(join(dir, 'dotfiles'));
+  }, 60_000);
+
   it('policy prints the layers and the whole bubblewrap command line (namespaces, capability drop, seccomp fd)', () => {
     const result = aalis(['policy', '--tier', 'readonly']);
     expect(result.status).toBe(0);

@@ -55,7 +55,7 @@ export function reachInstanceOf(config: ReachConfig, kernelDataDir: string | und
     stateDir: realPathOfSync(aalisStateDir(process.env, homedir())),
     configHoldsSecrets: config.configHoldsSecrets,
     // the daemon's: the host tools that read the landings run with the user's environment
-    xdg: realXdgDirs(xdgBaseDirsOf(process.env)),
+    xdg: reachXdgDirs(process.env),
   });
   const lists = withRealRoots(
     { ...base, control: [...base.control, ...others.map((path) => ({ path }))], denyRead: [...base.denyRead, ...others.map((path) => ({ path }))] },
@@ -72,13 +72,14 @@ export function reachInstanceOf(config: ReachConfig, kernelDataDir: string | und
 }
 
 /**
- * The XDG base directories as set (normalized) and, where that differs, as real paths (one that
- * does not exist yet: its nearest existing ancestor's, as for any target): a set directory that is
- * a symlink is a landing by both names, so a command cannot repoint the link (found by an attack,
- * h109: with only the real path named, `rm cfg && ln -s evil cfg` moved neovim's config).
+ * The XDG base directories `env` sets (api-reach's `xdgBaseDirsOf`), as set (normalized) and,
+ * where that differs, as real paths (one that does not exist yet: its nearest existing ancestor's,
+ * as for any target): a set directory that is a symlink is a landing by both names, so a command
+ * cannot repoint the link (found by an attack, h109: with only the real path named,
+ * `rm cfg && ln -s evil cfg` moved neovim's config). The daemon's, and what `aalis doctor` shows.
  */
-function realXdgDirs(dirs: XdgBaseDirs): XdgBaseDirs {
-  return Object.fromEntries(Object.entries(dirs).map(([kind, given]) => [kind, [...new Set(given.flatMap((dir) => [resolve(dir), realPathOfSync(dir)]))]]));
+export function reachXdgDirs(env: Readonly<Record<string, string | undefined>>): XdgBaseDirs {
+  return Object.fromEntries(Object.entries(xdgBaseDirsOf(env)).map(([kind, given]) => [kind, [...new Set(given.flatMap((dir) => [resolve(dir), realPathOfSync(dir)]))]]));
 }
 
 /** The login name, for landings named after it; none when the process has no passwd entry. */
