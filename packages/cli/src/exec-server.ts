@@ -105,7 +105,8 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
   let umask = 0o077;
   let idle: NodeJS.Timeout | undefined;
   let server: Server;
-  let bound: { dev: number; ino: number } | undefined;
+  // bigint stats: a plain lstat of a socket misleads node's next module resolution (process-io.ts)
+  let bound: { dev: bigint; ino: bigint } | undefined;
   let done!: () => void;
   const stopped = new Promise<void>((resolve) => (done = resolve));
 
@@ -118,7 +119,7 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
     server.close();
     // still ours (another helper may have taken the path): removed, so no client connects to nothing
     try {
-      const st = lstatSync(options.socket, { throwIfNoEntry: false });
+      const st = lstatSync(options.socket, { throwIfNoEntry: false, bigint: true });
       if (st && bound && st.dev === bound.dev && st.ino === bound.ino) unlinkSync(options.socket);
     } catch {
       // gone already
@@ -309,7 +310,7 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
   server = createServer(serve);
   await listenOnce(server, options.socket);
   server.on('error', () => {}); // an accept that failed (out of descriptors): that connection is lost, the helper goes on
-  const st = lstatSync(options.socket);
+  const st = lstatSync(options.socket, { bigint: true });
   bound = { dev: st.dev, ino: st.ino };
   // where a client finds this process, to read its token: written whole (a temp renamed over), after the socket answers
   const temp = `${pidFile}.${process.pid}`;
@@ -317,7 +318,7 @@ export async function serveExec(options: ExecHelperOptions): Promise<void> {
   renameSync(temp, pidFile);
   // a helper whose socket was removed or taken by another is reached by no client: it ends
   const watch = setInterval(() => {
-    const now = lstatSync(options.socket, { throwIfNoEntry: false });
+    const now = lstatSync(options.socket, { throwIfNoEntry: false, bigint: true });
     if (!busy && (now === undefined || now.dev !== bound!.dev || now.ino !== bound!.ino)) {
       clearInterval(watch);
       void stop();
