@@ -318,4 +318,21 @@ describe.skipIf(engineSkip)("the commit's extra landings on the docker backend (
     expect(refused).toMatchObject({ code: 'sandbox-unavailable', message: expect.stringMatching(/r\\xfe\/\.git decides where a host tool's start files are.*\(rule: not-utf8\)/) });
     expect(existsSync(join(s.ws, 'ran.txt'))).toBe(false);
   });
+
+  it("11. a nested repository moved by the command: a hook in the folder its core.hooksPath names at the new place does not land; the repository and the person's hooks stay", async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      git(join(ws, 'sub'), 'config', 'core.hooksPath', '.githooks');
+      git(ws, 'init', '-q', 'kept');
+      git(join(ws, 'kept'), 'config', 'core.hooksPath', '.githooks');
+      mkdirSync(join(ws, 'kept', '.githooks'));
+      writeFileSync(join(ws, 'kept', '.githooks', 'pre-push'), '#!/bin/sh\nexit 0\n');
+    });
+    const r = await run(s, `mv sub sub3 && mkdir -p sub3/.githooks && ${HOOK} > sub3/.githooks/pre-commit; mv kept kept2; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'sub3', '.git', 'config')), r.stderr).toBe(true);
+    expect(existsSync(join(s.ws, 'sub3', '.githooks', 'pre-commit'))).toBe(false);
+    // the person's own hook, wherever the move left it
+    const kept = [join(s.ws, 'kept', '.githooks', 'pre-push'), join(s.ws, 'kept2', '.githooks', 'pre-push')].filter((p) => existsSync(p));
+    expect(kept.map((p) => readFileSync(p, 'utf8'))).toEqual(['#!/bin/sh\nexit 0\n']);
+  });
 });

@@ -48,12 +48,29 @@ export interface MountPlan {
   readonly deniedInodes: ReadonlyMap<string, readonly Buffer[]>;
   /**
    * git's marks (`HEAD`, `objects`, `refs`, `commondir`) outside a `.git` under the writable roots
-   * before the run, by path and identity: the check after it refuses the ones that complete a
-   * folder git would take for a repository ({@link deniedWritesAfter}).
+   * before the run, by identity (a rename keeps it: a bare repository the command only moved is
+   * the person's, found by an attack, h112: `mv mirror.git mirror2.git` lost its objects): the
+   * check after it refuses the new ones that complete a folder git would take for a repository
+   * ({@link deniedWritesAfter}).
    */
   readonly marksBefore: ReadonlySet<string>;
+  /**
+   * The paths the rules name that the command may not write or read, and the folders of the
+   * extra landings' patterns, under the writable roots: a symlink the command made above one (or
+   * at or below such a folder) sends that name where the link points, a write to it.
+   */
+  readonly shadowable: { readonly named: readonly string[]; readonly folders: readonly string[] };
   /** Folders the host's landings protect whole, each with why (an `.envrc` that cannot be read, say): said with what is removed there. */
   readonly protectedWhole: ReadonlyMap<string, string>;
+  /**
+   * The landings only the host tells, read again from what stands after the run (`candidates`:
+   * the `.git`, `.envrc` and `HEAD` entries and protected links the check met, none of them a
+   * write it removes): the rules the plan did not have. A command that moved a nested repository
+   * (`mv sub sub3`) took its hooks folder to a place the plan's rules did not name.
+   */
+  landingsAfter(candidates: readonly string[]): LandingRule[];
+  /** When the plan was made (ms since the epoch): an entry born or modified since is the run's. */
+  readonly plannedAt: number;
   /** The mode of any path under the mounted roots. */
   modeAt(path: string): MountMode;
   /** Whether the write layers allow a path, regardless of whether it can be read. */
@@ -208,10 +225,15 @@ function noteDenied(deniedInodes: Map<string, Buffer[]>, bytes: Buffer): void {
 }
 
 /** Whether a walked entry is one the host's landings are read from: a `.git`, an `.envrc`, a `HEAD` outside a `.git`, or a symlink the policy protects. */
-function extraCandidate(entry: WalkEntry, protectedNow: boolean): boolean {
+function isExtraCandidate(entry: WalkEntry, protectedNow: boolean): boolean {
   const name = basename(entry.path);
   const named = name === '.git' || name === '.envrc' || (name === 'HEAD' && !entry.path.includes('/.git/'));
-  if (!named && !(entry.isSymbolicLink && protectedNow)) return false;
+  return named || (entry.isSymbolicLink && protectedNow);
+}
+
+/** {@link isExtraCandidate}, refusing the run for one whose path is not UTF-8. */
+function extraCandidate(entry: WalkEntry, protectedNow: boolean): boolean {
+  if (!isExtraCandidate(entry, protectedNow)) return false;
   // what it says cannot be read by a name that is not text: refused, as a mount there is
   if (!entry.utf8) {
     throw new MountPolicyError(
@@ -228,18 +250,22 @@ function isGitMark(path: string): boolean {
   return (GIT_DIR_MARK_NAMES as readonly string[]).includes(basename(path)) && !`${path}/`.includes('/.git/');
 }
 
-/** A mark's key in {@link MountPlan.marksBefore}: its path's bytes and identity. */
+/** A mark's key in {@link MountPlan.marksBefore}: its identity. */
 function markKeyOf(bytes: Buffer): string | undefined {
-  const inode = inodeKeyOf(bytes);
-  return inode === undefined ? undefined : `${bytes.toString('hex')}:${inode}`;
+  return inodeKeyOf(bytes);
 }
 
 /** core's landingExtraRules for what the walk found, with the folders protected whole. */
-function landingExtrasOf(entries: readonly WalkEntry[], writeRoots: readonly string[], named: readonly string[], protectedPath: (path: string) => boolean): { rules: LandingRule[]; whole: Map<string, string> } {
+function landingExtrasOf(candidates: readonly string[], writeRoots: readonly string[], named: readonly string[], protectedPath: (path: string) => boolean): { rules: LandingRule[]; whole: Map<string, string> } {
   const whole = new Map<string, string>();
   const inRoot = (p: string) => writeRoots.some((root) => p !== root && isWithin(p, root));
-  const rules = landingExtraRules({ write: writeRoots, inRoot, candidates: [...entries.map((e) => e.path), ...named], protectedPath, said: (folder, why) => whole.set(folder, why) });
+  const rules = landingExtraRules({ write: writeRoots, inRoot, candidates: [...candidates, ...named], protectedPath, said: (folder, why) => whole.set(folder, why) });
   return { rules, whole };
+}
+
+/** A rule's identity, to tell the rules read after a run from the plan's. */
+function ruleKey(rule: LandingRule): string {
+  return 'path' in rule ? `p:${rule.path}` : `r:${rule.pattern}`;
 }
 
 const PATTERN_META = new Set([...'^$.*+?()[]{}|']);
@@ -307,6 +333,7 @@ async function scopeEntry(path: string): Promise<WalkEntry | undefined> {
  */
 export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   const { policy } = input;
+  const plannedAt = Date.now();
   const cwd = await realOrUndefined(input.cwd);
   if (cwd === undefined) {
     throw new MountPolicyError('cwd', `the working directory ${input.cwd} does not exist`, 'run the command in an existing directory');
@@ -427,7 +454,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   // by the same code), added to the write denials; where they name what is there, the plan is
   // redone below them. Before, the docker backend judged by the policy alone, and each of these
   // took a command's write (found by an attack, h111: 13 of 17).
-  const extras = landingExtrasOf(extraCandidates, writeRoots, [...rulePaths(writeDenyRules)], (p) => !writableAt(p) || readDenied(p));
+  const extras = landingExtrasOf(extraCandidates.map((e) => e.path), writeRoots, [...rulePaths(writeDenyRules)], (p) => !writableAt(p) || readDenied(p));
   if (extras.rules.length > 0) {
     writeDenied = rulesCover([...policy.writeDeny, ...extras.rules]);
     const dirModes = new Map<string, MountMode>();
@@ -500,6 +527,15 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     deniedInodes,
     marksBefore,
     protectedWhole: extras.whole,
+    shadowable: {
+      named: rulePaths([...policy.readDeny, ...writeDenyRules, ...extras.rules]).filter((p) => inWriteRoot(p) && (!writableAt(p) || readDenied(p))),
+      folders: extras.rules.flatMap((r) => ('pattern' in r ? patternFolder(r.pattern) : [])).filter(inWriteRoot),
+    },
+    landingsAfter: (after) => {
+      const known = new Set(extras.rules.map(ruleKey));
+      return landingExtrasOf(after, writeRoots, [], (p) => !writableAt(p) || readDenied(p)).rules.filter((r) => !known.has(ruleKey(r)));
+    },
+    plannedAt,
     modeAt,
     writableAt,
   };
@@ -533,6 +569,10 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
   const budget = { left: walkLimit };
   // git's marks met outside a .git, by folder: the disguise is judged once the walk has seen them all
   const marks = new Map<string, WalkEntry[]>();
+  // what the landings only the host tells are read from again, as things stand now
+  const candidates: string[] = [];
+  // the symlinks that stand where the command may write: one it made above a protected name moves that name
+  const links: WalkEntry[] = [];
   const shown = (entry: WalkEntry): DeniedWrite => ({ path: entry.utf8 ? entry.path : shownBytes(entry.bytes), bytes: entry.bytes });
   for (const root of plan.writableRoots) {
     await walk(
@@ -543,14 +583,103 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
           denied.push(shown(entry));
           return false;
         }
+        if (isExtraCandidate(entry, !plan.writableAt(entry.path))) {
+          // one whose name is not text was not there before (the plan refused such a run): the command's, and unreadable here
+          if (!entry.utf8) {
+            denied.push(shown(entry));
+            return false;
+          }
+          candidates.push(entry.path);
+        }
         if (isGitMark(entry.path)) marks.set(dirname(entry.path), [...(marks.get(dirname(entry.path)) ?? []), entry]);
+        if (entry.isSymbolicLink) links.push(entry);
         return !entry.isSymbolicLink && plan.modeAt(entry.path) !== 'masked';
       },
       (dir) => unlisted.push(dir.utf8 ? dir.path : shownBytes(dir.bytes)),
     );
   }
   for (const entry of disguiseMarks(plan, marks)) denied.push(shown(entry));
+  const later = plan.landingsAfter(candidates);
+  const fresh = (entry: WalkEntry) => !denied.some((d) => d.bytes.equals(entry.bytes));
+  for (const entry of await writesUnderLaterLandings(plan, later, budget)) if (fresh(entry)) denied.push(shown(entry));
+  for (const entry of shadowingLinks(plan, later, links)) if (fresh(entry)) denied.push(shown(entry));
   return { denied, unlisted };
+}
+
+/**
+ * The run's writes (born or modified since the plan) under the landings only the host tells that
+ * the plan did not have ({@link MountPlan.landingsAfter}), topmost only. What stood there before
+ * the run and was left as it was stays: a landing the command made by moving a repository is
+ * judged by what it wrote there, not by what the person had.
+ */
+async function writesUnderLaterLandings(plan: MountPlan, later: readonly LandingRule[], budget: { left: number }): Promise<WalkEntry[]> {
+  if (later.length === 0) return [];
+  const covers = rulesCover(later);
+  const out: WalkEntry[] = [];
+  const judge = (entry: WalkEntry): boolean => {
+    if (covers(entry.path) && madeSince(entry.bytes, plan.plannedAt)) {
+      out.push(entry);
+      return false;
+    }
+    return !entry.isSymbolicLink && plan.modeAt(entry.path) !== 'masked';
+  };
+  for (const scope of extraScopes(later, plan.writableRoots)) {
+    const entry = await scopeEntry(scope.path);
+    if (entry === undefined || !judge(entry) || !entry.isDirectory || scope.exact) continue;
+    await walk(entry, budget, judge);
+  }
+  return out;
+}
+
+/**
+ * Whether the entry at `path` was born at or after `since` (ms), or, not being a directory,
+ * modified since (a directory's time moves with any name made in it: only what is new in it is
+ * the run's). A rename keeps both.
+ */
+function madeSince(path: Buffer, since: number): boolean {
+  try {
+    const st = lstatSync(path, { bigint: true });
+    const ns = BigInt(Math.floor(since)) * 1_000_000n;
+    return st.birthtimeNs >= ns || (!st.isDirectory() && st.mtimeNs >= ns);
+  } catch {
+    return false; // gone: nothing to remove
+  }
+}
+
+/**
+ * The symlinks the run made or moved (their change time is the run's) that stand above a name the
+ * rules protect, or at, above or below a folder an extra landing's pattern covers: git, direnv or
+ * nix then reads that name where the link points, a folder the command filled (found by an
+ * attack, h112: `ln -s ../evil sub/tools` gave a nested repository's `core.fsmonitor =
+ * tools/bin/fsmon.sh` the command's program, and a host `git status` ran it). The check walks
+ * without following links, so it never saw what such a link leads to. api-reach's
+ * `namedPathsUnder`, as the Linux commit asks it (its `shadowed`).
+ */
+function shadowingLinks(plan: MountPlan, later: readonly LandingRule[], links: readonly WalkEntry[]): WalkEntry[] {
+  if (links.length === 0) return [];
+  const named = [...plan.shadowable.named, ...later.flatMap((r) => ('path' in r ? [r.path] : []))];
+  const folders = [...plan.shadowable.folders, ...later.flatMap((r) => ('pattern' in r ? patternFolder(r.pattern) : []))];
+  return links.filter(
+    (link) =>
+      changedSince(link.bytes, plan.plannedAt) &&
+      (named.some((p) => p !== link.path && isWithin(p, link.path)) || folders.some((f) => isWithin(f, link.path) || isWithin(link.path, f))),
+  );
+}
+
+/** The folder a pattern's literal start names (none for an exact name or one without a folder). */
+function patternFolder(pattern: string): string[] {
+  const { literal, exact } = literalOf(pattern);
+  if (exact || !literal.includes('/')) return [];
+  return [literal.slice(0, literal.lastIndexOf('/')) || '/'];
+}
+
+/** Whether the entry at `path` changed (made, moved, its mode or owner set) at or after `since` (ms). */
+function changedSince(path: Buffer, since: number): boolean {
+  try {
+    return lstatSync(path, { bigint: true }).ctimeNs >= BigInt(Math.floor(since)) * 1_000_000n;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -564,11 +693,17 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
  */
 function disguiseMarks(plan: MountPlan, marks: ReadonlyMap<string, readonly WalkEntry[]>): WalkEntry[] {
   const out: WalkEntry[] = [];
-  for (const entries of marks.values()) {
+  for (const [dir, entries] of marks) {
     const names = new Set(entries.map((e) => basename(e.path)));
     if (!takenForGitDir((name) => names.has(name))) continue;
     const made = entries.filter((e) => !plan.marksBefore.has(markKeyOf(e.bytes) ?? ''));
-    out.push(...made);
+    // a moved repository of the person's whose config the command wrote is the same disguise
+    const first = entries[0]!;
+    const dirBytes = first.bytes.subarray(0, first.bytes.length - basename(first.path).length);
+    const configs = ['config', 'config.worktree']
+      .map((name) => ({ path: `${dir}/${name}`, bytes: Buffer.concat([dirBytes, Buffer.from(name)]), utf8: first.utf8, isDirectory: false, isSymbolicLink: false }))
+      .filter((e) => madeSince(e.bytes, plan.plannedAt));
+    if (made.length > 0 || configs.length > 0) out.push(...made, ...configs);
   }
   return out;
 }

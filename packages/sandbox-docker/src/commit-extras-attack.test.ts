@@ -1,0 +1,387 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { type PathRule, protectedLists, resolveReach, type SandboxPolicy, sandboxPolicyOf } from '@aalis/api-reach';
+import { ENVRC_MAX_BYTES, envrcReferences, gitConfigEntries, gitConfigProgramPaths, readRegularSync } from '@aalis/core';
+import { describe, expect, it } from 'vitest';
+import { engineSkip, TEST_IMAGE, tempDir, until } from '../test/engine.js';
+import { DockerSandbox } from './docker-sandbox.js';
+import { planMounts } from './mount-plan.js';
+
+/**
+ * An attack (h112) on the landings only the host tells, as the docker backend judges them since
+ * a3e0305 (mount-plan.ts's extras, core's landingExtraRules, the disguise by shape). Each test
+ * asserts the safe outcome: a command's write a host tool later runs does not land, and ordinary
+ * work is not refused (nor the person's files removed). A failing test is a hole or a false denial.
+ */
+
+const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-extras-h112', owner: { uid: 0, gid: 0 } });
+
+interface Scene {
+  readonly home: string;
+  readonly ws: string;
+  readonly tmp: string;
+  readonly policy: SandboxPolicy;
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: cwd } });
+}
+
+/** As commit-extras.test.ts: what plugin-reach adds for the main directory (its repository's config, the .envrc files at and above it). */
+function daemonLandings(ws: string, home: string): PathRule[] {
+  const out: PathRule[] = [];
+  const entries = gitConfigEntries(join(ws, '.git', 'config'), home);
+  for (const program of gitConfigProgramPaths(entries, home, ws)) out.push({ path: program });
+  for (const e of entries) if (e.section === 'core' && e.subsection === undefined && e.key === 'hookspath' && e.value) out.push({ path: resolve(ws, e.value) });
+  for (let dir = ws; ; dir = dirname(dir)) {
+    const envrc = join(dir, '.envrc');
+    const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
+    if (read.kind === 'read') {
+      const refs = envrcReferences(envrc, read.bytes.toString('utf8'), home);
+      for (const path of refs.paths) out.push({ path });
+      for (const pattern of refs.patterns) out.push({ pattern });
+    }
+    if (dirname(dir) === dir) return out;
+  }
+}
+
+/** As commit-extras.test.ts: a home, a workspace `ws` that is a git repository, the daemon-like policy for it. */
+function scene(before?: (ws: string, home: string) => void, worktree = false): Scene {
+  const home = tempDir('aalis-h112-');
+  const data = join(home, '.aalis');
+  const ws = join(home, 'project');
+  const tmp = join(data, 'tmp', 'session-1');
+  mkdirSync(tmp, { recursive: true });
+  let gitDirs = [join(ws, '.git')];
+  if (worktree) {
+    // the workspace is a linked worktree of a repository beside it (`git worktree add ../project`)
+    const main = join(home, 'main');
+    mkdirSync(main);
+    git(main, 'init', '-q');
+    commit(main, 'first');
+    git(main, 'worktree', 'add', '-q', ws, '-b', 'wt');
+    gitDirs = [join(main, '.git', 'worktrees', 'project'), join(main, '.git')];
+  } else {
+    mkdirSync(ws, { recursive: true });
+    git(ws, 'init', '-q');
+  }
+  before?.(ws, home);
+  const paths = {
+    install: join(home, 'aalis'),
+    data,
+    workspace: ws,
+    tmp: join(data, 'tmp'),
+    self: join(data, 'self'),
+    logs: join(data, 'logs'),
+    config: join(data, 'config.yaml'),
+    secrets: join(data, 'secrets.yaml'),
+    deployment: home,
+  };
+  const base = protectedLists({ paths, userHome: home, platform: 'linux', form: 'source', codeDirs: [] });
+  const lists = { ...base, landing: [...base.landing, ...daemonLandings(ws, home)] };
+  const reach = resolveReach({ principal: 'owner', tier: 'workspace', onBoundary: 'ask', place: { home: ws }, gitDirs, sessionTmp: tmp, localPorts: [], lists, paths });
+  return { home, ws, tmp, policy: sandboxPolicyOf(reach) };
+}
+
+function commit(cwd: string, message: string): void {
+  git(cwd, '-c', 'user.email=a@b', '-c', 'user.name=a', 'commit', '-q', '--allow-empty', '-m', message);
+}
+
+/** What `git commit` writes in a linked worktree's own git directory `g` (the test image has no git): the index by a lock renamed over it, a line in logs/HEAD. */
+function commitWrites(g: string): string {
+  return `cp '${g}/index' '${g}/index.lock' && mv '${g}/index.lock' '${g}/index' && echo 'commit: y' >> '${g}/logs/HEAD'`;
+}
+
+function runAny(s: Scene, script: string) {
+  return box.run({ argv: ['sh', '-c', script], cwd: s.ws, env: {}, timeoutMs: 30_000, identity: 'owner', policy: s.policy });
+}
+
+async function run(s: Scene, script: string) {
+  const result = await runAny(s, script);
+  expect(result.exitCode, result.stderr).toBe(0);
+  expect(readFileSync(join(s.ws, 'unrelated.txt'), 'utf8')).toBe('ok\n');
+  return result;
+}
+
+/** Whether git, run in `dir` on the host, takes `dir` itself for a (bare) git directory. */
+function gitTakesForRepo(dir: string): boolean {
+  try {
+    const out = execFileSync('git', ['rev-parse', '--git-dir'], { cwd: dir, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(dir), GIT_CONFIG_NOSYSTEM: '1' } });
+    return out.trim() === '.';
+  } catch {
+    return false;
+  }
+}
+
+const HOOK = "printf '#!/bin/sh\\ntouch /tmp/pwned\\n'";
+const UNRELATED = 'echo ok > unrelated.txt';
+const FSMON = "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n'";
+
+describe.skipIf(engineSkip)('h112: holes in the landings only the host tells (docker backend)', () => {
+  it('A1. a nested repository whose core.fsmonitor is tools/bin/fsmon.sh (tools missing): a symlink sub/tools -> ../evil does not land the program', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      git(join(ws, 'sub'), 'config', 'core.fsmonitor', 'tools/bin/fsmon.sh');
+    });
+    await run(s, `mkdir -p evil/bin && ${HOOK} > evil/bin/fsmon.sh && chmod +x evil/bin/fsmon.sh && ln -s ../evil sub/tools; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'sub', 'tools', 'bin', 'fsmon.sh'))).toBe(false);
+  });
+
+  it("A2. the workspace repository's alias `!tools/bin/st.sh` (tools missing): a symlink tools -> evil does not land the program", async () => {
+    const s = scene((ws) => {
+      git(ws, 'config', 'alias.st', '!tools/bin/st.sh');
+    });
+    await run(s, `mkdir -p evil/bin && ${HOOK} > evil/bin/st.sh && chmod +x evil/bin/st.sh && ln -s evil tools; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'tools', 'bin', 'st.sh'))).toBe(false);
+  });
+
+  it('A3. an .envrc with dotenv config/dev.vars (config missing): a symlink sub/config -> ../evil does not land the file direnv exports', async () => {
+    const s = scene((ws) => {
+      mkdirSync(join(ws, 'sub'));
+      writeFileSync(join(ws, 'sub', '.envrc'), 'dotenv config/dev.vars\nPATH_add tools/bin\n');
+    });
+    await run(s, `mkdir -p evil/bin && echo 'GIT_SSH_COMMAND=touch /tmp/pwned' > evil/dev.vars && ln -s ../evil sub/config && ${HOOK} > evil/bin/ls && chmod +x evil/bin/ls && ln -s ../evil sub/tools; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'sub', 'config', 'dev.vars'))).toBe(false);
+    expect(existsSync(join(s.ws, 'sub', 'tools', 'bin', 'ls'))).toBe(false);
+  });
+
+  it('A4. an .envrc with dotenv config/dev.vars (there, mounted read-only): the folder moved aside and a symlink put in its place does not change what direnv exports', async () => {
+    const s = scene((ws) => {
+      mkdirSync(join(ws, 'sub', 'config'), { recursive: true });
+      writeFileSync(join(ws, 'sub', 'config', 'dev.vars'), 'A=1\n');
+      writeFileSync(join(ws, 'sub', '.envrc'), 'dotenv config/dev.vars\n');
+    });
+    await run(s, `mv sub/config sub/config.old && mkdir -p evil && echo 'GIT_SSH_COMMAND=touch /tmp/pwned' > evil/dev.vars && ln -s ../evil sub/config; ${UNRELATED}`);
+    const now = existsSync(join(s.ws, 'sub', 'config', 'dev.vars')) ? readFileSync(join(s.ws, 'sub', 'config', 'dev.vars'), 'utf8') : undefined;
+    expect(now === undefined || now === 'A=1\n', now).toBe(true);
+  });
+
+  it('A5. a nested repository whose config includes ../../conf/sub.gitconfig (conf missing): a symlink conf -> evil does not land the included config', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      git(join(ws, 'sub'), 'config', 'include.path', '../../conf/sub.gitconfig');
+    });
+    await run(s, `mkdir -p evil && ${FSMON} > evil/sub.gitconfig && ln -s evil conf; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'conf', 'sub.gitconfig'))).toBe(false);
+  });
+
+  it('A6. a nested repository whose core.hooksPath is .githooks, moved by the command (mv sub sub2): a hook in sub2/.githooks does not land', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      git(join(ws, 'sub'), 'config', 'core.hooksPath', '.githooks');
+    });
+    await run(s, `mv sub sub2 && mkdir -p sub2/.githooks && ${HOOK} > sub2/.githooks/pre-commit && chmod +x sub2/.githooks/pre-commit; ${UNRELATED}`);
+    const landed = existsSync(join(s.ws, 'sub2', '.githooks', 'pre-commit')) && existsSync(join(s.ws, 'sub2', '.git', 'config'));
+    expect(landed).toBe(false);
+  });
+
+  it('A7. an .envrc with PATH_add bin, its folder moved by the command (mv sub sub2): a program in sub2/bin does not land', async () => {
+    const s = scene((ws) => {
+      mkdirSync(join(ws, 'sub'));
+      writeFileSync(join(ws, 'sub', '.envrc'), 'PATH_add bin\n');
+    });
+    await run(s, `mv sub sub2 && mkdir -p sub2/bin && ${HOOK} > sub2/bin/git && chmod +x sub2/bin/git; ${UNRELATED}`);
+    const landed = existsSync(join(s.ws, 'sub2', 'bin', 'git')) && existsSync(join(s.ws, 'sub2', '.envrc'));
+    expect(landed).toBe(false);
+  });
+
+  it('A8. a session: a nested repository with core.hooksPath .githooks the host made after the session opened: a hook written by the next command does not land', async () => {
+    const s = scene();
+    const session = await box.openSession({ cwd: s.ws, env: {}, policy: s.policy });
+    try {
+      const first = await session.exec({ argv: ['sh', '-c', UNRELATED], timeoutMs: 30_000 });
+      expect(first.exitCode, first.stderr).toBe(0);
+      // the person (or a host tool) makes a repository in the workspace meanwhile
+      git(s.ws, 'init', '-q', 'sub');
+      git(join(s.ws, 'sub'), 'config', 'core.hooksPath', '.githooks');
+      const second = await session.exec({ argv: ['sh', '-c', `mkdir -p sub/.githooks && ${HOOK} > sub/.githooks/pre-commit && chmod +x sub/.githooks/pre-commit`], timeoutMs: 30_000 });
+      expect(second.exitCode, second.stderr).toBe(0);
+    } finally {
+      await session.close();
+    }
+    expect(existsSync(join(s.ws, 'sub', '.githooks', 'pre-commit'))).toBe(false);
+  });
+
+  it('A9. the command makes .envrc a symlink to an existing readable file: refused', async () => {
+    const s = scene((ws) => {
+      mkdirSync(join(ws, 'sub'));
+      writeFileSync(join(ws, 'notes.txt'), 'touch /tmp/pwned\n');
+    });
+    await run(s, `ln -s ../notes.txt sub/.envrc; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'sub', '.envrc'))).toBe(false);
+  });
+
+  it('A10. the disguise by links and hard links (HEAD a hard link of .git/HEAD, objects and refs symlinks), and by a commondir naming the workspace repository by absolute path: refused', async () => {
+    const s = scene();
+    await run(
+      s,
+      `mkdir -p d1 d2 && ln .git/HEAD d1/HEAD && ln -s ../.git/objects d1/objects && ln -s ../.git/refs d1/refs && ${FSMON} > d1/config && echo 'ref: refs/heads/main' > d2/HEAD && echo "$PWD/.git" > d2/commondir && ${FSMON} > d2/config.worktree; ${UNRELATED}`,
+    );
+    expect(gitTakesForRepo(join(s.ws, 'd1'))).toBe(false);
+    expect(gitTakesForRepo(join(s.ws, 'd2'))).toBe(false);
+  });
+
+  it('A11. a nested repository whose core.hooksPath is tools/hooks (tools missing): a symlink sub/tools -> ../evil does not land a hook (the way is judged)', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      git(join(ws, 'sub'), 'config', 'core.hooksPath', 'tools/hooks');
+    });
+    await run(s, `mkdir -p evil/hooks && ${HOOK} > evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit && ln -s ../evil sub/tools; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'sub', 'tools', 'hooks', 'pre-commit'))).toBe(false);
+  });
+
+  it('A12. the disguise inside the workspace repository\'s own git directory (.git/x with HEAD, objects, refs and a config), reached by a symlink docs -> .git/x: git on the host does not take docs for a repository', async () => {
+    const s = scene();
+    await run(s, `mkdir -p .git/x/objects .git/x/refs/heads && echo 'ref: refs/heads/main' > .git/x/HEAD && printf '[core]\\n\\tpager = touch /tmp/pwned\\n' > .git/x/config && ln -s .git/x docs; ${UNRELATED}`);
+    expect(gitTakesForRepo(join(s.ws, 'docs'))).toBe(false);
+  });
+  it('A13. an .envrc with use flake (every .nix file in its folder, by a pattern), flake.nix importing ./nix/shell.nix: nix/ moved aside and a symlink to the command\'s folder put in its place does not change what nix evaluates', async () => {
+    const s = scene((ws) => {
+      mkdirSync(join(ws, 'sub', 'nix'), { recursive: true });
+      writeFileSync(join(ws, 'sub', '.envrc'), 'use flake\n');
+      writeFileSync(join(ws, 'sub', 'flake.nix'), '{ outputs = _: { devShells = import ./nix/shell.nix; }; }\n');
+      writeFileSync(join(ws, 'sub', 'nix', 'shell.nix'), '{ }\n');
+    });
+    await run(s, `mv sub/nix sub/nix.old && mkdir -p evil && echo 'builtins.exec [ "touch" "/tmp/pwned" ]' > evil/shell.nix && ln -s ../evil sub/nix; ${UNRELATED}`);
+    const now = existsSync(join(s.ws, 'sub', 'nix', 'shell.nix')) ? readFileSync(join(s.ws, 'sub', 'nix', 'shell.nix'), 'utf8') : undefined;
+    expect(now === undefined || now === '{ }\n', now).toBe(true);
+  });
+});
+
+describe.skipIf(engineSkip)('h112: false denials of ordinary work (docker backend)', () => {
+  it("F1. a bare repository the person keeps in the workspace (mirror.git), renamed by the command: its objects and refs are not removed", async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', '--bare', 'mirror.git');
+      git(ws, '-c', 'user.email=a@b', '-c', 'user.name=a', 'commit', '-q', '--allow-empty', '-m', 'x');
+      git(ws, 'push', '-q', 'mirror.git', 'HEAD:refs/heads/main');
+    });
+    const r = await runAny(s, `mv mirror.git mirror2.git; ${UNRELATED}`);
+    const kept = ['mirror.git', 'mirror2.git'].some((d) => existsSync(join(s.ws, d, 'objects')) && existsSync(join(s.ws, d, 'refs', 'heads', 'main')) && existsSync(join(s.ws, d, 'HEAD')));
+    // what was removed, and what the person was told (a3e0305: HEAD, objects and refs of mirror2.git, and nothing on stderr)
+    expect(kept, `removed: ${JSON.stringify(r.deniedWrites)}; told: ${JSON.stringify(r.stderr)}`).toBe(true);
+  });
+
+  it('F2. a session: a bare repository the host made after the session opened is not removed by the next command\'s sweep', async () => {
+    const s = scene();
+    const session = await box.openSession({ cwd: s.ws, env: {}, policy: s.policy });
+    let told = '';
+    try {
+      await session.exec({ argv: ['sh', '-c', UNRELATED], timeoutMs: 30_000 });
+      git(s.ws, 'init', '-q', '--bare', 'remote.git');
+      git(s.ws, 'init', '-q', 'lib');
+      const r = await session.exec({ argv: ['sh', '-c', 'echo two > two.txt'], timeoutMs: 30_000 });
+      told = r.stderr;
+    } finally {
+      await session.close();
+    }
+    expect(existsSync(join(s.ws, 'remote.git', 'objects')), told).toBe(true);
+    expect(existsSync(join(s.ws, 'remote.git', 'HEAD')), told).toBe(true);
+    expect(existsSync(join(s.ws, 'lib', '.git', 'HEAD')), told).toBe(true);
+  });
+
+  it('F3. a nested repository with an alias `!prettier --write src/`: editing sub/src/index.js is not refused', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      mkdirSync(join(ws, 'sub', 'src'));
+      writeFileSync(join(ws, 'sub', 'src', 'index.js'), 'a\n');
+      git(join(ws, 'sub'), 'config', 'alias.fmt', '!prettier --write src/');
+    });
+    const r = await runAny(s, `echo b > sub/src/index.js; echo c > sub/src/new.js; ${UNRELATED}`);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(join(s.ws, 'sub', 'src', 'index.js'), 'utf8')).toBe('b\n');
+    expect(existsSync(join(s.ws, 'sub', 'src', 'new.js'))).toBe(true);
+  });
+
+  it('F4. `git init sub` and a commit in the container (the test image has no git: the files both write, by the shell): the new repository is kept', async () => {
+    const s = scene();
+    const r = await runAny(s, `mkdir -p sub/.git/objects/ab sub/.git/refs/heads && echo 'ref: refs/heads/main' > sub/.git/HEAD && printf '[core]\\n\\tbare = false\\n' > sub/.git/config && echo blob > sub/.git/objects/ab/cdef && echo 0123456789abcdef0123456789abcdef01234567 > sub/.git/refs/heads/main; ${UNRELATED}`);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(existsSync(join(s.ws, 'sub', '.git', 'refs', 'heads', 'main'))).toBe(true);
+  });
+
+  it('F5. a folder that merely holds a nested repository (core.hooksPath .githooks): editing its files is not refused', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      git(join(ws, 'sub'), 'config', 'core.hooksPath', '.githooks');
+      mkdirSync(join(ws, 'sub', 'src'));
+      writeFileSync(join(ws, 'sub', 'src', 'a.txt'), 'a\n');
+    });
+    await run(s, `echo b > sub/src/a.txt && echo c > sub/b.txt && mkdir -p sub/docs && echo d > sub/docs/x.md; ${UNRELATED}`);
+    expect(readFileSync(join(s.ws, 'sub', 'src', 'a.txt'), 'utf8')).toBe('b\n');
+    expect(existsSync(join(s.ws, 'sub', 'docs', 'x.md'))).toBe(true);
+  });
+
+  it('F7. an .envrc with export PYTHONPATH=$PWD/src (python loads code from there): editing src/app.py is not refused', async () => {
+    const s = scene((ws) => {
+      mkdirSync(join(ws, 'sub', 'src'), { recursive: true });
+      writeFileSync(join(ws, 'sub', 'src', 'app.py'), 'a = 1\n');
+      writeFileSync(join(ws, 'sub', '.envrc'), 'export PYTHONPATH=$PWD/src\n');
+    });
+    const r = await runAny(s, `echo 'a = 2' > sub/src/app.py; ${UNRELATED}`);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(join(s.ws, 'sub', 'src', 'app.py'), 'utf8')).toBe('a = 2\n');
+  });
+
+  it('F8. a linked worktree inside the workspace (git worktree add wt): the files a commit in it writes (index, logs/HEAD) are kept', async () => {
+    const s = scene((ws) => {
+      commit(ws, 'first');
+      git(ws, 'worktree', 'add', '-q', 'wt', '-b', 'wt');
+    });
+    const g = join(s.ws, '.git', 'worktrees', 'wt');
+    const r = await runAny(s, `echo y > wt/f && ${commitWrites(g)}; ${UNRELATED}`);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(existsSync(join(g, 'index'))).toBe(true);
+    expect(readFileSync(join(g, 'logs', 'HEAD'), 'utf8')).toMatch(/commit: y\n$/);
+  });
+
+  it('F9. the workspace is a linked worktree (git worktree add ../project): the files a commit writes in its git directory (index, logs/HEAD) are kept', async () => {
+    const s = scene(undefined, true);
+    const g = join(s.home, 'main', '.git', 'worktrees', 'project');
+    const r = await runAny(s, `echo y > f && ${commitWrites(g)}; ${UNRELATED}`);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(existsSync(join(g, 'index'))).toBe(true);
+    expect(readFileSync(join(g, 'logs', 'HEAD'), 'utf8')).toMatch(/commit: y\n$/);
+  });
+
+  it('F10. a bare repository the person makes on the host while a command runs (git init --bare, a push): its objects and refs are not removed by the check after the run', async () => {
+    const s = scene((ws) => commit(ws, 'first'));
+    const running = runAny(s, `echo started > started.txt; sleep 4; ${UNRELATED}`);
+    await until(() => existsSync(join(s.ws, 'started.txt')));
+    git(s.ws, 'init', '-q', '--bare', 'remote.git');
+    git(s.ws, 'push', '-q', 'remote.git', 'HEAD:refs/heads/main');
+    const r = await running;
+    expect(r.exitCode, r.stderr).toBe(0);
+    const told = `removed: ${JSON.stringify(r.deniedWrites)}; told: ${JSON.stringify(r.stderr)}`;
+    expect(existsSync(join(s.ws, 'remote.git', 'objects')), told).toBe(true);
+    expect(existsSync(join(s.ws, 'remote.git', 'refs', 'heads', 'main')), told).toBe(true);
+  });
+
+  it('F11. an .envrc in the home above the workspace that loads a file named by a variable (dotenv_if_exists "$XDG_CONFIG_HOME/dev.env"): ordinary edits in the workspace are not refused', async () => {
+    const s = scene((ws, home) => {
+      writeFileSync(join(home, '.envrc'), 'dotenv_if_exists "$XDG_CONFIG_HOME/dev.env"\n');
+      writeFileSync(join(ws, 'README.md'), 'a\n');
+    });
+    const r = await runAny(s, `echo b > README.md; ${UNRELATED}`);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(join(s.ws, 'README.md'), 'utf8')).toBe('b\n');
+  });
+
+  it('F6. cost: planning a workspace with 1000 nested repositories takes under 10 s (4.2 s at a70712c, before the extras; 16 s at a3e0305 here, growing with the square of the count)', async () => {
+    const s = scene((ws) => {
+      for (let i = 0; i < 1000; i++) {
+        const g = join(ws, 'vendor', `r${i}`, '.git');
+        mkdirSync(join(g, 'objects'), { recursive: true });
+        mkdirSync(join(g, 'refs'));
+        writeFileSync(join(g, 'HEAD'), 'ref: refs/heads/main\n');
+        writeFileSync(join(g, 'config'), `[core]\n\thooksPath = .githooks\n[alias]\n\tx = !tools/x${i}.sh\n`);
+        writeFileSync(join(ws, 'vendor', `r${i}`, '.envrc'), 'PATH_add bin\n');
+      }
+    });
+    const started = Date.now();
+    await planMounts({ policy: s.policy, cwd: s.ws });
+    const ms = Date.now() - started;
+    console.log(`h112 F6: planMounts with 1000 nested repositories: ${ms} ms`);
+    expect(ms).toBeLessThan(10_000);
+  }, 600_000);
+});
