@@ -12,7 +12,9 @@ describe('what an .envrc makes run (direnv stdlib and the shell)', () => {
     ['source ./scripts/env.sh', ['/p/scripts/env.sh'], []],
     ['. scripts/env.sh', ['/p/scripts/env.sh'], []],
     ['PATH_add bin tools/bin', ['/p/bin', '/p/tools/bin'], []],
-    ['path_add PYTHONPATH lib', ['/p/lib'], []],
+    // a module search path is the project's code: only what python runs at every start
+    ['path_add PYTHONPATH lib', ['/p/lib/sitecustomize.py', '/p/lib/usercustomize.py'], []],
+    ['export NODE_PATH=$PWD/lib PERL5LIB=$PWD/perl', [], []],
     ['use flake', ['/p/flake.lock', '/p/.direnv'], []],
     ['use flake ./nix#dev', ['/p/nix/flake.lock', '/p/.direnv'], []],
     ['use flake path:./nix', ['/p/nix/flake.lock', '/p/.direnv'], []],
@@ -38,7 +40,7 @@ describe('what an .envrc makes run (direnv stdlib and the shell)', () => {
     ['export PATH=$PWD/bin:$PATH', ['/p/bin'], []],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, not a template
     ['export PATH="${PWD}/node_modules/.bin:tools:$PATH"', ['/p/tools'], []],
-    ['PYTHONPATH=$PWD/lib dotenv', ['/p/lib', '/p/.env'], []],
+    ['PYTHONPATH=$PWD/lib dotenv', ['/p/lib/sitecustomize.py', '/p/lib/usercustomize.py', '/p/.env'], []],
     ['export FOO=$PWD/data', [], []],
     ['export PATH=$SOMEWHERE/bin:$PATH', [], ['PATH= $SOMEWHERE/bin']],
     ['dotenv "$ENV_FILE"', [], ['dotenv $ENV_FILE']],
@@ -63,5 +65,22 @@ describe('a local flake\'s nix files', () => {
     expect(re.test('/p/nix/devshell.nix')).toBe(true);
     expect(re.test('/p/src/main.ts')).toBe(false);
     expect(re.test('/px/flake.nix')).toBe(false);
+  });
+});
+
+describe('variables the file does not set, from the environment given', () => {
+  const env = { XDG_CONFIG_HOME: '/h/.config', EMPTY: '' };
+  it.each([
+    ['dotenv_if_exists "$XDG_CONFIG_HOME/dev.env"', env, ['/h/.config/dev.env'], []],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, not a template
+    ['PATH_add ${XDG_CONFIG_HOME}/bin', env, ['/h/.config/bin'], []],
+    ['dotenv_if_exists "$XDG_CONFIG_HOME/dev.env"', undefined, [], ['dotenv_if_exists $XDG_CONFIG_HOME/dev.env']],
+    ['dotenv "$EMPTY/x.env"', env, [], ['dotenv $EMPTY/x.env']],
+    // the file sets it: what the environment says is not what direnv will see
+    ['export XDG_CONFIG_HOME=$PWD/cfg\ndotenv "$XDG_CONFIG_HOME/dev.env"', env, [], ['dotenv $XDG_CONFIG_HOME/dev.env']],
+  ] as const)('%s', (text, given, paths, unresolved) => {
+    const r = envrcReferences(E, text, undefined, given);
+    expect([...r.paths].sort()).toEqual([...paths].sort());
+    expect(r.unresolved).toEqual(unresolved);
   });
 });

@@ -66,7 +66,16 @@ const escaped = (text: string) => text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
  * paths, preloads, start files, and configs that name programs (kubectl's exec plugins, git's and
  * AWS's global config, docker's credential helpers, npm's user config, cargo's home).
  */
-const LOAD_VARS = new Set(['PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PERL5LIB', 'RUBYLIB', 'NODE_PATH', 'KUBECONFIG', 'GIT_CONFIG_GLOBAL', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'NPM_CONFIG_USERCONFIG', 'CARGO_HOME']);
+const LOAD_VARS = new Set(['PATH', 'PYTHONSTARTUP', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'KUBECONFIG', 'GIT_CONFIG_GLOBAL', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'NPM_CONFIG_USERCONFIG', 'CARGO_HOME']);
+
+/**
+ * Module search paths: code there runs when a program imports it by name, as the project's own
+ * code does (`PYTHONPATH=$PWD/src` is the project's source: protecting it whole refused every edit
+ * of it, found by an attack, h112), so only what runs at every start is a landing: python's
+ * `sitecustomize.py` and `usercustomize.py`. `PERL5LIB`, `RUBYLIB` and `NODE_PATH` run nothing by
+ * themselves.
+ */
+const MODULE_PATH_STARTS: Readonly<Record<string, readonly string[]>> = { PYTHONPATH: ['sitecustomize.py', 'usercustomize.py'], PERL5LIB: [], RUBYLIB: [], NODE_PATH: [] };
 
 /** Node's options that load a file at every start (`NODE_OPTIONS="--require ./.pnp.cjs"`). */
 const NODE_LOADS = new Set(['--require', '-r', '--import', '--loader', '--experimental-loader']);
@@ -83,22 +92,33 @@ const LAYOUT_BINS: Record<string, readonly string[]> = { node: [], php: ['vendor
  * flake` (a local flake's folder: `flake.nix`, `flake.lock` and every `.nix` file in it, which it
  * may import), `use nix` (its `.nix` arguments, else `shell.nix` and `default.nix`) and lorri,
  * `use devenv`, direnv's `.direnv/` (nix-direnv sources its cached profile there at every `cd`),
- * and the entries of the variables programs load code from (`PATH`, `PYTHONPATH`, `LD_PRELOAD`,
- * `KUBECONFIG`, `NODE_OPTIONS`'s `--require`, …; `$PWD` taken as the folder, `~` and `$HOME` as
- * `home` when given). Relative paths are the `.envrc`'s folder's, as direnv runs it there. What
+ * and the entries of the variables programs load code from (`PATH`, `LD_PRELOAD`, `KUBECONFIG`,
+ * `NODE_OPTIONS`'s `--require`, …; of `PYTHONPATH` only the start files python runs; `$PWD` taken
+ * as the folder, `~` and `$HOME` as `home` when given, another variable as `env` has it when the
+ * file does not set it). Relative paths are the `.envrc`'s folder's, as direnv runs it there. What
  * lies in a `node_modules` folder is left out: installs write there (the node_modules write
  * exception), and a `PATH_add node_modules/.bin` made every `npm install` refused.
  */
-export function envrcReferences(envrc: string, text: string, home?: string): EnvrcReferences {
+export function envrcReferences(envrc: string, text: string, home?: string, env?: Readonly<Record<string, string | undefined>>): EnvrcReferences {
   const dir = dirname(envrc);
   const at = (p: string) => (isAbsolute(p) ? resolve(p) : resolve(dir, p));
   const paths = new Set<string>();
   const patterns = new Set<string>();
   const unresolved: string[] = [];
   const inFolder = (word: string) => word.replace(/^(?:\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(?=\/|$)/, '.');
+  // a variable the file never sets, set in `env` (the daemon's): as the person's shell would have it
+  // (an .envrc above the workspace loading `$XDG_CONFIG_HOME/dev.env` protected the whole home,
+  // workspace and all, found by an attack, h112); one the file sets, or `env` lacks, stays unclear
+  const assigned = new Set([...text.matchAll(/(?:^|[\s;&|(])(?:export\s+|local\s+|declare\s+(?:-\w+\s+)*)?([A-Za-z_][A-Za-z0-9_]*)=/g)].map((m) => m[1]!));
+  const expanded = (word: string) =>
+    env === undefined ? word : word.replace(/\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g, (all, a?: string, b?: string) => {
+      const name = (a ?? b)!;
+      const value = assigned.has(name) ? undefined : env[name];
+      return value === undefined || value === '' ? all : value;
+    });
   const add = (given: string, command: string) => {
     // the home as the shell expands it, when the caller knows it (`PATH_add ~/bin`, `$HOME/.local/bin`)
-    const word = inFolder(home === undefined ? given : given.replace(/^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/, home));
+    const word = expanded(inFolder(home === undefined ? given : given.replace(/^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/, home)));
     if (unclear(word)) unresolved.push(`${command} ${given}`.trim());
     else paths.add(at(word));
   };
@@ -128,10 +148,12 @@ export function envrcReferences(envrc: string, text: string, home?: string): Env
           });
           continue;
         }
-        if (!LOAD_VARS.has(m[1]!)) continue;
+        const starts = MODULE_PATH_STARTS[m[1]!];
+        if (!LOAD_VARS.has(m[1]!) && starts === undefined) continue;
         for (const entry of m[2]!.split(':')) {
           if (entry === '' || /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(entry) && !/^\$\{?(?:PWD|HOME)\}?$/.test(entry)) continue; // `$PATH` itself: nothing of the folder's
-          add(entry, `${m[1]}=`);
+          if (starts === undefined) add(entry, `${m[1]}=`);
+          else for (const start of starts) add(`${entry.replace(/\/+$/, '')}/${start}`, `${m[1]}=`);
         }
       }
       // `FOO=1 dotenv`: the command is the first word that is no assignment
@@ -159,9 +181,14 @@ export function envrcReferences(envrc: string, text: string, home?: string): Env
         case 'PATH_add':
           for (const a of flagless) add(a, command);
           break;
-        case 'path_add':
-          for (const a of flagless.slice(1)) add(a, command);
+        case 'path_add': {
+          const starts = MODULE_PATH_STARTS[flagless[0] ?? ''];
+          for (const a of flagless.slice(1)) {
+            if (starts === undefined) add(a, command);
+            else for (const start of starts) add(`${a.replace(/\/+$/, '')}/${start}`, command);
+          }
           break;
+        }
         case 'load_prefix':
           for (const a of flagless) for (const sub of ['bin', 'sbin']) add(`${a}/${sub}`, command);
           break;

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expandHome, gitConfigValues, parseGitConfig } from './git-config.js';
+import { expandHome, gitConfigProgramWords, gitConfigValues, parseGitConfig } from './git-config.js';
 
 const root = mkdtempSync(join(tmpdir(), 'aalis-gitconfig-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -59,5 +59,18 @@ describe('expandHome', () => {
     ['hooks', 'hooks'],
   ])('%s is %s', (path, expanded) => {
     expect(expandHome(path, '/home/me')).toBe(expanded);
+  });
+});
+
+describe('gitConfigProgramWords', () => {
+  it.each<[string, string[]]>([
+    ['[core]\n\tfsmonitor = tools/fsmon.sh', ['tools/fsmon.sh']],
+    ['[alias]\n\tst = !python3 tools/st.py --fast', ['tools/st.py']],
+    ['[alias]\n\tlog1 = log --oneline', []],
+    // a folder the program works on is not one it runs (found by an attack, h112: all of src/ refused)
+    ['[alias]\n\tfmt = !prettier --write src/ docs/', []],
+    ['[alias]\n\tfetchx = !curl https://x.example/a/b', []],
+  ])('%j names %j', (text, words) => {
+    expect(gitConfigProgramWords(parseGitConfig(text))).toEqual(words);
   });
 });

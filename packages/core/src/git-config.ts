@@ -223,7 +223,8 @@ export function gitConfigProgramWords(entries: readonly GitConfigEntry[]): strin
     // as much as `tools/strip.py` would (found by an attack, h108)
     for (const m of value.matchAll(/"([^"]+)"|'([^']+)'|(\S+)/g)) {
       const word = m[1] ?? m[2] ?? m[3]!;
-      if (word.startsWith('-') || word.includes('://') || !(isAbsolute(word) || word.startsWith('~/') || word.includes('/'))) continue;
+      // a word ending in a slash names a folder the program works on (`!prettier --write src/`), not one it runs: protecting it refused every edit there (found by an attack, h112)
+      if (word.startsWith('-') || word.includes('://') || word.endsWith('/') || !(isAbsolute(word) || word.startsWith('~/') || word.includes('/'))) continue;
       out.add(word);
     }
   }

@@ -164,7 +164,10 @@ function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string,
   if (commonDir !== undefined) gitDirs.add(commonDir);
   const configs: string[] = [];
   for (const g of gitDirs) {
-    rules.push({ path: join(g, 'hooks') }, { path: join(g, 'worktrees') }, { path: join(g, 'modules') });
+    // a linked worktree's own config and the way to its common directory, as api-reach's
+    // gitDirLandings has them for the main one; its index, HEAD and logs are what a commit in it
+    // writes (the whole `worktrees` folder refused every commit in a linked worktree, found by h112)
+    rules.push({ path: join(g, 'hooks') }, { path: join(g, 'modules') }, { pattern: `^${escapePattern(join(g, 'worktrees'))}(?:/[^/]+(?:/(?:config\\.worktree|commondir))?)?$` });
     for (const name of ['config', 'config.worktree', 'commondir']) exact(join(g, name));
     configs.push(join(g, 'config'), join(g, 'config.worktree'));
   }
@@ -212,7 +215,7 @@ export function envrcRules(candidates: Iterable<string>, said?: (folder: string,
       }
       continue;
     }
-    const refs = envrcReferences(envrc, read.bytes.toString('utf8'), homedir());
+    const refs = envrcReferences(envrc, read.bytes.toString('utf8'), homedir(), process.env);
     if (refs.unresolved.length > 0 && !raw) {
       rules.push({ path: dirname(envrc) });
       said?.(dirname(envrc), `its .envrc loads what cannot be told here (${refs.unresolved.join(', ')})`);

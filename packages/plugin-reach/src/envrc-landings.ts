@@ -32,7 +32,7 @@ export function envrcLoadsOf(home: string): EnvrcLoads[] {
   for (let dir = home; ; dir = dirname(dir)) {
     const envrc = join(dir, '.envrc');
     const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
-    if (read.kind === 'read') out.push({ envrc, ...envrcReferences(envrc, read.bytes.toString('utf8'), homedir()) });
+    if (read.kind === 'read') out.push({ envrc, ...envrcReferences(envrc, read.bytes.toString('utf8'), homedir(), process.env) });
     if (dirname(dir) === dir) return out;
   }
 }

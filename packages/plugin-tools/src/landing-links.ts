@@ -131,7 +131,7 @@ export function envrcLandingOf(path: string): { readonly envrc: string; readonly
     if (envrc !== path) {
       const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
       if (read.kind === 'read') {
-        const refs = envrcReferences(envrc, read.bytes.toString('utf8'), homedir());
+        const refs = envrcReferences(envrc, read.bytes.toString('utf8'), homedir(), process.env);
         // at or under what it loads, or over it (a move_path onto a folder above a PATH_add folder, h110)
         const hit = refs.paths.find((p) => p === path || pathIsUnder(path, p, process.platform) || pathIsUnder(p, path, process.platform));
         if (hit !== undefined) return { envrc, why: `it loads ${hit}` };

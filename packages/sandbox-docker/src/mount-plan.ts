@@ -91,6 +91,9 @@ export interface MountPlanInput {
 
 const DEFAULT_WALK_LIMIT = 200_000;
 
+/** A name no rule is about, to ask what a new entry in a folder would be. */
+const PROBE_CHILD = '.aalis-probe-of-a-new-name';
+
 async function realOrUndefined(path: string): Promise<string | undefined> {
   try {
     return await realpath(path);
@@ -270,20 +273,31 @@ function ruleKey(rule: LandingRule): string {
 
 const PATTERN_META = new Set([...'^$.*+?()[]{}|']);
 
-/** A pattern's literal start (its escapes undone), and whether the pattern is that literal exactly (`^lit$`). */
-function literalOf(pattern: string): { literal: string; exact: boolean } {
+/**
+ * A pattern's literal start (its escapes undone), whether the pattern is that literal exactly
+ * (`^lit$`), and whether the literal ends a whole name (what follows is `$`, `/` or a group
+ * opening on `/`: `^/r/.git/worktrees(?:/…)?$` names that folder, not all of `/r/.git`).
+ */
+function literalOf(pattern: string): { literal: string; exact: boolean; whole: boolean } {
   let literal = '';
-  let i = pattern.startsWith('^') ? 1 : 0;
-  if (i === 0) return { literal: '', exact: false };
-  for (; i < pattern.length; i++) {
+  if (!pattern.startsWith('^')) return { literal: '', exact: false, whole: false };
+  for (let i = 1; i < pattern.length; i++) {
     const c = pattern[i]!;
     if (c === '\\') {
       literal += pattern[i + 1] ?? '';
       i++;
-    } else if (PATTERN_META.has(c)) return { literal, exact: c === '$' && i === pattern.length - 1 };
-    else literal += c;
+    } else if (PATTERN_META.has(c)) {
+      const rest = pattern.slice(i);
+      return { literal, exact: c === '$' && i === pattern.length - 1, whole: rest.startsWith('$') || rest.startsWith('(?:/') };
+    } else literal += c;
   }
-  return { literal, exact: false };
+  return { literal, exact: false, whole: false };
+}
+
+/** The folder a pattern's matches all lie in: its literal when that ends a name, else the literal's folder. */
+function literalFolder(literal: string, whole: boolean): string {
+  if (whole) return literal;
+  return literal.includes('/') ? literal.slice(0, literal.lastIndexOf('/')) || '/' : '/';
 }
 
 /**
@@ -303,16 +317,23 @@ function extraScopes(rules: readonly LandingRule[], writeRoots: readonly string[
       scopeOf(rule.path);
       continue;
     }
-    const { literal, exact } = literalOf(rule.pattern);
+    const { literal, exact, whole } = literalOf(rule.pattern);
     if (exact) {
       if (writeRoots.some((root) => isWithin(literal, root))) out.push({ path: literal, exact: true });
-    } else scopeOf(literal.includes('/') ? literal.slice(0, literal.lastIndexOf('/')) || '/' : '/');
+    } else scopeOf(literalFolder(literal, whole));
   }
-  const sorted = [...new Map(out.map((s) => [`${s.exact ? 1 : 0}${s.path}`, s])).values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const walked: string[] = [];
+  const sorted = [...new Map(out.map((s) => [`${s.exact ? 1 : 0}${s.path}`, s])).values()].sort((a, b) => depth(a.path) - depth(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  // shallowest first; one below a folder already walked is left out (found by going up its names)
+  const walked = new Set<string>();
+  const below = (path: string) => {
+    for (let d = path; ; d = dirname(d)) {
+      if (walked.has(d)) return true;
+      if (d === dirname(d)) return false;
+    }
+  };
   return sorted.filter((s) => {
-    if (walked.some((w) => isWithin(s.path, w))) return false;
-    if (!s.exact) walked.push(s.path);
+    if (below(s.path)) return false;
+    if (!s.exact) walked.add(s.path);
     return true;
   });
 }
@@ -382,6 +403,14 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     if (readDenied(path) && !allowBack.some((root) => isWithin(path, root))) return 'masked';
     return writableAt(path) ? 'rw' : 'ro';
   };
+  // A folder the rules deny by its name alone (a new name in it may be written: a linked
+  // worktree's `.git/worktrees/<name>`, which api-reach's gitDirLandings names so it cannot be
+  // replaced) gets no read-only mount: one refused every commit in a linked worktree (found by an
+  // attack, h112). Replacing it is a write the check after the run finds, as on the Linux commit.
+  const mountModeAt = (path: string, isDir: boolean): MountMode => {
+    const mode = modeAt(path);
+    return mode === 'ro' && isDir && writableAt(`${path}/${PROBE_CHILD}`) ? 'rw' : mode;
+  };
 
   const baseRoots = roots.filter((root) => !roots.some((other) => other !== root && isWithin(root, other)));
   const candidates = new Set<string>(roots);
@@ -416,7 +445,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     const modeOfDir = (dir: string): MountMode => {
       let mode = dirModes.get(dir);
       if (mode === undefined) {
-        mode = modeAt(dir);
+        mode = mountModeAt(dir, true);
         dirModes.set(dir, mode);
       }
       return mode;
@@ -430,7 +459,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
         if (writeRooted && isGitMark(path)) marksBefore.add(markKeyOf(entry.bytes) ?? '');
         if (entry.isSymbolicLink) return false;
         if (entry.isSocket && !socketsAllowed(path)) sockets.push(entry);
-        const mode = modeAt(path);
+        const mode = mountModeAt(path, entry.isDirectory);
         if (mode !== modeOfDir(dirname(path))) {
           if (!entry.utf8) throw notUtf8Mount(entry, mode);
           candidates.add(path);
@@ -476,8 +505,8 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
       await walk(entry, budget, (child) => {
         if (!writableAt(child.path)) noteDenied(deniedInodes, child.bytes);
         if (child.isSymbolicLink) return false;
-        const mode = modeAt(child.path);
-        const parentMode = dirModes.get(dirname(child.path)) ?? modeAt(dirname(child.path));
+        const mode = mountModeAt(child.path, child.isDirectory);
+        const parentMode = dirModes.get(dirname(child.path)) ?? mountModeAt(dirname(child.path), true);
         dirModes.set(dirname(child.path), parentMode);
         if (mode !== parentMode) {
           if (!child.utf8) throw notUtf8Mount(child, mode);
@@ -490,10 +519,19 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   }
 
   const mounts: ContainerMount[] = [];
-  const emitted: { path: string; mode: MountMode }[] = [];
+  // by path: the deepest emitted mount above a path is found by going up its names (a search of
+  // every one emitted made a plan of a thousand nested repositories take seconds, found by h112)
+  const emitted = new Map<string, MountMode>();
+  const parentOf = (path: string): { path: string; mode: MountMode } | undefined => {
+    for (let d = dirname(path); ; d = dirname(d)) {
+      const mode = emitted.get(d);
+      if (mode !== undefined) return { path: d, mode };
+      if (d === dirname(d)) return undefined;
+    }
+  };
   for (const path of uniqueSorted(candidates)) {
-    const mode = modeAt(path);
-    const parent = emitted.filter((m) => isWithin(path, m.path)).at(-1);
+    const mode = mountModeAt(path, kinds.get(path) !== 'file');
+    const parent = parentOf(path);
     if (parent?.mode === 'masked') {
       if (mode === 'masked') continue;
       throw new MountPolicyError(
@@ -509,7 +547,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     } else {
       mounts.push({ kind: 'bind', path, readOnly: mode === 'ro' });
     }
-    emitted.push({ path, mode });
+    emitted.set(path, mode);
   }
 
   for (const socket of sockets) {
@@ -668,9 +706,9 @@ function shadowingLinks(plan: MountPlan, later: readonly LandingRule[], links: r
 
 /** The folder a pattern's literal start names (none for an exact name or one without a folder). */
 function patternFolder(pattern: string): string[] {
-  const { literal, exact } = literalOf(pattern);
+  const { literal, exact, whole } = literalOf(pattern);
   if (exact || !literal.includes('/')) return [];
-  return [literal.slice(0, literal.lastIndexOf('/')) || '/'];
+  return [literalFolder(literal, whole)];
 }
 
 /** Whether the entry at `path` changed (made, moved, its mode or owner set) at or after `since` (ms). */
