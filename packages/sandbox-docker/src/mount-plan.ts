@@ -248,9 +248,16 @@ function extraCandidate(entry: WalkEntry, protectedNow: boolean): boolean {
   return true;
 }
 
-/** Whether a path is one of git's marks outside any `.git`. */
+/**
+ * Whether a path is one of git's marks in a folder that is no git directory of git's own making:
+ * anywhere but a `.git` itself, a linked worktree's `.git/worktrees/<name>` and a submodule's
+ * `.git/modules/…` (a folder of that shape made inside `.git` and reached by a symlink from the
+ * workspace is the same disguise, found by an attack, h112).
+ */
 function isGitMark(path: string): boolean {
-  return (GIT_DIR_MARK_NAMES as readonly string[]).includes(basename(path)) && !`${path}/`.includes('/.git/');
+  if (!(GIT_DIR_MARK_NAMES as readonly string[]).includes(basename(path))) return false;
+  const dir = dirname(path);
+  return basename(dir) !== '.git' && !/\/\.git\/(?:worktrees\/[^/]+|modules\/.*)$/.test(dir);
 }
 
 /** A mark's key in {@link MountPlan.marksBefore}: its identity. */
