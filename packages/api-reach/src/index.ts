@@ -125,3 +125,5 @@ export {
   MODE_SYSCALLS,
   SET_ID_BITS,
 } from './syscall-policy.js';
+export { type PatternLiteral, patternLiteral } from './pattern-literal.js';
+export { patternShadowedBy } from './pattern-shadowed-by.js';

@@ -127,6 +127,15 @@ describe.skipIf(engineSkip)('h112: holes in the landings only the host tells (do
     expect(existsSync(join(s.ws, 'sub', 'tools', 'bin', 'fsmon.sh'))).toBe(false);
   });
 
+  it('A1b (h113). the same, the symlink one level deeper (sub/tools a real folder, sub/tools/bin -> ../../evil/bin): the program does not land', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      git(join(ws, 'sub'), 'config', 'core.fsmonitor', 'tools/bin/fsmon.sh');
+    });
+    await run(s, `mkdir -p evil/bin sub/tools && ${HOOK} > evil/bin/fsmon.sh && chmod +x evil/bin/fsmon.sh && ln -s ../../evil/bin sub/tools/bin; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'sub', 'tools', 'bin', 'fsmon.sh'))).toBe(false);
+  });
+
   it("A2. the workspace repository's alias `!tools/bin/st.sh` (tools missing): a symlink tools -> evil does not land the program", async () => {
     const s = scene((ws) => {
       git(ws, 'config', 'alias.st', '!tools/bin/st.sh');

@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import { lstatSync } from 'node:fs';
 import { lstat, readdir, realpath } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import type { PathRule, SandboxPolicy } from '@aalis/api-reach';
+import { type PathRule, patternLiteral, patternShadowedBy, type SandboxPolicy } from '@aalis/api-reach';
 import { GIT_DIR_MARK_NAMES, type LandingRule, landingExtraRules, shownBytes, takenForGitDir, utf8NameOf } from '@aalis/core';
 import { MountPolicyError } from './mount-policy-error.js';
 import { isWithin, rulesCover } from './rule-match.js';
@@ -55,11 +55,12 @@ export interface MountPlan {
    */
   readonly marksBefore: ReadonlySet<string>;
   /**
-   * The paths the rules name that the command may not write or read, and the folders of the
-   * extra landings' patterns, under the writable roots: a symlink the command made above one (or
-   * at or below such a folder) sends that name where the link points, a write to it.
+   * The paths the rules name that the command may not write or read, under the writable roots,
+   * and the policy with the extra landings, whose deny patterns are asked too: a symlink the
+   * command made above such a name (or where a pattern's matches go through it) sends that name
+   * where the link points, a write to it.
    */
-  readonly shadowable: { readonly named: readonly string[]; readonly folders: readonly string[] };
+  readonly shadowable: { readonly named: readonly string[]; readonly patterns: SandboxPolicy };
   /** Folders the host's landings protect whole, each with why (an `.envrc` that cannot be read, say): said with what is removed there. */
   readonly protectedWhole: ReadonlyMap<string, string>;
   /**
@@ -278,29 +279,6 @@ function ruleKey(rule: LandingRule): string {
   return 'path' in rule ? `p:${rule.path}` : `r:${rule.pattern}`;
 }
 
-const PATTERN_META = new Set([...'^$.*+?()[]{}|']);
-
-/**
- * A pattern's literal start (its escapes undone), whether the pattern is that literal exactly
- * (`^lit$`), and whether the literal ends a whole name (what follows is `$`, `/` or a group
- * opening on `/`: `^/r/.git/worktrees(?:/…)?$` names that folder, not all of `/r/.git`).
- */
-function literalOf(pattern: string): { literal: string; exact: boolean; whole: boolean } {
-  let literal = '';
-  if (!pattern.startsWith('^')) return { literal: '', exact: false, whole: false };
-  for (let i = 1; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '\\') {
-      literal += pattern[i + 1] ?? '';
-      i++;
-    } else if (PATTERN_META.has(c)) {
-      const rest = pattern.slice(i);
-      return { literal, exact: c === '$' && i === pattern.length - 1, whole: rest.startsWith('$') || rest.startsWith('(?:/') };
-    } else literal += c;
-  }
-  return { literal, exact: false, whole: false };
-}
-
 /** The folder a pattern's matches all lie in: its literal when that ends a name, else the literal's folder. */
 function literalFolder(literal: string, whole: boolean): string {
   if (whole) return literal;
@@ -324,7 +302,7 @@ function extraScopes(rules: readonly LandingRule[], writeRoots: readonly string[
       scopeOf(rule.path);
       continue;
     }
-    const { literal, exact, whole } = literalOf(rule.pattern);
+    const { literal, exact, whole } = patternLiteral(rule.pattern);
     if (exact) {
       if (writeRoots.some((root) => isWithin(literal, root))) out.push({ path: literal, exact: true });
     } else scopeOf(literalFolder(literal, whole));
@@ -332,14 +310,14 @@ function extraScopes(rules: readonly LandingRule[], writeRoots: readonly string[
   const sorted = [...new Map(out.map((s) => [`${s.exact ? 1 : 0}${s.path}`, s])).values()].sort((a, b) => depth(a.path) - depth(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   // shallowest first; one below a folder already walked is left out (found by going up its names)
   const walked = new Set<string>();
-  const below = (path: string) => {
+  const walkedAbove = (path: string) => {
     for (let d = path; ; d = dirname(d)) {
       if (walked.has(d)) return true;
       if (d === dirname(d)) return false;
     }
   };
   return sorted.filter((s) => {
-    if (below(s.path)) return false;
+    if (walkedAbove(s.path)) return false;
     if (!s.exact) walked.add(s.path);
     return true;
   });
@@ -574,7 +552,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     protectedWhole: extras.whole,
     shadowable: {
       named: rulePaths([...policy.readDeny, ...writeDenyRules, ...extras.rules]).filter((p) => inWriteRoot(p) && (!writableAt(p) || readDenied(p))),
-      folders: extras.rules.flatMap((r) => ('pattern' in r ? patternFolder(r.pattern) : [])).filter(inWriteRoot),
+      patterns: { ...policy, writeDeny: [...policy.writeDeny, ...extras.rules] },
     },
     landingsAfter: (after) => {
       const known = new Set(extras.rules.map(ruleKey));
@@ -693,29 +671,18 @@ function madeSince(path: Buffer, since: number): boolean {
 
 /**
  * The symlinks the run made or moved (their change time is the run's) that stand above a name the
- * rules protect, or at, above or below a folder an extra landing's pattern covers: git, direnv or
- * nix then reads that name where the link points, a folder the command filled (found by an
- * attack, h112: `ln -s ../evil sub/tools` gave a nested repository's `core.fsmonitor =
- * tools/bin/fsmon.sh` the command's program, and a host `git status` ran it). The check walks
- * without following links, so it never saw what such a link leads to. api-reach's
- * `namedPathsUnder`, as the Linux commit asks it (its `shadowed`).
+ * rules protect, or where a deny pattern's matches go through them (api-reach's
+ * `patternShadowedBy`: a flake folder's `.nix` files): git, direnv or nix then reads that name
+ * where the link points, a folder the command filled (found by an attack, h112: `ln -s ../evil
+ * sub/tools` gave a nested repository's `core.fsmonitor = tools/bin/fsmon.sh` the command's
+ * program, and a host `git status` ran it). The check walks without following links, so it never
+ * saw what such a link leads to. The Linux commit asks the same (its evaluator's `shadowed`).
  */
 function shadowingLinks(plan: MountPlan, later: readonly LandingRule[], links: readonly WalkEntry[]): WalkEntry[] {
   if (links.length === 0) return [];
   const named = [...plan.shadowable.named, ...later.flatMap((r) => ('path' in r ? [r.path] : []))];
-  const folders = [...plan.shadowable.folders, ...later.flatMap((r) => ('pattern' in r ? patternFolder(r.pattern) : []))];
-  return links.filter(
-    (link) =>
-      changedSince(link.bytes, plan.plannedAt) &&
-      (named.some((p) => p !== link.path && isWithin(p, link.path)) || folders.some((f) => isWithin(f, link.path) || isWithin(link.path, f))),
-  );
-}
-
-/** The folder a pattern's literal start names (none for an exact name or one without a folder). */
-function patternFolder(pattern: string): string[] {
-  const { literal, exact, whole } = literalOf(pattern);
-  if (exact || !literal.includes('/')) return [];
-  return [literalFolder(literal, whole)];
+  const patterns = { ...plan.shadowable.patterns, writeDeny: [...plan.shadowable.patterns.writeDeny, ...later] };
+  return links.filter((link) => changedSince(link.bytes, plan.plannedAt) && (named.some((p) => p !== link.path && isWithin(p, link.path)) || patternShadowedBy(patterns, link.path) !== undefined));
 }
 
 /** Whether the entry at `path` changed (made, moved, its mode or owner set) at or after `since` (ms). */

@@ -1,4 +1,4 @@
-import { namedPathsUnder, type SandboxPolicy } from '@aalis/api-reach';
+import { namedPathsUnder, patternShadowedBy, type SandboxPolicy } from '@aalis/api-reach';
 import { isWithin, type RuleSet, ruleSet } from './rule-match.js';
 
 /** What a path is inside the sandbox: hidden, visible read-only, or writable. */
@@ -66,12 +66,16 @@ export class PolicyEvaluator {
   }
 
   /**
-   * A path a rule names (`{ path }`) strictly under `path` that is hidden or not writable: a
-   * symlink made at `path` would send it elsewhere (`~/.npm -> mine` when `~/.npm/_npx` is a
-   * landing and `~/.npm` is missing; found by an attack). Undefined when there is none.
+   * A path a rule names (`{ path }`) strictly under `path` that is hidden or not writable, or the
+   * paths a deny pattern covers through `path` (api-reach's `patternShadowedBy`): a symlink made at
+   * `path` would send them elsewhere (`~/.npm -> mine` when `~/.npm/_npx` is a landing and `~/.npm`
+   * is missing; `sub/nix -> ../evil` in a flake's folder; found by attacks). Undefined when there is none.
    */
   shadowed(path: string): string | undefined {
-    return namedPathsUnder(this.policy, path, (p) => this.hidden(p) || !this.writable(p))[0];
+    const named = namedPathsUnder(this.policy, path, (p) => this.hidden(p) || !this.writable(p))[0];
+    if (named !== undefined) return named;
+    const pattern = patternShadowedBy(this.policy, path);
+    return pattern === undefined ? undefined : `the paths matching ${pattern}`;
   }
 
   /** The state of the path's own entry. */

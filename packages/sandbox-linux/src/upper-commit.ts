@@ -97,6 +97,7 @@ function chmodFromAbove(parentFd: number, name: Buffer, id: DirId, mode: number)
 const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 const DOT_GIT = Buffer.from('.git');
+const HEAD_NAME = Buffer.from('HEAD');
 const HEAD = Buffer.from('HEAD');
 const OBJECTS = Buffer.from('objects');
 /** core's {@link GIT_DIR_MARK_NAMES}, as the names the walk meets. */
@@ -235,6 +236,30 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       (d, n) => openDir(atFd(d, n)),
     );
 
+  /**
+   * Whether the command removed the host repository `.git` at `path` (its HEAD gone, not
+   * replaced: git itself only ever replaces it) where not all of it may be removed (its config and
+   * hooks are landings): then none of the removal is committed, and it is said. Before, the rest
+   * went (HEAD, objects, refs, index, logs), and a nested repository the command moved with
+   * `mv sub sub2` (a copy, then a removal, across the overlay) lost its history, its moved copy
+   * refused as a new repository with a hooks path (found by an attack, h113).
+   */
+  const removingRepository = (upperFd: number, hostFd: number, name: Buffer, path: string): boolean => {
+    const u = openUpperDir(upperFd, name);
+    if (u === undefined) return false;
+    let headGone: boolean;
+    try {
+      const head = lstatAt(u, HEAD_NAME);
+      headGone = head !== undefined && isWhiteout(head);
+    } finally {
+      closeSync(u);
+    }
+    if (!headGone || removable(hostFd, name, path)) return false;
+    notes.push(`aalis: ${path}: the command removed this repository, but not all of it may be removed (its config and hooks are landings), so none of it was: it is kept whole\n`);
+    refused.push(path);
+    return true;
+  };
+
   /** Every entry of a new upper tree is allowed (so it can be renamed in at once). */
   const allAllowed = (upperFd: number, name: Buffer, path: string): boolean => {
     let blocked = false;
@@ -251,6 +276,10 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
         if (isWhiteout(st)) return 'stop';
         // one every local user could write in goes entry by entry, where its mode is judged (keptMode)
         if (!st.isSymbolicLink() && st.mode & 0o002) return 'stop';
+        // a symlink above a protected name goes entry by entry, where it is refused (found by an
+        // attack, h113: `sub/tools/bin -> ../../evil/bin` in a new `sub/tools` was renamed in with
+        // its folder, and a nested repository's core.fsmonitor ran the command's program)
+        if (st.isSymbolicLink() && evaluator.shadowed(p) !== undefined) return 'stop';
         if (!st.isDirectory()) return st.isFile() || st.isSymbolicLink() ? 'leaf' : 'stop';
         return 'descend';
       },
@@ -508,6 +537,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       return;
     }
     if (st.isDirectory()) {
+      if (host?.isDirectory() && name.equals(DOT_GIT) && removingRepository(upperFd, hostFd, name, path)) return;
       if (host?.isDirectory()) {
         const h = openDir(atFd(hostFd, name));
         const u = openUpperDir(upperFd, name);
