@@ -139,6 +139,24 @@ describe('aalis exec', () => {
     }
   }, 120_000);
 
+  // explain judged by the policy alone, which names none of the landings only the host tells: it
+  // said "allow" for a nested repository's hook and for what an .envrc loads, which the host tools
+  // refuse and the sandbox's commit leaves out (issue 13: explain answers from the same code)
+  it('explain says a landing only the host tells is refused: a nested repository\'s hooks path, what an .envrc loads', () => {
+    const project = join(root, 'project-told');
+    mkdirSync(join(project, 'sub', '.git'), { recursive: true });
+    writeFileSync(join(project, 'sub', '.git', 'config'), '[core]\n\thooksPath = .githooks\n');
+    mkdirSync(join(project, 'tools'));
+    writeFileSync(join(project, 'tools', '.envrc'), 'PATH_add bin\n');
+    const hook = aalis(['explain', 'write', 'sub/.githooks/pre-commit'], { cwd: project });
+    expect(hook.stdout).toContain('deny (rule: landing, read from the host');
+    expect(hook.stdout).toContain('is what git runs or reads as configuration in a repository nested in the main directory');
+    const bin = JSON.parse(aalis(['explain', 'write', 'tools/bin/git', '--json'], { cwd: project }).stdout) as { hostLanding: string | null };
+    expect(bin.hostLanding).toContain('is run by direnv at the next cd there and it loads');
+    // an ordinary file stays the workspace's
+    expect(aalis(['explain', 'write', 'sub/src/a.txt'], { cwd: project }).stdout).toContain('verdict:  allow');
+  }, 60_000);
+
   // A plugin whose entry is in dist/: its package.json chooses the entry, and was writable when
   // only the entry's directory was protected (the daemon then ran a planted file as root).
   it("a path-named plugin's whole directory is control plane, its package.json included", () => {

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { gitDirLandings, judgeReach, KERNEL_TREES, type LocalReach, matchesRule, type PathRule, type ReachDecision, type ReachRequest } from '@aalis/api-reach';
 import { execPlaceOf } from '@aalis/core';
 import { denialMessage, describeAsk, describeRequest, reachView, realPathOf } from '@aalis/plugin-reach';
+import { hostToldLandingOf } from '@aalis/plugin-tools';
 import { parse } from './args.js';
 import { boundaryOf, TIER_CHOICES, tierOf } from './choices.js';
 import { chooseDataDir } from './data-dir.js';
@@ -50,6 +51,13 @@ export interface Explanation {
   readonly boundary: string;
   readonly decision: ReachDecision;
   readonly match: Match | null;
+  /**
+   * Why the path is a landing only the host tells (a nested repository's hooks, what an `.envrc`
+   * above it loads, a folder the write would make a repository): the host tools refuse the write
+   * in the sandboxed tiers and the sandbox's commit leaves it out, whatever the verdict says (the
+   * policy names none of these). Null when it is none, or the tier runs on the host.
+   */
+  readonly hostLanding: string | null;
   readonly advice: string;
 }
 
@@ -130,12 +138,14 @@ export async function explainCommand(argv: readonly string[], io: CliIo): Promis
           ? { effect: 'network', via: (flags.via as 'url' | 'command' | 'provider' | undefined) ?? 'command' }
           : { effect: effect as 'read' | 'write', path: await realPathOf(path as string, cwd) };
     const decision = judgeReach(reach, request);
-    const explanation: Explanation = { request, tier, boundary, decision, match: matchOf(reach, request), advice: adviceOf(request, decision, tier) };
+    // plugin-tools' own check, as a write_file of this call would meet it
+    const hostLanding = request.effect === 'write' && decision.verdict !== 'deny' && execPlaceOf(tier) !== 'host' ? (hostToldLandingOf(cwd, request.path) ?? null) : null;
+    const explanation: Explanation = { request, tier, boundary, decision, match: matchOf(reach, request), hostLanding, advice: hostLanding ?? adviceOf(request, decision, tier) };
     if (flags.json) {
       io.stdout(`${JSON.stringify(explanation, null, 2)}\n`);
       return 0;
     }
-    const verdict =
+    const verdict = hostLanding !== null ? 'deny (rule: landing, read from the host: the host tools refuse it, the sandbox leaves it out)' :
       decision.verdict === 'allow'
         ? `allow${decision.landing ? ' (landing, audited)' : ''}`
         : decision.verdict === 'ask'

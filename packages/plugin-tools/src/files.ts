@@ -4,7 +4,7 @@ import { defineTool, listDirNoFollow, openForRead, readFileNoFollow, renameNoFol
 import { pathIsUnder } from '@aalis/api-reach';
 import { z } from 'zod';
 import { credentialOf, requireOrThrow } from './credential.js';
-import { bareDisguiseOf, envrcLandingOf, landingLinksThrough, nestedRepoLandingOf, protectedPathsUnder } from './landing-links.js';
+import { hostToldLandingOf, landingLinksThrough, protectedPathsUnder } from './landing-links.js';
 import { isNeverWritten, neverWrittenMessage } from './secrets.js';
 import { toolPathOf } from './tool-path.js';
 
@@ -102,13 +102,10 @@ async function checkedWriteTarget(ctx: Parameters<typeof readFileTool.handler>[0
   await requireOrThrow(credential, { effect: 'write', path });
   // and a write on the way a landing link resolves (its target, a folder or link it goes through) is one to that landing
   for (const landing of landingLinksThrough(credential, path)) await requireOrThrow(credential, { effect: 'write', path: landing });
-  // no policy names a nested repository's hooks: refused where the sandbox's commit refuses them
-  const nested = credential.exec === 'host' ? undefined : nestedRepoLandingOf(credential.home, path);
-  if (nested !== undefined) throw new ToolError('denied', `${path} is a landing: ${nested} is what git runs or reads as configuration in a repository nested in the main directory, and the sandboxed tiers never write it. Write it yourself, or in the full tier.`);
-  const direnv = credential.exec === 'host' ? undefined : envrcLandingOf(path);
-  if (direnv !== undefined) throw new ToolError('denied', `${path} is a landing: ${direnv.envrc} is run by direnv at the next cd there and ${direnv.why}, so what is written here runs unasked; the sandboxed tiers never write it. Write it yourself, or in the full tier.`);
-  const disguise = credential.exec === 'host' ? undefined : bareDisguiseOf(path);
-  if (disguise !== undefined) throw new ToolError('denied', `${path} is a landing: with HEAD beside objects and refs (or a commondir) git would take ${disguise} for a repository of its own, whose config it reads and whose hooks it runs, and the sandboxed tiers never make one. Make it yourself (git init --bare), or in the full tier.`);
+  // no policy names a nested repository's hooks, what an .envrc loads, a disguised repository:
+  // refused where the sandbox's commit refuses them
+  const told = credential.exec === 'host' ? undefined : hostToldLandingOf(credential.home, path);
+  if (told !== undefined) throw new ToolError('denied', told);
   return path;
 }
 

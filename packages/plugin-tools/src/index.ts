@@ -6,3 +6,4 @@ export { CommandRefusedError, commandTools, type RunCommandResult, type RunDeps,
 export { type CommandAsk, commandPolicyOf, MAX_OUTPUT, sandboxRequestOf } from './sandbox-request.js';
 export { isNeverWritten, NEVER_WRITTEN, neverWrittenMessage } from './secrets.js';
 export { grantRefusedWrites, MAX_REFUSED_ASKS, needOf, REFUSAL_RULES, type RefusalRule, type RefusedWrite, type RetryPlan, type WriteNeed } from './write-retry.js';
+export { hostToldLandingOf } from './landing-links.js';

@@ -142,3 +142,19 @@ export function envrcLandingOf(path: string): { readonly envrc: string; readonly
     if (dirname(dir) === dir) return undefined;
   }
 }
+
+/**
+ * Why `path` is a landing only the host tells (a nested repository's hooks, config or programs;
+ * what an `.envrc` above it loads; the folder a write would make a repository of its own), as the
+ * sentence a refusal says, or undefined when it is none. The host tools refuse such a write in the
+ * sandboxed tiers, and `aalis explain` says so, from this one place.
+ */
+export function hostToldLandingOf(home: string | undefined, path: string): string | undefined {
+  const nested = nestedRepoLandingOf(home, path);
+  if (nested !== undefined) return `${path} is a landing: ${nested} is what git runs or reads as configuration in a repository nested in the main directory, and the sandboxed tiers never write it. Write it yourself, or in the full tier.`;
+  const direnv = envrcLandingOf(path);
+  if (direnv !== undefined) return `${path} is a landing: ${direnv.envrc} is run by direnv at the next cd there and ${direnv.why}, so what is written here runs unasked; the sandboxed tiers never write it. Write it yourself, or in the full tier.`;
+  const disguise = bareDisguiseOf(path);
+  if (disguise !== undefined) return `${path} is a landing: with HEAD beside objects and refs (or a commondir) git would take ${disguise} for a repository of its own, whose config it reads and whose hooks it runs, and the sandboxed tiers never make one. Make it yourself (git init --bare), or in the full tier.`;
+  return undefined;
+}
