@@ -12,9 +12,9 @@ describe('what an .envrc makes run (direnv stdlib and the shell)', () => {
     ['source ./scripts/env.sh', ['/p/scripts/env.sh'], []],
     ['. scripts/env.sh', ['/p/scripts/env.sh'], []],
     ['PATH_add bin tools/bin', ['/p/bin', '/p/tools/bin'], []],
-    // a module search path is the project's code: only what python runs at every start
+    // python's search path is the project's code: what python runs at every start, and the standard library's names (a pattern, below)
     ['path_add PYTHONPATH lib', ['/p/lib/sitecustomize.py', '/p/lib/usercustomize.py'], []],
-    ['export NODE_PATH=$PWD/lib PERL5LIB=$PWD/perl', [], []],
+    ['export NODE_PATH=$PWD/lib PERL5LIB=$PWD/perl', ['/p/lib', '/p/perl'], []],
     ['use flake', ['/p/flake.lock', '/p/.direnv'], []],
     ['use flake ./nix#dev', ['/p/nix/flake.lock', '/p/.direnv'], []],
     ['use flake path:./nix', ['/p/nix/flake.lock', '/p/.direnv'], []],
@@ -80,6 +80,31 @@ describe('variables the file does not set, from the environment given', () => {
     ['export XDG_CONFIG_HOME=$PWD/cfg\ndotenv "$XDG_CONFIG_HOME/dev.env"', env, [], ['dotenv $XDG_CONFIG_HOME/dev.env']],
   ] as const)('%s', (text, given, paths, unresolved) => {
     const r = envrcReferences(E, text, undefined, given);
+    expect([...r.paths].sort()).toEqual([...paths].sort());
+    expect(r.unresolved).toEqual(unresolved);
+  });
+});
+
+describe("a folder on python's path", () => {
+  it('names the standard library in it, and nothing else of the project', () => {
+    const r = envrcReferences(E, 'export PYTHONPATH=$PWD/src');
+    const re = new RegExp(r.patterns[0]!);
+    // found by an attack (h114): these ran at a host `python3 -c pass`
+    for (const p of ['/p/src/functools.py', '/p/src/re.py', '/p/src/warnings.py', '/p/src/encodings/__init__.py', '/p/src/json', '/p/src/re.cpython-311-x86_64-linux-gnu.so']) expect(re.test(p), p).toBe(true);
+    for (const p of ['/p/src/app.py', '/p/src/mypkg/re.py', '/p/src/functools_extra.py', '/p/other/re.py']) expect(re.test(p), p).toBe(false);
+  });
+});
+
+describe('what the environment given says, until something may set a variable unseen', () => {
+  const env = { TOOLS_DIR: '/elsewhere' };
+  it.each([
+    // found by an attack (h114): a `.env` set TOOLS_DIR; the daemon's own was not what direnv saw
+    ['dotenv\nPATH_add $TOOLS_DIR/bin', ['/p/.env'], ['PATH_add $TOOLS_DIR/bin']],
+    ['PATH_add $TOOLS_DIR/bin\ndotenv', ['/elsewhere/bin', '/p/.env'], []],
+    ['dotenv_if_exists "$TOOLS_DIR/dev.env"', ['/elsewhere/dev.env'], []],
+    ['my_direnvrc_function\nPATH_add $TOOLS_DIR/bin', [], ['PATH_add $TOOLS_DIR/bin']],
+  ] as const)('%s', (text, paths, unresolved) => {
+    const r = envrcReferences(E, text, undefined, env);
     expect([...r.paths].sort()).toEqual([...paths].sort());
     expect(r.unresolved).toEqual(unresolved);
   });

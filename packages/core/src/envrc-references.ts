@@ -1,4 +1,5 @@
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { PYTHON_STDLIB_NAMES } from './python-stdlib-names.js';
 
 /*
  * direnv runs a folder's `.envrc` at every `cd` into it (once the person allowed that file's
@@ -66,16 +67,25 @@ const escaped = (text: string) => text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
  * paths, preloads, start files, and configs that name programs (kubectl's exec plugins, git's and
  * AWS's global config, docker's credential helpers, npm's user config, cargo's home).
  */
-const LOAD_VARS = new Set(['PATH', 'PYTHONSTARTUP', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'KUBECONFIG', 'GIT_CONFIG_GLOBAL', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'NPM_CONFIG_USERCONFIG', 'CARGO_HOME']);
+const LOAD_VARS = new Set(['PATH', 'PYTHONSTARTUP', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PERL5LIB', 'RUBYLIB', 'NODE_PATH', 'KUBECONFIG', 'GIT_CONFIG_GLOBAL', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'NPM_CONFIG_USERCONFIG', 'CARGO_HOME']);
 
 /**
- * Module search paths: code there runs when a program imports it by name, as the project's own
+ * Python's search path: code there runs when a program imports it by name, as the project's own
  * code does (`PYTHONPATH=$PWD/src` is the project's source: protecting it whole refused every edit
- * of it, found by an attack, h112), so only what runs at every start is a landing: python's
- * `sitecustomize.py` and `usercustomize.py`. `PERL5LIB`, `RUBYLIB` and `NODE_PATH` run nothing by
- * themselves.
+ * of it, found by an attack, h112). What runs without being asked for is a landing: the start
+ * files python runs at every start, and a file or package named as a standard-library module,
+ * which comes first (h114). Perl's, ruby's and node's paths are protected whole, as before.
  */
-const MODULE_PATH_STARTS: Readonly<Record<string, readonly string[]>> = { PYTHONPATH: ['sitecustomize.py', 'usercustomize.py'], PERL5LIB: [], RUBYLIB: [], NODE_PATH: [] };
+const PYTHON_PATH_VARS = new Set(['PYTHONPATH']);
+const PYTHON_STARTS = ['sitecustomize.py', 'usercustomize.py'];
+const stdlibNames = () => PYTHON_STDLIB_NAMES.map((n) => escaped(n)).join('|');
+
+/**
+ * direnv's and the shell's commands known to set no variable the `.envrc`'s own text does not
+ * show; any other (a `dotenv`, a sourced file, a layout, a function the person's direnvrc defines)
+ * may.
+ */
+const SETS_NOTHING_UNSEEN = new Set(['PATH_add', 'path_add', 'MANPATH_add', 'watch_file', 'watch_dir', 'log_status', 'log_error', 'has', 'echo', 'printf', 'true', 'false', 'test', '[', 'strict_env', 'unstrict_env', 'env_vars_required', 'direnv_version', 'unset']);
 
 /** Node's options that load a file at every start (`NODE_OPTIONS="--require ./.pnp.cjs"`). */
 const NODE_LOADS = new Set(['--require', '-r', '--import', '--loader', '--experimental-loader']);
@@ -93,7 +103,8 @@ const LAYOUT_BINS: Record<string, readonly string[]> = { node: [], php: ['vendor
  * may import), `use nix` (its `.nix` arguments, else `shell.nix` and `default.nix`) and lorri,
  * `use devenv`, direnv's `.direnv/` (nix-direnv sources its cached profile there at every `cd`),
  * and the entries of the variables programs load code from (`PATH`, `LD_PRELOAD`, `KUBECONFIG`,
- * `NODE_OPTIONS`'s `--require`, …; of `PYTHONPATH` only the start files python runs; `$PWD` taken
+ * `NODE_OPTIONS`'s `--require`, …; of `PYTHONPATH` the start files python runs and the standard
+ * library's names, by a pattern; `$PWD` taken
  * as the folder, `~` and `$HOME` as `home` when given, another variable as `env` has it when the
  * file does not set it). Relative paths are the `.envrc`'s folder's, as direnv runs it there. What
  * lies in a `node_modules` folder is left out: installs write there (the node_modules write
@@ -110,17 +121,34 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
   // (an .envrc above the workspace loading `$XDG_CONFIG_HOME/dev.env` protected the whole home,
   // workspace and all, found by an attack, h112); one the file sets, or `env` lacks, stays unclear
   const assigned = new Set([...text.matchAll(/(?:^|[\s;&|(])(?:export\s+|local\s+|declare\s+(?:-\w+\s+)*)?([A-Za-z_][A-Za-z0-9_]*)=/g)].map((m) => m[1]!));
+  // once something has run that may set variables the text does not show (a `dotenv`, a sourced
+  // file, a layout), the environment given no longer says what they are (found by an attack, h114:
+  // a `.env` set TOOLS_DIR, the daemon had its own, and `PATH_add $TOOLS_DIR/bin` was read as that)
+  let setsUnseen = false;
   const expanded = (word: string) =>
-    env === undefined ? word : word.replace(/\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g, (all, a?: string, b?: string) => {
+    env === undefined || setsUnseen ? word : word.replace(/\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g, (all, a?: string, b?: string) => {
       const name = (a ?? b)!;
       const value = assigned.has(name) ? undefined : env[name];
       return value === undefined || value === '' ? all : value;
     });
-  const add = (given: string, command: string) => {
+  /** `given` as direnv would resolve it, or undefined (said in `unresolved`) when it cannot be told. */
+  const resolved = (given: string, command: string): string | undefined => {
     // the home as the shell expands it, when the caller knows it (`PATH_add ~/bin`, `$HOME/.local/bin`)
     const word = expanded(inFolder(home === undefined ? given : given.replace(/^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/, home)));
-    if (unclear(word)) unresolved.push(`${command} ${given}`.trim());
-    else paths.add(at(word));
+    if (!unclear(word)) return at(word);
+    unresolved.push(`${command} ${given}`.trim());
+    return undefined;
+  };
+  const add = (given: string, command: string) => {
+    const path = resolved(given, command);
+    if (path !== undefined) paths.add(path);
+  };
+  /** A folder on python's path: its start files and the standard library's names in it. */
+  const pythonPath = (given: string, command: string) => {
+    const dir = resolved(given, command);
+    if (dir === undefined) return;
+    for (const start of PYTHON_STARTS) paths.add(join(dir, start));
+    patterns.add(`^${escaped(dir)}/(?:${stdlibNames()})(?:\\.[^/]*|/.*)?$`);
   };
   const direnvDir = () => paths.add(at('.direnv'));
   const nixFiles = (folder: string) => {
@@ -148,12 +176,12 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
           });
           continue;
         }
-        const starts = MODULE_PATH_STARTS[m[1]!];
-        if (!LOAD_VARS.has(m[1]!) && starts === undefined) continue;
+        const python = PYTHON_PATH_VARS.has(m[1]!);
+        if (!LOAD_VARS.has(m[1]!) && !python) continue;
         for (const entry of m[2]!.split(':')) {
           if (entry === '' || /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(entry) && !/^\$\{?(?:PWD|HOME)\}?$/.test(entry)) continue; // `$PATH` itself: nothing of the folder's
-          if (starts === undefined) add(entry, `${m[1]}=`);
-          else for (const start of starts) add(`${entry.replace(/\/+$/, '')}/${start}`, `${m[1]}=`);
+          if (python) pythonPath(entry, `${m[1]}=`);
+          else add(entry, `${m[1]}=`);
         }
       }
       // `FOO=1 dotenv`: the command is the first word that is no assignment
@@ -161,6 +189,8 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
       const [command, ...args] = w;
       if (command === undefined) continue;
       const flagless = args.filter((a) => !a.startsWith('-'));
+      // its own arguments are expanded before it runs: what it may set counts from the next command
+      const settingUnseen = !SETS_NOTHING_UNSEEN.has(command);
       switch (command) {
         case 'dotenv':
         case 'dotenv_if_exists':
@@ -182,10 +212,10 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
           for (const a of flagless) add(a, command);
           break;
         case 'path_add': {
-          const starts = MODULE_PATH_STARTS[flagless[0] ?? ''];
+          const python = PYTHON_PATH_VARS.has(flagless[0] ?? '');
           for (const a of flagless.slice(1)) {
-            if (starts === undefined) add(a, command);
-            else for (const start of starts) add(`${a.replace(/\/+$/, '')}/${start}`, command);
+            if (python) pythonPath(a, command);
+            else add(a, command);
           }
           break;
         }
@@ -218,6 +248,7 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
         default:
           break;
       }
+      if (settingUnseen) setsUnseen = true;
     }
   }
   const outsideNodeModules = (p: string) => !/(?:^|\/)node_modules(?:\/|$)/.test(p);

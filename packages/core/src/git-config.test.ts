@@ -69,6 +69,9 @@ describe('gitConfigProgramWords', () => {
     ['[alias]\n\tlog1 = log --oneline', []],
     // a folder the program works on is not one it runs (found by an attack, h112: all of src/ refused)
     ['[alias]\n\tfmt = !prettier --write src/ docs/', []],
+    // a folder it runs in holds what it runs (h114)
+    ['[alias]\n\tx = !cd tools/ && ./run.sh', ['tools/', './run.sh']],
+    ['[alias]\n\tb = !make -C build/', ['build/']],
     ['[alias]\n\tfetchx = !curl https://x.example/a/b', []],
   ])('%j names %j', (text, words) => {
     expect(gitConfigProgramWords(parseGitConfig(text))).toEqual(words);

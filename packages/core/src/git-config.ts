@@ -189,6 +189,9 @@ const PROGRAM_KEYS = new Set([
   'submodule.*.update',
 ]);
 
+/** The words after which a folder is where the program runs (and finds what it runs): `cd`, `make -C`, `npm --prefix`, … */
+const RUN_IN = new Set(['cd', 'pushd', '-C', '--prefix', '--cwd', '--dir', '--directory', '--chdir', '--cd']);
+
 /**
  * The programs a config's entries name by path, where git runs them (`core.fsmonitor =
  * ~/bin/watch.sh`, `credential.helper = /opt/x/helper`, `filter.lfs.process = tools/lfs …`, an
@@ -221,10 +224,16 @@ export function gitConfigProgramWords(entries: readonly GitConfigEntry[]): strin
     } else if (value.startsWith('!')) value = value.slice(1).trim();
     // every word that is a path, not only the first: `python3 tools/strip.py` runs the script
     // as much as `tools/strip.py` would (found by an attack, h108)
+    let previous = '';
     for (const m of value.matchAll(/"([^"]+)"|'([^']+)'|(\S+)/g)) {
       const word = m[1] ?? m[2] ?? m[3]!;
-      // a word ending in a slash names a folder the program works on (`!prettier --write src/`), not one it runs: protecting it refused every edit there (found by an attack, h112)
-      if (word.startsWith('-') || word.includes('://') || word.endsWith('/') || !(isAbsolute(word) || word.startsWith('~/') || word.includes('/'))) continue;
+      const after = previous;
+      previous = word;
+      // a word ending in a slash names a folder the program works on (`!prettier --write src/`),
+      // not one it runs: protecting it refused every edit there (found by an attack, h112); but a
+      // folder the program is run in (`cd tools/ && ./run.sh`, `make -C build/`) holds what it runs (h114)
+      if (word.endsWith('/') && !RUN_IN.has(after)) continue;
+      if (word.startsWith('-') || word.includes('://') || !(isAbsolute(word) || word.startsWith('~/') || word.includes('/'))) continue;
       out.add(word);
     }
   }

@@ -388,14 +388,13 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     if (readDenied(path) && !allowBack.some((root) => isWithin(path, root))) return 'masked';
     return writableAt(path) ? 'rw' : 'ro';
   };
-  // A folder the rules deny by its name alone (a new name in it may be written: a linked
-  // worktree's `.git/worktrees/<name>`, which api-reach's gitDirLandings names so it cannot be
-  // replaced) gets no read-only mount: one refused every commit in a linked worktree (found by an
-  // attack, h112). Replacing it is a write the check after the run finds, as on the Linux commit.
-  const mountModeAt = (path: string, isDir: boolean): MountMode => {
-    const mode = modeAt(path);
-    return mode === 'ro' && isDir && writableAt(`${path}/${PROBE_CHILD}`) ? 'rw' : mode;
-  };
+  // A folder the rules deny by its name alone (a new name in it may be written: a repository's
+  // `.git`, a linked worktree's `.git/worktrees/<name>`) is mounted read-write onto itself: what is
+  // in it is the command's to write (a read-only one refused every commit in a linked worktree,
+  // found by an attack, h112), and a mount point cannot be moved or removed (with no mount at
+  // all, `mv .git` took the repository's relative hooks path elsewhere, h114).
+  const nameOnly = (path: string, isDir: boolean): boolean => isDir && modeAt(path) === 'ro' && writableAt(`${path}/${PROBE_CHILD}`);
+  const mountModeAt = (path: string, isDir: boolean): MountMode => (nameOnly(path, isDir) ? 'rw' : modeAt(path));
 
   const baseRoots = roots.filter((root) => !roots.some((other) => other !== root && isWithin(root, other)));
   const candidates = new Set<string>(roots);
@@ -445,7 +444,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
         if (entry.isSymbolicLink) return false;
         if (entry.isSocket && !socketsAllowed(path)) sockets.push(entry);
         const mode = mountModeAt(path, entry.isDirectory);
-        if (mode !== modeOfDir(dirname(path))) {
+        if (mode !== modeOfDir(dirname(path)) || nameOnly(path, entry.isDirectory)) {
           if (!entry.utf8) throw notUtf8Mount(entry, mode);
           candidates.add(path);
           kinds.set(path, entry.isDirectory ? 'dir' : 'file');
@@ -493,7 +492,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
         const mode = mountModeAt(child.path, child.isDirectory);
         const parentMode = dirModes.get(dirname(child.path)) ?? mountModeAt(dirname(child.path), true);
         dirModes.set(dirname(child.path), parentMode);
-        if (mode !== parentMode) {
+        if (mode !== parentMode || nameOnly(child.path, child.isDirectory)) {
           if (!child.utf8) throw notUtf8Mount(child, mode);
           candidates.add(child.path);
           kinds.set(child.path, child.isDirectory ? 'dir' : 'file');
@@ -525,7 +524,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
         `make ${path} its own readable root outside ${parent.path}`,
       );
     }
-    if (parent !== undefined && parent.mode === mode) continue;
+    if (parent !== undefined && parent.mode === mode && !nameOnly(path, kinds.get(path) !== 'file')) continue;
     if (mode === 'masked') {
       const kind = kinds.get(path) ?? ((await lstat(path)).isDirectory() ? 'dir' : 'file');
       mounts.push(kind === 'dir' ? { kind: 'mask-dir', path } : { kind: 'mask-file', path });
@@ -656,14 +655,15 @@ async function writesUnderLaterLandings(plan: MountPlan, later: readonly Landing
 
 /**
  * Whether the entry at `path` was born at or after `since` (ms), or, not being a directory,
- * modified since (a directory's time moves with any name made in it: only what is new in it is
- * the run's). A rename keeps both.
+ * changed since (its ctime: written, renamed, its mode set; a command sets the modification time
+ * back with `touch -d`, not this: found by an attack, h114). A directory's times move with any
+ * name made in it: only what is new in it is the run's.
  */
 function madeSince(path: Buffer, since: number): boolean {
   try {
     const st = lstatSync(path, { bigint: true });
     const ns = BigInt(Math.floor(since)) * 1_000_000n;
-    return st.birthtimeNs >= ns || (!st.isDirectory() && st.mtimeNs >= ns);
+    return st.birthtimeNs >= ns || (!st.isDirectory() && st.ctimeNs >= ns);
   } catch {
     return false; // gone: nothing to remove
   }
@@ -682,7 +682,23 @@ function shadowingLinks(plan: MountPlan, later: readonly LandingRule[], links: r
   if (links.length === 0) return [];
   const named = [...plan.shadowable.named, ...later.flatMap((r) => ('path' in r ? [r.path] : []))];
   const patterns = { ...plan.shadowable.patterns, writeDeny: [...plan.shadowable.patterns.writeDeny, ...later] };
-  return links.filter((link) => changedSince(link.bytes, plan.plannedAt) && (named.some((p) => p !== link.path && isWithin(p, link.path)) || patternShadowedBy(patterns, link.path) !== undefined));
+  // the folders that held a denied entry before the run: a link put in place of one (its folder
+  // moved aside) sends those names where it points, even where only a pattern named them (a
+  // flake's `nix/` moved aside and `nix -> ../evil` put there, h112 A13)
+  const heldDenied = new Set<string>();
+  for (const paths of plan.deniedInodes.values()) {
+    for (const bytes of paths) {
+      const text = utf8NameOf(bytes);
+      // installs replace folders of node_modules with links (pnpm's layout): left to them, as the landings are
+      if (text === undefined || text.includes('/node_modules/')) continue;
+      for (let d = dirname(text); d !== dirname(d) && !heldDenied.has(d); d = dirname(d)) heldDenied.add(d);
+    }
+  }
+  return links.filter(
+    (link) =>
+      changedSince(link.bytes, plan.plannedAt) &&
+      (heldDenied.has(link.path) || named.some((p) => p !== link.path && isWithin(p, link.path)) || patternShadowedBy(patterns, link.path) !== undefined),
+  );
 }
 
 /** Whether the entry at `path` changed (made, moved, its mode or owner set) at or after `since` (ms). */
