@@ -11,6 +11,7 @@ import { loadConfig } from './daemon/config.js';
 import { specToolImagesOf } from './daemon/kernel.js';
 import { describeSecretEnv, type SecretEnvView, secretEnvView } from './secret-env-view.js';
 import { describeHostLandings, hostLandingsView } from './host-landings.js';
+import { describeRunFoldersFs, runFoldersFs } from './run-folders-fs.js';
 
 export const DOCTOR_HELP = `aalis doctor: what works on this machine
 
@@ -93,8 +94,9 @@ export async function doctorCommand(argv: readonly string[], io: CliIo): Promise
   const status = ok && configReadable ? 0 : 1;
   const execHelper = execHelperState();
   const hostLandings = hostLandingsView(process.cwd(), process.env);
+  const runFolders = runFoldersFs();
   if (flags.json) {
-    io.stdout(`${JSON.stringify({ configured, ok, configReadable, probes, environment, specTools, execHelper, hostLandings }, null, 2)}\n`);
+    io.stdout(`${JSON.stringify({ configured, ok, configReadable, probes, environment, specTools, execHelper, hostLandings, runFolders: runFolders ?? null }, null, 2)}\n`);
     return status;
   }
   for (const probe of probes) {
@@ -107,6 +109,7 @@ export async function doctorCommand(argv: readonly string[], io: CliIo): Promise
   }
   io.stdout(`\nspec tools (002): ${specTools.works ? 'ok  ' : 'FAIL'} ${specTools.detail}\n`);
   io.stdout(`\nexec helper: ${execHelper.detail}\n`);
+  io.stdout(`\n${describeRunFoldersFs(runFolders)}`);
   io.stdout(`\n${describeHostLandings(hostLandings)}`);
   io.stdout(`\n${'error' in environment ? `environment of sandboxed commands: FAIL the config could not be read (${environment.error}); the daemon will not start with it` : describeSecretEnv(environment)}\n`);
   io.stdout(ok ? `\nThe configured backend (${configured}) works.\n` : `\nThe configured backend (${configured}) does not work here: commands in the sandboxed tiers will not run.\n`);
