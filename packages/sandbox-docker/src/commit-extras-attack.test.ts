@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
+
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { type PathRule, protectedLists, resolveReach, type SandboxPolicy, sandboxPolicyOf } from '@aalis/api-reach';
-import { ENVRC_MAX_BYTES, envrcReferences, gitConfigEntries, gitConfigProgramPaths, readRegularSync } from '@aalis/core';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { engineSkip, TEST_IMAGE, tempDir, until } from '../test/engine.js';
+import { engineSkip, TEST_IMAGE, until } from '../test/engine.js';
+import { commit, FSMON, git, gitTakesForRepo, HOOK, type LandingScene, landingScene, UNRELATED } from '../test/landing-scene.js';
 import { DockerSandbox } from './docker-sandbox.js';
 
 /**
@@ -16,76 +15,12 @@ import { DockerSandbox } from './docker-sandbox.js';
 
 const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-extras-h112', owner: { uid: 0, gid: 0 } });
 
-interface Scene {
-  readonly home: string;
-  readonly ws: string;
-  readonly tmp: string;
-  readonly policy: SandboxPolicy;
-}
 
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: cwd } });
-}
 
-/** As commit-extras.test.ts: what plugin-reach adds for the main directory (its repository's config, the .envrc files at and above it). */
-function daemonLandings(ws: string, home: string): PathRule[] {
-  const out: PathRule[] = [];
-  const entries = gitConfigEntries(join(ws, '.git', 'config'), home);
-  for (const program of gitConfigProgramPaths(entries, home, ws)) out.push({ path: program });
-  for (const e of entries) if (e.section === 'core' && e.subsection === undefined && e.key === 'hookspath' && e.value) out.push({ path: resolve(ws, e.value) });
-  for (let dir = ws; ; dir = dirname(dir)) {
-    const envrc = join(dir, '.envrc');
-    const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
-    if (read.kind === 'read') {
-      const refs = envrcReferences(envrc, read.bytes.toString('utf8'), home);
-      for (const path of refs.paths) out.push({ path });
-      for (const pattern of refs.patterns) out.push({ pattern });
-    }
-    if (dirname(dir) === dir) return out;
-  }
-}
 
-/** As commit-extras.test.ts: a home, a workspace `ws` that is a git repository, the daemon-like policy for it. */
-function scene(before?: (ws: string, home: string) => void, worktree = false): Scene {
-  const home = tempDir('aalis-h112-');
-  const data = join(home, '.aalis');
-  const ws = join(home, 'project');
-  const tmp = join(data, 'tmp', 'session-1');
-  mkdirSync(tmp, { recursive: true });
-  let gitDirs = [join(ws, '.git')];
-  if (worktree) {
-    // the workspace is a linked worktree of a repository beside it (`git worktree add ../project`)
-    const main = join(home, 'main');
-    mkdirSync(main);
-    git(main, 'init', '-q');
-    commit(main, 'first');
-    git(main, 'worktree', 'add', '-q', ws, '-b', 'wt');
-    gitDirs = [join(main, '.git', 'worktrees', 'project'), join(main, '.git')];
-  } else {
-    mkdirSync(ws, { recursive: true });
-    git(ws, 'init', '-q');
-  }
-  before?.(ws, home);
-  const paths = {
-    install: join(home, 'aalis'),
-    data,
-    workspace: ws,
-    tmp: join(data, 'tmp'),
-    self: join(data, 'self'),
-    logs: join(data, 'logs'),
-    config: join(data, 'config.yaml'),
-    secrets: join(data, 'secrets.yaml'),
-    deployment: home,
-  };
-  const base = protectedLists({ paths, userHome: home, platform: 'linux', form: 'source', codeDirs: [] });
-  const lists = { ...base, landing: [...base.landing, ...daemonLandings(ws, home)] };
-  const reach = resolveReach({ principal: 'owner', tier: 'workspace', onBoundary: 'ask', place: { home: ws }, gitDirs, sessionTmp: tmp, localPorts: [], lists, paths });
-  return { home, ws, tmp, policy: sandboxPolicyOf(reach) };
-}
+const scene = (before?: (ws: string, home: string) => void, worktree = false) => landingScene('aalis-h112-', before, worktree);
+type Scene = LandingScene;
 
-function commit(cwd: string, message: string): void {
-  git(cwd, '-c', 'user.email=a@b', '-c', 'user.name=a', 'commit', '-q', '--allow-empty', '-m', message);
-}
 
 /** What `git commit` writes in a linked worktree's own git directory `g` (the test image has no git): the index by a lock renamed over it, a line in logs/HEAD. */
 function commitWrites(g: string): string {
@@ -103,19 +38,7 @@ async function run(s: Scene, script: string) {
   return result;
 }
 
-/** Whether git, run in `dir` on the host, takes `dir` itself for a (bare) git directory. */
-function gitTakesForRepo(dir: string): boolean {
-  try {
-    const out = execFileSync('git', ['rev-parse', '--git-dir'], { cwd: dir, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(dir), GIT_CONFIG_NOSYSTEM: '1' } });
-    return out.trim() === '.';
-  } catch {
-    return false;
-  }
-}
 
-const HOOK = "printf '#!/bin/sh\\ntouch /tmp/pwned\\n'";
-const UNRELATED = 'echo ok > unrelated.txt';
-const FSMON = "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n'";
 
 describe.skipIf(engineSkip)('h112: holes in the landings only the host tells (docker backend)', () => {
   it('A1. a nested repository whose core.fsmonitor is tools/bin/fsmon.sh (tools missing): a symlink sub/tools -> ../evil does not land the program', async () => {

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { type PathRule, protectedLists, resolveReach, type SandboxPolicy, sandboxPolicyOf } from '@aalis/api-reach';
-import { ENVRC_MAX_BYTES, envrcReferences, gitConfigEntries, gitConfigProgramPaths, readRegularSync } from '@aalis/core';
+import { join } from 'node:path';
+import type { SandboxPolicy } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
-import { engineSkip, policy, TEST_IMAGE, tempDir } from '../test/engine.js';
+import { engineSkip, policy, TEST_IMAGE } from '../test/engine.js';
+import { git, gitTakesForRepo, HOOK, type LandingScene, landingScene, UNRELATED } from '../test/landing-scene.js';
 import { DockerSandbox } from './docker-sandbox.js';
 
 /**
@@ -18,76 +18,11 @@ import { DockerSandbox } from './docker-sandbox.js';
 
 const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-extras', owner: { uid: 0, gid: 0 } });
 
-interface Scene {
-  readonly home: string;
-  readonly ws: string;
-  readonly tmp: string;
-  /** The policy a daemon's reach gives the owner's call in the workspace tier at `ws` (api-reach's lists, the main repository's git directory). */
-  readonly policy: SandboxPolicy;
-}
 
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: cwd } });
-}
 
-/**
- * What the reach plugin adds to the landings for every call, for the main directory `ws` (as
- * plugin-reach's hooksPathLandings and envrcLandingsOf do, which this package may not import):
- * the main repository's core.hooksPath and the programs its config names by path, and what the
- * `.envrc` files at and above `ws` load. Nested repositories and `.envrc` files below are not read.
- */
-function daemonLandings(ws: string, home: string): PathRule[] {
-  const out: PathRule[] = [];
-  const entries = gitConfigEntries(join(ws, '.git', 'config'), home);
-  for (const program of gitConfigProgramPaths(entries, home, ws)) out.push({ path: program });
-  for (const e of entries) if (e.section === 'core' && e.subsection === undefined && e.key === 'hookspath' && e.value) out.push({ path: resolve(ws, e.value) });
-  for (let dir = ws; ; dir = dirname(dir)) {
-    const envrc = join(dir, '.envrc');
-    const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
-    if (read.kind === 'read') {
-      const refs = envrcReferences(envrc, read.bytes.toString('utf8'), home);
-      for (const path of refs.paths) out.push({ path });
-      for (const pattern of refs.patterns) out.push({ pattern });
-    }
-    if (dirname(dir) === dir) return out;
-  }
-}
 
-/** A home with an instance's data and a workspace `ws` that is a git repository; `before` sets the workspace up before the policy is built. */
-function scene(before?: (ws: string, home: string) => void): Scene {
-  const home = tempDir('aalis-extras-');
-  const data = join(home, '.aalis');
-  const ws = join(home, 'project');
-  const tmp = join(data, 'tmp', 'session-1');
-  for (const dir of [ws, tmp]) mkdirSync(dir, { recursive: true });
-  git(ws, 'init', '-q');
-  before?.(ws, home);
-  const paths = {
-    install: join(home, 'aalis'),
-    data,
-    workspace: ws,
-    tmp: join(data, 'tmp'),
-    self: join(data, 'self'),
-    logs: join(data, 'logs'),
-    config: join(data, 'config.yaml'),
-    secrets: join(data, 'secrets.yaml'),
-    deployment: home,
-  };
-  const base = protectedLists({ paths, userHome: home, platform: 'linux', form: 'source', codeDirs: [] });
-  const lists = { ...base, landing: [...base.landing, ...daemonLandings(ws, home)] };
-  const reach = resolveReach({
-    principal: 'owner',
-    tier: 'workspace',
-    onBoundary: 'ask',
-    place: { home: ws },
-    gitDirs: [join(ws, '.git')],
-    sessionTmp: tmp,
-    localPorts: [],
-    lists,
-    paths,
-  });
-  return { home, ws, tmp, policy: sandboxPolicyOf(reach) };
-}
+const scene = (before?: (ws: string, home: string) => void, worktree = false) => landingScene('aalis-extras-', before, worktree);
+type Scene = LandingScene;
 
 async function run(s: Scene, script: string, p: SandboxPolicy = s.policy) {
   const result = await box.run({ argv: ['sh', '-c', script], cwd: s.ws, env: {}, timeoutMs: 30_000, identity: 'owner', policy: p });
@@ -97,23 +32,7 @@ async function run(s: Scene, script: string, p: SandboxPolicy = s.policy) {
   return result;
 }
 
-/** Whether git, run in `dir` on the host, takes `dir` itself for a (bare) git directory. */
-function gitTakesForRepo(dir: string): boolean {
-  try {
-    const out = execFileSync('git', ['rev-parse', '--git-dir'], {
-      cwd: dir,
-      encoding: 'utf8',
-      stdio: 'pipe',
-      env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(dir), GIT_CONFIG_NOSYSTEM: '1' },
-    });
-    return out.trim() === '.';
-  } catch {
-    return false;
-  }
-}
 
-const HOOK = "printf '#!/bin/sh\\ntouch /tmp/pwned\\n'";
-const UNRELATED = 'echo ok > unrelated.txt';
 
 describe.skipIf(engineSkip)("the commit's extra landings on the docker backend (what sandbox-linux's withLandingLinks and upper-commit add)", () => {
   it('1. a nested repository whose core.hooksPath is .githooks: a hook written there does not land', async () => {

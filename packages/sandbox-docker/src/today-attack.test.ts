@@ -1,10 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { type PathRule, patternShadowedBy, protectedLists, resolveReach, type SandboxPolicy, sandboxPolicyOf } from '@aalis/api-reach';
-import { ENVRC_MAX_BYTES, envrcReferences, gitConfigEntries, gitConfigProgramPaths, readRegularSync } from '@aalis/core';
+import { join } from 'node:path';
+import { patternShadowedBy } from '@aalis/api-reach';
 import { describe, expect, it } from 'vitest';
-import { engineSkip, TEST_IMAGE, tempDir } from '../test/engine.js';
+import { engineSkip, TEST_IMAGE } from '../test/engine.js';
+import { FSMON, git, HOOK, type LandingScene, landingScene, UNRELATED } from '../test/landing-scene.js';
 import { DockerSandbox } from './docker-sandbox.js';
 
 /**
@@ -18,59 +18,11 @@ import { DockerSandbox } from './docker-sandbox.js';
 
 const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-today-h114', owner: { uid: 0, gid: 0 } });
 
-interface Scene {
-  readonly home: string;
-  readonly ws: string;
-  readonly tmp: string;
-  readonly policy: SandboxPolicy;
-}
 
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: cwd } });
-}
 
-function daemonLandings(ws: string, home: string): PathRule[] {
-  const out: PathRule[] = [];
-  const entries = gitConfigEntries(join(ws, '.git', 'config'), home);
-  for (const program of gitConfigProgramPaths(entries, home, ws)) out.push({ path: program });
-  for (const e of entries) if (e.section === 'core' && e.subsection === undefined && e.key === 'hookspath' && e.value) out.push({ path: resolve(ws, e.value) });
-  for (let dir = ws; ; dir = dirname(dir)) {
-    const envrc = join(dir, '.envrc');
-    const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
-    if (read.kind === 'read') {
-      const refs = envrcReferences(envrc, read.bytes.toString('utf8'), home, process.env);
-      for (const path of refs.paths) out.push({ path });
-      for (const pattern of refs.patterns) out.push({ pattern });
-    }
-    if (dirname(dir) === dir) return out;
-  }
-}
 
-function scene(before?: (ws: string, home: string) => void): Scene {
-  const home = tempDir('aalis-h114-');
-  const data = join(home, '.aalis');
-  const ws = join(home, 'project');
-  const tmp = join(data, 'tmp', 'session-1');
-  mkdirSync(tmp, { recursive: true });
-  mkdirSync(ws, { recursive: true });
-  git(ws, 'init', '-q');
-  before?.(ws, home);
-  const paths = {
-    install: join(home, 'aalis'),
-    data,
-    workspace: ws,
-    tmp: join(data, 'tmp'),
-    self: join(data, 'self'),
-    logs: join(data, 'logs'),
-    config: join(data, 'config.yaml'),
-    secrets: join(data, 'secrets.yaml'),
-    deployment: home,
-  };
-  const base = protectedLists({ paths, userHome: home, platform: 'linux', form: 'source', codeDirs: [] });
-  const lists = { ...base, landing: [...base.landing, ...daemonLandings(ws, home)] };
-  const reach = resolveReach({ principal: 'owner', tier: 'workspace', onBoundary: 'ask', place: { home: ws }, gitDirs: [join(ws, '.git')], sessionTmp: tmp, localPorts: [], lists, paths });
-  return { home, ws, tmp, policy: sandboxPolicyOf(reach) };
-}
+const scene = (before?: (ws: string, home: string) => void, worktree = false) => landingScene('aalis-h114-', before, worktree);
+type Scene = LandingScene;
 
 async function runAny(id: string, s: Scene, script: string) {
   const r = await box.run({ argv: ['sh', '-c', script], cwd: s.ws, env: {}, timeoutMs: 30_000, identity: 'owner', policy: s.policy });
@@ -91,9 +43,6 @@ const isLink = (p: string) => {
   }
 };
 
-const HOOK = "printf '#!/bin/sh\\ntouch /tmp/pwned\\n'";
-const UNRELATED = 'echo ok > unrelated.txt';
-const FSMON = "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n'";
 const FLAKE = (ws: string) => {
   writeFileSync(join(ws, 'flake.nix'), '{ outputs = { self }: { }; }\n');
   writeFileSync(join(ws, '.envrc'), 'use flake\n');

@@ -1,10 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { type PathRule, protectedLists, resolveReach, type SandboxPolicy, type SandboxRunResult, sandboxPolicyOf, toolchainCacheDirs } from '@aalis/api-reach';
-import { ENVRC_MAX_BYTES, envrcReferences, gitConfigEntries, gitConfigProgramPaths, readRegularSync } from '@aalis/core';
+import { dirname, join } from 'node:path';
+import type { SandboxPolicy, SandboxRunResult } from '@aalis/api-reach';
 import { afterAll, describe, expect, it } from 'vitest';
-import { scenePaths } from './reach-policy.testing.js';
+import { mainDirLandings, reachPolicyOf } from './reach-policy.testing.js';
 import { makeScene, req, type Scene as BaseScene } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
@@ -43,42 +42,10 @@ function git(home: string, cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: 'pipe', env: gitEnv(home) });
 }
 
-/** As the docker attack: what plugin-reach adds for the main directory (its repository's config, the .envrc files at and above it). */
-function daemonLandings(ws: string, home: string): PathRule[] {
-  const out: PathRule[] = [];
-  const entries = gitConfigEntries(join(ws, '.git', 'config'), home);
-  for (const program of gitConfigProgramPaths(entries, home, ws)) out.push({ path: program });
-  for (const e of entries) if (e.section === 'core' && e.subsection === undefined && e.key === 'hookspath' && e.value) out.push({ path: resolve(ws, e.value) });
-  for (let dir = ws; ; dir = dirname(dir)) {
-    const envrc = join(dir, '.envrc');
-    const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
-    if (read.kind === 'read') {
-      const refs = envrcReferences(envrc, read.bytes.toString('utf8'), home);
-      for (const path of refs.paths) out.push({ path });
-      for (const pattern of refs.patterns) out.push({ pattern });
-    }
-    if (dirname(dir) === dir) return out;
-  }
-}
 
 /** The daemon-like workspace-tier policy for a scene, built after the host's setup. */
-function daemonPolicy(s: BaseScene): SandboxPolicy {
-  const paths = scenePaths(s);
-  const base = protectedLists({ paths, userHome: s.home, platform: 'linux', form: 'source', codeDirs: [], userName: 'ada' });
-  const lists = { ...base, landing: [...base.landing, ...daemonLandings(s.ws, s.home)] };
-  const reach = resolveReach({
-    principal: 'owner',
-    tier: 'workspace',
-    onBoundary: 'ask',
-    place: { home: s.ws },
-    gitDirs: [join(s.ws, '.git')],
-    sessionTmp: s.sessionTmp,
-    localPorts: [],
-    lists,
-    paths,
-    toolchainCaches: toolchainCacheDirs(s.home, 'linux'),
-  });
-  return sandboxPolicyOf(reach);
+function daemonPolicy(s: BaseScene, userHome = s.home): SandboxPolicy {
+  return reachPolicyOf(s, { extraLandings: mainDirLandings(s.ws, s.home), userHome });
 }
 
 /** A scene (the workspace `ws` a git repository), the host's setup, then the daemon-like policy. */

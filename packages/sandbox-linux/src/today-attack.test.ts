@@ -1,10 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { type PathRule, patternShadowedBy, protectedLists, resolveReach, type SandboxPolicy, type SandboxRunResult, sandboxPolicyOf, toolchainCacheDirs } from '@aalis/api-reach';
-import { ENVRC_MAX_BYTES, envrcReferences, gitConfigEntries, gitConfigProgramPaths, readRegularSync } from '@aalis/core';
+import { join } from 'node:path';
+import { patternShadowedBy, type SandboxPolicy, type SandboxRunResult } from '@aalis/api-reach';
 import { afterAll, describe, expect, it } from 'vitest';
-import { scenePaths } from './reach-policy.testing.js';
+import { mainDirLandings, reachPolicyOf } from './reach-policy.testing.js';
 import { makeScene, req, type Scene as BaseScene } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
@@ -31,40 +30,10 @@ function git(home: string, cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: 'pipe', env: gitEnv(home) });
 }
 
-function daemonLandings(ws: string, home: string): PathRule[] {
-  const out: PathRule[] = [];
-  const entries = gitConfigEntries(join(ws, '.git', 'config'), home);
-  for (const program of gitConfigProgramPaths(entries, home, ws)) out.push({ path: program });
-  for (const e of entries) if (e.section === 'core' && e.subsection === undefined && e.key === 'hookspath' && e.value) out.push({ path: resolve(ws, e.value) });
-  for (let dir = ws; ; dir = dirname(dir)) {
-    const envrc = join(dir, '.envrc');
-    const read = readRegularSync(envrc, { maxBytes: ENVRC_MAX_BYTES, follow: true });
-    if (read.kind === 'read') {
-      const refs = envrcReferences(envrc, read.bytes.toString('utf8'), home, process.env);
-      for (const path of refs.paths) out.push({ path });
-      for (const pattern of refs.patterns) out.push({ pattern });
-    }
-    if (dirname(dir) === dir) return out;
-  }
-}
 
+/** The daemon-like workspace-tier policy for a scene, built after the host's setup. */
 function daemonPolicy(s: BaseScene, userHome = s.home): SandboxPolicy {
-  const paths = scenePaths(s);
-  const base = protectedLists({ paths, userHome, platform: 'linux', form: 'source', codeDirs: [], userName: 'ada' });
-  const lists = { ...base, landing: [...base.landing, ...daemonLandings(s.ws, s.home)] };
-  const reach = resolveReach({
-    principal: 'owner',
-    tier: 'workspace',
-    onBoundary: 'ask',
-    place: { home: s.ws },
-    gitDirs: [join(s.ws, '.git')],
-    sessionTmp: s.sessionTmp,
-    localPorts: [],
-    lists,
-    paths,
-    toolchainCaches: toolchainCacheDirs(userHome, 'linux'),
-  });
-  return sandboxPolicyOf(reach);
+  return reachPolicyOf(s, { extraLandings: mainDirLandings(s.ws, s.home), userHome });
 }
 
 function scene(before?: (ws: string, home: string) => void): Scene {
