@@ -9,6 +9,16 @@ import type { SandboxPolicy } from './sandbox-policy.js';
  * host tools). One lookup for both; each judges with its own evaluator.
  */
 export function namedPathsUnder(policy: SandboxPolicy, path: string, isProtected: (named: string) => boolean, platform: NodeJS.Platform = 'linux'): string[] {
-  const named = new Set([...policy.readDeny, ...policy.writeDeny, ...policy.controlDeny].flatMap((r) => ('path' in r ? [r.path] : [])));
-  return [...named].filter((p) => p !== path && pathIsUnder(p, path, platform) && isProtected(p));
+  return namedPathsOf(policy).filter((p) => p !== path && pathIsUnder(p, path, platform) && isProtected(p));
+}
+
+/** A policy's named paths, read once per policy object (a commit asks for every link it meets). */
+const NAMED = new WeakMap<SandboxPolicy, readonly string[]>();
+function namedPathsOf(policy: SandboxPolicy): readonly string[] {
+  let named = NAMED.get(policy);
+  if (named === undefined) {
+    named = [...new Set([...policy.readDeny, ...policy.writeDeny, ...policy.controlDeny].flatMap((r) => ('path' in r ? [r.path] : [])))];
+    NAMED.set(policy, named);
+  }
+  return named;
 }

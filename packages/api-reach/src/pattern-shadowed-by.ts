@@ -11,11 +11,20 @@ import type { SandboxPolicy } from './sandbox-policy.js';
  * attack, h114, on a first version that did).
  */
 export function patternShadowedBy(policy: SandboxPolicy, link: string): string | undefined {
-  for (const rule of [...policy.readDeny, ...policy.writeDeny, ...policy.controlDeny]) {
-    if (!('pattern' in rule)) continue;
-    const { literal, exact } = patternLiteral(rule.pattern);
-    if (literal === '' || exact) continue;
-    if (literal.startsWith(`${link}/`) && literal.length > link.length + 1) return rule.pattern;
+  return placesOf(policy).find(({ literal }) => literal.startsWith(`${link}/`) && literal.length > link.length + 1)?.pattern;
+}
+
+/** A policy's anchored deny patterns with their literal starts, read once per policy object (a commit asks for every link it meets). */
+const PLACES = new WeakMap<SandboxPolicy, readonly { readonly pattern: string; readonly literal: string }[]>();
+function placesOf(policy: SandboxPolicy): readonly { readonly pattern: string; readonly literal: string }[] {
+  let places = PLACES.get(policy);
+  if (places === undefined) {
+    places = [...policy.readDeny, ...policy.writeDeny, ...policy.controlDeny].flatMap((rule) => {
+      if (!('pattern' in rule)) return [];
+      const { literal, exact } = patternLiteral(rule.pattern);
+      return literal === '' || exact ? [] : [{ pattern: rule.pattern, literal }];
+    });
+    PLACES.set(policy, places);
   }
-  return undefined;
+  return places;
 }
