@@ -52,7 +52,7 @@ export async function registerDaemon(entry: { dataDir: string; port: number }, e
   }
   // The safe layer verifies each directory it opens is the judged real path; the home above may
   // be reached through a symlink, the two directories checked above may not.
-  const file = fileOf(realpathSync(dir), entry.dataDir);
+  const file = fileOf(realpathSync.native(dir), entry.dataDir);
   const record = { v: 1, dataDir: entry.dataDir, pid: process.pid, port: entry.port, startedAt: new Date().toISOString() };
   const write = (value: object) => writeFileAtomic(file, `${JSON.stringify(value)}\n`, { mode: 0o600 });
   await write(record);

@@ -21,7 +21,7 @@ export function directory(path: string, what: string, given: boolean, command = 
     }
   }
   try {
-    const real = realpathSync(resolve(path));
+    const real = realpathSync.native(resolve(path));
     if (!statSync(real).isDirectory()) throw new Error('not a directory');
     return real;
   } catch {

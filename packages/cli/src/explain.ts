@@ -125,8 +125,8 @@ export async function explainCommand(argv: readonly string[], io: CliIo): Promis
   if (extra.length > 0 || ((effect === 'exec' || effect === 'network') && path !== undefined)) throw new UsageError(`unexpected argument '${extra[0] ?? path}'.`, 'explain');
   const tier = tierOf(flags.tier, 'explain');
   const boundary = boundaryOf(flags.boundary);
-  const cwd = realpathSync(resolve(typeof flags.cwd === 'string' ? flags.cwd : process.cwd()));
-  const allowWrite = ((flags['allow-write'] as string[] | undefined) ?? []).map((p) => realpathSync(resolve(p)));
+  const cwd = realpathSync.native(resolve(typeof flags.cwd === 'string' ? flags.cwd : process.cwd()));
+  const allowWrite = ((flags['allow-write'] as string[] | undefined) ?? []).map((p) => realpathSync.native(resolve(p)));
   const runtime = await startLocal({ tier, boundary, cwd, allowWrite, backend: 'none', data: chooseDataDir({ data: flags.data as string | undefined }), io });
   try {
     const reach = await runtime.kernel.get(reachView).reachOf(runtime.turn);

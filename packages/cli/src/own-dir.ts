@@ -96,7 +96,7 @@ export function ownDir(path: string, what: string, how: string, create: boolean 
       if (up.isSymbolicLink()) {
         // a link is judged by who may point it elsewhere: its owner (its mode says nothing), and
         // whoever may replace it in the directory above, judged next
-        if (up.uid !== 0 && up.uid !== uid) refuse(path, `is reached through the symlink ${dir}, which belongs to uid ${up.uid}, who may point it elsewhere`, `name the directory it leads to (${realpathSync(dir)}) instead`);
+        if (up.uid !== 0 && up.uid !== uid) refuse(path, `is reached through the symlink ${dir}, which belongs to uid ${up.uid}, who may point it elsewhere`, `name the directory it leads to (${realpathSync.native(dir)}) instead`);
       } else if (dir !== itself && othersMayReplace(up)) {
         refuse(path, `lies in ${dir}, where others may rename or replace entries (mode ${(up.mode & 0o7777).toString(8)}, no sticky bit)`, `\`chmod go-w ${dir}\` or \`chmod +t ${dir}\``);
       }
@@ -108,7 +108,7 @@ export function ownDir(path: string, what: string, how: string, create: boolean 
     // otherwise), then where it really leads, up to what exists now
     const existing = nearestExisting(path);
     judgeAbove(existing, resolve(path));
-    judgeAbove(dirname(realpathSync(existing)));
+    judgeAbove(dirname(realpathSync.native(existing)));
   }
   if (create) {
     try {
@@ -121,7 +121,7 @@ export function ownDir(path: string, what: string, how: string, create: boolean 
     }
   } else if (lstatSync(path, { throwIfNoEntry: false }) === undefined) return path;
   if (uid === undefined) return path; // no owners to compare (not POSIX)
-  const real = realpathSync(path);
+  const real = realpathSync.native(path);
   const st = lstatSync(real);
   if (!st.isDirectory()) refuse(real, 'is not a directory', 'check the path', '');
   if (st.uid !== uid) refuse(real, `belongs to uid ${st.uid}, not to this user (uid ${uid})`, `check who made it; if it is yours to take, \`chown ${uid} ${real}\``);

@@ -58,7 +58,7 @@ function gitdirOf(dotGit: string): string | undefined {
 function resolvedFrom(dir: string, path: string): LinkChain {
   let from = dir;
   try {
-    from = realpathSync(dir);
+    from = realpathSync.native(dir);
   } catch {
     // not there: from its name
   }
@@ -106,7 +106,7 @@ export function nestedRepoRules(candidates: Iterable<string>): LandingRule[] {
         // the link's way and target are judged by the landing links; what the git directory it
         // leads to says is read here (found by an attack: a nested repository whose .git was a
         // link had the folder its core.hooksPath names unprotected, and took a command's hook)
-        const real = realpathSync(dotGit);
+        const real = realpathSync.native(dotGit);
         const to = lstatSync(real);
         repoRules(real, to.isDirectory(), to.isFile(), top, home, rules, exact);
       } else repoRules(dotGit, st.isDirectory(), st.isFile(), top, home, rules, exact);

@@ -73,7 +73,7 @@ export function resolutionOf(from: string, path: string, hopsBefore = 0): LinkCh
 export function linkChainOf(link: string): LinkChain {
   let from: string;
   try {
-    from = realpathSync(dirname(link));
+    from = realpathSync.native(dirname(link));
   } catch {
     from = dirname(link);
   }

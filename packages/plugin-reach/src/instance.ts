@@ -101,7 +101,7 @@ function otherDataDirs(given: readonly string[], own: string): string[] {
   for (const dir of given) {
     let real: string;
     try {
-      real = realpathSync(dir);
+      real = realpathSync.native(dir);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // nothing there to read
       real = resolve(dir); // fail closed: a directory that cannot be resolved is denied as given

@@ -109,7 +109,7 @@ function reachableBy(policy: SandboxPolicy, path: string): boolean {
   let rest = '';
   for (;;) {
     try {
-      const real = realpathSync(p) + rest;
+      const real = realpathSync.native(p) + rest;
       return policy.write.some((r) => isWithin(path, r) || isWithin(real, r));
     } catch {
       if (p === '/') return true;

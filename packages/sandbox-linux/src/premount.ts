@@ -229,7 +229,7 @@ function selfAndAncestors(path: string): string[] {
 /** `path` with its symlinks resolved (the bwrap binary a hide must not cover), or as given when it cannot be. */
 export function realOr(path: string): string {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     return path;
   }

@@ -36,7 +36,7 @@ function isElf(p: string): boolean {
 
 function readsAsElf(p: string): boolean {
   try {
-    const fd = openSync(realpathSync(p), 'r');
+    const fd = openSync(realpathSync.native(p), 'r');
     try {
       const head = Buffer.alloc(4);
       return readSync(fd, head, 0, 4, 0) === 4 && head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]));

@@ -91,7 +91,16 @@ export function checkOneMechanism(files: readonly SourceFile[]): Violation[] {
   for (const file of files) {
     if (isTestCode(file)) continue;
     const tree = parse(file.path, file.text);
+    const jsRealpath = jsRealpathNames(tree);
     forEachNode(tree, (node) => {
+      if (isJsRealpathCall(node, jsRealpath)) {
+        violations.push({
+          rule: 'one-mechanism',
+          file: file.display,
+          line: lineOf(tree, node),
+          message: "node:fs's JS realpath, which answers a symlink, not the real path, when a chain of two links ends at a FIFO or a socket; call realpathSync.native (or node:fs/promises' realpath), the kernel's answer.",
+        });
+      }
       const named = declarationName(node);
       if (named !== undefined) {
         for (const m of MECHANISMS) {
@@ -118,6 +127,35 @@ export function checkOneMechanism(files: readonly SourceFile[]): Violation[] {
     });
   }
   return violations;
+}
+
+/**
+ * The names this file gives node:fs's JS realpath (`realpathSync`, the callback `realpath`) and
+ * node:fs itself (`import * as fs`, `import fs`): the walk in JS that reads a stat buffer shared
+ * with every other plain stat, so a link chain to a FIFO or socket comes back unresolved.
+ */
+function jsRealpathNames(tree: ts.SourceFile): { direct: Set<string>; module: Set<string> } {
+  const direct = new Set<string>();
+  const module = new Set<string>();
+  for (const statement of tree.statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    if (statement.moduleSpecifier.text !== 'node:fs' && statement.moduleSpecifier.text !== 'fs') continue;
+    const clause = statement.importClause;
+    if (clause?.name !== undefined) module.add(clause.name.text);
+    const bindings = clause?.namedBindings;
+    if (bindings === undefined) continue;
+    if (ts.isNamespaceImport(bindings)) module.add(bindings.name.text);
+    else for (const element of bindings.elements) if (['realpathSync', 'realpath'].includes((element.propertyName ?? element.name).text)) direct.add(element.name.text);
+  }
+  return { direct, module };
+}
+
+/** A call of node:fs's JS realpath: `realpathSync(p)`, `fs.realpathSync(p)`, `fs.realpath(p, cb)`; `.native` is the kernel's. */
+function isJsRealpathCall(node: ts.Node, names: { direct: Set<string>; module: Set<string> }): boolean {
+  if (!ts.isCallExpression(node)) return false;
+  const callee = node.expression;
+  if (ts.isIdentifier(callee)) return names.direct.has(callee.text);
+  return ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.expression) && names.module.has(callee.expression.text) && ['realpathSync', 'realpath'].includes(callee.name.text);
 }
 
 function declarationName(node: ts.Node): string | undefined {

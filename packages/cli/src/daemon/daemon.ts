@@ -83,7 +83,7 @@ const STOP_GRACE_MS = 5_000;
 function directory(path: string, what: string): string {
   let real: string;
   try {
-    real = realpathSync(resolve(path));
+    real = realpathSync.native(resolve(path));
   } catch {
     throw new UsageError(`${what} '${path}' does not exist; create it, or point ${what} at an existing directory.`, 'serve');
   }
@@ -169,7 +169,7 @@ async function startOn(
   // Noted before the kernel starts, so a command run meanwhile already keeps off this data and port.
   let unregister: () => Promise<void> = async () => {};
   try {
-    unregister = await registerDaemon({ dataDir: realpathSync(dataDir), port }, env);
+    unregister = await registerDaemon({ dataDir: realpathSync.native(dataDir), port }, env);
   } catch (error) {
     // Commands run from the deployment directory still know this data directory by the shared
     // rule; commands run elsewhere do not, so say so.
@@ -199,7 +199,7 @@ async function startOn(
   // For adapters on this machine; the data directory is outside every sandboxed tier's reads.
   // A new file each (temp, rename, never through a symlink): one already there keeps its owner and
   // mode when written over in place, and a symlink put there would take the token elsewhere.
-  const realDaemonDir = realpathSync(daemonDir);
+  const realDaemonDir = realpathSync.native(daemonDir);
   await writeFileAtomic(join(realDaemonDir, 'token'), `${token}\n`, { mode: 0o600 });
   // Where `aalis pod` and other local clients find this daemon.
   await writeFileAtomic(join(realDaemonDir, 'url'), `http://${host.includes(':') ? `[${host}]` : host}:${port}\n`, { mode: 0o600 });
@@ -361,7 +361,7 @@ async function startOn(
       // Each sandbox kills its command on abort; whatever still runs a moment later (a host
       // command, which has no abort) is killed here.
       await calls.settled(ABORT_GRACE_MS);
-      const survivors = killSurvivors([...running, ...sandboxesUnder(realpathSync(dataDir))]);
+      const survivors = killSurvivors([...running, ...sandboxesUnder(realpathSync.native(dataDir))]);
       if (survivors > 0) progress(`killed ${survivors} process(es) of commands that were still running`);
       await started.stop();
       await calls.settled(STOP_GRACE_MS);
