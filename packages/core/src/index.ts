@@ -62,6 +62,7 @@ export { makeDirsSync, moveAsideSync, removeFileSync, removeTreeSync, renameNoFo
 export { isSafeFileError, SAFE_FILE_ERROR_CODES, SafeFileError, type SafeFileErrorCode } from './safe-file-error.js';
 export { openWalkedFile, type WalkEntry, type WalkKind, type WalkStep, walkTreeNoFollow } from './tree-walk.js';
 export { gitConfigNotInert, INERT_GIT_CONFIG_KEYS, INERT_GIT_CONFIG_MAX_BYTES } from './inert-git-config.js';
+export { type NewGitDirEntry, NewGitDirJudge, type NewGitDirVerdict } from './new-git-dir.js';
 export { expandHome, type GitConfigEntry, GitConfigUnreadableError, gitConfigEntries, gitConfigProgramPaths, gitConfigProgramWords, gitConfigValues, parseGitConfig } from './git-config.js';
 export { GIT_DIR_MARK_NAMES, takenForGitDir } from './git-dir-shape.js';
 export { ENVRC_MAX_BYTES, type EnvrcReferences, envrcReferences } from './envrc-references.js';

@@ -121,6 +121,8 @@ describe('a new repository the command made', { timeout: 120_000 }, () => {
     ['a symlink inside', 'git init -q r && ln -s /etc r/.git/objects/etc', 'objects/etc is a symlink'],
     ['a rebase in progress', 'git init -q r && mkdir r/.git/rebase-merge && echo "exec touch /tmp/pwned" > r/.git/rebase-merge/git-rebase-todo', 'a rebase or cherry-pick in progress'],
     ['a commondir', 'git init -q r && echo /elsewhere > r/.git/commondir', 'points git at other git folders'],
+    // a tree the commit moves by one rename keeps its hard links: the config would change through data.txt later
+    ['a config with another name', 'git init -q r && ln r/.git/config data.txt', 'its config has other hard links'],
     ['a remote in the older form', 'git init -q r && echo "ext::sh -c echo" > r/.git/branches/origin', "names a remote in git's older form"],
     ['a repository disguised inside it', 'git init -q r && git init -q --bare r/.git/refs/remotes/x', 'take it for a repository of its own'],
     // h106: .git/x (HEAD, commondir -> a bare repository of the command's, whose HEAD alone is a landing) as the remote: `git push` ran its pre-receive
