@@ -231,15 +231,32 @@ describe.skipIf(engineSkip)('h112: false denials of ordinary work (docker backen
     expect(existsSync(join(s.ws, 'sub', 'src', 'new.js'))).toBe(true);
   });
 
-  // Known limit: the docker check removes a new `.git` whole (the landing table's `git-dir`: a new
-  // one may send git anywhere), so a `git init` in the container leaves no repository; the Linux
-  // commit judges a new `.git` whole and lets an inert one land (sandbox-linux
-  // new-repository.ts). Fails as expected.
-  it.fails('F4. `git init sub` and a commit in the container (the test image has no git: the files both write, by the shell): the new repository is kept', async () => {
+  // F4: the docker check removed every new `.git` whole, so a `git init` in the container left no
+  // repository, where the Linux commit lets an inert one land. Now a one-shot run's new repository
+  // is judged whole by core's NewGitDirJudge once the container has stopped (new-repository.ts).
+  const INIT = 'mkdir -p sub/.git/objects/ab sub/.git/refs/heads sub/.git/hooks && echo "ref: refs/heads/main" > sub/.git/HEAD && printf "[core]\\n\\tbare = false\\n" > sub/.git/config && echo blob > sub/.git/objects/ab/cdef && echo 0123456789abcdef0123456789abcdef01234567 > sub/.git/refs/heads/main && echo sample > sub/.git/hooks/pre-commit.sample';
+  it('F4. `git init sub` and a commit in the container (the test image has no git: the files both write, by the shell): the new repository is kept', async () => {
     const s = scene();
-    const r = await runAny(s, `mkdir -p sub/.git/objects/ab sub/.git/refs/heads && echo 'ref: refs/heads/main' > sub/.git/HEAD && printf '[core]\\n\\tbare = false\\n' > sub/.git/config && echo blob > sub/.git/objects/ab/cdef && echo 0123456789abcdef0123456789abcdef01234567 > sub/.git/refs/heads/main; ${UNRELATED}`);
+    const r = await runAny(s, `${INIT}; ${UNRELATED}`);
     expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.deniedWrites, r.stderr).toEqual([]);
     expect(existsSync(join(s.ws, 'sub', '.git', 'refs', 'heads', 'main'))).toBe(true);
+    expect(existsSync(join(s.ws, 'sub', '.git', 'hooks', 'pre-commit.sample'))).toBe(true);
+  });
+
+  it.each([
+    ['a hook', 'echo "#!/bin/sh" > sub/.git/hooks/pre-commit', 'hooks/pre-commit is a hook git would run'],
+    ['a config key that runs a program', 'printf "\\tfsmonitor = ./evil.sh\\n" >> sub/.git/config', 'fsmonitor'],
+    ['a config with another name, written in place later', 'ln sub/.git/config notes.txt', 'other hard links'],
+    ['a symlink', 'ln -s /etc sub/.git/objects/etc', 'objects/etc is a symlink'],
+    ['a commondir', 'echo /elsewhere > sub/.git/commondir', 'points git at other git folders'],
+  ])('F4b. a new repository with %s is removed whole, and the reason said', async (_what, extra, why) => {
+    const s = scene();
+    const r = await runAny(s, `${INIT} && ${extra}; ${UNRELATED}`);
+    expect(r.stderr).toContain(why);
+    expect(r.stderr).toContain('the new git repository the command made was removed (rule: landing)');
+    expect(existsSync(join(s.ws, 'sub', '.git'))).toBe(false);
+    expect(r.deniedWrites).toContain(join(s.ws, 'sub', '.git'));
   });
 
   it('F5. a folder that merely holds a nested repository (core.hooksPath .githooks): editing its files is not refused', async () => {

@@ -461,6 +461,7 @@ export class DockerSandbox implements SandboxService {
       .filter(([folder]) => deniedWrites.some((path) => isWithin(path, folder)))
       .map(([folder, why]) => `aalis: ${folder}: the command may not write in it (rule: landing): ${why}\n`)
       .join('');
+    const repositoryNotes = (after.notes ?? []).join('');
     const removalNote = failedRemovals.length > 0 ? `aalis: denied writes that could not be removed from the host (they are still there): ${failedRemovals.join(', ')}\n` : '';
     const unlistedNote =
       after.unlisted.length > 0
@@ -469,7 +470,7 @@ export class DockerSandbox implements SandboxService {
     return {
       ...(lost !== undefined ? { engineLost: lost } : {}),
       stdout: outcome.stdout.text(),
-      stderr: outcome.stderr + note + unlistedNote + wholeNote + removalNote,
+      stderr: outcome.stderr + note + unlistedNote + wholeNote + repositoryNotes + removalNote,
       exitCode: bySignal !== undefined ? null : outcome.code,
       signal: bySignal ?? null,
       timedOut: outcome.timedOut,
@@ -501,7 +502,8 @@ export class DockerSandbox implements SandboxService {
   async sweepDenied(plan: MountPlan, containers: readonly string[]): Promise<{ after: WritesAfter; failedRemovals: string[] }> {
     if (plan.writableRoots.length === 0) return { after: { denied: [], unlisted: [] }, failedRemovals: [] };
     return this.holdStill({ paths: plan.writableRoots, containers, evenUnheld: true }, async () => {
-      const after = await deniedWritesAfter(plan);
+      // a one-shot run's container has stopped, so a new repository it made holds still while judged; a session's runs on
+      const after = await deniedWritesAfter(plan, undefined, { newRepositories: containers.length === 0 });
       return { after, failedRemovals: await removeAll(after.denied) };
     });
   }

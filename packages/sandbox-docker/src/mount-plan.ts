@@ -1,10 +1,11 @@
-import type { Dirent } from 'node:fs';
 import { lstatSync } from 'node:fs';
-import { lstat, readdir, realpath } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { type PathRule, patternLiteral, patternShadowedBy, type SandboxPolicy } from '@aalis/api-reach';
 import { GIT_DIR_MARK_NAMES, type LandingRule, landingExtraRules, shownBytes, takenForGitDir, utf8NameOf } from '@aalis/core';
+import { walk, type WalkEntry, walkRoot } from './host-walk.js';
 import { MountPolicyError } from './mount-policy-error.js';
+import { newRepositoryVerdict } from './new-repository.js';
 import { isWithin, rulesCover } from './rule-match.js';
 
 /** What a path is in the container: hidden, readable, or readable and writable. */
@@ -136,67 +137,6 @@ function rulePaths(rules: readonly PathRule[]): string[] {
     for (const carveOut of rule.except ?? []) if ('path' in carveOut) out.push(carveOut.path);
   }
   return out;
-}
-
-
-/** One entry met by {@link walk}: its path as text for the rules, and its exact bytes for the kernel. */
-interface WalkEntry {
-  /** The path as text; a name that is not UTF-8 shows U+FFFD here (the rules judge this form). */
-  readonly path: string;
-  /** The path's exact bytes. */
-  readonly bytes: Buffer;
-  /** Whether `path` is the exact text of `bytes` (every name on the way is UTF-8). */
-  readonly utf8: boolean;
-  readonly isDirectory: boolean;
-  readonly isSymbolicLink: boolean;
-  /** A unix socket: what a program on the host listens on. */
-  readonly isSocket?: boolean;
-}
-
-const SLASH = Buffer.from('/');
-
-/**
- * Every entry under `root`, depth first, not following symlinks, skipping subtrees `visit` says
- * to. Names are read as bytes: a text listing turns a name that is not UTF-8 into U+FFFD, and the
- * walk could then neither open that directory nor see what is below it (a `.env` there stayed
- * readable in the container). A directory that cannot be listed (closed to the daemon, or past
- * PATH_MAX) is handed to `unlisted`; one gone since its parent was listed is passed over.
- */
-async function walk(root: WalkEntry, budget: { left: number }, visit: (entry: WalkEntry) => boolean, unlisted: (entry: WalkEntry) => void = () => {}): Promise<void> {
-  let entries: Dirent[];
-  try {
-    entries = (await readdir(root.bytes, { withFileTypes: true, encoding: 'buffer' })) as unknown as Dirent[];
-  } catch (error) {
-    // gone since its parent was listed: nothing there to hide or to undo
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') unlisted(root);
-    return;
-  }
-  for (const entry of entries) {
-    budget.left -= 1;
-    if (budget.left < 0) {
-      throw new MountPolicyError(
-        'walk-limit',
-        `the roots to mount hold more entries than the docker sandbox checks against the deny patterns (under ${root.path})`,
-        'run the command with a smaller workspace or fewer readable roots, or raise walkLimit',
-      );
-    }
-    const name = entry.name as unknown as Buffer;
-    const text = utf8NameOf(name);
-    const under = root.path === '/';
-    const child: WalkEntry = {
-      path: under ? `/${text ?? name.toString('utf8')}` : `${root.path}/${text ?? name.toString('utf8')}`,
-      bytes: under ? Buffer.concat([SLASH, name]) : Buffer.concat([root.bytes, SLASH, name]),
-      utf8: root.utf8 && text !== undefined,
-      isDirectory: entry.isDirectory(),
-      isSymbolicLink: entry.isSymbolicLink(),
-      isSocket: entry.isSocket(),
-    };
-    if (visit(child) && child.isDirectory) await walk(child, budget, visit, unlisted);
-  }
-}
-
-function walkRoot(path: string): WalkEntry {
-  return { path, bytes: Buffer.from(path), utf8: true, isDirectory: true, isSymbolicLink: false };
 }
 
 /** The docker engine takes mount paths as JSON text: a path that is not UTF-8 cannot be masked or bound. */
@@ -575,6 +515,8 @@ export interface WritesAfter {
   readonly denied: readonly DeniedWrite[];
   /** Directories under the writable roots that could not be listed: what is in them was not checked. */
   readonly unlisted: readonly string[];
+  /** Lines for the command's stderr: why a new repository it made was removed. */
+  readonly notes?: readonly string[];
 }
 
 /**
@@ -585,9 +527,12 @@ export interface WritesAfter {
  * command's writes are on the host and each must be judged, however many it made (a limit there
  * left a denied write in place behind a walk-limit error).
  */
-export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSITIVE_INFINITY): Promise<WritesAfter> {
+export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSITIVE_INFINITY, options: { readonly newRepositories?: boolean } = {}): Promise<WritesAfter> {
   const denied: DeniedWrite[] = [];
   const unlisted: string[] = [];
+  const notes: string[] = [];
+  // `.git` folders the run made where the host had none, judged whole once the walk is done (new-repository.ts)
+  const newRepos: WalkEntry[] = [];
   const budget = { left: walkLimit };
   // git's marks met outside a .git, by folder: the disguise is judged once the walk has seen them all
   const marks = new Map<string, WalkEntry[]>();
@@ -602,7 +547,8 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
       budget,
       (entry) => {
         if (!plan.writableAt(entry.path) && !thereBefore(plan, entry.bytes)) {
-          denied.push(shown(entry));
+          if (options.newRepositories === true && mayBeNewRepository(plan, entry)) newRepos.push(entry);
+          else denied.push(shown(entry));
           return false;
         }
         if (isExtraCandidate(entry, !plan.writableAt(entry.path))) {
@@ -620,12 +566,26 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
       (dir) => unlisted.push(dir.utf8 ? dir.path : shownBytes(dir.bytes)),
     );
   }
+  for (const entry of newRepos) {
+    const verdict = await newRepositoryVerdict(entry, budget);
+    if (verdict.inert) continue;
+    denied.push(shown(entry));
+    notes.push(`aalis: ${entry.path}: the new git repository the command made was removed (rule: landing): ${verdict.why}\n`);
+  }
   for (const entry of disguiseMarks(plan, marks)) denied.push(shown(entry));
   const later = plan.landingsAfter(candidates);
   const fresh = (entry: WalkEntry) => !denied.some((d) => d.bytes.equals(entry.bytes));
   for (const entry of await writesUnderLaterLandings(plan, later, budget)) if (fresh(entry)) denied.push(shown(entry));
   for (const entry of shadowingLinks(plan, later, links)) if (fresh(entry)) denied.push(shown(entry));
-  return { denied, unlisted };
+  return { denied, unlisted, ...(notes.length > 0 ? { notes } : {}) };
+}
+
+/**
+ * Whether a denied entry the run made is a `.git` folder that may be judged as a new repository:
+ * one in a folder that may hold new names, neither hidden nor under a name that is not UTF-8.
+ */
+function mayBeNewRepository(plan: MountPlan, entry: WalkEntry): boolean {
+  return entry.utf8 && entry.isDirectory && basename(entry.path) === '.git' && plan.modeAt(entry.path) !== 'masked' && plan.writableAt(`${dirname(entry.path)}/${PROBE_CHILD}`);
 }
 
 /**
