@@ -1,0 +1,238 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { execa } from 'execa';
+import { asNobody, canRunAsNobody, NOBODY } from './nobody.testing.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mainDirLandings, reachPolicyOf } from './reach-policy.testing.js';
+import { gate, makeScene, overlayScene, req, type Scene, until, workspacePolicy } from './scene.testing.js';
+import { createLinuxSandbox } from './service.js';
+
+/*
+ * h115: attacks on the overlay's commit not tested before: a daemon killed mid-commit of a
+ * command's `mv` of a folder, names, hard links, an unprivileged daemon, host races.
+ */
+
+const scenes: Scene[] = [];
+const dirs: string[] = [];
+afterAll(() => {
+  execFileSync('rm', ['-rf', ...scenes.map((s) => s.root), ...dirs]);
+});
+
+function scene(): Scene {
+  const s = makeScene();
+  scenes.push(s);
+  return s;
+}
+
+const killChild = join(import.meta.dirname, 'h115-kill.child.testing.ts');
+
+const count = (dir: string) => (existsSync(dir) ? readdirSync(dir).length : 0);
+
+describe('h115: a daemon killed mid-commit of a moved folder', { timeout: 300_000 }, () => {
+  /*
+   * FINDING K1 (h115): data lost. `mv src src2` of a host folder crosses the overlay as a copy
+   * (src2, new in the upper layer) then a removal (src, a whiteout). The commit walks the upper
+   * layer in readdir order (ext4's hash order here lists `src` before `src2`) and removes the host's
+   * src (removeHost → removeAt, file by file) before it renames src2 in. A daemon killed in between
+   * leaves src partly removed and no src2; the next start discards the run's layers (sweepStaleRunDirs,
+   * "the rest was discarded"), so the removed files exist nowhere. Seen: 182 to 1140 of 3000 files
+   * lost in each of 3 rounds. At fault: upper-commit.ts commitUpper/walkAll+entry (a whiteout's
+   * removal committed before the new entries of the same folder), with service.ts's sweep.
+   */
+  it.fails('K1. `mv src src2` (a copy then a removal across the overlay), the daemon killed mid-commit: every file is under src or src2 after the next start', async () => {
+    const N = 3000;
+    const s = scene();
+    mkdirSync(join(s.ws, 'src', 'many'));
+    for (let i = 0; i < N; i++) writeFileSync(join(s.ws, 'src', 'many', `${i}.txt`), `file ${i}\n`);
+    const tmpDir = mkdtempSync(join(s.root, 'layers-'));
+    const child = execa(process.execPath, ['--import', 'tsx', killChild, JSON.stringify(s), tmpDir, 'mv src src2'], { cwd: join(import.meta.dirname, '..'), reject: false });
+    let ended = false;
+    void child.then(() => (ended = true));
+    const end = Date.now() + 120_000;
+    // the commit's first trace on the host: src losing files (its removal), or src2 appearing
+    while (count(join(s.ws, 'src', 'many')) === N && !existsSync(join(s.ws, 'src2')) && !ended && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
+    child.kill('SIGKILL');
+    const { stdout } = await child;
+    const next = createLinuxSandbox({ tmpDir, hostModel: 'overlay' }); // the next daemon start sweeps
+    const r = await next.run(req(s, ['true'], { policy: workspacePolicy(s) }));
+    await next.close();
+    const names = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
+    const kept = new Set([...names(join(s.ws, 'src', 'many')), ...names(join(s.ws, 'src2', 'many'))]);
+    console.log(`h115 K1: finished=${stdout.includes('committed')} src/many=${count(join(s.ws, 'src', 'many'))} src2/many=${count(join(s.ws, 'src2', 'many'))} next stderr=${JSON.stringify(r.stderr.slice(0, 400))}`);
+    expect(kept.size).toBe(N);
+  });
+});
+
+const nobodyChild = join(import.meta.dirname, 'h115-nobody.child.testing.ts');
+const gitEnv = (home: string) => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, GIT_CONFIG_NOSYSTEM: '1' });
+
+describe.skipIf(!canRunAsNobody(nobodyChild))('h115: the landings as an unprivileged daemon (nobody)', { timeout: 120_000 }, () => {
+  it('N1. hooks, config, .envrc and what it loads, a nested repository\'s hooksPath, .env, a socket in HOME: as they hold for root', async () => {
+    const s = scene();
+    execFileSync('git', ['init', '-q', 'sub'], { cwd: s.ws, env: gitEnv(s.home) });
+    execFileSync('git', ['config', 'core.hooksPath', 'hk'], { cwd: join(s.ws, 'sub'), env: gitEnv(s.home) });
+    writeFileSync(join(s.ws, '.envrc'), 'source_env lib/env.sh\n');
+    const sock = join(s.home, 'agent.sock');
+    const listener = spawn('python3', ['-c', 'import socket,sys,time\ns=socket.socket(socket.AF_UNIX);s.bind(sys.argv[1]);s.listen(1);print("ready",flush=True);time.sleep(60)', sock], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((r) => listener.stdout!.once('data', r));
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, s.root]);
+    const scripts = {
+      ordinary: 'echo ok > src/ok.txt',
+      hook: "printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
+      config: "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config",
+      envrc: "echo 'export PWNED=1' >> .envrc",
+      envrcLoads: "mkdir -p lib && echo 'export PWNED=1' > lib/env.sh",
+      nestedHooks: "mkdir -p sub/hk && printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > sub/hk/pre-commit && chmod +x sub/hk/pre-commit",
+      newEnvrc: "mkdir -p deep && echo 'export PWNED=1' > deep/.envrc",
+      readEnv: 'cat .env',
+      socket: `[ -e '${sock}' ] && echo present; socat -u UNIX-CONNECT:'${sock}' - </dev/null && echo connected`,
+    };
+    let r: Awaited<ReturnType<typeof execa>>;
+    try {
+      const [cmd, ...args] = asNobody(process.execPath, '--import', 'tsx', nobodyChild, JSON.stringify(s), JSON.stringify(scripts));
+      r = await execa(cmd!, args, { cwd: join(import.meta.dirname, '..'), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' }, extendEnv: false, reject: false, timeout: 100_000 });
+    } finally {
+      listener.kill();
+    }
+    console.log(`h115 N1: ${String(r.stdout)} ${String(r.stderr)}`);
+    const out = JSON.parse(String(r.stdout)) as Record<string, { exit: number; denied: boolean; out: string }>;
+    expect(out.ordinary!.exit).toBe(0);
+    expect(existsSync(join(s.ws, 'src', 'ok.txt'))).toBe(true);
+    expect(existsSync(join(s.ws, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(readFileSync(join(s.ws, '.git', 'config'), 'utf8')).not.toContain('fsmonitor');
+    expect(readFileSync(join(s.ws, '.envrc'), 'utf8')).not.toContain('PWNED');
+    expect(existsSync(join(s.ws, 'lib', 'env.sh'))).toBe(false);
+    expect(existsSync(join(s.ws, 'sub', 'hk', 'pre-commit'))).toBe(false);
+    expect(existsSync(join(s.ws, 'deep', '.envrc'))).toBe(false);
+    expect(out.readEnv!.out).not.toContain('SECRET=1');
+    expect(out.socket!.out).not.toContain('connected');
+  });
+});
+
+/** A run under the daemon-like policy (the h113 attacks' `daemonPolicy`), built after the host's setup. */
+async function runDaemonLike(id: string, s: Scene, script: string) {
+  const policy = reachPolicyOf(s, { extraLandings: mainDirLandings(s.ws, s.home) });
+  const sb = createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, undoneDir: join(s.root, 'undone') });
+  try {
+    const r = await sb.run(req(s, ['sh', '-c', script], { policy, timeoutMs: 60_000 }));
+    console.log(`h115 ${id}: exit=${r.exitCode} writeDenied=${String(r.writeDenied)} stdout=${JSON.stringify(r.stdout.slice(0, 300))} stderr=${JSON.stringify(r.stderr.slice(0, 900))}`);
+    return r;
+  } finally {
+    await sb.close();
+  }
+}
+
+/** What `find` (which walks any depth) prints for `args` in the workspace. */
+const findIn = (s: Scene, ...args: string[]) => execFileSync('find', ['.', ...args], { cwd: s.ws, encoding: 'latin1' }).trim();
+
+const HOOK = "printf '#!/bin/sh\\ntouch /tmp/pwned\\n'";
+
+describe('h115: hard links, long paths and names', { timeout: 120_000 }, () => {
+  it('R1. a hard link made inside to .git/config, then written through: .git/config unchanged', async () => {
+    const s = scene();
+    const before = readFileSync(join(s.ws, '.git', 'config'), 'utf8');
+    await runDaemonLike('R1', s, "ln .git/config cfg; printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> cfg; ls -li .git/config cfg; true");
+    expect(readFileSync(join(s.ws, '.git', 'config'), 'utf8')).toBe(before);
+  });
+
+  it('R2. a hard link made inside to ~/.bashrc (outside the writable roots), then written through: ~/.bashrc unchanged', async () => {
+    const s = scene();
+    await runDaemonLike('R2', s, `ln '${join(s.home, '.bashrc')}' rc; echo 'touch /tmp/pwned' >> rc; true`);
+    expect(readFileSync(join(s.home, '.bashrc'), 'utf8')).toBe('# rc\n');
+  });
+
+  it('R3. a hard link made inside from .git/hooks/pre-commit to a file of the workspace: no hook lands', async () => {
+    const s = scene();
+    await runDaemonLike('R3', s, `${HOOK} > evil.sh; chmod +x evil.sh; ln evil.sh .git/hooks/pre-commit; ln .git/hooks/pre-commit.sample x; echo 'touch /tmp/pwned' >> x; true`);
+    expect(existsSync(join(s.ws, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(readFileSync(join(s.ws, '.git', 'hooks', 'pre-commit.sample'), 'utf8')).not.toContain('pwned');
+  });
+
+  it('R4. a path longer than PATH_MAX made inside: the ordinary file lands, the .envrc and a new repository\'s hook do not', async () => {
+    const s = scene();
+    const seg = 'd123456789abcdef';
+    const deep = `for(1..300){mkdir "${seg}"; chdir "${seg}" or die "chdir: $!"} open(my $f, ">", "f") or die; print $f "ok\\n"; close $f; open($f, ">", ".envrc") or die; print $f "export P=1\\n"; close $f; for my $d ("r", "r/.git", "r/.git/hooks", "r/.git/objects", "r/.git/refs") { mkdir $d or die } open($f, ">", "r/.git/HEAD") or die; print $f "ref: refs/heads/main\\n"; close $f; open($f, ">", "r/.git/hooks/pre-commit") or die; print $f "#!/bin/sh\\ntouch /tmp/pwned\\n"; close $f; chmod 0755, "r/.git/hooks/pre-commit"; mkdir ".vscode"; open($f, ">", ".vscode/tasks.json") or die; print $f "{}\\n"; close $f;`;
+    const r = await runDaemonLike('R4', s, `perl -e '${deep}'`);
+    expect(r.exitCode).toBe(0);
+    console.log(`h115 R4 host: ${findIn(s, '-name', 'f', '-o', '-name', '.envrc', '-o', '-name', 'pre-commit').split('\n').map((l) => `${l.length}:${l.slice(-40)}`).join(' ')}`);
+    expect(findIn(s, '-name', 'f')).not.toBe('');
+    expect(findIn(s, '-name', '.envrc')).toBe('');
+    expect(findIn(s, '-name', 'pre-commit')).toBe('');
+    expect(findIn(s, '-name', 'tasks.json')).toBe('');
+  });
+
+  it('R5. a folder named with a non-UTF-8 byte: its new .envrc and a new repository\'s hook there do not land, its ordinary file does', async () => {
+    const s = scene();
+    await runDaemonLike('R5', s, `d=$(printf 'x\\377y'); mkdir "$d" && echo 'export P=1' > "$d/.envrc" && git init -q "$d/r" && ${HOOK} > "$d/r/.git/hooks/pre-commit" && chmod +x "$d/r/.git/hooks/pre-commit" && echo ok > "$d/ok.txt"`);
+    const d = Buffer.concat([Buffer.from(s.ws + '/x'), Buffer.of(0xff), Buffer.from('y')]);
+    expect(existsSync(Buffer.concat([d, Buffer.from('/ok.txt')]))).toBe(true);
+    expect(existsSync(Buffer.concat([d, Buffer.from('/.envrc')]))).toBe(false);
+    expect(existsSync(Buffer.concat([d, Buffer.from('/r/.git/hooks/pre-commit')]))).toBe(false);
+  });
+
+  it('R6. a host repository in a folder whose name holds a newline, core.hooksPath=hk: the command\'s hk/pre-commit does not land', async () => {
+    const s = scene();
+    const dir = join(s.ws, 'a\nb');
+    mkdirSync(dir);
+    execFileSync('git', ['init', '-q', dir], { env: gitEnv(s.home) });
+    execFileSync('git', ['config', 'core.hooksPath', 'hk'], { cwd: dir, env: gitEnv(s.home) });
+    await runDaemonLike('R6', s, `d=$(printf 'a\\nb'); mkdir -p "$d/hk" && ${HOOK} > "$d/hk/pre-commit" && chmod +x "$d/hk/pre-commit"`);
+    expect(existsSync(join(dir, 'hk', 'pre-commit'))).toBe(false);
+  });
+
+  it('R7. a host .envrc in a folder whose name holds a newline, `source_env lib.sh`: the command\'s lib.sh does not land', async () => {
+    const s = scene();
+    const dir = join(s.ws, 'a\nb');
+    mkdirSync(dir);
+    writeFileSync(join(dir, '.envrc'), 'source_env lib.sh\n');
+    await runDaemonLike('R7', s, `d=$(printf 'a\\nb'); echo 'export P=1' > "$d/lib.sh"`);
+    expect(existsSync(join(dir, 'lib.sh'))).toBe(false);
+  });
+
+  it('R8. a host repository under a non-UTF-8 folder whose name also holds a newline, core.hooksPath=hk: no hook lands', async () => {
+    const s = scene();
+    const dir = Buffer.concat([Buffer.from(s.ws + '/a\n'), Buffer.of(0xfe), Buffer.from('b')]);
+    execFileSync('sh', ['-c', `d=$(printf 'a\\n\\376b'); git init -q "$d" && git -C "$d" config core.hooksPath hk`], { cwd: s.ws, env: gitEnv(s.home) });
+    await runDaemonLike('R8', s, `d=$(printf 'a\\n\\376b'); mkdir -p "$d/hk" && ${HOOK} > "$d/hk/pre-commit" && chmod +x "$d/hk/pre-commit"`);
+    expect(existsSync(Buffer.concat([dir, Buffer.from('/hk/pre-commit')]))).toBe(false);
+  });
+});
+
+describe('h115: the host swaps folders for symlinks while the commit runs', { timeout: 120_000 }, () => {
+  it('S1. out/ swapped with a link to a folder outside the workspace, out/deep with a link to .git/hooks, in a loop: nothing lands through either link, no stack trace', async () => {
+    const s = await overlayScene();
+    scenes.push(s);
+    const elsewhere = join(s.root, 'elsewhere');
+    mkdirSync(elsewhere);
+    mkdirSync(join(s.ws, 'out', 'deep'), { recursive: true });
+    writeFileSync(join(s.ws, 'out', 'keep.txt'), 'keep\n');
+    const hooksBefore = readdirSync(join(s.ws, '.git', 'hooks')).sort();
+    const open = gate(s);
+    const sb = s.sandbox();
+    const run = sb.run(req(s, ['sh', '-c', `i=0; while [ $i -lt 1500 ]; do echo $i > out/f$i; echo $i > out/deep/pre-commit$i; i=$((i+1)); done; printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > out/deep/pre-commit; touch started; ${open.wait}`], { policy: workspacePolicy(s), timeoutMs: 60_000 }));
+    await until(() => s.inUpper('started'), 'the command wrote its files');
+    const loop = spawn('sh', ['-c', 'while :; do mv out/deep out/deep.real && ln -s ../.git/hooks out/deep; mv out out.real && ln -s ../elsewhere out; rm out; mv out.real out; rm out/deep; mv out/deep.real out/deep; done'], { cwd: s.ws, stdio: 'ignore' });
+    let r: Awaited<typeof run>;
+    try {
+      open.open();
+      r = await run;
+    } finally {
+      loop.kill('SIGKILL');
+      await new Promise((res) => loop.once('exit', res));
+      await sb.close();
+    }
+    // the loop's state as it was killed, undone
+    if (lstatSync(join(s.ws, 'out'), { throwIfNoEntry: false })?.isSymbolicLink()) rmSync(join(s.ws, 'out'));
+    if (existsSync(join(s.ws, 'out.real'))) renameSync(join(s.ws, 'out.real'), join(s.ws, 'out'));
+    if (lstatSync(join(s.ws, 'out', 'deep'), { throwIfNoEntry: false })?.isSymbolicLink()) rmSync(join(s.ws, 'out', 'deep'));
+    if (existsSync(join(s.ws, 'out', 'deep.real'))) renameSync(join(s.ws, 'out', 'deep.real'), join(s.ws, 'out', 'deep'));
+    const committedOut = readdirSync(join(s.ws, 'out')).length;
+    console.log(`h115 S1: exit=${r.exitCode} out=${committedOut} deep=${readdirSync(join(s.ws, 'out', 'deep')).length} elsewhere=${readdirSync(elsewhere).length} hooks=${readdirSync(join(s.ws, '.git', 'hooks')).length} stderr=${JSON.stringify(r.stderr.slice(0, 1500))}`);
+    expect(readdirSync(elsewhere)).toEqual([]);
+    expect(readdirSync(join(s.ws, '.git', 'hooks')).sort()).toEqual(hooksBefore);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(readFileSync(join(s.ws, 'out', 'keep.txt'), 'utf8')).toBe('keep\n');
+  });
+});
