@@ -87,6 +87,7 @@ describe.skipIf(!canRunAsNobody(nobodyChild))('h115: the landings as an unprivil
       nestedHooks: "mkdir -p sub/hk && printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > sub/hk/pre-commit && chmod +x sub/hk/pre-commit",
       newEnvrc: "mkdir -p deep && echo 'export PWNED=1' > deep/.envrc",
       readEnv: 'cat .env',
+      gitWork: 'G="git -c user.name=a -c user.email=a@b -c commit.gpgsign=false"; $G add src && $G commit -qm one && $G checkout -qb feature && echo two > src/two.txt && $G add src/two.txt && $G commit -qm two && $G stash list && git init -q newproj && $G -C newproj commit -q --allow-empty -m first',
       socket: `[ -e '${sock}' ] && echo present; socat -u UNIX-CONNECT:'${sock}' - </dev/null && echo connected`,
     };
     let r: Awaited<ReturnType<typeof execa>>;
@@ -108,6 +109,11 @@ describe.skipIf(!canRunAsNobody(nobodyChild))('h115: the landings as an unprivil
     expect(existsSync(join(s.ws, 'deep', '.envrc'))).toBe(false);
     expect(out.readEnv!.out).not.toContain('SECRET=1');
     expect(out.socket!.out).not.toContain('connected');
+    // ordinary git work, as an unprivileged daemon: committed
+    expect(out.gitWork!.exit, out.gitWork!.out).toBe(0);
+    expect(execFileSync('git', ['-c', 'safe.directory=*', 'log', '--oneline'], { cwd: s.ws, encoding: 'utf8', env: gitEnv(s.home) }).trim().split('\n')).toHaveLength(2);
+    expect(execFileSync('git', ['-c', 'safe.directory=*', 'branch', '--show-current'], { cwd: s.ws, encoding: 'utf8', env: gitEnv(s.home) }).trim()).toBe('feature');
+    expect(execFileSync('git', ['-c', 'safe.directory=*', 'log', '--oneline'], { cwd: join(s.ws, 'newproj'), encoding: 'utf8', env: gitEnv(s.home) }).trim().split('\n')).toHaveLength(1);
   });
 });
 
@@ -234,5 +240,128 @@ describe('h115: the host swaps folders for symlinks while the commit runs', { ti
     expect(readdirSync(join(s.ws, '.git', 'hooks')).sort()).toEqual(hooksBefore);
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(readFileSync(join(s.ws, 'out', 'keep.txt'), 'utf8')).toBe('keep\n');
+  });
+});
+
+describe('h115: what outlives the command', { timeout: 120_000 }, () => {
+  it('B1. a background process the command left (setsid, double fork) is gone before the commit: nothing it writes later reaches the host', async () => {
+    const s = scene();
+    const token = `h115-bg-${process.pid}-${Date.now()}`;
+    const r = await runDaemonLike('B1', s, `(setsid sh -c 'exec -a ${token} sh -c "while :; do date +%s%N >> bg.txt; ln -sf ../.git/hooks out 2>/dev/null; sleep 0.01; done"' </dev/null >/dev/null 2>&1 &) ; sleep 0.3; echo done`);
+    expect(r.exitCode).toBe(0);
+    const first = existsSync(join(s.ws, 'bg.txt')) ? readFileSync(join(s.ws, 'bg.txt'), 'utf8') : '';
+    await new Promise((res) => setTimeout(res, 500));
+    const later = existsSync(join(s.ws, 'bg.txt')) ? readFileSync(join(s.ws, 'bg.txt'), 'utf8') : '';
+    let alive = '';
+    try {
+      alive = execFileSync('pgrep', ['-af', token], { encoding: 'utf8' });
+    } catch {
+      // none
+    }
+    expect(alive).toBe('');
+    expect(later).toBe(first);
+  });
+});
+
+describe('h115: a daemon killed while it builds a new folder entry by entry (layers on another file system)', { timeout: 300_000 }, () => {
+  /*
+   * FINDING K2 (h115, minor): a folder the commit makes entry by entry (the layers on another file
+   * system than the workspace: a copy) is made 0700 and given the command's mode only once the walk
+   * is back above it (upper-commit.ts entry/walkAll, chmodFromAbove). A daemon killed meanwhile
+   * leaves pub/ and pub/a at 0700 where the command made them 0755, and the next start does not put
+   * it right (its journal names temps only: commit-journal.ts): the group and others lose access.
+   */
+  it.fails('K2. a new folder pub/ (mode 755) with many files, the commit cut off: pub/ is absent or has the mode the command gave it', async () => {
+    const s = scene();
+    const tmpDir = mkdtempSync('/dev/shm/aalis-h115-');
+    dirs.push(tmpDir);
+    const child = execa(process.execPath, ['--import', 'tsx', killChild, JSON.stringify(s), tmpDir, 'umask 022; mkdir -p pub/a && i=0; while [ $i -lt 2000 ]; do echo $i > pub/a/f$i; i=$((i+1)); done'], { cwd: join(import.meta.dirname, '..'), reject: false });
+    let ended = false;
+    void child.then(() => (ended = true));
+    const end = Date.now() + 120_000;
+    while (count(join(s.ws, 'pub', 'a')) < 50 && !ended && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
+    child.kill('SIGKILL');
+    const { stdout } = await child;
+    const next = createLinuxSandbox({ tmpDir, hostModel: 'overlay' });
+    const r = await next.run(req(s, ['sh', '-c', 'ls -ld pub pub/a'], { policy: workspacePolicy(s) }));
+    await next.close();
+    const mode = (p: string) => (existsSync(p) ? (lstatSync(p).mode & 0o7777).toString(8) : 'absent');
+    console.log(`h115 K2: finished=${stdout.includes('committed')} files=${count(join(s.ws, 'pub', 'a'))} pub=${mode(join(s.ws, 'pub'))} pub/a=${mode(join(s.ws, 'pub', 'a'))} next: ${JSON.stringify(r.stdout + r.stderr)}`);
+    for (const p of [join(s.ws, 'pub'), join(s.ws, 'pub', 'a')]) expect(['absent', '755']).toContain(mode(p));
+  });
+});
+
+/** `ws/<prefix><0xff><suffix>` as the bytes the host has. */
+const rawIn = (dir: string, prefix: string, suffix = '') => Buffer.concat([Buffer.from(`${dir}/${prefix}`), Buffer.of(0xff), Buffer.from(suffix)]);
+/** A program that touches `mark` when run. */
+const program = (mark: string) => `printf '#!/bin/sh\\ntouch ${mark}\\n'`;
+/** What the person's next git command does on the host (a failing one may still have run the program). */
+function hostGit(s: Scene, cwd: string, ...args: string[]): void {
+  try {
+    execFileSync('git', ['-c', 'user.name=a', '-c', 'user.email=a@b', ...args], { cwd, stdio: 'pipe', env: gitEnv(s.home) });
+  } catch {
+    // the mark tells
+  }
+}
+
+/*
+ * FINDING U (h115): a host file that names a landing in bytes that are not UTF-8 (a git config
+ * value, an .envrc line) has it read as UTF-8 text (`bytes.toString('utf8')`: the byte 0xff becomes
+ * U+FFFD), so the landing protected is `hk\ufffd`, while the commit's walk names the command's
+ * entry `hk\udcff` (core's decodeName): the rule never matches and the command's hook, program or
+ * sourced file lands. git reads config values as bytes, so the host's next git command runs it
+ * (seen: U3, U4, U5 touch their mark). At fault: core git-config.ts gitConfigEntries/gitConfigValues
+ * (read.bytes.toString('utf8')) feeding landing-extras.ts nestedRepoRules/repoRules and plugin-reach
+ * hooks-path.ts; core landing-extras.ts envrcRules and plugin-reach envrc-landings.ts
+ * (read.bytes.toString('utf8') before envrcReferences). direnv is not installed here: U1/U2 show
+ * the file landing under the exact name the .envrc sources.
+ */
+describe('h115: landings named by host files in bytes that are not UTF-8', { timeout: 120_000 }, () => {
+  it.fails('U1. the workspace .envrc says `source_env lib\\xff.sh` (missing): the command\'s lib\\xff.sh does not land', async () => {
+    const s = scene();
+    writeFileSync(join(s.ws, '.envrc'), Buffer.concat([Buffer.from('source_env lib'), Buffer.of(0xff), Buffer.from('.sh\n')]));
+    await runDaemonLike('U1', s, `echo 'touch /tmp/pwned' > "$(printf 'lib\\377.sh')"`);
+    expect(existsSync(rawIn(s.ws, 'lib', '.sh'))).toBe(false);
+  });
+
+  it.fails('U2. a nested .envrc says `source_env lib\\xff.sh` (missing): the command\'s sub/lib\\xff.sh does not land', async () => {
+    const s = scene();
+    mkdirSync(join(s.ws, 'sub'));
+    writeFileSync(join(s.ws, 'sub', '.envrc'), Buffer.concat([Buffer.from('source_env lib'), Buffer.of(0xff), Buffer.from('.sh\n')]));
+    await runDaemonLike('U2', s, `echo 'touch /tmp/pwned' > "sub/$(printf 'lib\\377.sh')"`);
+    expect(existsSync(rawIn(join(s.ws, 'sub'), 'lib', '.sh'))).toBe(false);
+  });
+
+  it.fails('U3. a nested repository\'s core.hooksPath is hk\\xff (missing): the command\'s hook does not land, and the host\'s next commit there runs none', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-U3');
+    execFileSync('sh', ['-c', `git init -q sub && git -C sub config core.hooksPath "$(printf 'hk\\377')"`], { cwd: s.ws, env: gitEnv(s.home) });
+    await runDaemonLike('U3', s, `d="sub/$(printf 'hk\\377')"; mkdir -p "$d" && ${program(mark)} > "$d/pre-commit" && chmod +x "$d/pre-commit"`);
+    hostGit(s, join(s.ws, 'sub'), 'commit', '-q', '--allow-empty', '-m', 'x');
+    console.log(`h115 U3: landed=${existsSync(Buffer.concat([rawIn(join(s.ws, 'sub'), 'hk'), Buffer.from('/pre-commit')]))} host git commit ran the hook=${existsSync(mark)}`);
+    expect(existsSync(mark)).toBe(false);
+    expect(existsSync(Buffer.concat([rawIn(join(s.ws, 'sub'), 'hk'), Buffer.from('/pre-commit')]))).toBe(false);
+  });
+
+  it.fails('U4. the workspace repository\'s core.hooksPath is hk\\xff (missing): the command\'s hook does not land, and the host\'s next commit runs none', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-U4');
+    execFileSync('sh', ['-c', `git config core.hooksPath "$(printf 'hk\\377')"`], { cwd: s.ws, env: gitEnv(s.home) });
+    await runDaemonLike('U4', s, `d="$(printf 'hk\\377')"; mkdir -p "$d" && ${program(mark)} > "$d/pre-commit" && chmod +x "$d/pre-commit"`);
+    hostGit(s, s.ws, 'commit', '-q', '--allow-empty', '-m', 'x');
+    console.log(`h115 U4: landed=${existsSync(Buffer.concat([rawIn(s.ws, 'hk'), Buffer.from('/pre-commit')]))} host git commit ran the hook=${existsSync(mark)}`);
+    expect(existsSync(mark)).toBe(false);
+    expect(existsSync(Buffer.concat([rawIn(s.ws, 'hk'), Buffer.from('/pre-commit')]))).toBe(false);
+  });
+
+  it.fails('U5. a nested repository\'s core.fsmonitor is tools/fs\\xff.sh (missing): the command\'s program does not land, and the host\'s next git status runs none', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-U5');
+    execFileSync('sh', ['-c', `git init -q sub && git -C sub config core.fsmonitor "$(printf 'tools/fs\\377.sh')"`], { cwd: s.ws, env: gitEnv(s.home) });
+    await runDaemonLike('U5', s, `f="sub/tools/$(printf 'fs\\377.sh')"; mkdir -p sub/tools && ${program(mark)} > "$f" && chmod +x "$f"`);
+    hostGit(s, join(s.ws, 'sub'), 'status', '--short');
+    console.log(`h115 U5: landed=${existsSync(rawIn(join(s.ws, 'sub', 'tools'), 'fs', '.sh'))} host git status ran the program=${existsSync(mark)}`);
+    expect(existsSync(mark)).toBe(false);
+    expect(existsSync(rawIn(join(s.ws, 'sub', 'tools'), 'fs', '.sh'))).toBe(false);
   });
 });
