@@ -310,9 +310,9 @@ function hostGit(s: Scene, cwd: string, ...args: string[]): void {
  * U+FFFD), so the landing protected is `hk\ufffd`, while the commit's walk names the command's
  * entry `hk\udcff` (core's decodeName): the rule never matches and the command's hook, program or
  * sourced file lands. git reads config values as bytes, so the host's next git command runs it
- * (seen: U3, U4, U5 touch their mark). At fault: core git-config.ts gitConfigEntries/gitConfigValues
+ * (seen: U3, U4, U5, U6, U7 touch their mark: a hook, core.fsmonitor, an included config, an alias). At fault: core git-config.ts gitConfigEntries/gitConfigValues
  * (read.bytes.toString('utf8')) feeding landing-extras.ts nestedRepoRules/repoRules and plugin-reach
- * hooks-path.ts; core landing-extras.ts envrcRules and plugin-reach envrc-landings.ts
+ * hooks-path.ts (and the `included` set of config files, alias/fsmonitor programs by gitConfigProgramPaths); core landing-extras.ts envrcRules and plugin-reach envrc-landings.ts
  * (read.bytes.toString('utf8') before envrcReferences). direnv is not installed here: U1/U2 show
  * the file landing under the exact name the .envrc sources.
  */
@@ -363,5 +363,26 @@ describe('h115: landings named by host files in bytes that are not UTF-8', { tim
     console.log(`h115 U5: landed=${existsSync(rawIn(join(s.ws, 'sub', 'tools'), 'fs', '.sh'))} host git status ran the program=${existsSync(mark)}`);
     expect(existsSync(mark)).toBe(false);
     expect(existsSync(rawIn(join(s.ws, 'sub', 'tools'), 'fs', '.sh'))).toBe(false);
+  });
+  it.fails('U6. a nested repository\'s config includes inc\\xff.cfg (missing): the command\'s file there does not land, and the host\'s next git status runs no fsmonitor', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-U6');
+    execFileSync('sh', ['-c', `git init -q sub && git -C sub config include.path "$(printf '../inc\\377.cfg')"`], { cwd: s.ws, env: gitEnv(s.home) });
+    await runDaemonLike('U6', s, `printf '[core]\\n\\tfsmonitor = touch ${mark}; false\\n' > "sub/$(printf 'inc\\377.cfg')"`);
+    hostGit(s, join(s.ws, 'sub'), 'status', '--short');
+    console.log(`h115 U6: landed=${existsSync(rawIn(join(s.ws, 'sub'), 'inc', '.cfg'))} host git status ran the fsmonitor=${existsSync(mark)}`);
+    expect(existsSync(mark)).toBe(false);
+    expect(existsSync(rawIn(join(s.ws, 'sub'), 'inc', '.cfg'))).toBe(false);
+  });
+
+  it.fails('U7. the workspace repository\'s alias.st is !tools/st\\xff.sh (missing): the command\'s program does not land, and the host\'s `git st` runs none', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-U7');
+    execFileSync('sh', ['-c', `git config alias.st "$(printf '!tools/st\\377.sh')"`], { cwd: s.ws, env: gitEnv(s.home) });
+    await runDaemonLike('U7', s, `f="tools/$(printf 'st\\377.sh')"; mkdir -p tools && ${program(mark)} > "$f" && chmod +x "$f"`);
+    hostGit(s, s.ws, 'st');
+    console.log(`h115 U7: landed=${existsSync(rawIn(join(s.ws, 'tools'), 'st', '.sh'))} host git st ran the program=${existsSync(mark)}`);
+    expect(existsSync(mark)).toBe(false);
+    expect(existsSync(rawIn(join(s.ws, 'tools'), 'st', '.sh'))).toBe(false);
   });
 });
