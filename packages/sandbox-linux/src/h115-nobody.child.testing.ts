@@ -15,7 +15,7 @@ const env = { PATH: '/usr/bin:/bin', HOME: s.home, LANG: 'C' };
 const out: Record<string, { exit: number; denied: boolean; out: string }> = {};
 for (const [name, script] of Object.entries(scripts)) {
   const r = await sb.run(req(s, ['sh', '-c', script], { env, policy, timeoutMs: 30_000 }));
-  out[name] = { exit: r.exitCode, denied: r.writeDenied === true, out: `${r.stdout.slice(0, 200)}|${r.stderr.slice(0, 400)}` };
+  out[name] = { exit: r.exitCode ?? -1, denied: r.writeDenied === true, out: `${r.stdout.slice(0, 200)}|${r.stderr.slice(0, 400)}` };
 }
 await sb.close();
 process.stdout.write(JSON.stringify(out), () => process.exit(0));
