@@ -123,7 +123,7 @@ async function runDaemonLike(id: string, s: Scene, script: string) {
   const sb = createLinuxSandbox({ hostModel: 'overlay', landingSweepMs: 0, undoneDir: join(s.root, 'undone') });
   try {
     const r = await sb.run(req(s, ['sh', '-c', script], { policy, timeoutMs: 60_000 }));
-    console.log(`h115 ${id}: exit=${r.exitCode} writeDenied=${String(r.writeDenied)} stdout=${JSON.stringify(r.stdout.slice(0, 300))} stderr=${JSON.stringify(r.stderr.slice(0, 900))}`);
+    console.log(`h115 ${id}: exit=${r.exitCode} writeDenied=${String(r.writeDenied)} denied=${JSON.stringify(r.deniedWrites?.map((d) => (typeof d === 'string' ? d : JSON.stringify(d)).replace(s.ws, '')))} aside=${JSON.stringify((r as { movedAside?: unknown }).movedAside)} stdout=${JSON.stringify(r.stdout.slice(0, 300))} stderr=${JSON.stringify(r.stderr.slice(0, 900))}`);
     return r;
   } finally {
     await sb.close();
@@ -384,5 +384,33 @@ describe('h115: landings named by host files in bytes that are not UTF-8', { tim
     console.log(`h115 U7: landed=${existsSync(rawIn(join(s.ws, 'tools'), 'st', '.sh'))} host git st ran the program=${existsSync(mark)}`);
     expect(existsSync(mark)).toBe(false);
     expect(existsSync(rawIn(join(s.ws, 'tools'), 'st', '.sh'))).toBe(false);
+  });
+});
+
+describe('h115: ordinary git work (false denials)', { timeout: 120_000 }, () => {
+  const G = 'git -c user.name=a -c user.email=a@b -c commit.gpgsign=false';
+
+  /*
+   * FINDING F1 (h115, a false denial, perhaps by design): `git worktree add wt -b feat` in the
+   * workspace, then a commit in wt. Refused (kept off): wt/.git and every entry of
+   * .git/worktrees/wt (HEAD, index, commondir, gitdir, logs/HEAD, COMMIT_EDITMSG, ORIG_HEAD). The
+   * host is left with wt/ and its files as untracked files of the main repository, no worktree, the
+   * branch's commit unreachable from wt (`git -C wt log` shows the main branch). The command
+   * exited 0. At fault: the landing table's .git/worktrees and `.git` file rules (api-reach
+   * GIT_LANDINGS), with no new-worktree verdict like new-repository.ts's for a new `.git`.
+   */
+  it.fails('F1. `git worktree add wt` in the workspace, then a commit there: the worktree works on the host', async () => {
+    const s = scene();
+    const r = await runDaemonLike('F1', s, `${G} commit -q --allow-empty -m one && ${G} worktree add -q wt -b feat && echo x > wt/x.txt && ${G} -C wt add x.txt && ${G} -C wt commit -qm two`);
+    expect(r.exitCode).toBe(0);
+    const log = execFileSync('git', ['-C', join(s.ws, 'wt'), 'log', '--oneline'], { encoding: 'utf8', env: gitEnv(s.home) });
+    expect(log.trim().split('\n')).toHaveLength(2);
+  });
+
+  it('F2. `git init` and a first commit in a folder whose name is not UTF-8: the new repository lands', async () => {
+    const s = scene();
+    const r = await runDaemonLike('F2', s, `d=$(printf 'p\\377'); mkdir "$d" && git init -q "$d" && echo x > "$d/x" && ${G} -C "$d" add x && ${G} -C "$d" commit -qm one`);
+    expect(r.exitCode).toBe(0);
+    expect(existsSync(Buffer.concat([rawIn(s.ws, 'p'), Buffer.from('/.git/HEAD')]))).toBe(true);
   });
 });
