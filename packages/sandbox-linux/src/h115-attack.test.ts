@@ -314,7 +314,10 @@ function hostGit(s: Scene, cwd: string, ...args: string[]): void {
  * (read.bytes.toString('utf8')) feeding landing-extras.ts nestedRepoRules/repoRules and plugin-reach
  * hooks-path.ts (and the `included` set of config files, alias/fsmonitor programs by gitConfigProgramPaths); core landing-extras.ts envrcRules and plugin-reach envrc-landings.ts
  * (read.bytes.toString('utf8') before envrcReferences). direnv is not installed here: U1/U2 show
- * the file landing under the exact name the .envrc sources.
+ * the file landing under the exact name the .envrc sources. U8: the same for a landing symlink's
+ * target (core link-chain.ts resolutionOf/linkChainOf: readlinkSync and lstatSync by text, used by
+ * landing-extras.ts landingLinkRules): a dangling .git/hooks/pre-commit -> ../../scripts\xff/… lets the
+ * command make the file it leads to, and the host's next commit runs it.
  */
 describe('h115: landings named by host files in bytes that are not UTF-8', { timeout: 120_000 }, () => {
   it.fails('U1. the workspace .envrc says `source_env lib\\xff.sh` (missing): the command\'s lib\\xff.sh does not land', async () => {
@@ -385,7 +388,28 @@ describe('h115: landings named by host files in bytes that are not UTF-8', { tim
     expect(existsSync(mark)).toBe(false);
     expect(existsSync(rawIn(join(s.ws, 'tools'), 'st', '.sh'))).toBe(false);
   });
+  it.fails('U8. .git/hooks/pre-commit is a host symlink to ../../scripts\\xff/pre-commit.sh (missing): the command\'s file there does not land, and the host\'s next commit runs none', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-U8');
+    execFileSync('sh', ['-c', `ln -s "../../$(printf 'scripts\\377')/pre-commit.sh" .git/hooks/pre-commit`], { cwd: s.ws });
+    await runDaemonLike('U8', s, `d="$(printf 'scripts\\377')"; mkdir -p "$d" && ${program(mark)} > "$d/pre-commit.sh" && chmod +x "$d/pre-commit.sh"`);
+    hostGit(s, s.ws, 'commit', '-q', '--allow-empty', '-m', 'x');
+    console.log(`h115 U8: landed=${existsSync(rawIn(s.ws, 'scripts', '/pre-commit.sh'))} host git commit ran the hook=${existsSync(mark)}`);
+    expect(existsSync(mark)).toBe(false);
+    expect(existsSync(rawIn(s.ws, 'scripts', '/pre-commit.sh'))).toBe(false);
+  });
+
+  it('U9. the same, scripts\\xff/pre-commit.sh there on the host: the command\'s folder put in its place does not change what the hook runs', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-U9');
+    execFileSync('sh', ['-c', `d="$(printf 'scripts\\377')"; mkdir "$d" && printf '#!/bin/sh\\nexit 0\\n' > "$d/pre-commit.sh" && chmod +x "$d/pre-commit.sh" && ln -s "../../$d/pre-commit.sh" .git/hooks/pre-commit`], { cwd: s.ws });
+    await runDaemonLike('U9', s, `d="$(printf 'scripts\\377')"; rm -rf "$d"; mkdir -p "$d" && ${program(mark)} > "$d/pre-commit.sh" && chmod +x "$d/pre-commit.sh"`);
+    hostGit(s, s.ws, 'commit', '-q', '--allow-empty', '-m', 'x');
+    console.log(`h115 U9: host git commit ran the command's hook=${existsSync(mark)} now=${JSON.stringify(readFileSync(rawIn(s.ws, 'scripts', '/pre-commit.sh'), 'utf8'))}`);
+    expect(existsSync(mark)).toBe(false);
+  });
 });
+
 
 describe('h115: ordinary git work (false denials)', { timeout: 120_000 }, () => {
   const G = 'git -c user.name=a -c user.email=a@b -c commit.gpgsign=false';
