@@ -477,3 +477,51 @@ describe('h115: ordinary git work (false denials)', { timeout: 120_000 }, () => 
     expect(existsSync(Buffer.concat([rawIn(s.ws, 'p'), Buffer.from('/.git/HEAD')]))).toBe(true);
   });
 });
+
+/*
+ * FINDING E (h115): an `.envrc` is a bash script direnv runs at the next `cd`; the programs it runs
+ * by path other than through direnv's stdlib words (`./tools/env.sh` as a command, `eval
+ * "$(tools/env.sh)"`, `bash tools/env.sh`, `export X=$(tools/env.sh)`) are not among its landings:
+ * core envrc-references.ts envrcReferences takes such a line's command for one that loads nothing
+ * (its switch's default) and `$(…)` for an unclear word only where a stdlib command's argument. A
+ * command then writes the missing program, and the host's next `cd` runs it (shown here by bash
+ * sourcing the .envrc, as direnv does: direnv is not installed here).
+ */
+describe('h115: what an .envrc runs other than by direnv\'s stdlib', { timeout: 120_000 }, () => {
+  const cases = [
+    ['E1', './tools/env.sh'],
+    ['E2', 'eval "$(tools/env.sh)"'],
+    ['E3', 'bash tools/env.sh'],
+    ['E4', 'export FOO="$(tools/env.sh)"'],
+    ['E5', 'source_env_if_exists .envrc.local; tools/env.sh'],
+  ] as const;
+  it.fails.each(cases)('%s. the workspace .envrc runs `%s` (tools/env.sh missing): the command\'s tools/env.sh does not land, and sourcing the .envrc runs none', async (id, line) => {
+    const s = scene();
+    const mark = join(s.root, `pwned-${id}`);
+    writeFileSync(join(s.ws, '.envrc'), `${line}\n`);
+    await runDaemonLike(id, s, `mkdir -p tools && ${program(mark)} > tools/env.sh && chmod +x tools/env.sh`);
+    try {
+      execFileSync('bash', ['-c', 'source_env_if_exists() { :; }; . ./.envrc'], { cwd: s.ws, stdio: 'pipe' });
+    } catch {
+      // the mark tells
+    }
+    console.log(`h115 ${id}: landed=${existsSync(join(s.ws, 'tools', 'env.sh'))} sourcing the .envrc ran it=${existsSync(mark)}`);
+    expect(existsSync(mark)).toBe(false);
+    expect(existsSync(join(s.ws, 'tools', 'env.sh'))).toBe(false);
+  });
+  it.fails('E6. the workspace .envrc runs `./tools/env.sh`, which the host has: the command\'s edit of it does not land', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-E6');
+    mkdirSync(join(s.ws, 'tools'));
+    writeFileSync(join(s.ws, 'tools', 'env.sh'), '#!/bin/sh\nexport A=1\n', { mode: 0o755 });
+    writeFileSync(join(s.ws, '.envrc'), './tools/env.sh\n');
+    await runDaemonLike('E6', s, `echo 'touch ${mark}' >> tools/env.sh`);
+    try {
+      execFileSync('bash', ['-c', '. ./.envrc'], { cwd: s.ws, stdio: 'pipe' });
+    } catch {
+      // the mark tells
+    }
+    console.log(`h115 E6: sourcing the .envrc ran the command's line=${existsSync(mark)}`);
+    expect(existsSync(mark)).toBe(false);
+  });
+});
