@@ -357,6 +357,19 @@ describe('h115: what outlives the command', { timeout: 120_000 }, () => {
     expect(alive).toBe('');
     expect(later).toBe(first);
   });
+  it('B2. a listening socket in HOME (outside the policy\'s unixSockets), root daemon: the command cannot connect to it', async () => {
+    const s = scene();
+    const sock = join(s.home, 'agent.sock');
+    const listener = spawn('python3', ['-c', 'import socket,sys,time\ns=socket.socket(socket.AF_UNIX);s.bind(sys.argv[1]);s.listen(1);print("ready",flush=True);time.sleep(60)', sock], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((r) => listener.stdout!.once('data', r));
+    let r: Awaited<ReturnType<typeof runDaemonLike>>;
+    try {
+      r = await runDaemonLike('B2', s, `[ -e '${sock}' ] && echo present; socat -u UNIX-CONNECT:'${sock}' - </dev/null && echo connected; true`);
+    } finally {
+      listener.kill();
+    }
+    expect(r.stdout).not.toContain('connected');
+  });
 });
 
 describe('h115: a daemon killed while it builds a new folder entry by entry (layers on another file system)', { timeout: 300_000 }, () => {
