@@ -595,3 +595,38 @@ describe('h115: what an .envrc runs other than by direnv\'s stdlib', { timeout: 
     expect(existsSync(mark)).toBe(false);
   });
 });
+
+/*
+ * FINDING G (h115): the program paths of a git alias are read word by word on spaces and quotes
+ * only (core git-config.ts gitConfigProgramWords), so shell syntax glued to a path makes another
+ * word: `!f() { tools/st.sh; }; f` protects `tools/st.sh;`, `!tools/st.sh>/dev/null` protects
+ * `tools/st.sh>/dev/null`, and `!"$(git rev-parse --show-toplevel)"/tools/st.sh` is skipped (a word
+ * starting with `-` is an option). The program git runs is none of them: the command writes it and
+ * the host's `git st` runs it.
+ */
+describe('h115: a git alias\'s program glued to shell syntax', { timeout: 120_000 }, () => {
+  const cases = [
+    ['G1', '!f() { tools/st.sh; }; f'],
+    ['G2', '!tools/st.sh>/dev/null'],
+    ['G3', '!"$(git rev-parse --show-toplevel)"/tools/st.sh'],
+  ] as const;
+  it.fails.each(cases)('%s. alias.st is `%s` (tools/st.sh missing): the command\'s program does not land, and the host\'s `git st` runs none', async (id, alias) => {
+    const s = scene();
+    const mark = join(s.root, `pwned-${id}`);
+    execFileSync('git', ['config', 'alias.st', alias], { cwd: s.ws, env: gitEnv(s.home) });
+    await runDaemonLike(id, s, `mkdir -p tools && ${program(mark)} > tools/st.sh && chmod +x tools/st.sh`);
+    hostGit(s, s.ws, 'st');
+    console.log(`h115 ${id}: landed=${existsSync(join(s.ws, 'tools', 'st.sh'))} host git st ran it=${existsSync(mark)}`);
+    expect(existsSync(mark)).toBe(false);
+    expect(existsSync(join(s.ws, 'tools', 'st.sh'))).toBe(false);
+  });
+  it('G4. alias.st is `!sh -c \'tools/st.sh\'` (tools/st.sh missing): the command\'s program does not land (holds)', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-G4');
+    execFileSync('git', ['config', 'alias.st', "!sh -c 'tools/st.sh'"], { cwd: s.ws, env: gitEnv(s.home) });
+    await runDaemonLike('G4', s, `mkdir -p tools && ${program(mark)} > tools/st.sh && chmod +x tools/st.sh`);
+    hostGit(s, s.ws, 'st');
+    expect(existsSync(mark)).toBe(false);
+    expect(existsSync(join(s.ws, 'tools', 'st.sh'))).toBe(false);
+  });
+});
