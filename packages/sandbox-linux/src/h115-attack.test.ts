@@ -594,6 +594,25 @@ describe('h115: what an .envrc runs other than by direnv\'s stdlib', { timeout: 
     console.log(`h115 E6: sourcing the .envrc ran the command's line=${existsSync(mark)}`);
     expect(existsSync(mark)).toBe(false);
   });
+  /*
+   * FINDING E7 (h115; a trade-off the code makes on purpose: envrc-references.ts leaves out what
+   * lies in node_modules, as `PATH_add node_modules/.bin` refused every `npm install`): with
+   * `PATH_add node_modules/.bin` (what `layout node` does too), a command's node_modules/.bin/git
+   * lands, and after the next `cd` the person's own `git` is the command's program.
+   */
+  it.fails('E7. the workspace .envrc says `PATH_add node_modules/.bin`: a command\'s node_modules/.bin/git does not land', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-E7');
+    writeFileSync(join(s.ws, '.envrc'), 'PATH_add node_modules/.bin\n');
+    await runDaemonLike('E7', s, `mkdir -p node_modules/.bin && ${program(mark)} > node_modules/.bin/git && chmod +x node_modules/.bin/git`);
+    try {
+      execFileSync('bash', ['-c', 'PATH_add() { PATH="$PWD/$1:$PATH"; }; . ./.envrc; git status'], { cwd: s.ws, stdio: 'pipe' });
+    } catch {
+      // the mark tells
+    }
+    console.log(`h115 E7: landed=${existsSync(join(s.ws, 'node_modules', '.bin', 'git'))} the person's git ran it=${existsSync(mark)}`);
+    expect(existsSync(join(s.ws, 'node_modules', '.bin', 'git'))).toBe(false);
+  });
 });
 
 /*
