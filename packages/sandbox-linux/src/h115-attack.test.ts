@@ -127,6 +127,8 @@ describe.skipIf(!canRunAsNobody(nobodyChild))('h115: the landings as an unprivil
       newEnvrc: "mkdir -p deep && echo 'export PWNED=1' > deep/.envrc",
       readEnv: 'cat .env',
       gitWork: 'G="git -c user.name=a -c user.email=a@b -c commit.gpgsign=false"; $G add src && $G commit -qm one && $G checkout -qb feature && echo two > src/two.txt && $G add src/two.txt && $G commit -qm two && $G stash list && git init -q newproj && $G -C newproj commit -q --allow-empty -m first',
+      lock: 'mkdir -p locked/inner && echo x > locked/inner/f && git init -q locked/r && chmod 000 locked/r locked',
+      afterLock: 'echo ok2 > src/ok2.txt',
       socket: `[ -e '${sock}' ] && echo present; socat -u UNIX-CONNECT:'${sock}' - </dev/null && echo connected`,
     };
     let r: Awaited<ReturnType<typeof execa>>;
@@ -148,6 +150,9 @@ describe.skipIf(!canRunAsNobody(nobodyChild))('h115: the landings as an unprivil
     expect(existsSync(join(s.ws, 'deep', '.envrc'))).toBe(false);
     expect(out.readEnv!.out).not.toContain('SECRET=1');
     expect(out.socket!.out).not.toContain('connected');
+    // a folder the command locked (chmod 000, a repository in it): the next run still commits
+    console.log(`h115 N1 locked: ${JSON.stringify(out.lock)} ${JSON.stringify(out.afterLock)} mode=${(lstatSync(join(s.ws, 'locked'), { throwIfNoEntry: false })?.mode ?? 0).toString(8)}`);
+    expect(existsSync(join(s.ws, 'src', 'ok2.txt'))).toBe(true);
     // ordinary git work, as an unprivileged daemon: committed
     expect(out.gitWork!.exit, out.gitWork!.out).toBe(0);
     expect(execFileSync('git', ['-c', 'safe.directory=*', 'log', '--oneline'], { cwd: s.ws, encoding: 'utf8', env: gitEnv(s.home) }).trim().split('\n')).toHaveLength(2);
