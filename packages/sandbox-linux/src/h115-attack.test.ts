@@ -551,6 +551,28 @@ describe('h115: ordinary git work (false denials)', { timeout: 120_000 }, () => 
     expect(r.exitCode).toBe(0);
     expect(existsSync(Buffer.concat([rawIn(s.ws, 'p'), Buffer.from('/.git/HEAD')]))).toBe(true);
   });
+
+  /*
+   * FINDING F3-F5 (h115, false denials; fail-closed on purpose, and said): an .envrc at the top of
+   * the workspace whose loads name a variable it sets itself, or a command substitution (everyday
+   * direnv: `export VIRTUAL_ENV=$PWD/.venv; PATH_add "$VIRTUAL_ENV/bin"`, `$(expand_path …)`,
+   * `ROOT=$(pwd)`) protects its whole folder: nothing the command writes anywhere in the workspace
+   * is committed ("its .envrc loads what cannot be told here"), the command exiting 0. At fault:
+   * core envrc-references.ts envrcReferences (a variable the file sets is left unexpanded: the
+   * `assigned` set; `expand_path`/`$(pwd)` substitutions are unclear), with landing-extras.ts
+   * envrcRules protecting the folder whole.
+   */
+  it.fails.each([
+    ['F3', 'export VIRTUAL_ENV=$PWD/.venv\nPATH_add "$VIRTUAL_ENV/bin"\n'],
+    ['F4', 'export KUBECONFIG="$(expand_path .kube/config)"\n'],
+    ['F5', 'ROOT=$(pwd)\nexport PATH="$ROOT/bin:$PATH"\n'],
+  ])('%s. an everyday .envrc (%j): an ordinary edit of src/ lands', async (id, envrc) => {
+    const s = scene();
+    writeFileSync(join(s.ws, '.envrc'), envrc);
+    const r = await runDaemonLike(id, s, 'echo ok > src/ok.txt');
+    expect(r.exitCode).toBe(0);
+    expect(existsSync(join(s.ws, 'src', 'ok.txt'))).toBe(true);
+  });
 });
 
 /*
