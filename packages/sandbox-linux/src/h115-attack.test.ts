@@ -305,6 +305,14 @@ touch /tmp/pwned
     expect(r.exitCode).toBe(0);
     expect(content).toBe('one\ntwo\n');
   });
+  it('R12. a host hard link between .git/hooks/pre-commit and scripts/pre-commit.sh: the command\'s edit of the script does not reach the hook', async () => {
+    const s = scene();
+    mkdirSync(join(s.ws, 'scripts'));
+    writeFileSync(join(s.ws, 'scripts', 'pre-commit.sh'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    execFileSync('ln', [join(s.ws, 'scripts', 'pre-commit.sh'), join(s.ws, '.git', 'hooks', 'pre-commit')]);
+    await runDaemonLike('R12', s, "echo 'touch /tmp/pwned' >> scripts/pre-commit.sh; printf 'x' >> .git/hooks/pre-commit; true");
+    expect(readFileSync(join(s.ws, '.git', 'hooks', 'pre-commit'), 'utf8')).toBe('#!/bin/sh\nexit 0\n');
+  });
 });
 
 describe('h115: the host swaps folders for symlinks while the commit runs', { timeout: 120_000 }, () => {
