@@ -590,7 +590,8 @@ describe('h115: ordinary git work (false denials)', { timeout: 120_000 }, () => 
  * core envrc-references.ts envrcReferences takes such a line's command for one that loads nothing
  * (its switch's default) and `$(…)` for an unclear word only where a stdlib command's argument. A
  * command then writes the missing program, and the host's next `cd` runs it (shown here by bash
- * sourcing the .envrc, as direnv does: direnv is not installed here).
+ * sourcing the .envrc, as direnv does: direnv is not installed here). E6: the same program there on
+ * the host, edited. E8: what a sourced file itself sources (only the .envrc's own text is read).
  */
 describe('h115: what an .envrc runs other than by direnv\'s stdlib', { timeout: 120_000 }, () => {
   const cases = [
@@ -647,6 +648,20 @@ describe('h115: what an .envrc runs other than by direnv\'s stdlib', { timeout: 
     }
     console.log(`h115 E7: landed=${existsSync(join(s.ws, 'node_modules', '.bin', 'git'))} the person's git ran it=${existsSync(mark)}`);
     expect(existsSync(join(s.ws, 'node_modules', '.bin', 'git'))).toBe(false);
+  });
+  it.fails('E8. the workspace .envrc sources lib.sh (there, protected), which sources more.sh (missing): the command\'s more.sh does not land', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-E8');
+    writeFileSync(join(s.ws, '.envrc'), 'source_env lib.sh\n');
+    writeFileSync(join(s.ws, 'lib.sh'), '. ./more.sh\n');
+    await runDaemonLike('E8', s, `${program(mark)} > more.sh`);
+    try {
+      execFileSync('bash', ['-c', 'source_env() { . "./$1"; }; . ./.envrc'], { cwd: s.ws, stdio: 'pipe' });
+    } catch {
+      // the mark tells
+    }
+    console.log(`h115 E8: landed=${existsSync(join(s.ws, 'more.sh'))} sourcing the .envrc ran it=${existsSync(mark)}`);
+    expect(existsSync(join(s.ws, 'more.sh'))).toBe(false);
   });
 });
 
