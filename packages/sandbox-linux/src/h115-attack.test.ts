@@ -37,8 +37,8 @@ describe('h115: a daemon killed mid-commit of a moved folder', { timeout: 300_00
    * layer in readdir order (ext4's hash order here lists `src` before `src2`) and removes the host's
    * src (removeHost → removeAt, file by file) before it renames src2 in. A daemon killed in between
    * leaves src partly removed and no src2; the next start discards the run's layers (sweepStaleRunDirs,
-   * "the rest was discarded"), so the removed files exist nowhere. Seen: 182 to 1140 of 3000 files
-   * lost in each of 3 rounds. At fault: upper-commit.ts commitUpper/walkAll+entry (a whiteout's
+   * "the rest was discarded"), so the removed files exist nowhere. Seen: 34 to 1140 of 3000 files
+   * lost, in every one of 6 runs. At fault: upper-commit.ts commitUpper/walkAll+entry (a whiteout's
    * removal committed before the new entries of the same folder), with service.ts's sweep.
    */
   it.fails('K1. `mv src src2` (a copy then a removal across the overlay), the daemon killed mid-commit: every file is under src or src2 after the next start', async () => {
@@ -66,7 +66,7 @@ describe('h115: a daemon killed mid-commit of a moved folder', { timeout: 300_00
 
   /*
    * K3 (h115, holds): `git stash` of edits, the daemon killed mid-commit. The edits are either still
-   * in the files or in a stash on the host: in 4 runs (kills 0-60 ms after the first trace) the
+   * in the files or in a stash on the host: in 6 runs (kills 0-60 ms after the first trace) the
    * stash (.git/refs/stash, its objects) was on the host before any file was reverted (the .git
    * folder is committed before the rest of the workspace). Kept as a guard of that order.
    */
