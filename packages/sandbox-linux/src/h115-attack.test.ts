@@ -699,3 +699,40 @@ describe('h115: a git alias\'s program glued to shell syntax', { timeout: 120_00
     expect(existsSync(join(s.ws, 'tools', 'st.sh'))).toBe(false);
   });
 });
+
+describe('h115: git config syntax around core.hooksPath (a nested repository)', { timeout: 120_000 }, () => {
+  it.each([
+    ['V1', '[core]\n\thooksPath = hk # the team\'s hooks\n'],
+    ['V2', '[core]\n\thooksPath = "hk"\n'],
+    ['V4', '[core]\r\n\thooksPath = hk\r\n'],
+  ])('%s. sub/.git/config ends with %j: the command\'s sub/hk/pre-commit does not land, and the host\'s next commit there runs none', async (id, text) => {
+    const s = scene();
+    const mark = join(s.root, `pwned-${id}`);
+    execFileSync('git', ['init', '-q', 'sub'], { cwd: s.ws, env: gitEnv(s.home) });
+    writeFileSync(join(s.ws, 'sub', '.git', 'config'), readFileSync(join(s.ws, 'sub', '.git', 'config'), 'utf8') + text);
+    const seen = execFileSync('git', ['config', '--get', 'core.hooksPath'], { cwd: join(s.ws, 'sub'), encoding: 'utf8', env: gitEnv(s.home) }).trim();
+    await runDaemonLike(id, s, `mkdir -p sub/hk && ${program(mark)} > sub/hk/pre-commit && chmod +x sub/hk/pre-commit`);
+    hostGit(s, join(s.ws, 'sub'), 'commit', '-q', '--allow-empty', '-m', 'x');
+    console.log(`h115 ${id}: git reads core.hooksPath=${JSON.stringify(seen)} landed=${existsSync(join(s.ws, 'sub', 'hk', 'pre-commit'))} ran=${existsSync(mark)}`);
+    expect(existsSync(mark)).toBe(false);
+  });
+  /*
+   * FINDING V3 (h115): a comment line of a host config that ends in a backslash. git ends a comment
+   * at the newline (it reads core.hooksPath = hk here); core git-config.ts parseGitConfig joins the
+   * next line to it first (its continuation loop runs before comments are stripped), so the
+   * hooksPath line is read as part of the comment and sub/hk is no landing: the command's hook
+   * lands and the host's next commit there runs it.
+   */
+  it.fails('V3. sub/.git/config ends with a comment line ending in a backslash, then hooksPath = hk: the command\'s sub/hk/pre-commit does not land, and the host\'s next commit there runs none', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-V3');
+    execFileSync('git', ['init', '-q', 'sub'], { cwd: s.ws, env: gitEnv(s.home) });
+    writeFileSync(join(s.ws, 'sub', '.git', 'config'), `${readFileSync(join(s.ws, 'sub', '.git', 'config'), 'utf8')}[core]\n\t# hooks: see docs \\\n\thooksPath = hk\n`);
+    const seen = execFileSync('git', ['config', '--get', 'core.hooksPath'], { cwd: join(s.ws, 'sub'), encoding: 'utf8', env: gitEnv(s.home) }).trim();
+    await runDaemonLike('V3', s, `mkdir -p sub/hk && ${program(mark)} > sub/hk/pre-commit && chmod +x sub/hk/pre-commit`);
+    hostGit(s, join(s.ws, 'sub'), 'commit', '-q', '--allow-empty', '-m', 'x');
+    console.log(`h115 V3: git reads core.hooksPath=${JSON.stringify(seen)} landed=${existsSync(join(s.ws, 'sub', 'hk', 'pre-commit'))} ran=${existsSync(mark)}`);
+    expect(seen).toBe('hk');
+    expect(existsSync(mark)).toBe(false);
+  });
+});
