@@ -592,6 +592,8 @@ describe('h115: ordinary git work (false denials)', { timeout: 120_000 }, () => 
  * command then writes the missing program, and the host's next `cd` runs it (shown here by bash
  * sourcing the .envrc, as direnv does: direnv is not installed here). E6: the same program there on
  * the host, edited. E8: what a sourced file itself sources (only the .envrc's own text is read).
+ * E9: a comment line ending in a backslash: envrcReferences joins the next line to it before it
+ * strips comments, bash does not, so the next line's `source_env` is missed (as V3 for git config).
  */
 describe('h115: what an .envrc runs other than by direnv\'s stdlib', { timeout: 120_000 }, () => {
   const cases = [
@@ -662,6 +664,19 @@ describe('h115: what an .envrc runs other than by direnv\'s stdlib', { timeout: 
     }
     console.log(`h115 E8: landed=${existsSync(join(s.ws, 'more.sh'))} sourcing the .envrc ran it=${existsSync(mark)}`);
     expect(existsSync(join(s.ws, 'more.sh'))).toBe(false);
+  });
+  it.fails('E9. the workspace .envrc has a comment line ending in a backslash, then `source_env lib.sh` (missing): the command\'s lib.sh does not land', async () => {
+    const s = scene();
+    const mark = join(s.root, 'pwned-E9');
+    writeFileSync(join(s.ws, '.envrc'), '# load the local settings \\\nsource_env lib.sh\n');
+    await runDaemonLike('E9', s, `${program(mark)} > lib.sh`);
+    try {
+      execFileSync('bash', ['-c', 'source_env() { . "./$1"; }; . ./.envrc'], { cwd: s.ws, stdio: 'pipe' });
+    } catch {
+      // the mark tells
+    }
+    console.log(`h115 E9: landed=${existsSync(join(s.ws, 'lib.sh'))} sourcing the .envrc ran it=${existsSync(mark)}`);
+    expect(existsSync(join(s.ws, 'lib.sh'))).toBe(false);
   });
 });
 
