@@ -3,7 +3,7 @@ import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileSync
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { engineSkip, TEST_IMAGE } from '../test/engine.js';
-import { FSMON, git, HOOK, type LandingScene, landingScene, UNRELATED } from '../test/landing-scene.js';
+import { FSMON, git, gitTakesForRepo, HOOK, type LandingScene, landingScene, UNRELATED } from '../test/landing-scene.js';
 import { DockerSandbox } from './docker-sandbox.js';
 
 /**
@@ -233,5 +233,38 @@ console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: 
     console.log(`h116 P8d failed=${JSON.stringify(after.failed)}`);
     expect(after.denied).toContain(join(s.ws, 'q', '.envrc'));
     expect(after.readBack).toBe('ENOENT');
+  });
+
+  // FINDING h116-F4 (a new folder the read rules hide is never walked): a folder the command made
+  // whose name a read-deny pattern matches (`.env*`: `.env.d`, `.envs`, a venv named `.env`) is
+  // not masked in the container (it was not there when the plan was made), so what the command
+  // writes in it lands on the host; but deniedWritesAfter's walk (and writesUnderLaterLandings')
+  // does not descend where plan.modeAt says 'masked'. Under it, an .envrc, a bare-repository
+  // disguise with a config, and a nested repository's hook all stay, and the run says nothing
+  // (writeDenied false). The same in a plain folder (P5, P7) is removed.
+  it.fails('P15. landings written under a new folder named like a read-denied .env* (.env.d) are judged and removed', async () => {
+    const s = scene();
+    const r = await runAny('P15', s, `mkdir -p .env.d/r/.git/hooks .env.d/r/.git/objects .env.d/r/.git/refs .env.d/b/objects .env.d/b/refs && ${HOOK} > .env.d/r/.git/hooks/pre-commit && chmod +x .env.d/r/.git/hooks/pre-commit && echo 'ref: refs/heads/main' > .env.d/r/.git/HEAD && echo 'ref: refs/heads/main' > .env.d/b/HEAD && ${FSMON} > .env.d/b/config && echo 'PATH_add /tmp/evil' > .env.d/.envrc; ${UNRELATED}`);
+    console.log(`h116 P15 left: ${execFileSync('find', [s.ws, '-path', '*/.env.d*', '-printf', '%P '], { encoding: 'utf8' })} git takes .env.d/b for a repository: ${String(gitTakesForRepo(join(s.ws, '.env.d', 'b')))}`);
+    expect(existsSync(join(s.ws, '.env.d', '.envrc'))).toBe(false);
+    expect(gitTakesForRepo(join(s.ws, '.env.d', 'b'))).toBe(false);
+    expect(existsSync(join(s.ws, '.env.d', 'r', '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(r.writeDenied).toBe(true);
+  });
+
+  // FINDING h116-F4b: the same with a file the person's own .envrc loads: `source_env .env.d/dev.sh`
+  // is a landing (mainDirLandings protects it by path), but `.env.d` was not there at the plan, so
+  // the command makes it and writes dev.sh in it; the check never descends into `.env.d` and the
+  // file stays. direnv, already allowed for that .envrc (its allow is by the .envrc's content),
+  // sources it at the person's next `cd`.
+  it.fails('P16. a file the person\'s .envrc sources from a .env* folder not yet there (source_env .env.d/dev.sh) does not land', async () => {
+    const s = scene((ws) => {
+      writeFileSync(join(ws, '.envrc'), 'source_env .env.d/dev.sh\n');
+    });
+    const landing = s.policy.writeDeny.some((r) => 'path' in r && r.path === join(s.ws, '.env.d', 'dev.sh'));
+    console.log(`h116 P16 the policy names .env.d/dev.sh: ${String(landing)}`);
+    const r = await runAny('P16', s, `mkdir .env.d && echo 'touch /tmp/pwned' > .env.d/dev.sh; ${UNRELATED}`);
+    console.log(`h116 P16 stdout=${JSON.stringify(r.stdout)}`);
+    expect(existsSync(join(s.ws, '.env.d', 'dev.sh'))).toBe(false);
   });
 });
