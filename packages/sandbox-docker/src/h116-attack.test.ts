@@ -150,6 +150,14 @@ describe.skipIf(engineSkip)('h116: the plan and the check after the run (docker 
     expect(existsSync(join(s.ws, '.envrc'))).toBe(false);
   });
 
+  it('P12b. a landing written before the deadline kill is removed all the same', async () => {
+    const s = scene();
+    const r = await runAny('P12b', s, `trap '' TERM INT; echo 'PATH_add /tmp/evil' > .envrc; mkdir q && echo x > q/.envrc; ${UNRELATED}; sleep 30`, 1_500);
+    expect(r.timedOut).toBe(true);
+    expect(existsSync(join(s.ws, '.envrc'))).toBe(false);
+    expect(existsSync(join(s.ws, 'q', '.envrc'))).toBe(false);
+  });
+
   it('P13. the bare-repository disguise under a folder whose name is not UTF-8 does not land (its HEAD is removed)', async () => {
     const s = scene();
     await runAny('P13', s, `D=$(printf 'b\\377'); mkdir -p "$D/objects" "$D/refs" && echo 'ref: refs/heads/main' > "$D/HEAD" && ${FSMON} > "$D/config"; ${UNRELATED}`);
