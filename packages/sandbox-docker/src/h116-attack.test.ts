@@ -308,4 +308,26 @@ console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: 
     expect(took).toBeGreaterThanOrEqual(0);
     expect(took).toBeLessThan(3_000);
   });
+
+  // FINDING h116-F4c: F4b in its common shape: a virtualenv named `.env`, activated by the
+  // person's .envrc (`source .env/bin/activate`), not yet made (a fresh clone; the command is the
+  // one asked to make it). The command's .env/bin/activate stays, and direnv sources it at the
+  // person's next `cd`.
+  it.fails('P16b. a virtualenv .env the person\'s .envrc activates (source .env/bin/activate), made by the command: its activate script does not land', async () => {
+    const s = scene((ws) => {
+      writeFileSync(join(ws, '.envrc'), 'source .env/bin/activate\n');
+    });
+    const landing = s.policy.writeDeny.some((r) => 'path' in r && r.path === join(s.ws, '.env', 'bin', 'activate'));
+    console.log(`h116 P16b the policy names .env/bin/activate: ${String(landing)}`);
+    await runAny('P16b', s, `mkdir -p .env/bin && echo 'touch /tmp/pwned' > .env/bin/activate; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, '.env', 'bin', 'activate'))).toBe(false);
+  });
+
+  it('P16c. the same with the virtualenv named .venv (no read rule on its name): the activate script is removed', async () => {
+    const s = scene((ws) => {
+      writeFileSync(join(ws, '.envrc'), 'source .venv/bin/activate\n');
+    });
+    await runAny('P16c', s, `mkdir -p .venv/bin && echo 'touch /tmp/pwned' > .venv/bin/activate; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, '.venv', 'bin', 'activate'))).toBe(false);
+  });
 });
