@@ -1,0 +1,333 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { engineSkip, TEST_IMAGE } from '../test/engine.js';
+import { FSMON, git, gitTakesForRepo, HOOK, type LandingScene, landingScene, UNRELATED } from '../test/landing-scene.js';
+import { DockerSandbox } from './docker-sandbox.js';
+
+/**
+ * h116: an attack on the mount plan and the check after the run (deniedWritesAfter and friends):
+ * hard links, times, names (FIFOs, PATH_MAX), a check that cannot list. Each test asserts the
+ * safe or kind outcome; an `it.fails` is a finding (named in its comment).
+ */
+
+const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-h116', owner: { uid: 0, gid: 0 } });
+
+const scene = (before?: (ws: string, home: string) => void) => landingScene('aalis-h116-', before);
+type Scene = LandingScene;
+
+async function runAny(id: string, s: Scene, script: string, timeoutMs = 30_000) {
+  const r = await box.run({ argv: ['sh', '-c', script], cwd: s.ws, env: {}, timeoutMs, identity: 'owner', policy: s.policy });
+  console.log(`h116 ${id}: exit=${r.exitCode} writeDenied=${String(r.writeDenied)} denied=${JSON.stringify(r.deniedWrites)} stderr=${JSON.stringify(r.stderr.slice(0, 800))}`);
+  return r;
+}
+
+/** Every path under `dir` named `name`, at any depth (find walks past PATH_MAX by descriptors). */
+function findNamed(dir: string, name: string): string[] {
+  const out = execFileSync('find', [dir, '-name', name], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => l !== '');
+}
+
+/** A shell line that puts the folder `d` under `n` more folders of 200-byte names (past PATH_MAX at about 20), every call on short paths. */
+const DEEPEN = (n: number) => `L=$(printf 'a%.0s' $(seq 1 200)); i=0; while [ $i -lt ${n} ]; do mkdir t && mv d t/$L && mv t d || exit 9; i=$((i+1)); done`;
+
+describe.skipIf(engineSkip)('h116: the plan and the check after the run (docker backend)', { timeout: 120_000 }, () => {
+  // FINDING h116-F1 (hard links): a landing the plan mounts read-only (.git/hooks/pre-commit) that is
+  // a hard link of a writable file (ln without -s, the way some READMEs install a hook) is written
+  // through the writable name; the check after the run sees the same file (dev:ino:birth) at the
+  // same path (thereBefore) and keeps it: the next host `git commit` runs the command's line.
+  it.fails('P1. a hook hard-linked from a writable script: a write through the script does not change the hook', async () => {
+    const s = scene((ws) => {
+      mkdirSync(join(ws, 'scripts'));
+      writeFileSync(join(ws, 'scripts', 'pre-commit'), '#!/bin/sh\necho lint\n', { mode: 0o755 });
+      linkSync(join(ws, 'scripts', 'pre-commit'), join(ws, '.git', 'hooks', 'pre-commit'));
+    });
+    await runAny('P1', s, `echo 'touch /tmp/pwned' >> scripts/pre-commit; ${UNRELATED}`);
+    expect(readFileSync(join(s.ws, '.git', 'hooks', 'pre-commit'), 'utf8')).toBe('#!/bin/sh\necho lint\n');
+  });
+
+  // FINDING h116-F1b: the same for .git/config (hard-linked from a writable gitconfig.txt): a
+  // core.fsmonitor appended through the writable name stays, and the next host `git status` runs it.
+  it.fails('P2. .git/config hard-linked from a writable file: a write through it does not change the config', async () => {
+    const s = scene((ws) => {
+      linkSync(join(ws, '.git', 'config'), join(ws, 'gitconfig.txt'));
+    });
+    await runAny('P2', s, `${FSMON} >> gitconfig.txt; ${UNRELATED}`);
+    expect(readFileSync(join(s.ws, '.git', 'config'), 'utf8')).not.toContain('fsmonitor');
+  });
+
+  it('P3. ln from a read-only-mounted .git/config to a writable name fails (EXDEV), nothing lands', async () => {
+    const s = scene();
+    const r = await runAny('P3', s, `ln .git/config cfg 2>&1; ls -la cfg 2>&1; ${FSMON} >> cfg; ${UNRELATED}`);
+    console.log(r.stdout);
+    expect(readFileSync(join(s.ws, '.git', 'config'), 'utf8')).not.toContain('fsmonitor');
+  });
+
+  it('P4. a new .envrc made as a hard link to a writable file is removed; the writable file stays', async () => {
+    const s = scene();
+    await runAny('P4', s, `echo 'source_env /tmp/evil' > x && ln x .envrc; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, '.envrc'))).toBe(false);
+    expect(existsSync(join(s.ws, 'x'))).toBe(true);
+  });
+
+  it('P5. a new folder with an .envrc (shallow) is removed', async () => {
+    const s = scene();
+    await runAny('P5', s, `mkdir q && echo 'PATH_add /tmp/evil' > q/.envrc; ${UNRELATED}`);
+    expect(findNamed(s.ws, '.envrc')).toEqual([]);
+  });
+
+  // FINDING h116-F2 (fail open past PATH_MAX): a tree moved below 4096 bytes of path by renames
+  // of short names: deniedWritesAfter's walk cannot list it (ENAMETOOLONG), only notes it as
+  // unlisted (writeDenied false), and the .envrc and the nested repository's hook in it stay.
+  it.fails('P6. an .envrc and a nested repository\'s hook moved deeper than PATH_MAX (by renames of short names) are removed (or the deep tree is)', async () => {
+    const s = scene();
+    const r = await runAny('P6', s, `${UNRELATED}; mkdir -p d/r/.git/hooks && ${HOOK} > d/r/.git/hooks/pre-commit && chmod +x d/r/.git/hooks/pre-commit && echo 'PATH_add /tmp/evil' > d/.envrc && ${DEEPEN(22)} && mv d deep`);
+    console.log(`h116 P6 found: ${findNamed(s.ws, '.envrc').length} .envrc, ${findNamed(s.ws, 'pre-commit').length} pre-commit`);
+    expect(findNamed(s.ws, '.envrc')).toEqual([]);
+    expect(findNamed(s.ws, 'pre-commit')).toEqual([]);
+    expect(r.writeDenied).toBe(true);
+  });
+
+  it('P7. a FIFO left where a landing is read (.envrc, a new repository\'s config, a bare HEAD) does not hang the check', async () => {
+    const s = scene();
+    const t0 = Date.now();
+    await runAny('P7', s, `mkfifo .envrc; mkdir -p n/.git/objects n/.git/refs && echo 'ref: refs/heads/main' > n/.git/HEAD && mkfifo n/.git/config n/.git/commondir; mkdir -p b/objects b/refs && mkfifo b/HEAD b/config; mkdir -p e && mkfifo e/.envrc; ${UNRELATED}`);
+    console.log(`h116 P7 took ${Date.now() - t0} ms`);
+    expect(Date.now() - t0).toBeLessThan(60_000);
+    expect(existsSync(join(s.ws, '.envrc'))).toBe(false);
+  });
+
+  it('P8. a folder of mode 000 holding a new .envrc is still checked (the daemon is root here)', async () => {
+    const s = scene();
+    const r = await runAny('P8', s, `mkdir q && echo 'PATH_add /tmp/evil' > q/.envrc && chmod 000 q; ${UNRELATED}`);
+    expect(findNamed(s.ws, '.envrc')).toEqual([]);
+    expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
+  });
+
+  it('P9. a file with its times set back (touch -d) in a nested repository\'s hooks folder named after the run is removed', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+    });
+    await runAny('P9', s, `mv sub sub3 && ${HOOK} > sub3/.git/hooks/pre-commit && chmod +x sub3/.git/hooks/pre-commit && touch -d '2001-01-01 00:00' sub3/.git/hooks/pre-commit; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'sub3', '.git', 'hooks', 'pre-commit'))).toBe(false);
+  });
+
+  it('P10. an executable hook written in a new folder and the folder renamed into a moved repository\'s hooks place does not land (the read-only hooks mount moves with the repository)', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      chmodSync(join(ws, 'sub'), 0o755);
+    });
+    await runAny('P10', s, `mkdir hk && ${HOOK} > hk/pre-commit && chmod +x hk/pre-commit && mv sub sub3 && rm -rf sub3/.git/hooks && mv hk sub3/.git/hooks; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'sub3', '.git', 'hooks', 'pre-commit'))).toBe(false);
+  });
+
+  it('P10b. P10\'s samples: the person\'s hooks of a moved repository stay (the refused rm is only reported)', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+    });
+    await runAny('P10b', s, `mv sub sub3 && rm -rf sub3/.git/hooks; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'sub3', '.git', 'hooks', 'pre-commit.sample'))).toBe(true);
+  });
+
+  it('P11. a folder of the person\'s moved into a nested repository\'s missing hooks place: the hook does not land (the folder is deleted, the person\'s file with it: the command could have removed it as well)', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      execFileSync('rm', ['-rf', join(ws, 'sub', '.git', 'hooks')]);
+      mkdirSync(join(ws, 'tools'));
+      writeFileSync(join(ws, 'tools', 'pre-commit'), '#!/bin/sh\necho person\n', { mode: 0o755 });
+    });
+    const r = await runAny('P11', s, `mv tools sub/.git/hooks; ${UNRELATED}`);
+    console.log(`h116 P11 movedAside=${JSON.stringify(r.movedAside)} pre-commit left: ${findNamed(s.home, 'pre-commit').join(', ')}`);
+    expect(existsSync(join(s.ws, 'sub', '.git', 'hooks', 'pre-commit'))).toBe(false);
+  });
+
+  it('P12. a command past its deadline that ignores TERM writes nothing after the run returned', async () => {
+    const s = scene();
+    const r = await runAny('P12', s, `trap '' TERM INT; ${UNRELATED}; sleep 5; echo 'PATH_add /tmp/evil' > .envrc`, 1_500);
+    console.log(`h116 P12 timedOut=${String(r.timedOut)}`);
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    expect(existsSync(join(s.ws, '.envrc'))).toBe(false);
+  });
+
+  it('P12b. a landing written before the deadline kill is removed all the same', async () => {
+    const s = scene();
+    const r = await runAny('P12b', s, `trap '' TERM INT; echo 'PATH_add /tmp/evil' > .envrc; mkdir q && echo x > q/.envrc; ${UNRELATED}; sleep 30`, 1_500);
+    expect(r.timedOut).toBe(true);
+    expect(existsSync(join(s.ws, '.envrc'))).toBe(false);
+    expect(existsSync(join(s.ws, 'q', '.envrc'))).toBe(false);
+  });
+
+  it('P13. the bare-repository disguise under a folder whose name is not UTF-8 does not land (its HEAD is removed)', async () => {
+    const s = scene();
+    await runAny('P13', s, `D=$(printf 'b\\377'); mkdir -p "$D/objects" "$D/refs" && echo 'ref: refs/heads/main' > "$D/HEAD" && ${FSMON} > "$D/config"; ${UNRELATED}`);
+    // its config stays, but without the HEAD git takes the folder for no repository
+    const heads = findNamed(s.ws, 'HEAD').filter((p) => !p.includes('/.git/'));
+    console.log(`h116 P13 HEADs left: ${heads.join(', ')}`);
+    expect(heads).toEqual([]);
+  });
+
+  /**
+   * The plan, the command's writes and the check, run as a uid that is not root (nobody): a daemon
+   * run by a person, whose containers write as that person (DockerSandboxOptions.owner defaults to
+   * the daemon's uid). `writes` runs in the workspace as that uid, standing for the container; then
+   * the check and the removal (removeAll), as DockerSandbox.sweepDenied runs them; `readBack` is
+   * q/.envrc as the person reads it afterwards.
+   */
+  function checkAsNobody(s: Scene, writes: string): { denied: string[]; unlisted: string[]; failed: string[]; readBack: string } {
+    for (let d = s.home; d !== '/tmp'; d = dirname(d)) chmodSync(d, 0o711);
+    execFileSync('chown', ['-R', '65534:65534', s.home]);
+    const script = join(s.home, 'check.mjs');
+    writeFileSync(
+      script,
+      `import { planMounts, deniedWritesAfter } from ${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'index.js'))};
+import { removeAll } from ${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'docker-sandbox.js'))};
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+const { policy, ws, writes } = JSON.parse(process.argv[2]);
+const plan = await planMounts({ policy, cwd: ws });
+execFileSync('sh', ['-c', writes], { cwd: ws });
+const after = await deniedWritesAfter(plan);
+const failed = await removeAll(after.denied);
+let readBack = '';
+try { readBack = readFileSync(ws + '/q/.envrc', 'utf8'); } catch (e) { readBack = e.code; }
+console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: after.unlisted, failed, readBack }));
+`,
+    );
+    const out = execFileSync('node', [script, JSON.stringify({ policy: s.policy, ws: s.ws, writes })], { uid: 65534, gid: 65534, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: s.home } });
+    console.log(`h116 checkAsNobody: ${out.trim()}`);
+    return JSON.parse(out) as { denied: string[]; unlisted: string[]; failed: string[]; readBack: string };
+  }
+
+  // FINDING h116-F3 (fail open, non-root daemon): a folder the command made and closed to listing
+  // (chmod 111: no read bit, still enterable) is only noted as unlisted by deniedWritesAfter; the
+  // .envrc in it stays on the host and direnv (which opens it by name) loads it at the next `cd q`.
+  it.fails('P8b. a daemon that is not root: a folder the command made and closed to listing (chmod 111) holding a new .envrc is removed, not only noted', () => {
+    const s = scene();
+    const after = checkAsNobody(s, `mkdir q && echo 'PATH_add /tmp/evil' > q/.envrc && chmod 111 q`);
+    expect(after.unlisted).toEqual([join(s.ws, 'q')]);
+    expect(after.readBack).toBe('PATH_add /tmp/evil\n');
+    // fail closed: what cannot be listed under a writable root is the command's, and removed (or the run says it was refused)
+    expect(after.denied).toContain(join(s.ws, 'q'));
+  });
+
+  // FINDING h116-F3b: the same on the workspace itself (a bind mount's root can be chmod'ed by its
+  // owner): with the workspace closed to listing nothing under it is checked, the new .envrc at its
+  // top stays, and the person's `cd project` (x bit kept) runs it through direnv.
+  it.fails('P8c. a daemon that is not root: the workspace itself closed to listing (chmod 311 .) leaves no landing write unchecked', () => {
+    const s = scene();
+    const after = checkAsNobody(s, `echo 'PATH_add /tmp/evil' > .envrc && mkdir q && cp .envrc q/.envrc && chmod 311 .`);
+    console.log(`h116 P8c unlisted=${JSON.stringify(after.unlisted)}`);
+    expect(after.denied).toContain(join(s.ws, '.envrc'));
+  });
+
+  it('P7b. FIFOs and loops the check reads in a nested repository (commondir to a folder whose config is a FIFO, config.worktree a FIFO, a self-looping link) do not hang it', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+    });
+    const t0 = Date.now();
+    const r = await runAny('P7b', s, `mkdir -p evil/hooks && mkfifo evil/config && echo ../../evil > sub/.git/commondir; mkfifo sub/.git/config.worktree; ln -s loop sub/loop; ln -s .envrc .envrc; mkdir n && ln -s .git n/.git; ${UNRELATED}`);
+    console.log(`h116 P7b took ${Date.now() - t0} ms`);
+    expect(Date.now() - t0).toBeLessThan(60_000);
+    expect(existsSync(join(s.ws, 'sub', '.git', 'commondir'))).toBe(false);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  // FINDING h116-F3c: the same daemon, the .envrc listed and found, but its folder closed to
+  // writing (chmod 555): removeAll cannot unlink it, the run says so, and the landing stays.
+  it.fails('P8d. a daemon that is not root: a new .envrc in a folder the command closed to writing (chmod 555) is found and removed', () => {
+    const s = scene();
+    const after = checkAsNobody(s, `mkdir q && echo 'PATH_add /tmp/evil' > q/.envrc && chmod 555 q`);
+    console.log(`h116 P8d failed=${JSON.stringify(after.failed)}`);
+    expect(after.denied).toContain(join(s.ws, 'q', '.envrc'));
+    expect(after.readBack).toBe('ENOENT');
+  });
+
+  // FINDING h116-F4 (a new folder the read rules hide is never walked): a folder the command made
+  // whose name a read-deny pattern matches (`.env*`: `.env.d`, `.envs`, a venv named `.env`) is
+  // not masked in the container (it was not there when the plan was made), so what the command
+  // writes in it lands on the host; but deniedWritesAfter's walk (and writesUnderLaterLandings')
+  // does not descend where plan.modeAt says 'masked'. Under it, an .envrc, a bare-repository
+  // disguise with a config, and a nested repository's hook all stay, and the run says nothing
+  // (writeDenied false). The same in a plain folder (P5, P7) is removed.
+  it.fails('P15. landings written under a new folder named like a read-denied .env* (.env.d) are judged and removed', async () => {
+    const s = scene();
+    const r = await runAny('P15', s, `mkdir -p .env.d/r/.git/hooks .env.d/r/.git/objects .env.d/r/.git/refs .env.d/b/objects .env.d/b/refs && ${HOOK} > .env.d/r/.git/hooks/pre-commit && chmod +x .env.d/r/.git/hooks/pre-commit && echo 'ref: refs/heads/main' > .env.d/r/.git/HEAD && echo 'ref: refs/heads/main' > .env.d/b/HEAD && ${FSMON} > .env.d/b/config && echo 'PATH_add /tmp/evil' > .env.d/.envrc; ${UNRELATED}`);
+    console.log(`h116 P15 left: ${execFileSync('find', [s.ws, '-path', '*/.env.d*', '-printf', '%P '], { encoding: 'utf8' })} git takes .env.d/b for a repository: ${String(gitTakesForRepo(join(s.ws, '.env.d', 'b')))}`);
+    expect(existsSync(join(s.ws, '.env.d', '.envrc'))).toBe(false);
+    expect(gitTakesForRepo(join(s.ws, '.env.d', 'b'))).toBe(false);
+    expect(existsSync(join(s.ws, '.env.d', 'r', '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(r.writeDenied).toBe(true);
+  });
+
+  // FINDING h116-F4b: the same with a file the person's own .envrc loads: `source_env .env.d/dev.sh`
+  // is a landing (mainDirLandings protects it by path), but `.env.d` was not there at the plan, so
+  // the command makes it and writes dev.sh in it; the check never descends into `.env.d` and the
+  // file stays. direnv, already allowed for that .envrc (its allow is by the .envrc's content),
+  // sources it at the person's next `cd`.
+  it.fails('P16. a file the person\'s .envrc sources from a .env* folder not yet there (source_env .env.d/dev.sh) does not land', async () => {
+    const s = scene((ws) => {
+      writeFileSync(join(ws, '.envrc'), 'source_env .env.d/dev.sh\n');
+    });
+    const landing = s.policy.writeDeny.some((r) => 'path' in r && r.path === join(s.ws, '.env.d', 'dev.sh'));
+    console.log(`h116 P16 the policy names .env.d/dev.sh: ${String(landing)}`);
+    const r = await runAny('P16', s, `mkdir .env.d && echo 'touch /tmp/pwned' > .env.d/dev.sh; ${UNRELATED}`);
+    console.log(`h116 P16 stdout=${JSON.stringify(r.stdout)}`);
+    expect(existsSync(join(s.ws, '.env.d', 'dev.sh'))).toBe(false);
+  });
+
+  // FINDING h116-F5 (the check is quadratic): deniedWritesAfter dedupes writesUnderLaterLandings'
+  // (and shadowingLinks') entries against `denied` with `denied.some(… Buffer.equals)` per entry.
+  // A command that makes N folders, each with an .envrc (N denied), and has its workspace protected
+  // whole after the run (an .envrc at the top that is a FIFO, or names a variable: the
+  // workspace's .git is a write root, so that .envrc is read as one above it) costs N×N
+  // comparisons: measured in-process 2 000 → 0.27 s, 8 000 → 2.0 s, 30 000 → 26 s; here, on the
+  // real run's plan, 20 000 → about 10 s. The hold (every container writing there paused, every
+  // other run's set-up and check on the engine waiting, refused past 120 s) lasts as long.
+  it.fails('P17. 20 000 denied .envrc files and a workspace protected whole after the run: the check on the run\'s plan takes under 3 s', { timeout: 300_000 }, async () => {
+    const s = scene();
+    let took = -1;
+    const sweep = box.sweepDenied.bind(box);
+    box.sweepDenied = async (plan, containers) => {
+      const { deniedWritesAfter } = await import('./mount-plan.js');
+      const t1 = Date.now();
+      const found = await deniedWritesAfter(plan);
+      took = Date.now() - t1;
+      console.log(`h116 P17 deniedWritesAfter on the run's plan took ${took} ms (${found.denied.length} denied)`);
+      const t2 = Date.now();
+      const out = await sweep(plan, containers);
+      console.log(`h116 P17 the sweep itself (hold, check, removal) took ${Date.now() - t2} ms`);
+      return out;
+    };
+    try {
+      const r = await runAny('P17', s, `mkfifo .envrc; seq 0 19999 | sed 's/^/d/' | xargs mkdir && seq 0 19999 | sed 's|.*|d&/.envrc|' | xargs touch; ${UNRELATED}`, 200_000);
+      console.log(`h116 P17 denied ${r.deniedWrites.length}`);
+    } finally {
+      box.sweepDenied = sweep;
+    }
+    expect(took).toBeGreaterThanOrEqual(0);
+    expect(took).toBeLessThan(3_000);
+  });
+
+  // FINDING h116-F4c: F4b in its common shape: a virtualenv named `.env`, activated by the
+  // person's .envrc (`source .env/bin/activate`), not yet made (a fresh clone; the command is the
+  // one asked to make it). The command's .env/bin/activate stays, and direnv sources it at the
+  // person's next `cd`.
+  it.fails('P16b. a virtualenv .env the person\'s .envrc activates (source .env/bin/activate), made by the command: its activate script does not land', async () => {
+    const s = scene((ws) => {
+      writeFileSync(join(ws, '.envrc'), 'source .env/bin/activate\n');
+    });
+    const landing = s.policy.writeDeny.some((r) => 'path' in r && r.path === join(s.ws, '.env', 'bin', 'activate'));
+    console.log(`h116 P16b the policy names .env/bin/activate: ${String(landing)}`);
+    await runAny('P16b', s, `mkdir -p .env/bin && echo 'touch /tmp/pwned' > .env/bin/activate; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, '.env', 'bin', 'activate'))).toBe(false);
+  });
+
+  it('P16c. the same with the virtualenv named .venv (no read rule on its name): the activate script is removed', async () => {
+    const s = scene((ws) => {
+      writeFileSync(join(ws, '.envrc'), 'source .venv/bin/activate\n');
+    });
+    await runAny('P16c', s, `mkdir -p .venv/bin && echo 'touch /tmp/pwned' > .venv/bin/activate; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, '.venv', 'bin', 'activate'))).toBe(false);
+  });
+});
