@@ -17,9 +17,8 @@ const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-h
 const scene = (before?: (ws: string, home: string) => void) => landingScene('aalis-h116-', before);
 type Scene = LandingScene;
 
-async function runAny(id: string, s: Scene, script: string, timeoutMs = 30_000) {
+async function runAny(_id: string, s: Scene, script: string, timeoutMs = 30_000) {
   const r = await box.run({ argv: ['sh', '-c', script], cwd: s.ws, env: {}, timeoutMs, identity: 'owner', policy: s.policy });
-  console.log(`h116 ${id}: exit=${r.exitCode} writeDenied=${String(r.writeDenied)} denied=${JSON.stringify(r.deniedWrites)} stderr=${JSON.stringify(r.stderr.slice(0, 800))}`);
   return r;
 }
 
@@ -59,8 +58,7 @@ describe.skipIf(engineSkip)('h116: the plan and the check after the run (docker 
 
   it('P3. ln from a read-only-mounted .git/config to a writable name fails (EXDEV), nothing lands', async () => {
     const s = scene();
-    const r = await runAny('P3', s, `ln .git/config cfg 2>&1; ls -la cfg 2>&1; ${FSMON} >> cfg; ${UNRELATED}`);
-    console.log(r.stdout);
+    await runAny('P3', s, `ln .git/config cfg 2>&1; ls -la cfg 2>&1; ${FSMON} >> cfg; ${UNRELATED}`);
     expect(readFileSync(join(s.ws, '.git', 'config'), 'utf8')).not.toContain('fsmonitor');
   });
 
@@ -83,7 +81,6 @@ describe.skipIf(engineSkip)('h116: the plan and the check after the run (docker 
   it.fails('P6. an .envrc and a nested repository\'s hook moved deeper than PATH_MAX (by renames of short names) are removed (or the deep tree is)', async () => {
     const s = scene();
     const r = await runAny('P6', s, `${UNRELATED}; mkdir -p d/r/.git/hooks && ${HOOK} > d/r/.git/hooks/pre-commit && chmod +x d/r/.git/hooks/pre-commit && echo 'PATH_add /tmp/evil' > d/.envrc && ${DEEPEN(22)} && mv d deep`);
-    console.log(`h116 P6 found: ${findNamed(s.ws, '.envrc').length} .envrc, ${findNamed(s.ws, 'pre-commit').length} pre-commit`);
     expect(findNamed(s.ws, '.envrc')).toEqual([]);
     expect(findNamed(s.ws, 'pre-commit')).toEqual([]);
     expect(r.writeDenied).toBe(true);
@@ -93,7 +90,6 @@ describe.skipIf(engineSkip)('h116: the plan and the check after the run (docker 
     const s = scene();
     const t0 = Date.now();
     await runAny('P7', s, `mkfifo .envrc; mkdir -p n/.git/objects n/.git/refs && echo 'ref: refs/heads/main' > n/.git/HEAD && mkfifo n/.git/config n/.git/commondir; mkdir -p b/objects b/refs && mkfifo b/HEAD b/config; mkdir -p e && mkfifo e/.envrc; ${UNRELATED}`);
-    console.log(`h116 P7 took ${Date.now() - t0} ms`);
     expect(Date.now() - t0).toBeLessThan(60_000);
     expect(existsSync(join(s.ws, '.envrc'))).toBe(false);
   });
@@ -137,15 +133,13 @@ describe.skipIf(engineSkip)('h116: the plan and the check after the run (docker 
       mkdirSync(join(ws, 'tools'));
       writeFileSync(join(ws, 'tools', 'pre-commit'), '#!/bin/sh\necho person\n', { mode: 0o755 });
     });
-    const r = await runAny('P11', s, `mv tools sub/.git/hooks; ${UNRELATED}`);
-    console.log(`h116 P11 movedAside=${JSON.stringify(r.movedAside)} pre-commit left: ${findNamed(s.home, 'pre-commit').join(', ')}`);
+    await runAny('P11', s, `mv tools sub/.git/hooks; ${UNRELATED}`);
     expect(existsSync(join(s.ws, 'sub', '.git', 'hooks', 'pre-commit'))).toBe(false);
   });
 
   it('P12. a command past its deadline that ignores TERM writes nothing after the run returned', async () => {
     const s = scene();
-    const r = await runAny('P12', s, `trap '' TERM INT; ${UNRELATED}; sleep 5; echo 'PATH_add /tmp/evil' > .envrc`, 1_500);
-    console.log(`h116 P12 timedOut=${String(r.timedOut)}`);
+    await runAny('P12', s, `trap '' TERM INT; ${UNRELATED}; sleep 5; echo 'PATH_add /tmp/evil' > .envrc`, 1_500);
     await new Promise((resolve) => setTimeout(resolve, 6_000));
     expect(existsSync(join(s.ws, '.envrc'))).toBe(false);
   });
@@ -163,7 +157,6 @@ describe.skipIf(engineSkip)('h116: the plan and the check after the run (docker 
     await runAny('P13', s, `D=$(printf 'b\\377'); mkdir -p "$D/objects" "$D/refs" && echo 'ref: refs/heads/main' > "$D/HEAD" && ${FSMON} > "$D/config"; ${UNRELATED}`);
     // its config stays, but without the HEAD git takes the folder for no repository
     const heads = findNamed(s.ws, 'HEAD').filter((p) => !p.includes('/.git/'));
-    console.log(`h116 P13 HEADs left: ${heads.join(', ')}`);
     expect(heads).toEqual([]);
   });
 
@@ -195,7 +188,6 @@ console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: 
 `,
     );
     const out = execFileSync('node', [script, JSON.stringify({ policy: s.policy, ws: s.ws, writes })], { uid: 65534, gid: 65534, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: s.home } });
-    console.log(`h116 checkAsNobody: ${out.trim()}`);
     return JSON.parse(out) as { denied: string[]; unlisted: string[]; failed: string[]; readBack: string };
   }
 
@@ -217,7 +209,6 @@ console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: 
   it.fails('P8c. a daemon that is not root: the workspace itself closed to listing (chmod 311 .) leaves no landing write unchecked', () => {
     const s = scene();
     const after = checkAsNobody(s, `echo 'PATH_add /tmp/evil' > .envrc && mkdir q && cp .envrc q/.envrc && chmod 311 .`);
-    console.log(`h116 P8c unlisted=${JSON.stringify(after.unlisted)}`);
     expect(after.denied).toContain(join(s.ws, '.envrc'));
   });
 
@@ -227,7 +218,6 @@ console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: 
     });
     const t0 = Date.now();
     const r = await runAny('P7b', s, `mkdir -p evil/hooks && mkfifo evil/config && echo ../../evil > sub/.git/commondir; mkfifo sub/.git/config.worktree; ln -s loop sub/loop; ln -s .envrc .envrc; mkdir n && ln -s .git n/.git; ${UNRELATED}`);
-    console.log(`h116 P7b took ${Date.now() - t0} ms`);
     expect(Date.now() - t0).toBeLessThan(60_000);
     expect(existsSync(join(s.ws, 'sub', '.git', 'commondir'))).toBe(false);
     expect(r.stderr).not.toMatch(/\n\s+at /);
@@ -238,7 +228,6 @@ console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: 
   it.fails('P8d. a daemon that is not root: a new .envrc in a folder the command closed to writing (chmod 555) is found and removed', () => {
     const s = scene();
     const after = checkAsNobody(s, `mkdir q && echo 'PATH_add /tmp/evil' > q/.envrc && chmod 555 q`);
-    console.log(`h116 P8d failed=${JSON.stringify(after.failed)}`);
     expect(after.denied).toContain(join(s.ws, 'q', '.envrc'));
     expect(after.readBack).toBe('ENOENT');
   });
@@ -250,10 +239,9 @@ console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: 
   // does not descend where plan.modeAt says 'masked'. Under it, an .envrc, a bare-repository
   // disguise with a config, and a nested repository's hook all stay, and the run says nothing
   // (writeDenied false). The same in a plain folder (P5, P7) is removed.
-  it.fails('P15. landings written under a new folder named like a read-denied .env* (.env.d) are judged and removed', async () => {
+  it('P15. landings written under a new folder named like a read-denied .env* (.env.d) are judged and removed', async () => {
     const s = scene();
     const r = await runAny('P15', s, `mkdir -p .env.d/r/.git/hooks .env.d/r/.git/objects .env.d/r/.git/refs .env.d/b/objects .env.d/b/refs && ${HOOK} > .env.d/r/.git/hooks/pre-commit && chmod +x .env.d/r/.git/hooks/pre-commit && echo 'ref: refs/heads/main' > .env.d/r/.git/HEAD && echo 'ref: refs/heads/main' > .env.d/b/HEAD && ${FSMON} > .env.d/b/config && echo 'PATH_add /tmp/evil' > .env.d/.envrc; ${UNRELATED}`);
-    console.log(`h116 P15 left: ${execFileSync('find', [s.ws, '-path', '*/.env.d*', '-printf', '%P '], { encoding: 'utf8' })} git takes .env.d/b for a repository: ${String(gitTakesForRepo(join(s.ws, '.env.d', 'b')))}`);
     expect(existsSync(join(s.ws, '.env.d', '.envrc'))).toBe(false);
     expect(gitTakesForRepo(join(s.ws, '.env.d', 'b'))).toBe(false);
     expect(existsSync(join(s.ws, '.env.d', 'r', '.git', 'hooks', 'pre-commit'))).toBe(false);
@@ -265,14 +253,12 @@ console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: 
   // the command makes it and writes dev.sh in it; the check never descends into `.env.d` and the
   // file stays. direnv, already allowed for that .envrc (its allow is by the .envrc's content),
   // sources it at the person's next `cd`.
-  it.fails('P16. a file the person\'s .envrc sources from a .env* folder not yet there (source_env .env.d/dev.sh) does not land', async () => {
+  it('P16. a file the person\'s .envrc sources from a .env* folder not yet there (source_env .env.d/dev.sh) does not land', async () => {
     const s = scene((ws) => {
       writeFileSync(join(ws, '.envrc'), 'source_env .env.d/dev.sh\n');
     });
-    const landing = s.policy.writeDeny.some((r) => 'path' in r && r.path === join(s.ws, '.env.d', 'dev.sh'));
-    console.log(`h116 P16 the policy names .env.d/dev.sh: ${String(landing)}`);
-    const r = await runAny('P16', s, `mkdir .env.d && echo 'touch /tmp/pwned' > .env.d/dev.sh; ${UNRELATED}`);
-    console.log(`h116 P16 stdout=${JSON.stringify(r.stdout)}`);
+    expect(s.policy.writeDeny.some((r) => 'path' in r && r.path === join(s.ws, '.env.d', 'dev.sh'))).toBe(true);
+    await runAny('P16', s, `mkdir .env.d && echo 'touch /tmp/pwned' > .env.d/dev.sh; ${UNRELATED}`);
     expect(existsSync(join(s.ws, '.env.d', 'dev.sh'))).toBe(false);
   });
 
@@ -284,24 +270,20 @@ console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: 
   // comparisons: measured in-process 2 000 → 0.27 s, 8 000 → 2.0 s, 30 000 → 26 s; here, on the
   // real run's plan, 20 000 → about 10 s. The hold (every container writing there paused, every
   // other run's set-up and check on the engine waiting, refused past 120 s) lasts as long.
-  it.fails('P17. 20 000 denied .envrc files and a workspace protected whole after the run: the check on the run\'s plan takes under 3 s', { timeout: 300_000 }, async () => {
+  it('P17. 20 000 denied .envrc files and a workspace protected whole after the run: the check on the run\'s plan takes under 3 s', { timeout: 300_000 }, async () => {
     const s = scene();
     let took = -1;
     const sweep = box.sweepDenied.bind(box);
     box.sweepDenied = async (plan, containers) => {
       const { deniedWritesAfter } = await import('./mount-plan.js');
       const t1 = Date.now();
-      const found = await deniedWritesAfter(plan);
+      await deniedWritesAfter(plan);
       took = Date.now() - t1;
-      console.log(`h116 P17 deniedWritesAfter on the run's plan took ${took} ms (${found.denied.length} denied)`);
-      const t2 = Date.now();
       const out = await sweep(plan, containers);
-      console.log(`h116 P17 the sweep itself (hold, check, removal) took ${Date.now() - t2} ms`);
       return out;
     };
     try {
-      const r = await runAny('P17', s, `mkfifo .envrc; seq 0 19999 | sed 's/^/d/' | xargs mkdir && seq 0 19999 | sed 's|.*|d&/.envrc|' | xargs touch; ${UNRELATED}`, 200_000);
-      console.log(`h116 P17 denied ${r.deniedWrites.length}`);
+      await runAny('P17', s, `mkfifo .envrc; seq 0 19999 | sed 's/^/d/' | xargs mkdir && seq 0 19999 | sed 's|.*|d&/.envrc|' | xargs touch; ${UNRELATED}`, 200_000);
     } finally {
       box.sweepDenied = sweep;
     }
@@ -313,12 +295,11 @@ console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: 
   // person's .envrc (`source .env/bin/activate`), not yet made (a fresh clone; the command is the
   // one asked to make it). The command's .env/bin/activate stays, and direnv sources it at the
   // person's next `cd`.
-  it.fails('P16b. a virtualenv .env the person\'s .envrc activates (source .env/bin/activate), made by the command: its activate script does not land', async () => {
+  it('P16b. a virtualenv .env the person\'s .envrc activates (source .env/bin/activate), made by the command: its activate script does not land', async () => {
     const s = scene((ws) => {
       writeFileSync(join(ws, '.envrc'), 'source .env/bin/activate\n');
     });
-    const landing = s.policy.writeDeny.some((r) => 'path' in r && r.path === join(s.ws, '.env', 'bin', 'activate'));
-    console.log(`h116 P16b the policy names .env/bin/activate: ${String(landing)}`);
+    expect(s.policy.writeDeny.some((r) => 'path' in r && r.path === join(s.ws, '.env', 'bin', 'activate'))).toBe(true);
     await runAny('P16b', s, `mkdir -p .env/bin && echo 'touch /tmp/pwned' > .env/bin/activate; ${UNRELATED}`);
     expect(existsSync(join(s.ws, '.env', 'bin', 'activate'))).toBe(false);
   });

@@ -75,6 +75,14 @@ export interface MountPlan {
   readonly plannedAt: number;
   /** The mode of any path under the mounted roots. */
   modeAt(path: string): MountMode;
+  /**
+   * Whether the container could not see `path` at all: outside every root, or under a mask the
+   * plan mounted. A name the read rules hide that did not exist at the plan (a new `.env.d`) got
+   * no mask, so what the command wrote there is on the host and is checked like any other write
+   * (found by an attack, h116: an `.envrc`, a hook and a virtualenv's `activate` under a new
+   * `.env*` folder stayed, the check's walk having stopped where `modeAt` said masked).
+   */
+  hiddenAt(path: string): boolean;
   /** Whether the write layers allow a path, regardless of whether it can be read. */
   writableAt(path: string): boolean;
 }
@@ -474,6 +482,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     emitted.set(path, mode);
   }
 
+  const maskedDirs = new Set(mounts.flatMap((m) => (m.kind === 'mask-dir' ? [m.path] : [])));
   for (const socket of sockets) {
     if (modeAt(socket.path) === 'masked') continue; // hidden with what holds it
     if (!socket.utf8) throw notUtf8Mount(socket, 'masked');
@@ -499,6 +508,13 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     },
     plannedAt,
     modeAt,
+    hiddenAt: (path) => {
+      if (!roots.some((root) => isWithin(path, root))) return true;
+      for (let p = path; ; p = dirname(p)) {
+        if (maskedDirs.has(p)) return true;
+        if (p === dirname(p)) return false;
+      }
+    },
     writableAt,
   };
 }
@@ -561,7 +577,7 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
         }
         if (isGitMark(entry.path)) marks.set(dirname(entry.path), [...(marks.get(dirname(entry.path)) ?? []), entry]);
         if (entry.isSymbolicLink) links.push(entry);
-        return !entry.isSymbolicLink && plan.modeAt(entry.path) !== 'masked';
+        return !entry.isSymbolicLink && !plan.hiddenAt(entry.path);
       },
       (dir) => unlisted.push(dir.utf8 ? dir.path : shownBytes(dir.bytes)),
     );
@@ -574,7 +590,15 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
   }
   for (const entry of disguiseMarks(plan, marks)) denied.push(shown(entry));
   const later = plan.landingsAfter(candidates);
-  const fresh = (entry: WalkEntry) => !denied.some((d) => d.bytes.equals(entry.bytes));
+  // by a set: a search of every denied entry for each was quadratic (found by an attack, h116:
+  // 20 000 denied .envrc files held every container of the workspace paused for 10 s)
+  const deniedKeys = new Set(denied.map((d) => d.bytes.toString('latin1')));
+  const fresh = (entry: WalkEntry) => {
+    const key = entry.bytes.toString('latin1');
+    if (deniedKeys.has(key)) return false;
+    deniedKeys.add(key);
+    return true;
+  };
   for (const entry of await writesUnderLaterLandings(plan, later, budget)) if (fresh(entry)) denied.push(shown(entry));
   for (const entry of shadowingLinks(plan, later, links)) if (fresh(entry)) denied.push(shown(entry));
   return { denied, unlisted, ...(notes.length > 0 ? { notes } : {}) };
@@ -603,7 +627,7 @@ async function writesUnderLaterLandings(plan: MountPlan, later: readonly Landing
       out.push(entry);
       return false;
     }
-    return !entry.isSymbolicLink && plan.modeAt(entry.path) !== 'masked';
+    return !entry.isSymbolicLink && !plan.hiddenAt(entry.path);
   };
   for (const scope of extraScopes(later, plan.writableRoots)) {
     const entry = await scopeEntry(scope.path);
