@@ -1,5 +1,6 @@
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { AalisError } from './aalis-error.js';
+import { decodeHostText, hostPathArg } from './host-names.js';
 import { readRegularSync } from './read-regular-sync.js';
 import { shownText } from './well-formed.js';
 
@@ -120,7 +121,7 @@ export function gitConfigEntries(file: string, home: string, depth = 0, included
   // read by path waited on for good, on the daemon's thread. What git would read but this cannot
   // (a FIFO a process feeds, a device, a file past the bound) may name a hooks directory: refused,
   // not skipped. A file missing or closed to the daemon is skipped, as before.
-  const read = readRegularSync(file, { maxBytes: GIT_CONFIG_MAX_BYTES, follow: true });
+  const read = readRegularSync(hostPathArg(file), { maxBytes: GIT_CONFIG_MAX_BYTES, follow: true });
   if (read.kind === 'refused') {
     throw new GitConfigUnreadableError(
       file,
@@ -130,7 +131,8 @@ export function gitConfigEntries(file: string, home: string, depth = 0, included
   }
   if (read.kind !== 'read') return [];
   const out: GitConfigEntry[] = [];
-  for (const e of parseGitConfig(read.bytes.toString('utf8'))) {
+  // bytes that are not UTF-8 kept (decodeHostText): a value names a path by its bytes
+  for (const e of parseGitConfig(decodeHostText(read.bytes))) {
     out.push(e);
     if (e.value !== undefined && e.key === 'path' && (e.section === 'include' || e.section === 'includeif') && depth < 10) {
       const expanded = expandHome(e.value, home);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeName, encodePath, hasRawBytes, printablePath } from './host-names.js';
+import { canonicalHostPath, decodeHostPath, decodeHostText, decodeName, encodePath, hasRawBytes, printablePath } from './host-names.js';
 
 describe('byte names', () => {
   it.each([
@@ -18,5 +18,21 @@ describe('byte names', () => {
 
   it('shows raw bytes as \\xNN in messages', () => {
     expect(printablePath(`/ws/${decodeName(Buffer.of(0xff, 0x41))}`)).toBe('/ws/\\xffA');
+  });
+
+  // a path read from a host file's bytes (a config's value, a link's target) is named as the walks
+  // name each entry: a name that is UTF-8 as text, one that is not by its bytes (h115: read as
+  // U+FFFD, `hk\xff` named no file and a command's hook there landed)
+  it.each([
+    ['a name not UTF-8 beside names that are', Buffer.from([...Buffer.from('/ws/café/hk'), 0xff, ...Buffer.from('/x')])],
+    ['a name mixing UTF-8 and a stray byte', Buffer.from([...Buffer.from('/ws/é'), 0xff, ...Buffer.from('/ñ')])],
+    ['all UTF-8', Buffer.from('/ws/café/x')],
+  ])('%s: each name decoded as the walks decode it, the bytes kept', (_, bytes) => {
+    const names = bytes.toString('latin1').split('/').map((n) => decodeName(Buffer.from(n, 'latin1')));
+    expect(decodeHostPath(bytes)).toBe(names.join('/'));
+    expect(encodePath(decodeHostPath(bytes)).equals(bytes)).toBe(true);
+    // a text decoded whole loses no byte, and a path taken from it comes back named the same
+    expect(encodePath(decodeHostText(bytes)).equals(bytes)).toBe(true);
+    expect(canonicalHostPath(decodeHostText(bytes))).toBe(decodeHostPath(bytes));
   });
 });

@@ -19,6 +19,40 @@ export function decodeName(name: Buffer): string {
   return out;
 }
 
+/**
+ * A host file's text (a git config, an `.envrc`, a `.git` file's `gitdir:`): UTF-8 as is;
+ * otherwise decoded as {@link decodeName} decodes a name, every byte past ASCII as its lone
+ * surrogate, so no byte is lost. A path taken from it is named as the walks name it by
+ * {@link canonicalHostPath}: decoded as U+FFFD, `hk\xff` named no file, and a command's hook
+ * there landed (found by an attack, h115).
+ */
+export function decodeHostText(bytes: Buffer): string {
+  return decodeName(bytes);
+}
+
+/** A path's bytes named as the walks name it: each name by {@link decodeName}, so a name that is UTF-8 reads as text whatever the others are. */
+export function decodeHostPath(bytes: Buffer): string {
+  if (isUtf8(bytes)) return bytes.toString('utf8');
+  const names: string[] = [];
+  let start = 0;
+  for (let i = 0; i <= bytes.length; i++) {
+    if (i < bytes.length && bytes[i] !== 0x2f) continue;
+    names.push(decodeName(bytes.subarray(start, i)));
+    start = i + 1;
+  }
+  return names.join('/');
+}
+
+/** A path built from {@link decodeHostText} text, named as the walks name it (see {@link decodeHostPath}); one without raw bytes as it is. */
+export function canonicalHostPath(path: string): string {
+  return hasRawBytes(path) ? decodeHostPath(encodePath(path)) : path;
+}
+
+/** A path as the kernel takes it: its bytes when it holds raw ones, the text otherwise. */
+export function hostPathArg(path: string): string | Buffer {
+  return hasRawBytes(path) ? encodePath(path) : path;
+}
+
 /** Whether a path holds bytes that are not UTF-8 (it must then reach the kernel through {@link encodePath}). */
 export function hasRawBytes(path: string): boolean {
   return RAW.test(path);

@@ -123,6 +123,6 @@ export { type AuthoredMessage, type Identity, IdentitySchema, ORIGIN_CATEGORIES,
 export { KEYED_LIST_SCRIPT } from './keyed-list.js';
 export { PAGE_CODE_KINDS, PAGE_CODE_LABEL, PAGE_CODE_SCRIPT, type PageCodeKind } from './page-code.js';
 export { escapeInvisible, idProblem, isWellFormedText, MAX_ID_BYTES, shownBytes, shownText, UNSHOWN_CHARACTERS, utf8NameOf } from './well-formed.js';
-export { decodeName, encodePath, hasRawBytes, printablePath } from './host-names.js';
+export { canonicalHostPath, decodeHostPath, decodeHostText, decodeName, encodePath, hasRawBytes, hostPathArg, printablePath } from './host-names.js';
 export { escapePattern } from './pattern-escape.js';
 export { type LandingExtrasInput, type LandingRule, envrcRules, landingExtraRules, landingLinkRules, nestedRepoRules } from './landing-extras.js';

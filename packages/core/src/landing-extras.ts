@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { ENVRC_MAX_BYTES, envrcReferences } from './envrc-references.js';
 import { expandHome, gitConfigEntries, gitConfigProgramPaths, gitConfigValues } from './git-config.js';
-import { encodePath, hasRawBytes } from './host-names.js';
+import { canonicalHostPath, decodeHostPath, decodeHostText, encodePath, hasRawBytes, hostPathArg } from './host-names.js';
 import { landingLinkChains } from './landing-link-chains.js';
 import { type LinkChain, resolutionOf } from './link-chain.js';
 import { escapePattern } from './pattern-escape.js';
@@ -48,9 +48,9 @@ export function landingLinkRules(inRoot: (path: string) => boolean, candidates: 
 
 /** The git directory a `.git` file points to (`gitdir: …`), or undefined when it says none. */
 function gitdirOf(dotGit: string): string | undefined {
-  const read = readRegularSync(dotGit, { maxBytes: 4096, follow: false });
+  const read = readRegularSync(hostPathArg(dotGit), { maxBytes: 4096, follow: false });
   if (read.kind !== 'read') return undefined;
-  const m = /^gitdir:\s*(.+?)\s*$/m.exec(read.bytes.toString('utf8'));
+  const m = /^gitdir:\s*(.+?)\s*$/m.exec(decodeHostText(read.bytes));
   return m === null ? undefined : resolvedFrom(dirname(dotGit), m[1]!).target;
 }
 
@@ -58,11 +58,13 @@ function gitdirOf(dotGit: string): string | undefined {
 function resolvedFrom(dir: string, path: string): LinkChain {
   let from = dir;
   try {
-    from = realpathSync.native(dir);
+    from = decodeHostPath(realpathSync.native(hostPathArg(dir), { encoding: 'buffer' }));
   } catch {
     // not there: from its name
   }
-  return resolutionOf(from, path);
+  // named as the walks name them: a name from a config's text may not be UTF-8 (h115)
+  const way = resolutionOf(from, path);
+  return { through: way.through.map(canonicalHostPath), target: way.target === undefined ? undefined : canonicalHostPath(way.target) };
 }
 
 /**
@@ -75,7 +77,7 @@ function resolvedFrom(dir: string, path: string): LinkChain {
  */
 export function nestedRepoRules(candidates: Iterable<string>): LandingRule[] {
   const rules: LandingRule[] = [];
-  const exact = (p: string) => rules.push({ pattern: `^${escapePattern(p)}$` });
+  const exact = (p: string) => rules.push({ pattern: `^${escapePattern(canonicalHostPath(p))}$` });
   const home = homedir();
   for (const dotGit of new Set(candidates)) {
     // a `HEAD` outside any `.git` (the scan finds it by the bare-repository pattern): its folder is a
@@ -98,10 +100,11 @@ export function nestedRepoRules(candidates: Iterable<string>): LandingRule[] {
       rawRepoRules(dotGit, home, rules);
       continue;
     }
-    const st = lstatSync(dotGit, { throwIfNoEntry: false });
-    if (st === undefined) continue;
     const top = dirname(dotGit);
     try {
+      // in the try: a repository past PATH_MAX (ENAMETOOLONG) failed every commit in the workspace (h115 R9b)
+      const st = lstatSync(dotGit, { throwIfNoEntry: false });
+      if (st === undefined) continue;
       if (st.isSymbolicLink()) {
         // the link's way and target are judged by the landing links; what the git directory it
         // leads to says is read here (found by an attack: a nested repository whose .git was a
@@ -159,8 +162,8 @@ function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string,
   const gitDir = isDir ? dotGit : isFile ? gitdirOf(dotGit) : undefined;
   if (gitDir === undefined) return;
   gitDirs.add(gitDir);
-  const common = readRegularSync(join(gitDir, 'commondir'), { maxBytes: 4096, follow: false });
-  const commonDir = common.kind === 'read' ? resolvedFrom(gitDir, common.bytes.toString('utf8').trim()).target : undefined;
+  const common = readRegularSync(hostPathArg(join(gitDir, 'commondir')), { maxBytes: 4096, follow: false });
+  const commonDir = common.kind === 'read' ? resolvedFrom(gitDir, decodeHostText(common.bytes).trim()).target : undefined;
   if (commonDir !== undefined) gitDirs.add(commonDir);
   const configs: string[] = [];
   for (const g of gitDirs) {
@@ -175,18 +178,18 @@ function repoRules(dotGit: string, isDir: boolean, isFile: boolean, top: string,
   for (const file of configs) {
     const entries = gitConfigEntries(file, home, 0, included);
     // the programs it runs by path (core.fsmonitor, a filter, an alias `!tools/x.sh`): as plugin-reach does for the cwd's repository
-    for (const program of gitConfigProgramPaths(entries, home, top)) rules.push({ path: program });
+    for (const program of gitConfigProgramPaths(entries, home, top)) rules.push({ path: canonicalHostPath(program) });
     for (const value of entries.flatMap((e) => (e.value !== undefined && e.section === 'core' && e.subsection === undefined && e.key === 'hookspath' ? [e.value] : []))) {
       if (value === '') continue;
       const expanded = expandHome(value, home);
       // as git's lookup goes, one name at a time (`lnk/../hk` is where `lnk` leads, then up; found by an attack)
       const way = resolvedFrom(top, expanded);
-      rules.push({ path: isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded) });
+      rules.push({ path: canonicalHostPath(isAbsolute(expanded) ? resolve(expanded) : resolve(top, expanded)) });
       if (way.target !== undefined) rules.push({ path: way.target });
       for (const p of way.through) exact(p);
     }
   }
-  for (const file of included) rules.push({ path: file });
+  for (const file of included) rules.push({ path: canonicalHostPath(file) });
 }
 
 /**
@@ -215,13 +218,19 @@ export function envrcRules(candidates: Iterable<string>, said?: (folder: string,
       }
       continue;
     }
-    const refs = envrcReferences(envrc, read.bytes.toString('utf8'), homedir(), process.env);
+    // its bytes kept (a `source_env lib\xff.sh` read as U+FFFD named no file, and the command's landed: h115)
+    const refs = envrcReferences(envrc, decodeHostText(read.bytes), homedir(), process.env);
     if (refs.unresolved.length > 0 && !raw) {
       rules.push({ path: dirname(envrc) });
       said?.(dirname(envrc), `its .envrc loads what cannot be told here (${refs.unresolved.join(', ')})`);
     }
-    for (const path of refs.paths) rules.push({ path });
+    for (const path of refs.paths) rules.push({ path: canonicalHostPath(path) });
     for (const pattern of refs.patterns) rules.push({ pattern });
+    // a pattern holds its folder as text, which for a name that is not UTF-8 may not be the walks' name: the folder whole
+    if (!raw && refs.patterns.some(hasRawBytes)) {
+      rules.push({ path: dirname(envrc) });
+      said?.(dirname(envrc), 'its .envrc names a place whose name is not UTF-8 in a way this reads only as a pattern');
+    }
   }
   return rules;
 }

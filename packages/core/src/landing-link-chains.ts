@@ -1,4 +1,5 @@
 import { lstatSync, readdirSync, statSync } from 'node:fs';
+import { decodeName, hostPathArg } from './host-names.js';
 import { type LinkChain, linkChainOf } from './link-chain.js';
 
 /** The most entries of one landing folder (and the folders in it) looked at for links: hooks folders hold a few dozen. */
@@ -64,7 +65,7 @@ export function landingLinkChains(candidates: Iterable<string>, isLanding: (path
 /** The entry's own status, or undefined when there is none to be had (missing, a loop or a file on the way). */
 function lstatOrNot(path: string): ReturnType<typeof lstatSync> | undefined {
   try {
-    return lstatSync(path);
+    return lstatSync(hostPathArg(path));
   } catch {
     return undefined;
   }
@@ -72,7 +73,7 @@ function lstatOrNot(path: string): ReturnType<typeof lstatSync> | undefined {
 
 function namesIn(dir: string): string[] {
   try {
-    return readdirSync(dir).slice(0, LANDING_FOLDER_LINKS_MAX);
+    return readdirSync(hostPathArg(dir), { encoding: 'buffer' }).slice(0, LANDING_FOLDER_LINKS_MAX).map(decodeName);
   } catch {
     return []; // unreadable: nothing can be followed there
   }
@@ -81,7 +82,7 @@ function namesIn(dir: string): string[] {
 /** Whether a symlink leads to a directory (a loop, a dangling link: no). */
 function leadsToDirectory(link: string): boolean {
   try {
-    return statSync(link).isDirectory();
+    return statSync(hostPathArg(link)).isDirectory();
   } catch {
     return false;
   }

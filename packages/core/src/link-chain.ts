@@ -1,5 +1,6 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { decodeHostPath, hostPathArg } from './host-names.js';
 
 /*
  * The names a symlink is resolved through. A landing that is a symlink (`.git/hooks/pre-commit ->
@@ -42,7 +43,7 @@ export function resolutionOf(from: string, path: string, hopsBefore = 0): LinkCh
     const next = cur === '/' ? `/${name}` : `${cur}/${name}`;
     let st: ReturnType<typeof lstatSync> | undefined;
     try {
-      st = lstatSync(next);
+      st = lstatSync(hostPathArg(next));
     } catch {
       st = undefined; // missing (or closed to the daemon): the way leads here, once made
     }
@@ -54,7 +55,8 @@ export function resolutionOf(from: string, path: string, hopsBefore = 0): LinkCh
     if (st.isSymbolicLink()) {
       through.push(next);
       if (++hops > MAX_LINKS) return { through, target: undefined };
-      const to = readlinkSync(next);
+      // by its bytes, each name as the walks name it: a target not UTF-8 read as text named no file (h115)
+      const to = decodeHostPath(readlinkSync(hostPathArg(next), { encoding: 'buffer' }));
       pending = [...parts(to), ...pending];
       if (isAbsolute(to)) cur = '/';
       continue;
@@ -73,9 +75,9 @@ export function resolutionOf(from: string, path: string, hopsBefore = 0): LinkCh
 export function linkChainOf(link: string): LinkChain {
   let from: string;
   try {
-    from = realpathSync.native(dirname(link));
+    from = decodeHostPath(realpathSync.native(hostPathArg(dirname(link)), { encoding: 'buffer' }));
   } catch {
     from = dirname(link);
   }
-  return resolutionOf(from, readlinkSync(link), 1);
+  return resolutionOf(from, decodeHostPath(readlinkSync(hostPathArg(link), { encoding: 'buffer' })), 1);
 }

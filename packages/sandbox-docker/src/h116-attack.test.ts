@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { engineSkip, TEST_IMAGE } from '../test/engine.js';
@@ -302,6 +302,19 @@ console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: 
     expect(s.policy.writeDeny.some((r) => 'path' in r && r.path === join(s.ws, '.env', 'bin', 'activate'))).toBe(true);
     await runAny('P16b', s, `mkdir -p .env/bin && echo 'touch /tmp/pwned' > .env/bin/activate; ${UNRELATED}`);
     expect(existsSync(join(s.ws, '.env', 'bin', 'activate'))).toBe(false);
+  });
+
+  // h115's U3 on this backend: a host file naming a landing by bytes that are not UTF-8. The
+  // readers now keep the bytes (core decodeHostText), so this walk names such an entry as they do
+  // (decodeName); with U+FFFD on both sides it matched by chance, and any other stray byte too.
+  it('U3d. a nested repository whose core.hooksPath is hk\\xff (missing): the command\'s hook there is removed', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      appendFileSync(join(ws, 'sub', '.git', 'config'), Buffer.concat([Buffer.from('[core]\n\thooksPath = hk'), Buffer.of(0xff), Buffer.from('\n')]));
+    });
+    const r = await runAny('U3d', s, `d="sub/hk$(printf '\\377')"; mkdir -p "$d" && ${HOOK} > "$d/pre-commit" && chmod +x "$d/pre-commit"; ${UNRELATED}`);
+    expect(existsSync(Buffer.concat([Buffer.from(join(s.ws, 'sub', 'hk')), Buffer.of(0xff), Buffer.from('/pre-commit')])), r.stderr).toBe(false);
+    expect(existsSync(join(s.ws, 'unrelated.txt'))).toBe(true);
   });
 
   it('P16c. the same with the virtualenv named .venv (no read rule on its name): the activate script is removed', async () => {

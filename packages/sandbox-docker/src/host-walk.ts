@@ -1,11 +1,16 @@
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { utf8NameOf } from '@aalis/core';
+import { decodeName, utf8NameOf } from '@aalis/core';
 import { MountPolicyError } from './mount-policy-error.js';
 
 /** One entry met by {@link walk}: its path as text for the rules, and its exact bytes for the kernel. */
 export interface WalkEntry {
-  /** The path as text; a name that is not UTF-8 shows U+FFFD here (the rules judge this form). */
+  /**
+   * The path as text, each name as core's `decodeName` gives it (a name that is not UTF-8 by its
+   * bytes, as lone surrogates): the form the host-read landings name it in (a core.hooksPath of
+   * `hk\xff`), as the Linux commit's walk does. U+FFFD here matched any such byte, and nothing the
+   * readers named once they kept the bytes.
+   */
   readonly path: string;
   /** The path's exact bytes. */
   readonly bytes: Buffer;
@@ -50,7 +55,7 @@ export async function walk(root: WalkEntry, budget: { left: number }, visit: (en
     const text = utf8NameOf(name);
     const under = root.path === '/';
     const child: WalkEntry = {
-      path: under ? `/${text ?? name.toString('utf8')}` : `${root.path}/${text ?? name.toString('utf8')}`,
+      path: under ? `/${text ?? decodeName(name)}` : `${root.path}/${text ?? decodeName(name)}`,
       bytes: under ? Buffer.concat([SLASH, name]) : Buffer.concat([root.bytes, SLASH, name]),
       utf8: root.utf8 && text !== undefined,
       isDirectory: entry.isDirectory(),

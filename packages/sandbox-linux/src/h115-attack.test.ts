@@ -277,14 +277,14 @@ touch /tmp/pwned
    * tree also shows only 231 levels deep (the rest an empty read-only folder). R11: a command can
    * make such a repository itself (inert, so committed), and every later run commits nothing.
    */
-  it.fails('R9b. the same: an ordinary write elsewhere in that run lands (src/ok.txt)', async () => {
+  it('R9b. the same: an ordinary write elsewhere in that run lands (src/ok.txt)', async () => {
     const s = scene();
     execFileSync('perl', ['-e', deepPerl(SEG, deepRepo.replace('HOOKS', '\thooksPath = hk\n'), true)], { cwd: s.ws });
     await runDaemonLike('R9b', s, 'echo ok > src/ok.txt');
     expect(existsSync(join(s.ws, 'src', 'ok.txt'))).toBe(true);
   });
 
-  it.fails('R11. a command makes an inert repository deeper than PATH_MAX (committed): the next run\'s ordinary write still lands', async () => {
+  it('R11. a command makes an inert repository deeper than PATH_MAX (committed): the next run\'s ordinary write still lands', async () => {
     const s = scene();
     const first = await runDaemonLike('R11 make', s, `perl -e '${deepPerl(SEG, deepRepo.replace('HOOKS', ''), true)}'`);
     expect(first.exitCode).toBe(0);
@@ -442,14 +442,14 @@ function hostGit(s: Scene, cwd: string, ...args: string[]): void {
  * command make the file it leads to, and the host's next commit runs it.
  */
 describe('h115: landings named by host files in bytes that are not UTF-8', { timeout: 120_000 }, () => {
-  it.fails('U1. the workspace .envrc says `source_env lib\\xff.sh` (missing): the command\'s lib\\xff.sh does not land', async () => {
+  it('U1. the workspace .envrc says `source_env lib\\xff.sh` (missing): the command\'s lib\\xff.sh does not land', async () => {
     const s = scene();
     writeFileSync(join(s.ws, '.envrc'), Buffer.concat([Buffer.from('source_env lib'), Buffer.of(0xff), Buffer.from('.sh\n')]));
     await runDaemonLike('U1', s, `echo 'touch /tmp/pwned' > "$(printf 'lib\\377.sh')"`);
     expect(existsSync(rawIn(s.ws, 'lib', '.sh'))).toBe(false);
   });
 
-  it.fails('U2. a nested .envrc says `source_env lib\\xff.sh` (missing): the command\'s sub/lib\\xff.sh does not land', async () => {
+  it('U2. a nested .envrc says `source_env lib\\xff.sh` (missing): the command\'s sub/lib\\xff.sh does not land', async () => {
     const s = scene();
     mkdirSync(join(s.ws, 'sub'));
     writeFileSync(join(s.ws, 'sub', '.envrc'), Buffer.concat([Buffer.from('source_env lib'), Buffer.of(0xff), Buffer.from('.sh\n')]));
@@ -457,7 +457,7 @@ describe('h115: landings named by host files in bytes that are not UTF-8', { tim
     expect(existsSync(rawIn(join(s.ws, 'sub'), 'lib', '.sh'))).toBe(false);
   });
 
-  it.fails('U3. a nested repository\'s core.hooksPath is hk\\xff (missing): the command\'s hook does not land, and the host\'s next commit there runs none', async () => {
+  it('U3. a nested repository\'s core.hooksPath is hk\\xff (missing): the command\'s hook does not land, and the host\'s next commit there runs none', async () => {
     const s = scene();
     const mark = join(s.root, 'pwned-U3');
     execFileSync('sh', ['-c', `git init -q sub && git -C sub config core.hooksPath "$(printf 'hk\\377')"`], { cwd: s.ws, env: gitEnv(s.home) });
@@ -468,7 +468,7 @@ describe('h115: landings named by host files in bytes that are not UTF-8', { tim
     expect(existsSync(Buffer.concat([rawIn(join(s.ws, 'sub'), 'hk'), Buffer.from('/pre-commit')]))).toBe(false);
   });
 
-  it.fails('U4. the workspace repository\'s core.hooksPath is hk\\xff (missing): the command\'s hook does not land, and the host\'s next commit runs none', async () => {
+  it('U4. the workspace repository\'s core.hooksPath is hk\\xff (missing): the command\'s hook does not land, and the host\'s next commit runs none', async () => {
     const s = scene();
     const mark = join(s.root, 'pwned-U4');
     execFileSync('sh', ['-c', `git config core.hooksPath "$(printf 'hk\\377')"`], { cwd: s.ws, env: gitEnv(s.home) });
@@ -479,7 +479,7 @@ describe('h115: landings named by host files in bytes that are not UTF-8', { tim
     expect(existsSync(Buffer.concat([rawIn(s.ws, 'hk'), Buffer.from('/pre-commit')]))).toBe(false);
   });
 
-  it.fails('U5. a nested repository\'s core.fsmonitor is tools/fs\\xff.sh (missing): the command\'s program does not land, and the host\'s next git status runs none', async () => {
+  it('U5. a nested repository\'s core.fsmonitor is tools/fs\\xff.sh (missing): the command\'s program does not land, and the host\'s next git status runs none', async () => {
     const s = scene();
     const mark = join(s.root, 'pwned-U5');
     execFileSync('sh', ['-c', `git init -q sub && git -C sub config core.fsmonitor "$(printf 'tools/fs\\377.sh')"`], { cwd: s.ws, env: gitEnv(s.home) });
@@ -489,7 +489,7 @@ describe('h115: landings named by host files in bytes that are not UTF-8', { tim
     expect(existsSync(mark)).toBe(false);
     expect(existsSync(rawIn(join(s.ws, 'sub', 'tools'), 'fs', '.sh'))).toBe(false);
   });
-  it.fails('U6. a nested repository\'s config includes inc\\xff.cfg (missing): the command\'s file there does not land, and the host\'s next git status runs no fsmonitor', async () => {
+  it('U6. a nested repository\'s config includes inc\\xff.cfg (missing): the command\'s file there does not land, and the host\'s next git status runs no fsmonitor', async () => {
     const s = scene();
     const mark = join(s.root, 'pwned-U6');
     execFileSync('sh', ['-c', `git init -q sub && git -C sub config include.path "$(printf '../inc\\377.cfg')"`], { cwd: s.ws, env: gitEnv(s.home) });
@@ -500,7 +500,7 @@ describe('h115: landings named by host files in bytes that are not UTF-8', { tim
     expect(existsSync(rawIn(join(s.ws, 'sub'), 'inc', '.cfg'))).toBe(false);
   });
 
-  it.fails('U7. the workspace repository\'s alias.st is !tools/st\\xff.sh (missing): the command\'s program does not land, and the host\'s `git st` runs none', async () => {
+  it('U7. the workspace repository\'s alias.st is !tools/st\\xff.sh (missing): the command\'s program does not land, and the host\'s `git st` runs none', async () => {
     const s = scene();
     const mark = join(s.root, 'pwned-U7');
     execFileSync('sh', ['-c', `git config alias.st "$(printf '!tools/st\\377.sh')"`], { cwd: s.ws, env: gitEnv(s.home) });
@@ -510,7 +510,7 @@ describe('h115: landings named by host files in bytes that are not UTF-8', { tim
     expect(existsSync(mark)).toBe(false);
     expect(existsSync(rawIn(join(s.ws, 'tools'), 'st', '.sh'))).toBe(false);
   });
-  it.fails('U8. .git/hooks/pre-commit is a host symlink to ../../scripts\\xff/pre-commit.sh (missing): the command\'s file there does not land, and the host\'s next commit runs none', async () => {
+  it('U8. .git/hooks/pre-commit is a host symlink to ../../scripts\\xff/pre-commit.sh (missing): the command\'s file there does not land, and the host\'s next commit runs none', async () => {
     const s = scene();
     const mark = join(s.root, 'pwned-U8');
     execFileSync('sh', ['-c', `ln -s "../../$(printf 'scripts\\377')/pre-commit.sh" .git/hooks/pre-commit`], { cwd: s.ws });
