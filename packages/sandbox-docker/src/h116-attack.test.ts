@@ -36,7 +36,7 @@ describe.skipIf(engineSkip)('h116: the plan and the check after the run (docker 
   // a hard link of a writable file (ln without -s, the way some READMEs install a hook) is written
   // through the writable name; the check after the run sees the same file (dev:ino:birth) at the
   // same path (thereBefore) and keeps it: the next host `git commit` runs the command's line.
-  it.fails('P1. a hook hard-linked from a writable script: a write through the script does not change the hook', async () => {
+  it('P1. a hook hard-linked from a writable script: a write through the script does not change the hook', async () => {
     const s = scene((ws) => {
       mkdirSync(join(ws, 'scripts'));
       writeFileSync(join(ws, 'scripts', 'pre-commit'), '#!/bin/sh\necho lint\n', { mode: 0o755 });
@@ -48,12 +48,26 @@ describe.skipIf(engineSkip)('h116: the plan and the check after the run (docker 
 
   // FINDING h116-F1b: the same for .git/config (hard-linked from a writable gitconfig.txt): a
   // core.fsmonitor appended through the writable name stays, and the next host `git status` runs it.
-  it.fails('P2. .git/config hard-linked from a writable file: a write through it does not change the config', async () => {
+  it('P2. .git/config hard-linked from a writable file: a write through it does not change the config', async () => {
     const s = scene((ws) => {
       linkSync(join(ws, '.git', 'config'), join(ws, 'gitconfig.txt'));
     });
     await runAny('P2', s, `${FSMON} >> gitconfig.txt; ${UNRELATED}`);
     expect(readFileSync(join(s.ws, '.git', 'config'), 'utf8')).not.toContain('fsmonitor');
+  });
+
+  // the same for a landing outside every writable root: the person's ~/.bashrc linked into the
+  // workspace (a dotfiles folder kept by hard links): its workspace name is mounted read-only
+  it('P2b. ~/.bashrc hard-linked into the workspace: a write through the workspace name does not change it', async () => {
+    const s = scene((ws, home) => {
+      writeFileSync(join(home, '.bashrc'), 'alias ll="ls -l"\n');
+      mkdirSync(join(ws, 'dotfiles'));
+      linkSync(join(home, '.bashrc'), join(ws, 'dotfiles', 'bashrc'));
+    });
+    expect(s.policy.writeDeny.some((r) => 'path' in r && r.path === join(s.home, '.bashrc'))).toBe(true);
+    await runAny('P2b', s, `echo 'touch /tmp/pwned' >> dotfiles/bashrc; ${UNRELATED}`);
+    expect(readFileSync(join(s.home, '.bashrc'), 'utf8')).toBe('alias ll="ls -l"\n');
+    expect(existsSync(join(s.ws, 'unrelated.txt'))).toBe(true);
   });
 
   it('P3. ln from a read-only-mounted .git/config to a writable name fails (EXDEV), nothing lands', async () => {

@@ -147,6 +147,43 @@ function rulePaths(rules: readonly PathRule[]): string[] {
   return out;
 }
 
+/**
+ * The writable names under `writeRoots` of the protected files that have other hard links: the
+ * denied entries the walks noted, and the files the rules name outside the writable roots (a
+ * person's `~/.bashrc` linked into the workspace). Walked again only when one has another link.
+ */
+async function protectedAliases(deniedInodes: ReadonlyMap<string, readonly Buffer[]>, named: readonly string[], writeRoots: readonly string[], walkLimit: number, writableAt: (path: string) => boolean): Promise<WalkEntry[]> {
+  const linked = new Set<string>();
+  const note = (path: Buffer | string) => {
+    try {
+      const st = lstatSync(path, { bigint: true });
+      if (st.isFile() && st.nlink > 1n) linked.add(`${st.dev}:${st.ino}`);
+    } catch {
+      // gone or closed: nothing written through it
+    }
+  };
+  for (const paths of deniedInodes.values()) if (paths[0] !== undefined) note(paths[0]);
+  for (const path of named) note(path);
+  if (linked.size === 0) return [];
+  const out: WalkEntry[] = [];
+  const budget = { left: walkLimit };
+  for (const root of writeRoots) {
+    await walk(walkRoot(root), budget, (entry) => {
+      if (entry.isSymbolicLink) return false;
+      if (entry.isDirectory) return true;
+      if (!writableAt(entry.path)) return false;
+      try {
+        const st = lstatSync(entry.bytes, { bigint: true });
+        if (st.nlink > 1n && linked.has(`${st.dev}:${st.ino}`)) out.push(entry);
+      } catch {
+        // gone meanwhile
+      }
+      return false;
+    });
+  }
+  return out;
+}
+
 /** The docker engine takes mount paths as JSON text: a path that is not UTF-8 cannot be masked or bound. */
 function notUtf8Mount(entry: WalkEntry, mode: MountMode): MountPolicyError {
   return new MountPolicyError(
@@ -321,7 +358,10 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   let writeDenied = rulesCover(policy.writeDeny);
   const writeExcepted = rulesCover(policy.writeExceptions);
   const controlDenied = rulesCover(policy.controlDeny);
+  // writable names of a protected file's other hard links (found below, once the walks are done)
+  const aliases = new Set<string>();
   const writableAt = (path: string): boolean => {
+    if (aliases.has(path)) return false;
     let writable = writeRoots.some((root) => isWithin(path, root));
     if (writable && writeDenied(path)) writable = false;
     if (!writable && writeExcepted(path)) writable = true;
@@ -448,6 +488,19 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
         return mode !== 'masked';
       });
     }
+  }
+
+  // Phase three: a protected file with other hard links (`ln scripts/pre-commit .git/hooks/pre-commit`)
+  // is written through any writable one of them in place, past its read-only mount (found by an
+  // attack, h116: a hook and a config changed that way, and the check kept them: the same file at
+  // the same path). Such names are found by identity and mounted read-only too; a name outside
+  // every writable root cannot be written from the container at all.
+  for (const alias of await protectedAliases(deniedInodes, rulePaths(writeDenyRules).filter((p) => !inWriteRoot(p)), writeRoots, input.walkLimit ?? DEFAULT_WALK_LIMIT, writableAt)) {
+    if (!alias.utf8) throw notUtf8Mount(alias, 'ro');
+    aliases.add(alias.path);
+    noteDenied(deniedInodes, alias.bytes);
+    candidates.add(alias.path);
+    kinds.set(alias.path, 'file');
   }
 
   const mounts: ContainerMount[] = [];
