@@ -16,6 +16,15 @@ describe('parseGitConfig', () => {
     ['[core]\n  hooksPath = plain ; comment', 'core.hookspath', 'plain'],
     ['[core]\n  hooksPath = a\\\nb', 'core.hookspath', 'ab'],
     ['[core]\n  bare', 'core.bare', undefined],
+    // git ends a comment at its newline, a backslash there or not (found by an attack, h115 V3)
+    ['[core]\n\t# hooks: see docs \\\n\thooksPath = hk', 'core.hookspath', 'hk'],
+    ['[core]\n\t; hooks \\\n\thooksPath = hk', 'core.hookspath', 'hk'],
+    ['[core]\n\tbare = true # note \\\n\thooksPath = hk', 'core.hookspath', 'hk'],
+    ['[core]\n\tbare = true ; note \\\n\thooksPath = hk', 'core.bare', 'true'],
+    ['[core] # note \\\n\thooksPath = hk', 'core.hookspath', 'hk'],
+    // a value line's backslash goes on, in quotes or not
+    ['[core]\n  hooksPath = "a\\\nb"', 'core.hookspath', 'ab'],
+    ['[core]\n  hooksPath = "a#\\\nb"', 'core.hookspath', 'a#b'],
   ])('%j gives %s = %s', (text, name, value) => {
     const [section, key] = name.split('.');
     const entry = parseGitConfig(text).find((e) => e.section === section && e.key === key);

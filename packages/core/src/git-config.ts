@@ -53,7 +53,40 @@ function valueText(raw: string): string {
   return out;
 }
 
-/** The entries of a git config text, in order (a line ending in `\` continues on the next). */
+/**
+ * Whether a line of git config goes on in the next: it ends in a backslash that is no escape and
+ * lies outside a comment. git ends a comment (`#` or `;` outside quotes, or a line that starts with
+ * one) at the newline, whatever its last character: a comment line ending in `\` followed by
+ * `hooksPath = hk` is read by git as core.hooksPath = hk (found by an attack, h115 V3: the two lines
+ * were joined first, and the hooksPath line was lost in the comment).
+ */
+function continues(line: string): boolean {
+  let i = 0;
+  while (line[i] === ' ' || line[i] === '\t') i++;
+  if (line[i] === '[') {
+    // a section header, its subsection quoted with escapes
+    let quoted = false;
+    for (i++; i < line.length; i++) {
+      const c = line[i]!;
+      if (c === '\\') i++;
+      else if (c === '"') quoted = !quoted;
+      else if (c === ']' && !quoted) break;
+    }
+    i++;
+  }
+  let quoted = false;
+  for (; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === '\\') {
+      if (i === line.length - 1) return true;
+      i++;
+    } else if (c === '"') quoted = !quoted;
+    else if (!quoted && (c === '#' || c === ';')) return false;
+  }
+  return false;
+}
+
+/** The entries of a git config text, in order (a line ending in `\` outside a comment continues on the next). */
 export function parseGitConfig(text: string): GitConfigEntry[] {
   const entries: GitConfigEntry[] = [];
   let section = '';
@@ -61,7 +94,7 @@ export function parseGitConfig(text: string): GitConfigEntry[] {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     let line = lines[i]!;
-    while (/(^|[^\\])(\\\\)*\\$/.test(line) && i + 1 < lines.length) line = line.slice(0, -1) + lines[++i];
+    while (continues(line) && i + 1 < lines.length) line = line.slice(0, -1) + lines[++i];
     let rest = line.trim();
     const header = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]/.exec(rest);
     if (header) {

@@ -738,7 +738,7 @@ describe('h115: git config syntax around core.hooksPath (a nested repository)', 
    * hooksPath line is read as part of the comment and sub/hk is no landing: the command's hook
    * lands and the host's next commit there runs it.
    */
-  it.fails('V3. sub/.git/config ends with a comment line ending in a backslash, then hooksPath = hk: the command\'s sub/hk/pre-commit does not land, and the host\'s next commit there runs none', async () => {
+  it('V3. sub/.git/config ends with a comment line ending in a backslash, then hooksPath = hk: the command\'s sub/hk/pre-commit does not land, and the host\'s next commit there runs none', async () => {
     const s = scene();
     const mark = join(s.root, 'pwned-V3');
     execFileSync('git', ['init', '-q', 'sub'], { cwd: s.ws, env: gitEnv(s.home) });
