@@ -82,6 +82,25 @@ describe('gitConfigProgramWords', () => {
     ['[alias]\n\tx = !cd tools/ && ./run.sh', ['tools/', './run.sh']],
     ['[alias]\n\tb = !make -C build/', ['build/']],
     ['[alias]\n\tfetchx = !curl https://x.example/a/b', []],
+    // a path glued to shell syntax is a word of its own (found by an attack, h115 G1-G3)
+    ['[alias]\n\tst = "!f() { tools/st.sh; }; f"', ['tools/st.sh']],
+    ['[alias]\n\tst = !tools/st.sh>/dev/null', ['tools/st.sh']],
+    ['[alias]\n\tst = !tools/st.sh 2>&1|less', ['tools/st.sh']],
+    ['[alias]\n\tst = "!(tools/a.sh&&tools/b.sh)<in.txt"', ['tools/a.sh', 'tools/b.sh']],
+    ['[alias]\n\tst = "!\\"$(git rev-parse --show-toplevel)\\"/tools/st.sh"', ['./tools/st.sh']],
+    ['[alias]\n\tst = !cd \"$(git rev-parse --show-toplevel)\" && tools/st.sh', ['tools/st.sh']],
+    ['[alias]\n\tst = !$PWD/tools/st.sh', ['./tools/st.sh']],
+    ['[alias]\n\tst = "!sh -c \'tools/st.sh --fast\'"', ['tools/st.sh']],
+    ['[alias]\n\tst = !echo $(tools/gen.sh) `tools/gen2.sh`', ['tools/gen.sh', 'tools/gen2.sh']],
+    ['[alias]\n\tst = !FOO=tools/x.sh run', ['tools/x.sh']],
+    // an expansion that cannot be told, in a path: the repository's top (protected whole)
+    ['[alias]\n\tst = !$ROOT/tools/st.sh', ['.']],
+    ['[alias]\n\tst = "!\\"$(dirname $0)\\"/tools/st.sh"', ['.']],
+    ['[core]\n\tfsmonitor = ${TOOLS}/fsmon.sh', ['.']],
+    // everyday aliases that name no path
+    ['[alias]\n\tst = "!f() { git status \\"$@\\"; }; f"', []],
+    ['[alias]\n\ted = !$EDITOR $(git diff --name-only)', []],
+    ['[alias]\n\troot = !pwd', []],
   ])('%j names %j', (text, words) => {
     expect(gitConfigProgramWords(parseGitConfig(text))).toEqual(words);
   });
