@@ -88,7 +88,7 @@ describe('gitConfigProgramWords', () => {
     ['[alias]\n\tst = !tools/st.sh 2>&1|less', ['tools/st.sh']],
     ['[alias]\n\tst = "!(tools/a.sh&&tools/b.sh)<in.txt"', ['tools/a.sh', 'tools/b.sh']],
     ['[alias]\n\tst = "!\\"$(git rev-parse --show-toplevel)\\"/tools/st.sh"', ['./tools/st.sh']],
-    ['[alias]\n\tst = !cd \"$(git rev-parse --show-toplevel)\" && tools/st.sh', ['tools/st.sh']],
+    ['[alias]\n\tst = !cd "$(git rev-parse --show-toplevel)" && tools/st.sh', ['tools/st.sh']],
     ['[alias]\n\tst = !$PWD/tools/st.sh', ['./tools/st.sh']],
     ['[alias]\n\tst = "!sh -c \'tools/st.sh --fast\'"', ['tools/st.sh']],
     ['[alias]\n\tst = !echo $(tools/gen.sh) `tools/gen2.sh`', ['tools/gen.sh', 'tools/gen2.sh']],
@@ -96,6 +96,7 @@ describe('gitConfigProgramWords', () => {
     // an expansion that cannot be told, in a path: the repository's top (protected whole)
     ['[alias]\n\tst = !$ROOT/tools/st.sh', ['.']],
     ['[alias]\n\tst = "!\\"$(dirname $0)\\"/tools/st.sh"', ['.']],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: config text, not a template
     ['[core]\n\tfsmonitor = ${TOOLS}/fsmon.sh', ['.']],
     // everyday aliases that name no path
     ['[alias]\n\tst = "!f() { git status \\"$@\\"; }; f"', []],
