@@ -90,6 +90,7 @@ describe('gitConfigProgramWords', () => {
     ['[alias]\n\tst = "!\\"$(git rev-parse --show-toplevel)\\"/tools/st.sh"', ['./tools/st.sh']],
     ['[alias]\n\tst = !cd "$(git rev-parse --show-toplevel)" && tools/st.sh', ['tools/st.sh']],
     ['[alias]\n\tst = !$PWD/tools/st.sh', ['./tools/st.sh']],
+    ['[alias]\n\tst = !$HOME/bin/st.sh', ['~/bin/st.sh']],
     ['[alias]\n\tst = "!sh -c \'tools/st.sh --fast\'"', ['tools/st.sh']],
     ['[alias]\n\tst = !echo $(tools/gen.sh) `tools/gen2.sh`', ['tools/gen.sh', 'tools/gen2.sh']],
     ['[alias]\n\tst = !FOO=tools/x.sh run', ['tools/x.sh']],

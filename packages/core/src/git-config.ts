@@ -346,6 +346,8 @@ function shellWords(text: string, inner: string[]): ShellWord[] {
       const m = /^\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?!$-])/.exec(text.slice(i))!;
       i += m[0].length - 1;
       if ((word === undefined || word === '') && /^\$\{?PWD\}?$/.test(m[0])) word = TOP;
+      // the home, as `~` (expanded by the caller)
+      else if ((word === undefined || word === '') && /^\$\{?HOME\}?$/.test(m[0])) word = '~';
       else {
         word = (word ?? '') + '$';
         dynamic = true;
