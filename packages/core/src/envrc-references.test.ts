@@ -49,6 +49,44 @@ describe('what an .envrc makes run (direnv stdlib and the shell)', () => {
     ['dotenv .env.*', [], ['dotenv .env.*']],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, not a template
     ['PATH_add ~/bin; export PATH=${HOME}/.local/bin:$PATH', ['/h/bin', '/h/.local/bin'], []],
+    // a program the .envrc runs by its path (found by an attack, h115 E1-E6)
+    ['./tools/env.sh', ['/p/tools/env.sh'], []],
+    ['eval "$(tools/env.sh)"', ['/p/tools/env.sh'], []],
+    ['bash tools/env.sh', ['/p/tools/env.sh'], []],
+    ['export FOO="$(tools/env.sh)"', ['/p/tools/env.sh'], []],
+    ['source_env_if_exists .envrc.local; tools/env.sh', ['/p/.envrc.local', '/p/tools/env.sh'], []],
+    ['tools/a.sh && tools/b.sh || tools/c.sh | tools/d.sh & tools/e.sh', ['/p/tools/a.sh', '/p/tools/b.sh', '/p/tools/c.sh', '/p/tools/d.sh', '/p/tools/e.sh'], []],
+    ['sh -e -o pipefail tools/env.sh', ['/p/tools/env.sh'], []],
+    ["bash -c 'tools/env.sh --fast'", ['/p/tools/env.sh'], []],
+    ['zsh -- tools/env.sh', ['/p/tools/env.sh'], []],
+    ['/bin/bash tools/env.sh; /usr/bin/env sh ./tools/b.sh', ['/bin/bash', '/p/tools/env.sh', '/p/tools/b.sh'], []],
+    ['exec env A=1 ./tools/env.sh', ['/p/tools/env.sh'], []],
+    ['if [ -x tools/env.sh ]; then tools/env.sh; fi', ['/p/tools/env.sh'], []],
+    ['FOO=1 tools/env.sh>/dev/null', ['/p/tools/env.sh'], []],
+    // after a `cd`, a relative path is another folder's: unclear
+    ['(cd x && ../tools/env.sh)', ['/tools/env.sh'], ['cd x']],
+    ['export A=`tools/env.sh`', ['/p/tools/env.sh'], []],
+    ['export A="x # not a comment"; tools/env.sh', ['/p/tools/env.sh'], []],
+    ['eval "$(direnv stdlib)"; nix develop; has go && layout go', ['/p/.direnv'], []],
+    ['$TOOL setup', [], ['run $TOOL']],
+    ['eval "$SETUP"', [], ['run $SETUP']],
+    // bash ends a comment at its newline (found by an attack, h115 E9)
+    ['# load the local settings \\\nsource_env lib.sh', ['/p/lib.sh'], []],
+    ['dotenv # .env \\\nsource_env lib.sh', ['/p/.env', '/p/lib.sh'], []],
+    // variables the file sets itself, from what can be told (h115 F3-F5)
+    ['export VIRTUAL_ENV=$PWD/.venv\nPATH_add "$VIRTUAL_ENV/bin"', ['/p/.venv/bin'], []],
+    ['export KUBECONFIG="$(expand_path .kube/config)"', ['/p/.kube/config'], []],
+    ['ROOT=$(pwd)\nexport PATH="$ROOT/bin:$PATH"', ['/p/bin'], []],
+    ['ROOT=`pwd`; B=$ROOT/x\n$B/setup.sh', ['/p/x/setup.sh'], []],
+    ['D=$(expand_path tools)\nsource "$D/env.sh"', ['/p/tools/env.sh'], []],
+    // what cannot be told stays unclear: set in a branch, after `&&`, from a program, before something that may set it unseen
+    ['if has x; then ROOT=$PWD; fi\nPATH_add $ROOT/bin', [], ['PATH_add $ROOT/bin']],
+    ['has x && ROOT=$PWD\nPATH_add $ROOT/bin', [], ['PATH_add $ROOT/bin']],
+    ['ROOT=$(git rev-parse --show-toplevel)\nPATH_add $ROOT/bin', [], ['PATH_add $ROOT/bin']],
+    ['ROOT=$PWD\ndotenv\nPATH_add $ROOT/bin', ['/p/.env'], ['PATH_add $ROOT/bin']],
+    ['ROOT=$PWD\nf() { ROOT=/x; }\nPATH_add $ROOT/bin', [], ['PATH_add $ROOT/bin']],
+    ['function f {\n  ROOT=$PWD\n}\nPATH_add $ROOT/bin', [], ['PATH_add $ROOT/bin']],
+    ['export PATH="$ROOT/bin:$PATH"\nROOT=$PWD', [], ['PATH= $ROOT/bin']],
   ] as const)('%s', (text, paths, unresolved) => {
     const r = envrcReferences(E, text, text.includes('~/bin') ? '/h' : undefined);
     expect([...r.paths].sort()).toEqual([...paths].sort());
@@ -76,8 +114,9 @@ describe('variables the file does not set, from the environment given', () => {
     ['PATH_add ${XDG_CONFIG_HOME}/bin', env, ['/h/.config/bin'], []],
     ['dotenv_if_exists "$XDG_CONFIG_HOME/dev.env"', undefined, [], ['dotenv_if_exists $XDG_CONFIG_HOME/dev.env']],
     ['dotenv "$EMPTY/x.env"', env, [], ['dotenv $EMPTY/x.env']],
-    // the file sets it: what the environment says is not what direnv will see
-    ['export XDG_CONFIG_HOME=$PWD/cfg\ndotenv "$XDG_CONFIG_HOME/dev.env"', env, [], ['dotenv $XDG_CONFIG_HOME/dev.env']],
+    // the file sets it: what the environment says is not what direnv will see; what the file sets is (h115 F3)
+    ['export XDG_CONFIG_HOME=$PWD/cfg\ndotenv "$XDG_CONFIG_HOME/dev.env"', env, ['/p/cfg/dev.env'], []],
+    ['export XDG_CONFIG_HOME=$(tool)\ndotenv "$XDG_CONFIG_HOME/dev.env"', env, [], ['dotenv $XDG_CONFIG_HOME/dev.env']],
   ] as const)('%s', (text, given, paths, unresolved) => {
     const r = envrcReferences(E, text, undefined, given);
     expect([...r.paths].sort()).toEqual([...paths].sort());

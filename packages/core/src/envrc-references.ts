@@ -1,4 +1,4 @@
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { PYTHON_STDLIB_NAMES } from './python-stdlib-names.js';
 
 /*
@@ -24,10 +24,133 @@ export interface EnvrcReferences {
 /** The most of an `.envrc` read: direnv files are a few lines; a longer one is judged by what was read and said unresolved. */
 export const ENVRC_MAX_BYTES = 64 * 1024;
 
-const SPLIT = /;|&&|\|\||\|/;
+/**
+ * The text bash reads, comments taken off and `\`-newlines joined, in one pass as bash reads it: a
+ * comment ends at its newline whatever its last character (found by an attack, h115 E9: a comment
+ * line ending in `\` was joined to the next line first, and that line's `source_env lib.sh` was lost
+ * in the comment). A `#` starts a comment at the start of a word, outside quotes.
+ */
+function logicalText(text: string): string {
+  let out = '';
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+      out += c;
+    } else if (c === '\\') {
+      if (text[i + 1] === '\n') i++; // a continuation: bash takes both away
+      else {
+        out += c + (text[i + 1] ?? '');
+        i++;
+      }
+    } else if (quote === '"') {
+      if (c === '"') quote = undefined;
+      out += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      out += c;
+    } else if (c === '#' && (out === '' || /[\s;&|()]$/.test(out))) {
+      while (i + 1 < text.length && text[i + 1] !== '\n') i++;
+    } else out += c;
+  }
+  return out;
+}
+
+/** One command of a shell text; `joined`: it follows `&&`, `||`, `|` or `&` (it may not run, or runs in a subshell). */
+interface Command {
+  readonly text: string;
+  readonly joined: boolean;
+}
+
+/**
+ * The commands of a shell text: split at newlines, `;`, `&`, `&&`, `||`, `|`, `(` and `)` outside
+ * quotes and substitutions; the text of every `$(…)` and backtick substitution (a command run in a
+ * subshell: `eval "$(tools/env.sh)"`, `export FOO="$(tools/env.sh)"`, found by an attack, h115 E2,
+ * E4) is `inner`'s.
+ */
+function commands(text: string, inner: string[]): Command[] {
+  const out: Command[] = [];
+  let current = '';
+  let joined = false;
+  const end = (by: string) => {
+    const had = current.trim() !== '';
+    if (had) out.push({ text: current.trim(), joined });
+    current = '';
+    if (by === '(' || by === ')') out.push({ text: by, joined });
+    // `a &&` then a newline: what follows still runs only if `a` did
+    if (by === '&' || by === '|') joined = true;
+    else if ((by === '\n' || by === ';') && had) joined = false;
+  };
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+      current += c;
+      continue;
+    }
+    if (c === '\\') {
+      current += c + (text[i + 1] ?? '');
+      i++;
+      continue;
+    }
+    if ((c === '$' && text[i + 1] === '(') || c === '`') {
+      const open = c === '`' ? 1 : 2;
+      let j = i + open;
+      if (c === '`') {
+        while (j < text.length && text[j] !== '`') j += text[j] === '\\' ? 2 : 1;
+      } else {
+        let depth = 1;
+        let q: '"' | "'" | undefined;
+        for (; j < text.length; j++) {
+          const d = text[j]!;
+          if (d === '\\' && q !== "'") j++;
+          else if (q !== undefined) {
+            if (d === q) q = undefined;
+          } else if (d === '"' || d === "'") q = d;
+          else if (d === '(') depth++;
+          else if (d === ')' && --depth === 0) break;
+        }
+      }
+      const body = text.slice(i + open, j);
+      // arithmetic `$((…))` runs nothing
+      if (!(c === '$' && body.startsWith('(') && body.endsWith(')'))) inner.push(body);
+      current += text.slice(i, j + 1);
+      i = j;
+      continue;
+    }
+    if (quote === '"') {
+      if (c === '"') quote = undefined;
+      current += c;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      quote = c;
+      current += c;
+      continue;
+    }
+    if (/[\n;&|()]/.test(c)) {
+      end(c);
+      continue;
+    }
+    current += c;
+  }
+  end('\n');
+  return out;
+}
 
 /** Words that open or close a shell construct before a command (`if has nix; then use flake; fi`, `{ dotenv; }`). */
 const KEYWORDS = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', '!', '{', '}', '(', ')', 'export']);
+
+/** Words that run the command after them (`exec ./tools/env.sh`, `env FOO=1 tools/env.sh`): the command is the next word. */
+const RUNS_NEXT = new Set(['exec', 'command', 'builtin', 'nohup', 'time', 'env', 'nice']);
+
+/** Shells whose first argument (no option) is a script they run (`bash tools/env.sh`, h115 E3); `-c` runs its argument as text. */
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh']);
+
+/** Words that declare variables (their flags aside): what follows are assignments. */
+const DECLARES = new Set(['local', 'declare', 'typeset', 'readonly']);
 
 /** Shell words of one command (single and double quotes taken off; no expansion: `$`, backticks and globs stay in the word). */
 function words(command: string): string[] {
@@ -44,7 +167,7 @@ function words(command: string): string[] {
       else if (c === ')' && depth > 0) depth -= 1;
       else if (c === '`') tick = !tick;
     }
-    if (quote === undefined && depth === 0 && !tick && /\s/.test(c)) {
+    if (quote === undefined && depth === 0 && !tick && /[\s<>]/.test(c)) {
       if (word !== undefined) out.push(word);
       word = undefined;
       continue;
@@ -109,6 +232,16 @@ const LAYOUT_BINS: Record<string, readonly string[]> = { node: [], php: ['vendor
  * file does not set it). Relative paths are the `.envrc`'s folder's, as direnv runs it there. What
  * lies in a `node_modules` folder is left out: installs write there (the node_modules write
  * exception), and a `PATH_add node_modules/.bin` made every `npm install` refused.
+ *
+ * Beyond the stdlib, every program the file runs by its path (found by an attack, h115 E1–E6): a
+ * command word that is a path (`./tools/env.sh`, `tools/env.sh` after `;`, `&&`, `||`, `|`), the
+ * script a shell runs (`bash tools/env.sh`; `bash -c '…'` and `eval …` read as commands), and
+ * what `$(…)` and backticks run; a command word that cannot be told (`$TOOL`), or a `cd` (relative
+ * paths after it are another folder's), is said unresolved. A bare name (`nix`, `layout`) is looked
+ * up on PATH. Variables the file sets itself at its top level, from what can be told (a literal,
+ * `$PWD`, `$(pwd)`, `$(expand_path x)`, the home, another such variable), are read as set (h115
+ * F3–F5); one set in a branch, a function, after `&&`, or before something that may set it unseen,
+ * stays unclear.
  */
 export function envrcReferences(envrc: string, text: string, home?: string, env?: Readonly<Record<string, string | undefined>>): EnvrcReferences {
   const dir = dirname(envrc);
@@ -125,16 +258,29 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
   // file, a layout), the environment given no longer says what they are (found by an attack, h114:
   // a `.env` set TOOLS_DIR, the daemon had its own, and `PATH_add $TOOLS_DIR/bin` was read as that)
   let setsUnseen = false;
-  const expanded = (word: string) =>
-    env === undefined || setsUnseen ? word : word.replace(/\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g, (all, a?: string, b?: string) => {
+  // the file's own variables, set at its top level from what can be told (a literal, `$PWD`,
+  // `$(pwd)`, `$(expand_path x)`, the home, another such variable): `export VIRTUAL_ENV=$PWD/.venv`
+  // then `PATH_add "$VIRTUAL_ENV/bin"`, `ROOT=$(pwd)` (found by an attack, h115 F3–F5: read as
+  // unclear, they protected the whole folder). One set otherwise (in a branch, a function, after
+  // `&&`, from what cannot be told) stays unclear, as does every one once something may set
+  // variables unseen.
+  const known = new Map<string, string>();
+  /** `word` with what the shell would expand in it that can be told here; the rest left as written. */
+  const expanded = (word: string) => {
+    let out = home === undefined ? word : word.replace(/^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/, home);
+    out = out.replace(/\$\(\s*pwd\s*\)|`\s*pwd\s*`|\$\{PWD\}|\$PWD(?![A-Za-z0-9_])/g, () => dir);
+    // direnv's `expand_path <path>`: the path from the `.envrc`'s folder, made absolute
+    out = out.replace(/\$\(\s*expand_path\s+([^\s$`()*?[\]{}~]+)\s*\)|`\s*expand_path\s+([^\s$`()*?[\]{}~]+)\s*`/g, (_all, a?: string, b?: string) => at((a ?? b)!));
+    return out.replace(/\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g, (all, a?: string, b?: string) => {
       const name = (a ?? b)!;
-      const value = assigned.has(name) ? undefined : env[name];
+      const value = known.get(name) ?? (assigned.has(name) || env === undefined || setsUnseen ? undefined : env[name]);
       return value === undefined || value === '' ? all : value;
     });
+  };
   /** `given` as direnv would resolve it, or undefined (said in `unresolved`) when it cannot be told. */
   const resolved = (given: string, command: string): string | undefined => {
     // the home as the shell expands it, when the caller knows it (`PATH_add ~/bin`, `$HOME/.local/bin`)
-    const word = expanded(inFolder(home === undefined ? given : given.replace(/^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/, home)));
+    const word = expanded(given);
     if (!unclear(word)) return at(word);
     unresolved.push(`${command} ${given}`.trim());
     return undefined;
@@ -156,17 +302,62 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
     paths.add(join(at(folder), 'flake.lock'));
     direnvDir();
   };
-  // a line ending in a backslash goes on in the next
-  for (const raw of text.replace(/\\\n/g, ' ').split('\n')) {
-    const line = raw.replace(/(^|\s)#.*$/, '');
-    if (/\blorri\b/.test(line)) for (const f of ['shell.nix', 'default.nix']) add(f, 'lorri');
-    for (const part of line.split(SPLIT)) {
-      const w = words(part.trim());
-      while (w.length > 0 && KEYWORDS.has(w[0]!)) w.shift();
+  // how deep in a branch, loop, group, subshell or function body the command is: a variable set there may not be set
+  let depth = 0;
+  let cases = 0;
+  /** The commands of `script`; `nested`: run in a subshell (a substitution, `bash -c`), which sets nothing here. */
+  const run = (script: string, nested: boolean, level: number): void => {
+    if (level > 8) {
+      unresolved.push('(nested too deep)');
+      return;
+    }
+    const inner: string[] = [];
+    for (const { text: part, joined } of commands(script, inner)) {
+      if (nested) {
+        // a subshell's text: what it runs, not what it sets
+      } else if (part === '(') {
+        depth += 1;
+        continue;
+      } else if (part === ')') {
+        if (cases === 0) depth = Math.max(0, depth - 1);
+        continue;
+      }
+      if (/\blorri\b/.test(part)) for (const f of ['shell.nix', 'default.nix']) add(f, 'lorri');
+      const w = words(part);
+      while (w.length > 0 && KEYWORDS.has(w[0]!)) {
+        const k = w.shift()!;
+        if (nested) continue;
+        if (k === 'if' || k === 'while' || k === 'until' || k === '{') depth += 1;
+        else if (k === 'fi' || k === 'done' || k === '}') depth = Math.max(0, depth - 1);
+      }
+      // `function f {`: its body is a function's, as `f() {` (its `{` counts too: deeper, never shallower)
+      if (!nested && (w[0] === 'case' || w[0] === 'for' || w[0] === 'select' || w[0] === 'function')) {
+        depth += 1;
+        if (w[0] === 'case') cases += 1;
+      } else if (!nested && w[0] === 'esac') {
+        depth = Math.max(0, depth - 1);
+        cases = Math.max(0, cases - 1);
+      }
+      // `local X=…`, `declare -x PATH=…`: assignments after its flags
+      if (w.length > 0 && DECLARES.has(w[0]!)) {
+        w.shift();
+        while (w.length > 0 && w[0]!.startsWith('-')) w.shift();
+      }
+      // `FOO=1 dotenv`: the command is the first word that is no assignment
+      const assignments: string[] = [];
+      while (w.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w[0]!)) assignments.push(w.shift()!);
+      // a variable the file sets (an assignment alone on its line, at the top level): its value, when it can be told
+      if (!nested && w.length === 0) {
+        for (const word of assignments) {
+          const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(word)!;
+          const value = expanded(m[2]!);
+          if (depth === 0 && !joined && !unclear(value) || depth === 0 && !joined && value === '') known.set(m[1]!, value);
+          else known.delete(m[1]!);
+        }
+      }
       // `PATH=$PWD/bin:$PATH` (exported or not): each entry of a variable programs load code from
-      for (const word of w) {
-        const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(word);
-        if (m === null) break;
+      for (const word of assignments) {
+        const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(word)!;
         if (m[1] === 'NODE_OPTIONS') {
           const opts = m[2]!.split(/\s+/);
           opts.forEach((o, i) => {
@@ -179,13 +370,18 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
         const python = PYTHON_PATH_VARS.has(m[1]!);
         if (!LOAD_VARS.has(m[1]!) && !python) continue;
         for (const entry of m[2]!.split(':')) {
-          if (entry === '' || /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(entry) && !/^\$\{?(?:PWD|HOME)\}?$/.test(entry)) continue; // `$PATH` itself: nothing of the folder's
+          // `$PATH` itself, or a variable the file does not set: nothing of the folder's (one it sets, `$ROOT/bin`, is read)
+          const bare = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(entry)?.[1];
+          if (entry === '' || bare !== undefined && bare !== 'PWD' && bare !== 'HOME' && (bare === m[1] || !assigned.has(bare))) continue;
           if (python) pythonPath(entry, `${m[1]}=`);
           else add(entry, `${m[1]}=`);
         }
       }
-      // `FOO=1 dotenv`: the command is the first word that is no assignment
-      while (w.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w[0]!)) w.shift();
+      // `exec ./tools/env.sh`, `env FOO=1 tools/env.sh`: the command is the one they run
+      while (w.length > 1 && RUNS_NEXT.has(basename(w[0]!))) {
+        w.shift();
+        while (w.length > 1 && (w[0]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w[0]!))) w.shift();
+      }
       const [command, ...args] = w;
       if (command === undefined) continue;
       const flagless = args.filter((a) => !a.startsWith('-'));
@@ -245,12 +441,51 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
           }
           break;
         }
+        case 'cd':
+        case 'pushd':
+        case 'popd':
+          // relative paths after it are another folder's: what they name cannot be told here
+          unresolved.push([command, ...args].join(' '));
+          break;
+        case 'eval': {
+          // `eval "$(tool)"`: what the tool prints, the tool read above (its substitution); other text is read as commands
+          const rest = args.filter((a) => !/^(?:\$\([\s\S]*\)|`[^`]*`)$/.test(a));
+          if (rest.length > 0) run(rest.join(' '), nested, level + 1);
+          break;
+        }
         default:
+          if (SHELLS.has(basename(command))) {
+            // `bash tools/env.sh`, `bash -c 'tools/env.sh'`
+            for (let i = 0; i < args.length; i++) {
+              const a = args[i]!;
+              if (/^-[A-Za-z]*c[A-Za-z]*$/.test(a)) {
+                if (args[i + 1] !== undefined) run(args[i + 1]!, true, level + 1);
+                break;
+              }
+              if (a === '-o' || a === '+o' || a === '-O' || a === '+O') i++;
+              else if (a === '--') {
+                if (args[i + 1] !== undefined) add(args[i + 1]!, command);
+                break;
+              } else if (!a.startsWith('-') && !a.startsWith('+')) {
+                add(a, command);
+                break;
+              }
+            }
+          }
           break;
       }
-      if (settingUnseen) setsUnseen = true;
+      // a program run by its path (`./tools/env.sh`, `tools/env.sh`, `$ROOT/bin/setup`; found by an
+      // attack, h115 E1, E5): what it is runs at every load; a bare name (`nix`, `layout`) is looked up on PATH
+      if (command.includes('/') || /[$`]/.test(command)) add(command, 'run');
+      if (settingUnseen && !nested) {
+        setsUnseen = true;
+        known.clear();
+      }
     }
-  }
+    // what `$(…)` and backticks run (`eval "$(tools/env.sh)"`, `FOO="$(tools/env.sh)"`: h115 E2, E4)
+    for (const body of inner) run(body, true, level + 1);
+  };
+  run(logicalText(text), false, 0);
   const outsideNodeModules = (p: string) => !/(?:^|\/)node_modules(?:\/|$)/.test(p);
   return { paths: [...paths].filter(outsideNodeModules), patterns: [...patterns], unresolved };
 }

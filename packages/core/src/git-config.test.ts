@@ -16,6 +16,15 @@ describe('parseGitConfig', () => {
     ['[core]\n  hooksPath = plain ; comment', 'core.hookspath', 'plain'],
     ['[core]\n  hooksPath = a\\\nb', 'core.hookspath', 'ab'],
     ['[core]\n  bare', 'core.bare', undefined],
+    // git ends a comment at its newline, a backslash there or not (found by an attack, h115 V3)
+    ['[core]\n\t# hooks: see docs \\\n\thooksPath = hk', 'core.hookspath', 'hk'],
+    ['[core]\n\t; hooks \\\n\thooksPath = hk', 'core.hookspath', 'hk'],
+    ['[core]\n\tbare = true # note \\\n\thooksPath = hk', 'core.hookspath', 'hk'],
+    ['[core]\n\tbare = true ; note \\\n\thooksPath = hk', 'core.bare', 'true'],
+    ['[core] # note \\\n\thooksPath = hk', 'core.hookspath', 'hk'],
+    // a value line's backslash goes on, in quotes or not
+    ['[core]\n  hooksPath = "a\\\nb"', 'core.hookspath', 'ab'],
+    ['[core]\n  hooksPath = "a#\\\nb"', 'core.hookspath', 'a#b'],
   ])('%j gives %s = %s', (text, name, value) => {
     const [section, key] = name.split('.');
     const entry = parseGitConfig(text).find((e) => e.section === section && e.key === key);
@@ -73,6 +82,27 @@ describe('gitConfigProgramWords', () => {
     ['[alias]\n\tx = !cd tools/ && ./run.sh', ['tools/', './run.sh']],
     ['[alias]\n\tb = !make -C build/', ['build/']],
     ['[alias]\n\tfetchx = !curl https://x.example/a/b', []],
+    // a path glued to shell syntax is a word of its own (found by an attack, h115 G1-G3)
+    ['[alias]\n\tst = "!f() { tools/st.sh; }; f"', ['tools/st.sh']],
+    ['[alias]\n\tst = !tools/st.sh>/dev/null', ['tools/st.sh']],
+    ['[alias]\n\tst = !tools/st.sh 2>&1|less', ['tools/st.sh']],
+    ['[alias]\n\tst = "!(tools/a.sh&&tools/b.sh)<in.txt"', ['tools/a.sh', 'tools/b.sh']],
+    ['[alias]\n\tst = "!\\"$(git rev-parse --show-toplevel)\\"/tools/st.sh"', ['./tools/st.sh']],
+    ['[alias]\n\tst = !cd "$(git rev-parse --show-toplevel)" && tools/st.sh', ['tools/st.sh']],
+    ['[alias]\n\tst = !$PWD/tools/st.sh', ['./tools/st.sh']],
+    ['[alias]\n\tst = !$HOME/bin/st.sh', ['~/bin/st.sh']],
+    ['[alias]\n\tst = "!sh -c \'tools/st.sh --fast\'"', ['tools/st.sh']],
+    ['[alias]\n\tst = !echo $(tools/gen.sh) `tools/gen2.sh`', ['tools/gen.sh', 'tools/gen2.sh']],
+    ['[alias]\n\tst = !FOO=tools/x.sh run', ['tools/x.sh']],
+    // an expansion that cannot be told, in a path: the repository's top (protected whole)
+    ['[alias]\n\tst = !$ROOT/tools/st.sh', ['.']],
+    ['[alias]\n\tst = "!\\"$(dirname $0)\\"/tools/st.sh"', ['.']],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: config text, not a template
+    ['[core]\n\tfsmonitor = ${TOOLS}/fsmon.sh', ['.']],
+    // everyday aliases that name no path
+    ['[alias]\n\tst = "!f() { git status \\"$@\\"; }; f"', []],
+    ['[alias]\n\ted = !$EDITOR $(git diff --name-only)', []],
+    ['[alias]\n\troot = !pwd', []],
   ])('%j names %j', (text, words) => {
     expect(gitConfigProgramWords(parseGitConfig(text))).toEqual(words);
   });

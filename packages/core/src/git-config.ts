@@ -54,7 +54,40 @@ function valueText(raw: string): string {
   return out;
 }
 
-/** The entries of a git config text, in order (a line ending in `\` continues on the next). */
+/**
+ * Whether a line of git config goes on in the next: it ends in a backslash that is no escape and
+ * lies outside a comment. git ends a comment (`#` or `;` outside quotes, or a line that starts with
+ * one) at the newline, whatever its last character: a comment line ending in `\` followed by
+ * `hooksPath = hk` is read by git as core.hooksPath = hk (found by an attack, h115 V3: the two lines
+ * were joined first, and the hooksPath line was lost in the comment).
+ */
+function continues(line: string): boolean {
+  let i = 0;
+  while (line[i] === ' ' || line[i] === '\t') i++;
+  if (line[i] === '[') {
+    // a section header, its subsection quoted with escapes
+    let quoted = false;
+    for (i++; i < line.length; i++) {
+      const c = line[i]!;
+      if (c === '\\') i++;
+      else if (c === '"') quoted = !quoted;
+      else if (c === ']' && !quoted) break;
+    }
+    i++;
+  }
+  let quoted = false;
+  for (; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === '\\') {
+      if (i === line.length - 1) return true;
+      i++;
+    } else if (c === '"') quoted = !quoted;
+    else if (!quoted && (c === '#' || c === ';')) return false;
+  }
+  return false;
+}
+
+/** The entries of a git config text, in order (a line ending in `\` outside a comment continues on the next). */
 export function parseGitConfig(text: string): GitConfigEntry[] {
   const entries: GitConfigEntry[] = [];
   let section = '';
@@ -62,7 +95,7 @@ export function parseGitConfig(text: string): GitConfigEntry[] {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     let line = lines[i]!;
-    while (/(^|[^\\])(\\\\)*\\$/.test(line) && i + 1 < lines.length) line = line.slice(0, -1) + lines[++i];
+    while (continues(line) && i + 1 < lines.length) line = line.slice(0, -1) + lines[++i];
     let rest = line.trim();
     const header = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]/.exec(rest);
     if (header) {
@@ -212,7 +245,185 @@ export function gitConfigProgramPaths(entries: readonly GitConfigEntry[], home: 
   ];
 }
 
-/** The path words of {@link gitConfigProgramPaths} as the config writes them (`tools/x.sh`, `~/bin/y`), not resolved. */
+/** The word that stands for the repository's top: a program git runs that cannot be told protects the repository whole. */
+const TOP = '.';
+
+/** Shell words that run their argument as shell text (`sh -c '…'`, `eval "…"`). */
+const RUNS_TEXT = new Set(['-c', 'eval']);
+
+/** `$(git rev-parse --show-toplevel)`, `$(pwd)`, `` `pwd` ``, `$PWD`: git runs an alias (and the programs it names) from the top. */
+const isTop = (inner: string) => /^\s*(?:git\s+rev-parse\s+--show-toplevel|pwd)\s*$/.test(inner);
+
+interface ShellWord {
+  /** The word, quotes and escapes taken off; a substitution that names the top made `.`. */
+  readonly text: string;
+  /** It holds an expansion that cannot be told (`$VAR`, `$(…)`, backticks). */
+  readonly dynamic: boolean;
+  /** It is a redirection's target (`>/dev/null`): written or read, not run. */
+  readonly redirected: boolean;
+  /** The first word of a command after `;`, `&&`, `|`, `(`, `{`, …: the word before it is none. */
+  readonly first: boolean;
+}
+
+/**
+ * The words of a shell command text (what git hands to `sh -c`), split at blanks and at the
+ * shell's metacharacters (`;`, `&`, `|`, `<`, `>`, `(`, `)`, `{`, `}`, newlines) outside quotes, so
+ * that a path glued to them (`f() { tools/st.sh; }; f`, `tools/st.sh>/dev/null`) is a word of its
+ * own (found by an attack, h115 G1–G3). The text of every `$(…)` and backtick substitution is
+ * `inner`'s, to be read as commands too.
+ */
+function shellWords(text: string, inner: string[]): ShellWord[] {
+  const out: ShellWord[] = [];
+  let word: string | undefined;
+  let dynamic = false;
+  let redirect = false;
+  let first = true;
+  let quote: '"' | "'" | undefined;
+  const end = () => {
+    if (word !== undefined) {
+      out.push({ text: word, dynamic, redirected: redirect, first });
+      first = false;
+      redirect = false;
+    }
+    word = undefined;
+    dynamic = false;
+  };
+  /** The text of a `$(…)` from `i` (just past its `(`), and where it ends. */
+  const substitution = (i: number): [string, number] => {
+    let depth = 1;
+    let q: '"' | "'" | undefined;
+    let j = i;
+    for (; j < text.length; j++) {
+      const c = text[j]!;
+      if (c === '\\' && q !== "'") j++;
+      else if (q !== undefined) {
+        if (c === q) q = undefined;
+      } else if (c === '"' || c === "'") q = c;
+      else if (c === '(') depth++;
+      else if (c === ')' && --depth === 0) break;
+    }
+    return [text.slice(i, j), j];
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+      else word += c;
+      continue;
+    }
+    if (c === '\\') {
+      word = (word ?? '') + (text[i + 1] ?? '');
+      i++;
+      continue;
+    }
+    if (c === '$' && text[i + 1] === '(') {
+      const [body, j] = substitution(i + 2);
+      i = j;
+      if (body.startsWith('(')) {
+        // arithmetic `$((…))`: a number
+        word = (word ?? '') + '0';
+        continue;
+      }
+      inner.push(body);
+      if ((word === undefined || word === '') && isTop(body)) word = TOP;
+      else {
+        word = (word ?? '') + '$';
+        dynamic = true;
+      }
+      continue;
+    }
+    if (c === '`') {
+      const j = text.indexOf('`', i + 1);
+      const body = text.slice(i + 1, j < 0 ? text.length : j);
+      i = j < 0 ? text.length : j;
+      inner.push(body);
+      if ((word === undefined || word === '') && isTop(body)) word = TOP;
+      else {
+        word = (word ?? '') + '$';
+        dynamic = true;
+      }
+      continue;
+    }
+    if (c === '$' && /[A-Za-z_{0-9@*#?!$-]/.test(text[i + 1] ?? '')) {
+      const m = /^\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?!$-])/.exec(text.slice(i))!;
+      i += m[0].length - 1;
+      if ((word === undefined || word === '') && /^\$\{?PWD\}?$/.test(m[0])) word = TOP;
+      // the home, as `~` (expanded by the caller)
+      else if ((word === undefined || word === '') && /^\$\{?HOME\}?$/.test(m[0])) word = '~';
+      else {
+        word = (word ?? '') + '$';
+        dynamic = true;
+      }
+      continue;
+    }
+    if (quote === '"') {
+      if (c === '"') quote = undefined;
+      else word += c;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      quote = c;
+      word ??= '';
+      continue;
+    }
+    if (/[\s;&|<>(){}]/.test(c)) {
+      const wasRedirect = c === '<' || c === '>';
+      end();
+      if (wasRedirect) redirect = true;
+      else if (!/[ \t]/.test(c)) first = true;
+      continue;
+    }
+    word = (word ?? '') + c;
+  }
+  end();
+  return out;
+}
+
+/** The program path words of a shell command text, into `out` (see {@link gitConfigProgramWords}). */
+function programWords(text: string, out: Set<string>, depth: number): void {
+  if (depth > 8) {
+    out.add(TOP);
+    return;
+  }
+  const inner: string[] = [];
+  const ws = shellWords(text, inner);
+  for (const body of inner) programWords(body, out, depth + 1);
+  let previous = '';
+  for (const w of ws) {
+    const after = w.first ? '' : previous;
+    previous = w.text;
+    if (w.redirected) continue;
+    // `sh -c 'tools/x.sh --fast'`, `eval "…"`: the text is run as commands
+    if (RUNS_TEXT.has(after)) {
+      programWords(w.text, out, depth + 1);
+      continue;
+    }
+    // `FOO=tools/x.sh`: the value
+    const word = /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.text) ? w.text.slice(w.text.indexOf('=') + 1) : w.text;
+    if (w.dynamic) {
+      // an expansion that cannot be told, in what would be a path (`$ROOT/tools/x.sh`): where it
+      // leads cannot be judged, so the repository is protected whole; one without a slash
+      // (`$EDITOR`, `"$@"`, `$1`) is an argument or a name looked up on PATH, as a bare name is
+      if (word.includes('/')) out.add(TOP);
+      continue;
+    }
+    // a word ending in a slash names a folder the program works on (`!prettier --write src/`),
+    // not one it runs: protecting it refused every edit there (found by an attack, h112); but a
+    // folder the program is run in (`cd tools/ && ./run.sh`, `make -C build/`) holds what it runs (h114)
+    if (word.endsWith('/') && !RUN_IN.has(after)) continue;
+    if (word.startsWith('-') || word.includes('://') || !(isAbsolute(word) || word.startsWith('~/') || word.includes('/'))) continue;
+    out.add(word);
+  }
+}
+
+/**
+ * The path words of {@link gitConfigProgramPaths} as the config writes them (`tools/x.sh`,
+ * `~/bin/y`), not resolved: the value read as the shell reads it (git runs it with `sh -c` when it
+ * holds shell syntax), split at metacharacters, with what `$(…)` and backticks run. A word that
+ * holds an expansion that cannot be told and a slash is `.`, the repository's top (protected
+ * whole); `"$(git rev-parse --show-toplevel)"` (and `$(pwd)`, `$PWD`) is the top itself, where git
+ * runs an alias.
+ */
 export function gitConfigProgramWords(entries: readonly GitConfigEntry[]): string[] {
   const out = new Set<string>();
   for (const e of entries) {
@@ -226,18 +437,7 @@ export function gitConfigProgramWords(entries: readonly GitConfigEntry[]): strin
     } else if (value.startsWith('!')) value = value.slice(1).trim();
     // every word that is a path, not only the first: `python3 tools/strip.py` runs the script
     // as much as `tools/strip.py` would (found by an attack, h108)
-    let previous = '';
-    for (const m of value.matchAll(/"([^"]+)"|'([^']+)'|(\S+)/g)) {
-      const word = m[1] ?? m[2] ?? m[3]!;
-      const after = previous;
-      previous = word;
-      // a word ending in a slash names a folder the program works on (`!prettier --write src/`),
-      // not one it runs: protecting it refused every edit there (found by an attack, h112); but a
-      // folder the program is run in (`cd tools/ && ./run.sh`, `make -C build/`) holds what it runs (h114)
-      if (word.endsWith('/') && !RUN_IN.has(after)) continue;
-      if (word.startsWith('-') || word.includes('://') || !(isAbsolute(word) || word.startsWith('~/') || word.includes('/'))) continue;
-      out.add(word);
-    }
+    programWords(value, out, 0);
   }
   return [...out];
 }

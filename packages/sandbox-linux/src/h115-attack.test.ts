@@ -570,7 +570,7 @@ describe('h115: ordinary git work (false denials)', { timeout: 120_000 }, () => 
    * `assigned` set; `expand_path`/`$(pwd)` substitutions are unclear), with landing-extras.ts
    * envrcRules protecting the folder whole.
    */
-  it.fails.each([
+  it.each([
     ['F3', 'export VIRTUAL_ENV=$PWD/.venv\nPATH_add "$VIRTUAL_ENV/bin"\n'],
     ['F4', 'export KUBECONFIG="$(expand_path .kube/config)"\n'],
     ['F5', 'ROOT=$(pwd)\nexport PATH="$ROOT/bin:$PATH"\n'],
@@ -603,7 +603,7 @@ describe('h115: what an .envrc runs other than by direnv\'s stdlib', { timeout: 
     ['E4', 'export FOO="$(tools/env.sh)"'],
     ['E5', 'source_env_if_exists .envrc.local; tools/env.sh'],
   ] as const;
-  it.fails.each(cases)('%s. the workspace .envrc runs `%s` (tools/env.sh missing): the command\'s tools/env.sh does not land, and sourcing the .envrc runs none', async (id, line) => {
+  it.each(cases)('%s. the workspace .envrc runs `%s` (tools/env.sh missing): the command\'s tools/env.sh does not land, and sourcing the .envrc runs none', async (id, line) => {
     const s = scene();
     const mark = join(s.root, `pwned-${id}`);
     writeFileSync(join(s.ws, '.envrc'), `${line}\n`);
@@ -617,7 +617,7 @@ describe('h115: what an .envrc runs other than by direnv\'s stdlib', { timeout: 
     expect(existsSync(mark)).toBe(false);
     expect(existsSync(join(s.ws, 'tools', 'env.sh'))).toBe(false);
   });
-  it.fails('E6. the workspace .envrc runs `./tools/env.sh`, which the host has: the command\'s edit of it does not land', async () => {
+  it('E6. the workspace .envrc runs `./tools/env.sh`, which the host has: the command\'s edit of it does not land', async () => {
     const s = scene();
     const mark = join(s.root, 'pwned-E6');
     mkdirSync(join(s.ws, 'tools'));
@@ -665,7 +665,7 @@ describe('h115: what an .envrc runs other than by direnv\'s stdlib', { timeout: 
     console.log(`h115 E8: landed=${existsSync(join(s.ws, 'more.sh'))} sourcing the .envrc ran it=${existsSync(mark)}`);
     expect(existsSync(join(s.ws, 'more.sh'))).toBe(false);
   });
-  it.fails('E9. the workspace .envrc has a comment line ending in a backslash, then `source_env lib.sh` (missing): the command\'s lib.sh does not land', async () => {
+  it('E9. the workspace .envrc has a comment line ending in a backslash, then `source_env lib.sh` (missing): the command\'s lib.sh does not land', async () => {
     const s = scene();
     const mark = join(s.root, 'pwned-E9');
     writeFileSync(join(s.ws, '.envrc'), '# load the local settings \\\nsource_env lib.sh\n');
@@ -694,7 +694,7 @@ describe('h115: a git alias\'s program glued to shell syntax', { timeout: 120_00
     ['G2', '!tools/st.sh>/dev/null'],
     ['G3', '!"$(git rev-parse --show-toplevel)"/tools/st.sh'],
   ] as const;
-  it.fails.each(cases)('%s. alias.st is `%s` (tools/st.sh missing): the command\'s program does not land, and the host\'s `git st` runs none', async (id, alias) => {
+  it.each(cases)('%s. alias.st is `%s` (tools/st.sh missing): the command\'s program does not land, and the host\'s `git st` runs none', async (id, alias) => {
     const s = scene();
     const mark = join(s.root, `pwned-${id}`);
     execFileSync('git', ['config', 'alias.st', alias], { cwd: s.ws, env: gitEnv(s.home) });
@@ -738,7 +738,7 @@ describe('h115: git config syntax around core.hooksPath (a nested repository)', 
    * hooksPath line is read as part of the comment and sub/hk is no landing: the command's hook
    * lands and the host's next commit there runs it.
    */
-  it.fails('V3. sub/.git/config ends with a comment line ending in a backslash, then hooksPath = hk: the command\'s sub/hk/pre-commit does not land, and the host\'s next commit there runs none', async () => {
+  it('V3. sub/.git/config ends with a comment line ending in a backslash, then hooksPath = hk: the command\'s sub/hk/pre-commit does not land, and the host\'s next commit there runs none', async () => {
     const s = scene();
     const mark = join(s.root, 'pwned-V3');
     execFileSync('git', ['init', '-q', 'sub'], { cwd: s.ws, env: gitEnv(s.home) });
