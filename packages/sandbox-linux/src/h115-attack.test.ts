@@ -394,6 +394,9 @@ describe('h115: a daemon killed while it builds a new folder entry by entry (lay
    * is back above it (upper-commit.ts entry/walkAll, chmodFromAbove). A daemon killed meanwhile
    * leaves pub/ and pub/a at 0700 where the command made them 0755, and the next start does not put
    * it right (its journal names temps only: commit-journal.ts): the group and others lose access.
+   * Fixed (h117): a mode that keeps the folder the owner's to fill and nobody else's to write in
+   * (0755, 0750, 0700) is set when it is made (upper-commit.ts earlyMode); a wider or narrower one
+   * (0775, 0555) is still set on the way back up, so a kill leaves it 0700. Failed before (700), passes after.
    */
   it('K2. a new folder pub/ (mode 755) with many files, the commit cut off: pub/ is absent or has the mode the command gave it', async () => {
     const s = scene();

@@ -122,6 +122,15 @@ function chmodFromAbove(parentFd: number, name: Buffer, id: DirId, mode: number)
   }
 }
 
+/**
+ * Whether a new folder's mode can be set when it is made, before its entries go in: the owner (the
+ * daemon, or the command's user for a root daemon, which writes anyway) can fill it, and nobody
+ * else may write in it meanwhile (no group or other write bit, nor setgid, sticky or setuid: a
+ * setgid folder would hand its group to the entries made in it before). Others are made 0700 and
+ * given their mode once the walk is back above them (chmodFromAbove).
+ */
+const earlyMode = (mode: number): boolean => (mode & 0o700) === 0o700 && (mode & 0o7022) === 0;
+
 const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 const DOT_GIT = Buffer.from('.git');
@@ -650,7 +659,9 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
           if (code !== 'EXDEV') throw e;
         }
       }
-      // writable by the daemon while its entries go in; its own mode once they are in (walkAll)
+      // writable by the daemon while its entries go in; its own mode once they are in (walkAll), or
+      // at once where that keeps it so and lets nobody else write there (below)
+      const mode = keptMode(path, st.mode & 0o7777);
       try {
         mkdirSync(atFd(hostFd, name), { mode: 0o700 });
       } catch (e) {
@@ -663,12 +674,16 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       try {
         if (h === undefined || u === undefined) throw new Error('the directory vanished while it was committed');
         if (uid === 0) fchownSync(h, st.uid, st.gid);
+        // a mode that keeps it the owner's to fill and nobody else's to write in (0755, 0750, 0700)
+        // is set now: a daemon killed before the walk came back above it left it 0700, its group
+        // and others shut out, and the next start did not put it right (found by an attack, h115 K2)
+        if (earlyMode(mode)) fchmodSync(h, mode);
       } catch (e) {
         if (u !== undefined) closeSync(u);
         if (h !== undefined) closeSync(h);
         throw e;
       }
-      return { u, h, fresh: true, mode: keptMode(path, st.mode & 0o7777) };
+      return { u, h, fresh: true, mode: earlyMode(mode) ? undefined : mode };
     }
     if (!st.isFile() && !st.isSymbolicLink() && !st.isFIFO()) {
       // a socket or a device: nothing that outlives the command
