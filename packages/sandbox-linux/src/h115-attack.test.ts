@@ -67,6 +67,57 @@ describe('h115: a daemon killed mid-commit of a moved folder', { timeout: 300_00
   });
 
   /*
+   * K1b (h117): the same with the layers on another file system (/dev/shm): src2 is copied entry by
+   * entry, and the kill lands mid-copy (50 files of src2 on the host): src is whole still.
+   */
+  it('K1b. `mv src src2`, layers on another file system, the daemon killed mid-copy of src2: every file is under src or src2 after the next start', async () => {
+    const N = 3000;
+    const s = scene();
+    mkdirSync(join(s.ws, 'src', 'many'));
+    for (let i = 0; i < N; i++) writeFileSync(join(s.ws, 'src', 'many', `${i}.txt`), `file ${i}\n`);
+    const tmpDir = mkdtempSync('/dev/shm/aalis-h117-');
+    dirs.push(tmpDir);
+    const child = execa(process.execPath, ['--import', 'tsx', killChild, JSON.stringify(s), tmpDir, 'mv src src2'], { cwd: join(import.meta.dirname, '..'), reject: false });
+    let ended = false;
+    void child.then(() => (ended = true));
+    const end = Date.now() + 120_000;
+    while (count(join(s.ws, 'src', 'many')) === N && count(join(s.ws, 'src2', 'many')) < 50 && !ended && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
+    child.kill('SIGKILL');
+    const { stdout } = await child;
+    const next = createLinuxSandbox({ tmpDir, hostModel: 'overlay' });
+    const r = await next.run(req(s, ['true'], { policy: workspacePolicy(s) }));
+    await next.close();
+    const names = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
+    const kept = new Set([...names(join(s.ws, 'src', 'many')), ...names(join(s.ws, 'src2', 'many'))]);
+    console.log(`h117 K1b: finished=${stdout.includes('committed')} src/many=${count(join(s.ws, 'src', 'many'))} src2/many=${count(join(s.ws, 'src2', 'many'))} next stderr=${JSON.stringify(r.stderr.slice(0, 400))}`);
+    expect(kept.size).toBe(N);
+  });
+
+  /*
+   * K1c (h117): the kill timed by src losing files (the removals, the second pass now): src2 is
+   * whole on the host by then.
+   */
+  it('K1c. `mv src src2`, the daemon killed while the host\'s src is being removed: src2 is whole after the next start', async () => {
+    const N = 3000;
+    const s = scene();
+    mkdirSync(join(s.ws, 'src', 'many'));
+    for (let i = 0; i < N; i++) writeFileSync(join(s.ws, 'src', 'many', `${i}.txt`), `file ${i}\n`);
+    const tmpDir = mkdtempSync(join(s.root, 'layers-'));
+    const child = execa(process.execPath, ['--import', 'tsx', killChild, JSON.stringify(s), tmpDir, 'mv src src2'], { cwd: join(import.meta.dirname, '..'), reject: false });
+    let ended = false;
+    void child.then(() => (ended = true));
+    const end = Date.now() + 120_000;
+    while (count(join(s.ws, 'src', 'many')) === N && !ended && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
+    child.kill('SIGKILL');
+    const { stdout } = await child;
+    const next = createLinuxSandbox({ tmpDir, hostModel: 'overlay' });
+    const r = await next.run(req(s, ['true'], { policy: workspacePolicy(s) }));
+    await next.close();
+    console.log(`h117 K1c: finished=${stdout.includes('committed')} src/many=${count(join(s.ws, 'src', 'many'))} src2/many=${count(join(s.ws, 'src2', 'many'))} next stderr=${JSON.stringify(r.stderr.slice(0, 400))}`);
+    expect(count(join(s.ws, 'src2', 'many'))).toBe(N);
+  });
+
+  /*
    * K3 (h115, holds): `git stash` of edits, the daemon killed mid-commit. The edits are either still
    * in the files or in a stash on the host: in 6 runs (kills 0-60 ms after the first trace) the
    * stash (.git/refs/stash, its objects) was on the host before any file was reverted (the .git
