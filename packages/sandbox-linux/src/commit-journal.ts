@@ -73,7 +73,9 @@ export function recordAside(upper: string, hostDirFd: number, name: string, orig
 /**
  * For a dead daemon's layer folder: whether a commit had begun (then part of it may be on the host)
  * and the stray temps removed. A temp's directory is entered only if it is still the real path it
- * was (no symlink swapped in since), and only the exact recorded name is removed.
+ * was (no symlink swapped in since), and only the exact recorded name is removed. A replaced host
+ * entry kept aside ({@link recordAside}) is put back where its name is free, else left and named
+ * in `left`: never removed here, as the command's entry that took its place may be partial.
  */
 export function recoverCommit(layersDir: string): { state: CommitState; removed: number; left: string[] } {
   const state: CommitState = existsSync(join(layersDir, COMMITTED)) ? 'done' : existsSync(join(layersDir, COMMITTING)) ? 'partial' : 'none';
