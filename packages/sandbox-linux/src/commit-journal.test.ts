@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beginCommit, recordAside, recoverCommit } from './commit-journal.js';
 import { makeScene, req, type Scene, workspacePolicy } from './scene.testing.js';
 import { createLinuxSandbox } from './service.js';
 
@@ -55,5 +56,56 @@ describe('a daemon killed mid-commit', { timeout: 180_000 }, () => {
     expect(r.stderr).toContain('partially committed');
     expect(r.stderr).not.toContain('could not remove');
     expect(r.stderr).not.toContain('never judged');
+  });
+});
+
+/*
+ * Removals come last (upper-commit.ts runLater): a host entry the command replaced by one of
+ * another type is kept beside it under a journalled `.aalis-replaced-*` name until its second pass.
+ */
+describe('a host entry replaced by one of another type', { timeout: 120_000 }, () => {
+  it('a file replaced by a folder, a folder by a file: each in place after the run, nothing left beside', async () => {
+    writeFileSync(join(s.ws, 'f'), 'old\n');
+    mkdirSync(join(s.ws, 'd'));
+    writeFileSync(join(s.ws, 'd', 'x'), 'old\n');
+    const sb = createLinuxSandbox({ hostModel: 'overlay' });
+    try {
+      const r = await sb.run(req(s, ['sh', '-c', 'rm f && mkdir f && echo new > f/y && rm -rf d && echo new > d'], { policy: workspacePolicy(s) }));
+      expect(r.exitCode, r.stderr).toBe(0);
+    } finally {
+      await sb.close();
+    }
+    expect(readFileSync(join(s.ws, 'f', 'y'), 'utf8')).toBe('new\n');
+    expect(readFileSync(join(s.ws, 'd'), 'utf8')).toBe('new\n');
+    expect(readdirSync(s.ws).filter((n) => n.startsWith('.aalis-'))).toEqual([]);
+  });
+
+  it('cut off before its second pass: the next start puts it back where its name is free, else leaves it and says where', () => {
+    const root = mkdtempSync(join(s.root, 'aside-'));
+    const layers = join(root, 'overlay');
+    mkdirSync(join(layers, '1', 'upper'), { recursive: true });
+    const host = join(root, 'host');
+    mkdirSync(host);
+    beginCommit(layers);
+    const fd = openSync(host, 'r');
+    try {
+      recordAside(join(layers, '1', 'upper'), fd, '.aalis-replaced-aaaaaaaaaaaa', Buffer.from('free'));
+      recordAside(join(layers, '1', 'upper'), fd, '.aalis-replaced-bbbbbbbbbbbb', Buffer.from('taken'));
+      recordAside(join(layers, '1', 'upper'), fd, '.aalis-replaced-cccccccccccc', Buffer.from('gone'));
+    } finally {
+      closeSync(fd);
+    }
+    mkdirSync(join(host, '.aalis-replaced-aaaaaaaaaaaa'));
+    writeFileSync(join(host, '.aalis-replaced-aaaaaaaaaaaa', 'x'), 'old\n');
+    writeFileSync(join(host, '.aalis-replaced-bbbbbbbbbbbb'), 'old\n');
+    mkdirSync(join(host, 'taken')); // the command's folder had landed
+    const r = recoverCommit(layers);
+    expect(r.state).toBe('partial');
+    expect(readFileSync(join(host, 'free', 'x'), 'utf8')).toBe('old\n');
+    expect(lstatSync(join(host, 'taken')).isDirectory()).toBe(true);
+    expect(readFileSync(join(host, '.aalis-replaced-bbbbbbbbbbbb'), 'utf8')).toBe('old\n');
+    expect(r.left).toHaveLength(1);
+    expect(r.left[0]).toContain('taken');
+    expect(existsSync(join(host, 'gone'))).toBe(false);
   });
 });

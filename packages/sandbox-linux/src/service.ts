@@ -316,7 +316,7 @@ export class LinuxSandbox implements SandboxService {
     this.tmp = options.tmpDir ?? tmpdir();
     this.undoneDir = options.undoneDir ?? defaultUndoneDir();
     this.kept = new KeptWritesStore(options.keptWritesMs ?? DEFAULT_KEPT_WRITES_MS);
-    sweepStaleRunDirs(this.tmp, (d, partial, left) => this.unjudged.push(partial ? `${d}: partially committed${left.length > 0 ? ` (temp files it could not remove: ${left.join(', ')})` : ''}, cut off midway` : d));
+    sweepStaleRunDirs(this.tmp, (d, partial, left) => this.unjudged.push(partial ? `${d}: partially committed${left.length > 0 ? ` (left on the host: ${left.join(', ')})` : ''}, cut off midway` : d));
     try {
       sweepStalePidCgroups(choosePidLimit(this.pidLimit));
     } catch {
@@ -629,7 +629,7 @@ export class LinuxSandbox implements SandboxService {
     // the launcher's python starts while the scan runs (a one-shot `aalis exec` pays it once either way)
     this.launcherFor(tools)?.warm(tools.rootMap?.range);
     if (Date.now() - this.sweptAt > SWEEP_INTERVAL_MS) {
-      sweepStaleRunDirs(this.tmp, (d, partial, left) => this.unjudged.push(partial ? `${d}: partially committed${left.length > 0 ? ` (temp files it could not remove: ${left.join(', ')})` : ''}, cut off midway` : d));
+      sweepStaleRunDirs(this.tmp, (d, partial, left) => this.unjudged.push(partial ? `${d}: partially committed${left.length > 0 ? ` (left on the host: ${left.join(', ')})` : ''}, cut off midway` : d));
       this.sweptAt = Date.now();
     }
     // A socket of another program (a container shim, say) can vanish between the scan and the
@@ -822,7 +822,7 @@ export class LinuxSandbox implements SandboxService {
     if (translation.tmp.kind === 'private') notes += `aalis: /tmp in the sandbox was private and is gone with the command (${translation.tmp.reason})${policy.tmp === undefined ? '' : `; files under TMPDIR (${policy.tmp}) are kept`}\n`;
     if (this.unjudged.length > 0) {
       const partial = this.unjudged.filter((d) => d.endsWith('cut off midway'));
-      if (partial.length > 0) notes += `aalis: a daemon that died while committing a run's writes left them partially committed (what was committed stays on the host, the rest was discarded; its temp files were removed, save those named): ${partial.join(', ')}\n`;
+      if (partial.length > 0) notes += `aalis: a daemon that died while committing a run's writes left them partially committed (what was committed stays on the host, the rest was discarded; removals come last, so what the command deleted or moved may still be there too; its temp files were removed, save those named): ${partial.join(', ')}\n`;
       const never = this.unjudged.filter((d) => !d.endsWith('cut off midway'));
       if (never.length > 0) notes += `aalis: a daemon that died during a run left writes never judged; they were discarded, not committed (${never.join(', ')})\n`;
       this.unjudged = [];

@@ -6,7 +6,7 @@ import { decodeName, encodePath, GIT_DIR_MARK_NAMES, shownBytes, takenForGitDir 
 import { copyAt, copySparse } from './copy-tree.js';
 import { atFd, openDir } from './host-walk.js';
 import { type OverlayXattrs, readOverlayXattrs, renameKeepsNoXattr } from './overlay-xattrs.js';
-import { recordTemp } from './commit-journal.js';
+import { recordAside, recordTemp } from './commit-journal.js';
 import { basename, dirname, join } from 'node:path';
 import { CommitConflict, changedSince, conflictNote, dirChangedSince, type HostSide, mountAtOrUnder, readMountinfo, type Since, sameAsHost, treeChangedSince } from './commit-conflicts.js';
 import { PROBE_CHILD, policyEvaluatorOf } from './policy-evaluator.js';
@@ -71,6 +71,34 @@ interface Frame {
   readonly name?: Buffer;
   /** The host directory changed during the run (its ctime, read before the commit touched it). */
   readonly hostChanged: boolean;
+  /** The host directory: how the second pass reaches it again, and what it must be then. */
+  readonly at: HostAt;
+  /** How many removals were put off when the walk entered it: more at its end, and its mode is set after them. */
+  readonly laterFrom: number;
+}
+
+/** A host directory the walk entered: its name in its parent (none for the root) and its identity. */
+interface HostAt {
+  readonly up?: HostAt;
+  readonly name?: Buffer;
+  readonly id: DirId;
+}
+
+/**
+ * A step of the commit's second pass, run once every addition of the first has landed: a removal
+ * of a host entry the command deleted (`remove`), of a host entry the command replaced, kept under
+ * a journalled name beside its own meanwhile (`aside`), or a folder's mode set after removals in it
+ * (`mode`). In `at`, reached again from the root and checked to be the directory the walk was in.
+ */
+interface Later {
+  readonly kind: 'remove' | 'aside' | 'mode';
+  readonly at: HostAt;
+  readonly name: Buffer;
+  readonly path: string;
+  readonly id?: DirId;
+  readonly mode?: number;
+  /** `aside`: the name it was renamed from. */
+  readonly orig?: Buffer;
 }
 
 /** `O_PATH` (Linux): a descriptor that names an inode without opening it, so needs no permission on it. */
@@ -93,6 +121,15 @@ function chmodFromAbove(parentFd: number, name: Buffer, id: DirId, mode: number)
     closeSync(fd);
   }
 }
+
+/**
+ * Whether a new folder's mode can be set when it is made, before its entries go in: the owner (the
+ * daemon, or the command's user for a root daemon, which writes anyway) can fill it, and nobody
+ * else may write in it meanwhile (no group or other write bit, nor setgid, sticky or setuid: a
+ * setgid folder would hand its group to the entries made in it before). Others are made 0700 and
+ * given their mode once the walk is back above them (chmodFromAbove).
+ */
+const earlyMode = (mode: number): boolean => (mode & 0o700) === 0o700 && (mode & 0o7022) === 0;
 
 const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
@@ -331,10 +368,24 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   };
 
   /**
+   * The steps put off to the commit's second pass ({@link runLater}), in walk order, and the host
+   * directory the walk is in (set by walkAll before each entry). A removal comes only once every
+   * addition of the commit has landed: a daemon killed midway leaves a duplicate at worst, never
+   * a loss. Before, `mv src src2` (a copy and a whiteout across the overlay) had the host's src
+   * removed first where readdir listed it first, a kill before src2 landed lost the files, and the
+   * next start discarded the rest of the layer (found by an attack, h115 K1).
+   */
+  const later: Later[] = [];
+  let here: HostAt | undefined;
+
+  /**
    * Removes a host entry the command replaced or deleted; a conflict when the host changed it
    * since the start. `replacedBy`: what of the command's takes its place (kept aside then, as a
    * conflicting file is: before, a folder of the command's written where the host had made a file
-   * meanwhile was lost whole, unkept).
+   * meanwhile was lost whole, unkept). A replaced entry is renamed to a journalled name beside it
+   * (`.aalis-replaced-*`, commit-journal.ts) for the command's to take its place, and removed in
+   * the second pass; a deleted one is removed there (only: {@link runLater} calls it without
+   * `replacedBy`).
    */
   let mounts: Buffer | undefined;
   const removeHost = (hostFd: number, name: Buffer, path: string, replacedBy?: { readonly upperFd: number; readonly st: Stats }): boolean => {
@@ -351,7 +402,12 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       refused.push(path);
       return false;
     }
-    removeAt(hostFd, name);
+    if (replacedBy !== undefined) {
+      const aside = Buffer.from(`.aalis-replaced-${randomBytes(6).toString('hex')}`);
+      recordAside(overlay.upper, hostFd, aside.toString(), name); // before the rename: a kill leaves it named, and the next start puts it back or says it
+      renameSync(atFd(hostFd, name), atFd(hostFd, aside));
+      later.push({ kind: 'aside', at: here!, name: aside, path, orig: name });
+    } else removeAt(hostFd, name);
     committed.push(path);
     return true;
   };
@@ -441,7 +497,8 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
    * Enters one upper directory against its host directory (`fresh`: made by this commit, so it held
    * nothing before): its names, and for a directory replaced whole the host entries it lacks removed.
    */
-  const enter = (upperFd: number, hostFd: number, path: string, rel: string, fresh: boolean, mode: number | undefined, up: { u: DirId; h: DirId }, underReplaced: boolean): Frame => {
+  const enter = (upperFd: number, hostFd: number, path: string, rel: string, fresh: boolean, mode: number | undefined, up: { u: DirId; h: DirId }, underReplaced: boolean, at: HostAt): Frame => {
+    const laterFrom = later.length;
     const names = list(upperFd);
     const hostChanged = !fresh && since !== undefined && dirChangedSince(hostFd, since);
     // A directory made under one replaced whole is replaced whole too, though the kernel marks only
@@ -449,11 +506,12 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     // build/out` left the host's old build/out/* in place before; found by an attack).
     const replaced = underReplaced || (!fresh && rel !== '' && isOpaque(rel, upperFd));
     if (replaced && !fresh) {
-      // replaced whole in the sandbox: what the host has and the upper layer lacks was removed
+      // replaced whole in the sandbox: what the host has and the upper layer lacks was removed (in
+      // the second pass: listed now, before any entry of the command's lands here)
       const inUpper = new Set(names.map((n) => n.toString('latin1')));
-      for (const n of list(hostFd)) if (!inUpper.has(n.toString('latin1')) && scope(child(path, n)) !== 'out') settle(child(path, n), () => removeHost(hostFd, n, child(path, n)));
+      for (const n of list(hostFd)) if (!inUpper.has(n.toString('latin1')) && scope(child(path, n)) !== 'out') later.push({ kind: 'remove', at, name: n, path: child(path, n) });
     }
-    return { path, rel, names, i: 0, mode, up, replaced, hostChanged };
+    return { path, rel, names, i: 0, mode, up, replaced, hostChanged, at, laterFrom };
   };
 
   /**
@@ -465,7 +523,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     let u = upperRoot;
     let h = hostRoot;
     try {
-      const frames: Frame[] = [enter(u, h, overlay.root, '', false, undefined, { u: idOf(u), h: idOf(h) }, false)];
+      const frames: Frame[] = [enter(u, h, overlay.root, '', false, undefined, { u: idOf(u), h: idOf(h) }, false, { id: idOf(h) })];
       while (frames.length > 0) {
         const top = frames.at(-1)!;
         if (top.i === top.names.length) {
@@ -481,16 +539,21 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
             notes.push(`aalis: ${at} moved on the host during the commit (${(e as Error).message}): what the command wrote after ${top.path} was not committed\n`);
             break;
           }
-          // writable by the daemon while its entries went in; its own mode once they are in
-          if (top.mode !== undefined && top.name !== undefined) settle(top.path, () => chmodFromAbove(h, top.name!, id, top.mode!));
+          // writable by the daemon while its entries went in; its own mode once they are in, and
+          // after the removals in it where the walk put some off (the second pass)
+          if (top.mode !== undefined && top.name !== undefined) {
+            if (later.length > top.laterFrom) later.push({ kind: 'mode', at: frames.at(-1)!.at, name: top.name, path: top.path, id, mode: top.mode });
+            else settle(top.path, () => chmodFromAbove(h, top.name!, id, top.mode!));
+          }
           continue;
         }
         const name = top.names[top.i++]!;
         const p = child(top.path, name);
         const r = top.rel === '' ? decodeName(name) : `${top.rel}/${decodeName(name)}`;
+        here = top.at;
         const down = settle(p, () => entry(u, h, name, p, r, top.hostChanged));
         if (down === undefined) continue;
-        const frame = settle(p, () => ({ ...enter(down.u, down.h, p, r, down.fresh, down.mode, { u: idOf(u), h: idOf(h) }, top.replaced), name }));
+        const frame = settle(p, () => ({ ...enter(down.u, down.h, p, r, down.fresh, down.mode, { u: idOf(u), h: idOf(h) }, top.replaced, { up: top.at, name, id: idOf(down.h) }), name }));
         if (frame === undefined) {
           closeSync(down.u);
           closeSync(down.h);
@@ -533,7 +596,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     const st = lstatSync(atFd(upperFd, name));
     const host = lstatAt(hostFd, name);
     if (isWhiteout(st)) {
-      if (host) removeHost(hostFd, name, path);
+      if (host) later.push({ kind: 'remove', at: here!, name, path }); // once every addition has landed (the second pass)
       return;
     }
     if (st.isDirectory()) {
@@ -596,7 +659,9 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
           if (code !== 'EXDEV') throw e;
         }
       }
-      // writable by the daemon while its entries go in; its own mode once they are in (walkAll)
+      // writable by the daemon while its entries go in; its own mode once they are in (walkAll), or
+      // at once where that keeps it so and lets nobody else write there (below)
+      const mode = keptMode(path, st.mode & 0o7777);
       try {
         mkdirSync(atFd(hostFd, name), { mode: 0o700 });
       } catch (e) {
@@ -609,12 +674,16 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       try {
         if (h === undefined || u === undefined) throw new Error('the directory vanished while it was committed');
         if (uid === 0) fchownSync(h, st.uid, st.gid);
+        // a mode that keeps it the owner's to fill and nobody else's to write in (0755, 0750, 0700)
+        // is set now: a daemon killed before the walk came back above it left it 0700, its group
+        // and others shut out, and the next start did not put it right (found by an attack, h115 K2)
+        if (earlyMode(mode)) fchmodSync(h, mode);
       } catch (e) {
         if (u !== undefined) closeSync(u);
         if (h !== undefined) closeSync(h);
         throw e;
       }
-      return { u, h, fresh: true, mode: keptMode(path, st.mode & 0o7777) };
+      return { u, h, fresh: true, mode: earlyMode(mode) ? undefined : mode };
     }
     if (!st.isFile() && !st.isSymbolicLink() && !st.isFIFO()) {
       // a socket or a device: nothing that outlives the command
@@ -653,6 +722,79 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     committed.push(path);
   };
 
+  /** The host directory `at` opened again from the root by descriptors, checked to be the one the walk was in. */
+  const reach = (at: HostAt): number => {
+    const names: Buffer[] = [];
+    for (let a: HostAt | undefined = at; a?.name !== undefined; a = a.up) names.push(a.name);
+    let fd = openDir(encodePath(overlay.root));
+    try {
+      for (const n of names.reverse()) {
+        if (fd === undefined) break;
+        const next = openDir(atFd(fd, n));
+        closeSync(fd);
+        fd = next;
+      }
+    } catch (e) {
+      if (fd !== undefined) closeSync(fd);
+      throw e;
+    }
+    if (fd === undefined) throw new Error('its folder is gone from the host');
+    const now = idOf(fd);
+    if (now.dev !== at.id.dev || now.ino !== at.id.ino) {
+      closeSync(fd);
+      throw new Error('its folder moved on the host during the commit');
+    }
+    return fd;
+  };
+
+  /**
+   * The second pass: the steps the walk put off ({@link later}), in its order, each in the host
+   * directory it was met in. A removal is judged as it was before (removeHost: a host change since
+   * the start is a conflict); a replaced entry kept aside goes; a folder's mode is set after them.
+   */
+  const runLater = (): void => {
+    let fd: number | undefined;
+    let fdAt: HostAt | undefined;
+    let unreached: Error | undefined;
+    try {
+      for (const step of later) {
+        if (step.at !== fdAt) {
+          if (fd !== undefined) closeSync(fd);
+          fd = undefined;
+          unreached = undefined;
+          fdAt = step.at;
+          try {
+            fd = reach(step.at);
+          } catch (e) {
+            unreached = e as Error;
+          }
+        }
+        const at = fd;
+        if (step.kind === 'aside') {
+          // the command's entry is in its place: the host's old one goes; where it did not land
+          // (a failure, a conflict) the host's is put back; or it stays beside it, said
+          try {
+            if (at === undefined) throw unreached!;
+            if (lstatAt(at, step.orig!) === undefined) {
+              renameSync(atFd(at, step.name), atFd(at, step.orig!));
+              notes.push(`aalis: ${step.path}: the command's entry did not take its place, so the host's was put back\n`);
+            } else removeAt(at, step.name);
+          } catch (e) {
+            notes.push(`aalis: ${step.path}: the host's entry the command replaced was kept beside it as ${shownBytes(step.name)}: ${(e as Error).message}\n`);
+          }
+          continue;
+        }
+        settle(step.path, () => {
+          if (at === undefined) throw unreached!;
+          if (step.kind === 'mode') chmodFromAbove(at, step.name, step.id!, step.mode!);
+          else if (lstatAt(at, step.name) !== undefined) removeHost(at, step.name, step.path);
+        });
+      }
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  };
+
   const hostRoot = openDir(encodePath(overlay.root));
   if (hostRoot === undefined) throw new Error(`the writable root ${overlay.root} is no longer a directory`);
   // reached by its own path: a folder above it swapped for a symlink meanwhile (a host program's
@@ -669,6 +811,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   }
   if (upperRoot === undefined) throw new Error(`the run's upper layer ${overlay.upper} is gone`);
   walkAll(upperRoot, hostRoot);
+  runLater();
   if (untold > 0 && xattrs !== undefined && !xattrs.ok) {
     notes.push(`aalis: ${untold} new entries in folders the host changed during the run could not be told apart from copies of entries the host removed meanwhile (${xattrs.reason}): they were committed, and may put back what the host removed\n`);
   }
