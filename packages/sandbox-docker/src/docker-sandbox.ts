@@ -1,5 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
-import { AalisError, removeTreeSync } from '@aalis/core';
+import { closeSync } from 'node:fs';
+import { AalisError, openDirNoFollow, removeTreeAt, removeTreeSync } from '@aalis/core';
 import { constants } from 'node:os';
 import {
   PLAN_RUN_DIR,
@@ -22,6 +23,7 @@ import { probeEngine } from './probe-engine.js';
 import { dropCachedProbe, loadCachedProbe, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
 import { type AttachOutcome, type AttachRequest, attachClient, removedOrGone } from './attach-client.js';
 import { MountPolicyError } from './mount-policy-error.js';
+import { openUpOwnTree } from './own-dirs.js';
 import { type ContainerIdentity, type ContainerProfile, type ResolvedProfile, resolveProfile } from './profile.js';
 import { isWithin } from './rule-match.js';
 import { ownerLabels, PROCESS_RUN } from './owner.js';
@@ -45,13 +47,44 @@ export async function removeAll(denied: readonly DeniedWrite[]): Promise<string[
   const failed: string[] = [];
   for (const w of denied) {
     try {
-      removeTreeSync(w.bytes);
+      removeDenied(w.bytes);
     } catch (e) {
-      failed.push(`${w.path} (${(e as { code?: string }).code ?? (e as Error).message})`);
+      // a folder of the daemon's own the command closed to its owner (`chmod 555`), when the daemon
+      // is not root: opened again, and the removal tried once more (found by an attack, h116)
+      try {
+        if (!openUpOwnTree(w.bytes)) throw e;
+        removeDenied(w.bytes);
+      } catch (again) {
+        failed.push(`${w.path} (${(again as { code?: string }).code ?? (again as Error).message})`);
+      }
     }
   }
   return failed;
 }
+
+/**
+ * Removes one denied write: by core's removeTreeSync; one past PATH_MAX (which no path call
+ * takes) from the directory holding it, opened without following a link at its name, by
+ * descriptors below it. The walk reached it through directories, never a link, with every
+ * container that writes there held still.
+ */
+function removeDenied(bytes: Buffer): void {
+  if (bytes.length < PATH_MAX) {
+    removeTreeSync(bytes);
+    return;
+  }
+  const at = bytes.lastIndexOf(0x2f);
+  const fd = openDirNoFollow(bytes.subarray(0, at));
+  if (fd === undefined) return;
+  try {
+    removeTreeAt(fd, bytes.subarray(at + 1));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Linux's PATH_MAX: no call takes a longer path. */
+const PATH_MAX = 4096;
 
 /** The images of the three container profiles; `network` and `builder` fall back to `stdio`. */
 export interface ProfileImages {

@@ -6,6 +6,7 @@ import { GIT_DIR_MARK_NAMES, type LandingRule, landingExtraRules, shownBytes, ta
 import { walk, type WalkEntry, walkRoot } from './host-walk.js';
 import { MountPolicyError } from './mount-policy-error.js';
 import { newRepositoryVerdict } from './new-repository.js';
+import { openUpOwnDir } from './own-dirs.js';
 import { isWithin, rulesCover } from './rule-match.js';
 
 /** What a path is in the container: hidden, readable, or readable and writable. */
@@ -610,30 +611,45 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
   // the symlinks that stand where the command may write: one it made above a protected name moves that name
   const links: WalkEntry[] = [];
   const shown = (entry: WalkEntry): DeniedWrite => ({ path: entry.utf8 ? entry.path : shownBytes(entry.bytes), bytes: entry.bytes });
-  for (const root of plan.writableRoots) {
-    await walk(
-      walkRoot(root),
-      budget,
-      (entry) => {
-        if (!plan.writableAt(entry.path) && !thereBefore(plan, entry.bytes)) {
-          if (options.newRepositories === true && mayBeNewRepository(plan, entry)) newRepos.push(entry);
-          else denied.push(shown(entry));
-          return false;
-        }
-        if (isExtraCandidate(entry, !plan.writableAt(entry.path))) {
-          // one whose name is not text was not there before (the plan refused such a run): the command's, and unreadable here
-          if (!entry.utf8) {
-            denied.push(shown(entry));
-            return false;
-          }
-          candidates.push(entry.path);
-        }
-        if (isGitMark(entry.path)) marks.set(dirname(entry.path), [...(marks.get(dirname(entry.path)) ?? []), entry]);
-        if (entry.isSymbolicLink) links.push(entry);
-        return !entry.isSymbolicLink && !plan.hiddenAt(entry.path);
-      },
-      (dir) => unlisted.push(dir.utf8 ? dir.path : shownBytes(dir.bytes)),
-    );
+  const visit = (entry: WalkEntry): boolean => {
+    if (!plan.writableAt(entry.path) && !thereBefore(plan, entry.bytes)) {
+      if (options.newRepositories === true && mayBeNewRepository(plan, entry)) newRepos.push(entry);
+      else denied.push(shown(entry));
+      return false;
+    }
+    if (isExtraCandidate(entry, !plan.writableAt(entry.path))) {
+      // one whose name is not text was not there before (the plan refused such a run): the command's, and unreadable here
+      if (!entry.utf8) {
+        denied.push(shown(entry));
+        return false;
+      }
+      candidates.push(entry.path);
+    }
+    if (isGitMark(entry.path)) marks.set(dirname(entry.path), [...(marks.get(dirname(entry.path)) ?? []), entry]);
+    if (entry.isSymbolicLink) links.push(entry);
+    return !entry.isSymbolicLink && !plan.hiddenAt(entry.path);
+  };
+  const closed: WalkEntry[] = [];
+  for (const root of plan.writableRoots) await walk(walkRoot(root), budget, visit, (dir) => closed.push(dir));
+  // what could not be listed is judged all the same (found by an attack, h116: with a daemon that
+  // is not root, `chmod 111 q` kept a new q/.envrc from the check, `chmod 311 .` the whole
+  // workspace; renames of short names put a hook past PATH_MAX): a folder of the daemon's own is
+  // opened to its owner again and walked (own-dirs.ts), one past PATH_MAX is the command's (the
+  // plan refuses a run on such a tree) and removed whole; anything else is said unchecked
+  for (let dir = closed.shift(); dir !== undefined; dir = closed.shift()) {
+    const shownDir = dir.utf8 ? dir.path : shownBytes(dir.bytes);
+    if (dir.bytes.length >= PATH_MAX) {
+      denied.push(shown(dir));
+      notes.push(`aalis: ${shownDir.slice(0, 200)}…: removed: the command put it past PATH_MAX (${PATH_MAX} bytes), where nothing in it can be named to be checked\n`);
+      continue;
+    }
+    const before = openUpOwnDir(dir.bytes);
+    if (before === undefined) {
+      unlisted.push(shownDir);
+      continue;
+    }
+    notes.push(`aalis: ${shownDir}: the command had closed this folder to its owner (mode ${before.toString(8).padStart(4, '0')}); its owner's bits were given back so what is in it could be checked\n`);
+    await walk(dir, budget, visit, (inner) => closed.push(inner));
   }
   for (const entry of newRepos) {
     const verdict = await newRepositoryVerdict(entry, budget);
