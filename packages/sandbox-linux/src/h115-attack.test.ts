@@ -601,7 +601,7 @@ describe('h115: ordinary git work (false denials)', { timeout: 120_000 }, () => 
    * exited 0. At fault: the landing table's .git/worktrees and `.git` file rules (api-reach
    * GIT_LANDINGS), with no new-worktree verdict like new-repository.ts's for a new `.git`.
    */
-  it.fails('F1. `git worktree add wt` in the workspace, then a commit there: the worktree works on the host', async () => {
+  it('F1. `git worktree add wt` in the workspace, then a commit there: the worktree works on the host', async () => {
     const s = scene();
     const r = await runDaemonLike('F1', s, `${G} commit -q --allow-empty -m one && ${G} worktree add -q wt -b feat && echo x > wt/x.txt && ${G} -C wt add x.txt && ${G} -C wt commit -qm two`);
     expect(r.exitCode).toBe(0);

@@ -11,6 +11,7 @@ import { basename, dirname, join } from 'node:path';
 import { CommitConflict, changedSince, conflictNote, dirChangedSince, type HostSide, mountAtOrUnder, readMountinfo, type Since, sameAsHost, treeChangedSince } from './commit-conflicts.js';
 import { PROBE_CHILD, policyEvaluatorOf } from './policy-evaluator.js';
 import { newRepositoryVerdict } from './new-repository.js';
+import { type NewWorktrees, newWorktrees } from './new-worktree.js';
 import { isWithin } from './rule-match.js';
 import { isOpaqueAt, type OpaqueDirs, readOpaqueDirs } from './opaque-dirs.js';
 import type { OverlayRoot } from './overlay-mount.js';
@@ -180,7 +181,10 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   // a path the policy hides cannot be created or replaced from inside either (a `.env` the command wrote)
   const inNewRepo = (path: string) => newRepos.length > 0 && newRepos.some((r) => isWithin(path, r));
   const inNewBare = (path: string) => newBares.length > 0 && newBares.includes(dirname(path));
-  const writable = (path: string) => !evaluator.hidden(path) && (evaluator.writable(path) || inNewRepo(path) || (inNewBare(path) && basename(path) === 'HEAD'));
+  // new linked worktrees of the root's repository (new-worktree.ts), found before the walk: their git folders whole, their `.git` files
+  let worktrees: NewWorktrees = { gitDirs: [], dotGits: [] };
+  const inNewWorktree = (path: string) => worktrees.gitDirs.length > 0 && (worktrees.gitDirs.some((w) => isWithin(path, w)) || worktrees.dotGits.includes(path) || worktrees.container === path);
+  const writable = (path: string) => !evaluator.hidden(path) && (evaluator.writable(path) || inNewRepo(path) || inNewWorktree(path) || (inNewBare(path) && basename(path) === 'HEAD'));
   /** Admits the upper layer's `.git` folder at `path`, where the host has none, when its folder may hold new entries and its shape runs nothing; says why not otherwise. */
   const admitNewRepository = (upperFd: number, name: Buffer, path: string, bare = false): void => {
     if (!evaluator.writable(join(dirname(path), PROBE_CHILD)) || evaluator.hidden(path)) return;
@@ -199,7 +203,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
    * inert whole ({@link admitNewRepository}) lands one.
    */
   const completesDisguise = (upperFd: number, hostFd: number, name: Buffer, path: string): boolean => {
-    if (!GIT_DIR_MARKS.some((m) => m.equals(name)) || inNewRepo(path) || inNewBare(path)) return false;
+    if (!GIT_DIR_MARKS.some((m) => m.equals(name)) || inNewRepo(path) || inNewBare(path) || inNewWorktree(path)) return false;
     const present = (n: string) => {
       const m = Buffer.from(n);
       if (m.equals(name)) return true;
@@ -308,7 +312,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       (d, n, p) => {
         if (blocked || !writable(p) || mountPoints.has(p)) return 'stop';
         // HEAD, objects or refs outside an admitted repository: judged entry by entry (the bare-repository disguise, completesDisguise)
-        if (GIT_DIR_MARKS.some((m) => m.equals(n)) && !inNewRepo(p) && !inNewBare(p)) return 'stop';
+        if (GIT_DIR_MARKS.some((m) => m.equals(n)) && !inNewRepo(p) && !inNewBare(p) && !inNewWorktree(p)) return 'stop';
         const st = lstatSync(atFd(d, n));
         if (isWhiteout(st)) return 'stop';
         // one every local user could write in goes entry by entry, where its mode is judged (keptMode)
@@ -810,6 +814,14 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     if (upperRoot === undefined) closeSync(hostRoot);
   }
   if (upperRoot === undefined) throw new Error(`the run's upper layer ${overlay.upper} is gone`);
+  if (only === undefined) {
+    try {
+      worktrees = newWorktrees(upperRoot, hostRoot, overlay.root, openUpperDir, (dir) => evaluator.writable(join(dir, PROBE_CHILD)) && !evaluator.hidden(dir));
+      for (const w of worktrees.refused ?? []) notes.push(`aalis: ${w}: the new git worktree the command made was not committed (rule: landing): it holds more than git's own per-worktree state, or its commondir, gitdir or .git file do not name each other as \`git worktree add\` writes them\n`);
+    } catch (e) {
+      notes.push(`aalis: the new git worktrees the command made could not be read (${(e as Error).message}): they were judged as any other write (refused: landings)\n`);
+    }
+  }
   walkAll(upperRoot, hostRoot);
   runLater();
   if (untold > 0 && xattrs !== undefined && !xattrs.ok) {
