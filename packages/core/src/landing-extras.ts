@@ -226,6 +226,7 @@ export function envrcRules(candidates: Iterable<string>, said?: (folder: string,
     }
     for (const path of refs.paths) rules.push({ path: canonicalHostPath(path) });
     for (const pattern of refs.patterns) rules.push({ pattern });
+    for (const path of sourcedReferences(envrc, refs.paths)) rules.push({ path: canonicalHostPath(path) });
     // a pattern holds its folder as text, which for a name that is not UTF-8 may not be the walks' name: the folder whole
     if (!raw && refs.patterns.some(hasRawBytes)) {
       rules.push({ path: dirname(envrc) });
@@ -233,6 +234,45 @@ export function envrcRules(candidates: Iterable<string>, said?: (folder: string,
     }
   }
   return rules;
+}
+
+/** Files an `.envrc` names that are data, not shell: not read for what they load in turn. */
+const NOT_SHELL = /(?:^\.env(?:\..*)?|\.(?:nix|lock|json|toml|ya?ml|py|rb|js|cjs|mjs|ts))$/;
+/** How deep, and how many, files sourced from sourced files are read. */
+const SOURCED_DEPTH = 3;
+const SOURCED_FILES = 16;
+
+/**
+ * What the files an `.envrc` loads load in turn (found by an attack, h115 E8: the person's
+ * `lib.sh`, sourced by the `.envrc`, sources `more.sh`, which was missing; the command wrote it,
+ * and direnv ran it at the next `cd`). Each such file that stands on the host as a regular file
+ * and reads as shell is read as an `.envrc` is, its relative names taken both from the `.envrc`'s
+ * folder (bash's `source` keeps the directory) and from its own (direnv's `source_env` enters it);
+ * a few levels deep. What such a file names that cannot be told is not followed (its folder is the
+ * `.envrc`'s own concern: protected whole for the `.envrc` itself, not for what it sources).
+ */
+function sourcedReferences(envrc: string, first: readonly string[]): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>([envrc]);
+  let level = first;
+  for (let depth = 0; depth < SOURCED_DEPTH && level.length > 0; depth++) {
+    const next: string[] = [];
+    for (const file of level) {
+      if (seen.has(file) || seen.size > SOURCED_FILES || NOT_SHELL.test(basename(file))) continue;
+      seen.add(file);
+      const read = readRegularSync(hostPathArg(file), { maxBytes: ENVRC_MAX_BYTES, follow: true });
+      if (read.kind !== 'read') continue;
+      const text = decodeHostText(read.bytes);
+      for (const base of new Set([dirname(envrc), dirname(file)])) {
+        for (const path of envrcReferences(join(base, '.envrc'), text, homedir(), process.env).paths) {
+          out.push(path);
+          next.push(path);
+        }
+      }
+    }
+    level = next;
+  }
+  return out;
 }
 
 /** What {@link landingExtraRules} reads the host for. */

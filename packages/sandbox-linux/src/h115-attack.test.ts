@@ -707,7 +707,7 @@ describe('h115: what an .envrc runs other than by direnv\'s stdlib', { timeout: 
     console.log(`h115 E7: landed=${existsSync(join(s.ws, 'node_modules', '.bin', 'git'))} the person's git ran it=${existsSync(mark)}`);
     expect(existsSync(join(s.ws, 'node_modules', '.bin', 'git'))).toBe(false);
   });
-  it.fails('E8. the workspace .envrc sources lib.sh (there, protected), which sources more.sh (missing): the command\'s more.sh does not land', async () => {
+  it('E8. the workspace .envrc sources lib.sh (there, protected), which sources more.sh (missing): the command\'s more.sh does not land', async () => {
     const s = scene();
     const mark = join(s.root, 'pwned-E8');
     writeFileSync(join(s.ws, '.envrc'), 'source_env lib.sh\n');
