@@ -1,3 +1,4 @@
+import { escapePattern } from './pattern-escape.js';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { PYTHON_STDLIB_NAMES } from './python-stdlib-names.js';
 
@@ -19,6 +20,8 @@ export interface EnvrcReferences {
   readonly patterns: readonly string[];
   /** Arguments it could not tell (a variable, a command substitution, a glob): the caller protects the folder whole. */
   readonly unresolved: readonly string[];
+  /** Whole-path patterns no write exception may lift (the commands a person types, in a `node_modules/.bin` on PATH). */
+  readonly strictPatterns?: readonly string[];
 }
 
 /** The most of an `.envrc` read: direnv files are a few lines; a longer one is judged by what was read and said unresolved. */
@@ -487,5 +490,22 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
   };
   run(logicalText(text), false, 0);
   const outsideNodeModules = (p: string) => !/(?:^|\/)node_modules(?:\/|$)/.test(p);
-  return { paths: [...paths].filter(outsideNodeModules), patterns: [...patterns], unresolved };
+  // a program folder on PATH inside node_modules stays the installs', but not under the names the
+  // person types: a `node_modules/.bin/git` ran at their next `git` (found by an attack, h115 E7)
+  const strictPatterns = [...paths].filter((p) => !outsideNodeModules(p) && /\/\.?bin$/.test(p)).map((p) => `^${escapePattern(p)}/(?:${SHADOWED_COMMANDS.map(escapePattern).join('|')})$`);
+  return { paths: [...paths].filter(outsideNodeModules), patterns: [...patterns], unresolved, ...(strictPatterns.length > 0 ? { strictPatterns } : {}) };
 }
+
+/**
+ * The commands a person types that no package's `bin` is named after: in a program folder on PATH
+ * that installs write (`node_modules/.bin`), these names are landings (a planted `git` there runs
+ * at the person's next `git`), the others the installs'.
+ */
+export const SHADOWED_COMMANDS = [
+  'git', 'ssh', 'scp', 'sftp', 'sudo', 'su', 'doas', 'ls', 'cat', 'cp', 'mv', 'rm', 'mkdir', 'chmod', 'chown', 'ln',
+  'grep', 'sed', 'awk', 'find', 'xargs', 'sort', 'head', 'tail', 'less', 'more', 'curl', 'wget', 'make', 'cc', 'gcc',
+  'clang', 'ld', 'docker', 'podman', 'kubectl', 'helm', 'terraform', 'aws', 'gcloud', 'az', 'gh', 'bash', 'sh', 'zsh',
+  'fish', 'dash', 'env', 'python', 'python3', 'pip', 'pip3', 'ruby', 'gem', 'perl', 'go', 'cargo', 'rustc', 'java',
+  'gpg', 'gpg2', 'openssl', 'tar', 'gzip', 'unzip', 'zip', 'vi', 'vim', 'nvim', 'nano', 'emacs', 'code', 'man', 'ps',
+  'kill', 'top', 'htop', 'direnv', 'nix', 'systemctl', 'journalctl', 'apt', 'apt-get', 'brew', 'tmux', 'screen',
+] as const;

@@ -53,4 +53,13 @@ describe('envrcRules: what the sourced files load', () => {
     const paths = pathsOf(dir);
     expect(paths).not.toContain(join(dir, 'evil.sh'));
   });
+
+  it('a node_modules/.bin on PATH: the names a person types are strict landings, the installs\' names are not', () => {
+    const dir = project({ '.envrc': 'PATH_add node_modules/.bin\n' });
+    const strict = envrcRules([join(dir, '.envrc')]).flatMap((r) => ('pattern' in r && r.strict === true ? [new RegExp(r.pattern)] : []));
+    expect(strict).toHaveLength(1);
+    expect(strict[0]!.test(join(dir, 'node_modules', '.bin', 'git'))).toBe(true);
+    expect(strict[0]!.test(join(dir, 'node_modules', '.bin', 'tsc'))).toBe(false);
+    expect(strict[0]!.test(join(dir, 'node_modules', '.bin', 'git-x'))).toBe(false);
+  });
 });

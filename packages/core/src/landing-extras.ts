@@ -15,8 +15,12 @@ import { readRegularSync } from './read-regular-sync.js';
  * command's writes after it ran (the Linux sandbox's commit, the docker sandbox's sweep).
  */
 
-/** A rule these builders add: structurally api-reach's `PathRule` (a path with all under it, or a whole-path pattern). */
-export type LandingRule = { readonly path: string } | { readonly pattern: string };
+/**
+ * A rule these builders add: structurally api-reach's `PathRule` (a path with all under it, or a
+ * whole-path pattern). `strict`: one no write exception lifts (a name a person types, inside a
+ * `node_modules/.bin` on their PATH); a backend adds it to the control-plane denials.
+ */
+export type LandingRule = ({ readonly path: string } | { readonly pattern: string }) & { readonly strict?: true };
 
 /*
  * A landing that is a symlink (`.git/hooks/pre-commit -> ../../scripts/pre-commit.sh`, `~/.bashrc
@@ -226,6 +230,7 @@ export function envrcRules(candidates: Iterable<string>, said?: (folder: string,
     }
     for (const path of refs.paths) rules.push({ path: canonicalHostPath(path) });
     for (const pattern of refs.patterns) rules.push({ pattern });
+    for (const pattern of refs.strictPatterns ?? []) rules.push({ pattern, strict: true });
     for (const path of sourcedReferences(envrc, refs.paths)) rules.push({ path: canonicalHostPath(path) });
     // a pattern holds its folder as text, which for a name that is not UTF-8 may not be the walks' name: the folder whole
     if (!raw && refs.patterns.some(hasRawBytes)) {

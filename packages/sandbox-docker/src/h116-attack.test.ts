@@ -332,6 +332,17 @@ console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: 
     expect(existsSync(join(s.ws, 'unrelated.txt'))).toBe(true);
   });
 
+  // h115's E7 on this backend: a node_modules/.bin on the person's PATH (`PATH_add
+  // node_modules/.bin`) stays the installs', but not under the names the person types
+  it('E7d. PATH_add node_modules/.bin: the command\'s node_modules/.bin/git is removed, its node_modules/.bin/tsc stays', async () => {
+    const s = scene((ws) => {
+      writeFileSync(join(ws, '.envrc'), 'PATH_add node_modules/.bin\n');
+    });
+    await runAny('E7d', s, `mkdir -p node_modules/.bin && ${HOOK} > node_modules/.bin/git && echo tsc > node_modules/.bin/tsc; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'node_modules', '.bin', 'git'))).toBe(false);
+    expect(existsSync(join(s.ws, 'node_modules', '.bin', 'tsc'))).toBe(true);
+  });
+
   it('P16c. the same with the virtualenv named .venv (no read rule on its name): the activate script is removed', async () => {
     const s = scene((ws) => {
       writeFileSync(join(ws, '.envrc'), 'source .venv/bin/activate\n');

@@ -358,7 +358,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   // the policy's; with the landings only the host tells (landingExtrasOf) once the walk has found them
   let writeDenied = rulesCover(policy.writeDeny);
   const writeExcepted = rulesCover(policy.writeExceptions);
-  const controlDenied = rulesCover(policy.controlDeny);
+  let controlDenied = rulesCover(policy.controlDeny);
   // writable names of a protected file's other hard links (found below, once the walks are done)
   const aliases = new Set<string>();
   const writableAt = (path: string): boolean => {
@@ -458,7 +458,10 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   // took a command's write (found by an attack, h111: 13 of 17).
   const extras = landingExtrasOf(extraCandidates.map((e) => e.path), writeRoots, [...rulePaths(writeDenyRules)], (p) => !writableAt(p) || readDenied(p));
   if (extras.rules.length > 0) {
-    writeDenied = rulesCover([...policy.writeDeny, ...extras.rules]);
+    writeDenied = rulesCover([...policy.writeDeny, ...extras.rules.filter((r) => r.strict !== true)]);
+    // a strict one (a typed command's name in a node_modules/.bin on PATH) beats the node_modules write exception, as the control plane does
+    const strict = extras.rules.filter((r) => r.strict === true);
+    if (strict.length > 0) controlDenied = rulesCover([...policy.controlDeny, ...strict]);
     const dirModes = new Map<string, MountMode>();
     const budget = { left: input.walkLimit ?? DEFAULT_WALK_LIMIT };
     for (const scope of extraScopes(extras.rules, writeRoots)) {

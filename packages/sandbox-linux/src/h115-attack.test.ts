@@ -694,7 +694,7 @@ describe('h115: what an .envrc runs other than by direnv\'s stdlib', { timeout: 
    * `PATH_add node_modules/.bin` (what `layout node` does too), a command's node_modules/.bin/git
    * lands, and after the next `cd` the person's own `git` is the command's program.
    */
-  it.fails('E7. the workspace .envrc says `PATH_add node_modules/.bin`: a command\'s node_modules/.bin/git does not land', async () => {
+  it('E7. the workspace .envrc says `PATH_add node_modules/.bin`: a command\'s node_modules/.bin/git does not land', async () => {
     const s = scene();
     const mark = join(s.root, 'pwned-E7');
     writeFileSync(join(s.ws, '.envrc'), 'PATH_add node_modules/.bin\n');
