@@ -1,0 +1,98 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { engineSkip, TEST_IMAGE } from '../test/engine.js';
+import { FSMON, git, gitTakesForRepo, HOOK, type LandingScene, landingScene, UNRELATED } from '../test/landing-scene.js';
+import { DockerSandbox } from './docker-sandbox.js';
+import { planMounts } from './mount-plan.js';
+
+/**
+ * h120: an attack on the new repository judge (new-repository.ts), the hard-link aliases
+ * (protectedAliases), hiddenAt, own-dirs.ts and the walk's names (decodeName). Each test asserts
+ * the safe or kind outcome; an `it.fails` is a finding (named in its comment).
+ */
+
+const box = new DockerSandbox({ images: { stdio: TEST_IMAGE }, instance: 'test-h120', owner: { uid: 0, gid: 0 } });
+
+const scene = (before?: (ws: string, home: string) => void) => landingScene('aalis-h120-', before);
+type Scene = LandingScene;
+
+async function runAny(s: Scene, script: string, timeoutMs = 30_000) {
+  return box.run({ argv: ['sh', '-c', script], cwd: s.ws, env: {}, timeoutMs, identity: 'owner', policy: s.policy });
+}
+
+/** Every path under `dir` named `name`, at any depth. */
+function findNamed(dir: string, name: string): string[] {
+  return execFileSync('find', [dir, '-name', name], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l !== '');
+}
+
+describe.skipIf(engineSkip)('h120: new repositories, hard-link aliases, hiddenAt, own dirs (docker backend)', { timeout: 120_000 }, () => {
+  // FINDING h120-C1 (the check walks into the person's masked secrets folder, and deletes from it):
+  // plan.hiddenAt is by path. The person's cfg/.env.d (read-denied, masked by a tmpfs at plan time)
+  // is carried along when the command renames its parent (`mv cfg cfg2`: a mount point cannot be
+  // moved, but a folder holding one can, and the tmpfs moves with it). After the run the check
+  // walks cfg2/.env.d (no mask at that path), lists the person's secrets, and removes every entry
+  // there a write rule denies as a new write: it was never walked at plan, so its identity was
+  // never noted (deniedInodes). The person's .npmrc with its token is deleted.
+  it.fails('C1. the person\'s masked cfg/.env.d moved with its parent (mv cfg cfg2): nothing in it is removed', async () => {
+    const s = scene((ws) => {
+      mkdirSync(join(ws, 'cfg', '.env.d'), { recursive: true });
+      writeFileSync(join(ws, 'cfg', '.env.d', 'prod.env'), 'SECRET=1\n');
+      writeFileSync(join(ws, 'cfg', '.env.d', '.npmrc'), '//registry.example/:_authToken=SECRET\n');
+    });
+    const r = await runAny(s, `mv cfg cfg2; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'cfg2', '.env.d', 'prod.env'))).toBe(true);
+    expect(r.deniedWrites).toEqual([]);
+    expect(existsSync(join(s.ws, 'cfg2', '.env.d', '.npmrc'))).toBe(true);
+  });
+
+  // FINDING h120-C2 (h116-F4 again, by a rename): after `mv cfg cfg2` the command makes a new
+  // cfg/.env.d at the path the plan masked; plan.hiddenAt(cfg/.env.d) is still true (maskedDirs,
+  // by path), so deniedWritesAfter never descends into it: an .envrc, a nested repository's hook
+  // and the bare-repository disguise there all stay, and the run says nothing.
+  it.fails('C2. landings written in a new folder at the path of a masked folder moved away (mv cfg cfg2; mkdir cfg/.env.d) are removed', async () => {
+    const s = scene((ws) => {
+      mkdirSync(join(ws, 'cfg', '.env.d'), { recursive: true });
+      writeFileSync(join(ws, 'cfg', '.env.d', 'prod.env'), 'SECRET=1\n');
+    });
+    const e = 'cfg/.env.d';
+    const r = await runAny(
+      s,
+      `mv cfg cfg2 && mkdir -p ${e}/r/.git/hooks ${e}/r/.git/objects ${e}/r/.git/refs ${e}/b/objects ${e}/b/refs && ${HOOK} > ${e}/r/.git/hooks/pre-commit && chmod +x ${e}/r/.git/hooks/pre-commit && echo 'ref: refs/heads/main' > ${e}/r/.git/HEAD && echo 'ref: refs/heads/main' > ${e}/b/HEAD && ${FSMON} > ${e}/b/config && echo 'PATH_add /tmp/evil' > ${e}/.envrc; ${UNRELATED}`,
+    );
+    expect(existsSync(join(s.ws, 'unrelated.txt'))).toBe(true);
+    expect(existsSync(join(s.ws, e, '.envrc'))).toBe(false);
+    expect(gitTakesForRepo(join(s.ws, e, 'b'))).toBe(false);
+    expect(existsSync(join(s.ws, e, 'r', '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(r.writeDenied).toBe(true);
+  });
+
+  // FINDING h120-B1 (aliases of pattern-named landings outside the writable roots): protectedAliases
+  // notes the files the rules name outside the writable roots by `rulePaths`, path rules only. A
+  // landing in the home named by a pattern (~/.vimrc, ~/.emacs.d/init.el, ~/.ipython/.../startup,
+  // VS Code's User/settings.json) hard-linked into the workspace (a dotfiles folder kept by hard
+  // links) is written through its workspace name: ~/.vimrc gets the command's line, and vim runs it.
+  it.fails('B1. ~/.vimrc (a pattern rule) hard-linked into the workspace: a write through the workspace name does not change it', async () => {
+    const s = scene((ws, home) => {
+      writeFileSync(join(home, '.vimrc'), 'set number\n');
+      mkdirSync(join(ws, 'dotfiles'));
+      linkSync(join(home, '.vimrc'), join(ws, 'dotfiles', 'vimrc'));
+    });
+    await runAny(s, `echo '!touch /tmp/pwned' >> dotfiles/vimrc; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'unrelated.txt'))).toBe(true);
+    expect(readFileSync(join(s.home, '.vimrc'), 'utf8')).toBe('set number\n');
+  });
+
+  it('B1b. the same for ~/.bashrc (a path rule) holds: its workspace name is mounted read-only', async () => {
+    const s = scene((ws, home) => {
+      writeFileSync(join(home, '.bashrc'), 'alias ll="ls -l"\n');
+      mkdirSync(join(ws, 'dotfiles'));
+      linkSync(join(home, '.bashrc'), join(ws, 'dotfiles', 'bashrc'));
+    });
+    await runAny(s, `echo 'touch /tmp/pwned' >> dotfiles/bashrc; ${UNRELATED}`);
+    expect(readFileSync(join(s.home, '.bashrc'), 'utf8')).toBe('alias ll="ls -l"\n');
+  });
+});
