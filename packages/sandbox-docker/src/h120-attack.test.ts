@@ -29,6 +29,36 @@ function findNamed(dir: string, name: string): string[] {
     .filter((l) => l !== '');
 }
 
+/** A shell line that puts the folder `d` under `n` more folders of 200-byte names (past PATH_MAX at about 20), every call on short paths (h116). */
+const DEEPEN = (n: number) => `L=$(printf 'a%.0s' $(seq 1 200)); i=0; while [ $i -lt ${n} ]; do mkdir t && mv d t/$L && mv t d || exit 9; i=$((i+1)); done`;
+
+/**
+ * h116's checkAsNobody: the plan, `writes` (standing for the container) and the check with its
+ * removal (removeAll), all as nobody (a daemon that is not root, its containers writing as it).
+ * `probe` is a path under the workspace whose existence is reported after the removal.
+ */
+function checkAsNobody(s: Scene, writes: string, probe: string): { denied: string[]; unlisted: string[]; failed: string[]; notes: string[]; left: string[] } {
+  for (let d = s.home; d !== '/tmp'; d = dirname(d)) chmodSync(d, 0o711);
+  execFileSync('chown', ['-R', '65534:65534', s.home]);
+  const script = join(s.home, 'check.mjs');
+  writeFileSync(
+    script,
+    `import { planMounts, deniedWritesAfter } from ${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'index.js'))};
+import { removeAll } from ${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'docker-sandbox.js'))};
+import { execFileSync } from 'node:child_process';
+const { policy, ws, writes, probe } = JSON.parse(process.argv[2]);
+const plan = await planMounts({ policy, cwd: ws });
+execFileSync('sh', ['-c', writes], { cwd: ws });
+const after = await deniedWritesAfter(plan);
+const failed = await removeAll(after.denied);
+const left = execFileSync('find', [ws, '-name', probe], { encoding: 'utf8' }).split('\\n').filter((l) => l !== '');
+console.log(JSON.stringify({ denied: after.denied.map((d) => d.path.slice(0, 300)), unlisted: after.unlisted, failed: failed.map((f) => f.slice(-200)), notes: (after.notes ?? []).map((n) => n.slice(0, 300)), left }));
+`,
+  );
+  const out = execFileSync('node', [script, JSON.stringify({ policy: s.policy, ws: s.ws, writes, probe })], { uid: 65534, gid: 65534, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: s.home } });
+  return JSON.parse(out);
+}
+
 describe.skipIf(engineSkip)('h120: new repositories, hard-link aliases, hiddenAt, own dirs (docker backend)', { timeout: 120_000 }, () => {
   // FINDING h120-C1 (the check walks into the person's masked secrets folder, and deletes from it):
   // plan.hiddenAt is by path. The person's cfg/.env.d (read-denied, masked by a tmpfs at plan time)
@@ -94,5 +124,24 @@ describe.skipIf(engineSkip)('h120: new repositories, hard-link aliases, hiddenAt
     });
     await runAny(s, `echo 'touch /tmp/pwned' >> dotfiles/bashrc; ${UNRELATED}`);
     expect(readFileSync(join(s.home, '.bashrc'), 'utf8')).toBe('alias ll="ls -l"\n');
+  });
+  // FINDING h120-D1 (past PATH_MAX, a daemon that is not root): a tree the command put past
+  // PATH_MAX is removed whole (removeDenied, by descriptors from its parent), but a folder in it
+  // closed to writing (chmod 555) stops removeTreeAt, and openUpOwnTree cannot open it again: it
+  // opens by path (openUpOwnDir's openSync, readdirSync), and every path below the tree's top is
+  // past PATH_MAX (ENAMETOOLONG). The removal fails, the run only says so, and the .envrc stays.
+  it.fails('D1. a daemon that is not root: an .envrc in a folder closed to writing (chmod 555) in a tree moved past PATH_MAX is removed', () => {
+    const s = scene();
+    const after = checkAsNobody(s, `mkdir -p d/x && echo 'PATH_add /tmp/evil' > d/x/.envrc && chmod 555 d/x && ${DEEPEN(22)} && mv d deep`, '.envrc');
+    expect(after.denied.length).toBeGreaterThan(0);
+    expect(after.left.length, JSON.stringify({ failed: after.failed, notes: after.notes }).slice(0, 600)).toBe(0);
+    expect(after.failed).toEqual([]);
+  });
+
+  it('D1b. the same closed folder at a short depth is opened and removed (h116-F3c holds)', () => {
+    const s = scene();
+    const after = checkAsNobody(s, `mkdir -p d/x && echo 'PATH_add /tmp/evil' > d/x/.envrc && chmod 555 d/x`, '.envrc');
+    expect(after.left).toEqual([]);
+    expect(after.failed).toEqual([]);
   });
 });
