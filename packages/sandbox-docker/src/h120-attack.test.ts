@@ -144,4 +144,62 @@ describe.skipIf(engineSkip)('h120: new repositories, hard-link aliases, hiddenAt
     expect(after.left).toEqual([]);
     expect(after.failed).toEqual([]);
   });
+  /** A shell line that makes the repository `dir`/.git by hand as `git init` does (the image has no git), its config inert. */
+  const NEW_REPO = (dir: string) =>
+    `mkdir -p ${dir}/.git/objects/info ${dir}/.git/objects/pack ${dir}/.git/refs/heads ${dir}/.git/refs/tags ${dir}/.git/hooks ${dir}/.git/info && echo 'ref: refs/heads/main' > ${dir}/.git/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfilemode = true\\n\\tbare = false\\n' > ${dir}/.git/config && echo '# sample' > ${dir}/.git/hooks/pre-commit.sample`;
+
+  it('A1. an inert new repository a run made stays, git takes it for one', async () => {
+    const s = scene();
+    const r = await runAny(s, `${NEW_REPO('n')}; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'n', '.git', 'HEAD')), r.stderr).toBe(true);
+    expect(git(join(s.ws, 'n'), 'rev-parse', '--git-dir').trim()).toBe('.git');
+  });
+
+  it('A1b. a new repository with a hook, an unlisted config key, objects/info/alternates or info/attributes: only the first two are refused', async () => {
+    const s = scene();
+    const r = await runAny(
+      s,
+      `${NEW_REPO('h')} && ${HOOK} > h/.git/hooks/post-checkout; ${NEW_REPO('c')} && ${FSMON} >> c/.git/config; ${NEW_REPO('a')} && echo /etc > a/.git/objects/info/alternates && echo '* filter=lfs diff=x' > a/.git/info/attributes; ${UNRELATED}`,
+    );
+    expect(existsSync(join(s.ws, 'h', '.git')), r.stderr).toBe(false);
+    expect(existsSync(join(s.ws, 'c', '.git'))).toBe(false);
+    // data: alternates and attributes run nothing of the repository's own
+    expect(existsSync(join(s.ws, 'a', '.git', 'HEAD'))).toBe(true);
+  });
+
+  // FINDING h120-A2 (the policy's own rules are not asked inside a new repository judged inert):
+  // deniedWritesAfter stops at a new `.git` (visit returns false) and hands it to the judge, whose
+  // idea of a landing is git's defaults; when the judge calls it inert nothing under it is matched
+  // against the policy's write denials. plugin-reach turns a relative core.hooksPath of the
+  // person's global config into a pattern for every folder (hooksPathLandings' anywherePattern):
+  // `core.hooksPath = .git/team-hooks` becomes ^/(?:.*/)?\.git/team-hooks(?:/.*)?$ (the rule below).
+  // A command's `n/.git/team-hooks/pre-commit` in a new inert repository stays, and the person's
+  // next `git commit` in n runs it (git takes hooksPath from the global config).
+  it.fails('A2. a write the policy denies inside a new repository judged inert (a global relative hooksPath .git/team-hooks) is removed', async () => {
+    const s = scene();
+    const policy = { ...s.policy, writeDeny: [...s.policy.writeDeny, { pattern: '^/(?:.*/)?\\.git/team-hooks(?:/.*)?$' }] };
+    const hook = join(s.ws, 'n', '.git', 'team-hooks', 'pre-commit');
+    const r = await box.run({
+      argv: ['sh', '-c', `${NEW_REPO('n')} && mkdir n/.git/team-hooks && ${HOOK} > n/.git/team-hooks/pre-commit && chmod +x n/.git/team-hooks/pre-commit; ${UNRELATED}`],
+      cwd: s.ws,
+      env: {},
+      timeoutMs: 30_000,
+      identity: 'owner',
+      policy,
+    });
+    expect(existsSync(join(s.ws, 'unrelated.txt'))).toBe(true);
+    expect(existsSync(hook)).toBe(false);
+    expect(r.writeDenied).toBe(true);
+  });
+
+  it('A3. a new inert repository whose remote is a bare repository with a hook made in the session tmp: the bare repository does not stay', async () => {
+    const s = scene();
+    const bare = join(s.tmp, 'evil.git');
+    const r = await runAny(
+      s,
+      `${NEW_REPO('n')} && printf '[remote "origin"]\\n\\turl = ${bare}\\n' >> n/.git/config && mkdir -p ${bare}/objects ${bare}/refs ${bare}/hooks && echo 'ref: refs/heads/main' > ${bare}/HEAD && ${HOOK} > ${bare}/hooks/pre-receive && chmod +x ${bare}/hooks/pre-receive; ${UNRELATED}`,
+    );
+    expect(existsSync(join(s.ws, 'n', '.git', 'HEAD')), r.stderr).toBe(true);
+    expect(gitTakesForRepo(bare)).toBe(false);
+  });
 });
