@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { engineSkip, TEST_IMAGE } from '../test/engine.js';
@@ -37,7 +37,7 @@ const DEEPEN = (n: number) => `L=$(printf 'a%.0s' $(seq 1 200)); i=0; while [ $i
  * removal (removeAll), all as nobody (a daemon that is not root, its containers writing as it).
  * `probe` is a path under the workspace whose existence is reported after the removal.
  */
-function checkAsNobody(s: Scene, writes: string, probe: string): { denied: string[]; unlisted: string[]; failed: string[]; notes: string[]; left: string[] } {
+function checkAsNobody(s: Scene, writes: string, probe: string, before = ''): { denied: string[]; unlisted: string[]; failed: string[]; notes: string[]; left: string[]; modeOf: string } {
   for (let d = s.home; d !== '/tmp'; d = dirname(d)) chmodSync(d, 0o711);
   execFileSync('chown', ['-R', '65534:65534', s.home]);
   const script = join(s.home, 'check.mjs');
@@ -46,16 +46,20 @@ function checkAsNobody(s: Scene, writes: string, probe: string): { denied: strin
     `import { planMounts, deniedWritesAfter } from ${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'index.js'))};
 import { removeAll } from ${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'docker-sandbox.js'))};
 import { execFileSync } from 'node:child_process';
-const { policy, ws, writes, probe } = JSON.parse(process.argv[2]);
+import { statSync } from 'node:fs';
+const { policy, ws, writes, probe, before } = JSON.parse(process.argv[2]);
+if (before) execFileSync('sh', ['-c', before], { cwd: ws });
 const plan = await planMounts({ policy, cwd: ws });
 execFileSync('sh', ['-c', writes], { cwd: ws });
 const after = await deniedWritesAfter(plan);
 const failed = await removeAll(after.denied);
-const left = execFileSync('find', [ws, '-name', probe], { encoding: 'utf8' }).split('\\n').filter((l) => l !== '');
-console.log(JSON.stringify({ denied: after.denied.map((d) => d.path.slice(0, 300)), unlisted: after.unlisted, failed: failed.map((f) => f.slice(-200)), notes: (after.notes ?? []).map((n) => n.slice(0, 300)), left }));
+const left = execFileSync('sh', ['-c', 'find "$0" -name "$1" 2>/dev/null; true', ws, probe], { encoding: 'utf8' }).split('\\n').filter((l) => l !== '');
+let modeOf = '';
+try { modeOf = (statSync(ws + '/cfg2/vault').mode & 0o7777).toString(8); } catch (e) { modeOf = e.code; }
+console.log(JSON.stringify({ modeOf, denied: after.denied.map((d) => d.path.slice(0, 300)), unlisted: after.unlisted, failed: failed.map((f) => f.slice(-200)), notes: (after.notes ?? []).map((n) => n.slice(0, 300)), left }));
 `,
   );
-  const out = execFileSync('node', [script, JSON.stringify({ policy: s.policy, ws: s.ws, writes, probe })], { uid: 65534, gid: 65534, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: s.home } });
+  const out = execFileSync('node', [script, JSON.stringify({ policy: s.policy, ws: s.ws, writes, probe, before })], { uid: 65534, gid: 65534, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: s.home } });
   return JSON.parse(out);
 }
 
@@ -201,5 +205,60 @@ describe.skipIf(engineSkip)('h120: new repositories, hard-link aliases, hiddenAt
     );
     expect(existsSync(join(s.ws, 'n', '.git', 'HEAD')), r.stderr).toBe(true);
     expect(gitTakesForRepo(bare)).toBe(false);
+  });
+  // FINDING h120-E1 (a later landing named by bytes that are not UTF-8 is looked up by the wrong
+  // name): the walk and core's readers now name `hk\xff` as `hk\udcff` (decodeName), but
+  // writesUnderLaterLandings' scopeEntry lstats that string, and node turns a lone surrogate into
+  // U+FFFD's bytes (EF BF BD): it looks at `hk\uFFFD`, finds nothing, and skips the scope. A
+  // nested repository whose core.hooksPath is hk\xff, moved by the command (`mv sub sub3`, so its
+  // hooks folder is a landing only the check after the run knows), takes the command's hook in
+  // sub3/hk\xff; the person's next `git commit` in sub3 runs it.
+  it.fails('E1. a moved nested repository whose core.hooksPath is hk\\xff: the command\'s hook there is removed', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      appendFileSync(join(ws, 'sub', '.git', 'config'), Buffer.concat([Buffer.from('[core]\n\thooksPath = hk'), Buffer.of(0xff), Buffer.from('\n')]));
+    });
+    const r = await runAny(s, `mv sub sub3 && d="sub3/hk$(printf '\\377')" && mkdir -p "$d" && ${HOOK} > "$d/pre-commit" && chmod +x "$d/pre-commit"; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'unrelated.txt'))).toBe(true);
+    expect(existsSync(join(s.ws, 'sub3', '.git', 'HEAD'))).toBe(true);
+    expect(existsSync(Buffer.concat([Buffer.from(join(s.ws, 'sub3', 'hk')), Buffer.of(0xff), Buffer.from('/pre-commit')])), r.stderr).toBe(false);
+  });
+
+  it('E1b. the same hook in sub3/hk (UTF-8) is removed (the later landing holds for a text name)', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      appendFileSync(join(ws, 'sub', '.git', 'config'), '[core]\n\thooksPath = hk\n');
+    });
+    await runAny(s, `mv sub sub3 && mkdir -p sub3/hk && ${HOOK} > sub3/hk/pre-commit && chmod +x sub3/hk/pre-commit; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'sub3', 'hk', 'pre-commit'))).toBe(false);
+  });
+  // FINDING h120-D2 (C1 for a daemon that is not root: the person's closed folder is opened and
+  // emptied): the person's cfg/vault, closed to everyone (chmod 000), cannot be listed at plan
+  // time, so the plan masks it whole (unlistedDirs). The command moves its parent (mv cfg cfg2);
+  // the check after the run meets cfg2/vault by a path hiddenAt does not know, cannot list it, and
+  // deniedWritesAfter's openUpOwnDir gives it its owner's bits back (0700, left so), walks the
+  // person's private folder and removes what a write rule names there (its .npmrc).
+  it.fails('D2. a daemon that is not root: the person\'s closed folder (chmod 000) moved with its parent is neither opened nor emptied', () => {
+    const s = scene();
+    const after = checkAsNobody(s, 'mv cfg cfg2', '.npmrc', "mkdir -p cfg/vault && echo '//r/:_authToken=SECRET' > cfg/vault/.npmrc && echo k > cfg/vault/key && chmod 000 cfg/vault");
+    expect(after.modeOf, JSON.stringify({ denied: after.denied, left: after.left, notes: after.notes }).slice(0, 800)).toBe('0');
+    expect(after.denied).toEqual([]);
+    expect(after.notes).toEqual([]);
+  });
+
+  // FINDING h120-B2 (reads are still by path): a file the read rules hide (the daemon's own
+  // secrets.yaml) with another hard link in the workspace is masked at its own path only; its
+  // workspace name is readable in the container (protectedAliases protects other names from
+  // writes, not reads), and the command prints the secrets.
+  it.fails('B2. ~/.aalis/secrets.yaml hard-linked into the workspace: the container cannot read it through the workspace name', async () => {
+    const s = scene((ws, home) => {
+      writeFileSync(join(home, '.aalis', 'secrets.yaml'), 'token: SECRET-h120\n');
+      mkdirSync(join(ws, 'backup'));
+      linkSync(join(home, '.aalis', 'secrets.yaml'), join(ws, 'backup', 'secrets.yaml'));
+    });
+    expect(s.policy.readDeny.some((r) => 'path' in r && r.path === join(s.home, '.aalis', 'secrets.yaml'))).toBe(true);
+    const r = await runAny(s, `cat backup/secrets.yaml; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'unrelated.txt'))).toBe(true);
+    expect(r.stdout).not.toContain('SECRET-h120');
   });
 });
