@@ -261,4 +261,28 @@ describe.skipIf(engineSkip)('h120: new repositories, hard-link aliases, hiddenAt
     expect(existsSync(join(s.ws, 'unrelated.txt'))).toBe(true);
     expect(r.stdout).not.toContain('SECRET-h120');
   });
+  /** The bytes of `<ws>/sub/hk\xff/<name>`. */
+  const rawHook = (ws: string, name: string) => Buffer.concat([Buffer.from(join(ws, 'sub', 'hk')), Buffer.of(0xff), Buffer.from(`/${name}`)]);
+
+  // FINDING h120-E2 (a landing named by bytes that are not UTF-8 gets no mount): the person's
+  // nested repository sub has core.hooksPath = hk\xff, and its hook there. Phase two of planMounts
+  // (extraScopes → scopeEntry) lstats the rule's path `sub/hk\udcff` as a string, which node
+  // sends as `hk\uFFFD`: nothing there, so the folder gets no read-only mount and no identity
+  // noted. The container writes the person's hook in place (the command's line in it), and the
+  // check after the run, finding a denied file it never noted, removes the person's hook.
+  it.fails('E2. the person\'s hook in a nested repository\'s hooksPath hk\\xff: not written by the command, not removed by the check', async () => {
+    const s = scene((ws) => {
+      git(ws, 'init', '-q', 'sub');
+      appendFileSync(join(ws, 'sub', '.git', 'config'), Buffer.concat([Buffer.from('[core]\n\thooksPath = hk'), Buffer.of(0xff), Buffer.from('\n')]));
+      mkdirSync(rawHook(ws, '').subarray(0, -1));
+      writeFileSync(rawHook(ws, 'pre-commit'), '#!/bin/sh\necho lint\n', { mode: 0o755 });
+    });
+    const r = await runAny(s, `echo 'touch /tmp/pwned' >> "sub/hk$(printf '\\377')/pre-commit" && echo WROTE; ${UNRELATED}`);
+    expect(existsSync(join(s.ws, 'unrelated.txt')), r.stderr).toBe(true);
+    // seen: the write succeeds in the container (WROTE), and the check removes the whole sub/hk\xff
+    // (the same with a command that only writes unrelated.txt: every run deletes the person's hooks)
+    expect(r.stdout).not.toContain('WROTE');
+    expect(existsSync(rawHook(s.ws, 'pre-commit')), JSON.stringify(r.deniedWrites)).toBe(true);
+    expect(readFileSync(rawHook(s.ws, 'pre-commit'), 'utf8')).toBe('#!/bin/sh\necho lint\n');
+  });
 });
