@@ -285,4 +285,15 @@ describe.skipIf(engineSkip)('h120: new repositories, hard-link aliases, hiddenAt
     expect(existsSync(rawHook(s.ws, 'pre-commit')), JSON.stringify(r.deniedWrites)).toBe(true);
     expect(readFileSync(rawHook(s.ws, 'pre-commit'), 'utf8')).toBe('#!/bin/sh\necho lint\n');
   });
+  // FINDING h120-D3 (a daemon that is not root: a folder closed to search, not to listing):
+  // `chmod 600 q` (read and write, no search bit) leaves q listable, so the walk never hands q to
+  // openUpOwnDir; q/sub cannot be listed (no search on q), and openUpOwnDir cannot open q/sub
+  // either (its O_PATH open needs search on q): q/sub is only said unchecked, and the .envrc in
+  // it stays (direnv loads it once q can be entered again: `chmod u+x q`, or an rsync/cp -a of the project).
+  it.fails('D3. a daemon that is not root: a new .envrc under a folder the command left searchable by nobody (chmod 600 q) is removed', () => {
+    const s = scene();
+    const after = checkAsNobody(s, `mkdir -p q/sub && echo 'PATH_add /tmp/evil' > q/sub/.envrc && chmod 600 q`, '.envrc');
+    expect(existsSync(join(s.ws, 'q', 'sub', '.envrc')), JSON.stringify({ unlisted: after.unlisted, denied: after.denied }).slice(0, 600)).toBe(false);
+    expect(after.unlisted).toEqual([]);
+  });
 });
