@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest';
 import { engineSkip, TEST_IMAGE } from '../test/engine.js';
 import { FSMON, git, gitTakesForRepo, HOOK, type LandingScene, landingScene, UNRELATED } from '../test/landing-scene.js';
 import { DockerSandbox } from './docker-sandbox.js';
-import { planMounts } from './mount-plan.js';
 
 /**
  * h120: an attack on the new repository judge (new-repository.ts), the hard-link aliases
@@ -20,13 +19,6 @@ type Scene = LandingScene;
 
 async function runAny(s: Scene, script: string, timeoutMs = 30_000) {
   return box.run({ argv: ['sh', '-c', script], cwd: s.ws, env: {}, timeoutMs, identity: 'owner', policy: s.policy });
-}
-
-/** Every path under `dir` named `name`, at any depth. */
-function findNamed(dir: string, name: string): string[] {
-  return execFileSync('find', [dir, '-name', name], { encoding: 'utf8' })
-    .split('\n')
-    .filter((l) => l !== '');
 }
 
 /** A shell line that puts the folder `d` under `n` more folders of 200-byte names (past PATH_MAX at about 20), every call on short paths (h116). */
