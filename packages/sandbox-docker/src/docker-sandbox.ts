@@ -1,5 +1,5 @@
 import { realpath, stat } from 'node:fs/promises';
-import { closeSync } from 'node:fs';
+import { closeSync, readlinkSync } from 'node:fs';
 import { AalisError, openDirNoFollow, removeTreeAt, removeTreeSync } from '@aalis/core';
 import { constants } from 'node:os';
 import {
@@ -23,7 +23,7 @@ import { probeEngine } from './probe-engine.js';
 import { dropCachedProbe, loadCachedProbe, type ProbeCacheOptions, storeProbe } from './probe-cache.js';
 import { type AttachOutcome, type AttachRequest, attachClient, removedOrGone } from './attach-client.js';
 import { MountPolicyError } from './mount-policy-error.js';
-import { openUpOwnTree } from './own-dirs.js';
+import { openUpOwnAt, openUpOwnFd } from './own-dirs.js';
 import { type ContainerIdentity, type ContainerProfile, type ResolvedProfile, resolveProfile } from './profile.js';
 import { isWithin } from './rule-match.js';
 import { ownerLabels, PROCESS_RUN } from './owner.js';
@@ -47,13 +47,14 @@ export async function removeAll(denied: readonly DeniedWrite[]): Promise<string[
   const failed: string[] = [];
   for (const w of denied) {
     try {
-      removeDenied(w.bytes);
-    } catch (e) {
-      // a folder of the daemon's own the command closed to its owner (`chmod 555`), when the daemon
-      // is not root: opened again, and the removal tried once more (found by an attack, h116)
+      if (w.bytes.length < PATH_MAX) removeTreeSync(w.bytes);
+      else removeFromParent(w.bytes, false);
+    } catch {
+      // a folder of the daemon's own the command closed to its owner (`chmod 555`, `chmod 000`),
+      // when the daemon is not root: removed again with its owner's bits given back on the way,
+      // by descriptors, however deep (found by attacks, h116 and h120)
       try {
-        if (!openUpOwnTree(w.bytes)) throw e;
-        removeDenied(w.bytes);
+        removeFromParent(w.bytes, true);
       } catch (again) {
         failed.push(`${w.path} (${(again as { code?: string }).code ?? (again as Error).message})`);
       }
@@ -63,21 +64,24 @@ export async function removeAll(denied: readonly DeniedWrite[]): Promise<string[
 }
 
 /**
- * Removes one denied write: by core's removeTreeSync; one past PATH_MAX (which no path call
- * takes) from the directory holding it, opened without following a link at its name, by
- * descriptors below it. The walk reached it through directories, never a link, with every
- * container that writes there held still.
+ * Removes the tree at `bytes` from the directory holding it, opened without following a link and
+ * checked to be that directory by its path (a symlink on the way fails the check); by descriptors
+ * below it, so no depth stops it (a tree past PATH_MAX, which no path call takes). `openUp`: each
+ * directory of the daemon's own on the way down is given its owner's bits first (own-dirs.ts).
  */
-function removeDenied(bytes: Buffer): void {
-  if (bytes.length < PATH_MAX) {
-    removeTreeSync(bytes);
-    return;
-  }
+function removeFromParent(bytes: Buffer, openUp: boolean): void {
   const at = bytes.lastIndexOf(0x2f);
-  const fd = openDirNoFollow(bytes.subarray(0, at));
+  const parent = at <= 0 ? Buffer.from('/') : bytes.subarray(0, at);
+  const fd = openDirNoFollow(parent);
   if (fd === undefined) return;
   try {
-    removeTreeAt(fd, bytes.subarray(at + 1));
+    if (!readlinkSync(`/proc/self/fd/${fd}`, { encoding: 'buffer' }).equals(parent)) throw new Error('the folder holding it is reached through a symlink now');
+    const name = bytes.subarray(at + 1);
+    if (openUp) {
+      openUpOwnFd(fd);
+      openUpOwnAt(fd, name);
+    }
+    removeTreeAt(fd, name, openUp ? { beforeEntry: (dirFd, n) => (openUpOwnFd(dirFd), openUpOwnAt(dirFd, n)) } : undefined);
   } finally {
     closeSync(fd);
   }

@@ -77,13 +77,16 @@ export interface MountPlan {
   /** The mode of any path under the mounted roots. */
   modeAt(path: string): MountMode;
   /**
-   * Whether the container could not see `path` at all: outside every root, or under a mask the
-   * plan mounted. A name the read rules hide that did not exist at the plan (a new `.env.d`) got
-   * no mask, so what the command wrote there is on the host and is checked like any other write
-   * (found by an attack, h116: an `.envrc`, a hook and a virtualenv's `activate` under a new
-   * `.env*` folder stayed, the check's walk having stopped where `modeAt` said masked).
+   * Whether the container could not see into the directory walked as `entry`: outside every root,
+   * or a folder the plan masked, known by its identity (a mask moves with a folder renamed above
+   * it: `mv cfg cfg2` carries `cfg/.env.d`'s, and by path the check walked into the person's
+   * secrets there and removed what it took for writes, found by an attack, h120; a new folder made
+   * at the old path is no masked one). A name the read rules hide that did not exist at the plan
+   * (a new `.env.d`) got no mask, so what the command wrote there is on the host and is checked like
+   * any other write (found by an attack, h116: an `.envrc`, a hook and a virtualenv's `activate`
+   * under a new `.env*` folder stayed, the check's walk having stopped where `modeAt` said masked).
    */
-  hiddenAt(path: string): boolean;
+  hiddenAt(entry: { readonly path: string; readonly bytes: Buffer }): boolean;
   /** Whether the write layers allow a path, regardless of whether it can be read. */
   writableAt(path: string): boolean;
 }
@@ -539,7 +542,8 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     emitted.set(path, mode);
   }
 
-  const maskedDirs = new Set(mounts.flatMap((m) => (m.kind === 'mask-dir' ? [m.path] : [])));
+  // the masked folders by identity (see MountPlan.hiddenAt)
+  const maskedDirs = new Set(mounts.flatMap((m) => (m.kind === 'mask-dir' ? [dirIdOf(Buffer.from(m.path))] : [])).filter((id): id is string => id !== undefined));
   for (const socket of sockets) {
     if (modeAt(socket.path) === 'masked') continue; // hidden with what holds it
     if (!socket.utf8) throw notUtf8Mount(socket, 'masked');
@@ -565,12 +569,12 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
     },
     plannedAt,
     modeAt,
-    hiddenAt: (path) => {
-      if (!roots.some((root) => isWithin(path, root))) return true;
-      for (let p = path; ; p = dirname(p)) {
-        if (maskedDirs.has(p)) return true;
-        if (p === dirname(p)) return false;
-      }
+    hiddenAt: (entry) => {
+      if (!roots.some((root) => isWithin(entry.path, root))) return true;
+      if (maskedDirs.size === 0) return false;
+      const id = dirIdOf(entry.bytes);
+      // one that cannot be looked at is walked, and said unlisted where it cannot be (never passed over unsaid)
+      return id !== undefined && maskedDirs.has(id);
     },
     writableAt,
   };
@@ -630,7 +634,7 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
     }
     if (isGitMark(entry.path)) marks.set(dirname(entry.path), [...(marks.get(dirname(entry.path)) ?? []), entry]);
     if (entry.isSymbolicLink) links.push(entry);
-    return !entry.isSymbolicLink && !plan.hiddenAt(entry.path);
+    return !entry.isSymbolicLink && !(entry.isDirectory && plan.hiddenAt(entry));
   };
   const closed: WalkEntry[] = [];
   for (const root of plan.writableRoots) await walk(walkRoot(root), budget, visit, (dir) => closed.push(dir));
@@ -646,12 +650,18 @@ export async function deniedWritesAfter(plan: MountPlan, walkLimit = Number.POSI
       notes.push(`aalis: ${shownDir.slice(0, 200)}…: removed: the command put it past PATH_MAX (${PATH_MAX} bytes), where nothing in it can be named to be checked\n`);
       continue;
     }
-    const before = openUpOwnDir(dir.bytes);
-    if (before === undefined) {
+    // only what the run made or changed (a mode change moves the ctime): a folder the person
+    // closed is theirs, and stays as it is; one closed to search from above (`chmod 600 q`) is
+    // reached by opening its parent first (found by an attack, h120)
+    const parent = dir.bytes.subarray(0, Math.max(1, dir.bytes.lastIndexOf(0x2f)));
+    const parentBefore = changedSince(parent, plan.plannedAt) ? openUpOwnDir(parent) : undefined;
+    const before = changedSince(dir.bytes, plan.plannedAt) ? openUpOwnDir(dir.bytes) : undefined;
+    if (before === undefined && parentBefore === undefined) {
       unlisted.push(shownDir);
       continue;
     }
-    notes.push(`aalis: ${shownDir}: the command had closed this folder to its owner (mode ${before.toString(8).padStart(4, '0')}); its owner's bits were given back so what is in it could be checked\n`);
+    const opened = before !== undefined ? `this folder (mode ${before.toString(8).padStart(4, '0')})` : `the folder holding it (mode ${parentBefore!.toString(8).padStart(4, '0')})`;
+    notes.push(`aalis: ${shownDir}: the command had closed ${opened} to its owner; its owner's bits were given back so what is in it could be checked\n`);
     await walk(dir, budget, visit, (inner) => closed.push(inner));
   }
   for (const entry of newRepos) {
@@ -699,7 +709,7 @@ async function writesUnderLaterLandings(plan: MountPlan, later: readonly Landing
       out.push(entry);
       return false;
     }
-    return !entry.isSymbolicLink && !plan.hiddenAt(entry.path);
+    return !entry.isSymbolicLink && !(entry.isDirectory && plan.hiddenAt(entry));
   };
   for (const scope of extraScopes(later, plan.writableRoots)) {
     const entry = await scopeEntry(scope.path);
@@ -793,6 +803,16 @@ function disguiseMarks(plan: MountPlan, marks: ReadonlyMap<string, readonly Walk
 }
 
 /** The identity of the entry at `path` (`dev:ino:birth time`), not following a symlink; undefined when it is gone. */
+/** A directory's identity (`dev:ino`), or undefined when it is none (gone, not a directory, closed). */
+function dirIdOf(path: Buffer): string | undefined {
+  try {
+    const st = lstatSync(path, { bigint: true });
+    return st.isDirectory() ? `${st.dev}:${st.ino}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function inodeKeyOf(path: Buffer): string | undefined {
   try {
     const st = lstatSync(path, { bigint: true });

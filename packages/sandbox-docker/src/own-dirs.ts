@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, constants, fstatSync, openSync, readdirSync } from 'node:fs';
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, openSync } from 'node:fs';
 
 /*
  * A daemon that is not root runs its containers as its own uid, so what a command makes belongs to
@@ -39,30 +39,22 @@ export function openUpOwnDir(path: Buffer): number | undefined {
   }
 }
 
-/**
- * Opens to its owner every directory of this process's own at `path` and below (a command's
- * `chmod 555` or `chmod 000` inside what the check must remove), and the one holding it; by
- * descriptors, never following a link. Whether any was changed.
- */
-export function openUpOwnTree(path: Buffer): boolean {
-  let changed = openUpOwnDir(parentOf(path)) !== undefined;
-  const pending = [path];
-  for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
-    if (openUpOwnDir(dir) !== undefined) changed = true;
-    let names: Buffer[];
-    try {
-      names = readdirSync(dir, { encoding: 'buffer', withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name as unknown as Buffer);
-    } catch {
-      continue; // not a directory, or still closed: the removal says what is left
-    }
-    for (const name of names) pending.push(Buffer.concat([dir, SLASH, name]));
-  }
-  return changed;
+/** {@link openUpOwnDir} for the entry `name` of the directory open at `dirFd` (a short path, however deep the tree). */
+export function openUpOwnAt(dirFd: number, name: Buffer): number | undefined {
+  return openUpOwnDir(Buffer.concat([Buffer.from(`/proc/self/fd/${dirFd}/`), name]));
 }
 
-const SLASH = Buffer.from('/');
-
-function parentOf(path: Buffer): Buffer {
-  const at = path.lastIndexOf(0x2f);
-  return at <= 0 ? SLASH : path.subarray(0, at);
+/** {@link openUpOwnDir} for a directory already open at `fd`: by `fchmod`, the descriptor's own inode. */
+export function openUpOwnFd(fd: number): number | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined || uid === 0) return undefined;
+  try {
+    const st = fstatSync(fd, { bigint: true });
+    const mode = Number(st.mode & 0o7777n);
+    if (!st.isDirectory() || Number(st.uid) !== uid || (mode & 0o700) === 0o700) return undefined;
+    fchmodSync(fd, mode | 0o700);
+    return mode;
+  } catch {
+    return undefined;
+  }
 }
