@@ -81,7 +81,13 @@ function removeFromParent(bytes: Buffer, openUp: boolean): void {
       openUpOwnFd(fd);
       openUpOwnAt(fd, name);
     }
-    removeTreeAt(fd, name, openUp ? { beforeEntry: (dirFd, n) => (openUpOwnFd(dirFd), openUpOwnAt(dirFd, n)) } : undefined);
+    const seam = {
+      beforeEntry: (dirFd: number, n: Buffer) => {
+        openUpOwnFd(dirFd);
+        openUpOwnAt(dirFd, n);
+      },
+    };
+    removeTreeAt(fd, name, openUp ? seam : undefined);
   } finally {
     closeSync(fd);
   }
