@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs';
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { type PathRule, patternLiteral, patternShadowedBy, type SandboxPolicy } from '@aalis/api-reach';
-import { GIT_DIR_MARK_NAMES, type LandingRule, landingExtraRules, shownBytes, takenForGitDir, utf8NameOf } from '@aalis/core';
+import { encodePath, GIT_DIR_MARK_NAMES, hasRawBytes, type LandingRule, landingExtraRules, shownBytes, takenForGitDir, utf8NameOf } from '@aalis/core';
 import { walk, type WalkEntry, walkRoot } from './host-walk.js';
 import { MountPolicyError } from './mount-policy-error.js';
 import { newRepositoryVerdict } from './new-repository.js';
@@ -167,7 +167,7 @@ async function protectedAliases(deniedInodes: ReadonlyMap<string, readonly Buffe
     }
   };
   for (const paths of deniedInodes.values()) if (paths[0] !== undefined) note(paths[0]);
-  for (const path of named) note(path);
+  for (const path of named) note(encodePath(path));
   if (linked.size === 0) return [];
   const out: WalkEntry[] = [];
   const budget = { left: walkLimit };
@@ -314,9 +314,13 @@ function extraScopes(rules: readonly LandingRule[], writeRoots: readonly string[
 
 /** A scope's entry as the walk would give it, not following a link; undefined when there is none. */
 async function scopeEntry(path: string): Promise<WalkEntry | undefined> {
-  const st = await lstat(path).catch(() => undefined);
+  // by its bytes: a rule read from a host file names a name that is not UTF-8 as core's decodeName
+  // does, and as text node would look up U+FFFD instead (found by an attack, h120: such a hooks
+  // folder got no mount, and the check then removed the person's hooks there at every run)
+  const bytes = encodePath(path);
+  const st = await lstat(bytes).catch(() => undefined);
   if (st === undefined) return undefined;
-  return { path, bytes: Buffer.from(path), utf8: true, isDirectory: st.isDirectory(), isSymbolicLink: st.isSymbolicLink() };
+  return { path, bytes, utf8: !hasRawBytes(path), isDirectory: st.isDirectory(), isSymbolicLink: st.isSymbolicLink() };
 }
 
 /**
@@ -394,8 +398,9 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   const allRules = [...policy.readDeny, ...writeDenyRules, ...policy.writeExceptions];
   for (const path of rulePaths(allRules)) {
     if (!baseRoots.some((root) => isWithin(path, root))) continue;
-    const stat = await lstat(path).catch(() => undefined);
+    const stat = await lstat(encodePath(path)).catch(() => undefined);
     if (stat === undefined || stat.isSymbolicLink()) continue;
+    if (hasRawBytes(path)) throw notUtf8Mount({ path, bytes: encodePath(path), utf8: false, isDirectory: stat.isDirectory(), isSymbolicLink: false }, 'ro');
     candidates.add(path);
     kinds.set(path, stat.isDirectory() ? 'dir' : 'file');
   }
@@ -478,6 +483,7 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
         continue;
       }
       noteDenied(deniedInodes, entry.bytes);
+      if (!entry.utf8) throw notUtf8Mount(entry, mountModeAt(scope.path, entry.isDirectory));
       candidates.add(scope.path);
       kinds.set(scope.path, entry.isDirectory ? 'dir' : 'file');
       if (!entry.isDirectory) continue;
