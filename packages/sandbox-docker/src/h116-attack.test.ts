@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { engineSkip, TEST_IMAGE } from '../test/engine.js';
+import { checkAsNobody } from '../test/check-as-nobody.js';
 import { FSMON, git, gitTakesForRepo, HOOK, type LandingScene, landingScene, UNRELATED } from '../test/landing-scene.js';
 import { DockerSandbox } from './docker-sandbox.js';
 
@@ -174,36 +175,6 @@ describe.skipIf(engineSkip)('h116: the plan and the check after the run (docker 
     expect(heads).toEqual([]);
   });
 
-  /**
-   * The plan, the command's writes and the check, run as a uid that is not root (nobody): a daemon
-   * run by a person, whose containers write as that person (DockerSandboxOptions.owner defaults to
-   * the daemon's uid). `writes` runs in the workspace as that uid, standing for the container; then
-   * the check and the removal (removeAll), as DockerSandbox.sweepDenied runs them; `readBack` is
-   * q/.envrc as the person reads it afterwards.
-   */
-  function checkAsNobody(s: Scene, writes: string): { denied: string[]; unlisted: string[]; failed: string[]; readBack: string } {
-    for (let d = s.home; d !== '/tmp'; d = dirname(d)) chmodSync(d, 0o711);
-    execFileSync('chown', ['-R', '65534:65534', s.home]);
-    const script = join(s.home, 'check.mjs');
-    writeFileSync(
-      script,
-      `import { planMounts, deniedWritesAfter } from ${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'index.js'))};
-import { removeAll } from ${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'docker-sandbox.js'))};
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-const { policy, ws, writes } = JSON.parse(process.argv[2]);
-const plan = await planMounts({ policy, cwd: ws });
-execFileSync('sh', ['-c', writes], { cwd: ws });
-const after = await deniedWritesAfter(plan);
-const failed = await removeAll(after.denied);
-let readBack = '';
-try { readBack = readFileSync(ws + '/q/.envrc', 'utf8'); } catch (e) { readBack = e.code; }
-console.log(JSON.stringify({ denied: after.denied.map((d) => d.path), unlisted: after.unlisted, failed, readBack }));
-`,
-    );
-    const out = execFileSync('node', [script, JSON.stringify({ policy: s.policy, ws: s.ws, writes })], { uid: 65534, gid: 65534, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: s.home } });
-    return JSON.parse(out) as { denied: string[]; unlisted: string[]; failed: string[]; readBack: string };
-  }
 
   // FINDING h116-F3 (fail open, non-root daemon): a folder the command made and closed to listing
   // (chmod 111: no read bit, still enterable) is only noted as unlisted by deniedWritesAfter; the

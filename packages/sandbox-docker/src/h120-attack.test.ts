@@ -1,8 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+
+import { appendFileSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { engineSkip, TEST_IMAGE } from '../test/engine.js';
+import { checkAsNobody } from '../test/check-as-nobody.js';
 import { FSMON, git, gitTakesForRepo, HOOK, type LandingScene, landingScene, UNRELATED } from '../test/landing-scene.js';
 import { DockerSandbox } from './docker-sandbox.js';
 
@@ -24,36 +25,6 @@ async function runAny(s: Scene, script: string, timeoutMs = 30_000) {
 /** A shell line that puts the folder `d` under `n` more folders of 200-byte names (past PATH_MAX at about 20), every call on short paths (h116). */
 const DEEPEN = (n: number) => `L=$(printf 'a%.0s' $(seq 1 200)); i=0; while [ $i -lt ${n} ]; do mkdir t && mv d t/$L && mv t d || exit 9; i=$((i+1)); done`;
 
-/**
- * h116's checkAsNobody: the plan, `writes` (standing for the container) and the check with its
- * removal (removeAll), all as nobody (a daemon that is not root, its containers writing as it).
- * `probe` is a path under the workspace whose existence is reported after the removal.
- */
-function checkAsNobody(s: Scene, writes: string, probe: string, before = ''): { denied: string[]; unlisted: string[]; failed: string[]; notes: string[]; left: string[]; modeOf: string } {
-  for (let d = s.home; d !== '/tmp'; d = dirname(d)) chmodSync(d, 0o711);
-  execFileSync('chown', ['-R', '65534:65534', s.home]);
-  const script = join(s.home, 'check.mjs');
-  writeFileSync(
-    script,
-    `import { planMounts, deniedWritesAfter } from ${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'index.js'))};
-import { removeAll } from ${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'docker-sandbox.js'))};
-import { execFileSync } from 'node:child_process';
-import { statSync } from 'node:fs';
-const { policy, ws, writes, probe, before } = JSON.parse(process.argv[2]);
-if (before) execFileSync('sh', ['-c', before], { cwd: ws });
-const plan = await planMounts({ policy, cwd: ws });
-execFileSync('sh', ['-c', writes], { cwd: ws });
-const after = await deniedWritesAfter(plan);
-const failed = await removeAll(after.denied);
-const left = execFileSync('sh', ['-c', 'find "$0" -name "$1" 2>/dev/null; true', ws, probe], { encoding: 'utf8' }).split('\\n').filter((l) => l !== '');
-let modeOf = '';
-try { modeOf = (statSync(ws + '/cfg2/vault').mode & 0o7777).toString(8); } catch (e) { modeOf = e.code; }
-console.log(JSON.stringify({ modeOf, denied: after.denied.map((d) => d.path.slice(0, 300)), unlisted: after.unlisted, failed: failed.map((f) => f.slice(-200)), notes: (after.notes ?? []).map((n) => n.slice(0, 300)), left }));
-`,
-  );
-  const out = execFileSync('node', [script, JSON.stringify({ policy: s.policy, ws: s.ws, writes, probe, before })], { uid: 65534, gid: 65534, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: s.home } });
-  return JSON.parse(out);
-}
 
 describe.skipIf(engineSkip)('h120: new repositories, hard-link aliases, hiddenAt, own dirs (docker backend)', { timeout: 120_000 }, () => {
   // FINDING h120-C1 (the check walks into the person's masked secrets folder, and deletes from it):
