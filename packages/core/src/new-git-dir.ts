@@ -29,6 +29,21 @@ export interface NewGitDirEntry {
 /** Names directly in a git folder that send git elsewhere or hold other repositories' git folders. */
 const ELSEWHERE = new Set(['commondir', 'config.worktree', 'modules', 'worktrees', 'gitdir']);
 
+/**
+ * What git keeps directly in a git folder (and git-lfs, gitk and rerere beside it): anything else
+ * there is no part of a new repository's own, and may be what some setting runs (a global
+ * `core.hooksPath = .git/team-hooks` made a `team-hooks/pre-commit` of the command's run; found
+ * by an attack, h120), so it leaves the folder a landing.
+ */
+const GIT_DIR_NAMES = new Set([
+  'HEAD', 'config', 'description', 'hooks', 'info', 'objects', 'refs', 'logs', 'index', 'packed-refs', 'shallow',
+  'COMMIT_EDITMSG', 'ORIG_HEAD', 'FETCH_HEAD', 'MERGE_HEAD', 'MERGE_MSG', 'MERGE_MODE', 'MERGE_RR', 'AUTO_MERGE',
+  'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'REBASE_HEAD', 'BISECT_LOG', 'BISECT_START', 'BISECT_EXPECTED_REV', 'BISECT_ANCESTORS_OK',
+  'BISECT_NAMES', 'BISECT_TERMS', 'BISECT_FIRST_PARENT', 'BISECT_HEAD', 'NOTES_MERGE_PARTIAL', 'NOTES_MERGE_REF', 'NOTES_MERGE_WORKTREE',
+  'gc.log', 'gc.pid', 'rr-cache', 'lfs', 'gitk.cache', 'branches', 'remotes', 'modules', 'worktrees', 'commondir', 'config.worktree',
+  'gitdir', 'rebase-merge', 'rebase-apply', 'sequencer',
+]);
+
 /** A rebase's or a cherry-pick's state: `git rebase --continue` runs its todo's `exec` lines. */
 const IN_PROGRESS = new Set(['rebase-merge', 'rebase-apply', 'sequencer']);
 
@@ -69,6 +84,7 @@ function entryProblem({ rel, kind, links }: NewGitDirEntry, readConfig: () => Re
   if (kind === 'link') return `${shown} is a symlink`;
   if (kind === 'other') return `${shown} is neither a file nor a folder`;
   if ((rel === '' || rel === 'hooks') && kind !== 'dir') return `${shown} is no folder`;
+  if (rel !== '' && !rel.includes('/') && !GIT_DIR_NAMES.has(rel) && !/^[\w.-]+\.lock$/.test(rel)) return `it has ${rel}, which is no name git keeps in a git folder (a setting may run what is in it)`;
   if (ELSEWHERE.has(rel)) return `it has ${rel}, which points git at other git folders`;
   // a rebase or cherry-pick in progress runs the `exec` lines of its todo at `--continue` (h106)
   if (IN_PROGRESS.has(rel)) return `it has ${rel}, a rebase or cherry-pick in progress whose todo can run commands`;

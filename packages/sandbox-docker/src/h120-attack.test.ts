@@ -142,7 +142,7 @@ describe.skipIf(engineSkip)('h120: new repositories, hard-link aliases, hiddenAt
   // `core.hooksPath = .git/team-hooks` becomes ^/(?:.*/)?\.git/team-hooks(?:/.*)?$ (the rule below).
   // A command's `n/.git/team-hooks/pre-commit` in a new inert repository stays, and the person's
   // next `git commit` in n runs it (git takes hooksPath from the global config).
-  it.fails('A2. a write the policy denies inside a new repository judged inert (a global relative hooksPath .git/team-hooks) is removed', async () => {
+  it('A2. a write the policy denies inside a new repository judged inert (a global relative hooksPath .git/team-hooks) is removed', async () => {
     const s = scene();
     const policy = { ...s.policy, writeDeny: [...s.policy.writeDeny, { pattern: '^/(?:.*/)?\\.git/team-hooks(?:/.*)?$' }] };
     const hook = join(s.ws, 'n', '.git', 'team-hooks', 'pre-commit');

@@ -126,7 +126,7 @@ describe('a new repository the command made', { timeout: 120_000 }, () => {
     ['a remote in the older form', 'git init -q r && echo "ext::sh -c echo" > r/.git/branches/origin', "names a remote in git's older form"],
     ['a repository disguised inside it', 'git init -q r && git init -q --bare r/.git/refs/remotes/x', 'take it for a repository of its own'],
     // h106: .git/x (HEAD, commondir -> a bare repository of the command's, whose HEAD alone is a landing) as the remote: `git push` ran its pre-receive
-    ['a worktree-like git folder inside it (HEAD and a commondir)', 'git init -q r && git init -q --bare c && mkdir r/.git/x && echo "ref: refs/heads/main" > r/.git/x/HEAD && echo "$PWD/c" > r/.git/x/commondir && git -C r remote add origin "$PWD/r/.git/x"', 'r/.git: the new git repository the command made was not committed (rule: landing): x holds a HEAD and a commondir'],
+    ['a worktree-like git folder inside it (HEAD and a commondir)', 'git init -q r && git init -q --bare c && mkdir r/.git/x && echo "ref: refs/heads/main" > r/.git/x/HEAD && echo "$PWD/c" > r/.git/x/commondir && git -C r remote add origin "$PWD/r/.git/x"', 'r/.git: the new git repository the command made was not committed (rule: landing): it has x, which is no name git keeps in a git folder'],
   ])('with %s stays a landing: refused, and the reason said', async (_what, script, why) => {
     const d = fresh(`bad-${Math.random().toString(36).slice(2)}`);
     const r = await run(d, `${script} && echo kept > note.txt`);
