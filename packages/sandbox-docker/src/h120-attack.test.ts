@@ -72,7 +72,7 @@ describe.skipIf(engineSkip)('h120: new repositories, hard-link aliases, hiddenAt
   // landing in the home named by a pattern (~/.vimrc, ~/.emacs.d/init.el, ~/.ipython/.../startup,
   // VS Code's User/settings.json) hard-linked into the workspace (a dotfiles folder kept by hard
   // links) is written through its workspace name: ~/.vimrc gets the command's line, and vim runs it.
-  it.fails('B1. ~/.vimrc (a pattern rule) hard-linked into the workspace: a write through the workspace name does not change it', async () => {
+  it('B1. ~/.vimrc (a pattern rule) hard-linked into the workspace: a write through the workspace name does not change it', async () => {
     const s = scene((ws, home) => {
       writeFileSync(join(home, '.vimrc'), 'set number\n');
       mkdirSync(join(ws, 'dotfiles'));
@@ -209,6 +209,8 @@ describe.skipIf(engineSkip)('h120: new repositories, hard-link aliases, hiddenAt
     expect(after.notes).toEqual([]);
   });
 
+  // A documented limit (docs/threat-model.md: deny-read is by name; a hard link a person made of a
+  // secret reads as its other name does), kept as an expected failure.
   // FINDING h120-B2 (reads are still by path): a file the read rules hide (the daemon's own
   // secrets.yaml) with another hard link in the workspace is masked at its own path only; its
   // workspace name is readable in the container (protectedAliases protects other names from

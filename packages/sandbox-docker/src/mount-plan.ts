@@ -1,4 +1,4 @@
-import { lstatSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { type PathRule, patternLiteral, patternShadowedBy, type SandboxPolicy } from '@aalis/api-reach';
@@ -150,6 +150,44 @@ function rulePaths(rules: readonly PathRule[]): string[] {
   }
   return out;
 }
+
+/**
+ * The files a deny pattern matches directly in the folder its literal start names, where that
+ * folder lies outside the writable roots (`^/home/u/\.(?:vimrc|gvimrc|…)`: the home's own entries):
+ * landings a person may have hard-linked into the workspace (found by an attack, h120: `~/.vimrc`
+ * linked as `dotfiles/vimrc` was written through it). One level, each folder listed once.
+ */
+function patternNamedOutside(rules: readonly PathRule[], inWriteRoot: (path: string) => boolean): string[] {
+  const byFolder = new Map<string, RegExp[]>();
+  for (const rule of rules) {
+    if (!('pattern' in rule)) continue;
+    const { literal } = patternLiteral(rule.pattern);
+    const folder = literal.endsWith('/') ? literal.slice(0, -1) : dirname(literal);
+    if (!folder.startsWith('/') || folder === '/' || inWriteRoot(folder)) continue;
+    try {
+      byFolder.set(folder, [...(byFolder.get(folder) ?? []), new RegExp(rule.pattern)]);
+    } catch {
+      // not a pattern this engine reads: the rule's own matcher judges it elsewhere
+    }
+  }
+  const out: string[] = [];
+  for (const [folder, patterns] of byFolder) {
+    let names: string[];
+    try {
+      names = readdirSync(folder).slice(0, ALIAS_FOLDER_NAMES);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const path = `${folder}/${name}`;
+      if (patterns.some((p) => p.test(path))) out.push(path);
+    }
+  }
+  return out;
+}
+
+/** The most entries of one folder {@link patternNamedOutside} looks at. */
+const ALIAS_FOLDER_NAMES = 10_000;
 
 /**
  * The writable names under `writeRoots` of the protected files that have other hard links: the
@@ -508,7 +546,8 @@ export async function planMounts(input: MountPlanInput): Promise<MountPlan> {
   // attack, h116: a hook and a config changed that way, and the check kept them: the same file at
   // the same path). Such names are found by identity and mounted read-only too; a name outside
   // every writable root cannot be written from the container at all.
-  for (const alias of await protectedAliases(deniedInodes, rulePaths(writeDenyRules).filter((p) => !inWriteRoot(p)), writeRoots, input.walkLimit ?? DEFAULT_WALK_LIMIT, writableAt)) {
+  const outsideNamed = [...rulePaths(writeDenyRules), ...patternNamedOutside(writeDenyRules, inWriteRoot)].filter((p) => !inWriteRoot(p));
+  for (const alias of await protectedAliases(deniedInodes, outsideNamed, writeRoots, input.walkLimit ?? DEFAULT_WALK_LIMIT, writableAt)) {
     if (!alias.utf8) throw notUtf8Mount(alias, 'ro');
     aliases.add(alias.path);
     noteDenied(deniedInodes, alias.bytes);
