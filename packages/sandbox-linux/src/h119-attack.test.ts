@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mainDirLandings, reachPolicyOf } from './reach-policy.testing.js';
@@ -52,6 +52,9 @@ function inUpperAt(tmpDir: string, name: string): boolean {
   return false;
 }
 
+/** `script`, then how long it took in ms on stdout (the rest of a run's time is its setup and commit). */
+const timed = (script: string) => `t0=$(date +%s%N); ${script}; rc=$?; echo $(( ($(date +%s%N) - t0) / 1000000 )); exit $rc`;
+
 /** `n` host files under `root`, `per` to a folder. */
 function manyFiles(root: string, n: number, per: number): void {
   for (let i = 0; i < n; i++) {
@@ -65,8 +68,8 @@ describe('h119: big removals commit in reasonable time (20k deletions)', { timeo
   it('T1. `rm -rf big` of 20k files in 200 folders: gone from the host', async () => {
     const s = await scene();
     manyFiles(join(s.ws, 'big'), 20_000, 100);
-    const { r, ms } = await runIn(s, 'rm -rf big');
-    console.log(`h119 T1: exit=${r.exitCode} ms=${ms} stderr=${JSON.stringify(r.stderr.slice(0, 300))}`);
+    const { r, ms } = await runIn(s, timed('rm -rf big'));
+    console.log(`h119 T1: exit=${r.exitCode} ms=${ms} command ms=${r.stdout.trim()} stderr=${JSON.stringify(r.stderr.slice(0, 300))}`);
     expect(r.exitCode).toBe(0);
     expect(existsSync(join(s.ws, 'big'))).toBe(false);
   });
@@ -74,8 +77,8 @@ describe('h119: big removals commit in reasonable time (20k deletions)', { timeo
   it('T2. `find big -type f -delete` (20k whiteouts, the 200 folders kept): every file gone, the folders kept', async () => {
     const s = await scene();
     manyFiles(join(s.ws, 'big'), 20_000, 100);
-    const { r, ms } = await runIn(s, 'find big -type f -delete');
-    console.log(`h119 T2: exit=${r.exitCode} ms=${ms} stderr=${JSON.stringify(r.stderr.slice(0, 300))}`);
+    const { r, ms } = await runIn(s, timed('find big -type f -delete'));
+    console.log(`h119 T2: exit=${r.exitCode} ms=${ms} command ms=${r.stdout.trim()} stderr=${JSON.stringify(r.stderr.slice(0, 300))}`);
     expect(r.exitCode).toBe(0);
     expect(readdirSync(join(s.ws, 'big'))).toHaveLength(200);
     expect(execFileSync('find', [join(s.ws, 'big'), '-type', 'f'], { encoding: 'utf8' }).trim()).toBe('');
@@ -90,8 +93,8 @@ describe('h119: big removals commit in reasonable time (20k deletions)', { timeo
       mkdirSync(join(deep, `s${i}`));
       writeFileSync(join(deep, `s${i}`, 'g'), 'y');
     }
-    const { r, ms } = await runIn(s, `find ${deep.slice(s.ws.length + 1)} -type f -delete`);
-    console.log(`h119 T3: exit=${r.exitCode} ms=${ms} stderr=${JSON.stringify(r.stderr.slice(0, 300))}`);
+    const { r, ms } = await runIn(s, timed(`find ${deep.slice(s.ws.length + 1)} -type f -delete`));
+    console.log(`h119 T3: exit=${r.exitCode} ms=${ms} command ms=${r.stdout.trim()} stderr=${JSON.stringify(r.stderr.slice(0, 300))}`);
     expect(r.exitCode).toBe(0);
     expect(execFileSync('find', [deep, '-type', 'f'], { encoding: 'utf8' }).trim()).toBe('');
   });
@@ -107,8 +110,8 @@ describe('h119: big removals commit in reasonable time (20k deletions)', { timeo
     execFileSync('sh', ['-c', 'for d in w/d[0-4]?; do rm -f $d/*; done; for d in w/d[5-9]?; do for f in $d/*; do echo changed > $f; done; done'], { cwd: s.ws, env });
     execFileSync('git', [...G, 'commit', '-qam', 'other'], { cwd: s.ws, env });
     execFileSync('git', [...G, 'checkout', '-q', 'master'], { cwd: s.ws, env });
-    const { r, ms } = await runIn(s, 'git checkout -q other');
-    console.log(`h119 T4: exit=${r.exitCode} ms=${ms} stderr=${JSON.stringify(r.stderr.slice(0, 300))}`);
+    const { r, ms } = await runIn(s, timed('git checkout -q other'));
+    console.log(`h119 T4: exit=${r.exitCode} ms=${ms} command ms=${r.stdout.trim()} stderr=${JSON.stringify(r.stderr.slice(0, 300))}`);
     expect(r.exitCode).toBe(0);
     expect(execFileSync('git', ['status', '--porcelain', '-uno'], { cwd: s.ws, env, encoding: 'utf8' }).trim()).toBe('');
     expect(execFileSync('git', ['branch', '--show-current'], { cwd: s.ws, env, encoding: 'utf8' }).trim()).toBe('other');
@@ -179,6 +182,21 @@ describe('h119: entries replaced by one of another type (renamed aside, removed 
     expect(readFileSync(join(s.ws, '.aalis-commit-000000000000'), 'utf8')).toBe('mine\n');
     expect(readFileSync(join(s.ws, 'x', '.aalis-replaced-ffffffffffff'), 'utf8')).toBe('mine\n');
     expect(readFileSync(join(s.ws, 'x', 'f'), 'utf8')).toBe('new\n');
+  });
+});
+
+describe('h119: removals in a folder whose mode the command narrowed (the mode set after them)', { timeout: 120_000 }, () => {
+  it('A5. `rm d/x; chmod 555 d` and `rm -rf e; mkdir e; echo n > e/n; chmod 500 e`: the removals land, then the modes', async () => {
+    const s = await scene();
+    manyFiles(join(s.ws, 'd'), 3, 3);
+    manyFiles(join(s.ws, 'e'), 3, 3);
+    const { r } = await runIn(s, 'rm d/d0/f0.txt && chmod 555 d/d0 && rm -rf e && mkdir e && echo n > e/n && chmod 500 e');
+    console.log(`h119 A5: exit=${r.exitCode} stderr=${JSON.stringify(r.stderr.slice(0, 400))}`);
+    expect(readdirSync(join(s.ws, 'd', 'd0')).sort()).toEqual(['f1.txt', 'f2.txt']);
+    expect((lstatSync(join(s.ws, 'd', 'd0')).mode & 0o777).toString(8)).toBe('555');
+    expect(readdirSync(join(s.ws, 'e'))).toEqual(['n']);
+    expect((lstatSync(join(s.ws, 'e')).mode & 0o777).toString(8)).toBe('500');
+    execFileSync('chmod', ['-R', 'u+rwx', join(s.ws, 'd'), join(s.ws, 'e')]);
   });
 });
 
