@@ -371,6 +371,19 @@ describe('h119: programs an .envrc or a git alias runs through an interpreter (e
   });
 
   /*
+   * FINDING P6 end to end (false denial; core h119-parse.test.ts P6): the workspace .envrc loads its
+   * .env with `export $(grep -v '^#' .env | xargs)`: unresolved, so the whole workspace is a landing,
+   * and an ordinary write (src/ok.txt) is refused.
+   */
+  it.fails('E2. .envrc `export $(grep -v \'^#\' .env | xargs)`: an ordinary write src/ok.txt lands', async () => {
+    const s = makeScene();
+    plain.push(s.root);
+    writeFileSync(join(s.ws, '.envrc'), "export $(grep -v '^#' .env | xargs)\n");
+    await runDaemonLike('E2', s, 'echo ok > src/ok.txt');
+    expect(existsSync(join(s.ws, 'src', 'ok.txt'))).toBe(true);
+  });
+
+  /*
    * FINDING G1 end to end (core git-config.ts programWords, see core h119-parse.test.ts G1): the
    * workspace repository's alias.st is `!python3 st.py` (st.py missing); the command's st.py
    * lands, and the person's `git st` runs it (git runs an alias from the worktree's top).
