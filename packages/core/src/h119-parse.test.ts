@@ -169,6 +169,30 @@ describe('h119: git programs named without a slash, or by shell syntax the split
     expect(w.includes('tools/st.sh') || w.includes('.')).toBe(true);
   });
 
+  /*
+   * FINDING G4: `!cd tools && ./run.sh` (the usual form, no trailing slash) names only `./run.sh`,
+   * which is resolved from the top (top/run.sh), while sh runs tools/run.sh: tools/ is not
+   * protected. The h114 rule (a folder after `cd`, `-C`, `--prefix` holds what runs) applies only
+   * to a word ending in `/`: programWords skips a word without a slash before looking at RUN_IN.
+   * The same for `make -C build` and `npm --prefix web run x` (nothing named).
+   */
+  it.fails.each([
+    ['[alias]\n\tst = !cd tools && ./run.sh', 'tools'],
+    ['[alias]\n\tst = !make -C build', 'build'],
+  ])('G4. %j names %s (the folder it runs in)', (config, folder) => {
+    const w = words(config);
+    expect(w.some((x) => x === folder || x === `${folder}/` || x.startsWith(`${folder}/`) || x === '.')).toBe(true);
+  });
+
+  /*
+   * FINDING G5: `!cd "$GIT_PREFIX" && ./run.sh` (git's documented way for an alias to run where the
+   * person is) names `./run.sh` at the top only; it runs the run.sh of whatever subfolder the person
+   * is in. A `cd` to an expansion should make what follows unclear (the top protected whole, `.`).
+   */
+  it.fails('G5. !cd "$GIT_PREFIX" && ./run.sh protects the top whole', () => {
+    expect(words('[alias]\n\tst = !cd \"$GIT_PREFIX\" && ./run.sh')).toContain('.');
+  });
+
   // held: everyday aliases name nothing of the workspace
   it.each([
     ['[alias]\n\tlg = !git log --oneline | head'],

@@ -400,6 +400,21 @@ describe('h119: programs an .envrc or a git alias runs through an interpreter (e
   });
 
   /*
+   * FINDING G4 end to end (core h119-parse.test.ts G4): alias.st = `!cd tools && ./run.sh`
+   * (tools/run.sh missing): the command's tools/run.sh lands, and the person's `git st` runs it.
+   */
+  it.fails('G4. alias.st = !cd tools && ./run.sh: the command\'s tools/run.sh does not land, and the host\'s `git st` runs none', async () => {
+    const s = makeScene();
+    plain.push(s.root);
+    const mark = join(s.root, 'pwned-G4');
+    execFileSync('git', ['config', 'alias.st', '!cd tools && ./run.sh'], { cwd: s.ws, env: gitEnv(s.home) });
+    await runDaemonLike('G4', s, `mkdir -p tools && ${program(mark)} > tools/run.sh && chmod +x tools/run.sh`);
+    hostGit(s, s.ws, 'st');
+    console.log(`h119 G4: landed=${existsSync(join(s.ws, 'tools', 'run.sh'))} host git st ran it=${existsSync(mark)}`);
+    expect(existsSync(mark)).toBe(false);
+  });
+
+  /*
    * FINDING G2 end to end: alias.st's value is `!tools/\` newline `st.sh` (sh joins the lines);
    * tools/st.sh is not protected.
    */
