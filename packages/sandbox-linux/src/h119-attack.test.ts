@@ -429,3 +429,52 @@ describe('h119: programs an .envrc or a git alias runs through an interpreter (e
     expect(existsSync(mark)).toBe(false);
   });
 });
+
+describe('h119: a host write into a folder the command replaced, between the passes', { timeout: 180_000 }, () => {
+  /*
+   * FINDING W1 (minor): six host folders d0..d5, each replaced by the command's file, between 1000
+   * added files each (layers on /dev/shm: copied one by one, a long first pass). Each d is renamed
+   * aside to `.aalis-replaced-*` when the walk meets it and removed in the second pass without a
+   * second look (upper-commit.ts runLater, kind 'aside': removeAt, where a 'remove' step goes
+   * through removeHost and its treeChangedSince). A host process working in a d (its cwd: a
+   * shell, a watcher) that writes there once it is aside writes into `.aalis-replaced-*`, and the
+   * write is removed unsaid. During the run (A2) the same write is a conflict and d is kept whole.
+   * Before h117 the removal followed the check at once; now the window is the rest of the first pass.
+   */
+  it.fails('W1. host processes in d0..d5 write late.txt once one d is aside: every late.txt written is kept, or its d is said changed', async () => {
+    const s = await scene();
+    for (let k = 0; k < 6; k++) manyFiles(join(s.ws, `d${k}`), 3, 3);
+    const shm = mkdtempSync('/dev/shm/aalis-h119-');
+    dirs.push(shm);
+    const sb = s.sandbox({ tmpDir: shm });
+    // host processes whose cwd is a d: once told (a file in HOME), each writes late.txt where it is
+    const go = join(s.home, 'go-W1');
+    const wrote: string[] = ['', '', '', '', '', ''];
+    const writers = [0, 1, 2, 3, 4, 5].map((k) => {
+      const w = spawn('sh', ['-c', `until [ -e '${go}' ]; do sleep 0.005; done; echo late > late${k}.txt && echo written`], { cwd: join(s.ws, `d${k}`), stdio: ['ignore', 'pipe', 'ignore'] });
+      w.stdout!.on('data', (b: Buffer) => (wrote[k] += b.toString()));
+      return w;
+    });
+    let r: Awaited<ReturnType<ReturnType<OverlayScene['sandbox']>['run']>>;
+    let seen = false;
+    try {
+      const run = sb.run(req(s, ['sh', '-c', 'for a in 0 1 2 3 4 5; do mkdir add$a; i=0; while [ $i -lt 1000 ]; do echo $i > add$a/f$i; i=$((i+1)); done; rm -rf d$a && echo file > d$a; done'], { policy: workspacePolicy(s), timeoutMs: 120_000 }));
+      const aside = () => readdirSync(s.ws).some((n) => n.startsWith('.aalis-replaced-'));
+      let done = false;
+      void run.then(() => (done = true));
+      while (!aside() && !done) await new Promise((res) => setTimeout(res, 1));
+      seen = !done;
+      writeFileSync(go, '');
+      r = await run;
+      await Promise.all(writers.map((w) => new Promise((res) => (w.exitCode !== null ? res(null) : w.once('exit', res)))));
+    } finally {
+      for (const w of writers) w.kill();
+      await sb.close();
+    }
+    const found = execFileSync('find', [s.ws, '-name', 'late*.txt'], { encoding: 'utf8' }).trim();
+    const lost = [0, 1, 2, 3, 4, 5].filter((k) => wrote[k]!.includes('written') && !found.includes(`late${k}.txt`) && !r.stderr.includes(`d${k} changed on the host`));
+    console.log(`h119 W1: aside seen=${seen} written=${JSON.stringify(wrote.map((w) => w.trim()))} found=${JSON.stringify(found.split('\n').map((l) => l.replace(s.ws, '')))} lost=${JSON.stringify(lost)} stderr=${JSON.stringify(r.stderr.slice(0, 600))}`);
+    expect(seen).toBe(true);
+    expect(lost).toEqual([]);
+  });
+});
