@@ -478,3 +478,24 @@ describe('h119: a host write into a folder the command replaced, between the pas
     expect(lost).toEqual([]);
   });
 });
+
+describe('h119: a repository under a name not UTF-8 whose .git file names a git dir not UTF-8', { timeout: 120_000 }, () => {
+  /*
+   * landing-extras.ts rawRepoRules reads a `.git` file under a raw path with
+   * `read.bytes.toString('utf8')` (not decodeHostText): a gitdir `…/gd\xfe` becomes `gd\ufffd`,
+   * naming no folder the walks name. Probe: the command's hook in that git dir. Holds all the same
+   * (the hook refused: the git dir is protected by other rules).
+   */
+  it('R1. x\\xff/r/.git is a file naming ws/gd\\xfe (git init --separate-git-dir): the command\'s gd\\xfe/hooks/pre-commit does not land, the host\'s next commit runs none', async () => {
+    const s = makeScene();
+    plain.push(s.root);
+    const mark = join(s.root, 'pwned-R1');
+    execFileSync('sh', ['-c', `mkdir "$(printf 'x\\377')" && git init -q --separate-git-dir "$PWD/$(printf 'gd\\376')" "$(printf 'x\\377')/r"`], { cwd: s.ws, env: gitEnv(s.home) });
+    await runDaemonLike('R1', s, `d="$(printf 'gd\\376')/hooks"; ${program(mark)} > "$d/pre-commit" && chmod +x "$d/pre-commit"`);
+    execFileSync('sh', ['-c', `cd "$(printf 'x\\377')/r" && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x || true`], { cwd: s.ws, env: gitEnv(s.home), stdio: 'pipe' });
+    const hook = Buffer.concat([Buffer.from(`${s.ws}/gd`), Buffer.of(0xfe), Buffer.from('/hooks/pre-commit')]);
+    console.log(`h119 R1: landed=${existsSync(hook)} host commit ran it=${existsSync(mark)}`);
+    expect(existsSync(mark)).toBe(false);
+    expect(existsSync(hook)).toBe(false);
+  });
+});
