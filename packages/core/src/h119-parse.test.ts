@@ -50,13 +50,14 @@ describe('h119: .envrc programs run through an interpreter or a wrapper', () => 
 
   /*
    * FINDING P3: direnv's stdlib functions called by their own names (`use` is `use_$1`):
-   * `use_flake`, `use_nix`, `use_devenv` name nothing, where `use flake` / `use nix` / `use
+   * `use_flake`, `use_nix`, `use_devenv`, `layout_python3` (`layout` is `layout_$1`) name nothing, where `use flake` / `use nix` / `use
    * devenv` name flake.nix's folder, shell.nix/default.nix, devenv.nix and .direnv.
    */
   it.fails.each([
     ['use_nix', '/p/shell.nix'],
     ['use_flake', '/p/flake.lock'],
     ['use_devenv', '/p/devenv.nix'],
+    ['layout_python3', '/p/.direnv'],
   ])('P3. %s names %s as its spaced form does', (text, path) => {
     expect(refs(text).paths).toContain(path);
   });
