@@ -38,20 +38,6 @@ async function runIn(s: OverlayScene, script: string, timeoutMs = 120_000) {
   }
 }
 
-/** Whether `name` is in the upper layer of a live run whose layers are under `tmpDir`. */
-function inUpperAt(tmpDir: string, name: string): boolean {
-  try {
-    for (const run of readdirSync(tmpDir)) {
-      const layers = join(tmpDir, run, 'overlay');
-      if (!existsSync(layers)) continue;
-      for (const i of readdirSync(layers)) if (existsSync(join(layers, i, 'upper', name))) return true;
-    }
-  } catch {
-    // a run folder removed meanwhile
-  }
-  return false;
-}
-
 /** `script`, then how long it took in ms on stdout (the rest of a run's time is its setup and commit). */
 const timed = (script: string) => `t0=$(date +%s%N); ${script}; rc=$?; echo $(( ($(date +%s%N) - t0) / 1000000 )); exit $rc`;
 
