@@ -100,6 +100,8 @@ interface Later {
   readonly mode?: number;
   /** `aside`: the name it was renamed from. */
   readonly orig?: Buffer;
+  /** `aside`: its ctime once renamed; a write in it after that is the host's, and keeps it. */
+  readonly stamp?: bigint;
 }
 
 /** `O_PATH` (Linux): a descriptor that names an inode without opening it, so needs no permission on it. */
@@ -410,7 +412,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
       const aside = Buffer.from(`.aalis-replaced-${randomBytes(6).toString('hex')}`);
       recordAside(overlay.upper, hostFd, aside.toString(), name); // before the rename: a kill leaves it named, and the next start puts it back or says it
       renameSync(atFd(hostFd, name), atFd(hostFd, aside));
-      later.push({ kind: 'aside', at: here!, name: aside, path, orig: name });
+      later.push({ kind: 'aside', at: here!, name: aside, path, orig: name, stamp: lstatSync(atFd(hostFd, aside), { bigint: true }).ctimeNs });
     } else removeAt(hostFd, name);
     committed.push(path);
     return true;
@@ -782,6 +784,10 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
             if (lstatAt(at, step.orig!) === undefined) {
               renameSync(atFd(at, step.name), atFd(at, step.orig!));
               notes.push(`aalis: ${step.path}: the command's entry did not take its place, so the host's was put back\n`);
+            } else if (asideChanged(at, step)) {
+              // a host program wrote in it while the first pass ran (its cwd there): that write is
+              // the host's, and kept (found by an attack, h119: removed unsaid, 2 to 5 files a run)
+              notes.push(`aalis: ${step.path}: the host's entry the command replaced was kept beside it as ${shownBytes(step.name)}: the host wrote in it during the commit\n`);
             } else removeAt(at, step.name);
           } catch (e) {
             notes.push(`aalis: ${step.path}: the host's entry the command replaced was kept beside it as ${shownBytes(step.name)}: ${(e as Error).message}\n`);
@@ -797,6 +803,13 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     } finally {
       if (fd !== undefined) closeSync(fd);
     }
+  };
+
+  /** Whether the host changed an entry kept aside since it was renamed (its ctime then), or anything in it. */
+  const asideChanged = (at: number, step: Later): boolean => {
+    const now = lstatSync(atFd(at, step.name), { bigint: true });
+    if (now.ctimeNs !== step.stamp) return true;
+    return now.isDirectory() && treeChangedSince(at, step.name, { ns: step.stamp! + 1n, devs: [now.dev] });
   };
 
   const hostRoot = openDir(encodePath(overlay.root));
