@@ -147,10 +147,19 @@ function commands(text: string, inner: string[]): Command[] {
 const KEYWORDS = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', '!', '{', '}', '(', ')', 'export']);
 
 /** Words that run the command after them (`exec ./tools/env.sh`, `env FOO=1 tools/env.sh`): the command is the next word. */
-const RUNS_NEXT = new Set(['exec', 'command', 'builtin', 'nohup', 'time', 'env', 'nice']);
+const RUNS_NEXT = new Set(['exec', 'command', 'builtin', 'nohup', 'time', 'env', 'nice', 'sudo', 'doas', 'timeout', 'xargs', 'direnv', 'stdbuf', 'setsid', 'chrt', 'ionice']);
 
 /** Shells whose first argument (no option) is a script they run (`bash tools/env.sh`, h115 E3); `-c` runs its argument as text. */
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh']);
+
+/** Interpreters that run the script named by their first argument that is no option. */
+const INTERPRETERS = new Set(['python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'lua', 'Rscript', 'tsx', 'ts-node']);
+/** Options after which an interpreter runs inline code or a module, no script of the folder's. */
+const INLINE_CODE = new Set(['-c', '-e', '-m', '-E', '--eval', '-p', '--print', '-r', '--require', '--version', '-V', '--help', '-h']);
+/** A wrapper's flags that take an argument (not the command it runs). */
+const FLAG_TAKES_ARG: Readonly<Record<string, readonly string[]>> = { exec: ['-a'], sudo: ['-u', '-g', '-C', '-D', '-h', '-p', '-r', '-t', '-U'], doas: ['-u', '-C'], timeout: ['-s', '-k', '--signal', '--kill-after'], nice: ['-n'], env: ['-u', '-C', '-S'], xargs: ['-I', '-n', '-P', '-L', '-d', '-E', '-s', '-a'] };
+/** Variables whose value a program runs as a command. */
+const COMMAND_VARS = new Set(['PROMPT_COMMAND', 'GIT_SSH_COMMAND', 'GIT_SSH', 'EDITOR', 'VISUAL', 'GIT_EDITOR', 'PAGER', 'GIT_PAGER', 'MANPAGER', 'RUSTC_WRAPPER', 'RUSTC', 'SSH_ASKPASS', 'GIT_ASKPASS', 'SUDO_ASKPASS', 'BROWSER', 'SHELL', 'TERMINAL']);
 
 /** Words that declare variables (their flags aside): what follows are assignments. */
 const DECLARES = new Set(['local', 'declare', 'typeset', 'readonly']);
@@ -193,7 +202,7 @@ const escaped = (text: string) => text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
  * paths, preloads, start files, and configs that name programs (kubectl's exec plugins, git's and
  * AWS's global config, docker's credential helpers, npm's user config, cargo's home).
  */
-const LOAD_VARS = new Set(['PATH', 'PYTHONSTARTUP', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PERL5LIB', 'RUBYLIB', 'NODE_PATH', 'KUBECONFIG', 'GIT_CONFIG_GLOBAL', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'NPM_CONFIG_USERCONFIG', 'CARGO_HOME']);
+const LOAD_VARS = new Set(['LD_AUDIT', 'GIT_EXEC_PATH', 'PATH', 'PYTHONSTARTUP', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PERL5LIB', 'RUBYLIB', 'NODE_PATH', 'KUBECONFIG', 'GIT_CONFIG_GLOBAL', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'NPM_CONFIG_USERCONFIG', 'CARGO_HOME']);
 
 /**
  * Python's search path: code there runs when a program imports it by name, as the project's own
@@ -370,6 +379,12 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
           });
           continue;
         }
+        // a variable whose value a program runs as a command (`EDITOR=tools/x`, `PROMPT_COMMAND`,
+        // `GIT_SSH_COMMAND`): read as a command (found by an attack, h119 P4)
+        if (COMMAND_VARS.has(m[1]!)) {
+          run(m[2]!, true, level + 1);
+          continue;
+        }
         const python = PYTHON_PATH_VARS.has(m[1]!);
         if (!LOAD_VARS.has(m[1]!) && !python) continue;
         for (const entry of m[2]!.split(':')) {
@@ -382,9 +397,22 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
       }
       // `exec ./tools/env.sh`, `env FOO=1 tools/env.sh`: the command is the one they run
       while (w.length > 1 && RUNS_NEXT.has(basename(w[0]!))) {
-        w.shift();
-        while (w.length > 1 && (w[0]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w[0]!))) w.shift();
+        const wrapper = basename(w.shift()!);
+        while (w.length > 1 && (w[0]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w[0]!))) {
+          // `exec -a name cmd`, `sudo -u user cmd`: the flag's own argument is no command (h119 P2)
+          const flag = w.shift()!;
+          if (w.length > 1 && FLAG_TAKES_ARG[wrapper]?.includes(flag)) w.shift();
+        }
+        // `timeout 5 cmd`, `direnv exec . cmd`: what comes before the command (h119 P2)
+        if (wrapper === 'timeout' && w.length > 1 && /^[\d.]+[smhd]?$/.test(w[0]!)) w.shift();
+        if (wrapper === 'direnv' && w[0] === 'exec' && w.length > 2) w.splice(0, 2);
       }
+      // `nix develop -c cmd`, `nix-shell --run 'cmd'`: the command it runs (h119 P2)
+      const nixRun = (w[0] === 'nix' || w[0] === 'nix-shell') ? w.findIndex((a) => a === '-c' || a === '--command' || a === '--run') : -1;
+      if (nixRun > 0 && w[nixRun + 1] !== undefined) run(w.slice(nixRun + 1).join(' '), true, level + 1);
+      // direnv's stdlib by its functions' own names: `use_nix` is `use nix`, `layout_python3` `layout python3` (h119 P3)
+      const fn = /^(use|layout)_([A-Za-z0-9_-]+)$/.exec(w[0] ?? '');
+      if (fn !== null) w.splice(0, 1, fn[1]!, fn[2]!);
       const [command, ...args] = w;
       if (command === undefined) continue;
       const flagless = args.filter((a) => !a.startsWith('-'));
@@ -457,7 +485,15 @@ export function envrcReferences(envrc: string, text: string, home?: string, env?
           break;
         }
         default:
-          if (SHELLS.has(basename(command))) {
+          if (INTERPRETERS.has(basename(command))) {
+            // `python3 tools/env.py`, `node tools/env.js`: the script it runs; inline code (`-c`, `-e`, `-m`) names none (h119 P1)
+            for (const a of args) {
+              if (INLINE_CODE.has(a)) break;
+              if (a.startsWith('-')) continue;
+              add(a, command);
+              break;
+            }
+          } else if (SHELLS.has(basename(command))) {
             // `bash tools/env.sh`, `bash -c 'tools/env.sh'`
             for (let i = 0; i < args.length; i++) {
               const a = args[i]!;

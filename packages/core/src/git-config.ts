@@ -1,4 +1,4 @@
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { AalisError } from './aalis-error.js';
 import { decodeHostText, hostPathArg } from './host-names.js';
 import { readRegularSync } from './read-regular-sync.js';
@@ -251,6 +251,9 @@ const TOP = '.';
 /** Shell words that run their argument as shell text (`sh -c '…'`, `eval "…"`). */
 const RUNS_TEXT = new Set(['-c', 'eval']);
 
+/** Programs that run the script named in their first argument: a bare name there is a file of the top's. */
+const INTERPRETERS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'lua', 'tclsh', 'Rscript', 'tsx', 'ts-node']);
+
 /** `$(git rev-parse --show-toplevel)`, `$(pwd)`, `` `pwd` ``, `$PWD`: git runs an alias (and the programs it names) from the top. */
 const isTop = (inner: string) => /^\s*(?:git\s+rev-parse\s+--show-toplevel|pwd)\s*$/.test(inner);
 
@@ -312,8 +315,18 @@ function shellWords(text: string, inner: string[]): ShellWord[] {
       continue;
     }
     if (c === '\\') {
-      word = (word ?? '') + (text[i + 1] ?? '');
+      // a backslash-newline joins the lines, as sh reads it (`tools/\` newline `st.sh` runs
+      // tools/st.sh: found by an attack, h119 G2)
+      if (text[i + 1] !== '\n') word = (word ?? '') + (text[i + 1] ?? '');
       i++;
+      continue;
+    }
+    if (c === '$' && text[i + 1] === "'") {
+      // ANSI-C quoting (`$'tools/st.sh'` where sh is bash): read as what cannot be told, the top whole (h119 G3)
+      const j = text.indexOf("'", i + 2);
+      word = `${word ?? ''}$/${text.slice(i + 2, j < 0 ? text.length : j)}`;
+      dynamic = true;
+      i = j < 0 ? text.length : j;
       continue;
     }
     if (c === '$' && text[i + 1] === '(') {
@@ -401,16 +414,28 @@ function programWords(text: string, out: Set<string>, depth: number): void {
     // `FOO=tools/x.sh`: the value
     const word = /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.text) ? w.text.slice(w.text.indexOf('=') + 1) : w.text;
     if (w.dynamic) {
-      // an expansion that cannot be told, in what would be a path (`$ROOT/tools/x.sh`): where it
-      // leads cannot be judged, so the repository is protected whole; one without a slash
-      // (`$EDITOR`, `"$@"`, `$1`) is an argument or a name looked up on PATH, as a bare name is
-      if (word.includes('/')) out.add(TOP);
+      // an expansion that cannot be told, in what would be a path (`$ROOT/tools/x.sh`), or as the
+      // folder a program runs in (`cd "$GIT_PREFIX"`: h119 G5): where it leads cannot be judged,
+      // so the repository is protected whole; one without a slash (`$EDITOR`, `"$@"`, `$1`) is an
+      // argument or a name looked up on PATH, as a bare name is
+      if (word.includes('/') || RUN_IN.has(after) || INTERPRETERS.has(basename(after))) out.add(TOP);
+      continue;
+    }
+    // a folder the program is run in (`cd tools && ./run.sh`, `make -C build`: with or without a
+    // slash) holds what it runs (h114; without the slash, found by an attack, h119 G4)
+    if (RUN_IN.has(after) && !word.startsWith('-')) {
+      if (word !== TOP) out.add(word); // `cd "$(git rev-parse --show-toplevel)"`: where it runs anyway
       continue;
     }
     // a word ending in a slash names a folder the program works on (`!prettier --write src/`),
-    // not one it runs: protecting it refused every edit there (found by an attack, h112); but a
-    // folder the program is run in (`cd tools/ && ./run.sh`, `make -C build/`) holds what it runs (h114)
-    if (word.endsWith('/') && !RUN_IN.has(after)) continue;
+    // not one it runs: protecting it refused every edit there (found by an attack, h112)
+    if (word.endsWith('/')) continue;
+    // an interpreter's script, named bare (`!python3 st.py`, `fsmonitor = sh fsmon.sh`): run from
+    // the top as much as `./st.py` would be (found by an attack, h119 G1)
+    if (INTERPRETERS.has(basename(after)) && !word.startsWith('-') && !word.includes('://') && word !== '' && word !== '.' && word !== '..') {
+      out.add(word);
+      continue;
+    }
     if (word.startsWith('-') || word.includes('://') || !(isAbsolute(word) || word.startsWith('~/') || word.includes('/'))) continue;
     out.add(word);
   }

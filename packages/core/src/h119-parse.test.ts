@@ -20,7 +20,7 @@ describe('h119: .envrc programs run through an interpreter or a wrapper', () => 
    * `cd`. At fault: envrc-references.ts envrcReferences (SHELLS covers shells only; a command word
    * with no slash is taken as a name looked up on PATH and its arguments are not looked at).
    */
-  it.fails.each([
+  it.each([
     ['python3 tools/env.py', '/p/tools/env.py'],
     ['node tools/env.js', '/p/tools/env.js'],
     ['eval "$(python3 tools/env.py)"', '/p/tools/env.py'],
@@ -36,7 +36,7 @@ describe('h119: .envrc programs run through an interpreter or a wrapper', () => 
    * tools/env.sh`, `direnv exec . tools/env.sh`, and `exec -a name tools/env.sh` (exec's `-a`
    * takes an argument, dropped as a flag, so `name` is taken for the command). No path, no unresolved.
    */
-  it.fails.each([
+  it.each([
     ['timeout 5 tools/env.sh'],
     ['sudo tools/env.sh'],
     ['xargs tools/env.sh < /dev/null'],
@@ -53,7 +53,7 @@ describe('h119: .envrc programs run through an interpreter or a wrapper', () => 
    * `use_flake`, `use_nix`, `use_devenv`, `layout_python3` (`layout` is `layout_$1`) name nothing, where `use flake` / `use nix` / `use
    * devenv` name flake.nix's folder, shell.nix/default.nix, devenv.nix and .direnv.
    */
-  it.fails.each([
+  it.each([
     ['use_nix', '/p/shell.nix'],
     ['use_flake', '/p/flake.lock'],
     ['use_devenv', '/p/devenv.nix'],
@@ -68,7 +68,7 @@ describe('h119: .envrc programs run through an interpreter or a wrapper', () => 
    * direnv), `GIT_SSH_COMMAND`, `EDITOR`, `PAGER`, `RUSTC_WRAPPER`, `LD_AUDIT` (as LD_PRELOAD),
    * `GIT_EXEC_PATH` (git's own programs). `export X=tools/x` names nothing.
    */
-  it.fails.each([
+  it.each([
     ['PROMPT_COMMAND'],
     ['GIT_SSH_COMMAND'],
     ['EDITOR'],
@@ -138,7 +138,7 @@ describe('h119: git programs named without a slash, or by shell syntax the split
    * At fault: git-config.ts programWords (a word without a slash is skipped as a PATH name, even
    * as the argument of an interpreter).
    */
-  it.fails.each([
+  it.each([
     ['[alias]\n\tst = !python3 st.py', 'st.py'],
     ['[alias]\n\tst = !sh st.sh', 'st.sh'],
     ['[alias]\n\tst = !cd sub && sh st.sh', 'st.sh'],
@@ -156,7 +156,7 @@ describe('h119: git programs named without a slash, or by shell syntax the split
    * `tools/\nst.sh`, and tools/st.sh is not protected. At fault: git-config.ts shellWords (`\`
    * followed by a newline appends the newline instead of dropping both).
    */
-  it.fails('G2. an alias whose path is split by a backslash-newline names the joined path', () => {
+  it('G2. an alias whose path is split by a backslash-newline names the joined path', () => {
     expect(words('[alias]\n\tst = "!tools/\\\\\\nst.sh"')).toContain('tools/st.sh');
   });
 
@@ -165,7 +165,7 @@ describe('h119: git programs named without a slash, or by shell syntax the split
    * quoting) gives the word `$tools/st.sh`, not dynamic, so tools/st.sh is not named and the top is
    * not protected. At fault: shellWords (a `$` before a quote is kept as text).
    */
-  it.fails("G3. !$'tools/st.sh' names tools/st.sh or the top", () => {
+  it("G3. !$'tools/st.sh' names tools/st.sh or the top", () => {
     const w = words("[alias]\n\tst = !$'tools/st.sh'");
     expect(w.includes('tools/st.sh') || w.includes('.')).toBe(true);
   });
@@ -177,7 +177,7 @@ describe('h119: git programs named without a slash, or by shell syntax the split
    * to a word ending in `/`: programWords skips a word without a slash before looking at RUN_IN.
    * The same for `make -C build` and `npm --prefix web run x` (nothing named).
    */
-  it.fails.each([
+  it.each([
     ['[alias]\n\tst = !cd tools && ./run.sh', 'tools'],
     ['[alias]\n\tst = !make -C build', 'build'],
   ])('G4. %j names %s (the folder it runs in)', (config, folder) => {
@@ -190,8 +190,8 @@ describe('h119: git programs named without a slash, or by shell syntax the split
    * person is) names `./run.sh` at the top only; it runs the run.sh of whatever subfolder the person
    * is in. A `cd` to an expansion should make what follows unclear (the top protected whole, `.`).
    */
-  it.fails('G5. !cd "$GIT_PREFIX" && ./run.sh protects the top whole', () => {
-    expect(words('[alias]\n\tst = !cd \"$GIT_PREFIX\" && ./run.sh')).toContain('.');
+  it('G5. !cd "$GIT_PREFIX" && ./run.sh protects the top whole', () => {
+    expect(words('[alias]\n\tst = !cd "$GIT_PREFIX" && ./run.sh')).toContain('.');
   });
 
   // held: everyday aliases name nothing of the workspace

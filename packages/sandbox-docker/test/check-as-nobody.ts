@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync } from 'node:fs';
+import { chmodSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { LandingScene } from './landing-scene.js';
 
@@ -25,7 +25,9 @@ const child = join(import.meta.dirname, 'check-as-nobody.child.ts');
  * nobody, before the plan (the person's own files). From source, as a fresh clone has no dist/.
  */
 export function checkAsNobody(s: LandingScene, writes: string, probe = '.envrc', before = ''): NobodyCheck {
-  for (let d = s.home; d !== dirname(d) && d !== '/tmp'; d = dirname(d)) chmodSync(d, 0o711);
+  // search for everyone on the way, adding the bit only: a mode set outright (0711) took the read
+  // bit from the test run's shared folder, and every test as nobody running beside it failed (CI)
+  for (let d = s.home; d !== dirname(d) && d !== '/tmp'; d = dirname(d)) chmodSync(d, (statSync(d).mode & 0o7777) | 0o011);
   execFileSync('chown', ['-R', '65534:65534', s.home]);
   const out = execFileSync(
     'setpriv',

@@ -355,7 +355,7 @@ describe('h119: programs an .envrc or a git alias runs through an interpreter (e
    * .envrc runs `eval "$(python3 tools/env.py)"`; the command's edit of tools/env.py lands, and
    * direnv runs it at the person's next `cd` (direnv is not installed here: the file landing is what is shown).
    */
-  it.fails('E1. .envrc `eval "$(python3 tools/env.py)"`, tools/env.py on the host: the command\'s edit of it does not land', async () => {
+  it('E1. .envrc `eval "$(python3 tools/env.py)"`, tools/env.py on the host: the command\'s edit of it does not land', async () => {
     const s = makeScene();
     plain.push(s.root);
     mkdirSync(join(s.ws, 'tools'));
@@ -383,7 +383,7 @@ describe('h119: programs an .envrc or a git alias runs through an interpreter (e
    * workspace repository's alias.st is `!python3 st.py` (st.py missing); the command's st.py
    * lands, and the person's `git st` runs it (git runs an alias from the worktree's top).
    */
-  it.fails('G1. alias.st = !python3 st.py: the command\'s st.py does not land, and the host\'s `git st` runs none', async () => {
+  it('G1. alias.st = !python3 st.py: the command\'s st.py does not land, and the host\'s `git st` runs none', async () => {
     const s = makeScene();
     plain.push(s.root);
     const mark = join(s.root, 'pwned-G1');
@@ -398,7 +398,7 @@ describe('h119: programs an .envrc or a git alias runs through an interpreter (e
    * FINDING G4 end to end (core h119-parse.test.ts G4): alias.st = `!cd tools && ./run.sh`
    * (tools/run.sh missing): the command's tools/run.sh lands, and the person's `git st` runs it.
    */
-  it.fails('G4. alias.st = !cd tools && ./run.sh: the command\'s tools/run.sh does not land, and the host\'s `git st` runs none', async () => {
+  it('G4. alias.st = !cd tools && ./run.sh: the command\'s tools/run.sh does not land, and the host\'s `git st` runs none', async () => {
     const s = makeScene();
     plain.push(s.root);
     const mark = join(s.root, 'pwned-G4');
@@ -413,7 +413,7 @@ describe('h119: programs an .envrc or a git alias runs through an interpreter (e
    * FINDING G2 end to end: alias.st's value is `!tools/\` newline `st.sh` (sh joins the lines);
    * tools/st.sh is not protected.
    */
-  it.fails('G2. alias.st = "!tools/\\\\\\nst.sh" (a backslash-newline): the command\'s tools/st.sh does not land, the host\'s `git st` runs none', async () => {
+  it('G2. alias.st = "!tools/\\\\\\nst.sh" (a backslash-newline): the command\'s tools/st.sh does not land, the host\'s `git st` runs none', async () => {
     const s = makeScene();
     plain.push(s.root);
     const mark = join(s.root, 'pwned-G2');
