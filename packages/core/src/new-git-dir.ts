@@ -57,11 +57,18 @@ export class NewGitDirJudge {
   private readonly marks = new Map<string, number>();
 
   /**
+   * `bare`: the folder is a bare repository (`remote.git`), an ordinary folder to every other tool,
+   * where other names are the folder's own files (each judged by the landing rules as such); in a
+   * `.git` only the names git keeps there are data.
+   */
+  constructor(private readonly bare = false) {}
+
+  /**
    * Why `entry` makes the folder more than data, or undefined when it is data. `readConfig` reads
    * the `config` file's bytes (without following a link), and is asked only for it.
    */
   problem(entry: NewGitDirEntry, readConfig: () => RegularRead): string | undefined {
-    const why = entryProblem(entry, readConfig);
+    const why = entryProblem(entry, readConfig, this.bare);
     if (why !== undefined) return why;
     const { rel } = entry;
     const slash = rel.lastIndexOf('/');
@@ -79,12 +86,12 @@ export class NewGitDirJudge {
   }
 }
 
-function entryProblem({ rel, kind, links }: NewGitDirEntry, readConfig: () => RegularRead): string | undefined {
+function entryProblem({ rel, kind, links }: NewGitDirEntry, readConfig: () => RegularRead, bare: boolean): string | undefined {
   const shown = rel === '' ? 'the folder' : rel;
   if (kind === 'link') return `${shown} is a symlink`;
   if (kind === 'other') return `${shown} is neither a file nor a folder`;
   if ((rel === '' || rel === 'hooks') && kind !== 'dir') return `${shown} is no folder`;
-  if (rel !== '' && !rel.includes('/') && !GIT_DIR_NAMES.has(rel) && !/^[\w.-]+\.lock$/.test(rel)) return `it has ${rel}, which is no name git keeps in a git folder (a setting may run what is in it)`;
+  if (!bare && rel !== '' && !rel.includes('/') && !GIT_DIR_NAMES.has(rel) && !/^[\w.-]+\.lock$/.test(rel)) return `it has ${rel}, which is no name git keeps in a git folder (a setting may run what is in it)`;
   if (ELSEWHERE.has(rel)) return `it has ${rel}, which points git at other git folders`;
   // a rebase or cherry-pick in progress runs the `exec` lines of its todo at `--continue` (h106)
   if (IN_PROGRESS.has(rel)) return `it has ${rel}, a rebase or cherry-pick in progress whose todo can run commands`;

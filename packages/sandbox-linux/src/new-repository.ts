@@ -21,9 +21,9 @@ function kindOf(st: Stats): NewGitDirEntry['kind'] {
  * Judges the upper layer's new `.git` folder `name` (in the directory open at `upperFd`), walked
  * by descriptors without following a link. The command is gone, so nothing changes it meanwhile.
  */
-export function newRepositoryVerdict(upperFd: number, name: Buffer, open: (dirFd: number, name: Buffer) => number | undefined): NewRepositoryVerdict {
+export function newRepositoryVerdict(upperFd: number, name: Buffer, open: (dirFd: number, name: Buffer) => number | undefined, bare = false): NewRepositoryVerdict {
   let why: string | undefined;
-  const judge = new NewGitDirJudge();
+  const judge = new NewGitDirJudge(bare);
   const walked = walkTree(
     upperFd,
     name,

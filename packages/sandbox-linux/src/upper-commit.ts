@@ -190,7 +190,7 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
   /** Admits the upper layer's `.git` folder at `path`, where the host has none, when its folder may hold new entries and its shape runs nothing; says why not otherwise. */
   const admitNewRepository = (upperFd: number, name: Buffer, path: string, bare = false): void => {
     if (!evaluator.writable(join(dirname(path), PROBE_CHILD)) || evaluator.hidden(path)) return;
-    const verdict = newRepositoryVerdict(upperFd, name, openUpperDir);
+    const verdict = newRepositoryVerdict(upperFd, name, openUpperDir, bare);
     if (verdict.inert) (bare ? newBares : newRepos).push(path);
     else if (bare) notes.push(`aalis: ${path}: the new bare git repository the command made was not committed as a repository (rule: landing): its HEAD was left out, so git on the host does not take the folder for one: ${verdict.why}\n`);
     else notes.push(`aalis: ${path}: the new git repository the command made was not committed (rule: landing): ${verdict.why}\n`);
