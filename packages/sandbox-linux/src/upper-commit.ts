@@ -805,11 +805,23 @@ export function commitUpper(policy: SandboxPolicy, overlay: OverlayRoot, mountPo
     }
   };
 
-  /** Whether the host changed an entry kept aside since it was renamed (its ctime then), or anything in it. */
+  /**
+   * Whether the host changed an entry kept aside: the entry itself since it was renamed (its ctime
+   * then), anything in it since the run started (a write between the check before the rename and
+   * the rename too: the rename moves the folder's own ctime, not its entries').
+   */
   const asideChanged = (at: number, step: Later): boolean => {
     const now = lstatSync(atFd(at, step.name), { bigint: true });
     if (now.ctimeNs !== step.stamp) return true;
-    return now.isDirectory() && treeChangedSince(at, step.name, { ns: step.stamp! + 1n, devs: [now.dev] });
+    if (!now.isDirectory()) return false;
+    const d = openDir(atFd(at, step.name));
+    if (d === undefined) return true;
+    try {
+      const from = since ?? { ns: step.stamp! + 1n, devs: [now.dev] };
+      return list(d).some((n) => treeChangedSince(d, n, from));
+    } finally {
+      closeSync(d);
+    }
   };
 
   const hostRoot = openDir(encodePath(overlay.root));
