@@ -307,6 +307,15 @@ function shellWords(text: string, inner: string[]): ShellWord[] {
     }
     return [text.slice(i, j), j];
   };
+  /** A `$(…)` or backquoted command: run (into `inner`), and the word the top when it names it, else what cannot be told. */
+  const substituted = (body: string) => {
+    inner.push(body);
+    if ((word === undefined || word === '') && isTop(body)) word = TOP;
+    else {
+      word = (word ?? '') + '$';
+      dynamic = true;
+    }
+  };
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quote === "'") {
@@ -337,24 +346,13 @@ function shellWords(text: string, inner: string[]): ShellWord[] {
         word = (word ?? '') + '0';
         continue;
       }
-      inner.push(body);
-      if ((word === undefined || word === '') && isTop(body)) word = TOP;
-      else {
-        word = (word ?? '') + '$';
-        dynamic = true;
-      }
+      substituted(body);
       continue;
     }
     if (c === '`') {
       const j = text.indexOf('`', i + 1);
-      const body = text.slice(i + 1, j < 0 ? text.length : j);
+      substituted(text.slice(i + 1, j < 0 ? text.length : j));
       i = j < 0 ? text.length : j;
-      inner.push(body);
-      if ((word === undefined || word === '') && isTop(body)) word = TOP;
-      else {
-        word = (word ?? '') + '$';
-        dynamic = true;
-      }
       continue;
     }
     if (c === '$' && /[A-Za-z_{0-9@*#?!$-]/.test(text[i + 1] ?? '')) {
